@@ -1,0 +1,34 @@
+# Two entry points matter (see README): `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: help install demo lint test test-unit bench docs
+
+help:
+	@echo "make demo   - set up a virtualenv and run the demo on a local instance"
+	@echo "make test   - set up a virtualenv, lint (ruff, mypy, import rules) and run every test"
+	@echo "make docs   - regenerate docs/usage/properties from the property definitions"
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/sleeper demo
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check sleeper tests benchmarks
+	$(VENV)/bin/ruff format --check sleeper tests benchmarks
+	$(VENV)/bin/mypy
+
+test: lint
+	$(PY) -m pytest -q
+
+docs: $(STAMP)
+	$(PY) -m sleeper.core.properties.docs docs/usage/properties

@@ -1,0 +1,1 @@
+"""The pure domain of Sleeper: standard library only, no I/O."""

@@ -1,0 +1,328 @@
+"""Table schemas: row key, sort key and value fields, and Sleeper's schema JSON.
+
+Key values are plain Python values: ``int`` for ``IntType`` and ``LongType``, ``str`` for ``StringType`` and
+``bytes`` for ``ByteArrayType``. Python compares ``str`` by code point (the same order as UTF-8 bytes) and ``bytes``
+as unsigned bytes, which is the order Sleeper's default engine and Parquet statistics use (spec 1.2), so tuples of key
+values sort correctly with the built-in comparison.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from sleeper.core.exceptions import KeyTypeError, SchemaError
+
+KeyValue = int | str | bytes
+"""A value of a row key or sort key field."""
+
+Key = tuple[KeyValue, ...]
+"""The values of the row key fields of a row, in schema order."""
+
+INT_MIN = -(2**31)
+INT_MAX = 2**31 - 1
+LONG_MIN = -(2**63)
+LONG_MAX = 2**63 - 1
+
+
+class PrimitiveType(Enum):
+    """A primitive field type, named as in Sleeper's schema JSON."""
+
+    INT = "IntType"
+    LONG = "LongType"
+    STRING = "StringType"
+    BYTE_ARRAY = "ByteArrayType"
+
+    @property
+    def minimum(self) -> KeyValue:
+        """The smallest value of the type, used as the lower bound of an unbounded range."""
+        return _TYPE_MINIMA[self]
+
+    def check(self, value: object, field_name: str) -> KeyValue:
+        """Checks that a value belongs to this type.
+
+        Args:
+            value: The value to check.
+            field_name: The field the value is for, named in the error.
+
+        Returns:
+            The value, typed.
+
+        Raises:
+            KeyTypeError: If the value does not belong to the type.
+        """
+        if self in (PrimitiveType.INT, PrimitiveType.LONG):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise KeyTypeError(f"field {field_name!r} of type {self.value} needs an integer, got {value!r}")
+            low, high = (INT_MIN, INT_MAX) if self is PrimitiveType.INT else (LONG_MIN, LONG_MAX)
+            if not low <= value <= high:
+                raise KeyTypeError(f"field {field_name!r} of type {self.value}: {value} is out of range")
+            return value
+        if self is PrimitiveType.STRING:
+            if not isinstance(value, str):
+                raise KeyTypeError(f"field {field_name!r} of type StringType needs a string, got {value!r}")
+            return value
+        if not isinstance(value, bytes | bytearray):
+            raise KeyTypeError(f"field {field_name!r} of type ByteArrayType needs bytes, got {value!r}")
+        return bytes(value)
+
+
+_TYPE_MINIMA: dict[PrimitiveType, KeyValue] = {
+    PrimitiveType.INT: INT_MIN,
+    PrimitiveType.LONG: LONG_MIN,
+    PrimitiveType.STRING: "",
+    PrimitiveType.BYTE_ARRAY: b"",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ListType:
+    """A list of primitive values (value fields only)."""
+
+    element_type: PrimitiveType
+
+
+@dataclass(frozen=True, slots=True)
+class MapType:
+    """A map from primitive keys to primitive values (value fields only)."""
+
+    key_type: PrimitiveType
+    value_type: PrimitiveType
+
+
+FieldType = PrimitiveType | ListType | MapType
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """A named, typed column of a table."""
+
+    name: str
+    type: FieldType
+    nullable: bool = False
+
+    @property
+    def primitive_type(self) -> PrimitiveType:
+        """The field's type, which must be primitive (as for every key field)."""
+        if not isinstance(self.type, PrimitiveType):
+            raise SchemaError(f"field {self.name!r} is not of a primitive type")
+        return self.type
+
+
+@dataclass(frozen=True, slots=True)
+class Schema:
+    """The fields of a table. Immutable once the table is created.
+
+    Raises:
+        SchemaError: If there is no row key, a key field is not primitive or is nullable, or names repeat.
+    """
+
+    row_key_fields: tuple[Field, ...]
+    sort_key_fields: tuple[Field, ...] = ()
+    value_fields: tuple[Field, ...] = ()
+    _by_name: Mapping[str, Field] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "row_key_fields", tuple(self.row_key_fields))
+        object.__setattr__(self, "sort_key_fields", tuple(self.sort_key_fields))
+        object.__setattr__(self, "value_fields", tuple(self.value_fields))
+        if not self.row_key_fields:
+            raise SchemaError("schema needs at least one row key field")
+        by_name: dict[str, Field] = {}
+        for group, fields in (("row key", self.row_key_fields), ("sort key", self.sort_key_fields)):
+            for f in fields:
+                if not isinstance(f.type, PrimitiveType):
+                    raise SchemaError(f"{group} field {f.name!r} must be of a primitive type")
+                if f.nullable:
+                    raise SchemaError(f"{group} field {f.name!r} must not be nullable")
+        for f in self.all_fields:
+            if not f.name:
+                raise SchemaError("field names must not be empty")
+            if f.name in by_name:
+                raise SchemaError(f"field name {f.name!r} is used more than once")
+            by_name[f.name] = f
+        object.__setattr__(self, "_by_name", by_name)
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        row_keys: Iterable[Field],
+        sort_keys: Iterable[Field] = (),
+        values: Iterable[Field] = (),
+    ) -> Schema:
+        """Builds a schema from groups of fields."""
+        return cls(tuple(row_keys), tuple(sort_keys), tuple(values))
+
+    @property
+    def all_fields(self) -> tuple[Field, ...]:
+        """Row keys, then sort keys, then values: the column order of data files."""
+        return self.row_key_fields + self.sort_key_fields + self.value_fields
+
+    @property
+    def key_fields(self) -> tuple[Field, ...]:
+        """Row keys then sort keys: the order rows are sorted in."""
+        return self.row_key_fields + self.sort_key_fields
+
+    @property
+    def row_key_names(self) -> tuple[str, ...]:
+        """Names of the row key fields in order."""
+        return tuple(f.name for f in self.row_key_fields)
+
+    @property
+    def sort_key_names(self) -> tuple[str, ...]:
+        """Names of the sort key fields in order."""
+        return tuple(f.name for f in self.sort_key_fields)
+
+    @property
+    def key_names(self) -> tuple[str, ...]:
+        """Names of the row key then sort key fields."""
+        return tuple(f.name for f in self.key_fields)
+
+    @property
+    def value_names(self) -> tuple[str, ...]:
+        """Names of the value fields in order."""
+        return tuple(f.name for f in self.value_fields)
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        """Names of all fields in column order."""
+        return tuple(f.name for f in self.all_fields)
+
+    def field(self, name: str) -> Field:
+        """Finds a field by name.
+
+        Raises:
+            SchemaError: If there is no such field.
+        """
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise SchemaError(f"schema has no field {name!r}") from None
+
+    def has_field(self, name: str) -> bool:
+        """Whether the schema has a field of that name."""
+        return name in self._by_name
+
+    def row_key(self, values: Mapping[str, object] | Sequence[object]) -> Key:
+        """Validates and orders the row key values of a row.
+
+        Args:
+            values: Either a mapping from field name to value, or the values in row key order.
+
+        Raises:
+            KeyTypeError: If a value is missing or of the wrong type.
+        """
+        if isinstance(values, Mapping):
+            missing = [f.name for f in self.row_key_fields if f.name not in values]
+            if missing:
+                raise KeyTypeError(f"row key field {missing[0]!r} has no value")
+            seq = [values[f.name] for f in self.row_key_fields]
+        else:
+            seq = list(values)
+            if len(seq) != len(self.row_key_fields):
+                raise KeyTypeError(f"expected {len(self.row_key_fields)} row key values, got {len(seq)}")
+        return tuple(f.primitive_type.check(v, f.name) for f, v in zip(self.row_key_fields, seq, strict=True))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Sleeper's schema JSON as a dictionary."""
+        return {
+            "rowKeyFields": [_field_to_dict(f) for f in self.row_key_fields],
+            "sortKeyFields": [_field_to_dict(f) for f in self.sort_key_fields],
+            "valueFields": [_field_to_dict(f) for f in self.value_fields],
+        }
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """Sleeper's schema JSON."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, data: object) -> Schema:
+        """Reads Sleeper's schema JSON from a parsed dictionary.
+
+        Raises:
+            SchemaError: If the document is not a valid schema; the message names the field.
+        """
+        if not isinstance(data, Mapping):
+            raise SchemaError("schema JSON must be an object")
+        unknown = set(data) - {"rowKeyFields", "sortKeyFields", "valueFields"}
+        if unknown:
+            raise SchemaError(f"schema JSON has unknown keys: {', '.join(sorted(unknown))}")
+        groups = []
+        for key in ("rowKeyFields", "sortKeyFields", "valueFields"):
+            raw = data.get(key, [])
+            if raw is None:
+                raw = []
+            if not isinstance(raw, list):
+                raise SchemaError(f"schema JSON {key} must be a list")
+            groups.append(tuple(_field_from_dict(item, key) for item in raw))
+        return cls(groups[0], groups[1], groups[2])
+
+    @classmethod
+    def from_json(cls, text: str) -> Schema:
+        """Reads Sleeper's schema JSON.
+
+        Raises:
+            SchemaError: If the text is not JSON or not a valid schema.
+        """
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise SchemaError(f"schema is not valid JSON: {e}") from None
+        return cls.from_dict(data)
+
+
+def _type_to_json(t: FieldType) -> object:
+    if isinstance(t, PrimitiveType):
+        return t.value
+    if isinstance(t, ListType):
+        return {"ListType": {"elementType": t.element_type.value}}
+    return {"MapType": {"keyType": t.key_type.value, "valueType": t.value_type.value}}
+
+
+def _field_to_dict(f: Field) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": f.name, "type": _type_to_json(f.type)}
+    if f.nullable:
+        out["nullable"] = True
+    return out
+
+
+def _primitive_from_json(raw: object, where: str) -> PrimitiveType:
+    try:
+        return PrimitiveType(raw)
+    except ValueError:
+        names = ", ".join(t.value for t in PrimitiveType)
+        raise SchemaError(f"{where} has unknown type {raw!r} (expected one of {names})") from None
+
+
+def _type_from_json(raw: object, where: str) -> FieldType:
+    if isinstance(raw, str):
+        return _primitive_from_json(raw, where)
+    if isinstance(raw, Mapping) and len(raw) == 1:
+        ((kind, body),) = raw.items()
+        if kind == "ListType" and isinstance(body, Mapping):
+            return ListType(_primitive_from_json(body.get("elementType"), where))
+        if kind == "MapType" and isinstance(body, Mapping):
+            return MapType(
+                _primitive_from_json(body.get("keyType"), where),
+                _primitive_from_json(body.get("valueType"), where),
+            )
+    raise SchemaError(f"{where} has unknown type {json.dumps(raw)}")
+
+
+def _field_from_dict(item: object, group: str) -> Field:
+    if not isinstance(item, Mapping):
+        raise SchemaError(f"{group} entries must be objects, got {item!r}")
+    name = item.get("name")
+    if not isinstance(name, str) or not name:
+        raise SchemaError(f"a field in {group} has no name")
+    where = f"field {name!r}"
+    if "type" not in item:
+        raise SchemaError(f"{where} has no type")
+    nullable = item.get("nullable", False)
+    if not isinstance(nullable, bool):
+        raise SchemaError(f"{where} has a non-boolean nullable flag")
+    return Field(name, _type_from_json(item["type"], where), nullable)

@@ -1,0 +1,57 @@
+"""Errors raised when a transaction does not apply to the current state of a table."""
+
+from __future__ import annotations
+
+from sleeper.core.exceptions import SleeperError
+
+
+class StateStoreError(SleeperError):
+    """A state change was refused because it does not fit the table's current state."""
+
+
+class FileNotFoundInStateError(StateStoreError):
+    """A named file is not tracked by the table."""
+
+
+class FileReferenceNotFoundError(StateStoreError):
+    """A file has no reference on the named partition."""
+
+
+class FileAlreadyExistsError(StateStoreError):
+    """A file to be added or written is already tracked by the table."""
+
+
+class FileReferenceAlreadyExistsError(StateStoreError):
+    """A reference to be added already exists."""
+
+
+class FileReferenceAssignedToJobError(StateStoreError):
+    """A reference is assigned to a different job than expected (or to any job, where none was expected)."""
+
+
+class FileReferenceNotAssignedToJobError(StateStoreError):
+    """A reference is not assigned to the job that tries to commit it."""
+
+
+class FileHasReferencesError(StateStoreError):
+    """A file cannot be deleted while partitions still reference it."""
+
+
+class PartitionNotFoundError(StateStoreError):
+    """A named partition does not exist."""
+
+
+class PartitionNotLeafError(StateStoreError):
+    """A partition was expected to be a leaf (e.g. for a split) but is not: it was already split."""
+
+
+class PartitionAlreadyExistsError(StateStoreError):
+    """A new partition reuses an existing id."""
+
+
+class InvalidTransactionError(StateStoreError):
+    """A transaction is malformed in itself, whatever the state (e.g. a compaction output named as an input)."""
+
+
+class FileOutsideTableError(StateStoreError):
+    """A transaction names a file outside the table's own data prefix."""
