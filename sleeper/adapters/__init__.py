@@ -1,0 +1,1 @@
+"""Adapters implement the ports declared by core and the feature packages."""

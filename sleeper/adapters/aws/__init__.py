@@ -1,0 +1,1 @@
+"""AWS adapters: the only place boto3 is imported."""

@@ -1,0 +1,1 @@
+"""Adapters of the local instance: SQLite and local files."""

@@ -1,0 +1,1 @@
+"""Composition roots: the only place implementations are chosen."""

@@ -1,0 +1,1 @@
+"""The transaction-log state store: log head, snapshots, committer and upkeep (spec 2)."""
