@@ -1,0 +1,186 @@
+"""The transaction log of one Sleeper table in DynamoDB (spec 2.3).
+
+One DynamoDB table per log type holds the logs of every Sleeper table: hash key ``TABLE_ID``, range key
+``TRANSACTION_NUMBER``. Appends are conditional puts, so two writers can never both take the same number.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, cast
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from sleeper.adapters.aws.exceptions import AwsError, error_code, translate
+from sleeper.adapters.aws.resources import BODY, BODY_S3_KEY, TABLE_ID, TRANSACTION_NUMBER, TYPE, UPDATE_TIME
+from sleeper.core.statestore.transactions import TransactionType
+from sleeper.statestore.ports import DuplicateTransactionNumberError, TransactionLogEntry
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef, QueryInputTypeDef, WriteRequestTypeDef
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_BATCH_WRITE_LIMIT = 25
+_UNPROCESSED_ATTEMPTS = 8
+
+
+def to_epoch_ms(moment: datetime) -> int:
+    """Milliseconds since the epoch, exactly (no float rounding); a naive time is taken as local time."""
+    aware = moment if moment.tzinfo is not None else moment.astimezone(UTC)
+    return (aware - _EPOCH) // timedelta(milliseconds=1)
+
+
+def from_epoch_ms(ms: int) -> datetime:
+    """The UTC time of a number of milliseconds since the epoch, exactly."""
+    return _EPOCH + timedelta(milliseconds=ms)
+
+
+class DynamoDBTransactionLogStore:
+    """The log of one Sleeper table for one log type, stored in the DynamoDB table of that log type.
+
+    Implements ``sleeper.statestore.ports.TransactionLogStore``. Reads are strongly consistent.
+    """
+
+    def __init__(self, client: DynamoDBClient, table_name: str, table_id: str, *, page_size: int | None = None) -> None:
+        """Creates the store.
+
+        Args:
+            client: The DynamoDB client.
+            table_name: The DynamoDB table of the log type, e.g. ``sleeper-<id>-file-transaction-log``.
+            table_id: The Sleeper table whose log this is.
+            page_size: At most this many entries per Query page; None lets DynamoDB fill pages up to 1 MB.
+        """
+        if page_size is not None and page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        self._client = client
+        self._table_name = table_name
+        self._table_id = table_id
+        self._page_size = page_size
+
+    def add_transaction(self, entry: TransactionLogEntry) -> None:
+        """Appends an entry if no entry has its number yet.
+
+        Raises:
+            DuplicateTransactionNumberError: If an entry with that number exists.
+            AwsError: If DynamoDB fails otherwise.
+        """
+        item: dict[str, AttributeValueTypeDef] = {
+            TABLE_ID: {"S": self._table_id},
+            TRANSACTION_NUMBER: {"N": str(entry.transaction_number)},
+            UPDATE_TIME: {"N": str(to_epoch_ms(entry.update_time))},
+            TYPE: {"S": entry.transaction_type.value},
+        }
+        if entry.body is not None:
+            item[BODY] = {"S": entry.body}
+        else:
+            assert entry.body_key is not None
+            item[BODY_S3_KEY] = {"S": entry.body_key}
+        try:
+            self._client.put_item(
+                TableName=self._table_name,
+                Item=item,
+                ConditionExpression="attribute_not_exists(#number)",
+                ExpressionAttributeNames={"#number": TRANSACTION_NUMBER},
+            )
+        except ClientError as e:
+            if error_code(e) == "ConditionalCheckFailedException":
+                raise DuplicateTransactionNumberError(
+                    f"table {self._table_id} already has transaction {entry.transaction_number} in {self._table_name}"
+                ) from e
+            raise translate(e, self._operation("PutItem")) from e
+        except BotoCoreError as e:
+            raise translate(e, self._operation("PutItem")) from e
+
+    def read_transactions_after(self, transaction_number: int) -> Iterator[TransactionLogEntry]:
+        """Entries with numbers greater than the given one, in order, read page by page as they are consumed.
+
+        Raises:
+            AwsError: If DynamoDB fails (raised while iterating).
+        """
+        return self._query("#number > :number", transaction_number)
+
+    def delete_transactions_at_or_before(self, transaction_number: int) -> list[TransactionLogEntry]:
+        """Removes entries with numbers up to and including the given one; returns what was removed.
+
+        Large bodies in S3 are left for the caller to delete.
+
+        Raises:
+            AwsError: If DynamoDB fails; some entries may have been deleted by then.
+        """
+        entries = list(self._query("#number <= :number", transaction_number))
+        for start in range(0, len(entries), _BATCH_WRITE_LIMIT):
+            self._batch_delete(entries[start : start + _BATCH_WRITE_LIMIT])
+        return entries
+
+    def _query(self, condition: str, transaction_number: int) -> Iterator[TransactionLogEntry]:
+        request: QueryInputTypeDef = {
+            "TableName": self._table_name,
+            "KeyConditionExpression": f"#table = :table AND {condition}",
+            "ExpressionAttributeNames": {"#table": TABLE_ID, "#number": TRANSACTION_NUMBER},
+            "ExpressionAttributeValues": {
+                ":table": {"S": self._table_id},
+                ":number": {"N": str(transaction_number)},
+            },
+            "ConsistentRead": True,
+            "ScanIndexForward": True,
+        }
+        if self._page_size is not None:
+            request["Limit"] = self._page_size
+        while True:
+            try:
+                page = self._client.query(**request)
+            except (ClientError, BotoCoreError) as e:
+                raise translate(e, self._operation("Query")) from e
+            for item in page.get("Items", []):
+                yield _entry(item)
+            last_key = page.get("LastEvaluatedKey")
+            if not last_key:
+                return
+            request["ExclusiveStartKey"] = last_key
+
+    def _batch_delete(self, entries: Sequence[TransactionLogEntry]) -> None:
+        requests: list[WriteRequestTypeDef] = [
+            {
+                "DeleteRequest": {
+                    "Key": {
+                        TABLE_ID: {"S": self._table_id},
+                        TRANSACTION_NUMBER: {"N": str(entry.transaction_number)},
+                    }
+                }
+            }
+            for entry in entries
+        ]
+        delay = 0.05
+        for _ in range(_UNPROCESSED_ATTEMPTS):
+            try:
+                response = self._client.batch_write_item(RequestItems={self._table_name: requests})
+            except (ClientError, BotoCoreError) as e:
+                raise translate(e, self._operation("BatchWriteItem")) from e
+            # The unprocessed requests come back in the shape they were sent in.
+            requests = cast("list[WriteRequestTypeDef]", response.get("UnprocessedItems", {}).get(self._table_name, []))
+            if not requests:
+                return
+            # DynamoDB left some deletes unprocessed under load: back off before sending them again.
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
+        raise AwsError(
+            self._operation("BatchWriteItem"), "UnprocessedItems", f"{len(requests)} deletes left unprocessed"
+        )
+
+    def _operation(self, action: str) -> str:
+        return f"{action} {self._table_name} (table {self._table_id})"
+
+
+def _entry(item: dict[str, AttributeValueTypeDef]) -> TransactionLogEntry:
+    body = item.get(BODY)
+    body_key = item.get(BODY_S3_KEY)
+    return TransactionLogEntry(
+        transaction_number=int(item[TRANSACTION_NUMBER]["N"]),
+        update_time=from_epoch_ms(int(item[UPDATE_TIME]["N"])),
+        transaction_type=TransactionType(item[TYPE]["S"]),
+        body=body["S"] if body is not None else None,
+        body_key=body_key["S"] if body_key is not None else None,
+    )

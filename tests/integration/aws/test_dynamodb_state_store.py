@@ -1,0 +1,82 @@
+"""Deleting a table's state from DynamoDB and S3, on a moto server."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from sleeper.core.statestore.transactions import LogType, TransactionType
+from sleeper.statestore.ports import SnapshotMetadata, TransactionBodyNotFoundError, TransactionLogEntry
+from tests.contract.aws_backends import AwsStateStore
+
+pytestmark = [pytest.mark.integration, pytest.mark.aws]
+
+TIME = datetime(2024, 5, 1, tzinfo=UTC)
+
+
+def _fill(aws_state_store: AwsStateStore, table_id: str) -> str:
+    backend = aws_state_store.backend
+    body_key = f"{table_id}/statestore/transactions/2.json"
+    backend.body_store(table_id).store(body_key, '{"files":[]}')
+    files = backend.transaction_log(table_id, LogType.FILES)
+    files.add_transaction(
+        TransactionLogEntry(
+            transaction_number=1, update_time=TIME, transaction_type=TransactionType.CLEAR_FILES, body="{}"
+        )
+    )
+    files.add_transaction(
+        TransactionLogEntry(
+            transaction_number=2, update_time=TIME, transaction_type=TransactionType.ADD_FILES, body_key=body_key
+        )
+    )
+    backend.transaction_log(table_id, LogType.PARTITIONS).add_transaction(
+        TransactionLogEntry(
+            transaction_number=1,
+            update_time=TIME,
+            transaction_type=TransactionType.INITIALISE_PARTITIONS,
+            body='{"partitions":[]}',
+        )
+    )
+    snapshots = backend.snapshot_metadata(table_id)
+    for log_type, number in [(LogType.FILES, 1), (LogType.FILES, 2), (LogType.PARTITIONS, 1)]:
+        snapshots.save_snapshot(
+            SnapshotMetadata(log_type=log_type, path=f"s3a://x/{number}", transaction_number=number, update_time=TIME)
+        )
+    return body_key
+
+
+def should_delete_every_entry_body_and_snapshot_record_of_one_table(aws_state_store: AwsStateStore) -> None:
+    # Given two tables with log entries, a stored body and snapshots
+    backend = aws_state_store.backend
+    a_body = _fill(aws_state_store, "table-a")
+    b_body = _fill(aws_state_store, "table-b")
+    # When table a is deleted
+    backend.delete_table("table-a")
+    # Then nothing of table a is left
+    for log_type in LogType:
+        assert list(backend.transaction_log("table-a", log_type).read_transactions_after(0)) == []
+        assert backend.snapshot_metadata("table-a").latest_snapshot(log_type) is None
+        assert backend.snapshot_metadata("table-a").snapshots(log_type) == []
+    with pytest.raises(TransactionBodyNotFoundError):
+        backend.body_store("table-a").load(a_body)
+    # And table b is untouched
+    assert [
+        e.transaction_number for e in backend.transaction_log("table-b", LogType.FILES).read_transactions_after(0)
+    ] == [
+        1,
+        2,
+    ]
+    assert len(backend.snapshot_metadata("table-b").snapshots(LogType.FILES)) == 2
+    assert backend.body_store("table-b").load(b_body) == '{"files":[]}'
+
+
+def should_let_a_deleted_table_start_a_new_log(aws_state_store: AwsStateStore) -> None:
+    # Given a deleted table
+    backend = aws_state_store.backend
+    _fill(aws_state_store, "table-a")
+    backend.delete_table("table-a")
+    # When it is filled again
+    # Then transaction 1 and the snapshots can be written again
+    _fill(aws_state_store, "table-a")
+    assert backend.snapshot_metadata("table-a").latest_snapshot(LogType.FILES) is not None
