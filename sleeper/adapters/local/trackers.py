@@ -1,0 +1,403 @@
+"""Durable job, task and query trackers in a SQLite database shared by several worker processes.
+
+Job and task trackers append every update as a JSON row and derive statuses on read, as Sleeper's DynamoDB trackers
+do. The query tracker keeps one row per query and sub-query; recording a sub-query update and rolling it up into the
+parent happen in one ``BEGIN IMMEDIATE`` transaction, so the roll-up always sees every sub-query's latest state.
+Tables are prefixed ``tracker_`` because other adapters keep their tables in the same file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from sleeper.adapters.local.queue import SqliteDatabase
+from sleeper.core.trackers import (
+    JOB_UPDATE_TTL,
+    PARENT_SUB_QUERY_ID,
+    QUERY_TTL,
+    CompactionJobStatus,
+    CompactionJobUpdate,
+    IngestJobStatus,
+    IngestJobStatusType,
+    IngestJobUpdate,
+    QueryState,
+    QueryUpdate,
+    TaskStatus,
+    TaskUpdate,
+    TrackedQuery,
+    apply_query_update,
+    compaction_job_statuses,
+    compaction_update_from_json,
+    ingest_job_statuses,
+    ingest_update_from_json,
+    task_statuses,
+    task_update_from_json,
+    update_to_json,
+    update_type_name,
+)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tracker_job_updates (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    table_id TEXT,
+    update_type TEXT NOT NULL,
+    update_time REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tracker_job_updates_by_job ON tracker_job_updates (kind, job_id, seq);
+CREATE INDEX IF NOT EXISTS tracker_job_updates_by_table ON tracker_job_updates (kind, table_id);
+CREATE TABLE IF NOT EXISTS tracker_task_updates (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    update_type TEXT NOT NULL,
+    update_time REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tracker_task_updates_by_task ON tracker_task_updates (kind, task_id, seq);
+CREATE TABLE IF NOT EXISTS tracker_queries (
+    query_id TEXT NOT NULL,
+    sub_query_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    last_update_time TEXT NOT NULL,
+    expiry_date TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    row_count INTEGER NOT NULL,
+    error_message TEXT,
+    PRIMARY KEY (query_id, sub_query_id)
+);
+"""
+
+_S = TypeVar("_S")
+_J = TypeVar("_J", bound=IngestJobUpdate | CompactionJobUpdate)
+
+
+def _create_schema(db: SqliteDatabase) -> None:
+    with db.write() as connection:
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                connection.execute(statement)
+
+
+class _SqliteJobTracker(Generic[_J, _S]):
+    """Stores job updates of one kind and derives statuses with the given core functions."""
+
+    def __init__(
+        self,
+        db: SqliteDatabase,
+        kind: str,
+        ttl: timedelta,
+        read: Callable[[str], _J],
+        statuses: Callable[[list[_J]], list[_S]],
+    ) -> None:
+        self._db = db
+        self._kind = kind
+        self._ttl = ttl
+        self._read: Callable[[str], _J] = read
+        self._statuses: Callable[[list[_J]], list[_S]] = statuses
+        _create_schema(db)
+
+    def _record(self, update: _J) -> None:
+        with self._db.write() as connection:
+            connection.execute(
+                "INSERT INTO tracker_job_updates"
+                " (kind, job_id, table_id, update_type, update_time, expires_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self._kind,
+                    update.job_id,
+                    update.table_id,
+                    update_type_name(update),
+                    update.update_time.timestamp(),
+                    (update.update_time + self._ttl).timestamp(),
+                    update_to_json(update),
+                ),
+            )
+
+    def _select(self, where: str, parameters: tuple[str, ...]) -> list[_S]:
+        with self._db.read() as connection:
+            rows = connection.execute(
+                f"SELECT body FROM tracker_job_updates WHERE kind = ? AND {where} ORDER BY seq",
+                (self._kind, *parameters),
+            ).fetchall()
+        return self._statuses([self._read(row[0]) for row in rows])
+
+    def _job(self, job_id: str) -> _S | None:
+        statuses = self._select("job_id = ?", (job_id,))
+        return statuses[0] if statuses else None
+
+    def _jobs(self, table_id: str) -> list[_S]:
+        return self._select(
+            "job_id IN (SELECT job_id FROM tracker_job_updates WHERE kind = ? AND table_id = ?)",
+            (self._kind, table_id),
+        )
+
+    def _all(self) -> list[_S]:
+        return self._select("1 = 1", ())
+
+    def close(self) -> None:
+        """Closes this process's connection (it reopens on next use)."""
+        self._db.close()
+
+    def delete_expired(self, now: datetime) -> int:
+        """Forgets updates older than the time to live; returns how many."""
+        with self._db.write() as connection:
+            cursor = connection.execute(
+                "DELETE FROM tracker_job_updates WHERE kind = ? AND expires_at <= ?", (self._kind, now.timestamp())
+            )
+            return cursor.rowcount
+
+
+class SqliteIngestJobTracker:
+    """Implements ``sleeper.core.trackers.IngestJobTracker`` in a SQLite database.
+
+    Args:
+        db_path: The SQLite database file (shared with other adapters).
+        ttl: How long an update is kept (see ``delete_expired``).
+    """
+
+    def __init__(self, db_path: str | Path, *, ttl: timedelta = JOB_UPDATE_TTL) -> None:
+        self._store: _SqliteJobTracker[IngestJobUpdate, IngestJobStatus] = _SqliteJobTracker(
+            SqliteDatabase(db_path),
+            "ingest",
+            ttl,
+            ingest_update_from_json,
+            lambda updates: ingest_job_statuses(updates, ttl=ttl),
+        )
+
+    def record(self, update: IngestJobUpdate) -> None:
+        """Stores an update."""
+        self._store._record(update)
+
+    def job(self, job_id: str) -> IngestJobStatus | None:
+        """The status of a job, or None."""
+        return self._store._job(job_id)
+
+    def jobs(self, table_id: str) -> list[IngestJobStatus]:
+        """Statuses of the table's jobs, ordered by each job's first update."""
+        return self._store._jobs(table_id)
+
+    def unfinished_jobs(self, table_id: str) -> list[IngestJobStatus]:
+        """Statuses of the table's unfinished jobs."""
+        return [status for status in self.jobs(table_id) if status.is_unfinished]
+
+    def invalid_jobs(self) -> list[IngestJobStatus]:
+        """Statuses of rejected jobs of every table."""
+        return [status for status in self._store._all() if status.status == IngestJobStatusType.REJECTED]
+
+    def delete_expired(self, now: datetime) -> int:
+        """Forgets updates older than the time to live; returns how many."""
+        return self._store.delete_expired(now)
+
+    def close(self) -> None:
+        """Closes this process's connection (it reopens on next use)."""
+        self._store.close()
+
+
+class SqliteCompactionJobTracker:
+    """Implements ``sleeper.core.trackers.CompactionJobTracker`` in a SQLite database.
+
+    Args:
+        db_path: The SQLite database file (shared with other adapters).
+        ttl: How long an update is kept (see ``delete_expired``).
+    """
+
+    def __init__(self, db_path: str | Path, *, ttl: timedelta = JOB_UPDATE_TTL) -> None:
+        self._store: _SqliteJobTracker[CompactionJobUpdate, CompactionJobStatus] = _SqliteJobTracker(
+            SqliteDatabase(db_path),
+            "compaction",
+            ttl,
+            compaction_update_from_json,
+            lambda updates: compaction_job_statuses(updates, ttl=ttl),
+        )
+
+    def record(self, update: CompactionJobUpdate) -> None:
+        """Stores an update."""
+        self._store._record(update)
+
+    def job(self, job_id: str) -> CompactionJobStatus | None:
+        """The status of a job, or None."""
+        return self._store._job(job_id)
+
+    def jobs(self, table_id: str) -> list[CompactionJobStatus]:
+        """Statuses of the table's jobs, ordered by each job's first update."""
+        return self._store._jobs(table_id)
+
+    def unfinished_jobs(self, table_id: str) -> list[CompactionJobStatus]:
+        """Statuses of the table's unfinished jobs."""
+        return [status for status in self.jobs(table_id) if status.is_unfinished]
+
+    def delete_expired(self, now: datetime) -> int:
+        """Forgets updates older than the time to live; returns how many."""
+        return self._store.delete_expired(now)
+
+    def close(self) -> None:
+        """Closes this process's connection (it reopens on next use)."""
+        self._store.close()
+
+
+class SqliteTaskTracker:
+    """Implements ``sleeper.core.trackers.TaskTracker`` in a SQLite database.
+
+    Args:
+        db_path: The SQLite database file (shared with other adapters).
+        kind: Which tasks this tracker holds (for example ``"compaction"`` or ``"ingest"``).
+        ttl: How long an update is kept (see ``delete_expired``).
+    """
+
+    def __init__(self, db_path: str | Path, *, kind: str, ttl: timedelta = JOB_UPDATE_TTL) -> None:
+        self._db = SqliteDatabase(db_path)
+        self._kind = kind
+        self._ttl = ttl
+        _create_schema(self._db)
+
+    def record(self, update: TaskUpdate) -> None:
+        """Stores an update."""
+        with self._db.write() as connection:
+            connection.execute(
+                "INSERT INTO tracker_task_updates (kind, task_id, update_type, update_time, expires_at, body)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    self._kind,
+                    update.task_id,
+                    update_type_name(update),
+                    update.update_time.timestamp(),
+                    (update.update_time + self._ttl).timestamp(),
+                    update_to_json(update),
+                ),
+            )
+
+    def task(self, task_id: str) -> TaskStatus | None:
+        """The status of a task, or None."""
+        statuses = self._select("task_id = ?", (task_id,))
+        return statuses[0] if statuses else None
+
+    def all_tasks(self) -> list[TaskStatus]:
+        """Every task, ordered by start time."""
+        return self._select("1 = 1", ())
+
+    def tasks_in_progress(self) -> list[TaskStatus]:
+        """Unfinished tasks, ordered by start time."""
+        return [status for status in self.all_tasks() if not status.is_finished]
+
+    def delete_expired(self, now: datetime) -> int:
+        """Forgets updates older than the time to live; returns how many."""
+        with self._db.write() as connection:
+            cursor = connection.execute(
+                "DELETE FROM tracker_task_updates WHERE kind = ? AND expires_at <= ?", (self._kind, now.timestamp())
+            )
+            return cursor.rowcount
+
+    def close(self) -> None:
+        """Closes this process's connection (it reopens on next use)."""
+        self._db.close()
+
+    def _select(self, where: str, parameters: tuple[str, ...]) -> list[TaskStatus]:
+        with self._db.read() as connection:
+            rows = connection.execute(
+                f"SELECT body FROM tracker_task_updates WHERE kind = ? AND {where} ORDER BY seq",
+                (self._kind, *parameters),
+            ).fetchall()
+        return task_statuses([task_update_from_json(row[0]) for row in rows], ttl=self._ttl)
+
+
+_QUERY_COLUMNS = "query_id, sub_query_id, state, last_update_time, expiry_date, row_count, error_message"
+_QUERY_ORDER = "ORDER BY query_id, sub_query_id <> '-', sub_query_id"
+
+
+class SqliteQueryTracker:
+    """Implements ``sleeper.core.trackers.QueryTracker`` in a SQLite database.
+
+    Args:
+        db_path: The SQLite database file (shared with other adapters).
+        ttl: Time to live of a row after its last update.
+    """
+
+    def __init__(self, db_path: str | Path, *, ttl: timedelta = QUERY_TTL) -> None:
+        self._db = SqliteDatabase(db_path)
+        self._ttl = ttl
+        _create_schema(self._db)
+
+    def record(self, update: QueryUpdate) -> None:
+        """Applies an update and rolls sub-queries up into their query, in one transaction."""
+        self.record_all([update])
+
+    def record_all(self, updates: Sequence[QueryUpdate]) -> None:
+        """Applies several updates in order, in one transaction."""
+        with self._db.write() as connection:
+            for update in updates:
+                rows = connection.execute(
+                    f"SELECT {_QUERY_COLUMNS} FROM tracker_queries WHERE query_id = ?", (update.query_id,)
+                ).fetchall()
+                current = {row.sub_query_id: row for row in map(_tracked_query, rows)}
+                for row in apply_query_update(current, update, ttl=self._ttl):
+                    connection.execute(
+                        f"INSERT OR REPLACE INTO tracker_queries ({_QUERY_COLUMNS}, expires_at)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            row.query_id,
+                            row.sub_query_id,
+                            row.last_known_state.value,
+                            row.last_update_time.isoformat(),
+                            row.expiry_date.isoformat(),
+                            row.row_count,
+                            row.error_message,
+                            row.expiry_date.timestamp(),
+                        ),
+                    )
+
+    def status(self, query_id: str, sub_query_id: str = PARENT_SUB_QUERY_ID) -> TrackedQuery | None:
+        """The row of a query or sub-query, or None."""
+        rows = self._select("query_id = ? AND sub_query_id = ?", (query_id, sub_query_id))
+        return rows[0] if rows else None
+
+    def sub_queries(self, query_id: str) -> list[TrackedQuery]:
+        """The sub-query rows of a query, ordered by sub-query id."""
+        return self._select("query_id = ? AND sub_query_id <> ?", (query_id, PARENT_SUB_QUERY_ID))
+
+    def all_queries(self) -> list[TrackedQuery]:
+        """Every row, ordered by query id then sub-query id (parent first)."""
+        return self._select("1 = 1", ())
+
+    def queries_with_state(self, state: QueryState) -> list[TrackedQuery]:
+        """Rows in a state."""
+        return self._select("state = ?", (state.value,))
+
+    def failed_queries(self) -> list[TrackedQuery]:
+        """Rows that FAILED or PARTIALLY_FAILED."""
+        return self._select("state IN (?, ?)", (QueryState.FAILED.value, QueryState.PARTIALLY_FAILED.value))
+
+    def delete_expired(self, now: datetime) -> int:
+        """Removes rows whose expiry date has passed; returns how many."""
+        with self._db.write() as connection:
+            return connection.execute("DELETE FROM tracker_queries WHERE expires_at <= ?", (now.timestamp(),)).rowcount
+
+    def close(self) -> None:
+        """Closes this process's connection (it reopens on next use)."""
+        self._db.close()
+
+    def _select(self, where: str, parameters: tuple[str, ...]) -> list[TrackedQuery]:
+        with self._db.read() as connection:
+            rows = connection.execute(
+                f"SELECT {_QUERY_COLUMNS} FROM tracker_queries WHERE {where} {_QUERY_ORDER}", parameters
+            ).fetchall()
+        return [_tracked_query(row) for row in rows]
+
+
+def _tracked_query(row: tuple[str, str, str, str, str, int, str | None]) -> TrackedQuery:
+    query_id, sub_query_id, state, last_update_time, expiry_date, row_count, error_message = row
+    return TrackedQuery(
+        query_id=query_id,
+        sub_query_id=sub_query_id,
+        last_known_state=QueryState(state),
+        last_update_time=datetime.fromisoformat(last_update_time),
+        expiry_date=datetime.fromisoformat(expiry_date),
+        row_count=row_count,
+        error_message=error_message,
+    )
