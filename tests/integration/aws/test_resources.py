@@ -20,7 +20,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.aws]
 def _schema(name: str) -> tuple[list[tuple[str, str, str]], bool]:
     table = dynamodb_client(aws_settings()).describe_table(TableName=name)["Table"]
     types = {d["AttributeName"]: d["AttributeType"] for d in table["AttributeDefinitions"]}
-    keys = [(k["AttributeName"], types[k["AttributeName"]], k["KeyType"]) for k in table["KeySchema"]]
+    keys: list[tuple[str, str, str]] = [
+        (k["AttributeName"], types[k["AttributeName"]], k["KeyType"]) for k in table["KeySchema"]
+    ]
     stream = table.get("StreamSpecification", {})
     return keys, bool(stream.get("StreamEnabled")) and stream.get("StreamViewType") == "NEW_IMAGE"
 
