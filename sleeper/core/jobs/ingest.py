@@ -1,0 +1,218 @@
+"""Ingest jobs: the message on the ingest job queue (spec 3.2, 13.2).
+
+Wire JSON: ``{"id", "tableName"|"tableId", "files": ["bucket/key", "bucket/dir/", …]}``. A blank or absent id is
+replaced by a new one from an injected supplier; ``files`` is required, non-empty and holds no nulls; at least one
+of ``tableName`` and ``tableId`` is given, and the table id wins when both are. Every file path passes the safety
+check of ``sleeper.core.jobs.paths`` before the job is accepted. The raw message is kept for the tracker.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from sleeper.core.jobs import wire
+from sleeper.core.jobs.exceptions import MessageError, MissingFieldError
+from sleeper.core.jobs.paths import check_safe_path
+
+T = TypeVar("T")
+
+INGEST_JOB_FIELDS = frozenset({"id", "tableName", "tableId", "files"})
+"""The fields of an ingest job message."""
+
+
+def new_job_id() -> str:
+    """A new random job id (a UUID), as Sleeper gives jobs submitted without one."""
+    return str(uuid.uuid4())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IngestJob:
+    """A request to ingest files into a table.
+
+    Attributes:
+        id: The job id.
+        files: The files or directories to ingest, as given (``bucket/key`` or ``s3a://bucket/key``).
+        table_name: The table's name, if given.
+        table_id: The table's id, if given; it wins over the name.
+        json_message: The raw message the job was read from, if any, for tracker reports (not compared).
+
+    Raises:
+        MissingFieldError: If neither a table name nor a table id is given.
+    """
+
+    id: str
+    files: tuple[str, ...]
+    table_name: str | None = None
+    table_id: str | None = None
+    json_message: str | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "files", tuple(self.files))
+        if self.table_name is None and self.table_id is None:
+            raise MissingFieldError("one of tableName or tableId must be given", path="$.tableName")
+
+    def resolve_table(self, *, by_id: Callable[[str], T | None], by_name: Callable[[str], T | None]) -> T | None:
+        """Finds the job's table: by id when the job has one (the id wins), otherwise by name.
+
+        Returns:
+            What the lookup found, or None if there is no such table.
+        """
+        if self.table_id is not None:
+            return by_id(self.table_id)
+        assert self.table_name is not None
+        return by_name(self.table_name)
+
+    def with_table(self, *, table_id: str, table_name: str) -> IngestJob:
+        """This job with its table resolved to both id and name."""
+        return replace(self, table_id=table_id, table_name=table_name)
+
+    def with_files(self, files: Iterable[str]) -> IngestJob:
+        """This job with its files replaced (e.g. directories expanded to the Parquet files inside)."""
+        return replace(self, files=tuple(files))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Sleeper's ingest job JSON as a dictionary (nulls omitted, fields in Sleeper's order)."""
+        out: dict[str, Any] = {"id": self.id}
+        if self.table_name is not None:
+            out["tableName"] = self.table_name
+        if self.table_id is not None:
+            out["tableId"] = self.table_id
+        out["files"] = list(self.files)
+        return out
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """Sleeper's ingest job JSON."""
+        return wire.to_json(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_json(
+        cls,
+        text: str | bytes,
+        *,
+        id_supplier: wire.JobIdSupplier = new_job_id,
+        allow_local: bool = False,
+        allowed_buckets: Collection[str] | None = None,
+    ) -> IngestJob:
+        """Reads an ingest job message.
+
+        Args:
+            text: The message body.
+            id_supplier: Makes the job id when the message has none (called at most once).
+            allow_local: Whether local file paths are accepted (local runtime only).
+            allowed_buckets: If given, every S3 path must be in one of these buckets.
+
+        Raises:
+            MessageError: If the message is not a valid ingest job; ``job_id`` and ``json_message`` are set on it.
+        """
+        data, raw = _parse(text, id_supplier)
+        return cls.from_dict(
+            data, id_supplier=id_supplier, json_message=raw, allow_local=allow_local, allowed_buckets=allowed_buckets
+        )
+
+    @classmethod
+    def from_dict(
+        cls,
+        data: object,
+        *,
+        id_supplier: wire.JobIdSupplier = new_job_id,
+        json_message: str | None = None,
+        allow_local: bool = False,
+        allowed_buckets: Collection[str] | None = None,
+    ) -> IngestJob:
+        """Reads a parsed ingest job message (see ``from_json``).
+
+        Raises:
+            MessageError: If the message is not a valid ingest job.
+        """
+        fields = read_ingest_fields(
+            data,
+            allowed=INGEST_JOB_FIELDS,
+            id_supplier=id_supplier,
+            json_message=json_message,
+            allow_local=allow_local,
+            allowed_buckets=allowed_buckets,
+        )
+        return cls(
+            id=fields.id,
+            files=fields.files,
+            table_name=fields.table_name,
+            table_id=fields.table_id,
+            json_message=json_message,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IngestFields:
+    """The fields shared by ingest and bulk import job messages, read and checked, with the object they came from."""
+
+    id: str
+    files: tuple[str, ...]
+    table_name: str | None
+    table_id: str | None
+    data: Mapping[str, Any]
+
+
+def read_ingest_fields(
+    data: object,
+    *,
+    allowed: Collection[str],
+    id_supplier: wire.JobIdSupplier,
+    json_message: str | None,
+    allow_local: bool,
+    allowed_buckets: Collection[str] | None,
+    extra: Callable[[Mapping[str, Any], str], None] | None = None,
+) -> IngestFields:
+    """Reads the fields shared by ingest and bulk import job messages.
+
+    Args:
+        data: The parsed message.
+        allowed: Every field the message type defines.
+        id_supplier: Makes the job id when the message has none, or for the rejection of an unreadable message.
+        json_message: The raw message, attached to errors.
+        allow_local: Whether local file paths are accepted.
+        allowed_buckets: If given, every S3 path must be in one of these buckets.
+        extra: Further checks on the object, given the job id, run before the table and files are read.
+
+    Raises:
+        MessageError: With ``job_id`` and ``json_message`` set.
+    """
+    job_id: str | None = None
+    try:
+        obj = wire.expect_object(data)
+        given = wire.optional_str(obj, "id")
+        job_id = given if given is not None and given.strip() else id_supplier()
+        wire.check_fields(obj, allowed)
+        if extra is not None:
+            extra(obj, job_id)
+        table_name = _optional_name(obj, "tableName")
+        table_id = _optional_name(obj, "tableId")
+        files = wire.str_list(obj, "files", non_empty=True)
+        for i, f in enumerate(files):
+            check_safe_path(f, where=f"$.files[{i}]", allow_local=allow_local, allowed_buckets=allowed_buckets)
+        if table_name is None and table_id is None:
+            raise MissingFieldError("one of tableName or tableId must be given", path="$.tableName")
+    except MessageError as e:
+        e.job_id = job_id if job_id is not None else id_supplier()
+        e.json_message = json_message
+        raise
+    return IngestFields(id=job_id, files=files, table_name=table_name, table_id=table_id, data=obj)
+
+
+def _optional_name(obj: Mapping[str, Any], key: str) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    return wire.string_value(value, f"$.{key}")
+
+
+def _parse(text: str | bytes, id_supplier: wire.JobIdSupplier) -> tuple[object, str | None]:
+    raw = wire.message_text(text)
+    try:
+        return wire.parse_json(text), raw
+    except MessageError as e:
+        e.job_id = id_supplier()
+        e.json_message = raw
+        raise
