@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from sleeper.core.exceptions import SleeperError, TableNotFoundError
 from sleeper.core.jobs.exceptions import (
@@ -23,7 +23,6 @@ from sleeper.core.jobs.exceptions import (
 )
 from sleeper.core.schema import Schema
 
-T = TypeVar("T")
 
 SchemaLookup = Callable[[str], Schema | None]
 """Finds a table's schema by table id or name; returns None or raises ``TableNotFoundError`` if there is none."""
