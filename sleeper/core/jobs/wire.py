@@ -23,7 +23,6 @@ from sleeper.core.jobs.exceptions import (
 )
 from sleeper.core.schema import Schema
 
-
 SchemaLookup = Callable[[str], Schema | None]
 """Finds a table's schema by table id or name; returns None or raises ``TableNotFoundError`` if there is none."""
 
