@@ -14,7 +14,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any, ClassVar
 
@@ -60,14 +60,24 @@ class LogType(Enum):
     PARTITIONS = "partitions"
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def epoch_ms(time: datetime) -> int:
-    """Milliseconds since the epoch, as Sleeper serialises instants."""
-    return int(time.timestamp() * 1000)
+    """Milliseconds since the epoch, as Sleeper serialises instants (exact, no float rounding)."""
+    return (time - _EPOCH) // timedelta(milliseconds=1)
 
 
 def from_epoch_ms(ms: int) -> datetime:
-    """The UTC time of an epoch milliseconds value."""
-    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+    """The UTC time of an epoch milliseconds value.
+
+    Raises:
+        SerDeError: If the value is outside the range of representable times.
+    """
+    try:
+        return _EPOCH + timedelta(milliseconds=ms)
+    except OverflowError:
+        raise SerDeError(f"time {ms} ms is out of range") from None
 
 
 # ---------------------------------------------------------------------------------------------------------------
