@@ -17,6 +17,11 @@ if TYPE_CHECKING:
 _EVERY_TRANSACTION = 2**63 - 1
 
 
+def transaction_bodies_prefix(table_id: str) -> str:
+    """Where Sleeper keeps a table's large transaction bodies in the data bucket."""
+    return f"{table_id}/statestore/transactions/"
+
+
 class DynamoDBStateStoreBackend:
     """Builds the DynamoDB and S3 ports of the state store of any table in an instance.
 
@@ -70,10 +75,11 @@ class DynamoDBStateStoreBackend:
         )
 
     def delete_table(self, table_id: str) -> None:
-        """Removes every log entry of a table with the large bodies they point at, and every snapshot record.
+        """Removes every log entry and snapshot record of a table, and its large bodies.
 
-        Snapshot files and other objects under the table's prefix in the data bucket are left to the table
-        deletion that owns them.
+        The bodies removed are those the entries point at, and every object under
+        ``<table id>/statestore/transactions/`` (bodies uploaded for transactions that never reached the log).
+        Snapshot files and data files are left to the table deletion that owns the rest of the table's prefix.
 
         Raises:
             AwsError: If DynamoDB or S3 fails; what was deleted by then stays deleted, and calling again finishes.
@@ -86,4 +92,5 @@ class DynamoDBStateStoreBackend:
                 if entry.body_key is not None:
                     bodies.delete(entry.body_key)
             log.delete_transactions_at_or_before(_EVERY_TRANSACTION)
+        bodies.delete_under(transaction_bodies_prefix(table_id))
         self.snapshot_metadata(table_id).delete_all()

@@ -47,10 +47,12 @@ def _fill(aws_state_store: AwsStateStore, table_id: str) -> str:
 
 
 def should_delete_every_entry_body_and_snapshot_record_of_one_table(aws_state_store: AwsStateStore) -> None:
-    # Given two tables with log entries, a stored body and snapshots
+    # Given two tables with log entries, a stored body and snapshots, and a body of table a not in its log
     backend = aws_state_store.backend
     a_body = _fill(aws_state_store, "table-a")
     b_body = _fill(aws_state_store, "table-b")
+    unlogged = "table-a/statestore/transactions/uploaded-for-the-committer.json"
+    backend.body_store("table-a").store(unlogged, "{}")
     # When table a is deleted
     backend.delete_table("table-a")
     # Then nothing of table a is left
@@ -58,8 +60,9 @@ def should_delete_every_entry_body_and_snapshot_record_of_one_table(aws_state_st
         assert list(backend.transaction_log("table-a", log_type).read_transactions_after(0)) == []
         assert backend.snapshot_metadata("table-a").latest_snapshot(log_type) is None
         assert backend.snapshot_metadata("table-a").snapshots(log_type) == []
-    with pytest.raises(TransactionBodyNotFoundError):
-        backend.body_store("table-a").load(a_body)
+    for key in (a_body, unlogged):
+        with pytest.raises(TransactionBodyNotFoundError):
+            backend.body_store("table-a").load(key)
     # And table b is untouched
     assert [
         e.transaction_number for e in backend.transaction_log("table-b", LogType.FILES).read_transactions_after(0)
