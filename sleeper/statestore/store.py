@@ -1,0 +1,273 @@
+"""The state store of one table: both transaction logs behind one facade (spec 2).
+
+Reads bring the state up to date first (``sleeper.table.statestore.transactionlog.time.between.transaction.checks.ms``
+can let them use a recent state) and return immutable values or copies. Writes add a transaction to the log it
+belongs to, retrying on collisions with other writers (``sleeper.statestore.log_head``).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+
+from pyarrow import fs as pafs
+
+from sleeper.core.exceptions import PartitionTreeError
+from sleeper.core.partition import Partition, PartitionTree, partitions_from_split_points
+from sleeper.core.schema import Schema
+from sleeper.core.statestore.exceptions import StateStoreError
+from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
+from sleeper.core.statestore.state import FilesState, PartitionsState
+from sleeper.core.statestore.transactions import (
+    AddFilesTransaction,
+    ClearFilesTransaction,
+    FileTransaction,
+    InitialisePartitionsTransaction,
+    LogType,
+    PartitionTransaction,
+    Transaction,
+    TransactionSerDe,
+)
+from sleeper.statestore.log_head import (
+    AddTransactionResult,
+    Clock,
+    FilesLogHead,
+    JitterSource,
+    PartitionsLogHead,
+    Sleeper,
+    StateStoreSettings,
+    utc_now,
+)
+from sleeper.statestore.ports import StateStoreBackend, TransactionBodyStore
+from sleeper.statestore.snapshots import FilesSnapshotSource, PartitionsSnapshotSource, SnapshotStore
+
+__all__ = ["AddTransactionResult", "StateStore", "StateStoreSettings"]
+
+
+class StateStore:
+    """The files and partitions of one table, kept in two transaction logs.
+
+    Not safe for concurrent use from several threads: give each thread its own ``StateStore``. Any number of
+    ``StateStore`` objects, in any processes, may share a table.
+
+    Args:
+        schema: The table schema.
+        table_id: The table.
+        backend: Builds the table's logs, body store and snapshot records.
+        filesystem: Where snapshot files are kept; None to use no snapshots (logs are read from the start).
+        snapshot_base_path: The table's directory on ``filesystem`` (snapshots go under
+            ``<snapshot_base_path>/statestore/snapshots/``).
+        snapshot_uri_scheme: Prefix of recorded snapshot paths (e.g. ``"s3a://"``); None records plain paths.
+        settings: Behaviour settings (Sleeper's defaults if None).
+        clock: The time now, timezone-aware.
+        sleep: Waits before retries.
+        jitter: Random fractions for full jitter.
+        id_supplier: Unique ids for large body keys and snapshot file names.
+    """
+
+    def __init__(
+        self,
+        *,
+        schema: Schema,
+        table_id: str,
+        backend: StateStoreBackend,
+        filesystem: pafs.FileSystem | None = None,
+        snapshot_base_path: str | None = None,
+        snapshot_uri_scheme: str | None = None,
+        settings: StateStoreSettings | None = None,
+        clock: Clock = utc_now,
+        sleep: Sleeper = time.sleep,
+        jitter: JitterSource = random.random,
+        id_supplier: Callable[[], str] = lambda: str(uuid.uuid4()),
+    ) -> None:
+        if (filesystem is None) != (snapshot_base_path is None):
+            raise ValueError("give both filesystem and snapshot_base_path, or neither")
+        self.schema = schema
+        self.table_id = table_id
+        self.backend = backend
+        self.settings = settings or StateStoreSettings()
+        self.clock = clock
+        self.serde = TransactionSerDe(schema)
+        self.snapshot_store: SnapshotStore | None = None
+        if filesystem is not None and snapshot_base_path is not None:
+            self.snapshot_store = SnapshotStore(
+                table_id=table_id,
+                metadata=backend.snapshot_metadata(table_id),
+                filesystem=filesystem,
+                base_path=snapshot_base_path,
+                uri_scheme=snapshot_uri_scheme,
+                files_batch_size=self.settings.files_snapshot_batch_size,
+                partitions_batch_size=self.settings.partitions_snapshot_batch_size,
+                id_supplier=id_supplier,
+            )
+        bodies = backend.body_store(table_id)
+        self.files_head = FilesLogHead(
+            table_id=table_id,
+            log_store=backend.transaction_log(table_id, LogType.FILES),
+            body_store=bodies,
+            serde=self.serde,
+            snapshots=None if self.snapshot_store is None else FilesSnapshotSource(self.snapshot_store),
+            settings=self.settings,
+            clock=clock,
+            sleep=sleep,
+            jitter=jitter,
+            id_supplier=id_supplier,
+        )
+        self.partitions_head = PartitionsLogHead(
+            table_id=table_id,
+            log_store=backend.transaction_log(table_id, LogType.PARTITIONS),
+            body_store=bodies,
+            serde=self.serde,
+            snapshots=None if self.snapshot_store is None else PartitionsSnapshotSource(self.snapshot_store),
+            settings=self.settings,
+            clock=clock,
+            sleep=sleep,
+            jitter=jitter,
+            id_supplier=id_supplier,
+        )
+
+    @property
+    def body_store(self) -> TransactionBodyStore:
+        """The table's store of large transaction bodies."""
+        return self.backend.body_store(self.table_id)
+
+    # --- reads -------------------------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Brings both logs' states fully up to date now."""
+        self.partitions_head.force_update()
+        self.files_head.force_update()
+
+    def _files(self) -> FilesState:
+        self.files_head.update()
+        return self.files_head.state
+
+    def _partitions(self) -> PartitionsState:
+        self.partitions_head.update()
+        return self.partitions_head.state
+
+    def partitions(self) -> list[Partition]:
+        """Every partition of the table."""
+        return self._partitions().partitions()
+
+    def partition_tree(self) -> PartitionTree:
+        """The partitions as a tree.
+
+        Raises:
+            StateStoreError: If the table has no partitions (it was never initialised) or they do not form a tree.
+        """
+        state = self._partitions()
+        if not len(state):
+            raise StateStoreError(f"table {self.table_id} has no partitions: it has not been initialised")
+        try:
+            return state.tree(self.schema)
+        except PartitionTreeError as e:
+            raise StateStoreError(f"partitions of table {self.table_id} do not form a tree: {e}") from None
+
+    def leaf_partitions(self) -> list[Partition]:
+        """The leaf partitions, in key order of the first row key (empty if the table has no partitions)."""
+        state = self._partitions()
+        if not len(state):
+            return []
+        return self.partition_tree().leaves
+
+    def file_references(self) -> list[FileReference]:
+        """Every file reference."""
+        return list(self._files().references())
+
+    def files(self) -> list[AllReferencesToAFile]:
+        """Every tracked file with its references, including files with no references that await GC."""
+        return list(self._files().files())
+
+    def files_state(self) -> FilesState:
+        """A copy of the files state."""
+        return self._files().copy()
+
+    def partitions_state(self) -> PartitionsState:
+        """A copy of the partitions state."""
+        return self._partitions().copy()
+
+    def references_on_partition(self, partition_id: str) -> list[FileReference]:
+        """The file references on one partition."""
+        return self._files().references_on_partition(partition_id)
+
+    def unreferenced_files_before(self, time: datetime) -> list[str]:
+        """Files with no references last updated before a time: ready for garbage collection."""
+        return self._files().unreferenced_files_before(time)
+
+    def has_added_job(self, job_id: str) -> bool:
+        """Whether an ADD_FILES transaction carrying this job id has been applied."""
+        return self._files().has_added_job(job_id)
+
+    def last_transaction_numbers(self) -> dict[LogType, int]:
+        """The number of the last transaction applied, per log, after bringing both up to date."""
+        self._files()
+        self._partitions()
+        return {
+            LogType.FILES: self.files_head.last_transaction_number,
+            LogType.PARTITIONS: self.partitions_head.last_transaction_number,
+        }
+
+    # --- writes ------------------------------------------------------------------------------------------------
+    def commit(self, transaction: Transaction, *, body_key: str | None = None) -> AddTransactionResult:
+        """Adds a transaction to the log it belongs to.
+
+        Args:
+            transaction: The transaction.
+            body_key: Where its body is already stored in the body store, if it was uploaded (committer requests).
+
+        Returns:
+            The transaction number and how the attempts went.
+
+        Raises:
+            StateStoreError: If the transaction does not fit the current state.
+            AddTransactionRetriesExhaustedError: If it collided with other writers on every attempt.
+        """
+        if isinstance(transaction, FileTransaction):
+            return self.files_head.add_transaction(transaction, body_key=body_key)
+        if isinstance(transaction, PartitionTransaction):
+            return self.partitions_head.add_transaction(transaction, body_key=body_key)
+        raise TypeError(f"not a transaction: {transaction!r}")
+
+    def add_transaction(self, transaction: Transaction, *, body_key: str | None = None) -> int:
+        """Adds a transaction to the log it belongs to; returns its transaction number (see ``commit``)."""
+        return self.commit(transaction, body_key=body_key).transaction_number
+
+    def initialise(self, partitions: Sequence[Partition] | None = None) -> int:
+        """Replaces every partition: with the given ones, or a single ``root`` partition if None.
+
+        Raises:
+            StateStoreError: If the table has files (clear them first), or the partitions do not form a valid tree.
+        """
+        files = self.files_head
+        files.force_update()
+        if len(files.state):
+            raise StateStoreError(
+                f"cannot initialise table {self.table_id}: it has {len(files.state)} files; clear them first"
+            )
+        chosen = partitions_from_split_points(self.schema, []) if partitions is None else list(partitions)
+        return self.add_transaction(InitialisePartitionsTransaction(partitions=tuple(chosen)))
+
+    def add_files(
+        self,
+        references: Iterable[FileReference],
+        *,
+        job_id: str | None = None,
+        task_id: str | None = None,
+        job_run_id: str | None = None,
+        written_time: datetime | None = None,
+    ) -> int:
+        """Adds new files with their references in one ADD_FILES transaction; returns its transaction number.
+
+        Skipped when applied (still logged) if any file exists already, or ``job_id``'s files were added before.
+        """
+        transaction = AddFilesTransaction.of_references(
+            references, job_id=job_id, task_id=task_id, job_run_id=job_run_id, written_time=written_time
+        )
+        return self.add_transaction(transaction)
+
+    def clear_files(self) -> int:
+        """Stops tracking every file (CLEAR_FILES); returns the transaction number."""
+        return self.add_transaction(ClearFilesTransaction())
