@@ -1,0 +1,177 @@
+"""The StateStore end to end over every adapter family: logs, collisions, large bodies, snapshots and upkeep."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sleeper.core.statestore.references import FileReference
+from sleeper.core.statestore.transactions import (
+    AddFilesTransaction,
+    AssignJobIdRequest,
+    AssignJobIdsTransaction,
+    DeleteFilesTransaction,
+    LogType,
+    ReplaceFileReferencesRequest,
+    ReplaceFileReferencesTransaction,
+    SplitFileReferenceRequest,
+    SplitFileReferencesTransaction,
+    SplitPartitionTransaction,
+)
+from sleeper.statestore.log_head import StateStoreSettings, transaction_body_key
+from sleeper.statestore.ports import StateStoreBackend
+from sleeper.statestore.store import StateStore
+from sleeper.statestore.upkeep import create_snapshot, delete_old_transactions
+from tests.contract.conftest import BackendFactory
+from tests.unit.core.statestore.builders import LONG_KEY_SCHEMA, PartitionsBuilder, reference
+from tests.unit.statestore.fakes import FakeClock, RecordedSleeps, fixed_jitter
+
+TABLE = "0a1b2c3d"
+
+
+class Stores:
+    """State store objects for one table over one backend, as separate processes would have them."""
+
+    def __init__(self, factory: BackendFactory, backend: StateStoreBackend, settings: StateStoreSettings) -> None:
+        self.factory = factory
+        self.backend = backend
+        self.settings = settings
+        self.clock = FakeClock()
+        self.sleeps = RecordedSleeps()
+
+    def new(self, *, settings: StateStoreSettings | None = None, snapshots: bool = True) -> StateStore:
+        return StateStore(
+            schema=LONG_KEY_SCHEMA,
+            table_id=TABLE,
+            backend=self.backend,
+            filesystem=self.factory.filesystem if snapshots else None,
+            snapshot_base_path=f"{self.factory.snapshot_base}/{TABLE}" if snapshots else None,
+            settings=settings or self.settings,
+            clock=self.clock,
+            sleep=self.sleeps,
+            jitter=fixed_jitter(0.5),
+        )
+
+
+def _stores(factory: BackendFactory, **settings: object) -> Stores:
+    return Stores(factory, factory.make(), StateStoreSettings(**settings))  # type: ignore[arg-type]
+
+
+def _summary(store: StateStore) -> dict[str, dict[str, tuple[int, str | None]]]:
+    return {f.filename: {pid: (r.number_of_rows, r.job_id) for pid, r in f.references.items()} for f in store.files()}
+
+
+def should_run_a_table_through_its_lifecycle(backend_factory: BackendFactory) -> None:
+    # Given an initialised table with two files
+    stores = _stores(backend_factory)
+    store = stores.new()
+    store.initialise()
+    store.add_files([reference("a", rows=100), reference("b", rows=200)], job_id="ingest-1")
+    # When root is split, a's reference moved down, b compacted into c, and b garbage collected
+    tree = PartitionsBuilder(LONG_KEY_SCHEMA).split("root", "L", "R", 0)
+    store.add_transaction(
+        SplitPartitionTransaction(parent=tree.get("root"), new_children=(tree.get("L"), tree.get("R")))
+    )
+    a = reference("a", rows=100)
+    store.add_transaction(
+        SplitFileReferencesTransaction(
+            requests=(SplitFileReferenceRequest(old_reference=a, new_references=(a.split_to("L"), a.split_to("R"))),)
+        )
+    )
+    store.add_transaction(
+        AssignJobIdsTransaction(requests=(AssignJobIdRequest(job_id="c1", partition_id="root", filenames=("b",)),))
+    )
+    store.add_transaction(
+        ReplaceFileReferencesTransaction(
+            jobs=(
+                ReplaceFileReferencesRequest(
+                    job_id="c1", input_files=("b",), new_reference=reference("c", "root", 200)
+                ),
+            )
+        )
+    )
+    store.add_transaction(DeleteFilesTransaction(filenames=("b",)))
+    # Then another process sees the same state
+    other = stores.new()
+    assert _summary(other) == {"a": {"L": (50, None), "R": (50, None)}, "c": {"root": (200, None)}}
+    assert [p.id for p in other.leaf_partitions()] == ["L", "R"]
+    assert other.has_added_job("ingest-1")
+    assert other.last_transaction_numbers() == {LogType.FILES: 5, LogType.PARTITIONS: 2}
+
+
+def should_retry_on_the_backends_conditional_append(backend_factory: BackendFactory) -> None:
+    # Given a writer that validates against its local state first, and another writer that moved the log on
+    stores = _stores(backend_factory)
+    ours = stores.new(settings=StateStoreSettings(update_log_before_add=False))
+    other = stores.new()
+    ours.add_files([reference("ours-1")])
+    other.add_files([reference("theirs")])
+    # When ours adds a file, trying number 2 first
+    result = ours.commit(AddFilesTransaction.of_references([reference("ours-2")]))
+    # Then the backend refused number 2, and ours retried at 3 after one wait
+    assert (result.transaction_number, result.collisions) == (3, 1)
+    assert len(stores.sleeps.waits) == 1
+    assert sorted(_summary(stores.new())) == ["ours-1", "ours-2", "theirs"]
+
+
+def should_keep_large_bodies_in_the_body_store(backend_factory: BackendFactory) -> None:
+    # Given bodies of 1 KiB or more go to the body store
+    stores = _stores(backend_factory, body_store_threshold_bytes=1024)
+    store = stores.new()
+    # When a large transaction is added, and one whose body was uploaded first (as for the committer)
+    store.add_files([reference(f"file-{i:03d}") for i in range(20)])
+    uploaded = AddFilesTransaction.of_references([reference("uploaded")])
+    key = transaction_body_key(TABLE, stores.clock.now, "uploaded")
+    stores.backend.body_store(TABLE).store(key, store.serde.to_json(uploaded))
+    store.commit(uploaded, body_key=key)
+    # Then both entries point at bodies, and another process reads them
+    entries = list(stores.backend.transaction_log(TABLE, LogType.FILES).read_transactions_after(0))
+    assert [e.body is None for e in entries] == [True, True]
+    assert entries[1].body_key == key
+    assert len(_summary(stores.new())) == 21
+
+
+def should_reach_the_same_state_from_snapshots_after_old_transactions_are_deleted(
+    backend_factory: BackendFactory,
+) -> None:
+    # Given 30 files added one per transaction, keeping 5 transactions behind a snapshot
+    stores = _stores(backend_factory, delete_transactions_number_behind_snapshot=5)
+    store = stores.new()
+    store.initialise()
+    for i in range(30):
+        store.add_files([FileReference(filename=f"f{i:02d}", partition_id="root", number_of_rows=i)], job_id=f"j{i}")
+    # When a snapshot is made, more files are added, and transactions behind the snapshot are deleted later
+    created = create_snapshot(store)
+    for i in range(30, 33):
+        store.add_files([reference(f"f{i:02d}")])
+    stores.clock.advance(minutes=3)
+    deleted = delete_old_transactions(store)
+    # Then transactions up to 25 are gone, and a new process reaches the full state from the snapshot and the tail
+    assert [(s.log_type, s.transaction_number) for s in created.created] == [
+        (LogType.FILES, 30),
+        (LogType.PARTITIONS, 1),
+    ]
+    assert deleted.deleted_up_to == {LogType.FILES: 25}
+    fresh = stores.new()
+    assert fresh.files_state() == store.files_state()
+    assert fresh.partitions_state() == store.partitions_state()
+    assert fresh.has_added_job("j0")
+    # And a process without snapshots cannot replay from the start: the log begins at 26
+    first = next(iter(stores.backend.transaction_log(TABLE, LogType.FILES).read_transactions_after(0)))
+    assert first.transaction_number == 26
+
+
+def should_catch_up_with_a_writer_that_snapshotted(backend_factory: BackendFactory) -> None:
+    # Given a reader that has read the table, and a writer that adds 10 files and snapshots
+    stores = _stores(backend_factory)
+    writer, reader = stores.new(), stores.new()
+    writer.add_files([reference("first")])
+    assert len(reader.files()) == 1
+    for i in range(10):
+        writer.add_files([reference(f"f{i}")])
+    create_snapshot(writer)
+    # When the reader reads again after a minute
+    stores.clock.advance(timedelta(minutes=1).total_seconds())
+    files = reader.files()
+    # Then it has the writer's state
+    assert len(files) == 11
+    assert reader.files_state() == writer.files_state()
