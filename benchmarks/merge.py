@@ -7,6 +7,8 @@ variant), ``value`` (int64) and ``payload`` (30 random letters), held as Arrow r
 Methods, each run in a fresh process that first loads the inputs from an uncompressed Arrow IPC file:
 
 - ``merge_sorted``: sleeper.io.merge.merge_sorted, output batches consumed and dropped (streaming).
+- ``merge_sorted_tuned``: the same after ``tune_malloc()`` (keeps freed heap memory; no page-fault churn).
+- ``merge_sorted_pipeline``: tuned, with ``pipeline=True`` (output ``take`` on a second thread).
 - ``pa_sort``: concatenate everything, ``sort_indices`` and ``take`` with pyarrow (all in memory).
 - ``duckdb_sort``: DuckDB ``SELECT * ... ORDER BY key`` over the Arrow tables, result streamed and dropped.
 - ``datafusion_sort``: DataFusion ``ORDER BY key`` over a memory table of one partition per input, streamed and
@@ -33,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +47,18 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from sleeper.io.merge import merge_sorted  # noqa: E402
+from sleeper.io.merge import merge_sorted, tune_malloc  # noqa: E402
 from sleeper.io.sort import is_sorted, key_at  # noqa: E402
 
 BATCH_ROWS = 65536
-METHODS = ("merge_sorted", "pa_sort", "duckdb_sort", "datafusion_sort")
+METHODS = (
+    "merge_sorted",
+    "merge_sorted_tuned",
+    "merge_sorted_pipeline",
+    "pa_sort",
+    "duckdb_sort",
+    "datafusion_sort",
+)
 LETTERS = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
 
 
@@ -107,9 +116,11 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _run_merge(inputs: list[list[pa.RecordBatch]]) -> tuple[int, int]:
+def _run_merge(inputs: list[list[pa.RecordBatch]], *, tuned: bool = False, pipeline: bool = False) -> tuple[int, int]:
+    if tuned and not tune_malloc():
+        raise RuntimeError("tune_malloc is not available here")
     rows = total = 0
-    for batch in merge_sorted([iter(batches) for batches in inputs], ["key"]):
+    for batch in merge_sorted([iter(batches) for batches in inputs], ["key"], pipeline=pipeline):
         rows += batch.num_rows
         total += pc.sum(batch.column("value")).as_py()
     return rows, total
@@ -165,8 +176,10 @@ def _run_datafusion(inputs: list[list[pa.RecordBatch]]) -> tuple[int, int]:
     return _consume(batch.to_pyarrow() for batch in stream)
 
 
-RUNNERS = {
+RUNNERS: dict[str, Callable[[list[list[pa.RecordBatch]]], tuple[int, int]]] = {
     "merge_sorted": _run_merge,
+    "merge_sorted_tuned": lambda inputs: _run_merge(inputs, tuned=True),
+    "merge_sorted_pipeline": lambda inputs: _run_merge(inputs, tuned=True, pipeline=True),
     "pa_sort": _run_pa_sort,
     "duckdb_sort": _run_duckdb,
     "datafusion_sort": _run_datafusion,
@@ -191,14 +204,14 @@ def _worker(method: str, path: Path, cpus: str | None) -> dict[str, Any]:
     arrow_peak = pool.max_memory() / 1e6
     if (rows, total) != (expected_rows, expected_sum):
         raise AssertionError(f"{method}: got {rows} rows summing to {total}, expected {expected_rows}, {expected_sum}")
-    if method == "merge_sorted":
+    if method.startswith("merge_sorted"):
         _check_merge(inputs)
     return {
         "seconds": seconds,
         "cpu_seconds": cpu,
         "rows": rows,
         "extra_peak_rss_mb": extra_rss,
-        "arrow_pool_peak_mb": arrow_peak if method in ("merge_sorted", "pa_sort") else None,
+        "arrow_pool_peak_mb": arrow_peak if method.startswith(("merge_sorted", "pa_")) else None,
     }
 
 
@@ -268,7 +281,7 @@ def main() -> None:
                 runs[method].append(_spawn(method, path, args.cpus))
         total_rows = args.inputs * args.rows
         print(f"\n{key_type} keys: {args.inputs} inputs x {args.rows:,} rows, medians of {args.repeats}")
-        print(f"{'method':18} {'seconds':>8} {'rows/s':>12} {'CPU s':>7} {'x merge':>8} {'+RSS MB':>8} {'pool MB':>8}")
+        print(f"{'method':22} {'seconds':>8} {'rows/s':>12} {'CPU s':>7} {'x merge':>8} {'+RSS MB':>8} {'pool MB':>8}")
         merge_seconds = _median([r["seconds"] for r in runs["merge_sorted"]]) if "merge_sorted" in runs else None
         results: dict[str, Any] = {}
         for method in methods:
@@ -288,7 +301,7 @@ def main() -> None:
             pool = "-" if result["arrow_pool_peak_mb"] is None else f"{result['arrow_pool_peak_mb']:.0f}"
             ratio = f"{result.get('x_merge_sorted', 0):.2f}"
             print(
-                f"{method:18} {seconds:8.3f} {result['rows_per_second']:12,} {result['cpu_seconds']:7.2f} "
+                f"{method:22} {seconds:8.3f} {result['rows_per_second']:12,} {result['cpu_seconds']:7.2f} "
                 f"{ratio:>8} {result['extra_peak_rss_mb']:8.0f} {pool:>8}"
             )
         figures["results"][key_type] = results

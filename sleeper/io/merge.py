@@ -14,26 +14,59 @@ reads a few key values per input.
 
 from __future__ import annotations
 
+import ctypes
+import platform
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from sleeper.core.exceptions import SchemaError
-from sleeper.io.sort import KeyOrderer, check_key_columns
+from sleeper.io.sort import KeyOrderer, NotSortedError, check_key_columns, check_sorted, key_at
 
-__all__ = ["DEFAULT_BATCH_ROWS", "ROUND_ROWS", "merge_sorted"]
+__all__ = ["DEFAULT_BATCH_ROWS", "ROUND_ROWS", "merge_sorted", "tune_malloc"]
 
 DEFAULT_BATCH_ROWS = 65536
 """The default largest number of rows in an output batch."""
 
 ROUND_ROWS = 65536
 """The number of rows a round aims to order at once (more when keys tie), small enough to stay in cache."""
+
+
+_M_TOP_PAD = -2
+"""glibc's ``mallopt`` parameter for the memory kept at the top of the heap when it grows or shrinks."""
+
+
+def tune_malloc(top_pad_bytes: int = 64 * 1024 * 1024) -> bool:
+    """Makes glibc's malloc keep freed memory at the top of the heap instead of returning it to the system at once.
+
+    Each round of a merge or sort allocates and frees a few MB of numpy temporaries. By default glibc gives that
+    memory back to the system whenever the top of the heap is free, and the next round then page-faults it in again:
+    a third of a string-key merge's time went to those faults. Keeping ``top_pad_bytes`` at the top of the heap
+    removes them. The setting is process-wide, so a runtime calls this once when a worker process starts; it does
+    nothing where the C library is not glibc.
+
+    Args:
+        top_pad_bytes: The memory to keep, and to request beyond each need when the heap grows.
+
+    Returns:
+        True if glibc accepted the setting.
+    """
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    return bool(mallopt(_M_TOP_PAD, top_pad_bytes))
 
 
 def merge_sorted(
@@ -43,6 +76,7 @@ def merge_sorted(
     batch_rows: int = DEFAULT_BATCH_ROWS,
     prefetch_threads: int = 0,
     pipeline: bool = False,
+    check_inputs: bool = False,
 ) -> Generator[pa.RecordBatch, None, None]:
     """Merges streams of record batches, each sorted by the key columns, into one sorted stream.
 
@@ -66,12 +100,16 @@ def merge_sorted(
             reading (pyarrow's Parquet decoding releases the GIL) overlaps with merging.
         pipeline: If true, the output batches of one round are assembled (the ``take`` of every column) on a
             background thread while the next round is ordered. This uses a second core.
+        check_inputs: If true, every input batch is checked to be sorted, and to start no lower than the previous
+            batch of its stream ended (a vectorised pass over the key columns of every row). Otherwise unsorted
+            input gives unsorted output.
 
     Yields:
         Record batches of rows in key order. Closing the generator early stops the merge and closes the streams.
 
     Raises:
         SchemaError: If there are no key columns, a key column is missing or the streams' columns differ.
+        NotSortedError: If ``check_inputs`` is set and an input is not sorted.
         ValueError: If ``batch_rows`` or ``prefetch_threads`` is out of range.
     """
     if batch_rows < 1:
@@ -80,7 +118,7 @@ def merge_sorted(
         raise ValueError(f"prefetch_threads must not be negative, got {prefetch_threads}")
     if not key_names:
         raise SchemaError("at least one key column is needed to merge")
-    return _merge(list(streams), tuple(key_names), batch_rows, prefetch_threads, pipeline)
+    return _merge(list(streams), tuple(key_names), batch_rows, prefetch_threads, pipeline, check_inputs)
 
 
 def _merge(
@@ -89,6 +127,7 @@ def _merge(
     batch_rows: int,
     prefetch_threads: int,
     pipeline: bool,
+    check_inputs: bool,
 ) -> Generator[pa.RecordBatch, None, None]:
     with ExitStack() as cleanup:
         reader = None
@@ -96,7 +135,10 @@ def _merge(
             reader = cleanup.enter_context(ThreadPoolExecutor(prefetch_threads, thread_name_prefix="merge-read"))
         assembler = cleanup.enter_context(ThreadPoolExecutor(1, thread_name_prefix="merge-take")) if pipeline else None
         schema_check = _SchemaCheck(key_names)
-        inputs = [_Input(iter(stream), schema_check, reader) for stream in streams]
+        inputs = [
+            _Input(iter(stream), key_names, schema_check, reader, f"stream {index}" if check_inputs else None)
+            for index, stream in enumerate(streams)
+        ]
         cleanup.callback(_close_all, inputs)
         output = _Output(batch_rows, key_names)
         in_flight: deque[Future[list[pa.RecordBatch]]] = deque()
@@ -114,12 +156,13 @@ def _merge(
             while in_flight and (job is None or len(in_flight) > 1 or in_flight[0].done()):
                 yield from in_flight.popleft().result()
 
+        previous: tuple[object, ...] | None = None
         while True:
-            active = [inp for inp in inputs if inp.batch is not None]
+            active = [inp for inp in inputs if inp.rows]
             if len(active) <= 1:
                 break
             reach = max(1, round_rows // len(active))
-            chosen = [inp.key_at(min(reach, inp.rows) - 1, key_names) for inp in active]
+            chosen = [inp.key_at(min(reach, inp.rows) - 1) for inp in active]
             bound = min(chosen)
             # An input whose batch ends at the bound may have more rows equal to it in its next batch. Those must
             # come out before the rows equal to the bound of every later input, so later inputs keep theirs.
@@ -127,48 +170,44 @@ def _merge(
                 (
                     i
                     for i, (inp, key) in enumerate(zip(active, chosen, strict=True))
-                    if key == bound and inp.ends_at(bound, key_names)
+                    if key == bound and inp.ends_at(key)
                 ),
                 len(active),
             )
-            pieces: list[pa.RecordBatch] = []
-            for i, inp in enumerate(active):
-                cut = _count_up_to(inp.current, key_names, bound, inclusive=i <= ends_at_bound)
-                if cut:
-                    pieces.append(inp.current.slice(0, cut))
-                inp.consume(cut)
-            yield from emit(output.push(pieces))
+            pieces = [inp.take(inp.count_up_to(bound, inclusive=i <= ends_at_bound)) for i, inp in enumerate(active)]
+            yield from emit(output.push([piece for piece in pieces if piece.num_rows], previous, bound))
+            previous = bound
         for inp in active:
-            while inp.batch is not None:
-                yield from emit(output.push([inp.current]))
-                inp.consume(inp.rows)
+            while inp.rows:
+                yield from emit(output.push([inp.take(inp.rows)], None, None))
         yield from emit(output.flush())
         yield from emit(None)
 
 
-def _count_up_to(
-    batch: pa.RecordBatch, key_names: tuple[str, ...], bound: tuple[object, ...], *, inclusive: bool
-) -> int:
-    """The number of leading rows of a sorted batch whose keys are less than (or equal to) ``bound``.
+class _KeyColumn:
+    """A sorted key column of one batch, read and searched with numpy for integers and pyarrow otherwise."""
 
-    A binary search on the first key column; where rows tie with the bound on a column, the search narrows to
-    those rows and goes on with the next column.
-    """
-    low, high = 0, batch.num_rows
-    last = len(key_names) - 1
-    for position, name in enumerate(key_names):
-        column = batch.column(name)
-        if low or high < len(column):
-            column = column.slice(low, high - low)
-        needle = pa.scalar(bound[position], type=column.type)
-        if position == last:
-            return low + int(pc.search_sorted(column, needle, side="right" if inclusive else "left").as_py())
-        after = low + int(pc.search_sorted(column, needle, side="right").as_py())
-        start = low + int(pc.search_sorted(column, needle, side="left").as_py())
-        if start == after:
-            return start
-        low, high = start, after
-    raise AssertionError("unreachable")
+    __slots__ = ("_array", "_numbers")
+
+    def __init__(self, array: pa.Array) -> None:
+        self._array = array
+        self._numbers: np.ndarray | None = None
+        if pa.types.is_integer(array.type) and not array.null_count:
+            self._numbers = array.to_numpy(zero_copy_only=True)
+
+    def value(self, row: int) -> object:
+        if self._numbers is not None:
+            return int(self._numbers[row])
+        return self._array[row].as_py()
+
+    def search(self, value: object, low: int, high: int, *, right: bool) -> int:
+        """The position among rows low to high before which ``value`` goes, after equal values if ``right``."""
+        side: Literal["left", "right"] = "right" if right else "left"
+        if self._numbers is not None:
+            assert isinstance(value, int)
+            return low + int(np.searchsorted(self._numbers[low:high], value, side=side))
+        needle = pa.scalar(value, type=self._array.type)
+        return low + int(pc.search_sorted(self._array.slice(low, high - low), needle, side=side).as_py())
 
 
 class _SchemaCheck:
@@ -192,51 +231,72 @@ class _SchemaCheck:
 
 
 class _Input:
-    """One input stream: what is left of its current batch and, with a thread pool, the batch read ahead."""
+    """One input stream: its current batch, how many rows of it are used up and, with a pool, the batch read ahead."""
 
     def __init__(
-        self, batches: Iterator[pa.RecordBatch], schema_check: _SchemaCheck, reader: ThreadPoolExecutor | None
+        self,
+        batches: Iterator[pa.RecordBatch],
+        key_names: tuple[str, ...],
+        schema_check: _SchemaCheck,
+        reader: ThreadPoolExecutor | None,
+        checked_as: str | None,
     ) -> None:
         self._batches = batches
+        self._checked_as = checked_as
+        self._last_read: tuple[object, ...] | None = None
+        self._key_names = key_names
         self._schema_check = schema_check
         self._reader = reader
         self._ahead: Future[pa.RecordBatch | None] | None = None
         self._exhausted = False
-        self.batch: pa.RecordBatch | None = None
+        self._batch: pa.RecordBatch | None = None
+        self._keys: list[_KeyColumn] = []
+        self._used = 0
+        self.rows = 0
+        """The number of rows left in the current batch; 0 once the stream is finished."""
 
     def start(self) -> None:
         if self._reader is not None:
             self._ahead = self._reader.submit(self._read)
-        self.batch = self._fetch()
+        self._next_batch()
 
-    @property
-    def current(self) -> pa.RecordBatch:
-        """The current batch, which must exist."""
-        batch = self.batch
+    def key_at(self, row: int) -> tuple[object, ...]:
+        """The key of the row at this position among the rows left."""
+        return tuple(column.value(self._used + row) for column in self._keys)
+
+    def ends_at(self, key: tuple[object, ...]) -> bool:
+        """Tells whether the last row left has this key."""
+        return self.key_at(self.rows - 1) == key
+
+    def count_up_to(self, bound: tuple[object, ...], *, inclusive: bool) -> int:
+        """The number of rows left whose keys are less than (or equal to) ``bound``.
+
+        A binary search on the first key column; where rows tie with the bound on a column, the search narrows to
+        those rows and goes on with the next column.
+        """
+        low, high = self._used, self._used + self.rows
+        last = len(self._keys) - 1
+        for position, column in enumerate(self._keys):
+            value = bound[position]
+            if position == last:
+                return column.search(value, low, high, right=inclusive) - self._used
+            start = column.search(value, low, high, right=False)
+            after = column.search(value, low, high, right=True)
+            if start == after:
+                return start - self._used
+            low, high = start, after
+        raise AssertionError("unreachable")
+
+    def take(self, rows: int) -> pa.RecordBatch:
+        """Removes and returns the first ``rows`` rows left, moving on to the next batch when none are left."""
+        batch = self._batch
         assert batch is not None
-        return batch
-
-    @property
-    def rows(self) -> int:
-        """The number of rows left in the current batch."""
-        return 0 if self.batch is None else self.batch.num_rows
-
-    def key_at(self, row: int, key_names: tuple[str, ...]) -> tuple[object, ...]:
-        batch = self.current
-        return tuple(batch.column(name)[row].as_py() for name in key_names)
-
-    def ends_at(self, key: tuple[object, ...], key_names: tuple[str, ...]) -> bool:
-        """Tells whether the current batch's last row has this key."""
-        return self.key_at(self.rows - 1, key_names) == key
-
-    def consume(self, rows: int) -> None:
-        """Drops the first ``rows`` rows of the current batch, fetching the next batch when none are left."""
-        batch = self.current
-        if rows < batch.num_rows:
-            if rows:
-                self.batch = batch.slice(rows)
-            return
-        self.batch = self._fetch()
+        piece = batch.slice(self._used, rows) if rows < batch.num_rows else batch
+        self._used += rows
+        self.rows -= rows
+        if not self.rows:
+            self._next_batch()
+        return piece
 
     def close(self) -> None:
         ahead, self._ahead = self._ahead, None
@@ -245,6 +305,13 @@ class _Input:
         close = getattr(self._batches, "close", None)
         if callable(close):
             close()
+
+    def _next_batch(self) -> None:
+        batch = self._fetch()
+        self._batch = batch
+        self._used = 0
+        self.rows = 0 if batch is None else batch.num_rows
+        self._keys = [] if batch is None else [_KeyColumn(batch.column(name)) for name in self._key_names]
 
     def _fetch(self) -> pa.RecordBatch | None:
         if self._ahead is None:
@@ -260,9 +327,21 @@ class _Input:
             return None
         for batch in self._batches:
             if batch.num_rows:
-                return self._schema_check.check(batch)
+                batch = self._schema_check.check(batch)
+                if self._checked_as is not None:
+                    self._check_sorted(batch, self._checked_as)
+                return batch
         self._exhausted = True
         return None
+
+    def _check_sorted(self, batch: pa.RecordBatch, what: str) -> None:
+        check_sorted(batch, self._key_names, what=f"a batch of {what}")
+        first = key_at(batch, self._key_names, 0)
+        if self._last_read is not None and first < self._last_read:
+            raise NotSortedError(
+                f"{what} is not sorted: a batch starts at {first!r} after one ending at {self._last_read!r}"
+            )
+        self._last_read = key_at(batch, self._key_names, -1)
 
 
 def _close_all(inputs: list[_Input]) -> None:
@@ -314,14 +393,19 @@ class _Output:
         self._orders: list[np.ndarray] = []
         self._rows = 0
 
-    def push(self, pieces: list[pa.RecordBatch]) -> _Job | None:
-        """Adds the slices cut in one round, each sorted, all sorting after every row pushed before."""
+    def push(
+        self, pieces: list[pa.RecordBatch], low: tuple[object, ...] | None, high: tuple[object, ...] | None
+    ) -> _Job | None:
+        """Adds the slices cut in one round: each sorted, all sorting after every row pushed before.
+
+        ``low`` and ``high``, if known, bound the keys of the round's rows.
+        """
         rows = sum(piece.num_rows for piece in pieces)
         if not rows:
             return None
         if not self._rows and len(pieces) == 1 and rows >= self._minimum:
             return _Job(table=pieces[0], order=None, batch_rows=self._batch_rows)
-        order = self._order(pieces, rows)
+        order = self._order(pieces, rows, low, high)
         if self._rows:
             order += self._rows
         self._pieces.extend(pieces)
@@ -340,13 +424,17 @@ class _Output:
         self._pieces, self._orders, self._rows = [], [], 0
         return _Job(table=table, order=order, batch_rows=self._batch_rows)
 
-    def _order(self, pieces: list[pa.RecordBatch], rows: int) -> np.ndarray:
+    def _order(
+        self, pieces: list[pa.RecordBatch], rows: int, low: tuple[object, ...] | None, high: tuple[object, ...] | None
+    ) -> np.ndarray:
         if len(pieces) == 1:
             return np.arange(rows, dtype=np.int64)
         first = self._key_names[0]
-        bounds = (
-            min(piece.column(first)[0].as_py() for piece in pieces),
-            max(piece.column(first)[-1].as_py() for piece in pieces),
-        )
-        table = pa.Table.from_batches(pieces)
-        return self._orderer.order([table.column(name) for name in self._key_names], first_column_bounds=bounds)
+        columns = [pa.chunked_array([piece.column(name) for piece in pieces]) for name in self._key_names]
+        bounds = None
+        if not pa.types.is_integer(columns[0].type):
+            bounds = (
+                low[0] if low is not None else min(piece.column(first)[0].as_py() for piece in pieces),
+                high[0] if high is not None else max(piece.column(first)[-1].as_py() for piece in pieces),
+            )
+        return self._orderer.order(columns, first_column_bounds=bounds)

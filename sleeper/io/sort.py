@@ -30,6 +30,7 @@ __all__ = [
     "KeyOrderer",
     "NotSortedError",
     "check_key_columns",
+    "check_sorted",
     "is_sorted",
     "key_at",
     "sort_batch",
@@ -147,10 +148,35 @@ def is_sorted(data: ArrowData, key_names: Sequence[str]) -> bool:
     Raises:
         SchemaError: If a key column is missing.
     """
+    return _first_out_of_order(data, key_names) is None
+
+
+def check_sorted(data: ArrowData, key_names: Sequence[str], *, what: str = "data") -> None:
+    """Checks that the rows of data are in key order (equal keys allowed).
+
+    Args:
+        data: A table or record batch.
+        key_names: The key columns, row keys then sort keys.
+        what: Names the data in the error message.
+
+    Raises:
+        NotSortedError: If a row's key is greater than the next row's, naming the first such pair.
+        SchemaError: If a key column is missing.
+    """
+    row = _first_out_of_order(data, key_names)
+    if row is not None:
+        raise NotSortedError(
+            f"{what} is not sorted by {list(key_names)}: row {row} has key {key_at(data, key_names, row)!r}, "
+            f"row {row + 1} has {key_at(data, key_names, row + 1)!r}"
+        )
+
+
+def _first_out_of_order(data: ArrowData, key_names: Sequence[str]) -> int | None:
+    """The first row whose key is greater than the next row's key, if any."""
     check_key_columns(data.schema, key_names)
     n = data.num_rows
     if n < 2:
-        return True
+        return None
     in_order: pa.Array | pa.ChunkedArray | None = None
     for name in reversed(key_names):
         column = data.column(name)
@@ -160,7 +186,9 @@ def is_sorted(data: ArrowData, key_names: Sequence[str]) -> bool:
         else:
             in_order = pc.or_(pc.less(before, after), pc.and_(pc.equal(before, after), in_order))
     assert in_order is not None
-    return bool(pc.all(in_order).as_py())
+    if pc.all(in_order).as_py():
+        return None
+    return int(pc.index(in_order, False).as_py())
 
 
 def key_at(data: ArrowData, key_names: Sequence[str], row: int) -> tuple[object, ...]:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import inspect
+import platform
 import random
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
@@ -12,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sleeper.core.exceptions import SchemaError
-from sleeper.io.merge import merge_sorted
+from sleeper.io.merge import merge_sorted, tune_malloc
+from sleeper.io.sort import NotSortedError
 
 KEY_TYPES = {
     "int32": pa.int32(),
@@ -352,7 +354,32 @@ def should_equal_a_stable_sort_of_all_streams(drawn: tuple[Case, int]) -> None:
     # Given any sorted streams of rows with one to three key columns, cut into batches anyhow
     case, batch_rows = drawn
     # When merged
-    merged = _merge(case, batch_rows=batch_rows)
-    # Then the rows come out as a stable sort of all streams in stream order would give them, in batches of size
+    merged = _merge(case, batch_rows=batch_rows, check_inputs=True)
+    # Then the inputs pass the checks, and the rows come out as a stable sort of all streams in stream order would
+    # give them, in batches of size
     assert _identities(merged) == _expected(case)
     assert all(0 < batch.num_rows <= batch_rows for batch in merged)
+
+
+def should_tune_malloc_only_under_glibc() -> None:
+    # Given the C library this process runs on
+    glibc = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
+    # When malloc is tuned
+    tuned = tune_malloc(top_pad_bytes=1024 * 1024)
+    # Then it takes effect exactly where glibc is the C library
+    assert tuned == glibc
+
+
+@pytest.mark.parametrize("prefetch_threads", [0, 1])
+def should_reject_unsorted_inputs_when_checking(prefetch_threads: int) -> None:
+    # Given a stream sorted within its batches but not across them, and a stream unsorted within a batch
+    across = [pa.record_batch({"key": pa.array([1, 5], pa.int64())}), pa.record_batch({"key": pa.array([4, 9])})]
+    within = [pa.record_batch({"key": pa.array([3, 2], pa.int64())})]
+    good = [pa.record_batch({"key": pa.array([0, 10], pa.int64())})]
+    # When merged with checks
+    # Then each is reported with its stream
+    with pytest.raises(NotSortedError, match="stream 1 is not sorted: a batch starts at"):
+        list(merge_sorted([iter(good), iter(across)], ["key"], check_inputs=True, prefetch_threads=prefetch_threads))
+    with pytest.raises(NotSortedError, match="a batch of stream 0 is not sorted"):
+        list(merge_sorted([iter(within), iter(good)], ["key"], check_inputs=True, prefetch_threads=prefetch_threads))
+    assert len(pa.Table.from_batches(merge_sorted([iter(across)], ["key"]))) == 4

@@ -9,7 +9,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sleeper.core.exceptions import SchemaError
-from sleeper.io.sort import KeyOrderer, check_key_columns, is_sorted, key_at, sort_batch, sort_indices, sort_table
+from sleeper.io.sort import (
+    KeyOrderer,
+    NotSortedError,
+    check_key_columns,
+    check_sorted,
+    is_sorted,
+    key_at,
+    sort_batch,
+    sort_indices,
+    sort_table,
+)
 
 KEY_TYPES = {
     "int32": pa.int32(),
@@ -258,3 +268,13 @@ def should_sort_like_pythons_stable_sort_of_the_keys(case: tuple[pa.Table, list[
     # Then it is the stable order of the key tuples, and the sorted table passes is_sorted
     assert order == _reference_order(_rows(table, keys))
     assert is_sorted(table.take(pa.array(order, pa.int64())), keys)
+
+
+def should_name_the_first_rows_out_of_order() -> None:
+    # Given data sorted except for one pair of rows
+    batch = pa.record_batch({"a": ["x", "y", "y", "b"], "b": pa.array([1, 5, 6, 0], pa.int64())})
+    # When checked
+    # Then the error names the pair
+    with pytest.raises(NotSortedError, match=r"file 7 is not sorted by \['a', 'b'\]: row 2 has key \('y', 6\)"):
+        check_sorted(batch, ["a", "b"], what="file 7")
+    check_sorted(batch.slice(0, 3), ["a", "b"])
