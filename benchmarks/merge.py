@@ -7,8 +7,10 @@ variant), ``value`` (int64) and ``payload`` (30 random letters), held as Arrow r
 Methods, each run in a fresh process that first loads the inputs from an uncompressed Arrow IPC file:
 
 - ``merge_sorted``: sleeper.io.merge.merge_sorted, output batches consumed and dropped (streaming).
-- ``merge_sorted_tuned``: the same after ``tune_malloc()`` (keeps freed heap memory; no page-fault churn).
-- ``merge_sorted_pipeline``: tuned, with ``pipeline=True`` (output ``take`` on a second thread).
+- ``merge_sorted_untuned``: the same with glibc malloc left as it is (see ``sleeper.io.sort.tune_malloc``).
+- ``merge_sorted_pipeline``: with ``pipeline=True`` (the output ``take`` on a second thread).
+- ``appendix_merge``: the streaming merge PERFORMANCE.md measured (its appendix): cut every input at the smallest
+  last key, then pyarrow ``sort_indices`` and ``take`` on the slices.
 - ``pa_sort``: concatenate everything, ``sort_indices`` and ``take`` with pyarrow (all in memory).
 - ``duckdb_sort``: DuckDB ``SELECT * ... ORDER BY key`` over the Arrow tables, result streamed and dropped.
 - ``datafusion_sort``: DataFusion ``ORDER BY key`` over a memory table of one partition per input, streamed and
@@ -47,14 +49,16 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from sleeper.io.merge import merge_sorted, tune_malloc  # noqa: E402
-from sleeper.io.sort import is_sorted, key_at  # noqa: E402
+from sleeper.io.merge import merge_sorted  # noqa: E402
+from sleeper.io.sort import is_sorted, key_at, tune_malloc  # noqa: E402
 
 BATCH_ROWS = 65536
+GLIBC_DEFAULT_TOP_PAD = 128 * 1024
 METHODS = (
     "merge_sorted",
-    "merge_sorted_tuned",
+    "merge_sorted_untuned",
     "merge_sorted_pipeline",
+    "appendix_merge",
     "pa_sort",
     "duckdb_sort",
     "datafusion_sort",
@@ -116,9 +120,9 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _run_merge(inputs: list[list[pa.RecordBatch]], *, tuned: bool = False, pipeline: bool = False) -> tuple[int, int]:
-    if tuned and not tune_malloc():
-        raise RuntimeError("tune_malloc is not available here")
+def _run_merge(inputs: list[list[pa.RecordBatch]], *, tuned: bool = True, pipeline: bool = False) -> tuple[int, int]:
+    if not tuned:
+        tune_malloc(GLIBC_DEFAULT_TOP_PAD)  # glibc's own setting, to measure what tuning is worth
     rows = total = 0
     for batch in merge_sorted([iter(batches) for batches in inputs], ["key"], pipeline=pipeline):
         rows += batch.num_rows
@@ -132,6 +136,46 @@ def _check_merge(inputs: list[list[pa.RecordBatch]]) -> None:
         if not is_sorted(batch, ["key"]) or (previous is not None and previous > key_at(batch, ["key"], 0)):
             raise AssertionError("merge output is not sorted")
         previous = key_at(batch, ["key"], -1)
+
+
+def _run_appendix_merge(inputs: list[list[pa.RecordBatch]]) -> tuple[int, int]:
+    """The streaming merge measured in PERFORMANCE.md (its appendix): cut at the smallest last key, then
+    ``sort_indices`` and ``take`` on the chunked slices."""
+    streams = [iter(batches) for batches in inputs]
+    current: list[pa.RecordBatch | None] = [next(stream, None) for stream in streams]
+    rows = total = 0
+
+    def consume(data: pa.Table | pa.RecordBatch) -> None:
+        nonlocal rows, total
+        rows += data.num_rows
+        total += pc.sum(data.column("value")).as_py()
+
+    while True:
+        active = [i for i, batch in enumerate(current) if batch is not None]
+        if len(active) <= 1:
+            for i in active:
+                batch = current[i]
+                while batch is not None:
+                    consume(batch)
+                    batch = next(streams[i], None)
+            return rows, total
+        lasts = [current[i].column("key")[-1].as_py() for i in active]  # type: ignore[union-attr]
+        cutoff = min(lasts)
+        pieces = []
+        for i, last in zip(active, lasts, strict=True):
+            batch = current[i]
+            assert batch is not None
+            column = batch.column("key")
+            cut = batch.num_rows
+            if last > cutoff:
+                cut = pc.search_sorted(column, pa.scalar(cutoff, column.type), side="right").as_py()
+            if cut:
+                pieces.append(batch.slice(0, cut))
+            current[i] = next(streams[i], None) if cut == batch.num_rows else batch.slice(cut)
+        table = pa.Table.from_batches(pieces)
+        if len(pieces) > 1:
+            table = table.take(pc.sort_indices(table, sort_keys=[("key", "ascending")]))
+        consume(table)
 
 
 def _run_pa_sort(inputs: list[list[pa.RecordBatch]]) -> tuple[int, int]:
@@ -178,8 +222,9 @@ def _run_datafusion(inputs: list[list[pa.RecordBatch]]) -> tuple[int, int]:
 
 RUNNERS: dict[str, Callable[[list[list[pa.RecordBatch]]], tuple[int, int]]] = {
     "merge_sorted": _run_merge,
-    "merge_sorted_tuned": lambda inputs: _run_merge(inputs, tuned=True),
-    "merge_sorted_pipeline": lambda inputs: _run_merge(inputs, tuned=True, pipeline=True),
+    "merge_sorted_untuned": lambda inputs: _run_merge(inputs, tuned=False),
+    "merge_sorted_pipeline": lambda inputs: _run_merge(inputs, pipeline=True),
+    "appendix_merge": _run_appendix_merge,
     "pa_sort": _run_pa_sort,
     "duckdb_sort": _run_duckdb,
     "datafusion_sort": _run_datafusion,
@@ -211,7 +256,7 @@ def _worker(method: str, path: Path, cpus: str | None) -> dict[str, Any]:
         "cpu_seconds": cpu,
         "rows": rows,
         "extra_peak_rss_mb": extra_rss,
-        "arrow_pool_peak_mb": arrow_peak if method.startswith(("merge_sorted", "pa_")) else None,
+        "arrow_pool_peak_mb": arrow_peak if method.startswith(("merge_sorted", "pa_", "appendix")) else None,
     }
 
 

@@ -14,8 +14,6 @@ reads a few key values per input.
 
 from __future__ import annotations
 
-import ctypes
-import platform
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -30,43 +28,13 @@ import pyarrow.compute as pc
 from sleeper.core.exceptions import SchemaError
 from sleeper.io.sort import KeyOrderer, NotSortedError, check_key_columns, check_sorted, key_at
 
-__all__ = ["DEFAULT_BATCH_ROWS", "ROUND_ROWS", "merge_sorted", "tune_malloc"]
+__all__ = ["DEFAULT_BATCH_ROWS", "ROUND_ROWS", "merge_sorted"]
 
 DEFAULT_BATCH_ROWS = 65536
 """The default largest number of rows in an output batch."""
 
 ROUND_ROWS = 65536
 """The number of rows a round aims to order at once (more when keys tie), small enough to stay in cache."""
-
-
-_M_TOP_PAD = -2
-"""glibc's ``mallopt`` parameter for the memory kept at the top of the heap when it grows or shrinks."""
-
-
-def tune_malloc(top_pad_bytes: int = 64 * 1024 * 1024) -> bool:
-    """Makes glibc's malloc keep freed memory at the top of the heap instead of returning it to the system at once.
-
-    Each round of a merge or sort allocates and frees a few MB of numpy temporaries. By default glibc gives that
-    memory back to the system whenever the top of the heap is free, and the next round then page-faults it in again:
-    a third of a string-key merge's time went to those faults. Keeping ``top_pad_bytes`` at the top of the heap
-    removes them. The setting is process-wide, so a runtime calls this once when a worker process starts; it does
-    nothing where the C library is not glibc.
-
-    Args:
-        top_pad_bytes: The memory to keep, and to request beyond each need when the heap grows.
-
-    Returns:
-        True if glibc accepted the setting.
-    """
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
-        return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    mallopt.restype = ctypes.c_int
-    return bool(mallopt(_M_TOP_PAD, top_pad_bytes))
 
 
 def merge_sorted(

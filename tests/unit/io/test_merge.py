@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import inspect
-import platform
 import random
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
@@ -13,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sleeper.core.exceptions import SchemaError
-from sleeper.io.merge import merge_sorted, tune_malloc
+from sleeper.io.merge import merge_sorted
 from sleeper.io.sort import NotSortedError
 
 KEY_TYPES = {
@@ -359,15 +358,6 @@ def should_equal_a_stable_sort_of_all_streams(drawn: tuple[Case, int]) -> None:
     # give them, in batches of size
     assert _identities(merged) == _expected(case)
     assert all(0 < batch.num_rows <= batch_rows for batch in merged)
-
-
-def should_tune_malloc_only_under_glibc() -> None:
-    # Given the C library this process runs on
-    glibc = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
-    # When malloc is tuned
-    tuned = tune_malloc(top_pad_bytes=1024 * 1024)
-    # Then it takes effect exactly where glibc is the C library
-    assert tuned == glibc
 
 
 @pytest.mark.parametrize("prefetch_threads", [0, 1])
