@@ -16,6 +16,7 @@ Fault injection (``InMemoryTransactionLogStore``):
 
 from __future__ import annotations
 
+import bisect
 import random
 import threading
 from collections.abc import Callable, Iterator
@@ -53,6 +54,7 @@ class InMemoryTransactionLogStore:
 
     def __init__(self, *, ambiguous_put_probability: float = 0.0, seed: int | str | None = None) -> None:
         self._entries: dict[int, TransactionLogEntry] = {}
+        self._numbers: list[int] = []  # sorted, so reads cost in proportion to what they return
         self._lock = threading.RLock()
         self._faults = _Faults()
         self._in_action = False
@@ -103,6 +105,7 @@ class InMemoryTransactionLogStore:
             if entry.transaction_number in self._entries:
                 raise DuplicateTransactionNumberError(f"transaction {entry.transaction_number} already exists")
             self._entries[entry.transaction_number] = entry
+            bisect.insort(self._numbers, entry.transaction_number)
             land_then_fail = injected and self._faults.land_then_fail > 0
             if land_then_fail:
                 self._faults.land_then_fail -= 1
@@ -121,25 +124,22 @@ class InMemoryTransactionLogStore:
     def read_transactions_after(self, transaction_number: int) -> Iterator[TransactionLogEntry]:
         """Entries with numbers greater than the given one, in order."""
         with self._lock:
-            found = sorted((e for n, e in self._entries.items() if n > transaction_number), key=_number)
+            start = bisect.bisect_right(self._numbers, transaction_number)
+            found = [self._entries[n] for n in self._numbers[start:]]
         return iter(found)
 
     def delete_transactions_at_or_before(self, transaction_number: int) -> list[TransactionLogEntry]:
         """Removes entries with numbers up to and including the given one; returns what was removed."""
         with self._lock:
-            removed = sorted((e for n, e in self._entries.items() if n <= transaction_number), key=_number)
-            for e in removed:
-                del self._entries[e.transaction_number]
+            end = bisect.bisect_right(self._numbers, transaction_number)
+            removed = [self._entries.pop(n) for n in self._numbers[:end]]
+            del self._numbers[:end]
         return removed
 
     # --- test helpers --------------------------------------------------------------------------------------------
     def entries(self) -> list[TransactionLogEntry]:
         """Every entry, in order."""
         return list(self.read_transactions_after(0))
-
-
-def _number(entry: TransactionLogEntry) -> int:
-    return entry.transaction_number
 
 
 class InMemoryTransactionBodyStore:
