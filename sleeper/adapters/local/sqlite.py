@@ -85,11 +85,12 @@ class SqliteDatabase:
             try:
                 yield connection
             except BaseException:
-                connection.execute("ROLLBACK")
+                _rollback(connection)
                 raise
             try:
                 connection.execute("COMMIT")
             except sqlite3.Error as e:
+                _rollback(connection)
                 raise StateStoreStorageError(f"SQLite database {self._path}: commit failed: {e}") from e
 
     @contextmanager
@@ -108,7 +109,8 @@ class SqliteDatabase:
             try:
                 yield connection
             finally:
-                connection.execute("COMMIT")
+                if connection.in_transaction:
+                    connection.execute("COMMIT")
 
     def close(self) -> None:
         """Closes this process's connection (it reopens on next use)."""
@@ -116,6 +118,15 @@ class SqliteDatabase:
             if self._connection is not None and self._pid == os.getpid():
                 self._connection.close()
             self._connection = None
+
+
+def _rollback(connection: sqlite3.Connection) -> None:
+    """Ends a failed write transaction, if SQLite has not already rolled it back."""
+    if connection.in_transaction:
+        try:
+            connection.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
 
 
 def _enable_wal(connection: sqlite3.Connection) -> None:
