@@ -588,16 +588,3 @@ class PartitionsLogHead(TransactionLogHead[PartitionsState, PartitionTransaction
 
     def _accepts(self, transaction: Transaction) -> bool:
         return isinstance(transaction, PartitionTransaction)
-
-
-__all__ = [
-    "AddTransactionResult",
-    "FilesLogHead",
-    "PartitionsLogHead",
-    "SnapshotSource",
-    "StateStoreSettings",
-    "TransactionLogHead",
-    "to_millis",
-    "transaction_body_key",
-    "utc_now",
-]

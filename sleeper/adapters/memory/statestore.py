@@ -244,7 +244,7 @@ class InMemoryStateStoreBackend:
         seed: Seeds the logs' random choice of ambiguous appends.
     """
 
-    def __init__(self, *, ambiguous_put_probability: float = 0.0, seed: int | None = None) -> None:
+    def __init__(self, *, ambiguous_put_probability: float = 0.0, seed: int | str | None = None) -> None:
         self._logs: dict[tuple[str, LogType], InMemoryTransactionLogStore] = {}
         self._bodies: dict[str, InMemoryTransactionBodyStore] = {}
         self._snapshots: dict[str, InMemorySnapshotMetadataStore] = {}
