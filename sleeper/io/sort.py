@@ -6,11 +6,13 @@ pyarrow's own sort, of Parquet statistics and of Sleeper's default (DataFusion) 
 a key (:data:`sleeper.core.schema.Key`) it is the order of the built-in tuple comparison.
 
 Sorting is vectorised and stable. Instead of comparing whole strings, :func:`sort_indices` packs the leading key
-columns into one unsigned 64-bit code per row: an integer column takes as many bits as its range needs, and a string
-or binary column takes the 8 bytes that follow the prefix shared by all of its values. Codes never order two rows
-against their keys, so a stable numpy sort of the codes orders the rows, and only rows whose codes tie are sorted
-again by pyarrow on their full keys. On random string keys this is several times faster than pyarrow's sort, and on
-concatenated sorted runs (a merge) numpy's stable sort only merges the runs.
+columns into one unsigned 64-bit code per row: an integer column takes as many bits as its range needs, a string or
+binary column whose values have at most 7 bytes after the prefix they all share takes those bytes and the length,
+and a longer one takes what bits are left of the 8 bytes after that prefix (which ends the code). Codes never order
+two rows against their keys, so a stable numpy sort of the codes orders the rows, and only rows whose codes tie
+without being exact are sorted again by pyarrow on their remaining key columns. On random string keys this is
+several times faster than pyarrow's sort, and on concatenated sorted runs (a merge) numpy's stable sort only merges
+the runs.
 """
 
 from __future__ import annotations
@@ -338,8 +340,12 @@ def _encode(
             if free_bits < 8:
                 break
             bounds = first_column_bounds if position == 0 else None
-            part = _prefix_codes(column, _shared_prefix_length(column, bounds), free_bits)
-            codes = part if codes is None else (codes << np.uint64(free_bits)) | part
+            part, width, exact = _string_codes(column, _shared_prefix_length(column, bounds), free_bits)
+            codes = part if codes is None else (codes << np.uint64(width)) | part
+            used_bits += width
+            if exact:
+                exact_columns += 1
+                continue
         break
     if codes is None:
         return None
@@ -382,8 +388,16 @@ def _shared_prefix_length(column: KeyColumn, bounds: tuple[object, object] | Non
     return len(os.path.commonprefix([low, high]))
 
 
-def _prefix_codes(column: KeyColumn, skip: int, bits: int) -> np.ndarray:
-    """The ``bits`` leading bits of the 8 bytes after the first ``skip`` bytes of each value, zero padded."""
+def _string_codes(column: KeyColumn, skip: int, free_bits: int) -> tuple[np.ndarray, int, bool]:
+    """Codes for a string or binary column whose values all start with the same ``skip`` bytes.
+
+    If every value has at most 7 more bytes and the free bits allow, the code is exact: those bytes zero padded,
+    then the value's length (a value sorts before its extensions, even by zero bytes). Otherwise it is the leading
+    ``free_bits`` bits of the 8 bytes after the first ``skip``, zero padded, and equal codes need a closer look.
+
+    Returns:
+        The codes, the bits they use and whether they are exact.
+    """
     if isinstance(column, pa.ChunkedArray):
         chunks = [chunk for chunk in column.chunks if len(chunk)]
         # Many small chunks (the slices of a merge round) cost less copied together than coded one by one.
@@ -392,13 +406,28 @@ def _prefix_codes(column: KeyColumn, skip: int, bits: int) -> np.ndarray:
     else:
         chunks = [column]
     parts = [_prefix_codes_of_array(chunk, skip) for chunk in chunks]
-    codes = parts[0] if len(parts) == 1 else np.concatenate(parts)
-    if bits < 64:
-        codes >>= np.uint64(64 - bits)
-    return codes
+    codes = parts[0][0] if len(parts) == 1 else np.concatenate([codes for codes, _ in parts])
+    lengths = parts[0][1] if len(parts) == 1 else np.concatenate([lengths for _, lengths in parts])
+    longest = int(lengths.max())
+    if longest < 8:
+        length_bits = longest.bit_length()
+        width = 8 * longest + length_bits
+        if width <= free_bits:
+            if longest:
+                codes >>= np.uint64(64 - 8 * longest)
+                codes <<= np.uint64(length_bits)
+                codes |= lengths.astype(np.uint64)
+            else:
+                codes[:] = 0
+            return codes, width, True
+    if free_bits < 64:
+        codes >>= np.uint64(64 - free_bits)
+    return codes, free_bits, False
 
 
-def _prefix_codes_of_array(array: pa.Array, skip: int) -> np.ndarray:
+def _prefix_codes_of_array(array: pa.Array, skip: int) -> tuple[np.ndarray, np.ndarray]:
+    """The 8 bytes after the first ``skip`` bytes of each value as big-endian numbers, zero padded, and the number of
+    bytes each value has after the first ``skip``."""
     n = len(array)
     large = pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type)
     offset_type = np.dtype(np.int64 if large else np.int32)
@@ -433,9 +462,8 @@ def _prefix_codes_of_array(array: pa.Array, skip: int) -> np.ndarray:
     if skip:
         remaining -= skip
     if n and int(remaining.min()) < 8:
-        np.clip(remaining, 0, 8, out=remaining)
-        codes &= _KEEP_BYTES[remaining]
-    return codes
+        codes &= _KEEP_BYTES[np.clip(remaining, 0, 8)]
+    return codes, remaining
 
 
 def _resolve_ties(order: np.ndarray, codes: np.ndarray, rest: Sequence[KeyColumn]) -> int:

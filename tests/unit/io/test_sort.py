@@ -289,3 +289,15 @@ def should_tune_malloc_only_under_glibc() -> None:
     tuned = tune_malloc()
     # Then it takes effect exactly where glibc is the C library
     assert tuned == glibc
+
+
+def should_sort_short_strings_exactly_with_a_following_key() -> None:
+    # Given short strings (some differing only by trailing zero bytes, some empty) and a second key that often decides
+    rng = random.Random(2)
+    shorts = ["", "a", "a\x00", "a\x00\x00", "ab", "é", "b\x00", "b", "zzzzzzz"]
+    rows = [(rng.choice(shorts), rng.randrange(-(2**40), 2**40)) for _ in range(400)]
+    table = pa.table({"country": [r[0] for r in rows], "time": pa.array([r[1] for r in rows], pa.int64())})
+    # When sorted by both
+    order = sort_indices(table, ["country", "time"]).to_pylist()
+    # Then the order is lexicographic, a string before its extensions by zero bytes
+    assert order == _reference_order(rows)
