@@ -1,4 +1,4 @@
-"""The DynamoDB tables (and the data bucket) of an instance, named and keyed as Sleeper names them (spec 2.3, 9).
+"""The DynamoDB tables, queues and data bucket of an instance, named and keyed as Sleeper names them (spec 2.3, 9).
 
 The deployment creates these in production; the functions here create them on an emulator for tests and for the
 emulated instance, so both use exactly the names and key schemas the adapters expect.
@@ -6,18 +6,22 @@ emulated instance, so both use exactly the names and key schemas the adapters ex
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.exceptions import error_code, translate
+from sleeper.core.queue import InvalidQueueRequestError, QueueConfig, QueueNotFoundError
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodb.literals import KeyTypeType, ScalarAttributeTypeType
     from mypy_boto3_dynamodb.type_defs import (
         AttributeDefinitionTypeDef,
+        GlobalSecondaryIndexTypeDef,
         KeySchemaElementTypeDef,
         StreamSpecificationTypeDef,
     )
@@ -25,6 +29,8 @@ if TYPE_CHECKING:
     _KeySpec = tuple[str, ScalarAttributeTypeType, KeyTypeType]
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_s3.literals import BucketLocationConstraintType
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.literals import QueueAttributeNameType
 
 # Attribute names of the transaction log tables
 TABLE_ID = "TABLE_ID"
@@ -197,3 +203,302 @@ def _wait(client: DynamoDBClient, names: list[str]) -> None:
             waiter.wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 120})
         except (ClientError, BotoCoreError) as e:
             raise translate(e, f"waiting for table {name}") from e
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Job, task and query trackers (spec 3.6, 7.3)
+
+# Attribute names of the job tracker tables (updates and lookup), as Sleeper's DynamoDB job trackers name them
+TRACKER_TABLE_ID = "TableId"
+TRACKER_JOB_ID = "JobId"
+JOB_ID_AND_UPDATE = "JobIdAndUpdate"
+TRACKER_UPDATE_TIME = "UpdateTime"
+TRACKER_UPDATE_TYPE = "UpdateType"
+TRACKER_EXPIRY_DATE = "ExpiryDate"
+TRACKER_TASK_ID = "TaskId"
+LAST_VALIDATION_RESULT = "LastValidationResult"
+VALIDATION_INDEX = "by-validation"
+
+# Attribute names of the query tracker table
+QUERY_ID = "queryId"
+SUB_QUERY_ID = "subQueryId"
+LAST_KNOWN_STATE = "lastKnownState"
+QUERY_EXPIRY_DATE = "expiryDate"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobTrackerTableNames:
+    """The DynamoDB tables of one job tracker (ingest or compaction) of an instance.
+
+    Attributes:
+        updates: Every update (hash ``TableId``, range ``JobIdAndUpdate`` = ``<jobId>|<ms>|<random>``).
+        lookup: One item per job (hash ``JobId``) naming its table; ingest lookups carry a ``by-validation`` index
+            on ``LastValidationResult``.
+    """
+
+    updates: str
+    lookup: str
+
+    @classmethod
+    def ingest(cls, instance_id: str) -> JobTrackerTableNames:
+        """The names Sleeper gives the ingest job tracker tables of an instance."""
+        return cls(
+            updates=_table_name(instance_id, "ingest-job-updates"),
+            lookup=_table_name(instance_id, "ingest-job-lookup"),
+        )
+
+    @classmethod
+    def compaction(cls, instance_id: str) -> JobTrackerTableNames:
+        """The names Sleeper gives the compaction job tracker tables of an instance."""
+        return cls(
+            updates=_table_name(instance_id, "compaction-job-updates"),
+            lookup=_table_name(instance_id, "compaction-job-lookup"),
+        )
+
+
+def task_tracker_table_name(instance_id: str, kind: str) -> str:
+    """The task tracker table Sleeper names for a kind of task (``"ingest"`` or ``"compaction"``).
+
+    Hash ``TaskId``, range ``UpdateTime`` (epoch milliseconds).
+    """
+    return _table_name(instance_id, f"{kind}-task-status")
+
+
+def query_tracker_table_name(instance_id: str) -> str:
+    """The query tracker table of an instance (hash ``queryId``, range ``subQueryId``).
+
+    The deployment records the name in ``sleeper.query.tracker.table.name``; this is the name it gives.
+    """
+    return _table_name(instance_id, "query-tracking-table")
+
+
+def create_job_tracker_tables(
+    client: DynamoDBClient, names: JobTrackerTableNames, *, validation_index: bool = True, wait: bool = True
+) -> None:
+    """Creates the tables of a job tracker (on-demand billing, time to live on ``ExpiryDate``).
+
+    Args:
+        client: The DynamoDB client.
+        names: The tables to create.
+        validation_index: Whether the lookup table gets the ``by-validation`` index (ingest trackers need it).
+        wait: Whether to wait until every table is active.
+
+    Raises:
+        AwsError: If a table cannot be created (including if it exists).
+    """
+    _create_indexed_table(client, names.updates, [(TRACKER_TABLE_ID, "S", "HASH"), (JOB_ID_AND_UPDATE, "S", "RANGE")])
+    _create_indexed_table(
+        client,
+        names.lookup,
+        [(TRACKER_JOB_ID, "S", "HASH")],
+        index=(VALIDATION_INDEX, LAST_VALIDATION_RESULT) if validation_index else None,
+    )
+    if wait:
+        _wait(client, [names.updates, names.lookup])
+    for name in (names.updates, names.lookup):
+        _time_to_live(client, name, TRACKER_EXPIRY_DATE)
+
+
+def create_task_tracker_table(client: DynamoDBClient, name: str, *, wait: bool = True) -> None:
+    """Creates a task tracker table (hash ``TaskId``, range ``UpdateTime``; time to live on ``ExpiryDate``).
+
+    Raises:
+        AwsError: If the table cannot be created (including if it exists).
+    """
+    _create_indexed_table(client, name, [(TRACKER_TASK_ID, "S", "HASH"), (TRACKER_UPDATE_TIME, "N", "RANGE")])
+    if wait:
+        _wait(client, [name])
+    _time_to_live(client, name, TRACKER_EXPIRY_DATE)
+
+
+def create_query_tracker_table(client: DynamoDBClient, name: str, *, wait: bool = True) -> None:
+    """Creates the query tracker table (hash ``queryId``, range ``subQueryId``; time to live on ``expiryDate``).
+
+    Raises:
+        AwsError: If the table cannot be created (including if it exists).
+    """
+    _create_indexed_table(client, name, [(QUERY_ID, "S", "HASH"), (SUB_QUERY_ID, "S", "RANGE")])
+    if wait:
+        _wait(client, [name])
+    _time_to_live(client, name, QUERY_EXPIRY_DATE)
+
+
+def _create_indexed_table(
+    client: DynamoDBClient, name: str, keys: list[_KeySpec], *, index: tuple[str, str] | None = None
+) -> None:
+    attributes: list[AttributeDefinitionTypeDef] = [
+        {"AttributeName": attribute, "AttributeType": kind} for attribute, kind, _ in keys
+    ]
+    key_schema: list[KeySchemaElementTypeDef] = [
+        {"AttributeName": attribute, "KeyType": role} for attribute, _, role in keys
+    ]
+    indexes: list[GlobalSecondaryIndexTypeDef] = []
+    if index is not None:
+        index_name, index_key = index
+        attributes.append({"AttributeName": index_key, "AttributeType": "S"})
+        indexes.append(
+            {
+                "IndexName": index_name,
+                "KeySchema": [{"AttributeName": index_key, "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            }
+        )
+    try:
+        if indexes:
+            client.create_table(
+                TableName=name,
+                AttributeDefinitions=attributes,
+                KeySchema=key_schema,
+                BillingMode="PAY_PER_REQUEST",
+                GlobalSecondaryIndexes=indexes,
+            )
+        else:
+            client.create_table(
+                TableName=name, AttributeDefinitions=attributes, KeySchema=key_schema, BillingMode="PAY_PER_REQUEST"
+            )
+    except (ClientError, BotoCoreError) as e:
+        raise translate(e, f"CreateTable {name}") from e
+
+
+def _time_to_live(client: DynamoDBClient, name: str, attribute: str) -> None:
+    try:
+        client.update_time_to_live(
+            TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": attribute}
+        )
+    except (ClientError, BotoCoreError) as e:
+        raise translate(e, f"UpdateTimeToLive {name}") from e
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# SQS queues
+
+_SQS_NOT_FOUND_CODES = frozenset({"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"})
+
+
+def queue_name(instance_id: str, logical_name: str) -> str:
+    """The SQS name Sleeper gives a queue of an instance: ``sleeper-<id>-<logical name>``.
+
+    Args:
+        instance_id: The instance id.
+        logical_name: The queue's name in the instance, e.g. ``"IngestJobQ"`` or ``"StateStoreCommitterQ.fifo"``.
+    """
+    return f"sleeper-{instance_id}-{logical_name}"
+
+
+def dead_letter_queue_name(instance_id: str, logical_name: str) -> str:
+    """The SQS name Sleeper gives the dead-letter queue of a queue of an instance.
+
+    A trailing ``Q`` or ``Queue`` becomes ``DLQ`` (``IngestJobQ`` -> ``IngestJobDLQ``, ``QueryQueue`` ->
+    ``QueryDLQ``, ``StateStoreCommitterQ.fifo`` -> ``StateStoreCommitterDLQ.fifo``); other names get ``-DLQ``.
+    """
+    fifo = logical_name.endswith(".fifo")
+    base = logical_name.removesuffix(".fifo")
+    if base.endswith("Queue"):
+        base = base.removesuffix("Queue") + "DLQ"
+    elif base.endswith("Q"):
+        base = base.removesuffix("Q") + "DLQ"
+    else:
+        base = base + "-DLQ"
+    return queue_name(instance_id, base + (".fifo" if fifo else ""))
+
+
+def queue_attributes(config: QueueConfig, *, dead_letter_arn: str | None = None) -> dict[str, str]:
+    """The SQS attributes of a queue with this configuration.
+
+    Args:
+        config: The queue's configuration.
+        dead_letter_arn: The ARN of its dead-letter queue, if it has one.
+
+    Raises:
+        InvalidQueueRequestError: If the configuration names a dead-letter queue but no ARN is given.
+    """
+    attributes = {
+        "VisibilityTimeout": str(math.ceil(config.visibility_timeout_seconds)),
+        "DelaySeconds": str(math.ceil(config.delay_seconds)),
+        "MaximumMessageSize": str(min(config.max_message_bytes, _SQS_MAX_MESSAGE_BYTES)),
+    }
+    if config.fifo:
+        attributes["ContentBasedDeduplication"] = "true" if config.content_based_deduplication else "false"
+    if config.dead_letter_queue is not None:
+        if dead_letter_arn is None:
+            raise InvalidQueueRequestError(f"queue {config.name} needs the ARN of {config.dead_letter_queue}")
+        attributes["RedrivePolicy"] = json.dumps(
+            {"deadLetterTargetArn": dead_letter_arn, "maxReceiveCount": config.max_receive_count}
+        )
+    return attributes
+
+
+_SQS_MAX_MESSAGE_BYTES = 262_144
+
+
+def create_queue(client: SQSClient, name: str, config: QueueConfig | None = None) -> str:
+    """Creates an SQS queue, and its dead-letter queue first if the configuration names one that does not exist.
+
+    A dead-letter queue created here has the queue's type and default options. Creating a queue that exists with
+    the same attributes returns its URL (SQS semantics).
+
+    Args:
+        client: The SQS client.
+        name: The queue name (FIFO queue names end with ``.fifo``).
+        config: The queue's configuration (its name must be ``name``); None for a standard queue with defaults.
+
+    Returns:
+        The queue URL.
+
+    Raises:
+        InvalidQueueRequestError: If the configuration does not suit SQS or names another queue.
+        AwsError: If SQS refuses (for example, the queue exists with other attributes).
+    """
+    config = config if config is not None else QueueConfig(name=name)
+    if config.name != name:
+        raise InvalidQueueRequestError(f"configuration of queue {config.name} given to create queue {name}")
+    if config.fifo != name.endswith(".fifo"):
+        raise InvalidQueueRequestError(f"SQS queue {name}: FIFO queue names end with .fifo, others do not")
+    if config.max_message_bytes > _SQS_MAX_MESSAGE_BYTES:
+        raise InvalidQueueRequestError(f"SQS queue {name}: messages of at most {_SQS_MAX_MESSAGE_BYTES} bytes")
+    dead_letter_arn = None
+    if config.dead_letter_queue is not None:
+        dlq_url = _queue_url_or_none(client, config.dead_letter_queue)
+        if dlq_url is None:
+            dlq_url = create_queue(
+                client, config.dead_letter_queue, QueueConfig(name=config.dead_letter_queue, fifo=config.fifo)
+            )
+        dead_letter_arn = queue_arn(client, dlq_url)
+    attributes = queue_attributes(config, dead_letter_arn=dead_letter_arn)
+    if config.fifo:
+        attributes["FifoQueue"] = "true"
+    try:
+        return client.create_queue(QueueName=name, Attributes=cast("dict[QueueAttributeNameType, str]", attributes))[
+            "QueueUrl"
+        ]
+    except (ClientError, BotoCoreError) as e:
+        raise translate(e, f"CreateQueue {name}") from e
+
+
+def queue_arn(client: SQSClient, url: str) -> str:
+    """The ARN of the queue at a URL.
+
+    Raises:
+        QueueNotFoundError: If there is no such queue.
+        AwsError: If SQS fails otherwise.
+    """
+    try:
+        attributes = client.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]
+    except ClientError as e:
+        if error_code(e) in _SQS_NOT_FOUND_CODES:
+            raise QueueNotFoundError(f"no queue at {url}") from e
+        raise translate(e, f"GetQueueAttributes {url}") from e
+    except BotoCoreError as e:
+        raise translate(e, f"GetQueueAttributes {url}") from e
+    return attributes["QueueArn"]
+
+
+def _queue_url_or_none(client: SQSClient, name: str) -> str | None:
+    try:
+        return client.get_queue_url(QueueName=name)["QueueUrl"]
+    except ClientError as e:
+        if error_code(e) in _SQS_NOT_FOUND_CODES:
+            return None
+        raise translate(e, f"GetQueueUrl {name}") from e
+    except BotoCoreError as e:
+        raise translate(e, f"GetQueueUrl {name}") from e
