@@ -1,0 +1,32 @@
+"""Errors raised when reading and writing data files."""
+
+from __future__ import annotations
+
+from sleeper.core.exceptions import SleeperError
+
+
+class UnsupportedLocationError(SleeperError):
+    """A URI names a scheme no filesystem is known for."""
+
+
+class MissingFileError(SleeperError, FileNotFoundError):
+    """A file does not exist. Also a ``FileNotFoundError``, so either can be caught."""
+
+
+class SchemaMismatchError(SleeperError):
+    """Data does not match the table schema: a column is missing, has the wrong type, or a required one holds nulls.
+
+    The message names the file (when there is one) and the column.
+    """
+
+
+class DataFileError(SleeperError):
+    """A data file cannot be read as a Sleeper Parquet file: it is corrupt, truncated or not Parquet."""
+
+
+class UnsupportedSettingError(SleeperError):
+    """A Parquet writer setting cannot be honoured by pyarrow (such as the ``lzo`` codec)."""
+
+
+class WriterClosedError(SleeperError, RuntimeError):
+    """A file writer was used after it was closed or failed, or its result was asked for before it was closed."""
