@@ -92,3 +92,35 @@ class TableIndex(Protocol):
             TableNotFoundError: If there is no such table.
         """
         ...
+
+
+class PropertiesStore(Protocol):
+    """Where instance and table properties are kept: files of a local instance, or the config bucket on AWS.
+
+    Values are the raw strings of Java ``.properties`` files; typing and validation live in
+    ``sleeper.core.properties``.
+    """
+
+    def load_instance(self) -> dict[str, str]:
+        """The instance properties."""
+        ...
+
+    def save_instance(self, values: dict[str, str]) -> None:
+        """Replaces the instance properties."""
+        ...
+
+    def load_table(self, table_id: str) -> dict[str, str]:
+        """A table's properties.
+
+        Raises:
+            TableNotFoundError: If the table has no properties saved.
+        """
+        ...
+
+    def save_table(self, table_id: str, values: dict[str, str]) -> None:
+        """Replaces a table's properties."""
+        ...
+
+    def delete_table(self, table_id: str) -> None:
+        """Removes a table's properties; a missing table is not an error."""
+        ...

@@ -1,0 +1,1 @@
+"""The ``sleeper`` command line."""

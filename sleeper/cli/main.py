@@ -1,0 +1,271 @@
+"""The ``sleeper`` command: instance, tables, properties and reports.
+
+Every command reports a problem as one line naming what is wrong and exits non-zero, changing nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import typer
+from rich.console import Console
+
+from sleeper.cli import render
+from sleeper.core.exceptions import SleeperError
+
+app = typer.Typer(
+    help="Sleeper: a log-structured merge tree key-value store, on one machine or on AWS.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+instance_app = typer.Typer(help="Create and inspect instances.", no_args_is_help=True)
+table_app = typer.Typer(help="Create, list and change tables.", no_args_is_help=True)
+report_app = typer.Typer(help="Status reports.", no_args_is_help=True)
+app.add_typer(instance_app, name="instance")
+app.add_typer(table_app, name="table")
+app.add_typer(report_app, name="report")
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+class _Context:
+    instance_dir: str | None = None
+
+
+_context = _Context()
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+@app.callback()
+def _main(
+    instance: Annotated[
+        str | None,
+        typer.Option(
+            "--instance",
+            "-i",
+            envvar="SLEEPER_INSTANCE",
+            help="The instance directory (or set SLEEPER_INSTANCE).",
+        ),
+    ] = None,
+) -> None:
+    _context.instance_dir = instance
+
+
+def _instance_dir() -> str:
+    if not _context.instance_dir:
+        raise SleeperError("no instance given: pass --instance DIR or set SLEEPER_INSTANCE")
+    return _context.instance_dir
+
+
+def _open() -> Any:
+    from sleeper.runtime.local import LocalInstance
+
+    return LocalInstance(_instance_dir())
+
+
+def _print_json(data: object) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def _parse_assignments(values: list[str] | None, what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in values or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SleeperError(f"{what} {item!r} must look like name=value")
+        out[key.strip()] = value
+    return out
+
+
+# --- instance ---------------------------------------------------------------------------------------------------
+
+
+@instance_app.command("create")
+def instance_create(
+    instance_id: Annotated[str | None, typer.Option("--id", help="The instance id (default: generated).")] = None,
+) -> None:
+    """Create a new local instance in the instance directory."""
+    from sleeper.runtime.local import LocalInstance
+
+    inst = LocalInstance.create(_instance_dir(), instance_id=instance_id)
+    console.print(f"Created instance [bold]{inst.properties.get('sleeper.id')}[/] in {inst.directory}")
+
+
+@instance_app.command("show")
+def instance_show(as_json: JsonOption = False) -> None:
+    """Show the instance properties that are set."""
+    inst = _open()
+    values = dict(inst.properties.items())
+    if as_json:
+        _print_json(values)
+    else:
+        console.print(render.properties_table("Instance properties", values))
+
+
+# --- tables -----------------------------------------------------------------------------------------------------
+
+
+@table_app.command("create")
+def table_create(
+    name: Annotated[str, typer.Argument(help="The table name.")],
+    schema: Annotated[Path, typer.Option("--schema", help="Sleeper schema JSON file.")],
+    split_points: Annotated[
+        Path | None, typer.Option("--split-points", help="File of split points, one per line.")
+    ] = None,
+    base64: Annotated[bool, typer.Option("--base64", help="String split points are base64 encoded.")] = False,
+    prop: Annotated[list[str] | None, typer.Option("--property", "-p", help="A table property name=value.")] = None,
+) -> None:
+    """Create a table from a schema and optional split points."""
+    from sleeper.core.partition import read_split_points
+    from sleeper.core.schema import Schema
+
+    try:
+        schema_text = schema.read_text(encoding="utf-8")
+    except OSError as e:
+        raise SleeperError(f"cannot read schema file {schema}: {e.strerror}") from None
+    table_schema = Schema.from_json(schema_text)
+    points = None
+    if split_points is not None:
+        try:
+            lines = split_points.read_text(encoding="utf-8").splitlines()
+        except OSError as e:
+            raise SleeperError(f"cannot read split points file {split_points}: {e.strerror}") from None
+        points = read_split_points(table_schema, lines, strings_base64=base64)
+    props = _parse_assignments(prop, "property")
+    table = _open().create_table(name, table_schema, split_points=points, properties=props)
+    console.print(
+        f"Created table [bold]{table.name}[/] (id {table.table_id}) with {len(table.leaf_partitions())} leaf partitions"
+    )
+
+
+@table_app.command("list")
+def table_list(as_json: JsonOption = False) -> None:
+    """List the tables with their ids and online state."""
+    tables = _open().tables()
+    if as_json:
+        _print_json([{"tableName": t.table_name, "tableId": t.table_id, "online": t.online} for t in tables])
+    else:
+        console.print(render.tables_table(tables))
+
+
+@table_app.command("show")
+def table_show(name: str, as_json: JsonOption = False) -> None:
+    """Show a table: id, schema, partitions and files."""
+    table = _open().table(name)
+    summary = render.table_summary(table)
+    if as_json:
+        _print_json(summary)
+    else:
+        console.print(render.summary_panel(summary))
+
+
+@table_app.command("rename")
+def table_rename(old: str, new: str) -> None:
+    """Rename a table."""
+    table = _open().rename_table(old, new)
+    console.print(f"Renamed table {old} to [bold]{table.name}[/]")
+
+
+@table_app.command("delete")
+def table_delete(
+    name: str,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete a table with all its data."""
+    inst = _open()
+    inst.table(name)
+    if not yes and not typer.confirm(f"Delete table {name} and all its data?"):
+        raise SleeperError("not confirmed; nothing deleted")
+    inst.delete_table(name)
+    console.print(f"Deleted table {name}")
+
+
+@table_app.command("offline")
+def table_offline(name: str) -> None:
+    """Take a table offline: no scheduled compaction, splitting or garbage collection."""
+    _open().set_table_online(name, False)
+    console.print(f"Table {name} is offline")
+
+
+@table_app.command("online")
+def table_online(name: str) -> None:
+    """Put a table online."""
+    _open().set_table_online(name, True)
+    console.print(f"Table {name} is online")
+
+
+@table_app.command("properties")
+def table_properties(
+    name: str,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Set a property name=value.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show a table's properties, or set some (validated before anything is saved)."""
+    inst = _open()
+    table = inst.table(name)
+    updates = _parse_assignments(set_, "--set")
+    if updates:
+        table = inst.update_table_properties(name, updates)
+        for key, value in updates.items():
+            console.print(f"{key} = {value}")
+        return
+    values = render.effective_table_properties(table.properties)
+    if as_json:
+        _print_json(values)
+    else:
+        console.print(render.properties_table(f"Properties of table {name}", values))
+
+
+# --- reports ----------------------------------------------------------------------------------------------------
+
+
+@report_app.command("partitions")
+def report_partitions(name: str, as_json: JsonOption = False) -> None:
+    """The partition tree, with the rows referenced on each partition."""
+    table = _open().table(name)
+    data = render.partitions_report(table)
+    if as_json:
+        _print_json(data)
+    else:
+        console.print(render.partitions_tree(table, data))
+
+
+@report_app.command("files")
+def report_files(name: str, as_json: JsonOption = False) -> None:
+    """Files and their references, including files awaiting garbage collection."""
+    table = _open().table(name)
+    data = render.files_report(table)
+    if as_json:
+        _print_json(data)
+    else:
+        console.print(render.files_table(data))
+
+
+def run(argv: list[str]) -> int:
+    """Runs the command line with arguments; returns the exit code (used by ``main`` and the tests)."""
+    try:
+        result = app(args=argv, prog_name="sleeper", standalone_mode=False)
+        return result if isinstance(result, int) else 0
+    except SleeperError as e:
+        err_console.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)
+        return 1
+    except click.exceptions.Abort:
+        err_console.print("aborted")
+        return 1
+    except click.exceptions.ClickException as e:
+        e.show()
+        return e.exit_code
+    except click.exceptions.Exit as e:
+        return e.exit_code
+
+
+def main() -> None:
+    """Entry point of the ``sleeper`` command."""
+    sys.exit(run(sys.argv[1:]))

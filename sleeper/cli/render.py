@@ -1,0 +1,189 @@
+"""Report data (plain dictionaries, also printed as JSON) and their rich renderings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from rich.panel import Panel
+from rich.table import Table
+from rich.tree import Tree
+
+from sleeper.core.partition import Partition
+from sleeper.core.properties import TableProperties
+from sleeper.core.range import Range
+from sleeper.core.table import TableStatus
+
+if TYPE_CHECKING:
+    from sleeper.runtime.local import LocalTable
+
+
+def _bound(value: object) -> str:
+    if isinstance(value, bytes):
+        return "0x" + value.hex()
+    return repr(value)
+
+
+def range_text(r: Range) -> str:
+    """A range as text, e.g. ``['a', 'm')``."""
+    low = "[" if r.min_inclusive else "("
+    high = "∞)" if r.max is None else _bound(r.max) + ("]" if r.max_inclusive else ")")
+    return f"{low}{_bound(r.min)}, {high}"
+
+
+def region_text(partition: Partition) -> str:
+    """A partition's region as text, one range per row key."""
+    return " ".join(f"{name} {range_text(r)}" for name, r in partition.region.ranges.items())
+
+
+def tables_table(tables: list[TableStatus]) -> Table:
+    """The table list."""
+    out = Table(title="Tables")
+    out.add_column("Name", style="bold")
+    out.add_column("Id")
+    out.add_column("Online")
+    for t in tables:
+        out.add_row(t.table_name, t.table_id, "yes" if t.online else "no")
+    return out
+
+
+def properties_table(title: str, values: Mapping[str, str]) -> Table:
+    """Properties as a two-column table."""
+    out = Table(title=title)
+    out.add_column("Property", style="bold", overflow="fold")
+    out.add_column("Value", overflow="fold")
+    for key, value in values.items():
+        out.add_row(key, value)
+    return out
+
+
+def effective_table_properties(properties: TableProperties) -> dict[str, str]:
+    """Every table property with its effective value (set, instance default or built-in default)."""
+    out: dict[str, str] = {}
+    for definition in properties.definitions():
+        value = properties.get(definition.name)
+        if value is not None:
+            out[definition.name] = value
+    return out
+
+
+def partitions_report(table: LocalTable) -> list[dict[str, Any]]:
+    """One entry per partition: id, parent, children, leaf, region, references and known rows."""
+    refs_by_partition: dict[str, list[int]] = {}
+    for ref in table.file_references():
+        refs_by_partition.setdefault(ref.partition_id, []).append(ref.number_of_rows)
+    tree = table.state_store.partition_tree()
+    out = []
+    for p in [tree.root, *tree.descendants(tree.root.id)]:
+        rows = refs_by_partition.get(p.id, [])
+        out.append(
+            {
+                "partitionId": p.id,
+                "parentPartitionId": p.parent_id,
+                "childPartitionIds": list(p.child_ids),
+                "isLeafPartition": p.is_leaf,
+                "dimension": p.dimension,
+                "region": region_text(p),
+                "fileReferences": len(rows),
+                "rows": sum(rows),
+            }
+        )
+    return out
+
+
+def partitions_tree(table: LocalTable, report: list[dict[str, Any]]) -> Tree:
+    """The partition tree as a rich tree."""
+    by_id = {r["partitionId"]: r for r in report}
+
+    def label(entry: dict[str, Any]) -> str:
+        kind = "leaf" if entry["isLeafPartition"] else f"split on dimension {entry['dimension']}"
+        return (
+            f"[bold]{entry['partitionId']}[/] {entry['region']} — {kind}, "
+            f"{entry['fileReferences']} file references, {entry['rows']:,} rows"
+        )
+
+    root = report[0]
+    tree = Tree(label(root))
+    stack = [(root, tree)]
+    while stack:
+        entry, node = stack.pop()
+        for child_id in entry["childPartitionIds"]:
+            child = by_id[child_id]
+            stack.append((child, node.add(label(child))))
+    return tree
+
+
+def files_report(table: LocalTable) -> dict[str, Any]:
+    """Files with their references, and files awaiting garbage collection."""
+    referenced: list[dict[str, Any]] = []
+    unreferenced: list[dict[str, Any]] = []
+    for f in table.files():
+        entry = {
+            "filename": f.filename,
+            "lastUpdateTime": f.last_update_time.isoformat() if f.last_update_time else None,
+            "references": [r.to_dict() for r in f.references.values()],
+        }
+        (referenced if f.references else unreferenced).append(entry)
+    return {
+        "referencedFiles": referenced,
+        "filesAwaitingGarbageCollection": unreferenced,
+        "totalReferences": sum(len(f["references"]) for f in referenced),
+        "totalRows": sum(r["numberOfRows"] for f in referenced for r in f["references"]),
+    }
+
+
+def files_table(report: dict[str, Any]) -> Table:
+    """The file references as a table."""
+    out = Table(
+        title=f"Files: {len(report['referencedFiles'])} referenced, "
+        f"{len(report['filesAwaitingGarbageCollection'])} awaiting GC, {report['totalRows']:,} rows"
+    )
+    out.add_column("File", overflow="fold")
+    out.add_column("Partition")
+    out.add_column("Rows", justify="right")
+    out.add_column("Job")
+    out.add_column("Exact")
+    for f in report["referencedFiles"]:
+        for r in f["references"]:
+            out.add_row(
+                f["filename"],
+                r["partitionId"],
+                f"{r['numberOfRows']:,}",
+                r.get("jobId") or "",
+                "no" if r["countApproximate"] else "yes",
+            )
+    for f in report["filesAwaitingGarbageCollection"]:
+        out.add_row(f["filename"], "(none)", "0", "", "")
+    return out
+
+
+def table_summary(table: LocalTable) -> dict[str, Any]:
+    """A table's identity, schema and state in numbers."""
+    refs = table.file_references()
+    return {
+        "tableName": table.name,
+        "tableId": table.table_id,
+        "online": table.status.online,
+        "schema": table.schema.to_dict(),
+        "partitions": len(table.partitions()),
+        "leafPartitions": len(table.leaf_partitions()),
+        "files": len({r.filename for r in refs}),
+        "fileReferences": len(refs),
+        "rows": sum(r.number_of_rows for r in refs),
+    }
+
+
+def summary_panel(summary: dict[str, Any]) -> Panel:
+    """A table summary as a panel."""
+    fields = ", ".join(
+        f"{f['name']}:{f['type'] if isinstance(f['type'], str) else next(iter(f['type']))}"
+        for group in ("rowKeyFields", "sortKeyFields", "valueFields")
+        for f in summary["schema"][group]
+    )
+    lines = [
+        f"id {summary['tableId']} — {'online' if summary['online'] else 'offline'}",
+        f"fields: {fields}",
+        f"{summary['partitions']} partitions ({summary['leafPartitions']} leaves), "
+        f"{summary['files']} files, {summary['fileReferences']} references, {summary['rows']:,} rows",
+    ]
+    return Panel("\n".join(lines), title=f"Table {summary['tableName']}")

@@ -1,0 +1,358 @@
+"""The embedded local instance: everything in one directory, no AWS account (composition root).
+
+Layout of an instance directory::
+
+    instance.properties              instance properties (Java .properties), as in Sleeper's config bucket
+    tables/table-<id>.properties     table properties, schema JSON inside sleeper.table.schema
+    sleeper.db                       SQLite (WAL): transaction logs, snapshot records, table index, queues, trackers
+    data/<table id>/data/partition_<id>/<file>.parquet (+ .sketches)
+    data/<table id>/statestore/snapshots/... and statestore/transactions/...
+
+File references record absolute ``file://`` URIs of data files, as Sleeper records ``s3a://`` URIs.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cached_property
+from pathlib import Path
+
+from pyarrow import fs as pafs
+
+from sleeper.adapters.local.properties import LocalPropertiesStore
+from sleeper.adapters.local.queue import SqliteQueues
+from sleeper.adapters.local.statestore import SqliteStateStoreBackend
+from sleeper.adapters.local.table_index import SqliteTableIndex
+from sleeper.adapters.local.trackers import (
+    SqliteCompactionJobTracker,
+    SqliteIngestJobTracker,
+    SqliteQueryTracker,
+    SqliteTaskTracker,
+)
+from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError
+from sleeper.core.partition import Partition, partitions_from_split_points
+from sleeper.core.properties import InstanceProperties, TableProperties, validate_table_update
+from sleeper.core.queue import Queue
+from sleeper.core.schema import KeyValue, Schema
+from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
+from sleeper.core.table import TableStatus, new_table_id
+from sleeper.statestore.store import StateStore, StateStoreSettings
+
+DATABASE_FILE = "sleeper.db"
+
+LOCAL_QUEUES: dict[str, tuple[bool, int, int]] = {
+    # logical name: (FIFO, visibility timeout seconds, maxReceiveCount), as Sleeper's stacks configure them
+    "IngestJobQ": (False, 900, 3),
+    "BulkImportJobQ": (False, 900, 3),
+    "IngestBatcherSubmitQ": (False, 900, 3),
+    "CompactionJobQ": (False, 900, 3),
+    "PendingCompactionJobBatchQ": (False, 900, 3),
+    "CompactionCommitQ": (False, 900, 3),
+    "StateStoreCommitterQ.fifo": (True, 900, 1),
+    "PartitionSplittingJobQueue": (False, 900, 3),
+    "QueryQueue": (False, 900, 3),
+    "LeafPartitionQueryQueue": (False, 900, 3),
+    "CompactionJobCreationQ.fifo": (True, 900, 3),
+    "FindPartitionsToSplitQ.fifo": (True, 900, 3),
+    "GCJobQ.fifo": (True, 900, 3),
+    "TransactionLogSnapshotQ.fifo": (True, 900, 3),
+    "TransactionLogSnapshotDeletionQ.fifo": (True, 900, 3),
+    "TransactionLogTransactionDeletionQ.fifo": (True, 900, 3),
+}
+_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+class InstanceNotFoundError(SleeperError):
+    """The directory holds no local instance."""
+
+
+class InstanceAlreadyExistsError(SleeperError):
+    """The directory already holds an instance."""
+
+
+@dataclass(frozen=True, slots=True)
+class LocalTable:
+    """A table of a local instance: its identity, properties and state store."""
+
+    instance: LocalInstance
+    status: TableStatus
+    properties: TableProperties
+    state_store: StateStore
+
+    @property
+    def name(self) -> str:
+        """The table name."""
+        return self.status.table_name
+
+    @property
+    def table_id(self) -> str:
+        """The table id."""
+        return self.status.table_id
+
+    @property
+    def schema(self) -> Schema:
+        """The table schema."""
+        return self.properties.schema
+
+    @property
+    def data_prefix(self) -> str:
+        """The URI under which the table's files live (``file:///.../data/<table id>``)."""
+        return self.instance.data_uri(self.table_id)
+
+    def partitions(self) -> list[Partition]:
+        """Every partition of the table."""
+        return self.state_store.partitions()
+
+    def leaf_partitions(self) -> list[Partition]:
+        """The leaf partitions, in key order."""
+        return self.state_store.partition_tree().leaves
+
+    def file_references(self) -> list[FileReference]:
+        """Every file reference."""
+        return self.state_store.file_references()
+
+    def files(self) -> list[AllReferencesToAFile]:
+        """Every tracked file with its references (including files awaiting garbage collection)."""
+        return self.state_store.files()
+
+    def set_properties(self, values: Mapping[str, str]) -> LocalTable:
+        """Validates and saves new property values; returns the table with them.
+
+        Raises:
+            PropertyError: If a value is invalid or a property may not change; nothing is saved.
+        """
+        return self.instance.update_table_properties(self.name, values)
+
+
+class LocalInstance:
+    """A Sleeper instance held in one directory.
+
+    Args:
+        directory: The instance directory (it must hold an instance; see ``create``).
+    """
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory).resolve()
+        self._properties_store = LocalPropertiesStore(self.directory)
+        if not self._properties_store.instance_file.exists():
+            raise InstanceNotFoundError(f"no Sleeper instance in {self.directory} (create one with 'instance create')")
+        self.properties = InstanceProperties(self._properties_store.load_instance())
+        self.database = self.directory / DATABASE_FILE
+        self.state_store_backend = SqliteStateStoreBackend(self.database, self.directory / "data")
+        self.table_index = SqliteTableIndex(self.database)
+        self.filesystem = pafs.LocalFileSystem()
+
+    # --- lifecycle ---------------------------------------------------------------------------------------------
+    @classmethod
+    def create(cls, directory: str | Path, *, instance_id: str | None = None) -> LocalInstance:
+        """Creates a new instance in a directory (which may exist but must not hold an instance).
+
+        Raises:
+            InstanceAlreadyExistsError: If the directory already holds an instance.
+        """
+        path = Path(directory).resolve()
+        store = LocalPropertiesStore(path)
+        if store.instance_file.exists():
+            raise InstanceAlreadyExistsError(f"{path} already holds a Sleeper instance")
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "data").mkdir(exist_ok=True)
+        iid = instance_id or f"local-{uuid.uuid4().hex[:8]}"
+        props = InstanceProperties(
+            {
+                "sleeper.id": iid,
+                "sleeper.filesystem": "file://",
+                "sleeper.data.bucket": str(path / "data"),
+            }
+        )
+        props.validate_all()
+        store.save_instance(dict(props.items()))
+        return cls(path)
+
+    @classmethod
+    def open_or_create(cls, directory: str | Path) -> LocalInstance:
+        """Opens the instance in a directory, creating it if there is none."""
+        path = Path(directory)
+        if (path / "instance.properties").exists():
+            return cls(path)
+        return cls.create(path)
+
+    # --- queues and trackers (one SQLite database shared by every worker process) ------------------------------
+    @cached_property
+    def queues(self) -> SqliteQueues:
+        """The instance's queues."""
+        return SqliteQueues(self.database)
+
+    def queue(self, name: str) -> Queue:
+        """A queue of the instance by Sleeper's logical name (e.g. ``IngestJobQ``), with its dead-letter queue.
+
+        The settings mirror Sleeper's: FIFO for the committer and the per-table scheduled queues, visibility and
+        maxReceiveCount as Sleeper's stacks set them.
+        """
+        spec = LOCAL_QUEUES.get(name)
+        if spec is None:
+            raise SleeperError(f"unknown queue {name!r}; known queues: {', '.join(sorted(LOCAL_QUEUES))}")
+        fifo, visibility, max_receive = spec
+        return self.queues.queue(
+            name,
+            fifo=fifo,
+            visibility_timeout=visibility,
+            dead_letter=f"{name.removesuffix('.fifo')}-DLQ{'.fifo' if fifo else ''}",
+            max_receive_count=max_receive,
+        )
+
+    @cached_property
+    def ingest_job_tracker(self) -> SqliteIngestJobTracker:
+        """The ingest job tracker."""
+        return SqliteIngestJobTracker(self.database)
+
+    @cached_property
+    def compaction_job_tracker(self) -> SqliteCompactionJobTracker:
+        """The compaction job tracker."""
+        return SqliteCompactionJobTracker(self.database)
+
+    @cached_property
+    def ingest_task_tracker(self) -> SqliteTaskTracker:
+        """The ingest task tracker."""
+        return SqliteTaskTracker(self.database, kind="ingest")
+
+    @cached_property
+    def compaction_task_tracker(self) -> SqliteTaskTracker:
+        """The compaction task tracker."""
+        return SqliteTaskTracker(self.database, kind="compaction")
+
+    @cached_property
+    def query_tracker(self) -> SqliteQueryTracker:
+        """The query tracker."""
+        return SqliteQueryTracker(self.database)
+
+    # --- paths -------------------------------------------------------------------------------------------------
+    def data_uri(self, table_id: str) -> str:
+        """The URI of a table's data prefix."""
+        return (self.directory / "data" / table_id).as_uri()
+
+    # --- tables ------------------------------------------------------------------------------------------------
+    def tables(self) -> list[TableStatus]:
+        """Every table, by name."""
+        return self.table_index.list_tables()
+
+    def create_table(
+        self,
+        name: str,
+        schema: Schema,
+        *,
+        split_points: Sequence[KeyValue] | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> LocalTable:
+        """Creates a table: validates, saves its properties, indexes it and initialises its partitions.
+
+        Raises:
+            TableAlreadyExistsError: If the name is taken.
+            PropertyError: If a property is invalid.
+            PartitionTreeError: If the split points are invalid.
+        """
+        if not _NAME_PATTERN.match(name):
+            raise SleeperError(f"invalid table name {name!r}: use letters, digits, '_', '.', '-' (at most 128)")
+        if any(t.table_name == name for t in self.table_index.list_tables()):
+            raise TableAlreadyExistsError(f"table {name!r} already exists")
+        partitions = partitions_from_split_points(schema, list(split_points or []))
+        table_id = new_table_id()
+        values = {str(k): str(v) for k, v in (properties or {}).items()}
+        values.update(
+            {"sleeper.table.name": name, "sleeper.table.id": table_id, "sleeper.table.schema": schema.to_json()}
+        )
+        table_properties = TableProperties(self.properties, values)
+        table_properties.validate_all()
+        status = TableStatus(
+            table_id=table_id, table_name=name, online=table_properties.get_bool("sleeper.table.online")
+        )
+        self._properties_store.save_table(table_id, dict(table_properties.items()))
+        try:
+            self.table_index.create(status)
+        except BaseException:
+            self._properties_store.delete_table(table_id)
+            raise
+        table = self._table(status)
+        table.state_store.initialise(partitions)
+        return table
+
+    def table(self, name: str) -> LocalTable:
+        """A table by name.
+
+        Raises:
+            TableNotFoundError: If there is no such table.
+        """
+        return self._table(self.table_index.get_by_name(name))
+
+    def table_by_id(self, table_id: str) -> LocalTable:
+        """A table by id.
+
+        Raises:
+            TableNotFoundError: If there is no such table.
+        """
+        return self._table(self.table_index.get_by_id(table_id))
+
+    def rename_table(self, old_name: str, new_name: str) -> LocalTable:
+        """Renames a table (index and properties)."""
+        if not _NAME_PATTERN.match(new_name):
+            raise SleeperError(f"invalid table name {new_name!r}")
+        table = self.table(old_name)
+        if new_name == old_name:
+            raise TableAlreadyExistsError(f"table {new_name!r} already exists")
+        status = self.table_index.rename(table.table_id, new_name)
+        values = dict(table.properties.items())
+        values["sleeper.table.name"] = new_name
+        self._properties_store.save_table(table.table_id, values)
+        return self._table(status)
+
+    def set_table_online(self, name: str, online: bool) -> LocalTable:
+        """Puts a table online or takes it offline."""
+        table = self.table(name)
+        status = self.table_index.set_online(table.table_id, online)
+        values = dict(table.properties.items())
+        values["sleeper.table.online"] = "true" if online else "false"
+        self._properties_store.save_table(table.table_id, values)
+        return self._table(status)
+
+    def delete_table(self, name: str) -> None:
+        """Deletes a table: its index entry, logs, snapshots, properties and every file under its prefix."""
+        table = self.table(name)
+        self.table_index.delete(table.table_id)
+        self.state_store_backend.delete_table(table.table_id)
+        self._properties_store.delete_table(table.table_id)
+        data_dir = self.directory / "data" / table.table_id
+        if data_dir.exists():
+            self.filesystem.delete_dir(str(data_dir))
+
+    def update_table_properties(self, name: str, values: Mapping[str, str]) -> LocalTable:
+        """Validates and saves new values of table properties.
+
+        Raises:
+            PropertyError: If a value is invalid or a property may not change; nothing is saved.
+        """
+        table = self.table(name)
+        updated = TableProperties(self.properties, dict(table.properties.items()))
+        for key, value in values.items():
+            if key in ("sleeper.table.name", "sleeper.table.online"):
+                raise SleeperError(f"change {key} with the table rename / online / offline commands")
+            updated.set(key, value)
+        updated.validate_all()
+        validate_table_update(table.properties, updated)
+        self._properties_store.save_table(table.table_id, dict(updated.items()))
+        return self._table(table.status)
+
+    def _table(self, status: TableStatus) -> LocalTable:
+        properties = TableProperties(self.properties, self._properties_store.load_table(status.table_id))
+        store = StateStore(
+            schema=properties.schema,
+            table_id=status.table_id,
+            backend=self.state_store_backend,
+            filesystem=self.filesystem,
+            snapshot_base_path=str(self.directory / "data" / status.table_id),
+            settings=StateStoreSettings.from_properties(properties),
+            clock=lambda: datetime.now(tz=UTC),
+        )
+        return LocalTable(instance=self, status=status, properties=properties, state_store=store)
