@@ -1,0 +1,259 @@
+"""Running queries: read each leaf's files within its regions, merge, apply the table's processing, project (7.2).
+
+A sub-query (:class:`~sleeper.core.query.LeafPartitionQuery`) reads every one of its files limited to its regions
+cut to its leaf partition, so only the row groups that can hold those keys are decoded and a file shared with other
+leaves gives each row once. The sorted streams are merged on the row and sort keys, the table's filters and
+aggregations are applied to the merged stream, and the key fields plus the requested value fields are returned.
+
+:func:`execute` plans a query against a table's state store and runs its sub-queries one after another, in key
+order of their leaves, as one Arrow stream; :func:`table_query` is the convenience form returning a pyarrow Table.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Protocol
+
+import pyarrow as pa
+
+from sleeper.core.partition import PartitionTree
+from sleeper.core.properties.properties import TableProperties
+from sleeper.core.query import LeafPartitionQuery, Query, QueryProcessingConfig
+from sleeper.core.range import Region
+from sleeper.core.schema import Schema
+from sleeper.core.statestore.references import FileReference
+from sleeper.io.arrow_schema import arrow_schema, conform_batch
+from sleeper.io.filesystem import FileSystemOptions
+from sleeper.io.key_ranges import KeyBounds
+from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
+from sleeper.io.parquet import read_sorted
+from sleeper.iterators import ProcessingConfig
+from sleeper.iterators.apply import RowProcessor
+from sleeper.iterators.config import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY
+from sleeper.query.exceptions import QueryExecutionError
+from sleeper.query.planner import leaf_regions, plan_query
+
+__all__ = [
+    "QueryableStateStore",
+    "QueryableTable",
+    "execute",
+    "output_fields",
+    "processing_config",
+    "read_fields",
+    "region_bounds",
+    "run_leaf_query",
+    "table_query",
+]
+
+
+class QueryableStateStore(Protocol):
+    """What a query needs from a table's state store."""
+
+    def partition_tree(self) -> PartitionTree:
+        """The table's partitions."""
+        ...
+
+    def file_references(self) -> list[FileReference]:
+        """Every file reference of the table."""
+        ...
+
+
+class QueryableTable(Protocol):
+    """What a query needs from a table (a local runtime table fits)."""
+
+    @property
+    def table_id(self) -> str:
+        """The table id."""
+        ...
+
+    @property
+    def schema(self) -> Schema:
+        """The table schema."""
+        ...
+
+    @property
+    def properties(self) -> TableProperties:
+        """The table properties."""
+        ...
+
+    @property
+    def state_store(self) -> QueryableStateStore:
+        """The table's state store."""
+        ...
+
+
+def processing_config(properties: TableProperties, schema: Schema) -> ProcessingConfig:
+    """The table's filters and aggregations, from ``sleeper.table.filters`` and ``sleeper.table.aggregations``.
+
+    Raises:
+        IteratorConfigError: If either property cannot be read or does not suit the schema.
+    """
+    return ProcessingConfig.parse(properties.get(FILTERS_PROPERTY), properties.get(AGGREGATIONS_PROPERTY), schema)
+
+
+def region_bounds(region: Region) -> list[KeyBounds]:
+    """A region as the canonical key bounds a data file read takes (inclusive minimum, exclusive maximum)."""
+    return [KeyBounds(name, r.canonical_min, r.canonical_max) for name, r in region.ranges.items()]
+
+
+def output_fields(schema: Schema, requested_value_fields: Sequence[str] | None) -> list[str]:
+    """The fields a query returns, in schema order: every key field, and the requested value fields (all if None).
+
+    Raises:
+        QueryExecutionError: If a requested field is not in the schema.
+    """
+    if requested_value_fields is None:
+        return list(schema.field_names)
+    unknown = [name for name in requested_value_fields if not schema.has_field(name)]
+    if unknown:
+        raise QueryExecutionError(f"table has no field {unknown[0]!r}")
+    wanted = set(requested_value_fields)
+    keys = set(schema.key_names)
+    return [name for name in schema.field_names if name in keys or name in wanted]
+
+
+def read_fields(schema: Schema, requested_value_fields: Sequence[str] | None, config: ProcessingConfig) -> list[str]:
+    """The fields to read from data files: those returned, plus the value fields the filters and aggregations need."""
+    needed = set(output_fields(schema, requested_value_fields)) | set(config.required_value_fields(schema))
+    return [name for name in schema.field_names if name in needed]
+
+
+def run_leaf_query(
+    leaf_query: LeafPartitionQuery,
+    schema: Schema,
+    config: ProcessingConfig,
+    now_ms: int,
+    *,
+    options: FileSystemOptions | None = None,
+    batch_rows: int | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """Runs one sub-query: the rows of its files in its regions and its leaf, processed and projected.
+
+    The sub-query's regions are cut to its partition region again here, so a sub-query read from a queue cannot
+    return rows of another leaf.
+
+    Args:
+        leaf_query: The sub-query.
+        schema: The table schema.
+        config: The table's filters and aggregations, applied after the merge.
+        now_ms: The time age-off filters measure from, in milliseconds since the epoch.
+        options: How to reach S3.
+        batch_rows: The most rows in a batch read and merged; the merge's default if None.
+
+    Yields:
+        Batches in key order with exactly the output fields (see :func:`output_fields`), in schema order.
+
+    Raises:
+        QueryExecutionError: If a requested field is not in the schema.
+        MissingFileError: If a data file does not exist.
+    """
+    requested = leaf_query.processing.requested_value_fields
+    out_names = output_fields(schema, requested)
+    names = read_fields(schema, requested, config)
+    regions = leaf_regions(leaf_query.regions, leaf_query.partition_region)
+    if not regions or not leaf_query.files:
+        return
+    bounds = [region_bounds(r) for r in regions]
+    rows = DEFAULT_BATCH_ROWS if batch_rows is None else batch_rows
+    streams: list[Iterable[pa.RecordBatch]] = [
+        read_sorted(location, schema, regions=bounds, columns=names, options=options, batch_size=rows)
+        for location in leaf_query.files
+    ]
+    merged = merge_sorted(streams, schema.key_names, batch_rows=rows)
+    processed = RowProcessor(schema, config, now_ms).process(merged)
+    target = _output_schema(schema, out_names)
+    for batch in processed:
+        if batch.num_rows:
+            yield conform_batch(batch, target, where=f"query {leaf_query.query_id}")
+
+
+def execute(
+    query: Query,
+    table: QueryableTable,
+    *,
+    now_ms: int | None = None,
+    options: FileSystemOptions | None = None,
+    batch_rows: int | None = None,
+) -> pa.RecordBatchReader:
+    """Plans a query against a table's current files and runs its sub-queries in key order of their leaves.
+
+    Args:
+        query: The query; its table name is not checked against the table.
+        table: The table.
+        now_ms: The time age-off filters measure from; now if None.
+        options: How to reach S3.
+        batch_rows: The most rows in a batch read and merged.
+
+    Returns:
+        A stream of the rows, with the key fields and the requested value fields in schema order. Files are read as
+        the stream is consumed.
+
+    Raises:
+        QueryExecutionError: If a requested field is not in the schema.
+        IteratorConfigError: If the table's filters or aggregations are invalid.
+    """
+    schema = table.schema
+    target = _output_schema(schema, output_fields(schema, query.processing.requested_value_fields))
+    config = processing_config(table.properties, schema)
+    state_store = table.state_store
+    leaf_queries = plan_query(
+        query, state_store.partition_tree(), state_store.file_references(), table_id=table.table_id
+    )
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for leaf_query in leaf_queries:
+            yield from run_leaf_query(leaf_query, schema, config, now, options=options, batch_rows=batch_rows)
+
+    return pa.RecordBatchReader.from_batches(target, batches())
+
+
+def table_query(
+    table: QueryableTable,
+    *,
+    keys: Iterable[Mapping[str, object] | Sequence[object]] | None = None,
+    regions: Iterable[Region] | None = None,
+    requested_value_fields: Sequence[str] | None = None,
+    now_ms: int | None = None,
+    options: FileSystemOptions | None = None,
+    query_id: str | None = None,
+) -> pa.Table:
+    """Queries a table for exact row keys and/or regions; with neither, returns every row.
+
+    Args:
+        table: The table.
+        keys: Row keys to look up exactly, each a sequence in row key order or a mapping by field name.
+        regions: Regions to return rows from.
+        requested_value_fields: The value fields to return; all if None. Key fields are always returned.
+        now_ms: The time age-off filters measure from; now if None.
+        options: How to reach S3.
+        query_id: The query id; random if None.
+
+    Returns:
+        The rows in key order; a row in several of the keys or regions is returned once.
+
+    Raises:
+        KeyTypeError: If a key does not suit the schema.
+        QueryExecutionError: If a requested field is not in the schema.
+    """
+    schema = table.schema
+    wanted: list[Region] = [Region.exact(schema, key) for key in keys or ()]
+    wanted.extend(regions or ())
+    if keys is None and regions is None:
+        wanted = [Region.whole(schema)]
+    query = Query(
+        query_id=query_id or str(uuid.uuid4()),
+        table_name=getattr(table, "name", table.table_id),
+        regions=tuple(wanted),
+        processing=QueryProcessingConfig(
+            requested_value_fields=None if requested_value_fields is None else tuple(requested_value_fields)
+        ),
+    )
+    return execute(query, table, now_ms=now_ms, options=options).read_all()
+
+
+def _output_schema(schema: Schema, names: Sequence[str]) -> pa.Schema:
+    full = arrow_schema(schema)
+    return pa.schema([full.field(name) for name in names])

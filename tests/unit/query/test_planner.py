@@ -1,0 +1,156 @@
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+from sleeper.core.partition import ROOT_ID, PartitionTree, partitions_from_split_points
+from sleeper.core.query import Query, QueryProcessingConfig
+from sleeper.core.range import Range, Region
+from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.core.statestore.references import FileReference
+from sleeper.query.planner import leaf_regions, plan_query
+
+KEY = Field("key", PrimitiveType.LONG)
+SCHEMA = Schema(row_key_fields=(KEY,), value_fields=(Field("value", PrimitiveType.STRING),))
+
+
+def _ids(prefix: str) -> Callable[[], str]:
+    counter = itertools.count()
+    return lambda: f"{prefix}{next(counter)}"
+
+
+def _tree(split_points: list[int]) -> PartitionTree:
+    return PartitionTree(SCHEMA, partitions_from_split_points(SCHEMA, split_points, id_supplier=_ids("p")))
+
+
+def _ref(filename: str, partition_id: str, *, whole: bool = True) -> FileReference:
+    return FileReference(
+        filename=filename, partition_id=partition_id, number_of_rows=10, only_contains_data_for_this_partition=whole
+    )
+
+
+def _query(*regions: Region, fields: tuple[str, ...] | None = None) -> Query:
+    return Query(
+        query_id="q",
+        table_name="t",
+        regions=regions,
+        processing=QueryProcessingConfig(requested_value_fields=fields),
+    )
+
+
+def _range(low: int, high: int | None, *, low_inclusive: bool = True, high_inclusive: bool = False) -> Region:
+    return Region.of([Range(field=KEY, min=low, min_inclusive=low_inclusive, max=high, max_inclusive=high_inclusive)])
+
+
+def should_read_files_of_the_leaf_and_every_ancestor_once() -> None:
+    # Given leaves [min,100), [100,200), [200,max) under a root, a file on the root, a file on the leaf's parent,
+    # a file referenced on two leaves and a file only on the first leaf
+    tree = _tree([100, 200])
+    low, middle, high = tree.leaves
+    parent = tree.get(middle.parent_id or "")
+    refs = [
+        _ref("root.parquet", tree.root.id, whole=False),
+        _ref("low.parquet", low.id),
+        _ref("shared.parquet", middle.id, whole=False),
+        _ref("shared.parquet", high.id, whole=False),
+        _ref("middle.parquet", middle.id),
+    ]
+    if parent.id != tree.root.id:
+        refs.append(_ref("parent.parquet", parent.id, whole=False))
+    # When a query of everything is planned
+    plans = plan_query(_query(Region.whole(SCHEMA)), tree, refs, table_id="tid", sub_query_id=_ids("s"))
+    # Then each leaf reads the root's and its ancestors' files first, then its own, each file once
+    by_leaf = {p.leaf_partition_id: p.files for p in plans}
+    ancestors_of_middle = [p.id for p in reversed(tree.ancestors(middle.id))]
+    expected_middle = ["root.parquet"] + (["parent.parquet"] if parent.id != tree.root.id else [])
+    expected_middle += ["shared.parquet", "middle.parquet"]
+    assert ancestors_of_middle[0] == tree.root.id
+    assert list(by_leaf[middle.id]) == expected_middle
+    assert by_leaf[low.id][0] == "root.parquet" and by_leaf[low.id][-1] == "low.parquet"
+    assert "shared.parquet" in by_leaf[high.id] and "low.parquet" not in by_leaf[high.id]
+    # And the sub-queries are in key order with their own ids, the table id and the query's processing
+    assert [p.leaf_partition_id for p in plans] == [low.id, middle.id, high.id]
+    assert [p.sub_query_id for p in plans] == ["s0", "s1", "s2"]
+    assert {p.table_id for p in plans} == {"tid"} and {p.query_id for p in plans} == {"q"}
+
+
+def should_cut_regions_to_each_leaf_and_drop_leaves_outside_them() -> None:
+    # Given three leaves, each with a file
+    tree = _tree([100, 200])
+    low, middle, high = tree.leaves
+    refs = [_ref(f"{p.id}.parquet", p.id) for p in tree.leaves]
+    # When regions [50, 150] and (250, 260) are planned
+    query = _query(_range(50, 150, high_inclusive=True), _range(250, 260, low_inclusive=False))
+    plans = plan_query(query, tree, refs, table_id="t")
+    # Then every leaf is read, each only within the parts of the regions inside it
+    assert [p.leaf_partition_id for p in plans] == [low.id, middle.id, high.id]
+    assert [p.regions for p in plans] == [
+        (_range(50, 100),),
+        (_range(100, 151),),
+        (_range(251, 260),),
+    ]
+    assert all(p.partition_region == leaf.region for p, leaf in zip(plans, tree.leaves, strict=True))
+
+    # When a region inside one leaf is planned
+    plans = plan_query(_query(_range(120, 130)), tree, refs, table_id="t")
+    # Then only that leaf is read
+    assert [(p.leaf_partition_id, p.regions) for p in plans] == [(middle.id, (_range(120, 130),))]
+
+
+def should_skip_leaves_without_files() -> None:
+    # Given a split table with a file only on the last leaf
+    tree = _tree([100, 200])
+    high = tree.leaves[-1]
+    # When everything is queried
+    plans = plan_query(_query(Region.whole(SCHEMA)), tree, [_ref("f.parquet", high.id)], table_id="t")
+    # Then only the last leaf is read
+    assert [p.leaf_partition_id for p in plans] == [high.id]
+
+    # When the table has no files
+    # Then nothing is planned
+    assert plan_query(_query(Region.whole(SCHEMA)), tree, [], table_id="t") == []
+
+
+def should_plan_nothing_for_a_query_with_no_regions_or_an_empty_region() -> None:
+    # Given a table with a file on the root
+    tree = _tree([])
+    refs = [_ref("f.parquet", ROOT_ID)]
+    # When a query has no regions, or only a region holding no key
+    empty = _range(5, 5)
+    # Then nothing is planned
+    assert plan_query(_query(), tree, refs, table_id="t") == []
+    assert plan_query(_query(empty), tree, refs, table_id="t") == []
+    # And a non-empty region is planned on the root
+    assert [p.leaf_partition_id for p in plan_query(_query(_range(5, 6)), tree, refs, table_id="t")] == [ROOT_ID]
+
+
+def should_give_disjoint_regions_to_leaves_sharing_a_file() -> None:
+    # Given a file referenced on two neighbouring leaves
+    tree = _tree([100])
+    refs = [_ref("shared.parquet", p.id, whole=False) for p in tree.leaves]
+    # When a region across both leaves is planned
+    plans = plan_query(_query(_range(0, 1000)), tree, refs, table_id="t")
+    # Then both read the file, within regions that share no key
+    assert [p.files for p in plans] == [("shared.parquet",), ("shared.parquet",)]
+    first, second = (p.regions[0] for p in plans)
+    assert not first.overlaps(second)
+    assert first.intersection(second) is None
+
+
+def should_keep_requested_fields_in_sub_queries() -> None:
+    # Given a query asking for one value field
+    tree = _tree([])
+    query = _query(Region.whole(SCHEMA), fields=("value",))
+    # When planned
+    plans = plan_query(query, tree, [_ref("f.parquet", ROOT_ID)], table_id="t")
+    # Then the sub-query carries the request
+    assert [p.processing.requested_value_fields for p in plans] == [("value",)]
+
+
+def should_cut_regions_dropping_those_outside_the_partition() -> None:
+    # Given a partition region [100, 200)
+    partition = _range(100, 200)
+    # When regions inside, across and outside it are cut
+    cut = leaf_regions([_range(0, 50), _range(150, 300), _range(200, 300)], partition)
+    # Then only the overlapping part is kept
+    assert cut == [_range(150, 200)]
