@@ -1,0 +1,217 @@
+"""Benchmark of queries (sleeper.query) on a local table: point lookups and a range scan beside a pyarrow scan.
+
+The table has an int64 row key ``key`` (random in [0, 1e10)), an int64 ``value`` and a 30-letter ``payload``, split
+into 4 leaves at the key space's quartiles. 90% of the rows are written as one file per leaf, and 10% as one file
+referenced on the root (as if not yet compacted down), so every leaf's sub-query merges two files. Files use Sleeper's
+default Parquet settings (100,000-row row groups).
+
+Figures:
+
+- point lookups: ``table_query(keys=[[k]])`` of existing keys, one at a time, including planning against the state
+  store; median and 95th percentile latency, and the row groups decoded per file read (from the reader's plan for
+  the sub-query's region). Every lookup's rows are checked against the data.
+- range scan: one range over 10% of the key space, across a split point, by ``table_query`` and by a pyarrow dataset
+  scan of the same files with the same filter, in the same run; median rows/s over the repetitions. Row counts and
+  ``sum(value)`` are checked to agree.
+
+The last line printed is one JSON object with every figure.
+
+Usage: ``.venv/bin/python benchmarks/query.py [--rows 1000000] [--lookups 200] [--repeats 3]`` (``--rows 10000000``
+for the 10M-row table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import sleeper  # noqa: E402
+from sleeper.core.query import Query  # noqa: E402
+from sleeper.core.range import Range, Region  # noqa: E402
+from sleeper.core.schema import Field, PrimitiveType, Schema  # noqa: E402
+from sleeper.core.statestore.references import FileReference  # noqa: E402
+from sleeper.io.parquet import SortedFileWriter  # noqa: E402
+from sleeper.io.parquet_reader import SortedFileReader  # noqa: E402
+from sleeper.query.executor import region_bounds, table_query  # noqa: E402
+from sleeper.query.planner import plan_query  # noqa: E402
+from sleeper.runtime.local import LocalTable  # noqa: E402
+
+KEY = Field("key", PrimitiveType.LONG)
+SCHEMA = Schema(
+    row_key_fields=(KEY,),
+    value_fields=(Field("value", PrimitiveType.LONG), Field("payload", PrimitiveType.STRING)),
+)
+KEY_SPACE = 10_000_000_000
+SPLITS = [KEY_SPACE // 4, KEY_SPACE // 2, 3 * KEY_SPACE // 4]
+CHUNK = 1_000_000
+
+
+def _data(rng: np.random.Generator, rows: int) -> pa.Table:
+    keys = np.sort(rng.integers(0, KEY_SPACE, rows))
+    letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
+    payload = letters[rng.integers(0, 26, rows * 30)].tobytes()
+    offsets = pa.array(np.arange(0, rows * 30 + 1, 30, dtype=np.int32))
+    strings = pa.StringArray.from_buffers(rows, offsets.buffers()[1], pa.py_buffer(payload))
+    return pa.table({"key": keys, "value": rng.integers(0, 1_000_000, rows), "payload": strings})
+
+
+def _write(table: LocalTable, partition_id: str, name: str, data: pa.Table) -> str:
+    location = f"{table.data_prefix}/data/partition_{partition_id}/{name}.parquet"
+    with SortedFileWriter(location, SCHEMA, sketches=False) as writer:
+        for start in range(0, data.num_rows, CHUNK):
+            writer.write(data.slice(start, CHUNK))
+    return location
+
+
+def build(directory: Path, rows: int, seed: int) -> tuple[LocalTable, pa.Table]:
+    """Creates the table and writes its files; returns it with all its rows."""
+    table = sleeper.local(directory).create_table("bench", SCHEMA, split_points=SPLITS)
+    tree = table.state_store.partition_tree()
+    rng = np.random.default_rng(seed)
+    data = _data(rng, rows)
+    on_root = rng.random(rows) < 0.1
+    references = []
+    root_rows = data.filter(pa.array(on_root))
+    location = _write(table, tree.root.id, "root", root_rows)
+    references.append(
+        FileReference(
+            filename=location,
+            partition_id=tree.root.id,
+            number_of_rows=root_rows.num_rows,
+            only_contains_data_for_this_partition=False,
+        )
+    )
+    rest = data.filter(pa.array(~on_root))
+    bounds = [0, *SPLITS, None]
+    for i, leaf in enumerate(tree.leaves):
+        low, high = bounds[i], bounds[i + 1]
+        mask = pc.greater_equal(rest["key"], low)
+        if high is not None:
+            mask = pc.and_(mask, pc.less(rest["key"], high))
+        part = rest.filter(mask)
+        references.append(
+            FileReference(
+                filename=_write(table, leaf.id, f"leaf{i}", part), partition_id=leaf.id, number_of_rows=part.num_rows
+            )
+        )
+    table.state_store.add_files(references)
+    return table, data
+
+
+def point_lookups(table: LocalTable, data: pa.Table, lookups: int, seed: int) -> dict[str, Any]:
+    """Times exact-key lookups of existing keys and counts the row groups each file read decodes."""
+    rng = np.random.default_rng(seed + 1)
+    keys = [int(k) for k in rng.choice(data["key"].to_numpy(), lookups)]
+    latencies = []
+    for key in keys:
+        start = time.perf_counter()
+        result = table_query(table, keys=[[key]])
+        latencies.append(time.perf_counter() - start)
+        expected = pc.sum(pc.equal(data["key"], key)).as_py()
+        if result.num_rows != expected:
+            raise AssertionError(f"key {key}: {result.num_rows} rows, expected {expected}")
+    tree = table.state_store.partition_tree()
+    references = table.file_references()
+    readers: dict[str, SortedFileReader] = {}
+    decoded: list[int] = []
+    totals: list[int] = []
+    for key in keys[: min(len(keys), 50)]:
+        query_region = Region.exact(SCHEMA, [key])
+        plans = plan_query(
+            Query(query_id="b", table_name="bench", regions=(query_region,)), tree, references, table_id="t"
+        )
+        for plan in plans:
+            for location in plan.files:
+                reader = readers.get(location) or readers.setdefault(location, SortedFileReader(location, SCHEMA))
+                read_plan = reader.plan([region_bounds(r) for r in plan.regions])
+                decoded.append(len(read_plan.row_groups))
+                totals.append(read_plan.total_row_groups)
+    for reader in readers.values():
+        reader.close()
+    latencies.sort()
+    return {
+        "lookups": lookups,
+        "median_ms": statistics.median(latencies) * 1000,
+        "p95_ms": latencies[int(0.95 * (len(latencies) - 1))] * 1000,
+        "row_groups_decoded_per_file": statistics.mean(decoded),
+        "row_groups_per_file": statistics.mean(totals),
+    }
+
+
+def range_scan(table: LocalTable, data: pa.Table, repeats: int) -> dict[str, Any]:
+    """Times one range by the query executor and by a pyarrow dataset scan of the same files."""
+    low, high = int(KEY_SPACE * 0.2), int(KEY_SPACE * 0.3)
+    region = Region.of([Range(field=KEY, min=low, max=high)])
+    expected_rows = pc.sum(pc.and_(pc.greater_equal(data["key"], low), pc.less(data["key"], high))).as_py()
+    paths = [ref.filename.removeprefix("file://") for ref in table.file_references()]
+    dataset = ds.dataset(sorted(set(paths)), format="parquet")
+    flt = (ds.field("key") >= low) & (ds.field("key") < high)
+    ours, theirs = [], []
+    sums = set()
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = table_query(table, regions=[region])
+        ours.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        scanned = dataset.to_table(filter=flt)
+        theirs.append(time.perf_counter() - start)
+        if result.num_rows != expected_rows or scanned.num_rows != expected_rows:
+            raise AssertionError(f"rows: query {result.num_rows}, scan {scanned.num_rows}, expected {expected_rows}")
+        sums.add((pc.sum(result["value"]).as_py(), pc.sum(scanned["value"]).as_py()))
+    if any(a != b for a, b in sums):
+        raise AssertionError(f"sum(value) differs: {sums}")
+    return {
+        "rows": expected_rows,
+        "query_seconds": statistics.median(ours),
+        "query_rows_per_s": expected_rows / statistics.median(ours),
+        "pyarrow_dataset_seconds": statistics.median(theirs),
+        "pyarrow_dataset_rows_per_s": expected_rows / statistics.median(theirs),
+    }
+
+
+def main() -> None:
+    """Builds the table, runs both benchmarks and prints the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--lookups", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=42)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="sleeper-query-bench-") as directory:
+        start = time.perf_counter()
+        table, data = build(Path(directory), args.rows, args.seed)
+        build_seconds = time.perf_counter() - start
+        print(f"built {args.rows:,} rows in {build_seconds:.1f}s", flush=True)
+        points = point_lookups(table, data, args.lookups, args.seed)
+        print(
+            f"point lookups: median {points['median_ms']:.2f} ms, p95 {points['p95_ms']:.2f} ms, "
+            f"{points['row_groups_decoded_per_file']:.2f} of {points['row_groups_per_file']:.1f} row groups "
+            "decoded per file",
+            flush=True,
+        )
+        scan = range_scan(table, data, args.repeats)
+        print(
+            f"range scan of {scan['rows']:,} rows: query {scan['query_rows_per_s']:,.0f} rows/s, "
+            f"pyarrow dataset {scan['pyarrow_dataset_rows_per_s']:,.0f} rows/s",
+            flush=True,
+        )
+    print(json.dumps({"rows": args.rows, "build_seconds": build_seconds, "point_lookups": points, "range_scan": scan}))
+
+
+if __name__ == "__main__":
+    main()
