@@ -1,0 +1,22 @@
+"""Standard ingest: sorting rows into data files per leaf partition, and running ingest jobs (spec 3.1, 3.2)."""
+
+from __future__ import annotations
+
+from sleeper.ingest.exceptions import IngestConfigError, IngestError
+from sleeper.ingest.standard import (
+    DEFAULT_BUFFER_BYTES,
+    ONE_FILE_PER_LEAF,
+    ONE_REFERENCE_PER_LEAF,
+    IngestResult,
+    ingest_batches,
+)
+
+__all__ = [
+    "DEFAULT_BUFFER_BYTES",
+    "ONE_FILE_PER_LEAF",
+    "ONE_REFERENCE_PER_LEAF",
+    "IngestConfigError",
+    "IngestError",
+    "IngestResult",
+    "ingest_batches",
+]
