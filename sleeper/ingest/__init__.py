@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sleeper.ingest.exceptions import IngestConfigError, IngestError
+from sleeper.ingest.job_runner import IngestJobOutcome, IngestJobRunner, JobOutcome, QueueRunSummary, run_ingest_queue
 from sleeper.ingest.standard import (
     DEFAULT_BUFFER_BYTES,
     ONE_FILE_PER_LEAF,
@@ -17,6 +18,11 @@ __all__ = [
     "ONE_REFERENCE_PER_LEAF",
     "IngestConfigError",
     "IngestError",
+    "IngestJobOutcome",
+    "IngestJobRunner",
     "IngestResult",
+    "JobOutcome",
+    "QueueRunSummary",
     "ingest_batches",
+    "run_ingest_queue",
 ]

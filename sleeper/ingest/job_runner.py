@@ -1,0 +1,421 @@
+"""Ingest jobs on a local instance (spec 3.2): validate, track, read the files and run standard ingest.
+
+A job names a table and Parquet files or directories. :class:`IngestJobRunner` checks it before anything is written:
+
+* the table must exist (looked up by id when the job has one, else by name);
+* every path must exist; a directory is expanded recursively to the ``.parquet`` files inside it, and a path that
+  holds no such file rejects the job;
+* every file must be readable Parquet holding each column of the table with a type that reads as the table's.
+
+A rejected job is recorded in the ingest job tracker with its reasons and changes nothing. An accepted job is recorded
+as validated and started, its files are read in order as Arrow batches and given to
+:func:`sleeper.ingest.standard.ingest_batches` with the job id (so a job delivered twice adds its rows once), and it is
+recorded as finished, or failed with the error.
+
+:func:`run_ingest_queue` takes jobs from the instance's ``IngestJobQ``: finished and rejected jobs are deleted from
+the queue, failed ones are left to be delivered again (and reach the dead-letter queue after the queue's
+``maxReceiveCount``).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyarrow import fs as pafs
+
+from sleeper.core.exceptions import TableNotFoundError
+from sleeper.core.jobs.exceptions import MessageError
+from sleeper.core.jobs.ingest import IngestJob
+from sleeper.core.jobs.paths import is_s3_path, normalise_s3_path
+from sleeper.core.trackers import IngestJobFailed, IngestJobFinished, IngestJobStarted, IngestJobValidated
+from sleeper.ingest.standard import DEFAULT_BUFFER_BYTES, IngestResult, ingest_batches
+from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.filesystem import FileSystemOptions, list_files, open_input, resolve
+
+if TYPE_CHECKING:
+    from sleeper.runtime.local import LocalInstance, LocalTable
+
+__all__ = [
+    "INGEST_JOB_QUEUE",
+    "IngestJobOutcome",
+    "IngestJobRunner",
+    "JobOutcome",
+    "QueueRunSummary",
+    "run_ingest_queue",
+]
+
+INGEST_JOB_QUEUE = "IngestJobQ"
+"""The logical name of the ingest job queue."""
+
+READ_BATCH_ROWS = 65536
+"""Rows per batch read from an input file."""
+
+_LOG = logging.getLogger(__name__)
+
+
+class JobOutcome(Enum):
+    """How a run of an ingest job ended."""
+
+    FINISHED = "FINISHED"
+    REJECTED = "REJECTED"
+    FAILED = "FAILED"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IngestJobOutcome:
+    """The end of one run of an ingest job.
+
+    Attributes:
+        job_id: The job id.
+        outcome: Finished, rejected (nothing was written) or failed (may be retried).
+        table_id: The job's table, if it was found.
+        files: The Parquet files the job's paths expanded to (empty if rejected before expansion).
+        reasons: Why the job was rejected or failed.
+        result: What standard ingest wrote, if the job finished.
+    """
+
+    job_id: str
+    outcome: JobOutcome
+    table_id: str | None = None
+    files: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    result: IngestResult | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueueRunSummary:
+    """What :func:`run_ingest_queue` did.
+
+    Attributes:
+        outcomes: The outcome of every message received, in order.
+    """
+
+    outcomes: tuple[IngestJobOutcome, ...] = field(default=())
+
+    def count(self, outcome: JobOutcome) -> int:
+        """The number of jobs that ended this way."""
+        return sum(1 for o in self.outcomes if o.outcome is outcome)
+
+
+class IngestJobRunner:
+    """Validates and runs ingest jobs against the tables of a local instance.
+
+    Args:
+        instance: The local instance (tables, ingest job tracker).
+        task_id: The task running the jobs, recorded in the tracker.
+        buffer_bytes: The ingest memory buffer (see :func:`sleeper.ingest.standard.ingest_batches`).
+        local_dir: Where ingest spills sorted runs.
+        options: How to reach S3 for S3 paths (``bucket/key``, ``s3://``, ``s3a://``).
+        filesystem: A filesystem to read every input path from instead of the one its form names (tests).
+        clock: The time of tracker updates (timezone-aware).
+    """
+
+    def __init__(
+        self,
+        instance: LocalInstance,
+        *,
+        task_id: str | None = None,
+        buffer_bytes: int = DEFAULT_BUFFER_BYTES,
+        local_dir: str | Path | None = None,
+        options: FileSystemOptions | None = None,
+        filesystem: pafs.FileSystem | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(tz=UTC),
+    ) -> None:
+        self._instance = instance
+        self._task_id = task_id
+        self._buffer_bytes = buffer_bytes
+        self._local_dir = local_dir
+        self._options = options
+        self._filesystem = filesystem
+        self._clock = clock
+
+    def run_message(self, body: str) -> IngestJobOutcome:
+        """Reads an ingest job message and runs it; an unreadable message is a rejected job.
+
+        Args:
+            body: The message body (Sleeper's ingest job JSON).
+
+        Returns:
+            How the job ended.
+        """
+        try:
+            job = IngestJob.from_json(body, allow_local=True)
+        except MessageError as e:
+            job_id = e.job_id or str(uuid.uuid4())
+            reasons = (str(e),)
+            self._instance.ingest_job_tracker.record(
+                IngestJobValidated(
+                    job_id=job_id,
+                    table_id=None,
+                    update_time=self._clock(),
+                    job_run_id=str(uuid.uuid4()),
+                    task_id=self._task_id,
+                    reasons=reasons,
+                    json_message=e.json_message if e.json_message is not None else body,
+                )
+            )
+            return IngestJobOutcome(job_id=job_id, outcome=JobOutcome.REJECTED, reasons=reasons)
+        return self.run(job)
+
+    def run(self, job: IngestJob) -> IngestJobOutcome:
+        """Validates a job and, if it is accepted, ingests its files.
+
+        Every step is recorded in the instance's ingest job tracker under one new run id. Errors while ingesting
+        are recorded as a failed run and returned, not raised.
+
+        Args:
+            job: The job.
+
+        Returns:
+            How the job ended.
+        """
+        tracker = self._instance.ingest_job_tracker
+        run_id = str(uuid.uuid4())
+        table = job.resolve_table(by_id=self._table_by_id, by_name=self._table_by_name)
+        if table is None:
+            name = f"id {job.table_id!r}" if job.table_id is not None else f"name {job.table_name!r}"
+            return self._reject(job, run_id, None, (), (f"Table not found with {name}",))
+        files, reasons = self._expand(job.files)
+        if not reasons:
+            reasons = self._check_schemas(table, files)
+        if reasons:
+            return self._reject(job, run_id, table.table_id, files, tuple(reasons))
+        table_id = table.table_id
+        tracker.record(
+            IngestJobValidated(
+                job_id=job.id,
+                table_id=table_id,
+                update_time=self._clock(),
+                job_run_id=run_id,
+                task_id=self._task_id,
+                file_count=len(files),
+            )
+        )
+        tracker.record(
+            IngestJobStarted(
+                job_id=job.id,
+                table_id=table_id,
+                update_time=self._clock(),
+                job_run_id=run_id,
+                task_id=self._task_id,
+                file_count=len(files),
+                start_of_run=False,
+            )
+        )
+        try:
+            result = ingest_batches(
+                table.schema,
+                table.properties,
+                table.state_store,
+                table.data_prefix,
+                self._read(table, files),
+                job_id=job.id,
+                local_dir=self._local_dir,
+                buffer_bytes=self._buffer_bytes,
+            )
+        except Exception as e:
+            _LOG.exception("ingest job %s failed", job.id)
+            reasons = [f"{type(e).__name__}: {e}"]
+            tracker.record(
+                IngestJobFailed(
+                    job_id=job.id,
+                    table_id=table_id,
+                    update_time=self._clock(),
+                    job_run_id=run_id,
+                    task_id=self._task_id,
+                    reasons=tuple(reasons),
+                )
+            )
+            return IngestJobOutcome(
+                job_id=job.id, outcome=JobOutcome.FAILED, table_id=table_id, files=files, reasons=tuple(reasons)
+            )
+        tracker.record(
+            IngestJobFinished(
+                job_id=job.id,
+                table_id=table_id,
+                update_time=self._clock(),
+                job_run_id=run_id,
+                task_id=self._task_id,
+                rows_read=result.rows_read,
+                rows_written=result.rows_written,
+                files_written=len(result.files),
+            )
+        )
+        return IngestJobOutcome(
+            job_id=job.id, outcome=JobOutcome.FINISHED, table_id=table_id, files=files, result=result
+        )
+
+    # --- validation ------------------------------------------------------------------------------------------
+    def _table_by_id(self, table_id: str) -> LocalTable | None:
+        try:
+            return self._instance.table_by_id(table_id)
+        except TableNotFoundError:
+            return None
+
+    def _table_by_name(self, name: str) -> LocalTable | None:
+        try:
+            return self._instance.table(name)
+        except TableNotFoundError:
+            return None
+
+    def _resolve(self, path: str) -> tuple[pafs.FileSystem, str]:
+        if is_s3_path(path):
+            return resolve(f"s3a://{normalise_s3_path(path)}", self._options, filesystem=self._filesystem)
+        return resolve(path, self._options, filesystem=self._filesystem)
+
+    def _expand(self, paths: Sequence[str]) -> tuple[tuple[str, ...], list[str]]:
+        """The Parquet files the job's paths name, and the reasons any path is unusable."""
+        files: list[str] = []
+        reasons: list[str] = []
+        for path in paths:
+            try:
+                fs, resolved = self._resolve(path)
+                info = fs.get_file_info(resolved)
+                if info.type == pafs.FileType.File:
+                    files.append(resolved)
+                    continue
+                found = [str(f.path) for f in list_files(fs, resolved) if str(f.path).endswith(".parquet")]
+            except (OSError, ValueError) as e:
+                reasons.append(f"Could not read {path}: {e}")
+                continue
+            if not found:
+                reasons.append(f"No files found at {path}")
+            files.extend(found)
+        return tuple(files), reasons
+
+    def _check_schemas(self, table: LocalTable, files: Sequence[str]) -> list[str]:
+        target = arrow_schema(table.schema)
+        reasons: list[str] = []
+        for path in files:
+            try:
+                file_schema = self._file_schema(path)
+            except Exception as e:  # any unreadable file rejects the job, whatever pyarrow raised
+                reasons.append(f"File {path} is not readable Parquet: {e}")
+                continue
+            for wanted in target:
+                index = file_schema.get_field_index(wanted.name)
+                if index < 0:
+                    reasons.append(f"File {path} has no column {wanted.name!r} of the table")
+                    continue
+                found = file_schema.field(index).type
+                if not _reads_as(found, wanted.type):
+                    reasons.append(
+                        f"File {path} column {wanted.name!r} has type {found}, which cannot be read as {wanted.type}"
+                    )
+        return reasons
+
+    def _file_schema(self, path: str) -> pa.Schema:
+        fs, resolved = self._filesystem_for_file(path)
+        with open_input(fs, resolved) as source:
+            return pq.ParquetFile(source, pre_buffer=False).schema_arrow
+
+    def _filesystem_for_file(self, path: str) -> tuple[pafs.FileSystem, str]:
+        # paths from _expand are filesystem paths: absolute local paths, or bucket/key on S3
+        if self._filesystem is not None:
+            return self._filesystem, path
+        if path.startswith("/"):
+            return resolve(path)
+        return resolve(f"s3a://{path}", self._options)
+
+    def _reject(
+        self, job: IngestJob, run_id: str, table_id: str | None, files: Sequence[str], reasons: tuple[str, ...]
+    ) -> IngestJobOutcome:
+        self._instance.ingest_job_tracker.record(
+            IngestJobValidated(
+                job_id=job.id,
+                table_id=table_id,
+                update_time=self._clock(),
+                job_run_id=run_id,
+                task_id=self._task_id,
+                file_count=len(job.files),
+                reasons=reasons,
+                json_message=job.json_message if job.json_message is not None else job.to_json(),
+            )
+        )
+        return IngestJobOutcome(
+            job_id=job.id, outcome=JobOutcome.REJECTED, table_id=table_id, files=tuple(files), reasons=reasons
+        )
+
+    # --- reading -----------------------------------------------------------------------------------------------
+    def _read(self, table: LocalTable, files: Sequence[str]) -> Iterator[pa.RecordBatch]:
+        columns = list(table.schema.field_names)
+        for path in files:
+            fs, resolved = self._filesystem_for_file(path)
+            with open_input(fs, resolved) as source:
+                parquet = pq.ParquetFile(source, pre_buffer=False)
+                yield from parquet.iter_batches(batch_size=READ_BATCH_ROWS, columns=columns)
+
+
+def _reads_as(found: pa.DataType, wanted: pa.DataType) -> bool:
+    """Whether a column of one Arrow type reads as the table's type without loss."""
+    if found.equals(wanted):
+        return True
+    if pa.types.is_string(wanted):
+        return bool(pa.types.is_string(found) or pa.types.is_large_string(found) or pa.types.is_string_view(found))
+    if pa.types.is_binary(wanted):
+        return bool(pa.types.is_binary(found) or pa.types.is_large_binary(found) or pa.types.is_binary_view(found))
+    if pa.types.is_int64(wanted):
+        return bool(pa.types.is_signed_integer(found) or found in (pa.uint8(), pa.uint16(), pa.uint32()))
+    if pa.types.is_int32(wanted):
+        return found in (pa.int8(), pa.int16(), pa.uint8(), pa.uint16())
+    if pa.types.is_map(wanted):
+        return bool(
+            pa.types.is_map(found)
+            and _reads_as(found.key_type, wanted.key_type)
+            and _reads_as(found.item_type, wanted.item_type)
+        )
+    if pa.types.is_list(wanted):
+        return bool(
+            (pa.types.is_list(found) or pa.types.is_large_list(found))
+            and _reads_as(found.value_type, wanted.value_type)
+        )
+    return False
+
+
+def run_ingest_queue(
+    instance: LocalInstance,
+    *,
+    until_idle: bool = True,
+    runner: IngestJobRunner | None = None,
+    wait_seconds: float = 0,
+    max_jobs: int | None = None,
+) -> QueueRunSummary:
+    """Runs ingest jobs from the instance's ingest job queue.
+
+    Finished and rejected jobs are deleted from the queue; failed jobs are left to be delivered again once their
+    visibility timeout passes.
+
+    Args:
+        instance: The local instance.
+        until_idle: Stop when a receive finds no message; otherwise keep polling (up to ``max_jobs``).
+        runner: The runner to use; one with default settings if omitted.
+        wait_seconds: How long each receive waits for a message (long polling).
+        max_jobs: Stop after this many messages.
+
+    Returns:
+        The outcome of every message received.
+    """
+    queue = instance.queue(INGEST_JOB_QUEUE)
+    chosen = runner or IngestJobRunner(instance)
+    outcomes: list[IngestJobOutcome] = []
+    while max_jobs is None or len(outcomes) < max_jobs:
+        messages = queue.receive(1, wait_seconds=wait_seconds)
+        if not messages:
+            if until_idle:
+                break
+            continue
+        message = messages[0]
+        outcome = chosen.run_message(message.body)
+        outcomes.append(outcome)
+        if outcome.outcome is not JobOutcome.FAILED:
+            queue.delete(message.receipt_handle)
+    return QueueRunSummary(outcomes=tuple(outcomes))
