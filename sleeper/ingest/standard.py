@@ -57,6 +57,7 @@ __all__ = [
     "ONE_FILE_PER_LEAF",
     "ONE_REFERENCE_PER_LEAF",
     "IngestResult",
+    "LeafSplitter",
     "file_writing_strategy",
     "ingest_batches",
 ]
@@ -174,7 +175,7 @@ def ingest_batches(
             runs.add(batch)
         if runs.rows == 0:
             return IngestResult(rows_read=0, rows_written=0, runs_spilled=runs.spill_count)
-        leaves = _Leaves(table_schema, state_store.partition_tree())
+        leaves = LeafSplitter(table_schema, state_store.partition_tree())
         streams = runs.finish()
         merged = merge_sorted(streams, key_names) if len(streams) > 1 else iter(streams[0])
         output = _FileOutput(
@@ -264,11 +265,20 @@ def _read_run(path: Path) -> Iterator[pa.RecordBatch]:
             yield reader.get_batch(i)
 
 
-class _Leaves:
-    """The leaf partitions in key order, and how to find the leaf of each row of a sorted batch.
+class LeafSplitter:
+    """Splits sorted batches into the rows of each leaf partition, vectorised.
 
-    When every split is on the first row key, a sorted batch is cut into contiguous slices at the leaves' lower
-    bounds on that key. Otherwise each row's leaf is found with a mask per leaf region.
+    When every split of the tree is on the first row key, a sorted batch is cut into contiguous slices at the
+    leaves' lower bounds on that key (a comparison of the key column with each bound the batch spans). Otherwise
+    each row's leaf is found with one mask per leaf region, and the rows of each leaf are filtered out in order.
+
+    Args:
+        schema: The table schema.
+        tree: The table's partition tree.
+
+    Attributes:
+        root_id: The id of the root partition.
+        partitions: The leaf partitions, in key order of the first row key.
     """
 
     def __init__(self, schema: Schema, tree: PartitionTree) -> None:
@@ -286,8 +296,23 @@ class _Leaves:
             for p in self.partitions
         ]
 
+    @property
+    def cuts_on_first_key(self) -> bool:
+        """Whether sorted batches are cut at leaf bounds of the first row key (every split is on that key)."""
+        return self.boundaries is not None
+
     def slices(self, batch: pa.RecordBatch) -> list[tuple[int, pa.RecordBatch]]:
-        """The rows of a sorted batch per leaf: (leaf index, rows), in leaf order, leaves without rows left out."""
+        """The rows of a batch per leaf partition.
+
+        Args:
+            batch: Rows sorted by row keys (the multi-dimensional case also takes unsorted rows).
+
+        Returns:
+            (index in ``partitions``, rows) for each leaf holding rows, in leaf order; the rows keep their order.
+
+        Raises:
+            IngestError: If a row lies in no leaf (the tree does not cover the key space).
+        """
         n = batch.num_rows
         if n == 0:
             return []
@@ -349,7 +374,7 @@ class _FileOutput:
     def __init__(
         self,
         schema: Schema,
-        leaves: _Leaves,
+        leaves: LeafSplitter,
         data_prefix: str,
         strategy: str,
         *,
