@@ -135,8 +135,9 @@ def ingest_batches(
         data_prefix: The URI under which the table's files live; files go to
             ``<data_prefix>/data/partition_<id>/<uuid>.parquet``.
         batches: The rows, in any order. Each batch must hold the table's columns (extra columns are dropped).
-        job_id: The ingest job, if any. If its files were added before, nothing is done; the ADD_FILES transaction
-            carries it, so a repeated commit is skipped by the state store.
+        job_id: The ingest job, if any. If its files were added before, nothing is done. The ADD_FILES transaction
+            carries it, so the state store skips the commit if another run of the job committed in the meantime;
+            the files this run wrote are then deleted and the result says ``already_added``.
         now_ms: The time age-off filters measure from, in epoch milliseconds; now if omitted.
         local_dir: Where to make the temporary directory for sorted runs spilled to disk (created if missing); the
             system's temporary directory if omitted. The temporary directory is removed when the ingest ends.
@@ -195,6 +196,10 @@ def ingest_batches(
         except BaseException:
             output.delete_files()
             raise
+        if job_id is not None and not _was_added(state_store, output.references[0]):
+            # another run of the job committed first, so the state store skipped this commit: drop the files
+            output.delete_files()
+            return IngestResult(rows_read=runs.rows, rows_written=0, runs_spilled=runs.spill_count, already_added=True)
     return IngestResult(
         rows_read=runs.rows,
         rows_written=output.rows_written,
@@ -202,6 +207,10 @@ def ingest_batches(
         references=tuple(output.references),
         runs_spilled=runs.spill_count,
     )
+
+
+def _was_added(state_store: StateStore, reference: FileReference) -> bool:
+    return any(r.filename == reference.filename for r in state_store.references_on_partition(reference.partition_id))
 
 
 class _SortedRuns:

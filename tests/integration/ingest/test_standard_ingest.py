@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pyarrow as pa
@@ -17,6 +18,7 @@ from sleeper.io.exceptions import SchemaMismatchError
 from sleeper.io.parquet import read_sorted
 from sleeper.io.sort import is_sorted
 from sleeper.runtime.local import LocalTable
+from sleeper.statestore.store import StateStore
 
 pytestmark = pytest.mark.integration
 
@@ -332,3 +334,35 @@ def should_cut_rows_by_leaf_when_a_split_is_on_the_second_row_key(tmp_path: Path
             per_leaf[reference.partition_id] += reference.number_of_rows
         assert dict(per_leaf) == dict(expected)
         assert _multiset(_all_rows(table)) == _multiset(rows)
+
+
+class _StoreMissingAnEarlierRun:
+    """A state store that does not see that a job was added, as when another run commits it during this one."""
+
+    def __init__(self, store: StateStore) -> None:
+        self._store = store
+
+    def has_added_job(self, job_id: str) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._store, name)
+
+
+def should_delete_its_files_when_another_run_of_the_job_committed_first(tmp_path: Path) -> None:
+    # Given
+    table = sleeper.local(tmp_path).create_table("t", _schema(PrimitiveType.LONG), split_points=[500])
+    rows = _rows(PrimitiveType.LONG)
+    first = _ingest(table, rows, job_id="job-1")
+    racing = cast(StateStore, _StoreMissingAnEarlierRun(table.state_store))
+
+    # When
+    second = ingest_batches(
+        table.schema, table.properties, racing, table.data_prefix, rows.to_batches(), job_id="job-1"
+    )
+
+    # Then
+    assert second.already_added
+    assert sum(r.number_of_rows for r in table.file_references()) == rows.num_rows
+    data_files = {p.as_uri() for p in (tmp_path / "data").rglob("*.parquet")}
+    assert data_files == {f.location for f in first.files}
