@@ -1,4 +1,4 @@
-"""Ingest jobs on a local instance (spec 3.2): validate, track, read the files and run standard ingest.
+"""Ingest jobs (spec 3.2): validate, track, read the files and run standard ingest.
 
 A job names a table and Parquet files or directories. :class:`IngestJobRunner` checks it before anything is written:
 
@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -37,12 +36,10 @@ from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.jobs.paths import is_s3_path, normalise_s3_path
 from sleeper.core.trackers import IngestJobFailed, IngestJobFinished, IngestJobStarted, IngestJobValidated
+from sleeper.ingest.ports import IngestInstance, IngestTable
 from sleeper.ingest.standard import DEFAULT_BUFFER_BYTES, IngestResult, ingest_batches
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import FileSystemOptions, list_files, open_input, resolve
-
-if TYPE_CHECKING:
-    from sleeper.runtime.local import LocalInstance, LocalTable
 
 __all__ = [
     "INGEST_JOB_QUEUE",
@@ -107,10 +104,10 @@ class QueueRunSummary:
 
 
 class IngestJobRunner:
-    """Validates and runs ingest jobs against the tables of a local instance.
+    """Validates and runs ingest jobs against the tables of an instance.
 
     Args:
-        instance: The local instance (tables, ingest job tracker).
+        instance: The instance (tables, ingest job tracker).
         task_id: The task running the jobs, recorded in the tracker.
         buffer_bytes: The ingest memory buffer (see :func:`sleeper.ingest.standard.ingest_batches`).
         local_dir: Where ingest spills sorted runs.
@@ -121,7 +118,7 @@ class IngestJobRunner:
 
     def __init__(
         self,
-        instance: LocalInstance,
+        instance: IngestInstance,
         *,
         task_id: str | None = None,
         buffer_bytes: int = DEFAULT_BUFFER_BYTES,
@@ -255,13 +252,13 @@ class IngestJobRunner:
         )
 
     # --- validation ------------------------------------------------------------------------------------------
-    def _table_by_id(self, table_id: str) -> LocalTable | None:
+    def _table_by_id(self, table_id: str) -> IngestTable | None:
         try:
             return self._instance.table_by_id(table_id)
         except TableNotFoundError:
             return None
 
-    def _table_by_name(self, name: str) -> LocalTable | None:
+    def _table_by_name(self, name: str) -> IngestTable | None:
         try:
             return self._instance.table(name)
         except TableNotFoundError:
@@ -292,7 +289,7 @@ class IngestJobRunner:
             files.extend(found)
         return tuple(files), reasons
 
-    def _check_schemas(self, table: LocalTable, files: Sequence[str]) -> list[str]:
+    def _check_schemas(self, table: IngestTable, files: Sequence[str]) -> list[str]:
         target = arrow_schema(table.schema)
         reasons: list[str] = []
         for path in files:
@@ -346,7 +343,7 @@ class IngestJobRunner:
         )
 
     # --- reading -----------------------------------------------------------------------------------------------
-    def _read(self, table: LocalTable, files: Sequence[str]) -> Iterator[pa.RecordBatch]:
+    def _read(self, table: IngestTable, files: Sequence[str]) -> Iterator[pa.RecordBatch]:
         columns = list(table.schema.field_names)
         for path in files:
             fs, resolved = self._filesystem_for_file(path)
@@ -382,7 +379,7 @@ def _reads_as(found: pa.DataType, wanted: pa.DataType) -> bool:
 
 
 def run_ingest_queue(
-    instance: LocalInstance,
+    instance: IngestInstance,
     *,
     until_idle: bool = True,
     runner: IngestJobRunner | None = None,
@@ -395,7 +392,7 @@ def run_ingest_queue(
     visibility timeout passes.
 
     Args:
-        instance: The local instance.
+        instance: The instance (its ingest job queue and tables).
         until_idle: Stop when a receive finds no message; otherwise keep polling (up to ``max_jobs``).
         runner: The runner to use; one with default settings if omitted.
         wait_seconds: How long each receive waits for a message (long polling).
