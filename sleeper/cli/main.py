@@ -248,6 +248,116 @@ def report_files(name: str, as_json: JsonOption = False) -> None:
         console.print(render.files_table(data))
 
 
+@report_app.command("ingest-jobs")
+def report_ingest_jobs(
+    name: Annotated[str | None, typer.Argument(help="The table (default: rejected jobs of every table).")] = None,
+    unfinished: Annotated[bool, typer.Option("--unfinished", help="Only jobs still in progress.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Ingest jobs of a table from the ingest job tracker; with no table, the jobs that were rejected."""
+    inst = _open()
+    tracker = inst.ingest_job_tracker
+    if name is None:
+        statuses = tracker.invalid_jobs()
+    else:
+        table_id = inst.table(name).table_id
+        statuses = tracker.unfinished_jobs(table_id) if unfinished else tracker.jobs(table_id)
+    data = render.ingest_jobs_report(statuses)
+    if as_json:
+        _print_json(data)
+    else:
+        console.print(render.ingest_jobs_table(data))
+
+
+# --- data -------------------------------------------------------------------------------------------------------
+
+
+@app.command("ingest")
+def ingest(
+    name: Annotated[str, typer.Argument(help="The table.")],
+    paths: Annotated[list[str], typer.Argument(help="Parquet files or directories (local paths or s3a:// URIs).")],
+    job_id: Annotated[str | None, typer.Option("--job-id", help="The job id (default: generated).")] = None,
+    queue: Annotated[
+        bool, typer.Option("--queue", help="Send the job to the ingest job queue instead of running it now.")
+    ] = False,
+) -> None:
+    """Ingest Parquet files into a table as an ingest job (validated, tracked, idempotent per job id)."""
+    import uuid
+
+    from sleeper.core.jobs.ingest import IngestJob
+    from sleeper.ingest.job_runner import INGEST_JOB_QUEUE, IngestJobRunner, JobOutcome
+
+    inst = _open()
+    job = IngestJob(id=job_id or str(uuid.uuid4()), files=tuple(paths), table_name=name)
+    if queue:
+        inst.queue(INGEST_JOB_QUEUE).send(job.to_json())
+        console.print(f"Sent ingest job [bold]{job.id}[/] to {INGEST_JOB_QUEUE}")
+        return
+    outcome = IngestJobRunner(inst, local_dir=inst.directory / "tmp").run(job)
+    if outcome.outcome is not JobOutcome.FINISHED or outcome.result is None:
+        raise SleeperError(f"ingest job {job.id} {outcome.outcome.value.lower()}: {'; '.join(outcome.reasons)}")
+    result = outcome.result
+    if result.already_added:
+        console.print(f"Ingest job [bold]{job.id}[/] was already done: nothing added")
+    else:
+        console.print(
+            f"Ingest job [bold]{job.id}[/]: {result.rows_read:,} rows read, {result.rows_written:,} written "
+            f"to {len(result.files)} files"
+        )
+
+
+@app.command("query")
+def query(
+    name: Annotated[str, typer.Argument(help="The table.")],
+    keys: Annotated[
+        list[str] | None,
+        typer.Option("--key", help="An exact row key (repeatable); a JSON list for tables with several row keys."),
+    ] = None,
+    low: Annotated[str | None, typer.Option("--min", help="Range minimum on the first row key (inclusive).")] = None,
+    high: Annotated[str | None, typer.Option("--max", help="Range maximum on the first row key (exclusive).")] = None,
+    fields: Annotated[str | None, typer.Option("--fields", help="Value fields to return, comma separated.")] = None,
+    limit: Annotated[int, typer.Option("--limit", help="Rows to print (the count is always exact).")] = 20,
+    as_json: JsonOption = False,
+) -> None:
+    """Query a table for exact keys and/or a range of the first row key; with neither, every row."""
+    from sleeper.cli.query_args import parse_key, parse_range
+
+    table = _open().table(name)
+    schema = table.schema
+    exact = [parse_key(schema, k) for k in keys or []]
+    regions = [parse_range(schema, low, high)] if low is not None or high is not None else []
+    result = table.query(
+        keys=exact if keys else None,
+        regions=regions if regions or keys else None,
+        requested_value_fields=[f.strip() for f in fields.split(",") if f.strip()] if fields else None,
+    )
+    rows = result.slice(0, max(limit, 0)).to_pylist()
+    if as_json:
+        _print_json({"count": result.num_rows, "rows": [{k: _json_value(v) for k, v in r.items()} for r in rows]})
+    else:
+        console.print(render.rows_table(rows, result.num_rows))
+
+
+def _json_value(value: object) -> object:
+    if isinstance(value, bytes):
+        import base64
+
+        return base64.b64encode(value).decode("ascii")
+    return value
+
+
+@app.command("demo")
+def demo(
+    directory: Annotated[str | None, typer.Argument(help="Instance directory (default: a new temporary one).")] = None,
+    rows: Annotated[int, typer.Option("--rows", help="Rows to generate.")] = 2_000_000,
+    batches: Annotated[int, typer.Option("--batches", help="Ingest batches.")] = 10,
+) -> None:
+    """Run the demo: a local instance, a table, generated rows ingested in batches, queries, and the status."""
+    from sleeper.cli.demo import run_demo
+
+    run_demo(directory, rows=rows, batches=batches, console=console)
+
+
 def run(argv: list[str]) -> int:
     """Runs the command line with arguments; returns the exit code (used by ``main`` and the tests)."""
     try:

@@ -13,6 +13,7 @@ from sleeper.core.partition import Partition
 from sleeper.core.properties import TableProperties
 from sleeper.core.range import Range
 from sleeper.core.table import TableStatus
+from sleeper.core.trackers import IngestJobStatus
 
 if TYPE_CHECKING:
     from sleeper.runtime.local import LocalTable
@@ -187,3 +188,53 @@ def summary_panel(summary: dict[str, Any]) -> Panel:
         f"{summary['files']} files, {summary['fileReferences']} references, {summary['rows']:,} rows",
     ]
     return Panel("\n".join(lines), title=f"Table {summary['tableName']}")
+
+
+def ingest_jobs_report(statuses: list[IngestJobStatus]) -> list[dict[str, Any]]:
+    """Ingest job statuses as plain data, latest run first."""
+    out: list[dict[str, Any]] = []
+    for status in statuses:
+        run = status.latest_run
+        out.append(
+            {
+                "jobId": status.job_id,
+                "tableId": status.table_id,
+                "status": status.status.value,
+                "runs": len(status.runs),
+                "startTime": run.start_time.isoformat(),
+                "finishTime": run.finish_time.isoformat() if run.finish_time else None,
+                "rowsRead": run.rows_read,
+                "rowsWritten": run.rows_written,
+                "filesWritten": run.files_written,
+                "reasons": list(run.failure_reasons),
+            }
+        )
+    return out
+
+
+def ingest_jobs_table(report: list[dict[str, Any]]) -> Table:
+    """The ingest job report."""
+    out = Table(title=f"Ingest jobs ({len(report)})")
+    for column in ("Job", "Status", "Runs", "Started", "Rows read", "Rows written", "Reasons"):
+        out.add_column(column, overflow="fold")
+    for job in report:
+        out.add_row(
+            job["jobId"],
+            job["status"],
+            str(job["runs"]),
+            job["startTime"],
+            f"{job['rowsRead']:,}",
+            f"{job['rowsWritten']:,}",
+            "; ".join(job["reasons"]),
+        )
+    return out
+
+
+def rows_table(rows: list[dict[str, Any]], total: int) -> Table:
+    """Query result rows (the first few) as a table."""
+    out = Table(title=f"{total:,} rows" + (f" (first {len(rows):,})" if len(rows) < total else ""))
+    for name in rows[0] if rows else ():
+        out.add_column(name, overflow="fold")
+    for row in rows:
+        out.add_row(*(_bound(v) if isinstance(v, bytes) else str(v) for v in row.values()))
+    return out

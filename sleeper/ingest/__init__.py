@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sleeper.ingest.exceptions import IngestConfigError, IngestError
+from sleeper.ingest.inputs import as_batches, ingest_rows
 from sleeper.ingest.job_runner import IngestJobOutcome, IngestJobRunner, JobOutcome, QueueRunSummary, run_ingest_queue
 from sleeper.ingest.standard import (
     DEFAULT_BUFFER_BYTES,
@@ -23,6 +24,8 @@ __all__ = [
     "IngestResult",
     "JobOutcome",
     "QueueRunSummary",
+    "as_batches",
     "ingest_batches",
+    "ingest_rows",
     "run_ingest_queue",
 ]

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 
+import pyarrow as pa
 from pyarrow import fs as pafs
 
 from sleeper.adapters.local.properties import LocalPropertiesStore
@@ -37,9 +38,13 @@ from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError
 from sleeper.core.partition import Partition, partitions_from_split_points
 from sleeper.core.properties import InstanceProperties, TableProperties, validate_table_update
 from sleeper.core.queue import Queue
+from sleeper.core.range import Region
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
 from sleeper.core.table import TableStatus, new_table_id
+from sleeper.ingest.inputs import IngestInput, ingest_rows
+from sleeper.ingest.standard import IngestResult
+from sleeper.query.executor import table_query
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
 DATABASE_FILE = "sleeper.db"
@@ -118,6 +123,31 @@ class LocalTable:
     def files(self) -> list[AllReferencesToAFile]:
         """Every tracked file with its references (including files awaiting garbage collection)."""
         return self.state_store.files()
+
+    def ingest(self, data: IngestInput, *, job_id: str | None = None) -> IngestResult:
+        """Ingests rows with standard ingest: record batches, a pyarrow Table, dicts, or Parquet file paths.
+
+        Args:
+            data: The rows (see :func:`sleeper.ingest.inputs.ingest_rows`).
+            job_id: An id that makes a retry of the same ingest add its rows once.
+
+        Returns:
+            What was written and committed.
+        """
+        return ingest_rows(self, data, job_id=job_id, local_dir=self.instance.directory / "tmp")
+
+    def query(
+        self,
+        *,
+        keys: Iterable[Mapping[str, object] | Sequence[object]] | None = None,
+        regions: Iterable[Region] | None = None,
+        requested_value_fields: Sequence[str] | None = None,
+    ) -> pa.Table:
+        """Rows for exact row keys and/or regions, in key order; every row if neither is given.
+
+        The table's filters and aggregations apply, as in every Sleeper query.
+        """
+        return table_query(self, keys=keys, regions=regions, requested_value_fields=requested_value_fields)
 
     def set_properties(self, values: Mapping[str, str]) -> LocalTable:
         """Validates and saves new property values; returns the table with them.

@@ -1,0 +1,125 @@
+"""Rows to ingest in the forms a user has them: record batches, a pyarrow Table, Python dicts, or Parquet files.
+
+:func:`ingest_rows` turns any of them into record batches for :func:`sleeper.ingest.standard.ingest_batches` and
+ingests them into a table. Parquet files are read batch by batch (``pre_buffer=False``), so a large file is never
+held in memory whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TypeAlias
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from sleeper.core.schema import Schema
+from sleeper.ingest.exceptions import IngestError
+from sleeper.ingest.ports import IngestTable
+from sleeper.ingest.standard import DEFAULT_BUFFER_BYTES, IngestResult, ingest_batches
+from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.filesystem import FileSystemOptions, list_files, open_input, resolve
+
+__all__ = ["READ_BATCH_ROWS", "IngestInput", "as_batches", "ingest_rows", "parquet_batches"]
+
+READ_BATCH_ROWS = 65536
+"""Rows per batch read from a Parquet file."""
+
+IngestInput: TypeAlias = (
+    pa.RecordBatch | pa.Table | Iterable[pa.RecordBatch] | Sequence[Mapping[str, object]] | str | Path | Sequence[str]
+)
+"""What :func:`ingest_rows` accepts."""
+
+
+def parquet_batches(
+    paths: Iterable[str | Path], schema: Schema, *, options: FileSystemOptions | None = None
+) -> Iterator[pa.RecordBatch]:
+    """The table's columns of Parquet files, batch by batch; a directory stands for the .parquet files under it.
+
+    Raises:
+        IngestError: If a path names nothing, or a directory holds no .parquet file.
+    """
+    columns = list(schema.field_names)
+    for path in paths:
+        fs, resolved = resolve(str(path), options)
+        info = fs.get_file_info(resolved)
+        if info.type == pa.fs.FileType.NotFound:
+            raise IngestError(f"no file or directory at {path}")
+        if info.type == pa.fs.FileType.Directory:
+            files = sorted(str(f.path) for f in list_files(fs, resolved) if str(f.path).endswith(".parquet"))
+            if not files:
+                raise IngestError(f"no .parquet files under {path}")
+        else:
+            files = [resolved]
+        for file in files:
+            with open_input(fs, file) as source:
+                parquet = pq.ParquetFile(source, pre_buffer=False)
+                yield from parquet.iter_batches(batch_size=READ_BATCH_ROWS, columns=columns)
+
+
+def as_batches(
+    data: IngestInput, schema: Schema, *, options: FileSystemOptions | None = None
+) -> Iterator[pa.RecordBatch]:
+    """Record batches of rows given in any form :func:`ingest_rows` accepts.
+
+    Raises:
+        IngestError: If the data is of no accepted form, or dicts do not suit the schema.
+    """
+    if isinstance(data, pa.RecordBatch):
+        yield data
+    elif isinstance(data, pa.Table):
+        yield from data.to_batches()
+    elif isinstance(data, (str, Path)):
+        yield from parquet_batches([data], schema, options=options)
+    elif isinstance(data, Sequence) and all(isinstance(item, str) for item in data) and data:
+        yield from parquet_batches([str(item) for item in data], schema, options=options)
+    elif isinstance(data, Sequence) and all(isinstance(item, Mapping) for item in data):
+        if not data:
+            return
+        try:
+            yield pa.RecordBatch.from_pylist(list(data), schema=arrow_schema(schema))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError) as e:
+            raise IngestError(f"rows do not suit the table schema: {e}") from e
+    elif isinstance(data, Iterable):
+        for batch in data:
+            if not isinstance(batch, pa.RecordBatch):
+                raise IngestError(f"expected record batches, got {type(batch).__name__}")
+            yield batch
+    else:
+        raise IngestError(f"cannot ingest a {type(data).__name__}")
+
+
+def ingest_rows(
+    table: IngestTable,
+    data: IngestInput,
+    *,
+    job_id: str | None = None,
+    buffer_bytes: int = DEFAULT_BUFFER_BYTES,
+    local_dir: str | Path | None = None,
+    options: FileSystemOptions | None = None,
+) -> IngestResult:
+    """Ingests rows into a table with standard ingest and commits them (see :func:`ingest_batches`).
+
+    Args:
+        table: The table.
+        data: Record batches, a pyarrow Table, a list of dicts (one per row), or Parquet file or directory paths.
+        job_id: An ingest job id: if its files were added before, nothing is done (idempotent retries).
+        buffer_bytes: The in-memory sort buffer.
+        local_dir: Where sorted runs spill.
+        options: How to reach S3 for S3 paths and data.
+
+    Returns:
+        What was written and committed.
+    """
+    return ingest_batches(
+        table.schema,
+        table.properties,
+        table.state_store,
+        table.data_prefix,
+        as_batches(data, table.schema, options=options),
+        job_id=job_id,
+        buffer_bytes=buffer_bytes,
+        local_dir=local_dir,
+        options=options,
+    )

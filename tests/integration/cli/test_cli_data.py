@@ -1,0 +1,133 @@
+"""The sleeper command's data path on a local instance: ingest files as jobs, query, report jobs, the demo."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from sleeper.cli.main import run
+from sleeper.runtime.local import LocalInstance
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = {
+    "rowKeyFields": [{"name": "key", "type": "StringType"}],
+    "sortKeyFields": [],
+    "valueFields": [{"name": "value", "type": "LongType"}],
+}
+
+
+@pytest.fixture
+def instance(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / "instance"
+    monkeypatch.setenv("SLEEPER_INSTANCE", str(directory))
+    assert run(["instance", "create", "--id", "test-instance"]) == 0
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    splits = tmp_path / "splits.txt"
+    splits.write_text("k-3\nk-6\n")
+    assert run(["table", "create", "things", "--schema", str(schema), "--split-points", str(splits)]) == 0
+    return directory
+
+
+def _parquet(path: Path, count: int, *, start: int = 0) -> Path:
+    keys = [f"k-{i:04d}" for i in range(start, start + count)]
+    pq.write_table(pa.table({"key": keys, "value": pa.array(range(start, start + count), pa.int64())}), path)
+    return path
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> object:
+    capsys.readouterr()
+    assert run(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def should_ingest_files_as_a_tracked_job_and_query_them(
+    instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given two Parquet files in a directory
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    _parquet(inputs / "a.parquet", 500)
+    _parquet(inputs / "b.parquet", 500, start=500)
+    # When the directory is ingested as a job
+    assert run(["ingest", "things", str(inputs), "--job-id", "job-1"]) == 0
+    # Then every row can be queried, by exact key and by range
+    everything = _json(capsys, ["query", "things", "--json", "--limit", "5"])
+    assert everything["count"] == 1000  # type: ignore[index]
+    exact = _json(capsys, ["query", "things", "--key", "k-0042", "--json"])
+    assert exact["rows"] == [{"key": "k-0042", "value": 42}]  # type: ignore[index]
+    ranged = _json(capsys, ["query", "things", "--min", "k-0100", "--max", "k-0200", "--json", "--limit", "1000"])
+    assert [r["value"] for r in ranged["rows"]] == list(range(100, 200))  # type: ignore[index]
+    # And the tracker reports the job finished with its row counts
+    jobs = _json(capsys, ["report", "ingest-jobs", "things", "--json"])
+    assert [(j["jobId"], j["status"], j["rowsRead"]) for j in jobs] == [("job-1", "FINISHED", 1000)]  # type: ignore[index]
+
+
+def should_add_rows_once_when_the_same_job_runs_twice(instance: Path, tmp_path: Path) -> None:
+    # Given a job that ran once
+    path = _parquet(tmp_path / "a.parquet", 300)
+    assert run(["ingest", "things", str(path), "--job-id", "again"]) == 0
+    # When it runs again with the same id
+    assert run(["ingest", "things", str(path), "--job-id", "again"]) == 0
+    # Then the table holds its rows once
+    table = LocalInstance(instance).table("things")
+    assert table.query().num_rows == 300
+
+
+def should_reject_a_file_of_another_schema_and_record_why(
+    instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a file whose value column is text
+    path = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"key": ["a"], "value": ["not a number"]}), path)
+    # When it is ingested
+    capsys.readouterr()
+    code = run(["ingest", "things", str(path), "--job-id", "bad-job"])
+    # Then the command fails naming the column, nothing is added, and the tracker holds the rejection
+    assert code == 1
+    assert "'value'" in capsys.readouterr().err
+    assert LocalInstance(instance).table("things").file_references() == []
+    rejected = _json(capsys, ["report", "ingest-jobs", "--json"])
+    assert [(j["jobId"], j["status"]) for j in rejected] == [("bad-job", "REJECTED")]  # type: ignore[index]
+
+
+def should_queue_a_job_without_running_it(instance: Path, tmp_path: Path) -> None:
+    # Given a file
+    path = _parquet(tmp_path / "a.parquet", 10)
+    # When it is sent to the ingest queue
+    assert run(["ingest", "things", str(path), "--queue", "--job-id", "queued"]) == 0
+    # Then the queue holds the job and the table is still empty
+    inst = LocalInstance(instance)
+    messages = inst.queue("IngestJobQ").receive(10)
+    assert [json.loads(m.body)["id"] for m in messages] == ["queued"]
+    assert inst.table("things").file_references() == []
+
+
+def should_refuse_a_key_of_the_wrong_type(instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given a table with an integer row key
+    schema = tmp_path / "ints.json"
+    schema.write_text(json.dumps({**SCHEMA, "rowKeyFields": [{"name": "id", "type": "LongType"}]}))
+    assert run(["table", "create", "ints", "--schema", str(schema)]) == 0
+    # When it is queried with a key that is not a number
+    capsys.readouterr()
+    code = run(["query", "ints", "--key", "abc"])
+    # Then the error names the field and its type
+    assert code == 1
+    assert "row key id is LongType" in capsys.readouterr().err
+
+
+def should_run_a_small_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given an empty directory
+    directory = tmp_path / "demo"
+    # When the demo runs with few rows
+    assert run(["demo", str(directory), "--rows", "20000", "--batches", "2"]) == 0
+    # Then the instance holds one table with every generated row
+    inst = LocalInstance(directory)
+    tables = inst.table_index.list_tables()
+    assert len(tables) == 1
+    assert inst.table(tables[0].table_name).query().num_rows == 20000
