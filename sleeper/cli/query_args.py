@@ -56,4 +56,3 @@ def parse_range(schema: Schema, low: str | None, high: str | None) -> Region:
     minimum = parse_value(field, low) if low is not None else Range.whole(field).min
     maximum = parse_value(field, high) if high is not None else None
     return Region.of([Range(field=field, min=minimum, max=maximum)])
-
