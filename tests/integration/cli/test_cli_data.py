@@ -131,3 +131,15 @@ def should_run_a_small_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     tables = inst.table_index.list_tables()
     assert len(tables) == 1
     assert inst.table(tables[0].table_name).query().num_rows == 20000
+
+
+def should_run_queued_jobs_until_idle(instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given a job sent to the ingest queue
+    path = _parquet(tmp_path / "a.parquet", 40)
+    assert run(["ingest", "things", str(path), "--queue"]) == 0
+    # When the instance runs until idle
+    capsys.readouterr()
+    assert run(["run", "--until-idle"]) == 0
+    # Then the job ran and the run says so
+    assert "IngestJobQ 1" in capsys.readouterr().out
+    assert LocalInstance(instance).table("things").query().num_rows == 40

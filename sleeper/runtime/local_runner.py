@@ -1,0 +1,233 @@
+"""The local runtime: a scheduler and queue workers running a local instance's background work (spec 12).
+
+The scheduler mirrors Sleeper's EventBridge rules: when an operation's period has passed it sends one message per
+online table (body = table id, message group = table id) to the operation's FIFO queue, so one run per table happens
+at a time. Workers take messages from every queue and run the handler for it: the same domain code the Lambdas and
+ECS tasks run. A handler that raises leaves its message to be delivered again after the visibility timeout (and,
+after the queue's maxReceiveCount, moved to the dead-letter queue), so stopping and starting again loses nothing.
+
+``run_until_idle`` runs every operation once per round and drains the queues, until a round finds no work.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from sleeper.core.queue import OutgoingMessage
+from sleeper.runtime.local import LocalInstance
+
+__all__ = [
+    "SCHEDULES",
+    "Handler",
+    "LocalRunner",
+    "RoundSummary",
+    "Schedule",
+]
+
+LOGGER = logging.getLogger("sleeper.runtime")
+
+Handler = Callable[[LocalInstance, str], str]
+"""Runs one message body on an instance; returns a line for the log; raises if the message should be retried."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Schedule:
+    """A periodic per-table operation, as one of Sleeper's scheduled rules.
+
+    Attributes:
+        name: The operation, for logs and period overrides.
+        queue: The FIFO queue its per-table messages go to.
+        period_property: The instance property holding its period.
+        unit_seconds: Seconds per unit of the period property (60 for minutes).
+    """
+
+    name: str
+    queue: str
+    period_property: str
+    unit_seconds: int
+
+
+SCHEDULES: tuple[Schedule, ...] = (
+    Schedule(
+        name="compaction-job-creation",
+        queue="CompactionJobCreationQ.fifo",
+        period_property="sleeper.compaction.job.creation.period.minutes",
+        unit_seconds=60,
+    ),
+    Schedule(
+        name="find-partitions-to-split",
+        queue="FindPartitionsToSplitQ.fifo",
+        period_property="sleeper.partition.splitting.period.minutes",
+        unit_seconds=60,
+    ),
+    Schedule(
+        name="garbage-collection", queue="GCJobQ.fifo", period_property="sleeper.gc.period.minutes", unit_seconds=60
+    ),
+    Schedule(
+        name="snapshot-creation",
+        queue="TransactionLogSnapshotQ.fifo",
+        period_property="sleeper.statestore.snapshot.creation.lambda.period.seconds",
+        unit_seconds=1,
+    ),
+    Schedule(
+        name="snapshot-deletion",
+        queue="TransactionLogSnapshotDeletionQ.fifo",
+        period_property="sleeper.statestore.snapshot.deletion.lambda.period.minutes",
+        unit_seconds=60,
+    ),
+    Schedule(
+        name="transaction-deletion",
+        queue="TransactionLogTransactionDeletionQ.fifo",
+        period_property="sleeper.statestore.transaction.deletion.lambda.period.minutes",
+        unit_seconds=60,
+    ),
+)
+
+
+@dataclass(slots=True)
+class RoundSummary:
+    """What one round of the runner did.
+
+    Attributes:
+        triggered: Per-table messages the scheduler sent.
+        processed: Messages handled per queue (successes).
+        failed: Messages whose handler raised, per queue.
+    """
+
+    triggered: int = 0
+    processed: dict[str, int] = field(default_factory=dict)
+    failed: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def work_done(self) -> int:
+        """Messages handled on the work queues (the scheduled per-table queues excluded)."""
+        scheduled = {s.queue for s in SCHEDULES}
+        return sum(count for queue, count in self.processed.items() if queue not in scheduled)
+
+    def add(self, other: RoundSummary) -> None:
+        """Adds another round's counts to this one."""
+        self.triggered += other.triggered
+        for queue, count in other.processed.items():
+            self.processed[queue] = self.processed.get(queue, 0) + count
+        for queue, count in other.failed.items():
+            self.failed[queue] = self.failed.get(queue, 0) + count
+
+
+class LocalRunner:
+    """Runs the scheduler and the queue workers of a local instance in this process.
+
+    Args:
+        instance: The instance.
+        handlers: The handler per queue, in the order queues are drained each round.
+        periods: Period overrides in seconds per schedule name (default: the instance properties).
+        clock: Monotonic seconds, for periods.
+    """
+
+    def __init__(
+        self,
+        instance: LocalInstance,
+        handlers: Mapping[str, Handler],
+        *,
+        periods: Mapping[str, float] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.instance = instance
+        self.handlers = dict(handlers)
+        self._clock = clock
+        self._periods = {s.name: self._period(s, periods or {}) for s in SCHEDULES}
+        self._last_run: dict[str, float] = {}
+
+    def _period(self, schedule: Schedule, overrides: Mapping[str, float]) -> float:
+        if schedule.name in overrides:
+            return float(overrides[schedule.name])
+        value = self.instance.properties.get(schedule.period_property)
+        return float(value or 1) * schedule.unit_seconds
+
+    # --- scheduler -------------------------------------------------------------------------------------------
+    def trigger(self, *, force: bool = False) -> int:
+        """Sends one message per online table for every operation whose period has passed (every one if forced).
+
+        Returns:
+            The number of messages sent.
+        """
+        now = self._clock()
+        online = [t.table_id for t in self.instance.table_index.list_tables() if t.online]
+        sent = 0
+        for schedule in SCHEDULES:
+            if schedule.queue not in self.handlers:
+                continue
+            last = self._last_run.get(schedule.name)
+            if not force and last is not None and now - last < self._periods[schedule.name]:
+                continue
+            self._last_run[schedule.name] = now
+            if not online:
+                continue
+            messages = [
+                OutgoingMessage(body=table_id, group_id=table_id, dedup_id=str(uuid.uuid4())) for table_id in online
+            ]
+            queue = self.instance.queue(schedule.queue)
+            for start in range(0, len(messages), 10):
+                queue.send_batch(messages[start : start + 10])
+            sent += len(messages)
+        return sent
+
+    # --- workers ---------------------------------------------------------------------------------------------
+    def drain(self, queue_name: str, *, max_messages: int | None = None) -> RoundSummary:
+        """Handles messages of one queue until it has none visible (or ``max_messages`` were handled)."""
+        handler = self.handlers[queue_name]
+        queue = self.instance.queue(queue_name)
+        summary = RoundSummary()
+        handled = 0
+        while max_messages is None or handled < max_messages:
+            messages = queue.receive(1)
+            if not messages:
+                break
+            message = messages[0]
+            handled += 1
+            try:
+                line = handler(self.instance, message.body)
+            except Exception:
+                LOGGER.exception("%s: message %s failed; it will be delivered again", queue_name, message.message_id)
+                summary.failed[queue_name] = summary.failed.get(queue_name, 0) + 1
+                continue
+            queue.delete(message.receipt_handle)
+            summary.processed[queue_name] = summary.processed.get(queue_name, 0) + 1
+            if line:
+                LOGGER.info("%s: %s", queue_name, line)
+        return summary
+
+    def run_round(self, *, force: bool = False) -> RoundSummary:
+        """Triggers due operations, then drains every queue once, in handler order."""
+        summary = RoundSummary(triggered=self.trigger(force=force))
+        for queue_name in self.handlers:
+            summary.add(self.drain(queue_name))
+        return summary
+
+    def run_until_idle(self, *, max_rounds: int = 50) -> RoundSummary:
+        """Runs every operation and drains the queues, round after round, until a round does no work.
+
+        Returns:
+            The totals over every round.
+        """
+        total = RoundSummary()
+        for _ in range(max_rounds):
+            summary = self.run_round(force=True)
+            total.add(summary)
+            if summary.work_done == 0 and not summary.failed:
+                break
+        return total
+
+    def run_forever(self, stop: threading.Event, *, poll_seconds: float = 1.0) -> RoundSummary:
+        """Runs rounds until ``stop`` is set, waiting ``poll_seconds`` after a round that did no work."""
+        total = RoundSummary()
+        while not stop.is_set():
+            summary = self.run_round()
+            total.add(summary)
+            if summary.work_done == 0 and sum(summary.processed.values()) == 0:
+                stop.wait(poll_seconds)
+        return total
