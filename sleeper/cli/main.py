@@ -269,6 +269,71 @@ def report_ingest_jobs(
         console.print(render.ingest_jobs_table(data))
 
 
+@report_app.command("status")
+def report_status(as_json: JsonOption = False) -> None:
+    """The whole instance: tables, queues, jobs by status, tasks running."""
+    from sleeper.cli import status
+
+    data = status.status_report(_open())
+    if as_json:
+        _print_json(data)
+    else:
+        console.print(status.status_renderable(data))
+
+
+@report_app.command("compaction-jobs")
+def report_compaction_jobs(
+    name: Annotated[str, typer.Argument(help="The table.")],
+    unfinished: Annotated[bool, typer.Option("--unfinished", help="Only jobs not yet committed.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Compaction jobs of a table from the compaction job tracker."""
+    from sleeper.cli import status
+
+    inst = _open()
+    table_id = inst.table(name).table_id
+    tracker = inst.compaction_job_tracker
+    data = status.compaction_jobs_report(tracker.unfinished_jobs(table_id) if unfinished else tracker.jobs(table_id))
+    if as_json:
+        _print_json(data)
+    else:
+        console.print(status.compaction_jobs_table(data))
+
+
+@report_app.command("tasks")
+def report_tasks(
+    kind: Annotated[str, typer.Argument(help="compaction or ingest.")],
+    unfinished: Annotated[bool, typer.Option("--unfinished", help="Only tasks still running.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Compaction or ingest tasks from the task tracker."""
+    from sleeper.cli import status
+
+    inst = _open()
+    if kind not in ("compaction", "ingest"):
+        raise SleeperError(f"task kind must be compaction or ingest, got {kind!r}")
+    tracker = inst.compaction_task_tracker if kind == "compaction" else inst.ingest_task_tracker
+    data = status.tasks_report(tracker.tasks_in_progress() if unfinished else tracker.all_tasks())
+    if as_json:
+        _print_json(data)
+    else:
+        console.print(status.tasks_table(kind, data))
+
+
+@report_app.command("dead-letters")
+def report_dead_letters(as_json: JsonOption = False) -> None:
+    """Messages on the dead-letter queues, with a sample of each."""
+    from sleeper.cli import status
+
+    data = status.dead_letters_report(_open())
+    if as_json:
+        _print_json(data)
+    elif not data:
+        console.print("No dead letters")
+    else:
+        console.print(status.dead_letters_table(data))
+
+
 # --- data -------------------------------------------------------------------------------------------------------
 
 

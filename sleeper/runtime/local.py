@@ -234,6 +234,14 @@ class LocalInstance:
             max_receive_count=max_receive,
         )
 
+    def dead_letter_queue(self, name: str) -> Queue:
+        """The dead-letter queue of a queue named by its logical name (e.g. ``IngestJobQ``)."""
+        source = self.queue(name)
+        dead_letter = source.config.dead_letter_queue
+        if dead_letter is None:
+            raise SleeperError(f"queue {name!r} has no dead-letter queue")
+        return self.queues.queue(dead_letter)
+
     @cached_property
     def ingest_job_tracker(self) -> SqliteIngestJobTracker:
         """The ingest job tracker."""

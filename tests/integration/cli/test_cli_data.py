@@ -143,3 +143,49 @@ def should_run_queued_jobs_until_idle(instance: Path, tmp_path: Path, capsys: py
     # Then the job ran and the run says so
     assert "IngestJobQ 1" in capsys.readouterr().out
     assert LocalInstance(instance).table("things").query().num_rows == 40
+
+
+def should_report_the_instance_status_with_tables_jobs_and_queues(
+    instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given one finished job, one rejected job and one queued job
+    assert run(["ingest", "things", str(_parquet(tmp_path / "a.parquet", 30)), "--job-id", "ok"]) == 0
+    assert run(["ingest", "things", str(tmp_path / "missing.parquet"), "--job-id", "bad"]) == 1
+    assert run(["ingest", "things", str(tmp_path / "a.parquet"), "--queue"]) == 0
+    # When the status is reported
+    report = _json(capsys, ["report", "status", "--json"])
+    # Then it shows the table's rows, the jobs by status, and the queued message
+    assert [(t["tableName"], t["rows"]) for t in report["tables"]] == [("things", 30)]  # type: ignore[index]
+    assert report["ingestJobs"] == {"FINISHED": 1, "REJECTED": 1}  # type: ignore[index]
+    queues = {q["queue"]: q["visible"] for q in report["queues"]}  # type: ignore[index]
+    assert queues["IngestJobQ"] == 1
+    # And the rich rendering prints too
+    assert run(["report", "status"]) == 0
+    assert "things" in capsys.readouterr().out
+
+
+def should_report_dead_letters_and_leave_them_in_place(instance: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given a message that was received more often than its queue allows
+    inst = LocalInstance(instance)
+    queue = inst.queue("IngestJobQ")
+    queue.send("poison")
+    for _ in range(4):
+        for message in queue.receive(1, visibility_timeout_seconds=0):
+            assert message.body == "poison"
+    # When dead letters are reported twice
+    first = _json(capsys, ["report", "dead-letters", "--json"])
+    second = _json(capsys, ["report", "dead-letters", "--json"])
+    # Then the message is shown on the ingest queue's dead-letter queue both times
+    assert first == second
+    assert [(d["queue"], d["messages"], d["sample"]) for d in first] == [("IngestJobQ", 1, ["poison"])]  # type: ignore[index]
+
+
+def should_report_empty_compaction_jobs_and_tasks(instance: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given a table with no compaction yet
+    # When compaction jobs and tasks are reported
+    jobs = _json(capsys, ["report", "compaction-jobs", "things", "--json"])
+    tasks = _json(capsys, ["report", "tasks", "compaction", "--json"])
+    # Then both are empty, and an unknown task kind is refused
+    assert jobs == []
+    assert tasks == []
+    assert run(["report", "tasks", "bulk"]) == 1

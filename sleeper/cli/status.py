@@ -1,0 +1,188 @@
+"""Instance status reports (spec 10) as plain data, also printed as JSON, and their rich renderings."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group
+from rich.table import Table
+
+from sleeper.cli import render
+from sleeper.core.trackers import CompactionJobStatus, TaskStatus
+
+if TYPE_CHECKING:
+    from sleeper.runtime.local import LocalInstance
+
+DEAD_LETTER_SAMPLE = 10
+"""How many messages of each dead-letter queue the report shows."""
+
+
+def queues_report(instance: LocalInstance) -> list[dict[str, Any]]:
+    """Every queue of the instance with its visible, in-flight and dead-lettered message counts."""
+    from sleeper.runtime.local import LOCAL_QUEUES
+
+    out = []
+    for name in LOCAL_QUEUES:
+        counts = instance.queue(name).approximate_counts()
+        dead = instance.dead_letter_queue(name).approximate_counts()
+        out.append(
+            {
+                "queue": name,
+                "visible": counts.visible,
+                "inFlight": counts.in_flight,
+                "deadLetters": dead.visible + dead.in_flight,
+            }
+        )
+    return out
+
+
+def dead_letters_report(instance: LocalInstance) -> list[dict[str, Any]]:
+    """Each dead-letter queue holding messages, with its count and up to a few of its message bodies.
+
+    Reading the sample leaves the messages where they are (they are received with no visibility timeout).
+    """
+    from sleeper.runtime.local import LOCAL_QUEUES
+
+    out = []
+    for name in LOCAL_QUEUES:
+        queue = instance.dead_letter_queue(name)
+        counts = queue.approximate_counts()
+        if counts.visible + counts.in_flight == 0:
+            continue
+        sample = queue.receive(DEAD_LETTER_SAMPLE, visibility_timeout_seconds=0)
+        out.append(
+            {
+                "queue": name,
+                "deadLetterQueue": queue.name,
+                "messages": counts.visible + counts.in_flight,
+                "sample": [m.body for m in sample],
+            }
+        )
+    return out
+
+
+def compaction_jobs_report(statuses: list[CompactionJobStatus]) -> list[dict[str, Any]]:
+    """Compaction job statuses as plain data."""
+    out = []
+    for status in statuses:
+        run = status.latest_run
+        out.append(
+            {
+                "jobId": status.job_id,
+                "tableId": status.table_id,
+                "partitionId": status.partition_id,
+                "inputFiles": status.input_files_count,
+                "status": status.status.value,
+                "createTime": status.create_time.isoformat() if status.create_time else None,
+                "runs": len(status.runs),
+                "taskId": run.task_id if run else None,
+                "rowsRead": run.rows_read if run else 0,
+                "rowsWritten": run.rows_written if run else 0,
+                "reasons": list(run.failure_reasons) if run else [],
+            }
+        )
+    return out
+
+
+def tasks_report(statuses: list[TaskStatus]) -> list[dict[str, Any]]:
+    """Task statuses as plain data."""
+    return [
+        {
+            "taskId": t.task_id,
+            "startTime": t.start_time.isoformat(),
+            "finishTime": t.finish_time.isoformat() if t.finish_time else None,
+            "jobRuns": t.job_runs,
+            "rowsRead": t.rows_read,
+            "rowsWritten": t.rows_written,
+            "secondsOnJobs": round(t.time_spent_on_jobs_seconds, 3),
+        }
+        for t in statuses
+    ]
+
+
+def _by_status(statuses: list[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for status in statuses:
+        counts[status] = counts.get(status, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def status_report(instance: LocalInstance) -> dict[str, Any]:
+    """The whole instance: tables in numbers, queues, jobs by status and tasks in progress."""
+    tables = []
+    ingest_jobs: list[str] = []
+    compaction_jobs: list[str] = []
+    for status in instance.table_index.list_tables():
+        table = instance.table_by_id(status.table_id)
+        summary = render.table_summary(table)
+        summary.pop("schema")
+        tables.append(summary)
+        ingest_jobs.extend(j.status.value for j in instance.ingest_job_tracker.jobs(status.table_id))
+        compaction_jobs.extend(j.status.value for j in instance.compaction_job_tracker.jobs(status.table_id))
+    return {
+        "instanceId": instance.properties.get("sleeper.id"),
+        "directory": str(instance.directory),
+        "tables": tables,
+        "queues": queues_report(instance),
+        "ingestJobs": _by_status(ingest_jobs),
+        "rejectedIngestJobs": len(instance.ingest_job_tracker.invalid_jobs()),
+        "compactionJobs": _by_status(compaction_jobs),
+        "ingestTasksInProgress": len(instance.ingest_task_tracker.tasks_in_progress()),
+        "compactionTasksInProgress": len(instance.compaction_task_tracker.tasks_in_progress()),
+    }
+
+
+def _table(title: str, rows: list[dict[str, Any]], columns: list[str]) -> Table:
+    out = Table(title=title)
+    for column in columns:
+        out.add_column(column, overflow="fold")
+    for row in rows:
+        out.add_row(*(_cell(row.get(c)) for c in columns))
+    return out
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    if isinstance(value, list):
+        return "; ".join(str(v) for v in value)
+    return str(value)
+
+
+def compaction_jobs_table(report: list[dict[str, Any]]) -> Table:
+    """The compaction job report."""
+    columns = ["jobId", "partitionId", "inputFiles", "status", "runs", "rowsRead", "rowsWritten", "reasons"]
+    return _table(f"Compaction jobs ({len(report)})", report, columns)
+
+
+def tasks_table(kind: str, report: list[dict[str, Any]]) -> Table:
+    """A task report."""
+    columns = ["taskId", "startTime", "finishTime", "jobRuns", "rowsRead", "rowsWritten", "secondsOnJobs"]
+    return _table(f"{kind.capitalize()} tasks ({len(report)})", report, columns)
+
+
+def dead_letters_table(report: list[dict[str, Any]]) -> Table:
+    """The dead letter report."""
+    return _table("Dead letters", report, ["queue", "deadLetterQueue", "messages", "sample"])
+
+
+def status_renderable(report: dict[str, Any]) -> Group:
+    """The whole-instance status as tables."""
+    tables = _table(
+        f"Instance {report['instanceId']}: tables",
+        report["tables"],
+        ["tableName", "online", "partitions", "leafPartitions", "files", "fileReferences", "rows"],
+    )
+    busy = [q for q in report["queues"] if q["visible"] or q["inFlight"] or q["deadLetters"]]
+    queues = _table("Queues with messages", busy, ["queue", "visible", "inFlight", "deadLetters"])
+    jobs = Table(title="Jobs and tasks")
+    jobs.add_column("What")
+    jobs.add_column("Counts", overflow="fold")
+    jobs.add_row("Ingest jobs", ", ".join(f"{k} {v}" for k, v in report["ingestJobs"].items()) or "none")
+    jobs.add_row("Rejected ingest jobs", str(report["rejectedIngestJobs"]))
+    jobs.add_row("Compaction jobs", ", ".join(f"{k} {v}" for k, v in report["compactionJobs"].items()) or "none")
+    jobs.add_row("Ingest tasks running", str(report["ingestTasksInProgress"]))
+    jobs.add_row("Compaction tasks running", str(report["compactionTasksInProgress"]))
+    return Group(tables, queues, jobs)
