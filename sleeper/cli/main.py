@@ -5,16 +5,14 @@ Every command reports a problem as one line naming what is wrong and exits non-z
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import click
 import typer
-from rich.console import Console
 
-from sleeper.cli import render
+from sleeper.cli import admin_commands, common, render
 from sleeper.core.exceptions import SleeperError
 
 app = typer.Typer(
@@ -30,17 +28,14 @@ app.add_typer(instance_app, name="instance")
 app.add_typer(table_app, name="table")
 app.add_typer(report_app, name="report")
 
-console = Console()
-err_console = Console(stderr=True)
-
-
-class _Context:
-    instance_dir: str | None = None
-
-
-_context = _Context()
-
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+_context = common.context
+console = common.console
+err_console = common.err_console
+JsonOption = common.JsonOption
+_open = common.open_instance
+_instance_dir = common.instance_dir
+_print_json = common.print_json
+_parse_assignments = common.parse_assignments
 
 
 @app.callback()
@@ -56,32 +51,6 @@ def _main(
     ] = None,
 ) -> None:
     _context.instance_dir = instance
-
-
-def _instance_dir() -> str:
-    if not _context.instance_dir:
-        raise SleeperError("no instance given: pass --instance DIR or set SLEEPER_INSTANCE")
-    return _context.instance_dir
-
-
-def _open() -> Any:
-    from sleeper.runtime.local import LocalInstance
-
-    return LocalInstance(_instance_dir())
-
-
-def _print_json(data: object) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
-
-
-def _parse_assignments(values: list[str] | None, what: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in values or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise SleeperError(f"{what} {item!r} must look like name=value")
-        out[key.strip()] = value
-    return out
 
 
 # --- instance ---------------------------------------------------------------------------------------------------
@@ -123,7 +92,6 @@ def table_create(
     prop: Annotated[list[str] | None, typer.Option("--property", "-p", help="A table property name=value.")] = None,
 ) -> None:
     """Create a table from a schema and optional split points."""
-    from sleeper.core.partition import read_split_points
     from sleeper.core.schema import Schema
 
     try:
@@ -133,11 +101,7 @@ def table_create(
     table_schema = Schema.from_json(schema_text)
     points = None
     if split_points is not None:
-        try:
-            lines = split_points.read_text(encoding="utf-8").splitlines()
-        except OSError as e:
-            raise SleeperError(f"cannot read split points file {split_points}: {e.strerror}") from None
-        points = read_split_points(table_schema, lines, strings_base64=base64)
+        points = common.read_split_points_file(split_points, table_schema, base64=base64)
     props = _parse_assignments(prop, "property")
     table = _open().create_table(name, table_schema, split_points=points, properties=props)
     console.print(
@@ -147,12 +111,19 @@ def table_create(
 
 @table_app.command("list")
 def table_list(as_json: JsonOption = False) -> None:
-    """List the tables with their ids and online state."""
-    tables = _open().tables()
+    """List the tables with their ids, online state and row counts."""
+    inst = _open()
+    tables = inst.tables()
+    rows = {t.table_id: sum(r.number_of_rows for r in inst.table_by_id(t.table_id).file_references()) for t in tables}
     if as_json:
-        _print_json([{"tableName": t.table_name, "tableId": t.table_id, "online": t.online} for t in tables])
+        _print_json(
+            [
+                {"tableName": t.table_name, "tableId": t.table_id, "online": t.online, "rows": rows[t.table_id]}
+                for t in tables
+            ]
+        )
     else:
-        console.print(render.tables_table(tables))
+        console.print(render.tables_table(tables, rows))
 
 
 @table_app.command("show")
@@ -449,6 +420,9 @@ def demo(
     from sleeper.cli.demo import run_demo
 
     run_demo(directory, rows=rows, batches=batches, console=console)
+
+
+admin_commands.register(app, instance_app, table_app)
 
 
 def run(argv: list[str]) -> int:

@@ -56,3 +56,10 @@ def parse_range(schema: Schema, low: str | None, high: str | None) -> Region:
     minimum = parse_value(field, low) if low is not None else Range.whole(field).min
     maximum = parse_value(field, high) if high is not None else None
     return Region.of([Range(field=field, min=minimum, max=maximum)])
+
+
+def format_value(value: KeyValue) -> str:
+    """A key value as text that :func:`parse_value` reads back (base64 for byte arrays)."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    return str(value)

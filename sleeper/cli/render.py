@@ -37,14 +37,15 @@ def region_text(partition: Partition) -> str:
     return " ".join(f"{name} {range_text(r)}" for name, r in partition.region.ranges.items())
 
 
-def tables_table(tables: list[TableStatus]) -> Table:
-    """The table list."""
+def tables_table(tables: list[TableStatus], rows: Mapping[str, int]) -> Table:
+    """The table list, with the rows referenced by each table (by table id)."""
     out = Table(title="Tables")
     out.add_column("Name", style="bold")
     out.add_column("Id")
     out.add_column("Online")
+    out.add_column("Rows", justify="right")
     for t in tables:
-        out.add_row(t.table_name, t.table_id, "yes" if t.online else "no")
+        out.add_row(t.table_name, t.table_id, "yes" if t.online else "no", f"{rows.get(t.table_id, 0):,}")
     return out
 
 

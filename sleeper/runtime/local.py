@@ -234,6 +234,11 @@ class LocalInstance:
             max_receive_count=max_receive,
         )
 
+    def save_instance_properties(self, properties: InstanceProperties) -> None:
+        """Saves the instance properties (validate them first; see ``local_admin.update_instance_properties``)."""
+        self._properties_store.save_instance(dict(properties.items()))
+        self.properties = InstanceProperties(self._properties_store.load_instance())
+
     def dead_letter_queue(self, name: str) -> Queue:
         """The dead-letter queue of a queue named by its logical name (e.g. ``IngestJobQ``)."""
         source = self.queue(name)

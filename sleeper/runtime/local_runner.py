@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from sleeper.core.queue import OutgoingMessage
 from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local_admin import is_paused
 
 __all__ = [
     "SCHEDULES",
@@ -152,9 +153,13 @@ class LocalRunner:
     def trigger(self, *, force: bool = False) -> int:
         """Sends one message per online table for every operation whose period has passed (every one if forced).
 
+        Nothing is sent while the system is paused.
+
         Returns:
             The number of messages sent.
         """
+        if is_paused(self.instance):
+            return 0
         now = self._clock()
         online = [t.table_id for t in self.instance.table_index.list_tables() if t.online]
         sent = 0

@@ -1,0 +1,142 @@
+"""Operator commands of the ``sleeper`` CLI (spec 10): instance properties, pause/resume, table upkeep, dead letters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from sleeper.cli.common import JsonOption, console, open_instance, parse_assignments, print_json, read_split_points_file
+from sleeper.core.exceptions import SleeperError
+
+dead_letters_app = typer.Typer(help="Dead-letter queues.", no_args_is_help=True)
+
+
+def instance_properties(
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Set a property name=value.")] = None,
+    unset: Annotated[list[str] | None, typer.Option("--unset", help="Unset a property.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the diff without saving.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Show the instance properties that are set, or edit them: validated, shown as a diff, then saved."""
+    from sleeper.cli import render
+    from sleeper.runtime.local_admin import update_instance_properties
+
+    inst = open_instance()
+    updates = parse_assignments(set_, "--set")
+    if not updates and not unset:
+        values = dict(inst.properties.items())
+        if as_json:
+            print_json(values)
+        else:
+            console.print(render.properties_table("Instance properties", values))
+        return
+    changes = update_instance_properties(inst, updates, unset or [], dry_run=dry_run)
+    if as_json:
+        print_json([{"property": c.name, "before": c.before, "after": c.after} for c in changes])
+        return
+    if not changes:
+        console.print("No change: the properties already have these values")
+        return
+    diff = Table(title="Instance properties " + ("that would change" if dry_run else "changed"))
+    for column in ("Property", "Before", "After"):
+        diff.add_column(column, overflow="fold")
+    for change in changes:
+        diff.add_row(change.name, change.before or "(unset)", change.after or "(unset)")
+    console.print(diff)
+    if dry_run:
+        console.print("Dry run: nothing saved")
+
+
+def pause() -> None:
+    """Pause the system: the scheduler triggers no periodic operation until resumed (queued work still runs)."""
+    from sleeper.runtime import local_admin
+
+    local_admin.pause(open_instance())
+    console.print("Paused: no compaction, splitting, garbage collection or snapshots are scheduled")
+
+
+def resume() -> None:
+    """Resume the system's scheduled operations."""
+    from sleeper.runtime import local_admin
+
+    local_admin.resume(open_instance())
+    console.print("Resumed")
+
+
+def table_reinit(
+    name: Annotated[str, typer.Argument(help="The table.")],
+    split_points: Annotated[
+        Path | None, typer.Option("--split-points", help="Repartition from these split points, one per line.")
+    ] = None,
+    base64: Annotated[bool, typer.Option("--base64", help="String split points are base64 encoded.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Reinitialise a table: delete every file (and, with split points, repartition); the table stays."""
+    from sleeper.runtime.local_admin import reinitialise_table
+
+    table = open_instance().table(name)
+    points = read_split_points_file(split_points, table.schema, base64=base64) if split_points else None
+    if not yes and not typer.confirm(f"Delete every file of table {name}?"):
+        raise SleeperError("not confirmed; nothing changed")
+    table = reinitialise_table(table, points)
+    console.print(f"Reinitialised table {name}: {len(table.leaf_partitions())} leaf partitions, no files")
+
+
+def table_offline_all() -> None:
+    """Take every table offline."""
+    inst = open_instance()
+    names = [t.table_name for t in inst.tables() if t.online]
+    for table_name in names:
+        inst.set_table_online(table_name, False)
+    console.print(f"Took {len(names)} tables offline" if names else "Every table is already offline")
+
+
+def table_estimate_split_points(
+    name: Annotated[str, typer.Argument(help="The table.")],
+    partitions: Annotated[int, typer.Option("--partitions", "-n", help="How many partitions to cut into.")] = 2,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the split points to a file.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Estimate split points that cut a table's rows evenly, from its files' sketches."""
+    from sleeper.cli.query_args import format_value
+    from sleeper.runtime.local_admin import estimate_split_points
+
+    table = open_instance().table(name)
+    points = estimate_split_points(table, partitions)
+    lines = [format_value(p) for p in points]
+    if output is not None:
+        output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    if as_json:
+        print_json(lines)
+    else:
+        for line in lines:
+            console.print(line, markup=False, highlight=False)
+
+
+@dead_letters_app.command("retry")
+def dead_letters_retry(
+    queues: Annotated[list[str] | None, typer.Argument(help="Queues to re-drive (default: every queue).")] = None,
+) -> None:
+    """Move messages from dead-letter queues back to their queues, reporting how many."""
+    from sleeper.runtime.local_admin import retry_dead_letters
+
+    moved = retry_dead_letters(open_instance(), queues)
+    if not moved:
+        console.print("No dead letters to retry")
+        return
+    for queue, count in sorted(moved.items()):
+        console.print(f"{queue}: {count} messages moved back")
+
+
+def register(app: typer.Typer, instance_app: typer.Typer, table_app: typer.Typer) -> None:
+    """Adds the operator commands to the CLI."""
+    instance_app.command("properties")(instance_properties)
+    app.command("pause")(pause)
+    app.command("resume")(resume)
+    table_app.command("reinit")(table_reinit)
+    table_app.command("offline-all")(table_offline_all)
+    table_app.command("estimate-split-points")(table_estimate_split_points)
+    app.add_typer(dead_letters_app, name="dead-letters")
