@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -131,8 +132,24 @@ def dead_letters_retry(
         console.print(f"{queue}: {count} messages moved back")
 
 
-def register(app: typer.Typer, instance_app: typer.Typer, table_app: typer.Typer) -> None:
+def admin_menu(run_command: Callable[[list[str]], int]) -> Callable[[], None]:
+    """The ``admin`` command: the interactive menu, running commands through ``run_command``."""
+
+    def admin() -> None:
+        """Interactive menu over the admin commands (reports, properties, tables, pause/resume, dead letters)."""
+        from sleeper.cli.menu import run_menu
+
+        directory = str(open_instance().directory)
+        run_menu(console, lambda argv: run_command(["--instance", directory, *argv]))
+
+    return admin
+
+
+def register(
+    app: typer.Typer, instance_app: typer.Typer, table_app: typer.Typer, run_command: Callable[[list[str]], int]
+) -> None:
     """Adds the operator commands to the CLI."""
+    app.command("admin")(admin_menu(run_command))
     instance_app.command("properties")(instance_properties)
     app.command("pause")(pause)
     app.command("resume")(resume)

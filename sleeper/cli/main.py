@@ -422,9 +422,6 @@ def demo(
     run_demo(directory, rows=rows, batches=batches, console=console)
 
 
-admin_commands.register(app, instance_app, table_app)
-
-
 def run(argv: list[str]) -> int:
     """Runs the command line with arguments; returns the exit code (used by ``main`` and the tests)."""
     try:
@@ -441,6 +438,9 @@ def run(argv: list[str]) -> int:
         return e.exit_code
     except click.exceptions.Exit as e:
         return e.exit_code
+
+
+admin_commands.register(app, instance_app, table_app, run)
 
 
 def main() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -174,3 +175,27 @@ def should_retry_dead_letters_and_say_when_there_are_none(instance: Path, capsys
     assert "IngestJobQ: 1 messages moved back" in capsys.readouterr().out
     assert [m.body for m in queue.receive(1)] == ["job"]
     assert inst.dead_letter_queue("IngestJobQ").approximate_counts().visible == 0
+
+
+def should_drive_the_admin_menu_from_standard_input(
+    instance: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given answers: edit a table property, take the table offline, then a bad choice, then exit
+    answers = "\n".join(["6", "nums", "sleeper.table.gc.delay.minutes", "45", "16", "nums", "99", "0"]) + "\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(answers))
+    # When the menu runs
+    code = run(["admin"])
+    # Then both commands took effect and the bad choice was asked again
+    assert code == 0
+    table = LocalInstance(instance).table("nums")
+    assert table.properties.get("sleeper.table.gc.delay.minutes") == "45"
+    assert table.status.online is False
+    assert "Please select one of the available options" in capsys.readouterr().out
+
+
+def should_end_the_menu_at_the_end_of_input(instance: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given no answers at all
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    # When the menu runs
+    # Then it ends without error
+    assert run(["admin"]) == 0
