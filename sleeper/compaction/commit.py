@@ -1,0 +1,486 @@
+"""Committing compaction jobs (spec 4.6, 2.6): the job side and the committer side.
+
+**Job side.** :func:`check_job` tells, before a run writes anything, whether a job can still be committed: a job
+delivered again after its output was committed is ``ALREADY_COMMITTED`` and must not write its output again (that
+would overwrite a file the table references). :func:`commit_job` then commits a finished run as the table's
+``sleeper.table.compaction.job.commit.async`` says:
+
+* synchronously: one REPLACE_FILE_REFERENCES transaction through the state store, and tracker "committed";
+* asynchronously with batching (``sleeper.table.compaction.job.async.commit.batching``): a
+  :class:`~sleeper.core.jobs.compaction.CompactionJobCommitRequest` on the ``CompactionCommitQ``;
+* asynchronously without batching: a REPLACE_FILE_REFERENCES commit request on the state store committer's FIFO queue
+  (group = table id).
+
+A synchronous commit refused because the inputs are no longer assigned to the job deletes the output written, unless
+the state store tracks that file (another run of the same job committed it): nothing is leaked and nothing committed
+is deleted. Any other failure (such as retries exhausted) leaves the output, which a new delivery overwrites.
+
+**Committer side.** :func:`apply_compaction_commits` applies a batch of commit requests: per table one
+REPLACE_FILE_REFERENCES transaction of the jobs that still fit the table's state, tracker "committed" for those and
+"failed" for the others, whose outputs are deleted when the table does not track them.
+:func:`handle_commit_messages` does the same from queue message bodies, for the local runtime's workers.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import Enum
+
+from pyarrow import fs as pafs
+
+from sleeper.compaction.ports import COMPACTION_COMMIT_QUEUE, STATE_STORE_COMMITTER_QUEUE, CompactionTable
+from sleeper.core.exceptions import TableNotFoundError
+from sleeper.core.jobs.commit import StateStoreCommitRequest
+from sleeper.core.jobs.compaction import CompactionJob, CompactionJobCommitRequest, commit_requests_by_table
+from sleeper.core.queue import Queue
+from sleeper.core.statestore.exceptions import (
+    FileAlreadyExistsError,
+    FileNotFoundInStateError,
+    FileReferenceNotAssignedToJobError,
+    FileReferenceNotFoundError,
+    StateStoreError,
+)
+from sleeper.core.statestore.references import FileReference
+from sleeper.core.statestore.state import FilesState
+from sleeper.core.statestore.transactions import ReplaceFileReferencesRequest, ReplaceFileReferencesTransaction
+from sleeper.core.trackers import (
+    CompactionJobCommitted,
+    CompactionJobFailed,
+    CompactionJobStatusType,
+    CompactionJobTracker,
+)
+from sleeper.io.filesystem import FileSystemOptions, delete, resolve
+from sleeper.sketches import sketches_path
+
+__all__ = [
+    "CommitBatchResult",
+    "CommitMode",
+    "CommitOutcome",
+    "JobCheck",
+    "JobReadiness",
+    "apply_compaction_commits",
+    "check_job",
+    "commit_job",
+    "commit_mode",
+    "delete_output",
+    "handle_commit_messages",
+]
+
+Clock = Callable[[], datetime]
+
+_NOT_ASSIGNED_ERRORS = (
+    FileReferenceNotAssignedToJobError,
+    FileNotFoundInStateError,
+    FileReferenceNotFoundError,
+    FileAlreadyExistsError,
+)
+"""State store refusals meaning the job cannot commit any more (it was committed, or its inputs moved on)."""
+
+_MAX_BATCH_ATTEMPTS = 5
+
+
+def _utc_now() -> datetime:
+    return datetime.now(tz=UTC)
+
+
+class JobReadiness(Enum):
+    """Whether a job can run and commit, judged from the table's state before anything is written."""
+
+    READY = "READY"
+    """Every input is referenced on the partition and assigned to the job, and the output is not tracked yet."""
+
+    ALREADY_COMMITTED = "ALREADY_COMMITTED"
+    """The output is already tracked by the table, or the tracker shows the job committed: nothing to do."""
+
+    AWAITING_ASSIGNMENT = "AWAITING_ASSIGNMENT"
+    """Some input is referenced on the partition but not yet assigned to any job: try again later."""
+
+    NOT_ASSIGNED = "NOT_ASSIGNED"
+    """Some input is gone from the partition or assigned to another job: the job can never commit."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobCheck:
+    """The outcome of :func:`check_job`.
+
+    Attributes:
+        readiness: Whether the job can run.
+        reason: Why not, for logs and the tracker (empty when ready).
+    """
+
+    readiness: JobReadiness
+    reason: str = ""
+
+
+def check_job(job: CompactionJob, table: CompactionTable, *, tracker: CompactionJobTracker | None = None) -> JobCheck:
+    """Checks, from the table's latest state, whether a job can run and commit.
+
+    Args:
+        job: The job.
+        table: Its table; its state store is brought up to date first.
+        tracker: If given, a job whose inputs moved on is reported ``ALREADY_COMMITTED`` when the tracker shows it
+            committed (its output may since have been compacted again and garbage collected).
+    """
+    table.state_store.refresh()
+    files = table.state_store.files_state()
+    return _check(job, files, tracker)
+
+
+def _check(job: CompactionJob, files: FilesState, tracker: CompactionJobTracker | None) -> JobCheck:
+    if job.output_file in files:
+        return JobCheck(
+            readiness=JobReadiness.ALREADY_COMMITTED,
+            reason=f"output file {job.output_file} is already in the state store",
+        )
+    problems: list[str] = []
+    awaiting = False
+    for name in job.input_files:
+        reference = files.reference(name, job.partition_id)
+        if reference is None:
+            problems.append(f"input file {name} is not referenced on partition {job.partition_id}")
+        elif reference.job_id is None:
+            awaiting = True
+        elif reference.job_id != job.job_id:
+            problems.append(f"input file {name} is assigned to job {reference.job_id}")
+    if not problems and not awaiting:
+        return JobCheck(readiness=JobReadiness.READY)
+    if tracker is not None:
+        status = tracker.job(job.job_id)
+        if status is not None and status.status is CompactionJobStatusType.FINISHED:
+            return JobCheck(readiness=JobReadiness.ALREADY_COMMITTED, reason="the tracker shows the job committed")
+    if problems:
+        return JobCheck(readiness=JobReadiness.NOT_ASSIGNED, reason="; ".join(problems))
+    return JobCheck(
+        readiness=JobReadiness.AWAITING_ASSIGNMENT,
+        reason=f"input files of job {job.job_id} are not assigned to it yet",
+    )
+
+
+class CommitMode(Enum):
+    """How a table's compaction jobs are committed."""
+
+    SYNC = "SYNC"
+    ASYNC_BATCHED = "ASYNC_BATCHED"
+    ASYNC = "ASYNC"
+
+
+def commit_mode(table: CompactionTable) -> CommitMode:
+    """The table's commit mode, from ``sleeper.table.compaction.job.commit.async`` and
+    ``sleeper.table.compaction.job.async.commit.batching``."""
+    from sleeper.core.properties import table as tp
+
+    properties = table.properties
+    if not properties.get_bool(tp.COMPACTION_JOB_COMMIT_ASYNC):
+        return CommitMode.SYNC
+    if properties.get_bool(tp.COMPACTION_JOB_ASYNC_BATCHING):
+        return CommitMode.ASYNC_BATCHED
+    return CommitMode.ASYNC
+
+
+class CommitOutcome(Enum):
+    """How a commit of a finished run ended."""
+
+    COMMITTED = "COMMITTED"
+    """The state store now references the output (synchronous commit)."""
+
+    SENT = "SENT"
+    """The commit request was sent to a commit queue (asynchronous commit)."""
+
+    ALREADY_COMMITTED = "ALREADY_COMMITTED"
+    """Another run of the job committed first; the table is unchanged and the output, which it references, kept."""
+
+    REJECTED = "REJECTED"
+    """The inputs are no longer assigned to the job; the output written was deleted."""
+
+
+def commit_job(
+    job: CompactionJob,
+    table: CompactionTable,
+    *,
+    rows_written: int,
+    task_id: str | None,
+    job_run_id: str | None,
+    tracker: CompactionJobTracker,
+    queue: Callable[[str], Queue] | None = None,
+    mode: CommitMode | None = None,
+    clock: Clock = _utc_now,
+    filesystem: pafs.FileSystem | None = None,
+    options: FileSystemOptions | None = None,
+) -> tuple[CommitOutcome, str]:
+    """Commits a run of a job whose output file is written.
+
+    Args:
+        job: The job.
+        table: Its table.
+        rows_written: The rows in the output file.
+        task_id: The task that ran it.
+        job_run_id: The run.
+        tracker: Where "committed" (synchronous commits) and "failed" (refused commits) are recorded.
+        queue: Looks up a queue by logical name; needed for asynchronous commits.
+        mode: Overrides the table's commit mode.
+        clock: The time of tracker updates.
+        filesystem: The filesystem of the output file instead of the one its URI names (tests).
+        options: How to reach S3.
+
+    Returns:
+        The outcome and a reason (empty when committed or sent).
+
+    Raises:
+        StateStoreError: If the state store refused the commit for another reason than the inputs moving on.
+        AddTransactionRetriesExhaustedError: If the commit collided with other writers on every attempt.
+        CompactionConfigError: If the commit is asynchronous and no queue lookup was given.
+    """
+    chosen = mode or commit_mode(table)
+    request = ReplaceFileReferencesRequest(
+        job_id=job.job_id,
+        task_id=task_id,
+        job_run_id=job_run_id,
+        input_files=job.input_files,
+        new_reference=FileReference(
+            filename=job.output_file,
+            partition_id=job.partition_id,
+            number_of_rows=rows_written,
+            count_approximate=False,
+            only_contains_data_for_this_partition=True,
+        ),
+    )
+    if chosen is not CommitMode.SYNC:
+        if queue is None:
+            from sleeper.compaction.exceptions import CompactionConfigError
+
+            raise CompactionConfigError("an asynchronous compaction commit needs the instance's queues")
+        _send(table.table_id, request, chosen, queue)
+        return CommitOutcome.SENT, ""
+    transaction = ReplaceFileReferencesTransaction(jobs=(request,))
+    try:
+        table.state_store.commit(transaction)
+    except _NOT_ASSIGNED_ERRORS as e:
+        return _refused(job, table, request, str(e), tracker, clock, filesystem, options)
+    tracker.record(
+        CompactionJobCommitted(
+            job_id=job.job_id, table_id=table.table_id, update_time=clock(), job_run_id=job_run_id, task_id=task_id
+        )
+    )
+    return CommitOutcome.COMMITTED, ""
+
+
+def _send(
+    table_id: str, request: ReplaceFileReferencesRequest, mode: CommitMode, queue: Callable[[str], Queue]
+) -> None:
+    if mode is CommitMode.ASYNC_BATCHED:
+        queue(COMPACTION_COMMIT_QUEUE).send(CompactionJobCommitRequest(table_id=table_id, request=request).to_json())
+        return
+    commit = StateStoreCommitRequest.of_transaction(table_id, ReplaceFileReferencesTransaction(jobs=(request,)))
+    queue(STATE_STORE_COMMITTER_QUEUE).send(commit.to_json(), group_id=table_id, dedup_id=str(uuid.uuid4()))
+
+
+def _refused(
+    job: CompactionJob,
+    table: CompactionTable,
+    request: ReplaceFileReferencesRequest,
+    reason: str,
+    tracker: CompactionJobTracker,
+    clock: Clock,
+    filesystem: pafs.FileSystem | None,
+    options: FileSystemOptions | None,
+) -> tuple[CommitOutcome, str]:
+    table.state_store.refresh()
+    files = table.state_store.files_state()
+    if job.output_file in files:
+        outcome, why = CommitOutcome.ALREADY_COMMITTED, f"another run of job {job.job_id} committed first: {reason}"
+    else:
+        delete_output(job.output_file, filesystem=filesystem, options=options)
+        outcome, why = CommitOutcome.REJECTED, f"commit refused, output deleted: {reason}"
+    tracker.record(
+        CompactionJobFailed(
+            job_id=job.job_id,
+            table_id=table.table_id,
+            update_time=clock(),
+            job_run_id=request.job_run_id,
+            task_id=request.task_id,
+            reasons=(why,),
+        )
+    )
+    return outcome, why
+
+
+def delete_output(
+    location: str, *, filesystem: pafs.FileSystem | None = None, options: FileSystemOptions | None = None
+) -> None:
+    """Deletes an output file and its sketches file, if they exist."""
+    fs, path = resolve(location, options, filesystem=filesystem)
+    delete(fs, path)
+    delete(fs, sketches_path(path))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Committer side
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommitBatchResult:
+    """What a batch of commit requests did.
+
+    Attributes:
+        committed: The jobs committed, as (table id, job id).
+        failed: The jobs refused, as (table id, job id, reason).
+        invalid_messages: Message bodies that could not be read, with the reason (handled by
+            :func:`handle_commit_messages` only).
+        transactions: The REPLACE_FILE_REFERENCES transactions added.
+    """
+
+    committed: tuple[tuple[str, str], ...] = ()
+    failed: tuple[tuple[str, str, str], ...] = ()
+    invalid_messages: tuple[tuple[str, str], ...] = field(default=())
+    transactions: int = 0
+
+
+def apply_compaction_commits(
+    requests: Sequence[CompactionJobCommitRequest],
+    table_by_id: Callable[[str], CompactionTable],
+    tracker: CompactionJobTracker,
+    *,
+    clock: Clock = _utc_now,
+    filesystem: pafs.FileSystem | None = None,
+    options: FileSystemOptions | None = None,
+) -> CommitBatchResult:
+    """Applies finished compactions as the commit batcher and the state store committer do together.
+
+    Requests are grouped by table. Per table, the jobs that still fit the table's latest state are committed in one
+    REPLACE_FILE_REFERENCES transaction (a job named twice is committed once), and tracked as committed. The others
+    are tracked as failed with the state store's reason, and their output files are deleted unless the table tracks
+    them (a duplicate of a job already committed keeps the output its first commit references). Requests for
+    tables that no longer exist fail.
+
+    Args:
+        requests: The commit requests, in the order received.
+        table_by_id: Looks up a table; raises ``TableNotFoundError`` if it is gone.
+        tracker: The compaction job tracker.
+        clock: The time of tracker updates.
+        filesystem: The filesystem of output files instead of the one their URIs name (tests).
+        options: How to reach S3.
+
+    Returns:
+        The jobs committed and refused.
+
+    Raises:
+        AddTransactionRetriesExhaustedError: If a table's transaction collided with other writers on every attempt
+            (the requests of tables done before stay committed).
+    """
+    committed: list[tuple[str, str]] = []
+    failed: list[tuple[str, str, str]] = []
+    transactions = 0
+    for table_id, jobs in commit_requests_by_table(requests).items():
+        try:
+            table = table_by_id(table_id)
+        except TableNotFoundError:
+            for job in jobs:
+                reason = f"table {table_id} does not exist"
+                failed.append((table_id, job.job_id, reason))
+                _record_failed(tracker, table_id, job, reason, clock)
+            continue
+        done, refused = _commit_table(table, jobs, filesystem, options)
+        if done:
+            transactions += 1
+        now = clock()
+        for job in done:
+            committed.append((table_id, job.job_id))
+            tracker.record(
+                CompactionJobCommitted(
+                    job_id=job.job_id,
+                    table_id=table_id,
+                    update_time=now,
+                    job_run_id=job.job_run_id,
+                    task_id=job.task_id,
+                )
+            )
+        for job, reason in refused:
+            failed.append((table_id, job.job_id, reason))
+            _record_failed(tracker, table_id, job, reason, clock)
+    return CommitBatchResult(committed=tuple(committed), failed=tuple(failed), transactions=transactions)
+
+
+def _commit_table(
+    table: CompactionTable,
+    jobs: Sequence[ReplaceFileReferencesRequest],
+    filesystem: pafs.FileSystem | None,
+    options: FileSystemOptions | None,
+) -> tuple[list[ReplaceFileReferencesRequest], list[tuple[ReplaceFileReferencesRequest, str]]]:
+    """Commits the jobs that fit the table's state; returns them and the refused ones with reasons."""
+    store = table.state_store
+    for attempt in range(_MAX_BATCH_ATTEMPTS):
+        store.refresh()
+        files = store.files_state()
+        transaction = ReplaceFileReferencesTransaction(jobs=tuple(jobs))
+        failures = transaction.failed_jobs(files)
+        failed_ids = {id(job) for job, _ in failures}
+        fitting = [job for job in jobs if id(job) not in failed_ids]
+        if fitting:
+            try:
+                store.commit(ReplaceFileReferencesTransaction(jobs=tuple(fitting)))
+            except StateStoreError:
+                if attempt + 1 < _MAX_BATCH_ATTEMPTS:
+                    continue  # the state moved on between the check and the commit: check again
+                raise
+        refused = [(job, str(error)) for job, error in failures]
+        if refused:
+            store.refresh()
+            tracked = store.files_state()
+            for job, _ in refused:
+                name = job.new_reference.filename
+                if name not in tracked:
+                    delete_output(name, filesystem=filesystem, options=options)
+        return fitting, refused
+    raise AssertionError("unreachable")
+
+
+def _record_failed(
+    tracker: CompactionJobTracker, table_id: str, job: ReplaceFileReferencesRequest, reason: str, clock: Clock
+) -> None:
+    tracker.record(
+        CompactionJobFailed(
+            job_id=job.job_id,
+            table_id=table_id,
+            update_time=clock(),
+            job_run_id=job.job_run_id,
+            task_id=job.task_id,
+            reasons=(reason,),
+        )
+    )
+
+
+def handle_commit_messages(
+    bodies: Sequence[str],
+    table_by_id: Callable[[str], CompactionTable],
+    tracker: CompactionJobTracker,
+    *,
+    clock: Clock = _utc_now,
+    filesystem: pafs.FileSystem | None = None,
+    options: FileSystemOptions | None = None,
+) -> CommitBatchResult:
+    """Reads ``CompactionCommitQ`` message bodies and applies them (see :func:`apply_compaction_commits`).
+
+    Bodies that are not valid commit requests are left out and listed in ``invalid_messages``; the caller decides
+    what happens to them (the local runtime lets them go to the dead-letter queue).
+    """
+    from sleeper.core.jobs.exceptions import MessageError
+
+    requests: list[CompactionJobCommitRequest] = []
+    invalid: list[tuple[str, str]] = []
+    for body in bodies:
+        try:
+            requests.append(CompactionJobCommitRequest.from_json(body))
+        except MessageError as e:
+            invalid.append((body, str(e)))
+    result = apply_compaction_commits(
+        requests, table_by_id, tracker, clock=clock, filesystem=filesystem, options=options
+    )
+    return CommitBatchResult(
+        committed=result.committed,
+        failed=result.failed,
+        invalid_messages=tuple(invalid),
+        transactions=result.transactions,
+    )

@@ -1,0 +1,126 @@
+"""The DataFusion compaction engine: Sleeper's own plan through DataFusion's Python bindings (optional).
+
+Each input file is scanned as its own partition with its sort order declared (``file_sort_order``), the region is a
+filter pushed into the scans (row groups outside it are pruned by their statistics), and the scans are unioned and
+sorted by row keys then sort keys. Because every input declares that order, DataFusion plans a streaming
+``SortPreservingMergeExec`` over the scans rather than a full sort, as Sleeper's Rust compaction does; a plan holding
+a ``SortExec`` is refused. The merged batches stream back to Python, where the table's filters, aggregations and the
+Parquet writer are applied as for the pyarrow engine.
+
+The ``datafusion`` package is imported only when this engine runs. It reads local files only.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from sleeper.compaction.exceptions import EngineUnavailableError
+from sleeper.core.schema import Schema
+from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.filesystem import filesystem_path
+from sleeper.io.key_ranges import KeyBounds, normalise_regions
+
+__all__ = ["datafusion_available", "datafusion_merge", "datafusion_plan"]
+
+
+def datafusion_available() -> bool:
+    """Whether the ``datafusion`` package can be imported."""
+    return importlib.util.find_spec("datafusion") is not None
+
+
+def _local_path(location: str) -> str:
+    lowered = location.lower()
+    if lowered.startswith("file://"):
+        return filesystem_path(location)
+    if "://" in lowered:
+        raise EngineUnavailableError(f"the DataFusion engine reads local files only, not {location}")
+    return location
+
+
+def datafusion_plan(
+    input_files: Sequence[str], schema: Schema, region: Sequence[KeyBounds] | None, *, batch_rows: int
+) -> Any:
+    """The DataFrame that merges the files within the region (see the module docstring).
+
+    Raises:
+        EngineUnavailableError: If ``datafusion`` is not installed, a file is not local, or the plan would sort.
+    """
+    try:
+        import datafusion
+    except ImportError as e:
+        raise EngineUnavailableError("the DATAFUSION engine needs the datafusion package") from e
+    from datafusion import col, lit
+
+    paths = [_local_path(location) for location in input_files]
+    target = arrow_schema(schema)
+    config = (
+        datafusion.SessionConfig(
+            {
+                "datafusion.execution.parquet.schema_force_view_types": "false",
+                "datafusion.execution.parquet.binary_as_string": "false",
+                "datafusion.execution.parquet.pushdown_filters": "false",
+            }
+        )
+        .with_target_partitions(max(1, len(paths)))
+        .with_repartition_file_scans(False)
+        .with_repartition_sorts(False)
+        .with_batch_size(batch_rows)
+    )
+    context = datafusion.SessionContext(config)
+    order = [col(name).sort(ascending=True, nulls_first=True) for name in schema.key_names]
+    frame = None
+    for path in paths:
+        scan = context.read_parquet(path, schema=target, file_sort_order=[order], skip_metadata=True)
+        frame = scan if frame is None else frame.union(scan)
+    assert frame is not None
+    condition = _region_condition(region, schema, col, lit)
+    if condition is not None:
+        frame = frame.filter(condition)
+    frame = frame.sort(*order).select(*[col(name) for name in target.names])
+    plan = frame.execution_plan().display_indent()
+    if "SortExec:" in plan:
+        raise EngineUnavailableError(f"DataFusion planned a full sort rather than a merge:\n{plan}")
+    return frame
+
+
+def _region_condition(region: Sequence[KeyBounds] | None, schema: Schema, col: Any, lit: Any) -> Any:
+    if region is None:
+        return None
+    normalised_regions = normalise_regions([region], schema)
+    if not normalised_regions:
+        return lit(False)
+    condition = None
+    for normalised in normalised_regions:
+        for bound in normalised:
+            for value, is_min in ((bound.lo, True), (bound.hi, False)):
+                if value is None:
+                    continue
+                part = col(bound.name) >= lit(value) if is_min else col(bound.name) < lit(value)
+                condition = part if condition is None else condition & part
+    return condition
+
+
+def datafusion_merge(
+    input_files: Sequence[str], schema: Schema, region: Sequence[KeyBounds] | None, *, batch_rows: int
+) -> Iterator[pa.RecordBatch]:
+    """Merges sorted local files within a region with DataFusion, streaming the merged batches.
+
+    Raises:
+        EngineUnavailableError: If ``datafusion`` is not installed, a file is not local, or the plan would sort.
+    """
+    frame = datafusion_plan(input_files, schema, region, batch_rows=batch_rows)
+    target = arrow_schema(schema)
+    return _stream(frame, target)
+
+
+def _stream(frame: Any, target: pa.Schema) -> Iterator[pa.RecordBatch]:
+    for batch in frame.execute_stream():
+        data = batch.to_pyarrow()
+        if data.num_rows:
+            if not data.schema.equals(target):
+                data = pa.RecordBatch.from_arrays(data.columns, schema=target)
+            yield data

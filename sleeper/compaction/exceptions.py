@@ -1,0 +1,28 @@
+"""Errors of compaction execution, commits and tasks."""
+
+from __future__ import annotations
+
+from sleeper.core.exceptions import SleeperError
+
+__all__ = [
+    "CompactionConfigError",
+    "CompactionError",
+    "CompactionInputError",
+    "EngineUnavailableError",
+]
+
+
+class CompactionError(SleeperError):
+    """A compaction job could not be run or committed."""
+
+
+class CompactionConfigError(CompactionError):
+    """A job or table setting cannot be honoured (an unknown engine, a custom iterator class, ...)."""
+
+
+class CompactionInputError(CompactionError):
+    """A job's partition or input files are not what the job needs (missing partition, unreadable input)."""
+
+
+class EngineUnavailableError(CompactionConfigError):
+    """The data engine asked for cannot be used here (its package is not installed, or a file is out of its reach)."""

@@ -1,0 +1,306 @@
+"""Running a compaction job (spec 4.4): merge the job's sorted input files into one sorted output file.
+
+:func:`run_compaction` reads each input file limited to the region of the job's partition (a file on a parent
+partition is shared between its children, and each child's job takes only its own rows), with row groups outside the
+region skipped by their statistics and files opened with ``pre_buffer=False``. The inputs are merged by row keys then
+sort keys in a bounded-memory streaming k-way merge (:func:`sleeper.io.merge.merge_sorted`), the table's filters and
+aggregations are applied (:class:`sleeper.iterators.apply.RowProcessor`), and the rows are written through
+:class:`sleeper.io.parquet.SortedFileWriter` with the table's Parquet settings: row groups of exactly the table's row
+count, the ``.sketches`` sidecar, and encoding on a writer thread while the merge goes on.
+
+Memory depends on the number of inputs times the batch size, never on the number of rows. No row is handled in
+Python: the merge, the region filter, the iterators and the writer all work on whole Arrow columns.
+
+The table's ``sleeper.table.data.engine`` chooses how the merge runs: ``DATAFUSION`` (Sleeper's default) uses Apache
+DataFusion's sort-preserving merge (:mod:`sleeper.compaction.datafusion_engine`) when the ``datafusion`` package is
+installed and every file is local, and the pyarrow merge otherwise; ``ARROW`` and ``JAVA`` use the pyarrow merge.
+Either way the iterators and the writer are the same, so both engines write the same rows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+from pyarrow import fs as pafs
+
+from sleeper.compaction.exceptions import CompactionConfigError, CompactionInputError
+from sleeper.core.jobs.compaction import CompactionJob
+from sleeper.core.partition import Partition
+from sleeper.core.range import Region as CoreRegion
+from sleeper.core.schema import Schema
+from sleeper.io.filesystem import FileSystemOptions
+from sleeper.io.key_ranges import KeyBounds
+from sleeper.io.merge import merge_sorted
+from sleeper.io.parquet import ParquetSettings, SortedFileReader, SortedFileWriter, WrittenFile
+from sleeper.iterators import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY, ProcessingConfig
+from sleeper.iterators.apply import RowProcessor
+
+if TYPE_CHECKING:
+    from sleeper.compaction.ports import CompactionTable
+    from sleeper.core.properties import TableProperties
+
+__all__ = [
+    "DATA_ENGINE_PROPERTY",
+    "ENGINE_ARROW",
+    "ENGINE_DATAFUSION",
+    "CompactionResult",
+    "ExecutionSettings",
+    "compaction_batches",
+    "partition_bounds",
+    "processing_for_job",
+    "resolve_engine",
+    "run_compaction",
+]
+
+DATA_ENGINE_PROPERTY = "sleeper.table.data.engine"
+
+ENGINE_ARROW = "ARROW"
+"""The pyarrow merge (:func:`sleeper.io.merge.merge_sorted`)."""
+
+ENGINE_DATAFUSION = "DATAFUSION"
+"""Apache DataFusion's sort-preserving merge, if the ``datafusion`` package is installed."""
+
+_ENGINE_NAMES = {
+    "ARROW": ENGINE_ARROW,
+    "JAVA": ENGINE_ARROW,
+    "DATAFUSION": ENGINE_DATAFUSION,
+    "DATAFUSION_EXPERIMENTAL": ENGINE_DATAFUSION,
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionSettings:
+    """How a compaction runs. The defaults suit a task with two or more cores.
+
+    Attributes:
+        batch_rows: The most rows in a batch read from an input and in a merged batch. Memory grows with this times
+            the number of inputs.
+        prefetch_threads: Threads that read the next batch of each input ahead while the merge runs (pyarrow's
+            Parquet decoding releases the GIL); 0 reads on the merging thread.
+        decode_threads: Let pyarrow decode the columns of a batch on its own thread pool.
+        writer_thread: Encode and write row groups on a background thread.
+    """
+
+    batch_rows: int = 65536
+    prefetch_threads: int = 1
+    decode_threads: bool = False
+    writer_thread: bool = True
+
+    def __post_init__(self) -> None:
+        if self.batch_rows < 1:
+            raise CompactionConfigError(f"batch_rows must be positive, got {self.batch_rows}")
+        if self.prefetch_threads < 0:
+            raise CompactionConfigError(f"prefetch_threads must not be negative, got {self.prefetch_threads}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionResult:
+    """What a run of a compaction job did.
+
+    Attributes:
+        job_id: The job.
+        rows_read: The rows of the inputs within the partition's region (before filters and aggregations).
+        rows_written: The rows written to the output file.
+        output: The output file written, with its sketches.
+        engine: The engine that merged the inputs (``ARROW`` or ``DATAFUSION``).
+    """
+
+    job_id: str
+    rows_read: int
+    rows_written: int
+    output: WrittenFile
+    engine: str
+
+
+def resolve_engine(properties: TableProperties | None, requested: str | None = None) -> str:
+    """The engine a compaction uses: ``ARROW`` or ``DATAFUSION``.
+
+    Args:
+        properties: The table properties, whose ``sleeper.table.data.engine`` is used unless ``requested`` is given.
+        requested: An engine name (any of Sleeper's names, in any case) that overrides the table's.
+
+    Returns:
+        ``DATAFUSION`` if that is asked for and the ``datafusion`` package can be imported, else ``ARROW``.
+
+    Raises:
+        CompactionConfigError: If the name is not an engine.
+    """
+    name = requested
+    if name is None and properties is not None:
+        name = properties.get(DATA_ENGINE_PROPERTY)
+    key = (name or ENGINE_ARROW).strip().upper()
+    engine = _ENGINE_NAMES.get(key)
+    if engine is None:
+        raise CompactionConfigError(f"unknown data engine {name!r}; expected one of {', '.join(_ENGINE_NAMES)}")
+    if engine == ENGINE_DATAFUSION:
+        from sleeper.compaction.datafusion_engine import datafusion_available
+
+        if not datafusion_available():
+            return ENGINE_ARROW
+    return engine
+
+
+def processing_for_job(job: CompactionJob, properties: TableProperties, schema: Schema) -> ProcessingConfig:
+    """The filters and aggregations a job applies: the job's own (copied from the table when the job was created),
+    or the table's if the job carries neither.
+
+    Raises:
+        CompactionConfigError: If the job names a custom iterator class, which this port cannot load.
+        IteratorConfigError: If the filters or aggregations do not suit the schema.
+    """
+    if job.iterator_class_name:
+        raise CompactionConfigError(
+            f"job {job.job_id} names the custom iterator {job.iterator_class_name!r}; custom iterator classes are not "
+            "supported (use sleeper.table.filters and sleeper.table.aggregations)"
+        )
+    if job.filter_config is not None or job.aggregation_config is not None:
+        return ProcessingConfig.parse(job.filter_config, job.aggregation_config, schema)
+    return ProcessingConfig.parse(properties.get(FILTERS_PROPERTY), properties.get(AGGREGATIONS_PROPERTY), schema)
+
+
+def partition_bounds(region: CoreRegion) -> list[KeyBounds]:
+    """A partition's region as the canonical key bounds a data file read takes (inclusive min, exclusive max)."""
+    return [KeyBounds(name, r.canonical_min, r.canonical_max) for name, r in region.ranges.items()]
+
+
+def run_compaction(
+    job: CompactionJob,
+    table: CompactionTable,
+    *,
+    partition: Partition | None = None,
+    engine: str | None = None,
+    now_ms: int | None = None,
+    settings: ExecutionSettings | None = None,
+    filesystem: pafs.FileSystem | None = None,
+    options: FileSystemOptions | None = None,
+) -> CompactionResult:
+    """Merges a job's input files within its partition's region into its output file (with sketches).
+
+    The output file is overwritten if it exists. If anything fails, what was written of the output is deleted.
+    Nothing is committed: see :mod:`sleeper.compaction.commit`.
+
+    Args:
+        job: The job.
+        table: The job's table (schema, properties, state store).
+        partition: The job's partition, if already known; otherwise read from the table's state store.
+        engine: An engine name overriding the table's ``sleeper.table.data.engine``.
+        now_ms: The time age-off filters measure from, in epoch milliseconds; now if omitted.
+        settings: Batch sizes and threads.
+        filesystem: A filesystem to read and write every file on instead of the one each URI names (tests).
+        options: How to reach S3.
+
+    Returns:
+        The rows read and written and the output file.
+
+    Raises:
+        CompactionInputError: If the job's partition does not exist.
+        CompactionConfigError: If the engine or the job's iterator is not supported.
+        MissingFileError: If an input file does not exist.
+        DataFileError: If an input file is not readable Parquet.
+        SchemaMismatchError: If an input file's columns do not match the schema.
+    """
+    schema = table.schema
+    chosen = settings or ExecutionSettings()
+    if partition is None:
+        partition = table.state_store.partitions_state().get(job.partition_id)
+        if partition is None:
+            raise CompactionInputError(f"job {job.job_id}: partition {job.partition_id} does not exist")
+    elif partition.id != job.partition_id:
+        raise CompactionInputError(f"job {job.job_id} is on partition {job.partition_id}, not {partition.id}")
+    processing = processing_for_job(job, table.properties, schema)
+    processor = RowProcessor(schema, processing, now_ms if now_ms is not None else int(time.time() * 1000))
+    engine_used = resolve_engine(table.properties, engine)
+    if engine_used == ENGINE_DATAFUSION and filesystem is not None:
+        engine_used = ENGINE_ARROW  # DataFusion reads the real local filesystem only
+    counter = _RowCounter()
+    with ExitStack() as stack:
+        merged = compaction_batches(
+            job.input_files,
+            schema,
+            partition_bounds(partition.region),
+            engine=engine_used,
+            settings=chosen,
+            filesystem=filesystem,
+            options=options,
+            stack=stack,
+        )
+        with SortedFileWriter(
+            job.output_file,
+            schema,
+            settings=ParquetSettings.from_table_properties(table.properties),
+            filesystem=filesystem,
+            options=options,
+            writer_thread=chosen.writer_thread,
+        ) as writer:
+            for batch in processor.process(counter.count(merged)):
+                writer.write(batch)
+    written = writer.result
+    return CompactionResult(
+        job_id=job.job_id, rows_read=counter.rows, rows_written=written.rows, output=written, engine=engine_used
+    )
+
+
+def compaction_batches(
+    input_files: Sequence[str],
+    schema: Schema,
+    region: Sequence[KeyBounds] | None,
+    *,
+    engine: str = ENGINE_ARROW,
+    settings: ExecutionSettings | None = None,
+    filesystem: pafs.FileSystem | None = None,
+    options: FileSystemOptions | None = None,
+    stack: ExitStack,
+) -> Iterator[pa.RecordBatch]:
+    """The rows of sorted files within a region, merged into one sorted stream (no filters or aggregations).
+
+    Args:
+        input_files: The files, each sorted by row keys then sort keys.
+        schema: The table schema.
+        region: The bounds of the region to read; None reads whole files.
+        engine: ``ARROW`` or ``DATAFUSION`` (see :func:`resolve_engine`).
+        settings: Batch sizes and threads.
+        filesystem: A filesystem to read every file on instead of the one each URI names (ARROW only).
+        options: How to reach S3 (ARROW only).
+        stack: Where the open files are registered, to be closed when it exits.
+
+    Returns:
+        Record batches with the schema's columns, sorted by row keys then sort keys, each of at most
+        ``settings.batch_rows`` rows.
+    """
+    chosen = settings or ExecutionSettings()
+    regions = None if region is None else [list(region)]
+    if engine == ENGINE_DATAFUSION:
+        from sleeper.compaction.datafusion_engine import datafusion_merge
+
+        return datafusion_merge(input_files, schema, region, batch_rows=chosen.batch_rows)
+    streams: list[Iterable[pa.RecordBatch]] = []
+    for location in input_files:
+        reader = stack.enter_context(SortedFileReader(location, schema, filesystem=filesystem, options=options))
+        streams.append(
+            reader.read(regions, batch_size=chosen.batch_rows, use_threads=chosen.decode_threads),
+        )
+    merged = merge_sorted(
+        streams,
+        schema.key_names,
+        batch_rows=chosen.batch_rows,
+        prefetch_threads=min(chosen.prefetch_threads, len(streams)) if len(streams) > 1 else 0,
+    )
+    stack.callback(merged.close)
+    return merged
+
+
+class _RowCounter:
+    """Counts the rows of batches passing through, a batch at a time."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+
+    def count(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            self.rows += batch.num_rows
+            yield batch
