@@ -1,0 +1,305 @@
+"""Running a bulk import job: validate, track, write with Spark, commit once per job id (spec 3.5, 3.6).
+
+:func:`run_bulk_import` checks the job (:func:`sleeper.bulk_import.validation.validate_job`). A rejected job is
+recorded in the ingest job tracker with its reasons and changes nothing. An accepted job is recorded as validated
+and started; the Spark job writes one file per leaf partition (:func:`sleeper.bulk_import.spark_job.write_with_spark`),
+and the files are committed in one ADD_FILES transaction carrying the job id, so a job run twice adds its rows once:
+
+* if the state store has already applied an ADD_FILES of the job, nothing is read or written;
+* if another run of the job commits between this run's check and its commit, the state store skips this run's
+  transaction, and this run deletes the files it wrote.
+
+The run is then recorded as finished (with the rows read and written), or failed with the error.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from sleeper.bulk_import.ports import BulkImportInstance
+from sleeper.bulk_import.spark_job import delete_written, spark_session, write_with_spark
+from sleeper.bulk_import.validation import validate_job
+from sleeper.core.jobs.bulk_import import BulkImportJob
+from sleeper.core.jobs.exceptions import MessageError
+from sleeper.core.statestore.references import FileReference
+from sleeper.core.trackers import IngestJobFailed, IngestJobFinished, IngestJobStarted, IngestJobValidated
+from sleeper.io.filesystem import FileSystemOptions
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from sleeper.statestore.store import StateStore
+
+__all__ = ["BulkImportOutcome", "BulkImportResult", "JobOutcome", "run_bulk_import", "run_bulk_import_message"]
+
+_LOG = logging.getLogger(__name__)
+
+
+class JobOutcome(Enum):
+    """How a run of a bulk import job ended."""
+
+    FINISHED = "FINISHED"
+    REJECTED = "REJECTED"
+    FAILED = "FAILED"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BulkImportResult:
+    """What a bulk import wrote and committed.
+
+    Attributes:
+        rows_read: Rows in the input files.
+        rows_written: Rows in the files committed.
+        references: The files committed, one per leaf partition holding rows, in leaf order.
+        partitions_added: Partitions added by extending the partition tree before writing.
+        already_added: True if the job's files had been added before (by an earlier run, or by another run that
+            committed first), so this run added nothing.
+        seconds: Wall time of the Spark work by phase.
+    """
+
+    rows_read: int
+    rows_written: int
+    references: tuple[FileReference, ...] = ()
+    partitions_added: int = 0
+    already_added: bool = False
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BulkImportOutcome:
+    """The end of one run of a bulk import job.
+
+    Attributes:
+        job_id: The job id.
+        outcome: Finished, rejected (nothing was written) or failed.
+        table_id: The job's table, if it was found.
+        files: The input Parquet files the job's paths expanded to.
+        reasons: Why the job was rejected or failed.
+        result: What was written, if the job finished.
+    """
+
+    job_id: str
+    outcome: JobOutcome
+    table_id: str | None = None
+    files: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    result: BulkImportResult | None = None
+
+
+def run_bulk_import(
+    instance: BulkImportInstance,
+    job: BulkImportJob,
+    *,
+    spark: SparkSession | None = None,
+    task_id: str | None = None,
+    options: FileSystemOptions | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(tz=UTC),
+) -> BulkImportOutcome:
+    """Validates a bulk import job and, if it is accepted, imports its files with Spark.
+
+    Every step is recorded in the instance's ingest job tracker under one new run id. Errors while importing are
+    recorded as a failed run and returned, not raised.
+
+    Args:
+        instance: The instance (tables, ingest job tracker).
+        job: The job.
+        spark: The Spark session to use; a local one (:func:`~sleeper.bulk_import.spark_job.spark_session`) is
+            started and stopped around the job if omitted and the job is accepted.
+        task_id: The task running the job, recorded in the tracker.
+        options: How to reach S3, to read input paths and write data files.
+        clock: The time of tracker updates (timezone-aware).
+
+    Returns:
+        How the job ended.
+    """
+    tracker = instance.ingest_job_tracker
+    run_id = str(uuid.uuid4())
+    validation = validate_job(instance, job, options=options)
+    table = validation.table
+    uris = tuple(f.uri for f in validation.files)
+    if table is None or not validation.accepted:
+        table_id = table.table_id if table is not None else None
+        tracker.record(
+            IngestJobValidated(
+                job_id=job.id,
+                table_id=table_id,
+                update_time=clock(),
+                job_run_id=run_id,
+                task_id=task_id,
+                file_count=len(job.files),
+                reasons=validation.reasons,
+                json_message=job.json_message if job.json_message is not None else job.to_json(),
+            )
+        )
+        return BulkImportOutcome(
+            job_id=job.id, outcome=JobOutcome.REJECTED, table_id=table_id, files=uris, reasons=validation.reasons
+        )
+    table_id = table.table_id
+    tracker.record(
+        IngestJobValidated(
+            job_id=job.id,
+            table_id=table_id,
+            update_time=clock(),
+            job_run_id=run_id,
+            task_id=task_id,
+            file_count=len(uris),
+        )
+    )
+    tracker.record(
+        IngestJobStarted(
+            job_id=job.id,
+            table_id=table_id,
+            update_time=clock(),
+            job_run_id=run_id,
+            task_id=task_id,
+            file_count=len(uris),
+            start_of_run=False,
+        )
+    )
+    state_store = table.state_store
+    try:
+        if state_store.has_added_job(job.id):
+            result = BulkImportResult(rows_read=0, rows_written=0, already_added=True)
+        else:
+            own_session = spark is None
+            session = spark if spark is not None else spark_session()
+            try:
+                written = write_with_spark(
+                    session,
+                    schema=table.schema,
+                    properties=table.properties,
+                    state_store=state_store,
+                    data_prefix=table.data_prefix,
+                    files=uris,
+                    total_rows=validation.total_rows,
+                    options=options,
+                )
+            finally:
+                if own_session:
+                    session.stop()
+            result = _commit(
+                state_store,
+                written.references,
+                job_id=job.id,
+                task_id=task_id,
+                job_run_id=run_id,
+                rows_read=validation.total_rows,
+                options=options,
+                clock=clock,
+            )
+            result = BulkImportResult(
+                rows_read=result.rows_read,
+                rows_written=result.rows_written,
+                references=result.references,
+                partitions_added=written.partitions_added,
+                already_added=result.already_added,
+                seconds=dict(written.seconds),
+            )
+    except Exception as e:
+        _LOG.exception("bulk import job %s failed", job.id)
+        reasons = (f"{type(e).__name__}: {e}",)
+        tracker.record(
+            IngestJobFailed(
+                job_id=job.id,
+                table_id=table_id,
+                update_time=clock(),
+                job_run_id=run_id,
+                task_id=task_id,
+                reasons=reasons,
+            )
+        )
+        return BulkImportOutcome(
+            job_id=job.id, outcome=JobOutcome.FAILED, table_id=table_id, files=uris, reasons=reasons
+        )
+    tracker.record(
+        IngestJobFinished(
+            job_id=job.id,
+            table_id=table_id,
+            update_time=clock(),
+            job_run_id=run_id,
+            task_id=task_id,
+            rows_read=result.rows_read,
+            rows_written=result.rows_written,
+            files_written=len(result.references),
+        )
+    )
+    return BulkImportOutcome(job_id=job.id, outcome=JobOutcome.FINISHED, table_id=table_id, files=uris, result=result)
+
+
+def _commit(
+    state_store: StateStore,
+    references: Sequence[FileReference],
+    *,
+    job_id: str,
+    task_id: str | None,
+    job_run_id: str,
+    rows_read: int,
+    options: FileSystemOptions | None,
+    clock: Callable[[], datetime],
+) -> BulkImportResult:
+    """Commits the files in one ADD_FILES with the job id; drops them if another run of the job committed first."""
+    if not references:
+        return BulkImportResult(rows_read=rows_read, rows_written=0)
+    try:
+        state_store.add_files(references, job_id=job_id, task_id=task_id, job_run_id=job_run_id, written_time=clock())
+    except BaseException:
+        delete_written(references, options)
+        raise
+    first = references[0]
+    if not any(r.filename == first.filename for r in state_store.references_on_partition(first.partition_id)):
+        # another run of the job committed first, so the state store skipped this commit: drop this run's files
+        delete_written(references, options)
+        return BulkImportResult(rows_read=rows_read, rows_written=0, already_added=True)
+    return BulkImportResult(
+        rows_read=rows_read, rows_written=sum(r.number_of_rows for r in references), references=tuple(references)
+    )
+
+
+def run_bulk_import_message(
+    instance: BulkImportInstance,
+    body: str,
+    *,
+    spark: SparkSession | None = None,
+    task_id: str | None = None,
+    options: FileSystemOptions | None = None,
+    allow_local: bool = True,
+    clock: Callable[[], datetime] = lambda: datetime.now(tz=UTC),
+) -> BulkImportOutcome:
+    """Reads a bulk import job message and runs it; an unreadable message (such as a bad id) is a rejected job.
+
+    Args:
+        instance: The instance.
+        body: The message body (Sleeper's bulk import job JSON).
+        spark: The Spark session to use (see :func:`run_bulk_import`).
+        task_id: The task running the job.
+        options: How to reach S3.
+        allow_local: Whether local file paths are accepted (local runtime).
+        clock: The time of tracker updates.
+
+    Returns:
+        How the job ended.
+    """
+    try:
+        job = BulkImportJob.from_json(body, allow_local=allow_local)
+    except MessageError as e:
+        job_id = e.job_id or str(uuid.uuid4())
+        reasons = (str(e),)
+        instance.ingest_job_tracker.record(
+            IngestJobValidated(
+                job_id=job_id,
+                table_id=None,
+                update_time=clock(),
+                job_run_id=str(uuid.uuid4()),
+                task_id=task_id,
+                reasons=reasons,
+                json_message=e.json_message if e.json_message is not None else body,
+            )
+        )
+        return BulkImportOutcome(job_id=job_id, outcome=JobOutcome.REJECTED, reasons=reasons)
+    return run_bulk_import(instance, job, spark=spark, task_id=task_id, options=options, clock=clock)
