@@ -326,6 +326,8 @@ class CommitBatchResult:
 
     Attributes:
         committed: The jobs committed, as (table id, job id).
+        already_committed: The jobs whose output the table already tracked (a duplicate request, or another run
+            committed first): the table and the tracker are left as they are.
         failed: The jobs refused, as (table id, job id, reason).
         invalid_messages: Message bodies that could not be read, with the reason (handled by
             :func:`handle_commit_messages` only).
@@ -333,6 +335,7 @@ class CommitBatchResult:
     """
 
     committed: tuple[tuple[str, str], ...] = ()
+    already_committed: tuple[tuple[str, str], ...] = ()
     failed: tuple[tuple[str, str, str], ...] = ()
     invalid_messages: tuple[tuple[str, str], ...] = field(default=())
     transactions: int = 0
@@ -351,9 +354,9 @@ def apply_compaction_commits(
 
     Requests are grouped by table. Per table, the jobs that still fit the table's latest state are committed in one
     REPLACE_FILE_REFERENCES transaction (a job named twice is committed once), and tracked as committed. The others
-    are tracked as failed with the state store's reason, and their output files are deleted unless the table tracks
-    them (a duplicate of a job already committed keeps the output its first commit references). Requests for
-    tables that no longer exist fail.
+    are tracked as failed with the state store's reason and their output files deleted, except jobs whose output the
+    table already tracks (a duplicate request of a job committed before): those change nothing. Requests for tables
+    that no longer exist fail.
 
     Args:
         requests: The commit requests, in the order received.
@@ -371,6 +374,7 @@ def apply_compaction_commits(
             (the requests of tables done before stay committed).
     """
     committed: list[tuple[str, str]] = []
+    already: list[tuple[str, str]] = []
     failed: list[tuple[str, str, str]] = []
     transactions = 0
     for table_id, jobs in commit_requests_by_table(requests).items():
@@ -382,7 +386,8 @@ def apply_compaction_commits(
                 failed.append((table_id, job.job_id, reason))
                 _record_failed(tracker, table_id, job, reason, clock)
             continue
-        done, refused = _commit_table(table, jobs, filesystem, options)
+        done, refused, before = _commit_table(table, jobs, filesystem, options)
+        already.extend((table_id, job.job_id) for job in before)
         if done:
             transactions += 1
         now = clock()
@@ -400,7 +405,9 @@ def apply_compaction_commits(
         for job, reason in refused:
             failed.append((table_id, job.job_id, reason))
             _record_failed(tracker, table_id, job, reason, clock)
-    return CommitBatchResult(committed=tuple(committed), failed=tuple(failed), transactions=transactions)
+    return CommitBatchResult(
+        committed=tuple(committed), already_committed=tuple(already), failed=tuple(failed), transactions=transactions
+    )
 
 
 def _commit_table(
@@ -408,16 +415,28 @@ def _commit_table(
     jobs: Sequence[ReplaceFileReferencesRequest],
     filesystem: pafs.FileSystem | None,
     options: FileSystemOptions | None,
-) -> tuple[list[ReplaceFileReferencesRequest], list[tuple[ReplaceFileReferencesRequest, str]]]:
-    """Commits the jobs that fit the table's state; returns them and the refused ones with reasons."""
+) -> tuple[
+    list[ReplaceFileReferencesRequest],
+    list[tuple[ReplaceFileReferencesRequest, str]],
+    list[ReplaceFileReferencesRequest],
+]:
+    """Commits the jobs that fit the table's state; returns them, the refused ones with reasons, and the refused ones
+    whose output the table tracks (committed before)."""
     store = table.state_store
     for attempt in range(_MAX_BATCH_ATTEMPTS):
         store.refresh()
-        files = store.files_state()
-        transaction = ReplaceFileReferencesTransaction(jobs=tuple(jobs))
-        failures = transaction.failed_jobs(files)
-        failed_ids = {id(job) for job, _ in failures}
-        fitting = [job for job in jobs if id(job) not in failed_ids]
+        trial = store.files_state()
+        now = datetime.now(tz=UTC)
+        fitting: list[ReplaceFileReferencesRequest] = []
+        refused: list[tuple[ReplaceFileReferencesRequest, str]] = []
+        for job in jobs:  # in order, each on the state the jobs before it leave, as the log applies them
+            try:
+                job.validate(trial)
+            except StateStoreError as e:
+                refused.append((job, str(e)))
+                continue
+            ReplaceFileReferencesTransaction(jobs=(job,)).apply(trial, now)
+            fitting.append(job)
         if fitting:
             try:
                 store.commit(ReplaceFileReferencesTransaction(jobs=tuple(fitting)))
@@ -425,15 +444,18 @@ def _commit_table(
                 if attempt + 1 < _MAX_BATCH_ATTEMPTS:
                     continue  # the state moved on between the check and the commit: check again
                 raise
-        refused = [(job, str(error)) for job, error in failures]
+        already: list[ReplaceFileReferencesRequest] = []
         if refused:
             store.refresh()
             tracked = store.files_state()
             for job, _ in refused:
                 name = job.new_reference.filename
-                if name not in tracked:
+                if name in tracked:
+                    already.append(job)
+                else:
                     delete_output(name, filesystem=filesystem, options=options)
-        return fitting, refused
+            refused = [(job, reason) for job, reason in refused if job.new_reference.filename not in tracked]
+        return fitting, refused, already
     raise AssertionError("unreachable")
 
 
@@ -480,6 +502,7 @@ def handle_commit_messages(
     )
     return CommitBatchResult(
         committed=result.committed,
+        already_committed=result.already_committed,
         failed=result.failed,
         invalid_messages=tuple(invalid),
         transactions=result.transactions,
