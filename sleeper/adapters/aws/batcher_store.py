@@ -1,0 +1,294 @@
+"""The ingest batcher store in DynamoDB, in the table Sleeper's batcher uses (spec 3.4).
+
+Table ``sleeper-<id>-ingest-batcher-store``: hash ``JobId`` (``not_assigned_to_job`` until the file is batched),
+range ``FilePath`` = ``<table id>/<file>``; items also hold ``FileSize``, ``ReceivedTime`` (epoch milliseconds) and
+``ExpiryTime`` (epoch seconds, the table's time to live), exactly as Sleeper's ``DynamoDBIngestBatcherStore`` writes
+them, so either implementation reads the other's records.
+
+Pending files are one strongly consistent query of the ``not_assigned_to_job`` partition. Assigning files to a job
+writes up to 50 files per transaction, each as a delete of the pending item (condition: it exists) and a put of the
+assigned one (condition: it does not exist yet); a transaction cancelled by a failed condition or by contention leaves
+its files pending for the next run, so a file is never put in two jobs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from sleeper.adapters.aws.exceptions import AwsThrottledError, cancellation_codes, translate
+from sleeper.batcher.model import NOT_ASSIGNED_TO_JOB, TrackedFile, from_epoch_millis, newest_first, oldest_first
+from sleeper.batcher.ports import ASSIGN_JOB_BATCH_SIZE
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import (
+        AttributeValueTypeDef,
+        QueryInputTypeDef,
+        ScanInputTypeDef,
+        TransactWriteItemTypeDef,
+        WriteRequestTypeDef,
+    )
+
+__all__ = [
+    "EXPIRY_TIME",
+    "FILE_PATH",
+    "FILE_SIZE",
+    "JOB_ID",
+    "RECEIVED_TIME",
+    "DynamoDBIngestBatcherStore",
+    "batcher_store_table_name",
+    "create_batcher_store_table",
+]
+
+JOB_ID = "JobId"
+FILE_PATH = "FilePath"
+FILE_SIZE = "FileSize"
+RECEIVED_TIME = "ReceivedTime"
+EXPIRY_TIME = "ExpiryTime"
+
+_BATCH_WRITE_LIMIT = 25
+_CONDITION_FAILED = "ConditionalCheckFailed"
+_LOG = logging.getLogger(__name__)
+
+_Item = dict[str, "AttributeValueTypeDef"]
+
+
+def batcher_store_table_name(instance_id: str) -> str:
+    """The name Sleeper gives the batcher store table of an instance: ``sleeper-<id>-ingest-batcher-store``."""
+    return f"sleeper-{instance_id}-ingest-batcher-store"
+
+
+def create_batcher_store_table(client: DynamoDBClient, table_name: str, *, wait: bool = True) -> None:
+    """Creates the batcher store table (hash ``JobId``, range ``FilePath``, on-demand, time to live on
+    ``ExpiryTime``), as Sleeper's deployment does; for emulators and tests.
+
+    Raises:
+        AwsError: If the table cannot be created (including if it exists).
+    """
+    try:
+        client.create_table(
+            TableName=table_name,
+            AttributeDefinitions=[
+                {"AttributeName": JOB_ID, "AttributeType": "S"},
+                {"AttributeName": FILE_PATH, "AttributeType": "S"},
+            ],
+            KeySchema=[{"AttributeName": JOB_ID, "KeyType": "HASH"}, {"AttributeName": FILE_PATH, "KeyType": "RANGE"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        if wait:
+            client.get_waiter("table_exists").wait(TableName=table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 120})
+        client.update_time_to_live(
+            TableName=table_name, TimeToLiveSpecification={"Enabled": True, "AttributeName": EXPIRY_TIME}
+        )
+    except (ClientError, BotoCoreError) as e:
+        raise translate(e, f"CreateTable {table_name}") from e
+
+
+def _key(job_id: str, file: TrackedFile) -> _Item:
+    return {JOB_ID: {"S": job_id}, FILE_PATH: {"S": file.key}}
+
+
+def _item(file: TrackedFile) -> _Item:
+    return {
+        FILE_PATH: {"S": file.key},
+        FILE_SIZE: {"N": str(file.file_size_bytes)},
+        JOB_ID: {"S": file.job_id_or_unassigned},
+        RECEIVED_TIME: {"N": str(file.received_millis)},
+        EXPIRY_TIME: {"N": str(file.expiry_seconds)},
+    }
+
+
+def _file(item: _Item) -> TrackedFile:
+    table_id, path = TrackedFile.split_key(item[FILE_PATH]["S"])
+    job_id = item[JOB_ID]["S"]
+    expiry = item.get(EXPIRY_TIME, {}).get("N")
+    return TrackedFile(
+        file=path,
+        file_size_bytes=int(item.get(FILE_SIZE, {"N": "0"})["N"]),
+        table_id=table_id,
+        received_time=from_epoch_millis(int(item[RECEIVED_TIME]["N"])),
+        expiry_time=from_epoch_millis(int(expiry) * 1000) if expiry is not None else None,
+        job_id=None if job_id == NOT_ASSIGNED_TO_JOB else job_id,
+    )
+
+
+class DynamoDBIngestBatcherStore:
+    """Implements ``sleeper.batcher.ports.IngestBatcherStore`` in Sleeper's DynamoDB table.
+
+    Args:
+        client: The DynamoDB client.
+        table_name: The batcher store table (see ``batcher_store_table_name``).
+        assign_batch_size: Files per assignment transaction (at most 50: two write items each, 100 per transaction).
+    """
+
+    def __init__(
+        self, client: DynamoDBClient, table_name: str, *, assign_batch_size: int = ASSIGN_JOB_BATCH_SIZE
+    ) -> None:
+        if not 1 <= assign_batch_size <= ASSIGN_JOB_BATCH_SIZE:
+            raise ValueError(f"assign_batch_size must be between 1 and {ASSIGN_JOB_BATCH_SIZE}")
+        self._client = client
+        self._table_name = table_name
+        self._assign_batch_size = assign_batch_size
+
+    @classmethod
+    def for_instance(cls, client: DynamoDBClient, instance_id: str) -> DynamoDBIngestBatcherStore:
+        """The store of an instance, in the table Sleeper names for it."""
+        return cls(client, batcher_store_table_name(instance_id))
+
+    @property
+    def table_name(self) -> str:
+        """The DynamoDB table."""
+        return self._table_name
+
+    def add_file(self, file: TrackedFile) -> None:
+        """Stores a file, replacing any record with the same key.
+
+        Raises:
+            AwsError: If DynamoDB fails.
+        """
+        try:
+            self._client.put_item(TableName=self._table_name, Item=_item(file))
+        except (ClientError, BotoCoreError) as e:
+            raise translate(e, f"PutItem {self._table_name}") from e
+
+    def assign_job_get_assigned(self, job_id: str, files: Sequence[TrackedFile]) -> list[str]:
+        """Moves pending files into a job, 50 per transaction, each all or nothing; returns the paths moved.
+
+        A transaction cancelled because a file is no longer pending, or by contention, leaves its files pending.
+
+        Raises:
+            AwsError: If DynamoDB fails otherwise.
+        """
+        assigned: list[str] = []
+        size = self._assign_batch_size
+        for start in range(0, len(files), size):
+            group = files[start : start + size]
+            if self._assign_group(job_id, group):
+                assigned.extend(f.file for f in group)
+        return assigned
+
+    def _assign_group(self, job_id: str, group: Sequence[TrackedFile]) -> bool:
+        if len({f.key for f in group}) < len(group):
+            return False
+        items: list[TransactWriteItemTypeDef] = []
+        for file in group:
+            items.append(
+                {
+                    "Delete": {
+                        "TableName": self._table_name,
+                        "Key": _key(NOT_ASSIGNED_TO_JOB, file),
+                        "ConditionExpression": "attribute_exists(#path)",
+                        "ExpressionAttributeNames": {"#path": FILE_PATH},
+                    }
+                }
+            )
+            items.append(
+                {
+                    "Put": {
+                        "TableName": self._table_name,
+                        "Item": _item(file.assigned_to(job_id)),
+                        "ConditionExpression": "attribute_not_exists(#path)",
+                        "ExpressionAttributeNames": {"#path": FILE_PATH},
+                    }
+                }
+            )
+        try:
+            self._client.transact_write_items(TransactItems=items)
+        except ClientError as e:
+            codes = cancellation_codes(e)
+            error = translate(e, f"TransactWriteItems {self._table_name}")
+            if _CONDITION_FAILED in codes or isinstance(error, AwsThrottledError):
+                _LOG.warning(
+                    "%d files could not be assigned to job %s; leaving them pending: %s", len(group), job_id, e
+                )
+                return False
+            raise error from e
+        except BotoCoreError as e:
+            raise translate(e, f"TransactWriteItems {self._table_name}") from e
+        return True
+
+    def all_files_newest_first(self) -> list[TrackedFile]:
+        """Every tracked file, newest first (a strongly consistent scan).
+
+        Raises:
+            AwsError: If DynamoDB fails.
+        """
+        request: ScanInputTypeDef = {"TableName": self._table_name, "ConsistentRead": True}
+        files: list[TrackedFile] = []
+        while True:
+            try:
+                page = self._client.scan(**request)
+            except (ClientError, BotoCoreError) as e:
+                raise translate(e, f"Scan {self._table_name}") from e
+            files.extend(_file(item) for item in page.get("Items", []))
+            last_key = page.get("LastEvaluatedKey")
+            if not last_key:
+                return newest_first(files)
+            request["ExclusiveStartKey"] = last_key
+
+    def pending_files_oldest_first(self) -> list[TrackedFile]:
+        """The pending files, oldest first (a strongly consistent query).
+
+        Raises:
+            AwsError: If DynamoDB fails.
+        """
+        request: QueryInputTypeDef = {
+            "TableName": self._table_name,
+            "KeyConditionExpression": "#job = :pending",
+            "ExpressionAttributeNames": {"#job": JOB_ID},
+            "ExpressionAttributeValues": {":pending": {"S": NOT_ASSIGNED_TO_JOB}},
+            "ConsistentRead": True,
+        }
+        files: list[TrackedFile] = []
+        while True:
+            try:
+                page = self._client.query(**request)
+            except (ClientError, BotoCoreError) as e:
+                raise translate(e, f"Query {self._table_name}") from e
+            files.extend(_file(item) for item in page.get("Items", []))
+            last_key = page.get("LastEvaluatedKey")
+            if not last_key:
+                return oldest_first(files)
+            request["ExclusiveStartKey"] = last_key
+
+    def delete_all_pending(self) -> None:
+        """Forgets every pending file.
+
+        Raises:
+            AwsError: If DynamoDB fails.
+        """
+        self.delete_files(self.pending_files_oldest_first())
+
+    def delete_files(self, files: Sequence[TrackedFile]) -> None:
+        """Forgets the given records, 25 per batch write (unprocessed deletes are retried).
+
+        Raises:
+            AwsError: If DynamoDB fails, or keeps leaving deletes unprocessed.
+        """
+        requests: list[WriteRequestTypeDef] = [
+            {"DeleteRequest": {"Key": _key(f.job_id_or_unassigned, f)}} for f in files
+        ]
+        for start in range(0, len(requests), _BATCH_WRITE_LIMIT):
+            self._batch_write(requests[start : start + _BATCH_WRITE_LIMIT])
+
+    def _batch_write(self, requests: list[WriteRequestTypeDef]) -> None:
+        remaining = requests
+        for attempt in range(10):
+            if attempt:
+                time.sleep(min(0.05 * 2**attempt, 2.0))
+            try:
+                response = self._client.batch_write_item(RequestItems={self._table_name: remaining})
+            except (ClientError, BotoCoreError) as e:
+                raise translate(e, f"BatchWriteItem {self._table_name}") from e
+            unprocessed = response.get("UnprocessedItems", {}).get(self._table_name, [])
+            remaining = cast("list[WriteRequestTypeDef]", list(unprocessed))
+            if not remaining:
+                return
+        raise AwsThrottledError(
+            f"BatchWriteItem {self._table_name}", "UnprocessedItems", f"{len(remaining)} deletes left unprocessed"
+        )

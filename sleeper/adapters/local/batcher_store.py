@@ -1,0 +1,182 @@
+"""The ingest batcher store of a local instance, in its SQLite database (spec 3.4).
+
+One row per tracked file, keyed as Sleeper's DynamoDB table is: job id (``not_assigned_to_job`` while pending) and
+``<table id>/<file>``. Assigning a group of files to a job checks and moves the whole group in one ``BEGIN
+IMMEDIATE`` transaction, so job creators in several processes never put a file in two jobs. The table is prefixed
+``batcher_`` because other adapters keep their tables in the same file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+from sleeper.adapters.local.sqlite import SqliteDatabase
+from sleeper.batcher.exceptions import BatcherStoreError
+from sleeper.batcher.model import NOT_ASSIGNED_TO_JOB, TrackedFile, from_epoch_millis, newest_first, oldest_first
+from sleeper.batcher.ports import ASSIGN_JOB_BATCH_SIZE
+from sleeper.statestore.exceptions import StateStoreStorageError
+
+__all__ = ["SCHEMA", "SqliteIngestBatcherStore"]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS batcher_files (
+    job_id TEXT NOT NULL,
+    file_path TEXT NOT NULL,
+    file_size INTEGER NOT NULL,
+    received_time INTEGER NOT NULL,
+    expiry_time INTEGER NOT NULL,
+    PRIMARY KEY (job_id, file_path)
+)
+"""
+
+_COLUMNS = "job_id, file_path, file_size, received_time, expiry_time"
+_Row = tuple[str, str, int, int, int]
+
+
+def _row(file: TrackedFile) -> _Row:
+    return file.job_id_or_unassigned, file.key, file.file_size_bytes, file.received_millis, file.expiry_seconds
+
+
+def _file(row: _Row) -> TrackedFile:
+    job_id, key, size, received, expiry = row
+    table_id, path = TrackedFile.split_key(key)
+    return TrackedFile(
+        file=path,
+        file_size_bytes=size,
+        table_id=table_id,
+        received_time=from_epoch_millis(received),
+        expiry_time=from_epoch_millis(expiry * 1000),
+        job_id=None if job_id == NOT_ASSIGNED_TO_JOB else job_id,
+    )
+
+
+class SqliteIngestBatcherStore:
+    """Implements ``sleeper.batcher.ports.IngestBatcherStore`` in a SQLite database shared by several processes.
+
+    Args:
+        database: The instance's SQLite database file, or an open ``SqliteDatabase`` with this module's schema.
+        assign_batch_size: Files assigned atomically together (Sleeper's 50 by default).
+    """
+
+    def __init__(
+        self, database: str | Path | SqliteDatabase, *, assign_batch_size: int = ASSIGN_JOB_BATCH_SIZE
+    ) -> None:
+        self._db = database if isinstance(database, SqliteDatabase) else SqliteDatabase(database, schema=SCHEMA)
+        self._assign_batch_size = assign_batch_size
+
+    @contextmanager
+    def _write(self, what: str) -> Iterator[sqlite3.Connection]:
+        try:
+            with self._db.write() as connection:
+                yield connection
+        except (sqlite3.Error, StateStoreStorageError) as e:
+            raise BatcherStoreError(f"ingest batcher store: {what}: {e}") from e
+
+    def _select(self, where: str, parameters: tuple[str | int, ...] = ()) -> list[TrackedFile]:
+        try:
+            with self._db.read() as connection:
+                rows = connection.execute(f"SELECT {_COLUMNS} FROM batcher_files WHERE {where}", parameters).fetchall()
+        except (sqlite3.Error, StateStoreStorageError) as e:
+            raise BatcherStoreError(f"ingest batcher store: reading files: {e}") from e
+        return [_file(row) for row in rows]
+
+    def add_file(self, file: TrackedFile) -> None:
+        """Stores a file, replacing any record with the same key.
+
+        Raises:
+            BatcherStoreError: If the database fails.
+        """
+        with self._write(f"adding {file.key}") as connection:
+            connection.execute(f"INSERT OR REPLACE INTO batcher_files ({_COLUMNS}) VALUES (?, ?, ?, ?, ?)", _row(file))
+
+    def assign_job_get_assigned(self, job_id: str, files: Sequence[TrackedFile]) -> list[str]:
+        """Moves pending files into a job, each group of files all or nothing; returns the paths moved.
+
+        Raises:
+            BatcherStoreError: If the database fails.
+        """
+        assigned: list[str] = []
+        size = self._assign_batch_size
+        for start in range(0, len(files), size):
+            group = files[start : start + size]
+            if self._assign_group(job_id, group):
+                assigned.extend(f.file for f in group)
+        return assigned
+
+    def _assign_group(self, job_id: str, group: Sequence[TrackedFile]) -> bool:
+        moved = [f.assigned_to(job_id) for f in group]
+        if len({f.key for f in moved}) < len(moved):
+            return False
+        with self._write(f"assigning files to job {job_id}") as connection:
+            for file in group:
+                if not connection.execute(
+                    "SELECT 1 FROM batcher_files WHERE job_id = ? AND file_path = ?", (NOT_ASSIGNED_TO_JOB, file.key)
+                ).fetchone():
+                    return False
+                if connection.execute(
+                    "SELECT 1 FROM batcher_files WHERE job_id = ? AND file_path = ?", (job_id, file.key)
+                ).fetchone():
+                    return False
+            connection.executemany(
+                "DELETE FROM batcher_files WHERE job_id = ? AND file_path = ?",
+                [(NOT_ASSIGNED_TO_JOB, f.key) for f in group],
+            )
+            connection.executemany(
+                f"INSERT INTO batcher_files ({_COLUMNS}) VALUES (?, ?, ?, ?, ?)", [_row(f) for f in moved]
+            )
+        return True
+
+    def all_files_newest_first(self) -> list[TrackedFile]:
+        """Every tracked file, newest first.
+
+        Raises:
+            BatcherStoreError: If the database fails.
+        """
+        return newest_first(self._select("1 = 1"))
+
+    def pending_files_oldest_first(self) -> list[TrackedFile]:
+        """The pending files, oldest first.
+
+        Raises:
+            BatcherStoreError: If the database fails.
+        """
+        return oldest_first(self._select("job_id = ?", (NOT_ASSIGNED_TO_JOB,)))
+
+    def delete_all_pending(self) -> None:
+        """Forgets every pending file.
+
+        Raises:
+            BatcherStoreError: If the database fails.
+        """
+        with self._write("deleting pending files") as connection:
+            connection.execute("DELETE FROM batcher_files WHERE job_id = ?", (NOT_ASSIGNED_TO_JOB,))
+
+    def delete_files(self, files: Sequence[TrackedFile]) -> None:
+        """Forgets the given records.
+
+        Raises:
+            BatcherStoreError: If the database fails.
+        """
+        with self._write("deleting files") as connection:
+            connection.executemany(
+                "DELETE FROM batcher_files WHERE job_id = ? AND file_path = ?",
+                [(f.job_id_or_unassigned, f.key) for f in files],
+            )
+
+    def delete_expired(self, now: datetime) -> int:
+        """Forgets records whose expiry time has passed, as DynamoDB's time to live does; returns how many.
+
+        Raises:
+            BatcherStoreError: If the database fails.
+        """
+        with self._write("deleting expired files") as connection:
+            cursor = connection.execute("DELETE FROM batcher_files WHERE expiry_time <= ?", (int(now.timestamp()),))
+            return cursor.rowcount
+
+    def close(self) -> None:
+        """Closes this process's connection (it reopens on next use)."""
+        self._db.close()

@@ -1,0 +1,110 @@
+"""Ports of the ingest batcher: the store of tracked files, and the instance whose tables and queues it uses.
+
+Adapters of ``IngestBatcherStore``: ``sleeper.adapters.memory.batcher_store`` (tests), ``sleeper.adapters.local``
+(SQLite, the local instance) and ``sleeper.adapters.aws`` (Sleeper's DynamoDB table). The local runtime's
+``LocalInstance`` and ``LocalTable`` implement ``BatcherInstance`` and ``BatcherTable``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from sleeper.batcher.model import TrackedFile
+from sleeper.core.properties import TableProperties
+from sleeper.core.queue import Queue
+
+__all__ = ["ASSIGN_JOB_BATCH_SIZE", "BatcherInstance", "BatcherTable", "IngestBatcherStore"]
+
+ASSIGN_JOB_BATCH_SIZE = 50
+"""Files assigned to a job in one atomic step (two DynamoDB write items each, within the limit of 100)."""
+
+
+class IngestBatcherStore(Protocol):
+    """Where the batcher keeps the files submitted to it (Sleeper's ``IngestBatcherStore``).
+
+    A file is identified by its table id and path, within its job id (``not_assigned_to_job`` while pending).
+    """
+
+    def add_file(self, file: TrackedFile) -> None:
+        """Stores a file, replacing any record with the same job id (or pending state), table and path."""
+        ...
+
+    def assign_job_get_assigned(self, job_id: str, files: Sequence[TrackedFile]) -> list[str]:
+        """Moves pending files into a job, conditionally, and returns the paths that were moved.
+
+        The files are taken in groups of ``ASSIGN_JOB_BATCH_SIZE``, each moved atomically: a group is moved only if
+        every file in it is still pending (no other job creator took it), otherwise the whole group is left pending
+        for the next run. So a file is never put in two jobs.
+
+        Args:
+            job_id: The new job.
+            files: Pending files, as read from ``pending_files_oldest_first``.
+
+        Returns:
+            The paths (``TrackedFile.file``) of the files now assigned to the job, in the order given.
+        """
+        ...
+
+    def all_files_newest_first(self) -> list[TrackedFile]:
+        """Every tracked file, pending or assigned, newest first (ties by table id and path)."""
+        ...
+
+    def pending_files_oldest_first(self) -> list[TrackedFile]:
+        """The files not yet assigned to a job, oldest first (ties by table id and path)."""
+        ...
+
+    def delete_all_pending(self) -> None:
+        """Forgets every pending file."""
+        ...
+
+    def delete_files(self, files: Sequence[TrackedFile]) -> None:
+        """Forgets the given records (each identified by job id or pending state, table id and path)."""
+        ...
+
+
+class BatcherTable(Protocol):
+    """A table that files can be submitted for."""
+
+    @property
+    def table_id(self) -> str:
+        """The table id."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """The table name."""
+        ...
+
+    @property
+    def properties(self) -> TableProperties:
+        """The table properties (the batcher's settings)."""
+        ...
+
+
+class BatcherInstance(Protocol):
+    """The instance the batcher runs in: its tables and queues."""
+
+    def table(self, name: str) -> BatcherTable:
+        """The table with this name.
+
+        Raises:
+            TableNotFoundError: If there is none.
+        """
+        ...
+
+    def table_by_id(self, table_id: str) -> BatcherTable:
+        """The table with this id.
+
+        Raises:
+            TableNotFoundError: If there is none.
+        """
+        ...
+
+    def queue(self, logical_name: str) -> Queue:
+        """The queue with this logical name (for example ``IngestJobQ``).
+
+        Raises:
+            SleeperError: If the instance has no such queue.
+        """
+        ...

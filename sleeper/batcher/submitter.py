@@ -1,0 +1,279 @@
+"""The batcher's submitter: reads requests from ``IngestBatcherSubmitQ`` and tracks their files (spec 3.4).
+
+A request is ``{"tableName": "...", "files": ["bucket/key", "bucket/dir", ...]}``. The submitter finds the table by
+name, expands each path to the files it names with their sizes (a file is itself; a directory is every file under
+it, recursively; Hadoop checksum files ending ``.crc`` are skipped, as Sleeper skips them), and stores every file as
+pending with the time the request was received and an expiry of
+``sleeper.table.ingest.batcher.file.tracking.ttl.minutes`` after it. S3 files are stored as ``bucket/key`` (the form
+ingest jobs take), local files by absolute path.
+
+A request that can never succeed (not valid JSON, an unsafe path, an unknown table, a path naming no file) raises a
+``SubmitRequestError`` before anything is stored; :func:`handle_submit_message` sends it to the dead-letter queue.
+Other failures (a filesystem or store that cannot be reached) propagate, so the message is delivered again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from pyarrow import fs as pafs
+
+from sleeper.batcher.exceptions import (
+    BatcherFileNotFoundError,
+    BatcherTableNotFoundError,
+    InvalidSubmitRequestError,
+    SubmitRequestError,
+)
+from sleeper.batcher.model import SubmitRequest, TrackedFile
+from sleeper.batcher.ports import BatcherInstance, IngestBatcherStore
+from sleeper.core.exceptions import TableNotFoundError
+from sleeper.core.jobs import wire
+from sleeper.core.jobs.exceptions import MessageError
+from sleeper.core.jobs.paths import check_safe_path, is_s3_path, normalise_s3_path
+from sleeper.core.properties.table import INGEST_BATCHER_TRACKING_TTL_MINUTES
+from sleeper.core.queue import Queue
+from sleeper.io.filesystem import FileSystemOptions, list_files, resolve
+
+__all__ = [
+    "SUBMIT_QUEUE",
+    "SUBMIT_REQUEST_FIELDS",
+    "IngestBatcherSubmitter",
+    "SubmitOutcome",
+    "handle_submit_message",
+    "parse_submit_request",
+    "submit_files",
+]
+
+SUBMIT_QUEUE = "IngestBatcherSubmitQ"
+"""The logical name of the queue submit requests arrive on."""
+
+SUBMIT_REQUEST_FIELDS = frozenset({"tableName", "files"})
+"""The fields of a submit request."""
+
+CHECKSUM_SUFFIX = ".crc"
+"""Files with this suffix (Hadoop checksums) are never tracked."""
+
+_LOG = logging.getLogger(__name__)
+
+
+def parse_submit_request(
+    text: str | bytes, *, allow_local: bool = False, allowed_buckets: Collection[str] | None = None
+) -> SubmitRequest:
+    """Reads a submit request message.
+
+    Args:
+        text: The message body.
+        allow_local: Whether local paths are accepted (the local runtime only).
+        allowed_buckets: If given, every S3 path must be in one of these buckets.
+
+    Raises:
+        InvalidSubmitRequestError: If the message is not a valid request; the message names the bad value.
+    """
+    raw = wire.message_text(text)
+    try:
+        data = wire.expect_object(wire.parse_json(text))
+        wire.check_fields(data, SUBMIT_REQUEST_FIELDS)
+        table_name = wire.required_str(data, "tableName")
+        files = wire.str_list(data, "files", non_empty=True)
+        for i, path in enumerate(files):
+            check_safe_path(path, where=f"$.files[{i}]", allow_local=allow_local, allowed_buckets=allowed_buckets)
+    except MessageError as e:
+        raise InvalidSubmitRequestError(f"invalid ingest batcher request: {e}", json_message=raw) from e
+    return SubmitRequest(table_name=table_name, files=files, json_message=raw)
+
+
+class IngestBatcherSubmitter:
+    """Tracks the files of submit requests in the batcher's store.
+
+    Args:
+        instance: The instance (tables by name and their properties).
+        store: The batcher store.
+        options: How to reach S3 for S3 paths.
+        filesystem: A filesystem to find every path on instead of the one its form names (tests).
+        allow_local: Whether local paths are accepted (the local runtime only).
+        allowed_buckets: If given, every S3 path must be in one of these buckets.
+        clock: The time a request is received, when not given (timezone-aware).
+    """
+
+    def __init__(
+        self,
+        instance: BatcherInstance,
+        store: IngestBatcherStore,
+        *,
+        options: FileSystemOptions | None = None,
+        filesystem: pafs.FileSystem | None = None,
+        allow_local: bool = False,
+        allowed_buckets: Collection[str] | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(tz=UTC),
+    ) -> None:
+        self._instance = instance
+        self._store = store
+        self._options = options
+        self._filesystem = filesystem
+        self._allow_local = allow_local
+        self._allowed_buckets = allowed_buckets
+        self._clock = clock
+
+    def submit_message(self, body: str | bytes, *, received_time: datetime | None = None) -> list[TrackedFile]:
+        """Reads a request message and tracks its files (see ``submit``).
+
+        Raises:
+            SubmitRequestError: If the request can never be stored; nothing was stored.
+        """
+        request = parse_submit_request(body, allow_local=self._allow_local, allowed_buckets=self._allowed_buckets)
+        return self.submit(request, received_time=received_time)
+
+    def submit(self, request: SubmitRequest, *, received_time: datetime | None = None) -> list[TrackedFile]:
+        """Tracks every file a request names as pending, replacing pending records of the same paths.
+
+        Args:
+            request: The request.
+            received_time: When it was received; now if not given.
+
+        Returns:
+            The files stored, in the order of the request's paths (each directory's files sorted by path).
+
+        Raises:
+            SubmitRequestError: If the table does not exist, or a path names no file; nothing was stored.
+            OSError: If a filesystem could not be reached (the request may be retried).
+        """
+        received = received_time if received_time is not None else self._clock()
+        for i, path in enumerate(request.files):
+            try:
+                check_safe_path(
+                    path, where=f"$.files[{i}]", allow_local=self._allow_local, allowed_buckets=self._allowed_buckets
+                )
+            except MessageError as e:
+                raise InvalidSubmitRequestError(
+                    f"invalid ingest batcher request: {e}", json_message=request.json_message
+                ) from e
+        try:
+            table = self._instance.table(request.table_name)
+        except TableNotFoundError as e:
+            raise BatcherTableNotFoundError(
+                f"table not found with name {request.table_name!r}", json_message=request.json_message
+            ) from e
+        ttl = timedelta(minutes=table.properties.get_int(INGEST_BATCHER_TRACKING_TTL_MINUTES))
+        files = [
+            TrackedFile(
+                file=path,
+                file_size_bytes=size,
+                table_id=table.table_id,
+                received_time=received,
+                expiry_time=received + ttl,
+            )
+            for path, size in self._expand(request)
+        ]
+        for file in files:
+            self._store.add_file(file)
+        _LOG.info("Tracked %d files for table %s in the ingest batcher", len(files), table.table_id)
+        return files
+
+    def _expand(self, request: SubmitRequest) -> list[tuple[str, int]]:
+        found: list[tuple[str, int]] = []
+        for path in request.files:
+            if path.endswith(CHECKSUM_SUFFIX):
+                continue
+            fs, resolved = self._resolve(path)
+            info = fs.get_file_info(resolved)
+            if info.type == pafs.FileType.File:
+                found.append((self._job_path(path, resolved), int(info.size)))
+                continue
+            listed = (
+                [
+                    (self._job_path(path, str(f.path)), int(f.size))
+                    for f in list_files(fs, resolved)
+                    if not str(f.path).endswith(CHECKSUM_SUFFIX)
+                ]
+                if info.type == pafs.FileType.Directory
+                else []
+            )
+            if not listed:
+                raise BatcherFileNotFoundError(f"no files found at {path}", json_message=request.json_message)
+            found.extend(listed)
+        return found
+
+    def _resolve(self, path: str) -> tuple[pafs.FileSystem, str]:
+        if is_s3_path(path):
+            return resolve(f"s3a://{normalise_s3_path(path)}", self._options, filesystem=self._filesystem)
+        return resolve(path, self._options, filesystem=self._filesystem)
+
+    @staticmethod
+    def _job_path(requested: str, found: str) -> str:
+        # S3 filesystems name files bucket/key, which is how ingest jobs name them; local files keep their path.
+        return found.lstrip("/") if is_s3_path(requested) else found
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubmitOutcome:
+    """What became of one submit request message.
+
+    Attributes:
+        files: The files tracked (empty if the request was rejected).
+        rejected_reason: Why the request was sent to the dead-letter queue, if it was.
+    """
+
+    files: tuple[TrackedFile, ...] = field(default=())
+    rejected_reason: str | None = None
+
+    @property
+    def accepted(self) -> bool:
+        """Whether the request's files were tracked."""
+        return self.rejected_reason is None
+
+    def describe(self) -> str:
+        """One line for a log."""
+        if self.rejected_reason is not None:
+            return f"ingest batcher request sent to the dead-letter queue: {self.rejected_reason}"
+        total = sum(f.file_size_bytes for f in self.files)
+        return f"ingest batcher tracked {len(self.files)} files ({total:,} bytes)"
+
+
+def handle_submit_message(
+    submitter: IngestBatcherSubmitter,
+    body: str,
+    *,
+    dead_letter_queue: Queue,
+    received_time: datetime | None = None,
+) -> SubmitOutcome:
+    """Handles one message of the submit queue, as Sleeper's submitter Lambda does.
+
+    A request that can never be stored is sent, unchanged, to the dead-letter queue; the caller then deletes the
+    message from the submit queue. Any other error propagates, so the message is delivered again.
+
+    Args:
+        submitter: The submitter.
+        body: The message body.
+        dead_letter_queue: Where rejected requests go (``IngestBatcherSubmitDLQ``).
+        received_time: When the message was received; now if not given.
+
+    Returns:
+        The files tracked, or why the request was rejected.
+    """
+    try:
+        files = submitter.submit_message(body, received_time=received_time)
+    except SubmitRequestError as e:
+        _LOG.warning("Ingest batcher request rejected, sending it to the dead-letter queue: %s", e)
+        dead_letter_queue.send(body)
+        return SubmitOutcome(rejected_reason=str(e))
+    return SubmitOutcome(files=tuple(files))
+
+
+def submit_files(
+    submitter: IngestBatcherSubmitter,
+    table_name: str,
+    files: Sequence[str],
+    *,
+    received_time: datetime | None = None,
+) -> list[TrackedFile]:
+    """Tracks files for a table directly, as a submit request naming them would (for the CLI).
+
+    Raises:
+        SubmitRequestError: If the request can never be stored; nothing was stored.
+    """
+    request = SubmitRequest(table_name=table_name, files=tuple(files))
+    request = SubmitRequest(table_name=table_name, files=request.files, json_message=request.to_json())
+    return submitter.submit(request, received_time=received_time)
