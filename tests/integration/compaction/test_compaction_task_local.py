@@ -1,0 +1,140 @@
+"""Compaction tasks on a local instance: SQLite queues, trackers and state store, real files."""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from sleeper.compaction.task import JobOutcome, TaskExit, TaskSettings, handle_commit_message, run_compaction_task
+from sleeper.core.jobs.compaction import CompactionJob
+from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.core.statestore.transactions import AssignJobIdRequest, AssignJobIdsTransaction
+from sleeper.core.trackers import CompactionJobStatusType
+from sleeper.runtime.local import LocalInstance, LocalTable
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = Schema.of(
+    row_keys=[Field("key", PrimitiveType.STRING)],
+    sort_keys=[Field("time", PrimitiveType.LONG)],
+    values=[Field("value", PrimitiveType.LONG)],
+)
+QUICK = TaskSettings(wait_seconds=0, max_idle_seconds=0, failed_visibility_seconds=0, max_consecutive_failures=10)
+
+
+def _rows(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    return pa.table(
+        {
+            "key": pa.array([f"k{x:05d}" for x in rng.integers(0, 5000, n)]),
+            "time": pa.array(rng.integers(0, 10**9, n), pa.int64()),
+            "value": pa.array(rng.integers(0, 100, n), pa.int64()),
+        }
+    )
+
+
+def _table(tmp_path: Path, **properties: str) -> tuple[LocalInstance, LocalTable]:
+    instance = LocalInstance.create(tmp_path / "instance")
+    table = instance.create_table(
+        "events",
+        SCHEMA,
+        split_points=["k02500"],
+        properties={"sleeper.table.data.engine": "ARROW", **properties},
+    )
+    for seed in range(3):
+        table.ingest(_rows(2000, seed))
+    return instance, table
+
+
+def _leaf_job(table: LocalTable, index: int) -> CompactionJob:
+    leaf = table.leaf_partitions()[index]
+    inputs = sorted({r.filename for r in table.file_references() if r.partition_id == leaf.id})
+    job_id = str(uuid.uuid4())
+    job = CompactionJob(
+        table_id=table.table_id,
+        job_id=job_id,
+        input_files=tuple(inputs),
+        output_file=f"{table.data_prefix}/data/partition_{leaf.id}/{job_id}.parquet",
+        partition_id=leaf.id,
+    )
+    table.state_store.commit(
+        AssignJobIdsTransaction(requests=(AssignJobIdRequest(job_id=job_id, partition_id=leaf.id, filenames=inputs),))
+    )
+    return job
+
+
+def _content(table: LocalTable) -> Counter[tuple[object, ...]]:
+    return Counter(tuple(row.values()) for row in table.query().to_pylist())
+
+
+def should_compact_each_leaf_of_a_local_table_and_keep_its_rows(tmp_path: Path) -> None:
+    # Given files shared between two leaves, and one job per leaf on the job queue
+    instance, table = _table(tmp_path, **{"sleeper.table.compaction.job.commit.async": "false"})
+    before = _content(table)
+    jobs = [_leaf_job(table, 0), _leaf_job(table, 1)]
+    for job in jobs:
+        instance.queue("CompactionJobQ").send(job.to_json())
+
+    # When
+    summary = run_compaction_task(instance, settings=QUICK)
+
+    # Then
+    assert summary.exit is TaskExit.IDLE
+    assert [o.outcome for o in summary.outcomes] == [JobOutcome.FINISHED] * 2
+    assert summary.rows_written == 6000
+    assert sorted({r.filename for r in table.file_references()}) == sorted(j.output_file for j in jobs)
+    assert _content(table) == before
+    for job in jobs:
+        status = instance.compaction_job_tracker.job(job.job_id)
+        assert status is not None and status.status is CompactionJobStatusType.FINISHED
+    task = instance.compaction_task_tracker.task(summary.task_id)
+    assert task is not None and task.is_finished and task.job_runs == 2
+
+
+def should_commit_through_the_commit_queue_when_asynchronous(tmp_path: Path) -> None:
+    # Given
+    instance, table = _table(tmp_path, **{"sleeper.table.compaction.job.commit.async": "true"})
+    before = _content(table)
+    job = _leaf_job(table, 0)
+    instance.queue("CompactionJobQ").send(job.to_json())
+    summary = run_compaction_task(instance, settings=QUICK)
+    assert [o.outcome for o in summary.outcomes] == [JobOutcome.FINISHED]
+    assert job.output_file not in {r.filename for r in table.file_references()}
+
+    # When the committer takes the request
+    commit_queue = instance.queue("CompactionCommitQ")
+    (message,) = commit_queue.receive(1)
+    line = handle_commit_message(instance, message.body)
+    commit_queue.delete(message.receipt_handle)
+
+    # Then
+    assert "committed" in line
+    assert job.output_file in {r.filename for r in table.file_references()}
+    assert _content(table) == before
+    status = instance.compaction_job_tracker.job(job.job_id)
+    assert status is not None and status.status is CompactionJobStatusType.FINISHED
+
+
+def should_send_a_poison_message_to_the_dead_letter_queue(tmp_path: Path) -> None:
+    # Given a job of a table whose input file does not exist
+    instance, table = _table(tmp_path, **{"sleeper.table.compaction.job.commit.async": "false"})
+    job = _leaf_job(table, 0)
+    Path(job.input_files[0].removeprefix("file://")).unlink()
+    instance.queue("CompactionJobQ").send(job.to_json())
+
+    # When
+    summary = run_compaction_task(instance, settings=QUICK)
+
+    # Then it failed on each of its 3 receives, then moved to the dead-letter queue
+    assert [o.outcome for o in summary.outcomes] == [JobOutcome.FAILED] * 3
+    assert instance.queue("CompactionJobQ").approximate_counts() == (0, 0)
+    (dead,) = instance.dead_letter_queue("CompactionJobQ").receive(1)
+    assert dead.body == job.to_json()
+    status = instance.compaction_job_tracker.job(job.job_id)
+    assert status is not None and status.status is CompactionJobStatusType.FAILED
+    assert not Path(job.output_file.removeprefix("file://")).exists()
