@@ -42,7 +42,7 @@ __all__ = [
     "IngestBatcher",
     "create_batches",
     "ingest_queue_name",
-    "should_create_batches",
+    "is_batching_due",
 ]
 
 INGEST_QUEUE_NAMES: Mapping[str, str] = {
@@ -113,7 +113,7 @@ class BatchingRules:
         )
 
 
-def should_create_batches(files: Sequence[TrackedFile], rules: BatchingRules, now: datetime) -> bool:
+def is_batching_due(files: Sequence[TrackedFile], rules: BatchingRules, now: datetime) -> bool:
     """Whether a table's pending files should be made into jobs now.
 
     True if any file was received more than the maximum age before ``now``, or if there are at least the minimum
@@ -223,7 +223,7 @@ class IngestBatcher:
             _LOG.warning("Leaving %d pending files of table %s, which does not exist", len(files), table_id)
             return []
         rules = BatchingRules.from_properties(table.properties)
-        if not should_create_batches(files, rules, now):
+        if not is_batching_due(files, rules, now):
             _LOG.info("Not yet batching %d pending files of table %s", len(files), table_id)
             return []
         queue_name = ingest_queue_name(rules.ingest_queue, self._queue_names)

@@ -1,0 +1,238 @@
+"""The submitter: requests are read, paths expanded with sizes and stored; bad requests go to the dead-letter queue."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from pyarrow import fs as pafs
+
+from sleeper.adapters.memory.batcher_store import InMemoryIngestBatcherStore
+from sleeper.adapters.memory.filesystem import in_memory_filesystem
+from sleeper.batcher.exceptions import (
+    BatcherFileNotFoundError,
+    BatcherTableNotFoundError,
+    InvalidSubmitRequestError,
+    SubmitRequestError,
+)
+from sleeper.batcher.model import SubmitRequest, TrackedFile
+from sleeper.batcher.submitter import (
+    IngestBatcherSubmitter,
+    handle_submit_message,
+    parse_submit_request,
+    submit_files,
+)
+from tests.unit.batcher.conftest import T0, FakeClock, FakeInstance
+
+
+def _write(fs: pafs.FileSystem, path: str, size: int) -> None:
+    with fs.open_output_stream(path) as out:
+        out.write(b"x" * size)
+
+
+@pytest.fixture
+def fs() -> pafs.FileSystem:
+    return in_memory_filesystem()
+
+
+@pytest.fixture
+def submitter(
+    instance: FakeInstance, store: InMemoryIngestBatcherStore, fs: pafs.FileSystem, clock: FakeClock
+) -> IngestBatcherSubmitter:
+    instance.add_table("events", "t1")
+    return IngestBatcherSubmitter(instance, store, filesystem=fs, clock=clock)
+
+
+def should_read_a_submit_request() -> None:
+    # Given
+    body = '{"tableName": "events", "files": ["bucket/a.parquet", "s3a://bucket/dir"]}'
+
+    # When
+    request = parse_submit_request(body)
+
+    # Then
+    assert request == SubmitRequest(table_name="events", files=("bucket/a.parquet", "s3a://bucket/dir"))
+    assert request.json_message == body
+    assert parse_submit_request(request.to_json()) == request
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        ("not json", "not valid JSON"),
+        ('["events"]', "must be an object"),
+        ('{"files": ["bucket/a"]}', "$.tableName"),
+        ('{"tableName": "events"}', "$.files"),
+        ('{"tableName": "events", "files": []}', "must not be empty"),
+        ('{"tableName": "events", "files": [null]}', "$.files[0]"),
+        ('{"tableName": "events", "files": ["bucket/../etc"]}', "$.files[0]"),
+        ('{"tableName": "events", "files": ["/local/file"]}', "$.files[0]"),
+        ('{"tableName": "events", "files": ["bucket/a"], "extra": 1}', "$.extra"),
+    ],
+)
+def should_reject_an_invalid_request(body: str, problem: str) -> None:
+    # Given / When
+    with pytest.raises(InvalidSubmitRequestError) as caught:
+        parse_submit_request(body)
+
+    # Then
+    assert problem in str(caught.value)
+    assert caught.value.json_message == body
+
+
+def should_store_each_file_with_its_size_received_time_and_expiry(
+    submitter: IngestBatcherSubmitter, store: InMemoryIngestBatcherStore, fs: pafs.FileSystem
+) -> None:
+    # Given
+    _write(fs, "bucket/a.parquet", 10)
+    _write(fs, "bucket/b.parquet", 25)
+
+    # When
+    files = submitter.submit_message('{"tableName": "events", "files": ["bucket/a.parquet", "s3://bucket/b.parquet"]}')
+
+    # Then
+    expected = [
+        TrackedFile(
+            file=f"bucket/{name}.parquet",
+            file_size_bytes=size,
+            table_id="t1",
+            received_time=T0,
+            expiry_time=T0 + timedelta(minutes=10080),
+        )
+        for name, size in (("a", 10), ("b", 25))
+    ]
+    assert files == expected
+    assert store.pending_files_oldest_first() == expected
+
+
+def should_expand_a_directory_to_every_file_under_it_except_checksums(
+    submitter: IngestBatcherSubmitter, store: InMemoryIngestBatcherStore, fs: pafs.FileSystem
+) -> None:
+    # Given
+    _write(fs, "bucket/dir/b.parquet", 2)
+    _write(fs, "bucket/dir/sub/a.parquet", 3)
+    _write(fs, "bucket/dir/.b.parquet.crc", 1)
+    _write(fs, "bucket/other/c.parquet", 4)
+
+    # When
+    files = submitter.submit(SubmitRequest(table_name="events", files=("bucket/dir",)))
+
+    # Then
+    assert [(f.file, f.file_size_bytes) for f in files] == [
+        ("bucket/dir/b.parquet", 2),
+        ("bucket/dir/sub/a.parquet", 3),
+    ]
+    assert len(store.pending_files_oldest_first()) == 2
+
+
+def should_take_the_time_to_live_from_the_table(
+    instance: FakeInstance, store: InMemoryIngestBatcherStore, fs: pafs.FileSystem, clock: FakeClock
+) -> None:
+    # Given
+    instance.add_table("short", "t2", {"sleeper.table.ingest.batcher.file.tracking.ttl.minutes": "5"})
+    _write(fs, "bucket/a.parquet", 1)
+    submitter = IngestBatcherSubmitter(instance, store, filesystem=fs, clock=clock)
+
+    # When
+    [file] = submitter.submit(SubmitRequest(table_name="short", files=("bucket/a.parquet",)))
+
+    # Then
+    assert file.expiry_time == T0 + timedelta(minutes=5)
+
+
+def should_overwrite_a_pending_file_when_it_is_resubmitted(
+    submitter: IngestBatcherSubmitter, store: InMemoryIngestBatcherStore, fs: pafs.FileSystem, clock: FakeClock
+) -> None:
+    # Given
+    _write(fs, "bucket/a.parquet", 1)
+    submitter.submit(SubmitRequest(table_name="events", files=("bucket/a.parquet",)))
+    _write(fs, "bucket/a.parquet", 7)
+    clock.advance(60)
+
+    # When
+    submitter.submit(SubmitRequest(table_name="events", files=("bucket/a.parquet",)))
+
+    # Then
+    [file] = store.all_files_newest_first()
+    assert (file.file_size_bytes, file.received_time) == (7, T0 + timedelta(seconds=60))
+
+
+def should_reject_a_request_for_an_unknown_table(
+    submitter: IngestBatcherSubmitter, store: InMemoryIngestBatcherStore, fs: pafs.FileSystem
+) -> None:
+    # Given
+    _write(fs, "bucket/a.parquet", 1)
+
+    # When / Then
+    with pytest.raises(BatcherTableNotFoundError, match="nope"):
+        submitter.submit_message('{"tableName": "nope", "files": ["bucket/a.parquet"]}')
+    assert store.all_files_newest_first() == []
+
+
+def should_reject_the_whole_request_when_a_path_names_no_file(
+    submitter: IngestBatcherSubmitter, store: InMemoryIngestBatcherStore, fs: pafs.FileSystem
+) -> None:
+    # Given
+    _write(fs, "bucket/a.parquet", 1)
+    fs.create_dir("bucket/empty")
+
+    # When / Then
+    for missing in ("bucket/missing.parquet", "bucket/empty"):
+        with pytest.raises(BatcherFileNotFoundError, match=missing):
+            submitter.submit(SubmitRequest(table_name="events", files=("bucket/a.parquet", missing)))
+    assert store.all_files_newest_first() == []
+
+
+def should_send_a_rejected_request_to_the_dead_letter_queue(
+    submitter: IngestBatcherSubmitter, instance: FakeInstance, store: InMemoryIngestBatcherStore
+) -> None:
+    # Given
+    body = '{"tableName": "events", "files": ["bucket/missing.parquet"]}'
+    dead_letters = instance.queues.queue("IngestBatcherSubmitDLQ")
+
+    # When
+    outcome = handle_submit_message(submitter, body, dead_letter_queue=dead_letters)
+
+    # Then
+    assert not outcome.accepted
+    assert outcome.rejected_reason is not None and "bucket/missing.parquet" in outcome.rejected_reason
+    assert [m.body for m in dead_letters.receive(max_messages=10)] == [body]
+    assert store.all_files_newest_first() == []
+
+
+def should_not_send_an_accepted_request_to_the_dead_letter_queue(
+    submitter: IngestBatcherSubmitter, instance: FakeInstance, fs: pafs.FileSystem
+) -> None:
+    # Given
+    _write(fs, "bucket/a.parquet", 5)
+    dead_letters = instance.queues.queue("IngestBatcherSubmitDLQ")
+
+    # When
+    outcome = handle_submit_message(
+        submitter, '{"tableName": "events", "files": ["bucket/a.parquet"]}', dead_letter_queue=dead_letters
+    )
+
+    # Then
+    assert outcome.accepted
+    assert [f.file for f in outcome.files] == ["bucket/a.parquet"]
+    assert "1 files" in outcome.describe()
+    assert dead_letters.receive(max_messages=10) == []
+
+
+def should_submit_files_named_directly(
+    submitter: IngestBatcherSubmitter, store: InMemoryIngestBatcherStore, fs: pafs.FileSystem
+) -> None:
+    # Given
+    _write(fs, "bucket/a.parquet", 5)
+
+    # When
+    files = submit_files(submitter, "events", ["bucket/a.parquet"])
+
+    # Then
+    assert store.pending_files_oldest_first() == files
+
+
+def should_reject_an_unsafe_path_submitted_directly(submitter: IngestBatcherSubmitter) -> None:
+    # Given / When / Then
+    with pytest.raises(SubmitRequestError, match=r"\$\.files\[0\]"):
+        submit_files(submitter, "events", ["bucket/../../etc/passwd"])
