@@ -1,0 +1,412 @@
+"""Compaction job creation: the scheduled per-table operation that turns small files into compaction jobs (spec 4.1).
+
+One run for a table:
+
+1. **Pre-split**: every unassigned file reference on a partition that is no longer a leaf is replaced by references
+   on the partition's two children, in one SPLIT_FILE_REFERENCES transaction. This moves references one level down
+   the tree per run; references still above a leaf are split again on the next run.
+2. **Plan**: the table's strategy (``sleeper.table.compaction.strategy.class``) groups the unassigned references of
+   each leaf partition. In "compact all" mode (Sleeper's ``compactAllFiles``, the admin's "run compaction now") every
+   unassigned leaf reference the strategy left out is also put in jobs of up to
+   ``sleeper.table.compaction.files.batch.size`` files, even one file alone.
+3. **Limit**: at most ``sleeper.table.compaction.job.creation.limit`` minus the distinct jobs already holding
+   references are created; beyond it the jobs kept are chosen at random, as in Sleeper.
+4. **Assign, then send**: per batch of ``sleeper.table.compaction.job.send.batch.size`` jobs, the input references
+   are assigned to their jobs with one synchronous ASSIGN_JOB_IDS transaction, and only once it is committed are the
+   jobs' JSON messages sent to the compaction job queue and recorded as created in the job tracker. If the batch is
+   refused because another creator claimed some of its files first, each job is assigned on its own and the jobs
+   refused are dropped: nothing is ever sent for a job whose files are not assigned to it, so no two jobs compact
+   the same reference.
+
+This differs from Sleeper's AWS pipeline, which writes each batch to S3, sends a pending-batch message and lets a
+dispatcher send the jobs once the (asynchronous) assignment has landed. Committing the assignment synchronously
+first gives the same guarantee without the dispatcher.
+
+Running it again without new files creates nothing: assigned references are never planned again.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import uuid
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from sleeper.compaction.creation_ports import JobCreationTable
+from sleeper.compaction.strategies import (
+    FilesInPartition,
+    InvalidCompactionStrategyError,
+    PlannedJob,
+    UnknownCompactionStrategyError,
+    files_in_leaf_partitions,
+    leftover_jobs,
+    strategy_for_table,
+)
+from sleeper.core.exceptions import SleeperError
+from sleeper.core.jobs.compaction import CompactionJob
+from sleeper.core.properties import TableProperties
+from sleeper.core.properties.table import (
+    AGGREGATION_CONFIG,
+    COMPACTION_FILES_BATCH_SIZE,
+    COMPACTION_JOB_CREATION_LIMIT,
+    COMPACTION_JOB_SEND_BATCH_SIZE,
+    FILTERING_CONFIG,
+    ITERATOR_CLASS_NAME,
+    ITERATOR_CONFIG,
+)
+from sleeper.core.queue import Queue
+from sleeper.core.statestore.exceptions import StateStoreError
+from sleeper.core.statestore.transactions import (
+    AssignJobIdRequest,
+    AssignJobIdsTransaction,
+    SplitFileReferenceRequest,
+    SplitFileReferencesTransaction,
+)
+from sleeper.core.trackers import CompactionJobCreated, CompactionJobTracker
+from sleeper.statestore.store import StateStore
+
+__all__ = [
+    "CompactionJobCreationResult",
+    "CompactionJobSendError",
+    "InvalidCompactionStrategyError",
+    "JobFactory",
+    "UnknownCompactionStrategyError",
+    "compaction_output_file",
+    "create_compaction_jobs",
+    "limit_jobs",
+    "plan_jobs",
+    "pre_split_file_references",
+]
+
+logger = logging.getLogger(__name__)
+
+SQS_SEND_BATCH = 10
+"""The most messages one send to the job queue carries (SQS's SendMessageBatch limit)."""
+
+
+class CompactionJobSendError(SleeperError):
+    """Jobs were assigned their input files but could not all be sent to the job queue.
+
+    Their files stay assigned to jobs that no task will run; Sleeper's dispatcher leaves them in the same state
+    (its batch goes to a dead-letter queue). ``unsent_job_ids`` names them for an operator.
+    """
+
+    def __init__(self, message: str, *, unsent_job_ids: Sequence[str]) -> None:
+        super().__init__(message)
+        self.unsent_job_ids = tuple(unsent_job_ids)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionJobCreationResult:
+    """What one run of job creation did for a table, for logs and the CLI.
+
+    Attributes:
+        table_id: The table.
+        references_pre_split: References on non-leaf partitions replaced by references on their children.
+        jobs: The jobs created: assigned their files, sent to the queue and recorded in the tracker.
+        jobs_per_partition: How many of ``jobs`` are on each leaf partition.
+        jobs_over_limit: Jobs planned but not created because of ``sleeper.table.compaction.job.creation.limit``.
+        jobs_lost_to_race: Jobs not created because another creator assigned some of their files first.
+        compact_all: Whether every unassigned leaf file was put in a job ("compact all" mode).
+    """
+
+    table_id: str
+    references_pre_split: int
+    jobs: tuple[CompactionJob, ...]
+    jobs_per_partition: Mapping[str, int] = field(default_factory=dict)
+    jobs_over_limit: int = 0
+    jobs_lost_to_race: int = 0
+    compact_all: bool = False
+
+    @property
+    def jobs_created(self) -> int:
+        """The number of jobs created."""
+        return len(self.jobs)
+
+    @property
+    def input_files(self) -> int:
+        """The number of input file references in the jobs created."""
+        return sum(len(j.input_files) for j in self.jobs)
+
+    def to_dict(self) -> dict[str, object]:
+        """A summary for JSON output (job ids, not whole jobs)."""
+        return {
+            "tableId": self.table_id,
+            "referencesPreSplit": self.references_pre_split,
+            "jobsCreated": self.jobs_created,
+            "inputFiles": self.input_files,
+            "jobsPerPartition": dict(self.jobs_per_partition),
+            "jobsOverLimit": self.jobs_over_limit,
+            "jobsLostToRace": self.jobs_lost_to_race,
+            "compactAll": self.compact_all,
+            "jobIds": [j.job_id for j in self.jobs],
+        }
+
+
+def _random_job_id() -> str:
+    return str(uuid.uuid4())
+
+
+def compaction_output_file(data_prefix: str, partition_id: str, job_id: str) -> str:
+    """Where a job writes its output: ``<data_prefix>/data/partition_<partition id>/<job id>.parquet``, as Sleeper
+    names compaction outputs (ingest names its files the same way, after a random id)."""
+    return f"{data_prefix.rstrip('/')}/data/partition_{partition_id}/{job_id}.parquet"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobFactory:
+    """Makes compaction jobs of planned groups of files, with the table's output path and read settings.
+
+    Attributes:
+        table_id: The table.
+        data_prefix: The table's data prefix.
+        iterator_class_name: ``sleeper.table.iterator.class.name``.
+        iterator_config: ``sleeper.table.iterator.config``.
+        filter_config: ``sleeper.table.filters``.
+        aggregation_config: ``sleeper.table.aggregations``.
+        job_id_supplier: New job ids (random UUIDs, as Sleeper's).
+    """
+
+    table_id: str
+    data_prefix: str
+    iterator_class_name: str | None = None
+    iterator_config: str | None = None
+    filter_config: str | None = None
+    aggregation_config: str | None = None
+    job_id_supplier: Callable[[], str] = _random_job_id
+
+    @classmethod
+    def for_table(cls, table: JobCreationTable, job_id_supplier: Callable[[], str] | None = None) -> JobFactory:
+        """The factory for a table, copying its iterator, filter and aggregation settings into each job."""
+        props = table.properties
+        return cls(
+            table_id=table.table_id,
+            data_prefix=table.data_prefix,
+            iterator_class_name=props.get(ITERATOR_CLASS_NAME),
+            iterator_config=props.get(ITERATOR_CONFIG),
+            filter_config=props.get(FILTERING_CONFIG),
+            aggregation_config=props.get(AGGREGATION_CONFIG),
+            job_id_supplier=job_id_supplier if job_id_supplier is not None else _random_job_id,
+        )
+
+    def job(self, planned: PlannedJob) -> CompactionJob:
+        """A new job compacting the planned files."""
+        job_id = self.job_id_supplier()
+        return CompactionJob(
+            table_id=self.table_id,
+            job_id=job_id,
+            input_files=planned.filenames,
+            output_file=compaction_output_file(self.data_prefix, planned.partition_id, job_id),
+            partition_id=planned.partition_id,
+            iterator_class_name=self.iterator_class_name,
+            iterator_config=self.iterator_config,
+            filter_config=self.filter_config,
+            aggregation_config=self.aggregation_config,
+        )
+
+
+# --- pre-split -----------------------------------------------------------------------------------------------------
+def _split_requests(state_store: StateStore) -> list[SplitFileReferenceRequest]:
+    partitions = state_store.partitions()
+    non_leaf = {p.id: p for p in partitions if not p.is_leaf}
+    if not non_leaf:
+        return []
+    existing = {(r.filename, r.partition_id) for r in state_store.file_references()}
+    requests: list[SplitFileReferenceRequest] = []
+    for ref in state_store.file_references():
+        parent = non_leaf.get(ref.partition_id)
+        if parent is None or ref.job_id is not None:
+            continue
+        children = parent.child_ids
+        if any((ref.filename, child) in existing for child in children):
+            # The file is already referenced on a child: splitting would be refused. Leave it for an operator.
+            logger.warning("not pre-splitting %s on %s: it already has a reference on a child", ref.filename, parent.id)
+            continue
+        requests.append(
+            SplitFileReferenceRequest(old_reference=ref, new_references=tuple(ref.split_to(c) for c in children))
+        )
+    return requests
+
+
+def pre_split_file_references(state_store: StateStore) -> int:
+    """Moves every unassigned reference on a non-leaf partition to its two children (one level), committing one
+    SPLIT_FILE_REFERENCES transaction. The children's references get half the rows each, marked approximate.
+
+    If another writer split some of the same references first, the split is planned again from the refreshed state
+    once before giving up.
+
+    Returns:
+        How many references were split.
+
+    Raises:
+        StateStoreError: If the split is refused twice.
+    """
+    for attempt in (1, 2):
+        requests = _split_requests(state_store)
+        if not requests:
+            return 0
+        try:
+            state_store.commit(SplitFileReferencesTransaction(requests=tuple(requests)))
+        except StateStoreError:
+            if attempt == 2:
+                raise
+            logger.info("pre-split of table %s was refused; planning it again", state_store.table_id)
+            state_store.refresh()
+            continue
+        logger.info("pre-split %d file references in table %s", len(requests), state_store.table_id)
+        return len(requests)
+    return 0  # pragma: no cover - the loop always returns or raises
+
+
+# --- planning ------------------------------------------------------------------------------------------------------
+def plan_jobs(
+    properties: TableProperties, leaves: Sequence[FilesInPartition], *, compact_all: bool = False
+) -> list[PlannedJob]:
+    """The jobs the table's strategy plans, plus the leftovers in "compact all" mode (before the creation limit).
+
+    Raises:
+        UnknownCompactionStrategyError: If the strategy property names an unknown class.
+    """
+    strategy = strategy_for_table(properties)
+    planned = strategy.plan(leaves)
+    if compact_all:
+        planned += leftover_jobs(leaves, planned, properties.get_int(COMPACTION_FILES_BATCH_SIZE))
+    return planned
+
+
+def limit_jobs(
+    planned: Sequence[PlannedJob], creation_limit: int, running_jobs: int, rng: random.Random
+) -> list[PlannedJob]:
+    """Sleeper's job creation limit: at most ``creation_limit - running_jobs`` jobs (none if that is below 1); when
+    more are planned, the ones kept are chosen at random (kept in planned order)."""
+    allowed = max(creation_limit - running_jobs, 0)
+    if len(planned) <= allowed:
+        return list(planned)
+    keep = sorted(rng.sample(range(len(planned)), allowed))
+    return [planned[i] for i in keep]
+
+
+# --- assignment and sending ----------------------------------------------------------------------------------------
+def _assign_request(job: CompactionJob) -> AssignJobIdRequest:
+    return AssignJobIdRequest(job_id=job.job_id, partition_id=job.partition_id, filenames=job.input_files)
+
+
+def _assign(state_store: StateStore, jobs: Sequence[CompactionJob]) -> list[CompactionJob]:
+    """Assigns the jobs' files; returns the jobs whose assignment was committed."""
+    try:
+        state_store.commit(AssignJobIdsTransaction(requests=tuple(_assign_request(j) for j in jobs)))
+        return list(jobs)
+    except StateStoreError as e:
+        if len(jobs) == 1:
+            logger.info("job %s lost its files to another job: %s", jobs[0].job_id, e)
+            return []
+        logger.info("assigning %d jobs was refused (%s); assigning them one by one", len(jobs), e)
+    assigned: list[CompactionJob] = []
+    for job in jobs:
+        try:
+            state_store.commit(AssignJobIdsTransaction(requests=(_assign_request(job),)))
+        except StateStoreError as e:
+            logger.info("job %s lost its files to another job: %s", job.job_id, e)
+            continue
+        assigned.append(job)
+    return assigned
+
+
+def _send(queue: Queue, jobs: Sequence[CompactionJob]) -> None:
+    for start in range(0, len(jobs), SQS_SEND_BATCH):
+        chunk = jobs[start : start + SQS_SEND_BATCH]
+        try:
+            queue.send_batch([j.to_json() for j in chunk])
+        except Exception as e:
+            unsent = [j.job_id for j in jobs[start:]]
+            raise CompactionJobSendError(
+                f"{len(unsent)} compaction jobs were assigned their files but not sent to {queue.name}: {e}",
+                unsent_job_ids=unsent,
+            ) from e
+
+
+# --- the operation -------------------------------------------------------------------------------------------------
+def create_compaction_jobs(
+    table: JobCreationTable,
+    queue: Queue,
+    tracker: CompactionJobTracker,
+    *,
+    compact_all: bool = False,
+    job_id_supplier: Callable[[], str] | None = None,
+    rng: random.Random | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(tz=UTC),
+) -> CompactionJobCreationResult:
+    """Creates compaction jobs for one table: pre-split, plan, limit, assign, send, track (see the module docs).
+
+    Args:
+        table: The table.
+        queue: The compaction job queue (``CompactionJobQ``).
+        tracker: Where each created job is recorded.
+        compact_all: Also put every unassigned leaf file the strategy left out into jobs (Sleeper's force-all).
+        job_id_supplier: New job ids (random UUIDs by default).
+        rng: Chooses the jobs kept when more are planned than the creation limit allows.
+        clock: The time recorded in the tracker.
+
+    Returns:
+        What was done.
+
+    Raises:
+        UnknownCompactionStrategyError: If the strategy property names an unknown class.
+        InvalidCompactionStrategyError: If a strategy setting is below 1.
+        CompactionJobSendError: If assigned jobs could not be sent to the queue.
+        StateStoreError: If the pre-split is refused (twice).
+    """
+    state_store = table.state_store
+    properties = table.properties
+    split = pre_split_file_references(state_store)
+
+    partitions = state_store.partitions()
+    references = state_store.file_references()
+    leaves = files_in_leaf_partitions(references, partitions)
+    planned = plan_jobs(properties, leaves, compact_all=compact_all)
+    running = len({r.job_id for r in references if r.job_id is not None})
+    limited = limit_jobs(
+        planned, properties.get_int(COMPACTION_JOB_CREATION_LIMIT), running, rng if rng is not None else random.Random()
+    )
+    factory = JobFactory.for_table(table, job_id_supplier)
+    jobs = [factory.job(p) for p in limited]
+
+    batch_size = max(properties.get_int(COMPACTION_JOB_SEND_BATCH_SIZE), 1)
+    created: list[CompactionJob] = []
+    for start in range(0, len(jobs), batch_size):
+        assigned = _assign(state_store, jobs[start : start + batch_size])
+        _send(queue, assigned)
+        now = clock()
+        for job in assigned:
+            tracker.record(
+                CompactionJobCreated(
+                    job_id=job.job_id,
+                    table_id=job.table_id,
+                    update_time=now,
+                    partition_id=job.partition_id,
+                    input_files_count=len(job.input_files),
+                )
+            )
+        created.extend(assigned)
+
+    result = CompactionJobCreationResult(
+        table_id=table.table_id,
+        references_pre_split=split,
+        jobs=tuple(created),
+        jobs_per_partition=dict(Counter(j.partition_id for j in created)),
+        jobs_over_limit=len(planned) - len(limited),
+        jobs_lost_to_race=len(jobs) - len(created),
+        compact_all=compact_all,
+    )
+    logger.info(
+        "created %d compaction jobs for table %s (%d references pre-split, %d over the limit, %d lost to a race)",
+        result.jobs_created,
+        table.table_id,
+        split,
+        result.jobs_over_limit,
+        result.jobs_lost_to_race,
+    )
+    return result
