@@ -1,0 +1,179 @@
+"""Sweeping orphan files (beyond Sleeper; RELIABILITY.md I7, D5).
+
+An orphan is a data file (or sidecar) under the table's ``data/partition_*/`` prefix that no transaction ever
+added: written by an ingest, bulk import or compaction that crashed or lost a race before committing. Sleeper never
+collects them (gchq/sleeper#2688). The garbage collector cannot see them because the state store does not track
+them, so the sweeper lists the table's data files and compares them with the files state.
+
+A listed file is deleted only if all of these hold:
+
+* it is ``data/partition_<id>/<name>.parquet`` or ``.sketches`` (nothing else under the prefix is touched);
+* its data file (for a sidecar, the ``.parquet`` beside it) is not tracked, referenced or not;
+* it is older than the minimum age, by its modification time (a file without one is kept). The age stands in for
+  "its job can no longer commit": a job writes its files before it commits them, so an uncommitted file younger
+  than the longest a job takes between writing and committing may still be committed;
+* its name is not the id of a compaction job that holds input files (its output, which may still be committed);
+* it is still untracked when the state is read again just before the deletes.
+
+The listing is taken before the state is read, so a file committed between the two is seen as tracked.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from pyarrow import fs as pafs
+
+from sleeper.gc.ports import GcTable
+from sleeper.io.filesystem import FileSystemOptions, delete, filesystem_path, list_files, resolve
+
+__all__ = ["DEFAULT_ORPHAN_MIN_AGE", "OrphanSweepResult", "sweep_orphans"]
+
+DEFAULT_ORPHAN_MIN_AGE = timedelta(hours=24)
+"""How old an untracked file must be before it is swept by default. Long, because a bulk import or a large ingest
+may write files hours before it commits them; Iceberg's orphan removal defaults to 3 days, with 24 hours as its
+minimum."""
+
+_DATA_FILE = re.compile(r"^partition_[^/]+/[^/]+\.(parquet|sketches)$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OrphanSweepResult:
+    """What an orphan sweep of a table did.
+
+    Attributes:
+        table_id: The table.
+        listed: Files listed under the table's ``data/`` prefix.
+        deleted: Orphans deleted (filesystem paths).
+        young: Untracked files kept because they are younger than the minimum age (or have no modification time).
+        in_flight: Untracked files kept because they are named after a compaction job that holds input files.
+        failed: Orphans whose delete failed, with the reason.
+        dry_run: Whether deletes were only reported.
+    """
+
+    table_id: str
+    listed: int = 0
+    deleted: tuple[str, ...] = ()
+    young: tuple[str, ...] = ()
+    in_flight: tuple[str, ...] = ()
+    failed: tuple[tuple[str, str], ...] = ()
+    dry_run: bool = False
+
+
+def sweep_orphans(
+    table: GcTable,
+    *,
+    min_age: timedelta = DEFAULT_ORPHAN_MIN_AGE,
+    now: datetime | None = None,
+    dry_run: bool = False,
+    filesystem: pafs.FileSystem | None = None,
+    options: FileSystemOptions | None = None,
+) -> OrphanSweepResult:
+    """Deletes the table's data files and sidecars that no transaction added and that are older than ``min_age``.
+
+    Args:
+        table: The table.
+        min_age: How old an untracked file must be, by its modification time.
+        now: The time the ages are measured from; now if None.
+        dry_run: Only report what would be deleted (as ``deleted``).
+        filesystem: A filesystem to use instead of the one the data prefix names.
+        options: How to reach S3.
+
+    Raises:
+        ValueError: If ``min_age`` is not positive.
+    """
+    if min_age <= timedelta(0):
+        raise ValueError(f"the minimum age of orphans must be positive, got {min_age}")
+    start = now or datetime.now(tz=UTC)
+    fs, prefix = resolve(table.data_prefix, options, filesystem=filesystem)
+    data_dir = prefix.rstrip("/") + "/data"
+    listing = list_files(fs, data_dir)  # before the state is read: a file committed since is then seen as tracked
+    tracked, job_ids = _tracked(table)
+    candidates: list[str] = []
+    young: list[str] = []
+    in_flight: list[str] = []
+    for info in listing:
+        path = str(info.path)
+        relative = _relative(path, data_dir)
+        if relative is None or not _DATA_FILE.match(relative):
+            continue
+        data_path = _data_path(path)
+        if _normal(data_path) in tracked:
+            continue
+        stem = posixpath.splitext(posixpath.basename(path))[0]
+        if stem in job_ids:
+            in_flight.append(path)
+            continue
+        mtime = info.mtime
+        if mtime is None or start - _aware(mtime) < min_age:
+            young.append(path)
+            continue
+        candidates.append(path)
+    if candidates:
+        tracked_again, job_ids_again = _tracked(table)
+        candidates = [
+            p
+            for p in candidates
+            if _normal(_data_path(p)) not in tracked_again
+            and posixpath.splitext(posixpath.basename(p))[0] not in job_ids_again
+        ]
+    deleted: list[str] = []
+    failed: list[tuple[str, str]] = []
+    for path in candidates:
+        if dry_run:
+            deleted.append(path)
+            continue
+        try:
+            delete(fs, path)
+        except Exception as e:  # noqa: BLE001 - reported; one failure must not stop the sweep
+            failed.append((path, f"{type(e).__name__}: {e}"))
+            continue
+        deleted.append(path)
+    return OrphanSweepResult(
+        table_id=table.table_id,
+        listed=len(listing),
+        deleted=tuple(deleted),
+        young=tuple(young),
+        in_flight=tuple(in_flight),
+        failed=tuple(failed),
+        dry_run=dry_run,
+    )
+
+
+def _tracked(table: GcTable) -> tuple[set[str], set[str]]:
+    """The filesystem paths of every tracked file, and the ids of compaction jobs holding input files."""
+    store = table.state_store
+    store.refresh()
+    state = store.files_state()
+    paths: set[str] = set()
+    job_ids: set[str] = set()
+    for entry in state.files():
+        paths.add(_normal(filesystem_path(entry.filename)))
+        for reference in entry.references.values():
+            if reference.job_id is not None:
+                job_ids.add(reference.job_id)
+    return paths, job_ids
+
+
+def _normal(path: str) -> str:
+    return path.lstrip("/")
+
+
+def _relative(path: str, directory: str) -> str | None:
+    base = _normal(directory).rstrip("/") + "/"
+    normal = _normal(path)
+    return normal[len(base) :] if normal.startswith(base) else None
+
+
+def _data_path(path: str) -> str:
+    """The data file a listed file belongs to: itself, or for a sidecar the ``.parquet`` beside it."""
+    if path.endswith(".sketches"):
+        return path[: -len(".sketches")] + ".parquet"
+    return path
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -1,0 +1,274 @@
+"""Garbage collection: the delay, batches, re-runs after failures, the table prefix and the delay guard."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from sleeper.core.jobs.commit import StateStoreCommitRequest
+from sleeper.core.statestore.transactions import DeleteFilesTransaction, LogType, TransactionType
+from sleeper.gc import (
+    GarbageCollectionFailedError,
+    GcSettings,
+    UnsafeGcDelayError,
+    collect_garbage,
+    file_outside_table,
+    run_garbage_collection,
+)
+from sleeper.gc.ports import STATE_STORE_COMMITTER_QUEUE
+from sleeper.io.filesystem import delete, filesystem_path
+from sleeper.sketches import sketches_path
+from tests.unit.gc.gc_fixtures import FakeInstance, FakeTable, new_table
+
+DELAY = timedelta(minutes=20)
+SECOND = timedelta(seconds=1)
+
+
+def _gc(table: FakeTable, **kwargs: object):
+    return collect_garbage(table, now=table.clock.now, filesystem=table.filesystem, **kwargs)  # type: ignore[arg-type]
+
+
+def _delete_commits(table: FakeTable) -> list[tuple[str, ...]]:
+    entries = table.backend.transaction_log(table.table_id, LogType.FILES).entries()
+    serde = table.state_store.serde
+    out = []
+    for entry in entries:
+        if entry.transaction_type is TransactionType.DELETE_FILES:
+            transaction = serde.from_json(entry.transaction_type, entry.body)
+            assert isinstance(transaction, DeleteFilesTransaction)
+            out.append(transaction.filenames)
+    return out
+
+
+def should_delete_a_compacted_file_only_once_unreferenced_for_longer_than_the_table_delay() -> None:
+    # Given a and b are compacted into c at the start
+    table = new_table()
+    a, b = table.add_referenced("a"), table.add_referenced("b")
+    c = table.compact([a, b], "c")
+
+    # When
+    table.clock.advance(DELAY)
+    at_delay = _gc(table)
+    table.clock.advance(SECOND)
+    after_delay = _gc(table)
+
+    # Then
+    assert at_delay.deleted == ()
+    assert set(after_delay.deleted) == {a, b}
+    assert table.tracked() == {c}
+    for gone in (a, b):
+        assert not table.exists(gone)
+        assert not table.exists(sketches_path(gone))
+    assert table.exists(c)
+    assert table.exists(sketches_path(c))
+
+
+def should_never_delete_a_referenced_file() -> None:
+    # Given
+    table = new_table()
+    kept = table.add_referenced("kept")
+
+    # When
+    table.clock.advance(timedelta(days=365))
+    result = _gc(table)
+
+    # Then
+    assert result.deleted == ()
+    assert table.exists(kept)
+    assert table.tracked() == {kept}
+
+
+def should_take_the_delay_from_the_table_properties() -> None:
+    # Given a shorter delay, made safe by a shorter query timeout
+    table = new_table(
+        properties={"sleeper.table.gc.delay.minutes": "3", "sleeper.table.query.processor.cache.timeout.seconds": "30"},
+        instance_values={"sleeper.query.processor.timeout.seconds": "60"},
+    )
+    old = table.add_unreferenced(table.location("old"))
+
+    # When
+    table.clock.advance(timedelta(minutes=3) - SECOND)
+    early = _gc(table)
+    table.clock.advance(2 * SECOND)
+    late = _gc(table)
+
+    # Then
+    assert early.deleted == ()
+    assert late.deleted == (old,)
+
+
+def should_refuse_a_table_whose_delay_is_shorter_than_the_query_cache_and_query_timeouts() -> None:
+    # Given 10 minutes, shorter than Sleeper's 60 s cache timeout plus 900 s query timeout
+    table = new_table(properties={"sleeper.table.gc.delay.minutes": "10"})
+    old = table.add_unreferenced(table.location("old"))
+    table.clock.advance(timedelta(hours=1))
+
+    # When / Then
+    with pytest.raises(UnsafeGcDelayError, match="sleeper.table.gc.delay.minutes"):
+        _gc(table)
+    assert table.exists(old)
+    assert table.tracked() == {old}
+
+
+def should_commit_one_delete_per_batch_of_the_instance_batch_size() -> None:
+    # Given
+    table = new_table(instance_values={"sleeper.gc.batch.size": "2"})
+    files = [table.add_unreferenced(table.location(f"f{i}")) for i in range(5)]
+    table.clock.advance(DELAY + SECOND)
+
+    # When
+    result = _gc(table)
+
+    # Then
+    assert set(result.deleted) == set(files)
+    assert result.batches == 3
+    assert [len(batch) for batch in _delete_commits(table)] == [2, 2, 1]
+    assert table.tracked() == set()
+
+
+def should_start_no_batch_after_the_most_files_per_run_but_finish_the_one_crossing_it() -> None:
+    # Given
+    table = new_table(instance_values={"sleeper.gc.batch.size": "2", "sleeper.gc.files.maximum": "3"})
+    files = [table.add_unreferenced(table.location(f"f{i}")) for i in range(5)]
+    table.clock.advance(DELAY + SECOND)
+
+    # When
+    result = _gc(table)
+
+    # Then
+    assert len(result.deleted) == 4
+    assert table.tracked() == set(files) - set(result.deleted)
+    assert all(table.exists(f) for f in table.tracked())
+
+
+def should_commit_files_deleted_by_an_earlier_run_that_failed_before_its_commit() -> None:
+    # Given a run deleted a file and its sidecar and then crashed before committing DELETE_FILES
+    table = new_table()
+    crashed = table.add_unreferenced(table.location("crashed"))
+    other = table.add_unreferenced(table.location("other"))
+    for location in (crashed, sketches_path(crashed)):
+        delete(table.filesystem, filesystem_path(location))
+    table.clock.advance(DELAY + SECOND)
+
+    # When
+    result = _gc(table)
+
+    # Then
+    assert set(result.deleted) == {crashed, other}
+    assert result.problems == []
+    assert table.tracked() == set()
+
+
+def should_report_a_failed_commit_and_commit_the_files_on_the_next_run() -> None:
+    # Given the DELETE_FILES commit fails on every attempt of the first run
+    table = new_table()
+    f = table.add_unreferenced(table.location("f"))
+    table.clock.advance(DELAY + SECOND)
+    table.backend.transaction_log(table.table_id, LogType.FILES).fail_next_add(times=10)
+
+    # When
+    first = _gc(table)
+    second = _gc(table)
+
+    # Then
+    assert first.deleted == ()
+    assert [p.filename for p in first.uncommitted] == [f]
+    assert not table.exists(f)
+    assert second.deleted == (f,)
+    assert table.tracked() == set()
+
+
+@pytest.mark.parametrize(
+    "filename",
+    [
+        "s3a://data-bucket/other-table/data/partition_root/x.parquet",
+        "s3a://other-bucket/table-1/data/partition_root/x.parquet",
+        "s3a://data-bucket/table-10/data/partition_root/x.parquet",
+        "s3a://data-bucket/table-1/../other-table/data/x.parquet",
+        "s3a://data-bucket/table-1/%2e%2e/other-table/x.parquet",
+        "file:///data-bucket/table-1/data/partition_root/x.parquet",
+    ],
+)
+def should_refuse_and_keep_a_file_outside_the_table_prefix(filename: str) -> None:
+    # Given the state store tracks a file that is not the table's
+    table = new_table()
+    table.add_unreferenced(filename)
+    inside = table.add_unreferenced(table.location("inside"))
+    table.clock.advance(DELAY + SECOND)
+
+    # When
+    result = _gc(table)
+
+    # Then
+    assert result.deleted == (inside,)
+    assert [p.filename for p in result.refused] == [filename]
+    assert table.exists(filename)
+    assert table.tracked() == {filename}
+    with pytest.raises(GarbageCollectionFailedError, match="not collected"):
+        result.raise_if_failed()
+
+
+@pytest.mark.parametrize(
+    ("filename", "prefix"),
+    [
+        ("s3://data-bucket/t/data/partition_root/x.parquet", "s3a://data-bucket/t"),
+        ("/work/instance/data/t/data/partition_root/x.parquet", "file:///work/instance/data/t"),
+        ("file:///work/instance/data/t/data/partition_root/x.parquet", "file:///work/instance/data/t/"),
+    ],
+)
+def should_accept_the_same_location_named_with_equivalent_schemes(filename: str, prefix: str) -> None:
+    # When
+    reason = file_outside_table(filename, prefix)
+
+    # Then
+    assert reason is None
+
+
+def should_send_deletes_to_the_committer_when_commits_are_asynchronous() -> None:
+    # Given
+    table = new_table(properties={"sleeper.table.gc.commit.async": "true"})
+    f = table.add_unreferenced(table.location("f"))
+    table.clock.advance(DELAY + SECOND)
+    instance = FakeInstance(tables={table.table_id: table})
+
+    # When
+    result = run_garbage_collection(instance, table.table_id, now=table.clock.now, filesystem=table.filesystem)
+
+    # Then the file is gone, and stays tracked until the committer applies the request
+    assert result.deleted == (f,)
+    assert not table.exists(f)
+    assert table.tracked() == {f}
+    [message] = instance.queue(STATE_STORE_COMMITTER_QUEUE).receive(10)
+    assert message.group_id == table.table_id
+    transaction = StateStoreCommitRequest.from_json(message.body).transaction()
+    assert transaction == DeleteFilesTransaction(filenames=(f,))
+
+
+def should_raise_after_committing_the_rest_when_a_message_run_refuses_files() -> None:
+    # Given
+    table = new_table()
+    outside = table.add_unreferenced("s3a://data-bucket/other-table/data/partition_root/x.parquet")
+    inside = table.add_unreferenced(table.location("inside"))
+    table.clock.advance(DELAY + SECOND)
+    instance = FakeInstance(tables={table.table_id: table})
+
+    # When / Then
+    with pytest.raises(GarbageCollectionFailedError, match="other-table"):
+        run_garbage_collection(instance, table.table_id, now=table.clock.now, filesystem=table.filesystem)
+    assert table.tracked() == {outside}
+    assert not table.exists(inside)
+
+
+def should_read_settings_from_table_and_instance_properties() -> None:
+    # Given
+    table = new_table(
+        properties={"sleeper.table.gc.delay.minutes": "45", "sleeper.table.gc.commit.async": "true"},
+        instance_values={"sleeper.gc.batch.size": "7", "sleeper.gc.files.maximum": "70"},
+    )
+
+    # When
+    settings = GcSettings.of(table)
+
+    # Then
+    assert settings == GcSettings(delay=timedelta(minutes=45), batch_size=7, max_files=70, async_commit=True)
