@@ -214,9 +214,10 @@ def _split_requests(state_store: StateStore) -> list[SplitFileReferenceRequest]:
     non_leaf = {p.id: p for p in partitions if not p.is_leaf}
     if not non_leaf:
         return []
-    existing = {(r.filename, r.partition_id) for r in state_store.file_references()}
+    references = state_store.file_references()
+    existing = {(r.filename, r.partition_id) for r in references}
     requests: list[SplitFileReferenceRequest] = []
-    for ref in state_store.file_references():
+    for ref in references:
         parent = non_leaf.get(ref.partition_id)
         if parent is None or ref.job_id is not None:
             continue
