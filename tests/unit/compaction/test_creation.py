@@ -21,6 +21,7 @@ from sleeper.compaction.creation import (
     compaction_output_file,
     create_compaction_jobs,
     limit_jobs,
+    pre_split_file_references,
 )
 from sleeper.compaction.strategies import BASIC_STRATEGY, PlannedJob
 from sleeper.core.jobs.compaction import CompactionJob
@@ -29,7 +30,13 @@ from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.queue import OutgoingMessage, Queue
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions import AssignJobIdRequest, AssignJobIdsTransaction, LogType
+from sleeper.core.statestore.transactions import (
+    AssignJobIdRequest,
+    AssignJobIdsTransaction,
+    LogType,
+    SplitFileReferenceRequest,
+    SplitFileReferencesTransaction,
+)
 from sleeper.core.trackers import CompactionJobStatusType
 from sleeper.statestore.store import StateStore
 from tests.unit.core.statestore.builders import PartitionsBuilder
@@ -292,6 +299,52 @@ def should_compact_pre_split_references_with_files_already_on_the_leaf() -> None
     assert result.references_pre_split == 1
     assert result.jobs_per_partition == {"L": 1}
     assert f"{PREFIX}/top.parquet" in result.jobs[0].input_files
+
+
+def should_plan_the_pre_split_again_when_another_creator_split_first() -> None:
+    # Given another creator splits the root's reference just before this run's split lands
+    partitions = PartitionsBuilder(SCHEMA).split("root", "L", "R", 100).partitions()
+    table = make_table(partitions)
+    add(table, ref("big", rows=1000))
+    top = table.other_store().file_references()[0]
+
+    def racer() -> None:
+        request = SplitFileReferenceRequest(old_reference=top, new_references=(top.split_to("L"), top.split_to("R")))
+        table.other_store().commit(SplitFileReferencesTransaction(requests=(request,)))
+
+    table.backend.transaction_log(TABLE_ID, LogType.FILES).at_start_of_next_add(racer)
+
+    # When
+    split = pre_split_file_references(table.state_store)
+
+    # Then this run finds nothing left to split, and the racer's split stands
+    assert split == 0
+    assert sorted(r.partition_id for r in table.other_store().file_references()) == ["L", "R"]
+
+
+def should_leave_a_reference_whose_file_is_already_on_a_child() -> None:
+    # Given a file referenced on the split root and on one of its children
+    partitions = PartitionsBuilder(SCHEMA).split("root", "L", "R", 100).partitions()
+    table = make_table(partitions)
+    table.state_store.add_files(
+        [
+            FileReference(filename=f"{PREFIX}/odd.parquet", partition_id="root", number_of_rows=10),
+            FileReference(filename=f"{PREFIX}/odd.parquet", partition_id="L", number_of_rows=5),
+            ref("fine", rows=10),
+        ]
+    )
+
+    # When
+    split = pre_split_file_references(table.state_store)
+
+    # Then only the other file moves down
+    assert split == 1
+    assert sorted(assigned_jobs(table.other_store())) == [
+        "L:fine.parquet",
+        "L:odd.parquet",
+        "R:fine.parquet",
+        "root:odd.parquet",
+    ]
 
 
 # --- limits --------------------------------------------------------------------------------------------------------
