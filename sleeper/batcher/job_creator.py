@@ -9,8 +9,9 @@ of ``job.max.size``), else in a new batch; so a file bigger than the maximum siz
 Each batch gets a new job id and its files are assigned to the job in the store, conditionally, so two job creators
 running at once never put a file in two jobs; only the files actually assigned go in the job. The job
 ``{"id", "tableId", "files"}`` is sent to the queue that ``sleeper.table.ingest.batcher.ingest.queue`` names (see
-:data:`INGEST_QUEUE_NAMES`). As in Sleeper, a job whose queue is not deployed, or that fails to send, is logged and
-dropped: its files stay assigned and are not batched again.
+:data:`INGEST_QUEUE_NAMES`). If the instance has no such queue, the table's files are left pending (Sleeper assigns
+them and then drops the job; leaving them pending loses nothing and sends them once the queue exists). As in Sleeper,
+a job that fails to send after its files were assigned is logged and dropped: its files stay assigned.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from sleeper.core.properties.table import (
     INGEST_BATCHER_MIN_JOB_FILES,
     INGEST_BATCHER_MIN_JOB_SIZE,
 )
+from sleeper.core.queue import Queue
 
 __all__ = [
     "INGEST_QUEUE_NAMES",
@@ -42,6 +44,7 @@ __all__ = [
     "IngestBatcher",
     "create_batches",
     "ingest_queue_name",
+    "route_bulk_import_to",
     "is_batching_due",
 ]
 
@@ -57,6 +60,16 @@ stacks give these queues after ``sleeper-<id>-`` (``sleeper.ingest.job.queue.url
 .queue.url``, ``….persistent.emr.…``, ``….eks.…``, ``….emr.serverless.…``)."""
 
 _LOG = logging.getLogger(__name__)
+
+
+def route_bulk_import_to(queue: str, names: Mapping[str, str] = INGEST_QUEUE_NAMES) -> dict[str, str]:
+    """Queue names with every bulk import mode sent to one queue (for a runtime with a single bulk import queue).
+
+    Args:
+        queue: The logical name of the runtime's bulk import queue, e.g. ``BulkImportJobQ``.
+        names: The mapping to start from.
+    """
+    return {mode: (queue if mode.startswith("bulk_import_") else name) for mode, name in names.items()}
 
 
 def ingest_queue_name(mode: str, names: Mapping[str, str] = INGEST_QUEUE_NAMES) -> str:
@@ -227,14 +240,19 @@ class IngestBatcher:
             _LOG.info("Not yet batching %d pending files of table %s", len(files), table_id)
             return []
         queue_name = ingest_queue_name(rules.ingest_queue, self._queue_names)
+        try:
+            queue = self._instance.queue(queue_name)
+        except SleeperError as e:
+            _LOG.error("Leaving %d files of table %s pending: no queue %s: %s", len(files), table_id, queue_name, e)
+            return []
         created: list[CreatedJob] = []
         for batch in create_batches(files, max_files=rules.max_files, max_bytes=rules.max_bytes):
-            job = self._send_batch(table_id, queue_name, batch)
+            job = self._send_batch(table_id, queue_name, queue, batch)
             if job is not None:
                 created.append(job)
         return created
 
-    def _send_batch(self, table_id: str, queue_name: str, batch: list[TrackedFile]) -> CreatedJob | None:
+    def _send_batch(self, table_id: str, queue_name: str, queue: Queue, batch: list[TrackedFile]) -> CreatedJob | None:
         job_id = self._job_id_supplier()
         assigned = self._store.assign_job_get_assigned(job_id, batch)
         if not assigned:
@@ -244,7 +262,7 @@ class IngestBatcher:
         total = sum(f.file_size_bytes for f in batch if f.file in chosen)
         job = IngestJob(id=job_id, table_id=table_id, files=tuple(assigned))
         try:
-            self._instance.queue(queue_name).send(job.to_json())
+            queue.send(job.to_json())
         except SleeperError as e:
             _LOG.error(
                 "Discarding job %s of table %s, which could not be sent to %s: %s", job_id, table_id, queue_name, e

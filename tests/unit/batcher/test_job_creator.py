@@ -7,9 +7,10 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 from sleeper.adapters.memory.batcher_store import InMemoryIngestBatcherStore
-from sleeper.batcher.job_creator import IngestBatcher
+from sleeper.batcher.job_creator import IngestBatcher, route_bulk_import_to
 from sleeper.batcher.model import TrackedFile
 from sleeper.core.jobs.ingest import IngestJob
+from sleeper.core.queue import QueueError
 from tests.unit.batcher.conftest import FakeClock, FakeInstance
 
 STANDARD = {"sleeper.table.ingest.batcher.ingest.queue": "standard_ingest"}
@@ -259,7 +260,7 @@ def should_send_only_the_files_that_were_assigned(
     assert IngestJob.from_json(body).files == ("bucket/b.parquet",)
 
 
-def should_drop_a_job_whose_queue_is_not_deployed(
+def should_leave_files_pending_when_their_queue_is_not_deployed(
     instance: FakeInstance, store: InMemoryIngestBatcherStore, clock: FakeClock, job_ids: Callable[[], str]
 ) -> None:
     # Given a table sending to EKS, which this instance does not have
@@ -271,15 +272,60 @@ def should_drop_a_job_whose_queue_is_not_deployed(
             "sleeper.table.ingest.batcher.job.min.size": "0",
         },
     )
+    file = _add(store, clock, "t1", "a.parquet", 10)
+
+    # When
+    created = _batcher(instance, store, clock, job_ids).create_jobs()
+
+    # Then
+    assert created == []
+    assert store.pending_files_oldest_first() == [file]
+
+
+def should_route_every_bulk_import_mode_to_one_queue(
+    instance: FakeInstance, store: InMemoryIngestBatcherStore, clock: FakeClock, job_ids: Callable[[], str]
+) -> None:
+    # Given
+    instance.add_table(
+        "events",
+        "t1",
+        {
+            "sleeper.table.ingest.batcher.ingest.queue": "bulk_import_eks",
+            "sleeper.table.ingest.batcher.job.min.size": "0",
+        },
+    )
     _add(store, clock, "t1", "a.parquet", 10)
+    names = route_bulk_import_to("BulkImportNonPersistentEMRQ")
+
+    # When
+    [created] = IngestBatcher(instance, store, clock=clock, job_id_supplier=job_ids, queue_names=names).create_jobs()
+
+    # Then
+    assert names["standard_ingest"] == "IngestJobQ"
+    assert created.queue == "BulkImportNonPersistentEMRQ"
+    [body] = instance.messages("BulkImportNonPersistentEMRQ")
+    assert IngestJob.from_json(body).files == ("bucket/a.parquet",)
+
+
+class _FailingQueue:
+    def send(self, body: str) -> str:
+        raise QueueError("send failed")
+
+
+def should_report_a_job_that_could_not_be_sent(
+    instance: FakeInstance, store: InMemoryIngestBatcherStore, clock: FakeClock, job_ids: Callable[[], str]
+) -> None:
+    # Given a queue that fails to send
+    instance.add_table("events", "t1", {**STANDARD, "sleeper.table.ingest.batcher.job.min.size": "0"})
+    _add(store, clock, "t1", "a.parquet", 10)
+    instance.queue = lambda name: _FailingQueue()  # type: ignore[assignment,method-assign,return-value]
 
     # When
     [created] = _batcher(instance, store, clock, job_ids).create_jobs()
 
     # Then as in Sleeper the job is dropped and its file stays assigned
     assert not created.sent
-    assert created.queue == "BulkImportEKSQ"
-    assert created.error is not None and "BulkImportEKSQ" in created.error
+    assert created.error == "send failed"
     assert store.pending_files_oldest_first() == []
 
 
