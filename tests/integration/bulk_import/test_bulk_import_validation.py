@@ -1,0 +1,123 @@
+"""Bulk import jobs rejected before Spark starts: the reasons are recorded in the ingest job tracker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from sleeper.bulk_import import JobOutcome, run_bulk_import, run_bulk_import_message, validate_job
+from sleeper.core.jobs.bulk_import import BulkImportJob
+from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.core.trackers import IngestJobStatusType
+from sleeper.runtime.local import LocalInstance
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.STRING)], values=[Field("value", PrimitiveType.LONG)])
+
+
+@pytest.fixture
+def instance(tmp_path: Path) -> LocalInstance:
+    instance = LocalInstance.create(tmp_path / "instance")
+    instance.create_table("t", SCHEMA)
+    return instance
+
+
+def _write(path: Path, table: pa.Table) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path)
+    return str(path)
+
+
+def _good(path: Path, rows: int = 10) -> str:
+    return _write(path, pa.table({"key": [f"k{i}" for i in range(rows)], "value": pa.array(range(rows), pa.int64())}))
+
+
+def _rejected_reasons(instance: LocalInstance, job_id: str) -> tuple[str, ...]:
+    status = instance.ingest_job_tracker.job(job_id)
+    assert status is not None
+    assert status.status is IngestJobStatusType.REJECTED
+    validated = status.latest_run.updates[0]
+    return validated.reasons  # type: ignore[union-attr]
+
+
+def should_expand_directories_to_their_parquet_files_and_count_the_rows(
+    instance: LocalInstance, tmp_path: Path
+) -> None:
+    # Given
+    single = _good(tmp_path / "in" / "single.parquet", rows=5)
+    _good(tmp_path / "in" / "dir" / "a.parquet", rows=7)
+    _good(tmp_path / "in" / "dir" / "nested" / "b.parquet", rows=11)
+    (tmp_path / "in" / "dir" / "a.parquet.crc").write_bytes(b"not parquet")
+    job = BulkImportJob(id="job-1", table_name="t", files=(single, f"file://{tmp_path / 'in' / 'dir'}/"))
+
+    # When
+    validation = validate_job(instance, job)
+
+    # Then
+    assert validation.accepted
+    assert sorted(Path(f.uri).name for f in validation.files) == ["a.parquet", "b.parquet", "single.parquet"]
+    assert validation.total_rows == 23
+
+
+def should_reject_a_job_for_an_unknown_table_without_starting_spark(instance: LocalInstance, tmp_path: Path) -> None:
+    # Given
+    job = BulkImportJob(id="job-1", table_name="missing", files=(_good(tmp_path / "in.parquet"),))
+
+    # When
+    outcome = run_bulk_import(instance, job)
+
+    # Then
+    assert outcome.outcome is JobOutcome.REJECTED
+    assert _rejected_reasons(instance, "job-1") == ("Table not found with name 'missing'",)
+
+
+def should_reject_missing_paths_and_directories_without_parquet_files(instance: LocalInstance, tmp_path: Path) -> None:
+    # Given
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("no parquet here")
+    job = BulkImportJob(id="job-2", table_name="t", files=(str(tmp_path / "nothing.parquet"), str(tmp_path / "empty")))
+
+    # When
+    outcome = run_bulk_import(instance, job)
+
+    # Then
+    assert outcome.outcome is JobOutcome.REJECTED
+    reasons = _rejected_reasons(instance, "job-2")
+    assert reasons == (f"No files found at {tmp_path / 'nothing.parquet'}", f"No files found at {tmp_path / 'empty'}")
+
+
+def should_reject_files_whose_columns_do_not_match_the_schema(instance: LocalInstance, tmp_path: Path) -> None:
+    # Given
+    wrong_type = _write(tmp_path / "wrong.parquet", pa.table({"key": ["a"], "value": ["not a number"]}))
+    missing = _write(tmp_path / "missing.parquet", pa.table({"key": ["a"]}))
+    job = BulkImportJob(id="job-3", table_name="t", files=(wrong_type, missing))
+
+    # When
+    outcome = run_bulk_import(instance, job)
+
+    # Then
+    assert outcome.outcome is JobOutcome.REJECTED
+    assert _rejected_reasons(instance, "job-3") == (
+        f"File {wrong_type} column 'value' has type string, which cannot be read as int64",
+        f"File {missing} has no column 'value' of the table",
+    )
+    assert instance.table("t").file_references() == []
+
+
+def should_reject_a_message_with_an_invalid_job_id_keeping_the_message(instance: LocalInstance) -> None:
+    # Given
+    body = '{"id": "Not_Valid", "tableName": "t", "files": ["bucket/file.parquet"]}'
+
+    # When
+    outcome = run_bulk_import_message(instance, body)
+
+    # Then
+    assert outcome.outcome is JobOutcome.REJECTED
+    status = instance.ingest_job_tracker.job(outcome.job_id)
+    assert status is not None and status.status is IngestJobStatusType.REJECTED
+    assert "lowercase alphanumerics and dashes" in outcome.reasons[0]
+    assert status.latest_run.updates[0].json_message == body  # type: ignore[union-attr]
