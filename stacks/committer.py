@@ -1,0 +1,50 @@
+"""The asynchronous state store committer (spec 2.6): a FIFO queue grouped by table id feeding a Lambda."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from constructs import Construct
+
+from sleeper.core.properties import instance_cdk as cdkp
+from sleeper.core.properties import instance_common as common
+from stacks import grants, handlers, naming
+from stacks.common import SleeperCore, SleeperQueue, sqs_trigger
+
+
+class StateStoreCommitterStack(cdk.NestedStack):
+    """``sleeper-<id>-StateStoreCommitterQ.fifo`` -> ``sleeper-<cid>-statestore-committer`` (batch 10)."""
+
+    def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
+        super().__init__(scope, construct_id, description="Sleeper state store committer")
+        ctx = core.ctx
+        timeout = ctx.get_int(common.STATESTORE_COMMITTER_LAMBDA_TIMEOUT_IN_SECONDS)
+        self.queue = SleeperQueue(
+            self,
+            "CommitterQueue",
+            core,
+            logical_name=naming.STATE_STORE_COMMITTER_Q,
+            visibility_timeout_seconds=timeout,
+            max_receive_count=1,
+            url_property=cdkp.STATESTORE_COMMITTER_QUEUE_URL,
+            arn_property=cdkp.STATESTORE_COMMITTER_QUEUE_ARN,
+            dlq_url_property=cdkp.STATESTORE_COMMITTER_DLQ_URL,
+            dlq_arn_property=cdkp.STATESTORE_COMMITTER_DLQ_ARN,
+            alarm_description="State store commits failed",
+        )
+        core.committer_queue = self.queue.queue
+        self.function = core.lambdas.function(
+            self,
+            "Committer",
+            handler=handlers.STATESTORE_COMMITTER,
+            name_suffix="statestore-committer",
+            description="Applies asynchronous commits to the state stores of Sleeper tables",
+            memory_mb=ctx.get_int(common.STATESTORE_COMMITTER_LAMBDA_MEMORY_IN_MB),
+            timeout_seconds=timeout,
+            reserved_concurrency=ctx.get_int(common.STATESTORE_COMMITTER_LAMBDA_CONCURRENCY_RESERVED),
+        )
+        core.grant_table_state_read(self.function)
+        files_log, partitions_log, _, _ = core.state_store_tables
+        grants.table_read_write(self.function, files_log, partitions_log)
+        grants.table_read_write(self.function, *core.ingest_tracker_tables, *core.compaction_tracker_tables)
+        sqs_trigger(self.function, self.queue.queue, batch_size=ctx.get_int(common.STATESTORE_COMMITTER_BATCH_SIZE))
+        core.set(cdkp.STATESTORE_COMMITTER_LOG_GROUP, f"/aws/lambda/{ctx.function_name('statestore-committer')}")

@@ -1,0 +1,161 @@
+"""What a deployment is built from: the instance properties, the account and region, and where artefacts come from."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aws_cdk as cdk
+
+from sleeper.core.properties import InstanceProperties, PropertyRef
+from sleeper.core.properties import instance_common as common
+from stacks import naming
+
+ARTEFACTS_ASSET = "asset"
+"""Container images are built from ``containers/`` by ``cdk deploy`` (needs Docker at deploy time, not at synth)."""
+ARTEFACTS_ECR = "ecr"
+"""Container images are pulled from ECR repositories ``<sleeper.ecr.repository.prefix>/<image>`` (pushed before)."""
+
+LAMBDA_IMAGE = "lambda"
+COMPACTION_IMAGE = "compaction"
+INGEST_IMAGE = "ingest"
+BULK_IMPORT_IMAGE = "bulk-import"
+
+RETAIN = cdk.RemovalPolicy.RETAIN
+DESTROY = cdk.RemovalPolicy.DESTROY
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Artefacts:
+    """Where the Lambda image and the container images come from.
+
+    Attributes:
+        mode: ``asset`` (build from ``containers/<image>/Dockerfile`` with the repository root as context) or ``ecr``.
+        root: The repository root (the Docker build context in ``asset`` mode).
+        tag: The image tag in ``ecr`` mode.
+    """
+
+    mode: str = ARTEFACTS_ASSET
+    root: Path = field(default_factory=lambda: Path(__file__).resolve().parent.parent)
+    tag: str = "latest"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployContext:
+    """The instance being deployed: its properties plus the account and region (tokens when environment-agnostic).
+
+    Attributes:
+        properties: The instance properties as the user wrote them (validated by the app).
+        instance_id: ``sleeper.id``.
+        account: The account id (``Aws.ACCOUNT_ID`` unless the stack has a concrete environment).
+        region: The region (``Aws.REGION`` likewise).
+        artefacts: Where images come from.
+    """
+
+    properties: InstanceProperties
+    instance_id: str
+    account: str
+    region: str
+    artefacts: Artefacts
+
+    @classmethod
+    def create(
+        cls,
+        properties: InstanceProperties,
+        *,
+        account: str | None = None,
+        region: str | None = None,
+        artefacts: Artefacts | None = None,
+    ) -> DeployContext:
+        """A context for an instance; account and region default to deploy-time tokens."""
+        instance_id = properties.get(common.ID)
+        if not instance_id:
+            raise ValueError("sleeper.id must be set")
+        return cls(
+            properties=properties,
+            instance_id=instance_id,
+            account=account or cdk.Aws.ACCOUNT_ID,
+            region=region or cdk.Aws.REGION,
+            artefacts=artefacts or Artefacts(),
+        )
+
+    # --- property access ------------------------------------------------------------------------------------------
+
+    def get(self, prop: PropertyRef) -> str | None:
+        """A property value (with defaults)."""
+        return self.properties.get(prop)
+
+    def get_int(self, prop: PropertyRef) -> int:
+        """A property as an integer."""
+        return self.properties.get_int(prop)
+
+    def get_bool(self, prop: PropertyRef) -> bool:
+        """A property as a boolean."""
+        return self.properties.get_bool(prop)
+
+    def get_list(self, prop: PropertyRef) -> list[str]:
+        """A property as a list."""
+        return self.properties.get_list(prop)
+
+    @property
+    def optional_stacks(self) -> frozenset[str]:
+        """The optional stacks to deploy, matched case-insensitively to Sleeper's names."""
+        by_lower = {name.lower(): name for name in common.OPTIONAL_STACKS_ALL}
+        return frozenset(by_lower[s.lower()] for s in self.get_list(common.OPTIONAL_STACKS) if s.lower() in by_lower)
+
+    def has(self, stack: str) -> bool:
+        """Whether an optional stack is deployed."""
+        return stack in self.optional_stacks
+
+    @property
+    def removal_policy(self) -> cdk.RemovalPolicy:
+        """What happens to buckets and tables when the instance is destroyed."""
+        return RETAIN if self.get_bool(common.RETAIN_INFRA_AFTER_DESTROY) else DESTROY
+
+    @property
+    def log_removal_policy(self) -> cdk.RemovalPolicy:
+        """What happens to log groups when the instance is destroyed."""
+        return RETAIN if self.get_bool(common.RETAIN_LOGS_AFTER_DESTROY) else DESTROY
+
+    # --- names ----------------------------------------------------------------------------------------------------
+
+    def table_name(self, suffix: str) -> str:
+        """A DynamoDB table name."""
+        return naming.table_name(self.instance_id, suffix)
+
+    def queue_name(self, logical_name: str) -> str:
+        """An SQS queue name."""
+        return naming.queue_name(self.instance_id, logical_name)
+
+    def function_name(self, suffix: str) -> str:
+        """A Lambda function, cluster or task family name."""
+        return naming.function_name(self.instance_id, suffix)
+
+    def rule_name(self, rule: str) -> str:
+        """An EventBridge rule name."""
+        return naming.rule_name(self.instance_id, rule)
+
+    def policy_name(self, suffix: str) -> str:
+        """A managed policy or role name."""
+        return naming.policy_name(self.instance_id, suffix)
+
+    def bucket_name(self, kind: str) -> str:
+        """A bucket name."""
+        return naming.bucket_name(self.instance_id, kind, self.account)
+
+
+def tags_from_context(value: object) -> dict[str, str]:
+    """Tags given as CDK context: a mapping, or ``key1,value1,key2,value2`` text.
+
+    Raises:
+        ValueError: If the text has an odd number of items.
+    """
+    if value is None or value == "":
+        return {}
+    if isinstance(value, Mapping):
+        return {str(k): str(v) for k, v in value.items()}
+    items = [item.strip() for item in str(value).split(",")]
+    if len(items) % 2 != 0:
+        raise ValueError(f"tags must be key,value pairs: {value!r}")
+    return dict(zip(items[0::2], items[1::2], strict=True))

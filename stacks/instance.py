@@ -1,0 +1,75 @@
+"""The instance stack: one CloudFormation stack per Sleeper instance, composing the core and optional stacks as
+nested stacks, then writing ``instance.properties`` to the config bucket."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from constructs import Construct
+
+from stacks.artefacts import Images
+from stacks.committer import StateStoreCommitterStack
+from stacks.common import SleeperCore
+from stacks.context import DeployContext
+from stacks.monitoring import ConfigBucketStack, MonitoringStack, TableDataStack
+from stacks.networking import NetworkingStack, use_existing_vpc
+from stacks.properties import InstancePropertiesWriter
+from stacks.state_store import StateStoreStack, StateStoreUpkeepStack
+from stacks.table_index import TableIndexStack
+from stacks.trackers import TrackerStack
+
+NEEDS_VPC = frozenset({"CompactionStack", "IngestStack", "EmrServerlessBulkImportStack", "EmrBulkImportStack"})
+SUPPORTED_OPTIONAL_STACKS = frozenset(
+    {
+        "CompactionStack",
+        "IngestStack",
+        "IngestBatcherStack",
+        "EmrServerlessBulkImportStack",
+        "EmrBulkImportStack",
+        "QueryStack",
+        "KeepLambdaWarmStack",
+        "GarbageCollectorStack",
+        "PartitionSplittingStack",
+        "TableMetricsStack",
+    }
+)
+"""Optional stacks this port deploys; others named in ``sleeper.optional.stacks`` get a synth warning."""
+
+
+class SleeperInstanceStack(cdk.Stack):
+    """Every resource of one Sleeper instance.
+
+    Attributes:
+        core: The shared resources and the deployment-set properties.
+        parts: The nested stacks by name (e.g. ``"ConfigBucket"``, ``"Compaction"``).
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, ctx: DeployContext, **kwargs: object) -> None:
+        super().__init__(scope, construct_id, description=f"Sleeper instance {ctx.instance_id}", **kwargs)  # type: ignore[arg-type]
+        self.core = core = SleeperCore(ctx=ctx, images=Images(ctx))
+        self.parts: dict[str, cdk.NestedStack] = {}
+        wanted = ctx.optional_stacks
+        for name in sorted(wanted - SUPPORTED_OPTIONAL_STACKS):
+            cdk.Annotations.of(self).add_warning_v2(
+                f"sleeper:unsupported-stack:{name}", f"{name} is not deployed by this port; it is ignored"
+            )
+
+        self._add("Monitoring", MonitoringStack(self, "Monitoring", core))
+        self._add("ConfigBucket", ConfigBucketStack(self, "ConfigBucket", core))
+        self._add("TableData", TableDataStack(self, "TableData", core))
+        self._add("TableIndex", TableIndexStack(self, "TableIndex", core))
+        self._add("StateStore", StateStoreStack(self, "StateStore", core))
+        self._add("Trackers", TrackerStack(self, "Trackers", core))
+        self._add("StateStoreCommitter", StateStoreCommitterStack(self, "StateStoreCommitter", core))
+        self._add("StateStoreUpkeep", StateStoreUpkeepStack(self, "StateStoreUpkeep", core))
+        if wanted & NEEDS_VPC and not use_existing_vpc(self, core):
+            self._add("Networking", NetworkingStack(self, "Networking", core))
+        self._optional(wanted)
+        self.properties_writer = InstancePropertiesWriter(self, "InstanceProperties", core)
+        for nested in self.parts.values():
+            self.properties_writer.node.add_dependency(nested)
+
+    def _add(self, name: str, stack: cdk.NestedStack) -> None:
+        self.parts[name] = stack
+
+    def _optional(self, wanted: frozenset[str]) -> None:
+        del wanted

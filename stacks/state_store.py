@@ -1,0 +1,183 @@
+"""The transaction log state store (spec 2): the log and snapshot tables shared by all Sleeper tables, snapshot
+creation and cleanup on schedules with per-table FIFO queues, and the follower on the files log stream."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from constructs import Construct
+
+from sleeper.core.properties import instance_cdk as cdkp
+from sleeper.core.properties import instance_common as common
+from stacks import grants, handlers, naming
+from stacks.common import SleeperCore, per_table_schedule
+from stacks.tables import N, S, table
+
+
+class StateStoreStack(cdk.NestedStack):
+    """Transaction log tables (``sleeper-<id>-file-transaction-log`` and friends) and their upkeep."""
+
+    def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
+        super().__init__(scope, construct_id, description="Sleeper transaction log state store")
+        ctx = core.ctx
+        pitr = ctx.get_bool(common.DYNAMO_STATE_STORE_POINT_IN_TIME_RECOVERY)
+        log_keys = {"hash_key": ("TABLE_ID", S), "range_key": ("TRANSACTION_NUMBER", N)}
+        self.files_log = table(
+            self,
+            "FilesLog",
+            ctx,
+            suffix=naming.FILES_LOG,
+            point_in_time_recovery=pitr,
+            stream=dynamodb.StreamViewType.NEW_IMAGE,
+            **log_keys,  # type: ignore[arg-type]
+        )
+        self.partitions_log = table(
+            self,
+            "PartitionsLog",
+            ctx,
+            suffix=naming.PARTITIONS_LOG,
+            point_in_time_recovery=pitr,
+            **log_keys,  # type: ignore[arg-type]
+        )
+        self.latest_snapshots = table(
+            self,
+            "LatestSnapshots",
+            ctx,
+            suffix=naming.LATEST_SNAPSHOTS,
+            hash_key=("TABLE_ID", S),
+            point_in_time_recovery=pitr,
+        )
+        self.all_snapshots = table(
+            self,
+            "AllSnapshots",
+            ctx,
+            suffix=naming.ALL_SNAPSHOTS,
+            hash_key=("TABLE_ID_AND_SNAPSHOT_TYPE", S),
+            range_key=("TRANSACTION_NUMBER", N),
+            point_in_time_recovery=pitr,
+        )
+        core.files_log, core.partitions_log = self.files_log, self.partitions_log
+        core.latest_snapshots, core.all_snapshots = self.latest_snapshots, self.all_snapshots
+        core.set(cdkp.TRANSACTION_LOG_FILES_TABLENAME, self.files_log.table_name)
+        core.set(cdkp.TRANSACTION_LOG_PARTITIONS_TABLENAME, self.partitions_log.table_name)
+        core.set(cdkp.TRANSACTION_LOG_LATEST_SNAPSHOTS_TABLENAME, self.latest_snapshots.table_name)
+        core.set(cdkp.TRANSACTION_LOG_ALL_SNAPSHOTS_TABLENAME, self.all_snapshots.table_name)
+
+
+class StateStoreUpkeepStack(cdk.NestedStack):
+    """Snapshot creation (every 60 s), snapshot and transaction deletion (hourly) per online table, and the
+    transaction log follower that updates job trackers from the files log stream."""
+
+    def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
+        super().__init__(scope, construct_id, description="Sleeper transaction log snapshots and cleanup")
+        ctx = core.ctx
+        files_log, partitions_log, latest, all_snapshots = core.state_store_tables
+        creation_period = max(60, ctx.get_int(common.SNAPSHOT_CREATION_LAMBDA_PERIOD_IN_SECONDS))
+        self.snapshot_creation = per_table_schedule(
+            self,
+            core,
+            prefix="SnapshotCreation",
+            queue_logical_name=naming.SNAPSHOT_CREATION_Q,
+            queue_properties=(
+                cdkp.TRANSACTION_LOG_SNAPSHOT_CREATION_QUEUE_URL,
+                cdkp.TRANSACTION_LOG_SNAPSHOT_CREATION_QUEUE_ARN,
+                cdkp.TRANSACTION_LOG_SNAPSHOT_CREATION_DLQ_URL,
+                cdkp.TRANSACTION_LOG_SNAPSHOT_CREATION_DLQ_ARN,
+            ),
+            rule=naming.SNAPSHOT_CREATION_RULE,
+            period=cdk.Duration.seconds(creation_period),
+            rule_property=cdkp.TRANSACTION_LOG_SNAPSHOT_CREATION_RULE,
+            trigger_handler=handlers.SNAPSHOT_CREATION_TRIGGER,
+            trigger_suffix="state-snapshot-creation-trigger",
+            handler=handlers.SNAPSHOT_CREATION,
+            handler_suffix="state-snapshot-creation",
+            description="create transaction log snapshots",
+            memory_mb=ctx.get_int(common.SNAPSHOT_CREATION_LAMBDA_MEMORY),
+            timeout_seconds=ctx.get_int(common.SNAPSHOT_CREATION_LAMBDA_TIMEOUT_IN_SECONDS),
+            batch_size=ctx.get_int(common.SNAPSHOT_CREATION_BATCH_SIZE),
+            max_concurrency=ctx.get_int(common.SNAPSHOT_CREATION_LAMBDA_CONCURRENCY_MAXIMUM),
+        )
+        creator = self.snapshot_creation.handler
+        core.grant_table_state_read(creator)
+        grants.table_read_write(creator, latest, all_snapshots)
+        grants.bucket_write(creator, core.data, [grants.STATESTORE_PREFIX])
+
+        self.snapshot_deletion = per_table_schedule(
+            self,
+            core,
+            prefix="SnapshotDeletion",
+            queue_logical_name=naming.SNAPSHOT_DELETION_Q,
+            queue_properties=(
+                cdkp.TRANSACTION_LOG_SNAPSHOT_DELETION_QUEUE_URL,
+                cdkp.TRANSACTION_LOG_SNAPSHOT_DELETION_QUEUE_ARN,
+                cdkp.TRANSACTION_LOG_SNAPSHOT_DELETION_DLQ_URL,
+                cdkp.TRANSACTION_LOG_SNAPSHOT_DELETION_DLQ_ARN,
+            ),
+            rule=naming.SNAPSHOT_DELETION_RULE,
+            period=cdk.Duration.minutes(ctx.get_int(common.SNAPSHOT_DELETION_LAMBDA_PERIOD_IN_MINUTES)),
+            rule_property=cdkp.TRANSACTION_LOG_SNAPSHOT_DELETION_RULE,
+            trigger_handler=handlers.SNAPSHOT_DELETION_TRIGGER,
+            trigger_suffix="state-snapshot-deletion-trigger",
+            handler=handlers.SNAPSHOT_DELETION,
+            handler_suffix="state-snapshot-deletion",
+            description="delete old transaction log snapshots",
+            batch_size=ctx.get_int(common.SNAPSHOT_DELETION_BATCH_SIZE),
+        )
+        deleter = self.snapshot_deletion.handler
+        grants.config_read(deleter, core.config)
+        grants.table_read(deleter, *core.table_index_tables)
+        grants.table_read_write(deleter, latest, all_snapshots)
+        grants.bucket_read(deleter, core.data, [grants.STATESTORE_PREFIX])
+        grants.bucket_delete(deleter, core.data, [grants.STATESTORE_PREFIX])
+
+        self.transaction_deletion = per_table_schedule(
+            self,
+            core,
+            prefix="TransactionDeletion",
+            queue_logical_name=naming.TRANSACTION_DELETION_Q,
+            queue_properties=(
+                cdkp.TRANSACTION_LOG_TRANSACTION_DELETION_QUEUE_URL,
+                cdkp.TRANSACTION_LOG_TRANSACTION_DELETION_QUEUE_ARN,
+                cdkp.TRANSACTION_LOG_TRANSACTION_DELETION_DLQ_URL,
+                cdkp.TRANSACTION_LOG_TRANSACTION_DELETION_DLQ_ARN,
+            ),
+            rule=naming.TRANSACTION_DELETION_RULE,
+            period=cdk.Duration.minutes(ctx.get_int(common.TRANSACTION_DELETION_LAMBDA_PERIOD_IN_MINUTES)),
+            rule_property=cdkp.TRANSACTION_LOG_TRANSACTION_DELETION_RULE,
+            trigger_handler=handlers.TRANSACTION_DELETION_TRIGGER,
+            trigger_suffix="state-transaction-deletion-trigger",
+            handler=handlers.TRANSACTION_DELETION,
+            handler_suffix="state-transaction-deletion",
+            description="delete old transaction log entries",
+            batch_size=ctx.get_int(common.TRANSACTION_DELETION_BATCH_SIZE),
+        )
+        cleaner = self.transaction_deletion.handler
+        grants.config_read(cleaner, core.config)
+        grants.table_read(cleaner, *core.table_index_tables, latest)
+        grants.table_read_write(cleaner, files_log, partitions_log)
+        grants.bucket_read(cleaner, core.data, [grants.STATESTORE_PREFIX])
+        grants.bucket_delete(cleaner, core.data, [grants.STATESTORE_PREFIX])
+
+        self.follower = core.lambdas.function(
+            self,
+            "TransactionFollower",
+            handler=handlers.TRANSACTION_FOLLOWER,
+            name_suffix="state-transaction-follower",
+            description="Follows the files transaction log to update job trackers",
+            memory_mb=ctx.get_int(common.TRANSACTION_FOLLOWER_LAMBDA_MEMORY),
+            timeout_seconds=ctx.get_int(common.TRANSACTION_FOLLOWER_LAMBDA_TIMEOUT_SECS),
+        )
+        core.grant_table_state_read(self.follower)
+        grants.table_read_write(self.follower, *core.ingest_tracker_tables, *core.compaction_tracker_tables)
+        self.follower.add_event_source(
+            sources.DynamoEventSource(
+                files_log,
+                starting_position=lambda_.StartingPosition.LATEST,
+                batch_size=100,
+                retry_attempts=10,
+                bisect_batch_on_error=True,
+                report_batch_item_failures=True,
+            )
+        )
