@@ -24,12 +24,17 @@ from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import filesystem_path
 from sleeper.io.key_ranges import KeyBounds, normalise_regions
 
-__all__ = ["datafusion_available", "datafusion_merge", "datafusion_plan"]
+__all__ = ["datafusion_available", "datafusion_can_read", "datafusion_merge", "datafusion_plan"]
 
 
 def datafusion_available() -> bool:
     """Whether the ``datafusion`` package can be imported."""
     return importlib.util.find_spec("datafusion") is not None
+
+
+def datafusion_can_read(locations: Sequence[str]) -> bool:
+    """Whether every file is local (a path or a ``file://`` URI), the only files this engine reads."""
+    return all(location.lower().startswith("file://") or "://" not in location for location in locations)
 
 
 def _local_path(location: str) -> str:

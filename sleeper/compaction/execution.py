@@ -13,7 +13,7 @@ Python: the merge, the region filter, the iterators and the writer all work on w
 
 The table's ``sleeper.table.data.engine`` chooses how the merge runs: ``DATAFUSION`` (Sleeper's default) uses Apache
 DataFusion's sort-preserving merge (:mod:`sleeper.compaction.datafusion_engine`) when the ``datafusion`` package is
-installed and every file is local, and the pyarrow merge otherwise; ``ARROW`` and ``JAVA`` use the pyarrow merge.
+installed and every input file is local, and the pyarrow merge otherwise; ``ARROW`` and ``JAVA`` use the pyarrow merge.
 Either way the iterators and the writer are the same, so both engines write the same rows.
 """
 
@@ -84,12 +84,15 @@ class ExecutionSettings:
             Parquet decoding releases the GIL); 0 reads on the merging thread.
         decode_threads: Let pyarrow decode the columns of a batch on its own thread pool.
         writer_thread: Encode and write row groups on a background thread.
+        pipeline: Assemble the merged batches of one round on a background thread while the next round is ordered
+            (:func:`sleeper.io.merge.merge_sorted`); uses another core.
     """
 
     batch_rows: int = 65536
     prefetch_threads: int = 1
     decode_threads: bool = False
     writer_thread: bool = True
+    pipeline: bool = False
 
     def __post_init__(self) -> None:
         if self.batch_rows < 1:
@@ -215,8 +218,11 @@ def run_compaction(
     processing = processing_for_job(job, table.properties, schema)
     processor = RowProcessor(schema, processing, now_ms if now_ms is not None else int(time.time() * 1000))
     engine_used = resolve_engine(table.properties, engine)
-    if engine_used == ENGINE_DATAFUSION and filesystem is not None:
-        engine_used = ENGINE_ARROW  # DataFusion reads the real local filesystem only
+    if engine_used == ENGINE_DATAFUSION:
+        from sleeper.compaction.datafusion_engine import datafusion_can_read
+
+        if filesystem is not None or not datafusion_can_read(job.input_files):
+            engine_used = ENGINE_ARROW  # DataFusion reads the real local filesystem only
     counter = _RowCounter()
     with ExitStack() as stack:
         merged = compaction_batches(
@@ -289,6 +295,7 @@ def compaction_batches(
         schema.key_names,
         batch_rows=chosen.batch_rows,
         prefetch_threads=min(chosen.prefetch_threads, len(streams)) if len(streams) > 1 else 0,
+        pipeline=chosen.pipeline,
     )
     stack.callback(merged.close)
     return merged

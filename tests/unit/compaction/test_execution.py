@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sleeper.compaction.datafusion_engine import datafusion_can_read
 from sleeper.compaction.exceptions import CompactionConfigError, CompactionInputError
 from sleeper.compaction.execution import (
     ENGINE_ARROW,
@@ -276,3 +277,18 @@ def should_choose_the_arrow_engine_for_arrow_and_java() -> None:
     assert resolve_engine(table.properties, "arrow") == ENGINE_ARROW
     with pytest.raises(CompactionConfigError, match="unknown data engine"):
         resolve_engine(table.properties, "spark")
+
+
+def should_merge_with_arrow_when_datafusion_cannot_read_the_files() -> None:
+    # Given a table asking for DataFusion, with files it cannot reach (an in-memory filesystem, or S3)
+    table = new_table(LONG_SCHEMA, properties={"sleeper.table.data.engine": "DATAFUSION"})
+    job = table.job([table.add_file(_long_rows([2, 1])), table.add_file(_long_rows([3]))])
+
+    # When
+    result = run_compaction(job, table, filesystem=table.filesystem)
+
+    # Then
+    assert result.engine == ENGINE_ARROW
+    assert table.read(job.output_file).column("key").to_pylist() == [1, 2, 3]
+    assert not datafusion_can_read(["s3a://bucket/table/data/file.parquet", "/local/file.parquet"])
+    assert datafusion_can_read(["file:///local/file.parquet", "/local/other.parquet"])
