@@ -41,7 +41,7 @@ class FakeTable:
 
     def other_store(self) -> StateStore:
         """Another state store object on the same logs, as another process would have."""
-        return StateStore(schema=self.schema, table_id=self.table_id, backend=self.backend)
+        return StateStore(schema=self.schema, table_id=self.table_id, backend=self.backend, sleep=_no_sleep)
 
     def file_location(self, name: str, partition_id: str = "root") -> str:
         """The URI of a data file of the table."""
@@ -78,7 +78,7 @@ def new_table(
 ) -> FakeTable:
     """A table with synchronous split commits unless the properties say otherwise."""
     backend = InMemoryStateStoreBackend()
-    store = StateStore(schema=schema, table_id=table_id, backend=backend)
+    store = StateStore(schema=schema, table_id=table_id, backend=backend, sleep=_no_sleep)
     store.initialise(partitions_from_split_points(schema, list(split_points or [])))
     values = {
         "sleeper.table.name": table_id,
@@ -120,3 +120,7 @@ def id_supplier(*ids: str) -> Callable[[], str]:
     """Returns the given ids in turn."""
     remaining = iter(ids)
     return lambda: next(remaining)
+
+
+def _no_sleep(seconds: float) -> None:
+    """State store retries in tests do not wait."""

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
@@ -222,3 +226,30 @@ def should_split_from_a_queue_message_with_synchronous_commits() -> None:
     assert result.outcome is SplitOutcome.SPLIT
     assert len(table.state_store.leaf_partitions()) == 2
     assert instance.queue(STATE_STORE_COMMITTER_QUEUE).receive(10) == []
+
+
+def should_apply_exactly_one_of_two_splitters_racing_on_the_same_leaf() -> None:
+    # Given two splitters, each with its own state store object, on files giving different split points
+    table = new_table()
+    low = list(range(100))
+    high = list(range(50, 400))
+    a = table.add_file("a", {"key": low, "v": low})
+    b = table.add_file("b", {"key": high, "v": high})
+    root = _root(table)
+    views = [dataclasses.replace(table, state_store=table.other_store()) for _ in range(2)]
+    jobs = [_job(table, root, a), _job(table, root, b)]
+    barrier = threading.Barrier(2)
+
+    def run(i: int) -> SplitOutcome:
+        barrier.wait()
+        return split_partition_job(jobs[i], views[i], filesystem=table.filesystem).outcome
+
+    # When
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outcomes = sorted(pool.map(run, range(2)), key=lambda o: o.value)
+
+    # Then
+    assert outcomes == [SplitOutcome.ALREADY_SPLIT, SplitOutcome.SPLIT]
+    tree = table.state_store.partition_tree()
+    assert len(tree) == 3
+    tree.validate()
