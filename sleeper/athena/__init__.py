@@ -1,0 +1,41 @@
+"""Athena Query Federation connectors for Sleeper tables (spec 11).
+
+A thin Lambda module builds a connector once and hands it each event::
+
+    connector = simple_connector(instance, AthenaSettings(instance_id="my-instance", spill_bucket="spill"))
+
+    def handler(event, context):
+        return connector.handle(event, context)
+
+``simple_connector`` and ``iterator_applying_connector`` give a :class:`CompositeHandler` serving every request; the
+:class:`MetadataHandler` and :class:`RecordHandler` can also be deployed apart.
+"""
+
+from sleeper.athena.exceptions import AthenaConnectorError, lambda_error_payload
+from sleeper.athena.handlers import (
+    AthenaSettings,
+    CompositeHandler,
+    ConnectorKind,
+    MetadataHandler,
+    RecordHandler,
+    athena_schema,
+    iterator_applying_connector,
+    simple_connector,
+)
+from sleeper.athena.ports import AthenaInstance, AthenaStateStore, AthenaTable
+
+__all__ = [
+    "AthenaConnectorError",
+    "AthenaInstance",
+    "AthenaSettings",
+    "AthenaStateStore",
+    "AthenaTable",
+    "CompositeHandler",
+    "ConnectorKind",
+    "MetadataHandler",
+    "RecordHandler",
+    "athena_schema",
+    "iterator_applying_connector",
+    "lambda_error_payload",
+    "simple_connector",
+]

@@ -1,0 +1,648 @@
+"""The connector's handlers: metadata (ping, schemas, tables, layout, splits) and records (read a split).
+
+Sleeper offers two connectors (spec 11), chosen by :class:`ConnectorKind`:
+
+* **simple**: one split per distinct data file, read with the key ranges pushed down and no merge or table
+  processing;
+* **iterator applying**: one split per leaf partition, carrying the leaf's files and key bounds; its files are read
+  within the leaf, merged, and the table's filters and aggregations applied, so the rows equal a Sleeper query's.
+
+Both choose the leaf partitions from the row key predicates. The layout has one row per chosen leaf with files on it
+or its ancestors: ``_SleeperRelevantFiles`` (a JSON list of the files) and the leaf's bounds ``_MinRowKey-<field>`` /
+``_MaxRowKey-<field>`` (null maximum = unbounded). Iterator-applying splits copy those columns into their properties
+(byte arrays as base64, numbers as decimal text), as Sleeper's Java connector does. Simple splits hold the file in
+``_SleeperRelevantFiles`` and, in ``_SleeperFileRegions``, the bounds of the chosen leaves that list it: the file is
+read only within them, so a file whose references were split and partly compacted returns each row once (Sleeper's
+Java connector reads such a file whole).
+
+Each handler's :meth:`handle` takes the request object a Lambda receives and returns the response object; on failure
+it raises :class:`~sleeper.athena.exceptions.AthenaConnectorError`, which the Lambda runtime reports as a function
+error (see :func:`~sleeper.athena.exceptions.lambda_error_payload`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import pyarrow as pa
+from pyarrow import fs as pafs
+
+from sleeper.athena.exceptions import ENTITY_NOT_FOUND, INVALID_INPUT, AthenaConnectorError
+from sleeper.athena.ports import AthenaInstance, AthenaTable
+from sleeper.athena.predicates import (
+    ValueSet,
+    intersect_intervals,
+    key_intervals,
+    partition_matches,
+    read_regions,
+    row_mask,
+)
+from sleeper.athena.protocol import (
+    EncryptionKey,
+    GetDataSourceCapabilitiesRequest,
+    GetSplitsRequest,
+    GetTableLayoutRequest,
+    GetTableRequest,
+    ListSchemasRequest,
+    ListTablesRequest,
+    PingRequest,
+    ReadRecordsRequest,
+    S3SpillLocation,
+    Split,
+    TableName,
+    capabilities_response,
+    get_splits_response,
+    get_table_layout_response,
+    get_table_response,
+    list_schemas_response,
+    list_tables_response,
+    parse_request,
+    ping_response,
+)
+from sleeper.athena.spill import BlockSpiller
+from sleeper.core.exceptions import TableNotFoundError
+from sleeper.core.partition import Partition
+from sleeper.core.schema import Field, KeyValue, ListType, MapType, PrimitiveType, Schema
+from sleeper.io.filesystem import FileSystemOptions
+from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
+from sleeper.io.parquet import read_sorted
+from sleeper.iterators import ProcessingConfig
+from sleeper.iterators.apply import RowProcessor
+from sleeper.iterators.config import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY
+
+__all__ = [
+    "FILE_REGIONS_FIELD",
+    "MAX_ROW_KEY_PREFIX",
+    "MIN_ROW_KEY_PREFIX",
+    "RELEVANT_FILES_FIELD",
+    "AthenaSettings",
+    "CompositeHandler",
+    "ConnectorKind",
+    "MetadataHandler",
+    "RecordHandler",
+    "athena_schema",
+    "iterator_applying_connector",
+    "simple_connector",
+]
+
+RELEVANT_FILES_FIELD = "_SleeperRelevantFiles"
+"""Layout column and split property: the files to read (a JSON list, or one path in a simple split)."""
+MIN_ROW_KEY_PREFIX = "_MinRowKey"
+"""Prefix of the layout columns and split properties holding a leaf's minimum per row key (``_MinRowKey-<field>``)."""
+MAX_ROW_KEY_PREFIX = "_MaxRowKey"
+"""Prefix of the layout columns and split properties holding a leaf's maximum per row key (absent = unbounded)."""
+FILE_REGIONS_FIELD = "_SleeperFileRegions"
+"""Simple split property: JSON list of the leaf bounds a file is read within."""
+
+DEFAULT_SPILL_PREFIX = "athena-federation-spill"
+"""The spill key prefix when none is configured (the SDK's default)."""
+MAX_SPLITS_PER_RESPONSE = 1000
+"""The most splits in one get splits response; more are paged with a continuation token."""
+
+
+class ConnectorKind(Enum):
+    """Which of Sleeper's two connectors a handler serves."""
+
+    SIMPLE = "simple"
+    ITERATOR_APPLYING = "iterator-applying"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AthenaSettings:
+    """How the connector is set up.
+
+    Attributes:
+        instance_id: The Sleeper instance id: the one schema (database) the catalog holds.
+        spill_bucket: The bucket reads spill large results to (the SDK's ``spill_bucket``); a request's identity
+            ``configOptions`` may override it.
+        spill_prefix: The key prefix of spilled blocks (the SDK's ``spill_prefix``).
+        encrypt_spills: Whether splits carry an encryption key for their spilled blocks (the SDK's
+            ``disable_spill_encryption`` turned around).
+        options: How to reach S3, for data files and spills.
+        batch_rows: The most rows in a batch read from a data file and merged.
+    """
+
+    instance_id: str
+    spill_bucket: str | None = None
+    spill_prefix: str = DEFAULT_SPILL_PREFIX
+    encrypt_spills: bool = True
+    options: FileSystemOptions | None = None
+    batch_rows: int = DEFAULT_BATCH_ROWS
+
+
+def athena_schema(schema: Schema) -> pa.Schema:
+    """The Arrow schema Athena sees for a table: row keys, sort keys, values; every field nullable.
+
+    ``IntType`` is int32, ``LongType`` int64, ``StringType`` UTF-8, ``ByteArrayType`` binary, lists are lists of
+    their element type (child field named ``""``, as the SDK builds them). Map fields are left out: Sleeper's
+    connectors do not support them.
+    """
+    fields = []
+    for f in schema.all_fields:
+        if isinstance(f.type, PrimitiveType):
+            fields.append(pa.field(f.name, _arrow_key_type(f.type)))
+        elif isinstance(f.type, ListType):
+            fields.append(pa.field(f.name, pa.list_(pa.field("", _arrow_key_type(f.type.element_type)))))
+        elif isinstance(f.type, MapType):
+            continue
+    return pa.schema(fields)
+
+
+_KEY_ARROW_TYPES = {
+    PrimitiveType.INT: pa.int32(),
+    PrimitiveType.LONG: pa.int64(),
+    PrimitiveType.STRING: pa.string(),
+    PrimitiveType.BYTE_ARRAY: pa.binary(),
+}
+
+
+def _arrow_key_type(t: PrimitiveType) -> pa.DataType:
+    return _KEY_ARROW_TYPES[t]
+
+
+# --- shared helpers --------------------------------------------------------------------------------------------------
+
+
+class _Tables:
+    """Resolves Athena's (lower-cased) schema and table names against the instance."""
+
+    def __init__(self, instance: AthenaInstance, instance_id: str) -> None:
+        self._instance = instance
+        self._instance_id = instance_id
+
+    def check_schema(self, schema_name: str | None) -> None:
+        if schema_name is not None and schema_name.lower() != self._instance_id.lower():
+            raise AthenaConnectorError(
+                f"no schema {schema_name!r}: this catalog holds only {self._instance_id!r}", error_code=ENTITY_NOT_FOUND
+            )
+
+    def names(self) -> list[str]:
+        return sorted(t.table_name for t in self._instance.tables())
+
+    def table(self, name: TableName) -> AthenaTable:
+        self.check_schema(name.schema_name)
+        try:
+            return self._instance.table(name.table_name)
+        except TableNotFoundError:
+            matches = [n for n in self.names() if n.lower() == name.table_name.lower()]
+            if len(matches) == 1:
+                try:
+                    return self._instance.table(matches[0])
+                except TableNotFoundError:
+                    pass
+        raise AthenaConnectorError(
+            f"no table {name.table_name!r} in schema {name.schema_name!r}", error_code=ENTITY_NOT_FOUND
+        )
+
+
+def _bounds(partition: Partition, schema: Schema) -> dict[str, tuple[KeyValue, KeyValue | None]]:
+    out: dict[str, tuple[KeyValue, KeyValue | None]] = {}
+    for f in schema.row_key_fields:
+        r = partition.region.range(f.name)
+        out[f.name] = (f.primitive_type.minimum, None) if r is None else (r.canonical_min, r.canonical_max)
+    return out
+
+
+def _property_text(value: KeyValue) -> str:
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    return str(value)
+
+
+def _property_value(text: str, f: Field) -> KeyValue:
+    t = f.primitive_type
+    try:
+        if t in (PrimitiveType.INT, PrimitiveType.LONG):
+            return int(text)
+        if t is PrimitiveType.BYTE_ARRAY:
+            return base64.b64decode(text, validate=True)
+    except ValueError:
+        raise AthenaConnectorError(f"split bound {text!r} does not suit {f.name!r}", error_code=INVALID_INPUT) from None
+    return text
+
+
+def _json_value(value: KeyValue | None) -> object:
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    return value
+
+
+def _from_json_value(value: object, f: Field) -> KeyValue:
+    if f.primitive_type is PrimitiveType.BYTE_ARRAY and isinstance(value, str):
+        return base64.b64decode(value, validate=True)
+    if isinstance(value, int | str) and not isinstance(value, bool):
+        return value
+    raise AthenaConnectorError(f"split bound {value!r} does not suit {f.name!r}", error_code=INVALID_INPUT)
+
+
+# --- metadata ------------------------------------------------------------------------------------------------------
+
+
+class MetadataHandler:
+    """Answers ping, capabilities, list schemas, list tables, get table, get table layout and get splits.
+
+    Args:
+        instance: The Sleeper instance.
+        settings: How the connector is set up.
+        kind: Which connector this is.
+        random_bytes: Makes encryption keys and nonces (``os.urandom`` by default).
+        new_id: Makes the spill directory name of each split (a random UUID by default).
+    """
+
+    def __init__(
+        self,
+        instance: AthenaInstance,
+        settings: AthenaSettings,
+        kind: ConnectorKind,
+        *,
+        random_bytes: Callable[[int], bytes] = os.urandom,
+        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+    ) -> None:
+        self._tables = _Tables(instance, settings.instance_id)
+        self._settings = settings
+        self._kind = kind
+        self._random_bytes = random_bytes
+        self._new_id = new_id
+
+    def handle(self, event: Mapping[str, Any], context: object = None) -> dict[str, Any]:
+        """Answers one metadata request (or a ping).
+
+        Raises:
+            AthenaConnectorError: If the request cannot be served (unknown schema or table: ``ENTITY_NOT_FOUND``).
+        """
+        request = parse_request(event)
+        if isinstance(request, PingRequest):
+            return ping_response(request)
+        if isinstance(request, GetDataSourceCapabilitiesRequest):
+            return capabilities_response(request.catalog_name)
+        if isinstance(request, ListSchemasRequest):
+            return list_schemas_response(request.catalog_name, [self._settings.instance_id])
+        if isinstance(request, ListTablesRequest):
+            return self._list_tables(request)
+        if isinstance(request, GetTableRequest):
+            table = self._tables.table(request.table_name)
+            return get_table_response(request.catalog_name, request.table_name, athena_schema(table.schema))
+        if isinstance(request, GetTableLayoutRequest):
+            return self._layout(request)
+        if isinstance(request, GetSplitsRequest):
+            return self._splits(request)
+        raise AthenaConnectorError(f"{type(request).__name__} goes to the record handler", error_code=INVALID_INPUT)
+
+    def _list_tables(self, request: ListTablesRequest) -> dict[str, Any]:
+        self._tables.check_schema(request.schema_name)
+        schema_name = request.schema_name or self._settings.instance_id
+        names = self._tables.names()
+        next_token = None
+        if request.page_size >= 0:
+            try:
+                start = int(request.next_token) if request.next_token else 0
+            except ValueError:
+                raise AthenaConnectorError(
+                    f"invalid nextToken {request.next_token!r}", error_code=INVALID_INPUT
+                ) from None
+            end = start + request.page_size
+            next_token = str(end) if end < len(names) else None
+            names = names[start:end]
+        tables = [TableName(schema_name=schema_name, table_name=n) for n in names]
+        return list_tables_response(request.catalog_name, tables, next_token)
+
+    def _layout_schema(self, schema: Schema) -> pa.Schema:
+        fields = [pa.field(RELEVANT_FILES_FIELD, pa.string())]
+        for f in schema.row_key_fields:
+            key_type = _arrow_key_type(f.primitive_type)
+            fields.append(pa.field(f"{MIN_ROW_KEY_PREFIX}-{f.name}", key_type))
+            fields.append(pa.field(f"{MAX_ROW_KEY_PREFIX}-{f.name}", key_type))
+        return pa.schema(fields)
+
+    def _layout(self, request: GetTableLayoutRequest) -> dict[str, Any]:
+        table = self._tables.table(request.table_name)
+        schema = table.schema
+        intervals = key_intervals(schema, request.summary)
+        tree = table.state_store.partition_tree()
+        files_by_partition: dict[str, list[str]] = {}
+        for reference in table.state_store.file_references():
+            files_by_partition.setdefault(reference.partition_id, []).append(reference.filename)
+        rows: dict[str, list[object]] = {name: [] for name in self._layout_schema(schema).names}
+        for leaf in tree.leaves:
+            bounds = _bounds(leaf, schema)
+            if not partition_matches(intervals, bounds):
+                continue
+            files: list[str] = []
+            for partition in [*reversed(tree.ancestors(leaf.id)), leaf]:
+                for name in files_by_partition.get(partition.id, ()):
+                    if name not in files:
+                        files.append(name)
+            if not files:
+                continue
+            rows[RELEVANT_FILES_FIELD].append(json.dumps(files))
+            for f in schema.row_key_fields:
+                low, high = bounds[f.name]
+                rows[f"{MIN_ROW_KEY_PREFIX}-{f.name}"].append(low)
+                rows[f"{MAX_ROW_KEY_PREFIX}-{f.name}"].append(high)
+        batch = pa.RecordBatch.from_pydict(rows, schema=self._layout_schema(schema))
+        return get_table_layout_response(request.catalog_name, request.table_name, batch)
+
+    def _new_split(self, request: GetSplitsRequest, properties: Mapping[str, str]) -> Split:
+        options = request.config_options
+        bucket = options.get("spill_bucket") or self._settings.spill_bucket
+        if not bucket:
+            raise AthenaConnectorError("no spill bucket is configured for the connector", error_code=INVALID_INPUT)
+        prefix = (options.get("spill_prefix") or self._settings.spill_prefix).strip("/")
+        parts = [prefix] if request.query_id in prefix or not request.query_id else [prefix, request.query_id]
+        key = "/".join([*parts, self._new_id()])
+        encryption_key = None
+        if self._settings.encrypt_spills:
+            encryption_key = EncryptionKey(key=self._random_bytes(32), nonce=self._random_bytes(12))
+        return Split(
+            spill_location=S3SpillLocation(bucket=bucket, key=key, directory=True),
+            encryption_key=encryption_key,
+            properties=properties,
+        )
+
+    def _splits(self, request: GetSplitsRequest) -> dict[str, Any]:
+        table = self._tables.table(request.table_name)
+        schema = table.schema
+        rows = request.partitions.to_pylist()
+        if self._kind is ConnectorKind.ITERATOR_APPLYING:
+            properties = [_leaf_split_properties(row, schema) for row in rows]
+        else:
+            properties = _file_split_properties(rows, schema)
+        try:
+            start = int(request.continuation_token) if request.continuation_token else 0
+        except ValueError:
+            raise AthenaConnectorError(
+                f"invalid continuationToken {request.continuation_token!r}", error_code=INVALID_INPUT
+            ) from None
+        end = start + MAX_SPLITS_PER_RESPONSE
+        token = str(end) if end < len(properties) else None
+        splits = [self._new_split(request, p) for p in properties[start:end]]
+        return get_splits_response(request.catalog_name, splits, token)
+
+
+def _row_files(row: Mapping[str, object]) -> list[str]:
+    raw = row.get(RELEVANT_FILES_FIELD)
+    try:
+        files = json.loads(str(raw))
+    except (TypeError, ValueError):
+        raise AthenaConnectorError(
+            f"partition row has invalid {RELEVANT_FILES_FIELD}: {raw!r}", error_code=INVALID_INPUT
+        ) from None
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise AthenaConnectorError(f"{RELEVANT_FILES_FIELD} must be a JSON list of paths", error_code=INVALID_INPUT)
+    return files
+
+
+def _leaf_split_properties(row: Mapping[str, object], schema: Schema) -> dict[str, str]:
+    properties = {RELEVANT_FILES_FIELD: json.dumps(_row_files(row))}
+    for f in schema.row_key_fields:
+        for prefix in (MIN_ROW_KEY_PREFIX, MAX_ROW_KEY_PREFIX):
+            name = f"{prefix}-{f.name}"
+            value = row.get(name)
+            if value is not None:
+                assert isinstance(value, int | str | bytes)
+                properties[name] = _property_text(value)
+    return properties
+
+
+def _file_split_properties(rows: Sequence[Mapping[str, object]], schema: Schema) -> list[dict[str, str]]:
+    regions_by_file: dict[str, list[dict[str, list[object]]]] = {}
+    for row in rows:
+        region: dict[str, list[object]] = {}
+        for f in schema.row_key_fields:
+            low = row.get(f"{MIN_ROW_KEY_PREFIX}-{f.name}")
+            high = row.get(f"{MAX_ROW_KEY_PREFIX}-{f.name}")
+            region[f.name] = [_json_value(low if low is not None else f.primitive_type.minimum), _json_value(high)]  # type: ignore[arg-type]
+        for file in _row_files(row):
+            regions_by_file.setdefault(file, []).append(region)
+    return [
+        {RELEVANT_FILES_FIELD: file, FILE_REGIONS_FIELD: json.dumps(regions)}
+        for file, regions in sorted(regions_by_file.items())
+    ]
+
+
+# --- records -------------------------------------------------------------------------------------------------------
+
+
+class RecordHandler:
+    """Answers read records requests: reads a split's rows and returns them inline or spilled.
+
+    Args:
+        instance: The Sleeper instance.
+        settings: How the connector is set up.
+        kind: Which connector this is.
+        clock_ms: The time age-off filters measure from (now by default).
+        spill_filesystem: A filesystem to spill to instead of S3 (for local runs and tests).
+    """
+
+    def __init__(
+        self,
+        instance: AthenaInstance,
+        settings: AthenaSettings,
+        kind: ConnectorKind,
+        *,
+        clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        spill_filesystem: pafs.FileSystem | None = None,
+    ) -> None:
+        self._tables = _Tables(instance, settings.instance_id)
+        self._settings = settings
+        self._kind = kind
+        self._clock_ms = clock_ms
+        self._spill_filesystem = spill_filesystem
+
+    def handle(self, event: Mapping[str, Any], context: object = None) -> dict[str, Any]:
+        """Answers one read records request (or a ping).
+
+        Raises:
+            AthenaConnectorError: If the request cannot be served.
+        """
+        request = parse_request(event)
+        if isinstance(request, PingRequest):
+            return ping_response(request)
+        if not isinstance(request, ReadRecordsRequest):
+            raise AthenaConnectorError(
+                f"{type(request).__name__} goes to the metadata handler", error_code=INVALID_INPUT
+            )
+        table = self._tables.table(request.table_name)
+        spiller = BlockSpiller(
+            request.schema,
+            request.split,
+            max_block_size=request.max_block_size,
+            max_inline_block_size=request.max_inline_block_size,
+            options=self._settings.options,
+            filesystem=self._spill_filesystem,
+        )
+        spiller.write_all(self.read(request, table))
+        return spiller.response(request.catalog_name)
+
+    def read(self, request: ReadRecordsRequest, table: AthenaTable) -> Iterator[pa.RecordBatch]:
+        """The split's rows that satisfy the request's predicates, with exactly the request's columns."""
+        schema = table.schema
+        unknown = [n for n in request.schema.names if not schema.has_field(n)]
+        if unknown:
+            raise AthenaConnectorError(f"table has no column {unknown[0]!r}", error_code=INVALID_INPUT)
+        filtered = [n for n in request.summary if schema.has_field(n)]
+        if self._kind is ConnectorKind.ITERATOR_APPLYING:
+            batches = self._read_leaf(request, table, filtered)
+        else:
+            batches = self._read_file(request, schema, filtered)
+        return _finish(batches, request.summary, request.schema)
+
+    def _columns(self, schema: Schema, wanted: Iterable[str], extra: Iterable[str] = ()) -> list[str]:
+        names = set(wanted) | set(extra) | set(schema.row_key_names)
+        return [n for n in schema.field_names if n in names]
+
+    def _read_file(self, request: ReadRecordsRequest, schema: Schema, filtered: list[str]) -> Iterator[pa.RecordBatch]:
+        properties = request.split.properties
+        file = properties.get(RELEVANT_FILES_FIELD)
+        if not file:
+            raise AthenaConnectorError(f"split has no {RELEVANT_FILES_FIELD}", error_code=INVALID_INPUT)
+        intervals = key_intervals(schema, request.summary)
+        regions = read_regions(intervals, schema.row_key_names)
+        raw_regions = properties.get(FILE_REGIONS_FIELD)
+        if raw_regions is not None:
+            regions = []
+            for leaf in _parse_file_regions(raw_regions, schema):
+                # every row key is bounded by the leaf, so this is a list (never None for "everything")
+                regions.extend(read_regions(intersect_intervals(intervals, leaf), schema.row_key_names) or [])
+        if regions == []:
+            return
+        yield from read_sorted(
+            file,
+            schema,
+            regions=regions,
+            columns=self._columns(schema, request.schema.names, filtered),
+            options=self._settings.options,
+            batch_size=self._settings.batch_rows,
+        )
+
+    def _read_leaf(
+        self, request: ReadRecordsRequest, table: AthenaTable, filtered: list[str]
+    ) -> Iterator[pa.RecordBatch]:
+        schema = table.schema
+        properties = request.split.properties
+        raw = properties.get(RELEVANT_FILES_FIELD)
+        files = _row_files({RELEVANT_FILES_FIELD: raw})
+        leaf: dict[str, tuple[KeyValue, KeyValue | None]] = {}
+        for f in schema.row_key_fields:
+            low = properties.get(f"{MIN_ROW_KEY_PREFIX}-{f.name}")
+            high = properties.get(f"{MAX_ROW_KEY_PREFIX}-{f.name}")
+            leaf[f.name] = (
+                f.primitive_type.minimum if low is None else _property_value(low, f),
+                None if high is None else _property_value(high, f),
+            )
+        intervals = intersect_intervals(key_intervals(schema, request.summary), leaf)
+        regions = read_regions(intervals, schema.row_key_names)
+        if regions == [] or not files:
+            return
+        config = ProcessingConfig.parse(
+            table.properties.get(FILTERS_PROPERTY), table.properties.get(AGGREGATIONS_PROPERTY), schema
+        )
+        columns = self._columns(
+            schema, request.schema.names, [*filtered, *schema.key_names, *config.required_value_fields(schema)]
+        )
+        rows = self._settings.batch_rows
+        streams = [
+            read_sorted(file, schema, regions=regions, columns=columns, options=self._settings.options, batch_size=rows)
+            for file in files
+        ]
+        merged = merge_sorted(streams, schema.key_names, batch_rows=rows)
+        yield from RowProcessor(schema, config, self._clock_ms()).process(merged)
+
+
+def _parse_file_regions(text: str, schema: Schema) -> list[dict[str, tuple[KeyValue, KeyValue | None]]]:
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        raise AthenaConnectorError(f"invalid {FILE_REGIONS_FIELD}", error_code=INVALID_INPUT) from None
+    if not isinstance(raw, list):
+        raise AthenaConnectorError(f"{FILE_REGIONS_FIELD} must be a JSON list", error_code=INVALID_INPUT)
+    out: list[dict[str, tuple[KeyValue, KeyValue | None]]] = []
+    for item in raw:
+        if not isinstance(item, dict):
+            raise AthenaConnectorError(f"{FILE_REGIONS_FIELD} entries must be objects", error_code=INVALID_INPUT)
+        bounds: dict[str, tuple[KeyValue, KeyValue | None]] = {}
+        for f in schema.row_key_fields:
+            pair = item.get(f.name) or [f.primitive_type.minimum, None]
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise AthenaConnectorError(
+                    f"{FILE_REGIONS_FIELD} bound of {f.name!r} is not [min, max]", error_code=INVALID_INPUT
+                )
+            low = _from_json_value(pair[0], f)
+            high = None if pair[1] is None else _from_json_value(pair[1], f)
+            bounds[f.name] = (low, high)
+        out.append(bounds)
+    return out
+
+
+def _finish(
+    batches: Iterable[pa.RecordBatch], summary: Mapping[str, ValueSet], target: pa.Schema
+) -> Iterator[pa.RecordBatch]:
+    """Applies the predicates to each batch and gives it exactly the request's columns and types."""
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        mask = row_mask(batch, summary)
+        if mask is not None:
+            batch = batch.filter(mask)
+            if batch.num_rows == 0:
+                continue
+        columns = [batch.column(name).cast(f.type) for name, f in zip(target.names, target, strict=True)]
+        yield pa.RecordBatch.from_arrays(columns, schema=target)
+
+
+# --- composite -----------------------------------------------------------------------------------------------------
+
+
+class CompositeHandler:
+    """One Lambda serving both metadata and record requests, as Sleeper deploys each connector.
+
+    Args:
+        metadata: The metadata handler.
+        records: The record handler.
+    """
+
+    def __init__(self, metadata: MetadataHandler, records: RecordHandler) -> None:
+        self.metadata = metadata
+        self.records = records
+
+    def handle(self, event: Mapping[str, Any], context: object = None) -> dict[str, Any]:
+        """Routes a request by its ``@type``: reads to the record handler, the rest to the metadata handler."""
+        kind = event.get("@type") if isinstance(event, Mapping) else None
+        if kind == "ReadRecordsRequest":
+            return self.records.handle(event, context)
+        return self.metadata.handle(event, context)
+
+
+def _connector(
+    kind: ConnectorKind,
+    instance: AthenaInstance,
+    settings: AthenaSettings,
+    spill_filesystem: pafs.FileSystem | None,
+) -> CompositeHandler:
+    return CompositeHandler(
+        MetadataHandler(instance, settings, kind),
+        RecordHandler(instance, settings, kind, spill_filesystem=spill_filesystem),
+    )
+
+
+def simple_connector(
+    instance: AthenaInstance, settings: AthenaSettings, *, spill_filesystem: pafs.FileSystem | None = None
+) -> CompositeHandler:
+    """The simple connector (``<id>SimpleSleeperConnector``): one split per data file, no table processing."""
+    return _connector(ConnectorKind.SIMPLE, instance, settings, spill_filesystem)
+
+
+def iterator_applying_connector(
+    instance: AthenaInstance, settings: AthenaSettings, *, spill_filesystem: pafs.FileSystem | None = None
+) -> CompositeHandler:
+    """The iterator-applying connector (``<id>IteratorApplyingSleeperConnector``): one split per leaf, merged and
+    processed like a Sleeper query."""
+    return _connector(ConnectorKind.ITERATOR_APPLYING, instance, settings, spill_filesystem)
