@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from sleeper.core.jobs.commit import StateStoreCommitRequest
+from sleeper.core.jobs.exceptions import UnknownTableError
 from sleeper.core.jobs.splitting import SplitPartitionJob
 from sleeper.core.partition import Partition, partitions_from_split_points, split_partition
 from sleeper.core.statestore.transactions import SplitPartitionTransaction
@@ -253,3 +254,14 @@ def should_apply_exactly_one_of_two_splitters_racing_on_the_same_leaf() -> None:
     tree = table.state_store.partition_tree()
     assert len(tree) == 3
     tree.validate()
+
+
+def should_reject_a_message_for_a_table_that_does_not_exist() -> None:
+    # Given
+    table = new_table()
+    body = _job(table, _root(table), table.file_location("f")).to_json(table.schema)
+    instance = FakeInstance(tables={})
+
+    # When / Then
+    with pytest.raises(UnknownTableError, match=table.table_id):
+        run_split_job_message(instance, body, filesystem=table.filesystem)
