@@ -106,6 +106,8 @@ class SleeperCore:
     ingest_tracker_tables: tuple[dynamodb.ITable, ...] = ()
     compaction_tracker_tables: tuple[dynamodb.ITable, ...] = ()
     committer_queue: sqs.IQueue | None = None
+    query_results_bucket: s3.IBucket | None = None
+    query_tracker: dynamodb.ITable | None = None
     vpc: ec2.IVpc | None = None
     subnets: ec2.SubnetSelection | None = None
     queues: dict[str, sqs.IQueue] = field(default_factory=dict)
@@ -289,7 +291,7 @@ class LambdaFactory:
             scope,
             f"{construct_id}Logs",
             log_group_name=f"/aws/lambda/{name}",
-            retention=_retention(ctx),
+            retention=retention(ctx),
             removal_policy=ctx.log_removal_policy,
         )
         role = iam.Role(
@@ -325,7 +327,7 @@ class LambdaFactory:
         return function
 
 
-def _retention(ctx: DeployContext) -> logs.RetentionDays:
+def retention(ctx: DeployContext) -> logs.RetentionDays:
     days = ctx.get_int(common.LOG_RETENTION_IN_DAYS)
     if days < 0:
         return logs.RetentionDays.INFINITE

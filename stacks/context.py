@@ -90,6 +90,10 @@ class DeployContext:
         """A property as an integer."""
         return self.properties.get_int(prop)
 
+    def get_optional_int(self, prop: PropertyRef) -> int | None:
+        """A property as an integer, or None if it has no value."""
+        return self.properties.get_int(prop) if self.properties.get(prop) else None
+
     def get_bool(self, prop: PropertyRef) -> bool:
         """A property as a boolean."""
         return self.properties.get_bool(prop)

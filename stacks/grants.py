@@ -46,7 +46,8 @@ COMPACTIONS_PREFIX = "*/compactions/*"
 FOR_INGEST_PREFIX = "for_ingest/*"
 
 
-def _add(grantee: iam.IGrantable, actions: Sequence[str], resources: Sequence[str]) -> None:
+def allow(grantee: iam.IGrantable, actions: Sequence[str], resources: Sequence[str]) -> None:
+    """Allows explicit actions on resources."""
     iam.Grant.add_to_principal(grantee=grantee, actions=list(actions), resource_arns=list(resources))
 
 
@@ -57,18 +58,18 @@ def objects(bucket: s3.IBucket, prefixes: Sequence[str]) -> list[str]:
 
 def bucket_read(grantee: iam.IGrantable, bucket: s3.IBucket, prefixes: Sequence[str] = ("*",)) -> None:
     """List the bucket and read objects under the prefixes."""
-    _add(grantee, S3_LIST, [bucket.bucket_arn])
-    _add(grantee, S3_READ, objects(bucket, prefixes))
+    allow(grantee, S3_LIST, [bucket.bucket_arn])
+    allow(grantee, S3_READ, objects(bucket, prefixes))
 
 
 def bucket_write(grantee: iam.IGrantable, bucket: s3.IBucket, prefixes: Sequence[str] = ("*",)) -> None:
     """Write (including multipart uploads) objects under the prefixes."""
-    _add(grantee, S3_WRITE, objects(bucket, prefixes))
+    allow(grantee, S3_WRITE, objects(bucket, prefixes))
 
 
 def bucket_delete(grantee: iam.IGrantable, bucket: s3.IBucket, prefixes: Sequence[str]) -> None:
     """Delete objects under the prefixes."""
-    _add(grantee, S3_DELETE, objects(bucket, prefixes))
+    allow(grantee, S3_DELETE, objects(bucket, prefixes))
 
 
 def bucket_read_write(grantee: iam.IGrantable, bucket: s3.IBucket, prefixes: Sequence[str] = ("*",)) -> None:
@@ -84,12 +85,12 @@ def config_read(grantee: iam.IGrantable, config_bucket: s3.IBucket) -> None:
 
 def table_read(grantee: iam.IGrantable, *tables: dynamodb.ITable) -> None:
     """Read items of DynamoDB tables (and their indexes)."""
-    _add(grantee, DYNAMO_READ, _table_arns(tables))
+    allow(grantee, DYNAMO_READ, _table_arns(tables))
 
 
 def table_read_write(grantee: iam.IGrantable, *tables: dynamodb.ITable) -> None:
     """Read and write items of DynamoDB tables (conditional and transactional writes included)."""
-    _add(grantee, DYNAMO_READ + DYNAMO_WRITE, _table_arns(tables))
+    allow(grantee, DYNAMO_READ + DYNAMO_WRITE, _table_arns(tables))
 
 
 def _table_arns(tables: Sequence[dynamodb.ITable]) -> list[str]:
@@ -101,17 +102,17 @@ def _table_arns(tables: Sequence[dynamodb.ITable]) -> list[str]:
 
 def queue_send(grantee: iam.IGrantable, *queues: sqs.IQueue) -> None:
     """Send messages to queues."""
-    _add(grantee, SQS_SEND, [q.queue_arn for q in queues])
+    allow(grantee, SQS_SEND, [q.queue_arn for q in queues])
 
 
 def queue_consume(grantee: iam.IGrantable, *queues: sqs.IQueue) -> None:
     """Receive, delete and extend visibility of messages on queues."""
-    _add(grantee, SQS_CONSUME, [q.queue_arn for q in queues])
+    allow(grantee, SQS_CONSUME, [q.queue_arn for q in queues])
 
 
 def queue_attributes(grantee: iam.IGrantable, *queues: sqs.IQueue) -> None:
     """Read queue attributes (such as the number of visible messages)."""
-    _add(grantee, SQS_ATTRIBUTES, [q.queue_arn for q in queues])
+    allow(grantee, SQS_ATTRIBUTES, [q.queue_arn for q in queues])
 
 
 def statement(actions: Sequence[str], resources: Sequence[str]) -> iam.PolicyStatement:

@@ -7,6 +7,15 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from stacks.artefacts import Images
+from stacks.bulk_import import BulkImportBucketStack, EmrBulkImportStack, EmrServerlessBulkImportStack
+from stacks.compaction import CompactionStack
+from stacks.garbage_collector import GarbageCollectorStack
+from stacks.ingest import IngestStack
+from stacks.ingest_batcher import IngestBatcherStack
+from stacks.partition_splitting import PartitionSplittingStack
+from stacks.policies import ManagedPoliciesStack
+from stacks.query import QueryStack
+from stacks.table_metrics import TableMetricsStack
 from stacks.committer import StateStoreCommitterStack
 from stacks.common import SleeperCore
 from stacks.context import DeployContext
@@ -72,4 +81,32 @@ class SleeperInstanceStack(cdk.Stack):
         self.parts[name] = stack
 
     def _optional(self, wanted: frozenset[str]) -> None:
-        del wanted
+        core = self.core
+        if "CompactionStack" in wanted:
+            self._add("Compaction", CompactionStack(self, "Compaction", core))
+        if "IngestStack" in wanted:
+            self._add("Ingest", IngestStack(self, "Ingest", core))
+        if wanted & {"EmrServerlessBulkImportStack", "EmrBulkImportStack"}:
+            bucket_stack = BulkImportBucketStack(self, "BulkImportBucket", core)
+            self._add("BulkImportBucket", bucket_stack)
+            if "EmrServerlessBulkImportStack" in wanted:
+                stack = EmrServerlessBulkImportStack(self, "EmrServerlessBulkImport", core, bucket_stack.bucket)
+                self._add("EmrServerlessBulkImport", stack)
+            if "EmrBulkImportStack" in wanted:
+                self._add("EmrBulkImport", EmrBulkImportStack(self, "EmrBulkImport", core, bucket_stack.bucket))
+        if "IngestBatcherStack" in wanted:
+            self._add("IngestBatcher", IngestBatcherStack(self, "IngestBatcher", core))
+        if "PartitionSplittingStack" in wanted:
+            self._add("PartitionSplitting", PartitionSplittingStack(self, "PartitionSplitting", core))
+        if "GarbageCollectorStack" in wanted:
+            self._add("GarbageCollector", GarbageCollectorStack(self, "GarbageCollector", core))
+        if "QueryStack" in wanted:
+            stack = QueryStack(self, "Query", core, keep_warm="KeepLambdaWarmStack" in wanted)
+            self._add("Query", stack)
+        if "TableMetricsStack" in wanted:
+            self._add("TableMetrics", TableMetricsStack(self, "TableMetrics", core))
+        policies = ManagedPoliciesStack(self, "ManagedPolicies", core)
+        self._add("ManagedPolicies", policies)
+        for name, policy in (("Ingest", policies.ingest), ("Query", policies.query), ("Admin", policies.admin)):
+            cdk.CfnOutput(self, f"{name}PolicyArn", value=policy.managed_policy_arn)
+        cdk.CfnOutput(self, "ConfigBucketName", value=core.config.bucket_name)

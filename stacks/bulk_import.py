@@ -1,0 +1,207 @@
+"""Bulk import with Spark (spec 3.5): on EMR Serverless (default) and on an EMR cluster per job. Each platform has a
+job queue and a starter Lambda; the jobs run as a role that may read the inputs and commit to the tables."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_emrserverless as emrs
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from sleeper.core.properties import PropertyDefinition
+from sleeper.core.properties import instance_bulk as bp
+from sleeper.core.properties import instance_cdk as cdkp
+from stacks import grants, handlers, naming
+from stacks.common import SleeperCore, SleeperQueue, secure_bucket, sqs_trigger
+from stacks.context import BULK_IMPORT_IMAGE
+from stacks.ingest import grant_ingest_sources
+
+BULK_IMPORT_PREFIX = "bulk_import/*"
+
+
+class BulkImportBucketStack(cdk.NestedStack):
+    """The bulk import bucket ``sleeper-<cid>-bulk-import-<account>`` (job specs, Spark logs)."""
+
+    def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
+        super().__init__(scope, construct_id, description="Sleeper bulk import bucket")
+        ctx = core.ctx
+        self.bucket = secure_bucket(
+            self,
+            "BulkImportBucket",
+            ctx,
+            name=naming.bulk_import_bucket_name(ctx.instance_id, ctx.account),
+            access_logs=core.access_logs_bucket,
+            removal_policy=cdk.RemovalPolicy.DESTROY,
+            expiry_days=30,
+        )
+        core.set(cdkp.BULK_IMPORT_BUCKET, self.bucket.bucket_name)
+
+
+def _job_role(scope: Construct, core: SleeperCore, bucket: cdk.aws_s3.IBucket, principal: iam.IPrincipal) -> iam.Role:
+    role = iam.Role(scope, "JobRole", assumed_by=principal, description="Runs Sleeper bulk import Spark jobs")
+    grants.config_read(role, core.config)
+    core.grant_table_state_commit(role)
+    grants.bucket_read_write(role, core.data, [grants.DATA_PREFIX])
+    grant_ingest_sources(role, core)
+    grants.bucket_read_write(role, bucket)
+    grants.table_read_write(role, *core.ingest_tracker_tables)
+    return role
+
+
+def _starter(
+    scope: Construct,
+    core: SleeperCore,
+    *,
+    platform: str,
+    logical_name: str,
+    url_property: PropertyDefinition,
+    arn_property: PropertyDefinition,
+    bucket: cdk.aws_s3.IBucket,
+) -> tuple[SleeperQueue, cdk.aws_lambda.Function]:
+    ctx = core.ctx
+    queue = SleeperQueue(
+        scope,
+        "JobQueue",
+        core,
+        logical_name=logical_name,
+        url_property=url_property,
+        arn_property=arn_property,
+        alarm_description=f"Bulk import jobs could not be started on {platform}",
+    )
+    starter = core.lambdas.function(
+        scope,
+        "JobStarter",
+        handler=handlers.BULK_IMPORT_STARTER,
+        name_suffix=f"bulk-import-{platform}-start",
+        description=f"Validates bulk import jobs and starts them on {platform}",
+        memory_mb=ctx.get_int(bp.BULK_IMPORT_STARTER_LAMBDA_MEMORY),
+        environment={"BULK_IMPORT_PLATFORM": platform},
+    )
+    core.grant_table_state_read(starter)
+    grant_ingest_sources(starter, core)
+    grants.bucket_write(starter, bucket, [BULK_IMPORT_PREFIX])
+    grants.table_read_write(starter, *core.ingest_tracker_tables)
+    sqs_trigger(starter, queue.queue)
+    return queue, starter
+
+
+class EmrServerlessBulkImportStack(cdk.NestedStack):
+    """An EMR Serverless Spark application, its job role, ``BulkImportEMRServerlessQ`` and its starter."""
+
+    def __init__(self, scope: Construct, construct_id: str, core: SleeperCore, bucket: cdk.aws_s3.IBucket) -> None:
+        super().__init__(scope, construct_id, description="Sleeper bulk import on EMR Serverless")
+        ctx = core.ctx
+        if core.vpc is None:
+            raise RuntimeError("EMR Serverless needs the instance VPC")
+        security_group = ec2.SecurityGroup(
+            self, "SecurityGroup", vpc=core.vpc, description="Sleeper bulk import Spark jobs", allow_all_outbound=True
+        )
+        subnets = core.vpc.select_subnets(**_selection(core.subnets)).subnet_ids
+        name = ctx.function_name("bulk-import")
+        self.application = emrs.CfnApplication(
+            self,
+            "Application",
+            name=name,
+            release_label=ctx.get(bp.BULK_IMPORT_EMR_SERVERLESS_RELEASE) or "emr-7.12.0",
+            type="SPARK",
+            architecture=(ctx.get(bp.BULK_IMPORT_EMR_SERVERLESS_ARCHITECTURE) or "X86_64").upper(),
+            image_configuration=emrs.CfnApplication.ImageConfigurationInputProperty(
+                image_uri=core.images.image_uri(self, BULK_IMPORT_IMAGE)
+            ),
+            auto_start_configuration=emrs.CfnApplication.AutoStartConfigurationProperty(
+                enabled=ctx.get_bool(bp.BULK_IMPORT_EMR_SERVERLESS_AUTOSTART)
+            ),
+            auto_stop_configuration=emrs.CfnApplication.AutoStopConfigurationProperty(
+                enabled=ctx.get_bool(bp.BULK_IMPORT_EMR_SERVERLESS_AUTOSTOP),
+                idle_timeout_minutes=ctx.get_int(bp.BULK_IMPORT_EMR_SERVERLESS_AUTOSTOP_TIMEOUT_MINUTES),
+            ),
+            network_configuration=emrs.CfnApplication.NetworkConfigurationProperty(
+                subnet_ids=subnets, security_group_ids=[security_group.security_group_id]
+            ),
+        )
+        self.job_role = _job_role(self, core, bucket, iam.ServicePrincipal("emr-serverless.amazonaws.com"))
+        self.queue, self.starter = _starter(
+            self,
+            core,
+            platform="EMRServerless",
+            logical_name=naming.BULK_IMPORT_EMR_SERVERLESS_Q,
+            url_property=cdkp.BULK_IMPORT_EMR_SERVERLESS_JOB_QUEUE_URL,
+            arn_property=cdkp.BULK_IMPORT_EMR_SERVERLESS_JOB_QUEUE_ARN,
+            bucket=bucket,
+        )
+        grants.allow(
+            self.starter,
+            ["emr-serverless:StartJobRun", "emr-serverless:GetApplication", "emr-serverless:StartApplication"],
+            [self.application.attr_arn, f"{self.application.attr_arn}/jobruns/*"],
+        )
+        grants.allow(self.starter, ["iam:PassRole"], [self.job_role.role_arn])
+        core.set(cdkp.BULK_IMPORT_EMR_SERVERLESS_CLUSTER_NAME, name)
+        core.set(cdkp.BULK_IMPORT_EMR_SERVERLESS_APPLICATION_ID, self.application.attr_application_id)
+        core.set(cdkp.BULK_IMPORT_EMR_SERVERLESS_CLUSTER_ROLE_ARN, self.job_role.role_arn)
+
+
+class EmrBulkImportStack(cdk.NestedStack):
+    """``BulkImportNonPersistentEMRQ`` and a starter that creates an EMR cluster per job, with the service role,
+    the instance role of the cluster's hosts and a security configuration encrypting local disks."""
+
+    def __init__(self, scope: Construct, construct_id: str, core: SleeperCore, bucket: cdk.aws_s3.IBucket) -> None:
+        super().__init__(scope, construct_id, description="Sleeper bulk import on EMR")
+        ctx = core.ctx
+        self.service_role = iam.Role(
+            self,
+            "ServiceRole",
+            role_name=ctx.policy_name("EMR-Role"),
+            assumed_by=iam.ServicePrincipal("elasticmapreduce.amazonaws.com"),
+            managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name("service-role/AmazonEMRServicePolicy_v2")],
+        )
+        self.instance_role = _job_role(self, core, bucket, iam.ServicePrincipal("ec2.amazonaws.com"))
+        self.instance_profile = iam.CfnInstanceProfile(
+            self,
+            "InstanceProfile",
+            instance_profile_name=ctx.policy_name("bulk-import-emr-ec2"),
+            roles=[self.instance_role.role_name],
+        )
+        self.security_configuration = cdk.aws_emr.CfnSecurityConfiguration(
+            self,
+            "SecurityConfiguration",
+            name=ctx.policy_name("EMRSecurityConfigurationProps"),
+            security_configuration={
+                "EncryptionConfiguration": {
+                    "EnableInTransitEncryption": False,
+                    "EnableAtRestEncryption": True,
+                    "AtRestEncryptionConfiguration": {
+                        "S3EncryptionConfiguration": {"EncryptionMode": "SSE-S3"},
+                        "LocalDiskEncryptionConfiguration": {"EncryptionKeyProviderType": "AwsKms",
+                                                             "AwsKmsKey": "alias/aws/ebs"},
+                    },
+                },
+                "InstanceMetadataServiceConfiguration": {"MinimumInstanceMetadataServiceVersion": 2,
+                                                         "HttpPutResponseHopLimit": 1},
+            },
+        )  # fmt: skip
+        self.queue, self.starter = _starter(
+            self,
+            core,
+            platform="NonPersistentEMR",
+            logical_name=naming.BULK_IMPORT_EMR_Q,
+            url_property=cdkp.BULK_IMPORT_EMR_JOB_QUEUE_URL,
+            arn_property=cdkp.BULK_IMPORT_EMR_JOB_QUEUE_ARN,
+            bucket=bucket,
+        )
+        # RunJobFlow supports no resource-level permissions; the roles it may pass are named.
+        grants.allow(self.starter, ["elasticmapreduce:RunJobFlow"], ["*"])
+        grants.allow(self.starter, ["iam:PassRole"], [self.service_role.role_arn, self.instance_role.role_arn])
+        core.set(cdkp.BULK_IMPORT_EMR_CLUSTER_ROLE_NAME, self.service_role.role_name)
+        core.set(cdkp.BULK_IMPORT_EMR_EC2_ROLE_NAME, self.instance_profile.ref)
+        core.set(cdkp.BULK_IMPORT_EMR_SECURITY_CONF_NAME, self.security_configuration.ref)
+
+
+def _selection(selection: ec2.SubnetSelection | None) -> dict[str, object]:
+    if selection is None:
+        return {"subnet_type": ec2.SubnetType.PRIVATE_WITH_EGRESS}
+    return {
+        key: value
+        for key, value in (("subnet_type", selection.subnet_type), ("subnets", selection.subnets))
+        if value is not None
+    }

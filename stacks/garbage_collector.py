@@ -1,0 +1,48 @@
+"""Garbage collection (spec 6): every 15 minutes per online table, delete unreferenced files after a delay."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from constructs import Construct
+
+from sleeper.core.properties import instance_cdk as cdkp
+from sleeper.core.properties import instance_compaction as cp
+from stacks import grants, handlers, naming
+from stacks.common import SleeperCore, per_table_schedule
+
+
+class GarbageCollectorStack(cdk.NestedStack):
+    """``sleeper-<id>-GCJobQ.fifo`` fed by ``<id>-GarbageCollectorPeriodicTrigger``, and the garbage collector."""
+
+    def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
+        super().__init__(scope, construct_id, description="Sleeper garbage collector")
+        ctx = core.ctx
+        self.schedule = per_table_schedule(
+            self,
+            core,
+            prefix="GarbageCollector",
+            queue_logical_name=naming.GC_JOB_Q,
+            queue_properties=(
+                cdkp.GARBAGE_COLLECTOR_QUEUE_URL,
+                cdkp.GARBAGE_COLLECTOR_QUEUE_ARN,
+                cdkp.GARBAGE_COLLECTOR_DLQ_URL,
+                cdkp.GARBAGE_COLLECTOR_DLQ_ARN,
+            ),
+            rule=naming.GARBAGE_COLLECTOR_RULE,
+            period=cdk.Duration.minutes(ctx.get_int(cp.GARBAGE_COLLECTOR_PERIOD_IN_MINUTES)),
+            rule_property=cdkp.GARBAGE_COLLECTOR_CLOUDWATCH_RULE,
+            trigger_handler=handlers.GARBAGE_COLLECTOR_TRIGGER,
+            trigger_suffix="garbage-collector-trigger",
+            handler=handlers.GARBAGE_COLLECTOR,
+            handler_suffix="garbage-collector",
+            description="collect garbage",
+            memory_mb=ctx.get_int(cp.GARBAGE_COLLECTOR_LAMBDA_MEMORY_IN_MB),
+            timeout_seconds=ctx.get_int(cp.GARBAGE_COLLECTOR_LAMBDA_TIMEOUT_IN_SECONDS),
+            batch_size=ctx.get_int(cp.GARBAGE_COLLECTOR_TABLE_BATCH_SIZE),
+            max_concurrency=ctx.get_optional_int(cp.GARBAGE_COLLECTOR_LAMBDA_CONCURRENCY_MAXIMUM),
+            reserved_concurrency=ctx.get_optional_int(cp.GARBAGE_COLLECTOR_LAMBDA_CONCURRENCY_RESERVED),
+            handler_property=cdkp.GARBAGE_COLLECTOR_LAMBDA_FUNCTION,
+        )
+        collector = self.schedule.handler
+        core.grant_table_state_commit(collector)
+        grants.bucket_delete(collector, core.data, [grants.DATA_PREFIX])

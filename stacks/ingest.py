@@ -1,0 +1,99 @@
+"""Ingest (spec 3.2, 3.3): the ingest job queue, the ECS cluster running ingest tasks on Fargate, and the task
+creator started every minute."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_ecs as ecs
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from sleeper.core.properties import instance_cdk as cdkp
+from sleeper.core.properties import instance_common as common
+from sleeper.core.properties import instance_ingest as ip
+from stacks import grants, handlers, naming
+from stacks.common import SleeperCore, SleeperQueue, schedule_rule
+from stacks.context import INGEST_IMAGE
+from stacks.ecs_tasks import cluster, container_environment, grant_run_tasks, task_log_group
+
+
+def grant_ingest_sources(grantee: iam.IGrantable, core: SleeperCore) -> None:
+    """Read ingest input files: the ``for_ingest/`` prefix of the data bucket and ``sleeper.ingest.source.bucket``."""
+    grants.bucket_read(grantee, core.data, [grants.FOR_INGEST_PREFIX])
+    source = core.ctx.get(ip.INGEST_SOURCE_BUCKET)
+    if source:
+        arn = f"arn:{cdk.Aws.PARTITION}:s3:::{source}"
+        grants.allow(grantee, grants.S3_LIST, [arn])
+        grants.allow(grantee, grants.S3_READ, [f"{arn}/*"])
+
+
+class IngestStack(cdk.NestedStack):
+    """``sleeper-<id>-IngestJobQ``, the ``ingest-cluster`` with the ``IngestTask`` family, and the task creator."""
+
+    def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
+        super().__init__(scope, construct_id, description="Sleeper ingest")
+        ctx = core.ctx
+        self.job_queue = SleeperQueue(
+            self,
+            "JobQueue",
+            core,
+            logical_name=naming.INGEST_JOB_Q,
+            visibility_timeout_seconds=ctx.get_int(ip.INGEST_QUEUE_VISIBILITY_TIMEOUT_IN_SECONDS),
+            url_property=cdkp.INGEST_JOB_QUEUE_URL,
+            arn_property=cdkp.INGEST_JOB_QUEUE_ARN,
+            dlq_url_property=cdkp.INGEST_JOB_DLQ_URL,
+            dlq_arn_property=cdkp.INGEST_JOB_DLQ_ARN,
+            alarm_description="Ingest jobs failed",
+        )
+        self.cluster = cluster(self, "Cluster", core, name_suffix="ingest-cluster")
+        log_group = task_log_group(self, "TaskLogs", core, "ingest-tasks")
+        self.task = ecs.FargateTaskDefinition(
+            self,
+            "Task",
+            family=ctx.function_name("IngestTask"),
+            cpu=ctx.get_int(ip.INGEST_TASK_CPU),
+            memory_limit_mib=ctx.get_int(ip.INGEST_TASK_MEMORY),
+            runtime_platform=ecs.RuntimePlatform(
+                cpu_architecture=ecs.CpuArchitecture.X86_64, operating_system_family=ecs.OperatingSystemFamily.LINUX
+            ),
+        )
+        self.task.add_container(
+            "IngestContainer",
+            container_name="IngestTask",
+            image=core.images.ecs_image(self, INGEST_IMAGE),
+            environment=container_environment(core),
+            logging=ecs.LogDrivers.aws_logs(stream_prefix="ingest", log_group=log_group),
+        )
+        role = self.task.task_role
+        grants.queue_consume(role, self.job_queue.queue)
+        core.grant_table_state_commit(role)
+        grants.bucket_read_write(role, core.data, [grants.DATA_PREFIX])
+        grant_ingest_sources(role, core)
+        grants.table_read_write(role, *core.ingest_tracker_tables)
+        core.set(cdkp.INGEST_CLUSTER, self.cluster.cluster_name)
+        core.set(cdkp.INGEST_TASK_DEFINITION_FAMILY, self.task.family)
+
+        self.task_creator = core.lambdas.function(
+            self,
+            "TaskCreator",
+            handler=handlers.INGEST_TASK_CREATION,
+            name_suffix="ingest-tasks-creator",
+            description="Starts ingest tasks for the jobs waiting on the ingest job queue",
+            memory_mb=ctx.get_int(common.TASK_RUNNER_LAMBDA_MEMORY_IN_MB),
+            timeout_seconds=ctx.get_int(common.TASK_RUNNER_LAMBDA_TIMEOUT_IN_SECONDS),
+            reserved_concurrency=1,
+        )
+        grants.config_read(self.task_creator, core.config)
+        grants.queue_attributes(self.task_creator, self.job_queue.queue)
+        grant_run_tasks(self.task_creator, self.cluster, [self.task])
+        schedule_rule(
+            self,
+            "TaskCreationRule",
+            core,
+            rule=naming.INGEST_TASK_CREATION_RULE,
+            period=cdk.Duration.minutes(ctx.get_int(ip.INGEST_TASK_CREATION_PERIOD_IN_MINUTES)),
+            target=self.task_creator,
+            description="Starts ingest tasks to run queued jobs",
+            rule_property=cdkp.INGEST_CLOUDWATCH_RULE,
+        )
+        core.set(cdkp.INGEST_LAMBDA_FUNCTION, self.task_creator.function_name)

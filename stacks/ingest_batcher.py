@@ -1,0 +1,92 @@
+"""The ingest batcher (spec 3.4): a submit queue and store of pending files, and a job creator every minute that
+sends batches to the ingest or bulk import queues."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from constructs import Construct
+
+from sleeper.core.properties import instance_cdk as cdkp
+from sleeper.core.properties import instance_ingest as ip
+from stacks import grants, handlers, naming
+from stacks.common import SleeperCore, SleeperQueue, schedule_rule, sqs_trigger
+from stacks.ingest import grant_ingest_sources
+from stacks.tables import S, table
+
+JOB_QUEUES = (naming.INGEST_JOB_Q, naming.BULK_IMPORT_EMR_SERVERLESS_Q, naming.BULK_IMPORT_EMR_Q)
+
+
+class IngestBatcherStack(cdk.NestedStack):
+    """``sleeper-<id>-IngestBatcherSubmitQ``, ``sleeper-<id>-ingest-batcher-store``, submitter and job creator.
+
+    Build it after the ingest and bulk import stacks: the job creator may send to whichever of their queues exist.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
+        super().__init__(scope, construct_id, description="Sleeper ingest batcher")
+        ctx = core.ctx
+        submit_timeout = ctx.get_int(ip.INGEST_BATCHER_SUBMITTER_TIMEOUT_IN_SECONDS)
+        self.submit_queue = SleeperQueue(
+            self,
+            "SubmitQueue",
+            core,
+            logical_name=naming.INGEST_BATCHER_SUBMIT_Q,
+            visibility_timeout_seconds=max(submit_timeout * 6, 30),
+            url_property=cdkp.INGEST_BATCHER_SUBMIT_QUEUE_URL,
+            arn_property=cdkp.INGEST_BATCHER_SUBMIT_QUEUE_ARN,
+            dlq_url_property=cdkp.INGEST_BATCHER_SUBMIT_DLQ_URL,
+            dlq_arn_property=cdkp.INGEST_BATCHER_SUBMIT_DLQ_ARN,
+            alarm_description="Files submitted to the ingest batcher were rejected",
+        )
+        self.store = table(
+            self,
+            "Store",
+            ctx,
+            suffix=naming.INGEST_BATCHER_STORE,
+            hash_key=("JobId", S),
+            range_key=("FilePath", S),
+            time_to_live="ExpiryTime",
+        )
+        self.submitter = core.lambdas.function(
+            self,
+            "Submitter",
+            handler=handlers.INGEST_BATCHER_SUBMITTER,
+            name_suffix="ingest-batcher-submit-files",
+            description="Records files submitted to the ingest batcher",
+            memory_mb=ctx.get_int(ip.INGEST_BATCHER_SUBMITTER_MEMORY_IN_MB),
+            timeout_seconds=submit_timeout,
+        )
+        grants.config_read(self.submitter, core.config)
+        grants.table_read(self.submitter, *core.table_index_tables)
+        grants.table_read_write(self.submitter, self.store)
+        grant_ingest_sources(self.submitter, core)
+        sqs_trigger(self.submitter, self.submit_queue.queue)
+
+        self.job_creator = core.lambdas.function(
+            self,
+            "JobCreator",
+            handler=handlers.INGEST_BATCHER_JOB_CREATION,
+            name_suffix="ingest-batcher-create-jobs",
+            description="Creates ingest jobs from batches of submitted files",
+            memory_mb=ctx.get_int(ip.INGEST_BATCHER_JOB_CREATION_MEMORY_IN_MB),
+            timeout_seconds=ctx.get_int(ip.INGEST_BATCHER_JOB_CREATION_TIMEOUT_IN_SECONDS),
+            reserved_concurrency=1,
+        )
+        grants.config_read(self.job_creator, core.config)
+        grants.table_read(self.job_creator, *core.table_index_tables)
+        grants.table_read_write(self.job_creator, self.store, *core.ingest_tracker_tables)
+        targets = [core.queues[name] for name in JOB_QUEUES if name in core.queues]
+        if targets:
+            grants.queue_send(self.job_creator, *targets)
+        schedule_rule(
+            self,
+            "JobCreationRule",
+            core,
+            rule=naming.INGEST_BATCHER_JOB_CREATION_RULE,
+            period=cdk.Duration.minutes(ctx.get_int(ip.INGEST_BATCHER_JOB_CREATION_LAMBDA_PERIOD_IN_MINUTES)),
+            target=self.job_creator,
+            description="Creates jobs from files submitted to the ingest batcher",
+            rule_property=cdkp.INGEST_BATCHER_JOB_CREATION_CLOUDWATCH_RULE,
+        )
+        core.set(cdkp.INGEST_BATCHER_SUBMIT_REQUEST_FUNCTION, self.submitter.function_name)
+        core.set(cdkp.INGEST_BATCHER_JOB_CREATION_FUNCTION, self.job_creator.function_name)

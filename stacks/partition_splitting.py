@@ -1,0 +1,74 @@
+"""Partition splitting (spec 5): a per-table finder every 30 minutes and a splitter fed by split jobs."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from constructs import Construct
+
+from sleeper.core.properties import instance_cdk as cdkp
+from sleeper.core.properties import instance_compaction as cp
+from stacks import grants, handlers, naming
+from stacks.common import SleeperCore, SleeperQueue, per_table_schedule, sqs_trigger
+
+
+class PartitionSplittingStack(cdk.NestedStack):
+    """``FindPartitionsToSplitQ.fifo`` (per table) and ``PartitionSplittingJobQueue`` with their functions."""
+
+    def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
+        super().__init__(scope, construct_id, description="Sleeper partition splitting")
+        ctx = core.ctx
+        split_timeout = ctx.get_int(cp.SPLIT_PARTITIONS_TIMEOUT_IN_SECONDS)
+        self.job_queue = SleeperQueue(
+            self,
+            "JobQueue",
+            core,
+            logical_name=naming.PARTITION_SPLITTING_JOB_Q,
+            visibility_timeout_seconds=max(split_timeout * 6, 30),
+            url_property=cdkp.PARTITION_SPLITTING_JOB_QUEUE_URL,
+            arn_property=cdkp.PARTITION_SPLITTING_JOB_QUEUE_ARN,
+            dlq_url_property=cdkp.PARTITION_SPLITTING_JOB_DLQ_URL,
+            dlq_arn_property=cdkp.PARTITION_SPLITTING_JOB_DLQ_ARN,
+            alarm_description="Partitions could not be split",
+        )
+        self.finder = per_table_schedule(
+            self,
+            core,
+            prefix="FindPartitions",
+            queue_logical_name=naming.FIND_PARTITIONS_TO_SPLIT_Q,
+            queue_properties=(
+                cdkp.FIND_PARTITIONS_TO_SPLIT_QUEUE_URL,
+                cdkp.FIND_PARTITIONS_TO_SPLIT_QUEUE_ARN,
+                cdkp.FIND_PARTITIONS_TO_SPLIT_DLQ_URL,
+                cdkp.FIND_PARTITIONS_TO_SPLIT_DLQ_ARN,
+            ),
+            rule=naming.PARTITION_SPLITTING_RULE,
+            period=cdk.Duration.minutes(ctx.get_int(cp.PARTITION_SPLITTING_TRIGGER_PERIOD_IN_MINUTES)),
+            rule_property=cdkp.PARTITION_SPLITTING_CLOUDWATCH_RULE,
+            trigger_handler=handlers.PARTITION_SPLITTING_TRIGGER,
+            trigger_suffix="find-partitions-to-split-trigger",
+            handler=handlers.FIND_PARTITIONS_TO_SPLIT,
+            handler_suffix="find-partitions-to-split",
+            description="find partitions to split",
+            memory_mb=ctx.get_int(cp.FIND_PARTITIONS_TO_SPLIT_LAMBDA_MEMORY_IN_MB),
+            timeout_seconds=ctx.get_int(cp.FIND_PARTITIONS_TO_SPLIT_TIMEOUT_IN_SECONDS),
+            batch_size=ctx.get_int(cp.FIND_PARTITIONS_TO_SPLIT_BATCH_SIZE),
+            max_concurrency=ctx.get_optional_int(cp.FIND_PARTITIONS_TO_SPLIT_LAMBDA_CONCURRENCY_MAXIMUM),
+            reserved_concurrency=ctx.get_optional_int(cp.FIND_PARTITIONS_TO_SPLIT_LAMBDA_CONCURRENCY_RESERVED),
+            trigger_property=cdkp.PARTITION_SPLITTING_TRIGGER_LAMBDA_FUNCTION,
+        )
+        core.grant_table_state_read(self.finder.handler)
+        grants.queue_send(self.finder.handler, self.job_queue.queue)
+
+        self.splitter = core.lambdas.function(
+            self,
+            "Splitter",
+            handler=handlers.SPLIT_PARTITION,
+            name_suffix="split-partition",
+            description="Splits a partition at the median of its files' sketches",
+            memory_mb=ctx.get_int(cp.SPLIT_PARTITIONS_LAMBDA_MEMORY_IN_MB),
+            timeout_seconds=split_timeout,
+            reserved_concurrency=ctx.get_optional_int(cp.SPLIT_PARTITIONS_RESERVED_CONCURRENCY),
+        )
+        core.grant_table_state_commit(self.splitter)
+        grants.bucket_read(self.splitter, core.data, [grants.DATA_PREFIX])
+        sqs_trigger(self.splitter, self.job_queue.queue)

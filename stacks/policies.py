@@ -1,0 +1,75 @@
+"""Managed policies for people and services using the instance: ingest, query and admin.
+
+Attach them to your own roles or users (their ARNs are stack outputs). Each grants only what its use needs, on the
+resources of this instance that are deployed.
+"""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from stacks import grants, naming
+from stacks.common import SleeperCore
+
+INGEST_QUEUES = (
+    naming.INGEST_JOB_Q,
+    naming.INGEST_BATCHER_SUBMIT_Q,
+    naming.BULK_IMPORT_EMR_SERVERLESS_Q,
+    naming.BULK_IMPORT_EMR_Q,
+)
+
+
+class ManagedPoliciesStack(cdk.NestedStack):
+    """``sleeper-<cid>-IngestPolicy``, ``-QueryPolicy`` and ``-AdminPolicy``."""
+
+    def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
+        super().__init__(scope, construct_id, description="Sleeper managed policies")
+        ctx = core.ctx
+        self.ingest = iam.ManagedPolicy(
+            self, "IngestPolicy", managed_policy_name=ctx.policy_name("IngestPolicy"),
+            description="Submit ingest, batcher and bulk import jobs and upload their files",
+        )  # fmt: skip
+        grants.config_read(self.ingest, core.config)
+        grants.table_read(self.ingest, *core.table_index_tables)
+        grants.bucket_read_write(self.ingest, core.data, [grants.FOR_INGEST_PREFIX])
+        grants.table_read(self.ingest, *core.ingest_tracker_tables)
+        ingest_queues = [core.queues[q] for q in INGEST_QUEUES if q in core.queues]
+        if ingest_queues:
+            grants.queue_send(self.ingest, *ingest_queues)
+
+        self.query = iam.ManagedPolicy(
+            self, "QueryPolicy", managed_policy_name=ctx.policy_name("QueryPolicy"),
+            description="Submit queries and read their status and results; query directly from the data",
+        )  # fmt: skip
+        core.grant_table_state_read(self.query)
+        grants.bucket_read(self.query, core.data, [grants.DATA_PREFIX])
+        if naming.QUERY_Q in core.queues:
+            grants.queue_send(self.query, core.queues[naming.QUERY_Q])
+        if core.query_results_bucket is not None and core.query_tracker is not None:
+            grants.bucket_read(self.query, core.query_results_bucket)
+            grants.table_read(self.query, core.query_tracker)
+
+        self.admin = iam.ManagedPolicy(
+            self, "AdminPolicy", managed_policy_name=ctx.policy_name("AdminPolicy"),
+            description="Administer the instance: properties, tables, reports, dead letters, pause and resume",
+        )  # fmt: skip
+        grants.bucket_read_write(self.admin, core.config)
+        grants.bucket_delete(self.admin, core.config, grants.CONFIG_PREFIXES)
+        grants.table_read_write(self.admin, *core.table_index_tables, *core.state_store_tables)
+        grants.table_read(self.admin, *core.ingest_tracker_tables, *core.compaction_tracker_tables)
+        grants.bucket_read_write(self.admin, core.data)
+        grants.bucket_delete(self.admin, core.data, ["*"])
+        queues = list(core.queues.values())
+        grants.queue_send(self.admin, *queues)
+        grants.allow(
+            self.admin,
+            ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:PurgeQueue"],
+            [q.queue_arn for q in queues],
+        )
+        grants.allow(
+            self.admin,
+            ["events:EnableRule", "events:DisableRule", "events:DescribeRule"],
+            [rule.rule_arn for rule in core.rules],
+        )

@@ -1,0 +1,53 @@
+"""Table metrics: every minute per online table, publish file and row counts to CloudWatch."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from sleeper.core.properties import instance_cdk as cdkp
+from sleeper.core.properties import instance_common as common
+from stacks import handlers, naming
+from stacks.common import SleeperCore, per_table_schedule
+
+
+class TableMetricsStack(cdk.NestedStack):
+    """``sleeper-<id>-MetricsJobQ.fifo`` fed by ``<id>-MetricsPublishRule``, and the metrics publisher."""
+
+    def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
+        super().__init__(scope, construct_id, description="Sleeper table metrics")
+        ctx = core.ctx
+        self.schedule = per_table_schedule(
+            self,
+            core,
+            prefix="Metrics",
+            queue_logical_name=naming.METRICS_JOB_Q,
+            queue_properties=(
+                cdkp.TABLE_METRICS_QUEUE_URL,
+                cdkp.TABLE_METRICS_QUEUE_ARN,
+                cdkp.TABLE_METRICS_DLQ_URL,
+                cdkp.TABLE_METRICS_DLQ_ARN,
+            ),
+            rule=naming.TABLE_METRICS_RULE,
+            period=cdk.Duration.minutes(1),
+            rule_property=cdkp.TABLE_METRICS_RULE,
+            trigger_handler=handlers.TABLE_METRICS_TRIGGER,
+            trigger_suffix="metrics-trigger",
+            handler=handlers.TABLE_METRICS,
+            handler_suffix="metrics-publisher",
+            description="publish table metrics",
+            batch_size=ctx.get_int(common.METRICS_TABLE_BATCH_SIZE),
+            max_concurrency=ctx.get_optional_int(common.METRICS_LAMBDA_CONCURRENCY_MAXIMUM),
+            reserved_concurrency=ctx.get_optional_int(common.METRICS_LAMBDA_CONCURRENCY_RESERVED),
+            trigger_property=cdkp.TABLE_METRICS_LAMBDA_FUNCTION,
+        )
+        publisher = self.schedule.handler
+        core.grant_table_state_read(publisher)
+        # PutMetricData supports no resource-level permissions; the namespace is pinned by condition.
+        iam.Grant.add_to_principal(
+            grantee=publisher,
+            actions=["cloudwatch:PutMetricData"],
+            resource_arns=["*"],
+            conditions={"StringEquals": {"cloudwatch:namespace": ctx.get(common.METRICS_NAMESPACE) or "Sleeper"}},
+        )
