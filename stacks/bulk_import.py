@@ -12,7 +12,7 @@ from constructs import Construct
 from sleeper.core.properties import PropertyDefinition
 from sleeper.core.properties import instance_bulk as bp
 from sleeper.core.properties import instance_cdk as cdkp
-from stacks import grants, handlers, naming
+from stacks import grants, handlers, nag, naming
 from stacks.common import SleeperCore, SleeperQueue, secure_bucket, sqs_trigger
 from stacks.context import BULK_IMPORT_IMAGE
 from stacks.ingest import grant_ingest_sources
@@ -135,6 +135,7 @@ class EmrServerlessBulkImportStack(cdk.NestedStack):
             ["emr-serverless:StartJobRun", "emr-serverless:GetApplication", "emr-serverless:StartApplication"],
             [self.application.attr_arn, f"{self.application.attr_arn}/jobruns/*"],
         )
+        nag.acknowledge(self.starter.role, "IAM5[Resource::<Application.Arn>/jobruns/*]", nag.IAM5_RESOURCES)  # type: ignore[arg-type]
         grants.allow(self.starter, ["iam:PassRole"], [self.job_role.role_arn])
         core.set(cdkp.BULK_IMPORT_EMR_SERVERLESS_CLUSTER_NAME, name)
         core.set(cdkp.BULK_IMPORT_EMR_SERVERLESS_APPLICATION_ID, self.application.attr_application_id)
@@ -154,6 +155,11 @@ class EmrBulkImportStack(cdk.NestedStack):
             role_name=ctx.policy_name("EMR-Role"),
             assumed_by=iam.ServicePrincipal("elasticmapreduce.amazonaws.com"),
             managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name("service-role/AmazonEMRServicePolicy_v2")],
+        )
+        nag.acknowledge(
+            self.service_role,
+            "IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonEMRServicePolicy_v2]",
+            nag.IAM4_EMR_SERVICE_ROLE,
         )
         self.instance_role = _job_role(self, core, bucket, iam.ServicePrincipal("ec2.amazonaws.com"))
         self.instance_profile = iam.CfnInstanceProfile(

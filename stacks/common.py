@@ -61,7 +61,7 @@ def secure_bucket(
         expiry_days: If set, objects expire after this many days.
     """
     policy = removal_policy or ctx.removal_policy
-    return s3.Bucket(
+    bucket = s3.Bucket(
         scope,
         construct_id,
         bucket_name=name,
@@ -76,6 +76,8 @@ def secure_bucket(
         auto_delete_objects=policy == cdk.RemovalPolicy.DESTROY,
         lifecycle_rules=[s3.LifecycleRule(expiration=cdk.Duration.days(expiry_days))] if expiry_days else None,
     )
+    grants.register_bucket(bucket, name)
+    return bucket
 
 
 @dataclass(slots=True)

@@ -14,7 +14,7 @@ from constructs import Construct
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
 from sleeper.core.properties import instance_compaction as cp
-from stacks import grants, handlers, naming
+from stacks import grants, handlers, nag, naming
 from stacks.common import SleeperCore, SleeperQueue, per_table_schedule, schedule_rule, sqs_trigger
 from stacks.context import COMPACTION_IMAGE
 from stacks.ecs_tasks import cluster, container_environment, grant_run_tasks, task_log_group
@@ -195,7 +195,10 @@ class CompactionStack(cdk.NestedStack):
             grants.allow(
                 self.task_creator,
                 ["autoscaling:SetDesiredCapacity"],
-                [self.auto_scaling_group.auto_scaling_group_arn],
+                [
+                    f"arn:{cdk.Aws.PARTITION}:autoscaling:{cdk.Aws.REGION}:{cdk.Aws.ACCOUNT_ID}:autoScalingGroup:*:"
+                    f"autoScalingGroupName/{ctx.function_name('compaction-ec2-pool')}"
+                ],
             )
             # Describe calls support no resource-level permissions.
             grants.allow(
@@ -216,6 +219,8 @@ class CompactionStack(cdk.NestedStack):
         core.set(cdkp.COMPACTION_TASK_CREATION_LAMBDA_FUNCTION, self.task_creator.function_name)
 
     def _container(self, core: SleeperCore, task: ecs.TaskDefinition, *, memory: int | None) -> None:
+        nag.acknowledge(task, "ECS2", nag.ECS2_ENVIRONMENT)
+        nag.acknowledge(task.obtain_execution_role(), "IAM5[Resource::*]", nag.ECR_AUTH)
         task.add_container(
             "CompactionContainer",
             container_name="CompactionTask",
@@ -260,6 +265,7 @@ class CompactionStack(cdk.NestedStack):
             vpc=core.vpc,
             vpc_subnets=core.subnets,
             launch_template=launch_template,
+            auto_scaling_group_name=ctx.function_name("compaction-ec2-pool"),
             min_capacity=ctx.get_int(cp.COMPACTION_EC2_POOL_MINIMUM),
             max_capacity=ctx.get_int(cp.COMPACTION_EC2_POOL_MAXIMUM),
         )
@@ -268,7 +274,9 @@ class CompactionStack(cdk.NestedStack):
             "Ec2Capacity",
             auto_scaling_group=self.auto_scaling_group,
             enable_managed_termination_protection=False,
+            enable_managed_draining=True,
         )
+        nag.acknowledge(self.auto_scaling_group, "AS3", nag.AS3_NOTIFICATIONS)
         self.cluster.add_asg_capacity_provider(capacity)
         self.ec2_task = ecs.Ec2TaskDefinition(
             self,
@@ -291,7 +299,10 @@ class CompactionStack(cdk.NestedStack):
 
 
 def _instance_role(scope: Construct) -> iam.Role:
-    return iam.Role(scope, "Ec2InstanceRole", assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"))
+    role = iam.Role(scope, "Ec2InstanceRole", assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"))
+    nag.acknowledge(role, "IAM5[Action::ecs:Submit*]", nag.ECS_AGENT)
+    nag.acknowledge(role, "IAM5[Resource::*]", nag.ECS_AGENT)
+    return role
 
 
 def _batched_source(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import aws_cdk as cdk
 from aws_cdk import aws_ecs as ecs
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -49,24 +48,18 @@ def grant_run_tasks(
 ) -> None:
     """Lets a task creator start tasks of these definitions on a cluster and count the running ones."""
     for task_definition in task_definitions:
-        arn_without_revision = cdk.Arn.format(
-            cdk.ArnComponents(
-                service="ecs",
-                resource="task-definition",
-                resource_name=f"{task_definition.family}:*",
-            ),
-            cdk.Stack.of(task_definition),
-        )
+        # Any revision of the family: the task creator starts the latest.
+        arn_without_revision = f"arn:{cdk.Aws.PARTITION}:ecs:{cdk.Aws.REGION}:{cdk.Aws.ACCOUNT_ID}:task-definition/{task_definition.family}:*"
         grants.allow(function, ["ecs:RunTask"], [arn_without_revision])
         roles = [task_definition.task_role.role_arn]
         if task_definition.execution_role is not None:
             roles.append(task_definition.execution_role.role_arn)
-        iam.Grant.add_to_principal(grantee=function, actions=["iam:PassRole"], resource_arns=roles)
+        grants.allow(function, ["iam:PassRole"], roles)
     grants.allow(function, ["ecs:DescribeClusters"], [cluster_.cluster_arn])
     # ListTasks and DescribeTasks name tasks, not the cluster: scope them to the cluster by condition.
-    iam.Grant.add_to_principal(
-        grantee=function,
-        actions=["ecs:ListTasks", "ecs:DescribeTasks"],
-        resource_arns=["*"],
+    grants.allow(
+        function,
+        ["ecs:ListTasks", "ecs:DescribeTasks"],
+        ["*"],
         conditions={"ArnEquals": {"ecs:cluster": cluster_.cluster_arn}},
     )

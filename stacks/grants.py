@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
+from constructs import IConstruct
+
+from stacks import nag
 
 S3_READ = ("s3:GetObject",)
 S3_WRITE = ("s3:PutObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts")
@@ -46,19 +50,72 @@ COMPACTIONS_PREFIX = "*/compactions/*"
 FOR_INGEST_PREFIX = "for_ingest/*"
 
 
-def allow(grantee: iam.IGrantable, actions: Sequence[str], resources: Sequence[str]) -> None:
-    """Allows explicit actions on resources."""
-    iam.Grant.add_to_principal(grantee=grantee, actions=list(actions), resource_arns=list(resources))
+_PSEUDO = (
+    (cdk.Aws.PARTITION, "<AWS::Partition>"),
+    (cdk.Aws.REGION, "<AWS::Region>"),
+    (cdk.Aws.ACCOUNT_ID, "<AWS::AccountId>"),
+    (cdk.Aws.URL_SUFFIX, "<AWS::URLSuffix>"),
+)
+_BUCKET_NAMES: dict[str, str] = {}
+_INDEXED: dict[str, str] = {}
+
+
+def shown(value: str) -> str:
+    """A resource as cdk-nag shows it in finding ids (pseudo parameters as ``<AWS::...>``)."""
+    for token, text in _PSEUDO:
+        value = value.replace(token, text)
+    return value
+
+
+def allow(
+    grantee: iam.IGrantable,
+    actions: Sequence[str],
+    resources: Sequence[str],
+    *,
+    conditions: dict[str, object] | None = None,
+    reason: str = nag.IAM5_RESOURCES,
+) -> None:
+    """Allows explicit actions on resources.
+
+    Resource wildcards (object keys under a prefix, index ARNs, "*" for calls without resource-level permissions)
+    are acknowledged for cdk-nag on the grantee, one finding at a time, with the reason given.
+    """
+    iam.Grant.add_to_principal(
+        grantee=grantee, actions=list(actions), resource_arns=list(resources), conditions=conditions
+    )
+    scope = _scope(grantee)
+    for resource in resources:
+        text = shown(resource)
+        if "*" in text and not cdk.Token.is_unresolved(text) and scope is not None:
+            nag.acknowledge(scope, f"IAM5[Resource::{text}]", reason)
+
+
+def _scope(grantee: iam.IGrantable) -> IConstruct | None:
+    if isinstance(grantee, iam.ManagedPolicy):
+        return grantee
+    principal = grantee.grant_principal
+    return principal if isinstance(principal, iam.Role) else None
+
+
+def register_bucket(bucket: s3.IBucket, name: str) -> None:
+    """Records a bucket's name so grants name its ARN directly (no cross-stack reference, a stable finding id)."""
+    _BUCKET_NAMES[bucket.node.path] = name
+
+
+def bucket_arn(bucket: s3.IBucket) -> str:
+    """The ARN of a bucket, from its name when registered."""
+    name = _BUCKET_NAMES.get(bucket.node.path)
+    return f"arn:{cdk.Aws.PARTITION}:s3:::{name}" if name else bucket.bucket_arn
 
 
 def objects(bucket: s3.IBucket, prefixes: Sequence[str]) -> list[str]:
     """The ARNs of the objects under key prefixes (patterns) of a bucket."""
-    return [bucket.arn_for_objects(prefix) for prefix in prefixes]
+    return [f"{bucket_arn(bucket)}/{prefix}" for prefix in prefixes]
 
 
 def bucket_read(grantee: iam.IGrantable, bucket: s3.IBucket, prefixes: Sequence[str] = ("*",)) -> None:
     """List the bucket and read objects under the prefixes."""
-    allow(grantee, S3_LIST, [bucket.bucket_arn])
+    allow(grantee, S3_LIST, [bucket_arn(bucket)])
     allow(grantee, S3_READ, objects(bucket, prefixes))
 
 
@@ -93,10 +150,18 @@ def table_read_write(grantee: iam.IGrantable, *tables: dynamodb.ITable) -> None:
     allow(grantee, DYNAMO_READ + DYNAMO_WRITE, _table_arns(tables))
 
 
+def mark_indexed(table: dynamodb.ITable, name: str) -> None:
+    """Records that a table (of this name) has secondary indexes, so grants on it cover them."""
+    _INDEXED[table.node.path] = name
+
+
 def _table_arns(tables: Sequence[dynamodb.ITable]) -> list[str]:
     arns: list[str] = []
     for table in tables:
-        arns += [table.table_arn, f"{table.table_arn}/index/*"]
+        arns.append(table.table_arn)
+        name = _INDEXED.get(table.node.path)
+        if name:
+            arns.append(f"arn:{cdk.Aws.PARTITION}:dynamodb:{cdk.Aws.REGION}:{cdk.Aws.ACCOUNT_ID}:table/{name}/index/*")
     return arns
 
 

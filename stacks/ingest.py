@@ -11,7 +11,7 @@ from constructs import Construct
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
 from sleeper.core.properties import instance_ingest as ip
-from stacks import grants, handlers, naming
+from stacks import grants, handlers, nag, naming
 from stacks.common import SleeperCore, SleeperQueue, schedule_rule
 from stacks.context import INGEST_IMAGE
 from stacks.ecs_tasks import cluster, container_environment, grant_run_tasks, task_log_group
@@ -64,6 +64,8 @@ class IngestStack(cdk.NestedStack):
             environment=container_environment(core),
             logging=ecs.LogDrivers.aws_logs(stream_prefix="ingest", log_group=log_group),
         )
+        nag.acknowledge(self.task, "ECS2", nag.ECS2_ENVIRONMENT)
+        nag.acknowledge(self.task.obtain_execution_role(), "IAM5[Resource::*]", nag.ECR_AUTH)
         role = self.task.task_role
         grants.queue_consume(role, self.job_queue.queue)
         core.grant_table_state_commit(role)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import aws_cdk as cdk
 from constructs import Construct
 
+from stacks import nag
 from stacks.artefacts import Images
 from stacks.bulk_import import BulkImportBucketStack, EmrBulkImportStack, EmrServerlessBulkImportStack
 from stacks.committer import StateStoreCommitterStack
@@ -76,6 +77,7 @@ class SleeperInstanceStack(cdk.Stack):
         self.properties_writer = InstancePropertiesWriter(self, "InstanceProperties", core)
         for nested in self.parts.values():
             self.properties_writer.node.add_dependency(nested)
+        nag.acknowledge(self, "IAM5", nag.IAM5_RESOURCES)
 
     def _add(self, name: str, stack: cdk.NestedStack) -> None:
         self.parts[name] = stack

@@ -10,7 +10,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from sleeper.core.properties import instance_common as common
-from stacks import naming
+from stacks import nag, naming
 from stacks.common import SleeperCore, secure_bucket
 
 
@@ -54,6 +54,7 @@ class MonitoringStack(cdk.NestedStack):
             access_logs=None,
             removal_policy=ctx.log_removal_policy,
         )
+        nag.acknowledge(self.access_logs, "S1", nag.S1_ACCESS_LOGS)
         # Server access logging delivers with the logging service principal (object ownership is enforced).
         self.access_logs.add_to_resource_policy(
             iam.PolicyStatement(

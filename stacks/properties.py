@@ -9,7 +9,11 @@ from constructs import Construct
 
 from sleeper.core.properties import INSTANCE_PROPERTIES_KEY, javaprops
 from sleeper.core.properties import instance_cdk as cdkp
+from stacks import nag
 from stacks.common import SleeperCore
+
+PROVIDER_ID = "AWS679f53fac002430cb0da5b7982bd2287"
+"""The construct id CDK gives the singleton provider function of AwsCustomResource."""
 
 
 def instance_properties_text(core: SleeperCore) -> str:
@@ -57,3 +61,11 @@ class InstancePropertiesWriter(Construct):
             ),
             install_latest_aws_sdk=False,
         )
+        provider = cdk.Stack.of(self).node.try_find_child(PROVIDER_ID)
+        if provider is not None:
+            nag.acknowledge(
+                provider,
+                "IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
+                nag.CUSTOM_RESOURCE_PROVIDER,
+            )
+            nag.acknowledge(provider, "L1", nag.CUSTOM_RESOURCE_PROVIDER)

@@ -11,7 +11,7 @@ from constructs import Construct
 
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
-from stacks import grants, handlers, naming
+from stacks import grants, handlers, nag, naming
 from stacks.common import SleeperCore, per_table_schedule
 from stacks.tables import N, S, table
 
@@ -171,6 +171,7 @@ class StateStoreUpkeepStack(cdk.NestedStack):
         )
         core.grant_table_state_read(self.follower)
         grants.table_read_write(self.follower, *core.ingest_tracker_tables, *core.compaction_tracker_tables)
+        nag.acknowledge(self.follower.role, "IAM5[Resource::*]", nag.STREAM_EVENT_SOURCE)  # type: ignore[arg-type]
         self.follower.add_event_source(
             sources.DynamoEventSource(
                 files_log,

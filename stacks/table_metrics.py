@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import aws_cdk as cdk
-from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
-from stacks import handlers, naming
+from stacks import grants, handlers, naming
 from stacks.common import SleeperCore, per_table_schedule
 
 
@@ -45,9 +44,9 @@ class TableMetricsStack(cdk.NestedStack):
         publisher = self.schedule.handler
         core.grant_table_state_read(publisher)
         # PutMetricData supports no resource-level permissions; the namespace is pinned by condition.
-        iam.Grant.add_to_principal(
-            grantee=publisher,
-            actions=["cloudwatch:PutMetricData"],
-            resource_arns=["*"],
+        grants.allow(
+            publisher,
+            ["cloudwatch:PutMetricData"],
+            ["*"],
             conditions={"StringEquals": {"cloudwatch:namespace": ctx.get(common.METRICS_NAMESPACE) or "Sleeper"}},
         )

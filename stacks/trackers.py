@@ -6,7 +6,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
-from stacks import naming
+from stacks import grants, naming
 from stacks.common import SleeperCore
 from stacks.tables import N, S, table
 
@@ -40,6 +40,7 @@ class TrackerStack(cdk.NestedStack):
                 partition_key=dynamodb.Attribute(name="LastValidationResult", type=S),
                 projection_type=dynamodb.ProjectionType.KEYS_ONLY,
             )
+            grants.mark_indexed(lookup_table, ctx.table_name(lookup))
         task_table = table(self, f"{kind}TaskStatus", ctx, suffix=tasks, hash_key=("TaskId", S),
                            range_key=("UpdateTime", N), time_to_live=EXPIRY)  # fmt: skip
         return updates_table, lookup_table, task_table
