@@ -73,7 +73,7 @@ def _starter(
         scope,
         "JobStarter",
         handler=handlers.BULK_IMPORT_STARTER,
-        name_suffix=f"bulk-import-{platform}-start",
+        name_suffix=f"bulk-import-{platform.lower()}-start",
         description=f"Validates bulk import jobs and starts them on {platform}",
         memory_mb=ctx.get_int(bp.BULK_IMPORT_STARTER_LAMBDA_MEMORY),
         environment={"BULK_IMPORT_PLATFORM": platform},

@@ -49,7 +49,9 @@ def grant_run_tasks(
     """Lets a task creator start tasks of these definitions on a cluster and count the running ones."""
     for task_definition in task_definitions:
         # Any revision of the family: the task creator starts the latest.
-        arn_without_revision = f"arn:{cdk.Aws.PARTITION}:ecs:{cdk.Aws.REGION}:{cdk.Aws.ACCOUNT_ID}:task-definition/{task_definition.family}:*"
+        region_account = f"{cdk.Aws.REGION}:{cdk.Aws.ACCOUNT_ID}"
+        family = task_definition.family
+        arn_without_revision = f"arn:{cdk.Aws.PARTITION}:ecs:{region_account}:task-definition/{family}:*"
         grants.allow(function, ["ecs:RunTask"], [arn_without_revision])
         roles = [task_definition.task_role.role_arn]
         if task_definition.execution_role is not None:

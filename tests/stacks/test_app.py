@@ -1,0 +1,98 @@
+"""The app's context handling: properties files, ids, tags, artefacts; asset mode synthesizes without Docker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("aws_cdk")
+
+import aws_cdk as cdk  # noqa: E402
+from aws_cdk.assertions import Template  # noqa: E402
+
+import app as sleeper_app  # noqa: E402
+from stacks.context import DeployContext, tags_from_context  # noqa: E402
+
+
+def should_read_instance_properties_from_the_file_named_in_the_context(tmp_path: Path) -> None:
+    # Given
+    path = tmp_path / "instance.properties"
+    path.write_text("sleeper.id=mine\nsleeper.optional.stacks=QueryStack\n", encoding="utf-8")
+    app = cdk.App(context={"propertiesfile": str(path)})
+
+    # When
+    properties = sleeper_app.load_properties(app)
+
+    # Then
+    assert properties.get("sleeper.id") == "mine"
+    assert DeployContext.create(properties).optional_stacks == frozenset({"QueryStack"})
+
+
+def should_override_the_id_from_the_context(tmp_path: Path) -> None:
+    # Given
+    path = tmp_path / "instance.properties"
+    path.write_text("sleeper.id=mine\n", encoding="utf-8")
+    app = cdk.App(context={"instanceproperties": str(path), "id": "other"})
+
+    # When
+    properties = sleeper_app.load_properties(app)
+
+    # Then
+    assert properties.get("sleeper.id") == "other"
+
+
+def should_reject_invalid_properties(tmp_path: Path) -> None:
+    # Given
+    path = tmp_path / "instance.properties"
+    path.write_text("sleeper.id=" + "x" * 30 + "\n", encoding="utf-8")
+    app = cdk.App(context={"propertiesfile": str(path)})
+
+    # When / Then
+    with pytest.raises(ValueError, match="sleeper.id"):
+        sleeper_app.load_properties(app)
+
+
+def should_read_tags_as_key_value_pairs() -> None:
+    # When / Then
+    assert tags_from_context("a,1,b,2") == {"a": "1", "b": "2"}
+    assert tags_from_context({"a": 1}) == {"a": "1"}
+    assert tags_from_context(None) == {}
+    with pytest.raises(ValueError, match="pairs"):
+        tags_from_context("a,1,b")
+
+
+def should_choose_ecr_when_there_is_no_lambda_dockerfile(tmp_path: Path) -> None:
+    # Given
+    app = cdk.App()
+
+    # When
+    artefacts = sleeper_app.artefacts(app, tmp_path)
+
+    # Then
+    assert artefacts.mode == "ecr"
+
+
+@pytest.mark.slow
+def should_synthesize_a_minimal_instance_from_image_assets_without_docker(tmp_path: Path) -> None:
+    # Given a repository root with the Lambda Dockerfile and an instance with no optional stacks
+    root = tmp_path / "repo"
+    dockerfile = root / "containers" / "lambda" / "Dockerfile"
+    dockerfile.parent.mkdir(parents=True)
+    dockerfile.write_text("FROM public.ecr.aws/lambda/python:3.11\n", encoding="utf-8")
+    path = tmp_path / "instance.properties"
+    path.write_text("sleeper.id=mini\nsleeper.optional.stacks=\n", encoding="utf-8")
+    app = cdk.App(analytics_reporting=False, outdir=str(tmp_path / "out"), context={"propertiesfile": str(path)})
+
+    # When
+    stack = sleeper_app.build(app, root=root)
+    app.synth()
+
+    # Then
+    assert stack.core.ctx.artefacts.mode == "asset"
+    assert "Compaction" not in stack.parts and "Networking" not in stack.parts
+    committer = Template.from_stack(stack.parts["StateStoreCommitter"]).to_json()
+    functions = [r for r in committer["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
+    image = functions[0]["Properties"]["Code"]["ImageUri"]
+    assert "container-assets" in str(image)
+    assert (tmp_path / "out").is_dir()
