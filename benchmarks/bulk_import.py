@@ -18,6 +18,12 @@ Every run is checked: the rows committed equal the rows in the input. Rates are 
 job start to commit (validation, file listing and reading included). The machine's other load skews Spark more than
 single-threaded ingest; compare figures of one run. The last line printed is one JSON object with every figure.
 
+Measured on 2 shared cores (other work running, so ingest varied 0.48-1.0M rows/s between runs): Spark start-up
+5-14 s; 2M rows: first job of the session 12-18 s, later jobs 4.8-5.4 s (370-415k rows/s), with pre-split 5.7-5.9 s;
+20M rows: bulk import 41.7 s (479k rows/s) beside ingest 20.3 s (986k rows/s). Spark local[*] on one small machine
+pays JVM start-up, JIT warm-up and two Arrow conversions per row; it is there for the same code path as EMR, not to
+beat standard ingest locally.
+
 Usage: ``.venv/bin/python benchmarks/bulk_import.py [--rows 2000000] [--large]``.
 """
 
