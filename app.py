@@ -95,9 +95,9 @@ FEATURE_FLAGS = {
 
 def build(app: cdk.App, *, root: Path = ROOT) -> SleeperInstanceStack:
     """Adds the instance stack (and its tags) to an app."""
-    for flag, value in FEATURE_FLAGS.items():
+    for flag, enabled in FEATURE_FLAGS.items():
         if app.node.try_get_context(flag) is None:
-            app.node.set_context(flag, value)
+            app.node.set_context(flag, enabled)
     properties = load_properties(app)
     account = os.environ.get("CDK_DEFAULT_ACCOUNT") or properties.get("sleeper.account")
     region = os.environ.get("CDK_DEFAULT_REGION") or properties.get("sleeper.region")

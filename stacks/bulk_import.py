@@ -97,7 +97,8 @@ class EmrServerlessBulkImportStack(cdk.NestedStack):
         security_group = ec2.SecurityGroup(
             self, "SecurityGroup", vpc=core.vpc, description="Sleeper bulk import Spark jobs", allow_all_outbound=True
         )
-        subnets = core.vpc.select_subnets(**_selection(core.subnets)).subnet_ids
+        selection = core.subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
+        subnets = core.vpc.select_subnets(subnet_type=selection.subnet_type, subnets=selection.subnets).subnet_ids
         name = ctx.function_name("bulk-import")
         self.application = emrs.CfnApplication(
             self,
@@ -201,13 +202,3 @@ class EmrBulkImportStack(cdk.NestedStack):
         core.set(cdkp.BULK_IMPORT_EMR_CLUSTER_ROLE_NAME, self.service_role.role_name)
         core.set(cdkp.BULK_IMPORT_EMR_EC2_ROLE_NAME, self.instance_profile.ref)
         core.set(cdkp.BULK_IMPORT_EMR_SECURITY_CONF_NAME, self.security_configuration.ref)
-
-
-def _selection(selection: ec2.SubnetSelection | None) -> dict[str, object]:
-    if selection is None:
-        return {"subnet_type": ec2.SubnetType.PRIVATE_WITH_EGRESS}
-    return {
-        key: value
-        for key, value in (("subnet_type", selection.subnet_type), ("subnets", selection.subnets))
-        if value is not None
-    }

@@ -8,7 +8,8 @@ written as ``*/data/*`` and so on: the table id is only known at run time.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
@@ -72,7 +73,7 @@ def allow(
     actions: Sequence[str],
     resources: Sequence[str],
     *,
-    conditions: dict[str, object] | None = None,
+    conditions: Mapping[str, Mapping[str, Any]] | None = None,
     reason: str = nag.IAM5_RESOURCES,
 ) -> None:
     """Allows explicit actions on resources.

@@ -92,8 +92,8 @@ class SleeperInstanceStack(cdk.Stack):
             bucket_stack = BulkImportBucketStack(self, "BulkImportBucket", core)
             self._add("BulkImportBucket", bucket_stack)
             if "EmrServerlessBulkImportStack" in wanted:
-                stack = EmrServerlessBulkImportStack(self, "EmrServerlessBulkImport", core, bucket_stack.bucket)
-                self._add("EmrServerlessBulkImport", stack)
+                serverless = EmrServerlessBulkImportStack(self, "EmrServerlessBulkImport", core, bucket_stack.bucket)
+                self._add("EmrServerlessBulkImport", serverless)
             if "EmrBulkImportStack" in wanted:
                 self._add("EmrBulkImport", EmrBulkImportStack(self, "EmrBulkImport", core, bucket_stack.bucket))
         if "IngestBatcherStack" in wanted:
