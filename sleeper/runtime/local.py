@@ -24,6 +24,7 @@ from pathlib import Path
 import pyarrow as pa
 from pyarrow import fs as pafs
 
+from sleeper.adapters.local.batcher_store import SqliteIngestBatcherStore
 from sleeper.adapters.local.properties import LocalPropertiesStore
 from sleeper.adapters.local.queue import SqliteQueues
 from sleeper.adapters.local.statestore import SqliteStateStoreBackend
@@ -53,6 +54,7 @@ LOCAL_QUEUES: dict[str, tuple[bool, int, int]] = {
     # logical name: (FIFO, visibility timeout seconds, maxReceiveCount), as Sleeper's stacks configure them
     "IngestJobQ": (False, 900, 3),
     "BulkImportJobQ": (False, 900, 3),
+    "IngestBatcherJobCreationQ.fifo": (True, 900, 3),  # local only: Sleeper's rule invokes the Lambda directly
     "IngestBatcherSubmitQ": (False, 900, 3),
     "CompactionJobQ": (False, 900, 3),
     "PendingCompactionJobBatchQ": (False, 900, 3),
@@ -246,6 +248,11 @@ class LocalInstance:
         if dead_letter is None:
             raise SleeperError(f"queue {name!r} has no dead-letter queue")
         return self.queues.queue(dead_letter)
+
+    @cached_property
+    def batcher_store(self) -> SqliteIngestBatcherStore:
+        """The ingest batcher's store of submitted files."""
+        return SqliteIngestBatcherStore(self.database)
 
     @cached_property
     def ingest_job_tracker(self) -> SqliteIngestJobTracker:

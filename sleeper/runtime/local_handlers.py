@@ -1,13 +1,35 @@
-"""What the local runtime's workers run for each queue: the same domain code as Sleeper's Lambdas and tasks."""
+"""What the local runtime's workers run for each queue: the same domain code as Sleeper's Lambdas and tasks.
+
+A handler takes the instance and one message body, returns a line for the log (empty for nothing to say), and raises
+when the message should be delivered again (and, after the queue's receive limit, dead-lettered).
+"""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+from sleeper.batcher.job_creator import IngestBatcher, route_bulk_import_to
+from sleeper.batcher.submitter import IngestBatcherSubmitter, handle_submit_message
+from sleeper.bulk_import.runner import JobOutcome as BulkImportOutcome
+from sleeper.bulk_import.runner import run_bulk_import_message
+from sleeper.compaction.creation import create_compaction_jobs
+from sleeper.compaction.task import handle_commit_message, handle_compaction_job_message
+from sleeper.core.statestore.transactions import ReplaceFileReferencesTransaction
+from sleeper.core.trackers import CompactionJobCommitted, CompactionJobFailed
+from sleeper.gc.collector import run_garbage_collection
+from sleeper.gc.orphans import sweep_orphans
 from sleeper.ingest.job_runner import INGEST_JOB_QUEUE, IngestJobRunner, JobOutcome
 from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_runner import Handler
+from sleeper.splitting.finder import run_find_partitions_to_split
+from sleeper.splitting.splitter import run_split_job_message
+from sleeper.statestore.committer import CommitStatus, CommitterResult, apply_commit_requests
 from sleeper.statestore.upkeep import create_snapshot, delete_old_snapshots, delete_old_transactions
 
-__all__ = ["default_handlers"]
+__all__ = ["BULK_IMPORT_QUEUE", "default_handlers"]
+
+BULK_IMPORT_QUEUE = "BulkImportJobQ"
+"""The local instance's one bulk import queue: every bulk import platform of the batcher goes to local Spark."""
 
 
 def _ingest_job(instance: LocalInstance, body: str) -> str:
@@ -18,6 +40,119 @@ def _ingest_job(instance: LocalInstance, body: str) -> str:
         return f"ingest job {outcome.job_id} rejected: {'; '.join(outcome.reasons)}"
     rows = outcome.result.rows_written if outcome.result else 0
     return f"ingest job {outcome.job_id} finished: {rows:,} rows written"
+
+
+def _bulk_import_job(instance: LocalInstance, body: str) -> str:
+    outcome = run_bulk_import_message(instance, body)
+    if outcome.outcome is BulkImportOutcome.FAILED:
+        raise RuntimeError(f"bulk import job {outcome.job_id} failed: {'; '.join(outcome.reasons)}")
+    if outcome.outcome is BulkImportOutcome.REJECTED:
+        return f"bulk import job {outcome.job_id} rejected: {'; '.join(outcome.reasons)}"
+    rows = outcome.result.rows_written if outcome.result else 0
+    return f"bulk import job {outcome.job_id} finished: {rows:,} rows written"
+
+
+def _batcher_submit(instance: LocalInstance, body: str) -> str:
+    submitter = IngestBatcherSubmitter(instance, instance.batcher_store, allow_local=True)
+    dead_letters = instance.dead_letter_queue("IngestBatcherSubmitQ")
+    return handle_submit_message(submitter, body, dead_letter_queue=dead_letters).describe()
+
+
+def _batcher_job_creation(instance: LocalInstance, _body: str) -> str:
+    batcher = IngestBatcher(instance, instance.batcher_store, queue_names=route_bulk_import_to(BULK_IMPORT_QUEUE))
+    created = batcher.create_jobs()
+    instance.batcher_store.delete_expired(datetime.now(tz=UTC))
+    unsent = [c for c in created if not c.sent]
+    if unsent:
+        raise RuntimeError(f"{len(unsent)} ingest batcher jobs were not sent: {unsent[0].error}")
+    return f"{len(created)} ingest batcher jobs created" if created else ""
+
+
+def _compaction_job_creation(instance: LocalInstance, table_id: str) -> str:
+    result = create_compaction_jobs(
+        instance.table_by_id(table_id), instance.queue("CompactionJobQ"), instance.compaction_job_tracker
+    )
+    if not result.jobs_created and not result.references_pre_split:
+        return ""
+    return (
+        f"table {table_id}: {result.jobs_created} compaction jobs created, "
+        f"{result.references_pre_split} file references pre-split"
+    )
+
+
+def _compaction_job(instance: LocalInstance, body: str) -> str:
+    return handle_compaction_job_message(instance, body, task_id=f"local-{instance.directory.name}")
+
+
+def _compaction_commit(instance: LocalInstance, body: str) -> str:
+    return handle_commit_message(instance, body)
+
+
+def _state_store_commit(instance: LocalInstance, body: str) -> str:
+    (result,) = apply_commit_requests([body], lambda table_id: instance.table_by_id(table_id).state_store)
+    _track_compaction_commit(instance, result)
+    if result.status is CommitStatus.RETRY:
+        raise RuntimeError(f"state store commit for table {result.table_id} to be retried: {result.reason}")
+    kind = result.transaction.TYPE.value if result.transaction is not None else "commit request"
+    if result.status is CommitStatus.COMMITTED:
+        return f"table {result.table_id}: {kind} committed as transaction {result.transaction_number}"
+    return f"table {result.table_id}: {kind} {result.status.value.lower()}: {result.reason}"
+
+
+def _track_compaction_commit(instance: LocalInstance, result: CommitterResult) -> None:
+    """Records compaction commits in the tracker, as Sleeper's state store follower does for the async committer."""
+    transaction = result.transaction
+    if not isinstance(transaction, ReplaceFileReferencesTransaction) or result.table_id is None:
+        return
+    now = datetime.now(tz=UTC)
+    tracker = instance.compaction_job_tracker
+    skipped = {job.job_id: reason for job, reason in result.skipped_jobs}
+    for job in transaction.jobs:
+        if result.status is CommitStatus.COMMITTED and job.job_id not in skipped:
+            tracker.record(
+                CompactionJobCommitted(
+                    job_id=job.job_id,
+                    table_id=result.table_id,
+                    update_time=now,
+                    job_run_id=job.job_run_id,
+                    task_id=job.task_id,
+                )
+            )
+        elif result.status in (CommitStatus.COMMITTED, CommitStatus.REJECTED):
+            tracker.record(
+                CompactionJobFailed(
+                    job_id=job.job_id,
+                    table_id=result.table_id,
+                    update_time=now,
+                    job_run_id=job.job_run_id,
+                    task_id=job.task_id,
+                    reasons=(skipped.get(job.job_id) or result.reason or "rejected",),
+                )
+            )
+
+
+def _find_partitions_to_split(instance: LocalInstance, table_id: str) -> str:
+    jobs = run_find_partitions_to_split(instance, table_id)
+    return f"table {table_id}: {len(jobs)} partitions to split" if jobs else ""
+
+
+def _split_partition(instance: LocalInstance, body: str) -> str:
+    result = run_split_job_message(instance, body)
+    where = f"table {result.table_id} partition {result.partition_id}"
+    if result.split_point is None:
+        return f"{where}: {result.outcome.value.lower()}"
+    return f"{where}: {result.outcome.value.lower()} at {result.split_point!r} on dimension {result.dimension}"
+
+
+def _garbage_collection(instance: LocalInstance, table_id: str) -> str:
+    result = run_garbage_collection(instance, table_id)
+    swept = sweep_orphans(instance.table_by_id(table_id))
+    parts = []
+    if result.deleted:
+        parts.append(f"{len(result.deleted)} files garbage collected")
+    if swept.deleted:
+        parts.append(f"{len(swept.deleted)} orphaned files deleted")
+    return f"table {table_id}: {', '.join(parts)}" if parts else ""
 
 
 def _snapshot_creation(instance: LocalInstance, table_id: str) -> str:
@@ -39,7 +174,17 @@ def _transaction_deletion(instance: LocalInstance, table_id: str) -> str:
 def default_handlers() -> dict[str, Handler]:
     """Every queue's handler, in the order a round drains them (work flows from earlier queues to later ones)."""
     return {
+        "IngestBatcherSubmitQ": _batcher_submit,
+        "IngestBatcherJobCreationQ.fifo": _batcher_job_creation,
         INGEST_JOB_QUEUE: _ingest_job,
+        BULK_IMPORT_QUEUE: _bulk_import_job,
+        "FindPartitionsToSplitQ.fifo": _find_partitions_to_split,
+        "PartitionSplittingJobQueue": _split_partition,
+        "StateStoreCommitterQ.fifo": _state_store_commit,
+        "CompactionJobCreationQ.fifo": _compaction_job_creation,
+        "CompactionJobQ": _compaction_job,
+        "CompactionCommitQ": _compaction_commit,
+        "GCJobQ.fifo": _garbage_collection,
         "TransactionLogSnapshotQ.fifo": _snapshot_creation,
         "TransactionLogSnapshotDeletionQ.fifo": _snapshot_deletion,
         "TransactionLogTransactionDeletionQ.fifo": _transaction_deletion,

@@ -45,12 +45,14 @@ class Schedule:
         queue: The FIFO queue its per-table messages go to.
         period_property: The instance property holding its period.
         unit_seconds: Seconds per unit of the period property (60 for minutes).
+        per_table: One message per online table (body = table id); otherwise one message with an empty body.
     """
 
     name: str
     queue: str
     period_property: str
     unit_seconds: int
+    per_table: bool = True
 
 
 SCHEDULES: tuple[Schedule, ...] = (
@@ -86,6 +88,13 @@ SCHEDULES: tuple[Schedule, ...] = (
         queue="TransactionLogTransactionDeletionQ.fifo",
         period_property="sleeper.statestore.transaction.deletion.lambda.period.minutes",
         unit_seconds=60,
+    ),
+    Schedule(
+        name="ingest-batcher-job-creation",
+        queue="IngestBatcherJobCreationQ.fifo",
+        period_property="sleeper.ingest.batcher.job.creation.period.minutes",
+        unit_seconds=60,
+        per_table=False,
     ),
 )
 
@@ -170,11 +179,14 @@ class LocalRunner:
             if not force and last is not None and now - last < self._periods[schedule.name]:
                 continue
             self._last_run[schedule.name] = now
-            if not online:
+            if not schedule.per_table:
+                messages = [OutgoingMessage(body="", group_id="all", dedup_id=str(uuid.uuid4()))]
+            elif not online:
                 continue
-            messages = [
-                OutgoingMessage(body=table_id, group_id=table_id, dedup_id=str(uuid.uuid4())) for table_id in online
-            ]
+            else:
+                messages = [
+                    OutgoingMessage(body=table_id, group_id=table_id, dedup_id=str(uuid.uuid4())) for table_id in online
+                ]
             queue = self.instance.queue(schedule.queue)
             for start in range(0, len(messages), 10):
                 queue.send_batch(messages[start : start + 10])

@@ -1,0 +1,122 @@
+"""The state store committer (spec 2.6): applies transactions sent to ``StateStoreCommitterQ.fifo``.
+
+Each message is Sleeper's commit request JSON: a transaction held inline, or a key of a body uploaded to the table's
+transactions prefix (the log then reuses that key). A batch refreshes each table's state store once and adds each
+transaction in order. The outcome of each message says whether to delete it (committed, or rejected because it no
+longer fits the table, which a retry cannot change, or unreadable) or to leave it for redelivery (the store could not
+be reached or every attempt collided).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from sleeper.core.exceptions import SleeperError, TableNotFoundError
+from sleeper.core.jobs.commit import StateStoreCommitRequest
+from sleeper.core.jobs.exceptions import MessageError
+from sleeper.core.statestore.exceptions import StateStoreError
+from sleeper.core.statestore.transactions import (
+    ReplaceFileReferencesRequest,
+    ReplaceFileReferencesTransaction,
+    Transaction,
+)
+from sleeper.statestore.store import StateStore
+
+__all__ = ["CommitStatus", "CommitterResult", "apply_commit_requests"]
+
+LOGGER = logging.getLogger(__name__)
+
+
+class CommitStatus(Enum):
+    """How one commit request ended."""
+
+    COMMITTED = "COMMITTED"
+    REJECTED = "REJECTED"
+    INVALID = "INVALID"
+    RETRY = "RETRY"
+
+    @property
+    def done(self) -> bool:
+        """Whether the message is finished with (delete it); False means deliver it again."""
+        return self is not CommitStatus.RETRY
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommitterResult:
+    """The outcome of one commit request message.
+
+    Attributes:
+        status: Committed, rejected (does not fit the table), invalid (unreadable), or to retry.
+        table_id: The table, if the message named one.
+        transaction: The transaction, if it was read.
+        transaction_number: Its number in the log, if committed.
+        skipped_jobs: For a compaction commit, the jobs skipped because they no longer fit, with the reason.
+        reason: Why it was rejected, invalid, or is to be retried.
+    """
+
+    status: CommitStatus
+    table_id: str | None = None
+    transaction: Transaction | None = None
+    transaction_number: int | None = None
+    skipped_jobs: tuple[tuple[ReplaceFileReferencesRequest, str], ...] = ()
+    reason: str | None = None
+
+
+def apply_commit_requests(bodies: Sequence[str], state_store_for: Callable[[str], StateStore]) -> list[CommitterResult]:
+    """Applies a batch of commit request messages in order; one result per message.
+
+    Args:
+        bodies: The message bodies.
+        state_store_for: The state store of a table by id (raises ``TableNotFoundError`` for an unknown table).
+    """
+    stores: dict[str, StateStore] = {}
+    results: list[CommitterResult] = []
+    for body in bodies:
+        try:
+            request = StateStoreCommitRequest.from_json(body)
+        except MessageError as e:
+            results.append(CommitterResult(status=CommitStatus.INVALID, reason=str(e)))
+            continue
+        table_id = request.table_id
+        try:
+            store = stores.get(table_id)
+            if store is None:
+                store = state_store_for(table_id)
+                store.refresh()
+                stores[table_id] = store
+        except TableNotFoundError as e:
+            results.append(CommitterResult(status=CommitStatus.INVALID, table_id=table_id, reason=str(e)))
+            continue
+        results.append(_apply(request, store))
+    return results
+
+
+def _apply(request: StateStoreCommitRequest, store: StateStore) -> CommitterResult:
+    table_id = request.table_id
+    try:
+        transaction = request.transaction(store.schema, load_body=store.body_store.load)
+    except MessageError as e:
+        return CommitterResult(status=CommitStatus.INVALID, table_id=table_id, reason=str(e))
+    except SleeperError as e:  # the uploaded body could not be read: it may appear, or the store may recover
+        return CommitterResult(status=CommitStatus.RETRY, table_id=table_id, reason=str(e))
+    skipped: tuple[tuple[ReplaceFileReferencesRequest, str], ...] = ()
+    if isinstance(transaction, ReplaceFileReferencesTransaction):
+        skipped = tuple((job, str(error)) for job, error in transaction.failed_jobs(store.files_state()))
+    try:
+        added = store.commit(transaction, body_key=request.body_key)
+    except StateStoreError as e:
+        LOGGER.info("Rejected %s for table %s: %s", request.transaction_type.value, table_id, e)
+        return CommitterResult(status=CommitStatus.REJECTED, table_id=table_id, transaction=transaction, reason=str(e))
+    except SleeperError as e:
+        LOGGER.warning("Could not commit %s for table %s: %s", request.transaction_type.value, table_id, e)
+        return CommitterResult(status=CommitStatus.RETRY, table_id=table_id, transaction=transaction, reason=str(e))
+    return CommitterResult(
+        status=CommitStatus.COMMITTED,
+        table_id=table_id,
+        transaction=transaction,
+        transaction_number=added.transaction_number,
+        skipped_jobs=skipped,
+    )

@@ -1,0 +1,59 @@
+"""The whole local pipeline under the runtime: ingest, compaction, splitting and commits until idle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.core.trackers import CompactionJobStatusType
+from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local_handlers import default_handlers
+from sleeper.runtime.local_runner import LocalRunner
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("value", PrimitiveType.LONG)])
+
+
+def _batch(rng: np.random.Generator, rows: int) -> pa.RecordBatch:
+    keys = pa.array(rng.integers(0, 1_000_000_000, size=rows), pa.int64())
+    return pa.record_batch([keys, pc.multiply(keys, 3)], names=["key", "value"])
+
+
+def should_compact_and_split_until_idle_keeping_every_row(tmp_path: Path) -> None:
+    # Given a root-only table that splits above 20,000 rows, compacting 4 files at a time, with async commits
+    instance = LocalInstance.create(tmp_path / "instance")
+    table = instance.create_table(
+        "t",
+        SCHEMA,
+        properties={
+            "sleeper.table.partition.splitting.threshold": "20000",
+            "sleeper.table.compaction.files.batch.size": "4",
+            "sleeper.table.compaction.strategy.class": "BasicCompactionStrategy",
+        },
+    )
+    rng = np.random.default_rng(7)
+    ingested = [_batch(rng, 10_000) for _ in range(8)]
+    for batch in ingested:
+        table.ingest(batch)
+    expected = pa.Table.from_batches(ingested).sort_by("key")
+    # When the runtime runs until idle
+    summary = LocalRunner(instance, default_handlers()).run_until_idle()
+    # Then partitions were split and files compacted, with no failures
+    table = instance.table("t")
+    assert not summary.failed
+    assert len(table.leaf_partitions()) > 1
+    assert summary.processed.get("CompactionJobQ", 0) > 0
+    assert len({r.filename for r in table.file_references()}) < 8
+    # And every row is still there exactly once
+    result = table.query()
+    assert result.num_rows == expected.num_rows
+    assert result.select(["key", "value"]).cast(expected.schema).equals(expected)
+    # And every compaction job reached FINISHED in the tracker
+    statuses = {j.status for j in instance.compaction_job_tracker.jobs(table.table_id)}
+    assert statuses == {CompactionJobStatusType.FINISHED}
