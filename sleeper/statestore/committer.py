@@ -109,7 +109,13 @@ def _apply(request: StateStoreCommitRequest, store: StateStore) -> CommitterResu
         added = store.commit(transaction, body_key=request.body_key)
     except StateStoreError as e:
         LOGGER.info("Rejected %s for table %s: %s", request.transaction_type.value, table_id, e)
-        return CommitterResult(status=CommitStatus.REJECTED, table_id=table_id, transaction=transaction, reason=str(e))
+        return CommitterResult(
+            status=CommitStatus.REJECTED,
+            table_id=table_id,
+            transaction=transaction,
+            skipped_jobs=skipped,
+            reason=str(e),
+        )
     except SleeperError as e:
         LOGGER.warning("Could not commit %s for table %s: %s", request.transaction_type.value, table_id, e)
         return CommitterResult(status=CommitStatus.RETRY, table_id=table_id, transaction=transaction, reason=str(e))
