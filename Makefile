@@ -14,7 +14,7 @@ help:
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,spark,cdk]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -23,8 +23,8 @@ demo: $(STAMP)
 	$(VENV)/bin/sleeper demo
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check sleeper tests benchmarks
-	$(VENV)/bin/ruff format --check sleeper tests benchmarks
+	$(VENV)/bin/ruff check sleeper tests benchmarks stacks app.py
+	$(VENV)/bin/ruff format --check sleeper tests benchmarks stacks app.py
 	$(VENV)/bin/mypy
 
 test: lint
