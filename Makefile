@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+BASE_STAMP := $(VENV)/.installed-base
 
 .PHONY: help install demo lint test test-unit bench docs
 
@@ -17,9 +18,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev,spark,cdk]'
 	touch $(STAMP)
 
+$(BASE_STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $(BASE_STAMP)
+
 install: $(STAMP)
 
-demo: $(STAMP)
+demo: $(BASE_STAMP)
 	$(VENV)/bin/sleeper demo
 
 lint: $(STAMP)
