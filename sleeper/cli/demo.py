@@ -1,4 +1,5 @@
-"""``sleeper demo``: a local instance, a table, generated rows ingested in batches, queries, and the status."""
+"""``sleeper demo``: a local instance, a table, generated rows ingested in batches, compaction and partition splitting
+run by the local runtime, exact and range queries, and the instance status."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from rich.console import Console
-from rich.progress import Progress
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from sleeper.cli import render
+from sleeper.cli import render, status
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.runtime.local_handlers import default_handlers
+from sleeper.runtime.local_runner import LocalRunner
 
 DEMO_SCHEMA = Schema.of(
     row_keys=[Field("key", PrimitiveType.STRING)],
@@ -23,6 +26,7 @@ DEMO_SCHEMA = Schema.of(
     values=[Field("value", PrimitiveType.LONG), Field("payload", PrimitiveType.STRING)],
 )
 SPLIT_POINTS = ["key-04", "key-08", "key-12"]
+MAX_ROUNDS = 20
 
 
 def generate_batch(rng: np.random.Generator, rows: int) -> pa.RecordBatch:
@@ -35,29 +39,49 @@ def generate_batch(rng: np.random.Generator, rows: int) -> pa.RecordBatch:
     return pa.record_batch([keys, timestamps, values, payload], names=["key", "timestamp", "value", "payload"])
 
 
+def _progress(console: Console) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    )
+
+
 def run_demo(directory: str | None, *, rows: int, batches: int, console: Console) -> LocalTable:
     """Runs the demo and prints what it does; returns the demo table."""
     path = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="sleeper-demo-"))
     instance = LocalInstance.open_or_create(path)
     console.print(f"Local instance in [bold]{instance.directory}[/]")
     name = f"demo-{int(time.time())}"
-    table = instance.create_table(name, DEMO_SCHEMA, split_points=SPLIT_POINTS)
-    console.print(f"Created table [bold]{name}[/] with {len(table.leaf_partitions())} leaf partitions")
-    rng = np.random.default_rng(42)
     per_batch = max(1, rows // batches)
-    started = time.perf_counter()
+    total = per_batch * batches
+    threshold = max(1000, total // 8)
+    table = instance.create_table(
+        name,
+        DEMO_SCHEMA,
+        split_points=SPLIT_POINTS,
+        properties={"sleeper.table.partition.splitting.threshold": str(threshold)},
+    )
+    console.print(
+        f"Created table [bold]{name}[/] with {len(table.leaf_partitions())} leaf partitions, "
+        f"splitting above {threshold:,} rows"
+    )
+    rng = np.random.default_rng(42)
     sample_key = ""
-    with Progress(console=console, transient=False) as progress:
-        task = progress.add_task("Ingesting", total=per_batch * batches)
+    started = time.perf_counter()
+    with _progress(console) as progress:
+        task = progress.add_task("Ingesting", total=total)
         for _ in range(batches):
             batch = generate_batch(rng, per_batch)
             sample_key = sample_key or str(batch.column("key")[0].as_py())
             table.ingest(batch)
             progress.advance(task, per_batch)
     elapsed = time.perf_counter() - started
-    console.print(
-        f"Ingested {per_batch * batches:,} rows in {elapsed:.1f} s ({per_batch * batches / elapsed:,.0f} rows/s)"
-    )
+    console.print(f"Ingested {total:,} rows in {elapsed:.1f} s ({total / elapsed:,.0f} rows/s)")
+    _run_background_work(instance, table, console)
+    table = instance.table(name)
     key = DEMO_SCHEMA.field("key")
     for label, region in [
         (f"exact {sample_key}", Region.exact(DEMO_SCHEMA, [sample_key])),
@@ -65,7 +89,33 @@ def run_demo(directory: str | None, *, rows: int, batches: int, console: Console
     ]:
         started = time.perf_counter()
         result = table.query(regions=[region])
-        console.print(f"Query {label}: {result.num_rows} rows in {(time.perf_counter() - started) * 1000:.1f} ms")
+        console.print(f"Query {label}: {result.num_rows:,} rows in {(time.perf_counter() - started) * 1000:.1f} ms")
+    started = time.perf_counter()
+    everything = table.query(requested_value_fields=[])
+    console.print(f"Full scan: {everything.num_rows:,} rows in {time.perf_counter() - started:.2f} s")
     console.print(render.summary_panel(render.table_summary(table)))
     console.print(render.partitions_tree(table, render.partitions_report(table)))
+    console.print(status.status_renderable(status.status_report(instance)))
     return table
+
+
+def _run_background_work(instance: LocalInstance, table: LocalTable, console: Console) -> None:
+    """Lets the local runtime compact and split, one round at a time, until a round finds no work."""
+    runner = LocalRunner(instance, default_handlers())
+    started = time.perf_counter()
+    with _progress(console) as progress:
+        task = progress.add_task("Compacting and splitting", total=MAX_ROUNDS)
+        for number in range(1, MAX_ROUNDS + 1):
+            summary = runner.run_round(force=True)
+            progress.advance(task)
+            current = instance.table(table.name)
+            files = len({r.filename for r in current.file_references()})
+            progress.console.print(
+                f"  round {number}: {summary.processed.get('CompactionJobQ', 0)} compactions, "
+                f"{summary.processed.get('PartitionSplittingJobQueue', 0)} splits -> "
+                f"{len(current.leaf_partitions())} leaves, {files} files"
+            )
+            if summary.work_done == 0 and not summary.failed:
+                progress.update(task, total=number)
+                break
+    console.print(f"Background work finished in {time.perf_counter() - started:.1f} s")

@@ -413,7 +413,7 @@ def run_instance(
 @app.command("demo")
 def demo(
     directory: Annotated[str | None, typer.Argument(help="Instance directory (default: a new temporary one).")] = None,
-    rows: Annotated[int, typer.Option("--rows", help="Rows to generate.")] = 2_000_000,
+    rows: Annotated[int, typer.Option("--rows", help="Rows to generate.")] = 5_000_000,
     batches: Annotated[int, typer.Option("--batches", help="Ingest batches.")] = 10,
 ) -> None:
     """Run the demo: a local instance, a table, generated rows ingested in batches, queries, and the status."""

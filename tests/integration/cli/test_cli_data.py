@@ -126,11 +126,15 @@ def should_run_a_small_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     directory = tmp_path / "demo"
     # When the demo runs with few rows
     assert run(["demo", str(directory), "--rows", "20000", "--batches", "2"]) == 0
-    # Then the instance holds one table with every generated row
+    # Then the instance holds one table with every generated row, compacted and split beyond its 4 first leaves
     inst = LocalInstance(directory)
     tables = inst.table_index.list_tables()
     assert len(tables) == 1
-    assert inst.table(tables[0].table_name).query().num_rows == 20000
+    table = inst.table(tables[0].table_name)
+    assert table.query().num_rows == 20000
+    assert len(table.leaf_partitions()) > 4
+    assert inst.compaction_job_tracker.jobs(table.table_id)
+    assert "round 1" in capsys.readouterr().out
 
 
 def should_run_queued_jobs_until_idle(instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
