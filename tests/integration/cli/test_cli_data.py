@@ -125,7 +125,7 @@ def should_run_a_small_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     # Given an empty directory
     directory = tmp_path / "demo"
     # When the demo runs with few rows
-    assert run(["demo", str(directory), "--rows", "20000", "--batches", "2"]) == 0
+    assert run(["demo", str(directory), "--rows", "20000", "--batches", "5"]) == 0
     # Then the instance holds one table with every generated row, compacted and split beyond its 4 first leaves
     inst = LocalInstance(directory)
     tables = inst.table_index.list_tables()
