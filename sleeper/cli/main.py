@@ -386,26 +386,32 @@ def _json_value(value: object) -> object:
 def run_instance(
     until_idle: Annotated[bool, typer.Option("--until-idle", help="Return once no work is left.")] = False,
     poll: Annotated[float, typer.Option("--poll", help="Seconds to wait when a round found no work.")] = 1.0,
+    workers: Annotated[
+        int, typer.Option("--workers", help="Processes that run compaction jobs together (default: this one).")
+    ] = 1,
 ) -> None:
     """Run the scheduler and queue workers of the instance (until stopped with Ctrl-C, or until idle)."""
     import logging
     import threading
 
-    from sleeper.runtime.local_handlers import default_handlers
+    from sleeper.runtime.local_handlers import default_handlers, drain_in_worker
     from sleeper.runtime.local_runner import LocalRunner
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    runner = LocalRunner(_open(), default_handlers())
-    if until_idle:
-        summary = runner.run_until_idle()
-    else:
-        stop = threading.Event()
-        try:
-            summary = runner.run_forever(stop, poll_seconds=poll)
-        except KeyboardInterrupt:
-            stop.set()
-            console.print("stopped")
-            return
+    runner = LocalRunner(_open(), default_handlers(), workers=workers, worker_drain=drain_in_worker)
+    try:
+        if until_idle:
+            summary = runner.run_until_idle()
+        else:
+            stop = threading.Event()
+            try:
+                summary = runner.run_forever(stop, poll_seconds=poll)
+            except KeyboardInterrupt:
+                stop.set()
+                console.print("stopped")
+                return
+    finally:
+        runner.close()
     handled = ", ".join(f"{queue} {count}" for queue, count in sorted(summary.processed.items())) or "nothing"
     console.print(f"Idle. Messages handled: {handled}; failed: {sum(summary.failed.values())}")
 

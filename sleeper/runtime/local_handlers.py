@@ -20,13 +20,13 @@ from sleeper.gc.collector import run_garbage_collection
 from sleeper.gc.orphans import sweep_orphans
 from sleeper.ingest.job_runner import INGEST_JOB_QUEUE, IngestJobRunner, JobOutcome
 from sleeper.runtime.local import LocalInstance
-from sleeper.runtime.local_runner import Handler
+from sleeper.runtime.local_runner import Handler, LocalRunner, RoundSummary
 from sleeper.splitting.finder import run_find_partitions_to_split
 from sleeper.splitting.splitter import run_split_job_message
 from sleeper.statestore.committer import CommitStatus, CommitterResult, apply_commit_requests
 from sleeper.statestore.upkeep import create_snapshot, delete_old_snapshots, delete_old_transactions
 
-__all__ = ["BULK_IMPORT_QUEUE", "default_handlers"]
+__all__ = ["BULK_IMPORT_QUEUE", "default_handlers", "drain_in_worker"]
 
 BULK_IMPORT_QUEUE = "BulkImportJobQ"
 """The local instance's one bulk import queue: every bulk import platform of the batcher goes to local Spark."""
@@ -189,3 +189,8 @@ def default_handlers() -> dict[str, Handler]:
         "TransactionLogSnapshotDeletionQ.fifo": _snapshot_deletion,
         "TransactionLogTransactionDeletionQ.fifo": _transaction_deletion,
     }
+
+
+def drain_in_worker(directory: str, queue_name: str) -> RoundSummary:
+    """Drains one queue of the instance in a directory with the default handlers (run in a worker process)."""
+    return LocalRunner(LocalInstance(directory), default_handlers()).drain(queue_name)

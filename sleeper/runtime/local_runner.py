@@ -12,10 +12,12 @@ after the queue's maxReceiveCount, moved to the dead-letter queue), so stopping 
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from sleeper.core.queue import OutgoingMessage
@@ -136,6 +138,9 @@ class LocalRunner:
         handlers: The handler per queue, in the order queues are drained each round.
         periods: Period overrides in seconds per schedule name (default: the instance properties).
         clock: Monotonic seconds, for periods.
+        workers: Worker processes that drain each of the ``parallel_queues`` together (1 = this process only).
+        parallel_queues: The queues worth draining in several processes (compaction jobs, by default).
+        worker_drain: What each worker process runs: drains one queue of the instance in a directory (picklable).
     """
 
     def __init__(
@@ -145,10 +150,17 @@ class LocalRunner:
         *,
         periods: Mapping[str, float] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        workers: int = 1,
+        parallel_queues: Sequence[str] = ("CompactionJobQ",),
+        worker_drain: Callable[[str, str], RoundSummary] | None = None,
     ) -> None:
         self.instance = instance
         self.handlers = dict(handlers)
         self._clock = clock
+        self._workers = max(1, workers)
+        self._parallel = set(parallel_queues) if self._workers > 1 and worker_drain is not None else set()
+        self._worker_drain = worker_drain
+        self._executor: ProcessPoolExecutor | None = None
         self._periods = {s.name: self._period(s, periods or {}) for s in SCHEDULES}
         self._last_run: dict[str, float] = {}
 
@@ -218,11 +230,32 @@ class LocalRunner:
                 LOGGER.info("%s: %s", queue_name, line)
         return summary
 
+    def drain_in_workers(self, queue_name: str) -> RoundSummary:
+        """Drains one queue with every worker process at once (they share the instance's SQLite queue)."""
+        assert self._worker_drain is not None
+        if self._executor is None:
+            self._executor = ProcessPoolExecutor(self._workers, mp_context=multiprocessing.get_context("spawn"))
+        directory = str(self.instance.directory)
+        futures = [self._executor.submit(self._worker_drain, directory, queue_name) for _ in range(self._workers)]
+        summary = RoundSummary()
+        for future in futures:
+            summary.add(future.result())
+        return summary
+
+    def close(self) -> None:
+        """Stops the worker processes, if any were started."""
+        if self._executor is not None:
+            self._executor.shutdown()
+            self._executor = None
+
     def run_round(self, *, force: bool = False) -> RoundSummary:
         """Triggers due operations, then drains every queue once, in handler order."""
         summary = RoundSummary(triggered=self.trigger(force=force))
         for queue_name in self.handlers:
-            summary.add(self.drain(queue_name))
+            if queue_name in self._parallel:
+                summary.add(self.drain_in_workers(queue_name))
+            else:
+                summary.add(self.drain(queue_name))
         return summary
 
     def run_until_idle(self, *, max_rounds: int = 50) -> RoundSummary:

@@ -9,10 +9,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers import CompactionJobStatusType
 from sleeper.runtime.local import LocalInstance
-from sleeper.runtime.local_handlers import default_handlers
+from sleeper.runtime.local_handlers import default_handlers, drain_in_worker
 from sleeper.runtime.local_runner import LocalRunner
 
 pytestmark = pytest.mark.integration
@@ -57,3 +58,27 @@ def should_compact_and_split_until_idle_keeping_every_row(tmp_path: Path) -> Non
     # And every compaction job reached FINISHED in the tracker
     statuses = {j.status for j in instance.compaction_job_tracker.jobs(table.table_id)}
     assert statuses == {CompactionJobStatusType.FINISHED}
+
+
+def should_run_compaction_jobs_in_worker_processes(tmp_path: Path) -> None:
+    # Given a table with 4 leaves and 3 ingested files, all to be compacted
+    instance = LocalInstance.create(tmp_path / "instance")
+    table = instance.create_table("t", SCHEMA, split_points=[250_000_000, 500_000_000, 750_000_000])
+    rng = np.random.default_rng(3)
+    ingested = [_batch(rng, 5_000) for _ in range(3)]
+    for batch in ingested:
+        table.ingest(batch)
+    create_compaction_jobs(table, instance.queue("CompactionJobQ"), instance.compaction_job_tracker, compact_all=True)
+    # When two worker processes drain the compaction job queue
+    runner = LocalRunner(instance, default_handlers(), workers=2, worker_drain=drain_in_worker)
+    try:
+        summary = runner.drain_in_workers("CompactionJobQ")
+    finally:
+        runner.close()
+    # Then every job ran once between them, and every row is still there
+    assert summary.processed == {"CompactionJobQ": 4}
+    assert not summary.failed
+    LocalRunner(instance, default_handlers()).run_until_idle()
+    result = instance.table("t").query()
+    expected = pa.Table.from_batches(ingested).sort_by("key")
+    assert result.select(["key", "value"]).cast(expected.schema).equals(expected)
