@@ -41,6 +41,7 @@ from sleeper.compaction.strategies import (
     InvalidCompactionStrategyError,
     PlannedJob,
     UnknownCompactionStrategyError,
+    compact_to_split_jobs,
     files_in_leaf_partitions,
     leftover_jobs,
     strategy_for_table,
@@ -56,6 +57,7 @@ from sleeper.core.properties.table import (
     FILTERING_CONFIG,
     ITERATOR_CLASS_NAME,
     ITERATOR_CONFIG,
+    PARTITION_SPLIT_THRESHOLD,
 )
 from sleeper.core.queue import Queue
 from sleeper.core.statestore.exceptions import StateStoreError
@@ -266,15 +268,18 @@ def pre_split_file_references(state_store: StateStore) -> int:
 def plan_jobs(
     properties: TableProperties, leaves: Sequence[FilesInPartition], *, compact_all: bool = False
 ) -> list[PlannedJob]:
-    """The jobs the table's strategy plans, plus the leftovers in "compact all" mode (before the creation limit).
+    """The jobs the table's strategy plans, plus the leftovers in "compact all" mode, plus jobs that make leaves over
+    the split threshold splittable (see ``compact_to_split_jobs``), before the creation limit.
 
     Raises:
         UnknownCompactionStrategyError: If the strategy property names an unknown class.
     """
     strategy = strategy_for_table(properties)
     planned = strategy.plan(leaves)
+    batch_size = properties.get_int(COMPACTION_FILES_BATCH_SIZE)
     if compact_all:
-        planned += leftover_jobs(leaves, planned, properties.get_int(COMPACTION_FILES_BATCH_SIZE))
+        planned += leftover_jobs(leaves, planned, batch_size)
+    planned += compact_to_split_jobs(leaves, planned, properties.get_int(PARTITION_SPLIT_THRESHOLD), batch_size)
     return planned
 
 

@@ -302,6 +302,35 @@ def leftover_jobs(
     return jobs
 
 
+def compact_to_split_jobs(
+    partitions: Iterable[FilesInPartition], planned: Iterable[PlannedJob], split_threshold: int, files_batch_size: int
+) -> list[PlannedJob]:
+    """Jobs that make a leaf splittable: beyond Sleeper, which can leave a leaf unsplit for good.
+
+    The splitter only counts rows it knows exactly and wholly in the leaf (Sleeper's ``PartitionSplitCheck``). After a
+    split, a leaf's references are halves of its parent's files: approximate, and shared with its sibling. If the
+    size-ratio strategy never compacts them (a single file never meets the ratio), the leaf never splits, however
+    large it is. For each leaf with no planned or running job whose estimated rows reach the split threshold while
+    its exactly known rows do not, this plans one job over its files (up to the batch size, smallest first), so that
+    its rows become exact and the next splitting run can split it.
+    """
+    _check_positive("files batch size", files_batch_size)
+    busy = {job.partition_id for job in planned}
+    jobs: list[PlannedJob] = []
+    for files in partitions:
+        if files.partition_id in busy or files.running_job_ids or not files.unassigned:
+            continue
+        estimated = sum(r.number_of_rows for r in files.unassigned)
+        known = sum(
+            r.number_of_rows
+            for r in files.unassigned
+            if r.only_contains_data_for_this_partition and not r.count_approximate
+        )
+        if estimated >= split_threshold > known:
+            jobs.append(PlannedJob(partition_id=files.partition_id, files=files.unassigned[:files_batch_size]))
+    return jobs
+
+
 def strategy_for_table(properties: TableProperties) -> SizeRatioCompactionStrategy | BasicCompactionStrategy:
     """The strategy ``sleeper.table.compaction.strategy.class`` names, with the table's settings.
 
