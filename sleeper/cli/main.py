@@ -314,10 +314,11 @@ def ingest(
     paths: Annotated[list[str], typer.Argument(help="Parquet files or directories (local paths or s3a:// URIs).")],
     job_id: Annotated[str | None, typer.Option("--job-id", help="The job id (default: generated).")] = None,
     queue: Annotated[
-        bool, typer.Option("--queue", help="Send the job to the ingest job queue instead of running it now.")
+        bool,
+        typer.Option("--job-queue", "--queue", help="Send the job to the ingest job queue instead of running it now."),
     ] = False,
 ) -> None:
-    """Ingest Parquet files into a table as an ingest job (validated, tracked, idempotent per job id)."""
+    """Ingest Parquet files into a table as an ingest job (validated, tracked, idempotent per job id); waits."""
     import uuid
 
     from sleeper.core.jobs.ingest import IngestJob
@@ -329,7 +330,8 @@ def ingest(
         inst.queue(INGEST_JOB_QUEUE).send(job.to_json())
         console.print(f"Sent ingest job [bold]{job.id}[/] to {INGEST_JOB_QUEUE}")
         return
-    outcome = IngestJobRunner(inst, local_dir=inst.directory / "tmp").run(job)
+    with console.status(f"Ingesting {len(paths)} paths into {name} as job {job.id}"):
+        outcome = IngestJobRunner(inst, local_dir=inst.directory / "tmp").run(job)
     if outcome.outcome is not JobOutcome.FINISHED or outcome.result is None:
         raise SleeperError(f"ingest job {job.id} {outcome.outcome.value.lower()}: {'; '.join(outcome.reasons)}")
     result = outcome.result
@@ -345,41 +347,37 @@ def ingest(
 @app.command("query")
 def query(
     name: Annotated[str, typer.Argument(help="The table.")],
-    keys: Annotated[
+    exact: Annotated[
         list[str] | None,
-        typer.Option("--key", help="An exact row key (repeatable); a JSON list for tables with several row keys."),
+        typer.Option("--exact", help="An exact row key field=value (k1=a,k2=5 for several row keys); repeatable."),
     ] = None,
-    low: Annotated[str | None, typer.Option("--min", help="Range minimum on the first row key (inclusive).")] = None,
-    high: Annotated[str | None, typer.Option("--max", help="Range maximum on the first row key (exclusive).")] = None,
+    ranges: Annotated[
+        list[str] | None,
+        typer.Option("--range", help="A range of a row key: 'field=[min,max)'; [ ] include, ( ) exclude; repeatable."),
+    ] = None,
     fields: Annotated[str | None, typer.Option("--fields", help="Value fields to return, comma separated.")] = None,
-    limit: Annotated[int, typer.Option("--limit", help="Rows to print (the count is always exact).")] = 20,
-    as_json: JsonOption = False,
+    output_format: Annotated[
+        str, typer.Option("--format", help="table (the first --limit rows), json, csv or parquet.")
+    ] = "table",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the rows to this file.")] = None,
+    limit: Annotated[int, typer.Option("--limit", help="Rows to print as a table (the count is always exact).")] = 20,
 ) -> None:
-    """Query a table for exact keys and/or a range of the first row key; with neither, every row."""
-    from sleeper.cli.query_args import parse_key, parse_range
+    """Query a table for exact keys and/or ranges of row keys; with neither, every row."""
+    from sleeper.cli import query_output
+    from sleeper.cli.query_args import parse_exact, parse_range
 
     table = _open().table(name)
     schema = table.schema
-    exact = [parse_key(schema, k) for k in keys or []]
-    regions = [parse_range(schema, low, high)] if low is not None or high is not None else []
+    keys = [parse_exact(schema, k) for k in exact or []]
+    regions = [parse_range(schema, r) for r in ranges or []]
+    if output_format not in query_output.FORMATS:
+        raise SleeperError(f"--format must be one of {', '.join(query_output.FORMATS)}, got {output_format!r}")
     result = table.query(
-        keys=exact if keys else None,
-        regions=regions if regions or keys else None,
+        keys=keys if keys or regions else None,
+        regions=regions if keys or regions else None,
         requested_value_fields=[f.strip() for f in fields.split(",") if f.strip()] if fields else None,
     )
-    rows = result.slice(0, max(limit, 0)).to_pylist()
-    if as_json:
-        _print_json({"count": result.num_rows, "rows": [{k: _json_value(v) for k, v in r.items()} for r in rows]})
-    else:
-        console.print(render.rows_table(rows, result.num_rows))
-
-
-def _json_value(value: object) -> object:
-    if isinstance(value, bytes):
-        import base64
-
-        return base64.b64encode(value).decode("ascii")
-    return value
+    query_output.write(result, output_format, output, console=console, limit=limit)
 
 
 @app.command("run")

@@ -1,10 +1,14 @@
-"""Command-line values for queries: row keys and ranges typed by the table schema."""
+"""Command-line values for queries, typed by the table schema.
+
+``--exact key=value`` names one row key (``k1=a,k2=5`` for a table with several row key fields).
+``--range 'key=[min,max)'`` names a range of one row key field: ``[`` / ``]`` include a bound, ``(`` / ``)`` exclude
+it; an empty minimum is the lowest value, an empty maximum is unbounded. Byte arrays are base64.
+"""
 
 from __future__ import annotations
 
 import base64
 import binascii
-import json
 
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.range import Range, Region
@@ -31,35 +35,56 @@ def parse_value(field: Field, text: str) -> KeyValue:
     return text
 
 
-def parse_key(schema: Schema, text: str) -> list[KeyValue]:
-    """A whole row key: one value, or a JSON list of values for tables with several row key fields.
-
-    Raises:
-        SleeperError: If the number or type of values does not suit the row key fields.
-    """
-    fields = schema.row_key_fields
-    if len(fields) == 1:
-        return [parse_value(fields[0], text)]
-    try:
-        values = json.loads(text)
-    except json.JSONDecodeError:
-        values = None
-    if not isinstance(values, list) or len(values) != len(fields):
-        names = ", ".join(f.name for f in fields)
-        raise SleeperError(f"the table has row keys {names}: give --key as a JSON list of {len(fields)} values")
-    return [parse_value(f, str(v)) for f, v in zip(fields, values, strict=True)]
-
-
-def parse_range(schema: Schema, low: str | None, high: str | None) -> Region:
-    """A region on the first row key from a minimum (inclusive, default the lowest value) and maximum (exclusive)."""
-    field = schema.row_key_fields[0]
-    minimum = parse_value(field, low) if low is not None else Range.whole(field).min
-    maximum = parse_value(field, high) if high is not None else None
-    return Region.of([Range(field=field, min=minimum, max=maximum)])
-
-
 def format_value(value: KeyValue) -> str:
     """A key value as text that :func:`parse_value` reads back (base64 for byte arrays)."""
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
     return str(value)
+
+
+def _row_key(schema: Schema, name: str) -> Field:
+    for field in schema.row_key_fields:
+        if field.name == name:
+            return field
+    names = ", ".join(f.name for f in schema.row_key_fields)
+    raise SleeperError(f"{name!r} is not a row key field; the row keys are {names}")
+
+
+def parse_exact(schema: Schema, text: str) -> dict[str, KeyValue]:
+    """A whole row key from ``field=value[,field=value...]``.
+
+    Raises:
+        SleeperError: If a part is not ``field=value``, names no row key field, or a row key field is missing.
+    """
+    values: dict[str, KeyValue] = {}
+    fields = schema.row_key_fields
+    parts = [text] if len(fields) == 1 else text.split(",")
+    for part in parts:
+        name, sep, value = part.partition("=")
+        if not sep:
+            raise SleeperError(f"--exact {text!r} must look like field=value")
+        field = _row_key(schema, name.strip())
+        values[field.name] = parse_value(field, value)
+    missing = [f.name for f in fields if f.name not in values]
+    if missing:
+        raise SleeperError(f"--exact {text!r} gives no value for row key {', '.join(missing)}")
+    return values
+
+
+def parse_range(schema: Schema, text: str) -> Region:
+    """A region of one row key field from ``field=[min,max)`` (other row key fields unbounded).
+
+    Raises:
+        SleeperError: If the text is not of that form, or a bound is not a value of the field's type.
+    """
+    name, sep, spec = text.partition("=")
+    spec = spec.strip()
+    if not sep or len(spec) < 3 or spec[0] not in "[(" or spec[-1] not in "])" or "," not in spec:
+        raise SleeperError(f"--range {text!r} must look like field=[min,max) (brackets include, parentheses exclude)")
+    field = _row_key(schema, name.strip())
+    low_text, _, high_text = spec[1:-1].partition(",")
+    low = parse_value(field, low_text) if low_text else Range.whole(field).min
+    high = parse_value(field, high_text) if high_text else None
+    return Region.of(
+        [Range(field=field, min=low, min_inclusive=spec[0] == "[", max=high, max_inclusive=spec[-1] == "]")]
+    )

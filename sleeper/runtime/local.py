@@ -39,7 +39,7 @@ from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError
 from sleeper.core.partition import Partition, partitions_from_split_points
 from sleeper.core.properties import InstanceProperties, TableProperties, validate_table_update
 from sleeper.core.queue import Queue
-from sleeper.core.range import Region
+from sleeper.core.range import Range, Region
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
 from sleeper.core.table import TableStatus, new_table_id
@@ -150,6 +150,30 @@ class LocalTable:
         The table's filters and aggregations apply, as in every Sleeper query.
         """
         return table_query(self, keys=keys, regions=regions, requested_value_fields=requested_value_fields)
+
+    def exact(self, **keys: object) -> pa.Table:
+        """The rows whose row key fields equal the values given by name, e.g. ``table.exact(key="alice")``."""
+        return self.query(keys=[keys])
+
+    def range(
+        self,
+        min: KeyValue | None = None,
+        max: KeyValue | None = None,
+        *,
+        field: str | None = None,
+        min_inclusive: bool = True,
+        max_inclusive: bool = False,
+    ) -> pa.Table:
+        """The rows whose row key field (the first by default) lies in ``[min, max)``; None bounds are unbounded.
+
+        ``min_inclusive`` and ``max_inclusive`` choose which bounds include their value.
+        """
+        chosen = self.schema.field(field) if field is not None else self.schema.row_key_fields[0]
+        low = Range.whole(chosen).min if min is None else min
+        region = Region.of(
+            [Range(field=chosen, min=low, min_inclusive=min_inclusive, max=max, max_inclusive=max_inclusive)]
+        )
+        return self.query(regions=[region])
 
     def set_properties(self, values: Mapping[str, str]) -> LocalTable:
         """Validates and saves new property values; returns the table with them.

@@ -57,11 +57,11 @@ def should_ingest_files_as_a_tracked_job_and_query_them(
     # When the directory is ingested as a job
     assert run(["ingest", "things", str(inputs), "--job-id", "job-1"]) == 0
     # Then every row can be queried, by exact key and by range
-    everything = _json(capsys, ["query", "things", "--json", "--limit", "5"])
+    everything = _json(capsys, ["query", "things", "--format", "json"])
     assert everything["count"] == 1000  # type: ignore[index]
-    exact = _json(capsys, ["query", "things", "--key", "k-0042", "--json"])
+    exact = _json(capsys, ["query", "things", "--exact", "key=k-0042", "--format", "json"])
     assert exact["rows"] == [{"key": "k-0042", "value": 42}]  # type: ignore[index]
-    ranged = _json(capsys, ["query", "things", "--min", "k-0100", "--max", "k-0200", "--json", "--limit", "1000"])
+    ranged = _json(capsys, ["query", "things", "--range", "key=[k-0100,k-0200)", "--format", "json"])
     assert [r["value"] for r in ranged["rows"]] == list(range(100, 200))  # type: ignore[index]
     # And the tracker reports the job finished with its row counts
     jobs = _json(capsys, ["report", "ingest-jobs", "things", "--json"])
@@ -115,7 +115,7 @@ def should_refuse_a_key_of_the_wrong_type(instance: Path, tmp_path: Path, capsys
     assert run(["table", "create", "ints", "--schema", str(schema)]) == 0
     # When it is queried with a key that is not a number
     capsys.readouterr()
-    code = run(["query", "ints", "--key", "abc"])
+    code = run(["query", "ints", "--exact", "id=abc"])
     # Then the error names the field and its type
     assert code == 1
     assert "row key id is LongType" in capsys.readouterr().err
@@ -193,3 +193,81 @@ def should_report_empty_compaction_jobs_and_tasks(instance: Path, capsys: pytest
     assert jobs == []
     assert tasks == []
     assert run(["report", "tasks", "bulk"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("key=[k-0010,k-0013)", ["k-0010", "k-0011", "k-0012"]),
+        ("key=(k-0010,k-0013]", ["k-0011", "k-0012", "k-0013"]),
+        ("key=[k-0010,k-0013]", ["k-0010", "k-0011", "k-0012", "k-0013"]),
+        ("key=(k-0010,k-0013)", ["k-0011", "k-0012"]),
+        ("key=[,k-0002)", ["k-0000", "k-0001"]),
+        ("key=(k-0997,)", ["k-0998", "k-0999"]),
+    ],
+)
+def should_query_ranges_with_each_inclusiveness(
+    instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], spec: str, expected: list[str]
+) -> None:
+    # Given 1000 rows
+    assert run(["ingest", "things", str(_parquet(tmp_path / "a.parquet", 1000))]) == 0
+    # When a range is queried
+    result = _json(capsys, ["query", "things", "--range", spec, "--format", "json"])
+    # Then exactly the rows inside its bounds come back
+    assert [r["key"] for r in result["rows"]] == expected  # type: ignore[index]
+
+
+@pytest.mark.parametrize("output_format", ["csv", "parquet", "json"])
+def should_write_query_results_to_a_file(
+    instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], output_format: str
+) -> None:
+    # Given 50 rows
+    assert run(["ingest", "things", str(_parquet(tmp_path / "a.parquet", 50))]) == 0
+    # When every row is written to a file
+    out = tmp_path / f"out.{output_format}"
+    assert run(["query", "things", "--format", output_format, "--output", str(out)]) == 0
+    # Then the file holds the 50 rows
+    if output_format == "csv":
+        import pyarrow.csv as pacsv
+
+        assert pacsv.read_csv(out).num_rows == 50
+    elif output_format == "parquet":
+        assert pq.read_table(out).num_rows == 50
+    else:
+        assert json.loads(out.read_text())["count"] == 50
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--range", "key=k-1,k-2"], "must look like field=[min,max)"),
+        (["--range", "value=[1,2)"], "'value' is not a row key field"),
+        (["--format", "xml"], "--format must be one of"),
+        (["--format", "parquet"], "--format parquet needs --output FILE"),
+    ],
+)
+def should_refuse_bad_query_arguments(
+    instance: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    # Given a table
+    # When it is queried with a bad argument
+    capsys.readouterr()
+    code = run(["query", "things", *argv])
+    # Then the error names the problem
+    assert code == 1
+    assert message in capsys.readouterr().err
+
+
+def should_offer_exact_and_range_queries_from_python(instance: Path, tmp_path: Path) -> None:
+    # Given 100 rows
+    assert run(["ingest", "things", str(_parquet(tmp_path / "a.parquet", 100))]) == 0
+    table = LocalInstance(instance).table("things")
+    # When they are queried by exact key and by range
+    # Then the rows match
+    assert table.exact(key="k-0007").column("value").to_pylist() == [7]
+    assert table.range("k-0090", "k-0093").column("value").to_pylist() == [90, 91, 92]
+    assert table.range("k-0090", "k-0093", min_inclusive=False, max_inclusive=True).column("value").to_pylist() == [
+        91,
+        92,
+        93,
+    ]
