@@ -1,72 +1,26 @@
-"""Ports of the ingest job runner: the tables it writes to and the instance it runs in.
-
-The local runtime's ``LocalInstance`` and ``LocalTable`` implement them; so will the AWS runtime.
-"""
+"""Ports of ingest: the tables written to and the instance an ingest job runs in (see
+:mod:`sleeper.statestore.tables`)."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from sleeper.core.properties import TableProperties
 from sleeper.core.queue import Queue
-from sleeper.core.schema import Schema
 from sleeper.core.trackers import IngestJobTracker
-from sleeper.statestore.store import StateStore
+from sleeper.statestore.tables import SleeperTable, TableLookup
 
 __all__ = ["IngestInstance", "IngestTable"]
 
-
-class IngestTable(Protocol):
-    """A table that ingest writes to."""
-
-    @property
-    def table_id(self) -> str:
-        """The table id."""
-        ...
-
-    @property
-    def schema(self) -> Schema:
-        """The table schema."""
-        ...
-
-    @property
-    def properties(self) -> TableProperties:
-        """The table properties."""
-        ...
-
-    @property
-    def state_store(self) -> StateStore:
-        """The table's state store."""
-        ...
-
-    @property
-    def data_prefix(self) -> str:
-        """The URI under which the table's data files are written."""
-        ...
+IngestTable = SleeperTable
+"""A table that ingest writes to."""
 
 
-class IngestInstance(Protocol):
+class IngestInstance(TableLookup, Protocol):
     """The instance an ingest job runs in: its tables, ingest job tracker and queues."""
 
     @property
     def ingest_job_tracker(self) -> IngestJobTracker:
         """Where job runs are recorded."""
-        ...
-
-    def table(self, name: str) -> IngestTable:
-        """The table with this name.
-
-        Raises:
-            TableNotFoundError: If there is none.
-        """
-        ...
-
-    def table_by_id(self, table_id: str) -> IngestTable:
-        """The table with this id.
-
-        Raises:
-            TableNotFoundError: If there is none.
-        """
         ...
 
     def queue(self, logical_name: str) -> Queue:
