@@ -13,19 +13,16 @@ The footers read for the schemas also give the number of rows of the input.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
 from sleeper.bulk_import.ports import BulkImportInstance, BulkImportTable
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.bulk_import import BulkImportJob
-from sleeper.core.jobs.paths import is_s3_path, normalise_s3_path
 from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.filesystem import FileSystemOptions, list_files, open_input, resolve
+from sleeper.io.filesystem import FileSystemOptions
+from sleeper.io.input_files import expand_paths, read_footer, reads_as, schema_problems
 
 __all__ = ["InputFile", "JobValidation", "reads_as", "validate_job"]
 
@@ -92,21 +89,18 @@ def validate_job(
     if table is None:
         name = f"id {job.table_id!r}" if job.table_id is not None else f"name {job.table_name!r}"
         return JobValidation(table=None, reasons=(f"Table not found with {name}",))
-    paths, reasons = _expand(job.files, options, filesystem)
+    paths, reasons = expand_paths(job.files, options, filesystem=filesystem)
     files: list[InputFile] = []
     if not reasons:
         target = arrow_schema(table.schema)
-        for uri, fs, path in paths:
+        for path in paths:
             try:
-                with open_input(fs, path) as source:
-                    parquet = pq.ParquetFile(source, pre_buffer=False)
-                    file_schema = parquet.schema_arrow
-                    rows = parquet.metadata.num_rows
+                file_schema, rows = read_footer(path)
             except Exception as e:  # any unreadable file rejects the job, whatever pyarrow raised
-                reasons.append(f"File {uri} is not readable Parquet: {e}")
+                reasons.append(f"File {path.uri} is not readable Parquet: {e}")
                 continue
-            reasons.extend(_schema_problems(uri, file_schema, target))
-            files.append(InputFile(uri=uri, rows=rows))
+            reasons.extend(schema_problems(path.uri, file_schema, target))
+            files.append(InputFile(uri=path.uri, rows=rows))
     return JobValidation(table=table, files=tuple(files), reasons=tuple(reasons))
 
 
@@ -115,68 +109,3 @@ def _find(lookup: object, key: str) -> BulkImportTable | None:
         return lookup(key)  # type: ignore[operator,no-any-return]
     except TableNotFoundError:
         return None
-
-
-def _expand(
-    paths: Sequence[str], options: FileSystemOptions | None, filesystem: pafs.FileSystem | None
-) -> tuple[list[tuple[str, pafs.FileSystem, str]], list[str]]:
-    """The Parquet files the paths name (URI, filesystem, path), and why any path is unusable."""
-    out: list[tuple[str, pafs.FileSystem, str]] = []
-    reasons: list[str] = []
-    for given in paths:
-        s3 = is_s3_path(given)
-        uri = f"s3a://{normalise_s3_path(given)}" if s3 else given
-        try:
-            fs, path = resolve(uri, options, filesystem=filesystem)
-            info = fs.get_file_info(path)
-            if info.type == pafs.FileType.File:
-                found = [path]
-            else:
-                found = [str(f.path) for f in list_files(fs, path) if str(f.path).endswith(".parquet")]
-        except (OSError, ValueError) as e:
-            reasons.append(f"Could not read {given}: {e}")
-            continue
-        if not found:
-            reasons.append(f"No files found at {given}")
-        out.extend((f"s3a://{p}" if s3 else p, fs, p) for p in found)
-    return out, reasons
-
-
-def _schema_problems(uri: str, found: pa.Schema, target: pa.Schema) -> list[str]:
-    problems: list[str] = []
-    for wanted in target:
-        index = found.get_field_index(wanted.name)
-        if index < 0:
-            problems.append(f"File {uri} has no column {wanted.name!r} of the table")
-            continue
-        actual = found.field(index).type
-        if not reads_as(actual, wanted.type):
-            problems.append(
-                f"File {uri} column {wanted.name!r} has type {actual}, which cannot be read as {wanted.type}"
-            )
-    return problems
-
-
-def reads_as(found: pa.DataType, wanted: pa.DataType) -> bool:
-    """Whether a column of one Arrow type reads as the table's type without loss."""
-    if found.equals(wanted):
-        return True
-    if pa.types.is_string(wanted):
-        return bool(pa.types.is_string(found) or pa.types.is_large_string(found) or pa.types.is_string_view(found))
-    if pa.types.is_binary(wanted):
-        return bool(pa.types.is_binary(found) or pa.types.is_large_binary(found) or pa.types.is_binary_view(found))
-    if pa.types.is_int64(wanted):
-        return bool(pa.types.is_signed_integer(found) or found in (pa.uint8(), pa.uint16(), pa.uint32()))
-    if pa.types.is_int32(wanted):
-        return found in (pa.int8(), pa.int16(), pa.uint8(), pa.uint16())
-    if pa.types.is_map(wanted):
-        return bool(
-            pa.types.is_map(found)
-            and reads_as(found.key_type, wanted.key_type)
-            and reads_as(found.item_type, wanted.item_type)
-        )
-    if pa.types.is_list(wanted):
-        return bool(
-            (pa.types.is_list(found) or pa.types.is_large_list(found)) and reads_as(found.value_type, wanted.value_type)
-        )
-    return False

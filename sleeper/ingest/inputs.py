@@ -19,7 +19,8 @@ from sleeper.ingest.exceptions import IngestError
 from sleeper.ingest.ports import IngestTable
 from sleeper.ingest.standard import DEFAULT_BUFFER_BYTES, IngestResult, ingest_batches
 from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.filesystem import FileSystemOptions, list_files, open_input, resolve
+from sleeper.io.filesystem import FileSystemOptions, open_input
+from sleeper.io.input_files import expand_paths
 
 __all__ = ["READ_BATCH_ROWS", "IngestInput", "as_batches", "ingest_rows", "parquet_batches"]
 
@@ -41,21 +42,13 @@ def parquet_batches(
         IngestError: If a path names nothing, or a directory holds no .parquet file.
     """
     columns = list(schema.field_names)
-    for path in paths:
-        fs, resolved = resolve(str(path), options)
-        info = fs.get_file_info(resolved)
-        if info.type == pa.fs.FileType.NotFound:
-            raise IngestError(f"no file or directory at {path}")
-        if info.type == pa.fs.FileType.Directory:
-            files = sorted(str(f.path) for f in list_files(fs, resolved) if str(f.path).endswith(".parquet"))
-            if not files:
-                raise IngestError(f"no .parquet files under {path}")
-        else:
-            files = [resolved]
-        for file in files:
-            with open_input(fs, file) as source:
-                parquet = pq.ParquetFile(source, pre_buffer=False)
-                yield from parquet.iter_batches(batch_size=READ_BATCH_ROWS, columns=columns)
+    inputs, reasons = expand_paths([str(p) for p in paths], options)
+    if reasons:
+        raise IngestError("; ".join(reasons))
+    for file in inputs:
+        with open_input(file.filesystem, file.path) as source:
+            parquet = pq.ParquetFile(source, pre_buffer=False)
+            yield from parquet.iter_batches(batch_size=READ_BATCH_ROWS, columns=columns)
 
 
 def as_batches(

@@ -34,12 +34,12 @@ from pyarrow import fs as pafs
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.jobs.ingest import IngestJob
-from sleeper.core.jobs.paths import is_s3_path, normalise_s3_path
 from sleeper.core.trackers import IngestJobFailed, IngestJobFinished, IngestJobStarted, IngestJobValidated
 from sleeper.ingest.ports import IngestInstance, IngestTable
 from sleeper.ingest.standard import DEFAULT_BUFFER_BYTES, IngestResult, ingest_batches
 from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.filesystem import FileSystemOptions, list_files, open_input, resolve
+from sleeper.io.filesystem import FileSystemOptions, open_input
+from sleeper.io.input_files import InputFile, expand_paths, read_footer, schema_problems
 
 __all__ = [
     "INGEST_JOB_QUEUE",
@@ -181,9 +181,10 @@ class IngestJobRunner:
         if table is None:
             name = f"id {job.table_id!r}" if job.table_id is not None else f"name {job.table_name!r}"
             return self._reject(job, run_id, None, (), (f"Table not found with {name}",))
-        files, reasons = self._expand(job.files)
+        inputs, reasons = expand_paths(job.files, self._options, filesystem=self._filesystem)
+        files = tuple(i.path for i in inputs)
         if not reasons:
-            reasons = self._check_schemas(table, files)
+            reasons = self._check_schemas(table, inputs)
         if reasons:
             return self._reject(job, run_id, table.table_id, files, tuple(reasons))
         table_id = table.table_id
@@ -214,7 +215,7 @@ class IngestJobRunner:
                 table.properties,
                 table.state_store,
                 table.data_prefix,
-                self._read(table, files),
+                self._read(table, inputs),
                 job_id=job.id,
                 local_dir=self._local_dir,
                 buffer_bytes=self._buffer_bytes,
@@ -264,64 +265,17 @@ class IngestJobRunner:
         except TableNotFoundError:
             return None
 
-    def _resolve(self, path: str) -> tuple[pafs.FileSystem, str]:
-        if is_s3_path(path):
-            return resolve(f"s3a://{normalise_s3_path(path)}", self._options, filesystem=self._filesystem)
-        return resolve(path, self._options, filesystem=self._filesystem)
-
-    def _expand(self, paths: Sequence[str]) -> tuple[tuple[str, ...], list[str]]:
-        """The Parquet files the job's paths name, and the reasons any path is unusable."""
-        files: list[str] = []
-        reasons: list[str] = []
-        for path in paths:
-            try:
-                fs, resolved = self._resolve(path)
-                info = fs.get_file_info(resolved)
-                if info.type == pafs.FileType.File:
-                    files.append(resolved)
-                    continue
-                found = [str(f.path) for f in list_files(fs, resolved) if str(f.path).endswith(".parquet")]
-            except (OSError, ValueError) as e:
-                reasons.append(f"Could not read {path}: {e}")
-                continue
-            if not found:
-                reasons.append(f"No files found at {path}")
-            files.extend(found)
-        return tuple(files), reasons
-
-    def _check_schemas(self, table: IngestTable, files: Sequence[str]) -> list[str]:
+    def _check_schemas(self, table: IngestTable, inputs: Sequence[InputFile]) -> list[str]:
         target = arrow_schema(table.schema)
         reasons: list[str] = []
-        for path in files:
+        for file in inputs:
             try:
-                file_schema = self._file_schema(path)
+                file_schema, _ = read_footer(file)
             except Exception as e:  # any unreadable file rejects the job, whatever pyarrow raised
-                reasons.append(f"File {path} is not readable Parquet: {e}")
+                reasons.append(f"File {file.path} is not readable Parquet: {e}")
                 continue
-            for wanted in target:
-                index = file_schema.get_field_index(wanted.name)
-                if index < 0:
-                    reasons.append(f"File {path} has no column {wanted.name!r} of the table")
-                    continue
-                found = file_schema.field(index).type
-                if not _reads_as(found, wanted.type):
-                    reasons.append(
-                        f"File {path} column {wanted.name!r} has type {found}, which cannot be read as {wanted.type}"
-                    )
+            reasons.extend(schema_problems(file.path, file_schema, target))
         return reasons
-
-    def _file_schema(self, path: str) -> pa.Schema:
-        fs, resolved = self._filesystem_for_file(path)
-        with open_input(fs, resolved) as source:
-            return pq.ParquetFile(source, pre_buffer=False).schema_arrow
-
-    def _filesystem_for_file(self, path: str) -> tuple[pafs.FileSystem, str]:
-        # paths from _expand are filesystem paths: absolute local paths, or bucket/key on S3
-        if self._filesystem is not None:
-            return self._filesystem, path
-        if path.startswith("/"):
-            return resolve(path)
-        return resolve(f"s3a://{path}", self._options)
 
     def _reject(
         self, job: IngestJob, run_id: str, table_id: str | None, files: Sequence[str], reasons: tuple[str, ...]
@@ -343,39 +297,12 @@ class IngestJobRunner:
         )
 
     # --- reading -----------------------------------------------------------------------------------------------
-    def _read(self, table: IngestTable, files: Sequence[str]) -> Iterator[pa.RecordBatch]:
+    def _read(self, table: IngestTable, inputs: Sequence[InputFile]) -> Iterator[pa.RecordBatch]:
         columns = list(table.schema.field_names)
-        for path in files:
-            fs, resolved = self._filesystem_for_file(path)
-            with open_input(fs, resolved) as source:
+        for file in inputs:
+            with open_input(file.filesystem, file.path) as source:
                 parquet = pq.ParquetFile(source, pre_buffer=False)
                 yield from parquet.iter_batches(batch_size=READ_BATCH_ROWS, columns=columns)
-
-
-def _reads_as(found: pa.DataType, wanted: pa.DataType) -> bool:
-    """Whether a column of one Arrow type reads as the table's type without loss."""
-    if found.equals(wanted):
-        return True
-    if pa.types.is_string(wanted):
-        return bool(pa.types.is_string(found) or pa.types.is_large_string(found) or pa.types.is_string_view(found))
-    if pa.types.is_binary(wanted):
-        return bool(pa.types.is_binary(found) or pa.types.is_large_binary(found) or pa.types.is_binary_view(found))
-    if pa.types.is_int64(wanted):
-        return bool(pa.types.is_signed_integer(found) or found in (pa.uint8(), pa.uint16(), pa.uint32()))
-    if pa.types.is_int32(wanted):
-        return found in (pa.int8(), pa.int16(), pa.uint8(), pa.uint16())
-    if pa.types.is_map(wanted):
-        return bool(
-            pa.types.is_map(found)
-            and _reads_as(found.key_type, wanted.key_type)
-            and _reads_as(found.item_type, wanted.item_type)
-        )
-    if pa.types.is_list(wanted):
-        return bool(
-            (pa.types.is_list(found) or pa.types.is_large_list(found))
-            and _reads_as(found.value_type, wanted.value_type)
-        )
-    return False
 
 
 def run_ingest_queue(

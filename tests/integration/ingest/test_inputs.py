@@ -46,7 +46,7 @@ def should_read_every_accepted_form_as_the_same_rows(form: str, tmp_path: Path) 
     [
         (42, "cannot ingest a int"),
         ([{"key": "a", "value": "x"}], "rows do not suit the table schema"),
-        (["/no/such/file.parquet"], "no file or directory at /no/such/file.parquet"),
+        (["/no/such/file.parquet"], "No files found at /no/such/file.parquet"),
         ([pa.table({"key": ["a"]})], "expected record batches, got Table"),
     ],
 )
