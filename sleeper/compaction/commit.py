@@ -23,7 +23,6 @@ REPLACE_FILE_REFERENCES transaction of the jobs that still fit the table's state
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -54,6 +53,7 @@ from sleeper.core.trackers import (
 )
 from sleeper.io.filesystem import FileSystemOptions, delete, resolve
 from sleeper.sketches import sketches_path
+from sleeper.statestore.committer import send_commit_request
 
 __all__ = [
     "CommitBatchResult",
@@ -274,7 +274,7 @@ def _send(
         queue(COMPACTION_COMMIT_QUEUE).send(CompactionJobCommitRequest(table_id=table_id, request=request).to_json())
         return
     commit = StateStoreCommitRequest.of_transaction(table_id, ReplaceFileReferencesTransaction(jobs=(request,)))
-    queue(STATE_STORE_COMMITTER_QUEUE).send(commit.to_json(), group_id=table_id, dedup_id=str(uuid.uuid4()))
+    send_commit_request(queue(STATE_STORE_COMMITTER_QUEUE), commit)
 
 
 def _refused(

@@ -21,7 +21,6 @@ Safety beyond Sleeper:
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -43,13 +42,13 @@ from sleeper.core.properties.table import (
     GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION,
     QUERY_PROCESSOR_CACHE_TIMEOUT,
 )
-from sleeper.core.queue import Queue
 from sleeper.core.statestore.exceptions import StateStoreError
 from sleeper.core.statestore.transactions import DeleteFilesTransaction
 from sleeper.gc.exceptions import GarbageCollectionFailedError, UnsafeGcDelayError
 from sleeper.gc.ports import STATE_STORE_COMMITTER_QUEUE, GcInstance, GcTable
 from sleeper.io.filesystem import FileSystemOptions, delete, resolve
 from sleeper.sketches import sketches_path
+from sleeper.statestore.committer import committer_sender
 
 __all__ = [
     "DEFAULT_DELETE_THREADS",
@@ -189,15 +188,6 @@ def file_outside_table(filename: str, data_prefix: str) -> str | None:
     if kind != prefix_kind or not prefix or not path.startswith(prefix + "/") or len(path) == len(prefix) + 1:
         return f"outside the table's data prefix {data_prefix}"
     return None
-
-
-def committer_sender(queue: Queue) -> Callable[[StateStoreCommitRequest], None]:
-    """Sends commit requests to the state store committer's FIFO queue, grouped by table, as Sleeper does."""
-
-    def send(request: StateStoreCommitRequest) -> None:
-        queue.send(request.to_json(), group_id=request.table_id, dedup_id=str(uuid.uuid4()))
-
-    return send
 
 
 def collect_garbage(

@@ -21,7 +21,6 @@ Only files the table tracks are read: a job naming a file the table does not kno
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
@@ -33,7 +32,6 @@ from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.jobs.splitting import SplitPartitionJob
 from sleeper.core.partition import IdSupplier, Partition, random_id, split_partition
 from sleeper.core.properties.table import PARTITION_SPLIT_ASYNC_COMMIT
-from sleeper.core.queue import Queue
 from sleeper.core.range import Region
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.exceptions import PartitionNotFoundError, PartitionNotLeafError
@@ -43,6 +41,7 @@ from sleeper.io.filesystem import FileSystemOptions, resolve
 from sleeper.sketches import Sketches, SketchesError, sketches_path
 from sleeper.splitting.exceptions import MissingSketchesError, UntrackedFileError
 from sleeper.splitting.ports import STATE_STORE_COMMITTER_QUEUE, SplittingInstance, SplittingTable
+from sleeper.statestore.committer import committer_sender
 
 __all__ = [
     "SplitOutcome",
@@ -240,15 +239,6 @@ def _same_region(a: Region, b: Region) -> bool:
     if set(a.ranges) != set(b.ranges):
         return False
     return all(a.ranges[name].canonical() == b.ranges[name].canonical() for name in a.ranges)
-
-
-def committer_sender(queue: Queue) -> Callable[[StateStoreCommitRequest], None]:
-    """Sends commit requests to the state store committer's FIFO queue, grouped by table, as Sleeper does."""
-
-    def send(request: StateStoreCommitRequest) -> None:
-        queue.send(request.to_json(), group_id=request.table_id, dedup_id=str(uuid.uuid4()))
-
-    return send
 
 
 def run_split_job_message(

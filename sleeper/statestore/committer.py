@@ -9,6 +9,7 @@ be reached or every attempt collided).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from enum import Enum
 from sleeper.core.exceptions import SleeperError, TableNotFoundError
 from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.jobs.exceptions import MessageError
+from sleeper.core.queue import Queue
 from sleeper.core.statestore.exceptions import StateStoreError
 from sleeper.core.statestore.transactions import (
     ReplaceFileReferencesRequest,
@@ -25,7 +27,7 @@ from sleeper.core.statestore.transactions import (
 )
 from sleeper.statestore.store import StateStore
 
-__all__ = ["CommitStatus", "CommitterResult", "apply_commit_requests"]
+__all__ = ["CommitStatus", "CommitterResult", "apply_commit_requests", "committer_sender", "send_commit_request"]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -63,6 +65,23 @@ class CommitterResult:
     transaction_number: int | None = None
     skipped_jobs: tuple[tuple[ReplaceFileReferencesRequest, str], ...] = ()
     reason: str | None = None
+
+
+def send_commit_request(queue: Queue, request: StateStoreCommitRequest) -> None:
+    """Sends a commit request to the committer's FIFO queue, grouped by table as Sleeper does.
+
+    Beyond Sleeper, whose deduplication ids are random: the id is a hash of the table and the request, so a producer
+    that sends the same request again after a lost reply (RELIABILITY.md B5) is collapsed by the queue within its
+    deduplication window; a later repeat is rejected by the state store as already applied.
+    """
+    body = request.to_json()
+    dedup_id = hashlib.sha256(f"{request.table_id}\n{body}".encode()).hexdigest()
+    queue.send(body, group_id=request.table_id, dedup_id=dedup_id)
+
+
+def committer_sender(queue: Queue) -> Callable[[StateStoreCommitRequest], None]:
+    """A function that sends commit requests to the committer's queue (see :func:`send_commit_request`)."""
+    return lambda request: send_commit_request(queue, request)
 
 
 def apply_commit_requests(bodies: Sequence[str], state_store_for: Callable[[str], StateStore]) -> list[CommitterResult]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from sleeper.adapters.memory.queue import InMemoryQueues
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.commit import StateStoreCommitRequest, transaction_body_prefix
 from sleeper.core.statestore.references import FileReference
@@ -13,7 +14,7 @@ from sleeper.core.statestore.transactions import (
     ReplaceFileReferencesRequest,
     ReplaceFileReferencesTransaction,
 )
-from sleeper.statestore.committer import CommitStatus, apply_commit_requests
+from sleeper.statestore.committer import CommitStatus, apply_commit_requests, send_commit_request
 from sleeper.statestore.store import StateStore
 from tests.unit.statestore.fakes import new_table
 
@@ -124,3 +125,20 @@ def should_report_compaction_jobs_skipped_because_their_inputs_moved() -> None:
     # Then the job is reported as skipped and the input is still referenced
     assert [skipped.job_id for skipped, _ in result.skipped_jobs] == ["job-1"]
     assert [r.filename for r in table.store().file_references()] == ["in.parquet"]
+
+
+def should_collapse_a_repeated_send_of_the_same_request() -> None:
+    # Given the committer's FIFO queue
+    queue = InMemoryQueues().queue("StateStoreCommitterQ.fifo", fifo=True)
+    request = StateStoreCommitRequest.of_transaction("table-1", _add("a.parquet"))
+    # When the same request is sent twice (a retry after a lost reply), and another request once
+    send_commit_request(queue, request)
+    send_commit_request(queue, request)
+    send_commit_request(queue, StateStoreCommitRequest.of_transaction("table-1", _add("b.parquet")))
+    # Then the queue holds each request once, in order (one message of the table's group is received at a time)
+    received = []
+    while messages := queue.receive(10):
+        for message in messages:
+            received.append(json.loads(message.body)["transaction"]["files"][0]["filename"])
+            queue.delete(message.receipt_handle)
+    assert received == ["a.parquet", "b.parquet"]
