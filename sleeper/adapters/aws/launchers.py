@@ -652,6 +652,8 @@ def _fleet_instance_types(
         if a.strip()
     ]
     for architecture in architectures:
+        if architecture not in _EMR_JAVA_HOME:
+            raise PropertyError(f"unknown EMR instance architecture {architecture!r} (expected x86_64 or arm64)")
         types_prop = arm if architecture == "arm64" else x86
         entries = [e.strip() for e in (_spec(run, types_prop) or "").split(",") if e.strip()]
         for instance_type, weight in _instance_types(entries):
