@@ -240,6 +240,23 @@ def report_ingest_jobs(
         console.print(render.ingest_jobs_table(data))
 
 
+@report_app.command("query")
+def report_query(
+    query_id: Annotated[str | None, typer.Argument(help="A query id (default: every tracked query).")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Queries from the query tracker: a query with its sub-queries, or every query."""
+    from sleeper.cli.queued_query import query_row, tracker_rows, tracker_table
+
+    rows = [query_row(r) for r in tracker_rows(_open(), query_id)]
+    if query_id is not None and not rows:
+        raise SleeperError(f"no query with id {query_id!r} in the query tracker")
+    if as_json:
+        _print_json(rows)
+    else:
+        console.print(tracker_table(f"Query {query_id}" if query_id else "Queries", rows))
+
+
 @report_app.command("status")
 def report_status(as_json: JsonOption = False) -> None:
     """The whole instance: tables, queues, jobs by status, tasks running."""
@@ -361,6 +378,10 @@ def query(
     ] = "table",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the rows to this file.")] = None,
     limit: Annotated[int, typer.Option("--limit", help="Rows to print as a table (the count is always exact).")] = 20,
+    via_queue: Annotated[
+        bool,
+        typer.Option("--via-queue", help="Send the query to the query queue, run it as sub-queries, show the tracker."),
+    ] = False,
 ) -> None:
     """Query a table for exact keys and/or ranges of row keys; with neither, every row."""
     from sleeper.cli import query_output
@@ -372,11 +393,17 @@ def query(
     regions = [parse_range(schema, r) for r in ranges or []]
     if output_format not in query_output.FORMATS:
         raise SleeperError(f"--format must be one of {', '.join(query_output.FORMATS)}, got {output_format!r}")
-    result = table.query(
-        keys=keys if keys or regions else None,
-        regions=regions if keys or regions else None,
-        requested_value_fields=[f.strip() for f in fields.split(",") if f.strip()] if fields else None,
-    )
+    requested = [f.strip() for f in fields.split(",") if f.strip()] if fields else None
+    if via_queue:
+        from sleeper.cli.queued_query import run_through_queue
+
+        result = run_through_queue(_open(), table, keys, regions, requested, console=console)
+    else:
+        result = table.query(
+            keys=keys if keys or regions else None,
+            regions=regions if keys or regions else None,
+            requested_value_fields=requested,
+        )
     query_output.write(result, output_format, output, console=console, limit=limit)
 
 

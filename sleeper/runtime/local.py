@@ -63,6 +63,7 @@ LOCAL_QUEUES: dict[str, tuple[bool, int, int]] = {
     "PartitionSplittingJobQueue": (False, 900, 3),
     "QueryQueue": (False, 900, 3),
     "LeafPartitionQueryQueue": (False, 900, 3),
+    "QueryResultsQ": (False, 900, 3),
     "CompactionJobCreationQ.fifo": (True, 900, 3),
     "FindPartitionsToSplitQ.fifo": (True, 900, 3),
     "GCJobQ.fifo": (True, 900, 3),
@@ -259,6 +260,11 @@ class LocalInstance:
             dead_letter=f"{name.removesuffix('.fifo')}-DLQ{'.fifo' if fifo else ''}",
             max_receive_count=max_receive,
         )
+
+    @property
+    def query_results_uri(self) -> str:
+        """Where queries sent to the query queue write their results (as Sleeper's query results bucket)."""
+        return (self.directory / "query-results").as_uri()
 
     def save_instance_properties(self, properties: InstanceProperties) -> None:
         """Saves the instance properties (validate them first; see ``local_admin.update_instance_properties``)."""

@@ -19,6 +19,14 @@ from sleeper.core.trackers import CompactionJobCommitted, CompactionJobFailed
 from sleeper.gc.collector import run_garbage_collection
 from sleeper.gc.orphans import sweep_orphans
 from sleeper.ingest.job_runner import INGEST_JOB_QUEUE, IngestJobRunner, JobOutcome
+from sleeper.query.queued import (
+    LEAF_PARTITION_QUERY_QUEUE,
+    QUERY_QUEUE,
+    QUERY_RESULTS_QUEUE,
+    handle_leaf_query_message,
+    handle_query_message,
+    parquet_publisher,
+)
 from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_runner import Handler, LocalRunner, RoundSummary
 from sleeper.splitting.finder import run_find_partitions_to_split
@@ -131,6 +139,21 @@ def _track_compaction_commit(instance: LocalInstance, result: CommitterResult) -
             )
 
 
+def _query(instance: LocalInstance, body: str) -> str:
+    outcome = handle_query_message(
+        body, tables=instance, leaf_queue=instance.queue(LEAF_PARTITION_QUERY_QUEUE), tracker=instance.query_tracker
+    )
+    if outcome.error is not None:
+        return f"query {outcome.query_id or '(no id)'} failed: {outcome.error}"
+    return f"query {outcome.query_id}: {len(outcome.sub_queries)} sub-queries sent"
+
+
+def _leaf_query(instance: LocalInstance, body: str) -> str:
+    publish = parquet_publisher(instance.query_results_uri, results_queue=instance.queue(QUERY_RESULTS_QUEUE))
+    rows = handle_leaf_query_message(body, tables=instance, tracker=instance.query_tracker, publish=publish)
+    return f"sub-query finished: {rows:,} rows"
+
+
 def _find_partitions_to_split(instance: LocalInstance, table_id: str) -> str:
     jobs = run_find_partitions_to_split(instance, table_id)
     return f"table {table_id}: {len(jobs)} partitions to split" if jobs else ""
@@ -185,6 +208,8 @@ def default_handlers() -> dict[str, Handler]:
         "CompactionJobQ": _compaction_job,
         "CompactionCommitQ": _compaction_commit,
         "GCJobQ.fifo": _garbage_collection,
+        QUERY_QUEUE: _query,
+        LEAF_PARTITION_QUERY_QUEUE: _leaf_query,
         "TransactionLogSnapshotQ.fifo": _snapshot_creation,
         "TransactionLogSnapshotDeletionQ.fifo": _snapshot_deletion,
         "TransactionLogTransactionDeletionQ.fifo": _transaction_deletion,

@@ -1,0 +1,124 @@
+"""Queries through the query queue: planning and fan-out, sub-queries with published results, the query tracker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from sleeper.adapters.memory.queue import InMemoryQueues
+from sleeper.adapters.memory.trackers import InMemoryQueryTracker
+from sleeper.cli.main import run
+from sleeper.core.query import Query, QuerySerDe
+from sleeper.core.range import Range, Region
+from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.core.trackers import QueryState
+from sleeper.query.queued import handle_leaf_query_message, handle_query_message, parquet_publisher, results_path
+from sleeper.runtime.local import LocalInstance, LocalTable
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("value", PrimitiveType.STRING)])
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> LocalTable:
+    instance = LocalInstance.create(tmp_path / "instance")
+    table = instance.create_table("t", SCHEMA, split_points=[100, 200])
+    table.ingest(pa.table({"key": pa.array(range(300), pa.int64()), "value": [str(i) for i in range(300)]}))
+    return table
+
+
+def _query_json(query_id: str, low: int, high: int) -> str:
+    region = Region.of([Range(field=SCHEMA.field("key"), min=low, max=high)])
+    return QuerySerDe.for_schema(SCHEMA).to_json(Query(query_id=query_id, table_name="t", regions=(region,)))
+
+
+def should_fan_out_one_sub_query_per_leaf_and_publish_every_row_once(table: LocalTable, tmp_path: Path) -> None:
+    # Given a query over a range crossing both split points
+    leaf_queue = InMemoryQueues().queue("LeafPartitionQueryQueue")
+    tracker = InMemoryQueryTracker()
+    instance = table.instance
+    # When the query handler runs, then the leaf handler runs each sub-query
+    outcome = handle_query_message(_query_json("q1", 50, 250), tables=instance, leaf_queue=leaf_queue, tracker=tracker)
+    results = (tmp_path / "results").as_uri()
+    publish = parquet_publisher(results)
+    messages = leaf_queue.receive(10)
+    counts = [handle_leaf_query_message(m.body, tables=instance, tracker=tracker, publish=publish) for m in messages]
+    # Then 3 sub-queries were sent and their result files hold keys 50..249 once
+    assert len(outcome.sub_queries) == 3
+    assert sum(counts) == 200
+    keys = sorted(
+        k
+        for q in outcome.sub_queries
+        for k in pq.read_table(results_path(results, q).removeprefix("file://")).column("key").to_pylist()
+    )
+    assert keys == list(range(50, 250))
+    # And the tracker rolled the sub-queries up into a completed query with the row count
+    parent = tracker.status("q1")
+    assert parent is not None
+    assert (parent.last_known_state, parent.row_count) == (QueryState.COMPLETED, 200)
+
+
+def should_complete_a_query_with_no_leaves_to_read_with_zero_rows(tmp_path: Path) -> None:
+    # Given an empty table
+    instance = LocalInstance.create(tmp_path / "instance")
+    instance.create_table("t", SCHEMA)
+    tracker = InMemoryQueryTracker()
+    leaf_queue = InMemoryQueues().queue("LeafPartitionQueryQueue")
+    # When a query is handled
+    outcome = handle_query_message(_query_json("q2", 0, 10), tables=instance, leaf_queue=leaf_queue, tracker=tracker)
+    # Then no sub-query is sent and the query is completed with 0 rows
+    assert outcome.sub_queries == ()
+    parent = tracker.status("q2")
+    assert parent is not None
+    assert (parent.last_known_state, parent.row_count) == (QueryState.COMPLETED, 0)
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        (json.dumps({"queryId": "bad-1", "tableName": "nope", "type": "Query", "regions": []}), "nope"),
+        (json.dumps({"queryId": "bad-2", "tableName": "t", "type": "Query", "regions": [{"key": "x"}]}), "regions"),
+    ],
+)
+def should_track_an_invalid_query_as_failed_with_the_reason(table: LocalTable, body: str, error: str) -> None:
+    # Given an invalid query
+    tracker = InMemoryQueryTracker()
+    leaf_queue = InMemoryQueues().queue("LeafPartitionQueryQueue")
+    # When it is handled
+    outcome = handle_query_message(body, tables=table.instance, leaf_queue=leaf_queue, tracker=tracker)
+    # Then it is tracked FAILED with a reason naming the problem, and nothing is sent
+    query_id = json.loads(body)["queryId"]
+    tracked = tracker.status(query_id)
+    assert tracked is not None
+    assert tracked.last_known_state is QueryState.FAILED
+    assert error in (tracked.error_message or "")
+    assert outcome.sub_queries == ()
+    assert leaf_queue.receive(10) == []
+
+
+def should_query_through_the_queue_from_the_command_line(
+    table: LocalTable, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the table's instance
+    monkeypatch.setenv("SLEEPER_INSTANCE", str(table.instance.directory))
+    # When a range is queried through the query queue
+    capsys.readouterr()
+    assert run(["query", "t", "--range", "key=[95,105)", "--via-queue", "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    # Then the rows come back in key order, and the tracker shows the query completed
+    payload = json.loads(out[out.index('{\n  "count"') :])
+    assert [r["key"] for r in payload["rows"]] == list(range(95, 105))
+    tracked = json.loads(_report(capsys))
+    parents = [r for r in tracked if r["subQueryId"] == "-"]
+    assert [(p["lastKnownState"], p["rowCount"]) for p in parents] == [("COMPLETED", 10)]
+
+
+def _report(capsys: pytest.CaptureFixture[str]) -> str:
+    capsys.readouterr()
+    assert run(["report", "query", "--json"]) == 0
+    return capsys.readouterr().out
