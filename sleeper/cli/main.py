@@ -419,10 +419,12 @@ def run_instance(
     import logging
     import threading
 
+    from sleeper.runtime.faults_env import arm_crash_points_from_environment
     from sleeper.runtime.local_handlers import default_handlers, drain_in_worker
     from sleeper.runtime.local_runner import LocalRunner
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    arm_crash_points_from_environment()
     runner = LocalRunner(_open(), default_handlers(), workers=workers, worker_drain=drain_in_worker)
     try:
         if until_idle:

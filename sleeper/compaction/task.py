@@ -38,6 +38,7 @@ from sleeper.compaction.commit import CommitOutcome, JobReadiness, check_job, co
 from sleeper.compaction.execution import CompactionResult, ExecutionSettings, run_compaction
 from sleeper.compaction.ports import COMPACTION_JOB_QUEUE, CompactionInstance, CompactionTable
 from sleeper.core.exceptions import TableNotFoundError
+from sleeper.core.faults import crash_point
 from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.properties import InstanceProperties
@@ -261,6 +262,7 @@ class CompactionJobRunner:
                 rows_written=result.rows_written,
             )
         )
+        crash_point("compaction.after_output_written")
         try:
             outcome, reason = commit_job(
                 job,
@@ -277,6 +279,7 @@ class CompactionJobRunner:
         except Exception as e:
             _LOG.exception("compaction job %s: commit failed", job.job_id)
             return self._failed(job, run_id, f"{type(e).__name__}: {e}", result=result)
+        crash_point("compaction.after_commit")
         kind = {
             CommitOutcome.COMMITTED: JobOutcome.FINISHED,
             CommitOutcome.SENT: JobOutcome.FINISHED,

@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 
 from pyarrow import fs as pafs
 
+from sleeper.core.faults import crash_point
 from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.jobs.exceptions import UnsafePathError
 from sleeper.core.jobs.paths import check_safe_path
@@ -245,6 +246,7 @@ def collect_garbage(
         failed.extend(errors)
         if not gone:
             continue
+        crash_point("gc.after_delete")
         try:
             committed = _commit(table, gone, settings.async_commit, send_commit)
         except Exception as e:  # noqa: BLE001 - reported; the next run commits these files

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyarrow import fs as pafs
 
+from sleeper.core.faults import crash_point
 from sleeper.core.partition import Partition, PartitionTree
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.references import FileReference
@@ -191,6 +192,7 @@ def ingest_batches(
         )
         output.write_all(processor.process(merged))
     if output.references:
+        crash_point("ingest.after_files_written")
         try:
             state_store.add_files(output.references, job_id=job_id, written_time=datetime.now(tz=UTC))
         except BaseException:
