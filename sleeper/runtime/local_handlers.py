@@ -27,6 +27,7 @@ from sleeper.query.queued import (
     handle_query_message,
     parquet_publisher,
 )
+from sleeper.runtime.faults_env import arm_crash_points_from_environment
 from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_runner import Handler, LocalRunner, RoundSummary
 from sleeper.splitting.finder import run_find_partitions_to_split
@@ -217,5 +218,9 @@ def default_handlers() -> dict[str, Handler]:
 
 
 def drain_in_worker(directory: str, queue_name: str) -> RoundSummary:
-    """Drains one queue of the instance in a directory with the default handlers (run in a worker process)."""
+    """Drains one queue of the instance in a directory with the default handlers (run in a worker process).
+
+    Crash points named in ``SLEEPER_CRASH_AT`` are armed in the worker as in the process that started it.
+    """
+    arm_crash_points_from_environment()
     return LocalRunner(LocalInstance(directory), default_handlers()).drain(queue_name)
