@@ -14,12 +14,13 @@ reads a few key values per input.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -174,8 +175,31 @@ class _KeyColumn:
         if self._numbers is not None:
             assert isinstance(value, int)
             return low + int(np.searchsorted(self._numbers[low:high], value, side=side))
-        needle = pa.scalar(value, type=self._array.type)
-        return low + int(pc.search_sorted(self._array.slice(low, high - low), needle, side=side).as_py())
+        if self._array.null_count:
+            needle = pa.scalar(value, type=self._array.type)
+            return low + int(pc.search_sorted(self._array.slice(low, high - low), needle, side=side).as_py())
+        # A binary search reading O(log n) values: pyarrow's search_sorted costs time linear in the slice.
+        values = _Values(self._array)
+        return bisect_right(values, value, low, high) if right else bisect_left(values, value, low, high)
+
+
+class _Values:
+    """The values of an Arrow array as Python objects, read one at a time (for :mod:`bisect`).
+
+    Python compares ``str`` by code point and ``bytes`` as unsigned bytes, which is Sleeper's order (UTF-8 bytes
+    and unsigned bytes).
+    """
+
+    __slots__ = ("_array",)
+
+    def __init__(self, array: pa.Array) -> None:
+        self._array = array
+
+    def __len__(self) -> int:
+        return len(self._array)
+
+    def __getitem__(self, index: int) -> Any:
+        return self._array[index].as_py()
 
 
 class _SchemaCheck:
