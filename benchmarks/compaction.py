@@ -1,38 +1,53 @@
-"""Benchmark of compaction (sleeper.compaction.execution.run_compaction) beside plain read+write and full sorts.
+"""Benchmark of compaction (sleeper.compaction.execution.run_compaction) against the targets of issue 4.
 
 Data (PERFORMANCE.md B.1): ``--files`` Parquet files (default 10) of ``--rows`` rows each (default 1,000,000), each
-sorted by ``key``, with columns ``key`` (12-20 random letters, or int64 in [0, 1e10) with ``--key-type long``),
+sorted by ``key``, with columns ``key`` (12-20 random letters, or int64 in [0, 1e10) for the ``long`` variant),
 ``value`` (int64) and ``payload`` (30 random letters); zstd level 1, no dictionary, 100k-row row groups, as Sleeper
-writes them.
+writes them. Both key types run by default (``--key-types string,long``).
 
-Methods, each run in a fresh process (imports excluded from the time):
+Methods, each run in a fresh process (imports excluded from the time, peak RSS from ``VmHWM``):
 
 - ``rw_pa_stream``: pyarrow streaming read (``iter_batches``, ``pre_buffer=False``) of every file into one
-  ``ParquetWriter``, with no sort: the pyarrow read+write limit.
-- ``sort_pa``: pyarrow ``read_table`` of every file, ``concat``, ``sort_by``, write: the plain pyarrow baseline.
+  ``ParquetWriter``, no sort: the serial pyarrow read+write limit.
+- ``rw_pa_stream_thr``: the same with the writes on a writer thread behind a queue of 3: the threaded limit that
+  issue 4's wall-time target divides by.
+- ``merge_datafusion``: DataFusion's sort-preserving merge (each file a partition with its sort order declared, as
+  Sleeper's Rust compaction plans it; the plan is checked to hold no ``SortExec``) written by DataFusion's own
+  Parquet writer (zstd(1), 100k-row row groups, no dictionary).
 - ``sort_duckdb``: DuckDB ``COPY (SELECT * FROM read_parquet([...]) ORDER BY key) TO ...`` (zstd, 100k row groups).
-- ``compact_arrow``: ``run_compaction`` of one job over the files on a local table, pyarrow merge engine (bounded
-  memory streaming k-way merge, writer thread, sketches).
-- ``compact_datafusion``: the same with the DataFusion engine (skipped if ``datafusion`` is not installed).
+- ``sort_pa``: pyarrow ``read_table`` of everything, ``sort_by``, write (not run unless asked for).
+- ``compact``: ``run_compaction`` of one job over the files on a local table with the table's default engine, as
+  Sleeper runs it (sketches included).
+- ``compact_arrow`` / ``compact_datafusion``: the same with the engine forced.
+- ``compact_2x``, ``compact_arrow_2x``, ``compact_datafusion_2x``: the same over files of twice as many rows, for the
+  check that peak RSS stays flat when the input doubles.
 
-Every output is checked: as many rows as the inputs and keys in order. Figures are medians over the repetitions:
-seconds, rows/s, CPU seconds and the peak RSS of the process (``VmHWM``). Ratios divide by ``rw_pa_stream``,
-``sort_pa`` and ``sort_duckdb`` in the same repetition, then take the median. The last line printed is one JSON
-object with every figure.
+``compact`` and ``compact_2x`` are not run by default: they repeat whichever of the two engines is the default, which
+the summary names (``default_engine``).
 
-Usage: ``.venv/bin/python benchmarks/compaction.py [--files 10] [--rows 1000000] [--key-type string]
-[--repeats 3] [--methods compact_arrow,sort_duckdb]``.
+Every output is checked: as many rows as the inputs, keys in order. Figures are medians over ``--repeats`` (default 3)
+repetitions; the methods of a repetition run back to back in shuffled order, and ratios are taken within a
+repetition, then the median. The load average before each run is recorded (the machine is shared). The targets
+(issue 4), checked for each engine: wall time <= 1.3x ``rw_pa_stream_thr``; throughput >= ``merge_datafusion``'s
+and >= 1.1x ``sort_duckdb``'s; peak RSS <= 700 MB, and the peak RSS at twice the rows within 10% of it. The last
+line printed is one JSON object with every figure.
+
+Usage: ``.venv/bin/python benchmarks/compaction.py [--files 10] [--rows 1000000] [--key-types string,long]
+[--repeats 3] [--methods compact,rw_pa_stream_thr] [--data-dir DIR]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import queue
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -47,9 +62,40 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-METHODS = ("rw_pa_stream", "sort_pa", "sort_duckdb", "compact_arrow", "compact_datafusion")
-BASELINES = ("rw_pa_stream", "sort_pa", "sort_duckdb")
+METHODS = (
+    "rw_pa_stream",
+    "rw_pa_stream_thr",
+    "merge_datafusion",
+    "sort_duckdb",
+    "sort_pa",
+    "compact",
+    "compact_arrow",
+    "compact_datafusion",
+    "compact_2x",
+    "compact_arrow_2x",
+    "compact_datafusion_2x",
+)
+DEFAULT_METHODS = (
+    "rw_pa_stream",
+    "rw_pa_stream_thr",
+    "merge_datafusion",
+    "sort_duckdb",
+    "compact_arrow",
+    "compact_datafusion",
+    "compact_arrow_2x",
+    "compact_datafusion_2x",
+)
+COMPACTIONS = ("compact", "compact_arrow", "compact_datafusion")
+BASELINES = ("rw_pa_stream", "rw_pa_stream_thr", "merge_datafusion", "sort_duckdb")
 ROW_GROUP_ROWS = 100_000
+SCALE = 2
+TARGETS = {
+    "max_x_rw_pa_stream_thr": 1.3,
+    "min_throughput_vs_merge_datafusion": 1.0,
+    "min_throughput_vs_sort_duckdb": 1.1,
+    "max_peak_rss_mb": 700.0,
+    "max_rss_growth_2x": 1.1,
+}
 _LETTERS = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
 _WRITE = {
     "compression": "zstd",
@@ -84,6 +130,18 @@ def make_file(path: Path, rows: int, key_type: str, seed: int) -> None:
         }
     ).sort_by("key")
     pq.write_table(table, path, row_group_size=ROW_GROUP_ROWS, **_WRITE)
+
+
+def make_inputs(directory: Path, files: int, rows: int, key_type: str) -> Path:
+    """The input files of one key type and size in a directory under ``directory``, made unless already there."""
+    target = directory / f"{key_type}-{files}x{rows}"
+    done = target / ".complete"
+    if not done.exists():
+        target.mkdir(parents=True, exist_ok=True)
+        for i in range(files):
+            make_file(target / f"input-{i:03d}.parquet", rows, key_type, seed=i)
+        done.touch()
+    return target
 
 
 def _peak_rss_bytes() -> int:
@@ -121,7 +179,10 @@ def _check(out: Path, expected_rows: int, *, ordered: bool = True) -> None:
         raise SystemExit(f"{out}: {rows} rows, expected {expected_rows}")
 
 
-def _compact(files: list[Path], work_dir: Path, key_type: str, engine: str) -> Path:
+_TIMES: dict[str, float] = {}
+
+
+def _compact(files: list[Path], work_dir: Path, key_type: str, engine: str | None) -> tuple[Path, str]:
     from sleeper.compaction.execution import run_compaction
     from sleeper.core.jobs.compaction import CompactionJob
     from sleeper.core.schema import Field, PrimitiveType, Schema
@@ -134,7 +195,8 @@ def _compact(files: list[Path], work_dir: Path, key_type: str, engine: str) -> P
         values=[Field("value", PrimitiveType.LONG), Field("payload", PrimitiveType.STRING)],
     )
     instance = LocalInstance.create(work_dir / "instance")
-    table = instance.create_table("bench", schema, properties={"sleeper.table.data.engine": engine})
+    properties = {} if engine is None else {"sleeper.table.data.engine": engine}
+    table = instance.create_table("bench", schema, properties=properties)
     inputs = [str(f) for f in files]
     table.state_store.add_files(
         [
@@ -157,12 +219,80 @@ def _compact(files: list[Path], work_dir: Path, key_type: str, engine: str) -> P
     result = run_compaction(job, table)
     _TIMES["seconds"] = time.perf_counter() - start
     _TIMES["cpu_seconds"] = _cpu_seconds() - cpu
-    if result.engine.lower() != engine.lower():
+    if engine is not None and result.engine.lower() != engine.lower():
         raise SystemExit(f"asked for engine {engine}, ran {result.engine}")
-    return output
+    return output, result.engine
 
 
-_TIMES: dict[str, float] = {}
+def _rw_pa_stream(files: list[Path], out: Path, *, threaded: bool) -> None:
+    schema = pq.ParquetFile(files[0]).schema_arrow
+    with pq.ParquetWriter(out, schema, **_WRITE) as writer:
+        pending: queue.Queue[pa.Table | None] = queue.Queue(maxsize=3)
+
+        def drain() -> None:
+            while (table := pending.get()) is not None:
+                writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
+
+        thread = threading.Thread(target=drain) if threaded else None
+        if thread is not None:
+            thread.start()
+        buffered: list[pa.RecordBatch] = []
+        rows = 0
+
+        def flush(final: bool) -> None:
+            nonlocal buffered, rows
+            while rows >= ROW_GROUP_ROWS or (final and rows):
+                table = pa.Table.from_batches(buffered, schema=schema)
+                group, rest = table.slice(0, ROW_GROUP_ROWS), table.slice(ROW_GROUP_ROWS)
+                buffered, rows = rest.to_batches(), rest.num_rows
+                if thread is not None:
+                    pending.put(group)
+                else:
+                    writer.write_table(group, row_group_size=ROW_GROUP_ROWS)
+
+        for f in files:
+            parquet = pq.ParquetFile(f, pre_buffer=False)
+            for batch in parquet.iter_batches(batch_size=65536):
+                buffered.append(batch)
+                rows += batch.num_rows
+                flush(False)
+        flush(True)
+        if thread is not None:
+            pending.put(None)
+            thread.join()
+
+
+def _merge_datafusion(files: list[Path], out: Path) -> None:
+    import datafusion
+    from datafusion import ParquetWriterOptions, col
+
+    config = (
+        datafusion.SessionConfig({"datafusion.execution.parquet.schema_force_view_types": "false"})
+        .with_target_partitions(len(files))
+        .with_repartition_file_scans(False)
+        .with_repartition_sorts(False)
+    )
+    context = datafusion.SessionContext(config)
+    order = [col("key").sort(ascending=True, nulls_first=True)]
+    frame = None
+    for f in files:
+        scan = context.read_parquet(str(f), file_sort_order=[order])
+        frame = scan if frame is None else frame.union(scan)
+    assert frame is not None
+    frame = frame.sort(*order)
+    plan = frame.execution_plan().display_indent()
+    if "SortExec:" in plan or "SortPreservingMergeExec" not in plan:
+        raise SystemExit(f"DataFusion did not plan a sort-preserving merge:\n{plan}")
+    frame.write_parquet_with_options(
+        str(out),
+        ParquetWriterOptions(
+            compression="zstd(1)",
+            dictionary_enabled=False,
+            max_row_group_size=ROW_GROUP_ROWS,
+            writer_version="2.0",
+            data_pagesize_limit=128 * 1024,
+        ),
+    )
 
 
 def run_one(method: str, input_dir: Path, work_dir: Path, key_type: str) -> dict[str, Any]:
@@ -170,16 +300,16 @@ def run_one(method: str, input_dir: Path, work_dir: Path, key_type: str) -> dict
     files = sorted(input_dir.glob("*.parquet"))
     expected = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
     out = work_dir / "out.parquet"
+    engine_used = None
     _TIMES.clear()
     start = time.perf_counter()
     cpu = _cpu_seconds()
-    if method == "rw_pa_stream":
-        schema = pq.ParquetFile(files[0]).schema_arrow
-        with pq.ParquetWriter(out, schema, **_WRITE) as writer:
-            for f in files:
-                parquet = pq.ParquetFile(f, pre_buffer=False)
-                for batch in parquet.iter_batches(batch_size=65536):
-                    writer.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
+    if method in ("rw_pa_stream", "rw_pa_stream_thr"):
+        _rw_pa_stream(files, out, threaded=method == "rw_pa_stream_thr")
+    elif method == "merge_datafusion":
+        _merge_datafusion(files, out)
+        if out.is_dir():  # DataFusion writes a directory when the path has no extension it knows
+            out = next(out.glob("*.parquet"))
     elif method == "sort_pa":
         table = pa.concat_tables(pq.read_table(f) for f in files).sort_by("key")
         pq.write_table(table, out, row_group_size=ROW_GROUP_ROWS, **_WRITE)
@@ -191,37 +321,141 @@ def run_one(method: str, input_dir: Path, work_dir: Path, key_type: str) -> dict
             f"COPY (SELECT * FROM read_parquet([{names}]) ORDER BY key) TO '{out}' "  # noqa: S608
             f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {ROW_GROUP_ROWS})"
         )
-    elif method in ("compact_arrow", "compact_datafusion"):
-        out = _compact(files, work_dir, key_type, "ARROW" if method == "compact_arrow" else "DATAFUSION")
+    elif method.startswith("compact"):
+        engine = {"compact_arrow": "ARROW", "compact_datafusion": "DATAFUSION"}.get(method.removesuffix("_2x"))
+        out, engine_used = _compact(files, work_dir, key_type, engine)
     else:
         raise SystemExit(f"unknown method {method}")
     seconds = _TIMES.get("seconds", time.perf_counter() - start)
     cpu_seconds = _TIMES.get("cpu_seconds", _cpu_seconds() - cpu)
-    _check(out, expected, ordered=method != "rw_pa_stream")
+    peak = _peak_rss_bytes()
+    _check(out, expected, ordered=not method.startswith("rw_"))
     return {
         "seconds": seconds,
         "rows_per_second": expected / seconds,
         "cpu_seconds": cpu_seconds,
-        "peak_rss_mib": _peak_rss_bytes() / 2**20,
+        "peak_rss_mib": peak / 2**20,
+        "peak_rss_mb": peak / 1e6,
         "rows": expected,
+        "engine": engine_used,
     }
 
 
 def _available(method: str) -> bool:
-    if method == "compact_datafusion":
+    if method in ("merge_datafusion", "compact_datafusion", "compact_datafusion_2x"):
         import importlib.util
 
         return importlib.util.find_spec("datafusion") is not None
     return True
 
 
+def _targets(method: str, runs: dict[str, list[dict[str, Any]]], result: dict[str, Any]) -> dict[str, Any]:
+    """Issue 4's targets for one compaction method, from ratios taken within each repetition."""
+    ratios = result["ratios"][method]
+    rss = result["methods"][method]["peak_rss_mb"]
+    checks: dict[str, Any] = {"peak_rss_mb": rss, "peak_rss_ok": rss <= TARGETS["max_peak_rss_mb"]}
+    if "x_rw_pa_stream_thr" in ratios:
+        checks["x_rw_pa_stream_thr"] = ratios["x_rw_pa_stream_thr"]
+        checks["x_rw_pa_stream_thr_ok"] = ratios["x_rw_pa_stream_thr"] <= TARGETS["max_x_rw_pa_stream_thr"]
+    for base, target in (
+        ("merge_datafusion", "min_throughput_vs_merge_datafusion"),
+        ("sort_duckdb", "min_throughput_vs_sort_duckdb"),
+    ):
+        if f"x_{base}" in ratios:
+            checks[f"throughput_vs_{base}"] = 1 / ratios[f"x_{base}"]
+            checks[f"throughput_vs_{base}_ok"] = 1 / ratios[f"x_{base}"] >= TARGETS[target]
+    doubled = f"{method}_2x"
+    if doubled in runs:
+        growth = statistics.median(
+            big["peak_rss_mb"] / small["peak_rss_mb"] for big, small in zip(runs[doubled], runs[method], strict=True)
+        )
+        checks["peak_rss_2x_mb"] = result["methods"][doubled]["peak_rss_mb"]
+        checks["rss_growth_2x"] = growth
+        checks["rss_flat_ok"] = growth <= TARGETS["max_rss_growth_2x"]
+    checks["all_ok"] = all(v for k, v in checks.items() if k.endswith("_ok"))
+    return checks
+
+
+def _default_engine() -> str:
+    from sleeper.compaction.execution import resolve_engine
+    from sleeper.core.properties import InstanceProperties, TableProperties
+
+    return resolve_engine(TableProperties(InstanceProperties()))
+
+
+def _run_key_type(args: argparse.Namespace, key_type: str, methods: list[str], data_dir: Path) -> dict[str, Any]:
+    inputs = make_inputs(data_dir, args.files, args.rows, key_type)
+    scaled = any(m.endswith("_2x") for m in methods)
+    inputs_2x = make_inputs(data_dir, args.files, args.rows * SCALE, key_type) if scaled else None
+    runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
+    with tempfile.TemporaryDirectory(prefix="sleeper-compaction-bench-") as tmp:
+        for repeat in range(args.repeats):
+            order = list(methods)
+            np.random.default_rng(repeat).shuffle(order)
+            for method in order:
+                work_dir = Path(tmp) / f"{method}-{repeat}"
+                work_dir.mkdir()
+                subprocess.run(["sync"], check=False)
+                load = os.getloadavg()[0]
+                source = inputs_2x if method.endswith("_2x") else inputs
+                out = subprocess.run(
+                    [sys.executable, __file__, "--child", method, str(source), str(work_dir), key_type],
+                    capture_output=True,
+                    text=True,
+                )
+                if out.returncode:
+                    raise SystemExit(f"{method} failed:\n{out.stderr}")
+                figures = json.loads(out.stdout.strip().splitlines()[-1])
+                figures["load_average"] = load
+                runs[method].append(figures)
+                subprocess.run(["rm", "-rf", str(work_dir)], check=True)
+    result: dict[str, Any] = {"methods": {}, "ratios": {}, "targets": {}}
+    print(f"== {key_type} keys: {args.files} files x {args.rows:,} rows, {args.repeats} repeats (medians)", flush=True)
+    for method in methods:
+        figures: dict[str, Any] = {
+            key: statistics.median(run[key] for run in runs[method])
+            for key in ("seconds", "rows_per_second", "cpu_seconds", "peak_rss_mib", "peak_rss_mb", "load_average")
+        }
+        figures["seconds_all"] = [round(run["seconds"], 3) for run in runs[method]]
+        figures["load_average_max"] = max(run["load_average"] for run in runs[method])
+        if runs[method][0]["engine"]:
+            figures["engine"] = runs[method][0]["engine"]
+        result["methods"][method] = figures
+        ratios = {
+            f"x_{base}": statistics.median(
+                mine["seconds"] / theirs["seconds"] for mine, theirs in zip(runs[method], runs[base], strict=True)
+            )
+            for base in BASELINES
+            if base in runs and base != method and not method.endswith("_2x")
+        }
+        result["ratios"][method] = ratios
+        ratio_text = "  ".join(f"{name} {value:5.2f}" for name, value in ratios.items())
+        print(
+            f"{method:20s} {figures['seconds']:7.2f} s  {figures['rows_per_second']:>12,.0f} rows/s  "
+            f"CPU {figures['cpu_seconds']:6.2f} s  peak RSS {figures['peak_rss_mb']:6.0f} MB  "
+            f"load {figures['load_average']:4.2f}  {ratio_text}",
+            flush=True,
+        )
+    for method in COMPACTIONS:
+        if method in runs:
+            result["targets"][method] = _targets(method, runs, result)
+            checks = result["targets"][method]
+            print(
+                f"targets {method}: "
+                + "  ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in checks.items()),
+                flush=True,
+            )
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=10)
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows per input file")
-    parser.add_argument("--key-type", choices=("string", "long"), default="string")
+    parser.add_argument("--key-types", default="string,long", help="comma-separated: string, long")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--methods", default=",".join(DEFAULT_METHODS))
+    parser.add_argument("--data-dir", type=Path, help="keep the generated inputs here and reuse them")
     parser.add_argument("--child", nargs=4, metavar=("METHOD", "INPUT", "WORKDIR", "KEY"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -233,57 +467,24 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown methods: {sorted(unknown)}")
     methods = [m for m in methods if _available(m)]
+    key_types = [k for k in args.key_types.split(",") if k]
+    if set(key_types) - {"string", "long"}:
+        raise SystemExit(f"unknown key types: {key_types}")
     summary: dict[str, Any] = {
         "files": args.files,
         "rows_per_file": args.rows,
-        "key_type": args.key_type,
         "repeats": args.repeats,
-        "methods": {},
-        "ratios": {},
+        "cpus": os.cpu_count(),
+        "load_average_start": os.getloadavg()[0],
+        "targets": TARGETS,
+        "default_engine": _default_engine(),
+        "key_types": {},
     }
-    runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
-    with tempfile.TemporaryDirectory(prefix="sleeper-compaction-bench-") as tmp:
-        input_dir = Path(tmp) / "input"
-        input_dir.mkdir()
-        for i in range(args.files):
-            make_file(input_dir / f"input-{i:03d}.parquet", args.rows, args.key_type, seed=i)
-        summary["input_parquet_mib"] = sum(f.stat().st_size for f in input_dir.glob("*.parquet")) / 2**20
-        for repeat in range(args.repeats):
-            order = list(methods)
-            np.random.default_rng(repeat).shuffle(order)
-            for method in order:
-                work_dir = Path(tmp) / f"{method}-{repeat}"
-                work_dir.mkdir()
-                subprocess.run(["sync"], check=False)
-                out = subprocess.run(
-                    [sys.executable, __file__, "--child", method, str(input_dir), str(work_dir), args.key_type],
-                    capture_output=True,
-                    text=True,
-                )
-                if out.returncode:
-                    raise SystemExit(f"{method} failed:\n{out.stderr}")
-                runs[method].append(json.loads(out.stdout.strip().splitlines()[-1]))
-                subprocess.run(["rm", "-rf", str(work_dir)], check=True)
-    for method in methods:
-        figures = {
-            key: statistics.median(run[key] for run in runs[method])
-            for key in ("seconds", "rows_per_second", "cpu_seconds", "peak_rss_mib")
-        }
-        summary["methods"][method] = figures
-        ratios = {
-            f"x_{base}": statistics.median(
-                mine["seconds"] / theirs["seconds"] for mine, theirs in zip(runs[method], runs[base], strict=True)
-            )
-            for base in BASELINES
-            if base in runs and base != method
-        }
-        summary["ratios"][method] = ratios
-        ratio_text = "  ".join(f"{name} {value:5.2f}" for name, value in ratios.items())
-        print(
-            f"{method:20s} {figures['seconds']:7.2f} s  {figures['rows_per_second']:>12,.0f} rows/s  "
-            f"CPU {figures['cpu_seconds']:6.2f} s  peak RSS {figures['peak_rss_mib']:7.1f} MiB  {ratio_text}",
-            flush=True,
-        )
+    with tempfile.TemporaryDirectory(prefix="sleeper-compaction-data-") as tmp:
+        data_dir = args.data_dir or Path(tmp)
+        for key_type in key_types:
+            summary["key_types"][key_type] = _run_key_type(args, key_type, methods, data_dir)
+    summary["load_average_end"] = os.getloadavg()[0]
     print(json.dumps(summary))
 
 

@@ -86,6 +86,9 @@ class ExecutionSettings:
         writer_thread: Encode and write row groups on a background thread.
         pipeline: Assemble the merged batches of one round on a background thread while the next round is ordered
             (:func:`sleeper.io.merge.merge_sorted`); uses another core.
+        datafusion_batch_rows: The batch size of the DataFusion engine (at most ``batch_rows``). Its
+            sort-preserving merge runs faster and holds less memory with smaller batches than the pyarrow merge
+            does (measured in ``benchmarks/compaction.py``: 16k rows beat 64k by about a quarter of the CPU time).
     """
 
     batch_rows: int = 65536
@@ -93,10 +96,13 @@ class ExecutionSettings:
     decode_threads: bool = False
     writer_thread: bool = True
     pipeline: bool = False
+    datafusion_batch_rows: int = 16384
 
     def __post_init__(self) -> None:
         if self.batch_rows < 1:
             raise CompactionConfigError(f"batch_rows must be positive, got {self.batch_rows}")
+        if self.datafusion_batch_rows < 1:
+            raise CompactionConfigError(f"datafusion_batch_rows must be positive, got {self.datafusion_batch_rows}")
         if self.prefetch_threads < 0:
             raise CompactionConfigError(f"prefetch_threads must not be negative, got {self.prefetch_threads}")
 
@@ -283,7 +289,8 @@ def compaction_batches(
     if engine == ENGINE_DATAFUSION:
         from sleeper.compaction.datafusion_engine import datafusion_merge
 
-        return datafusion_merge(input_files, schema, region, batch_rows=chosen.batch_rows)
+        batch_rows = min(chosen.batch_rows, chosen.datafusion_batch_rows)
+        return datafusion_merge(input_files, schema, region, batch_rows=batch_rows)
     streams: list[Iterable[pa.RecordBatch]] = []
     for location in input_files:
         reader = stack.enter_context(SortedFileReader(location, schema, filesystem=filesystem, options=options))

@@ -357,10 +357,13 @@ class _Job:
 
     def run(self) -> list[pa.RecordBatch]:
         data = self.table
+        if isinstance(data, pa.Table):
+            # One copy of the pieces into a batch, then the take: cheaper than a take over the chunks (which
+            # concatenates them internally anyway) followed by combining the result's chunks.
+            batches = data.to_batches()
+            data = batches[0] if len(batches) == 1 else pa.concat_batches(batches)
         if self.order is not None:
             data = data.take(pa.array(self.order))
-        if isinstance(data, pa.Table):
-            (data,) = data.combine_chunks().to_batches()
         rows = data.num_rows
         count = -(-rows // self.batch_rows)
         if count <= 1:
