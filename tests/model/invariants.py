@@ -172,7 +172,8 @@ def check_jobs(
     table_id: str,
 ) -> None:
     """I5: every assignment belongs to a created job, on its partition and among its inputs; a job whose output the
-    table ever tracked is FINISHED in the tracker with exactly one committed run, and no other job is.
+    table ever tracked is FINISHED in the tracker with exactly one committed run, and no other job is; every failed
+    run has a reason.
 
     Args:
         files: The files state now.
@@ -198,6 +199,9 @@ def check_jobs(
         if job is None:
             continue
         committed_runs = [run for run in status.runs if run.commit_time is not None]
+        for run in status.runs:
+            if run.status is CompactionJobStatusType.FAILED:
+                assert run.failure_reasons, f"I5 a run of job {job.job_id} failed with no reason"
         if job.output_file in landed:
             assert status.status is CompactionJobStatusType.FINISHED, (
                 f"I5 job {job.job_id} landed but the tracker says {status.status.value}"
