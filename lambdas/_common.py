@@ -1,0 +1,78 @@
+"""Plumbing shared by the handlers: the instance from the environment, and SQS batches with per-message failures."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sleeper.core.exceptions import TableNotFoundError
+from sleeper.runtime.aws import AwsInstance
+
+LOGGER = logging.getLogger("lambdas")
+_instance: AwsInstance | None = None
+
+
+def aws_instance() -> AwsInstance:
+    """The instance the environment names, built once per process (reused by warm invocations)."""
+    global _instance
+    if _instance is None:
+        _instance = AwsInstance.from_environment()
+    return _instance
+
+
+def use_instance(instance: AwsInstance | None) -> None:
+    """Makes the handlers use an instance (None: the environment's again), e.g. in a container or a test."""
+    global _instance
+    _instance = instance
+
+
+@dataclass(frozen=True, slots=True)
+class SqsRecord:
+    """One message of an SQS event."""
+
+    message_id: str
+    body: str
+    group_id: str | None
+
+
+def sqs_records(event: Mapping[str, Any]) -> list[SqsRecord]:
+    """The messages of an SQS event, in order."""
+    return [
+        SqsRecord(r["messageId"], r["body"], r.get("attributes", {}).get("MessageGroupId"))
+        for r in event.get("Records", [])
+    ]
+
+
+def batch_response(failed_ids: list[str]) -> dict[str, list[dict[str, str]]]:
+    """The partial batch response: the failed messages return to the queue, the others are deleted."""
+    return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in failed_ids]}
+
+
+def for_each_message(
+    event: Mapping[str, Any], handle: Callable[[str], object], *, stop_at_failure: bool = False
+) -> dict[str, list[dict[str, str]]]:
+    """Runs ``handle`` on each message body; a message whose handling raises is reported failed.
+
+    A message naming a table that does not exist (any more) is logged and dropped: a retry cannot help.
+
+    Args:
+        event: The SQS event.
+        handle: Handles one body.
+        stop_at_failure: After a failure, report every later message failed without handling it (FIFO queues, so
+            messages of a group keep their order).
+    """
+    failed: list[str] = []
+    for record in sqs_records(event):
+        if failed and stop_at_failure:
+            failed.append(record.message_id)
+            continue
+        try:
+            handle(record.body)
+        except TableNotFoundError as e:
+            LOGGER.warning("Dropping message %s: %s", record.message_id, e)
+        except Exception:
+            LOGGER.exception("Message %s failed", record.message_id)
+            failed.append(record.message_id)
+    return batch_response(failed)

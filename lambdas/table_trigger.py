@@ -1,0 +1,56 @@
+"""Scheduled per-table triggers (spec 12): each sends one message per online table (body and message group = table
+id) to the FIFO queue its registry entry names, so one handler runs per table at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lambdas._common import LOGGER, aws_instance
+from sleeper.runtime import registry
+
+
+def _trigger(name: str) -> dict[str, int]:
+    spec = registry.handler(name)
+    if spec.sends_to is None:
+        raise ValueError(f"handler {name} sends to no queue")
+    instance = aws_instance()
+    offline = spec.offline_property is not None and instance.properties.get_bool(spec.offline_property)
+    sent = instance.send_per_table(spec.sends_to, include_offline=offline)
+    LOGGER.info("%s: sent %d table messages to %s", name, sent, spec.sends_to)
+    return {"tablesSent": sent}
+
+
+def snapshot_creation(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
+    """Starts snapshot creation for every online table."""
+    return _trigger(registry.SNAPSHOT_CREATION_TRIGGER)
+
+
+def snapshot_deletion(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
+    """Starts old snapshot deletion for every online table."""
+    return _trigger(registry.SNAPSHOT_DELETION_TRIGGER)
+
+
+def transaction_deletion(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
+    """Starts old transaction deletion for every online table."""
+    return _trigger(registry.TRANSACTION_DELETION_TRIGGER)
+
+
+def compaction_job_creation(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
+    """Starts compaction job creation for every online table."""
+    return _trigger(registry.COMPACTION_JOB_CREATION_TRIGGER)
+
+
+def find_partitions_to_split(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
+    """Starts finding partitions to split for every online table."""
+    return _trigger(registry.PARTITION_SPLITTING_TRIGGER)
+
+
+def garbage_collection(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
+    """Starts garbage collection for every online table (and offline ones if ``sleeper.run.gc.offline``)."""
+    return _trigger(registry.GARBAGE_COLLECTOR_TRIGGER)
+
+
+def table_metrics(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
+    """Starts publishing metrics for every online table (and offline ones if configured)."""
+    return _trigger(registry.TABLE_METRICS_TRIGGER)

@@ -1,0 +1,617 @@
+"""The AWS instance: the composition root of the Lambdas and containers (ARCHITECTURE.md, spec 8, 12, 13).
+
+Everything starts from the config bucket, as in Sleeper. A Lambda or container gets ``CONFIG_BUCKET`` (or the
+instance id in ``SLEEPER_INSTANCE_ID`` with the account in ``SLEEPER_ACCOUNT``, from which the bucket name is derived
+as Sleeper's client derives it), the region in ``AWS_REGION`` (or ``AWS_DEFAULT_REGION``) and, for an emulator,
+``AWS_ENDPOINT_URL``. :class:`AwsInstance` loads ``instance.properties`` from the bucket on first use and finds
+everything else through it: the DynamoDB tables of the table index, state store and trackers, the queue URLs, the
+data and query results buckets. Tables come from the table index with their properties from
+``tables/table-<id>.properties``; each has a transaction-log state store over DynamoDB and S3.
+
+pyarrow's S3 client ignores ``AWS_ENDPOINT_URL``, so :attr:`AwsInstance.filesystem_options` carries the endpoint
+explicitly to every reader and writer of data files.
+
+:func:`provision_instance` creates an instance's buckets, tables and queues on an emulator (a moto server) with the
+names the CDK stacks give them, and writes its instance properties, so the same handlers run against it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+from pyarrow import fs as pafs
+
+from sleeper.adapters.aws.clients import AwsSettings, dynamodb_client, s3_client
+from sleeper.adapters.aws.dynamodb_query_tracker import DynamoDBQueryTracker
+from sleeper.adapters.aws.dynamodb_state_store import DynamoDBStateStoreBackend
+from sleeper.adapters.aws.dynamodb_table_index import DynamoDBTableIndex
+from sleeper.adapters.aws.dynamodb_trackers import (
+    DynamoDBCompactionJobTracker,
+    DynamoDBIngestJobTracker,
+    DynamoDBTaskTracker,
+)
+from sleeper.adapters.aws.properties import S3PropertiesStore
+from sleeper.adapters.aws.resources import (
+    JobTrackerTableNames,
+    StateStoreTableNames,
+    TableIndexTableNames,
+    create_bucket,
+    create_job_tracker_tables,
+    create_query_tracker_table,
+    create_queue,
+    create_state_store_tables,
+    create_table_index_tables,
+    create_task_tracker_table,
+    dead_letter_queue_name,
+    query_tracker_table_name,
+    queue_name,
+    task_tracker_table_name,
+)
+from sleeper.adapters.aws.sqs_queue import SqsQueue, sqs_client
+from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError
+from sleeper.core.partition import Partition, partitions_from_split_points
+from sleeper.core.properties import InstanceProperties, TableProperties, config_bucket_name
+from sleeper.core.properties import instance_cdk as cdk
+from sleeper.core.queue import OutgoingMessage, QueueConfig, QueueNotFoundError
+from sleeper.core.range import Region
+from sleeper.core.schema import KeyValue, Schema
+from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
+from sleeper.core.table import TableStatus, new_table_id
+from sleeper.io.filesystem import FileSystemOptions, S3Options, s3_filesystem
+from sleeper.query.executor import table_query
+from sleeper.runtime import registry
+from sleeper.statestore.store import StateStore, StateStoreSettings
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sqs import SQSClient
+
+__all__ = [
+    "ACCOUNT_ENV",
+    "CONFIG_BUCKET_ENV",
+    "ENDPOINT_ENV",
+    "HANDLER_ENV",
+    "INSTANCE_ID_ENV",
+    "QUEUE_URL_PROPERTIES",
+    "AwsInstance",
+    "AwsRuntimeConfig",
+    "AwsRuntimeConfigError",
+    "AwsTable",
+    "provision_instance",
+]
+
+CONFIG_BUCKET_ENV = "CONFIG_BUCKET"
+"""The config bucket, as every Sleeper Lambda and container gets it."""
+INSTANCE_ID_ENV = "SLEEPER_INSTANCE_ID"
+"""The instance id (used with ``SLEEPER_ACCOUNT`` when ``CONFIG_BUCKET`` is not set)."""
+ACCOUNT_ENV = "SLEEPER_ACCOUNT"
+"""The AWS account of the instance (only to derive the config bucket name)."""
+ENDPOINT_ENV = "AWS_ENDPOINT_URL"
+"""An endpoint for every AWS service (an emulator)."""
+HANDLER_ENV = "SLEEPER_HANDLER"
+"""The handler (``module:function``) the Lambda image runs."""
+_REGION_ENVS = ("AWS_REGION", "AWS_DEFAULT_REGION")
+
+QUEUE_URL_PROPERTIES: dict[str, str] = {
+    registry.STATE_STORE_COMMITTER_Q: cdk.STATESTORE_COMMITTER_QUEUE_URL.name,
+    registry.INGEST_JOB_Q: cdk.INGEST_JOB_QUEUE_URL.name,
+    registry.INGEST_BATCHER_SUBMIT_Q: cdk.INGEST_BATCHER_SUBMIT_QUEUE_URL.name,
+    registry.COMPACTION_JOB_Q: cdk.COMPACTION_JOB_QUEUE_URL.name,
+    registry.PENDING_COMPACTION_JOB_BATCH_Q: cdk.COMPACTION_PENDING_QUEUE_URL.name,
+    registry.COMPACTION_COMMIT_Q: cdk.COMPACTION_COMMIT_QUEUE_URL.name,
+    registry.PARTITION_SPLITTING_JOB_Q: cdk.PARTITION_SPLITTING_JOB_QUEUE_URL.name,
+    registry.QUERY_Q: cdk.QUERY_QUEUE_URL.name,
+    registry.LEAF_PARTITION_QUERY_Q: cdk.LEAF_PARTITION_QUERY_QUEUE_URL.name,
+    registry.QUERY_RESULTS_Q: cdk.QUERY_RESULTS_QUEUE_URL.name,
+    registry.BULK_IMPORT_EMR_SERVERLESS_Q: cdk.BULK_IMPORT_EMR_SERVERLESS_JOB_QUEUE_URL.name,
+    registry.BULK_IMPORT_EMR_Q: cdk.BULK_IMPORT_EMR_JOB_QUEUE_URL.name,
+    registry.COMPACTION_JOB_CREATION_Q: cdk.COMPACTION_JOB_CREATION_QUEUE_URL.name,
+    registry.FIND_PARTITIONS_TO_SPLIT_Q: cdk.FIND_PARTITIONS_TO_SPLIT_QUEUE_URL.name,
+    registry.GC_JOB_Q: cdk.GARBAGE_COLLECTOR_QUEUE_URL.name,
+    registry.SNAPSHOT_CREATION_Q: cdk.TRANSACTION_LOG_SNAPSHOT_CREATION_QUEUE_URL.name,
+    registry.SNAPSHOT_DELETION_Q: cdk.TRANSACTION_LOG_SNAPSHOT_DELETION_QUEUE_URL.name,
+    registry.TRANSACTION_DELETION_Q: cdk.TRANSACTION_LOG_TRANSACTION_DELETION_QUEUE_URL.name,
+    registry.METRICS_JOB_Q: cdk.TABLE_METRICS_QUEUE_URL.name,
+}
+"""The instance property holding the URL of each queue, by Sleeper's logical queue name."""
+
+_QUEUES_WITHOUT_DEAD_LETTERS = frozenset({registry.QUERY_RESULTS_Q})
+
+
+class AwsRuntimeConfigError(SleeperError):
+    """The environment does not say where the instance is."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AwsRuntimeConfig:
+    """Where an AWS instance is.
+
+    Attributes:
+        config_bucket: The config bucket holding ``instance.properties``.
+        settings: How to reach AWS (region, emulator endpoint, explicit credentials).
+    """
+
+    config_bucket: str
+    settings: AwsSettings
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] | None = None) -> AwsRuntimeConfig:
+        """Reads the configuration from environment variables (see the module docs).
+
+        Raises:
+            AwsRuntimeConfigError: If the config bucket or the region cannot be worked out.
+        """
+        env = os.environ if environ is None else environ
+        region = next((env[name] for name in _REGION_ENVS if env.get(name)), None)
+        if region is None:
+            raise AwsRuntimeConfigError(f"set the AWS region in {' or '.join(_REGION_ENVS)}")
+        bucket = env.get(CONFIG_BUCKET_ENV)
+        if not bucket:
+            instance_id, account = env.get(INSTANCE_ID_ENV), env.get(ACCOUNT_ENV)
+            if not instance_id or not account:
+                raise AwsRuntimeConfigError(
+                    f"set {CONFIG_BUCKET_ENV}, or {INSTANCE_ID_ENV} and {ACCOUNT_ENV}, to find the instance"
+                )
+            bucket = config_bucket_name(instance_id, account)
+        return cls(config_bucket=bucket, settings=AwsSettings(region, env.get(ENDPOINT_ENV) or None))
+
+    @property
+    def filesystem_options(self) -> FileSystemOptions:
+        """How pyarrow reaches S3: the same region, endpoint and credentials as the boto3 clients."""
+        return FileSystemOptions(
+            s3=S3Options(
+                region=self.settings.region,
+                endpoint_override=self.settings.endpoint_url,
+                access_key=self.settings.access_key_id,
+                secret_key=self.settings.secret_access_key,
+            )
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AwsTable:
+    """A table of an AWS instance: its identity, properties and state store.
+
+    Satisfies the table ports of the features (``sleeper.statestore.tables.SleeperTable``, ingest's
+    ``IngestTable``, the query executor's ``QueryableTable``).
+    """
+
+    instance: AwsInstance
+    status: TableStatus
+    properties: TableProperties
+    state_store: StateStore
+
+    @property
+    def name(self) -> str:
+        """The table name."""
+        return self.status.table_name
+
+    @property
+    def table_id(self) -> str:
+        """The table id."""
+        return self.status.table_id
+
+    @property
+    def schema(self) -> Schema:
+        """The table schema."""
+        return self.properties.schema
+
+    @property
+    def data_prefix(self) -> str:
+        """The URI under which the table's files live: ``s3a://<data bucket>/<table id>``."""
+        return self.instance.data_uri(self.table_id)
+
+    def partitions(self) -> list[Partition]:
+        """Every partition of the table."""
+        return self.state_store.partitions()
+
+    def file_references(self) -> list[FileReference]:
+        """Every file reference."""
+        return self.state_store.file_references()
+
+    def files(self) -> list[AllReferencesToAFile]:
+        """Every tracked file with its references."""
+        return self.state_store.files()
+
+    def query(
+        self,
+        *,
+        keys: Iterable[Mapping[str, object] | Sequence[object]] | None = None,
+        regions: Iterable[Region] | None = None,
+        requested_value_fields: Sequence[str] | None = None,
+    ) -> pa.Table:
+        """Rows for exact row keys and/or regions, in key order, read directly (not through the query queue)."""
+        return table_query(
+            self,
+            keys=keys,
+            regions=regions,
+            requested_value_fields=requested_value_fields,
+            options=self.instance.filesystem_options,
+        )
+
+
+@dataclass(slots=True)
+class _Cached:
+    table: AwsTable
+    loaded_at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Clients:
+    dynamodb: DynamoDBClient
+    s3: S3Client
+    sqs: SQSClient = field(repr=False)
+
+
+class AwsInstance:
+    """A Sleeper instance deployed on AWS (or an emulator), found through its config bucket.
+
+    Nothing is read until first used, so a Lambda can build one at import time.
+
+    Args:
+        config: Where the instance is.
+        table_cache_seconds: How long a table (its properties and loaded state store) is reused before its
+            properties are read again; Sleeper's own cache lasts 60 s.
+    """
+
+    def __init__(self, config: AwsRuntimeConfig, *, table_cache_seconds: float = 60.0) -> None:
+        self.config = config
+        self._table_cache_seconds = table_cache_seconds
+        self._tables: dict[str, _Cached] = {}
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] | None = None) -> AwsInstance:
+        """The instance the environment names (see the module docs).
+
+        Raises:
+            AwsRuntimeConfigError: If the environment does not say where the instance is.
+        """
+        return cls(AwsRuntimeConfig.from_environment(environ))
+
+    # --- clients and properties ----------------------------------------------------------------------------------
+    @cached_property
+    def _clients(self) -> _Clients:
+        settings = self.config.settings
+        return _Clients(dynamodb=dynamodb_client(settings), s3=s3_client(settings), sqs=sqs_client(settings))
+
+    @cached_property
+    def properties_store(self) -> S3PropertiesStore:
+        """The config bucket's properties objects."""
+        return S3PropertiesStore(self._clients.s3, self.config.config_bucket)
+
+    @cached_property
+    def properties(self) -> InstanceProperties:
+        """The instance properties, loaded from the config bucket on first use."""
+        return InstanceProperties(self.properties_store.load_instance())
+
+    def reload(self) -> None:
+        """Forgets the loaded properties and tables, so the next use reads them again."""
+        self.__dict__.pop("properties", None)
+        self._tables.clear()
+
+    def _required(self, name: str) -> str:
+        value = self.properties.get(name)
+        if not value:
+            raise AwsRuntimeConfigError(f"instance property {name} is not set in s3://{self.config.config_bucket}")
+        return value
+
+    @property
+    def instance_id(self) -> str:
+        """The instance id (``sleeper.id``)."""
+        return self._required("sleeper.id")
+
+    @property
+    def data_bucket(self) -> str:
+        """The data bucket (``sleeper.data.bucket``)."""
+        return self._required(cdk.DATA_BUCKET.name)
+
+    @property
+    def filesystem_options(self) -> FileSystemOptions:
+        """How pyarrow reaches S3 (pass these to every reader and writer of data files)."""
+        return self.config.filesystem_options
+
+    @property
+    def filesystem(self) -> pafs.FileSystem:
+        """The pyarrow S3 filesystem (paths are ``bucket/key``)."""
+        return s3_filesystem(self.filesystem_options.s3)
+
+    def data_uri(self, table_id: str) -> str:
+        """The URI of a table's data prefix: ``s3a://<data bucket>/<table id>``."""
+        return f"s3a://{self.data_bucket}/{table_id}"
+
+    @property
+    def query_results_uri(self) -> str:
+        """Where queries write their results by default: ``s3a://<query results bucket>``."""
+        return f"s3a://{self._required(cdk.QUERY_RESULTS_BUCKET.name)}"
+
+    # --- tables --------------------------------------------------------------------------------------------------
+    @cached_property
+    def table_index(self) -> DynamoDBTableIndex:
+        """The table index, in the DynamoDB tables the instance properties name."""
+        default = TableIndexTableNames.for_instance(self.instance_id)
+        names = TableIndexTableNames(
+            by_name=self.properties.get(cdk.TABLE_NAME_INDEX_DYNAMO_TABLENAME.name) or default.by_name,
+            by_id=self.properties.get(cdk.TABLE_ID_INDEX_DYNAMO_TABLENAME.name) or default.by_id,
+            by_online=self.properties.get(cdk.TABLE_ONLINE_INDEX_DYNAMO_TABLENAME.name) or default.by_online,
+        )
+        return DynamoDBTableIndex(self._clients.dynamodb, names)
+
+    @cached_property
+    def state_store_backend(self) -> DynamoDBStateStoreBackend:
+        """The transaction-log state store of every table: DynamoDB logs and snapshot records, S3 bodies."""
+        default = StateStoreTableNames.for_instance(self.instance_id)
+        props = self.properties
+        names = StateStoreTableNames(
+            files_log=props.get(cdk.TRANSACTION_LOG_FILES_TABLENAME.name) or default.files_log,
+            partitions_log=props.get(cdk.TRANSACTION_LOG_PARTITIONS_TABLENAME.name) or default.partitions_log,
+            latest_snapshots=props.get(cdk.TRANSACTION_LOG_LATEST_SNAPSHOTS_TABLENAME.name) or default.latest_snapshots,
+            all_snapshots=props.get(cdk.TRANSACTION_LOG_ALL_SNAPSHOTS_TABLENAME.name) or default.all_snapshots,
+        )
+        return DynamoDBStateStoreBackend(
+            self._clients.dynamodb, self._clients.s3, table_names=names, data_bucket=self.data_bucket
+        )
+
+    def tables(self) -> list[TableStatus]:
+        """Every table, by name."""
+        return self.table_index.list_tables()
+
+    def online_tables(self) -> list[TableStatus]:
+        """The online tables, by name."""
+        return self.table_index.list_online_tables()
+
+    def table(self, name: str) -> AwsTable:
+        """A table by name.
+
+        Raises:
+            TableNotFoundError: If there is no such table.
+        """
+        return self._table(self.table_index.get_by_name(name))
+
+    def table_by_id(self, table_id: str) -> AwsTable:
+        """A table by id.
+
+        Raises:
+            TableNotFoundError: If there is no such table.
+        """
+        cached = self._tables.get(table_id)
+        if cached is not None and time.monotonic() - cached.loaded_at < self._table_cache_seconds:
+            return cached.table
+        return self._table(self.table_index.get_by_id(table_id))
+
+    def create_table(
+        self,
+        name: str,
+        schema: Schema,
+        *,
+        split_points: Sequence[KeyValue] | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> AwsTable:
+        """Creates a table as Sleeper does (spec 2.8, 9): validate, save properties, index, initialise partitions.
+
+        Raises:
+            TableAlreadyExistsError: If the name is taken.
+            PropertyError: If a property is invalid.
+            PartitionTreeError: If the split points are invalid.
+        """
+        if any(t.table_name == name for t in self.table_index.list_tables()):
+            raise TableAlreadyExistsError(f"table {name!r} already exists")
+        partitions = partitions_from_split_points(schema, list(split_points or []))
+        table_id = new_table_id()
+        values = {str(k): str(v) for k, v in (properties or {}).items()}
+        values.update(
+            {"sleeper.table.name": name, "sleeper.table.id": table_id, "sleeper.table.schema": schema.to_json()}
+        )
+        table_properties = TableProperties(self.properties, values)
+        table_properties.validate_all()
+        status = TableStatus(
+            table_id=table_id, table_name=name, online=table_properties.get_bool("sleeper.table.online")
+        )
+        self.properties_store.save_table(table_id, dict(table_properties.items()))
+        try:
+            self.table_index.create(status)
+        except BaseException:
+            self.properties_store.delete_table(table_id)
+            raise
+        table = self._table(status)
+        table.state_store.initialise(partitions)
+        return table
+
+    def _table(self, status: TableStatus) -> AwsTable:
+        properties = TableProperties(self.properties, self.properties_store.load_table(status.table_id))
+        cached = self._tables.get(status.table_id)
+        if cached is not None and cached.table.schema == properties.schema:
+            store = cached.table.state_store  # keep the loaded state: the next read only fetches new transactions
+        else:
+            store = StateStore(
+                schema=properties.schema,
+                table_id=status.table_id,
+                backend=self.state_store_backend,
+                filesystem=self.filesystem,
+                snapshot_base_path=f"{self.data_bucket}/{status.table_id}",
+                snapshot_uri_scheme="s3a://",
+                settings=StateStoreSettings.from_properties(properties),
+                clock=lambda: datetime.now(tz=UTC),
+            )
+        table = AwsTable(instance=self, status=status, properties=properties, state_store=store)
+        self._tables[status.table_id] = _Cached(table=table, loaded_at=time.monotonic())
+        return table
+
+    # --- queues --------------------------------------------------------------------------------------------------
+    def queue(self, logical_name: str) -> SqsQueue:
+        """A queue by Sleeper's logical name (e.g. ``IngestJobQ``): its URL from the instance properties, or found
+        by its SQS name ``sleeper-<id>-<logical name>``. Nothing is created.
+
+        Raises:
+            QueueNotFoundError: If the queue has no URL property and no queue has its name.
+        """
+        prop = QUEUE_URL_PROPERTIES.get(logical_name)
+        url = self.properties.get(prop) if prop is not None else None
+        name = queue_name(self.instance_id, logical_name)
+        if not url:
+            url = self._queue_url(name)
+        return SqsQueue(self._clients.sqs, url, QueueConfig(name=name, fifo=logical_name.endswith(".fifo")))
+
+    def dead_letter_queue(self, logical_name: str) -> SqsQueue:
+        """The dead-letter queue of a queue named by its logical name.
+
+        Raises:
+            QueueNotFoundError: If there is no such queue.
+        """
+        name = dead_letter_queue_name(self.instance_id, logical_name)
+        return SqsQueue(self._clients.sqs, self._queue_url(name), QueueConfig(name=name, fifo=name.endswith(".fifo")))
+
+    def _queue_url(self, name: str) -> str:
+        client = self._clients.sqs
+        try:
+            return client.get_queue_url(QueueName=name)["QueueUrl"]
+        except client.exceptions.QueueDoesNotExist as e:
+            raise QueueNotFoundError(f"no queue {name} (and no URL in the instance properties)") from e
+
+    def send_per_table(self, logical_name: str, *, include_offline: bool = False) -> int:
+        """Sends one message per online table to a FIFO queue, as Sleeper's scheduled triggers do (spec 12): body and
+        message group = the table id, a random deduplication id, in batches of 10.
+
+        Args:
+            logical_name: The queue's logical name.
+            include_offline: Send for offline tables too.
+
+        Returns:
+            How many messages were sent.
+        """
+        statuses = self.tables() if include_offline else self.online_tables()
+        messages = [OutgoingMessage(body=t.table_id, group_id=t.table_id, dedup_id=str(uuid.uuid4())) for t in statuses]
+        if messages:
+            self.queue(logical_name).send_batch(messages)
+        return len(messages)
+
+    # --- trackers ------------------------------------------------------------------------------------------------
+    @cached_property
+    def ingest_job_tracker(self) -> DynamoDBIngestJobTracker:
+        """The ingest job tracker."""
+        return DynamoDBIngestJobTracker.for_instance(self._clients.dynamodb, self.instance_id)
+
+    @cached_property
+    def compaction_job_tracker(self) -> DynamoDBCompactionJobTracker:
+        """The compaction job tracker."""
+        return DynamoDBCompactionJobTracker.for_instance(self._clients.dynamodb, self.instance_id)
+
+    @cached_property
+    def ingest_task_tracker(self) -> DynamoDBTaskTracker:
+        """The ingest task tracker."""
+        return DynamoDBTaskTracker.for_instance(self._clients.dynamodb, self.instance_id, "ingest")
+
+    @cached_property
+    def compaction_task_tracker(self) -> DynamoDBTaskTracker:
+        """The compaction task tracker."""
+        return DynamoDBTaskTracker.for_instance(self._clients.dynamodb, self.instance_id, "compaction")
+
+    @cached_property
+    def query_tracker(self) -> DynamoDBQueryTracker:
+        """The query tracker, in the table ``sleeper.query.tracker.table.name`` names."""
+        name = self.properties.get(cdk.QUERY_TRACKER_TABLE_NAME.name) or query_tracker_table_name(self.instance_id)
+        return DynamoDBQueryTracker(self._clients.dynamodb, name)
+
+
+# --- provisioning on an emulator ---------------------------------------------------------------------------------
+
+
+def provision_instance(
+    settings: AwsSettings,
+    instance_id: str,
+    *,
+    account: str = "123456789012",
+    queues: Iterable[str] | None = None,
+    properties: Mapping[str, str] | None = None,
+) -> AwsRuntimeConfig:
+    """Creates an instance's buckets, DynamoDB tables and queues with the names the CDK stacks give them, and writes
+    its ``instance.properties`` (user values plus the resource names and queue URLs a deployment sets).
+
+    Meant for an emulator (a moto server): production instances are deployed by the stacks.
+
+    Args:
+        settings: How to reach the emulator.
+        instance_id: The instance id.
+        account: The account, for bucket names.
+        queues: The logical names of the queues to create (default: every queue of ``QUEUE_URL_PROPERTIES``).
+        properties: Further instance properties.
+
+    Returns:
+        Where the instance is.
+    """
+    dynamodb, s3, sqs = dynamodb_client(settings), s3_client(settings), sqs_client(settings)
+    clean = instance_id.lower().replace(".", "-")
+    config_bucket = config_bucket_name(instance_id, account)
+    data_bucket = f"sleeper-{clean}-table-data-{account}"
+    results_bucket = f"sleeper-{clean}-query-results-{account}"
+    for bucket in (config_bucket, data_bucket, results_bucket):
+        create_bucket(s3, bucket, settings.region)
+    state_names = StateStoreTableNames.for_instance(instance_id)
+    index_names = TableIndexTableNames.for_instance(instance_id)
+    tracker_table = query_tracker_table_name(instance_id)
+    create_state_store_tables(dynamodb, state_names, wait=False)
+    create_table_index_tables(dynamodb, index_names, wait=False)
+    create_job_tracker_tables(dynamodb, JobTrackerTableNames.ingest(instance_id), wait=False)
+    compaction_tracker = JobTrackerTableNames.compaction(instance_id)
+    create_job_tracker_tables(dynamodb, compaction_tracker, validation_index=False, wait=False)
+    for kind in ("ingest", "compaction"):
+        create_task_tracker_table(dynamodb, task_tracker_table_name(instance_id, kind), wait=False)
+    create_query_tracker_table(dynamodb, tracker_table, wait=False)
+    values: dict[str, str] = {
+        "sleeper.id": instance_id,
+        cdk.ACCOUNT.name: account,
+        cdk.REGION.name: settings.region,
+        "sleeper.filesystem": "s3a://",
+        cdk.CONFIG_BUCKET.name: config_bucket,
+        cdk.DATA_BUCKET.name: data_bucket,
+        cdk.QUERY_RESULTS_BUCKET.name: results_bucket,
+        cdk.QUERY_TRACKER_TABLE_NAME.name: tracker_table,
+        cdk.TABLE_NAME_INDEX_DYNAMO_TABLENAME.name: index_names.by_name,
+        cdk.TABLE_ID_INDEX_DYNAMO_TABLENAME.name: index_names.by_id,
+        cdk.TABLE_ONLINE_INDEX_DYNAMO_TABLENAME.name: index_names.by_online,
+        cdk.TRANSACTION_LOG_FILES_TABLENAME.name: state_names.files_log,
+        cdk.TRANSACTION_LOG_PARTITIONS_TABLENAME.name: state_names.partitions_log,
+        cdk.TRANSACTION_LOG_LATEST_SNAPSHOTS_TABLENAME.name: state_names.latest_snapshots,
+        cdk.TRANSACTION_LOG_ALL_SNAPSHOTS_TABLENAME.name: state_names.all_snapshots,
+    }
+    for logical in QUEUE_URL_PROPERTIES if queues is None else queues:
+        name = queue_name(instance_id, logical)
+        fifo = logical.endswith(".fifo")
+        dead_letter = None if logical in _QUEUES_WITHOUT_DEAD_LETTERS else dead_letter_queue_name(instance_id, logical)
+        config = QueueConfig(
+            name=name,
+            fifo=fifo,
+            visibility_timeout_seconds=900,
+            dead_letter_queue=dead_letter,
+            max_receive_count=3 if dead_letter else None,
+        )
+        values[QUEUE_URL_PROPERTIES[logical]] = create_queue(sqs, name, config)
+    values.update(properties or {})
+    instance_properties = InstanceProperties(values)
+    instance_properties.validate_all()
+    S3PropertiesStore(s3, config_bucket).save_instance(dict(instance_properties.items()))
+    return AwsRuntimeConfig(config_bucket=config_bucket, settings=settings)
+
+
+if TYPE_CHECKING:
+    from sleeper.ingest.ports import IngestInstance, IngestTable
+    from sleeper.query.executor import QueryableTable
+    from sleeper.query.queued import QueryTables
+    from sleeper.statestore.tables import SleeperInstance
+
+    def _conforms_to_the_feature_ports(instance: AwsInstance, table: AwsTable) -> None:
+        """Checked by mypy: the AWS instance and tables fit the ports the features declare."""
+        ingest_instance: IngestInstance = instance
+        sleeper_instance: SleeperInstance = instance
+        query_tables: QueryTables = instance
+        ingest_table: IngestTable = table
+        queryable: QueryableTable = table
+        del ingest_instance, sleeper_instance, query_tables, ingest_table, queryable
