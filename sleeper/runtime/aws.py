@@ -21,7 +21,7 @@ import os
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -38,6 +38,7 @@ from sleeper.adapters.aws.dynamodb_trackers import (
     DynamoDBIngestJobTracker,
     DynamoDBTaskTracker,
 )
+from sleeper.adapters.aws.instance_clients import AwsClients
 from sleeper.adapters.aws.properties import S3PropertiesStore
 from sleeper.adapters.aws.resources import (
     JobTrackerTableNames,
@@ -69,11 +70,6 @@ from sleeper.io.filesystem import FileSystemOptions, S3Options, s3_filesystem
 from sleeper.query.executor import table_query
 from sleeper.runtime import registry
 from sleeper.statestore.store import StateStore, StateStoreSettings
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
-    from mypy_boto3_s3 import S3Client
-    from mypy_boto3_sqs import SQSClient
 
 __all__ = [
     "ACCOUNT_ENV",
@@ -245,13 +241,6 @@ class _Cached:
     loaded_at: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Clients:
-    dynamodb: DynamoDBClient
-    s3: S3Client
-    sqs: SQSClient = field(repr=False)
-
-
 class AwsInstance:
     """A Sleeper instance deployed on AWS (or an emulator), found through its config bucket.
 
@@ -279,9 +268,8 @@ class AwsInstance:
 
     # --- clients and properties ----------------------------------------------------------------------------------
     @cached_property
-    def _clients(self) -> _Clients:
-        settings = self.config.settings
-        return _Clients(dynamodb=dynamodb_client(settings), s3=s3_client(settings), sqs=sqs_client(settings))
+    def _clients(self) -> AwsClients:
+        return AwsClients(self.config.settings)
 
     @cached_property
     def properties_store(self) -> S3PropertiesStore:
@@ -470,11 +458,10 @@ class AwsInstance:
         return SqsQueue(self._clients.sqs, self._queue_url(name), QueueConfig(name=name, fifo=name.endswith(".fifo")))
 
     def _queue_url(self, name: str) -> str:
-        client = self._clients.sqs
-        try:
-            return client.get_queue_url(QueueName=name)["QueueUrl"]
-        except client.exceptions.QueueDoesNotExist as e:
-            raise QueueNotFoundError(f"no queue {name} (and no URL in the instance properties)") from e
+        url = self._clients.queue_url(name)
+        if url is None:
+            raise QueueNotFoundError(f"no queue {name} (and no URL in the instance properties)")
+        return url
 
     def send_per_table(self, logical_name: str, *, include_offline: bool = False) -> int:
         """Sends one message per online table to a FIFO queue, as Sleeper's scheduled triggers do (spec 12): body and

@@ -10,9 +10,22 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lambdas import leaf_partition_query, query, snapshot_creation, statestore_committer, table_trigger
+from lambdas import (
+    leaf_partition_query,
+    query,
+    snapshot_creation,
+    snapshot_deletion,
+    statestore_committer,
+    table_trigger,
+    transaction_deletion,
+)
 from lambdas.ingest_task import run_task
+from sleeper.adapters.aws.clients import s3_client
+from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError
+from sleeper.adapters.aws.properties import S3PropertiesStore
+from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.commit import StateStoreCommitRequest, transaction_body_prefix
+from sleeper.core.queue import QueueNotFoundError
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
@@ -22,7 +35,7 @@ from sleeper.ingest.job_runner import JobOutcome
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import list_files
 from sleeper.runtime.aws import AwsInstance, AwsTable
-from sleeper.runtime.registry import INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, SNAPSHOT_CREATION_Q
+from sleeper.runtime.registry import COMPACTION_JOB_Q, INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, SNAPSHOT_CREATION_Q
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
@@ -191,3 +204,47 @@ def should_trigger_one_message_per_online_table_and_snapshot_it(instance: AwsIns
     latest = store.snapshot_store.metadata.latest_snapshot(LogType.FILES)
     assert latest is not None
     assert latest.path.startswith(f"s3a://{instance.data_bucket}/{queried.table_id}/statestore/snapshots/")
+
+
+def should_run_the_hourly_upkeep_handlers_on_a_table(instance: AwsInstance, queried: AwsTable) -> None:
+    # Given a message naming a table, and one naming a table that does not exist
+    event = sqs_event([("m1", queried.table_id, queried.table_id), ("m2", "no-such-table", "no-such-table")])
+    # When the snapshot deletion and transaction deletion handlers take them
+    responses = [snapshot_deletion.handler(event), transaction_deletion.handler(event)]
+    # Then both finish every message (nothing is old enough to delete, and an unknown table cannot be retried)
+    assert responses == [{"batchItemFailures": []}] * 2
+    assert sum(r.number_of_rows for r in instance.table_by_id(queried.table_id).file_references()) == 100
+
+
+def should_not_create_a_queue_the_instance_does_not_have(instance: AwsInstance) -> None:
+    # Given a queue that was not provisioned
+    # When it is asked for
+    # Then it is not found, and not created
+    with pytest.raises(QueueNotFoundError, match="CompactionJobQ"):
+        instance.queue(COMPACTION_JOB_Q)
+    with pytest.raises(QueueNotFoundError):
+        instance.queue(COMPACTION_JOB_Q)
+
+
+def should_keep_properties_in_the_config_bucket_layout(instance: AwsInstance, queried: AwsTable) -> None:
+    # Given the instance's properties store
+    store = instance.properties_store
+    # When its objects are listed and read
+    ids = store.table_ids()
+    values = store.load_table(queried.table_id)
+    # Then each table has tables/table-<id>.properties holding its name and schema, and a missing one is an error
+    assert queried.table_id in ids
+    assert values["sleeper.table.name"] == queried.name
+    assert Schema.from_json(values["sleeper.table.schema"]) == SCHEMA
+    assert store.load_instance()["sleeper.config.bucket"] == instance.config.config_bucket
+    with pytest.raises(TableNotFoundError):
+        store.load_table("00000000")
+
+
+def should_report_a_config_bucket_without_instance_properties(instance: AwsInstance) -> None:
+    # Given a store over a bucket that holds no instance properties
+    store = S3PropertiesStore(s3_client(instance.config.settings), instance.data_bucket)
+    # When the instance properties are loaded
+    # Then the error names the missing object
+    with pytest.raises(AwsResourceNotFoundError, match="instance.properties"):
+        store.load_instance()
