@@ -134,8 +134,9 @@ DEFAULT_ENGINE = ENGINE_ARROW
 
 Chosen by measurement (``benchmarks/compaction.py``, docs/performance.md "Compaction"): the pyarrow merge holds a peak
 RSS of about 0.4-0.5 GB whatever the input size, while DataFusion's (through its Python bindings) grew from about 0.8
-to 1.2 GB when the input doubled, and its speed was no better overall (faster on string keys, slower on long keys). A
-table or instance that names ``DATAFUSION`` explicitly still gets it."""
+to 1.2 GB when the input doubled (extrapolated, about 18 GB for a 440M-row job), though it was 10-15% faster when
+both cores were free and no faster under heavy load. A table or instance that names ``DATAFUSION`` explicitly still
+gets it."""
 
 
 def _engine_chosen(properties: TableProperties) -> bool:
