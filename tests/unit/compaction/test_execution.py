@@ -11,15 +11,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sleeper.compaction import datafusion_engine
 from sleeper.compaction.datafusion_engine import datafusion_can_read
 from sleeper.compaction.exceptions import CompactionConfigError, CompactionInputError
 from sleeper.compaction.execution import (
+    DEFAULT_ENGINE,
     ENGINE_ARROW,
+    ENGINE_DATAFUSION,
     ExecutionSettings,
     compaction_batches,
     resolve_engine,
     run_compaction,
 )
+from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.parquet import ParquetSettings
@@ -292,3 +296,16 @@ def should_merge_with_arrow_when_datafusion_cannot_read_the_files() -> None:
     assert table.read(job.output_file).column("key").to_pylist() == [1, 2, 3]
     assert not datafusion_can_read(["s3a://bucket/table/data/file.parquet", "/local/file.parquet"])
     assert datafusion_can_read(["file:///local/file.parquet", "/local/other.parquet"])
+
+
+def should_use_the_arrow_engine_unless_the_table_or_instance_names_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given DataFusion installed, and table properties leaving the data engine at its default or naming one
+    monkeypatch.setattr(datafusion_engine, "datafusion_available", lambda: True)
+    default = TableProperties(InstanceProperties(), {})
+    on_table = TableProperties(InstanceProperties(), {"sleeper.table.data.engine": "datafusion"})
+    on_instance = TableProperties(InstanceProperties({"sleeper.default.table.data.engine": "DATAFUSION"}), {})
+
+    # When / Then
+    assert resolve_engine(default) == DEFAULT_ENGINE == ENGINE_ARROW
+    assert resolve_engine(on_table) == ENGINE_DATAFUSION
+    assert resolve_engine(on_instance) == ENGINE_DATAFUSION
