@@ -219,6 +219,8 @@ class IngestJobRunner:
                 job_id=job.id,
                 local_dir=self._local_dir,
                 buffer_bytes=self._buffer_bytes,
+                filesystem=self._filesystem,
+                options=self._options,
             )
         except Exception as e:
             _LOG.exception("ingest job %s failed", job.id)

@@ -160,11 +160,6 @@ def should_commit_in_order_and_return_the_rest_of_the_batch_after_a_request_to_r
     assert second not in names
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="IngestJobRunner.run does not pass its FileSystemOptions to ingest_batches (sleeper/ingest/job_runner.py), "
-    "so data files are written with default S3 options, which cannot reach an emulator endpoint",
-)
 def should_run_an_ingest_job_from_the_queue_in_the_ingest_task(instance: AwsInstance, tmp_path: object) -> None:
     # Given a table, a Parquet file in S3 and an ingest job for it on the ingest job queue
     table = _new_table(instance)
