@@ -143,6 +143,24 @@ def should_not_sample_the_last_row_twice() -> None:
     assert sorted(value for value, _ in sketches.sketch("key0")) == [0, 10, 20]
 
 
+def should_sketch_every_row_of_a_file_of_at_most_twice_the_stride_rows() -> None:
+    # Given a 20-row file and a 21-row file, stride 10, each in two batches
+    schema = _schema(PrimitiveType.LONG)
+    small, large = SketchBuilder(schema, stride=10), SketchBuilder(schema, stride=10)
+    for builder, rows in ((small, 20), (large, 21)):
+        builder.add(_batch(schema, [list(range(7))]))
+        builder.add(_batch(schema, [list(range(7, rows))]))
+
+    # When both finish
+    small_sketches, large_sketches = small.finish(), large.finish()
+
+    # Then the small file's sketch holds every row, so its median lies strictly inside its range
+    assert sorted(value for value, _ in small_sketches.sketch("key0")) == list(range(20))
+    assert 0 < small_sketches.median("key0") < 19  # type: ignore[operator]
+    # And the larger one is sampled
+    assert sorted(value for value, _ in large_sketches.sketch("key0")) == [0, 10, 20]
+
+
 def should_count_samples_with_the_default_stride() -> None:
     # Given
     schema = _schema(PrimitiveType.STRING)
