@@ -67,6 +67,7 @@ __all__ = [
     "commit_mode",
     "delete_output",
     "handle_commit_messages",
+    "was_committed",
 ]
 
 Clock = Callable[[], datetime]
@@ -341,6 +342,12 @@ class CommitBatchResult:
     transactions: int = 0
 
 
+def was_committed(tracker: CompactionJobTracker, job_id: str) -> bool:
+    """Whether the tracker records a commit of any run of the job (so a refused duplicate is not a failure)."""
+    status = tracker.job(job_id)
+    return status is not None and any(run.commit_time is not None for run in status.runs)
+
+
 def apply_compaction_commits(
     requests: Sequence[CompactionJobCommitRequest],
     table_by_id: Callable[[str], CompactionTable],
@@ -355,8 +362,9 @@ def apply_compaction_commits(
     Requests are grouped by table. Per table, the jobs that still fit the table's latest state are committed in one
     REPLACE_FILE_REFERENCES transaction (a job named twice is committed once), and tracked as committed. The others
     are tracked as failed with the state store's reason and their output files deleted, except jobs whose output the
-    table already tracks (a duplicate request of a job committed before): those change nothing. Requests for tables
-    that no longer exist fail.
+    table already tracks or the tracker records as committed (a duplicate request of a job committed before, whose
+    output may since have been compacted again and garbage collected): those change nothing. Requests for tables that
+    no longer exist fail.
 
     Args:
         requests: The commit requests, in the order received.
@@ -386,7 +394,9 @@ def apply_compaction_commits(
                 failed.append((table_id, job.job_id, reason))
                 _record_failed(tracker, table_id, job, reason, clock)
             continue
-        done, refused, before = _commit_table(table, jobs, filesystem, options)
+        done, refused, before = _commit_table(
+            table, jobs, lambda job: was_committed(tracker, job.job_id), filesystem, options
+        )
         already.extend((table_id, job.job_id) for job in before)
         if done:
             transactions += 1
@@ -413,6 +423,7 @@ def apply_compaction_commits(
 def _commit_table(
     table: CompactionTable,
     jobs: Sequence[ReplaceFileReferencesRequest],
+    committed_before: Callable[[ReplaceFileReferencesRequest], bool],
     filesystem: pafs.FileSystem | None,
     options: FileSystemOptions | None,
 ) -> tuple[
@@ -421,7 +432,7 @@ def _commit_table(
     list[ReplaceFileReferencesRequest],
 ]:
     """Commits the jobs that fit the table's state; returns them, the refused ones with reasons, and the refused ones
-    whose output the table tracks (committed before)."""
+    committed before (their output is tracked, or ``committed_before`` says so)."""
     store = table.state_store
     for attempt in range(_MAX_BATCH_ATTEMPTS):
         store.refresh()
@@ -448,13 +459,15 @@ def _commit_table(
         if refused:
             store.refresh()
             tracked = store.files_state()
-            for job, _ in refused:
+            still_refused: list[tuple[ReplaceFileReferencesRequest, str]] = []
+            for job, reason in refused:
                 name = job.new_reference.filename
-                if name in tracked:
+                if name in tracked or committed_before(job):
                     already.append(job)
                 else:
                     delete_output(name, filesystem=filesystem, options=options)
-            refused = [(job, reason) for job, reason in refused if job.new_reference.filename not in tracked]
+                    still_refused.append((job, reason))
+            refused = still_refused
         return fitting, refused, already
     raise AssertionError("unreachable")
 

@@ -12,6 +12,7 @@ from sleeper.batcher.job_creator import IngestBatcher, route_bulk_import_to
 from sleeper.batcher.submitter import IngestBatcherSubmitter, handle_submit_message
 from sleeper.bulk_import.runner import JobOutcome as BulkImportOutcome
 from sleeper.bulk_import.runner import run_bulk_import_message
+from sleeper.compaction.commit import was_committed
 from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.compaction.task import handle_commit_message, handle_compaction_job_message
 from sleeper.core.statestore.transactions import ReplaceFileReferencesTransaction
@@ -127,7 +128,10 @@ def _track_compaction_commit(instance: LocalInstance, result: CommitterResult) -
                     task_id=job.task_id,
                 )
             )
-        elif result.status in (CommitStatus.COMMITTED, CommitStatus.REJECTED):
+        elif result.status in (CommitStatus.COMMITTED, CommitStatus.REJECTED) and not was_committed(
+            tracker, job.job_id
+        ):
+            # A refused duplicate of a job committed before changes nothing, so it is not a failure of the job
             tracker.record(
                 CompactionJobFailed(
                     job_id=job.job_id,
