@@ -81,7 +81,7 @@ def datafusion_plan(
         )
         .with_target_partitions(max(1, len(paths)))
         .with_repartition_file_scans(False)
-        .with_repartition_sorts(False)
+        .with_repartition_sorts(True)
         .with_batch_size(batch_rows)
     )
     context = datafusion.SessionContext(config)
