@@ -11,8 +11,8 @@ directory: every cached state is dropped and rebuilt from the latest snapshot pl
 Faults: an ingest, a compaction run or a garbage collection can crash at a named crash point (a message stays in
 flight and comes back after its visibility timeout, as from a killed worker); a compaction job can be handled twice
 back to back; and any message handled before (compaction job, split job, committer request, compaction commit batch)
-or any ingest can be delivered again later, except where a known defect has its own xfail regression test at the end
-of this module. ``settle`` waits an hour and runs every worker, then checks that no file leaked.
+or any ingest can be delivered again later. Defects the model found have regression tests at the end of this module.
+``settle`` waits an hour and runs every worker, then checks that no file leaked.
 
 Besides I1-I7 after every step (see ``invariants.py``), a handler error other than those in ``EXPECTED_FAILURES`` fails
 the run as a spurious failure (RELIABILITY B1), and the garbage collector may only delete files that had no reference
@@ -56,11 +56,9 @@ from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.compaction.datafusion_engine import datafusion_merge
 from sleeper.core import faults
 from sleeper.core.faults import CrashPointReached
-from sleeper.core.jobs.commit import StateStoreCommitRequest
-from sleeper.core.jobs.compaction import CompactionJobCommitRequest
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.statestore.transactions import LogType, TransactionType
+from sleeper.core.statestore.transactions import LogType
 from sleeper.core.table import TableStatus
 from sleeper.core.trackers import CompactionJobStatusType
 from sleeper.gc.collector import collect_garbage
@@ -106,10 +104,6 @@ HANDLERS = default_handlers()
 EXPECTED_FAILURES = {(SPLIT_JOBS, "UntrackedFileError"), (SPLIT_JOBS, "MissingSketchesError")}
 """Handler errors the model expects: a split job naming files that were compacted and garbage collected since the
 finder sent it (it is retried, then dead-lettered, as in Sleeper)."""
-KNOWN_ENGINE_DEFECT = "DataFusion planned a full sort rather than a merge"
-"""A compaction failure with its own xfail regression test below: the job fails on every delivery, then is
-dead-lettered with its inputs still assigned (the rows stay readable, so the invariants still hold)."""
-
 EXAMPLES = int(os.environ.get("SLEEPER_MODEL_EXAMPLES", "50"))
 STEPS = int(os.environ.get("SLEEPER_MODEL_STEPS", "30"))
 RANDOM = os.environ.get("SLEEPER_MODEL_RANDOM", "") not in ("", "0", "false")
@@ -301,26 +295,10 @@ class TableMachine(RuleBasedStateMachine):
         self.delivered.append((queue_name, message.body))
         return message.body
 
-    def _known_defect(self, queue_name: str, body: str) -> bool:
-        """Whether delivering a message again would hit a defect that has its own xfail regression test below: a
-        compaction commit delivered again after it was applied marks the landed job FAILED in the tracker, always
-        through the state store committer, and through the batched commit queue once the output is no longer tracked
-        (compacted again and garbage collected)."""
-        if queue_name == COMMITTER:
-            request = StateStoreCommitRequest.from_json(body)
-            return request.transaction_type is TransactionType.REPLACE_FILE_REFERENCES
-        if queue_name == COMPACTION_COMMITS:
-            output = CompactionJobCommitRequest.from_json(body).request.new_reference.filename
-            return output in self.landed and output not in self._fresh_table().state_store.files_state()
-        return False
-
     def _failed(self, queue_name: str, error: Exception) -> None:
         """Records a handler error; one the model cannot explain is a spurious failure (RELIABILITY B1)."""
         key = f"{queue_name}: {type(error).__name__}"
         STATS[f"failure:{key}"] += 1
-        if KNOWN_ENGINE_DEFECT in str(error):
-            STATS["outcome:compaction failed (known DataFusion defect)"] += 1
-            return
         assert (queue_name.removeprefix("redelivered "), type(error).__name__) in EXPECTED_FAILURES, (
             f"spurious failure of {queue_name}: {type(error).__name__}: {error}"
         )
@@ -439,9 +417,6 @@ class TableMachine(RuleBasedStateMachine):
     def redeliver_message(self, pick: int) -> None:
         STATS["rule:redeliver_message"] += 1
         queue_name, body = self.delivered[pick % len(self.delivered)]
-        if self._known_defect(queue_name, body):
-            STATS["outcome:redelivery skipped (known defect)"] += 1
-            return
         STATS[f"outcome:redelivered {queue_name}"] += 1
         try:
             self._handle(queue_name, body)
@@ -673,15 +648,9 @@ _RULES: tuple[str, ...] = tuple(
 
 # --- regressions found by the model ---------------------------------------------------------------------------------
 ROWS_IN_SMALL_FILE = 40
-"""Rows in the one file of the small-file split regression (with 250 rows the same test passes)."""
+"""Rows in the one file of the small-file split regression (a stride sample of it would hold two keys)."""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sleeper/sketches.py samples every 100th row plus the last: a file of at most 100 rows has a 2-item sketch "
-    "whose median equals its minimum, so a leaf over the split threshold whose files hold <= 100 rows each is "
-    "NOT_SPLITTABLE forever (Sleeper sketches every row)",
-)
 def should_split_a_leaf_over_the_threshold_whose_file_is_small(tmp_path: Path) -> None:
     # Given a root-only table splitting at 30 rows, and one ingested file of 40 distinct keys
     instance = LocalInstance.create(tmp_path / "instance")
@@ -702,13 +671,6 @@ def should_split_a_leaf_over_the_threshold_whose_file_is_small(tmp_path: Path) -
     assert len(instance.table("t").leaf_partitions()) == 2, outcome
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sleeper/runtime/local_handlers.py _track_compaction_commit records CompactionJobFailed for a REJECTED "
-    "duplicate of a compaction commit the committer already applied, without checking that the job's output is "
-    "tracked: the landed job's only run gets Committed then Failed and the job shows FAILED (RELIABILITY I5, B1); "
-    "the batched CompactionCommitQ path reports it as already committed",
-)
 def should_keep_a_landed_compaction_job_finished_when_its_committer_message_is_delivered_again(tmp_path: Path) -> None:
     # Given a table whose compaction commits go to the state store committer, with one compaction job committed
     instance = LocalInstance.create(tmp_path / "instance")
@@ -738,12 +700,6 @@ def should_keep_a_landed_compaction_job_finished_when_its_committer_message_is_d
     assert status.status is CompactionJobStatusType.FINISHED, [run.failure_reasons for run in status.runs]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sleeper/compaction/commit.py apply_compaction_commits records CompactionJobFailed for a duplicate "
-    "batched commit whose output was since compacted again and garbage collected (it only checks that the output is "
-    "tracked, not the tracker): the landed job shows FAILED (RELIABILITY I5, B1)",
-)
 def should_keep_a_landed_compaction_job_finished_when_its_batched_commit_comes_back_after_gc(tmp_path: Path) -> None:
     # Given a table with batched compaction commits, whose first job's output was compacted again and collected
     instance = LocalInstance.create(tmp_path / "instance")
@@ -781,12 +737,6 @@ def should_keep_a_landed_compaction_job_finished_when_its_batched_commit_comes_b
     assert status.status is CompactionJobStatusType.FINISHED, [run.failure_reasons for run in status.runs]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sleeper/compaction/datafusion_engine.py: for two one-row input files and a region filter DataFusion plans "
-    "a SortExec, which the engine refuses (EngineUnavailableError) with no fallback, so such a compaction job fails on "
-    "every delivery and is dead-lettered with its inputs assigned",
-)
 def should_merge_two_one_row_files_within_a_region_with_datafusion(tmp_path: Path) -> None:
     # Given two one-row sorted files
     files = []
