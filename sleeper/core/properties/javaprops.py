@@ -5,9 +5,11 @@ Reading follows ``java.util.Properties.load``: ``#`` and ``!`` comment lines, ``
 the escapes ``\\t \\n \\r \\f \\uXXXX``; any other escaped character stands for itself, so keys may contain ``\\=``,
 ``\\:`` and ``\\ ``.
 
-Writing follows ``Properties.store``: special characters are escaped and every character outside printable ASCII is
-written as ``\\uXXXX``, so the text is pure ASCII and reads back the same under ISO-8859-1 or UTF-8. Java's date
-comment is left out so that the output is deterministic.
+Writing follows ``Properties.store``, except that ``= : # !`` are escaped in keys only (a value's are literal to
+``Properties.load``; unescaped, as Sleeper's own writer leaves them, a value such as a queue URL also reads back right
+through ``configparser``, which Sleeper's Python client uses): special characters are escaped and every character
+outside printable ASCII is written as ``\\uXXXX``, so the text is pure ASCII and reads back the same under ISO-8859-1
+or UTF-8. Java's date comment is left out so that the output is deterministic.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def _escape(text: str, *, is_key: bool, comment: bool = False) -> str:
             out.append(_WRITE_ESCAPES[char])
         elif char == " ":
             out.append("\\ " if is_key or index == 0 else " ")
-        elif char in "=:#!":
+        elif char in "=:#!" and is_key:
             out.append("\\" + char)
         elif 0x20 <= ord(char) <= 0x7E:
             out.append(char)

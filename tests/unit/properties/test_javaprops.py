@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import configparser
 import json
 
 import pytest
@@ -86,12 +87,24 @@ def should_reject_a_malformed_unicode_escape_naming_the_line() -> None:
 
 def should_write_escaped_ascii_in_the_order_given_then_sorted() -> None:
     # Given values with characters that need escaping, and an order for some keys
-    values = {"z": "last", "b key": " lead=trail:#!", "a": "é\n", "c": "1"}
+    values = {"z": "last", "b key": " lead=trail:#!", "a": "é\n", "c": "1", "k=:#!": "v"}
     # When written with c and b key first
     text = javaprops.dump(values, order=["c", "b key", "missing"])
-    # Then those come first, the rest sorted, and special characters are escaped
-    assert text == "c=1\nb\\ key=\\ lead\\=trail\\:\\#\\!\na=\\u00E9\\n\nz=last\n"
+    # Then those come first, the rest sorted, and special characters are escaped (= : # ! in keys only)
+    assert text == "c=1\nb\\ key=\\ lead=trail:#!\na=\\u00E9\\n\nk\\=\\:\\#\\!=v\nz=last\n"
     assert text.isascii()
+    # And they read back the same
+    assert javaprops.load(text) == values
+
+
+def should_write_urls_that_configparser_reads_back_as_sleepers_python_client_does() -> None:
+    # Given a queue URL property
+    url = "https://sqs.eu-west-2.amazonaws.com/123456789012/sleeper-abc-IngestJobQ"
+    # When written, then read as Sleeper's Python client reads instance.properties (configparser, dummy section)
+    parser = configparser.ConfigParser(allow_no_value=True)
+    parser.read_string("[asection]\n" + javaprops.dump({"sleeper.ingest.job.queue.url": url}))
+    # Then the URL is intact
+    assert parser["asection"]["sleeper.ingest.job.queue.url"] == url
 
 
 def should_write_a_header_comment() -> None:
