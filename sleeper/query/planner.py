@@ -4,6 +4,10 @@ A leaf's sub-query reads the files referenced on the leaf **and on all its ances
 partition that has since been split still holds rows of its descendants until compaction moves them down. Each
 file is read only within the sub-query's regions, which lie inside the leaf, so a row of a file referenced from an
 ancestor, or from several leaves, is returned by exactly one sub-query.
+
+Sub-query ids are derived from the query id and the leaf's id (Sleeper draws random ones), so planning a query that is
+delivered again yields the same sub-queries while the partitions are unchanged, and their results overwrite the same
+files instead of adding a second copy of every row under ``query-<id>/``.
 """
 
 from __future__ import annotations
@@ -16,11 +20,15 @@ from sleeper.core.query import LeafPartitionQuery, Query
 from sleeper.core.range import Region
 from sleeper.core.statestore.references import FileReference
 
-__all__ = ["leaf_regions", "plan_query"]
+__all__ = ["leaf_regions", "plan_query", "sub_query_id_for"]
 
 
-def _random_sub_query_id() -> str:
-    return str(uuid.uuid4())
+_SUB_QUERY_NAMESPACE = uuid.UUID("5b1e3f0e-8c1a-4a57-9d0c-53a1ee9e0c7d")
+
+
+def sub_query_id_for(query_id: str, leaf_partition_id: str) -> str:
+    """The id of a query's sub-query on a leaf: the same every time the query is planned."""
+    return str(uuid.uuid5(_SUB_QUERY_NAMESPACE, f"{query_id}/{leaf_partition_id}"))
 
 
 def leaf_regions(regions: Iterable[Region], partition_region: Region) -> list[Region]:
@@ -47,7 +55,7 @@ def plan_query(
     references: Iterable[FileReference],
     *,
     table_id: str,
-    sub_query_id: Callable[[], str] = _random_sub_query_id,
+    sub_query_id: Callable[[str, str], str] = sub_query_id_for,
 ) -> list[LeafPartitionQuery]:
     """Splits a query into sub-queries on the leaf partitions overlapping any of its regions.
 
@@ -59,7 +67,7 @@ def plan_query(
         tree: The table's partitions.
         references: The table's file references (every partition's).
         table_id: The table's id, recorded in each sub-query.
-        sub_query_id: Makes each sub-query's id; random UUIDs by default.
+        sub_query_id: Makes each sub-query's id from the query id and the leaf id (see the module notes).
 
     Returns:
         The sub-queries in key order of their leaves. Each holds the leaf's region, the query's regions cut to the
@@ -85,7 +93,7 @@ def plan_query(
         out.append(
             query.leaf_query(
                 table_id=table_id,
-                sub_query_id=sub_query_id(),
+                sub_query_id=sub_query_id(query.query_id, leaf.id),
                 leaf_partition_id=leaf.id,
                 partition_region=leaf.region,
                 regions=regions,

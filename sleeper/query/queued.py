@@ -106,11 +106,13 @@ class QueryOutcome:
         query_id: The query id, if it could be read.
         sub_queries: The sub-queries sent.
         error: Why the query failed, if it did.
+        already_finished: The query was delivered again after the tracker recorded it finished; nothing was done.
     """
 
     query_id: str | None
     sub_queries: tuple[LeafPartitionQuery, ...] = ()
     error: str | None = None
+    already_finished: bool = False
 
 
 def handle_query_message(
@@ -121,7 +123,12 @@ def handle_query_message(
     tracker: QueryTracker,
     clock: Callable[[], datetime] = lambda: datetime.now(tz=UTC),
 ) -> QueryOutcome:
-    """Validates, plans and fans out one query (see the module docs). Never raises for a bad query."""
+    """Validates, plans and fans out one query (see the module docs). Never raises for a bad query.
+
+    A query delivered again once the tracker records it finished is left alone. One delivered again before that (its
+    first handling stopped part way) is planned again: while the partitions are unchanged its sub-queries get the
+    same ids, so their results replace, never add to, those already written.
+    """
     serde = _serde(tables)
     try:
         query = serde.query_from_json(body)
@@ -133,6 +140,9 @@ def handle_query_message(
                 QueryUpdate(query_id=query_id, state=QueryState.FAILED, update_time=clock(), error_message=str(e))
             )
         return QueryOutcome(query_id=query_id, error=str(e))
+    previous = tracker.status(query.query_id)
+    if previous is not None and previous.last_known_state.is_finished:
+        return QueryOutcome(query_id=query.query_id, already_finished=True)
     tracker.record(QueryUpdate(query_id=query.query_id, state=QueryState.IN_PROGRESS, update_time=clock()))
     return _fan_out(query, table, serde, leaf_queue, tracker, clock)
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from dataclasses import replace
 
 from sleeper.core.partition import ROOT_ID, PartitionTree, partitions_from_split_points
 from sleeper.core.query import Query, QueryProcessingConfig
@@ -58,7 +59,9 @@ def should_read_files_of_the_leaf_and_every_ancestor_once() -> None:
     if parent.id != tree.root.id:
         refs.append(_ref("parent.parquet", parent.id, whole=False))
     # When a query of everything is planned
-    plans = plan_query(_query(Region.whole(SCHEMA)), tree, refs, table_id="tid", sub_query_id=_ids("s"))
+    plans = plan_query(
+        _query(Region.whole(SCHEMA)), tree, refs, table_id="tid", sub_query_id=lambda q, leaf: f"{q}-{leaf}"
+    )
     # Then each leaf reads the root's and its ancestors' files first, then its own, each file once
     by_leaf = {p.leaf_partition_id: p.files for p in plans}
     ancestors_of_middle = [p.id for p in reversed(tree.ancestors(middle.id))]
@@ -70,7 +73,7 @@ def should_read_files_of_the_leaf_and_every_ancestor_once() -> None:
     assert "shared.parquet" in by_leaf[high.id] and "low.parquet" not in by_leaf[high.id]
     # And the sub-queries are in key order with their own ids, the table id and the query's processing
     assert [p.leaf_partition_id for p in plans] == [low.id, middle.id, high.id]
-    assert [p.sub_query_id for p in plans] == ["s0", "s1", "s2"]
+    assert [p.sub_query_id for p in plans] == [f"q-{low.id}", f"q-{middle.id}", f"q-{high.id}"]
     assert {p.table_id for p in plans} == {"tid"} and {p.query_id for p in plans} == {"q"}
 
 
@@ -154,3 +157,18 @@ def should_cut_regions_dropping_those_outside_the_partition() -> None:
     cut = leaf_regions([_range(0, 50), _range(150, 300), _range(200, 300)], partition)
     # Then only the overlapping part is kept
     assert cut == [_range(150, 200)]
+
+
+def should_give_the_same_sub_query_ids_each_time_a_query_is_planned() -> None:
+    # Given two leaves with a file each
+    tree = _tree([100])
+    refs = [_ref(f"{leaf.id}.parquet", leaf.id) for leaf in tree.leaves]
+    # When the same query is planned twice, and another query once
+    first = plan_query(_query(Region.whole(SCHEMA)), tree, refs, table_id="tid")
+    again = plan_query(_query(Region.whole(SCHEMA)), tree, refs, table_id="tid")
+    other = plan_query(replace(_query(Region.whole(SCHEMA)), query_id="other"), tree, refs, table_id="tid")
+    # Then the plans repeat their ids, distinct per leaf and per query
+    ids = [p.sub_query_id for p in first]
+    assert ids == [p.sub_query_id for p in again]
+    assert len(set(ids)) == 2
+    assert not set(ids) & {p.sub_query_id for p in other}
