@@ -12,7 +12,7 @@ from typing import Annotated
 import click
 import typer
 
-from sleeper.cli import admin_commands, common, operations, render
+from sleeper.cli import admin_commands, aws_local, common, operations, render
 from sleeper.core.exceptions import SleeperError
 
 app = typer.Typer(
@@ -475,6 +475,7 @@ def run(argv: list[str]) -> int:
 
 admin_commands.register(app, instance_app, table_app, run)
 operations.register(app, report_app)
+aws_local.register(app)
 
 
 def main() -> None:

@@ -33,6 +33,7 @@ import importlib
 import importlib.util
 import logging
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -851,6 +852,17 @@ class Pump:
 # --- the emulated instance -----------------------------------------------------------------------------------------
 
 
+def _check_free(host: str, port: int) -> None:
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as e:
+            raise EmulatorError(f"cannot serve on {host}:{port}: {e.strerror or e}") from e
+
+
 class EmulatedAwsInstance:
     """A moto server in this process holding one instance, and the pump that drives it.
 
@@ -903,11 +915,9 @@ class EmulatedAwsInstance:
         except ImportError as e:
             raise EmulatorError("the emulated instance needs moto's server: pip install 'moto[server]'") from e
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # werkzeug logs every request at INFO otherwise
+        _check_free(self._host, self._port)  # moto's server thread would die on a taken port and start() wait forever
         server = ThreadedMotoServer(ip_address=self._host, port=self._port, verbose=False)
-        try:
-            server.start()
-        except OSError as e:
-            raise EmulatorError(f"cannot start moto's server on {self._host}:{self._port}: {e}") from e
+        server.start()
         self._server = server
         host, port = server.get_host_and_port()
         self._endpoint = f"http://{host}:{port}"
@@ -970,6 +980,7 @@ def serve(
     properties: Mapping[str, str] | None = None,
     stop: threading.Event | None = None,
     on_ready: Callable[[EmulatedAwsInstance], None] | None = None,
+    interval_seconds: float = 1.0,
     **pump_options: Any,
 ) -> None:
     """Runs an emulated instance in the foreground until ``stop`` is set (or the process is interrupted).
@@ -980,6 +991,7 @@ def serve(
         properties: Further instance properties.
         stop: Set to stop.
         on_ready: Called once the instance is provisioned, before the pump starts.
+        interval_seconds: The wait after a pump round with nothing to do.
         pump_options: Options of the :class:`Pump`.
     """
     stop = stop or threading.Event()
@@ -988,7 +1000,7 @@ def serve(
             on_ready(emulated)
         pump = emulated.pump(**pump_options)
         try:
-            pump.run_forever(stop)
+            pump.run_forever(stop, interval_seconds=interval_seconds)
         except KeyboardInterrupt:
             stop.set()
         finally:
