@@ -56,6 +56,7 @@ from sleeper.adapters.aws.emulated import (
     cancel_emr_serverless_job_run,
     create_ecs_cluster,
     create_emr_serverless_application,
+    create_network,
     emr_serverless_job_runs,
     events_client,
     put_schedule_rule,
@@ -77,6 +78,7 @@ from sleeper.adapters.aws.sqs_queue import sqs_client
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.properties import InstanceProperties, config_bucket_name
 from sleeper.core.properties import instance_cdk as cdk
+from sleeper.core.properties.instance_common import SUBNETS, VPC_ID
 from sleeper.core.properties.javaprops import load as load_java_properties
 from sleeper.core.queue import QueueNotFoundError
 from sleeper.runtime import registry
@@ -226,14 +228,16 @@ def provision_emulated_instance(
     properties: Mapping[str, str] | None = None,
 ) -> AwsRuntimeConfig:
     """Creates everything a deployment of an instance creates that the runtime reaches, on an emulator: what
-    :func:`~sleeper.runtime.aws.provision_instance` creates (buckets, DynamoDB tables, every queue) plus the ingest
-    batcher store, the bulk import bucket, the ECS clusters and task definitions, the EMR Serverless application and
+    :func:`~sleeper.runtime.aws.provision_instance` creates (buckets, DynamoDB tables, every queue) plus a VPC with a
+    subnet and a security group for tasks, the ingest batcher store, the bulk import bucket, the ECS clusters and
+    task definitions, the EMR Serverless application and
     the scheduled rules, and writes ``instance.properties`` naming them.
 
     Returns:
         Where the instance is.
     """
     names = EmulatedResources(instance_id=instance_id, account=account)
+    network = create_network(settings, f"sleeper-{_clean(instance_id)}-ecs")
     ecs = ecs_client(settings)
     create_ecs_cluster(ecs, names.ingest_cluster)
     create_ecs_cluster(ecs, names.compaction_cluster)
@@ -253,6 +257,9 @@ def provision_emulated_instance(
     create_bucket(s3_client(settings), names.bulk_import_bucket, settings.region)
     create_batcher_store_table(dynamodb_client(settings), batcher_store_table_name(instance_id), wait=False)
     values = {
+        VPC_ID.name: network.vpc_id,
+        SUBNETS.name: network.subnet_id,
+        cdk.ECS_SECURITY_GROUP.name: network.security_group_id,
         cdk.INGEST_CLUSTER.name: names.ingest_cluster,
         cdk.INGEST_TASK_DEFINITION_FAMILY.name: names.ingest_task_family,
         cdk.COMPACTION_CLUSTER.name: names.compaction_cluster,
@@ -968,9 +975,10 @@ class EmulatedAwsInstance:
         """A new handle on the instance."""
         return AwsInstance(self.config)
 
-    def pump(self, **options: Any) -> Pump:
-        """A pump for the instance (``options`` go to :class:`Pump`)."""
-        return Pump(self.instance(), environment=self.environment(), **options)
+    def pump(self, *, environment_extra: Mapping[str, str] | None = None, **options: Any) -> Pump:
+        """A pump for the instance (``options`` go to :class:`Pump`); task processes get :meth:`environment` and
+        ``environment_extra``."""
+        return Pump(self.instance(), environment={**self.environment(), **(environment_extra or {})}, **options)
 
 
 def serve(

@@ -29,10 +29,12 @@ __all__ = [
     "EcsTask",
     "EmrServerlessJobRun",
     "EmrStep",
+    "Network",
     "SqsEventSource",
     "active_emr_steps",
     "cancel_emr_serverless_job_run",
     "create_ecs_cluster",
+    "create_network",
     "create_emr_serverless_application",
     "emr_serverless_job_runs",
     "events_client",
@@ -45,7 +47,8 @@ __all__ = [
     "terminate_emr_cluster",
 ]
 
-_TERMINAL_JOB_RUN_STATES = frozenset({"SUCCESS", "FAILED", "CANCELLED", "CANCELLING"})
+_ENDED_JOB_RUN_STATES = frozenset({"FAILED", "CANCELLED", "CANCELLING"})
+"""Not SUCCESS: moto reports every job run SUCCESS as soon as it is started."""
 _ACTIVE_CLUSTER_STATES = ["STARTING", "BOOTSTRAPPING", "RUNNING", "WAITING"]
 
 
@@ -208,6 +211,41 @@ def rule_state(events: Any, name: str) -> str | None:
         raise translate(e, f"DescribeRule {name}") from e
 
 
+# --- networking ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Network:
+    """A VPC with one subnet and a security group for ECS tasks.
+
+    Attributes:
+        vpc_id: The VPC.
+        subnet_id: Its subnet.
+        security_group_id: The tasks' security group.
+    """
+
+    vpc_id: str
+    subnet_id: str
+    security_group_id: str
+
+
+def create_network(settings: AwsSettings, name: str) -> Network:
+    """Creates a VPC (10.0.0.0/16) with a subnet (10.0.0.0/24) and a security group named ``name``, which Fargate
+    tasks (``awsvpc`` networking) need.
+
+    Raises:
+        AwsError: If EC2 refuses.
+    """
+    ec2 = settings._session().client("ec2", endpoint_url=settings.endpoint_url, config=settings._config())
+    try:
+        vpc_id = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+        subnet_id = ec2.create_subnet(VpcId=vpc_id, CidrBlock="10.0.0.0/24")["Subnet"]["SubnetId"]
+        group_id = ec2.create_security_group(GroupName=name, Description="Sleeper ECS tasks", VpcId=vpc_id)["GroupId"]
+    except (ClientError, BotoCoreError) as e:
+        raise translate(e, f"CreateVpc/CreateSubnet/CreateSecurityGroup {name}") from e
+    return Network(vpc_id=vpc_id, subnet_id=subnet_id, security_group_id=group_id)
+
+
 # --- ECS -----------------------------------------------------------------------------------------------------------
 
 
@@ -247,7 +285,7 @@ def create_ecs_cluster(ecs: Any, name: str) -> str:
 def register_task_definition(
     ecs: Any, family: str, container: str, image: str, *, environment: Mapping[str, str] | None = None
 ) -> str:
-    """Registers a Fargate task definition of one container; returns its ARN.
+    """Registers a task definition of one container (bridge networking: see below); returns its ARN.
 
     Raises:
         AwsError: If ECS refuses.
@@ -255,7 +293,9 @@ def register_task_definition(
     try:
         response = ecs.register_task_definition(
             family=family,
-            requiresCompatibilities=["FARGATE"],
+            # bridge, not Fargate's awsvpc: moto fails RunTask of an awsvpc task (its network interface lacks
+            # private_dns_name), and nothing here uses the task's network
+            networkMode="bridge",
             cpu="1024",
             memory="4096",
             containerDefinitions=[
@@ -263,6 +303,8 @@ def register_task_definition(
                     "name": container,
                     "image": image,
                     "essential": True,
+                    "cpu": 1024,
+                    "memory": 4096,
                     "environment": [{"name": k, "value": v} for k, v in (environment or {}).items()],
                 }
             ],
@@ -383,7 +425,8 @@ def create_emr_serverless_application(client: Any, name: str, release_label: str
 
 
 def emr_serverless_job_runs(client: Any, application_id: str) -> list[EmrServerlessJobRun]:
-    """The application's job runs not in a final state, with their drivers.
+    """The application's job runs that have not failed or been cancelled, with their drivers (moto reports a job run
+    SUCCESS as soon as it starts, so that state does not mean it has run).
 
     Raises:
         AwsError: If EMR Serverless fails.
@@ -397,7 +440,7 @@ def emr_serverless_job_runs(client: Any, application_id: str) -> list[EmrServerl
             summaries = []  # moto: an application without job runs is "not found"
         out: list[EmrServerlessJobRun] = []
         for summary in summaries:
-            if summary.get("state") in _TERMINAL_JOB_RUN_STATES:
+            if summary.get("state") in _ENDED_JOB_RUN_STATES:
                 continue
             run = client.get_job_run(applicationId=application_id, jobRunId=summary["id"])["jobRun"]
             spark = run.get("jobDriver", {}).get("sparkSubmit", {})

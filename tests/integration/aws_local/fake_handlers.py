@@ -1,0 +1,37 @@
+"""Stand-ins for handlers and container entry points, so the pump's deliveries can be seen without Sleeper's work."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+EVENTS: list[Mapping[str, Any]] = []
+"""Every event a stand-in handler was given, in order."""
+
+OUT_ENV = "FAKE_TASK_OUT"
+"""The directory a stand-in entry point writes what it was run with to."""
+
+
+def sqs(event: Mapping[str, Any], context: object = None) -> dict[str, list[dict[str, str]]]:
+    """Records the event; reports failed every message whose body starts with ``fail``."""
+    EVENTS.append(event)
+    failed = [r["messageId"] for r in event["Records"] if str(r["body"]).startswith("fail")]
+    return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in failed]}
+
+
+def scheduled(event: Mapping[str, Any], context: object = None) -> None:
+    """Records the event."""
+    EVENTS.append(event)
+
+
+def entry_point() -> int:
+    """Writes its arguments and the environment variables that locate the instance to ``$FAKE_TASK_OUT``."""
+    keys = ("CONFIG_BUCKET", "SLEEPER_INSTANCE_ID", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_ACCESS_KEY_ID")
+    record = {"argv": sys.argv[1:], "env": {k: os.environ.get(k) for k in keys}}
+    (Path(os.environ[OUT_ENV]) / f"{uuid.uuid4().hex}.json").write_text(json.dumps(record))
+    return 0
