@@ -1,0 +1,60 @@
+"""End to end through the emulated instance, as a user without an AWS account would drive it: a client written to
+Sleeper's Python client formats (plain boto3 on the endpoint) ingests through ``for_ingest/`` and the ingest queue and
+queries through the query queue; the pump runs the ingest task that ECS was asked to start as a local process, and
+delivers the query and leaf query batches to their handlers; the results are read from ``query-<id>/`` in the
+results bucket."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from sleeper.adapters.aws.launchers import ecs_client, ingest_task_launcher
+from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.runtime import registry
+from sleeper.runtime.aws_local import EmulatedAwsInstance, resolve_handler
+from tests.integration.aws_runtime.sleeper_client import CompatClient
+
+pytestmark = [pytest.mark.integration, pytest.mark.aws]
+
+SCHEMA = Schema(
+    row_key_fields=(Field("key", PrimitiveType.LONG),), value_fields=(Field("value", PrimitiveType.STRING),)
+)
+ROWS = [{"key": k, "value": f"v{k}"} for k in range(30)]
+
+
+def _start_ingest_task(emulated: EmulatedAwsInstance) -> None:
+    """What AWS does next for a job on the ingest queue: the task creator's schedule fires and it calls RunTask (or,
+    until that handler exists, RunTask is called as it would call it)."""
+    pump = emulated.pump()
+    if resolve_handler(registry.handler(registry.INGEST_TASK_CREATION).handler) is not None:
+        assert pump.fire(registry.INGEST_TASK_CREATION)
+    else:
+        instance = emulated.instance()
+        assert ingest_task_launcher(ecs_client(emulated.settings), instance.properties).launch_tasks(1) == 1
+
+
+def should_ingest_through_the_ingest_queue_and_query_through_the_query_queue(
+    emulated: EmulatedAwsInstance, tmp_path: object
+) -> None:
+    # Given a table of two leaves and a client that knows only the instance id and the endpoint
+    table = emulated.instance().create_table(f"e2e-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[15])
+    client = CompatClient(emulated.instance_id, endpoint_url=emulated.endpoint, region=emulated.region)
+    pump = emulated.pump(task_log_dir=str(tmp_path))
+    # When it uploads rows to for_ingest/ and sends an ingest job, and an ingest task is started
+    job_id = client.write_single_batch(table.name, ROWS)
+    _start_ingest_task(emulated)
+    ingested = pump.run_until_idle(timeout_seconds=120)
+    # Then the ingest task ran as a local process and the job finished
+    assert [code for _, code in ingested.tasks_finished] == [0]
+    status = emulated.instance().ingest_job_tracker.job(job_id)
+    assert status is not None
+    assert status.status.name == "FINISHED"
+    # When it sends a range query covering both leaves and the pump delivers the query and leaf batches
+    query_id = str(uuid.uuid4())
+    client.send_range_query(table.name, [{"key": (0, 1000)}], query_id)
+    rows = client.wait_for_results(query_id, lambda: pump.run_until_idle(timeout_seconds=60))
+    # Then the rows read from query-<id>/ in the results bucket are the rows ingested
+    assert client.query_state(query_id) == "COMPLETED"
+    assert sorted(rows, key=lambda r: r["key"]) == ROWS
