@@ -6,12 +6,14 @@ results bucket."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
 
 from sleeper.adapters.aws.launchers import ecs_client, ingest_task_launcher
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.core.statestore.transactions import LogType
 from sleeper.runtime import registry
 from sleeper.runtime.aws_local import EmulatedAwsInstance, resolve_handler
 from tests.integration.aws_runtime.sleeper_client import CompatClient
@@ -58,3 +60,24 @@ def should_ingest_through_the_ingest_queue_and_query_through_the_query_queue(
     # Then the rows read from query-<id>/ in the results bucket are the rows ingested
     assert client.query_state(query_id) == "COMPLETED"
     assert sorted(rows, key=lambda r: r["key"]) == ROWS
+
+
+def should_snapshot_a_table_when_the_snapshot_schedule_fires(emulated: EmulatedAwsInstance) -> None:
+    # Given a new table, and a pump of the snapshot creation rule and the handler of its queue
+    instance = emulated.instance()
+    table = instance.create_table(f"snap-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[15])
+    online = len(instance.online_tables())
+    handlers = (registry.handler(registry.SNAPSHOT_CREATION_TRIGGER), registry.handler(registry.SNAPSHOT_CREATION))
+    pump = emulated.pump(handlers=handlers)
+    # When the rule's period has passed and the pump runs until idle
+    fired = pump.run_once(now=time.time() + 3600)
+    delivered = pump.run_until_idle(timeout_seconds=60)
+    # Then the trigger sent one message per online table, each delivered to the snapshot handler, which snapshotted
+    # the table's partitions log
+    assert fired.fired == [registry.SNAPSHOT_CREATION_TRIGGER]
+    total = fired.delivered.get(registry.SNAPSHOT_CREATION, 0) + delivered.delivered.get(registry.SNAPSHOT_CREATION, 0)
+    assert total == online
+    assert delivered.failed == {}
+    store = instance.table_by_id(table.table_id).state_store
+    assert store.snapshot_store is not None
+    assert store.snapshot_store.metadata.latest_snapshot(LogType.PARTITIONS) is not None
