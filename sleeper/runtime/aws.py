@@ -160,6 +160,25 @@ class AwsRuntimeConfig:
             bucket = config_bucket_name(instance_id, account)
         return cls(config_bucket=bucket, settings=AwsSettings(region, env.get(ENDPOINT_ENV) or None))
 
+    @classmethod
+    def for_instance_id(cls, instance_id: str, environ: Mapping[str, str] | None = None) -> AwsRuntimeConfig:
+        """Where the instance with an id is: its config bucket ``sleeper-<id>-config-<account>``, with the account
+        from ``SLEEPER_ACCOUNT`` or else from the credentials (STS), and the region and endpoint from the environment.
+
+        Raises:
+            AwsRuntimeConfigError: If the region is not set.
+            AwsError: If the account has to be, and cannot be, read from STS.
+        """
+        from sleeper.adapters.aws.event_rules import caller_account
+
+        env = os.environ if environ is None else environ
+        region = next((env[name] for name in _REGION_ENVS if env.get(name)), None)
+        if region is None:
+            raise AwsRuntimeConfigError(f"set the AWS region in {' or '.join(_REGION_ENVS)}")
+        settings = AwsSettings(region, env.get(ENDPOINT_ENV) or None)
+        account = env.get(ACCOUNT_ENV) or caller_account(settings)
+        return cls(config_bucket=config_bucket_name(instance_id, account), settings=settings)
+
     @property
     def filesystem_options(self) -> FileSystemOptions:
         """How pyarrow reaches S3: the same region, endpoint and credentials as the boto3 clients."""
@@ -209,6 +228,10 @@ class AwsTable:
     def partitions(self) -> list[Partition]:
         """Every partition of the table."""
         return self.state_store.partitions()
+
+    def leaf_partitions(self) -> list[Partition]:
+        """The leaf partitions, in key order."""
+        return self.state_store.partition_tree().leaves
 
     def file_references(self) -> list[FileReference]:
         """Every file reference."""

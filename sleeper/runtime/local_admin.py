@@ -4,19 +4,32 @@ split point estimates, dead-letter retries."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+import pyarrow as pa
 
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.partition import partitions_from_split_points
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties.properties import validate_instance_update
-from sleeper.core.schema import KeyValue
+from sleeper.core.queue import Queue
+from sleeper.core.schema import KeyValue, Schema
+from sleeper.core.table import TableStatus
+from sleeper.core.trackers import CompactionJobTracker, IngestJobTracker, QueryTracker, TaskTracker
 from sleeper.io.filesystem import filesystem_path
+from sleeper.runtime.admin import AdminTable, EditableInstance, OperationReport, PropertyChange
 from sleeper.runtime.local import LOCAL_QUEUES, LocalInstance, LocalTable
 from sleeper.sketches import Sketches, sketches_path
 
+if TYPE_CHECKING:
+    from sleeper.batcher.ports import IngestBatcherStore
+    from sleeper.core.jobs.bulk_import import BulkImportJob
+    from sleeper.core.jobs.ingest import IngestJob
+    from sleeper.core.query import Query
+
 __all__ = [
     "PAUSED_FILE",
+    "LocalAdmin",
     "PropertyChange",
     "estimate_split_points",
     "is_paused",
@@ -30,18 +43,11 @@ __all__ = [
 PAUSED_FILE = "scheduler.paused"
 """The file whose presence in the instance directory pauses the scheduler (as disabling Sleeper's rules does)."""
 
-
-@dataclass(frozen=True, slots=True)
-class PropertyChange:
-    """One property's value before and after an edit (None = unset)."""
-
-    name: str
-    before: str | None
-    after: str | None
+_Table = TypeVar("_Table", bound=AdminTable)
 
 
 def update_instance_properties(
-    instance: LocalInstance, values: Mapping[str, str], unset: Sequence[str] = (), *, dry_run: bool = False
+    instance: EditableInstance, values: Mapping[str, str], unset: Sequence[str] = (), *, dry_run: bool = False
 ) -> list[PropertyChange]:
     """Validates and saves instance property edits; returns the changes (the diff).
 
@@ -99,7 +105,7 @@ def resume(instance: LocalInstance) -> None:
     (instance.directory / PAUSED_FILE).unlink()
 
 
-def reinitialise_table(table: LocalTable, split_points: Sequence[KeyValue] | None = None) -> LocalTable:
+def reinitialise_table(table: _Table, split_points: Sequence[KeyValue] | None = None) -> _Table:
     """Empties a table: stops tracking every file and deletes the files; with split points, repartitions it too.
 
     Without split points the partition tree is kept. The split points are validated before anything changes.
@@ -117,7 +123,7 @@ def reinitialise_table(table: LocalTable, split_points: Sequence[KeyValue] | Non
     return table
 
 
-def estimate_split_points(table: LocalTable, partitions: int) -> list[KeyValue]:
+def estimate_split_points(table: AdminTable, partitions: int) -> list[KeyValue]:
     """Split points that cut the table's rows into ``partitions`` parts of about equal size, from the files' sketches.
 
     Raises:
@@ -154,3 +160,268 @@ def retry_dead_letters(instance: LocalInstance, queue_names: Sequence[str] | Non
         if count:
             moved[name] = count
     return moved
+
+
+class LocalAdmin:
+    """The admin port (``sleeper.runtime.admin.AdminInstance``) on a local instance directory: delegates to
+    :class:`LocalInstance`, the functions above and the local runner, which runs an operation now in this process.
+
+    Args:
+        instance: The local instance.
+    """
+
+    def __init__(self, instance: LocalInstance) -> None:
+        self.instance = instance
+
+    @property
+    def is_local(self) -> bool:
+        """Always True."""
+        return True
+
+    @property
+    def location(self) -> str:
+        """The instance directory."""
+        return str(self.instance.directory)
+
+    @property
+    def properties(self) -> InstanceProperties:
+        """The instance properties."""
+        return self.instance.properties
+
+    def local_instance(self, what: str) -> LocalInstance:
+        """The local instance."""
+        return self.instance
+
+    def update_instance_properties(
+        self, values: Mapping[str, str], unset: Sequence[str] = (), *, dry_run: bool = False
+    ) -> list[PropertyChange]:
+        """See :func:`update_instance_properties`."""
+        return update_instance_properties(self.instance, values, unset, dry_run=dry_run)
+
+    # --- tables ------------------------------------------------------------------------------------------------
+    def tables(self) -> list[TableStatus]:
+        """Every table, by name."""
+        return self.instance.tables()
+
+    def table(self, name: str) -> LocalTable:
+        """A table by name."""
+        return self.instance.table(name)
+
+    def table_by_id(self, table_id: str) -> LocalTable:
+        """A table by id."""
+        return self.instance.table_by_id(table_id)
+
+    def create_table(
+        self,
+        name: str,
+        schema: Schema,
+        *,
+        split_points: Sequence[KeyValue] | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> LocalTable:
+        """See :meth:`LocalInstance.create_table`."""
+        return self.instance.create_table(name, schema, split_points=split_points, properties=properties)
+
+    def rename_table(self, old_name: str, new_name: str) -> LocalTable:
+        """Renames a table."""
+        return self.instance.rename_table(old_name, new_name)
+
+    def delete_table(self, name: str) -> None:
+        """Deletes a table with all its data."""
+        self.instance.delete_table(name)
+
+    def set_table_online(self, name: str, online: bool) -> LocalTable:
+        """Puts a table online or takes it offline."""
+        return self.instance.set_table_online(name, online)
+
+    def update_table_properties(self, name: str, values: Mapping[str, str]) -> LocalTable:
+        """Validates and saves table property edits."""
+        return self.instance.update_table_properties(name, values)
+
+    def reinitialise_table(self, name: str, split_points: Sequence[KeyValue] | None) -> LocalTable:
+        """See :func:`reinitialise_table`."""
+        return reinitialise_table(self.instance.table(name), split_points)
+
+    def estimate_split_points(self, name: str, partitions: int) -> list[KeyValue]:
+        """See :func:`estimate_split_points`."""
+        return estimate_split_points(self.instance.table(name), partitions)
+
+    # --- trackers and queues -----------------------------------------------------------------------------------
+    @property
+    def ingest_job_tracker(self) -> IngestJobTracker:
+        """The ingest job tracker."""
+        return self.instance.ingest_job_tracker
+
+    @property
+    def compaction_job_tracker(self) -> CompactionJobTracker:
+        """The compaction job tracker."""
+        return self.instance.compaction_job_tracker
+
+    @property
+    def ingest_task_tracker(self) -> TaskTracker:
+        """The ingest task tracker."""
+        return self.instance.ingest_task_tracker
+
+    @property
+    def compaction_task_tracker(self) -> TaskTracker:
+        """The compaction task tracker."""
+        return self.instance.compaction_task_tracker
+
+    @property
+    def query_tracker(self) -> QueryTracker:
+        """The query tracker."""
+        return self.instance.query_tracker
+
+    @property
+    def batcher_store(self) -> IngestBatcherStore:
+        """The ingest batcher's store."""
+        return self.instance.batcher_store
+
+    def queue_names(self) -> list[str]:
+        """Every queue of a local instance."""
+        return list(LOCAL_QUEUES)
+
+    def queue(self, logical_name: str) -> Queue:
+        """A queue by logical name."""
+        return self.instance.queue(logical_name)
+
+    def dead_letter_queue(self, logical_name: str) -> Queue:
+        """The dead-letter queue of a queue."""
+        return self.instance.dead_letter_queue(logical_name)
+
+    def retry_dead_letters(self, queue_names: Sequence[str] | None = None) -> dict[str, int]:
+        """See :func:`retry_dead_letters`."""
+        return retry_dead_letters(self.instance, queue_names)
+
+    # --- operations --------------------------------------------------------------------------------------------
+    def send_ingest_job(self, job: IngestJob) -> str:
+        """Sends an ingest job to ``IngestJobQ``."""
+        from sleeper.ingest.job_runner import INGEST_JOB_QUEUE
+
+        self.instance.queue(INGEST_JOB_QUEUE).send(job.to_json())
+        return INGEST_JOB_QUEUE
+
+    def send_bulk_import_job(self, job: BulkImportJob) -> str:
+        """Sends a bulk import job to ``BulkImportJobQ`` (local paths made absolute)."""
+        from dataclasses import replace
+
+        from sleeper.runtime.local_handlers import BULK_IMPORT_QUEUE
+
+        job = replace(job, files=_absolute(job.files))
+        self.instance.queue(BULK_IMPORT_QUEUE).send(job.to_json())
+        return BULK_IMPORT_QUEUE
+
+    def submit_to_batcher(self, table_name: str, files: Sequence[str]) -> str:
+        """Tracks files in the batcher's store at once (local paths made absolute)."""
+        from sleeper.batcher.submitter import IngestBatcherSubmitter, submit_files
+
+        submitter = IngestBatcherSubmitter(self.instance, self.instance.batcher_store, allow_local=True)
+        tracked = submit_files(submitter, table_name, list(_absolute(files)))
+        return f"{len(tracked)} files sent to the ingest batcher for table {table_name}"
+
+    def _drain(self, queues: Sequence[str]) -> dict[str, int]:
+        from sleeper.runtime.local_handlers import default_handlers
+        from sleeper.runtime.local_runner import LocalRunner, RoundSummary
+
+        runner = LocalRunner(self.instance, default_handlers())
+        total = RoundSummary()
+        for queue in queues:
+            total.add(runner.drain(queue))
+        if total.failed:
+            failed = ", ".join(f"{q} {n}" for q, n in total.failed.items())
+            raise SleeperError(f"some messages failed and will be retried by 'run': {failed}")
+        return total.processed
+
+    def compact_now(self, name: str, *, compact_all: bool = False, wait: bool = True) -> OperationReport:
+        """Creates compaction jobs for a table now and, unless told not to wait, runs them and their commits."""
+        from sleeper.compaction.creation import create_compaction_jobs
+
+        table = self.instance.table(name)
+        result = create_compaction_jobs(
+            table, self.instance.queue("CompactionJobQ"), self.instance.compaction_job_tracker, compact_all=compact_all
+        )
+        processed = self._drain(["CompactionJobQ", "CompactionCommitQ", "StateStoreCommitterQ.fifo"]) if wait else {}
+        lines = [
+            f"Table {name}: {result.jobs_created} compaction jobs created over {result.input_files} input files, "
+            f"{result.references_pre_split} references pre-split"
+        ]
+        if processed:
+            lines.append(f"Ran {processed.get('CompactionJobQ', 0)} compaction jobs")
+        return OperationReport({**result.to_dict(), "messagesHandled": processed}, lines)
+
+    def split_now(self, name: str) -> OperationReport:
+        """Finds a table's partitions over the splitting threshold now, and splits them."""
+        from sleeper.splitting.finder import send_split_jobs
+        from sleeper.splitting.ports import PARTITION_SPLITTING_JOB_QUEUE
+
+        table = self.instance.table(name)
+        jobs = send_split_jobs(table, self.instance.queue(PARTITION_SPLITTING_JOB_QUEUE))
+        processed = self._drain([PARTITION_SPLITTING_JOB_QUEUE, "StateStoreCommitterQ.fifo"])
+        leaves = len(self.instance.table(name).leaf_partitions())
+        return OperationReport(
+            {"splitJobs": [j.partition.id for j in jobs], "messagesHandled": processed, "leafPartitions": leaves},
+            [f"Table {name}: {len(jobs)} partitions to split; now {leaves} leaf partitions"],
+        )
+
+    def gc_now(self, name: str, *, orphans: bool = False, dry_run: bool = False) -> OperationReport:
+        """Garbage collects a table now; with ``orphans``, also sweeps files no transaction referenced."""
+        from sleeper.gc.collector import run_garbage_collection
+        from sleeper.gc.orphans import sweep_orphans
+
+        table = self.instance.table(name)
+        result = run_garbage_collection(self.instance, table.table_id)
+        self._drain(["StateStoreCommitterQ.fifo"])
+        swept = sweep_orphans(table, dry_run=dry_run) if orphans else None
+        lines = [f"Table {name}: {len(result.deleted)} files garbage collected"]
+        if swept is not None:
+            verb = "would delete" if dry_run else "deleted"
+            lines.append(f"Orphans: {verb} {len(swept.deleted)}, {len(swept.young)} too young to delete")
+        data = {
+            "deleted": list(result.deleted),
+            "orphansDeleted": list(swept.deleted) if swept else [],
+            "orphansTooYoung": list(swept.young) if swept else [],
+        }
+        return OperationReport(data, lines)
+
+    def run_queued_query(self, query: Query, schema: Schema) -> pa.Table:
+        """Sends the query to the query queue, lets the query and leaf handlers run it, and reads the sub-queries'
+        result files back in key order."""
+        import pyarrow.parquet as pq
+
+        from sleeper.core.query import QuerySerDe
+        from sleeper.io.arrow_schema import arrow_schema
+        from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE, QUERY_QUEUE
+        from sleeper.runtime.local_handlers import default_handlers
+        from sleeper.runtime.local_runner import LocalRunner
+
+        self.instance.queue(QUERY_QUEUE).send(QuerySerDe.for_schema(schema).to_json(query))
+        runner = LocalRunner(self.instance, default_handlers())
+        runner.drain(QUERY_QUEUE)
+        runner.drain(LEAF_PARTITION_QUERY_QUEUE)
+        directory = self.instance.directory / "query-results" / f"query-{query.query_id}"
+        parts = [pq.read_table(p) for p in sorted(directory.glob("*.parquet"))] if directory.exists() else []
+        if not parts:
+            requested = query.processing.requested_value_fields
+            names = [f.name for f in schema.row_key_fields + schema.sort_key_fields]
+            values = [f.name for f in schema.value_fields if requested is None or f.name in requested]
+            return arrow_schema(schema).empty_table().select(names + values)
+        key_names = [(f.name, "ascending") for f in schema.row_key_fields + schema.sort_key_fields]
+        return pa.concat_tables(parts).sort_by(key_names)
+
+    def is_paused(self) -> bool:
+        """Whether the scheduler is paused."""
+        return is_paused(self.instance)
+
+    def pause(self) -> None:
+        """See :func:`pause`."""
+        pause(self.instance)
+
+    def resume(self) -> None:
+        """See :func:`resume`."""
+        resume(self.instance)
+
+
+def _absolute(paths: Sequence[str]) -> tuple[str, ...]:
+    from pathlib import Path
+
+    return tuple(str(Path(p).resolve()) if "://" not in p else p for p in paths)

@@ -1,0 +1,77 @@
+"""The EventBridge rules of an instance (pausing and resuming it, as Sleeper's admin client does) and the account the
+credentials belong to (to find an instance's config bucket from its id).
+
+The EventBridge and STS clients are typed ``Any`` (no stubs installed).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from sleeper.adapters.aws.clients import AwsSettings
+from sleeper.adapters.aws.exceptions import error_code, translate
+
+__all__ = ["EventBridgeRules", "caller_account", "events_client"]
+
+_NOT_FOUND_CODES = frozenset({"ResourceNotFoundException", "ResourceNotFound"})
+
+
+def events_client(settings: AwsSettings) -> Any:
+    """An EventBridge client for the settings."""
+    return settings._session().client("events", endpoint_url=settings.endpoint_url, config=settings._config())
+
+
+def caller_account(settings: AwsSettings) -> str:
+    """The AWS account of the credentials in use (STS ``GetCallerIdentity``).
+
+    Raises:
+        AwsError: If STS cannot be reached or refuses.
+    """
+    client: Any = settings._session().client("sts", endpoint_url=settings.endpoint_url, config=settings._config())
+    try:
+        return str(client.get_caller_identity()["Account"])
+    except (ClientError, BotoCoreError) as e:
+        raise translate(e, "GetCallerIdentity") from e
+
+
+class EventBridgeRules:
+    """Reads and switches the state of EventBridge rules.
+
+    Args:
+        client: An EventBridge client (see :func:`events_client`).
+    """
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def state(self, name: str) -> str | None:
+        """The state of a rule (``ENABLED`` or ``DISABLED``), or None if there is no such rule.
+
+        Raises:
+            AwsError: If EventBridge fails other than by not finding the rule.
+        """
+        try:
+            return str(self._client.describe_rule(Name=name).get("State"))
+        except ClientError as e:
+            if error_code(e) in _NOT_FOUND_CODES:
+                return None
+            raise translate(e, f"DescribeRule {name}") from e
+        except BotoCoreError as e:
+            raise translate(e, f"DescribeRule {name}") from e
+
+    def set_enabled(self, name: str, enabled: bool) -> None:
+        """Enables or disables a rule.
+
+        Raises:
+            AwsError: If EventBridge refuses (for example, there is no such rule).
+        """
+        operation = "EnableRule" if enabled else "DisableRule"
+        try:
+            if enabled:
+                self._client.enable_rule(Name=name)
+            else:
+                self._client.disable_rule(Name=name)
+        except (ClientError, BotoCoreError) as e:
+            raise translate(e, f"{operation} {name}") from e
