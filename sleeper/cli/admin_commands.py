@@ -9,7 +9,15 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from sleeper.cli.common import JsonOption, console, open_instance, parse_assignments, print_json, read_split_points_file
+from sleeper.cli.common import (
+    JsonOption,
+    console,
+    instance_location,
+    open_instance,
+    parse_assignments,
+    print_json,
+    read_split_points_file,
+)
 from sleeper.core.exceptions import SleeperError
 
 dead_letters_app = typer.Typer(help="Dead-letter queues.", no_args_is_help=True)
@@ -23,7 +31,6 @@ def instance_properties(
 ) -> None:
     """Show the instance properties that are set, or edit them: validated, shown as a diff, then saved."""
     from sleeper.cli import render
-    from sleeper.runtime.local_admin import update_instance_properties
 
     inst = open_instance()
     updates = parse_assignments(set_, "--set")
@@ -34,7 +41,7 @@ def instance_properties(
         else:
             console.print(render.properties_table("Instance properties", values))
         return
-    changes = update_instance_properties(inst, updates, unset or [], dry_run=dry_run)
+    changes = inst.update_instance_properties(updates, unset or [], dry_run=dry_run)
     if as_json:
         print_json([{"property": c.name, "before": c.before, "after": c.after} for c in changes])
         return
@@ -52,18 +59,19 @@ def instance_properties(
 
 
 def pause() -> None:
-    """Pause the system: the scheduler triggers no periodic operation until resumed (queued work still runs)."""
-    from sleeper.runtime import local_admin
+    """Pause the system: the scheduler triggers no periodic operation until resumed (queued work still runs).
 
-    local_admin.pause(open_instance())
+    On AWS: disable the instance's EventBridge rules."""
+    admin = open_instance()
+    admin.pause()
     console.print("Paused: no compaction, splitting, garbage collection or snapshots are scheduled")
+    if not admin.is_local:
+        console.print("(the instance's EventBridge rules are disabled)")
 
 
 def resume() -> None:
-    """Resume the system's scheduled operations."""
-    from sleeper.runtime import local_admin
-
-    local_admin.resume(open_instance())
+    """Resume the system's scheduled operations (on AWS: enable the instance's EventBridge rules)."""
+    open_instance().resume()
     console.print("Resumed")
 
 
@@ -76,13 +84,12 @@ def table_reinit(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
 ) -> None:
     """Reinitialise a table: delete every file (and, with split points, repartition); the table stays."""
-    from sleeper.runtime.local_admin import reinitialise_table
-
-    table = open_instance().table(name)
+    admin = open_instance()
+    table = admin.table(name)
     points = read_split_points_file(split_points, table.schema, base64=base64) if split_points else None
     if not yes and not typer.confirm(f"Delete every file of table {name}?"):
         raise SleeperError("not confirmed; nothing changed")
-    table = reinitialise_table(table, points)
+    table = admin.reinitialise_table(name, points)
     console.print(f"Reinitialised table {name}: {len(table.leaf_partitions())} leaf partitions, no files")
 
 
@@ -103,10 +110,8 @@ def table_estimate_split_points(
 ) -> None:
     """Estimate split points that cut a table's rows evenly, from its files' sketches."""
     from sleeper.cli.query_args import format_value
-    from sleeper.runtime.local_admin import estimate_split_points
 
-    table = open_instance().table(name)
-    points = estimate_split_points(table, partitions)
+    points = open_instance().estimate_split_points(name, partitions)
     lines = [format_value(p) for p in points]
     if output is not None:
         output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
@@ -122,9 +127,7 @@ def dead_letters_retry(
     queues: Annotated[list[str] | None, typer.Argument(help="Queues to re-drive (default: every queue).")] = None,
 ) -> None:
     """Move messages from dead-letter queues back to their queues, reporting how many."""
-    from sleeper.runtime.local_admin import retry_dead_letters
-
-    moved = retry_dead_letters(open_instance(), queues)
+    moved = open_instance().retry_dead_letters(queues)
     if not moved:
         console.print("No dead letters to retry")
         return
@@ -139,8 +142,9 @@ def admin_menu(run_command: Callable[[list[str]], int]) -> Callable[[], None]:
         """Interactive menu over the admin commands (reports, properties, tables, pause/resume, dead letters)."""
         from sleeper.cli.menu import run_menu
 
-        directory = str(open_instance().directory)
-        run_menu(console, lambda argv: run_command(["--instance", directory, *argv]))
+        admin = open_instance()
+        location = admin.location if admin.is_local else instance_location()
+        run_menu(console, lambda argv: run_command(["--instance", location, *argv]))
 
     return admin
 

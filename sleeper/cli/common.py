@@ -14,7 +14,7 @@ from sleeper.core.exceptions import SleeperError
 from sleeper.core.schema import KeyValue, Schema
 
 if TYPE_CHECKING:
-    from sleeper.runtime.local import LocalInstance
+    from sleeper.runtime.admin import AdminInstance
 
 console = Console()
 err_console = Console(stderr=True)
@@ -24,27 +24,81 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 
 class _Context:
     instance_dir: str | None = None
+    admin: tuple[str, AdminInstance] | None = None
 
 
 context = _Context()
 
 
-def instance_dir() -> str:
-    """The instance directory given with ``--instance`` or ``SLEEPER_INSTANCE``.
+def choose_instance(instance: str | None) -> None:
+    """Sets the instance ``--instance`` names for this command (forgetting any instance opened before)."""
+    context.instance_dir = instance
+    context.admin = None
+
+
+def instance_location() -> str:
+    """The instance given with ``--instance`` or ``SLEEPER_INSTANCE``: a directory, or ``aws:ID``.
 
     Raises:
         SleeperError: If none was given.
     """
     if not context.instance_dir:
-        raise SleeperError("no instance given: pass --instance DIR or set SLEEPER_INSTANCE")
+        raise SleeperError("no instance given: pass --instance DIR (or aws:ID) or set SLEEPER_INSTANCE")
     return context.instance_dir
 
 
-def open_instance() -> LocalInstance:
-    """The chosen local instance."""
-    from sleeper.runtime.local import LocalInstance
+def is_aws_instance() -> bool:
+    """Whether the instance given is one on AWS (``aws:ID``)."""
+    from sleeper.runtime.admin import AWS_PREFIX
 
-    return LocalInstance(instance_dir())
+    return bool(context.instance_dir) and str(context.instance_dir).startswith(AWS_PREFIX)
+
+
+def instance_dir() -> str:
+    """The local instance directory given with ``--instance`` or ``SLEEPER_INSTANCE``.
+
+    Raises:
+        SleeperError: If none was given.
+        LocalOnlyError: If an instance on AWS (``aws:ID``) was given.
+    """
+    location = instance_location()
+    if is_aws_instance():
+        from sleeper.runtime.admin import LocalOnlyError
+
+        raise LocalOnlyError(
+            f"this command works only on a local instance directory, not on an instance on AWS ({location})"
+        )
+    return location
+
+
+def open_instance() -> AdminInstance:
+    """The chosen instance: a local instance directory, or ``aws:ID`` for an instance on AWS (found through its
+    config bucket, with the region, credentials and any ``AWS_ENDPOINT_URL`` from the environment).
+
+    Raises:
+        SleeperError: If no instance was given, or ``aws:`` has no id.
+        InstanceNotFoundError: If the directory holds no instance.
+    """
+    from sleeper.runtime.admin import AWS_PREFIX
+
+    location = instance_location()
+    if context.admin is not None and context.admin[0] == location:
+        return context.admin[1]
+    admin: AdminInstance
+    if location.startswith(AWS_PREFIX):
+        from sleeper.runtime.aws_admin import AwsAdmin
+
+        instance_id = location.removeprefix(AWS_PREFIX)
+        if not instance_id:
+            raise SleeperError("aws: needs an instance id, for example --instance aws:my-instance")
+        admin = AwsAdmin.for_instance_id(instance_id)
+    else:
+        from sleeper.runtime.local import LocalInstance
+        from sleeper.runtime.local_admin import LocalAdmin
+
+        admin = LocalAdmin(LocalInstance(location))
+    context.admin = (location, admin)
+    return admin
 
 
 def print_json(data: object) -> None:

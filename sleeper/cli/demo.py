@@ -17,6 +17,7 @@ from sleeper.cli import render, status
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.runtime.local_admin import LocalAdmin
 from sleeper.runtime.local_handlers import default_handlers
 from sleeper.runtime.local_runner import LocalRunner
 
@@ -95,7 +96,7 @@ def run_demo(directory: str | None, *, rows: int, batches: int, console: Console
     console.print(f"Full scan: {everything.num_rows:,} rows in {time.perf_counter() - started:.2f} s")
     console.print(render.summary_panel(render.table_summary(table)))
     console.print(render.partitions_tree(table, render.partitions_report(table)))
-    console.print(status.status_renderable(status.status_report(instance)))
+    console.print(status.status_renderable(status.status_report(LocalAdmin(instance))))
     return table
 
 

@@ -46,11 +46,11 @@ def _main(
             "--instance",
             "-i",
             envvar="SLEEPER_INSTANCE",
-            help="The instance directory (or set SLEEPER_INSTANCE).",
+            help="The instance directory, or aws:ID for an instance on AWS (or set SLEEPER_INSTANCE).",
         ),
     ] = None,
 ) -> None:
-    _context.instance_dir = instance
+    common.choose_instance(instance)
 
 
 # --- instance ---------------------------------------------------------------------------------------------------
@@ -335,18 +335,21 @@ def ingest(
         typer.Option("--job-queue", "--queue", help="Send the job to the ingest job queue instead of running it now."),
     ] = False,
 ) -> None:
-    """Ingest Parquet files into a table as an ingest job (validated, tracked, idempotent per job id); waits."""
+    """Ingest Parquet files into a table as an ingest job (validated, tracked, idempotent per job id); waits.
+
+    On an instance on AWS the job is always sent to the ingest job queue, for the ingest tasks."""
     import uuid
 
     from sleeper.core.jobs.ingest import IngestJob
-    from sleeper.ingest.job_runner import INGEST_JOB_QUEUE, IngestJobRunner, JobOutcome
+    from sleeper.ingest.job_runner import IngestJobRunner, JobOutcome
 
-    inst = _open()
+    admin = _open()
     job = IngestJob(id=job_id or str(uuid.uuid4()), files=tuple(paths), table_name=name)
-    if queue:
-        inst.queue(INGEST_JOB_QUEUE).send(job.to_json())
-        console.print(f"Sent ingest job [bold]{job.id}[/] to {INGEST_JOB_QUEUE}")
+    if queue or not admin.is_local:
+        sent_to = admin.send_ingest_job(job)
+        console.print(f"Sent ingest job [bold]{job.id}[/] to {sent_to}")
         return
+    inst = admin.local_instance("ingest without --job-queue")
     with console.status(f"Ingesting {len(paths)} paths into {name} as job {job.id}"):
         outcome = IngestJobRunner(inst, local_dir=inst.directory / "tmp").run(job)
     if outcome.outcome is not JobOutcome.FINISHED or outcome.result is None:
@@ -387,7 +390,8 @@ def query(
     from sleeper.cli import query_output
     from sleeper.cli.query_args import parse_exact, parse_range
 
-    table = _open().table(name)
+    admin = _open()
+    table = admin.table(name)
     schema = table.schema
     keys = [parse_exact(schema, k) for k in exact or []]
     regions = [parse_range(schema, r) for r in ranges or []]
@@ -397,7 +401,10 @@ def query(
     if via_queue:
         from sleeper.cli.queued_query import run_through_queue
 
-        result = run_through_queue(_open(), table, keys, regions, requested, console=console)
+        queued = run_through_queue(admin, table, keys, regions, requested, console=console)
+        if queued is None:
+            return
+        result = queued
     else:
         result = table.query(
             keys=keys if keys or regions else None,
@@ -425,7 +432,9 @@ def run_instance(
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     arm_crash_points_from_environment()
-    runner = LocalRunner(_open(), default_handlers(), workers=workers, worker_drain=drain_in_worker)
+    runner = LocalRunner(
+        _open().local_instance("run"), default_handlers(), workers=workers, worker_drain=drain_in_worker
+    )
     try:
         if until_idle:
             summary = runner.run_until_idle()
@@ -452,6 +461,8 @@ def demo(
     """Run the demo: a local instance, a table, generated rows ingested in batches, queries, and the status."""
     from sleeper.cli.demo import run_demo
 
+    if common.is_aws_instance():
+        raise SleeperError("demo works only on a local instance directory, not on an instance on AWS")
     run_demo(directory, rows=rows, batches=batches, console=console)
 
 

@@ -11,22 +11,17 @@ import typer
 
 from sleeper.cli.common import JsonOption, console, open_instance, print_json
 from sleeper.core.exceptions import SleeperError
+from sleeper.runtime.admin import OperationReport
 
 batcher_app = typer.Typer(help="The ingest batcher.", no_args_is_help=True)
 
 
-def _drain(queues: list[str]) -> dict[str, int]:
-    from sleeper.runtime.local_handlers import default_handlers
-    from sleeper.runtime.local_runner import LocalRunner, RoundSummary
-
-    runner = LocalRunner(open_instance(), default_handlers())
-    total = RoundSummary()
-    for queue in queues:
-        total.add(runner.drain(queue))
-    if total.failed:
-        failed = ", ".join(f"{q} {n}" for q, n in total.failed.items())
-        raise SleeperError(f"some messages failed and will be retried by 'run': {failed}")
-    return total.processed
+def _print_report(report: OperationReport, as_json: bool) -> None:
+    if as_json:
+        print_json(report.data)
+        return
+    for line in report.lines:
+        console.print(line)
 
 
 def compact(
@@ -37,45 +32,21 @@ def compact(
     no_wait: Annotated[bool, typer.Option("--no-wait", help="Only create the jobs; let 'run' do them.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Create compaction jobs for a table now, and run them and their commits."""
-    from sleeper.compaction.creation import create_compaction_jobs
+    """Create compaction jobs for a table now, and run them and their commits.
 
-    inst = open_instance()
-    table = inst.table(name)
-    result = create_compaction_jobs(
-        table, inst.queue("CompactionJobQ"), inst.compaction_job_tracker, compact_all=compact_all
-    )
-    processed = {} if no_wait else _drain(["CompactionJobQ", "CompactionCommitQ", "StateStoreCommitterQ.fifo"])
-    if as_json:
-        print_json({**result.to_dict(), "messagesHandled": processed})
-        return
-    console.print(
-        f"Table {name}: {result.jobs_created} compaction jobs created over {result.input_files} input files, "
-        f"{result.references_pre_split} references pre-split"
-    )
-    if processed:
-        console.print(f"Ran {processed.get('CompactionJobQ', 0)} compaction jobs")
+    On AWS: send the table to the compaction job creation queue (with --all: create jobs over every file here and
+    send them to the compaction job queue); the deployed functions and tasks do the rest."""
+    _print_report(open_instance().compact_now(name, compact_all=compact_all, wait=not no_wait), as_json)
 
 
 def split(
     name: Annotated[str, typer.Argument(help="The table.")],
     as_json: JsonOption = False,
 ) -> None:
-    """Find a table's partitions over the splitting threshold now, and split them."""
-    from sleeper.splitting.finder import send_split_jobs
-    from sleeper.splitting.ports import PARTITION_SPLITTING_JOB_QUEUE
+    """Find a table's partitions over the splitting threshold now, and split them.
 
-    inst = open_instance()
-    table = inst.table(name)
-    jobs = send_split_jobs(table, inst.queue(PARTITION_SPLITTING_JOB_QUEUE))
-    processed = _drain([PARTITION_SPLITTING_JOB_QUEUE, "StateStoreCommitterQ.fifo"])
-    leaves = len(inst.table(name).leaf_partitions())
-    if as_json:
-        print_json(
-            {"splitJobs": [j.partition.id for j in jobs], "messagesHandled": processed, "leafPartitions": leaves}
-        )
-    else:
-        console.print(f"Table {name}: {len(jobs)} partitions to split; now {leaves} leaf partitions")
+    On AWS: send the table to the queue of the function that finds partitions to split."""
+    _print_report(open_instance().split_now(name), as_json)
 
 
 def gc(
@@ -86,28 +57,10 @@ def gc(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="With --orphans: list orphans, delete none.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Garbage collect a table now: delete files unreferenced for longer than the table's GC delay."""
-    from sleeper.gc.collector import run_garbage_collection
-    from sleeper.gc.orphans import sweep_orphans
+    """Garbage collect a table now: delete files unreferenced for longer than the table's GC delay.
 
-    inst = open_instance()
-    table = inst.table(name)
-    result = run_garbage_collection(inst, table.table_id)
-    _drain(["StateStoreCommitterQ.fifo"])
-    swept = sweep_orphans(table, dry_run=dry_run) if orphans else None
-    if as_json:
-        print_json(
-            {
-                "deleted": list(result.deleted),
-                "orphansDeleted": list(swept.deleted) if swept else [],
-                "orphansTooYoung": list(swept.young) if swept else [],
-            }
-        )
-        return
-    console.print(f"Table {name}: {len(result.deleted)} files garbage collected")
-    if swept is not None:
-        verb = "would delete" if dry_run else "deleted"
-        console.print(f"Orphans: {verb} {len(swept.deleted)}, {len(swept.young)} too young to delete")
+    On AWS: send the table to the garbage collector's queue (--orphans works only locally)."""
+    _print_report(open_instance().gc_now(name, orphans=orphans, dry_run=dry_run), as_json)
 
 
 def bulk_import(
@@ -116,18 +69,21 @@ def bulk_import(
     job_id: Annotated[str | None, typer.Option("--job-id", help="The job id (default: generated).")] = None,
     queue: Annotated[bool, typer.Option("--queue", help="Send the job to the bulk import queue instead.")] = False,
 ) -> None:
-    """Bulk import Parquet files with Spark (local[*]): one sorted file per leaf partition, committed once."""
+    """Bulk import Parquet files with Spark (local[*]): one sorted file per leaf partition, committed once.
+
+    On AWS only --queue works: the job goes to the EMR Serverless bulk import queue."""
     from sleeper.bulk_import.runner import JobOutcome, run_bulk_import
     from sleeper.core.jobs.bulk_import import BulkImportJob
-    from sleeper.runtime.local_handlers import BULK_IMPORT_QUEUE
 
-    inst = open_instance()
-    files = tuple(str(Path(p).resolve()) if "://" not in p else p for p in paths)
-    job = BulkImportJob(id=job_id or str(uuid.uuid4()), files=files, table_name=name)
+    admin = open_instance()
+    job = BulkImportJob(id=job_id or str(uuid.uuid4()), files=tuple(paths), table_name=name)
     if queue:
-        inst.queue(BULK_IMPORT_QUEUE).send(job.to_json())
-        console.print(f"Sent bulk import job [bold]{job.id}[/] to {BULK_IMPORT_QUEUE}")
+        sent_to = admin.send_bulk_import_job(job)
+        console.print(f"Sent bulk import job [bold]{job.id}[/] to {sent_to}")
         return
+    inst = admin.local_instance("bulk-import with Spark local[*] (use --queue on AWS)")
+    files = tuple(str(Path(p).resolve()) if "://" not in p else p for p in paths)
+    job = BulkImportJob(id=job.id, files=files, table_name=name)
     outcome = run_bulk_import(inst, job)
     if outcome.outcome is not JobOutcome.FINISHED or outcome.result is None:
         raise SleeperError(f"bulk import job {job.id} {outcome.outcome.value.lower()}: {'; '.join(outcome.reasons)}")
@@ -146,13 +102,10 @@ def batcher_submit(
     name: Annotated[str, typer.Argument(help="The table.")],
     paths: Annotated[list[str], typer.Argument(help="Parquet files or directories.")],
 ) -> None:
-    """Send files to the ingest batcher, which groups them into jobs by the table's batcher settings."""
-    from sleeper.batcher.submitter import IngestBatcherSubmitter, submit_files
+    """Send files to the ingest batcher, which groups them into jobs by the table's batcher settings.
 
-    inst = open_instance()
-    files = [str(Path(p).resolve()) if "://" not in p else p for p in paths]
-    tracked = submit_files(IngestBatcherSubmitter(inst, inst.batcher_store, allow_local=True), name, files)
-    console.print(f"{len(tracked)} files sent to the ingest batcher for table {name}")
+    On AWS the files (bucket/key) are sent to the batcher's submit queue."""
+    console.print(open_instance().submit_to_batcher(name, paths))
 
 
 def report_batcher(

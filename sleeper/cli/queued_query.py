@@ -7,34 +7,28 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from rich.console import Console
 from rich.table import Table
 
-from sleeper.core.query import Query, QueryProcessingConfig, QuerySerDe
+from sleeper.core.query import Query, QueryProcessingConfig
 from sleeper.core.range import Region
 from sleeper.core.trackers import TrackedQuery
-from sleeper.io.arrow_schema import arrow_schema
 
 if TYPE_CHECKING:
-    from sleeper.runtime.local import LocalInstance, LocalTable
+    from sleeper.runtime.admin import AdminInstance, AdminTable
 
 
 def run_through_queue(
-    instance: LocalInstance,
-    table: LocalTable,
+    instance: AdminInstance,
+    table: AdminTable,
     keys: Sequence[Mapping[str, object]],
     regions: Sequence[Region],
     requested: Sequence[str] | None,
     *,
     console: Console,
-) -> pa.Table:
-    """Sends the query to the query queue, lets the query and leaf handlers run it, shows the tracker, and reads the
-    sub-queries' result files back in key order."""
-    from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE, QUERY_QUEUE
-    from sleeper.runtime.local_handlers import default_handlers
-    from sleeper.runtime.local_runner import LocalRunner
-
+) -> pa.Table | None:
+    """Sends the query to the query queue and shows the tracker. Locally the query and leaf handlers run it at once
+    and its rows are returned in key order; on AWS the deployed functions run it, and None is returned."""
     schema = table.schema
     wanted = [Region.exact(schema, k) for k in keys] + list(regions)
     query = Query(
@@ -43,24 +37,20 @@ def run_through_queue(
         regions=tuple(wanted or [Region.whole(schema)]),
         processing=QueryProcessingConfig(requested_value_fields=None if requested is None else tuple(requested)),
     )
-    instance.queue(QUERY_QUEUE).send(QuerySerDe.for_schema(schema).to_json(query))
-    runner = LocalRunner(instance, default_handlers())
-    runner.drain(QUERY_QUEUE)
-    runner.drain(LEAF_PARTITION_QUERY_QUEUE)
+    result = instance.run_queued_query(query, schema)
+    if result is None:
+        console.print(
+            f"Sent query [bold]{query.query_id}[/] to the query queue; follow it with "
+            f"'sleeper report query {query.query_id}'",
+            highlight=False,
+        )
     rows = [query_row(r) for r in tracker_rows(instance, query.query_id)]
-    console.print(tracker_table(f"Query {query.query_id}", rows))
-    directory = instance.directory / "query-results" / f"query-{query.query_id}"
-    parts = [pq.read_table(p) for p in sorted(directory.glob("*.parquet"))] if directory.exists() else []
-    if not parts:
-        names = [f.name for f in schema.row_key_fields + schema.sort_key_fields]
-        full = arrow_schema(schema)
-        values = [f.name for f in schema.value_fields if requested is None or f.name in requested]
-        return full.empty_table().select(names + values)
-    key_names = [(f.name, "ascending") for f in schema.row_key_fields + schema.sort_key_fields]
-    return pa.concat_tables(parts).sort_by(key_names)
+    if rows or result is not None:
+        console.print(tracker_table(f"Query {query.query_id}", rows))
+    return result
 
 
-def tracker_rows(instance: LocalInstance, query_id: str | None) -> list[TrackedQuery]:
+def tracker_rows(instance: AdminInstance, query_id: str | None) -> list[TrackedQuery]:
     """The tracker's rows: one query with its sub-queries, or every query."""
     tracker = instance.query_tracker
     if query_id is None:

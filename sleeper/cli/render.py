@@ -16,7 +16,7 @@ from sleeper.core.table import TableStatus
 from sleeper.core.trackers import IngestJobStatus
 
 if TYPE_CHECKING:
-    from sleeper.runtime.local import LocalTable
+    from sleeper.runtime.admin import AdminTable
 
 
 def _bound(value: object) -> str:
@@ -69,7 +69,7 @@ def effective_table_properties(properties: TableProperties) -> dict[str, str]:
     return out
 
 
-def partitions_report(table: LocalTable) -> list[dict[str, Any]]:
+def partitions_report(table: AdminTable) -> list[dict[str, Any]]:
     """One entry per partition: id, parent, children, leaf, region, references and known rows."""
     refs_by_partition: dict[str, list[int]] = {}
     for ref in table.file_references():
@@ -93,7 +93,7 @@ def partitions_report(table: LocalTable) -> list[dict[str, Any]]:
     return out
 
 
-def partitions_tree(table: LocalTable, report: list[dict[str, Any]]) -> Tree:
+def partitions_tree(table: AdminTable, report: list[dict[str, Any]]) -> Tree:
     """The partition tree as a rich tree."""
     by_id = {r["partitionId"]: r for r in report}
 
@@ -115,7 +115,7 @@ def partitions_tree(table: LocalTable, report: list[dict[str, Any]]) -> Tree:
     return tree
 
 
-def files_report(table: LocalTable) -> dict[str, Any]:
+def files_report(table: AdminTable) -> dict[str, Any]:
     """Files with their references, and files awaiting garbage collection."""
     referenced: list[dict[str, Any]] = []
     unreferenced: list[dict[str, Any]] = []
@@ -159,7 +159,7 @@ def files_table(report: dict[str, Any]) -> Table:
     return out
 
 
-def table_summary(table: LocalTable) -> dict[str, Any]:
+def table_summary(table: AdminTable) -> dict[str, Any]:
     """A table's identity, schema and state in numbers."""
     refs = table.file_references()
     return {

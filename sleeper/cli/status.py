@@ -8,23 +8,31 @@ from rich.console import Group
 from rich.table import Table
 
 from sleeper.cli import render
+from sleeper.core.exceptions import SleeperError
+from sleeper.core.queue import Queue, QueueCounts
 from sleeper.core.trackers import CompactionJobStatus, TaskStatus
 
 if TYPE_CHECKING:
-    from sleeper.runtime.local import LocalInstance
+    from sleeper.runtime.admin import AdminInstance
 
 DEAD_LETTER_SAMPLE = 10
 """How many messages of each dead-letter queue the report shows."""
 
 
-def queues_report(instance: LocalInstance) -> list[dict[str, Any]]:
-    """Every queue of the instance with its visible, in-flight and dead-lettered message counts."""
-    from sleeper.runtime.local import LOCAL_QUEUES
+def _dead_letter_queue(instance: AdminInstance, name: str) -> Queue | None:
+    try:
+        return instance.dead_letter_queue(name)
+    except SleeperError:
+        return None  # a queue without a dead-letter queue (on AWS, the query results queue)
 
+
+def queues_report(instance: AdminInstance) -> list[dict[str, Any]]:
+    """Every queue of the instance with its visible, in-flight and dead-lettered message counts."""
     out = []
-    for name in LOCAL_QUEUES:
+    for name in instance.queue_names():
         counts = instance.queue(name).approximate_counts()
-        dead = instance.dead_letter_queue(name).approximate_counts()
+        dead_letter_queue = _dead_letter_queue(instance, name)
+        dead = dead_letter_queue.approximate_counts() if dead_letter_queue is not None else QueueCounts(0, 0)
         out.append(
             {
                 "queue": name,
@@ -36,16 +44,16 @@ def queues_report(instance: LocalInstance) -> list[dict[str, Any]]:
     return out
 
 
-def dead_letters_report(instance: LocalInstance) -> list[dict[str, Any]]:
+def dead_letters_report(instance: AdminInstance) -> list[dict[str, Any]]:
     """Each dead-letter queue holding messages, with its count and up to a few of its message bodies.
 
     Reading the sample leaves the messages where they are (they are received with no visibility timeout).
     """
-    from sleeper.runtime.local import LOCAL_QUEUES
-
     out = []
-    for name in LOCAL_QUEUES:
-        queue = instance.dead_letter_queue(name)
+    for name in instance.queue_names():
+        queue = _dead_letter_queue(instance, name)
+        if queue is None:
+            continue
         counts = queue.approximate_counts()
         if counts.visible + counts.in_flight == 0:
             continue
@@ -107,12 +115,12 @@ def _by_status(statuses: list[str]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def status_report(instance: LocalInstance) -> dict[str, Any]:
+def status_report(instance: AdminInstance) -> dict[str, Any]:
     """The whole instance: tables in numbers, queues, jobs by status and tasks in progress."""
     tables = []
     ingest_jobs: list[str] = []
     compaction_jobs: list[str] = []
-    for status in instance.table_index.list_tables():
+    for status in instance.tables():
         table = instance.table_by_id(status.table_id)
         summary = render.table_summary(table)
         summary.pop("schema")
@@ -121,7 +129,7 @@ def status_report(instance: LocalInstance) -> dict[str, Any]:
         compaction_jobs.extend(j.status.value for j in instance.compaction_job_tracker.jobs(status.table_id))
     return {
         "instanceId": instance.properties.get("sleeper.id"),
-        "directory": str(instance.directory),
+        ("directory" if instance.is_local else "configBucket"): instance.location,
         "tables": tables,
         "queues": queues_report(instance),
         "ingestJobs": _by_status(ingest_jobs),
