@@ -1,0 +1,270 @@
+"""The ``sleeper`` command on an instance on AWS (``--instance aws:ID``): an instance provisioned on this process's moto
+server (with the EventBridge rules its stacks create), reached through ``AWS_ENDPOINT_URL``, found by its id alone
+(the account from STS, as moto reports it)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sleeper.adapters.aws.clients import s3_client
+from sleeper.adapters.aws.event_rules import EventBridgeRules, events_client
+from sleeper.adapters.aws.properties import S3PropertiesStore
+from sleeper.cli.main import run
+from sleeper.core.properties import INSTANCE_PROPERTIES_KEY
+from sleeper.core.queue import Queue
+from sleeper.core.schema import Schema
+from sleeper.query.queued import handle_query_message
+from sleeper.runtime.aws import AwsInstance, provision_instance
+from sleeper.runtime.aws_admin import scheduled_rule_names
+from sleeper.runtime.registry import (
+    COMPACTION_JOB_CREATION_Q,
+    FIND_PARTITIONS_TO_SPLIT_Q,
+    GC_JOB_Q,
+    INGEST_JOB_Q,
+    LEAF_PARTITION_QUERY_Q,
+    QUERY_Q,
+)
+from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
+
+pytestmark = [pytest.mark.integration, pytest.mark.aws]
+
+SCHEMA = {
+    "rowKeyFields": [{"name": "key", "type": "LongType"}],
+    "sortKeyFields": [],
+    "valueFields": [{"name": "value", "type": "StringType"}],
+}
+QUEUES = (
+    INGEST_JOB_Q,
+    QUERY_Q,
+    LEAF_PARTITION_QUERY_Q,
+    COMPACTION_JOB_CREATION_Q,
+    FIND_PARTITIONS_TO_SPLIT_Q,
+    GC_JOB_Q,
+)
+
+
+@pytest.fixture(scope="module")
+def instance() -> AwsInstance:
+    """An instance as a deployment leaves it: resources, properties, one table, its scheduled rules enabled."""
+    settings = aws_settings()
+    config = provision_instance(settings, new_instance_id(), queues=QUEUES)
+    aws = AwsInstance(config, table_cache_seconds=0)
+    aws.create_table("nums", Schema.from_dict(SCHEMA))
+    events = events_client(settings)
+    for rule in scheduled_rule_names(aws.instance_id):
+        events.put_rule(Name=rule, ScheduleExpression="rate(1 minute)", State="ENABLED")
+    return aws
+
+
+@pytest.fixture(autouse=True)
+def aws_environment(instance: AwsInstance, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in ("CONFIG_BUCKET", "SLEEPER_INSTANCE_ID", "SLEEPER_ACCOUNT", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint())
+    monkeypatch.setenv("AWS_REGION", REGION)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("SLEEPER_INSTANCE", f"aws:{instance.instance_id}")
+    yield
+    instance.reload()
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> object:
+    capsys.readouterr()
+    assert run(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _fails(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    capsys.readouterr()
+    assert run(argv) == 1
+    return " ".join(capsys.readouterr().err.split())
+
+
+def _take_all(queue: Queue) -> list[tuple[str, str | None]]:
+    """Every visible message of a queue as (body, message group), deleting them."""
+    taken = []
+    while batch := queue.receive(10):
+        for message in batch:
+            taken.append((message.body, message.group_id))
+            queue.delete(message.receipt_handle)
+    return taken
+
+
+def _config_object(instance: AwsInstance) -> bytes:
+    s3 = s3_client(aws_settings())
+    return s3.get_object(Bucket=instance.config.config_bucket, Key=INSTANCE_PROPERTIES_KEY)["Body"].read()
+
+
+def should_save_a_valid_property_edit_to_the_config_bucket_with_a_diff(
+    instance: AwsInstance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given an instance on AWS
+    # When a property is set through the CLI
+    diff = _json(capsys, ["instance", "properties", "--set", "sleeper.gc.period.minutes=30", "--json"])
+    # Then the diff is shown and the config bucket holds the new value
+    assert diff == [{"property": "sleeper.gc.period.minutes", "before": None, "after": "30"}]
+    saved = S3PropertiesStore(s3_client(aws_settings()), instance.config.config_bucket).load_instance()
+    assert saved["sleeper.gc.period.minutes"] == "30"
+    assert _json(capsys, ["instance", "show", "--json"])["sleeper.gc.period.minutes"] == "30"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("assignment", "message"),
+    [
+        ("sleeper.gc.period.minutes=soon", "sleeper.gc.period.minutes"),
+        ("sleeper.ingest.job.queue.url=http://elsewhere", "set by the deployment"),
+    ],
+)
+def should_refuse_an_invalid_or_deployment_only_property_and_change_nothing(
+    instance: AwsInstance, assignment: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the config bucket's properties
+    before = _config_object(instance)
+    # When a bad edit is made
+    error = _fails(capsys, ["instance", "properties", "--set", assignment])
+    # Then it is refused, saying why, and the config bucket is unchanged
+    assert message in error
+    assert _config_object(instance) == before
+
+
+def should_create_list_and_take_a_table_offline_and_online(
+    instance: AwsInstance, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a schema file
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    # When a table is created, then taken offline
+    assert run(["table", "create", "words", "--schema", str(schema)]) == 0
+    listed = _json(capsys, ["table", "list", "--json"])
+    assert run(["table", "offline", "words"]) == 0
+    offline = _json(capsys, ["table", "list", "--json"])
+    assert run(["table", "online", "words"]) == 0
+    # Then the table index on AWS shows it online, offline, and online again
+    assert {"tableName": "words", "online": True, "rows": 0}.items() <= _by_name(listed)["words"].items()
+    assert _by_name(offline)["words"]["online"] is False
+    assert instance.table("words").status.online is True
+    assert instance.table("words").properties.get("sleeper.table.online") == "true"
+
+
+def _by_name(listed: object) -> dict[str, dict[str, object]]:
+    assert isinstance(listed, list)
+    return {str(t["tableName"]): t for t in listed}
+
+
+def should_send_an_ingest_job_to_the_ingest_job_queue(
+    instance: AwsInstance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given an instance on AWS
+    # When files are ingested through the CLI
+    assert run(["ingest", "nums", "bucket/dir/file.parquet", "--job-id", "job-1"]) == 0
+    # Then the job is on the ingest job queue for the ingest tasks
+    [(body, _)] = _take_all(instance.queue(INGEST_JOB_Q))
+    assert json.loads(body) == {"id": "job-1", "files": ["bucket/dir/file.parquet"], "tableName": "nums"}
+
+
+@pytest.mark.parametrize(
+    ("command", "queue"),
+    [(["compact"], COMPACTION_JOB_CREATION_Q), (["split"], FIND_PARTITIONS_TO_SPLIT_Q), (["gc"], GC_JOB_Q)],
+)
+def should_send_the_table_to_the_queue_its_scheduled_rule_sends_to(
+    instance: AwsInstance, command: list[str], queue: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a table
+    table_id = instance.table("nums").table_id
+    # When its operation is run now
+    report = _json(capsys, [*command, "nums", "--json"])
+    # Then one message naming the table is on the FIFO queue, grouped by table, as the scheduled trigger sends
+    assert _take_all(instance.queue(queue)) == [(table_id, table_id)]
+    assert report == {
+        "tableName": "nums",
+        "tableId": table_id,
+        "queue": f"sleeper-{instance.instance_id}-{queue}",
+        "messageId": report["messageId"],  # type: ignore[index]
+    }
+
+
+def should_pause_and_resume_by_disabling_and_enabling_the_rules(
+    instance: AwsInstance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the instance's scheduled rules, enabled
+    rules = EventBridgeRules(events_client(aws_settings()))
+    names = scheduled_rule_names(instance.instance_id)
+    # When it is paused, paused again, resumed and resumed again
+    assert run(["pause"]) == 0
+    paused = {rules.state(name) for name in names}
+    second_pause = _fails(capsys, ["pause"])
+    assert run(["resume"]) == 0
+    resumed = {rules.state(name) for name in names}
+    second_resume = _fails(capsys, ["resume"])
+    # Then the rules were disabled then enabled, and the repeats say why they changed nothing
+    assert paused == {"DISABLED"}
+    assert resumed == {"ENABLED"}
+    assert "already paused" in second_pause
+    assert "not paused" in second_resume
+
+
+def should_move_dead_letters_back_and_report_how_many(
+    instance: AwsInstance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given empty dead-letter queues
+    capsys.readouterr()
+    assert run(["dead-letters", "retry"]) == 0
+    empty = capsys.readouterr().out
+    # When two messages are dead-lettered from the ingest job queue and retried
+    for body in ("a", "b"):
+        instance.dead_letter_queue(INGEST_JOB_Q).send(body)
+    assert run(["dead-letters", "retry"]) == 0
+    retried = capsys.readouterr().out
+    # Then the empty retry says so, and the messages are back on their queue with the count reported
+    assert "No dead letters to retry" in empty
+    assert f"{INGEST_JOB_Q}: 2 messages moved back" in retried
+    assert sorted(body for body, _ in _take_all(instance.queue(INGEST_JOB_Q))) == ["a", "b"]
+    assert instance.dead_letter_queue(INGEST_JOB_Q).approximate_counts().visible == 0
+
+
+def should_send_a_query_to_the_query_queue_and_report_it_from_the_tracker(
+    instance: AwsInstance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a query sent through the CLI (the table is empty: the query needs no sub-query)
+    capsys.readouterr()
+    assert run(["query", "nums", "--exact", "key=5", "--via-queue"]) == 0
+    sent = " ".join(capsys.readouterr().out.split())
+    [(body, _)] = _take_all(instance.queue(QUERY_Q))
+    query_id = json.loads(body)["queryId"]
+    assert f"Sent query {query_id} to the query queue" in sent
+    # When the query function handles it, as deployed
+    handle_query_message(
+        body, tables=instance, leaf_queue=instance.queue(LEAF_PARTITION_QUERY_Q), tracker=instance.query_tracker
+    )
+    _take_all(instance.queue(LEAF_PARTITION_QUERY_Q))
+    # Then the CLI reports the query's row from the tracker
+    rows = _json(capsys, ["report", "query", query_id, "--json"])
+    assert isinstance(rows, list)
+    assert rows[0]["queryId"] == query_id
+    assert rows[0]["subQueryId"] == "-"
+    assert rows[0]["lastKnownState"] == "COMPLETED"
+
+
+@pytest.mark.parametrize(
+    ("argv", "what"),
+    [
+        (["run", "--until-idle"], "run works only on a local instance"),
+        (["bulk-import", "nums", "bucket/file.parquet"], "bulk-import with Spark local[*]"),
+        (["instance", "create"], "works only on a local instance"),
+        (["demo"], "demo works only on a local instance"),
+        (["gc", "nums", "--orphans"], "gc --orphans works only on a local instance"),
+    ],
+)
+def should_refuse_commands_that_only_work_locally(
+    argv: list[str], what: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given an instance on AWS
+    # When a local-only command is given it
+    error = _fails(capsys, argv)
+    # Then it is refused, saying so
+    assert what in error
