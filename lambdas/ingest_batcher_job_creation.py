@@ -1,0 +1,20 @@
+"""Ingest batcher job creation (spec 3.4): on ``<id>-IngestBatcherJobCreationRule``, groups the pending files of
+each table into jobs on the ingest or bulk import queue its ``sleeper.table.ingest.batcher.ingest.queue`` names."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lambdas._common import LOGGER, aws_instance
+from sleeper.runtime.aws_operations import create_batcher_jobs
+
+
+def handler(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
+    """Lambda handler for the scheduled event."""
+    created = create_batcher_jobs(aws_instance())
+    unsent = [c for c in created if not c.sent]
+    for job in unsent:
+        LOGGER.error("Ingest batcher job %s was not sent to %s: %s", job.job.id, job.queue, job.error)
+    LOGGER.info("Ingest batcher: %d jobs created, %d not sent", len(created), len(unsent))
+    return {"jobsCreated": len(created), "jobsNotSent": len(unsent)}

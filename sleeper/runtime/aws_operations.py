@@ -1,0 +1,342 @@
+"""The operations of an AWS instance's Lambdas and bulk import driver, wired to the AWS adapters (issue 6).
+
+Each function takes an :class:`~sleeper.runtime.aws.AwsInstance` and does what one handler invocation does, with the
+same domain code the local runtime runs (:mod:`sleeper.runtime.local_handlers`): ingest task creation over ECS, the
+ingest batcher over its DynamoDB store, the bulk import starter over EMR Serverless or EMR and the bulk import bucket,
+partition splitting, garbage collection, table metrics as CloudWatch embedded metric format log lines, warm-up
+queries, and the bulk import Spark driver. The ``lambdas`` modules only parse events and map failures.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import weakref
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from sleeper.adapters.aws.batcher_store import DynamoDBIngestBatcherStore
+from sleeper.adapters.aws.clients import dynamodb_client, s3_client
+from sleeper.adapters.aws.emf import emf_line, emf_record
+from sleeper.adapters.aws.launchers import (
+    EcsTaskLauncher,
+    EmrPlatform,
+    EmrServerlessPlatform,
+    PersistentEmrPlatform,
+    bulk_import_job_store,
+    ecs_client,
+    emr_client,
+    emr_serverless_client,
+    ingest_task_launcher,
+    persistent_emr_requeue,
+)
+from sleeper.adapters.aws.sqs_queue import sqs_client
+from sleeper.batcher.job_creator import CreatedJob, IngestBatcher
+from sleeper.batcher.submitter import SUBMIT_QUEUE, IngestBatcherSubmitter, SubmitOutcome, handle_submit_message
+from sleeper.bulk_import.driver import BulkImportJobFileError, run_started_bulk_import
+from sleeper.bulk_import.launch_ports import BulkImportPlatform, BulkImportRequeue, bulk_import_job_key
+from sleeper.bulk_import.runner import BulkImportOutcome
+from sleeper.bulk_import.starter import BulkImportStart, start_bulk_import_message
+from sleeper.core.exceptions import SleeperError
+from sleeper.core.jobs.bulk_import import BulkImportJob
+from sleeper.core.jobs.splitting import SplitPartitionJob
+from sleeper.core.properties import instance_cdk as cdk
+from sleeper.core.properties.instance_common import METRICS_NAMESPACE
+from sleeper.core.queue import QueueNotFoundError
+from sleeper.core.trackers import IngestJobFailed
+from sleeper.gc.collector import GcResult, run_garbage_collection
+from sleeper.gc.orphans import OrphanSweepResult, sweep_orphans
+from sleeper.ingest.task_creation import IngestTaskCreation, create_ingest_tasks
+from sleeper.io.filesystem import read_bytes, resolve
+from sleeper.query.queued import QUERY_QUEUE
+from sleeper.query.warm import send_warm_queries
+from sleeper.runtime import registry
+from sleeper.runtime.aws import AwsInstance
+from sleeper.splitting.finder import run_find_partitions_to_split
+from sleeper.splitting.splitter import SplitResult, run_split_job_message
+from sleeper.statestore.metrics import TableMetrics, table_metrics
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = [
+    "BULK_IMPORT_PERSISTENT_EMR_Q",
+    "GcRun",
+    "bulk_import_platform",
+    "collect_garbage",
+    "create_batcher_jobs",
+    "create_ingest_tasks_on_ecs",
+    "find_partitions_to_split",
+    "ingest_batcher_store",
+    "publish_table_metrics",
+    "run_bulk_import_driver",
+    "send_warm_up_queries",
+    "split_partition",
+    "start_bulk_import",
+    "submit_to_batcher",
+]
+
+_LOG = logging.getLogger(__name__)
+
+BULK_IMPORT_PERSISTENT_EMR_Q = "BulkImportPersistentEMRQ"
+"""The logical name of the persistent EMR cluster's bulk import queue."""
+
+METRICS_LOGGER = logging.getLogger("sleeper.metrics")
+"""Where table metrics are written as EMF lines (a Lambda's log group, where CloudWatch extracts them)."""
+
+
+class _Clients:
+    """The clients of one instance beyond those it holds itself, each built on first use."""
+
+    def __init__(self, instance: AwsInstance) -> None:
+        self._settings = instance.config.settings
+
+    @cached_property
+    def ecs(self) -> Any:
+        return ecs_client(self._settings)
+
+    @cached_property
+    def emr(self) -> Any:
+        return emr_client(self._settings)
+
+    @cached_property
+    def emr_serverless(self) -> Any:
+        return emr_serverless_client(self._settings)
+
+    @cached_property
+    def dynamodb(self) -> Any:
+        return dynamodb_client(self._settings)
+
+    @cached_property
+    def s3(self) -> Any:
+        return s3_client(self._settings)
+
+    @cached_property
+    def sqs(self) -> Any:
+        return sqs_client(self._settings)
+
+
+_CLIENTS: weakref.WeakKeyDictionary[AwsInstance, _Clients] = weakref.WeakKeyDictionary()
+
+
+def _clients(instance: AwsInstance) -> _Clients:
+    clients = _CLIENTS.get(instance)
+    if clients is None:
+        clients = _CLIENTS[instance] = _Clients(instance)
+    return clients
+
+
+# --- ingest (spec 3.3, 3.4) ------------------------------------------------------------------------------------------
+
+
+def create_ingest_tasks_on_ecs(instance: AwsInstance, **launcher_options: Any) -> IngestTaskCreation:
+    """One scheduled run of ingest task creation: an ECS task per visible ingest job, within the maximum.
+
+    Raises:
+        PropertyError: If the ingest cluster or task definition is not set (no ingest stack).
+    """
+    launcher: EcsTaskLauncher = ingest_task_launcher(_clients(instance).ecs, instance.properties, **launcher_options)
+    return create_ingest_tasks(instance.properties, instance.queue(registry.INGEST_JOB_Q), launcher)
+
+
+def ingest_batcher_store(instance: AwsInstance) -> DynamoDBIngestBatcherStore:
+    """The batcher's DynamoDB store (``sleeper-<id>-ingest-batcher-store``)."""
+    return DynamoDBIngestBatcherStore.for_instance(_clients(instance).dynamodb, instance.instance_id)
+
+
+def submit_to_batcher(instance: AwsInstance, body: str) -> SubmitOutcome:
+    """Tracks the files of one submit request; a request that can never be stored goes to the submit queue's
+    dead-letter queue (``IngestBatcherSubmitDLQ``) and is reported rejected.
+
+    Raises:
+        SleeperError: If S3 or DynamoDB cannot be reached (the message should be delivered again).
+    """
+    submitter = IngestBatcherSubmitter(instance, ingest_batcher_store(instance), options=instance.filesystem_options)
+    return handle_submit_message(submitter, body, dead_letter_queue=instance.dead_letter_queue(SUBMIT_QUEUE))
+
+
+def create_batcher_jobs(instance: AwsInstance) -> list[CreatedJob]:
+    """One scheduled run of the batcher's job creator: pending files into jobs on each table's ingest queue (expired
+    records are removed by the store table's time to live)."""
+    return IngestBatcher(instance, ingest_batcher_store(instance)).create_jobs()
+
+
+# --- bulk import (spec 3.5) ------------------------------------------------------------------------------------------
+
+
+def bulk_import_platform(
+    instance: AwsInstance, queue_logical_name: str
+) -> tuple[BulkImportPlatform, BulkImportRequeue | None]:
+    """The platform that runs the jobs of a bulk import queue, and where jobs go back when it is full.
+
+    Raises:
+        ValueError: If the queue is not a bulk import queue.
+        PropertyError: If the platform's resources are not set (its stack is not deployed).
+    """
+    clients, props = _clients(instance), instance.properties
+    if queue_logical_name == registry.BULK_IMPORT_EMR_SERVERLESS_Q:
+        return EmrServerlessPlatform(clients.emr_serverless, props), None
+    if queue_logical_name == registry.BULK_IMPORT_EMR_Q:
+        return EmrPlatform(clients.emr, props), None
+    if queue_logical_name == BULK_IMPORT_PERSISTENT_EMR_Q:
+        return PersistentEmrPlatform(clients.emr, props), persistent_emr_requeue(clients.sqs, props)
+    raise ValueError(f"{queue_logical_name} is not a bulk import queue")
+
+
+def start_bulk_import(instance: AwsInstance, body: str, queue_logical_name: str) -> BulkImportStart:
+    """Validates one bulk import job from a platform's queue, writes it to the bulk import bucket and starts it there
+    (a bad job is recorded rejected in the ingest job tracker, and nothing is started).
+
+    Raises:
+        Exception: What the job store or platform raised (the run is recorded failed first).
+    """
+    platform, requeue = bulk_import_platform(instance, queue_logical_name)
+    return start_bulk_import_message(
+        instance,
+        body,
+        platform=platform,
+        job_store=bulk_import_job_store(_clients(instance).s3, instance.properties),
+        requeue=requeue,
+        options=instance.filesystem_options,
+    )
+
+
+def _spark_for_driver() -> SparkSession | None:
+    """The session spark-submit made (on EMR and EMR Serverless); None elsewhere, so the job starts a local one."""
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return None
+    from pyspark.sql import SparkSession
+
+    return SparkSession.builder.appName("sleeper-bulk-import").getOrCreate()
+
+
+def run_bulk_import_driver(
+    instance: AwsInstance, job_id: str, task_id: str, job_run_id: str, *, spark: SparkSession | None = None
+) -> BulkImportOutcome:
+    """What the bulk import Spark driver does with its arguments: reads ``bulk_import/<jobId>-<jobRunId>.json`` from
+    the bulk import bucket and runs the job under the starter's run id.
+
+    Raises:
+        BulkImportJobFileError: If the job file cannot be read (recorded as a failed run when the tracker knows the
+            job's table).
+    """
+    key = bulk_import_job_key(job_id, job_run_id)
+    location = f"s3a://{instance.properties.get(cdk.BULK_IMPORT_BUCKET.name) or ''}/{key}"
+    try:
+        filesystem, path = resolve(location, instance.filesystem_options)
+        job = BulkImportJob.from_json(read_bytes(filesystem, path).decode())
+    except (OSError, UnicodeDecodeError, SleeperError) as e:
+        error = BulkImportJobFileError(f"cannot read bulk import job file {location}: {e}")
+        _record_driver_failure(instance, job_id, task_id, job_run_id, str(error))
+        raise error from e
+    return run_started_bulk_import(
+        instance,
+        job,
+        job_run_id=job_run_id,
+        task_id=task_id,
+        spark=spark if spark is not None else _spark_for_driver(),
+        options=instance.filesystem_options,
+    )
+
+
+def _record_driver_failure(instance: AwsInstance, job_id: str, task_id: str, job_run_id: str, reason: str) -> None:
+    status = instance.ingest_job_tracker.job(job_id)
+    if status is None or status.table_id is None:
+        _LOG.error("bulk import job %s is not tracked; cannot record its failure: %s", job_id, reason)
+        return
+    instance.ingest_job_tracker.record(
+        IngestJobFailed(
+            job_id=job_id,
+            table_id=status.table_id,
+            update_time=datetime.now(tz=UTC),
+            job_run_id=job_run_id,
+            task_id=task_id,
+            reasons=(reason,),
+        )
+    )
+
+
+# --- partition splitting (spec 5) ------------------------------------------------------------------------------------
+
+
+def find_partitions_to_split(instance: AwsInstance, table_id: str) -> list[SplitPartitionJob]:
+    """Finds a table's leaf partitions over its split threshold and sends a split job for each."""
+    return run_find_partitions_to_split(instance, table_id)
+
+
+def split_partition(instance: AwsInstance, body: str) -> SplitResult:
+    """Runs one split job (a partition already split, or gone, is left alone).
+
+    Raises:
+        MessageError: If the body is not a valid split job.
+        SplittingError: If the job's files are not tracked or their sketches cannot be read.
+    """
+    return run_split_job_message(instance, body, options=instance.filesystem_options)
+
+
+# --- garbage collection (spec 6) -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GcRun:
+    """What one garbage collection of a table did: unreferenced files collected, and orphans swept."""
+
+    collected: GcResult
+    swept: OrphanSweepResult
+
+
+def collect_garbage(instance: AwsInstance, table_id: str) -> GcRun:
+    """Deletes a table's files unreferenced for longer than its delay (then commits DELETE_FILES), and sweeps its
+    orphaned files, as the local runtime does.
+
+    Raises:
+        TableNotFoundError: If there is no such table.
+        UnsafeGcDelayError: If the table's GC delay is unsafe (nothing is deleted).
+        GarbageCollectionFailedError: If some files could not be collected (the others were).
+    """
+    options = instance.filesystem_options
+    collected = run_garbage_collection(instance, table_id, options=options)
+    swept = sweep_orphans(instance.table_by_id(table_id.strip()), options=options)
+    return GcRun(collected=collected, swept=swept)
+
+
+# --- table metrics and warm queries ----------------------------------------------------------------------------------
+
+
+def publish_table_metrics(instance: AwsInstance, table_id: str, *, now: datetime | None = None) -> TableMetrics:
+    """Computes a table's metrics and writes them as one CloudWatch embedded metric format line to the log, with
+    dimensions ``instanceId`` and ``tableName`` in the namespace ``sleeper.cloudwatch.table.metrics.namespace``.
+
+    Raises:
+        TableNotFoundError: If there is no such table.
+    """
+    table = instance.table_by_id(table_id.strip())
+    metrics = table_metrics(instance.instance_id, table.name, table.state_store)
+    record = emf_record(
+        namespace=instance.properties.get(METRICS_NAMESPACE) or "Sleeper",
+        dimensions={"instanceId": metrics.instance_id, "tableName": metrics.table_name},
+        metrics=metrics.values(),
+        timestamp=now or datetime.now(tz=UTC),
+    )
+    METRICS_LOGGER.info(emf_line(record))
+    return metrics
+
+
+def send_warm_up_queries(instance: AwsInstance) -> int:
+    """Sends a warm-up query per online table to the query queue; nothing if the instance has no query queue.
+
+    Returns:
+        How many queries were sent.
+    """
+    try:
+        queue = instance.queue(QUERY_QUEUE)
+    except QueueNotFoundError:
+        _LOG.info("no query queue: no warm-up queries sent")
+        return 0
+    tables = []
+    for status in instance.online_tables():
+        table = instance.table_by_id(status.table_id)
+        tables.append((table.name, table.schema))
+    return len(send_warm_queries(tables, queue))
