@@ -1,0 +1,342 @@
+"""The compaction side of an AWS instance's Lambdas and containers, wired to the AWS adapters (issue 6).
+
+Each function takes an :class:`~sleeper.runtime.aws.AwsInstance` and does what one handler invocation does, with the
+same domain code the local runtime runs (:mod:`sleeper.runtime.local_handlers`):
+
+* :func:`create_compaction_jobs_for_table`: job creation for one table (pre-split, plan, assign synchronously, send
+  to ``CompactionJobQ``, track "created");
+* :func:`dispatch_pending_batch_on_aws`: a Sleeper-format pending batch from ``PendingCompactionJobBatchQ``, its
+  batch file read from the data bucket (:mod:`sleeper.compaction.dispatch`);
+* :func:`commit_compaction_batch`: a batch of ``CompactionCommitQ`` messages, one REPLACE_FILE_REFERENCES transaction
+  per table, tracked "committed" or "failed" (a refused duplicate of a committed job is neither). The commits are
+  applied here rather than forwarded to the state store committer: the committer refuses a whole transaction when
+  one job no longer fits, so one duplicate would sink the batch, while
+  :func:`~sleeper.compaction.commit.apply_compaction_commits` commits the jobs that fit and reports the others;
+* :func:`create_compaction_tasks_on_ecs`: one scheduled run of compaction task creation over ECS;
+* :func:`run_compaction_task_on_aws`: the compaction container's loop over ``CompactionJobQ``;
+* :func:`follow_transactions`: the transaction log follower, recording in the job trackers the commits that land in
+  the files log through the state store committer (a compaction job committed asynchronously without batching, an
+  ingest or bulk import run whose files are committed separately).
+
+The ``lambdas`` modules only parse events and map outcomes to Lambda's responses.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+import weakref
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sleeper.adapters.aws.dynamodb_stream import TransactionStreamRecord, transaction_stream_records
+from sleeper.adapters.aws.launchers import compaction_task_launcher, ecs_client
+from sleeper.compaction.commit import CommitBatchResult, apply_compaction_commits, was_committed
+from sleeper.compaction.creation import CompactionJobCreationResult, create_compaction_jobs
+from sleeper.compaction.dispatch import BatchFileMissing, DispatchResult, dispatch_pending_batch
+from sleeper.compaction.task import CompactionJobRunner, TaskSettings, TaskSummary, run_compaction_task
+from sleeper.compaction.task_creation import CompactionTaskCreation, create_compaction_tasks
+from sleeper.core.exceptions import TableNotFoundError
+from sleeper.core.jobs.compaction import CompactionJobCommitRequest
+from sleeper.core.jobs.exceptions import MessageError
+from sleeper.core.properties.instance_compaction import COMPACTION_TRACKER_ASYNC_COMMIT_UPDATES_ENABLED
+from sleeper.core.statestore.transactions import (
+    AddFilesTransaction,
+    LogType,
+    ReplaceFileReferencesTransaction,
+    Transaction,
+    TransactionType,
+    log_type_of,
+)
+from sleeper.core.trackers import CompactionJobCommitted, IngestJobAddedFiles
+from sleeper.io.exceptions import MissingFileError
+from sleeper.io.filesystem import delete, read_bytes
+from sleeper.runtime import registry
+from sleeper.runtime.aws import AwsInstance
+from sleeper.statestore.ports import TransactionLogEntry
+
+__all__ = [
+    "CommitBatcherOutcome",
+    "FollowerOutcome",
+    "commit_compaction_batch",
+    "create_compaction_jobs_for_table",
+    "create_compaction_tasks_on_ecs",
+    "dispatch_pending_batch_on_aws",
+    "follow_stream_event",
+    "follow_transactions",
+    "run_compaction_task_on_aws",
+]
+
+_LOG = logging.getLogger(__name__)
+
+_ECS: weakref.WeakKeyDictionary[AwsInstance, Any] = weakref.WeakKeyDictionary()
+
+
+def _ecs(instance: AwsInstance) -> Any:
+    client = _ECS.get(instance)
+    if client is None:
+        client = _ECS[instance] = ecs_client(instance.config.settings)
+    return client
+
+
+# --- job creation and dispatch (spec 4.1) ----------------------------------------------------------------------------
+
+
+def create_compaction_jobs_for_table(instance: AwsInstance, table_id: str) -> CompactionJobCreationResult:
+    """One run of compaction job creation for a table: jobs sent to ``CompactionJobQ`` once their files are assigned.
+
+    Raises:
+        TableNotFoundError: If there is no such table.
+        UnknownCompactionStrategyError: If the table's strategy is unknown.
+        CompactionJobSendError: If assigned jobs could not all be sent.
+        StateStoreError: If the pre-split is refused twice.
+    """
+    table = instance.table_by_id(table_id.strip())
+    return create_compaction_jobs(table, instance.queue(registry.COMPACTION_JOB_Q), instance.compaction_job_tracker)
+
+
+def dispatch_pending_batch_on_aws(instance: AwsInstance, body: str) -> DispatchResult:
+    """Handles one ``PendingCompactionJobBatchQ`` message: the batch file is read from (and, once its jobs are sent,
+    deleted from) the data bucket; a request that can never be sent goes to ``PendingCompactionJobBatchQ``'s
+    dead-letter queue.
+
+    Raises:
+        TableNotFoundError: If the request's table is gone.
+        Exception: If S3 or SQS could not be reached (the message should be delivered again).
+    """
+    filesystem = instance.filesystem
+    bucket = instance.data_bucket
+
+    def read_batch(key: str) -> str:
+        try:
+            return read_bytes(filesystem, f"{bucket}/{key}").decode("utf-8")
+        except MissingFileError as e:
+            raise BatchFileMissing(str(e)) from e
+
+    pending = instance.queue(registry.PENDING_COMPACTION_JOB_BATCH_Q)
+    dead_letters = instance.dead_letter_queue(registry.PENDING_COMPACTION_JOB_BATCH_Q)
+    return dispatch_pending_batch(
+        body,
+        table_by_id=instance.table_by_id,
+        read_batch=read_batch,
+        delete_batch=lambda key: delete(filesystem, f"{bucket}/{key}"),
+        job_queue=instance.queue(registry.COMPACTION_JOB_Q),
+        pending_queue=pending,
+        dead_letter_queue=dead_letters,
+        tracker=instance.compaction_job_tracker,
+    )
+
+
+# --- commit batching (spec 4.6) --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommitBatcherOutcome:
+    """What one batch of ``CompactionCommitQ`` messages did.
+
+    Attributes:
+        failed_ids: Messages to deliver again: unreadable ones (dead-lettered after the queue's receive limit) and
+            those of tables whose commit could not be made (the state store could not be reached, or every attempt
+            collided).
+        results: The outcome per table that was committed.
+        invalid: Unreadable messages, with the reason.
+        errors: Tables whose commit could not be made, with the error.
+    """
+
+    failed_ids: tuple[str, ...] = ()
+    results: dict[str, CommitBatchResult] = field(default_factory=dict)
+    invalid: tuple[tuple[str, str], ...] = ()
+    errors: tuple[tuple[str, str], ...] = ()
+
+
+def commit_compaction_batch(instance: AwsInstance, messages: Sequence[tuple[str, str]]) -> CommitBatcherOutcome:
+    """Commits a batch of finished compactions, ``(message id, body)`` pairs: per table, one REPLACE_FILE_REFERENCES
+    transaction of the jobs that still fit, tracked as the local runtime tracks them (see the module docs)."""
+    by_table: dict[str, list[tuple[str, CompactionJobCommitRequest]]] = defaultdict(list)
+    invalid: list[tuple[str, str]] = []
+    for message_id, body in messages:
+        try:
+            request = CompactionJobCommitRequest.from_json(body)
+        except MessageError as e:
+            invalid.append((message_id, f"invalid compaction commit message: {e}"))
+            continue
+        by_table[request.table_id].append((message_id, request))
+    failed = [message_id for message_id, _ in invalid]
+    results: dict[str, CommitBatchResult] = {}
+    errors: list[tuple[str, str]] = []
+    for table_id, requests in by_table.items():
+        try:
+            results[table_id] = apply_compaction_commits(
+                [r for _, r in requests],
+                instance.table_by_id,
+                instance.compaction_job_tracker,
+                options=instance.filesystem_options,
+            )
+        except Exception as e:  # the state store or tracker could not be reached: deliver the table's commits again
+            _LOG.exception("committing %d compaction jobs of table %s failed", len(requests), table_id)
+            errors.append((table_id, f"{type(e).__name__}: {e}"))
+            failed.extend(message_id for message_id, _ in requests)
+    return CommitBatcherOutcome(failed_ids=tuple(failed), results=results, invalid=tuple(invalid), errors=tuple(errors))
+
+
+# --- tasks (spec 4.4) ------------------------------------------------------------------------------------------------
+
+
+def create_compaction_tasks_on_ecs(instance: AwsInstance, **launcher_options: Any) -> CompactionTaskCreation:
+    """One scheduled run of compaction task creation: an ECS task per visible compaction job, within
+    ``sleeper.compaction.max.concurrent.tasks``.
+
+    Raises:
+        PropertyError: If the compaction cluster or task definition is not set (no compaction stack).
+    """
+    launcher = compaction_task_launcher(_ecs(instance), instance.properties, **launcher_options)
+    return create_compaction_tasks(instance.properties, instance.queue(registry.COMPACTION_JOB_Q), launcher)
+
+
+def run_compaction_task_on_aws(
+    instance: AwsInstance, *, task_id: str | None = None, settings: TaskSettings | None = None
+) -> TaskSummary:
+    """Runs a compaction task over ``CompactionJobQ`` until a stop condition, its data files reached with the
+    instance's S3 options."""
+    chosen = task_id or str(uuid.uuid4())
+    runner = CompactionJobRunner(instance, task_id=chosen, options=instance.filesystem_options)
+    return run_compaction_task(instance, task_id=chosen, settings=settings, runner=runner)
+
+
+# --- the transaction log follower ------------------------------------------------------------------------------------
+
+_FOLLOWED = frozenset({TransactionType.REPLACE_FILE_REFERENCES, TransactionType.ADD_FILES})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FollowerOutcome:
+    """What the follower did with a batch of stream records.
+
+    Attributes:
+        failed_sequence_number: The record to retry the stream from, if one could not be followed.
+        compaction_commits: Compaction jobs recorded committed.
+        ingest_file_commits: Ingest runs recorded as having their files added.
+        skipped: Records ignored, with the reason (not an insert, another log, not a job commit, unreadable).
+    """
+
+    failed_sequence_number: str | None = None
+    compaction_commits: tuple[str, ...] = ()
+    ingest_file_commits: tuple[str, ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()
+
+
+def follow_transactions(instance: AwsInstance, records: Sequence[TransactionStreamRecord]) -> FollowerOutcome:
+    """Updates the job trackers from the transactions that landed in a files log, in stream order.
+
+    * REPLACE_FILE_REFERENCES: each job is recorded committed at the transaction's time, unless the tracker already
+      records a commit of it (a synchronous commit, the commit batcher, or a record delivered again). A transaction
+      is validated against the state before it when it is appended, so every job in the log was applied. Skipped
+      when ``sleeper.compaction.tracker.async.commit.updates.enabled`` is false.
+    * ADD_FILES of a job run the ingest tracker knows (the transaction names the run): the run is recorded as having
+      its files added, once. That completes a run that reported its files as committed separately; it changes
+      nothing for a run already finished (ingest commits its files itself, naming no run, so it is not followed).
+
+    A record that cannot be followed (the table's transaction body cannot be read, a tracker cannot be reached)
+    stops the batch there: the stream is retried from it. Records of deleted tables, of the partitions log, that are
+    not inserts or that are not log entries are skipped.
+    """
+    compactions: list[str] = []
+    ingests: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    track_compactions = instance.properties.get_bool(COMPACTION_TRACKER_ASYNC_COMMIT_UPDATES_ENABLED)
+    for record in records:
+        entry = record.entry
+        if entry is None or record.table_id is None:
+            skipped.append((record.sequence_number, record.error or f"{record.event_name or 'unknown'} event"))
+            if record.error:
+                _LOG.warning("stream record %s is not a log entry: %s", record.sequence_number, record.error)
+            continue
+        if log_type_of(entry.transaction_type) is not LogType.FILES or entry.transaction_type not in _FOLLOWED:
+            skipped.append((record.sequence_number, f"{entry.transaction_type.value} is not a job commit"))
+            continue
+        try:
+            transaction = _read(instance, record.table_id, entry)
+            if transaction is None:
+                skipped.append((record.sequence_number, f"table {record.table_id} does not exist"))
+                continue
+            if isinstance(transaction, ReplaceFileReferencesTransaction):
+                if track_compactions:
+                    compactions.extend(_track_compactions(instance, record.table_id, transaction, entry))
+            elif isinstance(transaction, AddFilesTransaction):
+                ingests.extend(_track_added_files(instance, record.table_id, transaction, entry))
+        except Exception:
+            _LOG.exception("following transaction %d of table %s failed", entry.transaction_number, record.table_id)
+            return FollowerOutcome(
+                failed_sequence_number=record.sequence_number,
+                compaction_commits=tuple(compactions),
+                ingest_file_commits=tuple(ingests),
+                skipped=tuple(skipped),
+            )
+    return FollowerOutcome(
+        compaction_commits=tuple(compactions), ingest_file_commits=tuple(ingests), skipped=tuple(skipped)
+    )
+
+
+def follow_stream_event(instance: AwsInstance, event: Mapping[str, Any]) -> FollowerOutcome:
+    """Follows the records of a DynamoDB stream event of the files log, as Lambda delivers it (see
+    :func:`follow_transactions`)."""
+    return follow_transactions(instance, transaction_stream_records(event))
+
+
+def _read(instance: AwsInstance, table_id: str, entry: TransactionLogEntry) -> Transaction | None:
+    try:
+        store = instance.table_by_id(table_id).state_store
+    except TableNotFoundError:
+        return None
+    body = entry.body if entry.body is not None else store.body_store.load(entry.body_key or "")
+    return store.serde.from_json(entry.transaction_type, body)
+
+
+def _track_compactions(
+    instance: AwsInstance, table_id: str, transaction: ReplaceFileReferencesTransaction, entry: TransactionLogEntry
+) -> list[str]:
+    tracker = instance.compaction_job_tracker
+    recorded: list[str] = []
+    for job in transaction.jobs:
+        if was_committed(tracker, job.job_id):
+            continue
+        tracker.record(
+            CompactionJobCommitted(
+                job_id=job.job_id,
+                table_id=table_id,
+                update_time=entry.update_time,
+                job_run_id=job.job_run_id,
+                task_id=job.task_id,
+            )
+        )
+        recorded.append(job.job_id)
+    return recorded
+
+
+def _track_added_files(
+    instance: AwsInstance, table_id: str, transaction: AddFilesTransaction, entry: TransactionLogEntry
+) -> list[str]:
+    if transaction.job_id is None or transaction.job_run_id is None:
+        return []
+    tracker = instance.ingest_job_tracker
+    status = tracker.job(transaction.job_id)
+    if status is None:
+        return []
+    run = next((r for r in status.runs if r.job_run_id == transaction.job_run_id), None)
+    if run is None:
+        return []
+    if any(isinstance(u, IngestJobAddedFiles) for u in run.updates):
+        return []
+    tracker.record(
+        IngestJobAddedFiles(
+            job_id=transaction.job_id,
+            table_id=table_id,
+            update_time=entry.update_time,
+            job_run_id=transaction.job_run_id,
+            task_id=transaction.task_id,
+            file_count=len(transaction.files),
+        )
+    )
+    return [transaction.job_id]
