@@ -283,6 +283,25 @@ def should_dead_letter_a_pending_batch_whose_files_belong_to_another_job(instanc
     assert instance.compaction_job_tracker.job(job.job_id) is None
 
 
+def should_dead_letter_an_unreadable_pending_batch_request_and_one_past_its_send_timeout(
+    instance: AwsInstance,
+) -> None:
+    # Given a request that is not a pending batch request, and one whose files were never assigned, made long ago
+    table = _table_of_three_files(instance)
+    _, fresh = _pending_batch(instance, table)
+    stale = json.dumps({**json.loads(fresh), "createTime": 1_000})
+    unreadable = '{"tableId": "x", "batchKey": "../../etc/passwd", "createTime": 1}'
+    dead_letters = instance.dead_letter_queue(registry.PENDING_COMPACTION_JOB_BATCH_Q)
+    # When the dispatcher gets both
+    response = compaction_job_dispatcher.handler(sqs_event([("u", unreadable, None), ("s", stale, None)]))
+    # Then both go to the dead-letter queue at once, nothing is sent or requeued, and the files stay unassigned
+    assert response == {"batchItemFailures": []}
+    assert sorted(m.body for m in dead_letters.receive(10)) == sorted([unreadable, stale])
+    assert _drain(instance, registry.COMPACTION_JOB_Q) == []
+    assert _drain(instance, registry.PENDING_COMPACTION_JOB_BATCH_Q) == []
+    assert {r.job_id for r in _files(table)} == {None}
+
+
 # --- task creation ---------------------------------------------------------------------------------------------------
 
 
