@@ -9,7 +9,6 @@ import json
 import logging
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -36,13 +35,6 @@ from sleeper.adapters.aws.launchers import ecs_client, emr_serverless_client
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions import (
-    AssignJobIdRequest,
-    AssignJobIdsTransaction,
-    ReplaceFileReferencesRequest,
-    ReplaceFileReferencesTransaction,
-)
 from sleeper.core.trackers import IngestJobStatusType, QueryState
 from sleeper.io.filesystem import exists, list_files
 from sleeper.runtime import registry
@@ -50,9 +42,9 @@ from sleeper.runtime.aws import AwsInstance, AwsTable
 from sleeper.runtime.aws_local import provision_emulated_instance
 from sleeper.runtime.aws_operations import ingest_batcher_store
 from sleeper.sketches import sketches_path
-from sleeper.statestore.store import StateStore
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event
+from tests.integration.aws_runtime.direct_commits import compact_one_file_long_ago
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 
@@ -285,38 +277,11 @@ def should_fail_bad_split_jobs_and_leave_the_partitions_unchanged(instance: AwsI
 # --- garbage collection --------------------------------------------------------------------------------------------
 
 
-def _compact_one_file_long_ago(instance: AwsInstance, table: AwsTable) -> tuple[str, str]:
-    """Replaces one file's reference by a copy of it, committed a day ago: returns (unreferenced, output)."""
-    table.state_store.refresh()
-    (reference,) = table.file_references()
-    old = reference.filename
-    new = old.rsplit("/", 1)[0] + f"/{uuid.uuid4()}.parquet"
-    for source, target in ((old, new), (sketches_path(old), sketches_path(new))):
-        instance.filesystem.copy_file(source.removeprefix("s3a://"), target.removeprefix("s3a://"))
-    past = datetime.now(tz=UTC) - timedelta(days=1)
-    store = StateStore(
-        schema=table.schema, table_id=table.table_id, backend=instance.state_store_backend, clock=lambda: past
-    )
-    job_id = str(uuid.uuid4())
-    store.commit(
-        AssignJobIdsTransaction(
-            requests=(AssignJobIdRequest(job_id=job_id, partition_id=reference.partition_id, filenames=(old,)),)
-        )
-    )
-    output = FileReference(filename=new, partition_id=reference.partition_id, number_of_rows=reference.number_of_rows)
-    store.commit(
-        ReplaceFileReferencesTransaction(
-            jobs=(ReplaceFileReferencesRequest(job_id=job_id, input_files=(old,), new_reference=output),)
-        )
-    )
-    return old, new
-
-
 def should_delete_unreferenced_files_once_when_the_gc_message_is_delivered_twice(instance: AwsInstance) -> None:
     # Given a table whose one file was replaced by a compaction a day ago
     table = _table(instance, "gc", **SYNC_COMMITS)
     _ingest(instance, table, _rows(0, 12))
-    old, new = _compact_one_file_long_ago(instance, table)
+    old, new = compact_one_file_long_ago(instance, table)
     # When the collector handles the table's message twice
     first = garbage_collector.handler(sqs_event([("g1", table.table_id, table.table_id)]))
     second = garbage_collector.handler(sqs_event([("g2", table.table_id, table.table_id)]))
