@@ -482,7 +482,11 @@ class TableMachine(RuleBasedStateMachine):
                 pass
         self._drain_commits()
         table = self._fresh_table()
-        collect_garbage(table, now=self.clock(), send_commit=committer_sender(self.instance.queue(COMMITTER)))
+        collected = collect_garbage(
+            table, now=self.clock(), send_commit=committer_sender(self.instance.queue(COMMITTER))
+        )
+        assert not collected.problems, f"GC problems: {collected.problems}"
+        STATS["outcome:files garbage collected"] += len(collected.deleted)
         self._drain_commits()
         STATS["outcome:orphans swept"] += len(sweep_orphans(table, min_age=ORPHAN_MIN_AGE, now=self.clock()).deleted)
         state = self._fresh_table().state_store.files_state()
