@@ -1,0 +1,80 @@
+"""Table metrics from a state store (Sleeper's ``TableMetrics``), and their CloudWatch embedded metric format record."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sleeper.adapters.aws.emf import emf_record
+from sleeper.adapters.memory.statestore import InMemoryStateStoreBackend
+from sleeper.core.partition import partitions_from_split_points
+from sleeper.core.statestore.references import FileReference
+from sleeper.core.statestore.transactions import (
+    AssignJobIdRequest,
+    AssignJobIdsTransaction,
+    ReplaceFileReferencesRequest,
+    ReplaceFileReferencesTransaction,
+)
+from sleeper.statestore.metrics import table_metrics
+from sleeper.statestore.store import StateStore
+from tests.unit.core.statestore.builders import LONG_KEY_SCHEMA
+
+
+def should_count_references_rows_partitions_and_unreferenced_files() -> None:
+    # Given a table of two leaves: two files on the left, one on the right, and one file compacted into another
+    store = StateStore(schema=LONG_KEY_SCHEMA, table_id="t1", backend=InMemoryStateStoreBackend())
+    store.initialise(partitions_from_split_points(LONG_KEY_SCHEMA, [10]))
+    left, right = (p.id for p in store.leaf_partitions())
+    store.add_files(
+        [
+            FileReference(filename="a", partition_id=left, number_of_rows=5),
+            FileReference(filename="b", partition_id=left, number_of_rows=7),
+            FileReference(filename="c", partition_id=right, number_of_rows=11),
+        ]
+    )
+    store.commit(
+        AssignJobIdsTransaction(requests=(AssignJobIdRequest(job_id="j", partition_id=right, filenames=("c",)),))
+    )
+    output = FileReference(filename="d", partition_id=right, number_of_rows=11)
+    store.commit(
+        ReplaceFileReferencesTransaction(
+            jobs=(ReplaceFileReferencesRequest(job_id="j", input_files=("c",), new_reference=output),)
+        )
+    )
+    # When its metrics are computed
+    metrics = table_metrics("inst", "table", store).values()
+    # Then they count references, rows, partitions, and the file awaiting garbage collection
+    assert metrics["ActiveFileCount"] == 3
+    assert metrics["RecordCount"] == 23
+    assert (metrics["PartitionCount"], metrics["LeafPartitionCount"]) == (3, 2)
+    assert metrics["AverageActiveFilesPerPartition"] == 1.5
+    assert (metrics["MinActiveFilesPerPartition"], metrics["MaxActiveFilesPerPartition"]) == (1, 2)
+    assert (metrics["FileCount"], metrics["UnreferencedFileCount"]) == (4, 1)
+
+
+def should_build_an_embedded_metric_format_record() -> None:
+    # Given metrics of a table at a moment
+    when = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
+    # When they are made an EMF record
+    record = emf_record(
+        namespace="Sleeper",
+        dimensions={"instanceId": "inst", "tableName": "table"},
+        metrics={"ActiveFileCount": 3, "RecordCount": 23},
+        timestamp=when,
+    )
+    # Then the directive names the namespace, the dimension set and each metric, and the values are top-level
+    assert record == {
+        "_aws": {
+            "Timestamp": int(when.timestamp() * 1000),
+            "CloudWatchMetrics": [
+                {
+                    "Namespace": "Sleeper",
+                    "Dimensions": [["instanceId", "tableName"]],
+                    "Metrics": [{"Name": "ActiveFileCount", "Unit": "Count"}, {"Name": "RecordCount", "Unit": "Count"}],
+                }
+            ],
+        },
+        "instanceId": "inst",
+        "tableName": "table",
+        "ActiveFileCount": 3,
+        "RecordCount": 23,
+    }
