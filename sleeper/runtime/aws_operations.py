@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
@@ -70,6 +72,7 @@ __all__ = [
     "create_ingest_tasks_on_ecs",
     "find_partitions_to_split",
     "ingest_batcher_store",
+    "print_line",
     "publish_table_metrics",
     "run_bulk_import_driver",
     "send_warm_up_queries",
@@ -83,8 +86,13 @@ _LOG = logging.getLogger(__name__)
 BULK_IMPORT_PERSISTENT_EMR_Q = "BulkImportPersistentEMRQ"
 """The logical name of the persistent EMR cluster's bulk import queue."""
 
-METRICS_LOGGER = logging.getLogger("sleeper.metrics")
-"""Where table metrics are written as EMF lines (a Lambda's log group, where CloudWatch extracts them)."""
+
+def print_line(line: str) -> None:
+    """Writes a line to standard output as it is: in a Lambda it becomes one log event of its own, so CloudWatch
+    finds an EMF record in it (a line through the logging module gets the runtime's prefix, which EMF does not
+    parse)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 class _Clients:
@@ -305,9 +313,12 @@ def collect_garbage(instance: AwsInstance, table_id: str) -> GcRun:
 # --- table metrics and warm queries ----------------------------------------------------------------------------------
 
 
-def publish_table_metrics(instance: AwsInstance, table_id: str, *, now: datetime | None = None) -> TableMetrics:
-    """Computes a table's metrics and writes them as one CloudWatch embedded metric format line to the log, with
-    dimensions ``instanceId`` and ``tableName`` in the namespace ``sleeper.cloudwatch.table.metrics.namespace``.
+def publish_table_metrics(
+    instance: AwsInstance, table_id: str, *, now: datetime | None = None, emit: Callable[[str], None] = print_line
+) -> TableMetrics:
+    """Computes a table's metrics and emits them as one CloudWatch embedded metric format line (to standard output,
+    the function's log stream, by default), with dimensions ``instanceId`` and ``tableName`` in the namespace
+    ``sleeper.cloudwatch.table.metrics.namespace``.
 
     Raises:
         TableNotFoundError: If there is no such table.
@@ -320,7 +331,7 @@ def publish_table_metrics(instance: AwsInstance, table_id: str, *, now: datetime
         metrics=metrics.values(),
         timestamp=now or datetime.now(tz=UTC),
     )
-    METRICS_LOGGER.info(emf_line(record))
+    emit(emf_line(record))
     return metrics
 
 

@@ -6,7 +6,6 @@ delivered twice leaves the table as one delivery does."""
 from __future__ import annotations
 
 import json
-import logging
 import uuid
 from collections.abc import Iterator
 
@@ -309,17 +308,17 @@ def should_drop_a_gc_message_for_an_unknown_table_and_delete_nothing(instance: A
 
 
 def should_log_a_tables_metrics_in_embedded_metric_format(
-    instance: AwsInstance, caplog: pytest.LogCaptureFixture
+    instance: AwsInstance, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Given a table with 30 rows in two leaves, in one file each
     table = instance.create_table(f"metrics-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[15])
     _ingest(instance, table, _rows(0, 30))
     # When the metrics handler handles the table's message
-    with caplog.at_level(logging.INFO, logger="sleeper.metrics"):
-        response = table_metrics.handler(sqs_event([("m", table.table_id, table.table_id)]))
+    capsys.readouterr()
+    response = table_metrics.handler(sqs_event([("m", table.table_id, table.table_id)]))
     # Then one EMF line names the namespace, the dimensions and Sleeper's metrics with the table's values
     assert response == {"batchItemFailures": []}
-    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "sleeper.metrics"]
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith('{"_aws"')]
     (record,) = [line for line in lines if line.get("tableName") == table.name]
     (directive,) = record["_aws"]["CloudWatchMetrics"]
     assert directive["Namespace"] == "Sleeper"
