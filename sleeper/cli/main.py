@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 
 from sleeper.cli import admin_commands, aws_local, common, operations, render
@@ -466,6 +465,11 @@ def demo(
     run_demo(directory, rows=rows, batches=batches, console=console)
 
 
+# Typer raises click's exceptions: from the click package in older releases, from its own vendored copy in newer
+# ones. The base class of usage errors is found through typer's public BadParameter so both work.
+_USAGE_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
 def run(argv: list[str]) -> int:
     """Runs the command line with arguments; returns the exit code (used by ``main`` and the tests)."""
     try:
@@ -474,14 +478,14 @@ def run(argv: list[str]) -> int:
     except SleeperError as e:
         err_console.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)
         return 1
-    except click.exceptions.Abort:
+    except typer.Abort:
         err_console.print("aborted")
         return 1
-    except click.exceptions.ClickException as e:
-        e.show()
-        return e.exit_code
-    except click.exceptions.Exit as e:
-        return e.exit_code
+    except typer.Exit as e:
+        return int(e.exit_code)
+    except _USAGE_ERROR as e:
+        e.show()  # type: ignore[attr-defined]
+        return int(e.exit_code)  # type: ignore[attr-defined]
 
 
 admin_commands.register(app, instance_app, table_app, run)

@@ -163,3 +163,19 @@ def should_report_files_after_adding_some(
     assert report["totalRows"] == 10  # type: ignore[index]
     assert run(["report", "files", "t"]) == 0
     assert "a.parquet" in capsys.readouterr().out
+
+
+def should_report_a_usage_error_without_a_traceback(instance: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given a local instance
+    before = _state(instance)
+    # When a command misses its argument, and another is given an unknown option
+    missing = run(["table", "create"])
+    missing_err = capsys.readouterr().err
+    unknown = run(["table", "list", "--bogus"])
+    unknown_err = capsys.readouterr().err
+    # Then each exits with click's usage status, naming the problem, with no traceback, and nothing changed
+    assert (missing, unknown) == (2, 2)
+    assert "Missing argument 'name'" in missing_err
+    assert "No such option: --bogus" in unknown_err
+    assert "Traceback" not in missing_err + unknown_err
+    assert _state(instance) == before
