@@ -19,29 +19,6 @@ from sleeper.runtime.registry import CONTAINERS, HANDLERS, TriggerKind
 
 ROOT = Path(__file__).resolve().parents[3]
 
-PENDING_MODULES = frozenset(
-    {
-        # Handlers whose domain code is still being written; remove a module from here when it is added.
-        "lambdas.transaction_follower",
-        "lambdas.compaction_job_creation",
-        "lambdas.compaction_job_dispatcher",
-        "lambdas.compaction_commit_batcher",
-        "lambdas.compaction_task_creation",
-        "lambdas.ingest_task_creation",
-        "lambdas.ingest_batcher_submitter",
-        "lambdas.ingest_batcher_job_creation",
-        "lambdas.bulk_import_starter",
-        "lambdas.find_partitions_to_split",
-        "lambdas.split_partition",
-        "lambdas.garbage_collector",
-        "lambdas.query_warm",
-        "lambdas.table_metrics",
-        # Container entry points
-        "lambdas.compaction_task",
-        "lambdas.bulk_import_driver",
-    }
-)
-
 
 def _module_exists(module: str) -> bool:
     return (ROOT / Path(*module.split("."))).with_suffix(".py").is_file()
@@ -53,22 +30,20 @@ def _entry_points() -> list[str]:
     return entries
 
 
-def should_point_every_entry_at_an_existing_function_or_list_it_as_pending() -> None:
+def should_point_every_entry_at_an_existing_function() -> None:
     # Given every handler and container entry point
     entries = _entry_points()
-    # When the modules that exist are imported
-    missing_functions = []
-    for entry in entries:
-        module, _, function = entry.partition(":")
-        if module in PENDING_MODULES:
-            continue
-        loaded = importlib.import_module(module)
-        if not callable(getattr(loaded, function, None)):
-            missing_functions.append(entry)
-    # Then each exposes its function, and the missing modules are exactly the pending ones
+    # When their modules are imported
+    missing_modules = [e for e in entries if not _module_exists(e.partition(":")[0])]
+    missing_functions = [
+        entry
+        for entry in entries
+        if _module_exists(entry.partition(":")[0])
+        and not callable(getattr(importlib.import_module(entry.partition(":")[0]), entry.partition(":")[2], None))
+    ]
+    # Then every module exists and exposes its function
+    assert missing_modules == []
     assert missing_functions == []
-    missing_modules = {e.partition(":")[0] for e in entries if not _module_exists(e.partition(":")[0])}
-    assert missing_modules == PENDING_MODULES
 
 
 def should_name_every_handler_the_stacks_deploy() -> None:
@@ -177,7 +152,7 @@ def should_build_every_container_from_paths_and_modules_that_exist() -> None:
         for module in _PYTHON_MODULE.findall(text):
             if module != spec.module:
                 problems.append(f"{spec.name}: runs {module}, registered {spec.module}")
-            if not _module_exists(module) and module not in PENDING_MODULES:
+            if not _module_exists(module):
                 problems.append(f"{spec.name}: runs missing module {module}")
     # Then everything exists
     assert problems == []
