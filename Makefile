@@ -30,8 +30,8 @@ demo: $(BASE_STAMP)
 	$(VENV)/bin/sleeper demo
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check sleeper tests benchmarks stacks app.py
-	$(VENV)/bin/ruff format --check sleeper tests benchmarks stacks app.py
+	$(VENV)/bin/ruff check sleeper lambdas tests benchmarks stacks app.py
+	$(VENV)/bin/ruff format --check sleeper lambdas tests benchmarks stacks app.py
 	$(VENV)/bin/mypy
 
 test: lint

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +13,28 @@ from sleeper.runtime.aws import AwsInstance
 
 LOGGER = logging.getLogger("lambdas")
 _instance: AwsInstance | None = None
+
+IDLE_WAIT_ENV = "SLEEPER_TASK_IDLE_WAIT_SECONDS"
+"""Caps how long a container task waits for a job before it stops (seconds, a number of at least 0): the emulated
+instance's tests set it so a task ends soon after its queue is drained."""
+
+
+def idle_wait_seconds(environ: Mapping[str, str] | None = None) -> float | None:
+    """The cap on idle waiting from ``SLEEPER_TASK_IDLE_WAIT_SECONDS``, or None when unset.
+
+    Raises:
+        ValueError: If it is set but is not a number of at least 0.
+    """
+    value = (os.environ if environ is None else environ).get(IDLE_WAIT_ENV, "").strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValueError(f"{IDLE_WAIT_ENV} must be a number of seconds, not {value!r}") from None
+    if not seconds >= 0:
+        raise ValueError(f"{IDLE_WAIT_ENV} must be at least 0, not {value!r}")
+    return seconds
 
 
 def aws_instance() -> AwsInstance:

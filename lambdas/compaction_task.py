@@ -11,34 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 from collections.abc import Mapping
 
-from lambdas._common import LOGGER, aws_instance
+from lambdas._common import IDLE_WAIT_ENV, LOGGER, aws_instance, idle_wait_seconds
 from sleeper.compaction.task import TaskSettings, TaskSummary
 from sleeper.runtime.aws import AwsInstance
 from sleeper.runtime.aws_compaction import run_compaction_task_on_aws
 
-IDLE_WAIT_ENV = "SLEEPER_TASK_IDLE_WAIT_SECONDS"
-"""Caps how long a task waits for a job before it stops (seconds, a number of at least 0)."""
-
-
-def idle_wait_seconds(environ: Mapping[str, str] | None = None) -> float | None:
-    """The cap on idle waiting from ``SLEEPER_TASK_IDLE_WAIT_SECONDS``, or None when unset.
-
-    Raises:
-        ValueError: If it is set but is not a number of at least 0.
-    """
-    value = (os.environ if environ is None else environ).get(IDLE_WAIT_ENV, "").strip()
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise ValueError(f"{IDLE_WAIT_ENV} must be a number of seconds, not {value!r}") from None
-    if not seconds >= 0:
-        raise ValueError(f"{IDLE_WAIT_ENV} must be at least 0, not {value!r}")
-    return seconds
+__all__ = ["IDLE_WAIT_ENV", "idle_wait_seconds", "main", "run_task", "task_settings"]
 
 
 def task_settings(instance: AwsInstance, environ: Mapping[str, str] | None = None) -> TaskSettings:

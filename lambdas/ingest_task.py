@@ -1,6 +1,7 @@
 """Ingest task (spec 3.3), the ingest container's entry point: runs ingest jobs from ``IngestJobQ`` until a receive
-(waiting up to 20 s) finds none, recording the task in the ingest task tracker. Finished and rejected jobs are deleted
-from the queue; failed ones return to it (and reach the dead-letter queue after its receive limit)."""
+(waiting up to 20 s, or ``SLEEPER_TASK_IDLE_WAIT_SECONDS`` if that is less) finds none, recording the task in the
+ingest task tracker. Finished and rejected jobs are deleted from the queue; failed ones return to it (and reach the
+dead-letter queue after its receive limit)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,21 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-from lambdas._common import LOGGER, aws_instance
+from lambdas._common import LOGGER, aws_instance, idle_wait_seconds
 from sleeper.core.trackers import TaskFinished, TaskStarted
 from sleeper.ingest.job_runner import IngestJobRunner, QueueRunSummary, run_ingest_queue
 from sleeper.runtime.aws import AwsInstance
 
+WAIT_SECONDS = 20.0
+"""How long a receive waits for a job before the task decides the queue is idle."""
+
 
 def run_task(
-    instance: AwsInstance, *, task_id: str | None = None, wait_seconds: float = 20, local_dir: str | Path | None = None
+    instance: AwsInstance,
+    *,
+    task_id: str | None = None,
+    wait_seconds: float = WAIT_SECONDS,
+    local_dir: str | Path | None = None,
 ) -> QueueRunSummary:
     """Runs ingest jobs until the queue is idle; returns the outcome of each."""
     task = task_id or str(uuid.uuid4())
@@ -44,7 +52,8 @@ def run_task(
 def main() -> int:
     """Container entry point."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    run_task(aws_instance())
+    cap = idle_wait_seconds()
+    run_task(aws_instance(), wait_seconds=WAIT_SECONDS if cap is None else min(WAIT_SECONDS, cap))
     return 0
 
 

@@ -11,11 +11,11 @@ import uuid
 
 import pytest
 
-from sleeper.adapters.aws.launchers import ecs_client, ingest_task_launcher
+from lambdas._common import IDLE_WAIT_ENV
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions import LogType
 from sleeper.runtime import registry
-from sleeper.runtime.aws_local import EmulatedAwsInstance, resolve_handler
+from sleeper.runtime.aws_local import EmulatedAwsInstance
 from tests.integration.aws_runtime.sleeper_client import CompatClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
@@ -27,14 +27,8 @@ ROWS = [{"key": k, "value": f"v{k}"} for k in range(30)]
 
 
 def _start_ingest_task(emulated: EmulatedAwsInstance) -> None:
-    """What AWS does next for a job on the ingest queue: the task creator's schedule fires and it calls RunTask (or,
-    until that handler exists, RunTask is called as it would call it)."""
-    pump = emulated.pump()
-    if resolve_handler(registry.handler(registry.INGEST_TASK_CREATION).handler) is not None:
-        assert pump.fire(registry.INGEST_TASK_CREATION)
-    else:
-        instance = emulated.instance()
-        assert ingest_task_launcher(ecs_client(emulated.settings), instance.properties).launch_tasks(1) == 1
+    """What AWS does next for a job on the ingest queue: the task creator's schedule fires and it calls RunTask."""
+    assert emulated.pump().fire(registry.INGEST_TASK_CREATION)
 
 
 def should_ingest_through_the_ingest_queue_and_query_through_the_query_queue(
@@ -43,7 +37,7 @@ def should_ingest_through_the_ingest_queue_and_query_through_the_query_queue(
     # Given a table of two leaves and a client that knows only the instance id and the endpoint
     table = emulated.instance().create_table(f"e2e-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[15])
     client = CompatClient(emulated.instance_id, endpoint_url=emulated.endpoint, region=emulated.region)
-    pump = emulated.pump(task_log_dir=str(tmp_path))
+    pump = emulated.pump(task_log_dir=str(tmp_path), environment_extra={IDLE_WAIT_ENV: "1"})
     # When it uploads rows to for_ingest/ and sends an ingest job, and an ingest task is started
     job_id = client.write_single_batch(table.name, ROWS)
     _start_ingest_task(emulated)
