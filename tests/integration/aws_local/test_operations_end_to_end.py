@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from lambdas._common import IDLE_WAIT_ENV
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.io.filesystem import exists
@@ -21,12 +22,18 @@ from sleeper.runtime.aws import AwsInstance
 from sleeper.runtime.aws_local import EmulatedAwsInstance, Pump
 from sleeper.sketches import sketches_path
 from tests.integration.aws_runtime.direct_commits import compact_one_file_long_ago
+from tests.integration.aws_runtime.sleeper_client import CompatClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 
 SCHEMA = Schema(
     row_key_fields=(Field("key", PrimitiveType.LONG),), value_fields=(Field("value", PrimitiveType.STRING),)
 )
+
+
+def _pump(emulated: EmulatedAwsInstance, tmp_path: Path) -> Pump:
+    """A pump whose ingest tasks stop a second after their queue is drained."""
+    return emulated.pump(task_log_dir=str(tmp_path), environment_extra={IDLE_WAIT_ENV: "1"})
 
 
 def _rows(start: int, stop: int) -> pa.Table:
@@ -56,7 +63,8 @@ def _ingest(emulated: EmulatedAwsInstance, pump: Pump, table_name: str, *jobs: p
 
 
 def should_ingest_files_submitted_to_the_ingest_batcher(emulated: EmulatedAwsInstance, tmp_path: Path) -> None:
-    # Given a table whose batcher sends files to standard ingest at once, and two files submitted to the batcher
+    # Given a table whose batcher sends files to standard ingest at once, and two files a client in Sleeper's Python
+    # client's formats submitted to the batcher
     instance = emulated.instance()
     properties = {
         "sleeper.table.ingest.batcher.job.min.size": "1",
@@ -65,8 +73,9 @@ def should_ingest_files_submitted_to_the_ingest_batcher(emulated: EmulatedAwsIns
     }
     table = instance.create_table(f"batcher-{uuid.uuid4().hex[:8]}", SCHEMA, properties=properties)
     files = [_upload(instance, _rows(0, 10)), _upload(instance, _rows(10, 25))]
-    pump = emulated.pump(task_log_dir=str(tmp_path))
-    instance.queue(registry.INGEST_BATCHER_SUBMIT_Q).send(json.dumps({"tableName": table.name, "files": files}))
+    pump = _pump(emulated, tmp_path)
+    client = CompatClient(emulated.instance_id, endpoint_url=emulated.endpoint, region=emulated.region)
+    client.submit_to_ingest_batcher(table.name, files)
     submitted = pump.run_until_idle(timeout_seconds=60)
     # When the batcher's job creation schedule fires, then the ingest task creation schedule, and the pump runs
     assert pump.fire(registry.INGEST_BATCHER_JOB_CREATION)
@@ -85,7 +94,7 @@ def should_split_a_partition_over_its_threshold_when_the_splitting_schedule_fire
     instance = emulated.instance()
     properties = {"sleeper.table.partition.splitting.threshold": "20"}
     table = instance.create_table(f"split-{uuid.uuid4().hex[:8]}", SCHEMA, properties=properties)
-    pump = emulated.pump(task_log_dir=str(tmp_path))
+    pump = _pump(emulated, tmp_path)
     _ingest(emulated, pump, table.name, _rows(0, 40))
     # When the partition splitting schedule fires and the pump runs until idle
     assert pump.fire(registry.PARTITION_SPLITTING_TRIGGER)
@@ -103,7 +112,7 @@ def should_delete_files_left_unreferenced_when_the_gc_schedule_fires(
     # Given a table with two files from two ingest jobs, one of them replaced a day ago by a compaction's output
     instance = emulated.instance()
     table = instance.create_table(f"gc-{uuid.uuid4().hex[:8]}", SCHEMA)
-    pump = emulated.pump(task_log_dir=str(tmp_path))
+    pump = _pump(emulated, tmp_path)
     _ingest(emulated, pump, table.name, _rows(0, 12), _rows(12, 30))
     old, new = compact_one_file_long_ago(instance, instance.table(table.name))
     store = emulated.instance().table(table.name).state_store
