@@ -9,9 +9,13 @@ from __future__ import annotations
 import time
 import uuid
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from lambdas._common import IDLE_WAIT_ENV
+from sleeper.adapters.aws.emulated import emr_serverless_job_runs
+from sleeper.adapters.aws.launchers import emr_serverless_client
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions import LogType
 from sleeper.runtime import registry
@@ -75,3 +79,29 @@ def should_snapshot_a_table_when_the_snapshot_schedule_fires(emulated: EmulatedA
     store = instance.table_by_id(table.table_id).state_store
     assert store.snapshot_store is not None
     assert store.snapshot_store.metadata.latest_snapshot(LogType.PARTITIONS) is not None
+
+
+def should_start_an_emr_serverless_job_run_for_a_bulk_import_job_the_client_sends(
+    emulated: EmulatedAwsInstance,
+) -> None:
+    # Given a table, a Parquet file in the data bucket, and a pump that runs no job run's driver (Spark here has no
+    # S3 connector to read the input from the emulator)
+    instance = emulated.instance()
+    table = instance.create_table(f"bulk-{uuid.uuid4().hex[:8]}", SCHEMA)
+    client = CompatClient(emulated.instance_id, endpoint_url=emulated.endpoint, region=emulated.region)
+    source = f"{instance.data_bucket}/source/{uuid.uuid4()}.parquet"
+    pq.write_table(pa.Table.from_pylist(ROWS), source, filesystem=instance.filesystem)
+    containers = [c for c in registry.CONTAINERS if c.name != registry.BULK_IMPORT_IMAGE]
+    pump = emulated.pump(containers=containers)
+    # When the client sends a bulk import job to the EMR Serverless queue, as Sleeper's Python client does
+    job_id = client.bulk_import_parquet_files_from_s3(table.name, [source])
+    started = pump.run_until_idle(timeout_seconds=60)
+    # Then the starter took it, the tracker records it accepted, and one job run of the job's id was started on the
+    # instance's application
+    assert started.delivered.get(registry.BULK_IMPORT_STARTER) == 1 and started.failed == {}
+    status = instance.ingest_job_tracker.job(job_id)
+    assert status is not None and status.status.name in ("ACCEPTED", "IN_PROGRESS")
+    application = instance.properties.get("sleeper.bulk.import.emr.serverless.application.id")
+    assert application
+    runs = emr_serverless_job_runs(emr_serverless_client(emulated.settings), application)
+    assert [job_id in " ".join(run.arguments) for run in runs].count(True) == 1
