@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from sleeper.bulk_import.exceptions import BulkImportError
 from sleeper.bulk_import.ports import BulkImportInstance
-from sleeper.bulk_import.runner import BulkImportOutcome, BulkImportResult, JobOutcome, _commit
+from sleeper.bulk_import.runner import BulkImportOutcome, BulkImportResult, JobOutcome, commit_bulk_import_files
 from sleeper.bulk_import.spark_job import spark_session, write_with_spark
 from sleeper.bulk_import.validation import validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
@@ -119,7 +119,7 @@ def run_started_bulk_import(
             finally:
                 if spark is None:
                     session.stop()
-            committed = _commit(
+            committed = commit_bulk_import_files(
                 state_store,
                 written.references,
                 job_id=job.id,

@@ -183,7 +183,7 @@ def run_bulk_import(
             finally:
                 if own_session:
                     session.stop()
-            result = _commit(
+            result = commit_bulk_import_files(
                 state_store,
                 written.references,
                 job_id=job.id,
@@ -232,7 +232,7 @@ def run_bulk_import(
     return BulkImportOutcome(job_id=job.id, outcome=JobOutcome.FINISHED, table_id=table_id, files=uris, result=result)
 
 
-def _commit(
+def commit_bulk_import_files(
     state_store: StateStore,
     references: Sequence[FileReference],
     *,
