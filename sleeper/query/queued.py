@@ -222,6 +222,10 @@ def handle_leaf_query_message(
     return rows
 
 
+NO_RESULTS_OUTPUT = "NO_RESULTS_OUTPUT"
+"""The results destination of a query whose rows are read and dropped (Sleeper's warm-up queries ask for it)."""
+
+
 def results_path(results_uri: str, leaf_query: LeafPartitionQuery) -> str:
     """Where a sub-query's rows go: ``<results location>/query-<query id>/<sub-query id>.parquet``."""
     return f"{results_uri.rstrip('/')}/query-{leaf_query.query_id}/{leaf_query.sub_query_id}.parquet"
@@ -242,6 +246,8 @@ def parquet_publisher(
             message = {"queryId": leaf_query.query_id, "subQueryId": leaf_query.sub_query_id, "rows": table.to_pylist()}
             results_queue.send(json.dumps(message, default=str))
             return int(table.num_rows)
+        if destination == NO_RESULTS_OUTPUT:
+            return sum(batch.num_rows for batch in batches)
         if destination != "S3":
             raise SleeperError(f"results destination {destination} is not supported here")
         target = _output_schema(schema, leaf_query)

@@ -2,9 +2,8 @@
 query queue so the query and leaf partition query functions stay warm for real queries.
 
 Each query asks for one exact row key whose value is fixed by type (0 for ints and longs, ``"a"`` for strings,
-``b"a"`` for byte arrays), as Sleeper's do. Sleeper asks for no results output; this port's publishers have no such
-destination, so the few (usually no) rows go to the default results location under the query's own id, which no
-client reads.
+``b"a"`` for byte arrays), as Sleeper's do, and asks for no results output (``{"destination": "NO_RESULTS_OUTPUT"}``):
+the leaf queries read their rows and publish nothing.
 """
 
 from __future__ import annotations
@@ -12,10 +11,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable
 
-from sleeper.core.query import Query, QuerySerDe
+from sleeper.core.query import Query, QueryProcessingConfig, QuerySerDe
 from sleeper.core.queue import Queue
 from sleeper.core.range import Region
 from sleeper.core.schema import KeyValue, PrimitiveType, Schema
+from sleeper.query.queued import NO_RESULTS_OUTPUT
 
 __all__ = ["WARM_KEY_VALUES", "send_warm_queries", "warm_query"]
 
@@ -31,7 +31,12 @@ WARM_KEY_VALUES: dict[PrimitiveType, KeyValue] = {
 def warm_query(table_name: str, schema: Schema, *, query_id: str | None = None) -> Query:
     """The warm-up query of a table: one exact row key."""
     key = [WARM_KEY_VALUES[f.primitive_type] for f in schema.row_key_fields]
-    return Query(query_id=query_id or str(uuid.uuid4()), table_name=table_name, regions=(Region.exact(schema, key),))
+    return Query(
+        query_id=query_id or str(uuid.uuid4()),
+        table_name=table_name,
+        regions=(Region.exact(schema, key),),
+        processing=QueryProcessingConfig(results_publisher_config={"destination": NO_RESULTS_OUTPUT}),
+    )
 
 
 def send_warm_queries(

@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Iterator
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
@@ -35,7 +36,7 @@ from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers import IngestJobStatusType, QueryState
-from sleeper.io.filesystem import exists, list_files
+from sleeper.io.filesystem import exists, list_files, resolve
 from sleeper.runtime import registry
 from sleeper.runtime.aws import AwsInstance, AwsTable
 from sleeper.runtime.aws_local import provision_emulated_instance
@@ -348,3 +349,6 @@ def should_send_a_warm_up_query_per_online_table_that_the_query_handlers_complet
     (ours,) = [b["queryId"] for b in bodies if b["tableName"] == table.name]
     tracked = instance.query_tracker.status(ours)
     assert tracked is not None and tracked.last_known_state is QueryState.COMPLETED
+    # and the row the warm-up query found (key 0) was published nowhere
+    fs, results = resolve(f"{instance.query_results_uri.rstrip('/')}/query-{ours}", instance.filesystem_options)
+    assert fs.get_file_info(pafs.FileSelector(results, allow_not_found=True, recursive=True)) == []

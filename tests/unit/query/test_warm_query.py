@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from sleeper.adapters.memory.queue import InMemoryQueues
-from sleeper.core.query import Query, QuerySerDe
+from sleeper.core.query import Query, QueryProcessingConfig, QuerySerDe
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.query.warm import send_warm_queries, warm_query
@@ -19,8 +19,16 @@ SCHEMA = Schema(
 def should_ask_for_one_exact_key_fixed_by_type() -> None:
     # When the warm-up query of a table with a string and an int row key is made
     query = warm_query("t", SCHEMA, query_id="q1")
-    # Then it asks for exactly ("a", 0) in that table
-    assert query == Query(query_id="q1", table_name="t", regions=(Region.exact(SCHEMA, ["a", 0]),))
+    # Then it asks for exactly ("a", 0) in that table, with no results output, as Sleeper's do
+    assert query == Query(
+        query_id="q1",
+        table_name="t",
+        regions=(Region.exact(SCHEMA, ["a", 0]),),
+        processing=QueryProcessingConfig(results_publisher_config={"destination": "NO_RESULTS_OUTPUT"}),
+    )
+    assert json.loads(QuerySerDe.for_schema(SCHEMA).to_json(query))["resultsPublisherConfig"] == {
+        "destination": "NO_RESULTS_OUTPUT"
+    }
 
 
 def should_send_one_readable_query_per_table() -> None:
