@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sleeper.bulk_import import JobOutcome, LeafTagger, run_bulk_import
-from sleeper.bulk_import.runner import _commit
+from sleeper.bulk_import.runner import commit_bulk_import_files
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
@@ -199,7 +199,7 @@ def should_drop_the_files_of_a_run_when_another_run_of_the_job_committed_first(
     table.state_store.add_files([written[0]], job_id="race-job")
 
     # When the second run commits
-    result = _commit(
+    result = commit_bulk_import_files(
         table.state_store,
         [written[1]],
         job_id="race-job",
