@@ -473,9 +473,12 @@ class TableMachine(RuleBasedStateMachine):
 
     @rule()
     def settle(self) -> None:
-        """Waits an hour and lets every worker run, then checks nothing leaked (I7): every data file or sidecar on disk
-        belongs to a tracked file or to the output of a job that still holds its inputs (it may yet commit)."""
+        """Snapshots, waits an hour and lets every worker run, then checks nothing leaked (I7): every data file or
+        sidecar on disk belongs to a tracked file or to the output of a job that still holds its inputs (it may yet
+        commit); then deletes the log entries far enough behind the snapshot."""
         STATS["rule:settle"] += 1
+        # the scheduled upkeep runs too: a snapshot now, and an hour later the log entries far enough behind it go
+        STATS["outcome:snapshots created"] += len(create_snapshot(self._fresh_table().state_store).created)
         self.clock.advance(timedelta(hours=1))  # past visibility timeouts, the GC delay and the orphan minimum age
         for queue_name in (SPLIT_JOBS, COMPACTION_JOBS):
             while self._deliver(queue_name) is not None:
@@ -497,6 +500,7 @@ class TableMachine(RuleBasedStateMachine):
         leaked = [p for p in on_disk if p.with_suffix(".parquet") not in allowed]
         assert not leaked, f"I7 files leaked after settling: {leaked}"
         STATS["outcome:settled with no leaks"] += 1
+        self._delete_old_transactions()
 
     @rule(minutes=st.sampled_from([0, 3]), snapshot_first=st.booleans())
     def truncate_log(self, minutes: int, snapshot_first: bool) -> None:
@@ -505,6 +509,9 @@ class TableMachine(RuleBasedStateMachine):
         if snapshot_first:
             self.snapshot()
         self.clock.advance(timedelta(minutes=minutes))
+        self._delete_old_transactions()
+
+    def _delete_old_transactions(self) -> None:
         result = delete_old_transactions(self._fresh_table().state_store)
         for log_type, up_to in result.deleted_up_to.items():
             self.deleted_up_to[log_type] = max(self.deleted_up_to.get(log_type, 0), up_to)
