@@ -23,6 +23,7 @@ REPLACE_FILE_REFERENCES transaction of the jobs that still fit the table's state
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -54,6 +55,8 @@ from sleeper.core.trackers import (
 from sleeper.io.filesystem import FileSystemOptions, delete, resolve
 from sleeper.sketches import sketches_path
 from sleeper.statestore.committer import send_commit_request
+
+_LOG = logging.getLogger(__name__)
 
 __all__ = [
     "CommitBatchResult",
@@ -311,10 +314,17 @@ def _refused(
 def delete_output(
     location: str, *, filesystem: pafs.FileSystem | None = None, options: FileSystemOptions | None = None
 ) -> None:
-    """Deletes an output file and its sketches file, if they exist."""
+    """Deletes an output file and its sketches file, if they exist.
+
+    A delete that is refused or fails (on AWS only the garbage collector's role may delete data files) is logged and
+    left: no transaction references the output, so the orphan sweeper removes it once it is old enough.
+    """
     fs, path = resolve(location, options, filesystem=filesystem)
-    delete(fs, path)
-    delete(fs, sketches_path(path))
+    for target in (path, sketches_path(path)):
+        try:
+            delete(fs, target)
+        except OSError as e:
+            _LOG.warning("Could not delete unreferenced output %s (left for the orphan sweeper): %s", target, e)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
 import pyarrow as pa
 import pytest
 
 from sleeper.adapters.memory.trackers import InMemoryCompactionJobTracker
+from sleeper.compaction import commit as commit_module
 from sleeper.compaction.commit import (
     CommitMode,
     CommitOutcome,
@@ -14,6 +18,7 @@ from sleeper.compaction.commit import (
     check_job,
     commit_job,
     commit_mode,
+    delete_output,
     handle_commit_messages,
 )
 from sleeper.compaction.execution import run_compaction
@@ -255,3 +260,27 @@ def should_fail_commits_of_tables_that_no_longer_exist_and_report_unreadable_mes
     assert [(job_id, "does not exist" in reason) for _, job_id, reason in result.failed] == [(job.job_id, True)]
     assert len(result.invalid_messages) == 1
     assert result.committed == ()
+
+
+def should_leave_an_output_it_may_not_delete_to_the_orphan_sweeper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given an output file and its sketches, on a store that refuses deletes (on AWS only GC may delete data files)
+    output = tmp_path / "data" / "out.parquet"
+    output.parent.mkdir(parents=True)
+    output.write_bytes(b"rows")
+    (tmp_path / "data" / "out.sketches").write_bytes(b"sketches")
+    attempts: list[str] = []
+
+    def refuse(_fs: object, path: str) -> None:
+        attempts.append(path)
+        raise PermissionError(f"AccessDenied: {path}")
+
+    monkeypatch.setattr(commit_module, "delete", refuse)
+    # When the output of a refused commit is deleted
+    with caplog.at_level(logging.WARNING):
+        delete_output(str(output))
+    # Then both deletes were tried, neither raised, and each refusal is logged for the orphan sweeper
+    assert [Path(p).name for p in attempts] == ["out.parquet", "out.sketches"]
+    assert output.exists()
+    assert caplog.text.count("left for the orphan sweeper") == 2
