@@ -39,6 +39,7 @@ EXAMPLE_OPTIONAL_STACKS = (
     "GarbageCollectorStack",
     "PartitionSplittingStack",
     "TableMetricsStack",
+    "AthenaStack",
 )
 assert set(EXAMPLE_OPTIONAL_STACKS) == SUPPORTED_OPTIONAL_STACKS
 

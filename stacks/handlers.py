@@ -5,6 +5,8 @@ handlers up here by name so that what they deploy is exactly what the runtime an
 from __future__ import annotations
 
 from sleeper.runtime.registry import (
+    ATHENA_ITERATOR_APPLYING,
+    ATHENA_SIMPLE,
     BULK_IMPORT_STARTER,
     COMPACTION_COMMIT_BATCHER,
     COMPACTION_JOB_CREATION,
@@ -37,6 +39,8 @@ from sleeper.runtime.registry import (
 from sleeper.runtime.registry import handler as handler_spec
 
 __all__ = [
+    "ATHENA_ITERATOR_APPLYING",
+    "ATHENA_SIMPLE",
     "BULK_IMPORT_STARTER",
     "COMPACTION_COMMIT_BATCHER",
     "COMPACTION_JOB_CREATION",

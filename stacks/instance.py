@@ -8,6 +8,7 @@ from constructs import Construct
 
 from stacks import nag
 from stacks.artefacts import Images
+from stacks.athena import AthenaStack
 from stacks.bulk_import import BulkImportBucketStack, EmrBulkImportStack, EmrServerlessBulkImportStack
 from stacks.committer import StateStoreCommitterStack
 from stacks.common import SleeperCore
@@ -30,6 +31,7 @@ from stacks.trackers import TrackerStack
 NEEDS_VPC = frozenset({"CompactionStack", "IngestStack", "EmrServerlessBulkImportStack", "EmrBulkImportStack"})
 SUPPORTED_OPTIONAL_STACKS = frozenset(
     {
+        "AthenaStack",
         "CompactionStack",
         "IngestStack",
         "IngestBatcherStack",
@@ -107,6 +109,8 @@ class SleeperInstanceStack(cdk.Stack):
             self._add("Query", stack)
         if "TableMetricsStack" in wanted:
             self._add("TableMetrics", TableMetricsStack(self, "TableMetrics", core))
+        if "AthenaStack" in wanted:
+            self._add("Athena", AthenaStack(self, "Athena", core))
         policies = ManagedPoliciesStack(self, "ManagedPolicies", core)
         self._add("ManagedPolicies", policies)
         for name, policy in (("Ingest", policies.ingest), ("Query", policies.query), ("Admin", policies.admin)):

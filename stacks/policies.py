@@ -10,8 +10,10 @@ import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from stacks import grants, naming
+from stacks import grants, handlers, naming
 from stacks.common import SleeperCore
+
+ATHENA_HANDLERS = (handlers.ATHENA_SIMPLE, handlers.ATHENA_ITERATOR_APPLYING)
 
 INGEST_QUEUES = (
     naming.INGEST_JOB_Q,
@@ -50,6 +52,10 @@ class ManagedPoliciesStack(cdk.NestedStack):
         if core.query_results_bucket is not None and core.query_tracker is not None:
             grants.bucket_read(self.query, core.query_results_bucket)
             grants.table_read(self.query, core.query_tracker)
+        connectors = [core.functions[h] for h in ATHENA_HANDLERS if h in core.functions]
+        if connectors:
+            # Athena calls a LAMBDA catalog's function with the credentials of the user running the query
+            grants.allow(self.query, ["lambda:InvokeFunction"], [f.function_arn for f in connectors])
 
         self.admin = iam.ManagedPolicy(
             self, "AdminPolicy", managed_policy_name=ctx.policy_name("AdminPolicy"),

@@ -202,6 +202,8 @@ LEAF_PARTITION_QUERY = "leaf_partition_query"
 QUERY_WARM = "query_warm"
 TABLE_METRICS_TRIGGER = "table_metrics_trigger"
 TABLE_METRICS = "table_metrics"
+ATHENA_SIMPLE = "athena_simple"
+ATHENA_ITERATOR_APPLYING = "athena_iterator_applying"
 
 # Container names (as in stacks/context.py)
 LAMBDA_IMAGE = "lambda"
@@ -467,6 +469,25 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         handler="lambdas.table_metrics:handler",
         description="Publishes a table's file and row counts as CloudWatch metrics",
         trigger=Trigger.sqs(METRICS_JOB_Q),
+    ),
+    # --- Athena (spec 11): invoked by Athena through the query federation protocol ---
+    HandlerSpec(
+        name=ATHENA_SIMPLE,
+        handler="lambdas.athena:simple",
+        description="Athena connector: one split per data file, no table processing",
+        trigger=Trigger(kind=TriggerKind.NONE),
+        memory_mb=4096,
+        memory_property="sleeper.athena.handler.memory.mb",
+        timeout_property="sleeper.athena.handler.timeout.seconds",
+    ),
+    HandlerSpec(
+        name=ATHENA_ITERATOR_APPLYING,
+        handler="lambdas.athena:iterator_applying",
+        description="Athena connector: one split per leaf partition, merged and processed like a Sleeper query",
+        trigger=Trigger(kind=TriggerKind.NONE),
+        memory_mb=4096,
+        memory_property="sleeper.athena.handler.memory.mb",
+        timeout_property="sleeper.athena.handler.timeout.seconds",
     ),
 )
 """Every Lambda handler of an instance."""

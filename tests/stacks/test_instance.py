@@ -28,9 +28,16 @@ def should_synthesize_every_supported_optional_stack(synthesized: Any) -> None:
 
     # Then
     assert {"Compaction", "Ingest", "IngestBatcher", "EmrServerlessBulkImport", "EmrBulkImport", "Query"} <= nested
-    assert {"PartitionSplitting", "GarbageCollector", "TableMetrics", "ManagedPolicies", "Networking"} <= nested
+    assert {
+        "PartitionSplitting",
+        "GarbageCollector",
+        "TableMetrics",
+        "Athena",
+        "ManagedPolicies",
+        "Networking",
+    } <= nested
     assert {"ConfigBucket", "TableData", "TableIndex", "StateStore", "StateStoreCommitter"} <= nested
-    assert len(SUPPORTED_OPTIONAL_STACKS) == 10
+    assert len(SUPPORTED_OPTIONAL_STACKS) == 11
     assert (synthesized.outdir / "example.template.json").is_file()
 
 
@@ -149,7 +156,7 @@ def should_secure_every_bucket(synthesized: Any) -> None:
         for s in p["Properties"]["PolicyDocument"]["Statement"]
         if s["Effect"] == "Deny" and s.get("Condition") == {"Bool": {"aws:SecureTransport": "false"}}
     ]
-    assert len(tls_denies) == len(buckets) == 5
+    assert len(tls_denies) == len(buckets) == 6
 
 
 def should_expire_query_results(synthesized: Any) -> None:

@@ -1,0 +1,67 @@
+"""Athena connectors (spec 11): Athena invokes these functions directly with query federation requests (ping, list
+schemas and tables, get table, layout and splits, read records); each serves both metadata and record requests, as
+Sleeper deploys its composite handlers.
+
+The spill location comes from the environment variables of Athena's connector SDK: ``spill_bucket``,
+``spill_prefix`` and ``disable_spill_encryption`` (``true`` turns off the per-split AES-GCM keys).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from lambdas._common import aws_instance
+from sleeper.athena.handlers import (
+    DEFAULT_SPILL_PREFIX,
+    AthenaSettings,
+    CompositeHandler,
+    ConnectorKind,
+    iterator_applying_connector,
+    simple_connector,
+)
+from sleeper.runtime.aws import AwsInstance
+
+SPILL_BUCKET_ENV = "spill_bucket"
+SPILL_PREFIX_ENV = "spill_prefix"
+DISABLE_SPILL_ENCRYPTION_ENV = "disable_spill_encryption"
+
+_connectors: dict[ConnectorKind, CompositeHandler] = {}
+
+
+def athena_settings(instance: AwsInstance, environ: Mapping[str, str] | None = None) -> AthenaSettings:
+    """The connector's settings: the instance's id and S3 options, the spill location from the environment."""
+    env = os.environ if environ is None else environ
+    return AthenaSettings(
+        instance_id=instance.instance_id,
+        spill_bucket=env.get(SPILL_BUCKET_ENV) or None,
+        spill_prefix=env.get(SPILL_PREFIX_ENV) or DEFAULT_SPILL_PREFIX,
+        encrypt_spills=env.get(DISABLE_SPILL_ENCRYPTION_ENV, "").strip().lower() != "true",
+        options=instance.filesystem_options,
+    )
+
+
+def _connector(kind: ConnectorKind) -> CompositeHandler:
+    """The connector of a kind, built once per process (reused by warm invocations)."""
+    if kind not in _connectors:
+        instance = aws_instance()
+        settings = athena_settings(instance)
+        build = simple_connector if kind is ConnectorKind.SIMPLE else iterator_applying_connector
+        _connectors[kind] = build(instance, settings, spill_filesystem=instance.filesystem)
+    return _connectors[kind]
+
+
+def simple(event: Mapping[str, Any], context: object = None) -> dict[str, Any]:
+    """The simple connector: one split per data file, the rows as stored (no merge, no table processing)."""
+    return _connector(ConnectorKind.SIMPLE).handle(event, context)
+
+
+def iterator_applying(event: Mapping[str, Any], context: object = None) -> dict[str, Any]:
+    """The iterator-applying connector: one split per leaf partition, rows as a Sleeper query returns them."""
+    return _connector(ConnectorKind.ITERATOR_APPLYING).handle(event, context)
+
+
+def reset() -> None:
+    """Forgets the connectors built (a test switching instances)."""
+    _connectors.clear()
