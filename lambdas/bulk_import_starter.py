@@ -11,9 +11,9 @@ from typing import Any
 from lambdas._common import LOGGER, aws_instance, batch_response
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.runtime import registry
-from sleeper.runtime.aws_operations import BULK_IMPORT_PERSISTENT_EMR_Q, start_bulk_import
+from sleeper.runtime.aws_operations import start_bulk_import
 
-_QUEUES = (registry.BULK_IMPORT_EMR_SERVERLESS_Q, registry.BULK_IMPORT_EMR_Q, BULK_IMPORT_PERSISTENT_EMR_Q)
+_QUEUES = (registry.BULK_IMPORT_EMR_SERVERLESS_Q, registry.BULK_IMPORT_EMR_Q, registry.BULK_IMPORT_PERSISTENT_EMR_Q)
 
 
 def source_queue(record: Mapping[str, Any]) -> str:

@@ -83,8 +83,8 @@ __all__ = [
 
 _LOG = logging.getLogger(__name__)
 
-BULK_IMPORT_PERSISTENT_EMR_Q = "BulkImportPersistentEMRQ"
-"""The logical name of the persistent EMR cluster's bulk import queue."""
+BULK_IMPORT_PERSISTENT_EMR_Q = registry.BULK_IMPORT_PERSISTENT_EMR_Q
+"""The logical name of the persistent EMR cluster's bulk import queue (the registry's)."""
 
 
 def print_line(line: str) -> None:

@@ -166,6 +166,7 @@ LEAF_PARTITION_QUERY_Q = "LeafPartitionQueryQueue"
 QUERY_RESULTS_Q = "QueryResultsQ"
 BULK_IMPORT_EMR_SERVERLESS_Q = "BulkImportEMRServerlessQ"
 BULK_IMPORT_EMR_Q = "BulkImportNonPersistentEMRQ"
+BULK_IMPORT_PERSISTENT_EMR_Q = "BulkImportPersistentEMRQ"
 COMPACTION_JOB_CREATION_Q = "CompactionJobCreationQ.fifo"
 FIND_PARTITIONS_TO_SPLIT_Q = "FindPartitionsToSplitQ.fifo"
 GC_JOB_Q = "GCJobQ.fifo"
@@ -372,7 +373,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         name=BULK_IMPORT_STARTER,
         handler="lambdas.bulk_import_starter:handler",
         description="Validates bulk import jobs and starts them on the platform of their queue",
-        trigger=Trigger.sqs(BULK_IMPORT_EMR_SERVERLESS_Q, BULK_IMPORT_EMR_Q),
+        trigger=Trigger.sqs(BULK_IMPORT_EMR_SERVERLESS_Q, BULK_IMPORT_EMR_Q, BULK_IMPORT_PERSISTENT_EMR_Q),
         memory_mb=4096,
         memory_property="sleeper.bulk.import.starter.memory.mb",
     ),
