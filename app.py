@@ -33,6 +33,7 @@ EXAMPLE_OPTIONAL_STACKS = (
     "IngestBatcherStack",
     "EmrServerlessBulkImportStack",
     "EmrBulkImportStack",
+    "PersistentEmrBulkImportStack",
     "QueryStack",
     "KeepLambdaWarmStack",
     "CompactionStack",

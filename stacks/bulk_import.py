@@ -1,5 +1,7 @@
-"""Bulk import with Spark (spec 3.5): on EMR Serverless (default) and on an EMR cluster per job. Each platform has a
-job queue and a starter Lambda; the jobs run as a role that may read the inputs and commit to the tables."""
+"""Bulk import with Spark (spec 3.5): on EMR Serverless (default), on an EMR cluster per job and on a persistent EMR
+cluster (``stacks/persistent_emr.py``). Each platform has a job queue and a starter Lambda; the jobs run as a role that
+may read the inputs and commit to the tables. The EMR platforms share the roles and security configuration of
+:class:`CommonEmrBulkImportStack`."""
 
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ def _job_role(scope: Construct, core: SleeperCore, bucket: cdk.aws_s3.IBucket, p
     return role
 
 
-def _starter(
+def job_starter(
     scope: Construct,
     core: SleeperCore,
     *,
@@ -59,6 +61,8 @@ def _starter(
     arn_property: PropertyDefinition,
     bucket: cdk.aws_s3.IBucket,
 ) -> tuple[SleeperQueue, cdk.aws_lambda.Function]:
+    """A platform's job queue (``JobQueue``) and the registry's bulk import starter fed by it (``JobStarter``), told
+    its platform by ``BULK_IMPORT_PLATFORM``, allowed to validate jobs, write job files and track them."""
     ctx = core.ctx
     queue = SleeperQueue(
         scope,
@@ -122,7 +126,7 @@ class EmrServerlessBulkImportStack(cdk.NestedStack):
             ),
         )
         self.job_role = _job_role(self, core, bucket, iam.ServicePrincipal("emr-serverless.amazonaws.com"))
-        self.queue, self.starter = _starter(
+        self.queue, self.starter = job_starter(
             self,
             core,
             platform="EMRServerless",
@@ -143,12 +147,12 @@ class EmrServerlessBulkImportStack(cdk.NestedStack):
         core.set(cdkp.BULK_IMPORT_EMR_SERVERLESS_CLUSTER_ROLE_ARN, self.job_role.role_arn)
 
 
-class EmrBulkImportStack(cdk.NestedStack):
-    """``BulkImportNonPersistentEMRQ`` and a starter that creates an EMR cluster per job, with the service role,
-    the instance role of the cluster's hosts and a security configuration encrypting local disks."""
+class CommonEmrBulkImportStack(cdk.NestedStack):
+    """What EMR clusters of bulk import share, per job or persistent: the EMR service role, the role and instance
+    profile of the clusters' hosts (the job role), and a security configuration encrypting local disks."""
 
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore, bucket: cdk.aws_s3.IBucket) -> None:
-        super().__init__(scope, construct_id, description="Sleeper bulk import on EMR")
+        super().__init__(scope, construct_id, description="Sleeper bulk import on EMR: roles and security")
         ctx = core.ctx
         self.service_role = iam.Role(
             self,
@@ -187,7 +191,25 @@ class EmrBulkImportStack(cdk.NestedStack):
                                                          "HttpPutResponseHopLimit": 1},
             },
         )  # fmt: skip
-        self.queue, self.starter = _starter(
+        core.set(cdkp.BULK_IMPORT_EMR_CLUSTER_ROLE_NAME, self.service_role.role_name)
+        core.set(cdkp.BULK_IMPORT_EMR_EC2_ROLE_NAME, self.instance_profile.ref)
+        core.set(cdkp.BULK_IMPORT_EMR_SECURITY_CONF_NAME, self.security_configuration.ref)
+
+
+class EmrBulkImportStack(cdk.NestedStack):
+    """``BulkImportNonPersistentEMRQ`` and a starter that creates an EMR cluster per job, with the roles and security
+    configuration of :class:`CommonEmrBulkImportStack`."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        core: SleeperCore,
+        bucket: cdk.aws_s3.IBucket,
+        common: CommonEmrBulkImportStack,
+    ) -> None:
+        super().__init__(scope, construct_id, description="Sleeper bulk import on EMR")
+        self.queue, self.starter = job_starter(
             self,
             core,
             platform="NonPersistentEMR",
@@ -198,7 +220,4 @@ class EmrBulkImportStack(cdk.NestedStack):
         )
         # RunJobFlow supports no resource-level permissions; the roles it may pass are named.
         grants.allow(self.starter, ["elasticmapreduce:RunJobFlow"], ["*"])
-        grants.allow(self.starter, ["iam:PassRole"], [self.service_role.role_arn, self.instance_role.role_arn])
-        core.set(cdkp.BULK_IMPORT_EMR_CLUSTER_ROLE_NAME, self.service_role.role_name)
-        core.set(cdkp.BULK_IMPORT_EMR_EC2_ROLE_NAME, self.instance_profile.ref)
-        core.set(cdkp.BULK_IMPORT_EMR_SECURITY_CONF_NAME, self.security_configuration.ref)
+        grants.allow(self.starter, ["iam:PassRole"], [common.service_role.role_arn, common.instance_role.role_arn])

@@ -9,7 +9,12 @@ from constructs import Construct
 from stacks import nag
 from stacks.artefacts import Images
 from stacks.athena import AthenaStack
-from stacks.bulk_import import BulkImportBucketStack, EmrBulkImportStack, EmrServerlessBulkImportStack
+from stacks.bulk_import import (
+    BulkImportBucketStack,
+    CommonEmrBulkImportStack,
+    EmrBulkImportStack,
+    EmrServerlessBulkImportStack,
+)
 from stacks.committer import StateStoreCommitterStack
 from stacks.common import SleeperCore
 from stacks.compaction import CompactionStack
@@ -20,6 +25,7 @@ from stacks.ingest_batcher import IngestBatcherStack
 from stacks.monitoring import ConfigBucketStack, MonitoringStack, TableDataStack
 from stacks.networking import NetworkingStack, use_existing_vpc
 from stacks.partition_splitting import PartitionSplittingStack
+from stacks.persistent_emr import PersistentEmrBulkImportStack
 from stacks.policies import ManagedPoliciesStack
 from stacks.properties import InstancePropertiesWriter
 from stacks.query import QueryStack
@@ -28,7 +34,17 @@ from stacks.table_index import TableIndexStack
 from stacks.table_metrics import TableMetricsStack
 from stacks.trackers import TrackerStack
 
-NEEDS_VPC = frozenset({"CompactionStack", "IngestStack", "EmrServerlessBulkImportStack", "EmrBulkImportStack"})
+NEEDS_VPC = frozenset(
+    {
+        "CompactionStack",
+        "IngestStack",
+        "EmrServerlessBulkImportStack",
+        "EmrBulkImportStack",
+        "PersistentEmrBulkImportStack",
+    }
+)
+EMR_STACKS = frozenset({"EmrBulkImportStack", "PersistentEmrBulkImportStack"})
+"""Optional stacks running bulk import on EMR clusters, sharing their roles and security configuration."""
 SUPPORTED_OPTIONAL_STACKS = frozenset(
     {
         "AthenaStack",
@@ -37,6 +53,7 @@ SUPPORTED_OPTIONAL_STACKS = frozenset(
         "IngestBatcherStack",
         "EmrServerlessBulkImportStack",
         "EmrBulkImportStack",
+        "PersistentEmrBulkImportStack",
         "QueryStack",
         "KeepLambdaWarmStack",
         "GarbageCollectorStack",
@@ -90,14 +107,8 @@ class SleeperInstanceStack(cdk.Stack):
             self._add("Compaction", CompactionStack(self, "Compaction", core))
         if "IngestStack" in wanted:
             self._add("Ingest", IngestStack(self, "Ingest", core))
-        if wanted & {"EmrServerlessBulkImportStack", "EmrBulkImportStack"}:
-            bucket_stack = BulkImportBucketStack(self, "BulkImportBucket", core)
-            self._add("BulkImportBucket", bucket_stack)
-            if "EmrServerlessBulkImportStack" in wanted:
-                serverless = EmrServerlessBulkImportStack(self, "EmrServerlessBulkImport", core, bucket_stack.bucket)
-                self._add("EmrServerlessBulkImport", serverless)
-            if "EmrBulkImportStack" in wanted:
-                self._add("EmrBulkImport", EmrBulkImportStack(self, "EmrBulkImport", core, bucket_stack.bucket))
+        if wanted & (EMR_STACKS | {"EmrServerlessBulkImportStack"}):
+            self._bulk_import(wanted)
         if "IngestBatcherStack" in wanted:
             self._add("IngestBatcher", IngestBatcherStack(self, "IngestBatcher", core))
         if "PartitionSplittingStack" in wanted:
@@ -116,3 +127,23 @@ class SleeperInstanceStack(cdk.Stack):
         for name, policy in (("Ingest", policies.ingest), ("Query", policies.query), ("Admin", policies.admin)):
             cdk.CfnOutput(self, f"{name}PolicyArn", value=policy.managed_policy_arn)
         cdk.CfnOutput(self, "ConfigBucketName", value=core.config.bucket_name)
+
+    def _bulk_import(self, wanted: frozenset[str]) -> None:
+        """The bulk import bucket, then each wanted bulk import platform (the EMR ones on their shared roles)."""
+        core = self.core
+        bucket_stack = BulkImportBucketStack(self, "BulkImportBucket", core)
+        self._add("BulkImportBucket", bucket_stack)
+        bucket = bucket_stack.bucket
+        if "EmrServerlessBulkImportStack" in wanted:
+            self._add(
+                "EmrServerlessBulkImport", EmrServerlessBulkImportStack(self, "EmrServerlessBulkImport", core, bucket)
+            )
+        if not wanted & EMR_STACKS:
+            return
+        common = CommonEmrBulkImportStack(self, "CommonEmrBulkImport", core, bucket)
+        self._add("CommonEmrBulkImport", common)
+        if "EmrBulkImportStack" in wanted:
+            self._add("EmrBulkImport", EmrBulkImportStack(self, "EmrBulkImport", core, bucket, common))
+        if "PersistentEmrBulkImportStack" in wanted:
+            stack = PersistentEmrBulkImportStack(self, "PersistentEmrBulkImport", core, bucket, common)
+            self._add("PersistentEmrBulkImport", stack)

@@ -45,6 +45,22 @@ STREAM_EVENT_SOURCE = (
     "dynamodb:ListStreams, added by CDK for the DynamoDB stream event source, supports no resource-level permissions."
 )
 
+EMR4_SHARED_SECURITY_CONFIGURATION = (
+    "The persistent EMR cluster uses the security configuration of the CommonEmrBulkImport stack, shared with per-job "
+    "clusters, which encrypts local disks with KMS (alias/aws/ebs); cdk-nag looks for it only in the cluster's own "
+    "nested stack, where it sees a parameter."
+)
+EMR5_IN_TRANSIT = (
+    "EMR in-transit encryption needs a TLS certificate provider (a PEM archive or custom provider) the instance "
+    "does not have, as in Sleeper. The cluster runs in the instance's private subnets with no inbound access, and "
+    "its traffic to S3, DynamoDB and SQS is TLS (buckets and queues deny other requests)."
+)
+EMR6_NO_LOGINS = (
+    "No one logs in to the persistent cluster: only the bulk import starter adds steps, through the EMR API. An EC2 "
+    "key pair is set when sleeper.bulk.import.emr.keypair.name is given, as in Sleeper; Kerberos is not needed for a "
+    "cluster that runs only the instance's own Spark jobs."
+)
+
 
 def acknowledge(scope: IConstruct, rule: str, reason: str) -> None:
     """Acknowledges an AwsSolutions rule on a construct and everything under it."""

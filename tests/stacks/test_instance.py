@@ -10,6 +10,7 @@ import pytest
 from aws_cdk.assertions import Match
 
 from sleeper.core.properties import javaprops
+from sleeper.runtime.registry import BULK_IMPORT_PERSISTENT_EMR_Q
 from stacks import naming
 from stacks.instance import SUPPORTED_OPTIONAL_STACKS
 
@@ -28,6 +29,7 @@ def should_synthesize_every_supported_optional_stack(synthesized: Any) -> None:
 
     # Then
     assert {"Compaction", "Ingest", "IngestBatcher", "EmrServerlessBulkImport", "EmrBulkImport", "Query"} <= nested
+    assert {"CommonEmrBulkImport", "PersistentEmrBulkImport"} <= nested
     assert {
         "PartitionSplitting",
         "GarbageCollector",
@@ -37,7 +39,7 @@ def should_synthesize_every_supported_optional_stack(synthesized: Any) -> None:
         "Networking",
     } <= nested
     assert {"ConfigBucket", "TableData", "TableIndex", "StateStore", "StateStoreCommitter"} <= nested
-    assert len(SUPPORTED_OPTIONAL_STACKS) == 11
+    assert len(SUPPORTED_OPTIONAL_STACKS) == 12
     assert (synthesized.outdir / "example.template.json").is_file()
 
 
@@ -49,6 +51,7 @@ def should_name_every_queue_and_dead_letter_queue_as_runtime_expects(synthesized
         naming.QUERY_Q, naming.LEAF_PARTITION_QUERY_Q, naming.BULK_IMPORT_EMR_SERVERLESS_Q, naming.BULK_IMPORT_EMR_Q,
         naming.COMPACTION_JOB_CREATION_Q, naming.FIND_PARTITIONS_TO_SPLIT_Q, naming.GC_JOB_Q,
         naming.SNAPSHOT_CREATION_Q, naming.SNAPSHOT_DELETION_Q, naming.TRANSACTION_DELETION_Q, naming.METRICS_JOB_Q,
+        BULK_IMPORT_PERSISTENT_EMR_Q,
     ]  # fmt: skip
 
     # When
@@ -334,6 +337,8 @@ def should_write_instance_properties_with_every_deployed_resource(synthesized: A
         "sleeper.ingest.batcher.submit.queue.url",
         "sleeper.bulk.import.emr.serverless.job.queue.url",
         "sleeper.bulk.import.emr.job.queue.url",
+        "sleeper.bulk.import.persistent.emr.job.queue.url",
+        "sleeper.bulk.import.persistent.emr.cluster.name",
         "sleeper.query.queue.url",
         "sleeper.query.results.bucket",
         "sleeper.query.tracker.table.name",
