@@ -50,6 +50,7 @@ from typing import IO, Any
 from sleeper.adapters.aws.batcher_store import batcher_store_table_name, create_batcher_store_table
 from sleeper.adapters.aws.clients import AwsSettings, dynamodb_client, s3_client
 from sleeper.adapters.aws.emulated import (
+    DynamoDBStreamSource,
     EcsTask,
     SqsEventSource,
     active_emr_steps,
@@ -64,6 +65,7 @@ from sleeper.adapters.aws.emulated import (
     rule_state,
     running_ecs_tasks,
     stop_ecs_task,
+    streams_client,
     terminate_emr_cluster,
 )
 from sleeper.adapters.aws.launchers import (
@@ -73,7 +75,7 @@ from sleeper.adapters.aws.launchers import (
     emr_client,
     emr_serverless_client,
 )
-from sleeper.adapters.aws.resources import create_bucket
+from sleeper.adapters.aws.resources import StateStoreTableNames, create_bucket
 from sleeper.adapters.aws.sqs_queue import sqs_client
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.properties import InstanceProperties, config_bucket_name
@@ -114,6 +116,10 @@ DEFAULT_ACCOUNT = "123456789012"
 DEFAULT_REGION = "eu-west-2"
 """The region of an emulated instance unless another is given."""
 _CREDENTIALS = "testing"
+STREAM_BATCH_SIZE = 100
+"""Records per stream invocation (the stack's event source mapping sets 100)."""
+STREAM_RETRY_ATTEMPTS = 10
+"""Times a failing stream record is retried before it is skipped (the stack's mapping sets 10)."""
 _EMR_SERVERLESS_RELEASE = "emr-7.12.0"
 _CONTAINER_BY_ECS_NAME = {
     INGEST_CONTAINER_NAME: registry.INGEST_IMAGE,
@@ -446,6 +452,11 @@ class Pump:
         self._running: dict[str, _Process] = {}
         self._missing_logged: set[str] = set()
         self._lock = threading.Lock()
+        self._stream_sources: dict[str, DynamoDBStreamSource | None] = {}
+        self._stream_attempts: dict[str, int] = {}
+        for spec in self._handlers:
+            if spec.trigger.kind is TriggerKind.STREAM:
+                self._stream_source(spec)  # read from now on, as a mapping created with LATEST does
         start = clock()
         props = self._properties()
         for spec in self._schedules:
@@ -533,6 +544,8 @@ class Pump:
             for spec in self._handlers:
                 if spec.trigger.kind is TriggerKind.SQS:
                     self._deliver(spec, result)
+                elif spec.trigger.kind is TriggerKind.STREAM:
+                    self._deliver_stream(spec, result)
             self._start_tasks(result)
             result.tasks_running = len(self._running)
             return result
@@ -683,6 +696,59 @@ class Pump:
             _LOG.error("%s reported failures of messages not in its batch: %s", spec.name, failed - ids)
             return ids
         return failed
+
+    # --- DynamoDB stream -------------------------------------------------------------------------------------------
+    def _stream_source(self, spec: HandlerSpec) -> DynamoDBStreamSource | None:
+        """The stream of the files transaction log (the one stream handlers follow), or None if it cannot be read."""
+        if spec.name not in self._stream_sources:
+            table = StateStoreTableNames.for_instance(self.instance.instance_id).files_log
+            try:
+                source: DynamoDBStreamSource | None = DynamoDBStreamSource(
+                    dynamodb_client(self._settings), streams_client(self._settings), table, self._settings.region
+                )
+            except SleeperError as e:
+                _LOG.warning("cannot read the stream of %s for %s: %s", table, spec.name, e)
+                source = None
+            self._stream_sources[spec.name] = source
+        return self._stream_sources[spec.name]
+
+    def _deliver_stream(self, spec: HandlerSpec, result: PumpRound) -> None:
+        """Delivers the next records of the stream, as Lambda's mapping does: a failure named in
+        ``batchItemFailures`` (or a handler error, which fails the first record) makes the shard be read again from
+        that record; after ``STREAM_RETRY_ATTEMPTS`` failures the record is skipped (Lambda, with no on-failure
+        destination, drops it). Lambda's bisecting of failed batches is not emulated."""
+        source = self._stream_source(spec)
+        if source is None:
+            return
+        handler = self._resolve(spec)
+        if handler is None:
+            return
+        records = source.receive(STREAM_BATCH_SIZE)
+        if not records:
+            return
+        sequence_numbers = [str(r["dynamodb"]["SequenceNumber"]) for r in records]
+        failed: str | None
+        try:
+            with self._using_instance():
+                response = handler({"Records": records}, self._context(spec))
+            failures = (response.get("batchItemFailures") or []) if isinstance(response, Mapping) else []
+            named = [str(f.get("itemIdentifier")) for f in failures if isinstance(f, Mapping)]
+            failed = None if not named else min((n for n in named if n in sequence_numbers), default=None, key=int)
+            if named and failed is None:  # a failure naming no record of the batch fails the whole batch
+                failed = sequence_numbers[0]
+        except Exception:
+            _LOG.exception("%s failed a batch of %d stream records", spec.name, len(records))
+            failed = sequence_numbers[0]
+        result.delivered[spec.name] = result.delivered.get(spec.name, 0) + len(records)
+        if failed is None:
+            return
+        result.failed[spec.name] = result.failed.get(spec.name, 0) + 1
+        attempts = self._stream_attempts[failed] = self._stream_attempts.get(failed, 0) + 1
+        if attempts > STREAM_RETRY_ATTEMPTS:
+            _LOG.error("%s: stream record %s failed %d times, skipped", spec.name, failed, attempts)
+            source.rewind(failed, skip=True)
+        else:
+            source.rewind(failed)
 
     # --- tasks ---------------------------------------------------------------------------------------------------
     def _entry_root(self) -> str | None:

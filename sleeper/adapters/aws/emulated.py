@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
 __all__ = [
+    "DynamoDBStreamSource",
     "EcsTask",
     "EmrServerlessJobRun",
     "EmrStep",
@@ -44,6 +45,7 @@ __all__ = [
     "running_ecs_tasks",
     "schedule_expression",
     "stop_ecs_task",
+    "streams_client",
     "terminate_emr_cluster",
 ]
 
@@ -169,6 +171,116 @@ def _message_attribute(value: Mapping[str, Any]) -> dict[str, Any]:
     if "BinaryValue" in value:
         out["binaryValue"] = value["BinaryValue"]
     return out
+
+
+# --- DynamoDB streams: what Lambda's stream event source mapping does ------------------------------------------------
+
+
+def streams_client(settings: AwsSettings) -> Any:
+    """A DynamoDB Streams client for the settings."""
+    return settings._session().client("dynamodbstreams", endpoint_url=settings.endpoint_url, config=settings._config())
+
+
+class DynamoDBStreamSource:
+    """Reads a table's stream as Lambda's DynamoDB event source mapping does: shard by shard, in order, each record in
+    the shape Lambda gives it (``eventID``, ``eventName``, ``eventSource`` = ``aws:dynamodb``, ``eventSourceARN``,
+    ``awsRegion``, ``dynamodb`` with ``Keys``, ``NewImage``, ``SequenceNumber`` and ``ApproximateCreationDateTime``
+    in epoch seconds).
+
+    The shards known when the source is made are read from then on (the mapping's ``LATEST``, taken when it is
+    created); shards that appear later are read from their start.
+
+    Args:
+        dynamodb: A DynamoDB client.
+        streams: A DynamoDB Streams client.
+        table_name: The table whose stream is read.
+        region: The region, given in each record as ``awsRegion``.
+    """
+
+    def __init__(self, dynamodb: Any, streams: Any, table_name: str, region: str) -> None:
+        self._dynamodb = dynamodb
+        self._streams = streams
+        self.table_name = table_name
+        self._region = region
+        self._arn: str | None = None
+        self._iterators: dict[str, str | None] = {}
+        self._shard_of: dict[str, str] = {}
+        self._refresh(initial=True)
+
+    @property
+    def arn(self) -> str | None:
+        """The stream's ARN, or None while the table has no stream."""
+        return self._arn
+
+    def _refresh(self, *, initial: bool = False) -> None:
+        try:
+            if self._arn is None:
+                table = self._dynamodb.describe_table(TableName=self.table_name)["Table"]
+                self._arn = table.get("LatestStreamArn")
+                if self._arn is None:
+                    return
+            shards = self._streams.describe_stream(StreamArn=self._arn)["StreamDescription"].get("Shards", [])
+            for shard in shards:
+                shard_id = shard["ShardId"]
+                if shard_id not in self._iterators:
+                    self._iterators[shard_id] = self._iterator(shard_id, "LATEST" if initial else "TRIM_HORIZON")
+        except (BotoCoreError, ClientError) as e:
+            raise translate(e, f"reading the stream of {self.table_name}") from e
+
+    def _iterator(self, shard_id: str, kind: str, sequence_number: str | None = None) -> str:
+        request: dict[str, Any] = {"StreamArn": self._arn, "ShardId": shard_id, "ShardIteratorType": kind}
+        if sequence_number is not None:
+            request["SequenceNumber"] = sequence_number
+        return str(self._streams.get_shard_iterator(**request)["ShardIterator"])
+
+    def receive(self, max_records: int) -> list[dict[str, Any]]:
+        """The next records of the first shard that has any, at most ``max_records`` (empty: nothing new).
+
+        Raises:
+            AwsError: If DynamoDB Streams fails.
+        """
+        self._refresh()
+        try:
+            for shard_id, iterator in list(self._iterators.items()):
+                if iterator is None:
+                    continue  # closed shard, read to its end
+                response = self._streams.get_records(ShardIterator=iterator, Limit=max(1, max_records))
+                self._iterators[shard_id] = response.get("NextShardIterator")
+                records = [self._lambda_record(r) for r in response.get("Records", [])]
+                for record in records:
+                    self._shard_of[record["dynamodb"]["SequenceNumber"]] = shard_id
+                if records:
+                    return records
+        except (BotoCoreError, ClientError) as e:
+            raise translate(e, f"reading the stream of {self.table_name}") from e
+        return []
+
+    def _lambda_record(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(record)
+        change = dict(out.get("dynamodb", {}))
+        created = change.get("ApproximateCreationDateTime")
+        if created is not None and hasattr(created, "timestamp"):
+            change["ApproximateCreationDateTime"] = float(created.timestamp())
+        out["dynamodb"] = change
+        out["eventSource"] = "aws:dynamodb"
+        out["eventSourceARN"] = self._arn
+        out["awsRegion"] = self._region
+        return out
+
+    def rewind(self, sequence_number: str, *, skip: bool = False) -> None:
+        """Reads the record's shard again from the record (``skip``: from the record after it).
+
+        Raises:
+            AwsError: If DynamoDB Streams fails.
+        """
+        shard_id = self._shard_of.get(sequence_number)
+        if shard_id is None:
+            return
+        kind = "AFTER_SEQUENCE_NUMBER" if skip else "AT_SEQUENCE_NUMBER"
+        try:
+            self._iterators[shard_id] = self._iterator(shard_id, kind, sequence_number)
+        except (BotoCoreError, ClientError) as e:
+            raise translate(e, f"reading the stream of {self.table_name}") from e
 
 
 # --- EventBridge rules ---------------------------------------------------------------------------------------------

@@ -35,3 +35,17 @@ def entry_point() -> int:
     record = {"argv": sys.argv[1:], "env": {k: os.environ.get(k) for k in keys}}
     (Path(os.environ[OUT_ENV]) / f"{uuid.uuid4().hex}.json").write_text(json.dumps(record))
     return 0
+
+
+FAIL_STREAM_RECORD_AT: list[int] = []
+"""Positions in the next stream batches of a record the stand-in stream handler reports failed (one per batch)."""
+
+
+def stream(event: Mapping[str, Any], context: object = None) -> dict[str, list[dict[str, str]]]:
+    """Records the event; reports failed the record at the next position in ``FAIL_STREAM_RECORD_AT``, if any."""
+    EVENTS.append(event)
+    records = event["Records"]
+    if FAIL_STREAM_RECORD_AT and FAIL_STREAM_RECORD_AT[0] < len(records):
+        sequence = str(records[FAIL_STREAM_RECORD_AT.pop(0)]["dynamodb"]["SequenceNumber"])
+        return {"batchItemFailures": [{"itemIdentifier": sequence}]}
+    return {"batchItemFailures": []}
