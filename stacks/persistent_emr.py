@@ -25,7 +25,7 @@ from constructs import Construct
 from sleeper.core.properties import InstanceProperties, PropertyDefinition
 from sleeper.core.properties import instance_bulk as bp
 from sleeper.core.properties import instance_cdk as cdkp
-from sleeper.core.properties.instance_common import MAXIMUM_CONNECTIONS_TO_S3
+from sleeper.core.properties.spark import EMR_JAVA_HOME, emr_spark_conf
 from sleeper.runtime.registry import BULK_IMPORT_PERSISTENT_EMR_Q
 from stacks import grants, nag, naming
 from stacks.bulk_import import CommonEmrBulkImportStack, job_starter
@@ -42,61 +42,16 @@ LIST_CLUSTERS_REASON = (
     "the persistent cluster's id by its name. Every call that acts on a cluster is limited to that cluster's ARN."
 )
 
-JAVA_HOME = {
-    "x86_64": "/usr/lib/jvm/java-17-amazon-corretto.x86_64",
-    "arm64": "/usr/lib/jvm/java-17-amazon-corretto.aarch64",
-}
-"""The Java of the EMR release on each architecture."""
-
-SPARK_DEFAULTS: tuple[tuple[str, PropertyDefinition], ...] = (
-    ("spark.shuffle.mapStatus.compression.codec", bp.BULK_IMPORT_SPARK_SHUFFLE_MAPSTATUS_COMPRESSION_CODEC),
-    ("spark.speculation", bp.BULK_IMPORT_SPARK_SPECULATION),
-    ("spark.speculation.quantile", bp.BULK_IMPORT_SPARK_SPECULATION_QUANTILE),
-    ("spark.hadoop.fs.s3a.connection.maximum", MAXIMUM_CONNECTIONS_TO_S3),
-    ("spark.driver.cores", bp.BULK_IMPORT_EMR_SPARK_DRIVER_CORES),
-    ("spark.driver.extraJavaOptions", bp.BULK_IMPORT_EMR_SPARK_DRIVER_EXTRA_JAVA_OPTIONS),
-    ("spark.driver.memory", bp.BULK_IMPORT_EMR_SPARK_DRIVER_MEMORY),
-    ("spark.executor.cores", bp.BULK_IMPORT_EMR_SPARK_EXECUTOR_CORES),
-    ("spark.executor.extraJavaOptions", bp.BULK_IMPORT_EMR_SPARK_EXECUTOR_EXTRA_JAVA_OPTIONS),
-    ("spark.executor.heartbeatInterval", bp.BULK_IMPORT_EMR_SPARK_EXECUTOR_HEARTBEAT_INTERVAL),
-    ("spark.executor.instances", bp.BULK_IMPORT_EMR_SPARK_EXECUTOR_INSTANCES),
-    ("spark.executor.memory", bp.BULK_IMPORT_EMR_SPARK_EXECUTOR_MEMORY),
-    ("spark.driver.memoryOverhead", bp.BULK_IMPORT_EMR_SPARK_DRIVER_MEMORY_OVERHEAD),
-    ("spark.executor.memoryOverhead", bp.BULK_IMPORT_EMR_SPARK_EXECUTOR_MEMORY_OVERHEAD),
-    ("spark.yarn.scheduler.reporterThread.maxFailures",
-     bp.BULK_IMPORT_EMR_SPARK_YARN_SCHEDULER_REPORTER_THREAD_MAX_FAILURES),
-    ("spark.default.parallelism", bp.BULK_IMPORT_EMR_SPARK_DEFAULT_PARALLELISM),
-    ("spark.network.timeout", bp.BULK_IMPORT_EMR_SPARK_NETWORK_TIMEOUT),
-    ("spark.dynamicAllocation.enabled", bp.BULK_IMPORT_EMR_SPARK_DYNAMIC_ALLOCATION_ENABLED),
-    ("spark.memory.fraction", bp.BULK_IMPORT_EMR_SPARK_MEMORY_FRACTION),
-    ("spark.memory.storageFraction", bp.BULK_IMPORT_EMR_SPARK_MEMORY_STORAGE_FRACTION),
-    ("spark.storage.level", bp.BULK_IMPORT_EMR_SPARK_STORAGE_LEVEL),
-    ("spark.rdd.compress", bp.BULK_IMPORT_EMR_SPARK_RDD_COMPRESS),
-    ("spark.shuffle.compress", bp.BULK_IMPORT_EMR_SPARK_SHUFFLE_COMPRESS),
-    ("spark.shuffle.spill.compress", bp.BULK_IMPORT_EMR_SPARK_SHUFFLE_SPILL_COMPRESS),
-    ("spark.sql.shuffle.partitions", bp.BULK_IMPORT_EMR_SPARK_SQL_SHUFFLE_PARTITIONS),
-)  # fmt: skip
-"""The cluster's ``spark-defaults`` from instance properties: the same table as the EMR launcher's
-(``tests/stacks/test_persistent_emr_stack.py`` checks they agree)."""
-
 
 def cluster_name(instance_id: str) -> str:
     """The persistent cluster's name: ``sleeper-<id>-persistentEMR``."""
     return naming.resource_name(instance_id, CLUSTER_SUFFIX)
 
 
-def spark_defaults(properties: InstanceProperties, architecture: str) -> dict[str, str]:
-    """The ``spark-defaults`` of the cluster's hosts on an architecture (properties without a value are left out)."""
-    conf = {key: value for key, prop in SPARK_DEFAULTS if (value := properties.get(prop)) is not None}
-    conf["spark.hadoop.fs.s3a.create.performance"] = "true"
-    conf["spark.executorEnv.JAVA_HOME"] = JAVA_HOME[architecture]
-    return conf
-
-
 def _configurations(properties: InstanceProperties, architecture: str) -> list[emr.CfnCluster.ConfigurationProperty]:
     """The EMR configurations of a host: Spark and YARN settings as on per-job clusters, and the release's Java."""
     java_home = emr.CfnCluster.ConfigurationProperty(
-        classification="export", configuration_properties={"JAVA_HOME": JAVA_HOME[architecture]}
+        classification="export", configuration_properties={"JAVA_HOME": EMR_JAVA_HOME[architecture]}
     )
     return [
         emr.CfnCluster.ConfigurationProperty(
@@ -110,7 +65,7 @@ def _configurations(properties: InstanceProperties, architecture: str) -> list[e
             },
         ),
         emr.CfnCluster.ConfigurationProperty(
-            classification="spark-defaults", configuration_properties=spark_defaults(properties, architecture)
+            classification="spark-defaults", configuration_properties=emr_spark_conf(properties, architecture)
         ),
         emr.CfnCluster.ConfigurationProperty(classification="spark-env", configurations=[java_home]),
         emr.CfnCluster.ConfigurationProperty(
