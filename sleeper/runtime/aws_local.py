@@ -17,6 +17,10 @@ does, one round at a time (:meth:`Pump.run_once`):
   Lambda's; the messages not in the ``batchItemFailures`` it returns are deleted, the others stay in flight until
   the queue's visibility timeout (then the redrive policy moves them to the dead-letter queue after its receive
   count), or until ``retry_failed_after_seconds`` if set. A handler that raises fails its whole batch;
+* the stream handler (the transaction follower) receives the records of the files transaction log's DynamoDB
+  stream written since the pump was made (the stack's mapping starts at ``LATEST``), up to 100 a round, as a
+  stream event shaped as Lambda's; the shard is read again from a record named in ``batchItemFailures`` (or from
+  the first, if the handler raised) in the next round, and a record still failing after ten retries is skipped;
 * each ECS task started by ``RunTask`` on the ingest or compaction cluster, each EMR Serverless job run and each EMR
   step runs its container's entry point as a local process (``python`` calling the registry's ``module:function``,
   with the container's command as arguments and the environment the task would get plus the emulator's endpoint,
@@ -366,8 +370,9 @@ class PumpRound:
 
     Attributes:
         fired: The scheduled handlers run, in order.
-        delivered: Messages delivered per SQS handler.
-        failed: Messages reported failed (or in a batch whose handler raised) per SQS handler.
+        delivered: Messages (stream records) delivered per SQS (stream) handler.
+        failed: Per SQS handler, messages reported failed or in a batch whose handler raised; per stream handler,
+            batches that failed (each is read again from its failed record).
         tasks_started: The tasks, job runs and steps started as local processes.
         tasks_finished: Those that ended, with their exit codes.
         tasks_running: How many are still running.
@@ -715,7 +720,7 @@ class Pump:
     def _deliver_stream(self, spec: HandlerSpec, result: PumpRound) -> None:
         """Delivers the next records of the stream, as Lambda's mapping does: a failure named in
         ``batchItemFailures`` (or a handler error, which fails the first record) makes the shard be read again from
-        that record; after ``STREAM_RETRY_ATTEMPTS`` failures the record is skipped (Lambda, with no on-failure
+        that record; after ``STREAM_RETRY_ATTEMPTS`` retries the record is skipped (Lambda, with no on-failure
         destination, drops it). Lambda's bisecting of failed batches is not emulated."""
         source = self._stream_source(spec)
         if source is None:
@@ -740,12 +745,16 @@ class Pump:
             _LOG.exception("%s failed a batch of %d stream records", spec.name, len(records))
             failed = sequence_numbers[0]
         result.delivered[spec.name] = result.delivered.get(spec.name, 0) + len(records)
+        done = sequence_numbers if failed is None else sequence_numbers[: sequence_numbers.index(failed)]
+        for sequence_number in done:
+            self._stream_attempts.pop(sequence_number, None)
         if failed is None:
             return
         result.failed[spec.name] = result.failed.get(spec.name, 0) + 1
         attempts = self._stream_attempts[failed] = self._stream_attempts.get(failed, 0) + 1
         if attempts > STREAM_RETRY_ATTEMPTS:
             _LOG.error("%s: stream record %s failed %d times, skipped", spec.name, failed, attempts)
+            del self._stream_attempts[failed]
             source.rewind(failed, skip=True)
         else:
             source.rewind(failed)

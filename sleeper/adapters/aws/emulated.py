@@ -247,9 +247,8 @@ class DynamoDBStreamSource:
                 response = self._streams.get_records(ShardIterator=iterator, Limit=max(1, max_records))
                 self._iterators[shard_id] = response.get("NextShardIterator")
                 records = [self._lambda_record(r) for r in response.get("Records", [])]
-                for record in records:
-                    self._shard_of[record["dynamodb"]["SequenceNumber"]] = shard_id
                 if records:
+                    self._shard_of = {str(r["dynamodb"]["SequenceNumber"]): shard_id for r in records}
                     return records
         except (BotoCoreError, ClientError) as e:
             raise translate(e, f"reading the stream of {self.table_name}") from e
@@ -268,7 +267,8 @@ class DynamoDBStreamSource:
         return out
 
     def rewind(self, sequence_number: str, *, skip: bool = False) -> None:
-        """Reads the record's shard again from the record (``skip``: from the record after it).
+        """Reads the record's shard again from the record (``skip``: from the record after it). The record must be
+        one of the last batch received; another is ignored.
 
         Raises:
             AwsError: If DynamoDB Streams fails.

@@ -12,7 +12,7 @@ import pytest
 from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.trackers import CompactionJobCommitted, CompactionJobStatusType
 from sleeper.runtime import registry
-from sleeper.runtime.aws_local import EmulatedAwsInstance
+from sleeper.runtime.aws_local import STREAM_RETRY_ATTEMPTS, EmulatedAwsInstance
 from sleeper.runtime.registry import HandlerSpec, Trigger, TriggerKind
 from tests.integration.aws_local import fake_handlers
 from tests.integration.aws_runtime.test_compaction_handlers import (
@@ -106,3 +106,19 @@ def should_record_a_committed_compaction_through_the_follower_once(emulated: Emu
     assert sum(isinstance(u, CompactionJobCommitted) for u in _updates_of(instance, job_id)) == 1
     status = instance.compaction_job_tracker.job(job_id)
     assert status is not None and status.status is CompactionJobStatusType.FINISHED
+
+
+def should_skip_a_record_that_keeps_failing(emulated: EmulatedAwsInstance, events: list[Any]) -> None:
+    # Given a pump following the stream whose handler reports the first record of every batch failed, more times
+    # than the mapping retries it
+    pump = emulated.pump(handlers=(FAKE_FOLLOWER,))
+    _table_of_three_files(emulated.instance())
+    fake_handlers.FAIL_STREAM_RECORD_AT.extend([0] * (STREAM_RETRY_ATTEMPTS + 1))
+    # When the pump runs until idle
+    result = pump.run_until_idle(timeout_seconds=60)
+    # Then the record was delivered once and retried STREAM_RETRY_ATTEMPTS times, then the stream went on after it
+    first = _sequences(events[0])
+    retries = [_sequences(e) for e in events[1 : STREAM_RETRY_ATTEMPTS + 1]]
+    assert len(first) >= 2 and retries == [first] * STREAM_RETRY_ATTEMPTS
+    assert _sequences(events[STREAM_RETRY_ATTEMPTS + 1]) == first[1:]
+    assert result.failed == {registry.TRANSACTION_FOLLOWER: STREAM_RETRY_ATTEMPTS + 1}
