@@ -44,7 +44,7 @@ from sleeper.core.partition import PartitionTree
 from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
 from sleeper.core.statestore.exceptions import StateStoreError
 from sleeper.core.statestore.references import FileReference
-from sleeper.io.filesystem import FileSystemOptions, delete, resolve
+from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolve
 from sleeper.io.merge import merge_sorted
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter
 from sleeper.io.sort import sort_table
@@ -363,8 +363,8 @@ def delete_written(references: Sequence[FileReference], options: FileSystemOptio
     """Deletes data files written by a job and their sketches (when their commit was skipped or failed)."""
     for reference in references:
         fs, path = resolve(reference.filename, options)
-        delete(fs, path)
-        delete(fs, sketches_path(path))
+        delete_unreferenced(fs, path)
+        delete_unreferenced(fs, sketches_path(path))
 
 
 class _TagLeaves:
@@ -463,8 +463,8 @@ class _WriteLeafFiles:
                 writer.abort()
             for location in closed:
                 fs, path = resolve(location, self._options)
-                delete(fs, path)
-                delete(fs, sketches_path(path))
+                delete_unreferenced(fs, path)
+                delete_unreferenced(fs, sketches_path(path))
             raise
 
     def _metadata(self, leaf: int, writer: SortedFileWriter) -> pa.RecordBatch:

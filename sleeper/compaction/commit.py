@@ -23,7 +23,6 @@ REPLACE_FILE_REFERENCES transaction of the jobs that still fit the table's state
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -52,11 +51,9 @@ from sleeper.core.trackers import (
     CompactionJobStatusType,
     CompactionJobTracker,
 )
-from sleeper.io.filesystem import FileSystemOptions, delete, resolve
+from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolve
 from sleeper.sketches import sketches_path
 from sleeper.statestore.committer import send_commit_request
-
-_LOG = logging.getLogger(__name__)
 
 __all__ = [
     "CommitBatchResult",
@@ -314,17 +311,11 @@ def _refused(
 def delete_output(
     location: str, *, filesystem: pafs.FileSystem | None = None, options: FileSystemOptions | None = None
 ) -> None:
-    """Deletes an output file and its sketches file, if they exist.
-
-    A delete that is refused or fails (on AWS only the garbage collector's role may delete data files) is logged and
-    left: no transaction references the output, so the orphan sweeper removes it once it is old enough.
-    """
+    """Deletes an output file and its sketches file, if they exist; a delete that is refused is logged and the file
+    left for the orphan sweeper (see :func:`sleeper.io.filesystem.delete_unreferenced`)."""
     fs, path = resolve(location, options, filesystem=filesystem)
-    for target in (path, sketches_path(path)):
-        try:
-            delete(fs, target)
-        except OSError as e:
-            _LOG.warning("Could not delete unreferenced output %s (left for the orphan sweeper): %s", target, e)
+    delete_unreferenced(fs, path)
+    delete_unreferenced(fs, sketches_path(path))
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.references import FileReference
 from sleeper.ingest.exceptions import IngestConfigError, IngestError
 from sleeper.io.arrow_schema import arrow_schema, conform_batch
-from sleeper.io.filesystem import FileSystemOptions, delete, resolve
+from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolve
 from sleeper.io.merge import merge_sorted
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter, WrittenFile
 from sleeper.io.sort import sort_table
@@ -491,5 +491,5 @@ class _FileOutput:
         """Deletes the data and sketches files closed so far (after a failure)."""
         for written in self.files:
             fs, path = resolve(written.location, self._options, filesystem=self._filesystem)
-            delete(fs, path)
-            delete(fs, sketches_path(path))
+            delete_unreferenced(fs, path)
+            delete_unreferenced(fs, sketches_path(path))

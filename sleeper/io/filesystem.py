@@ -15,6 +15,7 @@ The helpers below take a filesystem and a path (as :func:`resolve` returns them)
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import posixpath
 import re
@@ -26,11 +27,14 @@ from pyarrow import fs as pafs
 
 from sleeper.io.exceptions import MissingFileError, UnsupportedLocationError
 
+_LOG = logging.getLogger(__name__)
+
 __all__ = [
     "S3_SCHEMES",
     "FileSystemOptions",
     "S3Options",
     "delete",
+    "delete_unreferenced",
     "ensure_parent_dir",
     "exists",
     "filesystem_path",
@@ -207,6 +211,20 @@ def delete(filesystem: pafs.FileSystem, path: str) -> None:
         filesystem.delete_file(path)
     except FileNotFoundError:
         return
+
+
+def delete_unreferenced(filesystem: pafs.FileSystem, path: str) -> bool:
+    """Deletes a file that no transaction references (the cleanup of a write that failed or whose commit was skipped).
+
+    A delete that fails (on AWS only the garbage collector's role may delete data files) is logged and the file left:
+    the orphan sweeper removes it once it is old enough. Returns whether the file is gone.
+    """
+    try:
+        delete(filesystem, path)
+    except OSError as e:
+        _LOG.warning("Left unreferenced file %s for the orphan sweeper: %s", path, e)
+        return False
+    return True
 
 
 def list_files(filesystem: pafs.FileSystem, prefix: str) -> list[pafs.FileInfo]:

@@ -9,7 +9,6 @@ import pyarrow as pa
 import pytest
 
 from sleeper.adapters.memory.trackers import InMemoryCompactionJobTracker
-from sleeper.compaction import commit as commit_module
 from sleeper.compaction.commit import (
     CommitMode,
     CommitOutcome,
@@ -262,25 +261,26 @@ def should_fail_commits_of_tables_that_no_longer_exist_and_report_unreadable_mes
     assert result.committed == ()
 
 
-def should_leave_an_output_it_may_not_delete_to_the_orphan_sweeper(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    # Given an output file and its sketches, on a store that refuses deletes (on AWS only GC may delete data files)
-    output = tmp_path / "data" / "out.parquet"
-    output.parent.mkdir(parents=True)
-    output.write_bytes(b"rows")
-    (tmp_path / "data" / "out.sketches").write_bytes(b"sketches")
-    attempts: list[str] = []
+class _RefusingDeletes:
+    """A filesystem that refuses every delete, as S3 does for a role without s3:DeleteObject."""
 
-    def refuse(_fs: object, path: str) -> None:
-        attempts.append(path)
+    def __init__(self) -> None:
+        self.attempts: list[str] = []
+
+    def delete_file(self, path: str) -> None:
+        self.attempts.append(path)
         raise PermissionError(f"AccessDenied: {path}")
 
-    monkeypatch.setattr(commit_module, "delete", refuse)
+
+def should_leave_an_output_it_may_not_delete_to_the_orphan_sweeper(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a store that refuses deletes (on AWS only the garbage collector may delete data files)
+    filesystem = _RefusingDeletes()
+    output = tmp_path / "data" / "out.parquet"
     # When the output of a refused commit is deleted
     with caplog.at_level(logging.WARNING):
-        delete_output(str(output))
-    # Then both deletes were tried, neither raised, and each refusal is logged for the orphan sweeper
-    assert [Path(p).name for p in attempts] == ["out.parquet", "out.sketches"]
-    assert output.exists()
-    assert caplog.text.count("left for the orphan sweeper") == 2
+        delete_output(str(output), filesystem=filesystem)  # type: ignore[arg-type]
+    # Then the output and its sketches were both tried, nothing raised, and each refusal is logged for the sweeper
+    assert [Path(p).name for p in filesystem.attempts] == ["out.parquet", "out.sketches"]
+    assert caplog.text.count("for the orphan sweeper") == 2
