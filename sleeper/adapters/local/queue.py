@@ -1,23 +1,22 @@
 """Durable queues with SQS semantics in a SQLite database shared by several worker processes.
 
 Every change runs in a ``BEGIN IMMEDIATE`` transaction, so a receive claims its messages atomically across processes
-and no message is handed to two consumers within its visibility timeout. The database is in WAL mode with a busy
-timeout; tables are prefixed ``queue_`` because other adapters keep their tables in the same file.
+and no message is handed to two consumers within its visibility timeout. The database is the instance's one
+``SqliteDatabase`` (WAL mode, busy timeout, ``DatabaseLockedError`` when another process holds it too long); tables
+are prefixed ``queue_`` because other adapters keep their tables in the same file.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
+from sleeper.adapters.local.sqlite import SqliteDatabase
 from sleeper.core.queue import (
     DEDUPLICATION_WINDOW_SECONDS,
     Clock,
@@ -34,68 +33,7 @@ from sleeper.core.queue import (
     prepare_send,
 )
 
-BUSY_TIMEOUT_MS = 30_000
 DEFAULT_POLL_SECONDS = 0.05
-
-
-class SqliteDatabase:
-    """One connection to a SQLite database file in WAL mode, usable from several threads of one process.
-
-    Calls are serialised by a lock; a process that inherits the object through ``fork`` opens its own connection.
-    """
-
-    def __init__(self, path: str | Path) -> None:
-        self._path = str(path)
-        self._lock = threading.RLock()
-        self._connection: sqlite3.Connection | None = None
-        self._pid = -1
-
-    @property
-    def path(self) -> str:
-        """The database file."""
-        return self._path
-
-    def _connect(self) -> sqlite3.Connection:
-        if self._connection is None or self._pid != os.getpid():
-            connection = sqlite3.connect(
-                self._path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-            )
-            connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            connection.execute("PRAGMA journal_mode = WAL")
-            self._connection = connection
-            self._pid = os.getpid()
-        return self._connection
-
-    @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (``BEGIN IMMEDIATE``), committed on success and rolled back on error."""
-        with self._lock:
-            connection = self._connect()
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield connection
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            connection.execute("COMMIT")
-
-    @contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction: every query inside sees one consistent snapshot."""
-        with self._lock:
-            connection = self._connect()
-            connection.execute("BEGIN")
-            try:
-                yield connection
-            finally:
-                connection.execute("COMMIT")
-
-    def close(self) -> None:
-        """Closes the connection (it reopens on next use)."""
-        with self._lock:
-            if self._connection is not None and self._pid == os.getpid():
-                self._connection.close()
-            self._connection = None
 
 
 _SCHEMA = """
@@ -142,13 +80,9 @@ class SqliteQueues:
     """
 
     def __init__(self, db_path: str | Path, clock: Clock = time.time, *, poll_seconds: float = DEFAULT_POLL_SECONDS):
-        self._db = SqliteDatabase(db_path)
+        self._db = SqliteDatabase(db_path, schema=_SCHEMA)
         self._clock = clock
         self._poll_seconds = poll_seconds
-        with self._db.write() as connection:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    connection.execute(statement)
 
     def queue(
         self,

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from sleeper.adapters.local.queue import SqliteDatabase
+from sleeper.adapters.local.sqlite import SqliteDatabase
 from sleeper.core.trackers import (
     JOB_UPDATE_TTL,
     PARENT_SUB_QUERY_ID,
@@ -79,11 +79,9 @@ _S = TypeVar("_S")
 _J = TypeVar("_J", bound=IngestJobUpdate | CompactionJobUpdate)
 
 
-def _create_schema(db: SqliteDatabase) -> None:
-    with db.write() as connection:
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                connection.execute(statement)
+def _database(db_path: str | Path) -> SqliteDatabase:
+    """The instance database with the trackers' tables."""
+    return SqliteDatabase(db_path, schema=_SCHEMA)
 
 
 class _SqliteJobTracker(Generic[_J, _S]):
@@ -102,7 +100,6 @@ class _SqliteJobTracker(Generic[_J, _S]):
         self._ttl = ttl
         self._read: Callable[[str], _J] = read
         self._statuses: Callable[[list[_J]], list[_S]] = statuses
-        _create_schema(db)
 
     def _record(self, update: _J) -> None:
         with self._db.write() as connection:
@@ -164,7 +161,7 @@ class SqliteIngestJobTracker:
 
     def __init__(self, db_path: str | Path, *, ttl: timedelta = JOB_UPDATE_TTL) -> None:
         self._store: _SqliteJobTracker[IngestJobUpdate, IngestJobStatus] = _SqliteJobTracker(
-            SqliteDatabase(db_path),
+            _database(db_path),
             "ingest",
             ttl,
             ingest_update_from_json,
@@ -210,7 +207,7 @@ class SqliteCompactionJobTracker:
 
     def __init__(self, db_path: str | Path, *, ttl: timedelta = JOB_UPDATE_TTL) -> None:
         self._store: _SqliteJobTracker[CompactionJobUpdate, CompactionJobStatus] = _SqliteJobTracker(
-            SqliteDatabase(db_path),
+            _database(db_path),
             "compaction",
             ttl,
             compaction_update_from_json,
@@ -252,10 +249,9 @@ class SqliteTaskTracker:
     """
 
     def __init__(self, db_path: str | Path, *, kind: str, ttl: timedelta = JOB_UPDATE_TTL) -> None:
-        self._db = SqliteDatabase(db_path)
+        self._db = _database(db_path)
         self._kind = kind
         self._ttl = ttl
-        _create_schema(self._db)
 
     def record(self, update: TaskUpdate) -> None:
         """Stores an update."""
@@ -320,9 +316,8 @@ class SqliteQueryTracker:
     """
 
     def __init__(self, db_path: str | Path, *, ttl: timedelta = QUERY_TTL) -> None:
-        self._db = SqliteDatabase(db_path)
+        self._db = _database(db_path)
         self._ttl = ttl
-        _create_schema(self._db)
 
     def record(self, update: QueryUpdate) -> None:
         """Applies an update and rolls sub-queries up into their query, in one transaction."""
