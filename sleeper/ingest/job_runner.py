@@ -28,7 +28,6 @@ from enum import Enum
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
 from sleeper.core.exceptions import TableNotFoundError
@@ -38,8 +37,9 @@ from sleeper.core.trackers import IngestJobFailed, IngestJobFinished, IngestJobS
 from sleeper.ingest.ports import IngestInstance, IngestTable
 from sleeper.ingest.standard import DEFAULT_BUFFER_BYTES, IngestResult, ingest_batches
 from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.filesystem import FileSystemOptions, open_input
-from sleeper.io.input_files import InputFile, expand_paths, read_footer, schema_problems
+from sleeper.io.exceptions import InputFileError
+from sleeper.io.filesystem import FileSystemOptions
+from sleeper.io.input_files import InputFile, expand_paths, read_batches, read_footer, schema_problems
 
 __all__ = [
     "INGEST_JOB_QUEUE",
@@ -223,8 +223,12 @@ class IngestJobRunner:
                 options=self._options,
             )
         except Exception as e:
-            _LOG.exception("ingest job %s failed", job.id)
-            reasons = [f"{type(e).__name__}: {e}"]
+            if isinstance(e, InputFileError):  # the job's data, not this code, is at fault: its message says why
+                _LOG.info("ingest job %s failed: %s", job.id, e)
+                reasons = [str(e)]
+            else:
+                _LOG.exception("ingest job %s failed", job.id)
+                reasons = [f"{type(e).__name__}: {e}"]
             tracker.record(
                 IngestJobFailed(
                     job_id=job.id,
@@ -302,9 +306,7 @@ class IngestJobRunner:
     def _read(self, table: IngestTable, inputs: Sequence[InputFile]) -> Iterator[pa.RecordBatch]:
         columns = list(table.schema.field_names)
         for file in inputs:
-            with open_input(file.filesystem, file.path) as source:
-                parquet = pq.ParquetFile(source, pre_buffer=False)
-                yield from parquet.iter_batches(batch_size=READ_BATCH_ROWS, columns=columns)
+            yield from read_batches(file, columns, batch_rows=READ_BATCH_ROWS)
 
 
 def run_ingest_queue(

@@ -24,6 +24,13 @@ class DataFileError(SleeperError):
     """A data file cannot be read as a Sleeper Parquet file: it is corrupt, truncated or not Parquet."""
 
 
+class InputFileError(DataFileError):
+    """An input file of a job (ingest) cannot be read or decoded: it is corrupt, truncated or not Parquet.
+
+    The message names the file and, when they are known, the row group and the column that cannot be decoded.
+    """
+
+
 class UnsupportedSettingError(SleeperError):
     """A Parquet writer setting cannot be honoured by pyarrow (such as the ``lzo`` codec)."""
 

@@ -4,11 +4,15 @@ A job names files or directories, locally or on S3 (``bucket/key``, ``s3://`` or
 the ``.parquet`` files under it, recursively; a path that names nothing, or a directory without such a file, is a
 reason to reject the job. Each file must hold every column of the table with a type that reads as the table's type
 without loss; its footer gives the schema and the number of rows without reading any data.
+
+:func:`read_batches` reads a file's rows a row group at a time; a page that cannot be decoded raises
+``InputFileError`` naming the file, the row group and (found by decoding that row group's columns one by one) the
+column, instead of pyarrow's bare message.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -16,9 +20,13 @@ import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
 from sleeper.core.jobs.paths import is_s3_path, normalise_s3_path
+from sleeper.io.exceptions import InputFileError
 from sleeper.io.filesystem import FileSystemOptions, list_files, open_input, resolve
 
-__all__ = ["InputFile", "expand_paths", "read_footer", "reads_as", "schema_problems"]
+__all__ = ["InputFile", "expand_paths", "read_batches", "read_footer", "reads_as", "schema_problems"]
+
+_READ_ERRORS = (pa.ArrowException, OSError)
+"""What pyarrow raises for a file it cannot read or decode (``OSError`` for a corrupt page or a failed read)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +83,43 @@ def read_footer(file: InputFile) -> tuple[pa.Schema, int]:
     with open_input(file.filesystem, file.path) as source:
         parquet = pq.ParquetFile(source, pre_buffer=False)
         return parquet.schema_arrow, parquet.metadata.num_rows
+
+
+def read_batches(file: InputFile, columns: Sequence[str], *, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """The file's rows in the given columns as Arrow batches of at most ``batch_rows`` rows, a row group at a time.
+
+    Raises:
+        InputFileError: If the file cannot be opened as Parquet or a page cannot be decoded; the message names the
+            file, the row group and, when it can be found, the column.
+    """
+    with open_input(file.filesystem, file.path) as source:
+        try:
+            parquet = pq.ParquetFile(source, pre_buffer=False)
+            row_groups = parquet.metadata.num_row_groups
+        except _READ_ERRORS as e:
+            raise InputFileError(f"File {file.uri} is not readable Parquet: {_one_line(e)}") from None
+        for group in range(row_groups):
+            try:
+                yield from parquet.iter_batches(batch_size=batch_rows, row_groups=[group], columns=list(columns))
+            except _READ_ERRORS as e:
+                column = _undecodable_column(parquet, group, columns)
+                where = f"row group {group}" if column is None else f"row group {group}, column {column!r}"
+                raise InputFileError(f"File {file.uri} cannot be read ({where}): {_one_line(e)}") from None
+
+
+def _undecodable_column(parquet: pq.ParquetFile, group: int, columns: Sequence[str]) -> str | None:
+    """The first column of a row group that cannot be decoded on its own, if any (only called once a read failed)."""
+    for column in columns:
+        try:
+            parquet.read_row_group(group, columns=[column])
+        except _READ_ERRORS:
+            return column
+    return None
+
+
+def _one_line(error: BaseException) -> str:
+    """pyarrow's message, which may span lines, on one line."""
+    return " ".join(str(error).split())
 
 
 def schema_problems(label: str, found: pa.Schema, target: pa.Schema) -> list[str]:

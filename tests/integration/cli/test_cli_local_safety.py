@@ -1,0 +1,150 @@
+"""The sleeper command on a local instance when something outside it goes wrong: the database locked by another
+process, a corrupt input file; and the instance's files kept private to its owner."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from sleeper.adapters.local import sqlite as local_sqlite
+from sleeper.cli.main import run
+
+pytestmark = pytest.mark.integration
+
+REPOSITORY = Path(__file__).resolve().parents[3]
+
+SCHEMA = {
+    "rowKeyFields": [{"name": "key", "type": "StringType"}],
+    "sortKeyFields": [],
+    "valueFields": [{"name": "value", "type": "LongType"}],
+}
+
+
+@pytest.fixture
+def instance(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / "instance"
+    monkeypatch.setenv("SLEEPER_INSTANCE", str(directory))
+    assert run(["instance", "create", "--id", "test-instance"]) == 0
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    assert run(["table", "create", "things", "--schema", str(schema)]) == 0
+    return directory
+
+
+def _parquet(path: Path, count: int) -> Path:
+    keys = [f"k-{i:04d}" for i in range(count)]
+    pq.write_table(pa.table({"key": keys, "value": pa.array(range(count), pa.int64())}), path)
+    return path
+
+
+@contextmanager
+def write_locked(database: Path) -> Iterator[None]:
+    """Holds the database's write lock from another connection, as a busy ``sleeper run`` process would."""
+    holder = sqlite3.connect(database, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("CREATE TABLE IF NOT EXISTS other_process (x)")
+    try:
+        yield
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def should_print_one_line_when_another_process_holds_the_database_past_the_busy_timeout(
+    instance: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a short busy timeout and another process holding the instance database's write lock
+    monkeypatch.setattr(local_sqlite, "BUSY_TIMEOUT_MS", 200)
+    path = _parquet(tmp_path / "a.parquet", 10)
+    database = instance / "sleeper.db"
+    capsys.readouterr()
+    with write_locked(database), caplog.at_level(logging.DEBUG):
+        # When a command that writes runs
+        code = run(["ingest", "things", str(path), "--job-id", "job-1"])
+        err = capsys.readouterr().err
+        # And a command that only reads runs
+        listed = run(["table", "list", "--json"])
+    # Then the write fails with one line naming the database, that another process holds it, and what to do
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert str(database) in lines[0]
+    assert "locked by another sleeper process" in lines[0]
+    assert "try again" in lines[0]
+    assert "Traceback" not in err
+    assert [r for r in caplog.records if r.exc_info] == []
+    # And the read works while the lock is held
+    assert listed == 0
+    assert [t["tableName"] for t in json.loads(capsys.readouterr().out)] == ["things"]
+    # And once the lock is released the same command works
+    assert run(["ingest", "things", str(path), "--job-id", "job-1"]) == 0
+
+
+def _sleeper(instance: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """Runs the sleeper command in its own process, as a user does, so stderr holds whatever it prints or logs."""
+    env = {**os.environ, "SLEEPER_INSTANCE": str(instance), "PYTHONPATH": str(REPOSITORY)}
+    return subprocess.run(
+        [sys.executable, "-c", "from sleeper.cli.main import main; main()", *argv],
+        env=env,
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _corrupt_a_page(path: Path, column: str) -> None:
+    """Flips bytes inside the first data page of a column, leaving the footer (and so the schema) readable."""
+    metadata = pq.ParquetFile(path).metadata
+    chunk = next(
+        metadata.row_group(0).column(i)
+        for i in range(metadata.num_columns)
+        if metadata.row_group(0).column(i).path_in_schema == column
+    )
+    start = chunk.dictionary_page_offset if chunk.has_dictionary_page else chunk.data_page_offset
+    data = bytearray(path.read_bytes())
+    for offset in range(start + 40, start + 48):
+        data[offset] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def should_fail_an_ingest_of_a_corrupt_file_naming_the_file_without_a_traceback(
+    instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a good file and a Parquet file with a corrupt page in its value column
+    good = _parquet(tmp_path / "good.parquet", 500)
+    bad = _parquet(tmp_path / "bad.parquet", 2000)
+    _corrupt_a_page(bad, "value")
+    assert pq.ParquetFile(bad).schema_arrow.names == ["key", "value"]
+    # When both are ingested as one job
+    result = _sleeper(instance, "ingest", "things", str(good), str(bad), "--job-id", "corrupt-job")
+    # Then the command fails with a reason naming the file and the column, and no traceback
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert str(bad) in result.stderr
+    assert "'value'" in result.stderr
+    # And the tracker records the job failed with that reason
+    capsys.readouterr()
+    assert run(["report", "ingest-jobs", "things", "--json"]) == 0
+    jobs = json.loads(capsys.readouterr().out)
+    assert [(j["jobId"], j["status"]) for j in jobs] == [("corrupt-job", "FAILED")]
+    assert str(bad) in json.dumps(jobs[0])
+    # And nothing was committed, not even the good file's rows
+    capsys.readouterr()
+    assert run(["query", "things", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["count"] == 0
