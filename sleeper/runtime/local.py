@@ -9,11 +9,21 @@ Layout of an instance directory::
     data/<table id>/statestore/snapshots/... and statestore/transactions/...
 
 File references record absolute ``file://`` URIs of data files, as Sleeper records ``s3a://`` URIs.
+
+The instance directory is private to its owner (mode 0700): it is created so, and an existing instance's directory
+is tightened when opened, with a one-line notice. Everything the instance writes (the database with its ``-wal`` and
+``-shm`` files, properties, data files, sketches, snapshots, query results, spilled runs) lies under it, so this one
+mode protects all of it whatever mode SQLite, pyarrow, DataFusion or ``tempfile`` give their own files. Setting the
+process umask instead would also change the files of every other thread and of a program using sleeper as a library,
+and a mode set per write would have to be repeated in every writer, including those of other libraries.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import re
+import stat
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -72,6 +82,33 @@ LOCAL_QUEUES: dict[str, tuple[bool, int, int]] = {
     "TransactionLogTransactionDeletionQ.fifo": (True, 900, 3),
 }
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_LOG = logging.getLogger(__name__)
+
+INSTANCE_DIRECTORY_MODE = 0o700
+"""The permissions of a local instance directory: its owner's alone (see the module docstring)."""
+
+
+def make_private(directory: Path) -> None:
+    """Makes an instance directory accessible to its owner alone, logging a one-line notice if that changes it.
+
+    A directory that cannot be changed (owned by another user) is left as it is, with a warning.
+    """
+    if os.name != "posix":
+        return
+    mode = stat.S_IMODE(directory.stat().st_mode)
+    if mode == INSTANCE_DIRECTORY_MODE:
+        return
+    try:
+        directory.chmod(INSTANCE_DIRECTORY_MODE)
+    except OSError as e:
+        _LOG.warning("could not make instance directory %s private to its owner (mode %o): %s", directory, mode, e)
+        return
+    _LOG.warning(
+        "made instance directory %s private to its owner: permissions %o -> %o",
+        directory,
+        mode,
+        INSTANCE_DIRECTORY_MODE,
+    )
 
 
 class InstanceNotFoundError(SleeperError):
@@ -197,6 +234,7 @@ class LocalInstance:
         self._properties_store = LocalPropertiesStore(self.directory)
         if not self._properties_store.instance_file.exists():
             raise InstanceNotFoundError(f"no Sleeper instance in {self.directory} (create one with 'instance create')")
+        make_private(self.directory)
         self.properties = InstanceProperties(self._properties_store.load_instance())
         self.database = self.directory / DATABASE_FILE
         self.state_store_backend = SqliteStateStoreBackend(self.database, self.directory / "data")
@@ -215,7 +253,8 @@ class LocalInstance:
         store = LocalPropertiesStore(path)
         if store.instance_file.exists():
             raise InstanceAlreadyExistsError(f"{path} already holds a Sleeper instance")
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=INSTANCE_DIRECTORY_MODE, parents=True, exist_ok=True)
+        make_private(path)
         (path / "data").mkdir(exist_ok=True)
         iid = instance_id or f"local-{uuid.uuid4().hex[:8]}"
         props = InstanceProperties(

@@ -6,9 +6,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import pwd
+import shutil
 import sqlite3
+import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -148,3 +152,82 @@ def should_fail_an_ingest_of_a_corrupt_file_naming_the_file_without_a_traceback(
     capsys.readouterr()
     assert run(["query", "things", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["count"] == 0
+
+
+@pytest.fixture
+def shared_parent() -> Iterator[Path]:
+    """A directory every user may enter, as a home or project directory often is (pytest's own is private), with the
+    usual umask."""
+    parent = Path(tempfile.mkdtemp(prefix="sleeper-private-test-"))
+    parent.chmod(0o755)
+    umask = os.umask(0o022)
+    try:
+        yield parent
+    finally:
+        os.umask(umask)
+        shutil.rmtree(parent)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def _readable_by(user: str, paths: list[Path]) -> list[str]:
+    """The paths another user can read (run as that user; needs root)."""
+    probe = 'for f in "$@"; do cat "$f" > /dev/null 2>&1 && echo "$f"; done; exit 0'
+    result = subprocess.run(
+        ["sh", "-c", probe, "sh", *map(str, paths)], user=user, cwd="/", capture_output=True, text=True, check=True
+    )
+    return result.stdout.split()
+
+
+def should_keep_every_file_of_the_instance_private_to_its_owner(
+    shared_parent: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given an instance created in a directory others may enter, under the usual umask
+    directory = shared_parent / "instance"
+    monkeypatch.setenv("SLEEPER_INSTANCE", str(directory))
+    assert run(["instance", "create", "--id", "private-instance"]) == 0
+    # When a table is created, a file ingested and queried through the query queue (which writes query results)
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    assert run(["table", "create", "things", "--schema", str(schema)]) == 0
+    assert run(["ingest", "things", str(_parquet(tmp_path / "a.parquet", 100)), "--job-id", "job-1"]) == 0
+    assert run(["query", "things", "--via-queue", "--format", "json"]) == 0
+    capsys.readouterr()
+    # Then the instance directory is its owner's alone
+    assert _mode(directory) == 0o700
+    assert directory.stat().st_uid == os.getuid()
+    # And every file the instance wrote lies under it: the database and its WAL, properties, data, sketches, results
+    written = [p for p in directory.rglob("*") if p.is_file()]
+    names = {p.name for p in written}
+    assert {"sleeper.db", "sleeper.db-wal", "instance.properties"} <= names
+    assert any(n.endswith(".parquet") for n in names) and any(n.endswith(".sketches") for n in names)
+    assert any("query-results" in p.parts for p in written)
+    # And another user can read none of them, though it can read a file beside the instance
+    if os.geteuid() != 0 or "nobody" not in {u.pw_name for u in pwd.getpwall()}:
+        return
+    beside = shared_parent / "readme.txt"
+    beside.write_text("shared")
+    beside.chmod(0o644)
+    assert _readable_by("nobody", [beside, *written]) == [str(beside)]
+
+
+def should_make_an_existing_instance_private_when_it_is_opened(
+    instance: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given an instance whose directory others may read, as instances made before were
+    instance.chmod(0o755)
+    # When a command opens it
+    with caplog.at_level(logging.WARNING):
+        assert run(["table", "list", "--json"]) == 0
+    # Then its directory is made its owner's alone, with one notice saying so
+    assert _mode(instance) == 0o700
+    notices = [r.getMessage() for r in caplog.records if str(instance) in r.getMessage()]
+    assert len(notices) == 1
+    assert "755 -> 700" in notices[0]
+    # And opening it again changes nothing and says nothing
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        assert run(["table", "list", "--json"]) == 0
+    assert [r for r in caplog.records if str(instance) in r.getMessage()] == []
