@@ -12,15 +12,14 @@ from pathlib import Path
 from typing import TypeAlias
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from sleeper.core.schema import Schema
 from sleeper.ingest.exceptions import IngestError
 from sleeper.ingest.ports import IngestTable
 from sleeper.ingest.standard import DEFAULT_BUFFER_BYTES, IngestResult, ingest_batches
 from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.filesystem import FileSystemOptions, open_input
-from sleeper.io.input_files import expand_paths
+from sleeper.io.filesystem import FileSystemOptions
+from sleeper.io.input_files import expand_paths, read_batches
 
 __all__ = ["READ_BATCH_ROWS", "IngestInput", "as_batches", "ingest_rows", "parquet_batches"]
 
@@ -40,15 +39,14 @@ def parquet_batches(
 
     Raises:
         IngestError: If a path names nothing, or a directory holds no .parquet file.
+        InputFileError: If a file cannot be read or decoded (naming the file, row group and column).
     """
     columns = list(schema.field_names)
     inputs, reasons = expand_paths([str(p) for p in paths], options)
     if reasons:
         raise IngestError("; ".join(reasons))
     for file in inputs:
-        with open_input(file.filesystem, file.path) as source:
-            parquet = pq.ParquetFile(source, pre_buffer=False)
-            yield from parquet.iter_batches(batch_size=READ_BATCH_ROWS, columns=columns)
+        yield from read_batches(file, columns, batch_rows=READ_BATCH_ROWS)
 
 
 def as_batches(

@@ -10,6 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 from pyarrow import fs as pafs
 
+from sleeper.core.schema import Schema
+from sleeper.ingest.inputs import parquet_batches
 from sleeper.io.exceptions import InputFileError
 from sleeper.io.input_files import InputFile, read_batches
 
@@ -64,3 +66,19 @@ def should_name_a_file_that_is_not_parquet(tmp_path: Path) -> None:
     # When it is read, then the error names the file
     with pytest.raises(InputFileError, match=f"File {file.uri} is not readable Parquet"):
         list(read_batches(file, ["key", "value"], batch_rows=600))
+
+
+def should_name_a_corrupt_file_given_to_ingest_rows_by_path(tmp_path: Path) -> None:
+    # Given a file with a corrupt page, ingested by path through the Python API's reader
+    _write(tmp_path / "in.parquet", 3000, row_group_rows=1000)
+    _flip_bytes_in_page(tmp_path / "in.parquet", 0, "value")
+    schema = Schema.from_dict(
+        {
+            "rowKeyFields": [{"name": "key", "type": "StringType"}],
+            "sortKeyFields": [],
+            "valueFields": [{"name": "value", "type": "LongType"}],
+        }
+    )
+    # When it is read, then the error names the file and column
+    with pytest.raises(InputFileError, match=r"in\.parquet cannot be read \(row group 0, column 'value'\)"):
+        list(parquet_batches([tmp_path / "in.parquet"], schema))
