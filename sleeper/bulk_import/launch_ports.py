@@ -13,6 +13,7 @@ from enum import Enum
 from typing import Protocol
 
 from sleeper.core.jobs.bulk_import import BulkImportJob
+from sleeper.core.jobs.paths import join_under
 from sleeper.core.properties import TableProperties
 
 __all__ = [
@@ -26,8 +27,12 @@ __all__ = [
 
 
 def bulk_import_job_key(job_id: str, job_run_id: str) -> str:
-    """The key of a job's file in the bulk import bucket: ``bulk_import/<jobId>-<jobRunId>.json``."""
-    return f"bulk_import/{job_id}-{job_run_id}.json"
+    """The key of a job's file in the bulk import bucket: ``bulk_import/<jobId>-<jobRunId>.json``.
+
+    Raises:
+        UnsafePathError: If the ids could make the key leave ``bulk_import/``.
+    """
+    return join_under("bulk_import", f"{job_id}-{job_run_id}.json")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -40,6 +40,7 @@ import pyarrow as pa
 from sleeper.bulk_import.exceptions import SparkUnavailableError
 from sleeper.bulk_import.leaves import LeafTagger, spark_partition_keys
 from sleeper.bulk_import.presplit import PreSplitSettings, plan_partition_tree_extension, sample_fraction
+from sleeper.core.jobs.paths import join_under
 from sleeper.core.partition import PartitionTree
 from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
 from sleeper.core.statestore.exceptions import StateStoreError
@@ -405,7 +406,7 @@ class _WriteLeafFiles:
         self._sort_keys = [LEAF_COLUMN, *schema.key_names]
 
     def _open(self, leaf: int) -> SortedFileWriter:
-        location = f"{self._prefix}/data/partition_{self._leaf_ids[leaf]}/{uuid.uuid4()}.parquet"
+        location = join_under(self._prefix, "data", f"partition_{self._leaf_ids[leaf]}", f"{uuid.uuid4()}.parquet")
         return SortedFileWriter(location, self._schema, settings=self._settings, options=self._options)
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -48,6 +48,7 @@ from sleeper.compaction.strategies import (
 )
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.jobs.compaction import CompactionJob
+from sleeper.core.jobs.paths import join_under
 from sleeper.core.properties import TableProperties
 from sleeper.core.properties.table import (
     AGGREGATION_CONFIG,
@@ -154,8 +155,12 @@ def _random_job_id() -> str:
 
 def compaction_output_file(data_prefix: str, partition_id: str, job_id: str) -> str:
     """Where a job writes its output: ``<data_prefix>/data/partition_<partition id>/<job id>.parquet``, as Sleeper
-    names compaction outputs (ingest names its files the same way, after a random id)."""
-    return f"{data_prefix.rstrip('/')}/data/partition_{partition_id}/{job_id}.parquet"
+    names compaction outputs (ingest names its files the same way, after a random id).
+
+    Raises:
+        UnsafePathError: If the partition id or job id could escape the table's data prefix.
+    """
+    return join_under(data_prefix, "data", f"partition_{partition_id}", f"{job_id}.parquet")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

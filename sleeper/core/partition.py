@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sleeper.core.exceptions import PartitionTreeError, SerDeError
+from sleeper.core.jobs.paths import check_safe_id
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Key, KeyValue, PrimitiveType, Schema
 
@@ -49,13 +50,15 @@ class Partition:
         """Reads Sleeper's partition JSON.
 
         Raises:
-            SerDeError: If the document is not a valid partition.
+            SerDeError: If the document is not a valid partition (``UnsafeIdError`` for an id that breaks the safe id
+                rule: partition ids name data directories).
         """
         if not isinstance(data, Mapping):
             raise SerDeError(f"{path} must be an object")
         pid = data.get("partitionId")
         if not isinstance(pid, str) or not pid:
             raise SerDeError(f"{path}.partitionId must be a non-empty string")
+        check_safe_id(pid, where=f"{path}.partitionId", what="partition id")
         parent = data.get("parentPartitionId")
         if parent is not None and not isinstance(parent, str):
             raise SerDeError(f"{path}.parentPartitionId must be a string")

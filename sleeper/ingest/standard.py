@@ -36,6 +36,7 @@ from pyarrow import fs as pafs
 from sleeper.core.faults import crash_point
 from sleeper.core.partition import Partition, PartitionTree
 from sleeper.core.schema import KeyValue, Schema
+from sleeper.core.jobs.paths import join_under
 from sleeper.core.statestore.references import FileReference
 from sleeper.ingest.exceptions import IngestConfigError, IngestError
 from sleeper.io.arrow_schema import arrow_schema, conform_batch
@@ -445,7 +446,7 @@ class _FileOutput:
                 partition_id = self._leaves.root_id
             else:
                 partition_id = self._leaves.partitions[key].id
-            location = f"{self._prefix}/data/partition_{partition_id}/{uuid.uuid4()}.parquet"
+            location = join_under(self._prefix, "data", f"partition_{partition_id}", f"{uuid.uuid4()}.parquet")
             writer = SortedFileWriter(
                 location,
                 self._schema,

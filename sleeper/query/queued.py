@@ -11,7 +11,9 @@ count, or FAILED with the reason. The tracker rolls sub-queries up into their qu
 
 Results go where the query's ``resultsPublisherConfig`` says: by default (and for ``{"destination": "S3"}``) to one
 Parquet file per sub-query at ``<results location>/query-<query id>/<sub-query id>.parquet``, in the table's column
-types; ``{"destination": "SQS"}`` sends the rows as JSON to the results queue.
+types; ``{"destination": "SQS"}`` sends the rows as JSON to the results queue. Query and sub-query ids are safe ids
+(checked when the query is read, so a query whose id could escape the results location is tracked FAILED), and the
+results path is joined with ``join_under``, which refuses any part that could leave the results location.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import pyarrow.parquet as pq
 
 from sleeper.core.exceptions import SleeperError, TableNotFoundError
 from sleeper.core.jobs.exceptions import MessageError
+from sleeper.core.jobs.paths import join_under
 from sleeper.core.query import LeafPartitionQuery, Query, QuerySerDe
 from sleeper.core.queue import Queue
 from sleeper.core.schema import Schema
@@ -45,6 +48,7 @@ __all__ = [
     "ResultsPublisher",
     "handle_leaf_query_message",
     "handle_query_message",
+    "query_results_dir",
     "results_path",
 ]
 
@@ -226,9 +230,22 @@ NO_RESULTS_OUTPUT = "NO_RESULTS_OUTPUT"
 """The results destination of a query whose rows are read and dropped (Sleeper's warm-up queries ask for it)."""
 
 
+def query_results_dir(results_uri: str, query_id: str) -> str:
+    """Where a query's result files go: ``<results location>/query-<query id>``.
+
+    Raises:
+        UnsafePathError: If the query id could escape the results location.
+    """
+    return join_under(results_uri, f"query-{query_id}")
+
+
 def results_path(results_uri: str, leaf_query: LeafPartitionQuery) -> str:
-    """Where a sub-query's rows go: ``<results location>/query-<query id>/<sub-query id>.parquet``."""
-    return f"{results_uri.rstrip('/')}/query-{leaf_query.query_id}/{leaf_query.sub_query_id}.parquet"
+    """Where a sub-query's rows go: ``<results location>/query-<query id>/<sub-query id>.parquet``.
+
+    Raises:
+        UnsafePathError: If an id could escape the results location.
+    """
+    return join_under(query_results_dir(results_uri, leaf_query.query_id), f"{leaf_query.sub_query_id}.parquet")
 
 
 def parquet_publisher(

@@ -390,7 +390,7 @@ class LocalAdmin:
 
         from sleeper.core.query import QuerySerDe
         from sleeper.io.arrow_schema import arrow_schema
-        from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE, QUERY_QUEUE
+        from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE, QUERY_QUEUE, query_results_dir
         from sleeper.runtime.local_handlers import default_handlers
         from sleeper.runtime.local_runner import LocalRunner
 
@@ -398,7 +398,7 @@ class LocalAdmin:
         runner = LocalRunner(self.instance, default_handlers())
         runner.drain(QUERY_QUEUE)
         runner.drain(LEAF_PARTITION_QUERY_QUEUE)
-        directory = self.instance.directory / "query-results" / f"query-{query.query_id}"
+        directory = Path(query_results_dir(str(self.instance.directory / "query-results"), query.query_id))
         parts = [pq.read_table(p) for p in sorted(directory.glob("*.parquet"))] if directory.exists() else []
         if not parts:
             requested = query.processing.requested_value_fields
@@ -407,6 +407,8 @@ class LocalAdmin:
             return arrow_schema(schema).empty_table().select(names + values)
         key_names = [(f.name, "ascending") for f in schema.row_key_fields + schema.sort_key_fields]
         return pa.concat_tables(parts).sort_by(key_names)
+        from pathlib import Path
+
 
     def is_paused(self) -> bool:
         """Whether the scheduler is paused."""

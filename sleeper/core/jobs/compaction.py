@@ -8,7 +8,8 @@
   "inputFiles", "newReference"}}``, the request being one job of a REPLACE_FILE_REFERENCES transaction.
 
 File names are checked for path traversal (local paths are allowed, for the local runtime); pointers to batch files
-must lie under the table's own ``compactions/`` prefix.
+must lie under the table's own ``compactions/`` prefix. Job ids name output files and key tracker records, so they
+must be safe ids (``sleeper.core.jobs.paths.SAFE_ID_RULE``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import InvalidFieldError, MessageError
-from sleeper.core.jobs.paths import check_key_under, check_safe_path
+from sleeper.core.jobs.paths import check_key_under, check_safe_id, check_safe_path
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions import ReplaceFileReferencesRequest
 
@@ -80,6 +81,7 @@ class CompactionJob:
         aggregation_config: The table's aggregations (``sleeper.table.aggregations``).
 
     Raises:
+        UnsafeIdError: If the job id breaks the safe id rule.
         InvalidFieldError: If there are no inputs, an input is repeated, or the output is also an input.
     """
 
@@ -94,6 +96,7 @@ class CompactionJob:
     aggregation_config: str | None = None
 
     def __post_init__(self) -> None:
+        check_safe_id(self.job_id, where="$.jobId", what="compaction job id")
         object.__setattr__(self, "input_files", tuple(self.input_files))
         if not self.input_files:
             raise InvalidFieldError("a compaction job needs at least one input file", path="$.inputFiles")
@@ -164,7 +167,7 @@ class CompactionJob:
         output = wire.required_str(obj, "outputFile", path)
         check_safe_path(output, where=wire.child(path, "outputFile"), allow_local=True)
         table_id = wire.required_str(obj, "tableId", path)
-        job_id = wire.required_str(obj, "jobId", path)
+        job_id = wire.required_id(obj, "jobId", path, what="compaction job id")
         partition_id = wire.required_str(obj, "partitionId", path)
         iterator_class_name = wire.optional_str(obj, "iteratorClassName", path)
         iterator_config = wire.optional_str(obj, "iteratorConfig", path)
@@ -343,7 +346,7 @@ class CompactionJobCommitRequest:
         inputs = wire.str_list(request_obj, "inputFiles", "$.request", non_empty=True)
         for i, name in enumerate(inputs):
             check_safe_path(name, where=f"$.request.inputFiles[{i}]", allow_local=True)
-        wire.required_str(request_obj, "jobId", "$.request")
+        wire.required_id(request_obj, "jobId", "$.request", what="compaction job id")
         wire.optional_str(request_obj, "taskId", "$.request")
         wire.optional_str(request_obj, "jobRunId", "$.request")
         output = wire.required_str(reference, "filename", "$.request.newReference")

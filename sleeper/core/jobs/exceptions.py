@@ -66,6 +66,11 @@ class UnsafePathError(MessageError):
     Raised before any I/O is done with the path."""
 
 
+class UnsafeIdError(UnsafePathError):
+    """An id that becomes part of a file name, object key or tracker key breaks the safe id rule
+    (``sleeper.core.jobs.paths.SAFE_ID_RULE``), so it could escape its place or collide with another id's keys."""
+
+
 class InvalidJobIdError(MessageError):
     """A job id breaks the rules for its job type (bulk import: lowercase alphanumerics and dashes, at most 63)."""
 

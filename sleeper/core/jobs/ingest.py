@@ -1,9 +1,10 @@
 """Ingest jobs: the message on the ingest job queue (spec 3.2, 13.2).
 
 Wire JSON: ``{"id", "tableName"|"tableId", "files": ["bucket/key", "bucket/dir/", …]}``. A blank or absent id is
-replaced by a new one from an injected supplier; ``files`` is required, non-empty and holds no nulls; at least one
-of ``tableName`` and ``tableId`` is given, and the table id wins when both are. Every file path passes the safety
-check of ``sleeper.core.jobs.paths`` before the job is accepted. The raw message is kept for the tracker.
+replaced by a new one from an injected supplier; a given id must be a safe id (``sleeper.core.jobs.paths``), as it
+keys the job's tracker records; ``files`` is required, non-empty and holds no nulls; at least one of ``tableName``
+and ``tableId`` is given, and the table id wins when both are. Every file path passes the safety check of
+``sleeper.core.jobs.paths`` before the job is accepted. The raw message is kept for the tracker.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, TypeVar
 
 from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import MessageError, MissingFieldError
-from sleeper.core.jobs.paths import check_safe_path
+from sleeper.core.jobs.paths import check_safe_id, check_safe_path, is_safe_id
 
 T = TypeVar("T")
 
@@ -40,6 +41,7 @@ class IngestJob:
         json_message: The raw message the job was read from, if any, for tracker reports (not compared).
 
     Raises:
+        UnsafeIdError: If the id breaks the safe id rule.
         MissingFieldError: If neither a table name nor a table id is given.
     """
 
@@ -50,6 +52,7 @@ class IngestJob:
     json_message: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        check_safe_id(self.id, where="$.id", what="job id")
         object.__setattr__(self, "files", tuple(self.files))
         if self.table_name is None and self.table_id is None:
             raise MissingFieldError("one of tableName or tableId must be given", path="$.tableName")
@@ -177,7 +180,8 @@ def read_ingest_fields(
         extra: Further checks on the object, given the job id, run before the table and files are read.
 
     Raises:
-        MessageError: With ``job_id`` and ``json_message`` set.
+        MessageError: With ``job_id`` and ``json_message`` set. A rejected id that is not a safe id is not used as a
+            tracker key: the rejection gets a new id, and the message kept with it shows the id sent.
     """
     job_id: str | None = None
     try:
@@ -187,6 +191,7 @@ def read_ingest_fields(
         wire.check_fields(obj, allowed)
         if extra is not None:
             extra(obj, job_id)
+        check_safe_id(job_id, where="$.id", what="job id")
         table_name = _optional_name(obj, "tableName")
         table_id = _optional_name(obj, "tableId")
         files = wire.str_list(obj, "files", non_empty=True)
@@ -195,7 +200,7 @@ def read_ingest_fields(
         if table_name is None and table_id is None:
             raise MissingFieldError("one of tableName or tableId must be given", path="$.tableName")
     except MessageError as e:
-        e.job_id = job_id if job_id is not None else id_supplier()
+        e.job_id = job_id if job_id is not None and is_safe_id(job_id) else id_supplier()
         e.json_message = json_message
         raise
     return IngestFields(id=job_id, files=files, table_name=table_name, table_id=table_id, data=obj)

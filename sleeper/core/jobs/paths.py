@@ -4,6 +4,10 @@ Sleeper accepts S3 paths as ``bucket/key``, ``s3://bucket/key`` or ``s3a://bucke
 from a message is checked before it is listed, read or deleted: path traversal (``..`` segments, also when
 percent-encoded), backslashes, control characters, unexpected schemes, absolute local paths where only S3 is allowed,
 and buckets outside an allowlist are all rejected with ``UnsafePathError``.
+
+Ids that become part of a path or key (query, sub-query, compaction, ingest and bulk import job ids, partition ids)
+follow one rule, checked by ``check_safe_id`` when a message is read: ``SAFE_ID_RULE``. Paths built from such ids go
+through ``join_under``, which refuses any part that could leave its root.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import re
 from collections.abc import Collection
 from urllib.parse import unquote
 
-from sleeper.core.jobs.exceptions import UnsafePathError
+from sleeper.core.jobs.exceptions import UnsafeIdError, UnsafePathError
 
 S3_SCHEMES = ("s3", "s3a")
 """URI schemes that name S3 objects."""
@@ -23,6 +27,17 @@ LOCAL_SCHEME = "file"
 MAX_PATH_BYTES = 4096
 """The longest path accepted, in UTF-8 bytes (S3 keys are at most 1024 bytes)."""
 
+MAX_ID_LENGTH = 128
+"""The longest id accepted (Sleeper's own ids are 36-character UUIDs)."""
+
+SAFE_ID_RULE = (
+    f"1 to {MAX_ID_LENGTH} characters, each an ASCII letter, a digit, '-', '_' or '.', and not '.' or '..' "
+    "(a UUID is a safe id)"
+)
+"""The rule every id used in a path or key follows, as named in errors."""
+
+_SAFE_ID = re.compile(rf"[A-Za-z0-9._-]{{1,{MAX_ID_LENGTH}}}", re.ASCII)
+_SHOWN_ID_CHARS = 80
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _BUCKET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
 _MAX_DECODE_ROUNDS = 4
@@ -140,6 +155,63 @@ def check_key_under(key: str, prefix: str, *, where: str = "$") -> str:
     if not key.startswith(prefix) or len(key) == len(prefix):
         raise UnsafePathError(f"key must be under {prefix!r}", path=where)
     return key
+
+
+def check_safe_id(value: str, *, where: str = "$", what: str = "id") -> str:
+    """Checks that an id can safely become part of a file name, object key or tracker key (``SAFE_ID_RULE``).
+
+    Args:
+        value: The id.
+        where: The JSON path of the value, named in the error.
+        what: What the id is ("query id", "ingest job id", …), named in the error.
+
+    Returns:
+        The id, unchanged.
+
+    Raises:
+        UnsafeIdError: If the id breaks the rule.
+    """
+    if not is_safe_id(value):
+        shown = value if len(value) <= _SHOWN_ID_CHARS else value[:_SHOWN_ID_CHARS] + "…"
+        raise UnsafeIdError(f"{what} {shown!r} is not allowed: an id must be {SAFE_ID_RULE}", path=where)
+    return value
+
+
+def is_safe_id(value: str) -> bool:
+    """Whether an id follows ``SAFE_ID_RULE`` (see ``check_safe_id``)."""
+    return _SAFE_ID.fullmatch(value) is not None and value not in (".", "..")
+
+
+def join_under(root: str, *names: str) -> str:
+    """Joins names under a root (a local path, ``file://``, ``s3://`` or ``bucket/prefix``), refusing any name that
+    could leave the root or reach into another name's place.
+
+    The root is trusted (it comes from configuration). Each name is one segment of the path: it must be non-empty, not
+    '.' or '..', and hold no '/', backslash or control character, also when percent-encoded.
+
+    Returns:
+        ``<root>/<name>/<name>…`` (one slash after the root, whether or not it ends with one).
+
+    Raises:
+        UnsafePathError: If no name is given or a name breaks these rules.
+    """
+    if not names:
+        raise UnsafePathError(f"no name was given to join under {root!r}", path="$")
+    for name in names:
+        for form in _decodings(name):
+            if (
+                form in ("", ".", "..")
+                or "/" in form
+                or "\\" in form
+                or any(ord(c) < 0x20 or ord(c) == 0x7F for c in form)
+            ):
+                raise UnsafePathError(
+                    f"{name!r} cannot be joined under {root!r}: a name must be one non-empty path segment, not '.' or "
+                    "'..', with no '/', backslash or control character",
+                    path="$",
+                )
+    base = root if root.endswith("/") else root + "/"
+    return base + "/".join(names)
 
 
 def _check_s3(rest: str, where: str, allowed_buckets: Collection[str] | None) -> None:

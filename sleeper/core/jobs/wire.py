@@ -21,6 +21,7 @@ from sleeper.core.jobs.exceptions import (
     UnknownFieldError,
     UnknownTableError,
 )
+from sleeper.core.jobs.paths import check_safe_id
 from sleeper.core.schema import Schema
 
 SchemaLookup = Callable[[str], Schema | None]
@@ -153,6 +154,17 @@ def required_str(data: Mapping[str, Any], key: str, path: str = "$", *, allow_bl
         InvalidFieldError: If it is not a string, or is blank when that is not allowed.
     """
     return string_value(data.get(key), child(path, key), allow_blank=allow_blank)
+
+
+def required_id(data: Mapping[str, Any], key: str, path: str = "$", *, what: str = "id") -> str:
+    """Reads a required id that becomes part of a path or key: a string following ``paths.SAFE_ID_RULE``.
+
+    Raises:
+        MissingFieldError: If it is absent or null.
+        InvalidFieldError: If it is not a string or is blank.
+        UnsafeIdError: If it breaks the safe id rule.
+    """
+    return check_safe_id(required_str(data, key, path), where=child(path, key), what=what)
 
 
 def optional_str(data: Mapping[str, Any], key: str, path: str = "$") -> str | None:

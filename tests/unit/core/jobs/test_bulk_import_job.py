@@ -44,7 +44,7 @@ def should_generate_a_valid_id_when_absent() -> None:
     assert job.to_ingest_job() == IngestJob(id="generated-0001", table_name="t", files=("b/k",))
 
 
-@pytest.mark.parametrize("job_id", ["MyJob", "my_job", "job id", "job.1", "x" * 64])
+@pytest.mark.parametrize("job_id", ["MyJob", "my_job", "job.1", "x" * 64])
 def should_reject_ids_sleeper_cannot_use_for_cluster_names(job_id: str) -> None:
     # Given
     text = json.dumps({"id": job_id, "tableName": "t", "files": ["b/k"]})
@@ -54,6 +54,19 @@ def should_reject_ids_sleeper_cannot_use_for_cluster_names(job_id: str) -> None:
     # Then
     assert e.value.path == "$.id"
     assert e.value.job_id == job_id
+
+
+@pytest.mark.parametrize("job_id", ["job id", "../escape", "a|b"])
+def should_track_the_rejection_of_an_unsafe_id_under_a_new_id(job_id: str) -> None:
+    # Given an id that may not key tracker records or name files
+    text = json.dumps({"id": job_id, "tableName": "t", "files": ["b/k"]})
+    # When
+    with pytest.raises(InvalidJobIdError) as e:
+        BulkImportJob.from_json(text, id_supplier=lambda: "new-id")
+    # Then the bulk import rule names the problem, and the rejection is tracked under the new id with the message
+    assert e.value.path == "$.id"
+    assert "lowercase alphanumerics and dashes" in e.value.reason
+    assert (e.value.job_id, e.value.json_message) == ("new-id", text)
 
 
 def should_accept_the_longest_allowed_id() -> None:

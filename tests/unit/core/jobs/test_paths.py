@@ -2,11 +2,16 @@ from __future__ import annotations
 
 import pytest
 
-from sleeper.core.jobs.exceptions import UnsafePathError
+from sleeper.core.jobs.exceptions import UnsafeIdError, UnsafePathError
 from sleeper.core.jobs.paths import (
+    MAX_ID_LENGTH,
+    SAFE_ID_RULE,
     check_key_under,
+    check_safe_id,
     check_safe_path,
     is_s3_path,
+    is_safe_id,
+    join_under,
     normalise_s3_path,
     split_s3_path,
 )
@@ -139,3 +144,96 @@ def should_check_object_keys_lie_under_their_prefix() -> None:
     ]:
         with pytest.raises(UnsafePathError):
             check_key_under(bad, prefix, where="$.bodyKey")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "5f1a0c0e-7d3b-4c57-9d0a-1f2e3d4c5b6a",  # Sleeper's and the Python client's UUIDs
+        "my-query_1.v2",
+        "Q",
+        "...",
+        ".hidden",
+        "x" * MAX_ID_LENGTH,
+    ],
+)
+def should_accept_uuids_and_ordinary_names_as_ids(value: str) -> None:
+    # When / Then
+    assert check_safe_id(value) == value
+    assert is_safe_id(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "",
+        ".",
+        "..",
+        "/../../x",
+        "../query-other",
+        "a/b",
+        "a\\b",
+        "a b",
+        "a|b",
+        "id\n",
+        "id\x00",
+        "%2e%2e",
+        "é",
+        "x" * (MAX_ID_LENGTH + 1),
+    ],
+)
+def should_reject_ids_that_could_escape_or_collide_naming_the_rule(value: str) -> None:
+    # When
+    with pytest.raises(UnsafeIdError) as e:
+        check_safe_id(value, where="$.queryId", what="query id")
+    # Then the error is a path error naming the field, the id and the rule
+    assert isinstance(e.value, UnsafePathError)
+    assert e.value.path == "$.queryId"
+    assert e.value.reason.startswith("query id ")
+    assert SAFE_ID_RULE in e.value.reason
+    assert not is_safe_id(value)
+
+
+def should_shorten_a_long_id_in_the_error() -> None:
+    # When
+    with pytest.raises(UnsafeIdError) as e:
+        check_safe_id("y" * 10_000)
+    # Then
+    assert len(e.value.reason) < 400
+
+
+@pytest.mark.parametrize(
+    ("root", "names", "joined"),
+    [
+        ("s3://results", ("query-q1", "s1.parquet"), "s3://results/query-q1/s1.parquet"),
+        ("file:///tmp/inst/query-results/", ("query-q1",), "file:///tmp/inst/query-results/query-q1"),
+        ("/tmp/data", ("data", "partition_root", "f.parquet"), "/tmp/data/data/partition_root/f.parquet"),
+        ("bucket/table", ("data",), "bucket/table/data"),
+    ],
+)
+def should_join_names_under_a_root(root: str, names: tuple[str, ...], joined: str) -> None:
+    # When / Then
+    assert join_under(root, *names) == joined
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        ("query-", "..", "x"),
+        ("..",),
+        (".",),
+        ("",),
+        ("query-/../../x",),
+        ("a/b",),
+        ("%2e%2e",),
+        ("%252e%252e",),
+        ("a%2Fb",),
+        ("a\\b",),
+        ("a\x00b",),
+        (),
+    ],
+)
+def should_refuse_to_join_a_name_that_could_leave_the_root(names: tuple[str, ...]) -> None:
+    # When / Then
+    with pytest.raises(UnsafePathError):
+        join_under("s3://results", *names)
