@@ -1,7 +1,7 @@
 """Ports of compaction task creation (spec 4.4, 12): the job queue's message counts, the tasks running, a launcher
 of new tasks, and an optional scaler of the hosts they run on.
 
-The AWS implementations are in :mod:`sleeper.adapters.aws.launchers` (ECS ``RunTask``/``DescribeClusters``); the
+The AWS implementations are in :mod:`sleeper.adapters.aws.launchers.ecs` (ECS ``RunTask``/``DescribeClusters``); the
 local runtime starts worker processes instead.
 """
 

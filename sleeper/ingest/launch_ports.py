@@ -1,6 +1,6 @@
 """Ports of ingest task creation (spec 3.3, 12): the ingest job queue's message counts and a launcher of tasks.
 
-The AWS implementation is in :mod:`sleeper.adapters.aws.launchers` (ECS ``RunTask``/``DescribeClusters``); the
+The AWS implementation is in :mod:`sleeper.adapters.aws.launchers.ecs` (ECS ``RunTask``/``DescribeClusters``); the
 local runtime starts worker processes instead.
 """
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from pyarrow import fs as pafs
 
-from sleeper.adapters.aws.clients import AwsSettings, dynamodb_client, s3_client
+from sleeper.adapters.aws.clients import AwsSettings, sts_client
 from sleeper.adapters.aws.dynamodb_query_tracker import DynamoDBQueryTracker
 from sleeper.adapters.aws.dynamodb_state_store import DynamoDBStateStoreBackend
 from sleeper.adapters.aws.dynamodb_table_index import DynamoDBTableIndex
@@ -56,7 +56,7 @@ from sleeper.adapters.aws.resources import (
     queue_name,
     task_tracker_table_name,
 )
-from sleeper.adapters.aws.sqs_queue import SqsQueue, sqs_client
+from sleeper.adapters.aws.sqs_queue import SqsQueue
 from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError
 from sleeper.core.partition import Partition, partitions_from_split_points
 from sleeper.core.properties import InstanceProperties, TableProperties, config_bucket_name
@@ -177,7 +177,7 @@ class AwsRuntimeConfig:
         if region is None:
             raise AwsRuntimeConfigError(f"set the AWS region in {' or '.join(_REGION_ENVS)}")
         settings = AwsSettings(region, env.get(ENDPOINT_ENV) or None)
-        account = env.get(ACCOUNT_ENV) or caller_account(settings)
+        account = env.get(ACCOUNT_ENV) or caller_account(sts_client(settings))
         return cls(config_bucket=config_bucket_name(instance_id, account), settings=settings)
 
     @property
@@ -268,7 +268,9 @@ class _Cached:
 class AwsInstance:
     """A Sleeper instance deployed on AWS (or an emulator), found through its config bucket.
 
-    Nothing is read until first used, so a Lambda can build one at import time.
+    Nothing is read until first used, so a Lambda can build one at import time. It owns the one
+    :class:`~sleeper.adapters.aws.instance_clients.AwsClients` every AWS path of the instance takes its clients from
+    (:attr:`clients`).
 
     Args:
         config: Where the instance is.
@@ -278,6 +280,8 @@ class AwsInstance:
 
     def __init__(self, config: AwsRuntimeConfig, *, table_cache_seconds: float = 60.0) -> None:
         self.config = config
+        self.clients = AwsClients(config.settings)
+        """The instance's boto3 clients, each built on first use and shared by everything that reaches AWS for it."""
         self._table_cache_seconds = table_cache_seconds
         self._tables: dict[str, _Cached] = {}
 
@@ -292,13 +296,9 @@ class AwsInstance:
 
     # --- clients and properties ----------------------------------------------------------------------------------
     @cached_property
-    def _clients(self) -> AwsClients:
-        return AwsClients(self.config.settings)
-
-    @cached_property
     def properties_store(self) -> S3PropertiesStore:
         """The config bucket's properties objects."""
-        return S3PropertiesStore(self._clients.s3, self.config.config_bucket)
+        return S3PropertiesStore(self.clients.s3, self.config.config_bucket)
 
     @cached_property
     def properties(self) -> InstanceProperties:
@@ -355,7 +355,7 @@ class AwsInstance:
             by_id=self.properties.get(cdk.TABLE_ID_INDEX_DYNAMO_TABLENAME.name) or default.by_id,
             by_online=self.properties.get(cdk.TABLE_ONLINE_INDEX_DYNAMO_TABLENAME.name) or default.by_online,
         )
-        return DynamoDBTableIndex(self._clients.dynamodb, names)
+        return DynamoDBTableIndex(self.clients.dynamodb, names)
 
     @cached_property
     def state_store_backend(self) -> DynamoDBStateStoreBackend:
@@ -369,7 +369,7 @@ class AwsInstance:
             all_snapshots=props.get(cdk.TRANSACTION_LOG_ALL_SNAPSHOTS_TABLENAME.name) or default.all_snapshots,
         )
         return DynamoDBStateStoreBackend(
-            self._clients.dynamodb, self._clients.s3, table_names=names, data_bucket=self.data_bucket
+            self.clients.dynamodb, self.clients.s3, table_names=names, data_bucket=self.data_bucket
         )
 
     def tables(self) -> list[TableStatus]:
@@ -470,7 +470,7 @@ class AwsInstance:
         name = queue_name(self.instance_id, logical_name)
         if not url:
             url = self._queue_url(name)
-        return SqsQueue(self._clients.sqs, url, QueueConfig(name=name, fifo=logical_name.endswith(".fifo")))
+        return SqsQueue(self.clients.sqs, url, QueueConfig(name=name, fifo=logical_name.endswith(".fifo")))
 
     def dead_letter_queue(self, logical_name: str) -> SqsQueue:
         """The dead-letter queue of a queue named by its logical name.
@@ -479,10 +479,10 @@ class AwsInstance:
             QueueNotFoundError: If there is no such queue.
         """
         name = dead_letter_queue_name(self.instance_id, logical_name)
-        return SqsQueue(self._clients.sqs, self._queue_url(name), QueueConfig(name=name, fifo=name.endswith(".fifo")))
+        return SqsQueue(self.clients.sqs, self._queue_url(name), QueueConfig(name=name, fifo=name.endswith(".fifo")))
 
     def _queue_url(self, name: str) -> str:
-        url = self._clients.queue_url(name)
+        url = self.clients.queue_url(name)
         if url is None:
             raise QueueNotFoundError(f"no queue {name} (and no URL in the instance properties)")
         return url
@@ -508,28 +508,28 @@ class AwsInstance:
     @cached_property
     def ingest_job_tracker(self) -> DynamoDBIngestJobTracker:
         """The ingest job tracker."""
-        return DynamoDBIngestJobTracker.for_instance(self._clients.dynamodb, self.instance_id)
+        return DynamoDBIngestJobTracker.for_instance(self.clients.dynamodb, self.instance_id)
 
     @cached_property
     def compaction_job_tracker(self) -> DynamoDBCompactionJobTracker:
         """The compaction job tracker."""
-        return DynamoDBCompactionJobTracker.for_instance(self._clients.dynamodb, self.instance_id)
+        return DynamoDBCompactionJobTracker.for_instance(self.clients.dynamodb, self.instance_id)
 
     @cached_property
     def ingest_task_tracker(self) -> DynamoDBTaskTracker:
         """The ingest task tracker."""
-        return DynamoDBTaskTracker.for_instance(self._clients.dynamodb, self.instance_id, "ingest")
+        return DynamoDBTaskTracker.for_instance(self.clients.dynamodb, self.instance_id, "ingest")
 
     @cached_property
     def compaction_task_tracker(self) -> DynamoDBTaskTracker:
         """The compaction task tracker."""
-        return DynamoDBTaskTracker.for_instance(self._clients.dynamodb, self.instance_id, "compaction")
+        return DynamoDBTaskTracker.for_instance(self.clients.dynamodb, self.instance_id, "compaction")
 
     @cached_property
     def query_tracker(self) -> DynamoDBQueryTracker:
         """The query tracker, in the table ``sleeper.query.tracker.table.name`` names."""
         name = self.properties.get(cdk.QUERY_TRACKER_TABLE_NAME.name) or query_tracker_table_name(self.instance_id)
-        return DynamoDBQueryTracker(self._clients.dynamodb, name)
+        return DynamoDBQueryTracker(self.clients.dynamodb, name)
 
 
 # --- provisioning on an emulator ---------------------------------------------------------------------------------
@@ -558,7 +558,8 @@ def provision_instance(
     Returns:
         Where the instance is.
     """
-    dynamodb, s3, sqs = dynamodb_client(settings), s3_client(settings), sqs_client(settings)
+    clients = AwsClients(settings)
+    dynamodb, s3, sqs = clients.dynamodb, clients.s3, clients.sqs
     clean = instance_id.lower().replace(".", "-")
     config_bucket = config_bucket_name(instance_id, account)
     data_bucket = f"sleeper-{clean}-table-data-{account}"

@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from sleeper.adapters.aws.batcher_store import DynamoDBIngestBatcherStore
-from sleeper.adapters.aws.clients import dynamodb_client
-from sleeper.adapters.aws.event_rules import EventBridgeRules, events_client
+from sleeper.adapters.aws.event_rules import EventBridgeRules
 from sleeper.adapters.aws.resources import queue_name
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.properties import InstanceProperties, TableProperties, validate_table_update
@@ -224,9 +223,7 @@ class AwsAdmin:
     @cached_property
     def batcher_store(self) -> IngestBatcherStore:
         """The ingest batcher's DynamoDB store."""
-        return DynamoDBIngestBatcherStore.for_instance(
-            dynamodb_client(self.instance.config.settings), self.instance.instance_id
-        )
+        return DynamoDBIngestBatcherStore.for_instance(self.instance.clients.dynamodb, self.instance.instance_id)
 
     def queue_names(self) -> list[str]:
         """The logical names of the queues whose URLs the instance properties hold (those the deployment made)."""
@@ -331,9 +328,9 @@ class AwsAdmin:
         return None
 
     # --- pause and resume --------------------------------------------------------------------------------------
-    @cached_property
+    @property
     def _rules(self) -> EventBridgeRules:
-        return EventBridgeRules(events_client(self.instance.config.settings))
+        return EventBridgeRules(self.instance.clients.events)
 
     def _rule_states(self) -> dict[str, str]:
         states = {name: self._rules.state(name) for name in scheduled_rule_names(self.instance.instance_id)}

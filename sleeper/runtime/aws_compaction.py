@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import logging
 import uuid
-import weakref
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sleeper.adapters.aws.dynamodb_stream import TransactionStreamRecord, transaction_stream_records
-from sleeper.adapters.aws.launchers import compaction_task_launcher, ecs_client
+from sleeper.adapters.aws.launchers.ecs import compaction_task_launcher
 from sleeper.compaction.commit import CommitBatchResult, apply_compaction_commits, was_committed
 from sleeper.compaction.creation import CompactionJobCreationResult, create_compaction_jobs
 from sleeper.compaction.dispatch import BatchFileMissing, DispatchResult, dispatch_pending_batch
@@ -70,16 +69,6 @@ __all__ = [
 ]
 
 _LOG = logging.getLogger(__name__)
-
-_ECS: weakref.WeakKeyDictionary[AwsInstance, Any] = weakref.WeakKeyDictionary()
-
-
-def _ecs(instance: AwsInstance) -> Any:
-    client = _ECS.get(instance)
-    if client is None:
-        client = _ECS[instance] = ecs_client(instance.config.settings)
-    return client
-
 
 # --- job creation and dispatch (spec 4.1) ----------------------------------------------------------------------------
 
@@ -191,7 +180,7 @@ def create_compaction_tasks_on_ecs(instance: AwsInstance, **launcher_options: An
     Raises:
         PropertyError: If the compaction cluster or task definition is not set (no compaction stack).
     """
-    launcher = compaction_task_launcher(_ecs(instance), instance.properties, **launcher_options)
+    launcher = compaction_task_launcher(instance.clients.ecs, instance.properties, **launcher_options)
     return create_compaction_tasks(instance.properties, instance.queue(registry.COMPACTION_JOB_Q), launcher)
 
 

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from sleeper.adapters.aws.batcher_store import batcher_store_table_name, create_batcher_store_table
-from sleeper.adapters.aws.clients import AwsSettings, dynamodb_client, s3_client
+from sleeper.adapters.aws.clients import AwsSettings
 from sleeper.adapters.aws.emulated import (
     DynamoDBStreamSource,
     EcsTask,
@@ -63,24 +63,16 @@ from sleeper.adapters.aws.emulated import (
     create_emr_serverless_application,
     create_network,
     emr_serverless_job_runs,
-    events_client,
     put_schedule_rule,
     register_task_definition,
     rule_state,
     running_ecs_tasks,
     stop_ecs_task,
-    streams_client,
     terminate_emr_cluster,
 )
-from sleeper.adapters.aws.launchers import (
-    COMPACTION_CONTAINER_NAME,
-    INGEST_CONTAINER_NAME,
-    ecs_client,
-    emr_client,
-    emr_serverless_client,
-)
+from sleeper.adapters.aws.instance_clients import AwsClients
+from sleeper.adapters.aws.launchers.ecs import COMPACTION_CONTAINER_NAME, INGEST_CONTAINER_NAME
 from sleeper.adapters.aws.resources import StateStoreTableNames, create_bucket
-from sleeper.adapters.aws.sqs_queue import sqs_client
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.properties import InstanceProperties, config_bucket_name
 from sleeper.core.properties import instance_cdk as cdk
@@ -247,8 +239,9 @@ def provision_emulated_instance(
         Where the instance is.
     """
     names = EmulatedResources(instance_id=instance_id, account=account)
-    network = create_network(settings, f"sleeper-{_clean(instance_id)}-ecs")
-    ecs = ecs_client(settings)
+    clients = AwsClients(settings)
+    network = create_network(clients.ec2, f"sleeper-{_clean(instance_id)}-ecs")
+    ecs = clients.ecs
     create_ecs_cluster(ecs, names.ingest_cluster)
     create_ecs_cluster(ecs, names.compaction_cluster)
     ingest = registry.container(registry.INGEST_IMAGE)
@@ -262,10 +255,10 @@ def provision_emulated_instance(
             ecs, family, COMPACTION_CONTAINER_NAME, names.image(compaction.name), environment=environment
         )
     application_id = create_emr_serverless_application(
-        emr_serverless_client(settings), names.emr_serverless_application, _EMR_SERVERLESS_RELEASE
+        clients.emr_serverless, names.emr_serverless_application, _EMR_SERVERLESS_RELEASE
     )
-    create_bucket(s3_client(settings), names.bulk_import_bucket, settings.region)
-    create_batcher_store_table(dynamodb_client(settings), batcher_store_table_name(instance_id), wait=False)
+    create_bucket(clients.s3, names.bulk_import_bucket, settings.region)
+    create_batcher_store_table(clients.dynamodb, batcher_store_table_name(instance_id), wait=False)
     values = {
         VPC_ID.name: network.vpc_id,
         SUBNETS.name: network.subnet_id,
@@ -283,7 +276,7 @@ def provision_emulated_instance(
     values.update(properties or {})
     config = provision_instance(settings, instance_id, account=account, properties=values)
     instance_properties = InstanceProperties(values)
-    events = events_client(settings)
+    events = clients.events
     for spec in registry.HANDLERS:
         if spec.trigger.kind is TriggerKind.SCHEDULE and spec.trigger.rule is not None:
             put_schedule_rule(
@@ -472,25 +465,25 @@ class Pump:
     def _settings(self) -> AwsSettings:
         return self.instance.config.settings
 
-    @cached_property
+    @property
     def _sqs(self) -> Any:
-        return sqs_client(self._settings)
+        return self.instance.clients.sqs
 
-    @cached_property
+    @property
     def _ecs(self) -> Any:
-        return ecs_client(self._settings)
+        return self.instance.clients.ecs
 
-    @cached_property
+    @property
     def _emr_serverless(self) -> Any:
-        return emr_serverless_client(self._settings)
+        return self.instance.clients.emr_serverless
 
-    @cached_property
+    @property
     def _emr(self) -> Any:
-        return emr_client(self._settings)
+        return self.instance.clients.emr
 
-    @cached_property
+    @property
     def _events(self) -> Any:
-        return events_client(self._settings)
+        return self.instance.clients.events
 
     @cached_property
     def _names(self) -> EmulatedResources:
@@ -709,7 +702,10 @@ class Pump:
             table = StateStoreTableNames.for_instance(self.instance.instance_id).files_log
             try:
                 source: DynamoDBStreamSource | None = DynamoDBStreamSource(
-                    dynamodb_client(self._settings), streams_client(self._settings), table, self._settings.region
+                    self.instance.clients.dynamodb,
+                    self.instance.clients.dynamodb_streams,
+                    table,
+                    self._settings.region,
                 )
             except SleeperError as e:
                 _LOG.warning("cannot read the stream of %s for %s: %s", table, spec.name, e)

@@ -12,29 +12,17 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from sleeper.adapters.aws.batcher_store import DynamoDBIngestBatcherStore
-from sleeper.adapters.aws.clients import dynamodb_client, s3_client
 from sleeper.adapters.aws.emf import emf_line, emf_record
-from sleeper.adapters.aws.launchers import (
-    EcsTaskLauncher,
-    EmrPlatform,
-    EmrServerlessPlatform,
-    PersistentEmrPlatform,
-    bulk_import_job_store,
-    ecs_client,
-    emr_client,
-    emr_serverless_client,
-    ingest_task_launcher,
-    persistent_emr_requeue,
-)
-from sleeper.adapters.aws.sqs_queue import sqs_client
+from sleeper.adapters.aws.launchers.bulk_import import bulk_import_job_store
+from sleeper.adapters.aws.launchers.ecs import EcsTaskLauncher, ingest_task_launcher
+from sleeper.adapters.aws.launchers.emr import EmrPlatform, PersistentEmrPlatform, persistent_emr_requeue
+from sleeper.adapters.aws.launchers.emr_serverless import EmrServerlessPlatform
 from sleeper.batcher.job_creator import CreatedJob, IngestBatcher
 from sleeper.batcher.submitter import SUBMIT_QUEUE, IngestBatcherSubmitter, SubmitOutcome, handle_submit_message
 from sleeper.bulk_import.driver import BulkImportJobFileError, run_started_bulk_import
@@ -49,7 +37,7 @@ from sleeper.core.properties.instance_common import METRICS_NAMESPACE
 from sleeper.core.queue import QueueNotFoundError
 from sleeper.core.trackers import IngestJobFailed
 from sleeper.gc.collector import GcResult, run_garbage_collection
-from sleeper.gc.orphans import OrphanSweepResult, sweep_orphans
+from sleeper.gc.orphans import DeletedTablesSweepResult, OrphanSweepResult, sweep_deleted_tables, sweep_orphans
 from sleeper.ingest.task_creation import IngestTaskCreation, create_ingest_tasks
 from sleeper.io.filesystem import read_bytes, resolve
 from sleeper.query.queued import QUERY_QUEUE
@@ -95,47 +83,6 @@ def print_line(line: str) -> None:
     sys.stdout.flush()
 
 
-class _Clients:
-    """The clients of one instance beyond those it holds itself, each built on first use."""
-
-    def __init__(self, instance: AwsInstance) -> None:
-        self._settings = instance.config.settings
-
-    @cached_property
-    def ecs(self) -> Any:
-        return ecs_client(self._settings)
-
-    @cached_property
-    def emr(self) -> Any:
-        return emr_client(self._settings)
-
-    @cached_property
-    def emr_serverless(self) -> Any:
-        return emr_serverless_client(self._settings)
-
-    @cached_property
-    def dynamodb(self) -> Any:
-        return dynamodb_client(self._settings)
-
-    @cached_property
-    def s3(self) -> Any:
-        return s3_client(self._settings)
-
-    @cached_property
-    def sqs(self) -> Any:
-        return sqs_client(self._settings)
-
-
-_CLIENTS: weakref.WeakKeyDictionary[AwsInstance, _Clients] = weakref.WeakKeyDictionary()
-
-
-def _clients(instance: AwsInstance) -> _Clients:
-    clients = _CLIENTS.get(instance)
-    if clients is None:
-        clients = _CLIENTS[instance] = _Clients(instance)
-    return clients
-
-
 # --- ingest (spec 3.3, 3.4) ------------------------------------------------------------------------------------------
 
 
@@ -145,13 +92,13 @@ def create_ingest_tasks_on_ecs(instance: AwsInstance, **launcher_options: Any) -
     Raises:
         PropertyError: If the ingest cluster or task definition is not set (no ingest stack).
     """
-    launcher: EcsTaskLauncher = ingest_task_launcher(_clients(instance).ecs, instance.properties, **launcher_options)
+    launcher: EcsTaskLauncher = ingest_task_launcher(instance.clients.ecs, instance.properties, **launcher_options)
     return create_ingest_tasks(instance.properties, instance.queue(registry.INGEST_JOB_Q), launcher)
 
 
 def ingest_batcher_store(instance: AwsInstance) -> DynamoDBIngestBatcherStore:
     """The batcher's DynamoDB store (``sleeper-<id>-ingest-batcher-store``)."""
-    return DynamoDBIngestBatcherStore.for_instance(_clients(instance).dynamodb, instance.instance_id)
+    return DynamoDBIngestBatcherStore.for_instance(instance.clients.dynamodb, instance.instance_id)
 
 
 def submit_to_batcher(instance: AwsInstance, body: str) -> SubmitOutcome:
@@ -183,7 +130,7 @@ def bulk_import_platform(
         ValueError: If the queue is not a bulk import queue.
         PropertyError: If the platform's resources are not set (its stack is not deployed).
     """
-    clients, props = _clients(instance), instance.properties
+    clients, props = instance.clients, instance.properties
     if queue_logical_name == registry.BULK_IMPORT_EMR_SERVERLESS_Q:
         return EmrServerlessPlatform(clients.emr_serverless, props), None
     if queue_logical_name == registry.BULK_IMPORT_EMR_Q:
@@ -205,7 +152,7 @@ def start_bulk_import(instance: AwsInstance, body: str, queue_logical_name: str)
         instance,
         body,
         platform=platform,
-        job_store=bulk_import_job_store(_clients(instance).s3, instance.properties),
+        job_store=bulk_import_job_store(instance.clients.s3, instance.properties),
         requeue=requeue,
         options=instance.filesystem_options,
     )
@@ -289,10 +236,12 @@ def split_partition(instance: AwsInstance, body: str) -> SplitResult:
 
 @dataclass(frozen=True, slots=True)
 class GcRun:
-    """What one garbage collection of a table did: unreferenced files collected, and orphans swept."""
+    """What one garbage collection of a table did: unreferenced files collected, orphans swept, and the files writers
+    racing a table deletion left under deleted tables' prefixes."""
 
     collected: GcResult
     swept: OrphanSweepResult
+    leftovers: DeletedTablesSweepResult = DeletedTablesSweepResult()
 
 
 def collect_garbage(instance: AwsInstance, table_id: str) -> GcRun:
@@ -307,7 +256,13 @@ def collect_garbage(instance: AwsInstance, table_id: str) -> GcRun:
     options = instance.filesystem_options
     collected = run_garbage_collection(instance, table_id, options=options)
     swept = sweep_orphans(instance.table_by_id(table_id.strip()), options=options)
-    return GcRun(collected=collected, swept=swept)
+    leftovers = sweep_deleted_tables(
+        instance.data_root,
+        instance.state_store_backend.is_deleted,
+        live_table_ids=[t.table_id for t in instance.tables()],
+        options=options,
+    )
+    return GcRun(collected=collected, swept=swept, leftovers=leftovers)
 
 
 # --- table metrics and warm queries ----------------------------------------------------------------------------------

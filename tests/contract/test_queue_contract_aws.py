@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 from moto import mock_aws
 
-from sleeper.adapters.aws.clients import AwsSettings
-from sleeper.adapters.aws.sqs_queue import SqsQueues, sqs_client
+from sleeper.adapters.aws.clients import AwsSettings, sqs_client
+from sleeper.adapters.aws.sqs_queue import SqsQueues
 from tests.contract.test_queue_contract import (
     should_count_visible_and_in_flight_messages,
     should_deduplicate_within_a_batch,

@@ -99,7 +99,7 @@ def should_keep_the_cluster_alive_with_the_configured_release_label_and_scaling(
 
 def should_hold_the_spark_settings_the_emr_launcher_gives_per_job_clusters(synthesized: Any) -> None:
     # Given the launcher's Spark settings for EMR hosts (per-job clusters)
-    launchers = pytest.importorskip("sleeper.adapters.aws.launchers")
+    launchers = pytest.importorskip("sleeper.adapters.aws.launchers.emr")
     properties = synthesized.stack.core.ctx.properties
     # When the persistent cluster's executor hosts are read
     _, cluster = _cluster(synthesized)

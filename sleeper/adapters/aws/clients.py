@@ -1,12 +1,15 @@
-"""Where to reach AWS, and builders for the boto3 clients the adapters take.
+"""Where to reach AWS, and builders for the boto3 clients the adapters take: one function per service, each making a
+new client (an instance's runtime shares one of each: :class:`~sleeper.adapters.aws.instance_clients.AwsClients`).
 
 Setting ``endpoint_url`` to an emulator (a moto server, LocalStack) switches every client to it with no other change.
+No mypy stubs are installed for ECS, EMR, EMR Serverless, EventBridge, STS, DynamoDB Streams or EC2, so their clients
+are typed ``Any``.
 """
 
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import boto3.session
 from botocore.config import Config
@@ -14,6 +17,14 @@ from botocore.config import Config
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sqs import SQSClient
+
+EcsClient = Any
+"""A boto3 ECS client."""
+EmrClient = Any
+"""A boto3 EMR client."""
+EmrServerlessClient = Any
+"""A boto3 EMR Serverless client."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,3 +94,60 @@ def s3_client(settings: AwsSettings) -> S3Client:
         endpoint_url=settings.endpoint_url,
         config=settings._config(path_style=settings.endpoint_url is not None),
     )
+
+
+def sqs_client(settings: AwsSettings) -> SQSClient:
+    """An SQS client for the settings.
+
+    Args:
+        settings: Where to reach AWS.
+
+    Returns:
+        A new client; boto3 clients are safe to share between threads.
+    """
+    return settings._session().client("sqs", endpoint_url=settings.endpoint_url, config=settings._config())
+
+
+def _untyped_client(settings: AwsSettings, service: str) -> Any:
+    """A new client of a service without mypy stubs installed."""
+    client: Any = settings._session().client(
+        service,  # type: ignore[call-overload]
+        endpoint_url=settings.endpoint_url,
+        config=settings._config(),
+    )
+    return client
+
+
+def ecs_client(settings: AwsSettings) -> EcsClient:
+    """An ECS client for the settings."""
+    return _untyped_client(settings, "ecs")
+
+
+def emr_client(settings: AwsSettings) -> EmrClient:
+    """An EMR client for the settings."""
+    return _untyped_client(settings, "emr")
+
+
+def emr_serverless_client(settings: AwsSettings) -> EmrServerlessClient:
+    """An EMR Serverless client for the settings."""
+    return _untyped_client(settings, "emr-serverless")
+
+
+def events_client(settings: AwsSettings) -> Any:
+    """An EventBridge client for the settings."""
+    return _untyped_client(settings, "events")
+
+
+def sts_client(settings: AwsSettings) -> Any:
+    """An STS client for the settings."""
+    return _untyped_client(settings, "sts")
+
+
+def streams_client(settings: AwsSettings) -> Any:
+    """A DynamoDB Streams client for the settings."""
+    return _untyped_client(settings, "dynamodbstreams")
+
+
+def ec2_client(settings: AwsSettings) -> Any:
+    """An EC2 client for the settings (the emulator makes a network for tasks with it)."""
+    return _untyped_client(settings, "ec2")

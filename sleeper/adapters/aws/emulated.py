@@ -4,9 +4,9 @@ application, EventBridge rules), and what the AWS services themselves do with th
 server) only records: SQS event source mappings receiving batches for Lambda, ECS tasks started by ``RunTask``, EMR
 Serverless job runs and EMR steps.
 
-Every function takes a boto3 client built from :class:`~sleeper.adapters.aws.clients.AwsSettings` (see
-:func:`events_client` and ``sleeper.adapters.aws.launchers``). ECS, EMR, EMR Serverless and EventBridge clients
-are typed ``Any`` (no stubs installed).
+Every function takes a boto3 client built from :class:`~sleeper.adapters.aws.clients.AwsSettings` by the builders of
+:mod:`sleeper.adapters.aws.clients`. ECS, EMR, EMR Serverless, EventBridge, DynamoDB Streams and EC2 clients are
+typed ``Any`` (no stubs installed).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.clients import AwsSettings
 from sleeper.adapters.aws.exceptions import translate
 from sleeper.adapters.aws.resources import queue_arn
 
@@ -38,25 +37,18 @@ __all__ = [
     "create_network",
     "create_emr_serverless_application",
     "emr_serverless_job_runs",
-    "events_client",
     "put_schedule_rule",
     "register_task_definition",
     "rule_state",
     "running_ecs_tasks",
     "schedule_expression",
     "stop_ecs_task",
-    "streams_client",
     "terminate_emr_cluster",
 ]
 
 _ENDED_JOB_RUN_STATES = frozenset({"FAILED", "CANCELLED", "CANCELLING"})
 """Not SUCCESS: moto reports every job run SUCCESS as soon as it is started."""
 _ACTIVE_CLUSTER_STATES = ["STARTING", "BOOTSTRAPPING", "RUNNING", "WAITING"]
-
-
-def events_client(settings: AwsSettings) -> Any:
-    """An EventBridge client for the settings."""
-    return settings._session().client("events", endpoint_url=settings.endpoint_url, config=settings._config())
 
 
 # --- SQS: what Lambda's event source mapping does --------------------------------------------------------------------
@@ -174,11 +166,6 @@ def _message_attribute(value: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # --- DynamoDB streams: what Lambda's stream event source mapping does ------------------------------------------------
-
-
-def streams_client(settings: AwsSettings) -> Any:
-    """A DynamoDB Streams client for the settings."""
-    return settings._session().client("dynamodbstreams", endpoint_url=settings.endpoint_url, config=settings._config())
 
 
 class DynamoDBStreamSource:
@@ -341,14 +328,17 @@ class Network:
     security_group_id: str
 
 
-def create_network(settings: AwsSettings, name: str) -> Network:
+def create_network(ec2: Any, name: str) -> Network:
     """Creates a VPC (10.0.0.0/16) with a subnet (10.0.0.0/24) and a security group named ``name``, which Fargate
     tasks (``awsvpc`` networking) need.
+
+    Args:
+        ec2: An EC2 client.
+        name: The security group's name.
 
     Raises:
         AwsError: If EC2 refuses.
     """
-    ec2 = settings._session().client("ec2", endpoint_url=settings.endpoint_url, config=settings._config())
     try:
         vpc_id = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
         subnet_id = ec2.create_subnet(VpcId=vpc_id, CidrBlock="10.0.0.0/24")["Subnet"]["SubnetId"]

@@ -10,26 +10,22 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.clients import AwsSettings
 from sleeper.adapters.aws.exceptions import error_code, translate
 
-__all__ = ["EventBridgeRules", "caller_account", "events_client"]
+__all__ = ["EventBridgeRules", "caller_account"]
 
 _NOT_FOUND_CODES = frozenset({"ResourceNotFoundException", "ResourceNotFound"})
 
 
-def events_client(settings: AwsSettings) -> Any:
-    """An EventBridge client for the settings."""
-    return settings._session().client("events", endpoint_url=settings.endpoint_url, config=settings._config())
-
-
-def caller_account(settings: AwsSettings) -> str:
+def caller_account(client: Any) -> str:
     """The AWS account of the credentials in use (STS ``GetCallerIdentity``).
+
+    Args:
+        client: An STS client (see :func:`~sleeper.adapters.aws.clients.sts_client`).
 
     Raises:
         AwsError: If STS cannot be reached or refuses.
     """
-    client: Any = settings._session().client("sts", endpoint_url=settings.endpoint_url, config=settings._config())
     try:
         return str(client.get_caller_identity()["Account"])
     except (ClientError, BotoCoreError) as e:
@@ -40,7 +36,7 @@ class EventBridgeRules:
     """Reads and switches the state of EventBridge rules.
 
     Args:
-        client: An EventBridge client (see :func:`events_client`).
+        client: An EventBridge client (see :func:`~sleeper.adapters.aws.clients.events_client`).
     """
 
     def __init__(self, client: Any) -> None:

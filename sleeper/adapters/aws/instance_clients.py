@@ -1,15 +1,34 @@
-"""The boto3 clients an AWS instance's runtime uses, built once from :class:`AwsSettings` and shared."""
+"""The one holder of the boto3 clients an AWS instance's runtime uses, each built once from :class:`AwsSettings` (by
+the builders of :mod:`sleeper.adapters.aws.clients`) and shared.
+
+:class:`~sleeper.runtime.aws.AwsInstance` owns one; every AWS path (the handlers' operations, compaction, the admin
+client, the emulator's pump) takes its clients from it rather than building and caching its own.
+"""
 
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.clients import AwsSettings, dynamodb_client, s3_client
+from sleeper.adapters.aws.clients import (
+    AwsSettings,
+    EcsClient,
+    EmrClient,
+    EmrServerlessClient,
+    dynamodb_client,
+    ec2_client,
+    ecs_client,
+    emr_client,
+    emr_serverless_client,
+    events_client,
+    s3_client,
+    sqs_client,
+    streams_client,
+    sts_client,
+)
 from sleeper.adapters.aws.exceptions import error_code, translate
-from sleeper.adapters.aws.sqs_queue import sqs_client
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -22,8 +41,8 @@ _NO_QUEUE_CODES = frozenset({"AWS.SimpleQueueService.NonExistentQueue", "QueueDo
 
 
 class AwsClients:
-    """DynamoDB, S3 and SQS clients for one set of settings, each built on first use (boto3 clients are safe to
-    share between threads).
+    """Every client for one set of settings, each built on first use (boto3 clients are safe to share between
+    threads).
 
     Args:
         settings: How to reach AWS.
@@ -38,6 +57,11 @@ class AwsClients:
         return dynamodb_client(self.settings)
 
     @cached_property
+    def dynamodb_streams(self) -> Any:
+        """The DynamoDB Streams client."""
+        return streams_client(self.settings)
+
+    @cached_property
     def s3(self) -> S3Client:
         """The S3 client."""
         return s3_client(self.settings)
@@ -46,6 +70,36 @@ class AwsClients:
     def sqs(self) -> SQSClient:
         """The SQS client."""
         return sqs_client(self.settings)
+
+    @cached_property
+    def ecs(self) -> EcsClient:
+        """The ECS client."""
+        return ecs_client(self.settings)
+
+    @cached_property
+    def emr(self) -> EmrClient:
+        """The EMR client."""
+        return emr_client(self.settings)
+
+    @cached_property
+    def emr_serverless(self) -> EmrServerlessClient:
+        """The EMR Serverless client."""
+        return emr_serverless_client(self.settings)
+
+    @cached_property
+    def events(self) -> Any:
+        """The EventBridge client."""
+        return events_client(self.settings)
+
+    @cached_property
+    def sts(self) -> Any:
+        """The STS client."""
+        return sts_client(self.settings)
+
+    @cached_property
+    def ec2(self) -> Any:
+        """The EC2 client."""
+        return ec2_client(self.settings)
 
     def queue_url(self, name: str) -> str | None:
         """The URL of the SQS queue with a name, or None if there is none.

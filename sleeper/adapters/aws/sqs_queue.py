@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.clients import AwsSettings
 from sleeper.adapters.aws.exceptions import AwsError, error_code, translate
 from sleeper.adapters.aws.resources import create_queue, queue_arn, queue_attributes
 from sleeper.core.queue import (
@@ -70,18 +69,6 @@ _SYSTEM_ATTRIBUTES: list[MessageSystemAttributeNameType] = [
     "MessageGroupId",
     "DeadLetterQueueSourceArn",
 ]
-
-
-def sqs_client(settings: AwsSettings) -> SQSClient:
-    """An SQS client for the settings.
-
-    Args:
-        settings: Where to reach AWS.
-
-    Returns:
-        A new client; boto3 clients are safe to share between threads.
-    """
-    return settings._session().client("sqs", endpoint_url=settings.endpoint_url, config=settings._config())
 
 
 def _seconds(value: float) -> int:

@@ -16,27 +16,25 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from sleeper.adapters.aws.clients import s3_client
-from sleeper.adapters.aws.launchers import (
+from sleeper.adapters.aws.clients import ecs_client, emr_client, emr_serverless_client, s3_client, sqs_client
+from sleeper.adapters.aws.launchers.bulk_import import SparkDriver, bulk_import_job_store
+from sleeper.adapters.aws.launchers.ecs import (
     CAPACITY_UNAVAILABLE,
     COMPACTION_CONTAINER_NAME,
     EcsTaskLauncher,
-    EmrPlatform,
-    EmrServerlessPlatform,
-    PersistentEmrPlatform,
-    SparkDriver,
-    bulk_import_job_store,
     compaction_task_launcher,
-    ecs_client,
-    emr_client,
+    ingest_run_task_request,
+)
+from sleeper.adapters.aws.launchers.emr import (
+    EmrPlatform,
+    PersistentEmrPlatform,
     emr_driver,
     emr_run_job_flow_request,
-    emr_serverless_client,
-    ingest_run_task_request,
     persistent_emr_requeue,
 )
+from sleeper.adapters.aws.launchers.emr_serverless import EmrServerlessPlatform
 from sleeper.adapters.aws.resources import create_bucket, create_queue
-from sleeper.adapters.aws.sqs_queue import SqsQueues, sqs_client
+from sleeper.adapters.aws.sqs_queue import SqsQueues
 from sleeper.bulk_import.launch_ports import BulkImportRun, PlatformStart, bulk_import_job_key
 from sleeper.compaction.task_creation import create_compaction_tasks
 from sleeper.core.jobs.bulk_import import BulkImportJob

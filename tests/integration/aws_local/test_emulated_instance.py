@@ -12,7 +12,8 @@ from typing import Any
 import boto3
 import pytest
 
-from sleeper.adapters.aws.launchers import ecs_client, ingest_task_launcher
+from sleeper.adapters.aws.clients import ecs_client
+from sleeper.adapters.aws.launchers.ecs import ingest_task_launcher
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.properties import InstanceProperties
 from sleeper.runtime import registry

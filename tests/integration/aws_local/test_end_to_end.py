@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from lambdas._common import IDLE_WAIT_ENV
+from sleeper.adapters.aws.clients import emr_serverless_client
 from sleeper.adapters.aws.emulated import emr_serverless_job_runs
-from sleeper.adapters.aws.launchers import emr_serverless_client
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions import LogType
 from sleeper.runtime import registry

@@ -22,8 +22,8 @@ from lambdas import (
 )
 from lambdas._common import use_instance
 from lambdas.compaction_task import IDLE_WAIT_ENV, idle_wait_seconds, run_task, task_settings
+from sleeper.adapters.aws.clients import ecs_client
 from sleeper.adapters.aws.emulated import running_ecs_tasks
-from sleeper.adapters.aws.launchers import ecs_client
 from sleeper.compaction.creation import compaction_output_file
 from sleeper.compaction.task import JobOutcome, TaskSettings
 from sleeper.core.jobs.compaction import CompactionJob, CompactionJobBatch, CompactionJobDispatchRequest

@@ -30,8 +30,8 @@ from lambdas import (
 )
 from lambdas._common import use_instance
 from lambdas.ingest_task import run_task
+from sleeper.adapters.aws.clients import ecs_client, emr_serverless_client
 from sleeper.adapters.aws.emulated import emr_serverless_job_runs, running_ecs_tasks
-from sleeper.adapters.aws.launchers import ecs_client, emr_serverless_client
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema

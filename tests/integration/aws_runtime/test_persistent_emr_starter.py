@@ -16,7 +16,7 @@ import pytest
 
 from lambdas import bulk_import_starter
 from lambdas._common import use_instance
-from sleeper.adapters.aws.launchers import emr_client
+from sleeper.adapters.aws.clients import emr_client
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers import IngestJobStatusType

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sleeper.adapters.aws.clients import s3_client
-from sleeper.adapters.aws.event_rules import EventBridgeRules, events_client
+from sleeper.adapters.aws.clients import events_client, s3_client
+from sleeper.adapters.aws.event_rules import EventBridgeRules
 from sleeper.adapters.aws.properties import S3PropertiesStore
 from sleeper.cli.main import run
 from sleeper.core.properties import INSTANCE_PROPERTIES_KEY

@@ -1,0 +1,17 @@
+"""Starting work on AWS: ECS tasks for compaction and ingest (spec 3.3, 4.4), and bulk import Spark jobs on EMR
+Serverless, an EMR cluster per job, or a persistent EMR cluster (spec 3.5). One module per way of starting work:
+
+* :mod:`~sleeper.adapters.aws.launchers.ecs`: ECS tasks (the ``TaskLauncher`` ports of
+  :mod:`sleeper.compaction.launch_ports` and :mod:`sleeper.ingest.launch_ports`);
+* :mod:`~sleeper.adapters.aws.launchers.bulk_import`: what every bulk import platform shares (the ports of
+  :mod:`sleeper.bulk_import.launch_ports`): the job file in the bulk import bucket, the requeue, the Spark driver and
+  its arguments;
+* :mod:`~sleeper.adapters.aws.launchers.emr_serverless`: bulk import jobs on the EMR Serverless application;
+* :mod:`~sleeper.adapters.aws.launchers.emr`: bulk import jobs on an EMR cluster of their own, or as steps of the
+  persistent EMR cluster;
+* :mod:`~sleeper.adapters.aws.launchers.common`: the one rule they share for reading the instance properties a stack
+  sets.
+
+The clients they take are built by :mod:`sleeper.adapters.aws.clients` (an instance's runtime shares one of each
+through :class:`~sleeper.adapters.aws.instance_clients.AwsClients`).
+"""
