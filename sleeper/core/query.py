@@ -11,9 +11,10 @@ instead of ``tableName``, plus ``subQueryId``, ``leafPartitionId``, ``partitionR
 
 Regions are read against the table's schema, so ``QuerySerDe`` takes schema lookups by table name and id and calls
 them with the table read from the message. The Python client's form is read too: ``"stringsBase64Encoded": false``
-with raw strings, and ``"max": null`` for an unbounded range. Every problem raises ``QueryValidationError`` naming the
-JSON path, the query id and the status report destinations (where they could be read), so the failure can be
-reported.
+with raw strings, and ``"max": null`` for an unbounded range. Query and sub-query ids name result files, so they must
+follow the safe id rule (``sleeper.core.jobs.paths.SAFE_ID_RULE``; the client's UUIDs do). Every problem raises
+``QueryValidationError`` naming the JSON path, the query id and the status report destinations (where they could be
+read), so the failure can be reported.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from sleeper.core.jobs.exceptions import (
     QueryValidationError,
     UnknownFieldError,
 )
-from sleeper.core.jobs.paths import check_safe_path
+from sleeper.core.jobs.paths import check_safe_id, check_safe_path
 from sleeper.core.range import Region
 from sleeper.core.schema import PrimitiveType, Schema
 
@@ -105,10 +106,13 @@ class Query:
     """A request for the rows of a table whose row keys lie in any of some regions.
 
     Attributes:
-        query_id: The query id, unique per query; results and tracking are keyed by it.
+        query_id: The query id, unique per query; results and tracking are keyed by it (a safe id).
         table_name: The table to query.
         regions: The regions to return rows from.
         processing: How results are processed and published.
+
+    Raises:
+        UnsafeIdError: If the query id breaks the safe id rule.
     """
 
     query_id: str
@@ -117,6 +121,7 @@ class Query:
     processing: QueryProcessingConfig = field(default_factory=QueryProcessingConfig)
 
     def __post_init__(self) -> None:
+        check_safe_id(self.query_id, where="$.queryId", what="query id")
         object.__setattr__(self, "regions", tuple(self.regions))
 
     def leaf_query(
@@ -156,6 +161,9 @@ class LeafPartitionQuery:
         regions: The parts of the query's regions that overlap the leaf.
         files: The files to read: those referenced on the leaf and its ancestors.
         processing: The parent query's processing.
+
+    Raises:
+        UnsafeIdError: If the query id or sub-query id breaks the safe id rule.
     """
 
     query_id: str
@@ -168,6 +176,8 @@ class LeafPartitionQuery:
     processing: QueryProcessingConfig = field(default_factory=QueryProcessingConfig)
 
     def __post_init__(self) -> None:
+        check_safe_id(self.query_id, where="$.queryId", what="query id")
+        check_safe_id(self.sub_query_id, where="$.subQueryId", what="sub-query id")
         object.__setattr__(self, "regions", tuple(self.regions))
         object.__setattr__(self, "files", tuple(self.files))
 
@@ -300,7 +310,7 @@ class QuerySerDe:
             )
         leaf = query_type == LEAF_PARTITION_QUERY_TYPE
         wire.check_fields(obj, _LEAF_QUERY_FIELDS if leaf else _QUERY_FIELDS)
-        query_id = wire.required_str(obj, "queryId")
+        query_id = wire.required_id(obj, "queryId", what="query id")
         table_key = "tableId" if leaf else "tableName"
         table = wire.required_str(obj, table_key)
         schema = self._lookup(table, f"$.{table_key}", by_id=leaf)
@@ -316,7 +326,7 @@ class QuerySerDe:
             check_safe_path(name, where=f"$.files[{i}]", allow_local=True)
         return LeafPartitionQuery(
             query_id=query_id,
-            sub_query_id=wire.required_str(obj, "subQueryId"),
+            sub_query_id=wire.required_id(obj, "subQueryId", what="sub-query id"),
             table_id=table,
             leaf_partition_id=wire.required_str(obj, "leafPartitionId"),
             partition_region=_region(schema, raw_region, "$.partitionRegion"),
