@@ -389,6 +389,8 @@ def query(
     from sleeper.cli import query_output
     from sleeper.cli.query_args import parse_exact, parse_range
 
+    if limit < 1:
+        raise SleeperError(f"--limit must be a positive number of rows to print, got {limit}")
     admin = _open()
     table = admin.table(name)
     schema = table.schema

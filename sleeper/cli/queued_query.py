@@ -10,12 +10,15 @@ import pyarrow as pa
 from rich.console import Console
 from rich.table import Table
 
+from sleeper.core.exceptions import SleeperError
 from sleeper.core.query import Query, QueryProcessingConfig
 from sleeper.core.range import Region
-from sleeper.core.trackers import TrackedQuery
+from sleeper.core.trackers import QueryState, TrackedQuery
 
 if TYPE_CHECKING:
     from sleeper.runtime.admin import AdminInstance, AdminTable
+
+_FAILED = (QueryState.FAILED, QueryState.PARTIALLY_FAILED)
 
 
 def run_through_queue(
@@ -28,7 +31,12 @@ def run_through_queue(
     console: Console,
 ) -> pa.Table | None:
     """Sends the query to the query queue and shows the tracker. Locally the query and leaf handlers run it at once
-    and its rows are returned in key order; on AWS the deployed functions run it, and None is returned."""
+    and its rows are returned in key order; on AWS the deployed functions run it, and None is returned.
+
+    Raises:
+        SleeperError: If the tracker records the query FAILED or PARTIALLY_FAILED, with the reasons it holds (no rows
+            are returned, so an incomplete answer is never shown as the whole one).
+    """
     schema = table.schema
     wanted = [Region.exact(schema, k) for k in keys] + list(regions)
     query = Query(
@@ -44,9 +52,15 @@ def run_through_queue(
             f"'sleeper report query {query.query_id}'",
             highlight=False,
         )
-    rows = [query_row(r) for r in tracker_rows(instance, query.query_id)]
+    tracked = tracker_rows(instance, query.query_id)
+    rows = [query_row(r) for r in tracked]
     if rows or result is not None:
         console.print(tracker_table(f"Query {query.query_id}", rows))
+    failed = [r for r in tracked if r.is_parent and r.last_known_state in _FAILED]
+    if failed:
+        reasons = sorted({r.error_message for r in tracked if r.error_message}) or ["no reason recorded"]
+        state = failed[0].last_known_state.value
+        raise SleeperError(f"query {query.query_id} {state} in the query tracker: {'; '.join(reasons)}")
     return result
 
 

@@ -28,7 +28,8 @@ def next_value(value: KeyValue) -> KeyValue:
 class Range:
     """A range of values of one row key field.
 
-    ``max=None`` means unbounded above, which forces ``max_inclusive=False``.
+    ``max=None`` means unbounded above, which forces ``max_inclusive=False``. A minimum greater than the maximum is
+    refused (``RangeError``): queries from the CLI, the Python API and the query queue all build their ranges here.
     """
 
     field: Field
@@ -44,6 +45,10 @@ class Range:
             object.__setattr__(self, "max_inclusive", False)
         else:
             object.__setattr__(self, "max", ptype.check(self.max, self.field.name))
+            if self.min > self.max:  # type: ignore[operator]
+                raise RangeError(
+                    f"range of row key {self.field.name!r}: min {self.min!r} is greater than max {self.max!r}"
+                )
 
     @classmethod
     def whole(cls, field: Field) -> Range:
@@ -95,8 +100,9 @@ class Range:
         low = max(self.canonical_min, other.canonical_min)
         a, b = self.canonical_max, other.canonical_max
         high = a if b is None else b if a is None else min(a, b)
-        result = Range(field=self.field, min=low, max=high)
-        return None if result.is_empty() else result
+        if high is not None and not low < high:  # type: ignore[operator]
+            return None
+        return Range(field=self.field, min=low, max=high)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +226,7 @@ class Region:
                 ranges[name] = Range(
                     field=f, min=low, min_inclusive=min_inclusive, max=high, max_inclusive=max_inclusive
                 )
-            except KeyTypeError as e:
+            except (KeyTypeError, RangeError) as e:
                 raise SerDeError(f"{where}: {e}") from None
         return cls(ranges)
 

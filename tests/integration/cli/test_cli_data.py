@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sleeper.cli.main import run
+from sleeper.core.exceptions import RangeError
 from sleeper.runtime.local import LocalInstance
 
 pytestmark = pytest.mark.integration
@@ -253,9 +254,27 @@ def should_refuse_bad_query_arguments(
     # When it is queried with a bad argument
     capsys.readouterr()
     code = run(["query", "things", *argv])
-    # Then the error names the problem
+    # Then the error names the problem, in one line with no traceback
     assert code == 1
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err.strip()
+    assert message in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def should_query_values_holding_commas_written_in_double_quotes(
+    instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given rows whose keys hold commas
+    keys = ["a,1", "a,2", "a,3", "b"]
+    path = tmp_path / "commas.parquet"
+    pq.write_table(pa.table({"key": keys, "value": pa.array(range(4), pa.int64())}), path)
+    assert run(["ingest", "things", str(path)]) == 0
+    # When they are queried with quoted values
+    exact = _json(capsys, ["query", "things", "--exact", 'key="a,2"', "--format", "json"])
+    ranged = _json(capsys, ["query", "things", "--range", 'key=["a,1","a,3"]', "--format", "json"])
+    # Then the comma is part of the value
+    assert [r["key"] for r in exact["rows"]] == ["a,2"]  # type: ignore[index]
+    assert [r["key"] for r in ranged["rows"]] == ["a,1", "a,2", "a,3"]  # type: ignore[index]
 
 
 def should_offer_exact_and_range_queries_from_python(instance: Path, tmp_path: Path) -> None:
@@ -271,3 +290,22 @@ def should_offer_exact_and_range_queries_from_python(instance: Path, tmp_path: P
         92,
         93,
     ]
+        (["--range", "key=[k-9,k-1)"], "min 'k-9' is greater than max 'k-1'"),
+        (["--range", "key=(k-9,k-1]"], "min 'k-9' is greater than max 'k-1'"),
+        (["--exact", "key=a,key=b"], "names row key key twice"),
+        (["--exact", "key=a,other=b"], "'other' is not a row key field"),
+        (["--exact", "key=a,b"], "write a value holding a comma in double quotes"),
+        (["--range", "key=[a,,b)"], "write a bound holding a comma in double quotes"),
+        (["--range", 'key=["a,b)'], "does not start with a whole JSON string"),
+        (["--limit", "0"], "--limit must be a positive number of rows"),
+        (["--limit", "-1"], "--limit must be a positive number of rows"),
+
+
+def should_refuse_an_inverted_range_from_python(instance: Path, tmp_path: Path) -> None:
+    # Given a table with rows
+    assert run(["ingest", "things", str(_parquet(tmp_path / "a.parquet", 100))]) == 0
+    table = LocalInstance(instance).table("things")
+    # When a range is asked for whose minimum is above its maximum
+    # Then it is refused with a typed error rather than answered with no rows
+    with pytest.raises(RangeError, match="min 'k-0093' is greater than max 'k-0090'"):
+        table.range("k-0093", "k-0090")

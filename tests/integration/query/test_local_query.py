@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 import pytest
 
 import sleeper
-from sleeper.core.exceptions import SleeperError
+from sleeper.core.exceptions import RangeError, SleeperError
 from sleeper.core.query import Query, QuerySerDe, QueryValidationError
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
@@ -152,10 +152,12 @@ def should_return_rows_in_ranges_with_each_inclusiveness(tmp_path: Path, low_inc
         (250, 120),
     ]
     for low, high in bounds:
-        # When a range is queried
-        region = Region.of([Range(field=KEY, min=low, min_inclusive=low_inc, max=high, max_inclusive=high_inc)])
+        # When a range is queried (one with min above max is refused: it is not a range)
         if high is not None and high < low:
+            with pytest.raises(RangeError):
+                Range(field=KEY, min=low, min_inclusive=low_inc, max=high, max_inclusive=high_inc)
             continue
+        region = Region.of([Range(field=KEY, min=low, min_inclusive=low_inc, max=high, max_inclusive=high_inc)])
         result = table_query(table, regions=[region])
         # Then exactly the rows in it come back, in key order
         expected = data.filter(_range_mask(data["key"], low, high, low_inc, high_inc))

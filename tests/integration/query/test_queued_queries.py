@@ -83,6 +83,12 @@ def should_complete_a_query_with_no_leaves_to_read_with_zero_rows(tmp_path: Path
     [
         (json.dumps({"queryId": "bad-1", "tableName": "nope", "type": "Query", "regions": []}), "nope"),
         (json.dumps({"queryId": "bad-2", "tableName": "t", "type": "Query", "regions": [{"key": "x"}]}), "regions"),
+        (
+            json.dumps(
+                {"queryId": "bad-3", "tableName": "t", "type": "Query", "regions": [{"key": {"min": 9, "max": 1}}]}
+            ),
+            "$.regions[0].key: range of row key 'key': min 9 is greater than max 1",
+        ),
     ],
 )
 def should_track_an_invalid_query_as_failed_with_the_reason(table: LocalTable, body: str, error: str) -> None:
@@ -116,6 +122,26 @@ def should_query_through_the_queue_from_the_command_line(
     tracked = json.loads(_report(capsys))
     parents = [r for r in tracked if r["subQueryId"] == "-"]
     assert [(p["lastKnownState"], p["rowCount"]) for p in parents] == [("COMPLETED", 10)]
+
+
+def should_exit_non_zero_with_the_reason_when_the_tracker_records_the_query_failed(
+    table: LocalTable, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a table whose data files have gone
+    monkeypatch.setenv("SLEEPER_INSTANCE", str(table.instance.directory))
+    for filename in {r.filename for r in table.file_references()}:
+        Path(filename.removeprefix("file://")).unlink()
+    # When a range across two leaves is queried through the query queue
+    capsys.readouterr()
+    code = run(["query", "t", "--range", "key=[95,105)", "--via-queue", "--format", "json"])
+    # Then the command fails, naming the query and why, as the tracker records it
+    err = capsys.readouterr().err
+    tracked = json.loads(_report(capsys))
+    parents = [r for r in tracked if r["subQueryId"] == "-"]
+    assert [p["lastKnownState"] for p in parents] == ["FAILED"]
+    assert code == 1
+    assert f"query {parents[0]['queryId']} FAILED" in err
+    assert all(r["errors"] in err for r in tracked if r["errors"])
 
 
 def _report(capsys: pytest.CaptureFixture[str]) -> str:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from sleeper.core.exceptions import SerDeError
+from sleeper.core.exceptions import RangeError, SerDeError
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 
@@ -112,9 +112,42 @@ def should_read_python_client_region_with_raw_strings() -> None:
         ({"num": {"max": 3}}, "region.num.min is missing"),
         ({"key": {"min": "***"}}, "region.key.min is not valid base64"),
         ({"num": {"min": 1, "minInclusive": "yes"}}, "must be booleans"),
+        ({"num": {"min": 10, "max": 1}}, "min 10 is greater than max 1"),
     ],
 )
 def should_reject_invalid_region_json(doc: dict[str, object], message: str) -> None:
     with pytest.raises(SerDeError) as error:
         Region.from_dict(SCHEMA, doc)
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "low", "high"),
+    [(NUM, 10, 1), (KEY, "b", "a"), (RAW, b"\x02", b"\x01")],
+)
+@pytest.mark.parametrize("max_inclusive", [False, True])
+def should_refuse_an_inverted_range(field: Field, low: object, high: object, max_inclusive: bool) -> None:
+    # When a range is made whose minimum is greater than its maximum
+    with pytest.raises(RangeError) as error:
+        Range(field=field, min=low, max=high, max_inclusive=max_inclusive)  # type: ignore[arg-type]
+    # Then it is refused, naming the field and both bounds
+    message = str(error.value)
+    assert field.name in message and "greater than max" in message
+    assert repr(low) in message and repr(high) in message
+
+
+def should_allow_a_range_whose_bounds_are_equal() -> None:
+    # A single value, and an empty range with equal bounds, are not inverted
+    assert Range(field=NUM, min=5, max=5, max_inclusive=True).contains(5)
+    assert Range(field=NUM, min=5, max=5).is_empty()
+
+
+def should_find_no_intersection_of_ranges_far_apart() -> None:
+    # Given ranges with a gap between them
+    a = Range(field=NUM, min=0, max=5)
+    b = Range(field=KEY, min="m", max="z")
+    c = Range(field=KEY, min="a", max="c", max_inclusive=True)
+    # Then they have no intersection, either way round
+    assert a.intersection(Range(field=NUM, min=10, max=20)) is None
+    assert Range(field=NUM, min=10, max=None).intersection(a) is None
+    assert b.intersection(c) is None and c.intersection(b) is None
