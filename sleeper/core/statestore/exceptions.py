@@ -55,3 +55,7 @@ class InvalidTransactionError(StateStoreError):
 
 class FileOutsideTableError(StateStoreError):
     """A transaction names a file outside the table's own data prefix."""
+
+
+class TableDeletedError(StateStoreError):
+    """A transaction was refused because its table was deleted (or is being deleted)."""

@@ -245,6 +245,15 @@ def should_write_query_results_to_a_file(
         (["--range", "value=[1,2)"], "'value' is not a row key field"),
         (["--format", "xml"], "--format must be one of"),
         (["--format", "parquet"], "--format parquet needs --output FILE"),
+        (["--range", "key=[k-9,k-1)"], "min 'k-9' is greater than max 'k-1'"),
+        (["--range", "key=(k-9,k-1]"], "min 'k-9' is greater than max 'k-1'"),
+        (["--exact", "key=a,key=b"], "names row key key twice"),
+        (["--exact", "key=a,other=b"], "'other' is not a row key field"),
+        (["--exact", "key=a,b"], "write a value holding a comma in double quotes"),
+        (["--range", "key=[a,,b)"], "write a bound holding a comma in double quotes"),
+        (["--range", 'key=["a,b)'], "does not start with a whole JSON string"),
+        (["--limit", "0"], "--limit must be a positive number of rows"),
+        (["--limit", "-1"], "--limit must be a positive number of rows"),
     ],
 )
 def should_refuse_bad_query_arguments(
@@ -290,15 +299,6 @@ def should_offer_exact_and_range_queries_from_python(instance: Path, tmp_path: P
         92,
         93,
     ]
-        (["--range", "key=[k-9,k-1)"], "min 'k-9' is greater than max 'k-1'"),
-        (["--range", "key=(k-9,k-1]"], "min 'k-9' is greater than max 'k-1'"),
-        (["--exact", "key=a,key=b"], "names row key key twice"),
-        (["--exact", "key=a,other=b"], "'other' is not a row key field"),
-        (["--exact", "key=a,b"], "write a value holding a comma in double quotes"),
-        (["--range", "key=[a,,b)"], "write a bound holding a comma in double quotes"),
-        (["--range", 'key=["a,b)'], "does not start with a whole JSON string"),
-        (["--limit", "0"], "--limit must be a positive number of rows"),
-        (["--limit", "-1"], "--limit must be a positive number of rows"),
 
 
 def should_refuse_an_inverted_range_from_python(instance: Path, tmp_path: Path) -> None:
