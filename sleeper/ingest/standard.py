@@ -34,9 +34,9 @@ import pyarrow.compute as pc
 from pyarrow import fs as pafs
 
 from sleeper.core.faults import crash_point
+from sleeper.core.jobs.paths import join_under
 from sleeper.core.partition import Partition, PartitionTree
 from sleeper.core.schema import KeyValue, Schema
-from sleeper.core.jobs.paths import join_under
 from sleeper.core.statestore.references import FileReference
 from sleeper.ingest.exceptions import IngestConfigError, IngestError
 from sleeper.io.arrow_schema import arrow_schema, conform_batch

@@ -386,6 +386,8 @@ class LocalAdmin:
     def run_queued_query(self, query: Query, schema: Schema) -> pa.Table:
         """Sends the query to the query queue, lets the query and leaf handlers run it, and reads the sub-queries'
         result files back in key order."""
+        from pathlib import Path
+
         import pyarrow.parquet as pq
 
         from sleeper.core.query import QuerySerDe
@@ -407,8 +409,6 @@ class LocalAdmin:
             return arrow_schema(schema).empty_table().select(names + values)
         key_names = [(f.name, "ascending") for f in schema.row_key_fields + schema.sort_key_fields]
         return pa.concat_tables(parts).sort_by(key_names)
-        from pathlib import Path
-
 
     def is_paused(self) -> bool:
         """Whether the scheduler is paused."""
