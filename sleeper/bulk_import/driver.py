@@ -9,7 +9,8 @@ EMR Serverless or EMR runs reads that file and calls :func:`run_started_bulk_imp
    recorded as a failed run with the reasons, and nothing is written;
 2. records the run started (not the start of a run: the starter's validation began it);
 3. writes the data with Spark and commits it once per job id (as :func:`sleeper.bulk_import.runner.run_bulk_import`
-   does: a job whose files were added before adds nothing, and a run that loses the race drops its files);
+   does: a job whose files were added before from the same input files adds nothing, one whose id was used for other
+   input files fails with ``JobIdReusedError`` before Spark starts, and a run that loses the race drops its files);
 4. records the run finished, or failed with the error.
 
 So the job's one run in the tracker goes validated → started → finished (or failed), as Sleeper's driver records it.
@@ -101,7 +102,7 @@ def run_started_bulk_import(
     )
     state_store = table.state_store
     try:
-        if state_store.has_added_job(job.id):
+        if state_store.job_already_added(job.id, validation.inputs_hash):
             result = BulkImportResult(rows_read=0, rows_written=0, already_added=True)
         else:
             session = spark if spark is not None else spark_session()
@@ -125,6 +126,7 @@ def run_started_bulk_import(
                 job_id=job.id,
                 task_id=task_id,
                 job_run_id=job_run_id,
+                inputs_hash=validation.inputs_hash,
                 rows_read=validation.total_rows,
                 options=options,
                 clock=clock,

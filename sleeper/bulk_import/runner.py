@@ -3,7 +3,8 @@
 :func:`run_bulk_import` checks the job (:func:`sleeper.bulk_import.validation.validate_job`). A rejected job is
 recorded in the ingest job tracker with its reasons and changes nothing. An accepted job is recorded as validated
 and started; the Spark job writes one file per leaf partition (:func:`sleeper.bulk_import.spark_job.write_with_spark`),
-and the files are committed in one ADD_FILES transaction carrying the job id, so a job run twice adds its rows once:
+and the files are committed in one ADD_FILES transaction carrying the job id and the hash of its input files, so a
+job run twice adds its rows once (and a job id already used for other input files is rejected before Spark starts):
 
 * if the state store has already applied an ADD_FILES of the job, nothing is read or written;
 * if another run of the job commits between this run's check and its commit, the state store skips this run's
@@ -27,6 +28,7 @@ from sleeper.bulk_import.spark_job import delete_written, spark_session, write_w
 from sleeper.bulk_import.validation import validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.jobs.exceptions import MessageError
+from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.trackers import IngestJobFailed, IngestJobFinished, IngestJobStarted, IngestJobValidated
 from sleeper.io.filesystem import FileSystemOptions
@@ -123,7 +125,13 @@ def run_bulk_import(
     validation = validate_job(instance, job, options=options)
     table = validation.table
     uris = tuple(f.uri for f in validation.files)
-    if table is None or not validation.accepted:
+    reasons = validation.reasons
+    if table is not None and validation.accepted:
+        try:
+            table.state_store.job_already_added(job.id, validation.inputs_hash)
+        except JobIdReusedError as e:
+            reasons = (str(e),)
+    if table is None or reasons:
         table_id = table.table_id if table is not None else None
         tracker.record(
             IngestJobValidated(
@@ -133,12 +141,12 @@ def run_bulk_import(
                 job_run_id=run_id,
                 task_id=task_id,
                 file_count=len(job.files),
-                reasons=validation.reasons,
+                reasons=reasons,
                 json_message=job.json_message if job.json_message is not None else job.to_json(),
             )
         )
         return BulkImportOutcome(
-            job_id=job.id, outcome=JobOutcome.REJECTED, table_id=table_id, files=uris, reasons=validation.reasons
+            job_id=job.id, outcome=JobOutcome.REJECTED, table_id=table_id, files=uris, reasons=reasons
         )
     table_id = table.table_id
     tracker.record(
@@ -164,7 +172,7 @@ def run_bulk_import(
     )
     state_store = table.state_store
     try:
-        if state_store.has_added_job(job.id):
+        if state_store.job_already_added(job.id, validation.inputs_hash):
             result = BulkImportResult(rows_read=0, rows_written=0, already_added=True)
         else:
             own_session = spark is None
@@ -189,6 +197,7 @@ def run_bulk_import(
                 job_id=job.id,
                 task_id=task_id,
                 job_run_id=run_id,
+                inputs_hash=validation.inputs_hash,
                 rows_read=validation.total_rows,
                 options=options,
                 clock=clock,
@@ -242,12 +251,21 @@ def commit_bulk_import_files(
     rows_read: int,
     options: FileSystemOptions | None,
     clock: Callable[[], datetime],
+    inputs_hash: str | None = None,
 ) -> BulkImportResult:
-    """Commits the files in one ADD_FILES with the job id; drops them if another run of the job committed first."""
+    """Commits the files in one ADD_FILES with the job id and the hash of its input files; drops them if another run
+    of the job committed first, or if the state store refuses them (``JobIdReusedError`` for other input files)."""
     if not references:
         return BulkImportResult(rows_read=rows_read, rows_written=0)
     try:
-        state_store.add_files(references, job_id=job_id, task_id=task_id, job_run_id=job_run_id, written_time=clock())
+        state_store.add_files(
+            references,
+            job_id=job_id,
+            task_id=task_id,
+            job_run_id=job_run_id,
+            written_time=clock(),
+            inputs_hash=inputs_hash,
+        )
     except BaseException:
         delete_written(references, options)
         raise

@@ -8,7 +8,9 @@ alphanumerics and dashes of at most 63 characters, and at least one file. Here:
   files are ignored), and a path that holds no such file rejects the job;
 * every file must be readable Parquet holding each column of the table with a type that reads as the table's.
 
-The footers read for the schemas also give the number of rows of the input.
+The footers read for the schemas also give the number of rows of the input. The state store is not read here (the
+starter has no access to it): whether the job id was already used for other input files is checked where the job
+runs, against :attr:`JobValidation.inputs_hash`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pyarrow import fs as pafs
 from sleeper.bulk_import.ports import BulkImportInstance, BulkImportTable
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.bulk_import import BulkImportJob
+from sleeper.core.statestore.state import input_files_hash
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.input_files import expand_paths, read_footer, reads_as, schema_problems
@@ -63,6 +66,11 @@ class JobValidation:
     def total_rows(self) -> int:
         """The rows in all the input files."""
         return sum(f.rows for f in self.files)
+
+    @property
+    def inputs_hash(self) -> str:
+        """The hash of the input files, recorded with the job id when its files are added."""
+        return input_files_hash(f.uri for f in self.files)
 
 
 def validate_job(

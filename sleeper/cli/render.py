@@ -192,22 +192,28 @@ def summary_panel(summary: dict[str, Any]) -> Panel:
 
 
 def ingest_jobs_report(statuses: list[IngestJobStatus]) -> list[dict[str, Any]]:
-    """Ingest job statuses as plain data, latest run first."""
+    """Ingest job statuses as plain data.
+
+    The times and figures are those of the run that gave the job its status (for a finished job, the run that wrote
+    its data), the reasons and ``latestRunStatus`` those of the latest run (a rerun that was rejected, for example).
+    """
     out: list[dict[str, Any]] = []
     for status in statuses:
-        run = status.latest_run
+        run = next(r for r in status.runs if r.status is status.status)
+        latest = status.latest_run
         out.append(
             {
                 "jobId": status.job_id,
                 "tableId": status.table_id,
                 "status": status.status.value,
                 "runs": len(status.runs),
+                "latestRunStatus": latest.status.value,
                 "startTime": run.start_time.isoformat(),
                 "finishTime": run.finish_time.isoformat() if run.finish_time else None,
                 "rowsRead": run.rows_read,
                 "rowsWritten": run.rows_written,
                 "filesWritten": run.files_written,
-                "reasons": list(run.failure_reasons),
+                "reasons": list(latest.failure_reasons),
             }
         )
     return out
@@ -219,9 +225,10 @@ def ingest_jobs_table(report: list[dict[str, Any]]) -> Table:
     for column in ("Job", "Status", "Runs", "Started", "Rows read", "Rows written", "Reasons"):
         out.add_column(column, overflow="fold")
     for job in report:
+        latest = "" if job["latestRunStatus"] == job["status"] else f" (latest run {job['latestRunStatus']})"
         out.add_row(
             job["jobId"],
-            job["status"],
+            job["status"] + latest,
             str(job["runs"]),
             job["startTime"],
             f"{job['rowsRead']:,}",

@@ -2,7 +2,8 @@
 
 :func:`ingest_rows` turns any of them into record batches for :func:`sleeper.ingest.standard.ingest_batches` and
 ingests them into a table. Parquet files are read batch by batch (``pre_buffer=False``), so a large file is never
-held in memory whole.
+held in memory whole. With a job id, the hash of the Parquet files read is recorded with it, so the id cannot be reused
+for other files; rows given in memory record none.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from typing import TypeAlias
 import pyarrow as pa
 
 from sleeper.core.schema import Schema
+from sleeper.core.statestore.state import input_files_hash
 from sleeper.ingest.exceptions import IngestError
 from sleeper.ingest.ports import IngestTable
 from sleeper.ingest.standard import DEFAULT_BUFFER_BYTES, IngestResult, ingest_batches
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import FileSystemOptions
-from sleeper.io.input_files import expand_paths, read_batches
+from sleeper.io.input_files import InputFile, expand_paths, read_batches
 
 __all__ = ["READ_BATCH_ROWS", "IngestInput", "as_batches", "ingest_rows", "parquet_batches"]
 
@@ -41,12 +43,29 @@ def parquet_batches(
         IngestError: If a path names nothing, or a directory holds no .parquet file.
         InputFileError: If a file cannot be read or decoded (naming the file, row group and column).
     """
-    columns = list(schema.field_names)
+    yield from _read_parquet(_expand(paths, options), schema)
+
+
+def _expand(paths: Iterable[str | Path], options: FileSystemOptions | None) -> list[InputFile]:
     inputs, reasons = expand_paths([str(p) for p in paths], options)
     if reasons:
         raise IngestError("; ".join(reasons))
+    return inputs
+
+
+def _read_parquet(inputs: Iterable[InputFile], schema: Schema) -> Iterator[pa.RecordBatch]:
+    columns = list(schema.field_names)
     for file in inputs:
         yield from read_batches(file, columns, batch_rows=READ_BATCH_ROWS)
+
+
+def _paths(data: IngestInput) -> list[str] | None:
+    """The Parquet paths the data names, or None if it holds rows."""
+    if isinstance(data, (str, Path)):
+        return [str(data)]
+    if isinstance(data, Sequence) and data and all(isinstance(item, str) for item in data):
+        return [str(item) for item in data]
+    return None
 
 
 def as_batches(
@@ -95,7 +114,8 @@ def ingest_rows(
     Args:
         table: The table.
         data: Record batches, a pyarrow Table, a list of dicts (one per row), or Parquet file or directory paths.
-        job_id: An ingest job id: if its files were added before, nothing is done (idempotent retries).
+        job_id: An ingest job id: if its files were added before, nothing is done (idempotent retries); if they were
+            added from other Parquet files, ``JobIdReusedError`` is raised and nothing is added.
         buffer_bytes: The in-memory sort buffer.
         local_dir: Where sorted runs spill.
         options: How to reach S3 for S3 paths and data.
@@ -103,13 +123,22 @@ def ingest_rows(
     Returns:
         What was written and committed.
     """
+    paths = _paths(data)
+    inputs_hash: str | None = None
+    if paths is None:
+        batches = as_batches(data, table.schema, options=options)
+    else:
+        inputs = _expand(paths, options)
+        inputs_hash = input_files_hash(i.uri for i in inputs)
+        batches = _read_parquet(inputs, table.schema)
     return ingest_batches(
         table.schema,
         table.properties,
         table.state_store,
         table.data_prefix,
-        as_batches(data, table.schema, options=options),
+        batches,
         job_id=job_id,
+        inputs_hash=inputs_hash,
         buffer_bytes=buffer_bytes,
         local_dir=local_dir,
         options=options,

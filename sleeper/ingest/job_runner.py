@@ -5,12 +5,14 @@ A job names a table and Parquet files or directories. :class:`IngestJobRunner` c
 * the table must exist (looked up by id when the job has one, else by name);
 * every path must exist; a directory is expanded recursively to the ``.parquet`` files inside it, and a path that
   holds no such file rejects the job;
-* every file must be readable Parquet holding each column of the table with a type that reads as the table's.
+* every file must be readable Parquet holding each column of the table with a type that reads as the table's;
+* if files were already added under the job id, it must have been from the same input files (the hash of the sorted
+  file list, :func:`sleeper.core.statestore.state.input_files_hash`): a job id cannot be reused for other files.
 
 A rejected job is recorded in the ingest job tracker with its reasons and changes nothing. An accepted job is recorded
 as validated and started, its files are read in order as Arrow batches and given to
-:func:`sleeper.ingest.standard.ingest_batches` with the job id (so a job delivered twice adds its rows once), and it is
-recorded as finished, or failed with the error.
+:func:`sleeper.ingest.standard.ingest_batches` with the job id and the input files hash (so a job delivered twice adds
+its rows once), and it is recorded as finished, or failed with the error.
 
 :func:`run_ingest_queue` takes jobs from the instance's ``IngestJobQ``: finished and rejected jobs are deleted from
 the queue, failed ones are left to be delivered again (and reach the dead-letter queue after the queue's
@@ -33,6 +35,8 @@ from pyarrow import fs as pafs
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.jobs.ingest import IngestJob
+from sleeper.core.statestore.exceptions import JobIdReusedError
+from sleeper.core.statestore.state import input_files_hash
 from sleeper.core.trackers import IngestJobFailed, IngestJobFinished, IngestJobStarted, IngestJobValidated
 from sleeper.ingest.ports import IngestInstance, IngestTable
 from sleeper.ingest.standard import DEFAULT_BUFFER_BYTES, IngestResult, ingest_batches
@@ -185,6 +189,12 @@ class IngestJobRunner:
         files = tuple(i.path for i in inputs)
         if not reasons:
             reasons = self._check_schemas(table, inputs)
+        inputs_hash = input_files_hash(i.uri for i in inputs)
+        if not reasons:
+            try:
+                table.state_store.job_already_added(job.id, inputs_hash)
+            except JobIdReusedError as e:
+                reasons = [str(e)]
         if reasons:
             return self._reject(job, run_id, table.table_id, files, tuple(reasons))
         table_id = table.table_id
@@ -217,6 +227,7 @@ class IngestJobRunner:
                 table.data_prefix,
                 self._read(table, inputs),
                 job_id=job.id,
+                inputs_hash=inputs_hash,
                 local_dir=self._local_dir,
                 buffer_bytes=self._buffer_bytes,
                 filesystem=self._filesystem,

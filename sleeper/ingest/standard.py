@@ -12,8 +12,10 @@ data prefix, as the table's ``sleeper.table.ingest.file.writing.strategy`` says:
   leaf partition that holds any of its rows (``onlyContainsDataForThisPartition`` only if there is one such leaf);
 * ``one_file_per_leaf``: one file per leaf partition holding rows, in that leaf's folder.
 
-The files are then committed with one ADD_FILES transaction carrying the job id, if any. Nothing loops over rows in
-Python: cutting at leaf boundaries compares whole key columns with pyarrow.
+The files are then committed with one ADD_FILES transaction carrying the job id, if any, and the hash of the job's
+input files, if known: a job id already added from the same input is a no-op, from other input it is refused
+(``JobIdReusedError``). Nothing loops over rows in Python: cutting at leaf boundaries compares whole key columns with
+pyarrow.
 """
 
 from __future__ import annotations
@@ -120,6 +122,7 @@ def ingest_batches(
     batches: Iterable[pa.RecordBatch],
     *,
     job_id: str | None = None,
+    inputs_hash: str | None = None,
     now_ms: int | None = None,
     local_dir: str | Path | None = None,
     buffer_bytes: int = DEFAULT_BUFFER_BYTES,
@@ -140,6 +143,8 @@ def ingest_batches(
         job_id: The ingest job, if any. If its files were added before, nothing is done. The ADD_FILES transaction
             carries it, so the state store skips the commit if another run of the job committed in the meantime;
             the files this run wrote are then deleted and the result says ``already_added``.
+        inputs_hash: The ``input_files_hash`` of the job's input files, if it read files: recorded with the job id,
+            so the id cannot be reused for other files.
         now_ms: The time age-off filters measure from, in epoch milliseconds; now if omitted.
         local_dir: Where to make the temporary directory for sorted runs spilled to disk (created if missing); the
             system's temporary directory if omitted. The temporary directory is removed when the ingest ends.
@@ -156,12 +161,14 @@ def ingest_batches(
             the batch and the column); nothing is written.
         IngestConfigError: If the buffer size or the file writing strategy is invalid.
         IteratorConfigError: If the table's filters or aggregations are invalid.
+        JobIdReusedError: If the job id's files were added before from other input files (checked before anything
+            is written, and again by the commit); nothing is added.
         StateStoreError: If the table has no partitions or the commit does not fit the state store.
     """
     if buffer_bytes < 1:
         raise IngestConfigError(f"buffer_bytes must be positive, got {buffer_bytes}")
     strategy = file_writing_strategy(table_properties)
-    if job_id is not None and state_store.has_added_job(job_id):
+    if job_id is not None and state_store.job_already_added(job_id, inputs_hash):
         return IngestResult(rows_read=0, rows_written=0, already_added=True)
     processing = ProcessingConfig.parse(
         table_properties.get(FILTERS_PROPERTY), table_properties.get(AGGREGATIONS_PROPERTY), table_schema
@@ -195,7 +202,9 @@ def ingest_batches(
     if output.references:
         crash_point("ingest.after_files_written")
         try:
-            state_store.add_files(output.references, job_id=job_id, written_time=datetime.now(tz=UTC))
+            state_store.add_files(
+                output.references, job_id=job_id, written_time=datetime.now(tz=UTC), inputs_hash=inputs_hash
+            )
         except BaseException:
             output.delete_files()
             raise

@@ -14,8 +14,11 @@ from it instead of replaying the log from the beginning. The format is Sleeper's
   Sleeper's format has no inclusive flags.
 
 Beyond Sleeper, the schema metadata records the snapshot type, its transaction number and, for files, the ids of
-the ingest jobs whose files were added (``FilesState.added_job_ids``, which makes ingest idempotent). Java ignores
-the metadata; a snapshot written by Java has none, and its transaction number comes from the snapshot record.
+the ingest jobs whose files were added (``FilesState.added_job_ids``, which makes ingest idempotent) and, in a second
+key, the input files hash of those that recorded one (``FilesState.added_job_inputs``, which refuses a job id reused
+for other input files). A snapshot with ids but no hashes (written before hashes were kept) loads its jobs without
+one. Java ignores the metadata; a snapshot written by Java has none, and its transaction number comes from the
+snapshot record.
 
 Every save writes a new file at a unique path (``<base>/statestore/snapshots/<n>-<uuid>-files.arrow``), so a failed
 or losing attempt deletes only its own file and never a live snapshot (reliability hazard C4). The record of the
@@ -52,6 +55,7 @@ DEFAULT_BATCH_SIZE = 1000
 METADATA_TYPE = b"sleeper.snapshot.type"
 METADATA_TRANSACTION_NUMBER = b"sleeper.snapshot.transactionNumber"
 METADATA_ADDED_JOB_IDS = b"sleeper.snapshot.addedJobIds"
+METADATA_ADDED_JOB_INPUTS = b"sleeper.snapshot.addedJobInputFilesHashes"
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
@@ -201,6 +205,7 @@ def write_files_snapshot(
         METADATA_TYPE: b"FILES",
         METADATA_TRANSACTION_NUMBER: str(transaction_number).encode(),
         METADATA_ADDED_JOB_IDS: json.dumps(sorted(state.added_job_ids)).encode(),
+        METADATA_ADDED_JOB_INPUTS: json.dumps(state.added_job_inputs, sort_keys=True).encode(),
     }
     _write_batches(sink, batch, FILES_SCHEMA.with_metadata(metadata), batch_ends)
 
@@ -254,7 +259,17 @@ def read_files_snapshot(source: Any) -> FilesSnapshot:
         if not isinstance(parsed, list) or not all(isinstance(j, str) for j in parsed):
             raise SnapshotFormatError("files snapshot added job ids metadata must be a list of strings")
         added = parsed
-    return FilesSnapshot(state=FilesState.of(files, added), transaction_number=_metadata_number(metadata))
+    inputs_raw = metadata.get(METADATA_ADDED_JOB_INPUTS)
+    inputs: dict[str, str] = {}
+    if inputs_raw is not None:
+        try:
+            parsed_inputs = json.loads(inputs_raw)
+        except ValueError:
+            raise SnapshotFormatError("files snapshot has invalid added job input files metadata") from None
+        if not isinstance(parsed_inputs, dict) or not all(isinstance(h, str) for h in parsed_inputs.values()):
+            raise SnapshotFormatError("files snapshot added job input files metadata must map job ids to strings")
+        inputs = parsed_inputs
+    return FilesSnapshot(state=FilesState.of(files, added, inputs), transaction_number=_metadata_number(metadata))
 
 
 def write_partitions_snapshot(

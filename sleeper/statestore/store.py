@@ -201,6 +201,14 @@ class StateStore:
         """Whether an ADD_FILES transaction carrying this job id has been applied."""
         return self._files().has_added_job(job_id)
 
+    def job_already_added(self, job_id: str, inputs_hash: str | None) -> bool:
+        """Whether a job's files were added from these input files (see ``FilesState.job_already_added``).
+
+        Raises:
+            JobIdReusedError: If files were added under this job id from other input files.
+        """
+        return self._files().job_already_added(job_id, inputs_hash)
+
     def last_transaction_numbers(self) -> dict[LogType, int]:
         """The number of the last transaction applied, per log, after bringing both up to date."""
         self._files()
@@ -258,13 +266,23 @@ class StateStore:
         task_id: str | None = None,
         job_run_id: str | None = None,
         written_time: datetime | None = None,
+        inputs_hash: str | None = None,
     ) -> int:
         """Adds new files with their references in one ADD_FILES transaction; returns its transaction number.
 
         Skipped when applied (still logged) if any file exists already, or ``job_id``'s files were added before.
+        ``inputs_hash`` is the job's ``input_files_hash``, recorded with the job id.
+
+        Raises:
+            JobIdReusedError: If ``job_id``'s files were added before from other input files.
         """
         transaction = AddFilesTransaction.of_references(
-            references, job_id=job_id, task_id=task_id, job_run_id=job_run_id, written_time=written_time
+            references,
+            job_id=job_id,
+            task_id=task_id,
+            job_run_id=job_run_id,
+            written_time=written_time,
+            inputs_hash=inputs_hash,
         )
         return self.add_transaction(transaction)
 

@@ -59,3 +59,18 @@ class FileOutsideTableError(StateStoreError):
 
 class TableDeletedError(StateStoreError):
     """A transaction was refused because its table was deleted (or is being deleted)."""
+
+
+class JobIdReusedError(StateStoreError):
+    """An ingest or bulk import job id whose files were added is used again for other input files.
+
+    A job id stands for one set of input files: the same id with the same files is a retry and adds nothing, but the
+    same id with other files would be dropped as a retry, so it is refused.
+    """
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__(
+            f"job id {job_id!r} was already used to add files from other input files; a job id can be reused only to "
+            "retry the same input files: give this job a new job id"
+        )
+        self.job_id = job_id

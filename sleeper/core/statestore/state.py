@@ -2,24 +2,45 @@
 
 The two sub-states are mutable so that applying a transaction costs time in proportion to the transaction, not to
 the table; the transaction log head owns them and hands out immutable values (references, partitions).
+
+The files state also remembers the ingest and bulk import jobs whose files were added, each with the hash of the
+input files it ingested (:func:`input_files_hash`) when the ADD_FILES transaction carried one. That makes a job
+idempotent per job id and input: the same id with the same input files adds nothing again, and the same id with other
+input files is refused (:meth:`FilesState.job_already_added`). A job recorded without a hash (by an older version, a
+snapshot or log that holds only ids, or an ingest of rows rather than files) is done whatever its input.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 
 from sleeper.core.partition import Partition, PartitionTree
 from sleeper.core.schema import Schema
+from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
 
 
+def input_files_hash(files: Iterable[str]) -> str:
+    """The hash recorded for the input files of a job: SHA-256 (hex) of the distinct files, sorted, one a line.
+
+    Args:
+        files: The files the job read, each as one string (an absolute path, or an ``s3a://`` URI).
+    """
+    digest = hashlib.sha256()
+    for name in sorted(set(files)):
+        digest.update(name.encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
 class FilesState:
-    """Every file of a table with its references, plus the ids of ingest jobs whose files were added."""
+    """Every file of a table with its references, plus the ingest jobs whose files were added (with input hashes)."""
 
     def __init__(self) -> None:
         self._files: dict[str, AllReferencesToAFile] = {}
-        self._added_job_ids: set[str] = set()
+        self._added_jobs: dict[str, str | None] = {}
 
     # --- reads -------------------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -60,12 +81,38 @@ class FilesState:
 
     def has_added_job(self, job_id: str) -> bool:
         """Whether an ADD_FILES transaction carrying this job id has been applied."""
-        return job_id in self._added_job_ids
+        return job_id in self._added_jobs
+
+    def job_already_added(self, job_id: str, inputs_hash: str | None) -> bool:
+        """Whether a job's files were added, so that running it again must add nothing.
+
+        Args:
+            job_id: The job id.
+            inputs_hash: The :func:`input_files_hash` of the job's input files, or None if it has none (rows).
+
+        Returns:
+            False if no files were added under this job id; True if they were, from the same input files (or
+            either side's input is unknown).
+
+        Raises:
+            JobIdReusedError: If files were added under this job id from other input files.
+        """
+        if job_id not in self._added_jobs:
+            return False
+        recorded = self._added_jobs[job_id]
+        if recorded is not None and inputs_hash is not None and recorded != inputs_hash:
+            raise JobIdReusedError(job_id)
+        return True
 
     @property
     def added_job_ids(self) -> frozenset[str]:
         """Job ids of every ADD_FILES transaction applied (used to make ingest idempotent)."""
-        return frozenset(self._added_job_ids)
+        return frozenset(self._added_jobs)
+
+    @property
+    def added_job_inputs(self) -> dict[str, str]:
+        """The input files hash of each added job that recorded one, by job id."""
+        return {job_id: h for job_id, h in self._added_jobs.items() if h is not None}
 
     # --- writes (only transactions call these) -----------------------------------------------------------------
     def put(self, entry: AllReferencesToAFile) -> None:
@@ -84,32 +131,41 @@ class FilesState:
         """Stops tracking every file (the added job ids are kept: those jobs stay done)."""
         self._files.clear()
 
-    def record_added_job(self, job_id: str) -> None:
-        """Remembers that an ingest job's files were added."""
-        self._added_job_ids.add(job_id)
+    def record_added_job(self, job_id: str, inputs_hash: str | None = None) -> None:
+        """Remembers that an ingest job's files were added, from input files with this hash if known."""
+        self._added_jobs[job_id] = inputs_hash
 
     def copy(self) -> FilesState:
         """An independent copy (entries are immutable, so a shallow copy of the maps suffices)."""
         out = FilesState()
         out._files = dict(self._files)
-        out._added_job_ids = set(self._added_job_ids)
+        out._added_jobs = dict(self._added_jobs)
         return out
 
     @classmethod
-    def of(cls, files: Iterable[AllReferencesToAFile], added_job_ids: Iterable[str] = ()) -> FilesState:
-        """Builds a state from file entries (as loaded from a snapshot)."""
+    def of(
+        cls,
+        files: Iterable[AllReferencesToAFile],
+        added_job_ids: Iterable[str] = (),
+        added_job_inputs: Mapping[str, str] | None = None,
+    ) -> FilesState:
+        """Builds a state from file entries and added jobs (as loaded from a snapshot).
+
+        Args:
+            files: The files with their references.
+            added_job_ids: The ids of the jobs whose files were added.
+            added_job_inputs: The input files hash of those jobs that recorded one (the others have none).
+        """
         out = cls()
         for f in files:
             out._files[f.filename] = f
-        out._added_job_ids.update(added_job_ids)
+        inputs = added_job_inputs or {}
+        for job_id in added_job_ids:
+            out._added_jobs[job_id] = inputs.get(job_id)
         return out
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, FilesState)
-            and self._files == other._files
-            and self._added_job_ids == other._added_job_ids
-        )
+        return isinstance(other, FilesState) and self._files == other._files and self._added_jobs == other._added_jobs
 
     __hash__ = None  # type: ignore[assignment]
 

@@ -5,7 +5,9 @@ once it is in the log. Validation raises a ``StateStoreError`` naming what is wr
 Sleeper skips an invalid part at apply time (ADD_FILES with a file that exists, REPLACE_FILE_REFERENCES jobs that
 no longer fit), so do we, so every reader of the log reaches the same state.
 
-Beyond Sleeper: ADD_FILES carrying a job id that was already added is skipped, which makes ingest idempotent.
+Beyond Sleeper: ADD_FILES carrying a job id that was already added is skipped, which makes ingest idempotent. It may
+also carry the hash of the job's input files (``inputFilesHash``, ignored by Sleeper): the same job id with other input
+files is then refused by validation (``JobIdReusedError``) rather than skipped as a retry.
 """
 
 from __future__ import annotations
@@ -115,7 +117,8 @@ class FileTransaction(ABC):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AddFilesTransaction(FileTransaction):
-    """Adds new files with their references (ingest, bulk import). Carries the job that wrote them, if any."""
+    """Adds new files with their references (ingest, bulk import). Carries the job that wrote them, if any, and the
+    hash of the job's input files (``sleeper.core.statestore.state.input_files_hash``), if known."""
 
     TYPE: ClassVar[TransactionType] = TransactionType.ADD_FILES
     files: tuple[AllReferencesToAFile, ...]
@@ -123,6 +126,7 @@ class AddFilesTransaction(FileTransaction):
     task_id: str | None = None
     job_run_id: str | None = None
     written_time: datetime | None = None
+    inputs_hash: str | None = None
 
     @classmethod
     def of_references(cls, references: Iterable[FileReference], **kwargs: Any) -> AddFilesTransaction:
@@ -145,8 +149,14 @@ class AddFilesTransaction(FileTransaction):
         return any(f.filename in state for f in self.files)
 
     def validate(self, state: FilesState) -> None:
-        # As in Sleeper, adding files is never rejected; a duplicate is skipped at apply time.
-        return
+        """As in Sleeper, adding files is not rejected (a duplicate is skipped at apply time), except under a job id
+        whose files were added from other input files.
+
+        Raises:
+            JobIdReusedError: If the job id was added before with another input files hash.
+        """
+        if self.job_id is not None:
+            state.job_already_added(self.job_id, self.inputs_hash)
 
     def apply(self, state: FilesState, time: datetime) -> None:
         if self.is_skipped(state):
@@ -155,7 +165,7 @@ class AddFilesTransaction(FileTransaction):
             refs = {pid: r.at(time) for pid, r in f.references.items()}
             state.set_references(f.filename, refs, time)
         if self.job_id is not None:
-            state.record_added_job(self.job_id)
+            state.record_added_job(self.job_id, self.inputs_hash)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -167,6 +177,8 @@ class AddFilesTransaction(FileTransaction):
             out["jobRunId"] = self.job_run_id
         if self.written_time is not None:
             out["writtenTime"] = epoch_ms(self.written_time)
+        if self.inputs_hash is not None:
+            out["inputFilesHash"] = self.inputs_hash
         out["files"] = [
             {
                 "filename": f.filename,
@@ -198,6 +210,7 @@ class AddFilesTransaction(FileTransaction):
             task_id=_opt_str(data, "taskId"),
             job_run_id=_opt_str(data, "jobRunId"),
             written_time=None if written is None else from_epoch_ms(_int(written, "writtenTime")),
+            inputs_hash=_opt_str(data, "inputFilesHash"),
         )
 
 

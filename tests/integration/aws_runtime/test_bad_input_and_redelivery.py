@@ -100,6 +100,28 @@ def should_add_an_ingest_jobs_rows_once_when_it_is_delivered_twice(instance: Aws
     assert {path for path in _data_files(instance, table) if path.endswith(".parquet")} == referenced
 
 
+def should_reject_an_ingest_job_id_reused_for_another_file_keeping_the_first_rows(instance: AwsInstance) -> None:
+    # Given a table with the rows of one ingest job
+    table = _table(instance)
+    job_id = str(uuid.uuid4())
+    first = json.dumps({"id": job_id, "tableName": table.name, "files": [_upload(instance, _rows(0, 80))]})
+    assert _ingest(instance, first) == [JobOutcome.FINISHED]
+    files_before = sorted(_data_files(instance, table))
+    # When a job with the same id and another file is delivered, then the first job again
+    reused = json.dumps({"id": job_id, "tableName": table.name, "files": [_upload(instance, _rows(80, 100))]})
+    outcomes = _ingest(instance, reused, first)
+    # Then the reuse is rejected and the retry of the first adds nothing: the table holds the first job's rows only
+    assert outcomes == [JobOutcome.REJECTED, JobOutcome.FINISHED]
+    assert _rows_in(table) == 80
+    assert sorted(_data_files(instance, table)) == files_before
+    # And the tracker keeps the run that wrote the rows beside the rejected one, which names the job id
+    status = instance.ingest_job_tracker.job(job_id)
+    assert status is not None and status.status is IngestJobStatusType.FINISHED
+    rejected = [run for run in status.runs if run.status is IngestJobStatusType.REJECTED]
+    assert len(rejected) == 1 and job_id in rejected[0].failure_reasons[0]
+    assert [run.rows_written for run in status.runs if run.status is IngestJobStatusType.FINISHED] == [0, 80]
+
+
 def _answer(instance: AwsInstance) -> None:
     query.handler(drain_event(instance, QUERY_Q))
     leaf_partition_query.handler(drain_event(instance, LEAF_PARTITION_QUERY_Q))

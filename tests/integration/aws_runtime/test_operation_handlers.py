@@ -230,6 +230,29 @@ def should_start_a_bulk_import_job_on_emr_serverless_and_fail_its_run_when_the_j
     assert _rows_in(table) == 0
 
 
+def should_fail_a_bulk_import_run_whose_job_id_added_other_files_before_spark_starts(instance: AwsInstance) -> None:
+    # Given a table holding the rows of an ingest job
+    table = _table(instance, "reuse")
+    job_id = str(uuid.uuid4())
+    first = json.dumps({"id": job_id, "tableName": table.name, "files": [_upload(instance, _rows(0, 5))]})
+    instance.queue(registry.INGEST_JOB_Q).send(first)
+    run_task(instance, wait_seconds=0)
+    assert _rows_in(table) == 5
+    # When a bulk import job with the same id and another file is started, and its driver runs
+    other = json.dumps({"id": job_id, "tableName": table.name, "files": [_upload(instance, _rows(5, 12))]})
+    assert bulk_import_starter.handler(_bulk_import_event(instance, other)) == {"batchItemFailures": []}
+    (arguments,) = [args for args in _job_runs(instance) if job_id in args]
+    code = bulk_import_driver.main(list(arguments))
+    # Then the driver fails the run naming the job id (no Spark needed), and the table keeps the first rows only
+    assert code == 1
+    status = instance.ingest_job_tracker.job(job_id)
+    assert status is not None
+    assert status.latest_run.status is IngestJobStatusType.FAILED
+    assert status.latest_run.job_run_id == arguments[3]
+    assert "JobIdReusedError" in status.latest_run.failure_reasons[0] and job_id in status.latest_run.failure_reasons[0]
+    assert _rows_in(table) == 5
+
+
 # --- partition splitting -------------------------------------------------------------------------------------------
 
 

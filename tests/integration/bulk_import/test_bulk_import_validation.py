@@ -121,3 +121,26 @@ def should_reject_a_message_with_an_invalid_job_id_keeping_the_message(instance:
     assert status is not None and status.status is IngestJobStatusType.REJECTED
     assert "lowercase alphanumerics and dashes" in outcome.reasons[0]
     assert status.latest_run.updates[0].json_message == body  # type: ignore[union-attr]
+
+
+def should_reject_a_job_id_reused_for_other_files_without_starting_spark(
+    instance: LocalInstance, tmp_path: Path
+) -> None:
+    # Given rows added from one file under a job id
+    first = _good(tmp_path / "a.parquet", rows=5)
+    table = instance.table("t")
+    table.ingest(first, job_id="same")
+    job = BulkImportJob(id="same", table_name="t", files=(_good(tmp_path / "b7.parquet", rows=7),))
+
+    # When a bulk import job with the same id names another file
+    outcome = run_bulk_import(instance, job)
+
+    # Then it is rejected before Spark starts, naming the job id, and the table keeps the first rows only
+    assert outcome.outcome is JobOutcome.REJECTED
+    (reason,) = _rejected_reasons(instance, "same")
+    assert "'same'" in reason and "new job id" in reason
+    assert sum(r.number_of_rows for r in table.file_references()) == 5
+    # And with the same file it is a retry that adds nothing (no Spark either)
+    again = run_bulk_import(instance, BulkImportJob(id="same", table_name="t", files=(first,)))
+    assert again.outcome is JobOutcome.FINISHED
+    assert again.result is not None and again.result.already_added

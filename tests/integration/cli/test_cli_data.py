@@ -80,6 +80,37 @@ def should_add_rows_once_when_the_same_job_runs_twice(instance: Path, tmp_path: 
     assert table.query().num_rows == 300
 
 
+def should_refuse_a_job_id_reused_for_another_file_directly_and_through_the_queue(
+    instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a job that ingested one file
+    first = _parquet(tmp_path / "a.parquet", 300)
+    other = _parquet(tmp_path / "b7.parquet", 200, start=300)
+    assert run(["ingest", "things", str(first), "--job-id", "same"]) == 0
+    # When another file is ingested under the same job id
+    capsys.readouterr()
+    code = run(["ingest", "things", str(other), "--job-id", "same"])
+    # Then it fails, naming the job id and what to do, and says nothing was done
+    output = capsys.readouterr()
+    assert code == 1
+    assert "'same'" in output.err and "new job id" in output.err
+    assert "already done" not in output.out
+    # And through the ingest job queue too
+    assert run(["ingest", "things", str(other), "--job-id", "same", "--job-queue"]) == 0
+    assert run(["run", "--until-idle"]) == 0
+    # And the table holds the first file's rows only
+    assert LocalInstance(instance).table("things").query().num_rows == 300
+    # And the tracker shows the run that wrote the data, and the latest run rejected with the reason
+    (job,) = _json(capsys, ["report", "ingest-jobs", "things", "--json"])  # type: ignore[misc]
+    assert (job["status"], job["runs"], job["rowsWritten"], job["latestRunStatus"]) == ("FINISHED", 3, 300, "REJECTED")
+    assert len(job["reasons"]) == 1 and "'same'" in job["reasons"][0]
+    # And the same file again is still a retry that adds nothing
+    capsys.readouterr()
+    assert run(["ingest", "things", str(first), "--job-id", "same"]) == 0
+    assert "already done: nothing added" in capsys.readouterr().out
+    assert LocalInstance(instance).table("things").query().num_rows == 300
+
+
 def should_reject_a_file_of_another_schema_and_record_why(
     instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

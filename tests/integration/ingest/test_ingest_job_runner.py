@@ -13,6 +13,7 @@ import pytest
 import sleeper
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.trackers import IngestJobStatusType
 from sleeper.ingest import IngestJobRunner, JobOutcome, run_ingest_queue
 from sleeper.io.parquet import read_sorted
@@ -109,6 +110,75 @@ def should_add_the_rows_of_a_job_run_twice_only_once(
     # Then
     assert again.outcome is JobOutcome.FINISHED
     assert again.result is not None and again.result.already_added
+    assert _table_rows(table) == _multiset(rows)
+
+
+def should_reject_a_job_id_reused_for_other_files_keeping_the_run_that_wrote_the_data(
+    instance: LocalInstance, table: LocalTable, tmp_path: Path
+) -> None:
+    # Given a job that added the rows of one file
+    rows, other_rows = _rows(1000, 4), _rows(500, 5)
+    first = IngestJob(id="same", table_name="t", files=(_write(tmp_path / "a.parquet", rows),))
+    runner = IngestJobRunner(instance)
+    assert runner.run(first).outcome is JobOutcome.FINISHED
+    files_before = sorted((instance.directory / "data").rglob("*.parquet"))
+
+    # When another job with the same id names another file, through the ingest job queue
+    reused = IngestJob(id="same", table_name="t", files=(_write(tmp_path / "b7.parquet", other_rows),))
+    instance.queue("IngestJobQ").send(reused.to_json())
+    summary = run_ingest_queue(instance, runner=runner)
+
+    # Then it is rejected naming the job id and what to do, and deleted from the queue
+    (outcome,) = summary.outcomes
+    assert outcome.outcome is JobOutcome.REJECTED
+    assert len(outcome.reasons) == 1 and "'same'" in outcome.reasons[0] and "new job id" in outcome.reasons[0]
+    counts = instance.queue("IngestJobQ").approximate_counts()
+    assert (counts.visible, counts.in_flight) == (0, 0)
+    # And the table holds the first file's rows only, with no new data file
+    assert _table_rows(table) == _multiset(rows)
+    assert sorted((instance.directory / "data").rglob("*.parquet")) == files_before
+    # And the tracker shows the rejected run and the run that wrote the data
+    status = instance.ingest_job_tracker.job("same")
+    assert status is not None
+    assert [run.status for run in status.runs] == [IngestJobStatusType.REJECTED, IngestJobStatusType.FINISHED]
+    assert status.runs[0].failure_reasons == outcome.reasons
+    assert status.runs[1].rows_written == rows.num_rows
+
+
+def should_add_nothing_again_for_a_retry_naming_the_same_files_differently(
+    instance: LocalInstance, table: LocalTable, tmp_path: Path
+) -> None:
+    # Given a job that added the rows of a directory's two files
+    rows, more = _rows(300, 6), _rows(200, 7)
+    _write(tmp_path / "in" / "a.parquet", rows)
+    _write(tmp_path / "in" / "b.parquet", more)
+    runner = IngestJobRunner(instance)
+    assert runner.run(IngestJob(id="job-1", table_name="t", files=(str(tmp_path / "in"),))).outcome is (
+        JobOutcome.FINISHED
+    )
+
+    # When it is run again naming the two files instead, in the other order
+    again = runner.run(
+        IngestJob(
+            id="job-1", table_name="t", files=(str(tmp_path / "in" / "b.parquet"), str(tmp_path / "in" / "a.parquet"))
+        )
+    )
+
+    # Then it is the same input: already done, nothing added
+    assert again.outcome is JobOutcome.FINISHED
+    assert again.result is not None and again.result.already_added
+    assert _table_rows(table) == _multiset(rows, more)
+
+
+def should_refuse_a_job_id_reused_for_other_files_from_python(table: LocalTable, tmp_path: Path) -> None:
+    # Given rows ingested from a file under a job id
+    rows = _rows(100, 8)
+    table.ingest(_write(tmp_path / "a.parquet", rows), job_id="same")
+    # When another file is ingested under the same id
+    with pytest.raises(JobIdReusedError, match="'same'"):
+        table.ingest(_write(tmp_path / "b.parquet", _rows(100, 9)), job_id="same")
+    # Then nothing was added; the same file again is a retry that adds nothing
+    assert table.ingest(str(tmp_path / "a.parquet"), job_id="same").already_added
     assert _table_rows(table) == _multiset(rows)
 
 

@@ -342,7 +342,7 @@ class _StoreMissingAnEarlierRun:
     def __init__(self, store: StateStore) -> None:
         self._store = store
 
-    def has_added_job(self, job_id: str) -> bool:
+    def job_already_added(self, job_id: str, inputs_hash: str | None) -> bool:
         return False
 
     def __getattr__(self, name: str) -> object:

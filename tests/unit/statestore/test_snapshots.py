@@ -19,6 +19,7 @@ from sleeper.statestore.exceptions import SnapshotFormatError
 from sleeper.statestore.ports import SnapshotConflictError, SnapshotMetadata
 from sleeper.statestore.snapshots import (
     FILES_SCHEMA,
+    METADATA_ADDED_JOB_INPUTS,
     PARTITIONS_SCHEMA,
     SnapshotStore,
     filesystem_path,
@@ -55,7 +56,7 @@ def _files_state() -> FilesState:
         AllReferencesToAFile(filename="gc-ready", references={}, last_update_time=T1),
         AllReferencesToAFile(filename="big", references={"root": ref("big", "root", 2**63 + 5)}, last_update_time=T1),
     ]
-    return FilesState.of(files, added_job_ids=["ingest-1", "ingest-2"])
+    return FilesState.of(files, added_job_ids=["ingest-1", "ingest-2"], added_job_inputs={"ingest-2": "c0ffee"})
 
 
 def _write_files(state: FilesState, number: int = 7, batch_size: int = 1000) -> pa.Buffer:
@@ -79,6 +80,23 @@ def should_round_trip_a_files_state() -> None:
     assert loaded.state == state
     assert loaded.transaction_number == 7
     assert loaded.state.added_job_ids == {"ingest-1", "ingest-2"}
+    assert loaded.state.added_job_inputs == {"ingest-2": "c0ffee"}
+
+
+def should_read_added_jobs_without_input_hashes_from_an_older_snapshot() -> None:
+    # Given a files snapshot holding the added job ids alone, as written before input hashes were kept
+    table = pa.ipc.open_stream(_write_files(_files_state())).read_all()
+    metadata = dict(table.schema.metadata)
+    del metadata[METADATA_ADDED_JOB_INPUTS]
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema.with_metadata(metadata)) as writer:
+        writer.write_table(table.replace_schema_metadata(metadata))
+    # When it is read
+    loaded = read_files_snapshot(sink.getvalue())
+    # Then its jobs are added with no input hash: done whatever their input
+    assert loaded.state.added_job_ids == {"ingest-1", "ingest-2"}
+    assert loaded.state.added_job_inputs == {}
+    assert loaded.state.job_already_added("ingest-2", "another-hash")
 
 
 def should_write_files_in_sleepers_arrow_schema() -> None:

@@ -15,9 +15,10 @@ from sleeper.core.statestore.exceptions import (
     FileReferenceNotAssignedToJobError,
     FileReferenceNotFoundError,
     InvalidTransactionError,
+    JobIdReusedError,
 )
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.state import FilesState
+from sleeper.core.statestore.state import FilesState, input_files_hash
 from sleeper.core.statestore.transactions import (
     AddFilesTransaction,
     AssignJobIdRequest,
@@ -94,6 +95,60 @@ def should_skip_an_add_of_a_job_whose_files_were_added() -> None:
     # Then only the first files are there, and the job is recorded as added
     assert [f.filename for f in state.files()] == ["a"]
     assert state.has_added_job("job-1") and not state.has_added_job("job-2")
+
+
+def should_refuse_an_add_of_a_job_id_whose_files_came_from_other_input_files() -> None:
+    # Given an ingest job's files were added from one input file
+    state = FilesState()
+    first = input_files_hash(["/in/a.parquet"])
+    AddFilesTransaction.of_references([reference("a")], job_id="job-1", inputs_hash=first).apply(state, TIME)
+    # When the same job id comes again with another input file
+    reused = AddFilesTransaction.of_references(
+        [reference("b")], job_id="job-1", inputs_hash=input_files_hash(["/in/b.parquet"])
+    )
+    # Then it is refused, naming the job id and what to do, and applying it (as a reader of the log would) adds nothing
+    with pytest.raises(JobIdReusedError, match="'job-1'.*new job id"):
+        reused.validate(state)
+    reused.apply(state, LATER)
+    assert [f.filename for f in state.files()] == ["a"]
+    assert state.added_job_inputs == {"job-1": first}
+
+
+def should_accept_a_retry_of_a_job_with_the_same_input_files_as_already_done() -> None:
+    # Given an ingest job's files were added from two input files
+    state = FilesState()
+    inputs = input_files_hash(["/in/a.parquet", "/in/b.parquet"])
+    AddFilesTransaction.of_references([reference("a")], job_id="job-1", inputs_hash=inputs).apply(state, TIME)
+    # When the job is retried with the same files named in another order
+    retry = AddFilesTransaction.of_references(
+        [reference("b")], job_id="job-1", inputs_hash=input_files_hash(["/in/b.parquet", "/in/a.parquet"])
+    )
+    retry.validate(state)
+    # Then it is already done: applying it adds nothing
+    assert state.job_already_added("job-1", retry.inputs_hash)
+    retry.apply(state, LATER)
+    assert [f.filename for f in state.files()] == ["a"]
+
+
+def should_treat_a_job_added_without_an_input_hash_as_done_for_any_input() -> None:
+    # Given a job added by a transaction holding only its id (an older log, or rows rather than files)
+    state = FilesState()
+    AddFilesTransaction.of_references([reference("a")], job_id="job-1").apply(state, TIME)
+    # Then the id with any input files is already done, and a new id is not
+    assert state.job_already_added("job-1", input_files_hash(["/in/b.parquet"]))
+    assert not state.job_already_added("job-2", input_files_hash(["/in/b.parquet"]))
+
+
+def should_write_the_input_files_hash_beside_sleepers_add_files_fields() -> None:
+    # Given an add of a job's files with the hash of its inputs
+    inputs = input_files_hash(["/in/a.parquet"])
+    transaction = AddFilesTransaction.of_references([reference("a")], job_id="job-1", inputs_hash=inputs)
+    # When written as JSON and read back
+    written = transaction.to_dict()
+    # Then Sleeper's fields are there with one extra field for the hash, and it reads back the same
+    assert set(written) == {"jobId", "inputFilesHash", "files"}
+    assert written["inputFilesHash"] == inputs
+    assert AddFilesTransaction.from_dict(written) == transaction
 
 
 # --- ASSIGN_JOB_IDS ----------------------------------------------------------------------------------------------
