@@ -14,10 +14,11 @@ from sleeper.runtime.aws_operations import collect_garbage
 def _collect(table_id: str) -> None:
     run = collect_garbage(aws_instance(), table_id)
     LOGGER.info(
-        "Table %s: %d files garbage collected, %d orphaned files deleted",
+        "Table %s: %d files garbage collected, %d orphaned files deleted, %d files of deleted tables deleted",
         table_id,
         len(run.collected.deleted),
         len(run.swept.deleted),
+        len(run.leftovers.deleted),
     )
 
 

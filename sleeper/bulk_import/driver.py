@@ -130,6 +130,7 @@ def run_started_bulk_import(
                 rows_read=validation.total_rows,
                 options=options,
                 clock=clock,
+                data_prefix=table.data_prefix,
             )
             result = BulkImportResult(
                 rows_read=committed.rows_read,

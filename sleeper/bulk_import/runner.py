@@ -201,6 +201,7 @@ def run_bulk_import(
                 rows_read=validation.total_rows,
                 options=options,
                 clock=clock,
+                data_prefix=table.data_prefix,
             )
             result = BulkImportResult(
                 rows_read=result.rows_read,
@@ -251,6 +252,7 @@ def commit_bulk_import_files(
     rows_read: int,
     options: FileSystemOptions | None,
     clock: Callable[[], datetime],
+    data_prefix: str,
     inputs_hash: str | None = None,
 ) -> BulkImportResult:
     """Commits the files in one ADD_FILES with the job id and the hash of its input files; drops them if another run
@@ -267,12 +269,12 @@ def commit_bulk_import_files(
             inputs_hash=inputs_hash,
         )
     except BaseException:
-        delete_written(references, options)
+        delete_written(references, data_prefix, options)
         raise
     first = references[0]
     if not any(r.filename == first.filename for r in state_store.references_on_partition(first.partition_id)):
         # another run of the job committed first, so the state store skipped this commit: drop this run's files
-        delete_written(references, options)
+        delete_written(references, data_prefix, options)
         return BulkImportResult(rows_read=rows_read, rows_written=0, already_added=True)
     return BulkImportResult(
         rows_read=rows_read, rows_written=sum(r.number_of_rows for r in references), references=tuple(references)

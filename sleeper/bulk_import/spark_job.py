@@ -360,12 +360,15 @@ def _references(written: pa.Table, tagger: LeafTagger, tree: PartitionTree) -> t
     )
 
 
-def delete_written(references: Sequence[FileReference], options: FileSystemOptions | None = None) -> None:
-    """Deletes data files written by a job and their sketches (when their commit was skipped or failed)."""
+def delete_written(
+    references: Sequence[FileReference], data_prefix: str, options: FileSystemOptions | None = None
+) -> None:
+    """Deletes data files a job wrote for the table with this data prefix, and their sketches (when their commit was
+    skipped or failed)."""
     for reference in references:
         fs, path = resolve(reference.filename, options)
-        delete_unreferenced(fs, path)
-        delete_unreferenced(fs, sketches_path(path))
+        delete_unreferenced(fs, path, data_prefix)
+        delete_unreferenced(fs, sketches_path(path), data_prefix)
 
 
 class _TagLeaves:
@@ -464,8 +467,8 @@ class _WriteLeafFiles:
                 writer.abort()
             for location in closed:
                 fs, path = resolve(location, self._options)
-                delete_unreferenced(fs, path)
-                delete_unreferenced(fs, sketches_path(path))
+                delete_unreferenced(fs, path, self._prefix)
+                delete_unreferenced(fs, sketches_path(path), self._prefix)
             raise
 
     def _metadata(self, leaf: int, writer: SortedFileWriter) -> pa.RecordBatch:

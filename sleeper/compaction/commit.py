@@ -293,7 +293,7 @@ def _refused(
     if job.output_file in files:
         outcome, why = CommitOutcome.ALREADY_COMMITTED, f"another run of job {job.job_id} committed first: {reason}"
     else:
-        delete_output(job.output_file, filesystem=filesystem, options=options)
+        delete_output(job.output_file, data_prefix=table.data_prefix, filesystem=filesystem, options=options)
         outcome, why = CommitOutcome.REJECTED, f"commit refused, output deleted: {reason}"
     tracker.record(
         CompactionJobFailed(
@@ -309,13 +309,18 @@ def _refused(
 
 
 def delete_output(
-    location: str, *, filesystem: pafs.FileSystem | None = None, options: FileSystemOptions | None = None
+    location: str,
+    *,
+    data_prefix: str,
+    filesystem: pafs.FileSystem | None = None,
+    options: FileSystemOptions | None = None,
 ) -> None:
-    """Deletes an output file and its sketches file, if they exist; a delete that is refused is logged and the file
-    left for the orphan sweeper (see :func:`sleeper.io.filesystem.delete_unreferenced`)."""
+    """Deletes an output file of the table with this data prefix, and its sketches file, if they exist; a delete that
+    is refused (by the store, or because the output is not under the prefix) is logged and the file left for the
+    orphan sweeper (see :func:`sleeper.io.filesystem.delete_unreferenced`)."""
     fs, path = resolve(location, options, filesystem=filesystem)
-    delete_unreferenced(fs, path)
-    delete_unreferenced(fs, sketches_path(path))
+    delete_unreferenced(fs, path, data_prefix)
+    delete_unreferenced(fs, sketches_path(path), data_prefix)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -466,7 +471,7 @@ def _commit_table(
                 if name in tracked or committed_before(job):
                     already.append(job)
                 else:
-                    delete_output(name, filesystem=filesystem, options=options)
+                    delete_output(name, data_prefix=table.data_prefix, filesystem=filesystem, options=options)
                     still_refused.append((job, reason))
             refused = still_refused
         return fitting, refused, already

@@ -14,7 +14,13 @@ from sleeper.gc.collector import (
     run_garbage_collection,
 )
 from sleeper.gc.exceptions import GarbageCollectionError, GarbageCollectionFailedError, UnsafeGcDelayError
-from sleeper.gc.orphans import DEFAULT_ORPHAN_MIN_AGE, OrphanSweepResult, sweep_orphans
+from sleeper.gc.orphans import (
+    DEFAULT_ORPHAN_MIN_AGE,
+    DeletedTablesSweepResult,
+    OrphanSweepResult,
+    sweep_deleted_tables,
+    sweep_orphans,
+)
 from sleeper.gc.ports import GC_QUEUE, GcInstance, GcTable
 
 __all__ = [
@@ -22,6 +28,7 @@ __all__ = [
     "DEFAULT_ORPHAN_MIN_AGE",
     "GC_QUEUE",
     "FileProblem",
+    "DeletedTablesSweepResult",
     "GarbageCollectionError",
     "GarbageCollectionFailedError",
     "GcInstance",
@@ -34,5 +41,6 @@ __all__ = [
     "committer_sender",
     "file_outside_table",
     "run_garbage_collection",
+    "sweep_deleted_tables",
     "sweep_orphans",
 ]

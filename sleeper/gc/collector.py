@@ -20,7 +20,6 @@ Safety beyond Sleeper:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,8 +29,6 @@ from pyarrow import fs as pafs
 
 from sleeper.core.faults import crash_point
 from sleeper.core.jobs.commit import StateStoreCommitRequest
-from sleeper.core.jobs.exceptions import UnsafePathError
-from sleeper.core.jobs.paths import check_safe_path
 from sleeper.core.properties import gc_delay_problem
 from sleeper.core.properties.instance_compaction import (
     GARBAGE_COLLECTOR_BATCH_SIZE,
@@ -44,10 +41,11 @@ from sleeper.core.properties.table import (
     QUERY_PROCESSOR_CACHE_TIMEOUT,
 )
 from sleeper.core.statestore.exceptions import StateStoreError
+from sleeper.core.statestore.locations import file_outside_table
 from sleeper.core.statestore.transactions import DeleteFilesTransaction
 from sleeper.gc.exceptions import GarbageCollectionFailedError, UnsafeGcDelayError
 from sleeper.gc.ports import STATE_STORE_COMMITTER_QUEUE, GcInstance, GcTable
-from sleeper.io.filesystem import FileSystemOptions, delete, resolve
+from sleeper.io.filesystem import FileSystemOptions, delete_in_table, resolve
 from sleeper.sketches import sketches_path
 from sleeper.statestore.committer import committer_sender
 
@@ -64,8 +62,6 @@ __all__ = [
 
 DEFAULT_DELETE_THREADS = 8
 """How many deletes run at once (object store deletes are latency bound)."""
-
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,40 +153,6 @@ class GcSettings:
         )
 
 
-def _location(uri: str) -> tuple[str, str]:
-    """The kind of storage a URI names and the path in it (``s3``/``s3a`` are one; ``file://`` is a local path)."""
-    match = _SCHEME.match(uri)
-    if match is None:
-        return ("file", uri) if uri.startswith("/") else ("s3", uri)
-    scheme = match.group(1).lower()
-    rest = uri[match.end() :]
-    if scheme in ("s3", "s3a"):
-        return "s3", rest
-    return scheme, rest
-
-
-def file_outside_table(filename: str, data_prefix: str) -> str | None:
-    """Why a file may not be deleted for a table, or None if it lies under the table's data prefix.
-
-    Args:
-        filename: A file as the state store records it.
-        data_prefix: The URI of the table's data prefix.
-
-    Returns:
-        The reason (an unsafe path, or outside the prefix), or None.
-    """
-    try:
-        check_safe_path(filename, allow_local=True)
-    except UnsafePathError as e:
-        return f"unsafe path: {e}"
-    kind, path = _location(filename)
-    prefix_kind, prefix = _location(data_prefix)
-    prefix = prefix.rstrip("/")
-    if kind != prefix_kind or not prefix or not path.startswith(prefix + "/") or len(path) == len(prefix) + 1:
-        return f"outside the table's data prefix {data_prefix}"
-    return None
-
-
 def collect_garbage(
     table: GcTable,
     *,
@@ -242,7 +204,7 @@ def collect_garbage(
                 allowed.append(filename)
             else:
                 refused.append(FileProblem(filename=filename, reason=reason))
-        gone, errors = _delete_files(allowed, filesystem, options, delete_threads)
+        gone, errors = _delete_files(allowed, table.data_prefix, filesystem, options, delete_threads)
         failed.extend(errors)
         if not gone:
             continue
@@ -265,7 +227,11 @@ def collect_garbage(
 
 
 def _delete_files(
-    filenames: Sequence[str], filesystem: pafs.FileSystem | None, options: FileSystemOptions | None, threads: int
+    filenames: Sequence[str],
+    data_prefix: str,
+    filesystem: pafs.FileSystem | None,
+    options: FileSystemOptions | None,
+    threads: int,
 ) -> tuple[list[str], list[FileProblem]]:
     """Deletes data files and their sidecars; a missing file counts as deleted. Returns the deleted and the failed."""
 
@@ -273,7 +239,7 @@ def _delete_files(
         try:
             for location in (filename, sketches_path(filename)):
                 fs, path = resolve(location, options, filesystem=filesystem)
-                delete(fs, path)
+                delete_in_table(fs, path, data_prefix)
         except Exception as e:  # noqa: BLE001 - one file's failure must not stop the others
             return f"delete failed: {type(e).__name__}: {e}"
         return None

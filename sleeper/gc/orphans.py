@@ -16,21 +16,33 @@ A listed file is deleted only if all of these hold:
 * it is still untracked when the state is read again just before the deletes.
 
 The listing is taken before the state is read, so a file committed between the two is seen as tracked.
+
+A deleted table has no state store left to compare with, and a writer racing its deletion may still write data files
+under its prefix after the table deletion removed everything there (its commit is then refused, but on AWS it may
+not delete what it wrote). :func:`sweep_deleted_tables` removes those: the data files and sidecars under the prefix of
+each table the state store marks deleted, once they are older than the minimum age.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from pyarrow import fs as pafs
 
 from sleeper.gc.ports import GcTable
-from sleeper.io.filesystem import FileSystemOptions, delete, filesystem_path, list_files, resolve
+from sleeper.io.filesystem import FileSystemOptions, delete_in_table, filesystem_path, list_files, resolve
 
-__all__ = ["DEFAULT_ORPHAN_MIN_AGE", "OrphanSweepResult", "sweep_orphans"]
+__all__ = [
+    "DEFAULT_ORPHAN_MIN_AGE",
+    "DeletedTablesSweepResult",
+    "OrphanSweepResult",
+    "sweep_deleted_tables",
+    "sweep_orphans",
+]
 
 DEFAULT_ORPHAN_MIN_AGE = timedelta(hours=24)
 """How old an untracked file must be before it is swept by default. Long, because a bulk import or a large ingest
@@ -127,7 +139,7 @@ def sweep_orphans(
             deleted.append(path)
             continue
         try:
-            delete(fs, path)
+            delete_in_table(fs, path, table.data_prefix)
         except Exception as e:  # noqa: BLE001 - reported; one failure must not stop the sweep
             failed.append((path, f"{type(e).__name__}: {e}"))
             continue
@@ -140,6 +152,92 @@ def sweep_orphans(
         in_flight=tuple(in_flight),
         failed=tuple(failed),
         dry_run=dry_run,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeletedTablesSweepResult:
+    """What a sweep of deleted tables' leftovers did.
+
+    Attributes:
+        tables: The deleted tables whose prefix still held data files.
+        deleted: Files deleted (filesystem paths).
+        young: Files kept because they are younger than the minimum age (or have no modification time).
+        failed: Files whose delete failed, with the reason.
+    """
+
+    tables: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+    young: tuple[str, ...] = ()
+    failed: tuple[tuple[str, str], ...] = ()
+
+
+def sweep_deleted_tables(
+    data_root: str,
+    is_deleted: Callable[[str], bool],
+    *,
+    live_table_ids: Collection[str] = (),
+    min_age: timedelta = DEFAULT_ORPHAN_MIN_AGE,
+    now: datetime | None = None,
+    filesystem: pafs.FileSystem | None = None,
+    options: FileSystemOptions | None = None,
+) -> DeletedTablesSweepResult:
+    """Deletes the data files and sidecars left under the prefixes of deleted tables, older than ``min_age``.
+
+    Each directory directly under the data root is a table's prefix (``<data root>/<table id>``); only those of
+    tables the state store marks deleted are swept, and in them only ``data/partition_<id>/<name>.parquet`` or
+    ``.sketches``, each deleted through the table's delete guard.
+
+    Args:
+        data_root: The URI the tables' prefixes are under (``s3a://<data bucket>``, ``file:///<instance>/data``).
+        is_deleted: Whether the state store marks a table id deleted.
+        live_table_ids: Tables known to exist (their prefixes are not looked up).
+        min_age: How old a file must be, by its modification time.
+        now: The time the ages are measured from; now if None.
+        filesystem: A filesystem to use instead of the one the data root names.
+        options: How to reach S3.
+
+    Raises:
+        ValueError: If ``min_age`` is not positive.
+    """
+    if min_age <= timedelta(0):
+        raise ValueError(f"the minimum age of leftovers must be positive, got {min_age}")
+    start = now or datetime.now(tz=UTC)
+    fs, root = resolve(data_root, options, filesystem=filesystem)
+    root = root.rstrip("/")
+    selector = pafs.FileSelector(root, recursive=False, allow_not_found=True)
+    live = set(live_table_ids)
+    tables: list[str] = []
+    deleted: list[str] = []
+    young: list[str] = []
+    failed: list[tuple[str, str]] = []
+    for entry in fs.get_file_info(selector):
+        table_id = posixpath.basename(str(entry.path).rstrip("/"))
+        if entry.type != pafs.FileType.Directory or table_id in live or not is_deleted(table_id):
+            continue
+        data_dir = f"{root}/{table_id}/data"
+        prefix = f"{data_root.rstrip('/')}/{table_id}"
+        found = False
+        for info in list_files(fs, data_dir):
+            path = str(info.path)
+            relative = _relative(path, data_dir)
+            if relative is None or not _DATA_FILE.match(relative):
+                continue
+            found = True
+            mtime = info.mtime
+            if mtime is None or start - _aware(mtime) < min_age:
+                young.append(path)
+                continue
+            try:
+                delete_in_table(fs, path, prefix)
+            except Exception as e:  # noqa: BLE001 - reported; one failure must not stop the sweep
+                failed.append((path, f"{type(e).__name__}: {e}"))
+                continue
+            deleted.append(path)
+        if found:
+            tables.append(table_id)
+    return DeletedTablesSweepResult(
+        tables=tuple(tables), deleted=tuple(deleted), young=tuple(young), failed=tuple(failed)
     )
 
 

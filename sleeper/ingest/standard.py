@@ -501,5 +501,5 @@ class _FileOutput:
         """Deletes the data and sketches files closed so far (after a failure)."""
         for written in self.files:
             fs, path = resolve(written.location, self._options, filesystem=self._filesystem)
-            delete_unreferenced(fs, path)
-            delete_unreferenced(fs, sketches_path(path))
+            delete_unreferenced(fs, path, self._prefix)
+            delete_unreferenced(fs, sketches_path(path), self._prefix)

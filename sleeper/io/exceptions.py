@@ -37,3 +37,7 @@ class UnsupportedSettingError(SleeperError):
 
 class WriterClosedError(SleeperError, RuntimeError):
     """A file writer was used after it was closed or failed, or its result was asked for before it was closed."""
+
+
+class UnsafeDeleteError(SleeperError):
+    """A delete was refused: the path does not lie under the data prefix of the table it was deleted for."""

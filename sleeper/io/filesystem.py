@@ -25,7 +25,8 @@ from typing import Literal
 import pyarrow as pa
 from pyarrow import fs as pafs
 
-from sleeper.io.exceptions import MissingFileError, UnsupportedLocationError
+from sleeper.core.statestore.locations import file_outside_table, is_table_prefix
+from sleeper.io.exceptions import MissingFileError, UnsafeDeleteError, UnsupportedLocationError
 
 _LOG = logging.getLogger(__name__)
 
@@ -34,6 +35,7 @@ __all__ = [
     "FileSystemOptions",
     "S3Options",
     "delete",
+    "delete_in_table",
     "delete_unreferenced",
     "ensure_parent_dir",
     "exists",
@@ -213,14 +215,52 @@ def delete(filesystem: pafs.FileSystem, path: str) -> None:
         return
 
 
-def delete_unreferenced(filesystem: pafs.FileSystem, path: str) -> bool:
-    """Deletes a file that no transaction references (the cleanup of a write that failed or whose commit was skipped).
+def delete_in_table(filesystem: pafs.FileSystem, path: str, data_prefix: str, *, whole_table: bool = False) -> None:
+    """Deletes a file of a table, or with ``whole_table`` everything under the table's prefix: the guard every delete
+    of a table's files goes through (garbage collection, reinitialisation, table deletion, the orphan sweep, the
+    cleanup of a failed write).
 
-    A delete that fails (on AWS only the garbage collector's role may delete data files) is logged and the file left:
-    the orphan sweeper removes it once it is old enough. Returns whether the file is gone.
+    The path must lie strictly under the table's data prefix (``whole_table``: name the prefix itself), by the one
+    rule the state store also validates transactions with (:func:`sleeper.core.statestore.locations.
+    file_outside_table`), so a file of another table, another bucket or a path with ``..`` is never deleted. A file
+    that does not exist is not an error.
+
+    Args:
+        filesystem: The filesystem the path is on.
+        path: The file (or prefix) as ``filesystem`` names it, or as a URI.
+        data_prefix: The URI of the table's data prefix.
+        whole_table: Delete the table's whole prefix (``path`` must be the prefix).
+
+    Raises:
+        UnsafeDeleteError: If the path is not under (or, ``whole_table``, is not) the table's prefix; nothing is
+            deleted.
+        OSError: If the filesystem fails.
+    """
+    if whole_table:
+        if not is_table_prefix(path, data_prefix):
+            raise UnsafeDeleteError(f"refused to delete {path}: it is not the table's data prefix {data_prefix}")
+        if filesystem.get_file_info(path).type != pafs.FileType.NotFound:
+            filesystem.delete_dir(path)
+        return
+    reason = file_outside_table(path, data_prefix)
+    if reason is not None:
+        raise UnsafeDeleteError(f"refused to delete {path}: {reason}")
+    delete(filesystem, path)
+
+
+def delete_unreferenced(filesystem: pafs.FileSystem, path: str, data_prefix: str) -> bool:
+    """Deletes a file of a table that no transaction references (the cleanup of a write that failed or whose commit
+    was skipped), through :func:`delete_in_table`.
+
+    A delete that fails (on AWS only the garbage collector's role may delete data files) or is refused (the path is
+    outside the table's prefix) is logged and the file left: the orphan sweeper removes a file of the table once it
+    is old enough. Returns whether the file is gone.
     """
     try:
-        delete(filesystem, path)
+        delete_in_table(filesystem, path, data_prefix)
+    except UnsafeDeleteError as e:
+        _LOG.error("Did not delete %s: %s", path, e)
+        return False
     except OSError as e:
         _LOG.warning("Left unreferenced file %s for the orphan sweeper: %s", path, e)
         return False

@@ -132,6 +132,11 @@ class AdminTable(Protocol):
         """The table's state store."""
         ...
 
+    @property
+    def data_prefix(self) -> str:
+        """The URI under which the table's files live (the only place its files are deleted from)."""
+        ...
+
     def partitions(self) -> list[Partition]:
         """Every partition."""
         ...

@@ -341,6 +341,11 @@ class AwsInstance:
         return f"s3a://{self.data_bucket}/{table_id}"
 
     @property
+    def data_root(self) -> str:
+        """The URI every table's data prefix is under: ``s3a://<data bucket>``."""
+        return f"s3a://{self.data_bucket}"
+
+    @property
     def query_results_uri(self) -> str:
         """Where queries write their results by default: ``s3a://<query results bucket>``."""
         return f"s3a://{self._required(cdk.QUERY_RESULTS_BUCKET.name)}"
@@ -452,6 +457,7 @@ class AwsInstance:
                 snapshot_uri_scheme="s3a://",
                 settings=StateStoreSettings.from_properties(properties),
                 clock=lambda: datetime.now(tz=UTC),
+                data_prefix=self.data_uri(status.table_id),
             )
         table = AwsTable(instance=self, status=status, properties=properties, state_store=store)
         self._tables[status.table_id] = _Cached(table=table, loaded_at=time.monotonic())

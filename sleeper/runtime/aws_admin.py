@@ -28,6 +28,7 @@ from sleeper.core.queue import Queue, QueueNotFoundError
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
 from sleeper.core.trackers import CompactionJobTracker, IngestJobTracker, QueryTracker, TaskTracker
+from sleeper.io.filesystem import delete_in_table
 from sleeper.runtime import registry
 from sleeper.runtime.admin import LocalOnlyError, OperationReport, PropertyChange
 from sleeper.runtime.aws import QUEUE_URL_PROPERTIES, AwsInstance, AwsRuntimeConfig, AwsTable
@@ -159,10 +160,8 @@ class AwsAdmin:
         self.instance.table_index.delete(table.table_id)
         self.instance.state_store_backend.delete_table(table.table_id)
         self.instance.properties_store.delete_table(table.table_id)
-        filesystem = self.instance.filesystem
         prefix = f"{self.instance.data_bucket}/{table.table_id}"
-        if filesystem.get_file_info(prefix).type.name != "NotFound":
-            filesystem.delete_dir(prefix)
+        delete_in_table(self.instance.filesystem, prefix, table.data_prefix, whole_table=True)
 
     def update_table_properties(self, name: str, values: Mapping[str, str]) -> AwsTable:
         """Validates and saves table property edits to the config bucket (nothing saved if one is invalid)."""

@@ -37,7 +37,7 @@ from sleeper.core.properties.instance_common import METRICS_NAMESPACE
 from sleeper.core.queue import QueueNotFoundError
 from sleeper.core.trackers import IngestJobFailed
 from sleeper.gc.collector import GcResult, run_garbage_collection
-from sleeper.gc.orphans import OrphanSweepResult, sweep_orphans
+from sleeper.gc.orphans import DeletedTablesSweepResult, OrphanSweepResult, sweep_deleted_tables, sweep_orphans
 from sleeper.ingest.task_creation import IngestTaskCreation, create_ingest_tasks
 from sleeper.io.filesystem import read_bytes, resolve
 from sleeper.query.queued import QUERY_QUEUE
@@ -236,10 +236,12 @@ def split_partition(instance: AwsInstance, body: str) -> SplitResult:
 
 @dataclass(frozen=True, slots=True)
 class GcRun:
-    """What one garbage collection of a table did: unreferenced files collected, and orphans swept."""
+    """What one garbage collection of a table did: unreferenced files collected, orphans swept, and the files writers
+    racing a table deletion left under deleted tables' prefixes."""
 
     collected: GcResult
     swept: OrphanSweepResult
+    leftovers: DeletedTablesSweepResult = DeletedTablesSweepResult()
 
 
 def collect_garbage(instance: AwsInstance, table_id: str) -> GcRun:
@@ -254,7 +256,13 @@ def collect_garbage(instance: AwsInstance, table_id: str) -> GcRun:
     options = instance.filesystem_options
     collected = run_garbage_collection(instance, table_id, options=options)
     swept = sweep_orphans(instance.table_by_id(table_id.strip()), options=options)
-    return GcRun(collected=collected, swept=swept)
+    leftovers = sweep_deleted_tables(
+        instance.data_root,
+        instance.state_store_backend.is_deleted,
+        live_table_ids=[t.table_id for t in instance.tables()],
+        options=options,
+    )
+    return GcRun(collected=collected, swept=swept, leftovers=leftovers)
 
 
 # --- table metrics and warm queries ----------------------------------------------------------------------------------

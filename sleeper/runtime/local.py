@@ -55,6 +55,7 @@ from sleeper.core.statestore.references import AllReferencesToAFile, FileReferen
 from sleeper.core.table import TableStatus, new_table_id
 from sleeper.ingest.inputs import IngestInput, ingest_rows
 from sleeper.ingest.standard import IngestResult
+from sleeper.io.filesystem import delete_in_table, filesystem_path
 from sleeper.query.executor import table_query
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
@@ -353,6 +354,11 @@ class LocalInstance:
         """The URI of a table's data prefix."""
         return (self.directory / "data" / table_id).as_uri()
 
+    @property
+    def data_root(self) -> str:
+        """The URI every table's data prefix is under."""
+        return (self.directory / "data").as_uri()
+
     # --- tables ------------------------------------------------------------------------------------------------
     def tables(self) -> list[TableStatus]:
         """Every table, by name."""
@@ -442,9 +448,7 @@ class LocalInstance:
         self.table_index.delete(table.table_id)
         self.state_store_backend.delete_table(table.table_id)
         self._properties_store.delete_table(table.table_id)
-        data_dir = self.directory / "data" / table.table_id
-        if data_dir.exists():
-            self.filesystem.delete_dir(str(data_dir))
+        delete_in_table(self.filesystem, filesystem_path(table.data_prefix), table.data_prefix, whole_table=True)
 
     def update_table_properties(self, name: str, values: Mapping[str, str]) -> LocalTable:
         """Validates and saves new values of table properties.
@@ -473,5 +477,6 @@ class LocalInstance:
             snapshot_base_path=str(self.directory / "data" / status.table_id),
             settings=StateStoreSettings.from_properties(properties),
             clock=lambda: datetime.now(tz=UTC),
+            data_prefix=self.data_uri(status.table_id),
         )
         return LocalTable(instance=self, status=status, properties=properties, state_store=store)

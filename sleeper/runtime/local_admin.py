@@ -3,6 +3,7 @@ split point estimates, dead-letter retries."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
@@ -16,7 +17,8 @@ from sleeper.core.queue import Queue
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
 from sleeper.core.trackers import CompactionJobTracker, IngestJobTracker, QueryTracker, TaskTracker
-from sleeper.io.filesystem import filesystem_path
+from sleeper.io.exceptions import UnsafeDeleteError
+from sleeper.io.filesystem import delete_in_table, filesystem_path
 from sleeper.runtime.admin import AdminTable, EditableInstance, OperationReport, PropertyChange
 from sleeper.runtime.local import LOCAL_QUEUES, LocalInstance, LocalTable
 from sleeper.sketches import Sketches, sketches_path
@@ -44,6 +46,7 @@ PAUSED_FILE = "scheduler.paused"
 """The file whose presence in the instance directory pauses the scheduler (as disabling Sleeper's rules does)."""
 
 _Table = TypeVar("_Table", bound=AdminTable)
+_LOG = logging.getLogger(__name__)
 
 
 def update_instance_properties(
@@ -108,18 +111,24 @@ def resume(instance: LocalInstance) -> None:
 def reinitialise_table(table: _Table, split_points: Sequence[KeyValue] | None = None) -> _Table:
     """Empties a table: stops tracking every file and deletes the files; with split points, repartitions it too.
 
-    Without split points the partition tree is kept. The split points are validated before anything changes.
+    Without split points the partition tree is kept. The split points are validated before anything changes. With
+    them the new partitions are committed before the files are cleared, so a write racing the reinitialisation is
+    either cleared with the rest of the table or refused, never left on partitions that no longer exist (see
+    :meth:`sleeper.statestore.store.StateStore.reinitialise`). Only files under the table's data prefix are deleted
+    (through :func:`sleeper.io.filesystem.delete_in_table`): a tracked file anywhere else is logged and left.
     """
     partitions = partitions_from_split_points(table.schema, list(split_points)) if split_points is not None else None
-    files = [f.filename for f in table.files()]
-    table.state_store.clear_files()
+    store = table.state_store
+    store.refresh()
+    files = [f.filename for f in store.files()]
+    store.reinitialise(partitions)
     filesystem = table.instance.filesystem
     for filename in files:
-        for path in (filesystem_path(filename), filesystem_path(sketches_path(filename))):
-            if filesystem.get_file_info(path).type.name != "NotFound":
-                filesystem.delete_file(path)
-    if partitions is not None:
-        table.state_store.initialise(partitions)
+        for location in (filename, sketches_path(filename)):
+            try:
+                delete_in_table(filesystem, filesystem_path(location), table.data_prefix)
+            except UnsafeDeleteError as e:
+                _LOG.warning("Table %s reinitialised without deleting a file it tracked: %s", table.name, e)
     return table
 
 

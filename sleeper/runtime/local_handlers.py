@@ -18,7 +18,7 @@ from sleeper.compaction.task import handle_commit_message, handle_compaction_job
 from sleeper.core.statestore.transactions import ReplaceFileReferencesTransaction
 from sleeper.core.trackers import CompactionJobCommitted, CompactionJobFailed
 from sleeper.gc.collector import run_garbage_collection
-from sleeper.gc.orphans import sweep_orphans
+from sleeper.gc.orphans import sweep_deleted_tables, sweep_orphans
 from sleeper.ingest.job_runner import INGEST_JOB_QUEUE, IngestJobRunner, JobOutcome
 from sleeper.query.queued import (
     LEAF_PARTITION_QUERY_QUEUE,
@@ -175,11 +175,18 @@ def _split_partition(instance: LocalInstance, body: str) -> str:
 def _garbage_collection(instance: LocalInstance, table_id: str) -> str:
     result = run_garbage_collection(instance, table_id)
     swept = sweep_orphans(instance.table_by_id(table_id))
+    leftovers = sweep_deleted_tables(
+        instance.data_root,
+        instance.state_store_backend.is_deleted,
+        live_table_ids=[t.table_id for t in instance.tables()],
+    )
     parts = []
     if result.deleted:
         parts.append(f"{len(result.deleted)} files garbage collected")
     if swept.deleted:
         parts.append(f"{len(swept.deleted)} orphaned files deleted")
+    if leftovers.deleted:
+        parts.append(f"{len(leftovers.deleted)} files of deleted tables deleted")
     return f"table {table_id}: {', '.join(parts)}" if parts else ""
 
 

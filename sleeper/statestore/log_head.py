@@ -21,10 +21,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from sleeper.core.exceptions import SleeperError
-from sleeper.core.statestore.exceptions import StateStoreError
+from sleeper.core.statestore.exceptions import StateStoreError, TableDeletedError
+from sleeper.core.statestore.locations import check_file_in_table
 from sleeper.core.statestore.state import FilesState, PartitionsState
 from sleeper.core.statestore.transactions import (
     FileTransaction,
@@ -427,7 +428,8 @@ class TransactionLogHead(ABC, Generic[S, T]):
             The transaction number and how it went.
 
         Raises:
-            StateStoreError: If the transaction does not fit the state, after bringing the state up to date.
+            StateStoreError: If the transaction does not fit the state, after bringing the state up to date
+                (``TableDeletedError`` if the table was deleted).
             AddTransactionRetriesExhaustedError: If every attempt collided with other writers (or failed
                 ambiguously without landing). The transaction is not in the log.
             TransactionLogGapError: If the log cannot be read up to its head.
@@ -489,6 +491,8 @@ class TransactionLogHead(ABC, Generic[S, T]):
                         settings.max_add_attempts,
                     )
                     continue
+                except TableDeletedError:
+                    raise  # the table is gone: no retry can land
                 except (SleeperError, OSError) as e:
                     # The entry may have landed: a later read of the log tells.
                     ambiguous += 1
@@ -555,15 +559,45 @@ def _epoch_ms(time: datetime) -> int:
 
 
 class FilesLogHead(TransactionLogHead[FilesState, FileTransaction]):
-    """The head of a table's files log."""
+    """The head of a table's files log.
+
+    Besides the files state, a transaction is validated against where the table's files may lie and against the
+    table's partitions, when the head is given them:
+
+    Args:
+        data_prefix: The table's data prefix: every file a transaction names must lie under it
+            (:func:`sleeper.core.statestore.locations.check_file_in_table`). None checks no locations (for tests of
+            the log that name files without a prefix).
+        partitions: Supplies the table's partitions, read from their log after the files state was brought up to
+            date; a transaction that adds references (ADD_FILES, SPLIT_FILE_REFERENCES) must name partitions that
+            exist in it. None checks no partitions.
+        **kwargs: As for :class:`TransactionLogHead`.
+    """
 
     log_type = LogType.FILES
+
+    def __init__(
+        self,
+        *,
+        data_prefix: str | None = None,
+        partitions: Callable[[], PartitionsState] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self._data_prefix = data_prefix
+        self._partitions = partitions
 
     def _new_state(self) -> FilesState:
         return FilesState()
 
     def _validate(self, transaction: FileTransaction) -> None:
+        if self._data_prefix is not None:
+            for filename in transaction.named_files():
+                check_file_in_table(filename, self._data_prefix, table_id=self.table_id)
         transaction.validate(self._state)
+        if self._partitions is not None and next(transaction.new_reference_partitions(), None) is not None:
+            # Read after the files state this append is conditional on: see StateStore.reinitialise.
+            transaction.validate_partitions(self._partitions())
 
     def _apply(self, transaction: FileTransaction, time: datetime) -> None:
         transaction.apply(self._state, time)

@@ -50,10 +50,11 @@ class TransactionLogStore(Protocol):
     """The log of one table for one log type (files or partitions). Numbers start at 1 and are contiguous."""
 
     def add_transaction(self, entry: TransactionLogEntry) -> None:
-        """Appends an entry if no entry has its number yet.
+        """Appends an entry if no entry has its number yet and the table is not deleted (one atomic check).
 
         Raises:
             DuplicateTransactionNumberError: If an entry with that number exists.
+            TableDeletedError: If the backend's ``delete_table`` marked the table deleted; nothing is appended.
         """
         ...
 
@@ -136,5 +137,14 @@ class StateStoreBackend(Protocol):
         ...
 
     def delete_table(self, table_id: str) -> None:
-        """Removes every log entry and snapshot record of a table."""
+        """Marks a table deleted, then removes every log entry and snapshot record of it.
+
+        The mark comes first and stays: from then on every append to the table's logs is refused
+        (``TableDeletedError``), so a writer racing the deletion cannot leave entries behind. Calling it again
+        finishes a deletion that failed part way.
+        """
+        ...
+
+    def is_deleted(self, table_id: str) -> bool:
+        """Whether ``delete_table`` marked a table deleted (the sweep of deleted tables' leftovers asks)."""
         ...

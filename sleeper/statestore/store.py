@@ -66,6 +66,12 @@ class StateStore:
         sleep: Waits before retries.
         jitter: Random fractions for full jitter.
         id_supplier: Unique ids for large body keys and snapshot file names.
+        data_prefix: The table's data prefix (``s3a://<data bucket>/<table id>``, ``file:///<dir>/data/<table id>``).
+            Given it, the store validates a file transaction against the table as well as the files state: a file
+            outside the prefix is refused (``FileOutsideTableError``), and so are references added on partitions that
+            do not exist (``PartitionNotFoundError``; see ``reinitialise``). Every runtime gives it. None validates
+            against the files state alone, as Sleeper does (for tests of the logs, which name bare files and may
+            leave the table uninitialised).
     """
 
     def __init__(
@@ -82,11 +88,13 @@ class StateStore:
         sleep: Sleeper = time.sleep,
         jitter: JitterSource = random.random,
         id_supplier: Callable[[], str] = lambda: str(uuid.uuid4()),
+        data_prefix: str | None = None,
     ) -> None:
         if (filesystem is None) != (snapshot_base_path is None):
             raise ValueError("give both filesystem and snapshot_base_path, or neither")
         self.schema = schema
         self.table_id = table_id
+        self.data_prefix = data_prefix
         self.backend = backend
         self.settings = settings or StateStoreSettings()
         self.clock = clock
@@ -115,6 +123,8 @@ class StateStore:
             sleep=sleep,
             jitter=jitter,
             id_supplier=id_supplier,
+            data_prefix=data_prefix,
+            partitions=None if data_prefix is None else self._partitions_now,
         )
         self.partitions_head = PartitionsLogHead(
             table_id=table_id,
@@ -146,6 +156,11 @@ class StateStore:
 
     def _partitions(self) -> PartitionsState:
         self.partitions_head.update()
+        return self.partitions_head.state
+
+    def _partitions_now(self) -> PartitionsState:
+        """The partitions as their log holds them now (file transactions are validated against them)."""
+        self.partitions_head.force_update()
         return self.partitions_head.state
 
     def partitions(self) -> list[Partition]:
@@ -289,3 +304,27 @@ class StateStore:
     def clear_files(self) -> int:
         """Stops tracking every file (CLEAR_FILES); returns the transaction number."""
         return self.add_transaction(ClearFilesTransaction())
+
+    def reinitialise(self, partitions: Sequence[Partition] | None = None) -> None:
+        """Empties the table: replaces its partitions (if given), then stops tracking every file.
+
+        The order makes a writer racing the reinitialisation safe (RELIABILITY I1: no rows are acknowledged that a
+        query cannot return). A file transaction that adds references (ADD_FILES, SPLIT_FILE_REFERENCES) is
+        validated against the partitions read *after* the files state its append is conditional on. So if it lands
+        at all, either it was validated after INITIALISE_PARTITIONS and names only partitions of the new tree, or it
+        was validated before, and then CLEAR_FILES, appended after INITIALISE_PARTITIONS, was not yet in the files
+        log it read: its append either lands before CLEAR_FILES (and is cleared with the rest of the table, as any
+        write that finished before the reinitialisation) or collides with it, is validated again against the new
+        partitions, and is refused (``PartitionNotFoundError``). No reference to a partition of the old tree can
+        outlive the reinitialisation. If it stops between the two transactions, the table's files are left on
+        partitions that no longer exist (counted by ``table show``, returned by no query) until it is run again.
+
+        Args:
+            partitions: The new partition tree; None keeps the partitions (only the files are cleared).
+
+        Raises:
+            StateStoreError: If the partitions do not form a valid tree (nothing is changed).
+        """
+        if partitions is not None:
+            self.add_transaction(InitialisePartitionsTransaction(partitions=tuple(partitions)))
+        self.clear_files()

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 import pytest
 
-from sleeper.core.statestore.exceptions import JobIdReusedError
+from sleeper.core.statestore.exceptions import (
+    FileOutsideTableError,
+    JobIdReusedError,
+    PartitionNotFoundError,
+    TableDeletedError,
+)
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.state import input_files_hash
 from sleeper.core.statestore.transactions import (
@@ -20,9 +26,16 @@ from sleeper.core.statestore.transactions import (
     SplitFileReferenceRequest,
     SplitFileReferencesTransaction,
     SplitPartitionTransaction,
+    TransactionType,
 )
 from sleeper.statestore.log_head import StateStoreSettings, transaction_body_key
-from sleeper.statestore.ports import StateStoreBackend
+from sleeper.statestore.ports import (
+    SnapshotMetadataStore,
+    StateStoreBackend,
+    TransactionBodyStore,
+    TransactionLogEntry,
+    TransactionLogStore,
+)
 from sleeper.statestore.store import StateStore
 from sleeper.statestore.upkeep import create_snapshot, delete_old_transactions
 from tests.contract.conftest import BackendFactory
@@ -201,3 +214,195 @@ def should_catch_up_with_a_writer_that_snapshotted(backend_factory: BackendFacto
     # Then it has the writer's state
     assert len(files) == 11
     assert reader.files_state() == writer.files_state()
+
+
+# --- table-level validation: where files lie, which partitions exist, deleted tables --------------------------------
+DATA_PREFIX = f"s3a://data-bucket/{TABLE}"
+
+
+def _file(name: str, partition_id: str = "root", rows: int = 100) -> FileReference:
+    return reference(f"{DATA_PREFIX}/data/partition_{partition_id}/{name}.parquet", partition_id, rows)
+
+
+class _ActBeforeNextAppend:
+    """A backend whose logs run queued actions just before their next appends, as another process acting then would
+    (works over any backend, unlike the in-memory log's ``at_start_of_next_add``)."""
+
+    def __init__(self, backend: StateStoreBackend) -> None:
+        self.backend = backend
+        self.actions: list[Callable[[], object]] = []
+
+    def transaction_log(self, table_id: str, log_type: LogType) -> TransactionLogStore:
+        inner = self.backend.transaction_log(table_id, log_type)
+        actions = self.actions
+
+        class _Log:
+            def add_transaction(self, entry: TransactionLogEntry) -> None:
+                if actions:
+                    actions.pop(0)()
+                inner.add_transaction(entry)
+
+            def read_transactions_after(self, transaction_number: int) -> Iterator[TransactionLogEntry]:
+                return inner.read_transactions_after(transaction_number)
+
+            def delete_transactions_at_or_before(self, transaction_number: int) -> list[TransactionLogEntry]:
+                return inner.delete_transactions_at_or_before(transaction_number)
+
+        return _Log()
+
+    def body_store(self, table_id: str) -> TransactionBodyStore:
+        return self.backend.body_store(table_id)
+
+    def snapshot_metadata(self, table_id: str) -> SnapshotMetadataStore:
+        return self.backend.snapshot_metadata(table_id)
+
+    def delete_table(self, table_id: str) -> None:
+        self.backend.delete_table(table_id)
+
+    def is_deleted(self, table_id: str) -> bool:
+        return self.backend.is_deleted(table_id)
+
+
+def _table_store(stores: Stores, backend: StateStoreBackend | None = None) -> StateStore:
+    """A state store of the table as the runtimes build it: it knows the table's data prefix."""
+    return StateStore(
+        schema=LONG_KEY_SCHEMA,
+        table_id=TABLE,
+        backend=backend or stores.backend,
+        settings=stores.settings,
+        clock=stores.clock,
+        sleep=stores.sleeps,
+        jitter=fixed_jitter(0.5),
+        data_prefix=DATA_PREFIX,
+    )
+
+
+@pytest.mark.parametrize(
+    "outside",
+    [
+        "s3a://data-bucket/9f8e7d6c/data/partition_root/theirs.parquet",
+        "s3a://other-bucket/0a1b2c3d/data/partition_root/x.parquet",
+        f"{DATA_PREFIX}/data/../../9f8e7d6c/data/partition_root/theirs.parquet",
+        f"{DATA_PREFIX}-copy/data/partition_root/x.parquet",
+    ],
+)
+def should_refuse_every_file_transaction_naming_a_file_outside_the_table(
+    backend_factory: BackendFactory, outside: str
+) -> None:
+    # Given a table with one file, assigned to a compaction job
+    stores = _stores(backend_factory)
+    store = _table_store(stores)
+    store.initialise()
+    tree = PartitionsBuilder(LONG_KEY_SCHEMA).split("root", "L", "R", 0)
+    store.add_transaction(
+        SplitPartitionTransaction(parent=tree.get("root"), new_children=(tree.get("L"), tree.get("R")))
+    )
+    mine = _file("mine")
+    store.add_files([mine])
+    store.add_transaction(
+        AssignJobIdsTransaction(
+            requests=(AssignJobIdRequest(job_id="c1", partition_id="root", filenames=(mine.filename,)),)
+        )
+    )
+    before = store.last_transaction_numbers()
+    forged = reference(outside, "root", 1)
+    # When transactions naming the other file are committed: added, as a compaction output, split
+    attempts = [
+        AddFilesTransaction.of_references([forged]),
+        ReplaceFileReferencesTransaction(
+            jobs=(ReplaceFileReferencesRequest(job_id="c1", input_files=(mine.filename,), new_reference=forged),)
+        ),
+        SplitFileReferencesTransaction(
+            requests=(SplitFileReferenceRequest(old_reference=forged, new_references=(forged.split_to("L"),)),)
+        ),
+        DeleteFilesTransaction(filenames=(outside,)),
+    ]
+    # Then each is refused naming the file, and nothing reached the log
+    for transaction in attempts:
+        with pytest.raises(FileOutsideTableError, match="does not belong to table"):
+            store.commit(transaction)
+    assert stores.new().last_transaction_numbers() == before
+    assert sorted(_summary(stores.new())) == [mine.filename]
+
+
+def should_refuse_references_on_partitions_that_do_not_exist(backend_factory: BackendFactory) -> None:
+    # Given a table whose root was split into L and R
+    stores = _stores(backend_factory)
+    store = _table_store(stores)
+    store.initialise()
+    tree = PartitionsBuilder(LONG_KEY_SCHEMA).split("root", "L", "R", 0)
+    store.add_transaction(
+        SplitPartitionTransaction(parent=tree.get("root"), new_children=(tree.get("L"), tree.get("R")))
+    )
+    on_root = _file("on-root")
+    store.add_files([on_root])
+    # When files are added on a partition that does not exist, and a reference is split onto one
+    with pytest.raises(PartitionNotFoundError, match="gone"):
+        store.add_files([_file("lost", "gone")])
+    with pytest.raises(PartitionNotFoundError, match="gone"):
+        store.commit(
+            SplitFileReferencesTransaction(
+                requests=(
+                    SplitFileReferenceRequest(
+                        old_reference=on_root, new_references=(on_root.split_to("L"), on_root.split_to("gone"))
+                    ),
+                )
+            )
+        )
+    # Then neither was committed; references on existing partitions, leaves or not, still are
+    store.add_files([_file("on-L", "L")])
+    assert sorted(_summary(stores.new())) == sorted([on_root.filename, _file("on-L", "L").filename])
+
+
+def should_refuse_an_ingest_whose_partitions_a_reinitialisation_replaced_before_it_appended(
+    backend_factory: BackendFactory,
+) -> None:
+    # Given a table with one file, and a writer that has read the table and is about to append its ADD_FILES
+    stores = _stores(backend_factory)
+    admin = _table_store(stores)
+    admin.initialise()
+    admin.add_files([_file("old")])
+    racing = _ActBeforeNextAppend(stores.backend)
+    writer = _table_store(stores, racing)
+    writer.refresh()
+    new_tree = PartitionsBuilder(LONG_KEY_SCHEMA, root_id="new-root").split("new-root", "L", "R", 0)
+    # When the table is reinitialised with new partitions just before the writer's append
+    racing.actions.append(lambda: admin.reinitialise(new_tree.partitions()))
+    with pytest.raises(PartitionNotFoundError, match="root"):
+        writer.add_files([_file("late")])
+    # Then the writer was refused: the table is empty, on the new partitions, with no reference to an old one
+    fresh = stores.new()
+    assert _summary(fresh) == {}
+    assert sorted(p.id for p in fresh.partitions()) == ["L", "R", "new-root"]
+
+
+def should_refuse_appends_to_a_deleted_table(backend_factory: BackendFactory) -> None:
+    # Given a table with a file, and a writer about to append while the table is deleted
+    stores = _stores(backend_factory)
+    store = stores.new(snapshots=False)
+    store.initialise()
+    store.add_files([reference("a")])
+    racing = _ActBeforeNextAppend(stores.backend)
+    writer = StateStore(schema=LONG_KEY_SCHEMA, table_id=TABLE, backend=racing, sleep=stores.sleeps)
+    writer.refresh()
+    racing.actions.append(lambda: stores.backend.delete_table(TABLE))
+    # When the writer appends, and later another writer starts afresh
+    with pytest.raises(TableDeletedError):
+        writer.add_files([reference("late")])
+    with pytest.raises(TableDeletedError):
+        stores.new(snapshots=False).add_files([reference("later")])
+    with pytest.raises(TableDeletedError):
+        stores.backend.transaction_log(TABLE, LogType.PARTITIONS).add_transaction(
+            TransactionLogEntry(
+                transaction_number=1,
+                update_time=stores.clock.now,
+                transaction_type=TransactionType.INITIALISE_PARTITIONS,
+                body='{"partitions": []}',
+            )
+        )
+    # Then nothing was retried, the deleted table's logs stay empty, and the backend says it was deleted
+    assert stores.sleeps.waits == []
+    assert stores.backend.is_deleted(TABLE)
+    assert not stores.backend.is_deleted("9f8e7d6c")
+    for log_type in LogType:
+        assert list(stores.backend.transaction_log(TABLE, log_type).read_transactions_after(0)) == []

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from sleeper.adapters.aws.dynamodb_snapshots import DynamoDBSnapshotMetadataStore
-from sleeper.adapters.aws.dynamodb_transaction_log import DynamoDBTransactionLogStore
+from sleeper.adapters.aws.dynamodb_transaction_log import DynamoDBTransactionLogStore, has_tombstone, write_tombstone
 from sleeper.adapters.aws.resources import StateStoreTableNames
 from sleeper.adapters.aws.s3_transaction_bodies import S3TransactionBodyStore
 from sleeper.core.statestore.transactions import LogType
@@ -57,9 +58,11 @@ class DynamoDBStateStoreBackend:
         return self._table_names
 
     def transaction_log(self, table_id: str, log_type: LogType) -> DynamoDBTransactionLogStore:
-        """The log of a table."""
+        """The log of a table (its appends are refused once the table is deleted)."""
         name = self._table_names.files_log if log_type is LogType.FILES else self._table_names.partitions_log
-        return DynamoDBTransactionLogStore(self._dynamodb, name, table_id)
+        return DynamoDBTransactionLogStore(
+            self._dynamodb, name, table_id, tombstone_table=self._table_names.partitions_log
+        )
 
     def body_store(self, table_id: str) -> S3TransactionBodyStore:
         """The large-body store of a table: the data bucket (keys start with the table id)."""
@@ -75,7 +78,8 @@ class DynamoDBStateStoreBackend:
         )
 
     def delete_table(self, table_id: str) -> None:
-        """Removes every log entry and snapshot record of a table, and its large bodies.
+        """Marks a table deleted with a tombstone (its logs refuse every later append), then removes every log entry
+        and snapshot record of it, and its large bodies.
 
         The bodies removed are those the entries point at, and every object under
         ``<table id>/statestore/transactions/`` (bodies uploaded for transactions that never reached the log).
@@ -84,6 +88,7 @@ class DynamoDBStateStoreBackend:
         Raises:
             AwsError: If DynamoDB or S3 fails; what was deleted by then stays deleted, and calling again finishes.
         """
+        write_tombstone(self._dynamodb, self._table_names.partitions_log, table_id, datetime.now(tz=UTC))
         bodies = self.body_store(table_id)
         for log_type in LogType:
             log = self.transaction_log(table_id, log_type)
@@ -94,3 +99,11 @@ class DynamoDBStateStoreBackend:
             log.delete_transactions_at_or_before(_EVERY_TRANSACTION)
         bodies.delete_under(transaction_bodies_prefix(table_id))
         self.snapshot_metadata(table_id).delete_all()
+
+    def is_deleted(self, table_id: str) -> bool:
+        """Whether a table was deleted (it has a tombstone; read consistently).
+
+        Raises:
+            AwsError: If DynamoDB fails.
+        """
+        return has_tombstone(self._dynamodb, self._table_names.partitions_log, table_id)

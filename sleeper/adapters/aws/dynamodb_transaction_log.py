@@ -2,6 +2,12 @@
 
 One DynamoDB table per log type holds the logs of every Sleeper table: hash key ``TABLE_ID``, range key
 ``TRANSACTION_NUMBER``. Appends are conditional puts, so two writers can never both take the same number.
+
+Beyond Sleeper, a deleted table's logs refuse appends: deleting a table first writes a tombstone, an item at
+transaction number 0 (no log entry has that number, and reads start after it) in the partitions log table, and each
+append is one ``TransactWriteItems`` of the conditional put and a ``ConditionCheck`` that no tombstone exists. A writer
+racing the deletion therefore either appends before the tombstone (and its entry is deleted with the rest) or is
+refused.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.exceptions import AwsError, error_code, translate
 from sleeper.adapters.aws.resources import BODY, BODY_S3_KEY, TABLE_ID, TRANSACTION_NUMBER, TYPE, UPDATE_TIME
+from sleeper.core.statestore.exceptions import TableDeletedError
 from sleeper.core.statestore.transactions import TransactionType
 from sleeper.statestore.ports import DuplicateTransactionNumberError, TransactionLogEntry
 
@@ -23,6 +30,10 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef, QueryInputTypeDef, WriteRequestTypeDef
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+TOMBSTONE_NUMBER = 0
+"""The transaction number of a deleted table's tombstone item (log entries are numbered from 1)."""
+DELETED_TIME = "DELETED_TIME"
+"""The attribute of a tombstone holding when the table was deleted (epoch milliseconds)."""
 _BATCH_WRITE_LIMIT = 25
 _UNPROCESSED_ATTEMPTS = 8
 
@@ -44,7 +55,15 @@ class DynamoDBTransactionLogStore:
     Implements ``sleeper.statestore.ports.TransactionLogStore``. Reads are strongly consistent.
     """
 
-    def __init__(self, client: DynamoDBClient, table_name: str, table_id: str, *, page_size: int | None = None) -> None:
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        table_name: str,
+        table_id: str,
+        *,
+        page_size: int | None = None,
+        tombstone_table: str | None = None,
+    ) -> None:
         """Creates the store.
 
         Args:
@@ -52,6 +71,9 @@ class DynamoDBTransactionLogStore:
             table_name: The DynamoDB table of the log type, e.g. ``sleeper-<id>-file-transaction-log``.
             table_id: The Sleeper table whose log this is.
             page_size: At most this many entries per Query page; None lets DynamoDB fill pages up to 1 MB.
+            tombstone_table: The DynamoDB table where the Sleeper table's tombstone is written when it is deleted;
+                each append checks, in the same transaction, that there is none. None appends with a plain
+                conditional put (a log used alone).
         """
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -59,12 +81,14 @@ class DynamoDBTransactionLogStore:
         self._table_name = table_name
         self._table_id = table_id
         self._page_size = page_size
+        self._tombstone_table = tombstone_table
 
     def add_transaction(self, entry: TransactionLogEntry) -> None:
-        """Appends an entry if no entry has its number yet.
+        """Appends an entry if no entry has its number yet and the table has no tombstone.
 
         Raises:
             DuplicateTransactionNumberError: If an entry with that number exists.
+            TableDeletedError: If the table was deleted (it has a tombstone).
             AwsError: If DynamoDB fails otherwise.
         """
         item: dict[str, AttributeValueTypeDef] = {
@@ -78,6 +102,9 @@ class DynamoDBTransactionLogStore:
         else:
             assert entry.body_key is not None
             item[BODY_S3_KEY] = {"S": entry.body_key}
+        if self._tombstone_table is not None:
+            self._append_unless_deleted(entry, item, self._tombstone_table)
+            return
         try:
             self._client.put_item(
                 TableName=self._table_name,
@@ -93,6 +120,46 @@ class DynamoDBTransactionLogStore:
             raise translate(e, self._operation("PutItem")) from e
         except BotoCoreError as e:
             raise translate(e, self._operation("PutItem")) from e
+
+    def _append_unless_deleted(
+        self, entry: TransactionLogEntry, item: dict[str, AttributeValueTypeDef], tombstone_table: str
+    ) -> None:
+        try:
+            self._client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Put": {
+                            "TableName": self._table_name,
+                            "Item": item,
+                            "ConditionExpression": "attribute_not_exists(#number)",
+                            "ExpressionAttributeNames": {"#number": TRANSACTION_NUMBER},
+                        }
+                    },
+                    {
+                        "ConditionCheck": {
+                            "TableName": tombstone_table,
+                            "Key": tombstone_key(self._table_id),
+                            "ConditionExpression": "attribute_not_exists(#number)",
+                            "ExpressionAttributeNames": {"#number": TRANSACTION_NUMBER},
+                        }
+                    },
+                ]
+            )
+        except ClientError as e:
+            if error_code(e) == "TransactionCanceledException":
+                reasons = [r.get("Code") for r in e.response.get("CancellationReasons", [])]
+                if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
+                    raise TableDeletedError(
+                        f"table {self._table_id} was deleted: transaction {entry.transaction_number} is refused"
+                    ) from e
+                if reasons and reasons[0] == "ConditionalCheckFailed":
+                    raise DuplicateTransactionNumberError(
+                        f"table {self._table_id} already has transaction {entry.transaction_number} in "
+                        f"{self._table_name}"
+                    ) from e
+            raise translate(e, self._operation("TransactWriteItems")) from e
+        except BotoCoreError as e:
+            raise translate(e, self._operation("TransactWriteItems")) from e
 
     def read_transactions_after(self, transaction_number: int) -> Iterator[TransactionLogEntry]:
         """Entries with numbers greater than the given one, in order, read page by page as they are consumed.
@@ -110,20 +177,23 @@ class DynamoDBTransactionLogStore:
         Raises:
             AwsError: If DynamoDB fails; some entries may have been deleted by then.
         """
-        entries = list(self._query("#number <= :number", transaction_number))
+        entries = list(self._query("#number BETWEEN :first AND :number", transaction_number))
         for start in range(0, len(entries), _BATCH_WRITE_LIMIT):
             self._batch_delete(entries[start : start + _BATCH_WRITE_LIMIT])
         return entries
 
     def _query(self, condition: str, transaction_number: int) -> Iterator[TransactionLogEntry]:
+        values: dict[str, AttributeValueTypeDef] = {
+            ":table": {"S": self._table_id},
+            ":number": {"N": str(transaction_number)},
+        }
+        if ":first" in condition:
+            values[":first"] = {"N": str(TOMBSTONE_NUMBER + 1)}  # never the tombstone
         request: QueryInputTypeDef = {
             "TableName": self._table_name,
             "KeyConditionExpression": f"#table = :table AND {condition}",
             "ExpressionAttributeNames": {"#table": TABLE_ID, "#number": TRANSACTION_NUMBER},
-            "ExpressionAttributeValues": {
-                ":table": {"S": self._table_id},
-                ":number": {"N": str(transaction_number)},
-            },
+            "ExpressionAttributeValues": values,
             "ConsistentRead": True,
             "ScanIndexForward": True,
         }
@@ -172,6 +242,37 @@ class DynamoDBTransactionLogStore:
 
     def _operation(self, action: str) -> str:
         return f"{action} {self._table_name} (table {self._table_id})"
+
+
+def tombstone_key(table_id: str) -> dict[str, AttributeValueTypeDef]:
+    """The key of a deleted table's tombstone item."""
+    return {TABLE_ID: {"S": table_id}, TRANSACTION_NUMBER: {"N": str(TOMBSTONE_NUMBER)}}
+
+
+def write_tombstone(client: DynamoDBClient, table_name: str, table_id: str, deleted_time: datetime) -> None:
+    """Writes a deleted table's tombstone (again, if it exists): from then on its logs refuse appends.
+
+    Raises:
+        AwsError: If DynamoDB fails.
+    """
+    item = {**tombstone_key(table_id), DELETED_TIME: {"N": str(to_epoch_ms(deleted_time))}}
+    try:
+        client.put_item(TableName=table_name, Item=item)
+    except (ClientError, BotoCoreError) as e:
+        raise translate(e, f"PutItem {table_name} (tombstone of table {table_id})") from e
+
+
+def has_tombstone(client: DynamoDBClient, table_name: str, table_id: str) -> bool:
+    """Whether a table has a tombstone (was deleted), read consistently.
+
+    Raises:
+        AwsError: If DynamoDB fails.
+    """
+    try:
+        found = client.get_item(TableName=table_name, Key=tombstone_key(table_id), ConsistentRead=True)
+    except (ClientError, BotoCoreError) as e:
+        raise translate(e, f"GetItem {table_name} (tombstone of table {table_id})") from e
+    return "Item" in found
 
 
 def _entry(item: dict[str, AttributeValueTypeDef]) -> TransactionLogEntry:

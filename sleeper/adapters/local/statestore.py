@@ -6,6 +6,7 @@ Tables (in the instance's one SQLite database)::
         PRIMARY KEY (table_id, log_type, number): an INSERT of a taken number fails, which is the conditional append
     snapshot_all(table_id, log_type, number, path, update_time)      every snapshot
     snapshot_latest(table_id, log_type, number, path, update_time)   the latest per log, moved only forwards
+    deleted_table(table_id, deleted_time)                            tables deleted: their logs take no appends
 
 Times are epoch milliseconds. Large bodies are files ``<body directory>/<key>``, keys being
 ``<table id>/statestore/transactions/<instant>-<uuid>.json`` as in the data bucket on AWS.
@@ -21,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sleeper.adapters.local.sqlite import SqliteDatabase
+from sleeper.core.statestore.exceptions import TableDeletedError
 from sleeper.core.statestore.transactions import LogType, TransactionType
 from sleeper.statestore.exceptions import StateStoreStorageError
 from sleeper.statestore.ports import (
@@ -57,6 +59,10 @@ CREATE TABLE IF NOT EXISTS snapshot_latest (
     path TEXT NOT NULL,
     update_time INTEGER NOT NULL,
     PRIMARY KEY (table_id, log_type)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS deleted_table (
+    table_id TEXT NOT NULL PRIMARY KEY,
+    deleted_time INTEGER NOT NULL
 ) WITHOUT ROWID
 """
 
@@ -88,17 +94,18 @@ class SqliteTransactionLogStore:
         self._log_type = log_type.value
 
     def add_transaction(self, entry: TransactionLogEntry) -> None:
-        """Appends an entry if no entry has its number yet.
+        """Appends an entry if no entry has its number yet and the table is not marked deleted (one statement).
 
         Raises:
             DuplicateTransactionNumberError: If an entry with that number exists.
+            TableDeletedError: If the table was deleted.
             StateStoreStorageError: If SQLite fails otherwise.
         """
         try:
             with self._db.write() as connection:
-                connection.execute(
+                inserted = connection.execute(
                     "INSERT INTO transaction_log (table_id, log_type, number, update_time, type, body, body_key) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM deleted_table WHERE table_id = ?)",
                     (
                         self._table_id,
                         self._log_type,
@@ -107,8 +114,9 @@ class SqliteTransactionLogStore:
                         entry.transaction_type.value,
                         entry.body,
                         entry.body_key,
+                        self._table_id,
                     ),
-                )
+                ).rowcount
         except sqlite3.IntegrityError as e:
             raise DuplicateTransactionNumberError(
                 f"transaction {entry.transaction_number} already exists in the {self._log_type} log of table "
@@ -116,6 +124,10 @@ class SqliteTransactionLogStore:
             ) from e
         except sqlite3.Error as e:
             raise StateStoreStorageError(f"adding transaction {entry.transaction_number}: {e}") from e
+        if inserted == 0:
+            raise TableDeletedError(
+                f"table {self._table_id} was deleted: transaction {entry.transaction_number} is refused"
+            )
 
     def read_transactions_after(self, transaction_number: int) -> Iterator[TransactionLogEntry]:
         """Entries with numbers greater than the given one, in order, read a page at a time.
@@ -361,13 +373,35 @@ class SqliteStateStoreBackend:
         return SqliteSnapshotMetadataStore(self.database, table_id)
 
     def delete_table(self, table_id: str) -> None:
-        """Removes every log entry of a table with the large bodies they point at, and every snapshot record.
+        """Marks a table deleted (its logs refuse every later append), then removes every log entry of it with the
+        large bodies they point at, and every snapshot record.
 
         Snapshot files and other files under the table's directory are left to the table deletion that owns them.
         """
+        try:
+            with self.database.write() as connection:
+                connection.execute(
+                    "INSERT OR IGNORE INTO deleted_table (table_id, deleted_time) VALUES (?, ?)",
+                    (table_id, _to_ms(datetime.now(tz=UTC))),
+                )
+        except sqlite3.Error as e:
+            raise StateStoreStorageError(f"marking table {table_id} deleted: {e}") from e
         bodies = self.body_store(table_id)
         for log_type in LogType:
             for entry in self.transaction_log(table_id, log_type).delete_transactions_at_or_before(2**63 - 1):
                 if entry.body_key is not None:
                     bodies.delete(entry.body_key)
         self.snapshot_metadata(table_id).delete_all()
+
+    def is_deleted(self, table_id: str) -> bool:
+        """Whether a table was deleted.
+
+        Raises:
+            StateStoreStorageError: If SQLite fails.
+        """
+        try:
+            with self.database.read() as connection:
+                row = connection.execute("SELECT 1 FROM deleted_table WHERE table_id = ?", (table_id,)).fetchone()
+        except sqlite3.Error as e:
+            raise StateStoreStorageError(f"reading whether table {table_id} was deleted: {e}") from e
+        return row is not None

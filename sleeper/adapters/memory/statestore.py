@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.statestore.exceptions import TableDeletedError
 from sleeper.core.statestore.transactions import LogType
 from sleeper.statestore.ports import (
     DuplicateTransactionNumberError,
@@ -62,6 +63,17 @@ class InMemoryTransactionLogStore:
         self._random = random.Random(seed)
         self.add_calls = 0
         self.ambiguous_puts = 0
+        self._deleted = False
+
+    @property
+    def deleted(self) -> bool:
+        """Whether the table was deleted (appends are refused)."""
+        return self._deleted
+
+    def mark_deleted(self) -> None:
+        """Refuses every later append (``TableDeletedError``): the table was deleted."""
+        with self._lock:
+            self._deleted = True
 
     # --- fault injection -----------------------------------------------------------------------------------------
     def at_start_of_next_add(self, action: Callable[[], None]) -> None:
@@ -86,6 +98,7 @@ class InMemoryTransactionLogStore:
 
         Raises:
             DuplicateTransactionNumberError: If an entry with that number exists.
+            TableDeletedError: If the table was deleted.
             InjectedFaultError: If a fault was injected.
         """
         with self._lock:
@@ -102,6 +115,8 @@ class InMemoryTransactionLogStore:
             if injected and self._faults.fail:
                 self._faults.fail -= 1
                 raise InjectedFaultError(f"injected failure adding transaction {entry.transaction_number}")
+            if self._deleted:
+                raise TableDeletedError(f"the table was deleted: transaction {entry.transaction_number} is refused")
             if entry.transaction_number in self._entries:
                 raise DuplicateTransactionNumberError(f"transaction {entry.transaction_number} already exists")
             self._entries[entry.transaction_number] = entry
@@ -273,9 +288,18 @@ class InMemoryStateStoreBackend:
             return self._snapshots.setdefault(table_id, InMemorySnapshotMetadataStore())
 
     def delete_table(self, table_id: str) -> None:
-        """Removes every log entry, large body and snapshot record of a table."""
+        """Marks a table deleted (its logs refuse every later append), then removes every log entry, large body and
+        snapshot record of it."""
+        for log_type in LogType:
+            self.transaction_log(table_id, log_type).mark_deleted()
         for log_type in LogType:
             self.transaction_log(table_id, log_type).delete_transactions_at_or_before(2**63 - 1)
         with self._lock:
             self._bodies.pop(table_id, None)
         self.snapshot_metadata(table_id).delete_all()
+
+    def is_deleted(self, table_id: str) -> bool:
+        """Whether a table was deleted."""
+        with self._lock:
+            log = self._logs.get((table_id, LogType.FILES))
+        return log is not None and log.deleted

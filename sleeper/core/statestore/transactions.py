@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import Enum
@@ -114,6 +114,31 @@ class FileTransaction(ABC):
     def from_dict(cls, data: Mapping[str, Any]) -> FileTransaction:
         """Reads Sleeper's JSON body of the transaction."""
 
+    def named_files(self) -> Iterator[str]:
+        """Every file the transaction names (each must lie under the table's data prefix)."""
+        return iter(())
+
+    def new_reference_partitions(self) -> Iterator[str]:
+        """The partitions the transaction adds references on without needing an earlier reference there (these
+        must exist when it is validated: see ``validate_partitions``)."""
+        return iter(())
+
+    def validate_partitions(self, partitions: PartitionsState) -> None:
+        """Checks that the partitions the transaction adds references on exist now.
+
+        A reference on a partition that does not exist is never read by a query: an ingest that planned against a
+        partition tree that was replaced since (``table reinit``) must fail rather than commit rows no query returns.
+
+        Raises:
+            PartitionNotFoundError: Naming the first partition that does not exist.
+        """
+        for partition_id in self.new_reference_partitions():
+            if partition_id not in partitions:
+                raise PartitionNotFoundError(
+                    f"{self.TYPE.value} names partition {partition_id}, which does not exist in the table (its "
+                    f"partitions were replaced, or it was never initialised)"
+                )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AddFilesTransaction(FileTransaction):
@@ -157,6 +182,17 @@ class AddFilesTransaction(FileTransaction):
         """
         if self.job_id is not None:
             state.job_already_added(self.job_id, self.inputs_hash)
+
+    def named_files(self) -> Iterator[str]:
+        for f in self.files:
+            yield f.filename
+            for r in f.references.values():
+                if r.filename != f.filename:
+                    yield r.filename
+
+    def new_reference_partitions(self) -> Iterator[str]:
+        for f in self.files:
+            yield from f.references
 
     def apply(self, state: FilesState, time: datetime) -> None:
         if self.is_skipped(state):
@@ -245,6 +281,10 @@ class AssignJobIdsTransaction(FileTransaction):
                         f"reference of {name} on partition {req.partition_id} is requested by jobs {other} and "
                         f"{req.job_id}"
                     )
+
+    def named_files(self) -> Iterator[str]:
+        for req in self.requests:
+            yield from req.filenames
 
     def apply(self, state: FilesState, time: datetime) -> None:
         for req in self.requests:
@@ -362,6 +402,11 @@ class ReplaceFileReferencesTransaction(FileTransaction):
         for job in self.jobs:
             job.validate(state)
 
+    def named_files(self) -> Iterator[str]:
+        for job in self.jobs:
+            yield from job.input_files
+            yield job.new_reference.filename
+
     def failed_jobs(self, state: FilesState) -> list[tuple[ReplaceFileReferencesRequest, StateStoreError]]:
         """The jobs that would be skipped if applied now, with the reason."""
         out = []
@@ -439,6 +484,18 @@ class SplitFileReferencesTransaction(FileTransaction):
                     )
             _apply_split(trial, req, datetime.now(tz=UTC))
 
+    def named_files(self) -> Iterator[str]:
+        for req in self.requests:
+            yield req.old_reference.filename
+            for new in req.new_references:
+                if new.filename != req.old_reference.filename:
+                    yield new.filename
+
+    def new_reference_partitions(self) -> Iterator[str]:
+        for req in self.requests:
+            for new in req.new_references:
+                yield new.partition_id
+
     def apply(self, state: FilesState, time: datetime) -> None:
         for req in self.requests:
             old = req.old_reference
@@ -504,6 +561,9 @@ class DeleteFilesTransaction(FileTransaction):
                 raise FileHasReferencesError(
                     f"file {name} is still referenced by partitions {', '.join(sorted(f.references))}"
                 )
+
+    def named_files(self) -> Iterator[str]:
+        return iter(self.filenames)
 
     def apply(self, state: FilesState, time: datetime) -> None:
         for name in self.filenames:

@@ -208,6 +208,7 @@ def should_drop_the_files_of_a_run_when_another_run_of_the_job_committed_first(
         rows_read=2,
         options=None,
         clock=lambda: datetime.now(tz=UTC),
+        data_prefix=table.data_prefix,
     )
 
     # Then its commit was skipped and its files deleted

@@ -46,6 +46,11 @@ class FakeTable:
     filesystem: pafs.FileSystem
     prefix: str = "data"
 
+    @property
+    def data_prefix(self) -> str:
+        """Where the table's files are written (the only place its files are deleted from)."""
+        return f"{self.prefix}/{self.table_id}"
+
     def leaf(self, index: int = 0) -> Partition:
         """A leaf partition in key order."""
         return self.state_store.partition_tree().leaves[index]

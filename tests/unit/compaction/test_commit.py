@@ -280,7 +280,7 @@ def should_leave_an_output_it_may_not_delete_to_the_orphan_sweeper(
     output = tmp_path / "data" / "out.parquet"
     # When the output of a refused commit is deleted
     with caplog.at_level(logging.WARNING):
-        delete_output(str(output), filesystem=filesystem)  # type: ignore[arg-type]
+        delete_output(str(output), data_prefix=tmp_path.as_uri(), filesystem=filesystem)  # type: ignore[arg-type]
     # Then the output and its sketches were both tried, nothing raised, and each refusal is logged for the sweeper
     assert [Path(p).name for p in filesystem.attempts] == ["out.parquet", "out.sketches"]
     assert caplog.text.count("for the orphan sweeper") == 2
