@@ -10,9 +10,13 @@ directory: every cached state is dropped and rebuilt from the latest snapshot pl
 
 Faults: an ingest, a compaction run or a garbage collection can crash at a named crash point (a message stays in
 flight and comes back after its visibility timeout, as from a killed worker); a compaction job can be handled twice
-back to back; and any message handled before (compaction job, split job, committer request, compaction commit batch)
-or any ingest can be delivered again later. Defects the model found have regression tests at the end of this module.
-``settle`` waits an hour and runs every worker, then checks that no file leaked.
+back to back; any message handled before (compaction job, split job, committer request, compaction commit batch)
+or any ingest can be delivered again later; and ``table reinit`` (keeping the partitions or with new split points) can
+run on its own or in the middle of an ingest or a compaction run, after it wrote its files and before it commits. An
+ingest racing a reinit with new split points must fail (the partitions it named are gone); one racing a reinit that
+keeps the partitions lands after it. Table deletion does not fit the model's single table: it has its own regression
+tests (tests/integration/runtime/test_table_boundaries.py). Defects the model found have regression tests at the end
+of this module. ``settle`` waits an hour and runs every worker, then checks that no file leaked.
 
 Besides I1-I7 after every step (see ``invariants.py``), a handler error other than those in ``EXPECTED_FAILURES`` fails
 the run as a spurious failure (RELIABILITY B1), and the garbage collector may only delete files that had no reference
@@ -32,6 +36,7 @@ import os
 import shutil
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
@@ -58,6 +63,7 @@ from sleeper.core import faults
 from sleeper.core.faults import CrashPointReached
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.core.statestore.exceptions import PartitionNotFoundError
 from sleeper.core.statestore.transactions import LogType
 from sleeper.core.table import TableStatus
 from sleeper.core.trackers import CompactionJobStatusType
@@ -66,6 +72,7 @@ from sleeper.gc.orphans import sweep_orphans
 from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.parquet import SortedFileWriter
 from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.runtime.local_admin import reinitialise_table
 from sleeper.runtime.local_handlers import default_handlers
 from sleeper.splitting.finder import run_find_partitions_to_split
 from sleeper.statestore.committer import committer_sender
@@ -124,6 +131,8 @@ ROWS = st.integers(1, 50).flatmap(lambda n: st.lists(st.tuples(KEYS, st.integers
 COMPACTION_FAULTS = st.sampled_from(
     ["none", "none", "none", "duplicate", "compaction.after_output_written", "compaction.after_commit"]
 )
+REINIT_SPLITS = st.none() | st.lists(st.integers(-40, 40), min_size=1, max_size=2, unique=True).map(sorted)
+"""A reinit's split points: None keeps the partitions; split points make a new tree (every partition id new)."""
 
 
 class ModelClock:
@@ -167,6 +176,7 @@ class ClockedInstance(LocalInstance):
             snapshot_base_path=str(self.directory / "data" / status.table_id),
             settings=table.state_store.settings,
             clock=self.clock,
+            data_prefix=table.data_prefix,
         )
         return dataclasses.replace(table, state_store=store)
 
@@ -264,11 +274,19 @@ class TableMachine(RuleBasedStateMachine):
         elif queue_name == COMPACTION_JOBS:
             STATS[f"outcome:compaction job {line.split(' ')[3].rstrip(':')}"] += 1
 
-    def _deliver(self, queue_name: str, *, crash_at: str | None = None, twice: bool = False) -> str | None:
+    def _deliver(
+        self,
+        queue_name: str,
+        *,
+        crash_at: str | None = None,
+        twice: bool = False,
+        act_at: tuple[str, Callable[[str], None]] | None = None,
+    ) -> str | None:
         """Receives one message and handles it as a queue worker would; returns its body (None if none was visible).
 
         A crash leaves the message in flight (it comes back after its visibility timeout); an error too, as in the
-        local runner. Success deletes it.
+        local runner. Success deletes it. ``act_at`` runs an action at a crash point instead (another process acting
+        while the handler is there).
         """
         queue = self.instance.queue(queue_name)
         messages = queue.receive(1)
@@ -278,6 +296,8 @@ class TableMachine(RuleBasedStateMachine):
         message = messages[0]
         if crash_at is not None:
             faults.arm(crash_at, times=1)
+        if act_at is not None:
+            faults.arm(act_at[0], act_at[1], times=1)
         try:
             self._handle(queue_name, message.body)
             if twice:
@@ -347,6 +367,47 @@ class TableMachine(RuleBasedStateMachine):
             self.committed_ingests.add(record.job_id)
         else:
             STATS["outcome:ingest redelivery was a no-op"] += 1
+
+    def _reinit(self, split_points: list[int] | None) -> None:
+        reinitialise_table(self._fresh_table(), split_points)
+        self.model.clear()
+        STATS["outcome:table reinitialised" + (" with new partitions" if split_points is not None else "")] += 1
+
+    @rule(split_points=REINIT_SPLITS)
+    def reinit(self, split_points: list[int] | None) -> None:
+        """``table reinit``: every file cleared and deleted; with split points, new partitions."""
+        STATS["rule:reinit"] += 1
+        self._reinit(split_points)
+
+    @rule(rows=ROWS, split_points=REINIT_SPLITS)
+    def ingest_racing_reinit(self, rows: list[Row], split_points: list[int] | None) -> None:
+        """An ingest that wrote its files before a reinit and commits after it: it fails if the reinit replaced the
+        partitions (no row is acknowledged that a query cannot return), else its rows land after the reinit."""
+        STATS["rule:ingest_racing_reinit"] += 1
+        record = IngestRecord(job_id=f"ingest-{len(self.ingests)}", rows=tuple(rows))
+        self.ingests.append(record)
+        faults.arm("ingest.after_files_written", lambda _: self._reinit(split_points), times=1)
+        try:
+            self.table.ingest(_arrow(record.rows), job_id=record.job_id)
+        except PartitionNotFoundError:
+            assert split_points is not None, "an ingest racing a reinit that kept the partitions was refused"
+            STATS["outcome:ingest racing reinit refused"] += 1
+            return
+        finally:
+            faults.disarm_all()
+        assert split_points is None, "an ingest naming partitions a reinit replaced was committed"
+        STATS["outcome:ingest racing reinit landed after it"] += 1
+        self.model.update(record.rows)
+        self.committed_ingests.add(record.job_id)
+
+    @rule(split_points=REINIT_SPLITS)
+    def compaction_racing_reinit(self, split_points: list[int] | None) -> None:
+        """A compaction run that wrote its output before a reinit and commits after it (its inputs are gone)."""
+        STATS["rule:compaction_racing_reinit"] += 1
+        if not self._waiting(COMPACTION_JOBS):
+            self.create_compaction_jobs(compact_all=True)
+        self._deliver(COMPACTION_JOBS, act_at=("compaction.after_output_written", lambda _: self._reinit(split_points)))
+        self._drain_commits()
 
     @rule(compact_all=st.booleans())
     def create_compaction_jobs(self, compact_all: bool) -> None:
