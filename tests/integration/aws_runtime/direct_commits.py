@@ -30,7 +30,11 @@ def compact_one_file_long_ago(
         instance.filesystem.copy_file(source.removeprefix("s3a://"), target.removeprefix("s3a://"))
     past = datetime.now(tz=UTC) - ago
     store = StateStore(
-        schema=table.schema, table_id=table.table_id, backend=instance.state_store_backend, clock=lambda: past
+        schema=table.schema,
+        table_id=table.table_id,
+        backend=instance.state_store_backend,
+        clock=lambda: past,
+        data_prefix=table.data_prefix,
     )
     job_id = str(uuid.uuid4())
     assign = AssignJobIdRequest(job_id=job_id, partition_id=reference.partition_id, filenames=(old,))
