@@ -48,6 +48,10 @@ CONFIG_PREFIXES = ("instance.properties", "tables/*")
 DATA_PREFIX = "*/data/*"
 STATESTORE_PREFIX = "*/statestore/*"
 COMPACTIONS_PREFIX = "*/compactions/*"
+TABLE_DELETE_PREFIXES = (DATA_PREFIX, STATESTORE_PREFIX, COMPACTIONS_PREFIX, "*/")
+"""What deleting or reinitialising a table removes from the data bucket: data files, state store objects (snapshots,
+large transaction bodies), compaction job batches, and the directory marker ``<table id>/`` a prefix delete removes;
+nothing else there (``for_ingest/`` and other objects in the bucket's root)."""
 FOR_INGEST_PREFIX = "for_ingest/*"
 
 

@@ -66,7 +66,7 @@ class ManagedPoliciesStack(cdk.NestedStack):
         grants.table_read_write(self.admin, *core.table_index_tables, *core.state_store_tables)
         grants.table_read(self.admin, *core.ingest_tracker_tables, *core.compaction_tracker_tables)
         grants.bucket_read_write(self.admin, core.data)
-        grants.bucket_delete(self.admin, core.data, ["*"])
+        grants.bucket_delete(self.admin, core.data, grants.TABLE_DELETE_PREFIXES)
         queues = list(core.queues.values())
         grants.queue_send(self.admin, *queues)
         grants.allow(

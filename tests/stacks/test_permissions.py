@@ -119,3 +119,14 @@ def should_let_only_the_garbage_collector_delete_data_files(synthesized: Any) ->
     assert len(deleters) == 1
     ((template, role),) = deleters
     assert template == "GarbageCollector" and role.startswith("GarbageCollectorHandlerRole")
+
+
+def should_let_the_admin_policy_delete_only_what_a_table_holds(synthesized: Any) -> None:
+    # Given the admin managed policy
+    statements = _managed_policy(synthesized, "AdminPolicy")
+    # When the deletes on the data bucket are collected
+    deletes = [r for actions, resources in statements if actions & DELETES for r in _on_data(resources)]
+    # Then they cover the tables' data, state store objects, compaction batches and directory markers, not the
+    # whole bucket (the ingest sources under for_ingest/, or anything else in its root)
+    prefix = "arn:${P}:s3:::sleeper-example-table-data-${A}/"
+    assert sorted(r.removeprefix(prefix) for r in deletes) == ["*/", "*/compactions/*", "*/data/*", "*/statestore/*"]
