@@ -186,7 +186,8 @@ def sweep_deleted_tables(
 
     Each directory directly under the data root is a table's prefix (``<data root>/<table id>``); only those of
     tables the state store marks deleted are swept, and in them only ``data/partition_<id>/<name>.parquet`` or
-    ``.sketches``, each deleted through the table's delete guard.
+    ``.sketches``, each deleted through the table's delete guard. A deleted table's prefix left with no file at all
+    is removed (the empty directories a local writer left).
 
     Args:
         data_root: The URI the tables' prefixes are under (``s3a://<data bucket>``, ``file:///<instance>/data``).
@@ -236,6 +237,8 @@ def sweep_deleted_tables(
             deleted.append(path)
         if found:
             tables.append(table_id)
+        if not list_files(fs, f"{root}/{table_id}"):
+            delete_in_table(fs, f"{root}/{table_id}", prefix, whole_table=True)  # empty directories left locally
     return DeletedTablesSweepResult(
         tables=tuple(tables), deleted=tuple(deleted), young=tuple(young), failed=tuple(failed)
     )

@@ -157,6 +157,13 @@ class DynamoDBTransactionLogStore:
                         f"table {self._table_id} already has transaction {entry.transaction_number} in "
                         f"{self._table_name}"
                     ) from e
+                if "TransactionConflict" in reasons:
+                    # Another transaction held the entry or the tombstone: nothing was written, as after a clash
+                    # on the number, so the writer catches up and tries again.
+                    raise DuplicateTransactionNumberError(
+                        f"adding transaction {entry.transaction_number} to {self._table_name} (table "
+                        f"{self._table_id}) conflicted with another transaction; nothing was written"
+                    ) from e
             raise translate(e, self._operation("TransactWriteItems")) from e
         except BotoCoreError as e:
             raise translate(e, self._operation("TransactWriteItems")) from e

@@ -132,3 +132,4 @@ def should_fail_an_ingest_racing_table_delete_and_sweep_what_it_left(tmp_path: P
     assert young.young == (str(leftover),) and leftover.name not in " ".join(young.deleted)
     assert swept.tables == (table_id,) and swept.deleted == (str(leftover),)
     assert not leftover.exists()
+    assert not local_path(table.data_prefix).exists()
