@@ -59,7 +59,7 @@ from sleeper.adapters.aws.resources import (
 from sleeper.adapters.aws.sqs_queue import SqsQueue
 from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError
 from sleeper.core.partition import Partition, partitions_from_split_points
-from sleeper.core.properties import InstanceProperties, TableProperties, config_bucket_name
+from sleeper.core.properties import InstanceProperties, TableProperties, config_bucket_name, new_table_properties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.queue import OutgoingMessage, QueueConfig, QueueNotFoundError
 from sleeper.core.range import Region
@@ -424,11 +424,9 @@ class AwsInstance:
         partitions = partitions_from_split_points(schema, list(split_points or []))
         table_id = new_table_id()
         values = {str(k): str(v) for k, v in (properties or {}).items()}
-        values.update(
-            {"sleeper.table.name": name, "sleeper.table.id": table_id, "sleeper.table.schema": schema.to_json()}
+        table_properties = new_table_properties(
+            self.properties, name=name, table_id=table_id, schema=schema, values=values
         )
-        table_properties = TableProperties(self.properties, values)
-        table_properties.validate_all()
         status = TableStatus(
             table_id=table_id, table_name=name, online=table_properties.get_bool("sleeper.table.online")
         )

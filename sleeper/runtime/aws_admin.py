@@ -23,7 +23,7 @@ from sleeper.adapters.aws.batcher_store import DynamoDBIngestBatcherStore
 from sleeper.adapters.aws.event_rules import EventBridgeRules
 from sleeper.adapters.aws.resources import queue_name
 from sleeper.core.exceptions import SleeperError
-from sleeper.core.properties import InstanceProperties, TableProperties, validate_table_update
+from sleeper.core.properties import InstanceProperties, TableProperties, edited_table_properties
 from sleeper.core.queue import Queue, QueueNotFoundError
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
@@ -44,8 +44,6 @@ __all__ = ["MAX_RULE_NAME", "AwsAdmin", "scheduled_rule_names"]
 
 MAX_RULE_NAME = 64
 """EventBridge's limit on rule names."""
-
-_RESERVED_TABLE_PROPERTIES = ("sleeper.table.name", "sleeper.table.online")
 
 
 def scheduled_rule_names(instance_id: str) -> list[str]:
@@ -165,20 +163,15 @@ class AwsAdmin:
 
     def update_table_properties(self, name: str, values: Mapping[str, str]) -> AwsTable:
         """Validates and saves table property edits to the config bucket (nothing saved if one is invalid)."""
-        for key in values:
-            if key in _RESERVED_TABLE_PROPERTIES:
-                raise SleeperError(f"change {key} with the table rename / online / offline commands")
         table = self.instance.table(name)
-        self._save_table_properties(table, values, validate=True)
+        updated = edited_table_properties(table.properties, values)
+        self.instance.properties_store.save_table(table.table_id, dict(updated.items()))
         return self.instance.table_by_id(table.table_id)
 
-    def _save_table_properties(self, table: AwsTable, values: Mapping[str, str], *, validate: bool = False) -> None:
+    def _save_table_properties(self, table: AwsTable, values: Mapping[str, str]) -> None:
         updated = TableProperties(self.instance.properties, dict(table.properties.items()))
         for key, value in values.items():
             updated.set(key, value)
-        if validate:
-            updated.validate_all()
-            validate_table_update(table.properties, updated)
         self.instance.properties_store.save_table(table.table_id, dict(updated.items()))
 
     def reinitialise_table(self, name: str, split_points: Sequence[KeyValue] | None) -> AwsTable:

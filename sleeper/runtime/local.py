@@ -45,9 +45,14 @@ from sleeper.adapters.local.trackers import (
     SqliteQueryTracker,
     SqliteTaskTracker,
 )
-from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError
+from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
 from sleeper.core.partition import Partition, partitions_from_split_points
-from sleeper.core.properties import InstanceProperties, TableProperties, validate_table_update
+from sleeper.core.properties import (
+    InstanceProperties,
+    TableProperties,
+    edited_table_properties,
+    new_table_properties,
+)
 from sleeper.core.queue import Queue
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import KeyValue, Schema
@@ -110,6 +115,25 @@ def make_private(directory: Path) -> None:
         mode,
         INSTANCE_DIRECTORY_MODE,
     )
+
+
+LOCAL_FILESYSTEM = "file://"
+"""The ``sleeper.filesystem`` of every local instance: it keeps its data under its own directory, never in S3."""
+
+
+def check_local_instance_properties(properties: InstanceProperties) -> None:
+    """Checks that instance properties suit a local instance (used before saving an edit of them).
+
+    Raises:
+        PropertyError: If ``sleeper.filesystem`` is not ``file://``: a local instance keeps its data under its
+            directory, and an instance on AWS is needed to keep it in S3.
+    """
+    value = properties.get("sleeper.filesystem")
+    if value != LOCAL_FILESYSTEM:
+        raise PropertyError(
+            f"sleeper.filesystem must be {LOCAL_FILESYSTEM} on a local instance, which keeps its data under its "
+            f"directory; got {value!r} (deploy an instance to AWS to keep data in S3)"
+        )
 
 
 class InstanceNotFoundError(SleeperError):
@@ -261,7 +285,7 @@ class LocalInstance:
         props = InstanceProperties(
             {
                 "sleeper.id": iid,
-                "sleeper.filesystem": "file://",
+                "sleeper.filesystem": LOCAL_FILESYSTEM,
                 "sleeper.data.bucket": str(path / "data"),
             }
         )
@@ -386,11 +410,9 @@ class LocalInstance:
         partitions = partitions_from_split_points(schema, list(split_points or []))
         table_id = new_table_id()
         values = {str(k): str(v) for k, v in (properties or {}).items()}
-        values.update(
-            {"sleeper.table.name": name, "sleeper.table.id": table_id, "sleeper.table.schema": schema.to_json()}
+        table_properties = new_table_properties(
+            self.properties, name=name, table_id=table_id, schema=schema, values=values
         )
-        table_properties = TableProperties(self.properties, values)
-        table_properties.validate_all()
         status = TableStatus(
             table_id=table_id, table_name=name, online=table_properties.get_bool("sleeper.table.online")
         )
@@ -457,13 +479,7 @@ class LocalInstance:
             PropertyError: If a value is invalid or a property may not change; nothing is saved.
         """
         table = self.table(name)
-        updated = TableProperties(self.properties, dict(table.properties.items()))
-        for key, value in values.items():
-            if key in ("sleeper.table.name", "sleeper.table.online"):
-                raise SleeperError(f"change {key} with the table rename / online / offline commands")
-            updated.set(key, value)
-        updated.validate_all()
-        validate_table_update(table.properties, updated)
+        updated = edited_table_properties(table.properties, values)
         self._properties_store.save_table(table.table_id, dict(updated.items()))
         return self._table(table.status)
 

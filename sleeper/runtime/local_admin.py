@@ -4,7 +4,7 @@ split point estimates, dead-letter retries."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
@@ -20,7 +20,7 @@ from sleeper.core.trackers import CompactionJobTracker, IngestJobTracker, QueryT
 from sleeper.io.exceptions import UnsafeDeleteError
 from sleeper.io.filesystem import delete_in_table, filesystem_path
 from sleeper.runtime.admin import AdminTable, EditableInstance, OperationReport, PropertyChange
-from sleeper.runtime.local import LOCAL_QUEUES, LocalInstance, LocalTable
+from sleeper.runtime.local import LOCAL_QUEUES, LocalInstance, LocalTable, check_local_instance_properties
 from sleeper.sketches import Sketches, sketches_path
 
 if TYPE_CHECKING:
@@ -50,9 +50,17 @@ _LOG = logging.getLogger(__name__)
 
 
 def update_instance_properties(
-    instance: EditableInstance, values: Mapping[str, str], unset: Sequence[str] = (), *, dry_run: bool = False
+    instance: EditableInstance,
+    values: Mapping[str, str],
+    unset: Sequence[str] = (),
+    *,
+    dry_run: bool = False,
+    check: Callable[[InstanceProperties], None] | None = None,
 ) -> list[PropertyChange]:
     """Validates and saves instance property edits; returns the changes (the diff).
+
+    ``check`` is a further rule of the kind of instance, given the edited properties (a local instance's
+    :func:`~sleeper.runtime.local.check_local_instance_properties`).
 
     Raises:
         PropertyError: If a value is invalid or a property may not change (nothing is saved).
@@ -70,6 +78,8 @@ def update_instance_properties(
         updated.unset(name)
     updated.validate_all()
     validate_instance_update(old, updated)
+    if check is not None:
+        check(updated)
     before, after = old.to_dict(), updated.to_dict()
     changes = [
         PropertyChange(name, before.get(name), after.get(name))
@@ -204,8 +214,10 @@ class LocalAdmin:
     def update_instance_properties(
         self, values: Mapping[str, str], unset: Sequence[str] = (), *, dry_run: bool = False
     ) -> list[PropertyChange]:
-        """See :func:`update_instance_properties`."""
-        return update_instance_properties(self.instance, values, unset, dry_run=dry_run)
+        """See :func:`update_instance_properties`; ``sleeper.filesystem`` must stay ``file://``."""
+        return update_instance_properties(
+            self.instance, values, unset, dry_run=dry_run, check=check_local_instance_properties
+        )
 
     # --- tables ------------------------------------------------------------------------------------------------
     def tables(self) -> list[TableStatus]:

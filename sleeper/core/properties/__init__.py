@@ -32,8 +32,10 @@ from sleeper.core.properties.properties import PropertyRef as PropertyRef
 from sleeper.core.properties.properties import PropertyValue as PropertyValue
 from sleeper.core.properties.properties import TableProperties as TableProperties
 from sleeper.core.properties.properties import config_bucket_name as config_bucket_name
+from sleeper.core.properties.properties import edited_table_properties as edited_table_properties
 from sleeper.core.properties.properties import format_value as format_value
 from sleeper.core.properties.properties import gc_delay_problem as gc_delay_problem
+from sleeper.core.properties.properties import new_table_properties as new_table_properties
 from sleeper.core.properties.properties import property_changes as property_changes
 from sleeper.core.properties.properties import table_properties_key as table_properties_key
 from sleeper.core.properties.properties import validate_instance_update as validate_instance_update
@@ -57,9 +59,11 @@ __all__ = [
     "TablePropertyGroup",
     "Validator",
     "config_bucket_name",
+    "edited_table_properties",
     "format_value",
     "gc_delay_problem",
     "javaprops",
+    "new_table_properties",
     "property_changes",
     "table_properties_key",
     "validate_instance_update",

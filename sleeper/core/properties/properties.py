@@ -596,6 +596,65 @@ def validate_table_update(old: TableProperties, new: TableProperties) -> None:
         )
 
 
+_SET_OTHERWISE_ON_CREATE = {
+    TABLE_NAME.name: "it is the name the table is created with",
+    TABLE_ID.name: "a new table's id is generated",
+    SCHEMA.name: "the schema is given on its own, not as a property",
+}
+_SET_OTHERWISE_ON_EDIT = {
+    TABLE_NAME.name: "rename the table instead",
+    TABLE_ONLINE.name: "put the table online or take it offline instead",
+}
+
+
+def _set_user_values(properties: TableProperties, values: Mapping[str, str], set_otherwise: Mapping[str, str]) -> None:
+    for name, value in values.items():
+        why = set_otherwise.get(name)
+        if why is not None:
+            raise PropertyError(f"{name} cannot be given as a table property: {why}")
+        properties.set(name, value)
+
+
+def new_table_properties(
+    instance_properties: InstanceProperties, *, name: str, table_id: str, schema: Schema, values: Mapping[str, str]
+) -> TableProperties:
+    """The properties of a new table: the values a user gave (``table create --property``), then its name, id and
+    schema, all validated.
+
+    The user's values follow the rule of :func:`edited_table_properties`: each names a known table property and holds
+    a valid value. The name, id and schema are set by creating the table, so giving them as properties is refused.
+
+    Raises:
+        PropertyError: Naming the first unknown, invalid or refused property, or every problem found by
+            ``validate_all``.
+    """
+    properties = TableProperties(instance_properties)
+    _set_user_values(properties, values, _SET_OTHERWISE_ON_CREATE)
+    properties.set(TABLE_NAME, name)
+    properties.set(TABLE_ID, table_id)
+    properties.set_schema(schema)
+    properties.validate_all()
+    return properties
+
+
+def edited_table_properties(current: TableProperties, values: Mapping[str, str]) -> TableProperties:
+    """A table's properties with the values a user set (``table properties --set``), validated; ``current`` is left
+    as it was.
+
+    Each value must name a known table property and be valid for it, as for :func:`new_table_properties`. The name
+    and online state change only through a rename or putting the table online or offline, and the properties fixed
+    at creation not at all (:func:`validate_table_update`).
+
+    Raises:
+        PropertyError: Naming the first unknown, invalid or refused property, or every problem found.
+    """
+    updated = current.copy()
+    _set_user_values(updated, values, _SET_OTHERWISE_ON_EDIT)
+    updated.validate_all()
+    validate_table_update(current, updated)
+    return updated
+
+
 def validate_instance_update(old: InstanceProperties, new: InstanceProperties) -> None:
     """Checks that an update to a deployed instance changes none of the properties fixed at deployment.
 

@@ -68,6 +68,8 @@ def should_not_save_a_dry_run(instance: Path, capsys: pytest.CaptureFixture[str]
         ("sleeper.gc.period.minutes=soon", "sleeper.gc.period.minutes"),
         ("sleeper.id=other-id", "sleeper.id cannot be changed"),
         ("sleeper.ingest.job.queue.url=http://x", "set by the deployment"),
+        ("sleeper.filesystem=s3://", "sleeper.filesystem must be file:// on a local instance"),
+        ("sleeper.filesystem=s3a://", "keeps its data under its directory"),
     ],
 )
 def should_refuse_an_invalid_or_fixed_property_and_change_nothing(
@@ -81,6 +83,21 @@ def should_refuse_an_invalid_or_fixed_property_and_change_nothing(
     # Then it fails naming the problem and the file is unchanged
     assert code == 1
     assert message in capsys.readouterr().err
+    assert (instance / "instance.properties").read_text() == before
+
+
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+def should_refuse_to_unset_the_filesystem_of_a_local_instance(
+    instance: Path, capsys: pytest.CaptureFixture[str], dry_run: list[str]
+) -> None:
+    # Given the saved properties
+    before = (instance / "instance.properties").read_text()
+    # When the filesystem is unset, which would fall back to S3's s3a://
+    capsys.readouterr()
+    code = run(["instance", "properties", "--unset", "sleeper.filesystem", *dry_run])
+    # Then it fails naming the problem, even as a dry run, and the file is unchanged
+    assert code == 1
+    assert "sleeper.filesystem must be file:// on a local instance" in capsys.readouterr().err
     assert (instance / "instance.properties").read_text() == before
 
 

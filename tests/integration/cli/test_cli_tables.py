@@ -89,6 +89,8 @@ def should_set_a_valid_property(instance: Path, schema_file: Path, capsys: pytes
     [
         (["table", "properties", "t", "--set", "sleeper.table.compaction.files.batch.size=many"], "batch.size"),
         (["table", "properties", "t", "--set", "sleeper.table.no.such.property=1"], "sleeper.table.no.such.property"),
+        (["table", "properties", "t", "--set", "sleeper.table.name=u"], "rename the table instead"),
+        (["table", "properties", "t", "--set", "sleeper.table.online=false"], "put the table online or take it"),
         (["table", "properties", "nope", "--set", "sleeper.table.compaction.files.batch.size=3"], "nope"),
         (["table", "show", "nope"], "nope"),
         (["report", "files", "nope"], "nope"),
@@ -110,6 +112,46 @@ def should_reject_bad_input_with_one_line_error_and_change_nothing(
     assert code != 0
     assert len(err.splitlines()) == 1 and message in err
     assert _state(instance) == before
+
+
+@pytest.mark.parametrize(
+    ("prop", "message"),
+    [
+        ("sleeper.table.no.such.property=1", "unknown table property sleeper.table.no.such.property"),
+        ("sleeper.gc.period.minutes=5", "unknown table property sleeper.gc.period.minutes"),
+        ("sleeper.table.compaction.files.batch.size=many", "sleeper.table.compaction.files.batch.size"),
+        ("sleeper.table.name=other", "sleeper.table.name cannot be given as a table property"),
+        ("sleeper.table.id=abc", "sleeper.table.id cannot be given as a table property"),
+        ("sleeper.table.schema={}", "sleeper.table.schema cannot be given as a table property"),
+    ],
+)
+def should_refuse_a_table_created_with_a_property_that_properties_set_would_refuse(
+    instance: Path, schema_file: Path, capsys: pytest.CaptureFixture[str], prop: str, message: str
+) -> None:
+    # Given an instance with no tables
+    before = _state(instance)
+    capsys.readouterr()
+    # When a table is created with a property that is unknown, invalid or set another way
+    code = run(["table", "create", "t", "--schema", str(schema_file), "--property", prop])
+    # Then it is refused in one line naming the property, and no table is made
+    err = capsys.readouterr().err.strip()
+    assert code == 1
+    assert len(err.splitlines()) == 1 and message in err
+    assert _state(instance) == before
+    assert _json(capsys, ["table", "list", "--json"]) == []
+
+
+def should_create_a_table_with_valid_properties(
+    instance: Path, schema_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # When a table is created with a table property and offline
+    prop = ["--property", "sleeper.table.compaction.files.batch.size=8", "-p", "sleeper.table.online=false"]
+    assert run(["table", "create", "t", "--schema", str(schema_file), *prop]) == 0
+    # Then both are saved, and the table is offline
+    values = _json(capsys, ["table", "properties", "t", "--json"])
+    assert values["sleeper.table.compaction.files.batch.size"] == "8"  # type: ignore[index]
+    tables = _json(capsys, ["table", "list", "--json"])
+    assert [(t["tableName"], t["online"]) for t in tables] == [("t", False)]  # type: ignore[union-attr,index]
 
 
 def should_reject_a_bad_schema_naming_the_field(
