@@ -106,13 +106,29 @@ def table_estimate_split_points(
     name: Annotated[str, typer.Argument(help="The table.")],
     partitions: Annotated[int, typer.Option("--partitions", "-n", help="How many partitions to cut into.")] = 2,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the split points to a file.")] = None,
+    base64: Annotated[
+        bool,
+        typer.Option("--base64", help="Write string split points base64 encoded (as table create --base64 reads)."),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Estimate split points that cut a table's rows evenly, from its files' sketches."""
-    from sleeper.cli.query_args import format_value
+    """Estimate split points that cut a table's rows evenly, from its files' sketches.
 
-    points = open_instance().estimate_split_points(name, partitions)
-    lines = [format_value(p) for p in points]
+    Split points are written one per line; a string holding a line break needs --base64 to be written."""
+    from sleeper.cli.query_args import format_value
+    from sleeper.core.exceptions import PartitionTreeError
+    from sleeper.core.partition import write_split_points
+
+    admin = open_instance()
+    schema = admin.table(name).schema
+    points = admin.estimate_split_points(name, partitions)
+    if as_json and output is None and not base64:
+        print_json([format_value(p) for p in points])  # JSON escapes line breaks
+        return
+    try:
+        lines = write_split_points(schema, points, strings_base64=base64)
+    except PartitionTreeError as e:
+        raise SleeperError(f"{e} (pass --base64; table create --base64 reads them back)") from None
     if output is not None:
         output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     if as_json:

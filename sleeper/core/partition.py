@@ -365,6 +365,35 @@ def partitions_from_split_points(
     return done
 
 
+def write_split_points(schema: Schema, points: Iterable[KeyValue], *, strings_base64: bool = False) -> list[str]:
+    """The lines of a split points file that :func:`read_split_points` reads back as the same points: integers in
+    decimal, byte arrays base64, strings raw or (``strings_base64``) base64.
+
+    Raises:
+        PartitionTreeError: If a string is to be written raw but would not read back as itself: it holds a line
+            break (a newline, a carriage return, or another character that ends a line) or is blank.
+    """
+    field = schema.row_key_fields[0]
+    ptype = field.primitive_type
+    lines: list[str] = []
+    for number, point in enumerate(points, start=1):
+        value = ptype.check(point, field.name)
+        if isinstance(value, bytes):
+            lines.append(base64.b64encode(value).decode("ascii"))
+        elif isinstance(value, int):
+            lines.append(str(value))
+        elif strings_base64:
+            lines.append(base64.b64encode(value.encode("utf-8")).decode("ascii"))
+        elif value.splitlines() != [value] or not value.strip():
+            raise PartitionTreeError(
+                f"split point {number} ({value!r}) holds a line break or is blank, so it cannot be written one per "
+                "line as it is: write string split points base64-encoded"
+            )
+        else:
+            lines.append(value)
+    return lines
+
+
 def read_split_points(schema: Schema, lines: Iterable[str], *, strings_base64: bool = False) -> list[KeyValue]:
     """Reads a split points file: one value per line; strings raw or base64, byte arrays base64.
 

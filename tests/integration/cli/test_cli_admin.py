@@ -160,6 +160,57 @@ def should_estimate_split_points_from_sketches(instance: Path, capsys: pytest.Ca
         assert abs(int(point) - quartile) < 200
 
 
+def _words_table(instance: Path, tmp_path: Path, keys: list[str]) -> None:
+    schema = tmp_path / "words.json"
+    schema.write_text(json.dumps({"rowKeyFields": [{"name": "key", "type": "StringType"}]}))
+    assert run(["table", "create", "words", "--schema", str(schema)]) == 0
+    LocalInstance(instance).table("words").ingest(pa.table({"key": keys}))
+
+
+def should_refuse_to_write_a_split_point_holding_a_newline_without_base64(
+    instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a table whose every key holds a line break
+    _words_table(instance, tmp_path, [f"line\n{i:04d}" for i in range(1000)])
+    out = tmp_path / "splits.txt"
+    for argv in (["-o", str(out)], []):
+        # When split points are written one per line, to a file or to the terminal
+        capsys.readouterr()
+        code = run(["table", "estimate-split-points", "words", "-n", "4", *argv])
+        # Then it is refused, saying to use --base64, and no file is written
+        err = capsys.readouterr().err.strip()
+        assert code == 1
+        assert "holds a line break" in err and "--base64" in err and len(err.splitlines()) == 1
+        assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        [f"line\n{i:04d}" for i in range(1000)],
+        [f"cr\r{i:04d}" for i in range(1000)],
+        [f"{i:04d}\u2028sep" for i in range(1000)],
+        [f"plain-{i:04d}" for i in range(1000)],
+    ],
+)
+def should_write_split_points_base64_so_table_create_reads_them_back(
+    instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], keys: list[str]
+) -> None:
+    # Given a table of string keys
+    _words_table(instance, tmp_path, keys)
+    expected = _json(capsys, ["table", "estimate-split-points", "words", "-n", "4", "--json"])
+    # When its split points are written base64 encoded
+    out = tmp_path / "splits.txt"
+    assert run(["table", "estimate-split-points", "words", "-n", "4", "--base64", "-o", str(out)]) == 0
+    # Then a table created from the file with --base64 has exactly those split points
+    schema = tmp_path / "words.json"
+    assert run(["table", "create", "copy", "--schema", str(schema), "--split-points", str(out), "--base64"]) == 0
+    leaves = LocalInstance(instance).table("copy").leaf_partitions()
+    region_mins = [leaf.region.range("key").min for leaf in leaves[1:]]  # type: ignore[union-attr]
+    assert region_mins == expected
+    assert len(region_mins) == 3
+
+
 def should_take_every_table_offline(instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Given two online tables
     schema = tmp_path / "schema.json"
