@@ -8,7 +8,7 @@ are typed ``Any``.
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import boto3.session
@@ -35,7 +35,7 @@ class AwsSettings:
         region: The AWS region, e.g. ``"eu-west-2"``.
         endpoint_url: An endpoint for every service (an emulator), or None for the real AWS endpoints.
         access_key_id: Explicit credentials (an emulator needs any non-empty pair); None uses boto3's usual chain.
-        secret_access_key: The secret of ``access_key_id``.
+        secret_access_key: The secret of ``access_key_id`` (left out of the repr, so it reaches no log).
         max_attempts: Attempts per call, including the client's own retries of throttling and transient errors.
     """
 
@@ -43,7 +43,7 @@ class AwsSettings:
     endpoint_url: str | None = None
     _: KW_ONLY
     access_key_id: str | None = None
-    secret_access_key: str | None = None
+    secret_access_key: str | None = field(default=None, repr=False)
     max_attempts: int = 5
 
     def __post_init__(self) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from sleeper.adapters.aws.clients import AwsSettings
+from sleeper.io.filesystem import S3Options
 from sleeper.runtime.aws import AwsInstance, AwsRuntimeConfig, AwsRuntimeConfigError
 
 
@@ -55,3 +57,18 @@ def should_read_nothing_until_first_used() -> None:
     instance = AwsInstance(config)
     # Then nothing was loaded yet
     assert "properties" not in instance.__dict__
+
+
+def should_keep_secrets_out_of_the_reprs_of_the_settings() -> None:
+    # Given settings with explicit credentials, and the pyarrow options made from them
+    secret, token = "wJalrXUtnFEMI-not-a-real-secret", "FwoGZXIvYXdzEXAMPLETOKEN"
+    settings = AwsSettings("eu-west-2", "http://127.0.0.1:9", access_key_id="AKIDEXAMPLE", secret_access_key=secret)
+    config = AwsRuntimeConfig(config_bucket="sleeper-x-config", settings=settings)
+    options = S3Options(region="eu-west-2", access_key="AKIDEXAMPLE", secret_key=secret, session_token=token)
+    # When they are shown, as a log line or an error report would show them
+    shown = " ".join([repr(settings), str(settings), repr(config), repr(config.filesystem_options), repr(options)])
+    # Then neither the secret key nor the session token appears, while the rest still does
+    assert secret not in shown and token not in shown
+    assert "eu-west-2" in repr(settings) and "AKIDEXAMPLE" in repr(settings)
+    # And the settings still hold the secret
+    assert settings.secret_access_key == secret
