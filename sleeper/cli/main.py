@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from sleeper.cli import admin_commands, aws_local, common, operations, render
 from sleeper.core.exceptions import SleeperError
+
+if TYPE_CHECKING:
+    from sleeper.runtime.admin import AdminInstance
 
 app = typer.Typer(
     help="Sleeper: a log-structured merge tree key-value store, on one machine or on AWS.",
@@ -218,6 +221,15 @@ def report_files(name: str, as_json: JsonOption = False) -> None:
         console.print(render.files_table(data))
 
 
+def _recover_local(admin: AdminInstance) -> None:
+    """Before a report of jobs on a local instance: records the runs of processes that are gone as failed, releases
+    their queue messages and deletes their temporary files (``sleeper.runtime.local_tasks``)."""
+    if admin.is_local:
+        from sleeper.runtime.local_tasks import recover_dead_tasks
+
+        recover_dead_tasks(admin.local_instance("report"))
+
+
 @report_app.command("ingest-jobs")
 def report_ingest_jobs(
     name: Annotated[str | None, typer.Argument(help="The table (default: rejected jobs of every table).")] = None,
@@ -226,6 +238,7 @@ def report_ingest_jobs(
 ) -> None:
     """Ingest jobs of a table from the ingest job tracker; with no table, the jobs that were rejected."""
     inst = _open()
+    _recover_local(inst)
     tracker = inst.ingest_job_tracker
     if name is None:
         statuses = tracker.invalid_jobs()
@@ -261,7 +274,9 @@ def report_status(as_json: JsonOption = False) -> None:
     """The whole instance: tables, queues, jobs by status, tasks running."""
     from sleeper.cli import status
 
-    data = status.status_report(_open())
+    inst = _open()
+    _recover_local(inst)
+    data = status.status_report(inst)
     if as_json:
         _print_json(data)
     else:
@@ -278,6 +293,7 @@ def report_compaction_jobs(
     from sleeper.cli import status
 
     inst = _open()
+    _recover_local(inst)
     table_id = inst.table(name).table_id
     tracker = inst.compaction_job_tracker
     data = status.compaction_jobs_report(tracker.unfinished_jobs(table_id) if unfinished else tracker.jobs(table_id))
@@ -341,6 +357,7 @@ def ingest(
 
     from sleeper.core.jobs.ingest import IngestJob
     from sleeper.ingest.job_runner import IngestJobRunner, JobOutcome
+    from sleeper.runtime.local_tasks import local_task
 
     admin = _open()
     job = IngestJob(id=job_id or str(uuid.uuid4()), files=tuple(paths), table_name=name)
@@ -349,8 +366,8 @@ def ingest(
         console.print(f"Sent ingest job [bold]{job.id}[/] to {sent_to}")
         return
     inst = admin.local_instance("ingest without --job-queue")
-    with console.status(f"Ingesting {len(paths)} paths into {name} as job {job.id}"):
-        outcome = IngestJobRunner(inst, local_dir=inst.directory / "tmp").run(job)
+    with console.status(f"Ingesting {len(paths)} paths into {name} as job {job.id}"), local_task(inst) as task:
+        outcome = IngestJobRunner(inst, task_id=task.task_id, local_dir=task.directory).run(job)
     if outcome.outcome is not JobOutcome.FINISHED or outcome.result is None:
         raise SleeperError(f"ingest job {job.id} {outcome.outcome.value.lower()}: {'; '.join(outcome.reasons)}")
     result = outcome.result
@@ -430,27 +447,38 @@ def run_instance(
     from sleeper.runtime.faults_env import arm_crash_points_from_environment
     from sleeper.runtime.local_handlers import default_handlers, drain_in_worker
     from sleeper.runtime.local_runner import LocalRunner
+    from sleeper.runtime.local_tasks import local_task
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     arm_crash_points_from_environment()
-    runner = LocalRunner(
-        _open().local_instance("run"), default_handlers(), workers=workers, worker_drain=drain_in_worker
-    )
-    try:
-        if until_idle:
-            summary = runner.run_until_idle()
-        else:
-            stop = threading.Event()
-            try:
-                summary = runner.run_forever(stop, poll_seconds=poll)
-            except KeyboardInterrupt:
-                stop.set()
-                console.print("stopped")
-                return
-    finally:
-        runner.close()
+    inst = _open().local_instance("run")
+    with local_task(inst):
+        runner = LocalRunner(inst, default_handlers(), workers=workers, worker_drain=drain_in_worker)
+        try:
+            if until_idle:
+                summary = runner.run_until_idle(poll_seconds=poll)
+            else:
+                stop = threading.Event()
+                try:
+                    summary = runner.run_forever(stop, poll_seconds=poll)
+                except KeyboardInterrupt:
+                    stop.set()
+                    console.print("stopped")
+                    return
+        finally:
+            runner.close()
     handled = ", ".join(f"{queue} {count}" for queue, count in sorted(summary.processed.items())) or "nothing"
-    console.print(f"Idle. Messages handled: {handled}; failed: {sum(summary.failed.values())}")
+    failed = sum(summary.failed.values())
+    if summary.pending:
+        left = ", ".join(
+            f"{queue} {counts.visible} visible and {counts.in_flight} in flight"
+            for queue, counts in sorted(summary.pending.items())
+        )
+        raise SleeperError(
+            f"not idle: work is left on {left}, after the most rounds --until-idle runs. Messages handled: "
+            f"{handled}; failed attempts: {failed}. Run it again, or see 'sleeper report status'"
+        )
+    console.print(f"Idle: no message left on any queue. Messages handled: {handled}; failed attempts: {failed}")
 
 
 @app.command("demo")

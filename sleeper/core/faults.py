@@ -43,6 +43,8 @@ KILLED_EXIT_CODE = 137
 
 CRASH_POINTS: Mapping[str, str] = MappingProxyType(
     {
+        "ingest.after_input_sorted": "Standard ingest read its input into sorted runs in its local temporary "
+        "directory, before writing data files.",
         "ingest.after_files_written": "Standard ingest wrote its data files and sketches, before ADD_FILES.",
         "compaction.after_output_written": "A compaction run wrote its output file, before its commit.",
         "compaction.after_commit": "A compaction run committed (or sent its commit), before its message is deleted.",

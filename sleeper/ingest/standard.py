@@ -183,6 +183,7 @@ def ingest_batches(
         runs = _SortedRuns(target, key_names, buffer_bytes, Path(spill_dir))
         for batch in batches:
             runs.add(batch)
+        crash_point("ingest.after_input_sorted")
         if runs.rows == 0:
             return IngestResult(rows_read=0, rows_written=0, runs_spilled=runs.spill_count)
         leaves = LeafSplitter(table_schema, state_store.partition_tree())

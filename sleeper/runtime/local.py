@@ -62,6 +62,7 @@ from sleeper.ingest.inputs import IngestInput, ingest_rows
 from sleeper.ingest.standard import IngestResult
 from sleeper.io.filesystem import delete_in_table, filesystem_path
 from sleeper.query.executor import table_query
+from sleeper.runtime.local_tasks import LocalTask, owned_directory
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
 DATABASE_FILE = "sleeper.db"
@@ -199,7 +200,8 @@ class LocalTable:
         Returns:
             What was written and committed.
         """
-        return ingest_rows(self, data, job_id=job_id, local_dir=self.instance.directory / "tmp")
+        with owned_directory(self.instance) as spill:
+            return ingest_rows(self, data, job_id=job_id, local_dir=spill)
 
     def query(
         self,
@@ -265,6 +267,8 @@ class LocalInstance:
         self.state_store_backend = SqliteStateStoreBackend(self.database, self.directory / "data")
         self.table_index = SqliteTableIndex(self.database)
         self.filesystem = pafs.LocalFileSystem()
+        self.task: LocalTask | None = None
+        """The local task this process runs as, while it runs as one (``sleeper.runtime.local_tasks.local_task``)."""
 
     # --- lifecycle ---------------------------------------------------------------------------------------------
     @classmethod

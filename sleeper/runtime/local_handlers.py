@@ -1,7 +1,9 @@
 """What the local runtime's workers run for each queue: the same domain code as Sleeper's Lambdas and tasks.
 
 A handler takes the instance and one message body, returns a line for the log (empty for nothing to say), and raises
-when the message should be delivered again (and, after the queue's receive limit, dead-lettered).
+when the message should be delivered again (and, after the queue's receive limit, dead-lettered). Job runs are
+recorded under the local task the process runs as (``instance.task``), and ingest spills to the task's directory, so
+the runs and files of a process that dies are found (``sleeper.runtime.local_tasks``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from sleeper.query.queued import (
 from sleeper.runtime.faults_env import arm_crash_points_from_environment
 from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_runner import Handler, LocalRunner, RoundSummary
+from sleeper.runtime.local_tasks import local_task, owned_directory
 from sleeper.splitting.finder import run_find_partitions_to_split
 from sleeper.splitting.splitter import run_split_job_message
 from sleeper.statestore.committer import CommitStatus, CommitterResult, apply_commit_requests
@@ -42,8 +45,18 @@ BULK_IMPORT_QUEUE = "BulkImportJobQ"
 """The local instance's one bulk import queue: every bulk import platform of the batcher goes to local Spark."""
 
 
+def _task_id(instance: LocalInstance) -> str | None:
+    return instance.task.task_id if instance.task is not None else None
+
+
 def _ingest_job(instance: LocalInstance, body: str) -> str:
-    outcome = IngestJobRunner(instance, local_dir=instance.directory / "tmp").run_message(body)
+    if instance.task is not None:
+        outcome = IngestJobRunner(
+            instance, task_id=instance.task.task_id, local_dir=instance.task.directory
+        ).run_message(body)
+    else:
+        with owned_directory(instance) as spill:
+            outcome = IngestJobRunner(instance, local_dir=spill).run_message(body)
     if outcome.outcome is JobOutcome.FAILED:
         raise RuntimeError(f"ingest job {outcome.job_id} failed: {'; '.join(outcome.reasons)}")
     if outcome.outcome is JobOutcome.REJECTED:
@@ -53,7 +66,7 @@ def _ingest_job(instance: LocalInstance, body: str) -> str:
 
 
 def _bulk_import_job(instance: LocalInstance, body: str) -> str:
-    outcome = run_bulk_import_message(instance, body)
+    outcome = run_bulk_import_message(instance, body, task_id=_task_id(instance))
     if outcome.outcome is BulkImportOutcome.FAILED:
         raise RuntimeError(f"bulk import job {outcome.job_id} failed: {'; '.join(outcome.reasons)}")
     if outcome.outcome is BulkImportOutcome.REJECTED:
@@ -91,7 +104,9 @@ def _compaction_job_creation(instance: LocalInstance, table_id: str) -> str:
 
 
 def _compaction_job(instance: LocalInstance, body: str) -> str:
-    return handle_compaction_job_message(instance, body, task_id=f"local-{instance.directory.name}")
+    return handle_compaction_job_message(
+        instance, body, task_id=_task_id(instance) or f"local-{instance.directory.name}"
+    )
 
 
 def _compaction_commit(instance: LocalInstance, body: str) -> str:
@@ -228,10 +243,14 @@ def default_handlers() -> dict[str, Handler]:
     }
 
 
-def drain_in_worker(directory: str, queue_name: str) -> RoundSummary:
-    """Drains one queue of the instance in a directory with the default handlers (run in a worker process).
+def drain_in_worker(directory: str, queue_name: str, retry_failed_now: bool = False) -> RoundSummary:
+    """Drains one queue of the instance in a directory with the default handlers (run in a worker process); see
+    ``LocalRunner.drain`` for ``retry_failed_now``.
 
-    Crash points named in ``SLEEPER_CRASH_AT`` are armed in the worker as in the process that started it.
+    Crash points named in ``SLEEPER_CRASH_AT`` are armed in the worker as in the process that started it. The worker
+    drains as a local task of its own, so its runs and messages are recovered if it dies.
     """
     arm_crash_points_from_environment()
-    return LocalRunner(LocalInstance(directory), default_handlers()).drain(queue_name)
+    instance = LocalInstance(directory)
+    with local_task(instance):
+        return LocalRunner(instance, default_handlers()).drain(queue_name, retry_failed_now=retry_failed_now)

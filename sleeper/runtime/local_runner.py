@@ -6,7 +6,11 @@ at a time. Workers take messages from every queue and run the handler for it: th
 ECS tasks run. A handler that raises leaves its message to be delivered again after the visibility timeout (and,
 after the queue's maxReceiveCount, moved to the dead-letter queue), so stopping and starting again loses nothing.
 
-``run_until_idle`` runs every operation once per round and drains the queues, until a round finds no work.
+``run_until_idle`` runs every operation once per round and drains the queues until the instance is idle: no queue
+the runner drains holds a message, visible or in flight. A message whose handler failed is made visible again at the
+end of its round, so it is retried in the next round (until it succeeds or its queue's receive limit moves it to the
+dead-letter queue) rather than after its visibility timeout. Messages in flight in other processes are waited for;
+those of processes found gone are released at once (``sleeper.runtime.local_tasks.recover_dead_tasks``).
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from sleeper.core.queue import OutgoingMessage
+from sleeper.core.queue import OutgoingMessage, QueueCounts, ReceiptHandleError
 from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_admin import is_paused
+from sleeper.runtime.local_tasks import recover_dead_tasks
 
 __all__ = [
     "SCHEDULES",
@@ -109,11 +114,19 @@ class RoundSummary:
         triggered: Per-table messages the scheduler sent.
         processed: Messages handled per queue (successes).
         failed: Messages whose handler raised, per queue.
+        pending: Set by ``run_until_idle``: the queues still holding messages (visible or in flight) when it
+            stopped, empty if it stopped because the instance was idle; None for a round or a drain.
     """
 
     triggered: int = 0
     processed: dict[str, int] = field(default_factory=dict)
     failed: dict[str, int] = field(default_factory=dict)
+    pending: dict[str, QueueCounts] | None = None
+
+    @property
+    def idle(self) -> bool:
+        """Whether ``run_until_idle`` stopped because no queue held a message, visible or in flight."""
+        return self.pending == {}
 
     @property
     def work_done(self) -> int:
@@ -140,7 +153,9 @@ class LocalRunner:
         clock: Monotonic seconds, for periods.
         workers: Worker processes that drain each of the ``parallel_queues`` together (1 = this process only).
         parallel_queues: The queues worth draining in several processes (compaction jobs, by default).
-        worker_drain: What each worker process runs: drains one queue of the instance in a directory (picklable).
+        worker_drain: What each worker process runs: drains one queue of the instance in a directory, making the
+            messages that failed visible again at the end if the third argument is true (picklable).
+        sleep: Waits while ``run_until_idle`` waits for messages in flight in other processes.
     """
 
     def __init__(
@@ -152,7 +167,8 @@ class LocalRunner:
         clock: Callable[[], float] = time.monotonic,
         workers: int = 1,
         parallel_queues: Sequence[str] = ("CompactionJobQ",),
-        worker_drain: Callable[[str, str], RoundSummary] | None = None,
+        worker_drain: Callable[[str, str, bool], RoundSummary] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.instance = instance
         self.handlers = dict(handlers)
@@ -160,6 +176,7 @@ class LocalRunner:
         self._workers = max(1, workers)
         self._parallel = set(parallel_queues) if self._workers > 1 and worker_drain is not None else set()
         self._worker_drain = worker_drain
+        self._sleep = sleep
         self._executor: ProcessPoolExecutor | None = None
         self._periods = {s.name: self._period(s, periods or {}) for s in SCHEDULES}
         self._last_run: dict[str, float] = {}
@@ -206,12 +223,19 @@ class LocalRunner:
         return sent
 
     # --- workers ---------------------------------------------------------------------------------------------
-    def drain(self, queue_name: str, *, max_messages: int | None = None) -> RoundSummary:
-        """Handles messages of one queue until it has none visible (or ``max_messages`` were handled)."""
+    def drain(
+        self, queue_name: str, *, max_messages: int | None = None, retry_failed_now: bool = False
+    ) -> RoundSummary:
+        """Handles messages of one queue until it has none visible (or ``max_messages`` were handled).
+
+        A message whose handler raises stays in flight until its visibility timeout, or, with ``retry_failed_now``,
+        until the drain ends: it is then made visible again, to be retried by the next drain.
+        """
         handler = self.handlers[queue_name]
         queue = self.instance.queue(queue_name)
         summary = RoundSummary()
         handled = 0
+        failed_handles: list[str] = []
         while max_messages is None or handled < max_messages:
             messages = queue.receive(1)
             if not messages:
@@ -223,20 +247,30 @@ class LocalRunner:
             except Exception:
                 LOGGER.exception("%s: message %s failed; it will be delivered again", queue_name, message.message_id)
                 summary.failed[queue_name] = summary.failed.get(queue_name, 0) + 1
+                failed_handles.append(message.receipt_handle)
                 continue
             queue.delete(message.receipt_handle)
             summary.processed[queue_name] = summary.processed.get(queue_name, 0) + 1
             if line:
                 LOGGER.info("%s: %s", queue_name, line)
+        if retry_failed_now:
+            for handle in failed_handles:
+                try:
+                    queue.change_visibility(handle, 0)
+                except ReceiptHandleError:  # no longer in flight: its visibility timeout passed already
+                    pass
         return summary
 
-    def drain_in_workers(self, queue_name: str) -> RoundSummary:
+    def drain_in_workers(self, queue_name: str, *, retry_failed_now: bool = False) -> RoundSummary:
         """Drains one queue with every worker process at once (they share the instance's SQLite queue)."""
         assert self._worker_drain is not None
         if self._executor is None:
             self._executor = ProcessPoolExecutor(self._workers, mp_context=multiprocessing.get_context("spawn"))
         directory = str(self.instance.directory)
-        futures = [self._executor.submit(self._worker_drain, directory, queue_name) for _ in range(self._workers)]
+        futures = [
+            self._executor.submit(self._worker_drain, directory, queue_name, retry_failed_now)
+            for _ in range(self._workers)
+        ]
         summary = RoundSummary()
         for future in futures:
             summary.add(future.result())
@@ -248,28 +282,62 @@ class LocalRunner:
             self._executor.shutdown()
             self._executor = None
 
-    def run_round(self, *, force: bool = False) -> RoundSummary:
-        """Triggers due operations, then drains every queue once, in handler order."""
+    def run_round(self, *, force: bool = False, retry_failed_now: bool = False) -> RoundSummary:
+        """Triggers due operations, then drains every queue once, in handler order (see ``drain``)."""
         summary = RoundSummary(triggered=self.trigger(force=force))
         for queue_name in self.handlers:
             if queue_name in self._parallel:
-                summary.add(self.drain_in_workers(queue_name))
+                summary.add(self.drain_in_workers(queue_name, retry_failed_now=retry_failed_now))
             else:
-                summary.add(self.drain(queue_name))
+                summary.add(self.drain(queue_name, retry_failed_now=retry_failed_now))
         return summary
 
-    def run_until_idle(self, *, max_rounds: int = 50) -> RoundSummary:
-        """Runs every operation and drains the queues, round after round, until a round does no work.
+    def pending(self) -> dict[str, QueueCounts]:
+        """The queues this runner drains that hold messages, visible or in flight, with their counts."""
+        out: dict[str, QueueCounts] = {}
+        for queue_name in self.handlers:
+            counts = self.instance.queue(queue_name).approximate_counts()
+            if counts.visible or counts.in_flight:
+                out[queue_name] = counts
+        return out
+
+    def run_until_idle(self, *, max_rounds: int = 50, poll_seconds: float = 1.0) -> RoundSummary:
+        """Runs every operation and drains the queues, round after round, until the instance is idle: no queue
+        holds a message, visible or in flight (see the module docstring).
+
+        While the only messages left are in flight in other processes, it waits ``poll_seconds`` at a time for
+        them, releasing those of processes found gone.
+
+        Args:
+            max_rounds: Stop after this many rounds that did work.
+            poll_seconds: How long to wait at a time for messages in flight elsewhere.
 
         Returns:
-            The totals over every round.
+            The totals over every round, with ``pending`` set: empty if it stopped idle, else the queues with work
+            left.
         """
         total = RoundSummary()
-        for _ in range(max_rounds):
-            summary = self.run_round(force=True)
+        rounds = 0
+        while True:
+            summary = self.run_round(force=True, retry_failed_now=True)
             total.add(summary)
-            if summary.work_done == 0 and not summary.failed:
+            pending = self.pending()
+            if summary.work_done or summary.failed:
+                # work may have made more work for the scheduled operations of the next round
+                rounds += 1
+                if rounds >= max_rounds:
+                    break
+                continue
+            if not pending:
                 break
+            # the round found nothing to do, yet messages are left: in flight in other processes (or visible only
+            # after them, in a FIFO group): release those of processes that are gone, and wait for the others
+            if recover_dead_tasks(self.instance).messages_released:
+                continue
+            in_flight = ", ".join(f"{name} {counts.in_flight}" for name, counts in sorted(pending.items()))
+            LOGGER.info("waiting for messages in flight in other processes: %s", in_flight)
+            self._sleep(poll_seconds)
+        total.pending = pending
         return total
 
     def run_forever(self, stop: threading.Event, *, poll_seconds: float = 1.0) -> RoundSummary:

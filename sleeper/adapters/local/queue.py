@@ -4,6 +4,11 @@ Every change runs in a ``BEGIN IMMEDIATE`` transaction, so a receive claims its 
 and no message is handed to two consumers within its visibility timeout. The database is the instance's one
 ``SqliteDatabase`` (WAL mode, busy timeout, ``DatabaseLockedError`` when another process holds it too long); tables
 are prefixed ``queue_`` because other adapters keep their tables in the same file.
+
+Beyond SQS: a ``SqliteQueues`` may name its ``receiver`` (the local task of the process, see
+``sleeper.runtime.local_tasks``); every message it receives is then recorded as received by it, so that when that
+process is found dead, :meth:`SqliteQueues.release_received_by` makes its messages visible again at once instead of
+after the visibility timeout.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -55,6 +60,12 @@ CREATE TABLE IF NOT EXISTS queue_messages (
 );
 CREATE INDEX IF NOT EXISTS queue_messages_in_order ON queue_messages (queue_name, seq);
 CREATE INDEX IF NOT EXISTS queue_messages_by_group ON queue_messages (queue_name, group_id, seq);
+CREATE TABLE IF NOT EXISTS queue_receipts (
+    receipt_handle TEXT PRIMARY KEY,
+    queue_name TEXT NOT NULL,
+    receiver TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS queue_receipts_by_receiver ON queue_receipts (receiver);
 CREATE TABLE IF NOT EXISTS queue_dedup (
     queue_name TEXT NOT NULL,
     dedup_id TEXT NOT NULL,
@@ -77,12 +88,17 @@ class SqliteQueues:
         db_path: The SQLite database file (created if missing).
         clock: Current time in seconds; defaults to ``time.time``.
         poll_seconds: How often a long-poll receive looks for new messages.
+
+    Attributes:
+        receiver: Who receives through these queues (a local task id), recorded with each message received while it
+            is set; None records nothing.
     """
 
     def __init__(self, db_path: str | Path, clock: Clock = time.time, *, poll_seconds: float = DEFAULT_POLL_SECONDS):
         self._db = SqliteDatabase(db_path, schema=_SCHEMA)
         self._clock = clock
         self._poll_seconds = poll_seconds
+        self.receiver: str | None = None
 
     def queue(
         self,
@@ -114,7 +130,30 @@ class SqliteQueues:
                 _store_config(connection, dlq_config)
             if config != existing:
                 _store_config(connection, config)
-        return SqliteQueue(name, self._db, self._clock, self._poll_seconds)
+        return SqliteQueue(name, self._db, self._clock, self._poll_seconds, lambda: self.receiver)
+
+    def release_received_by(self, receiver: str) -> int:
+        """Makes every message a receiver holds in flight visible now (its receive count kept), on every queue.
+
+        Used when the receiver is known to be gone, so its messages need not wait out their visibility timeout.
+
+        Returns:
+            The number of messages made visible.
+        """
+        with self._db.write() as connection:
+            now = self._clock()
+            released = connection.execute(
+                "UPDATE queue_messages SET visible_at = ? WHERE visible_at > ? AND receipt_handle IN"
+                " (SELECT receipt_handle FROM queue_receipts WHERE receiver = ?)",
+                (now, now, receiver),
+            ).rowcount
+            connection.execute("DELETE FROM queue_receipts WHERE receiver = ?", (receiver,))
+            return int(released)
+
+    def forget_receiver(self, receiver: str) -> None:
+        """Forgets which messages a receiver received (when it ends; its messages in flight stay in flight)."""
+        with self._db.write() as connection:
+            connection.execute("DELETE FROM queue_receipts WHERE receiver = ?", (receiver,))
 
     def names(self) -> list[str]:
         """Names of all queues, sorted."""
@@ -129,11 +168,19 @@ class SqliteQueues:
 class SqliteQueue:
     """One queue of a ``SqliteQueues`` family (implements ``sleeper.core.queue.Queue``)."""
 
-    def __init__(self, name: str, db: SqliteDatabase, clock: Clock, poll_seconds: float) -> None:
+    def __init__(
+        self,
+        name: str,
+        db: SqliteDatabase,
+        clock: Clock,
+        poll_seconds: float,
+        receiver: Callable[[], str | None] = lambda: None,
+    ) -> None:
         self._name = name
         self._db = db
         self._clock = clock
         self._poll_seconds = poll_seconds
+        self._receiver = receiver
 
     @property
     def name(self) -> str:
@@ -221,6 +268,7 @@ class SqliteQueue:
             connection.execute(
                 "DELETE FROM queue_messages WHERE queue_name = ? AND receipt_handle = ?", (self._name, receipt_handle)
             )
+            connection.execute("DELETE FROM queue_receipts WHERE receipt_handle = ?", (receipt_handle,))
 
     def approximate_counts(self) -> QueueCounts:
         """Visible and in-flight message counts."""
@@ -269,6 +317,7 @@ class SqliteQueue:
                 else config.visibility_timeout_seconds
             )
             dead_letter = _require_config(connection, config.dead_letter_queue) if config.dead_letter_queue else None
+            receiver = self._receiver()
             received: list[Message] = []
             taken: list[int] = []
             taken_groups: list[str] = []
@@ -292,6 +341,11 @@ class SqliteQueue:
                         " visible_at = ? WHERE seq = ?",
                         (receive_count + 1, handle, now, now + visibility, seq),
                     )
+                    if receiver is not None:
+                        connection.execute(
+                            "INSERT INTO queue_receipts (receipt_handle, queue_name, receiver) VALUES (?, ?, ?)",
+                            (handle, self._name, receiver),
+                        )
                     taken.append(seq)
                     taken_groups.append(group_id or "")
                     received.append(

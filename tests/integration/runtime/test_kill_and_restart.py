@@ -39,6 +39,7 @@ from sleeper.runtime.faults_env import CRASH_AT_VARIABLE
 from sleeper.runtime.local import LocalInstance, LocalTable
 from sleeper.runtime.local_handlers import default_handlers
 from sleeper.runtime.local_runner import Handler, LocalRunner
+from sleeper.runtime.local_tasks import local_task
 
 pytestmark = pytest.mark.integration
 
@@ -176,20 +177,24 @@ def should_converge_after_an_ingest_worker_and_a_compaction_worker_are_killed_mi
     ingest_orphans = _data_files(table) - files_before
     assert {p.suffix for p in ingest_orphans} == {".parquet", ".sketches"}
 
-    # When it is started again (the ingest job is still in flight) and killed after a compaction wrote its output
+    # When it is started again and killed after a compaction wrote its output
     killed_compaction = _run_killed(directory, "compaction.after_output_written")
-    # Then it died there: the table is unchanged, and one job's output is on disk, uncommitted
+    # Then it died there, having first found the killed runtime gone and run its ingest job again at once (rather than
+    # after the message's visibility timeout): the ingest's rows are committed, the compaction's are not
     assert killed_compaction.returncode == KILLED_EXIT_CODE, killed_compaction.stderr
-    assert _references(table) == references_before
+    references_after_ingest = _references(table)
+    assert set(references_before) < set(references_after_ingest)
+    assert _fingerprint(table.query()) == expected
     outputs = {_path(job.output_file) for job in created.jobs}
     written_outputs = outputs & _data_files(table)
     assert len(created.jobs) == 2
     assert len(written_outputs) == 1
 
-    # When the runtime restarts after the visibility timeout and runs until idle
+    # When the runtime restarts after the visibility timeout and runs until idle, as a local task as 'sleeper run' does
     restarted = _restarted(directory)
     deliveries: Counter[str] = Counter()
-    summary = LocalRunner(restarted, _counting(default_handlers(), deliveries)).run_until_idle()
+    with local_task(restarted):
+        summary = LocalRunner(restarted, _counting(default_handlers(), deliveries)).run_until_idle()
     table = restarted.table("t")
 
     # Then it converged: the same rows, no file referenced twice, every referenced file there, every job done once
@@ -197,26 +202,29 @@ def should_converge_after_an_ingest_worker_and_a_compaction_worker_are_killed_mi
     _check_references(table)
     assert all(r[2] is None for r in _references(table))  # no reference left assigned to a job
     assert outputs <= {_path(r[0]) for r in _references(table)}
-    assert summary.failed == {}
-    # each killed job was delivered once more, and the other compaction job once
-    assert (deliveries["IngestJobQ"], deliveries["CompactionJobQ"]) == (1, 2)
+    assert summary.failed == {} and summary.idle
+    # the killed compaction job was delivered once more, and the other compaction job once (the ingest job was done)
+    assert (deliveries["IngestJobQ"], deliveries["CompactionJobQ"]) == (0, 2)
     ingest_status = restarted.ingest_job_tracker.job("ingest-1")
     assert ingest_status is not None
     ingest_runs = [run.status for run in ingest_status.runs]
-    assert ingest_runs.count(IngestJobStatusType.FINISHED) == 1
-    assert IngestJobStatusType.FAILED not in ingest_runs
-    compaction_runs: list[int] = []
+    assert ingest_runs == [IngestJobStatusType.FINISHED, IngestJobStatusType.FAILED]
+    compaction_runs: list[list[CompactionJobStatusType]] = []
     for job in created.jobs:
         status = restarted.compaction_job_tracker.job(job.job_id)
         assert status is not None
         assert status.status is CompactionJobStatusType.FINISHED
-        runs = [run.status for run in status.runs]
-        assert runs.count(CompactionJobStatusType.FINISHED) == 1
-        assert CompactionJobStatusType.FAILED not in runs
-        compaction_runs.append(len(runs))
-    # the killed runs are tracked as runs that never finished: deliveries to converge stay within maxReceiveCount (3)
-    assert len(ingest_runs) == 2
-    assert sorted(compaction_runs) == [1, 2]
+        compaction_runs.append([run.status for run in status.runs])
+    # the killed ingest run is recorded failed, naming its task, once the runtime is next started, and the killed
+    # compaction run stays uncommitted (it wrote its output, never committed it; it is not left in progress):
+    # deliveries to converge stay within maxReceiveCount (3)
+    assert sorted(compaction_runs, key=len) == [
+        [CompactionJobStatusType.FINISHED],
+        [CompactionJobStatusType.FINISHED, CompactionJobStatusType.UNCOMMITTED],
+    ]
+    killed_ingest_run = ingest_status.runs[1]
+    assert killed_ingest_run.task_id is not None and killed_ingest_run.task_id in killed_ingest_run.failure_reasons[0]
+    assert not ingest_status.is_unfinished
     for queue in ("IngestJobQ", "CompactionJobQ"):
         assert restarted.dead_letter_queue(queue).approximate_counts().visible == 0
     # and the only untracked files left are the killed ingest's (the compaction rewrote its output under the same name)
@@ -239,11 +247,14 @@ def should_converge_after_an_ingest_worker_and_a_compaction_worker_are_killed_mi
         "B2/C1 kill -9 ingest and compaction workers, restart",
         rows=expected[0],
         exit_codes=[killed_ingest.returncode, killed_compaction.returncode],
-        deliveries_to_converge={"ingest_job": len(ingest_runs), "killed_compaction_job": max(compaction_runs)},
+        deliveries_to_converge={
+            "ingest_job": len(ingest_runs),
+            "killed_compaction_job": max(map(len, compaction_runs)),
+        },
         max_receive_count=3,
-        killed_runs_tracked_as_never_ended={
-            "ingest": sum(s is IngestJobStatusType.IN_PROGRESS for s in ingest_runs),
-            "compaction": sum(compaction_runs) - len(compaction_runs),
+        killed_runs_recorded_failed={"ingest": ingest_runs.count(IngestJobStatusType.FAILED)},
+        killed_runs_left_uncommitted={
+            "compaction": sum(runs.count(CompactionJobStatusType.UNCOMMITTED) for runs in compaction_runs)
         },
         ingest_job_reported_unfinished=ingest_status.is_unfinished,
         orphans_left=len(ingest_orphans),
