@@ -343,11 +343,13 @@ class LocalAdmin:
     def _drain(self, queues: Sequence[str]) -> dict[str, int]:
         from sleeper.runtime.local_handlers import default_handlers
         from sleeper.runtime.local_runner import LocalRunner, RoundSummary
+        from sleeper.runtime.local_tasks import local_task
 
         runner = LocalRunner(self.instance, default_handlers())
         total = RoundSummary()
-        for queue in queues:
-            total.add(runner.drain(queue))
+        with local_task(self.instance):
+            for queue in queues:
+                total.add(runner.drain(queue))
         if total.failed:
             failed = ", ".join(f"{q} {n}" for q, n in total.failed.items())
             raise SleeperError(f"some messages failed and will be retried by 'run': {failed}")
