@@ -9,11 +9,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from lambdas._common import LOGGER, aws_instance, batch_response
+from sleeper.core import operations
 from sleeper.core.exceptions import TableNotFoundError
-from sleeper.runtime import registry
 from sleeper.runtime.aws_operations import start_bulk_import
 
-_QUEUES = (registry.BULK_IMPORT_EMR_SERVERLESS_Q, registry.BULK_IMPORT_EMR_Q, registry.BULK_IMPORT_PERSISTENT_EMR_Q)
+_QUEUES = (
+    operations.BULK_IMPORT_EMR_SERVERLESS_Q,
+    operations.BULK_IMPORT_EMR_Q,
+    operations.BULK_IMPORT_PERSISTENT_EMR_Q,
+)
 
 
 def source_queue(record: Mapping[str, Any]) -> str:
@@ -24,7 +28,7 @@ def source_queue(record: Mapping[str, Any]) -> str:
     """
     arn = str(record.get("eventSourceARN") or "")
     if not arn:
-        return registry.BULK_IMPORT_EMR_SERVERLESS_Q
+        return operations.BULK_IMPORT_EMR_SERVERLESS_Q
     name = arn.rsplit(":", 1)[-1]
     for logical in _QUEUES:
         if name.endswith(f"-{logical}"):

@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from lambdas._common import LOGGER, aws_instance
-from sleeper.runtime import registry
+from sleeper.core import operations
 
 
 def _trigger(name: str) -> dict[str, int]:
-    spec = registry.handler(name)
+    spec = operations.handler(name)
     if spec.sends_to is None:
         raise ValueError(f"handler {name} sends to no queue")
     instance = aws_instance()
@@ -23,34 +23,34 @@ def _trigger(name: str) -> dict[str, int]:
 
 def snapshot_creation(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Starts snapshot creation for every online table."""
-    return _trigger(registry.SNAPSHOT_CREATION_TRIGGER)
+    return _trigger(operations.SNAPSHOT_CREATION_TRIGGER)
 
 
 def snapshot_deletion(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Starts old snapshot deletion for every online table."""
-    return _trigger(registry.SNAPSHOT_DELETION_TRIGGER)
+    return _trigger(operations.SNAPSHOT_DELETION_TRIGGER)
 
 
 def transaction_deletion(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Starts old transaction deletion for every online table."""
-    return _trigger(registry.TRANSACTION_DELETION_TRIGGER)
+    return _trigger(operations.TRANSACTION_DELETION_TRIGGER)
 
 
 def compaction_job_creation(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Starts compaction job creation for every online table."""
-    return _trigger(registry.COMPACTION_JOB_CREATION_TRIGGER)
+    return _trigger(operations.COMPACTION_JOB_CREATION_TRIGGER)
 
 
 def find_partitions_to_split(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Starts finding partitions to split for every online table."""
-    return _trigger(registry.PARTITION_SPLITTING_TRIGGER)
+    return _trigger(operations.PARTITION_SPLITTING_TRIGGER)
 
 
 def garbage_collection(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Starts garbage collection for every online table (and offline ones if ``sleeper.run.gc.offline``)."""
-    return _trigger(registry.GARBAGE_COLLECTOR_TRIGGER)
+    return _trigger(operations.GARBAGE_COLLECTOR_TRIGGER)
 
 
 def table_metrics(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Starts publishing metrics for every online table (and offline ones if configured)."""
-    return _trigger(registry.TABLE_METRICS_TRIGGER)
+    return _trigger(operations.TABLE_METRICS_TRIGGER)

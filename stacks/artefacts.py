@@ -19,8 +19,9 @@ from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from sleeper.core.operations import LAMBDA_IMAGE
 from sleeper.core.properties import instance_common as common
-from stacks.context import ARTEFACTS_ASSET, LAMBDA_IMAGE, DeployContext
+from stacks.context import ARTEFACTS_ASSET, DeployContext
 
 BUILD_CONTEXT_EXCLUDES = (
     ".git",

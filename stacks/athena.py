@@ -9,16 +9,17 @@ from aws_cdk import aws_athena as athena
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from sleeper.core import naming, operations
 from sleeper.core.properties import instance_query as qp
-from stacks import grants, handlers, naming
+from stacks import grants
 from stacks.common import SleeperCore, secure_bucket
 
 SIMPLE_CLASS = "sleeper.athena.composite.SimpleCompositeHandler"
 ITERATOR_APPLYING_CLASS = "sleeper.athena.composite.IteratorApplyingCompositeHandler"
 
 CONNECTORS = {
-    SIMPLE_CLASS: (handlers.ATHENA_SIMPLE, "Simple", "simple-athena-connector"),
-    ITERATOR_APPLYING_CLASS: (handlers.ATHENA_ITERATOR_APPLYING, "IteratorApplying", "iterator-athena-connector"),
+    SIMPLE_CLASS: (operations.ATHENA_SIMPLE, "Simple", "simple-athena-connector"),
+    ITERATOR_APPLYING_CLASS: (operations.ATHENA_ITERATOR_APPLYING, "IteratorApplying", "iterator-athena-connector"),
 }
 """Sleeper's handler class name -> (registry handler, catalog name part, function name suffix)."""
 
@@ -46,7 +47,7 @@ class AthenaStack(cdk.NestedStack):
             self,
             "SpillBucket",
             ctx,
-            name=naming.bucket_name(ctx.instance_id, "spill", ctx.account),
+            name=naming.bucket_name(ctx.instance_id, naming.ATHENA_SPILL_BUCKET, ctx.account),
             access_logs=core.access_logs_bucket,
             removal_policy=cdk.RemovalPolicy.DESTROY,
             expiry_days=ctx.get_int(qp.SPILL_BUCKET_AGE_OFF_IN_DAYS),

@@ -11,12 +11,13 @@ from aws_cdk import aws_emrserverless as emrs
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from sleeper.core import naming, operations
+from sleeper.core.operations import BULK_IMPORT_IMAGE
 from sleeper.core.properties import PropertyDefinition
 from sleeper.core.properties import instance_bulk as bp
 from sleeper.core.properties import instance_cdk as cdkp
-from stacks import grants, handlers, nag, naming
+from stacks import grants, nag
 from stacks.common import SleeperCore, SleeperQueue, secure_bucket, sqs_trigger
-from stacks.context import BULK_IMPORT_IMAGE
 from stacks.ingest import grant_ingest_sources
 
 BULK_IMPORT_PREFIX = "bulk_import/*"
@@ -76,7 +77,7 @@ def job_starter(
     starter = core.lambdas.function(
         scope,
         "JobStarter",
-        handler=handlers.BULK_IMPORT_STARTER,
+        handler=operations.BULK_IMPORT_STARTER,
         name_suffix=f"bulk-import-{platform.lower()}-start",
         description=f"Validates bulk import jobs and starts them on {platform}",
         memory_mb=ctx.get_int(bp.BULK_IMPORT_STARTER_LAMBDA_MEMORY),
@@ -103,7 +104,7 @@ class EmrServerlessBulkImportStack(cdk.NestedStack):
         )
         selection = core.subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
         subnets = core.vpc.select_subnets(subnet_type=selection.subnet_type, subnets=selection.subnets).subnet_ids
-        name = ctx.function_name("bulk-import")
+        name = ctx.function_name(naming.BULK_IMPORT_APPLICATION)
         self.application = emrs.CfnApplication(
             self,
             "Application",
@@ -130,7 +131,7 @@ class EmrServerlessBulkImportStack(cdk.NestedStack):
             self,
             core,
             platform="EMRServerless",
-            logical_name=naming.BULK_IMPORT_EMR_SERVERLESS_Q,
+            logical_name=operations.BULK_IMPORT_EMR_SERVERLESS_Q,
             url_property=cdkp.BULK_IMPORT_EMR_SERVERLESS_JOB_QUEUE_URL,
             arn_property=cdkp.BULK_IMPORT_EMR_SERVERLESS_JOB_QUEUE_ARN,
             bucket=bucket,
@@ -213,7 +214,7 @@ class EmrBulkImportStack(cdk.NestedStack):
             self,
             core,
             platform="NonPersistentEMR",
-            logical_name=naming.BULK_IMPORT_EMR_Q,
+            logical_name=operations.BULK_IMPORT_EMR_Q,
             url_property=cdkp.BULK_IMPORT_EMR_JOB_QUEUE_URL,
             arn_property=cdkp.BULK_IMPORT_EMR_JOB_QUEUE_ARN,
             bucket=bucket,

@@ -5,10 +5,14 @@ from __future__ import annotations
 import aws_cdk as cdk
 from constructs import Construct
 
+from sleeper.core import naming, operations
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
-from stacks import grants, handlers, naming
+from stacks import grants
 from stacks.common import SleeperCore, SleeperQueue, sqs_trigger
+
+COMMITTER_FUNCTION = "statestore-committer"
+"""The suffix of the committer function's name."""
 
 
 class StateStoreCommitterStack(cdk.NestedStack):
@@ -22,7 +26,7 @@ class StateStoreCommitterStack(cdk.NestedStack):
             self,
             "CommitterQueue",
             core,
-            logical_name=naming.STATE_STORE_COMMITTER_Q,
+            logical_name=operations.STATE_STORE_COMMITTER_Q,
             visibility_timeout_seconds=timeout,
             max_receive_count=1,
             url_property=cdkp.STATESTORE_COMMITTER_QUEUE_URL,
@@ -35,8 +39,8 @@ class StateStoreCommitterStack(cdk.NestedStack):
         self.function = core.lambdas.function(
             self,
             "Committer",
-            handler=handlers.STATESTORE_COMMITTER,
-            name_suffix="statestore-committer",
+            handler=operations.STATESTORE_COMMITTER,
+            name_suffix=COMMITTER_FUNCTION,
             description="Applies asynchronous commits to the state stores of Sleeper tables",
             memory_mb=ctx.get_int(common.STATESTORE_COMMITTER_LAMBDA_MEMORY_IN_MB),
             timeout_seconds=timeout,
@@ -47,4 +51,4 @@ class StateStoreCommitterStack(cdk.NestedStack):
         grants.table_read_write(self.function, files_log, partitions_log)
         grants.table_read_write(self.function, *core.ingest_tracker_tables, *core.compaction_tracker_tables)
         sqs_trigger(self.function, self.queue.queue, batch_size=ctx.get_int(common.STATESTORE_COMMITTER_BATCH_SIZE))
-        core.set(cdkp.STATESTORE_COMMITTER_LOG_GROUP, f"/aws/lambda/{ctx.function_name('statestore-committer')}")
+        core.set(cdkp.STATESTORE_COMMITTER_LOG_GROUP, naming.log_group_name(ctx.function_name(COMMITTER_FUNCTION)))

@@ -23,12 +23,13 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from sleeper.core import naming, operations
+from sleeper.core.operations import HandlerSpec
 from sleeper.core.properties import PropertyDefinition
 from sleeper.core.properties import instance_common as common
-from stacks import grants, naming
+from stacks import grants
 from stacks.artefacts import Images
 from stacks.context import DeployContext
-from stacks.handlers import HandlerSpec, handler_spec
 
 CONFIG_BUCKET_ENV = "CONFIG_BUCKET"
 """The environment variable naming the config bucket, as in Sleeper: every component loads the instance properties
@@ -287,12 +288,12 @@ class LambdaFactory:
             environment: Extra environment variables.
         """
         ctx = self._core.ctx
-        spec: HandlerSpec = handler_spec(handler)
+        spec: HandlerSpec = operations.handler(handler)
         name = ctx.function_name(name_suffix)
         log_group = logs.LogGroup(
             scope,
             f"{construct_id}Logs",
-            log_group_name=f"/aws/lambda/{name}",
+            log_group_name=naming.log_group_name(name),
             retention=retention(ctx),
             removal_policy=ctx.log_removal_policy,
         )
@@ -423,7 +424,7 @@ def per_table_schedule(
     """
     ctx = core.ctx
     url, arn, dlq_url, dlq_arn = queue_properties
-    handler_timeout = timeout_seconds or handler_spec(handler).timeout_seconds
+    handler_timeout = timeout_seconds or operations.handler(handler).timeout_seconds
     queue = SleeperQueue(
         scope,
         f"{prefix}Queue",

@@ -11,12 +11,13 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
+from sleeper.core import naming, operations
+from sleeper.core.operations import COMPACTION_IMAGE
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
 from sleeper.core.properties import instance_compaction as cp
-from stacks import grants, handlers, nag, naming
+from stacks import grants, nag
 from stacks.common import SleeperCore, SleeperQueue, per_table_schedule, schedule_rule, sqs_trigger
-from stacks.context import COMPACTION_IMAGE
 from stacks.ecs_tasks import cluster, container_environment, grant_run_tasks, task_log_group
 
 
@@ -34,7 +35,7 @@ class CompactionStack(cdk.NestedStack):
             self,
             "JobQueue",
             core,
-            logical_name=naming.COMPACTION_JOB_Q,
+            logical_name=operations.COMPACTION_JOB_Q,
             visibility_timeout_seconds=ctx.get_int(cp.COMPACTION_QUEUE_VISIBILITY_TIMEOUT_IN_SECONDS),
             max_receive_count=ctx.get_int(cp.COMPACTION_JOB_MAX_RETRIES),
             url_property=cdkp.COMPACTION_JOB_QUEUE_URL,
@@ -47,7 +48,7 @@ class CompactionStack(cdk.NestedStack):
             self,
             "PendingQueue",
             core,
-            logical_name=naming.PENDING_COMPACTION_JOB_BATCH_Q,
+            logical_name=operations.PENDING_COMPACTION_JOB_BATCH_Q,
             visibility_timeout_seconds=ctx.get_int(cp.PENDING_COMPACTION_QUEUE_VISIBILITY_TIMEOUT_IN_SECONDS),
             max_receive_count=ctx.get_int(cp.COMPACTION_DISPATCH_MAX_RETRIES),
             url_property=cdkp.COMPACTION_PENDING_QUEUE_URL,
@@ -60,7 +61,7 @@ class CompactionStack(cdk.NestedStack):
             self,
             "CommitQueue",
             core,
-            logical_name=naming.COMPACTION_COMMIT_Q,
+            logical_name=operations.COMPACTION_COMMIT_Q,
             visibility_timeout_seconds=ctx.get_int(cp.COMPACTION_COMMIT_BATCHER_LAMBDA_TIMEOUT_IN_SECONDS),
             max_receive_count=ctx.get_int(cp.COMPACTION_COMMIT_MAX_RETRIES),
             url_property=cdkp.COMPACTION_COMMIT_QUEUE_URL,
@@ -75,7 +76,7 @@ class CompactionStack(cdk.NestedStack):
             self,
             core,
             prefix="JobCreation",
-            queue_logical_name=naming.COMPACTION_JOB_CREATION_Q,
+            queue_logical_name=operations.COMPACTION_JOB_CREATION_Q,
             queue_properties=(
                 cdkp.COMPACTION_JOB_CREATION_QUEUE_URL,
                 cdkp.COMPACTION_JOB_CREATION_QUEUE_ARN,
@@ -85,9 +86,9 @@ class CompactionStack(cdk.NestedStack):
             rule=naming.COMPACTION_JOB_CREATION_RULE,
             period=cdk.Duration.minutes(ctx.get_int(cp.COMPACTION_JOB_CREATION_LAMBDA_PERIOD_IN_MINUTES)),
             rule_property=cdkp.COMPACTION_JOB_CREATION_CLOUDWATCH_RULE,
-            trigger_handler=handlers.COMPACTION_JOB_CREATION_TRIGGER,
+            trigger_handler=operations.COMPACTION_JOB_CREATION_TRIGGER,
             trigger_suffix="compaction-job-creation-trigger",
-            handler=handlers.COMPACTION_JOB_CREATION,
+            handler=operations.COMPACTION_JOB_CREATION,
             handler_suffix="compaction-job-creation-handler",
             description="create compaction jobs",
             memory_mb=ctx.get_int(cp.COMPACTION_JOB_CREATION_LAMBDA_MEMORY_IN_MB),
@@ -106,7 +107,7 @@ class CompactionStack(cdk.NestedStack):
         self.dispatcher = core.lambdas.function(
             self,
             "JobDispatcher",
-            handler=handlers.COMPACTION_JOB_DISPATCHER,
+            handler=operations.COMPACTION_JOB_DISPATCHER,
             name_suffix="compaction-job-dispatcher",
             description="Sends batches of compaction jobs to the job queue once their files are assigned",
             memory_mb=ctx.get_int(cp.COMPACTION_JOB_DISPATCH_LAMBDA_MEMORY_IN_MB),
@@ -128,7 +129,7 @@ class CompactionStack(cdk.NestedStack):
         self.commit_batcher = core.lambdas.function(
             self,
             "CommitBatcher",
-            handler=handlers.COMPACTION_COMMIT_BATCHER,
+            handler=operations.COMPACTION_COMMIT_BATCHER,
             name_suffix="compaction-commit-batcher",
             description="Sends finished compactions to the state store committer in one transaction per table",
             memory_mb=ctx.get_int(cp.COMPACTION_COMMIT_BATCHER_LAMBDA_MEMORY_IN_MB),
@@ -149,7 +150,7 @@ class CompactionStack(cdk.NestedStack):
         )
 
         # Tasks (spec 4.4).
-        self.cluster = cluster(self, "Cluster", core, name_suffix="compaction-cluster")
+        self.cluster = cluster(self, "Cluster", core, name_suffix=naming.COMPACTION_CLUSTER)
         self.log_group = task_log_group(self, "TaskLogs", core, "compaction-tasks")
         arm = (ctx.get(cp.COMPACTION_TASK_CPU_ARCHITECTURE) or "ARM64").upper() == "ARM64"
         cpu = ctx.get_int(cp.COMPACTION_TASK_ARM_CPU if arm else cp.COMPACTION_TASK_X86_CPU)
@@ -157,7 +158,7 @@ class CompactionStack(cdk.NestedStack):
         self.fargate_task = ecs.FargateTaskDefinition(
             self,
             "FargateTask",
-            family=ctx.function_name("CompactionTaskOnFargate"),
+            family=ctx.function_name(naming.COMPACTION_FARGATE_FAMILY),
             cpu=cpu,
             memory_limit_mib=memory,
             runtime_platform=ecs.RuntimePlatform(
@@ -181,7 +182,7 @@ class CompactionStack(cdk.NestedStack):
         self.task_creator = core.lambdas.function(
             self,
             "TaskCreator",
-            handler=handlers.COMPACTION_TASK_CREATION,
+            handler=operations.COMPACTION_TASK_CREATION,
             name_suffix="compaction-tasks-creator",
             description="Starts compaction tasks for the jobs waiting on the compaction job queue",
             memory_mb=ctx.get_int(common.TASK_RUNNER_LAMBDA_MEMORY_IN_MB),
@@ -223,7 +224,7 @@ class CompactionStack(cdk.NestedStack):
         nag.acknowledge(task.obtain_execution_role(), "IAM5[Resource::*]", nag.ECR_AUTH)
         task.add_container(
             "CompactionContainer",
-            container_name="CompactionTask",
+            container_name=naming.COMPACTION_CONTAINER_NAME,
             image=core.images.ecs_image(self, COMPACTION_IMAGE),
             environment=container_environment(core),
             logging=ecs.LogDrivers.aws_logs(stream_prefix="compaction", log_group=self.log_group),
@@ -281,7 +282,7 @@ class CompactionStack(cdk.NestedStack):
         self.ec2_task = ecs.Ec2TaskDefinition(
             self,
             "Ec2Task",
-            family=ctx.function_name("CompactionTaskOnEC2"),
+            family=ctx.function_name(naming.COMPACTION_EC2_FAMILY),
             network_mode=ecs.NetworkMode.BRIDGE,
         )
         overhead = ctx.get_int(cp.COMPACTION_TASK_PERCENTAGE_OVERHEAD)

@@ -8,19 +8,14 @@ from pathlib import Path
 
 import aws_cdk as cdk
 
+from sleeper.core import naming
 from sleeper.core.properties import InstanceProperties, PropertyRef
 from sleeper.core.properties import instance_common as common
-from stacks import naming
 
 ARTEFACTS_ASSET = "asset"
 """Container images are built from ``containers/`` by ``cdk deploy`` (needs Docker at deploy time, not at synth)."""
 ARTEFACTS_ECR = "ecr"
 """Container images are pulled from ECR repositories ``<sleeper.ecr.repository.prefix>/<image>`` (pushed before)."""
-
-LAMBDA_IMAGE = "lambda"
-COMPACTION_IMAGE = "compaction"
-INGEST_IMAGE = "ingest"
-BULK_IMPORT_IMAGE = "bulk-import"
 
 RETAIN = cdk.RemovalPolicy.RETAIN
 DESTROY = cdk.RemovalPolicy.DESTROY

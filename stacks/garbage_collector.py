@@ -5,9 +5,10 @@ from __future__ import annotations
 import aws_cdk as cdk
 from constructs import Construct
 
+from sleeper.core import naming, operations
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_compaction as cp
-from stacks import grants, handlers, naming
+from stacks import grants
 from stacks.common import SleeperCore, per_table_schedule
 
 
@@ -21,7 +22,7 @@ class GarbageCollectorStack(cdk.NestedStack):
             self,
             core,
             prefix="GarbageCollector",
-            queue_logical_name=naming.GC_JOB_Q,
+            queue_logical_name=operations.GC_JOB_Q,
             queue_properties=(
                 cdkp.GARBAGE_COLLECTOR_QUEUE_URL,
                 cdkp.GARBAGE_COLLECTOR_QUEUE_ARN,
@@ -31,9 +32,9 @@ class GarbageCollectorStack(cdk.NestedStack):
             rule=naming.GARBAGE_COLLECTOR_RULE,
             period=cdk.Duration.minutes(ctx.get_int(cp.GARBAGE_COLLECTOR_PERIOD_IN_MINUTES)),
             rule_property=cdkp.GARBAGE_COLLECTOR_CLOUDWATCH_RULE,
-            trigger_handler=handlers.GARBAGE_COLLECTOR_TRIGGER,
+            trigger_handler=operations.GARBAGE_COLLECTOR_TRIGGER,
             trigger_suffix="garbage-collector-trigger",
-            handler=handlers.GARBAGE_COLLECTOR,
+            handler=operations.GARBAGE_COLLECTOR,
             handler_suffix="garbage-collector",
             description="collect garbage",
             memory_mb=ctx.get_int(cp.GARBAGE_COLLECTOR_LAMBDA_MEMORY_IN_MB),

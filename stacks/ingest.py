@@ -8,12 +8,13 @@ from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from sleeper.core import naming, operations
+from sleeper.core.operations import INGEST_IMAGE
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
 from sleeper.core.properties import instance_ingest as ip
-from stacks import grants, handlers, nag, naming
+from stacks import grants, nag
 from stacks.common import SleeperCore, SleeperQueue, schedule_rule
-from stacks.context import INGEST_IMAGE
 from stacks.ecs_tasks import cluster, container_environment, grant_run_tasks, task_log_group
 
 
@@ -37,7 +38,7 @@ class IngestStack(cdk.NestedStack):
             self,
             "JobQueue",
             core,
-            logical_name=naming.INGEST_JOB_Q,
+            logical_name=operations.INGEST_JOB_Q,
             visibility_timeout_seconds=ctx.get_int(ip.INGEST_QUEUE_VISIBILITY_TIMEOUT_IN_SECONDS),
             url_property=cdkp.INGEST_JOB_QUEUE_URL,
             arn_property=cdkp.INGEST_JOB_QUEUE_ARN,
@@ -45,12 +46,12 @@ class IngestStack(cdk.NestedStack):
             dlq_arn_property=cdkp.INGEST_JOB_DLQ_ARN,
             alarm_description="Ingest jobs failed",
         )
-        self.cluster = cluster(self, "Cluster", core, name_suffix="ingest-cluster")
+        self.cluster = cluster(self, "Cluster", core, name_suffix=naming.INGEST_CLUSTER)
         log_group = task_log_group(self, "TaskLogs", core, "ingest-tasks")
         self.task = ecs.FargateTaskDefinition(
             self,
             "Task",
-            family=ctx.function_name("IngestTask"),
+            family=ctx.function_name(naming.INGEST_TASK_FAMILY),
             cpu=ctx.get_int(ip.INGEST_TASK_CPU),
             memory_limit_mib=ctx.get_int(ip.INGEST_TASK_MEMORY),
             runtime_platform=ecs.RuntimePlatform(
@@ -59,7 +60,7 @@ class IngestStack(cdk.NestedStack):
         )
         self.task.add_container(
             "IngestContainer",
-            container_name="IngestTask",
+            container_name=naming.INGEST_CONTAINER_NAME,
             image=core.images.ecs_image(self, INGEST_IMAGE),
             environment=container_environment(core),
             logging=ecs.LogDrivers.aws_logs(stream_prefix="ingest", log_group=log_group),
@@ -78,7 +79,7 @@ class IngestStack(cdk.NestedStack):
         self.task_creator = core.lambdas.function(
             self,
             "TaskCreator",
-            handler=handlers.INGEST_TASK_CREATION,
+            handler=operations.INGEST_TASK_CREATION,
             name_suffix="ingest-tasks-creator",
             description="Starts ingest tasks for the jobs waiting on the ingest job queue",
             memory_mb=ctx.get_int(common.TASK_RUNNER_LAMBDA_MEMORY_IN_MB),

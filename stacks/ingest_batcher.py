@@ -6,14 +6,15 @@ from __future__ import annotations
 import aws_cdk as cdk
 from constructs import Construct
 
+from sleeper.core import naming, operations
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_ingest as ip
-from stacks import grants, handlers, naming
+from stacks import grants
 from stacks.common import SleeperCore, SleeperQueue, schedule_rule, sqs_trigger
 from stacks.ingest import grant_ingest_sources
 from stacks.tables import S, table
 
-JOB_QUEUES = (naming.INGEST_JOB_Q, naming.BULK_IMPORT_EMR_SERVERLESS_Q, naming.BULK_IMPORT_EMR_Q)
+JOB_QUEUES = (operations.INGEST_JOB_Q, operations.BULK_IMPORT_EMR_SERVERLESS_Q, operations.BULK_IMPORT_EMR_Q)
 
 
 class IngestBatcherStack(cdk.NestedStack):
@@ -30,7 +31,7 @@ class IngestBatcherStack(cdk.NestedStack):
             self,
             "SubmitQueue",
             core,
-            logical_name=naming.INGEST_BATCHER_SUBMIT_Q,
+            logical_name=operations.INGEST_BATCHER_SUBMIT_Q,
             visibility_timeout_seconds=max(submit_timeout * 6, 30),
             url_property=cdkp.INGEST_BATCHER_SUBMIT_QUEUE_URL,
             arn_property=cdkp.INGEST_BATCHER_SUBMIT_QUEUE_ARN,
@@ -50,7 +51,7 @@ class IngestBatcherStack(cdk.NestedStack):
         self.submitter = core.lambdas.function(
             self,
             "Submitter",
-            handler=handlers.INGEST_BATCHER_SUBMITTER,
+            handler=operations.INGEST_BATCHER_SUBMITTER,
             name_suffix="ingest-batcher-submit-files",
             description="Records files submitted to the ingest batcher",
             memory_mb=ctx.get_int(ip.INGEST_BATCHER_SUBMITTER_MEMORY_IN_MB),
@@ -65,7 +66,7 @@ class IngestBatcherStack(cdk.NestedStack):
         self.job_creator = core.lambdas.function(
             self,
             "JobCreator",
-            handler=handlers.INGEST_BATCHER_JOB_CREATION,
+            handler=operations.INGEST_BATCHER_JOB_CREATION,
             name_suffix="ingest-batcher-create-jobs",
             description="Creates ingest jobs from batches of submitted files",
             memory_mb=ctx.get_int(ip.INGEST_BATCHER_JOB_CREATION_MEMORY_IN_MB),

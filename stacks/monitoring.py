@@ -9,8 +9,9 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
+from sleeper.core import naming
 from sleeper.core.properties import instance_common as common
-from stacks import nag, naming
+from stacks import nag
 from stacks.common import SleeperCore, secure_bucket
 
 

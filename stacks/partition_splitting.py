@@ -5,9 +5,10 @@ from __future__ import annotations
 import aws_cdk as cdk
 from constructs import Construct
 
+from sleeper.core import naming, operations
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_compaction as cp
-from stacks import grants, handlers, naming
+from stacks import grants
 from stacks.common import SleeperCore, SleeperQueue, per_table_schedule, sqs_trigger
 
 
@@ -22,7 +23,7 @@ class PartitionSplittingStack(cdk.NestedStack):
             self,
             "JobQueue",
             core,
-            logical_name=naming.PARTITION_SPLITTING_JOB_Q,
+            logical_name=operations.PARTITION_SPLITTING_JOB_Q,
             visibility_timeout_seconds=max(split_timeout * 6, 30),
             url_property=cdkp.PARTITION_SPLITTING_JOB_QUEUE_URL,
             arn_property=cdkp.PARTITION_SPLITTING_JOB_QUEUE_ARN,
@@ -34,7 +35,7 @@ class PartitionSplittingStack(cdk.NestedStack):
             self,
             core,
             prefix="FindPartitions",
-            queue_logical_name=naming.FIND_PARTITIONS_TO_SPLIT_Q,
+            queue_logical_name=operations.FIND_PARTITIONS_TO_SPLIT_Q,
             queue_properties=(
                 cdkp.FIND_PARTITIONS_TO_SPLIT_QUEUE_URL,
                 cdkp.FIND_PARTITIONS_TO_SPLIT_QUEUE_ARN,
@@ -44,9 +45,9 @@ class PartitionSplittingStack(cdk.NestedStack):
             rule=naming.PARTITION_SPLITTING_RULE,
             period=cdk.Duration.minutes(ctx.get_int(cp.PARTITION_SPLITTING_TRIGGER_PERIOD_IN_MINUTES)),
             rule_property=cdkp.PARTITION_SPLITTING_CLOUDWATCH_RULE,
-            trigger_handler=handlers.PARTITION_SPLITTING_TRIGGER,
+            trigger_handler=operations.PARTITION_SPLITTING_TRIGGER,
             trigger_suffix="find-partitions-to-split-trigger",
-            handler=handlers.FIND_PARTITIONS_TO_SPLIT,
+            handler=operations.FIND_PARTITIONS_TO_SPLIT,
             handler_suffix="find-partitions-to-split",
             description="find partitions to split",
             memory_mb=ctx.get_int(cp.FIND_PARTITIONS_TO_SPLIT_LAMBDA_MEMORY_IN_MB),
@@ -62,7 +63,7 @@ class PartitionSplittingStack(cdk.NestedStack):
         self.splitter = core.lambdas.function(
             self,
             "Splitter",
-            handler=handlers.SPLIT_PARTITION,
+            handler=operations.SPLIT_PARTITION,
             name_suffix="split-partition",
             description="Splits a partition at the median of its files' sketches",
             memory_mb=ctx.get_int(cp.SPLIT_PARTITIONS_LAMBDA_MEMORY_IN_MB),

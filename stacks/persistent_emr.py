@@ -22,12 +22,13 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_emr as emr
 from constructs import Construct
 
+from sleeper.core import naming
+from sleeper.core.operations import BULK_IMPORT_PERSISTENT_EMR_Q
 from sleeper.core.properties import InstanceProperties, PropertyDefinition
 from sleeper.core.properties import instance_bulk as bp
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties.spark import EMR_JAVA_HOME, emr_spark_conf
-from sleeper.runtime.registry import BULK_IMPORT_PERSISTENT_EMR_Q
-from stacks import grants, nag, naming
+from stacks import grants, nag
 from stacks.bulk_import import CommonEmrBulkImportStack, job_starter
 from stacks.common import SleeperCore
 

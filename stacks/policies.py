@@ -10,16 +10,17 @@ import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from stacks import grants, handlers, naming
+from sleeper.core import operations
+from stacks import grants
 from stacks.common import SleeperCore
 
-ATHENA_HANDLERS = (handlers.ATHENA_SIMPLE, handlers.ATHENA_ITERATOR_APPLYING)
+ATHENA_HANDLERS = (operations.ATHENA_SIMPLE, operations.ATHENA_ITERATOR_APPLYING)
 
 INGEST_QUEUES = (
-    naming.INGEST_JOB_Q,
-    naming.INGEST_BATCHER_SUBMIT_Q,
-    naming.BULK_IMPORT_EMR_SERVERLESS_Q,
-    naming.BULK_IMPORT_EMR_Q,
+    operations.INGEST_JOB_Q,
+    operations.INGEST_BATCHER_SUBMIT_Q,
+    operations.BULK_IMPORT_EMR_SERVERLESS_Q,
+    operations.BULK_IMPORT_EMR_Q,
 )
 
 
@@ -47,8 +48,8 @@ class ManagedPoliciesStack(cdk.NestedStack):
         )  # fmt: skip
         core.grant_table_state_read(self.query)
         grants.bucket_read(self.query, core.data, [grants.DATA_PREFIX])
-        if naming.QUERY_Q in core.queues:
-            grants.queue_send(self.query, core.queues[naming.QUERY_Q])
+        if operations.QUERY_Q in core.queues:
+            grants.queue_send(self.query, core.queues[operations.QUERY_Q])
         if core.query_results_bucket is not None and core.query_tracker is not None:
             grants.bucket_read(self.query, core.query_results_bucket)
             grants.table_read(self.query, core.query_tracker)

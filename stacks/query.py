@@ -6,13 +6,12 @@ from __future__ import annotations
 import aws_cdk as cdk
 from constructs import Construct
 
+from sleeper.core import naming, operations
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_query as qp
-from stacks import grants, handlers, naming
+from stacks import grants
 from stacks.common import SleeperCore, SleeperQueue, schedule_rule, secure_bucket, sqs_trigger
 from stacks.tables import S, table
-
-QUERY_RESULTS_Q = "QueryResultsQ"
 
 
 class QueryStack(cdk.NestedStack):
@@ -43,9 +42,9 @@ class QueryStack(cdk.NestedStack):
         )
         self.query_queue = SleeperQueue(
             self,
-            "QueryQueue",
+            operations.QUERY_Q,  # the construct id: the logical name, as the deployed template always had it
             core,
-            logical_name=naming.QUERY_Q,
+            logical_name=operations.QUERY_Q,
             visibility_timeout_seconds=timeout,
             url_property=cdkp.QUERY_QUEUE_URL,
             arn_property=cdkp.QUERY_QUEUE_ARN,
@@ -57,7 +56,7 @@ class QueryStack(cdk.NestedStack):
             self,
             "LeafQueue",
             core,
-            logical_name=naming.LEAF_PARTITION_QUERY_Q,
+            logical_name=operations.LEAF_PARTITION_QUERY_Q,
             visibility_timeout_seconds=timeout,
             url_property=cdkp.LEAF_PARTITION_QUERY_QUEUE_URL,
             arn_property=cdkp.LEAF_PARTITION_QUERY_QUEUE_ARN,
@@ -69,7 +68,7 @@ class QueryStack(cdk.NestedStack):
             self,
             "ResultsQueue",
             core,
-            logical_name=QUERY_RESULTS_Q,
+            logical_name=operations.QUERY_RESULTS_Q,
             visibility_timeout_seconds=ctx.get_int(qp.QUERY_RESULTS_QUEUE_VISIBILITY_TIMEOUT_IN_SECONDS),
             url_property=cdkp.QUERY_RESULTS_QUEUE_URL,
             arn_property=cdkp.QUERY_RESULTS_QUEUE_ARN,
@@ -82,7 +81,7 @@ class QueryStack(cdk.NestedStack):
         self.query_function = core.lambdas.function(
             self,
             "QueryExecutor",
-            handler=handlers.QUERY,
+            handler=operations.QUERY,
             name_suffix="query-executor",
             description="Plans queries into sub-queries per leaf partition",
             memory_mb=memory,
@@ -91,7 +90,7 @@ class QueryStack(cdk.NestedStack):
         self.leaf_function = core.lambdas.function(
             self,
             "LeafPartitionQueryExecutor",
-            handler=handlers.LEAF_PARTITION_QUERY,
+            handler=operations.LEAF_PARTITION_QUERY,
             name_suffix="query-leaf-partition",
             description="Runs sub-queries over the files of one leaf partition",
             memory_mb=memory,
@@ -110,7 +109,7 @@ class QueryStack(cdk.NestedStack):
             self.warm_function = core.lambdas.function(
                 self,
                 "WarmQueries",
-                handler=handlers.QUERY_WARM,
+                handler=operations.QUERY_WARM,
                 name_suffix="query-keep-warm",
                 description="Sends a query to each table so the query functions stay warm",
                 timeout_seconds=60,

@@ -9,9 +9,10 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
+from sleeper.core import naming, operations
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
-from stacks import grants, handlers, nag, naming
+from stacks import grants, nag
 from stacks.common import SleeperCore, per_table_schedule
 from stacks.tables import N, S, table
 
@@ -79,7 +80,7 @@ class StateStoreUpkeepStack(cdk.NestedStack):
             self,
             core,
             prefix="SnapshotCreation",
-            queue_logical_name=naming.SNAPSHOT_CREATION_Q,
+            queue_logical_name=operations.SNAPSHOT_CREATION_Q,
             queue_properties=(
                 cdkp.TRANSACTION_LOG_SNAPSHOT_CREATION_QUEUE_URL,
                 cdkp.TRANSACTION_LOG_SNAPSHOT_CREATION_QUEUE_ARN,
@@ -89,9 +90,9 @@ class StateStoreUpkeepStack(cdk.NestedStack):
             rule=naming.SNAPSHOT_CREATION_RULE,
             period=cdk.Duration.seconds(creation_period),
             rule_property=cdkp.TRANSACTION_LOG_SNAPSHOT_CREATION_RULE,
-            trigger_handler=handlers.SNAPSHOT_CREATION_TRIGGER,
+            trigger_handler=operations.SNAPSHOT_CREATION_TRIGGER,
             trigger_suffix="state-snapshot-creation-trigger",
-            handler=handlers.SNAPSHOT_CREATION,
+            handler=operations.SNAPSHOT_CREATION,
             handler_suffix="state-snapshot-creation",
             description="create transaction log snapshots",
             memory_mb=ctx.get_int(common.SNAPSHOT_CREATION_LAMBDA_MEMORY),
@@ -108,7 +109,7 @@ class StateStoreUpkeepStack(cdk.NestedStack):
             self,
             core,
             prefix="SnapshotDeletion",
-            queue_logical_name=naming.SNAPSHOT_DELETION_Q,
+            queue_logical_name=operations.SNAPSHOT_DELETION_Q,
             queue_properties=(
                 cdkp.TRANSACTION_LOG_SNAPSHOT_DELETION_QUEUE_URL,
                 cdkp.TRANSACTION_LOG_SNAPSHOT_DELETION_QUEUE_ARN,
@@ -118,9 +119,9 @@ class StateStoreUpkeepStack(cdk.NestedStack):
             rule=naming.SNAPSHOT_DELETION_RULE,
             period=cdk.Duration.minutes(ctx.get_int(common.SNAPSHOT_DELETION_LAMBDA_PERIOD_IN_MINUTES)),
             rule_property=cdkp.TRANSACTION_LOG_SNAPSHOT_DELETION_RULE,
-            trigger_handler=handlers.SNAPSHOT_DELETION_TRIGGER,
+            trigger_handler=operations.SNAPSHOT_DELETION_TRIGGER,
             trigger_suffix="state-snapshot-deletion-trigger",
-            handler=handlers.SNAPSHOT_DELETION,
+            handler=operations.SNAPSHOT_DELETION,
             handler_suffix="state-snapshot-deletion",
             description="delete old transaction log snapshots",
             batch_size=ctx.get_int(common.SNAPSHOT_DELETION_BATCH_SIZE),
@@ -136,7 +137,7 @@ class StateStoreUpkeepStack(cdk.NestedStack):
             self,
             core,
             prefix="TransactionDeletion",
-            queue_logical_name=naming.TRANSACTION_DELETION_Q,
+            queue_logical_name=operations.TRANSACTION_DELETION_Q,
             queue_properties=(
                 cdkp.TRANSACTION_LOG_TRANSACTION_DELETION_QUEUE_URL,
                 cdkp.TRANSACTION_LOG_TRANSACTION_DELETION_QUEUE_ARN,
@@ -146,9 +147,9 @@ class StateStoreUpkeepStack(cdk.NestedStack):
             rule=naming.TRANSACTION_DELETION_RULE,
             period=cdk.Duration.minutes(ctx.get_int(common.TRANSACTION_DELETION_LAMBDA_PERIOD_IN_MINUTES)),
             rule_property=cdkp.TRANSACTION_LOG_TRANSACTION_DELETION_RULE,
-            trigger_handler=handlers.TRANSACTION_DELETION_TRIGGER,
+            trigger_handler=operations.TRANSACTION_DELETION_TRIGGER,
             trigger_suffix="state-transaction-deletion-trigger",
-            handler=handlers.TRANSACTION_DELETION,
+            handler=operations.TRANSACTION_DELETION,
             handler_suffix="state-transaction-deletion",
             description="delete old transaction log entries",
             batch_size=ctx.get_int(common.TRANSACTION_DELETION_BATCH_SIZE),
@@ -163,7 +164,7 @@ class StateStoreUpkeepStack(cdk.NestedStack):
         self.follower = core.lambdas.function(
             self,
             "TransactionFollower",
-            handler=handlers.TRANSACTION_FOLLOWER,
+            handler=operations.TRANSACTION_FOLLOWER,
             name_suffix="state-transaction-follower",
             description="Follows the files transaction log to update job trackers",
             memory_mb=ctx.get_int(common.TRANSACTION_FOLLOWER_LAMBDA_MEMORY),

@@ -5,9 +5,9 @@ from __future__ import annotations
 import aws_cdk as cdk
 from constructs import Construct
 
+from sleeper.core import naming
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
-from stacks import naming
 from stacks.common import SleeperCore
 from stacks.tables import S, table
 

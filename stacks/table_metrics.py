@@ -5,9 +5,10 @@ from __future__ import annotations
 import aws_cdk as cdk
 from constructs import Construct
 
+from sleeper.core import naming, operations
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
-from stacks import grants, handlers, naming
+from stacks import grants
 from stacks.common import SleeperCore, per_table_schedule
 
 
@@ -21,7 +22,7 @@ class TableMetricsStack(cdk.NestedStack):
             self,
             core,
             prefix="Metrics",
-            queue_logical_name=naming.METRICS_JOB_Q,
+            queue_logical_name=operations.METRICS_JOB_Q,
             queue_properties=(
                 cdkp.TABLE_METRICS_QUEUE_URL,
                 cdkp.TABLE_METRICS_QUEUE_ARN,
@@ -31,9 +32,9 @@ class TableMetricsStack(cdk.NestedStack):
             rule=naming.TABLE_METRICS_RULE,
             period=cdk.Duration.minutes(1),
             rule_property=cdkp.TABLE_METRICS_RULE,
-            trigger_handler=handlers.TABLE_METRICS_TRIGGER,
+            trigger_handler=operations.TABLE_METRICS_TRIGGER,
             trigger_suffix="metrics-trigger",
-            handler=handlers.TABLE_METRICS,
+            handler=operations.TABLE_METRICS,
             handler_suffix="metrics-publisher",
             description="publish table metrics",
             batch_size=ctx.get_int(common.METRICS_TABLE_BATCH_SIZE),

@@ -6,7 +6,8 @@ import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
-from stacks import grants, naming
+from sleeper.core import naming
+from stacks import grants
 from stacks.common import SleeperCore
 from stacks.tables import N, S, table
 

@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 
 from sleeper.batcher.model import TrackedFile
 from sleeper.batcher.ports import BatcherInstance, IngestBatcherStore
+from sleeper.core import operations
 from sleeper.core.exceptions import PropertyError, SleeperError, TableNotFoundError
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.properties import TableProperties
@@ -49,11 +50,11 @@ __all__ = [
 ]
 
 INGEST_QUEUE_NAMES: Mapping[str, str] = {
-    "standard_ingest": "IngestJobQ",
-    "bulk_import_emr": "BulkImportNonPersistentEMRQ",
-    "bulk_import_persistent_emr": "BulkImportPersistentEMRQ",
-    "bulk_import_eks": "BulkImportEKSQ",
-    "bulk_import_emr_serverless": "BulkImportEMRServerlessQ",
+    "standard_ingest": operations.INGEST_JOB_Q,
+    "bulk_import_emr": operations.BULK_IMPORT_EMR_Q,
+    "bulk_import_persistent_emr": operations.BULK_IMPORT_PERSISTENT_EMR_Q,
+    "bulk_import_eks": operations.BULK_IMPORT_EKS_Q,
+    "bulk_import_emr_serverless": operations.BULK_IMPORT_EMR_SERVERLESS_Q,
 }
 """The logical queue each ``sleeper.table.ingest.batcher.ingest.queue`` value sends jobs to: the names Sleeper's
 stacks give these queues after ``sleeper-<id>-`` (``sleeper.ingest.job.queue.url``, ``sleeper.bulk.import.emr.job

@@ -33,6 +33,7 @@ from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.jobs.paths import check_safe_path, is_s3_path, normalise_s3_path
+from sleeper.core.operations import INGEST_BATCHER_SUBMIT_Q as SUBMIT_QUEUE
 from sleeper.core.properties.table import INGEST_BATCHER_TRACKING_TTL_MINUTES
 from sleeper.core.queue import Queue
 from sleeper.io.filesystem import FileSystemOptions, list_files, resolve
@@ -47,8 +48,6 @@ __all__ = [
     "submit_files",
 ]
 
-SUBMIT_QUEUE = "IngestBatcherSubmitQ"
-"""The logical name of the queue submit requests arrive on."""
 
 SUBMIT_REQUEST_FIELDS = frozenset({"tableName", "files"})
 """The fields of a submit request."""

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sleeper.cli import render, status
+from sleeper.core.operations import COMPACTION_JOB_Q, PARTITION_SPLITTING_JOB_Q
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.runtime.local import LocalInstance, LocalTable
@@ -112,8 +113,8 @@ def _run_background_work(instance: LocalInstance, table: LocalTable, console: Co
             current = instance.table(table.name)
             files = len({r.filename for r in current.file_references()})
             progress.console.print(
-                f"  round {number}: {summary.processed.get('CompactionJobQ', 0)} compactions, "
-                f"{summary.processed.get('PartitionSplittingJobQueue', 0)} splits -> "
+                f"  round {number}: {summary.processed.get(COMPACTION_JOB_Q, 0)} compactions, "
+                f"{summary.processed.get(PARTITION_SPLITTING_JOB_Q, 0)} splits -> "
                 f"{len(current.leaf_partitions())} leaves, {files} files"
             )
             if summary.work_done == 0 and not summary.failed:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
+# The queue of compaction jobs that tasks take, and of finished jobs awaiting a batched commit
+from sleeper.core.operations import COMPACTION_COMMIT_Q as COMPACTION_COMMIT_QUEUE
+from sleeper.core.operations import COMPACTION_JOB_Q as COMPACTION_JOB_QUEUE
 from sleeper.core.trackers import CompactionJobTracker, TaskTracker
 from sleeper.statestore.tables import STATE_STORE_COMMITTER_QUEUE, SleeperInstance, SleeperTable
 
@@ -16,11 +19,6 @@ __all__ = [
     "CompactionTable",
 ]
 
-COMPACTION_JOB_QUEUE = "CompactionJobQ"
-"""The logical name of the queue of compaction jobs that tasks take (``sleeper-<id>-CompactionJobQ``)."""
-
-COMPACTION_COMMIT_QUEUE = "CompactionCommitQ"
-"""The logical name of the queue of finished jobs awaiting a batched commit (``sleeper-<id>-CompactionCommitQ``)."""
 
 CompactionTable = SleeperTable
 """A table whose files are compacted."""

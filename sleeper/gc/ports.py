@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
+# The per-table FIFO queue that starts garbage collection (body: the table id)
+from sleeper.core.operations import GC_JOB_Q as GC_QUEUE
 from sleeper.statestore.tables import STATE_STORE_COMMITTER_QUEUE, SleeperInstance, SleeperTable
 
 __all__ = ["GC_QUEUE", "STATE_STORE_COMMITTER_QUEUE", "GcInstance", "GcTable"]
 
-GC_QUEUE = "GCJobQ.fifo"
-"""The logical name of the per-table FIFO queue that starts garbage collection (body: the table id)."""
 
 GcTable = SleeperTable
 """A table whose unreferenced files are collected."""

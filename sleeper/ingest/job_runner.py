@@ -35,6 +35,7 @@ from pyarrow import fs as pafs
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.jobs.ingest import IngestJob
+from sleeper.core.operations import INGEST_JOB_Q as INGEST_JOB_QUEUE
 from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.statestore.state import input_files_hash
 from sleeper.core.trackers import IngestJobFailed, IngestJobFinished, IngestJobStarted, IngestJobValidated
@@ -54,8 +55,6 @@ __all__ = [
     "run_ingest_queue",
 ]
 
-INGEST_JOB_QUEUE = "IngestJobQ"
-"""The logical name of the ingest job queue."""
 
 READ_BATCH_ROWS = 65536
 """Rows per batch read from an input file."""

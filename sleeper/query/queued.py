@@ -31,6 +31,9 @@ import pyarrow.parquet as pq
 from sleeper.core.exceptions import SleeperError, TableNotFoundError
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.jobs.paths import join_under
+from sleeper.core.operations import LEAF_PARTITION_QUERY_Q as LEAF_PARTITION_QUERY_QUEUE
+from sleeper.core.operations import QUERY_Q as QUERY_QUEUE
+from sleeper.core.operations import QUERY_RESULTS_Q as QUERY_RESULTS_QUEUE
 from sleeper.core.query import LeafPartitionQuery, Query, QuerySerDe
 from sleeper.core.queue import Queue
 from sleeper.core.schema import Schema
@@ -52,9 +55,6 @@ __all__ = [
     "results_path",
 ]
 
-QUERY_QUEUE = "QueryQueue"
-LEAF_PARTITION_QUERY_QUEUE = "LeafPartitionQueryQueue"
-QUERY_RESULTS_QUEUE = "QueryResultsQ"
 
 _LOG = logging.getLogger(__name__)
 

@@ -41,9 +41,6 @@ from sleeper.adapters.aws.dynamodb_trackers import (
 from sleeper.adapters.aws.instance_clients import AwsClients
 from sleeper.adapters.aws.properties import S3PropertiesStore
 from sleeper.adapters.aws.resources import (
-    JobTrackerTableNames,
-    StateStoreTableNames,
-    TableIndexTableNames,
     create_bucket,
     create_job_tracker_tables,
     create_query_tracker_table,
@@ -51,15 +48,23 @@ from sleeper.adapters.aws.resources import (
     create_state_store_tables,
     create_table_index_tables,
     create_task_tracker_table,
+)
+from sleeper.adapters.aws.sqs_queue import SqsQueue
+from sleeper.core import operations
+from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError
+from sleeper.core.naming import (
+    InstanceNames,
+    JobTrackerTableNames,
+    StateStoreTableNames,
+    TableIndexTableNames,
+    config_bucket_name,
     dead_letter_queue_name,
     query_tracker_table_name,
     queue_name,
     task_tracker_table_name,
 )
-from sleeper.adapters.aws.sqs_queue import SqsQueue
-from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError
 from sleeper.core.partition import Partition, partitions_from_split_points
-from sleeper.core.properties import InstanceProperties, TableProperties, config_bucket_name, new_table_properties
+from sleeper.core.properties import InstanceProperties, TableProperties, new_table_properties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.queue import OutgoingMessage, QueueConfig, QueueNotFoundError
 from sleeper.core.range import Region
@@ -68,7 +73,6 @@ from sleeper.core.statestore.references import AllReferencesToAFile, FileReferen
 from sleeper.core.table import TableStatus, new_table_id
 from sleeper.io.filesystem import FileSystemOptions, S3Options, s3_filesystem
 from sleeper.query.executor import table_query
-from sleeper.runtime import registry
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
 __all__ = [
@@ -98,30 +102,14 @@ HANDLER_ENV = "SLEEPER_HANDLER"
 _REGION_ENVS = ("AWS_REGION", "AWS_DEFAULT_REGION")
 
 QUEUE_URL_PROPERTIES: dict[str, str] = {
-    registry.STATE_STORE_COMMITTER_Q: cdk.STATESTORE_COMMITTER_QUEUE_URL.name,
-    registry.INGEST_JOB_Q: cdk.INGEST_JOB_QUEUE_URL.name,
-    registry.INGEST_BATCHER_SUBMIT_Q: cdk.INGEST_BATCHER_SUBMIT_QUEUE_URL.name,
-    registry.COMPACTION_JOB_Q: cdk.COMPACTION_JOB_QUEUE_URL.name,
-    registry.PENDING_COMPACTION_JOB_BATCH_Q: cdk.COMPACTION_PENDING_QUEUE_URL.name,
-    registry.COMPACTION_COMMIT_Q: cdk.COMPACTION_COMMIT_QUEUE_URL.name,
-    registry.PARTITION_SPLITTING_JOB_Q: cdk.PARTITION_SPLITTING_JOB_QUEUE_URL.name,
-    registry.QUERY_Q: cdk.QUERY_QUEUE_URL.name,
-    registry.LEAF_PARTITION_QUERY_Q: cdk.LEAF_PARTITION_QUERY_QUEUE_URL.name,
-    registry.QUERY_RESULTS_Q: cdk.QUERY_RESULTS_QUEUE_URL.name,
-    registry.BULK_IMPORT_EMR_SERVERLESS_Q: cdk.BULK_IMPORT_EMR_SERVERLESS_JOB_QUEUE_URL.name,
-    registry.BULK_IMPORT_EMR_Q: cdk.BULK_IMPORT_EMR_JOB_QUEUE_URL.name,
-    registry.BULK_IMPORT_PERSISTENT_EMR_Q: cdk.BULK_IMPORT_PERSISTENT_EMR_JOB_QUEUE_URL.name,
-    registry.COMPACTION_JOB_CREATION_Q: cdk.COMPACTION_JOB_CREATION_QUEUE_URL.name,
-    registry.FIND_PARTITIONS_TO_SPLIT_Q: cdk.FIND_PARTITIONS_TO_SPLIT_QUEUE_URL.name,
-    registry.GC_JOB_Q: cdk.GARBAGE_COLLECTOR_QUEUE_URL.name,
-    registry.SNAPSHOT_CREATION_Q: cdk.TRANSACTION_LOG_SNAPSHOT_CREATION_QUEUE_URL.name,
-    registry.SNAPSHOT_DELETION_Q: cdk.TRANSACTION_LOG_SNAPSHOT_DELETION_QUEUE_URL.name,
-    registry.TRANSACTION_DELETION_Q: cdk.TRANSACTION_LOG_TRANSACTION_DELETION_QUEUE_URL.name,
-    registry.METRICS_JOB_Q: cdk.TABLE_METRICS_QUEUE_URL.name,
+    spec.name: spec.url_property for spec in operations.aws_queues() if spec.url_property is not None
 }
 """The instance property holding the URL of each queue, by Sleeper's logical queue name."""
 
-_QUEUES_WITHOUT_DEAD_LETTERS = frozenset({registry.QUERY_RESULTS_Q})
+_QUEUES_WITHOUT_DEAD_LETTERS = frozenset({operations.QUERY_RESULTS_Q})
+"""Queues an emulated instance makes without a dead-letter queue (Sleeper records no DLQ for query results)."""
+_EMULATED_MAX_RECEIVE_COUNT = 3
+"""Receives before an emulated queue's messages go to its dead-letter queue (every queue, the committer's too)."""
 
 
 class AwsRuntimeConfigError(SleeperError):
@@ -564,10 +552,8 @@ def provision_instance(
     """
     clients = AwsClients(settings)
     dynamodb, s3, sqs = clients.dynamodb, clients.s3, clients.sqs
-    clean = instance_id.lower().replace(".", "-")
-    config_bucket = config_bucket_name(instance_id, account)
-    data_bucket = f"sleeper-{clean}-table-data-{account}"
-    results_bucket = f"sleeper-{clean}-query-results-{account}"
+    names = InstanceNames(instance_id=instance_id, account=account)
+    config_bucket, data_bucket, results_bucket = names.config_bucket, names.data_bucket, names.query_results_bucket
     for bucket in (config_bucket, data_bucket, results_bucket):
         create_bucket(s3, bucket, settings.region)
     state_names = StateStoreTableNames.for_instance(instance_id)
@@ -599,15 +585,15 @@ def provision_instance(
         cdk.TRANSACTION_LOG_ALL_SNAPSHOTS_TABLENAME.name: state_names.all_snapshots,
     }
     for logical in QUEUE_URL_PROPERTIES if queues is None else queues:
+        spec = operations.queue(logical)
         name = queue_name(instance_id, logical)
-        fifo = logical.endswith(".fifo")
         dead_letter = None if logical in _QUEUES_WITHOUT_DEAD_LETTERS else dead_letter_queue_name(instance_id, logical)
         config = QueueConfig(
             name=name,
-            fifo=fifo,
-            visibility_timeout_seconds=900,
+            fifo=spec.fifo,
+            visibility_timeout_seconds=spec.visibility_timeout_seconds,
             dead_letter_queue=dead_letter,
-            max_receive_count=3 if dead_letter else None,
+            max_receive_count=_EMULATED_MAX_RECEIVE_COUNT if dead_letter else None,
         )
         values[QUEUE_URL_PROPERTIES[logical]] = create_queue(sqs, name, config)
     values.update(properties or {})

@@ -21,15 +21,15 @@ import pyarrow as pa
 
 from sleeper.adapters.aws.batcher_store import DynamoDBIngestBatcherStore
 from sleeper.adapters.aws.event_rules import EventBridgeRules
-from sleeper.adapters.aws.resources import queue_name
+from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.naming import queue_name
 from sleeper.core.properties import InstanceProperties, TableProperties, edited_table_properties
 from sleeper.core.queue import Queue, QueueNotFoundError
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
 from sleeper.core.trackers import CompactionJobTracker, IngestJobTracker, QueryTracker, TaskTracker
 from sleeper.io.filesystem import delete_in_table
-from sleeper.runtime import registry
 from sleeper.runtime.admin import LocalOnlyError, OperationReport, PropertyChange
 from sleeper.runtime.aws import QUEUE_URL_PROPERTIES, AwsInstance, AwsRuntimeConfig, AwsTable
 
@@ -51,8 +51,8 @@ def scheduled_rule_names(instance_id: str) -> list[str]:
     64 characters."""
     rules = {
         f"{instance_id}-{spec.trigger.rule}"[:MAX_RULE_NAME]
-        for spec in registry.HANDLERS
-        if spec.trigger.kind is registry.TriggerKind.SCHEDULE and spec.trigger.rule is not None
+        for spec in operations.HANDLERS
+        if spec.trigger.kind is operations.TriggerKind.SCHEDULE and spec.trigger.rule is not None
     }
     return sorted(rules)
 
@@ -254,20 +254,20 @@ class AwsAdmin:
     # --- operations --------------------------------------------------------------------------------------------
     def send_ingest_job(self, job: IngestJob) -> str:
         """Sends an ingest job to the ingest job queue, for the ingest tasks."""
-        queue = self.instance.queue(registry.INGEST_JOB_Q)
+        queue = self.instance.queue(operations.INGEST_JOB_Q)
         queue.send(job.to_json())
         return queue.name
 
     def send_bulk_import_job(self, job: BulkImportJob) -> str:
         """Sends a bulk import job to the EMR Serverless bulk import queue."""
-        queue = self.instance.queue(registry.BULK_IMPORT_EMR_SERVERLESS_Q)
+        queue = self.instance.queue(operations.BULK_IMPORT_EMR_SERVERLESS_Q)
         queue.send(job.to_json())
         return queue.name
 
     def submit_to_batcher(self, table_name: str, files: Sequence[str]) -> str:
         """Sends a submit request for the files to the batcher's submit queue, as Sleeper's ``sendToIngestBatcher``."""
         self.instance.table(table_name)
-        queue = self.instance.queue(registry.INGEST_BATCHER_SUBMIT_Q)
+        queue = self.instance.queue(operations.INGEST_BATCHER_SUBMIT_Q)
         queue.send(json.dumps({"tableName": table_name, "files": list(files)}))
         return f"Sent {len(files)} files for table {table_name} to {queue.name}"
 
@@ -286,11 +286,11 @@ class AwsAdmin:
         """Sends the table to the compaction job creation queue; with ``compact_all``, creates jobs over every file
         here and sends them to the compaction job queue (as Sleeper's ``compactAllFiles``). Never waits."""
         if not compact_all:
-            return self._send_for_table(name, registry.COMPACTION_JOB_CREATION_Q, "create its compaction jobs")
+            return self._send_for_table(name, operations.COMPACTION_JOB_CREATION_Q, "create its compaction jobs")
         from sleeper.compaction.creation import create_compaction_jobs
 
         table = self.instance.table(name)
-        queue = self.instance.queue(registry.COMPACTION_JOB_Q)
+        queue = self.instance.queue(operations.COMPACTION_JOB_Q)
         result = create_compaction_jobs(table, queue, self.instance.compaction_job_tracker, compact_all=True)
         lines = [
             f"Table {name}: {result.jobs_created} compaction jobs created over {result.input_files} input files, "
@@ -300,7 +300,7 @@ class AwsAdmin:
 
     def split_now(self, name: str) -> OperationReport:
         """Sends the table to the queue of the function that finds partitions to split."""
-        return self._send_for_table(name, registry.FIND_PARTITIONS_TO_SPLIT_Q, "find partitions to split")
+        return self._send_for_table(name, operations.FIND_PARTITIONS_TO_SPLIT_Q, "find partitions to split")
 
     def gc_now(self, name: str, *, orphans: bool = False, dry_run: bool = False) -> OperationReport:
         """Sends the table to the garbage collector's queue.
@@ -310,13 +310,13 @@ class AwsAdmin:
         """
         if orphans:
             self.local_instance("gc --orphans")
-        return self._send_for_table(name, registry.GC_JOB_Q, "garbage collect it")
+        return self._send_for_table(name, operations.GC_JOB_Q, "garbage collect it")
 
     def run_queued_query(self, query: Query, schema: Schema) -> pa.Table | None:
         """Sends the query to the query queue; the deployed functions run it (returns None)."""
         from sleeper.core.query import QuerySerDe
 
-        self.instance.queue(registry.QUERY_Q).send(QuerySerDe.for_schema(schema).to_json(query))
+        self.instance.queue(operations.QUERY_Q).send(QuerySerDe.for_schema(schema).to_json(query))
         return None
 
     # --- pause and resume --------------------------------------------------------------------------------------

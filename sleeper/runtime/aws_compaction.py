@@ -37,6 +37,7 @@ from sleeper.compaction.creation import CompactionJobCreationResult, create_comp
 from sleeper.compaction.dispatch import BatchFileMissing, DispatchResult, dispatch_pending_batch
 from sleeper.compaction.task import CompactionJobRunner, TaskSettings, TaskSummary, run_compaction_task
 from sleeper.compaction.task_creation import CompactionTaskCreation, create_compaction_tasks
+from sleeper.core import operations
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.compaction import CompactionJobCommitRequest
 from sleeper.core.jobs.exceptions import MessageError
@@ -52,7 +53,6 @@ from sleeper.core.statestore.transactions import (
 from sleeper.core.trackers import CompactionJobCommitted, IngestJobAddedFiles
 from sleeper.io.exceptions import MissingFileError
 from sleeper.io.filesystem import delete, read_bytes
-from sleeper.runtime import registry
 from sleeper.runtime.aws import AwsInstance
 from sleeper.statestore.ports import TransactionLogEntry
 
@@ -83,7 +83,7 @@ def create_compaction_jobs_for_table(instance: AwsInstance, table_id: str) -> Co
         StateStoreError: If the pre-split is refused twice.
     """
     table = instance.table_by_id(table_id.strip())
-    return create_compaction_jobs(table, instance.queue(registry.COMPACTION_JOB_Q), instance.compaction_job_tracker)
+    return create_compaction_jobs(table, instance.queue(operations.COMPACTION_JOB_Q), instance.compaction_job_tracker)
 
 
 def dispatch_pending_batch_on_aws(instance: AwsInstance, body: str) -> DispatchResult:
@@ -104,14 +104,14 @@ def dispatch_pending_batch_on_aws(instance: AwsInstance, body: str) -> DispatchR
         except MissingFileError as e:
             raise BatchFileMissing(str(e)) from e
 
-    pending = instance.queue(registry.PENDING_COMPACTION_JOB_BATCH_Q)
-    dead_letters = instance.dead_letter_queue(registry.PENDING_COMPACTION_JOB_BATCH_Q)
+    pending = instance.queue(operations.PENDING_COMPACTION_JOB_BATCH_Q)
+    dead_letters = instance.dead_letter_queue(operations.PENDING_COMPACTION_JOB_BATCH_Q)
     return dispatch_pending_batch(
         body,
         table_by_id=instance.table_by_id,
         read_batch=read_batch,
         delete_batch=lambda key: delete(filesystem, f"{bucket}/{key}"),
-        job_queue=instance.queue(registry.COMPACTION_JOB_Q),
+        job_queue=instance.queue(operations.COMPACTION_JOB_Q),
         pending_queue=pending,
         dead_letter_queue=dead_letters,
         tracker=instance.compaction_job_tracker,
@@ -181,7 +181,7 @@ def create_compaction_tasks_on_ecs(instance: AwsInstance, **launcher_options: An
         PropertyError: If the compaction cluster or task definition is not set (no compaction stack).
     """
     launcher = compaction_task_launcher(instance.clients.ecs, instance.properties, **launcher_options)
-    return create_compaction_tasks(instance.properties, instance.queue(registry.COMPACTION_JOB_Q), launcher)
+    return create_compaction_tasks(instance.properties, instance.queue(operations.COMPACTION_JOB_Q), launcher)
 
 
 def run_compaction_task_on_aws(

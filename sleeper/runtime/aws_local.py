@@ -51,7 +51,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
-from sleeper.adapters.aws.batcher_store import batcher_store_table_name, create_batcher_store_table
+from sleeper.adapters.aws.batcher_store import create_batcher_store_table
 from sleeper.adapters.aws.clients import AwsSettings
 from sleeper.adapters.aws.emulated import (
     DynamoDBStreamSource,
@@ -71,15 +71,22 @@ from sleeper.adapters.aws.emulated import (
     terminate_emr_cluster,
 )
 from sleeper.adapters.aws.instance_clients import AwsClients
-from sleeper.adapters.aws.launchers.ecs import COMPACTION_CONTAINER_NAME, INGEST_CONTAINER_NAME
-from sleeper.adapters.aws.resources import StateStoreTableNames, create_bucket
+from sleeper.adapters.aws.resources import create_bucket
+from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
-from sleeper.core.properties import InstanceProperties, config_bucket_name
+from sleeper.core.naming import (
+    COMPACTION_CONTAINER_NAME,
+    INGEST_CONTAINER_NAME,
+    InstanceNames,
+    StateStoreTableNames,
+    batcher_store_table_name,
+)
+from sleeper.core.operations import ContainerSpec, HandlerSpec, TriggerKind
+from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.properties.instance_common import SUBNETS, VPC_ID
 from sleeper.core.properties.javaprops import load as load_java_properties
 from sleeper.core.queue import QueueNotFoundError
-from sleeper.runtime import registry
 from sleeper.runtime.aws import (
     ACCOUNT_ENV,
     CONFIG_BUCKET_ENV,
@@ -89,13 +96,11 @@ from sleeper.runtime.aws import (
     AwsRuntimeConfig,
     provision_instance,
 )
-from sleeper.runtime.registry import ContainerSpec, HandlerSpec, TriggerKind
 
 __all__ = [
     "DEFAULT_ACCOUNT",
     "DEFAULT_REGION",
     "EmulatedAwsInstance",
-    "EmulatedResources",
     "Pump",
     "PumpRound",
     "load_properties_file",
@@ -118,8 +123,8 @@ STREAM_RETRY_ATTEMPTS = 10
 """Times a failing stream record is retried before it is skipped (the stack's mapping sets 10)."""
 _EMR_SERVERLESS_RELEASE = "emr-7.12.0"
 _CONTAINER_BY_ECS_NAME = {
-    INGEST_CONTAINER_NAME: registry.INGEST_IMAGE,
-    COMPACTION_CONTAINER_NAME: registry.COMPACTION_IMAGE,
+    INGEST_CONTAINER_NAME: operations.INGEST_IMAGE,
+    COMPACTION_CONTAINER_NAME: operations.COMPACTION_IMAGE,
 }
 _BOOTSTRAP = (
     "import importlib, sys\n"
@@ -131,72 +136,6 @@ _BOOTSTRAP = (
 
 class EmulatorError(SleeperError):
     """The emulated instance could not be started."""
-
-
-def _clean(instance_id: str) -> str:
-    return instance_id.lower().replace(".", "-")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EmulatedResources:
-    """The names the stacks give the resources of an instance that ``provision_instance`` does not create (see
-    ``stacks/naming.py``: ``sleeper-<cid>-<suffix>`` cut to 64 characters for clusters, task families and the EMR
-    Serverless application; ``sleeper-<cid>-<kind>-<account>`` for buckets; ``<id>-<rule>`` for rules)."""
-
-    instance_id: str
-    account: str
-
-    def _function(self, suffix: str) -> str:
-        return f"sleeper-{_clean(self.instance_id)}-{suffix}"[:64]
-
-    @property
-    def ingest_cluster(self) -> str:
-        """The ECS cluster of ingest tasks."""
-        return self._function("ingest-cluster")
-
-    @property
-    def ingest_task_family(self) -> str:
-        """The task definition family of ingest tasks."""
-        return self._function("IngestTask")
-
-    @property
-    def compaction_cluster(self) -> str:
-        """The ECS cluster of compaction tasks."""
-        return self._function("compaction-cluster")
-
-    @property
-    def compaction_fargate_family(self) -> str:
-        """The Fargate task definition family of compaction tasks."""
-        return self._function("CompactionTaskOnFargate")
-
-    @property
-    def compaction_ec2_family(self) -> str:
-        """The EC2 task definition family of compaction tasks."""
-        return self._function("CompactionTaskOnEC2")
-
-    @property
-    def emr_serverless_application(self) -> str:
-        """The EMR Serverless application of bulk import."""
-        return self._function("bulk-import")
-
-    @property
-    def bulk_import_bucket(self) -> str:
-        """The bucket of bulk import job files and Spark logs."""
-        return f"sleeper-{_clean(self.instance_id)}-bulk-import-{self.account}"
-
-    @property
-    def bulk_import_role_arn(self) -> str:
-        """The role bulk import job runs take."""
-        return f"arn:aws:iam::{self.account}:role/sleeper-{_clean(self.instance_id)}-bulk-import-job"
-
-    def image(self, container: str) -> str:
-        """The image of a container: ``<account>.dkr.ecr.<region>.amazonaws.com/sleeper-<cid>/<name>`` (region-less
-        here)."""
-        return f"{self.account}.dkr.ecr.amazonaws.com/sleeper-{_clean(self.instance_id)}/{container}:latest"
-
-    def rule(self, rule: str) -> str:
-        """An EventBridge rule: ``<id>-<rule>`` cut to 64 characters."""
-        return f"{self.instance_id}-{rule}"[:64]
 
 
 def load_properties_file(path: str | Path) -> dict[str, str]:
@@ -238,15 +177,15 @@ def provision_emulated_instance(
     Returns:
         Where the instance is.
     """
-    names = EmulatedResources(instance_id=instance_id, account=account)
+    names = InstanceNames(instance_id=instance_id, account=account)
     clients = AwsClients(settings)
-    network = create_network(clients.ec2, f"sleeper-{_clean(instance_id)}-ecs")
+    network = create_network(clients.ec2, names.ecs_network)
     ecs = clients.ecs
     create_ecs_cluster(ecs, names.ingest_cluster)
     create_ecs_cluster(ecs, names.compaction_cluster)
-    ingest = registry.container(registry.INGEST_IMAGE)
-    compaction = registry.container(registry.COMPACTION_IMAGE)
-    environment = {CONFIG_BUCKET_ENV: config_bucket_name(instance_id, account), INSTANCE_ID_ENV: instance_id}
+    ingest = operations.container(operations.INGEST_IMAGE)
+    compaction = operations.container(operations.COMPACTION_IMAGE)
+    environment = {CONFIG_BUCKET_ENV: names.config_bucket, INSTANCE_ID_ENV: instance_id}
     register_task_definition(
         ecs, names.ingest_task_family, INGEST_CONTAINER_NAME, names.image(ingest.name), environment=environment
     )
@@ -277,7 +216,7 @@ def provision_emulated_instance(
     config = provision_instance(settings, instance_id, account=account, properties=values)
     instance_properties = InstanceProperties(values)
     events = clients.events
-    for spec in registry.HANDLERS:
+    for spec in operations.HANDLERS:
         if spec.trigger.kind is TriggerKind.SCHEDULE and spec.trigger.rule is not None:
             put_schedule_rule(
                 events,
@@ -428,8 +367,8 @@ class Pump:
         *,
         environment: Mapping[str, str],
         clock: Callable[[], float] = time.time,
-        handlers: Sequence[HandlerSpec] = registry.HANDLERS,
-        containers: Sequence[ContainerSpec] = registry.CONTAINERS,
+        handlers: Sequence[HandlerSpec] = operations.HANDLERS,
+        containers: Sequence[ContainerSpec] = operations.CONTAINERS,
         max_running_tasks: int = 2,
         retry_failed_after_seconds: float | None = None,
         task_log_dir: str | Path | None = None,
@@ -486,8 +425,8 @@ class Pump:
         return self.instance.clients.events
 
     @cached_property
-    def _names(self) -> EmulatedResources:
-        return EmulatedResources(instance_id=self.instance.instance_id, account=self._account)
+    def _names(self) -> InstanceNames:
+        return InstanceNames(instance_id=self.instance.instance_id, account=self._account)
 
     @property
     def _account(self) -> str:
@@ -525,7 +464,7 @@ class Pump:
 
     def _context(self, spec: HandlerSpec) -> _LambdaContext:
         return _LambdaContext(
-            function_name=f"sleeper-{_clean(self.instance.instance_id)}-{spec.name}"[:64],
+            function_name=self._names.function(spec.name),
             timeout_seconds=spec.timeout_seconds,
             memory_limit_in_mb=spec.memory_mb,
         )
@@ -602,7 +541,7 @@ class Pump:
     def fire(self, name: str, now: float | None = None) -> bool:
         """Runs a scheduled handler now, as its rule would; returns whether it ran (it exists and its rule is not
         disabled)."""
-        spec = next((h for h in self._handlers if h.name == name), None) or registry.handler(name)
+        spec = next((h for h in self._handlers if h.name == name), None) or operations.handler(name)
         with self._lock:
             return self._fire(spec, self._clock() if now is None else now)
 
@@ -891,7 +830,7 @@ class Pump:
                 continue
             if len(self._running) >= self._max_running:
                 return
-            container = container or self._container(registry.BULK_IMPORT_IMAGE)
+            container = container or self._container(operations.BULK_IMPORT_IMAGE)
             if container is None:
                 return
 
@@ -914,7 +853,7 @@ class Pump:
                 continue
             if len(self._running) >= self._max_running:
                 return
-            container = container or self._container(registry.BULK_IMPORT_IMAGE)
+            container = container or self._container(operations.BULK_IMPORT_IMAGE)
             if container is None:
                 return
             # spark-submit [options] <driver> <config bucket> <job id> <task id> <job run id> EMR

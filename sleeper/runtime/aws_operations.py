@@ -29,6 +29,7 @@ from sleeper.bulk_import.driver import BulkImportJobFileError, run_started_bulk_
 from sleeper.bulk_import.launch_ports import BulkImportPlatform, BulkImportRequeue, bulk_import_job_key
 from sleeper.bulk_import.runner import BulkImportOutcome
 from sleeper.bulk_import.starter import BulkImportStart, start_bulk_import_message
+from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.jobs.splitting import SplitPartitionJob
@@ -42,7 +43,6 @@ from sleeper.ingest.task_creation import IngestTaskCreation, create_ingest_tasks
 from sleeper.io.filesystem import read_bytes, resolve
 from sleeper.query.queued import QUERY_QUEUE
 from sleeper.query.warm import send_warm_queries
-from sleeper.runtime import registry
 from sleeper.runtime.aws import AwsInstance
 from sleeper.splitting.finder import run_find_partitions_to_split
 from sleeper.splitting.splitter import SplitResult, run_split_job_message
@@ -71,7 +71,7 @@ __all__ = [
 
 _LOG = logging.getLogger(__name__)
 
-BULK_IMPORT_PERSISTENT_EMR_Q = registry.BULK_IMPORT_PERSISTENT_EMR_Q
+BULK_IMPORT_PERSISTENT_EMR_Q = operations.BULK_IMPORT_PERSISTENT_EMR_Q
 """The logical name of the persistent EMR cluster's bulk import queue (the registry's)."""
 
 
@@ -93,7 +93,7 @@ def create_ingest_tasks_on_ecs(instance: AwsInstance, **launcher_options: Any) -
         PropertyError: If the ingest cluster or task definition is not set (no ingest stack).
     """
     launcher: EcsTaskLauncher = ingest_task_launcher(instance.clients.ecs, instance.properties, **launcher_options)
-    return create_ingest_tasks(instance.properties, instance.queue(registry.INGEST_JOB_Q), launcher)
+    return create_ingest_tasks(instance.properties, instance.queue(operations.INGEST_JOB_Q), launcher)
 
 
 def ingest_batcher_store(instance: AwsInstance) -> DynamoDBIngestBatcherStore:
@@ -131,9 +131,9 @@ def bulk_import_platform(
         PropertyError: If the platform's resources are not set (its stack is not deployed).
     """
     clients, props = instance.clients, instance.properties
-    if queue_logical_name == registry.BULK_IMPORT_EMR_SERVERLESS_Q:
+    if queue_logical_name == operations.BULK_IMPORT_EMR_SERVERLESS_Q:
         return EmrServerlessPlatform(clients.emr_serverless, props), None
-    if queue_logical_name == registry.BULK_IMPORT_EMR_Q:
+    if queue_logical_name == operations.BULK_IMPORT_EMR_Q:
         return EmrPlatform(clients.emr, props), None
     if queue_logical_name == BULK_IMPORT_PERSISTENT_EMR_Q:
         return PersistentEmrPlatform(clients.emr, props), persistent_emr_requeue(clients.sqs, props)

@@ -46,6 +46,8 @@ from sleeper.adapters.local.trackers import (
     SqliteTaskTracker,
 )
 from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
+from sleeper.core.naming import local_dead_letter_queue_name
+from sleeper.core.operations import local_queues
 from sleeper.core.partition import Partition, partitions_from_split_points
 from sleeper.core.properties import (
     InstanceProperties,
@@ -68,26 +70,10 @@ from sleeper.statestore.store import StateStore, StateStoreSettings
 DATABASE_FILE = "sleeper.db"
 
 LOCAL_QUEUES: dict[str, tuple[bool, int, int]] = {
-    # logical name: (FIFO, visibility timeout seconds, maxReceiveCount), as Sleeper's stacks configure them
-    "IngestJobQ": (False, 900, 3),
-    "BulkImportJobQ": (False, 900, 3),
-    "IngestBatcherJobCreationQ.fifo": (True, 900, 3),  # local only: Sleeper's rule invokes the Lambda directly
-    "IngestBatcherSubmitQ": (False, 900, 3),
-    "CompactionJobQ": (False, 900, 3),
-    "PendingCompactionJobBatchQ": (False, 900, 3),
-    "CompactionCommitQ": (False, 900, 3),
-    "StateStoreCommitterQ.fifo": (True, 900, 1),
-    "PartitionSplittingJobQueue": (False, 900, 3),
-    "QueryQueue": (False, 900, 3),
-    "LeafPartitionQueryQueue": (False, 900, 3),
-    "QueryResultsQ": (False, 900, 3),
-    "CompactionJobCreationQ.fifo": (True, 900, 3),
-    "FindPartitionsToSplitQ.fifo": (True, 900, 3),
-    "GCJobQ.fifo": (True, 900, 3),
-    "TransactionLogSnapshotQ.fifo": (True, 900, 3),
-    "TransactionLogSnapshotDeletionQ.fifo": (True, 900, 3),
-    "TransactionLogTransactionDeletionQ.fifo": (True, 900, 3),
+    spec.name: (spec.fifo, spec.visibility_timeout_seconds, spec.max_receive_count) for spec in local_queues()
 }
+"""The queues of a local instance by logical name: (FIFO, visibility timeout seconds, maxReceiveCount), from the
+registry of operations."""
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _LOG = logging.getLogger(__name__)
 
@@ -325,7 +311,7 @@ class LocalInstance:
             name,
             fifo=fifo,
             visibility_timeout=visibility,
-            dead_letter=f"{name.removesuffix('.fifo')}-DLQ{'.fifo' if fifo else ''}",
+            dead_letter=local_dead_letter_queue_name(name),
             max_receive_count=max_receive,
         )
 

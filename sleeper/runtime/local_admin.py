@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, TypeVar
 import pyarrow as pa
 
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.operations import COMPACTION_COMMIT_Q, COMPACTION_JOB_Q, STATE_STORE_COMMITTER_Q
 from sleeper.core.partition import partitions_from_split_points
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties.properties import validate_instance_update
@@ -361,15 +362,15 @@ class LocalAdmin:
 
         table = self.instance.table(name)
         result = create_compaction_jobs(
-            table, self.instance.queue("CompactionJobQ"), self.instance.compaction_job_tracker, compact_all=compact_all
+            table, self.instance.queue(COMPACTION_JOB_Q), self.instance.compaction_job_tracker, compact_all=compact_all
         )
-        processed = self._drain(["CompactionJobQ", "CompactionCommitQ", "StateStoreCommitterQ.fifo"]) if wait else {}
+        processed = self._drain([COMPACTION_JOB_Q, COMPACTION_COMMIT_Q, STATE_STORE_COMMITTER_Q]) if wait else {}
         lines = [
             f"Table {name}: {result.jobs_created} compaction jobs created over {result.input_files} input files, "
             f"{result.references_pre_split} references pre-split"
         ]
         if processed:
-            lines.append(f"Ran {processed.get('CompactionJobQ', 0)} compaction jobs")
+            lines.append(f"Ran {processed.get(COMPACTION_JOB_Q, 0)} compaction jobs")
         return OperationReport({**result.to_dict(), "messagesHandled": processed}, lines)
 
     def split_now(self, name: str) -> OperationReport:
@@ -379,7 +380,7 @@ class LocalAdmin:
 
         table = self.instance.table(name)
         jobs = send_split_jobs(table, self.instance.queue(PARTITION_SPLITTING_JOB_QUEUE))
-        processed = self._drain([PARTITION_SPLITTING_JOB_QUEUE, "StateStoreCommitterQ.fifo"])
+        processed = self._drain([PARTITION_SPLITTING_JOB_QUEUE, STATE_STORE_COMMITTER_Q])
         leaves = len(self.instance.table(name).leaf_partitions())
         return OperationReport(
             {"splitJobs": [j.partition.id for j in jobs], "messagesHandled": processed, "leafPartitions": leaves},
@@ -393,7 +394,7 @@ class LocalAdmin:
 
         table = self.instance.table(name)
         result = run_garbage_collection(self.instance, table.table_id)
-        self._drain(["StateStoreCommitterQ.fifo"])
+        self._drain([STATE_STORE_COMMITTER_Q])
         swept = sweep_orphans(table, dry_run=dry_run) if orphans else None
         lines = [f"Table {name}: {len(result.deleted)} files garbage collected"]
         if swept is not None:

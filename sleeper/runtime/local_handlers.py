@@ -17,6 +17,8 @@ from sleeper.bulk_import.runner import run_bulk_import_message
 from sleeper.compaction.commit import was_committed
 from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.compaction.task import handle_commit_message, handle_compaction_job_message
+from sleeper.core import operations
+from sleeper.core.operations import BULK_IMPORT_JOB_Q as BULK_IMPORT_QUEUE
 from sleeper.core.statestore.transactions import ReplaceFileReferencesTransaction
 from sleeper.core.trackers import CompactionJobCommitted, CompactionJobFailed
 from sleeper.gc.collector import run_garbage_collection
@@ -40,9 +42,6 @@ from sleeper.statestore.committer import CommitStatus, CommitterResult, apply_co
 from sleeper.statestore.upkeep import create_snapshot, delete_old_snapshots, delete_old_transactions
 
 __all__ = ["BULK_IMPORT_QUEUE", "default_handlers", "drain_in_worker"]
-
-BULK_IMPORT_QUEUE = "BulkImportJobQ"
-"""The local instance's one bulk import queue: every bulk import platform of the batcher goes to local Spark."""
 
 
 def _task_id(instance: LocalInstance) -> str | None:
@@ -77,7 +76,7 @@ def _bulk_import_job(instance: LocalInstance, body: str) -> str:
 
 def _batcher_submit(instance: LocalInstance, body: str) -> str:
     submitter = IngestBatcherSubmitter(instance, instance.batcher_store, allow_local=True)
-    dead_letters = instance.dead_letter_queue("IngestBatcherSubmitQ")
+    dead_letters = instance.dead_letter_queue(operations.INGEST_BATCHER_SUBMIT_Q)
     return handle_submit_message(submitter, body, dead_letter_queue=dead_letters).describe()
 
 
@@ -93,7 +92,7 @@ def _batcher_job_creation(instance: LocalInstance, _body: str) -> str:
 
 def _compaction_job_creation(instance: LocalInstance, table_id: str) -> str:
     result = create_compaction_jobs(
-        instance.table_by_id(table_id), instance.queue("CompactionJobQ"), instance.compaction_job_tracker
+        instance.table_by_id(table_id), instance.queue(operations.COMPACTION_JOB_Q), instance.compaction_job_tracker
     )
     if not result.jobs_created and not result.references_pre_split:
         return ""
@@ -224,22 +223,22 @@ def _transaction_deletion(instance: LocalInstance, table_id: str) -> str:
 def default_handlers() -> dict[str, Handler]:
     """Every queue's handler, in the order a round drains them (work flows from earlier queues to later ones)."""
     return {
-        "IngestBatcherSubmitQ": _batcher_submit,
-        "IngestBatcherJobCreationQ.fifo": _batcher_job_creation,
+        operations.INGEST_BATCHER_SUBMIT_Q: _batcher_submit,
+        operations.INGEST_BATCHER_JOB_CREATION_Q: _batcher_job_creation,
         INGEST_JOB_QUEUE: _ingest_job,
         BULK_IMPORT_QUEUE: _bulk_import_job,
-        "FindPartitionsToSplitQ.fifo": _find_partitions_to_split,
-        "PartitionSplittingJobQueue": _split_partition,
-        "StateStoreCommitterQ.fifo": _state_store_commit,
-        "CompactionJobCreationQ.fifo": _compaction_job_creation,
-        "CompactionJobQ": _compaction_job,
-        "CompactionCommitQ": _compaction_commit,
-        "GCJobQ.fifo": _garbage_collection,
+        operations.FIND_PARTITIONS_TO_SPLIT_Q: _find_partitions_to_split,
+        operations.PARTITION_SPLITTING_JOB_Q: _split_partition,
+        operations.STATE_STORE_COMMITTER_Q: _state_store_commit,
+        operations.COMPACTION_JOB_CREATION_Q: _compaction_job_creation,
+        operations.COMPACTION_JOB_Q: _compaction_job,
+        operations.COMPACTION_COMMIT_Q: _compaction_commit,
+        operations.GC_JOB_Q: _garbage_collection,
         QUERY_QUEUE: _query,
         LEAF_PARTITION_QUERY_QUEUE: _leaf_query,
-        "TransactionLogSnapshotQ.fifo": _snapshot_creation,
-        "TransactionLogSnapshotDeletionQ.fifo": _snapshot_deletion,
-        "TransactionLogTransactionDeletionQ.fifo": _transaction_deletion,
+        operations.SNAPSHOT_CREATION_Q: _snapshot_creation,
+        operations.SNAPSHOT_DELETION_Q: _snapshot_deletion,
+        operations.TRANSACTION_DELETION_Q: _transaction_deletion,
     }
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
+from sleeper.core.operations import COMPACTION_JOB_Q, Schedule, local_schedules
 from sleeper.core.queue import OutgoingMessage, QueueCounts, ReceiptHandleError
 from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_admin import is_paused
@@ -43,67 +44,9 @@ Handler = Callable[[LocalInstance, str], str]
 """Runs one message body on an instance; returns a line for the log; raises if the message should be retried."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Schedule:
-    """A periodic per-table operation, as one of Sleeper's scheduled rules.
-
-    Attributes:
-        name: The operation, for logs and period overrides.
-        queue: The FIFO queue its per-table messages go to.
-        period_property: The instance property holding its period.
-        unit_seconds: Seconds per unit of the period property (60 for minutes).
-        per_table: One message per online table (body = table id); otherwise one message with an empty body.
-    """
-
-    name: str
-    queue: str
-    period_property: str
-    unit_seconds: int
-    per_table: bool = True
-
-
-SCHEDULES: tuple[Schedule, ...] = (
-    Schedule(
-        name="compaction-job-creation",
-        queue="CompactionJobCreationQ.fifo",
-        period_property="sleeper.compaction.job.creation.period.minutes",
-        unit_seconds=60,
-    ),
-    Schedule(
-        name="find-partitions-to-split",
-        queue="FindPartitionsToSplitQ.fifo",
-        period_property="sleeper.partition.splitting.period.minutes",
-        unit_seconds=60,
-    ),
-    Schedule(
-        name="garbage-collection", queue="GCJobQ.fifo", period_property="sleeper.gc.period.minutes", unit_seconds=60
-    ),
-    Schedule(
-        name="snapshot-creation",
-        queue="TransactionLogSnapshotQ.fifo",
-        period_property="sleeper.statestore.snapshot.creation.lambda.period.seconds",
-        unit_seconds=1,
-    ),
-    Schedule(
-        name="snapshot-deletion",
-        queue="TransactionLogSnapshotDeletionQ.fifo",
-        period_property="sleeper.statestore.snapshot.deletion.lambda.period.minutes",
-        unit_seconds=60,
-    ),
-    Schedule(
-        name="transaction-deletion",
-        queue="TransactionLogTransactionDeletionQ.fifo",
-        period_property="sleeper.statestore.transaction.deletion.lambda.period.minutes",
-        unit_seconds=60,
-    ),
-    Schedule(
-        name="ingest-batcher-job-creation",
-        queue="IngestBatcherJobCreationQ.fifo",
-        period_property="sleeper.ingest.batcher.job.creation.period.minutes",
-        unit_seconds=60,
-        per_table=False,
-    ),
-)
+SCHEDULES: tuple[Schedule, ...] = local_schedules()
+"""The periodic operations of a local instance: the registry's scheduled handlers that run locally, with the period
+properties and units their rules use on AWS."""
 
 
 @dataclass(slots=True)
@@ -166,7 +109,7 @@ class LocalRunner:
         periods: Mapping[str, float] | None = None,
         clock: Callable[[], float] = time.monotonic,
         workers: int = 1,
-        parallel_queues: Sequence[str] = ("CompactionJobQ",),
+        parallel_queues: Sequence[str] = (COMPACTION_JOB_Q,),
         worker_drain: Callable[[str, str, bool], RoundSummary] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:

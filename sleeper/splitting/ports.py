@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+# The per-table FIFO queue that starts the finder (body: the table id), and the queue of split jobs
+from sleeper.core.operations import FIND_PARTITIONS_TO_SPLIT_Q as FIND_PARTITIONS_TO_SPLIT_QUEUE
+from sleeper.core.operations import PARTITION_SPLITTING_JOB_Q as PARTITION_SPLITTING_JOB_QUEUE
 from sleeper.statestore.tables import STATE_STORE_COMMITTER_QUEUE, SleeperInstance, SleeperTable
 
 __all__ = [
@@ -13,11 +16,6 @@ __all__ = [
     "SplittingTable",
 ]
 
-FIND_PARTITIONS_TO_SPLIT_QUEUE = "FindPartitionsToSplitQ.fifo"
-"""The logical name of the per-table FIFO queue that starts the finder (body: the table id)."""
-
-PARTITION_SPLITTING_JOB_QUEUE = "PartitionSplittingJobQueue"
-"""The logical name of the queue of split jobs (``sleeper-<id>-PartitionSplittingJobQueue``)."""
 
 SplittingTable = SleeperTable
 """A table whose partitions are split."""

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from sleeper.core.operations import STATE_STORE_COMMITTER_Q as STATE_STORE_COMMITTER_QUEUE
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.queue import Queue
 from sleeper.core.schema import Schema
 from sleeper.statestore.store import StateStore
 
 __all__ = ["STATE_STORE_COMMITTER_QUEUE", "SleeperInstance", "SleeperTable", "TableLookup"]
-
-STATE_STORE_COMMITTER_QUEUE = "StateStoreCommitterQ.fifo"
-"""The logical name of the state store committer's FIFO queue (``sleeper-<id>-StateStoreCommitterQ.fifo``)."""
 
 
 class SleeperTable(Protocol):

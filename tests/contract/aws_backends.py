@@ -40,12 +40,11 @@ from sleeper.adapters.aws.clients import AwsSettings, dynamodb_client, s3_client
 from sleeper.adapters.aws.dynamodb_state_store import DynamoDBStateStoreBackend
 from sleeper.adapters.aws.dynamodb_table_index import DynamoDBTableIndex
 from sleeper.adapters.aws.resources import (
-    StateStoreTableNames,
-    TableIndexTableNames,
     create_bucket,
     create_state_store_tables,
     create_table_index_tables,
 )
+from sleeper.core.naming import StateStoreTableNames, TableIndexTableNames
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

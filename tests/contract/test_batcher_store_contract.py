@@ -31,12 +31,9 @@ def _aws_store(**kwargs: Any) -> IngestBatcherStore:
         from tests.contract import aws_backends
     except Exception as e:  # an optional family: any failure to import means it cannot run here
         pytest.skip(f"AWS contract backends cannot be imported: {e}")
-    from sleeper.adapters.aws.batcher_store import (
-        DynamoDBIngestBatcherStore,
-        batcher_store_table_name,
-        create_batcher_store_table,
-    )
+    from sleeper.adapters.aws.batcher_store import DynamoDBIngestBatcherStore, create_batcher_store_table
     from sleeper.adapters.aws.clients import dynamodb_client
+    from sleeper.core.naming import batcher_store_table_name
 
     client = dynamodb_client(aws_backends.aws_settings())
     name = batcher_store_table_name(aws_backends.new_instance_id())

@@ -19,13 +19,11 @@ from sleeper.adapters.aws.dynamodb_trackers import (
     DynamoDBTaskTracker,
 )
 from sleeper.adapters.aws.resources import (
-    JobTrackerTableNames,
     create_job_tracker_tables,
     create_query_tracker_table,
     create_task_tracker_table,
-    query_tracker_table_name,
-    task_tracker_table_name,
 )
+from sleeper.core.naming import JobTrackerTableNames, query_tracker_table_name, task_tracker_table_name
 from tests.contract.test_tracker_contract import (
     should_complete_a_query_when_every_sub_query_completes,
     should_count_a_retried_ingest_job_once_with_every_run,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match
 
-from sleeper.runtime import registry
+from sleeper.core import operations
 
 pytestmark = pytest.mark.slow
 
@@ -39,8 +39,8 @@ def should_deploy_both_connectors_with_their_registry_handlers(synthesized: Any)
     functions = _functions(synthesized)
     # Then there are the two connectors, running the registry's handlers, told where to spill
     by_handler = {p["Environment"]["Variables"]["SLEEPER_HANDLER"]: p for p in functions.values()}
-    simple = registry.handler(registry.ATHENA_SIMPLE)
-    iterator = registry.handler(registry.ATHENA_ITERATOR_APPLYING)
+    simple = operations.handler(operations.ATHENA_SIMPLE)
+    iterator = operations.handler(operations.ATHENA_ITERATOR_APPLYING)
     assert set(by_handler) == {simple.handler, iterator.handler}
     for spec in (simple, iterator):
         properties = by_handler[spec.handler]

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match
 
+from sleeper.core import naming, operations
+from sleeper.core.operations import BULK_IMPORT_PERSISTENT_EMR_Q
 from sleeper.core.properties import javaprops
-from sleeper.runtime.registry import BULK_IMPORT_PERSISTENT_EMR_Q
-from stacks import naming
 from stacks.instance import SUPPORTED_OPTIONAL_STACKS
 
 pytestmark = pytest.mark.slow
@@ -45,12 +45,13 @@ def should_synthesize_every_supported_optional_stack(synthesized: Any) -> None:
 
 def should_name_every_queue_and_dead_letter_queue_as_runtime_expects(synthesized: Any) -> None:
     # Given
+    o = operations
     logical = [
-        naming.STATE_STORE_COMMITTER_Q, naming.INGEST_JOB_Q, naming.INGEST_BATCHER_SUBMIT_Q, naming.COMPACTION_JOB_Q,
-        naming.PENDING_COMPACTION_JOB_BATCH_Q, naming.COMPACTION_COMMIT_Q, naming.PARTITION_SPLITTING_JOB_Q,
-        naming.QUERY_Q, naming.LEAF_PARTITION_QUERY_Q, naming.BULK_IMPORT_EMR_SERVERLESS_Q, naming.BULK_IMPORT_EMR_Q,
-        naming.COMPACTION_JOB_CREATION_Q, naming.FIND_PARTITIONS_TO_SPLIT_Q, naming.GC_JOB_Q,
-        naming.SNAPSHOT_CREATION_Q, naming.SNAPSHOT_DELETION_Q, naming.TRANSACTION_DELETION_Q, naming.METRICS_JOB_Q,
+        o.STATE_STORE_COMMITTER_Q, o.INGEST_JOB_Q, o.INGEST_BATCHER_SUBMIT_Q, o.COMPACTION_JOB_Q,
+        o.PENDING_COMPACTION_JOB_BATCH_Q, o.COMPACTION_COMMIT_Q, o.PARTITION_SPLITTING_JOB_Q,
+        o.QUERY_Q, o.LEAF_PARTITION_QUERY_Q, o.BULK_IMPORT_EMR_SERVERLESS_Q, o.BULK_IMPORT_EMR_Q,
+        o.COMPACTION_JOB_CREATION_Q, o.FIND_PARTITIONS_TO_SPLIT_Q, o.GC_JOB_Q,
+        o.SNAPSHOT_CREATION_Q, o.SNAPSHOT_DELETION_Q, o.TRANSACTION_DELETION_Q, o.METRICS_JOB_Q,
         BULK_IMPORT_PERSISTENT_EMR_Q,
     ]  # fmt: skip
 

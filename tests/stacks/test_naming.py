@@ -1,92 +1,85 @@
-"""The stacks name resources exactly as the AWS adapters (and so runtime.aws) expect."""
+"""The stacks deploy exactly the names ``sleeper.core.naming`` and ``sleeper.core.operations`` define, the names the
+adapters, the AWS runtime and the emulated instance read from the same modules."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from stacks import naming
+from sleeper.core import naming, operations
+from sleeper.core.naming import InstanceNames, JobTrackerTableNames, StateStoreTableNames, TableIndexTableNames
+from sleeper.core.operations import TriggerKind
 
-resources = pytest.importorskip("sleeper.adapters.aws.resources")
+pytestmark = pytest.mark.slow
 
-
-def should_name_state_store_and_index_tables_as_the_adapters_do() -> None:
-    # Given
-    instance_id = "My.Instance-1"
-
-    # When
-    state = resources.StateStoreTableNames.for_instance(instance_id)
-    index = resources.TableIndexTableNames.for_instance(instance_id)
-
-    # Then
-    assert naming.table_name(instance_id, naming.FILES_LOG) == state.files_log
-    assert naming.table_name(instance_id, naming.PARTITIONS_LOG) == state.partitions_log
-    assert naming.table_name(instance_id, naming.LATEST_SNAPSHOTS) == state.latest_snapshots
-    assert naming.table_name(instance_id, naming.ALL_SNAPSHOTS) == state.all_snapshots
-    assert naming.table_name(instance_id, naming.INDEX_BY_NAME) == index.by_name
-    assert naming.table_name(instance_id, naming.INDEX_BY_ID) == index.by_id
-    assert naming.table_name(instance_id, naming.INDEX_BY_ONLINE) == index.by_online
+ID = "example"
+ACCOUNT = "123456789012"
 
 
-def should_name_tracker_tables_as_the_adapters_do() -> None:
-    # Given
-    instance_id = "abc"
-
-    # When
-    ingest = resources.JobTrackerTableNames.ingest(instance_id)
-    compaction = resources.JobTrackerTableNames.compaction(instance_id)
-
-    # Then
-    assert naming.table_name(instance_id, naming.INGEST_JOB_UPDATES) == ingest.updates
-    assert naming.table_name(instance_id, naming.INGEST_JOB_LOOKUP) == ingest.lookup
-    assert naming.table_name(instance_id, naming.COMPACTION_JOB_UPDATES) == compaction.updates
-    assert naming.table_name(instance_id, naming.COMPACTION_JOB_LOOKUP) == compaction.lookup
-    assert naming.table_name(instance_id, naming.INGEST_TASK_STATUS) == resources.task_tracker_table_name(
-        instance_id, "ingest"
-    )
-    assert naming.table_name(instance_id, naming.COMPACTION_TASK_STATUS) == resources.task_tracker_table_name(
-        instance_id, "compaction"
-    )
-    assert naming.query_tracker_table_name(instance_id) == resources.query_tracker_table_name(instance_id)
+def _resolve(value: Any) -> Any:
+    """A template value with the account pseudo-parameter and joins resolved."""
+    if isinstance(value, dict) and value == {"Ref": "AWS::AccountId"}:
+        return ACCOUNT
+    if isinstance(value, dict) and set(value) == {"Fn::Join"}:
+        separator, parts = value["Fn::Join"]
+        return separator.join(str(_resolve(p)) for p in parts)
+    return value
 
 
-@pytest.mark.parametrize(
-    "logical_name",
-    [
-        naming.INGEST_JOB_Q,
-        naming.QUERY_Q,
-        naming.LEAF_PARTITION_QUERY_Q,
-        naming.STATE_STORE_COMMITTER_Q,
-        naming.GC_JOB_Q,
-        naming.PARTITION_SPLITTING_JOB_Q,
-        "Odd",
-    ],
-)
-def should_name_queues_and_dead_letter_queues_as_the_adapters_do(logical_name: str) -> None:
-    # Given
-    instance_id = "inst"
-
-    # When / Then
-    assert naming.queue_name(instance_id, logical_name) == resources.queue_name(instance_id, logical_name)
-    assert naming.dead_letter_queue_name(instance_id, logical_name) == resources.dead_letter_queue_name(
-        instance_id, logical_name
-    )
+def _names(synthesized: Any, resource_type: str, key: str) -> set[Any]:
+    return {_resolve(r["Properties"][key]) for _, r in synthesized.resources(resource_type) if key in r["Properties"]}
 
 
-def should_name_the_config_bucket_as_sleepers_client_derives_it() -> None:
-    # Given
-    from sleeper.core.properties import config_bucket_name
+def should_deploy_the_dynamodb_tables_the_naming_module_names(synthesized: Any) -> None:
+    # Given every DynamoDB table name of an instance
+    state = StateStoreTableNames.for_instance(ID)
+    index = TableIndexTableNames.for_instance(ID)
+    trackers = [JobTrackerTableNames.ingest(ID), JobTrackerTableNames.compaction(ID)]
+    expected = {state.files_log, state.partitions_log, state.latest_snapshots, state.all_snapshots}
+    expected |= {index.by_name, index.by_id, index.by_online}
+    expected |= {name for t in trackers for name in (t.updates, t.lookup)}
+    expected |= {naming.task_tracker_table_name(ID, kind) for kind in ("ingest", "compaction")}
+    expected |= {naming.query_tracker_table_name(ID), naming.batcher_store_table_name(ID)}
+    # When the example instance's tables are listed
+    deployed = _names(synthesized, "AWS::DynamoDB::Table", "TableName")
+    # Then they are exactly those
+    assert deployed == expected
 
-    # When / Then
-    assert naming.config_bucket_name("My.Inst", "123456789012") == config_bucket_name("My.Inst", "123456789012")
+
+def should_deploy_the_registry_queues_with_the_naming_module_names(synthesized: Any) -> None:
+    # Given every queue of an AWS instance in the registry
+    expected = {naming.queue_name(ID, q.name) for q in operations.aws_queues()}
+    expected |= {naming.dead_letter_queue_name(ID, q.name) for q in operations.aws_queues()}
+    # When the example instance's queues are listed
+    deployed = _names(synthesized, "AWS::SQS::Queue", "QueueName")
+    # Then they are exactly those, each with its dead-letter queue
+    assert deployed == expected
 
 
-def should_cut_rule_names_to_64_characters() -> None:
-    # Given
-    instance_id = "x" * 40
-
-    # When
-    name = naming.rule_name(instance_id, naming.TRANSACTION_DELETION_RULE)
-
-    # Then
-    assert len(name) == 64
-    assert name.startswith(instance_id + "-TransactionLog")
+def should_deploy_the_rules_clusters_and_buckets_the_naming_module_names(synthesized: Any) -> None:
+    # Given the names of an instance's rules, clusters, task families, application and buckets
+    names = InstanceNames(instance_id=ID, account=ACCOUNT)
+    rules = {
+        names.rule(h.trigger.rule)
+        for h in operations.HANDLERS
+        if h.trigger.kind is TriggerKind.SCHEDULE and h.trigger.rule is not None
+    }
+    # When the example instance's are listed
+    # Then they are those
+    assert _names(synthesized, "AWS::Events::Rule", "Name") == rules
+    assert _names(synthesized, "AWS::ECS::Cluster", "ClusterName") == {names.ingest_cluster, names.compaction_cluster}
+    assert _names(synthesized, "AWS::ECS::TaskDefinition", "Family") == {
+        names.ingest_task_family,
+        names.compaction_fargate_family,
+        names.compaction_ec2_family,
+    }
+    assert _names(synthesized, "AWS::EMRServerless::Application", "Name") == {names.emr_serverless_application}
+    assert _names(synthesized, "AWS::S3::Bucket", "BucketName") == {
+        names.config_bucket,
+        names.data_bucket,
+        names.query_results_bucket,
+        names.bulk_import_bucket,
+        naming.access_logs_bucket_name(ID, ACCOUNT),
+        naming.bucket_name(ID, naming.ATHENA_SPILL_BUCKET, ACCOUNT),
+    }

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match
 
+from sleeper.core import operations
 from sleeper.core.properties import InstanceProperties
-from sleeper.runtime import registry
 from stacks import persistent_emr
 
 pytestmark = pytest.mark.slow
@@ -33,7 +33,7 @@ def _cluster(synthesized: Any) -> tuple[str, dict[str, Any]]:
 
 
 def _starter(synthesized: Any) -> tuple[str, dict[str, Any]]:
-    spec = registry.handler(registry.BULK_IMPORT_STARTER)
+    spec = operations.handler(operations.BULK_IMPORT_STARTER)
     ((logical_id, properties),) = [
         (logical_id, p)
         for logical_id, p in _resources(synthesized, "AWS::Lambda::Function").items()
@@ -132,7 +132,7 @@ def should_build_fleets_from_weighted_instance_types_of_each_architecture() -> N
 
 def should_feed_the_registry_starter_from_the_queue_on_the_persistent_platform(synthesized: Any) -> None:
     # Given the starter and the job queue
-    spec = registry.handler(registry.BULK_IMPORT_STARTER)
+    spec = operations.handler(operations.BULK_IMPORT_STARTER)
     starter_id, starter = _starter(synthesized)
     (queue_id,) = [
         i

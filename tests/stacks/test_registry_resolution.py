@@ -1,7 +1,7 @@
 """Walks the handler registry through the synthesized example instance: every handler is deployed running exactly its
 ``module:function``, its environment resolves in ``runtime.aws`` to the instance's config bucket, it is invoked by
-the queue, schedule or stream the registry names, and every name is the one the emulated instance (and so the
-adapters) uses."""
+the queue, schedule or stream the registry names, and every name is the one :mod:`sleeper.core.naming` gives, which
+the emulated instance and the adapters use too."""
 
 from __future__ import annotations
 
@@ -9,15 +9,13 @@ from typing import Any
 
 import pytest
 
-from sleeper.core.properties import config_bucket_name
-from sleeper.runtime import registry
+from sleeper.core import naming, operations
+from sleeper.core.naming import InstanceNames, StateStoreTableNames, config_bucket_name
+from sleeper.core.operations import HandlerSpec, TriggerKind
 from sleeper.runtime.aws import AwsRuntimeConfig
-from sleeper.runtime.registry import HandlerSpec, TriggerKind
 
 pytestmark = pytest.mark.slow
 
-resources = pytest.importorskip("sleeper.adapters.aws.resources")
-aws_local = pytest.importorskip("sleeper.runtime.aws_local")
 
 INSTANCE_ID = "example"
 ACCOUNT = "123456789012"
@@ -58,13 +56,13 @@ def _resources(synthesized: Any, template: str, kind: str) -> dict[str, dict[str
 
 
 def _deployed(synthesized: Any) -> list[HandlerSpec]:
-    return [spec for spec in registry.HANDLERS if _functions(synthesized, spec)]
+    return [spec for spec in operations.HANDLERS if _functions(synthesized, spec)]
 
 
 def should_deploy_every_registered_handler_running_its_registered_function(synthesized: Any) -> None:
     # When every handler of the registry is looked for in the example instance (every optional stack enabled)
     problems = []
-    for spec in registry.HANDLERS:
+    for spec in operations.HANDLERS:
         functions = _functions(synthesized, spec)
         if not functions:
             problems.append(f"{spec.name}: not deployed")
@@ -92,7 +90,7 @@ def should_resolve_every_function_environment_to_the_instance_the_emulator_names
     # Then every one finds the config bucket the emulated instance and Sleeper's clients use for the instance
     assert config_bucket == config_bucket_name(INSTANCE_ID, ACCOUNT)
     assert {c.config_bucket for c in configs.values()} == {config_bucket}
-    assert len(configs) >= len(registry.HANDLERS)
+    assert len(configs) >= len(operations.HANDLERS)
 
 
 def should_invoke_every_handler_from_the_queue_the_registry_names(synthesized: Any) -> None:
@@ -102,7 +100,7 @@ def should_invoke_every_handler_from_the_queue_the_registry_names(synthesized: A
     for spec in _deployed(synthesized):
         if spec.trigger.kind is not TriggerKind.SQS:
             continue
-        expected = {resources.queue_name(INSTANCE_ID, q) for q in spec.trigger.queues}
+        expected = {naming.queue_name(INSTANCE_ID, q) for q in spec.trigger.queues}
         for template, logical_id, _ in _functions(synthesized, spec):
             checked += 1
             queues = _resources(synthesized, template, "AWS::SQS::Queue")
@@ -119,8 +117,8 @@ def should_invoke_every_handler_from_the_queue_the_registry_names(synthesized: A
 
 
 def should_schedule_every_scheduled_handler_with_the_rule_the_emulator_names(synthesized: Any) -> None:
-    # Given the names the emulated instance gives rules
-    names = aws_local.EmulatedResources(instance_id=INSTANCE_ID, account=ACCOUNT)
+    # Given the names the emulated instance (and every other runtime) gives rules
+    names = InstanceNames(instance_id=INSTANCE_ID, account=ACCOUNT)
     # When each scheduled handler's rules are found by their targets
     problems = []
     checked = 0
@@ -143,9 +141,9 @@ def should_schedule_every_scheduled_handler_with_the_rule_the_emulator_names(syn
 
 def should_follow_the_files_log_stream_with_the_transaction_follower(synthesized: Any) -> None:
     # Given the follower's function and the files transaction log table the adapters name
-    spec = registry.handler(registry.TRANSACTION_FOLLOWER)
+    spec = operations.handler(operations.TRANSACTION_FOLLOWER)
     ((template, logical_id, _),) = _functions(synthesized, spec)
-    files_log = resources.StateStoreTableNames.for_instance(INSTANCE_ID).files_log
+    files_log = StateStoreTableNames.for_instance(INSTANCE_ID).files_log
     # When its event source mapping is found
     (mapping,) = [
         m
@@ -185,7 +183,7 @@ def should_let_each_trigger_send_to_the_queue_the_registry_names(synthesized: An
                             for t in targets
                             if isinstance(t, dict) and "Fn::GetAtt" in t and t["Fn::GetAtt"][0] in queues
                         }
-            if resources.queue_name(INSTANCE_ID, spec.sends_to) not in allowed:
+            if naming.queue_name(INSTANCE_ID, spec.sends_to) not in allowed:
                 problems.append(f"{spec.name}: may send to {allowed}, registry says {spec.sends_to}")
     # Then each may send to its queue
     assert problems == []

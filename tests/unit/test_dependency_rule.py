@@ -87,6 +87,24 @@ def _violations() -> list[str]:
     return problems
 
 
+def _stack_violations() -> list[str]:
+    """The CDK stacks and app import only ``sleeper.core`` of the package (its registry of operations and naming)."""
+    problems = []
+    for path in [*sorted((ROOT / "stacks").glob("*.py")), ROOT / "app.py"]:
+        for imported in _imports(path):
+            if _top(imported) == "sleeper" and _sub(imported) != "sleeper.core":
+                problems.append(f"{path.relative_to(ROOT)} imports {imported}: stacks import only sleeper.core")
+    return problems
+
+
+def should_keep_the_stacks_to_core() -> None:
+    # Given the CDK stacks and app
+    # When their imports of the package are checked
+    problems = _stack_violations()
+    # Then each is of sleeper.core
+    assert problems == []
+
+
 def should_follow_the_dependency_rule() -> None:
     # Given every module of the package
     # When their imports are checked against the rule

@@ -23,6 +23,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sleeper.adapters.aws.exceptions import AwsThrottledError, cancellation_codes, translate
 from sleeper.batcher.model import NOT_ASSIGNED_TO_JOB, TrackedFile, from_epoch_millis, newest_first, oldest_first
 from sleeper.batcher.ports import ASSIGN_JOB_BATCH_SIZE
+from sleeper.core.naming import batcher_store_table_name
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -41,7 +42,6 @@ __all__ = [
     "JOB_ID",
     "RECEIVED_TIME",
     "DynamoDBIngestBatcherStore",
-    "batcher_store_table_name",
     "create_batcher_store_table",
 ]
 
@@ -56,11 +56,6 @@ _CONDITION_FAILED = "ConditionalCheckFailed"
 _LOG = logging.getLogger(__name__)
 
 _Item = dict[str, "AttributeValueTypeDef"]
-
-
-def batcher_store_table_name(instance_id: str) -> str:
-    """The name Sleeper gives the batcher store table of an instance: ``sleeper-<id>-ingest-batcher-store``."""
-    return f"sleeper-{instance_id}-ingest-batcher-store"
 
 
 def create_batcher_store_table(client: DynamoDBClient, table_name: str, *, wait: bool = True) -> None:

@@ -23,7 +23,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.exceptions import error_code, translate
 from sleeper.adapters.aws.resources import LAST_KNOWN_STATE, QUERY_EXPIRY_DATE, QUERY_ID, SUB_QUERY_ID
-from sleeper.adapters.aws.resources import query_tracker_table_name as _query_tracker_table_name
+from sleeper.core.naming import query_tracker_table_name
 from sleeper.core.trackers import (
     PARENT_SUB_QUERY_ID,
     QUERY_TTL,
@@ -93,7 +93,7 @@ class DynamoDBQueryTracker:
     @classmethod
     def for_instance(cls, client: DynamoDBClient, instance_id: str, *, ttl: timedelta = QUERY_TTL) -> Self:
         """The query tracker of an instance, in the table its deployment names."""
-        return cls(client, _query_tracker_table_name(instance_id), ttl=ttl)
+        return cls(client, query_tracker_table_name(instance_id), ttl=ttl)
 
     def record(self, update: QueryUpdate) -> None:
         """Applies an update; when a sub-query finishes, recomputes its query from all sub-queries.

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from sleeper.adapters.aws.dynamodb_snapshots import DynamoDBSnapshotMetadataStore
 from sleeper.adapters.aws.dynamodb_transaction_log import DynamoDBTransactionLogStore, has_tombstone, write_tombstone
-from sleeper.adapters.aws.resources import StateStoreTableNames
 from sleeper.adapters.aws.s3_transaction_bodies import S3TransactionBodyStore
+from sleeper.core.naming import StateStoreTableNames
 from sleeper.core.statestore.transactions import LogType
 
 if TYPE_CHECKING:

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.exceptions import AwsError, cancellation_codes, translate
-from sleeper.adapters.aws.resources import ONLINE, TABLE_ID_FIELD, TABLE_NAME, TableIndexTableNames
+from sleeper.adapters.aws.resources import ONLINE, TABLE_ID_FIELD, TABLE_NAME
 from sleeper.core.exceptions import TableAlreadyExistsError, TableNotFoundError
+from sleeper.core.naming import TableIndexTableNames
 from sleeper.core.table import TableStatus
 
 if TYPE_CHECKING:

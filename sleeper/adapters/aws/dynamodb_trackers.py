@@ -44,9 +44,8 @@ from sleeper.adapters.aws.resources import (
     TRACKER_UPDATE_TIME,
     TRACKER_UPDATE_TYPE,
     VALIDATION_INDEX,
-    JobTrackerTableNames,
-    task_tracker_table_name,
 )
+from sleeper.core.naming import JobTrackerTableNames, task_tracker_table_name
 from sleeper.core.trackers import (
     JOB_UPDATE_TTL,
     CompactionJobCommitted,

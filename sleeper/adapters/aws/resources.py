@@ -1,19 +1,20 @@
-"""The DynamoDB tables, queues and data bucket of an instance, named and keyed as Sleeper names them (spec 2.3, 9).
+"""The DynamoDB tables, queues and data bucket of an instance, keyed as Sleeper keys them (spec 2.3, 9).
 
 The deployment creates these in production; the functions here create them on an emulator for tests and for the
-emulated instance, so both use exactly the names and key schemas the adapters expect.
+emulated instance, so both use exactly the key schemas the adapters expect. Their names are those of
+:mod:`sleeper.core.naming`.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.exceptions import error_code, translate
+from sleeper.core.naming import JobTrackerTableNames, StateStoreTableNames, TableIndexTableNames
 from sleeper.core.queue import InvalidQueueRequestError, QueueConfig, QueueNotFoundError
 
 if TYPE_CHECKING:
@@ -53,61 +54,6 @@ SNAPSHOT_TYPE = "SNAPSHOT_TYPE"
 TABLE_NAME = "TableName"
 TABLE_ID_FIELD = "TableId"
 ONLINE = "Online"
-
-
-def _table_name(instance_id: str, suffix: str) -> str:
-    return f"sleeper-{instance_id}-{suffix}"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StateStoreTableNames:
-    """The DynamoDB tables of the transaction-log state store of an instance, shared by all its Sleeper tables.
-
-    Attributes:
-        files_log: The files transaction log (hash ``TABLE_ID``, range ``TRANSACTION_NUMBER``).
-        partitions_log: The partitions transaction log (same keys).
-        latest_snapshots: The latest snapshot of each log per table (hash ``TABLE_ID``).
-        all_snapshots: Every snapshot (hash ``TABLE_ID_AND_SNAPSHOT_TYPE``, range ``TRANSACTION_NUMBER``).
-    """
-
-    files_log: str
-    partitions_log: str
-    latest_snapshots: str
-    all_snapshots: str
-
-    @classmethod
-    def for_instance(cls, instance_id: str) -> StateStoreTableNames:
-        """The names Sleeper gives these tables in an instance."""
-        return cls(
-            files_log=_table_name(instance_id, "file-transaction-log"),
-            partitions_log=_table_name(instance_id, "partition-transaction-log"),
-            latest_snapshots=_table_name(instance_id, "transaction-log-latest-snapshots"),
-            all_snapshots=_table_name(instance_id, "transaction-log-all-snapshots"),
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TableIndexTableNames:
-    """The DynamoDB tables of the table index of an instance.
-
-    Attributes:
-        by_name: Hash ``TableName``.
-        by_id: Hash ``TableId``.
-        by_online: Hash ``Online`` (``"true"``/``"false"``), range ``TableName``.
-    """
-
-    by_name: str
-    by_id: str
-    by_online: str
-
-    @classmethod
-    def for_instance(cls, instance_id: str) -> TableIndexTableNames:
-        """The names Sleeper gives these tables in an instance."""
-        return cls(
-            by_name=_table_name(instance_id, "table-index-by-name"),
-            by_id=_table_name(instance_id, "table-index-by-id"),
-            by_online=_table_name(instance_id, "table-index-by-online"),
-        )
 
 
 def create_state_store_tables(client: DynamoDBClient, names: StateStoreTableNames, *, wait: bool = True) -> None:
@@ -226,52 +172,6 @@ LAST_KNOWN_STATE = "lastKnownState"
 QUERY_EXPIRY_DATE = "expiryDate"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class JobTrackerTableNames:
-    """The DynamoDB tables of one job tracker (ingest or compaction) of an instance.
-
-    Attributes:
-        updates: Every update (hash ``TableId``, range ``JobIdAndUpdate`` = ``<jobId>|<ms>|<random>``).
-        lookup: One item per job (hash ``JobId``) naming its table; ingest lookups carry a ``by-validation`` index
-            on ``LastValidationResult``.
-    """
-
-    updates: str
-    lookup: str
-
-    @classmethod
-    def ingest(cls, instance_id: str) -> JobTrackerTableNames:
-        """The names Sleeper gives the ingest job tracker tables of an instance."""
-        return cls(
-            updates=_table_name(instance_id, "ingest-job-updates"),
-            lookup=_table_name(instance_id, "ingest-job-lookup"),
-        )
-
-    @classmethod
-    def compaction(cls, instance_id: str) -> JobTrackerTableNames:
-        """The names Sleeper gives the compaction job tracker tables of an instance."""
-        return cls(
-            updates=_table_name(instance_id, "compaction-job-updates"),
-            lookup=_table_name(instance_id, "compaction-job-lookup"),
-        )
-
-
-def task_tracker_table_name(instance_id: str, kind: str) -> str:
-    """The task tracker table Sleeper names for a kind of task (``"ingest"`` or ``"compaction"``).
-
-    Hash ``TaskId``, range ``UpdateTime`` (epoch milliseconds).
-    """
-    return _table_name(instance_id, f"{kind}-task-status")
-
-
-def query_tracker_table_name(instance_id: str) -> str:
-    """The query tracker table of an instance (hash ``queryId``, range ``subQueryId``).
-
-    The deployment records the name in ``sleeper.query.tracker.table.name``; this is the name it gives.
-    """
-    return _table_name(instance_id, "query-tracking-table")
-
-
 def create_job_tracker_tables(
     client: DynamoDBClient, names: JobTrackerTableNames, *, validation_index: bool = True, wait: bool = True
 ) -> None:
@@ -373,33 +273,6 @@ def _time_to_live(client: DynamoDBClient, name: str, attribute: str) -> None:
 # SQS queues
 
 _SQS_NOT_FOUND_CODES = frozenset({"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"})
-
-
-def queue_name(instance_id: str, logical_name: str) -> str:
-    """The SQS name Sleeper gives a queue of an instance: ``sleeper-<id>-<logical name>``.
-
-    Args:
-        instance_id: The instance id.
-        logical_name: The queue's name in the instance, e.g. ``"IngestJobQ"`` or ``"StateStoreCommitterQ.fifo"``.
-    """
-    return f"sleeper-{instance_id}-{logical_name}"
-
-
-def dead_letter_queue_name(instance_id: str, logical_name: str) -> str:
-    """The SQS name Sleeper gives the dead-letter queue of a queue of an instance.
-
-    A trailing ``Q`` or ``Queue`` becomes ``DLQ`` (``IngestJobQ`` -> ``IngestJobDLQ``, ``QueryQueue`` ->
-    ``QueryDLQ``, ``StateStoreCommitterQ.fifo`` -> ``StateStoreCommitterDLQ.fifo``); other names get ``-DLQ``.
-    """
-    fifo = logical_name.endswith(".fifo")
-    base = logical_name.removesuffix(".fifo")
-    if base.endswith("Queue"):
-        base = base.removesuffix("Queue") + "DLQ"
-    elif base.endswith("Q"):
-        base = base.removesuffix("Q") + "DLQ"
-    else:
-        base = base + "-DLQ"
-    return queue_name(instance_id, base + (".fifo" if fifo else ""))
 
 
 def queue_attributes(config: QueueConfig, *, dead_letter_arn: str | None = None) -> dict[str, str]:

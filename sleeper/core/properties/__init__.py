@@ -16,6 +16,7 @@ Generate the docs with ``python -m sleeper.core.properties.docs docs/usage/prope
 
 from __future__ import annotations
 
+from sleeper.core.naming import config_bucket_name as config_bucket_name
 from sleeper.core.properties import javaprops as javaprops
 from sleeper.core.properties.definitions import DefaultRule as DefaultRule
 from sleeper.core.properties.definitions import InstancePropertyGroup as InstancePropertyGroup
@@ -31,7 +32,6 @@ from sleeper.core.properties.properties import PropertyChange as PropertyChange
 from sleeper.core.properties.properties import PropertyRef as PropertyRef
 from sleeper.core.properties.properties import PropertyValue as PropertyValue
 from sleeper.core.properties.properties import TableProperties as TableProperties
-from sleeper.core.properties.properties import config_bucket_name as config_bucket_name
 from sleeper.core.properties.properties import edited_table_properties as edited_table_properties
 from sleeper.core.properties.properties import format_value as format_value
 from sleeper.core.properties.properties import gc_delay_problem as gc_delay_problem

@@ -54,19 +54,6 @@ def table_properties_key(table_id: str) -> str:
     return f"tables/table-{table_id}.properties"
 
 
-def config_bucket_name(instance_id: str, account: str) -> str:
-    """The name of an instance's config bucket, as Sleeper and its Python client derive it.
-
-    Args:
-        instance_id: The instance id (``sleeper.id``).
-        account: The AWS account id.
-
-    Returns:
-        ``sleeper-<id>-config-<account>``, lower case, with dots in the id replaced by dashes.
-    """
-    return f"sleeper-{instance_id.lower().replace('.', '-')}-config-{account}".lower()
-
-
 def format_value(value: str | bool | int | Sequence[str]) -> str:
     """Formats a value as property text: booleans ``true``/``false``, integers in decimal, sequences comma-joined."""
     if isinstance(value, str):

@@ -17,13 +17,11 @@ from sleeper.adapters.aws.clients import AwsSettings, dynamodb_client
 from sleeper.adapters.aws.dynamodb_query_tracker import DynamoDBQueryTracker
 from sleeper.adapters.aws.dynamodb_trackers import DynamoDBIngestJobTracker, DynamoDBTaskTracker
 from sleeper.adapters.aws.resources import (
-    JobTrackerTableNames,
     create_job_tracker_tables,
     create_query_tracker_table,
     create_task_tracker_table,
-    query_tracker_table_name,
-    task_tracker_table_name,
 )
+from sleeper.core.naming import JobTrackerTableNames, query_tracker_table_name, task_tracker_table_name
 from sleeper.core.trackers import (
     IngestJobStarted,
     IngestJobStatusType,

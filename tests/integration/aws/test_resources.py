@@ -7,11 +7,10 @@ import pytest
 from sleeper.adapters.aws.clients import dynamodb_client
 from sleeper.adapters.aws.exceptions import AwsError
 from sleeper.adapters.aws.resources import (
-    StateStoreTableNames,
-    TableIndexTableNames,
     create_state_store_tables,
     create_table_index_tables,
 )
+from sleeper.core.naming import StateStoreTableNames, TableIndexTableNames
 from tests.contract.aws_backends import aws_settings, new_instance_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

@@ -13,8 +13,9 @@ import pytest
 from moto import mock_aws
 
 from sleeper.adapters.aws.clients import AwsSettings, sqs_client
-from sleeper.adapters.aws.resources import create_queue, dead_letter_queue_name, queue_arn, queue_name
+from sleeper.adapters.aws.resources import create_queue, queue_arn
 from sleeper.adapters.aws.sqs_queue import SqsQueue, SqsQueues
+from sleeper.core.naming import dead_letter_queue_name, queue_name
 from sleeper.core.queue import OutgoingMessage, QueueConfig, QueueCounts, ReceiptHandleError
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

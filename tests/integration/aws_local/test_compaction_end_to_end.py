@@ -14,10 +14,10 @@ import pyarrow as pa
 import pytest
 
 from lambdas.compaction_task import IDLE_WAIT_ENV
+from sleeper.core import operations
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers import CompactionJobCommitted, CompactionJobFailed, CompactionJobStatusType
 from sleeper.ingest.standard import ingest_batches
-from sleeper.runtime import registry
 from sleeper.runtime.aws import AwsInstance, AwsTable
 from sleeper.runtime.aws_local import EmulatedAwsInstance, Pump, PumpRound
 
@@ -31,14 +31,14 @@ COMPACT_THREE = {
     "sleeper.table.compaction.files.batch.size": "3",
 }
 HANDLERS = tuple(
-    registry.handler(name)
+    operations.handler(name)
     for name in (
-        registry.COMPACTION_JOB_CREATION_TRIGGER,
-        registry.COMPACTION_JOB_CREATION,
-        registry.COMPACTION_JOB_DISPATCHER,
-        registry.COMPACTION_TASK_CREATION,
-        registry.COMPACTION_COMMIT_BATCHER,
-        registry.STATESTORE_COMMITTER,
+        operations.COMPACTION_JOB_CREATION_TRIGGER,
+        operations.COMPACTION_JOB_CREATION,
+        operations.COMPACTION_JOB_DISPATCHER,
+        operations.COMPACTION_TASK_CREATION,
+        operations.COMPACTION_COMMIT_BATCHER,
+        operations.STATESTORE_COMMITTER,
     )
 )
 
@@ -76,13 +76,13 @@ def _pump(emulated: EmulatedAwsInstance, log_dir: Path) -> Pump:
 
 def _create_jobs(pump: Pump) -> PumpRound:
     """The job creation rule fires and the pump delivers its message to job creation."""
-    assert pump.fire(registry.COMPACTION_JOB_CREATION_TRIGGER)
+    assert pump.fire(operations.COMPACTION_JOB_CREATION_TRIGGER)
     return pump.run_until_idle(timeout_seconds=60)
 
 
 def _run_tasks(pump: Pump) -> PumpRound:
     """The task creation rule fires, and the pump runs the tasks and delivers their commits."""
-    assert pump.fire(registry.COMPACTION_TASK_CREATION)
+    assert pump.fire(operations.COMPACTION_TASK_CREATION)
     return pump.run_until_idle(timeout_seconds=180)
 
 
@@ -98,9 +98,9 @@ def should_compact_a_partition_through_job_creation_a_task_and_the_commit_batche
     created = _create_jobs(pump)
     ran = _run_tasks(pump)
     # Then one job was created, one task ran as a local process and exited cleanly, and its commit was delivered
-    assert created.delivered == {registry.COMPACTION_JOB_CREATION: 1}
+    assert created.delivered == {operations.COMPACTION_JOB_CREATION: 1}
     assert [code for _, code in ran.tasks_finished] == [0]
-    assert ran.delivered == {registry.COMPACTION_COMMIT_BATCHER: 1}
+    assert ran.delivered == {operations.COMPACTION_COMMIT_BATCHER: 1}
     assert created.failed == ran.failed == {}
     # And the partition holds one file in place of three, with the same rows
     (output,) = _files(table)
@@ -121,7 +121,7 @@ def should_end_as_one_run_when_a_compaction_job_is_delivered_twice(
     pump = _pump(emulated, tmp_path)
     _create_jobs(pump)
     # And the job's message is on the compaction job queue twice
-    queue = instance.queue(registry.COMPACTION_JOB_Q)
+    queue = instance.queue(operations.COMPACTION_JOB_Q)
     (message,) = queue.receive(10)
     queue.delete(message.receipt_handle)
     queue.send_batch([message.body, message.body])
@@ -130,7 +130,7 @@ def should_end_as_one_run_when_a_compaction_job_is_delivered_twice(
     # Then every task exited cleanly and no commit failed
     assert ran.tasks_finished and all(code == 0 for _, code in ran.tasks_finished)
     assert ran.failed == {}
-    assert instance.dead_letter_queue(registry.COMPACTION_COMMIT_Q).approximate_counts().visible == 0
+    assert instance.dead_letter_queue(operations.COMPACTION_COMMIT_Q).approximate_counts().visible == 0
     # And the table ends as one run leaves it: one output file, the same rows
     (output,) = _files(table)
     assert json.loads(message.body)["outputFile"] == output

@@ -14,13 +14,13 @@ import pytest
 
 from sleeper.adapters.aws.clients import ecs_client
 from sleeper.adapters.aws.launchers.ecs import ingest_task_launcher
+from sleeper.core import naming, operations
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.naming import InstanceNames
+from sleeper.core.operations import ContainerSpec, HandlerSpec, Trigger
 from sleeper.core.properties import InstanceProperties
-from sleeper.runtime import registry
 from sleeper.runtime.aws import QUEUE_URL_PROPERTIES
-from sleeper.runtime.aws_local import EmulatedAwsInstance, EmulatedResources, Pump
-from sleeper.runtime.registry import ContainerSpec, HandlerSpec, Trigger
-from stacks import naming
+from sleeper.runtime.aws_local import EmulatedAwsInstance, Pump
 from tests.integration.aws_local.fake_handlers import EVENTS, OUT_ENV
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
@@ -68,7 +68,7 @@ def should_show_a_plain_boto3_client_the_config_bucket_with_every_queue_url(emul
 def should_name_clusters_tasks_rules_and_buckets_as_the_stacks_do(emulated: EmulatedAwsInstance) -> None:
     # Given the names the stacks give an instance's resources
     instance_id, account = emulated.instance_id, emulated.account
-    names = EmulatedResources(instance_id=instance_id, account=account)
+    names = InstanceNames(instance_id=instance_id, account=account)
     # When the emulated instance's resources are listed
     clusters = _client(emulated, "ecs").describe_clusters(clusters=[names.ingest_cluster, names.compaction_cluster])
     rules = {r["Name"] for r in _client(emulated, "events").list_rules(NamePrefix=instance_id)["Rules"]}
@@ -90,7 +90,7 @@ def should_name_clusters_tasks_rules_and_buckets_as_the_stacks_do(emulated: Emul
 
 def should_deliver_an_sqs_batch_as_lambda_does_and_delete_only_what_succeeded(emulated: EmulatedAwsInstance) -> None:
     # Given two messages on a FIFO queue, one the handler will fail
-    queue = registry.METRICS_JOB_Q
+    queue = operations.METRICS_JOB_Q
     _send(emulated, queue, "ok-1", "fail-2")
     pump = _pump(emulated, _sqs_handler(queue), retry_failed_after_seconds=0)
     EVENTS.clear()
@@ -114,7 +114,7 @@ def should_deliver_an_sqs_batch_as_lambda_does_and_delete_only_what_succeeded(em
 
 def should_move_a_message_failing_every_delivery_to_the_dead_letter_queue(emulated: EmulatedAwsInstance) -> None:
     # Given a message its handler always fails, on a queue whose redrive policy allows 3 receives
-    queue = registry.BULK_IMPORT_EMR_Q
+    queue = operations.BULK_IMPORT_EMR_Q
     _send(emulated, queue, "fail-always")
     pump = _pump(emulated, _sqs_handler(queue), retry_failed_after_seconds=0)
     # When the pump runs until nothing is delivered
@@ -159,7 +159,7 @@ def should_skip_a_handler_until_its_module_exists(
 ) -> None:
     # Given a message for a handler whose module is not written yet
     module = f"late_handler_{uuid.uuid4().hex[:8]}"
-    queue = registry.INGEST_BATCHER_SUBMIT_Q
+    queue = operations.INGEST_BATCHER_SUBMIT_Q
     monkeypatch.syspath_prepend(str(tmp_path))
     spec = HandlerSpec(name="late", handler=f"{module}:handler", description="", trigger=Trigger.sqs(queue))
     pump = _pump(emulated, spec)
@@ -183,7 +183,7 @@ def should_run_an_ecs_task_as_a_local_process_of_its_container_and_stop_it(
     # entry point records how it was run
     instance = emulated.instance()
     launched = ingest_task_launcher(ecs_client(emulated.settings), instance.properties).launch_tasks(1)
-    container = ContainerSpec(name=registry.INGEST_IMAGE, description="", entry_point=f"{_FAKES}:entry_point")
+    container = ContainerSpec(name=operations.INGEST_IMAGE, description="", entry_point=f"{_FAKES}:entry_point")
     pump = emulated.pump(handlers=(), containers=(container,), environment_extra={OUT_ENV: str(tmp_path)})
     # When the pump runs until idle
     summary = pump.run_until_idle(timeout_seconds=60)
@@ -214,7 +214,7 @@ def should_run_an_emr_serverless_job_run_with_its_driver_arguments(
         name="job-run-1",
         jobDriver={"sparkSubmit": {"entryPoint": "local:///driver.py", "entryPointArguments": arguments}},
     )
-    container = ContainerSpec(name=registry.BULK_IMPORT_IMAGE, description="", entry_point=f"{_FAKES}:entry_point")
+    container = ContainerSpec(name=operations.BULK_IMPORT_IMAGE, description="", entry_point=f"{_FAKES}:entry_point")
     pump = emulated.pump(handlers=(), containers=(container,), environment_extra={OUT_ENV: str(tmp_path)})
     # When the pump runs until idle
     pump.run_until_idle(timeout_seconds=60)

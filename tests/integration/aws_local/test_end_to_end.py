@@ -16,9 +16,9 @@ import pytest
 from lambdas._common import IDLE_WAIT_ENV
 from sleeper.adapters.aws.clients import emr_serverless_client
 from sleeper.adapters.aws.emulated import emr_serverless_job_runs
+from sleeper.core import operations
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions import LogType
-from sleeper.runtime import registry
 from sleeper.runtime.aws_local import EmulatedAwsInstance
 from tests.integration.aws_runtime.sleeper_client import CompatClient
 
@@ -32,7 +32,7 @@ ROWS = [{"key": k, "value": f"v{k}"} for k in range(30)]
 
 def _start_ingest_task(emulated: EmulatedAwsInstance) -> None:
     """What AWS does next for a job on the ingest queue: the task creator's schedule fires and it calls RunTask."""
-    assert emulated.pump().fire(registry.INGEST_TASK_CREATION)
+    assert emulated.pump().fire(operations.INGEST_TASK_CREATION)
 
 
 def should_ingest_through_the_ingest_queue_and_query_through_the_query_queue(
@@ -65,15 +65,20 @@ def should_snapshot_a_table_when_the_snapshot_schedule_fires(emulated: EmulatedA
     instance = emulated.instance()
     table = instance.create_table(f"snap-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[15])
     online = len(instance.online_tables())
-    handlers = (registry.handler(registry.SNAPSHOT_CREATION_TRIGGER), registry.handler(registry.SNAPSHOT_CREATION))
+    handlers = (
+        operations.handler(operations.SNAPSHOT_CREATION_TRIGGER),
+        operations.handler(operations.SNAPSHOT_CREATION),
+    )
     pump = emulated.pump(handlers=handlers)
     # When the rule's period has passed and the pump runs until idle
     fired = pump.run_once(now=time.time() + 3600)
     delivered = pump.run_until_idle(timeout_seconds=60)
     # Then the trigger sent one message per online table, each delivered to the snapshot handler, which snapshotted
     # the table's partitions log
-    assert fired.fired == [registry.SNAPSHOT_CREATION_TRIGGER]
-    total = fired.delivered.get(registry.SNAPSHOT_CREATION, 0) + delivered.delivered.get(registry.SNAPSHOT_CREATION, 0)
+    assert fired.fired == [operations.SNAPSHOT_CREATION_TRIGGER]
+    total = fired.delivered.get(operations.SNAPSHOT_CREATION, 0) + delivered.delivered.get(
+        operations.SNAPSHOT_CREATION, 0
+    )
     assert total == online
     assert delivered.failed == {}
     store = instance.table_by_id(table.table_id).state_store
@@ -91,14 +96,14 @@ def should_start_an_emr_serverless_job_run_for_a_bulk_import_job_the_client_send
     client = CompatClient(emulated.instance_id, endpoint_url=emulated.endpoint, region=emulated.region)
     source = f"{instance.data_bucket}/source/{uuid.uuid4()}.parquet"
     pq.write_table(pa.Table.from_pylist(ROWS), source, filesystem=instance.filesystem)
-    containers = [c for c in registry.CONTAINERS if c.name != registry.BULK_IMPORT_IMAGE]
+    containers = [c for c in operations.CONTAINERS if c.name != operations.BULK_IMPORT_IMAGE]
     pump = emulated.pump(containers=containers)
     # When the client sends a bulk import job to the EMR Serverless queue, as Sleeper's Python client does
     job_id = client.bulk_import_parquet_files_from_s3(table.name, [source])
     started = pump.run_until_idle(timeout_seconds=60)
     # Then the starter took it, the tracker records it accepted, and one job run of the job's id was started on the
     # instance's application
-    assert started.delivered.get(registry.BULK_IMPORT_STARTER) == 1 and started.failed == {}
+    assert started.delivered.get(operations.BULK_IMPORT_STARTER) == 1 and started.failed == {}
     status = instance.ingest_job_tracker.job(job_id)
     assert status is not None and status.status.name in ("ACCEPTED", "IN_PROGRESS")
     application = instance.properties.get("sleeper.bulk.import.emr.serverless.application.id")

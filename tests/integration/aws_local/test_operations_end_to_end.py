@@ -14,10 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from lambdas._common import IDLE_WAIT_ENV
+from sleeper.core import operations
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.io.filesystem import exists
-from sleeper.runtime import registry
 from sleeper.runtime.aws import AwsInstance
 from sleeper.runtime.aws_local import EmulatedAwsInstance, Pump
 from sleeper.sketches import sketches_path
@@ -56,8 +56,8 @@ def _ingest(emulated: EmulatedAwsInstance, pump: Pump, table_name: str, *jobs: p
     instance = emulated.instance()
     for rows in jobs:
         job = {"id": str(uuid.uuid4()), "tableName": table_name, "files": [_upload(instance, rows)]}
-        instance.queue(registry.INGEST_JOB_Q).send(json.dumps(job))
-    assert pump.fire(registry.INGEST_TASK_CREATION)
+        instance.queue(operations.INGEST_JOB_Q).send(json.dumps(job))
+    assert pump.fire(operations.INGEST_TASK_CREATION)
     done = pump.run_until_idle(timeout_seconds=180)
     assert done.tasks_finished and all(code == 0 for _, code in done.tasks_finished)
 
@@ -78,11 +78,11 @@ def should_ingest_files_submitted_to_the_ingest_batcher(emulated: EmulatedAwsIns
     client.submit_to_ingest_batcher(table.name, files)
     submitted = pump.run_until_idle(timeout_seconds=60)
     # When the batcher's job creation schedule fires, then the ingest task creation schedule, and the pump runs
-    assert pump.fire(registry.INGEST_BATCHER_JOB_CREATION)
-    assert pump.fire(registry.INGEST_TASK_CREATION)
+    assert pump.fire(operations.INGEST_BATCHER_JOB_CREATION)
+    assert pump.fire(operations.INGEST_TASK_CREATION)
     ingested = pump.run_until_idle(timeout_seconds=180)
     # Then the submitter took the request, an ingest task ran, and the files' rows are in the table
-    assert submitted.delivered.get(registry.INGEST_BATCHER_SUBMITTER) == 1 and submitted.failed == {}
+    assert submitted.delivered.get(operations.INGEST_BATCHER_SUBMITTER) == 1 and submitted.failed == {}
     assert [code for _, code in ingested.tasks_finished] == [0]
     assert _all_rows(emulated, table.name) == _rows(0, 25).to_pylist()
 
@@ -97,10 +97,10 @@ def should_split_a_partition_over_its_threshold_when_the_splitting_schedule_fire
     pump = _pump(emulated, tmp_path)
     _ingest(emulated, pump, table.name, _rows(0, 40))
     # When the partition splitting schedule fires and the pump runs until idle
-    assert pump.fire(registry.PARTITION_SPLITTING_TRIGGER)
+    assert pump.fire(operations.PARTITION_SPLITTING_TRIGGER)
     split = pump.run_until_idle(timeout_seconds=120)
     # Then the finder sent a split job, the splitter split the root in two, and a query returns the same rows
-    assert split.delivered.get(registry.SPLIT_PARTITION) == 1 and split.failed == {}
+    assert split.delivered.get(operations.SPLIT_PARTITION) == 1 and split.failed == {}
     store = emulated.instance().table(table.name).state_store
     assert len(store.partitions()) == 3 and len(store.leaf_partitions()) == 2
     assert _all_rows(emulated, table.name) == _rows(0, 40).to_pylist()
@@ -118,11 +118,11 @@ def should_delete_files_left_unreferenced_when_the_gc_schedule_fires(
     store = emulated.instance().table(table.name).state_store
     referenced = [r.filename for r in store.file_references()]
     # When the garbage collection schedule fires and the pump runs until idle
-    assert pump.fire(registry.GARBAGE_COLLECTOR_TRIGGER)
+    assert pump.fire(operations.GARBAGE_COLLECTOR_TRIGGER)
     collected = pump.run_until_idle(timeout_seconds=120)
     # Then the unreferenced file and its sketches are gone from S3 and the table, the referenced files remain,
     # and a query returns every row
-    assert collected.delivered.get(registry.GARBAGE_COLLECTOR, 0) >= 1 and collected.failed == {}
+    assert collected.delivered.get(operations.GARBAGE_COLLECTOR, 0) >= 1 and collected.failed == {}
     fs = instance.filesystem
     assert not exists(fs, old.removeprefix("s3a://"))
     assert not exists(fs, sketches_path(old).removeprefix("s3a://"))

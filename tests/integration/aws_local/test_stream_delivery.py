@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from sleeper.core import operations
 from sleeper.core.jobs.compaction import CompactionJob
+from sleeper.core.operations import HandlerSpec, Trigger, TriggerKind
 from sleeper.core.trackers import CompactionJobCommitted, CompactionJobStatusType
-from sleeper.runtime import registry
 from sleeper.runtime.aws_local import STREAM_RETRY_ATTEMPTS, EmulatedAwsInstance
-from sleeper.runtime.registry import HandlerSpec, Trigger, TriggerKind
 from tests.integration.aws_local import fake_handlers
 from tests.integration.aws_runtime.test_compaction_handlers import (
     _assign,
@@ -25,7 +25,7 @@ from tests.integration.aws_runtime.test_compaction_handlers import (
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 
 FAKE_FOLLOWER = HandlerSpec(
-    name=registry.TRANSACTION_FOLLOWER,
+    name=operations.TRANSACTION_FOLLOWER,
     handler="tests.integration.aws_local.fake_handlers:stream",
     description="records stream events",
     trigger=Trigger(kind=TriggerKind.STREAM),
@@ -53,7 +53,7 @@ def should_deliver_new_log_entries_in_lambdas_shape(emulated: EmulatedAwsInstanc
     result = pump.run_until_idle(timeout_seconds=60)
     # Then the entries written since the pump was made were delivered as Lambda's DynamoDB stream records
     delivered = [r for e in events for r in e["Records"]]
-    assert result.delivered[registry.TRANSACTION_FOLLOWER] == len(delivered) > 0
+    assert result.delivered[operations.TRANSACTION_FOLLOWER] == len(delivered) > 0
     assert {r["dynamodb"]["NewImage"]["TABLE_ID"]["S"] for r in delivered} == {table.table_id}
     assert all(r["eventSource"] == "aws:dynamodb" and r["eventName"] == "INSERT" for r in delivered)
     assert all(str(r["eventSourceARN"]).startswith("arn:aws:dynamodb:") for r in delivered)
@@ -75,13 +75,13 @@ def should_read_the_stream_again_from_a_record_reported_failed(
     first, second = (_sequences(e) for e in events[:2])
     assert len(first) >= 2 and second[0] == first[1]
     assert second == first[1:]
-    assert failed_round.failed == {registry.TRANSACTION_FOLLOWER: 1}
+    assert failed_round.failed == {operations.TRANSACTION_FOLLOWER: 1}
     assert retry_round.failed == {}
 
 
 def should_record_a_committed_compaction_through_the_follower_once(emulated: EmulatedAwsInstance) -> None:
     # Given a pump delivering the stream to the transaction follower, and a finished, uncommitted compaction job
-    pump = emulated.pump(handlers=(registry.handler(registry.TRANSACTION_FOLLOWER),))
+    pump = emulated.pump(handlers=(operations.handler(operations.TRANSACTION_FOLLOWER),))
     instance = emulated.instance()
     table = _table_of_three_files(instance)
     job_id, transaction = _finished_but_uncommitted_job(instance, table)
@@ -101,7 +101,7 @@ def should_record_a_committed_compaction_through_the_follower_once(emulated: Emu
     delivered = pump.run_until_idle(timeout_seconds=60)
     repeat = pump.run_until_idle(timeout_seconds=60)
     # Then the follower got the log's new entries and recorded the job committed, once
-    assert delivered.delivered.get(registry.TRANSACTION_FOLLOWER, 0) > 0 and delivered.failed == {}
+    assert delivered.delivered.get(operations.TRANSACTION_FOLLOWER, 0) > 0 and delivered.failed == {}
     assert repeat.delivered == {}
     assert sum(isinstance(u, CompactionJobCommitted) for u in _updates_of(instance, job_id)) == 1
     status = instance.compaction_job_tracker.job(job_id)
@@ -121,4 +121,4 @@ def should_skip_a_record_that_keeps_failing(emulated: EmulatedAwsInstance, event
     retries = [_sequences(e) for e in events[1 : STREAM_RETRY_ATTEMPTS + 1]]
     assert len(first) >= 2 and retries == [first] * STREAM_RETRY_ATTEMPTS
     assert _sequences(events[STREAM_RETRY_ATTEMPTS + 1]) == first[1:]
-    assert result.failed == {registry.TRANSACTION_FOLLOWER: STREAM_RETRY_ATTEMPTS + 1}
+    assert result.failed == {operations.TRANSACTION_FOLLOWER: STREAM_RETRY_ATTEMPTS + 1}

@@ -13,12 +13,12 @@ import pyarrow as pa
 import pytest
 
 from sleeper.adapters.memory.queue import InMemoryQueues
+from sleeper.core import operations
 from sleeper.core.jobs.paths import SAFE_ID_RULE, split_s3_path
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers import QueryState
 from sleeper.ingest.standard import ingest_batches
 from sleeper.query.queued import handle_query_message
-from sleeper.runtime import registry
 from sleeper.runtime.aws import AwsInstance, AwsTable
 from sleeper.runtime.aws_local import EmulatedAwsInstance, Pump
 from tests.integration.aws_runtime.sleeper_client import CompatClient
@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.aws]
 SCHEMA = Schema(
     row_key_fields=(Field("key", PrimitiveType.LONG),), value_fields=(Field("value", PrimitiveType.STRING),)
 )
-HANDLERS = (registry.handler(registry.QUERY), registry.handler(registry.LEAF_PARTITION_QUERY))
+HANDLERS = (operations.handler(operations.QUERY), operations.handler(operations.LEAF_PARTITION_QUERY))
 
 
 def _table(instance: AwsInstance) -> AwsTable:
@@ -93,7 +93,7 @@ def should_send_a_sub_query_whose_id_holds_dot_dot_to_the_dead_letter_queue_writ
     # Given a sub-query as the query handler makes it, with its query id pointed at another query's results
     instance = emulated.instance()
     table = _table(instance)
-    made = InMemoryQueues().queue(registry.LEAF_PARTITION_QUERY_Q)
+    made = InMemoryQueues().queue(operations.LEAF_PARTITION_QUERY_Q)
     body = json.dumps(
         {
             "tableName": table.name,
@@ -108,12 +108,12 @@ def should_send_a_sub_query_whose_id_holds_dot_dot_to_the_dead_letter_queue_writ
     message["queryId"] = "../query-other"
     before = _keys(emulated)
     # When it is sent to the leaf partition query queue and the pump delivers it until it gives up
-    instance.queue(registry.LEAF_PARTITION_QUERY_Q).send(json.dumps(message))
+    instance.queue(operations.LEAF_PARTITION_QUERY_Q).send(json.dumps(message))
     pump = _pump(emulated)
     delivered = pump.run_until_idle(timeout_seconds=60)
     # Then every delivery failed, the message is on the dead-letter queue, and nothing was written
-    assert delivered.failed.get(registry.LEAF_PARTITION_QUERY, 0) >= 1
-    dead = instance.dead_letter_queue(registry.LEAF_PARTITION_QUERY_Q)
+    assert delivered.failed.get(operations.LEAF_PARTITION_QUERY, 0) >= 1
+    dead = instance.dead_letter_queue(operations.LEAF_PARTITION_QUERY_Q)
     assert dead.approximate_counts().visible == 1
     assert _keys(emulated) == before
     assert instance.query_tracker.status("../query-other") is None

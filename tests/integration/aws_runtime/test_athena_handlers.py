@@ -17,9 +17,9 @@ from lambdas import athena
 from lambdas.ingest_task import run_task
 from sleeper.adapters.aws.clients import s3_client
 from sleeper.athena.exceptions import AthenaConnectorError
+from sleeper.core import operations
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.runtime import registry
 from sleeper.runtime.aws import AwsInstance, AwsTable
 from tests.contract.aws_backends import aws_settings
 from tests.unit.athena import federation_requests as fr
@@ -45,7 +45,7 @@ def table(instance: AwsInstance, monkeypatch: pytest.MonkeyPatch) -> Iterator[Aw
     source = f"{instance.data_bucket}/athena-source/{uuid.uuid4()}.parquet"
     pq.write_table(rows, source, filesystem=instance.filesystem)
     job = {"id": str(uuid.uuid4()), "tableName": created.name, "files": [source]}
-    instance.queue(registry.INGEST_JOB_Q).send(json.dumps(job))
+    instance.queue(operations.INGEST_JOB_Q).send(json.dumps(job))
     run_task(instance, wait_seconds=0)
     athena.reset()
     yield created

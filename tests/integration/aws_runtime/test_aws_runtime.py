@@ -25,6 +25,7 @@ from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError
 from sleeper.adapters.aws.properties import S3PropertiesStore
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.commit import StateStoreCommitRequest, transaction_body_prefix
+from sleeper.core.operations import COMPACTION_JOB_Q, INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, SNAPSHOT_CREATION_Q
 from sleeper.core.queue import QueueNotFoundError
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
@@ -35,7 +36,6 @@ from sleeper.ingest.job_runner import JobOutcome
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import list_files
 from sleeper.runtime.aws import AwsInstance, AwsTable
-from sleeper.runtime.registry import COMPACTION_JOB_Q, INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, SNAPSHOT_CREATION_Q
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

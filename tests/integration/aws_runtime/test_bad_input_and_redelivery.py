@@ -14,6 +14,7 @@ import pytest
 from lambdas import leaf_partition_query, query, statestore_committer
 from lambdas.ingest_task import run_task
 from sleeper.core.jobs.commit import StateStoreCommitRequest
+from sleeper.core.operations import INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, QUERY_Q
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions import AddFilesTransaction
@@ -21,7 +22,6 @@ from sleeper.core.trackers import IngestJobStatusType, QueryState
 from sleeper.ingest.job_runner import JobOutcome
 from sleeper.io.filesystem import list_files
 from sleeper.runtime.aws import AwsInstance, AwsTable
-from sleeper.runtime.registry import INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, QUERY_Q
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

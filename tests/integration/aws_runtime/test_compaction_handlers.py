@@ -26,6 +26,7 @@ from sleeper.adapters.aws.clients import ecs_client
 from sleeper.adapters.aws.emulated import running_ecs_tasks
 from sleeper.compaction.creation import compaction_output_file
 from sleeper.compaction.task import JobOutcome, TaskSettings
+from sleeper.core import operations
 from sleeper.core.jobs.compaction import CompactionJob, CompactionJobBatch, CompactionJobDispatchRequest
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.schema import Field, PrimitiveType, Schema
@@ -46,7 +47,6 @@ from sleeper.core.trackers import (
 )
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, write_bytes
-from sleeper.runtime import registry
 from sleeper.runtime.aws import AwsInstance, AwsTable
 from sleeper.runtime.aws_local import provision_emulated_instance
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
@@ -113,7 +113,7 @@ def _drain(instance: AwsInstance, logical_name: str) -> list[str]:
 def _create_jobs(instance: AwsInstance, table: AwsTable) -> list[CompactionJob]:
     event = sqs_event([(str(uuid.uuid4()), table.table_id, table.table_id)])
     assert compaction_job_creation.handler(event) == {"batchItemFailures": []}
-    return [CompactionJob.from_json(body) for body in _drain(instance, registry.COMPACTION_JOB_Q)]
+    return [CompactionJob.from_json(body) for body in _drain(instance, operations.COMPACTION_JOB_Q)]
 
 
 def _updates_of(instance: AwsInstance, job_id: str) -> list[object]:
@@ -148,7 +148,7 @@ def should_drop_a_job_creation_message_of_a_table_that_does_not_exist(instance: 
     response = compaction_job_creation.handler(event)
     # Then it is dropped (deleted, not retried) and no job is sent
     assert response == {"batchItemFailures": []}
-    assert _drain(instance, registry.COMPACTION_JOB_Q) == []
+    assert _drain(instance, operations.COMPACTION_JOB_Q) == []
 
 
 # --- the task and the commit batcher ---------------------------------------------------------------------------------
@@ -159,13 +159,13 @@ def should_compact_then_commit_through_the_batcher_once_however_often_the_commit
     table = _table_of_three_files(instance)
     expected = table.query().sort_by("key")
     (job,) = _create_jobs(instance, table)
-    instance.queue(registry.COMPACTION_JOB_Q).send(job.to_json())
+    instance.queue(operations.COMPACTION_JOB_Q).send(job.to_json())
     # When the compaction task runs until idle
     summary = run_task(instance, settings=QUICK_TASK)
     # Then the job ran and its commit request waits on the commit queue, the table unchanged
     assert [o.outcome for o in summary.outcomes] == [JobOutcome.FINISHED]
     assert len(_files(table)) == 3
-    commit_event = drain_event(instance, registry.COMPACTION_COMMIT_Q)
+    commit_event = drain_event(instance, operations.COMPACTION_COMMIT_Q)
     assert len(commit_event["Records"]) == 1  # type: ignore[arg-type]
     # When the commit batcher gets it, and then the same message again
     first = compaction_commit_batcher.handler(commit_event)
@@ -189,9 +189,9 @@ def should_report_an_unreadable_commit_message_failed_and_commit_the_rest(instan
     # Given a job run whose commit request is valid, batched with a message that is not a commit request
     table = _table_of_three_files(instance)
     (job,) = _create_jobs(instance, table)
-    instance.queue(registry.COMPACTION_JOB_Q).send(job.to_json())
+    instance.queue(operations.COMPACTION_JOB_Q).send(job.to_json())
     run_task(instance, settings=QUICK_TASK)
-    (good,) = _drain(instance, registry.COMPACTION_COMMIT_Q)
+    (good,) = _drain(instance, operations.COMPACTION_COMMIT_Q)
     event = sqs_event([("bad", '{"tableId": 7}', None), ("good", good, None)])
     # When the batcher gets both
     response = compaction_commit_batcher.handler(event)
@@ -204,9 +204,9 @@ def should_refuse_a_commit_whose_inputs_moved_on_deleting_its_output(instance: A
     # Given a finished job whose input files were then removed from the table
     table = _table_of_three_files(instance)
     (job,) = _create_jobs(instance, table)
-    instance.queue(registry.COMPACTION_JOB_Q).send(job.to_json())
+    instance.queue(operations.COMPACTION_JOB_Q).send(job.to_json())
     run_task(instance, settings=QUICK_TASK)
-    commit_event = drain_event(instance, registry.COMPACTION_COMMIT_Q)
+    commit_event = drain_event(instance, operations.COMPACTION_COMMIT_Q)
     table.state_store.clear_files()
     # When the batcher gets the job's commit
     response = compaction_commit_batcher.handler(commit_event)
@@ -250,18 +250,18 @@ def should_send_a_pending_batch_once_its_files_are_assigned_and_only_once(instan
     first = compaction_job_dispatcher.handler(sqs_event([("p1", request, None)]))
     # Then nothing is sent and the request is back on the pending queue
     assert first == {"batchItemFailures": []}
-    assert _drain(instance, registry.COMPACTION_JOB_Q) == []
-    assert _drain(instance, registry.PENDING_COMPACTION_JOB_BATCH_Q) == [request]
+    assert _drain(instance, operations.COMPACTION_JOB_Q) == []
+    assert _drain(instance, operations.PENDING_COMPACTION_JOB_BATCH_Q) == [request]
     # When the files are assigned and the dispatcher gets the request again, and once more
     _assign(table, job)
     second = compaction_job_dispatcher.handler(sqs_event([("p2", request, None)]))
     third = compaction_job_dispatcher.handler(sqs_event([("p3", request, None)]))
     # Then the job was sent once, tracked created, and the batch file deleted; nothing went back or to dead letters
     assert second == third == {"batchItemFailures": []}
-    assert _drain(instance, registry.COMPACTION_JOB_Q) == [job.to_json()]
+    assert _drain(instance, operations.COMPACTION_JOB_Q) == [job.to_json()]
     status = instance.compaction_job_tracker.job(job.job_id)
     assert status is not None and status.create_time is not None
-    assert _drain(instance, registry.PENDING_COMPACTION_JOB_BATCH_Q) == []
+    assert _drain(instance, operations.PENDING_COMPACTION_JOB_BATCH_Q) == []
     key = json.loads(request)["batchKey"]
     assert not exists(instance.filesystem, f"{instance.data_bucket}/{key}")
 
@@ -272,13 +272,13 @@ def should_dead_letter_a_pending_batch_whose_files_belong_to_another_job(instanc
     job, request = _pending_batch(instance, table)
     other, _ = _pending_batch(instance, table, job_id="someone-else")
     _assign(table, other)
-    dead_letters = instance.dead_letter_queue(registry.PENDING_COMPACTION_JOB_BATCH_Q)
+    dead_letters = instance.dead_letter_queue(operations.PENDING_COMPACTION_JOB_BATCH_Q)
     # When the dispatcher gets it
     response = compaction_job_dispatcher.handler(sqs_event([("p1", request, None)]))
     # Then it goes to the dead-letter queue, nothing is sent and the files stay with the other job
     assert response == {"batchItemFailures": []}
     assert [m.body for m in dead_letters.receive(10)] == [request]
-    assert _drain(instance, registry.COMPACTION_JOB_Q) == []
+    assert _drain(instance, operations.COMPACTION_JOB_Q) == []
     assert {r.job_id for r in _files(table)} == {"someone-else"}
     assert instance.compaction_job_tracker.job(job.job_id) is None
 
@@ -291,14 +291,14 @@ def should_dead_letter_an_unreadable_pending_batch_request_and_one_past_its_send
     _, fresh = _pending_batch(instance, table)
     stale = json.dumps({**json.loads(fresh), "createTime": 1_000})
     unreadable = '{"tableId": "x", "batchKey": "../../etc/passwd", "createTime": 1}'
-    dead_letters = instance.dead_letter_queue(registry.PENDING_COMPACTION_JOB_BATCH_Q)
+    dead_letters = instance.dead_letter_queue(operations.PENDING_COMPACTION_JOB_BATCH_Q)
     # When the dispatcher gets both
     response = compaction_job_dispatcher.handler(sqs_event([("u", unreadable, None), ("s", stale, None)]))
     # Then both go to the dead-letter queue at once, nothing is sent or requeued, and the files stay unassigned
     assert response == {"batchItemFailures": []}
     assert sorted(m.body for m in dead_letters.receive(10)) == sorted([unreadable, stale])
-    assert _drain(instance, registry.COMPACTION_JOB_Q) == []
-    assert _drain(instance, registry.PENDING_COMPACTION_JOB_BATCH_Q) == []
+    assert _drain(instance, operations.COMPACTION_JOB_Q) == []
+    assert _drain(instance, operations.PENDING_COMPACTION_JOB_BATCH_Q) == []
     assert {r.job_id for r in _files(table)} == {None}
 
 
@@ -310,14 +310,14 @@ def should_start_a_compaction_task_per_visible_job(instance: AwsInstance) -> Non
     ecs = ecs_client(instance.config.settings)
     cluster = instance.properties.get(cdk.COMPACTION_CLUSTER.name) or ""
     before = len(running_ecs_tasks(ecs, cluster))
-    queue = instance.queue(registry.COMPACTION_JOB_Q)
+    queue = instance.queue(operations.COMPACTION_JOB_Q)
     queue.send_batch(["{}", "{}"])
     # When the scheduled task creation runs
     response = compaction_task_creation.handler({"detail-type": "Scheduled Event"})
     # Then it saw both and started a task for each on the compaction cluster
     assert response == {"visibleJobs": 2, "tasksLaunched": 2}
     assert len(running_ecs_tasks(ecs, cluster)) == before + 2
-    _drain(instance, registry.COMPACTION_JOB_Q)
+    _drain(instance, operations.COMPACTION_JOB_Q)
 
 
 def should_cap_idle_waits_from_the_environment() -> None:

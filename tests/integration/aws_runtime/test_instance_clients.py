@@ -11,14 +11,14 @@ import boto3.session
 import pytest
 
 from sleeper.adapters.aws.instance_clients import AwsClients
+from sleeper.core import operations
 from sleeper.core.exceptions import PropertyError, SleeperError
-from sleeper.runtime import registry
+from sleeper.core.operations import TriggerKind
 from sleeper.runtime.aws import AwsInstance
 from sleeper.runtime.aws_admin import AwsAdmin
 from sleeper.runtime.aws_compaction import create_compaction_tasks_on_ecs
 from sleeper.runtime.aws_local import Pump
 from sleeper.runtime.aws_operations import bulk_import_platform, create_ingest_tasks_on_ecs, ingest_batcher_store
-from sleeper.runtime.registry import TriggerKind
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
@@ -71,11 +71,11 @@ def should_share_one_client_of_each_service_between_every_aws_path_of_an_instanc
     # Given a new handle on an instance (no stack has set the ECS clusters or the persistent EMR cluster)
     fresh = AwsInstance(instance.config)
     # When the instance itself, the handlers' wiring, compaction, the admin client and the emulator's pump reach AWS
-    fresh.queue(registry.INGEST_JOB_Q)
+    fresh.queue(operations.INGEST_JOB_Q)
     fresh.tables()
     ingest_batcher_store(fresh)
-    bulk_import_platform(fresh, registry.BULK_IMPORT_EMR_SERVERLESS_Q)
-    bulk_import_platform(fresh, registry.BULK_IMPORT_EMR_Q)
+    bulk_import_platform(fresh, operations.BULK_IMPORT_EMR_SERVERLESS_Q)
+    bulk_import_platform(fresh, operations.BULK_IMPORT_EMR_Q)
     with pytest.raises(PropertyError):
         create_ingest_tasks_on_ecs(fresh)
     with pytest.raises(PropertyError):
@@ -86,7 +86,7 @@ def should_share_one_client_of_each_service_between_every_aws_path_of_an_instanc
         admin.pause()
     with pytest.raises(SleeperError, match="no EventBridge rules"):
         admin.resume()
-    stream_handlers = [spec for spec in registry.HANDLERS if spec.trigger.kind is TriggerKind.STREAM]
+    stream_handlers = [spec for spec in operations.HANDLERS if spec.trigger.kind is TriggerKind.STREAM]
     Pump(fresh, environment={}, handlers=stream_handlers, containers=())
     # Then each service's client was built once, and it is the instance's
     assert built == Counter(

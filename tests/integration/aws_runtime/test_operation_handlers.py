@@ -32,12 +32,12 @@ from lambdas._common import use_instance
 from lambdas.ingest_task import run_task
 from sleeper.adapters.aws.clients import ecs_client, emr_serverless_client
 from sleeper.adapters.aws.emulated import emr_serverless_job_runs, running_ecs_tasks
+from sleeper.core import operations
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers import IngestJobStatusType, QueryState
 from sleeper.io.filesystem import exists, list_files, resolve
-from sleeper.runtime import registry
 from sleeper.runtime.aws import AwsInstance, AwsTable
 from sleeper.runtime.aws_local import provision_emulated_instance
 from sleeper.runtime.aws_operations import ingest_batcher_store
@@ -93,7 +93,7 @@ def _upload(instance: AwsInstance, rows: pa.Table) -> str:
 
 def _ingest(instance: AwsInstance, table: AwsTable, rows: pa.Table) -> None:
     job = {"id": str(uuid.uuid4()), "tableName": table.name, "files": [_upload(instance, rows)]}
-    instance.queue(registry.INGEST_JOB_Q).send(json.dumps(job))
+    instance.queue(operations.INGEST_JOB_Q).send(json.dumps(job))
     run_task(instance, wait_seconds=0)
 
 
@@ -121,13 +121,13 @@ def should_start_an_ingest_task_per_visible_job_and_none_without_jobs(instance: 
     # When the schedule fires, Then no task is started
     assert ingest_task_creation.handler({})["tasksLaunched"] == 0
     # Given one job on the ingest queue
-    instance.queue(registry.INGEST_JOB_Q).send(json.dumps({"id": "task-job", "tableName": "t", "files": ["b/k"]}))
+    instance.queue(operations.INGEST_JOB_Q).send(json.dumps({"id": "task-job", "tableName": "t", "files": ["b/k"]}))
     # When the schedule fires
     response = ingest_task_creation.handler({})
     # Then one ECS task was started on the ingest cluster
     assert response == {"visibleJobs": 1, "tasksLaunched": 1}
     assert len(running_ecs_tasks(ecs, cluster)) == before + 1
-    _drain(instance, registry.INGEST_JOB_Q)
+    _drain(instance, operations.INGEST_JOB_Q)
 
 
 # --- ingest batcher ------------------------------------------------------------------------------------------------
@@ -162,7 +162,7 @@ def should_send_a_batcher_request_for_an_unknown_table_to_the_dead_letter_queue(
     response = ingest_batcher_submitter.handler(sqs_event([("bad", body, None)]))
     # Then the message is done with (not retried), it is on the dead-letter queue, and nothing was stored
     assert response == {"batchItemFailures": []}
-    dead = instance.dead_letter_queue(registry.INGEST_BATCHER_SUBMIT_Q).receive(10)
+    dead = instance.dead_letter_queue(operations.INGEST_BATCHER_SUBMIT_Q).receive(10)
     assert [m.body for m in dead] == [body]
     assert store.all_files_newest_first() == before
 
@@ -179,7 +179,7 @@ def _job_runs(instance: AwsInstance) -> list[tuple[str, ...]]:
 def _bulk_import_event(instance: AwsInstance, body: str) -> dict[str, object]:
     event = sqs_event([(str(uuid.uuid4()), body, None)])
     for record in event["Records"]:  # type: ignore[attr-defined]
-        record["eventSourceARN"] = _arn(instance, registry.BULK_IMPORT_EMR_SERVERLESS_Q)
+        record["eventSourceARN"] = _arn(instance, operations.BULK_IMPORT_EMR_SERVERLESS_Q)
     return event
 
 
@@ -235,7 +235,7 @@ def should_fail_a_bulk_import_run_whose_job_id_added_other_files_before_spark_st
     table = _table(instance, "reuse")
     job_id = str(uuid.uuid4())
     first = json.dumps({"id": job_id, "tableName": table.name, "files": [_upload(instance, _rows(0, 5))]})
-    instance.queue(registry.INGEST_JOB_Q).send(first)
+    instance.queue(operations.INGEST_JOB_Q).send(first)
     run_task(instance, wait_seconds=0)
     assert _rows_in(table) == 5
     # When a bulk import job with the same id and another file is started, and its driver runs
@@ -264,7 +264,7 @@ def should_split_a_partition_over_the_threshold_once_when_the_split_job_is_deliv
     _ingest(instance, table, _rows(0, 40))
     # When the finder handles the table's message
     response = find_partitions_to_split.handler(sqs_event([("f1", table.table_id, table.table_id)]))
-    jobs = _drain(instance, registry.PARTITION_SPLITTING_JOB_Q)
+    jobs = _drain(instance, operations.PARTITION_SPLITTING_JOB_Q)
     # Then one split job was sent for the root
     assert response == {"batchItemFailures": []}
     assert len(jobs) == 1 and json.loads(jobs[0])["partition"]["partitionId"] == "root"
@@ -284,7 +284,7 @@ def should_fail_bad_split_jobs_and_leave_the_partitions_unchanged(instance: AwsI
     table = _table(instance, "badsplit", **{"sleeper.table.partition.splitting.threshold": "5"}, **SYNC_COMMITS)
     _ingest(instance, table, _rows(0, 10))
     find_partitions_to_split.handler(sqs_event([("f1", table.table_id, table.table_id)]))
-    (job,) = _drain(instance, registry.PARTITION_SPLITTING_JOB_Q)
+    (job,) = _drain(instance, operations.PARTITION_SPLITTING_JOB_Q)
     untracked = json.loads(job)
     untracked["filenames"] = [f"s3a://{instance.data_bucket}/{table.table_id}/data/partition_root/nope.parquet"]
     # When the splitter handles them
@@ -358,17 +358,17 @@ def should_send_a_warm_up_query_per_online_table_that_the_query_handlers_complet
     # Given the instance's online tables, one of them with rows
     table = _table(instance, "warm")
     _ingest(instance, table, _rows(0, 3))
-    _drain(instance, registry.QUERY_Q)
+    _drain(instance, operations.QUERY_Q)
     online = len(instance.online_tables())
     # When the warm-up schedule fires
     response = query_warm.handler({})
     # Then one query per online table was sent, and the query handlers complete them
     assert response == {"queriesSent": online}
-    event = drain_event(instance, registry.QUERY_Q, max_messages=online + 10)
+    event = drain_event(instance, operations.QUERY_Q, max_messages=online + 10)
     bodies = [json.loads(r["body"]) for r in event["Records"]]  # type: ignore[index]
     assert len(bodies) == online
     assert query.handler(event) == {"batchItemFailures": []}
-    leaf_partition_query.handler(drain_event(instance, registry.LEAF_PARTITION_QUERY_Q, max_messages=100))
+    leaf_partition_query.handler(drain_event(instance, operations.LEAF_PARTITION_QUERY_Q, max_messages=100))
     (ours,) = [b["queryId"] for b in bodies if b["tableName"] == table.name]
     tracked = instance.query_tracker.status(ours)
     assert tracked is not None and tracked.last_known_state is QueryState.COMPLETED

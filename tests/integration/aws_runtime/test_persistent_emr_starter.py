@@ -17,10 +17,10 @@ import pytest
 from lambdas import bulk_import_starter
 from lambdas._common import use_instance
 from sleeper.adapters.aws.clients import emr_client
+from sleeper.core import operations
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers import IngestJobStatusType
-from sleeper.runtime import registry
 from sleeper.runtime.aws import AwsInstance
 from sleeper.runtime.aws_local import provision_emulated_instance
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
@@ -98,7 +98,7 @@ def _job(instance: AwsInstance, table_name: str) -> tuple[str, str]:
 def _persistent_queue_event(instance: AwsInstance, body: str) -> tuple[str, dict[str, object]]:
     message_id = str(uuid.uuid4())
     event = sqs_event([(message_id, body, None)])
-    queue = f"sleeper-{instance.instance_id}-{registry.BULK_IMPORT_PERSISTENT_EMR_Q}"
+    queue = f"sleeper-{instance.instance_id}-{operations.BULK_IMPORT_PERSISTENT_EMR_Q}"
     for record in event["Records"]:  # type: ignore[attr-defined]
         record["eventSourceARN"] = f"arn:aws:sqs:{REGION}:123456789012:{queue}"
     return message_id, event
@@ -117,8 +117,8 @@ def should_provision_the_persistent_queue_with_the_registry_queues(instance: Aws
     url = instance.properties.get(cdk.BULK_IMPORT_PERSISTENT_EMR_JOB_QUEUE_URL.name)
     # Then the emulated instance created it under Sleeper's name, and it feeds the bulk import starter
     assert url is not None and url.endswith(f"sleeper-{instance.instance_id}-BulkImportPersistentEMRQ")
-    starter = registry.handler(registry.BULK_IMPORT_STARTER)
-    assert registry.BULK_IMPORT_PERSISTENT_EMR_Q in starter.trigger.queues
+    starter = operations.handler(operations.BULK_IMPORT_STARTER)
+    assert operations.BULK_IMPORT_PERSISTENT_EMR_Q in starter.trigger.queues
 
 
 def should_add_one_step_to_the_named_cluster_for_a_job_from_the_persistent_queue(

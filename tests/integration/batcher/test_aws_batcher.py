@@ -9,7 +9,6 @@ import pytest
 
 from sleeper.adapters.aws.batcher_store import (
     DynamoDBIngestBatcherStore,
-    batcher_store_table_name,
     create_batcher_store_table,
 )
 from sleeper.adapters.aws.clients import dynamodb_client, s3_client
@@ -18,6 +17,7 @@ from sleeper.batcher.job_creator import IngestBatcher
 from sleeper.batcher.model import TrackedFile
 from sleeper.batcher.submitter import IngestBatcherSubmitter
 from sleeper.core.jobs.ingest import IngestJob
+from sleeper.core.naming import batcher_store_table_name
 from sleeper.io.filesystem import FileSystemOptions, S3Options
 from tests.contract import aws_backends
 from tests.unit.batcher.conftest import FakeInstance

@@ -14,13 +14,7 @@ from sleeper.adapters.aws.clients import events_client, s3_client
 from sleeper.adapters.aws.event_rules import EventBridgeRules
 from sleeper.adapters.aws.properties import S3PropertiesStore
 from sleeper.cli.main import run
-from sleeper.core.properties import INSTANCE_PROPERTIES_KEY
-from sleeper.core.queue import Queue
-from sleeper.core.schema import Schema
-from sleeper.query.queued import handle_query_message
-from sleeper.runtime.aws import AwsInstance, provision_instance
-from sleeper.runtime.aws_admin import scheduled_rule_names
-from sleeper.runtime.registry import (
+from sleeper.core.operations import (
     COMPACTION_JOB_CREATION_Q,
     FIND_PARTITIONS_TO_SPLIT_Q,
     GC_JOB_Q,
@@ -28,6 +22,12 @@ from sleeper.runtime.registry import (
     LEAF_PARTITION_QUERY_Q,
     QUERY_Q,
 )
+from sleeper.core.properties import INSTANCE_PROPERTIES_KEY
+from sleeper.core.queue import Queue
+from sleeper.core.schema import Schema
+from sleeper.query.queued import handle_query_message
+from sleeper.runtime.aws import AwsInstance, provision_instance
+from sleeper.runtime.aws_admin import scheduled_rule_names
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

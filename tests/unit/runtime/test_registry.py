@@ -1,5 +1,6 @@
-"""The handler and container registry: every entry points at code that exists (or is listed as pending), agrees with
-the stacks' names and the instance property defaults, and the Dockerfiles reference only what is in the repository."""
+"""The registry of operations: every entry points at code that exists, agrees with the instance property defaults, the
+Dockerfiles reference only what is in the repository, and the runtimes take their queues, schedules and URL properties
+from it."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from sleeper.core import operations
+from sleeper.core.operations import CONTAINERS, HANDLERS, TriggerKind
 from sleeper.core.properties import INSTANCE_PROPERTY_INDEX, InstanceProperties
-from sleeper.runtime import registry
 from sleeper.runtime.aws import QUEUE_URL_PROPERTIES
-from sleeper.runtime.registry import CONTAINERS, HANDLERS, TriggerKind
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -44,24 +45,6 @@ def should_point_every_entry_at_an_existing_function() -> None:
     # Then every module exists and exposes its function
     assert missing_modules == []
     assert missing_functions == []
-
-
-def should_name_every_handler_the_stacks_deploy() -> None:
-    # Given the handler names the stacks use
-    spec = importlib.util.spec_from_file_location("_stack_handlers", ROOT / "stacks" / "handlers.py")
-    assert spec is not None and spec.loader is not None
-    stack_handlers = importlib.util.module_from_spec(spec)
-    sys.modules["_stack_handlers"] = stack_handlers
-    try:
-        spec.loader.exec_module(stack_handlers)
-    finally:
-        del sys.modules["_stack_handlers"]
-    names = {v for k, v in vars(stack_handlers).items() if k.isupper() and isinstance(v, str)}
-    # When compared with the registry
-    registered = {h.name for h in HANDLERS}
-    # Then they are the same set, each registered once
-    assert names == registered
-    assert len(registered) == len(HANDLERS)
 
 
 def should_default_memory_and_timeout_to_their_instance_property_defaults() -> None:
@@ -114,17 +97,18 @@ def should_trigger_every_handler_sensibly() -> None:
 def should_look_up_handlers_and_containers_by_name() -> None:
     # Given a registered name and an unknown one
     # When looked up
-    spec = registry.handler(registry.QUERY)
+    spec = operations.handler(operations.QUERY)
     # Then the registered one is found and the unknown one is an error naming it
     assert (spec.module, spec.function, spec.lambda_command) == ("lambdas.query", "handler", "lambdas.query.handler")
-    assert registry.container(registry.INGEST_IMAGE).dockerfile == "containers/ingest/Dockerfile"
+    assert operations.container(operations.INGEST_IMAGE).dockerfile == "containers/ingest/Dockerfile"
     with pytest.raises(KeyError, match="nope"):
-        registry.handler("nope")
+        operations.handler("nope")
 
 
-def should_import_only_the_standard_library_and_core() -> None:
-    # Given the registry's source
-    tree = ast.parse((ROOT / "sleeper" / "runtime" / "registry.py").read_text())
+@pytest.mark.parametrize("module", ["operations", "naming"])
+def should_import_only_the_standard_library_and_core(module: str) -> None:
+    # Given the source of the registry or of the naming module
+    tree = ast.parse((ROOT / "sleeper" / "core" / f"{module}.py").read_text())
     # When its imports are listed
     imported = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     imported += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
@@ -156,3 +140,66 @@ def should_build_every_container_from_paths_and_modules_that_exist() -> None:
                 problems.append(f"{spec.name}: runs missing module {module}")
     # Then everything exists
     assert problems == []
+
+
+def _resolve(path: str) -> object:
+    module, _, attributes = path.partition(":")
+    found: object = importlib.import_module(module)
+    for attribute in attributes.split("."):
+        found = getattr(found, attribute, None)
+    return found
+
+
+def should_name_runtime_neutral_feature_functions_that_exist() -> None:
+    # Given every feature function the registry says a handler or container runs
+    runs = [h.runs for h in HANDLERS if h.runs is not None] + [c.runs for c in CONTAINERS if c.runs is not None]
+    # When each is looked up
+    problems = [path for path in runs if not callable(_resolve(path))]
+    problems += [path for path in runs if path.split(".")[1] in ("runtime", "adapters", "cli")]
+    # Then each is a function of the feature code, not of a runtime
+    assert problems == []
+    assert len(runs) >= 20
+
+
+def should_give_each_runtime_the_registry_queues() -> None:
+    # Given the queues of the registry
+    from sleeper.runtime.local import LOCAL_QUEUES
+    from sleeper.runtime.local_handlers import default_handlers
+
+    local = {q.name: (q.fifo, q.visibility_timeout_seconds, q.max_receive_count) for q in operations.local_queues()}
+    # When compared with the local instance's queues, its handlers and the AWS queue URL properties
+    # Then the local instance has exactly the registry's local queues, each worked queue among them
+    assert LOCAL_QUEUES == local
+    assert set(default_handlers()) <= set(LOCAL_QUEUES)
+    # And an AWS instance finds each of its queues by the URL property the registry names, a defined property
+    assert QUEUE_URL_PROPERTIES == {q.name: q.url_property for q in operations.aws_queues()}
+    assert [p for p in QUEUE_URL_PROPERTIES.values() if INSTANCE_PROPERTY_INDEX.get(p) is None] == []
+    assert len({q.name for q in operations.QUEUES}) == len(operations.QUEUES)
+
+
+def should_derive_the_local_schedules_from_the_registry_triggers() -> None:
+    # Given the local runner's schedules and the handlers that run them locally
+    from sleeper.runtime.local import LOCAL_QUEUES
+    from sleeper.runtime.local_handlers import default_handlers
+    from sleeper.runtime.local_runner import SCHEDULES
+
+    scheduled = {h.local_schedule.name: h for h in HANDLERS if h.local_schedule is not None}
+    problems = []
+    for schedule in SCHEDULES:
+        spec = scheduled[schedule.name]
+        # When each is compared with its handler's trigger
+        if (schedule.period_property, schedule.unit_seconds) != (
+            spec.trigger.period_property,
+            spec.trigger.period_unit_seconds,
+        ):
+            problems.append(f"{schedule.name}: period {schedule.period_property} differs from {spec.name}'s rule")
+        if schedule.per_table and schedule.queue != spec.sends_to:
+            problems.append(f"{schedule.name}: sends to {schedule.queue}, the rule's trigger to {spec.sends_to}")
+        if not schedule.queue.endswith(".fifo") or schedule.queue not in LOCAL_QUEUES:
+            problems.append(f"{schedule.name}: {schedule.queue} is not a local FIFO queue")
+        if schedule.queue not in default_handlers():
+            problems.append(f"{schedule.name}: no local handler works {schedule.queue}")
+    # Then each runs on its rule's period, to the queue of its work, once
+    assert problems == []
+    assert sorted(s.name for s in SCHEDULES) == sorted(scheduled)
+    assert all(h.trigger.kind is TriggerKind.SCHEDULE for h in scheduled.values())

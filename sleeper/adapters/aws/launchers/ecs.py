@@ -27,6 +27,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sleeper.adapters.aws.clients import EcsClient
 from sleeper.adapters.aws.exceptions import AwsError, translate
 from sleeper.adapters.aws.launchers.common import required_property
+from sleeper.core.naming import COMPACTION_CONTAINER_NAME, INGEST_CONTAINER_NAME
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.properties.instance_common import FARGATE_VERSION, SUBNETS
@@ -47,10 +48,6 @@ __all__ = [
 
 _LOG = logging.getLogger(__name__)
 
-COMPACTION_CONTAINER_NAME = "CompactionTask"
-"""The container of the compaction task definitions (``stacks/compaction.py``)."""
-INGEST_CONTAINER_NAME = "IngestTask"
-"""The container of the ingest task definition (``stacks/ingest.py``)."""
 CONFIG_BUCKET_ENV = "CONFIG_BUCKET"
 """The environment variable naming the config bucket in every Sleeper container."""
 CAPACITY_UNAVAILABLE = (

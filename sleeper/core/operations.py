@@ -1,13 +1,21 @@
-"""The one registry of every Lambda handler and container of an AWS instance (ARCHITECTURE.md, issue 6 item 3).
+"""The one registry of an instance's operations (ARCHITECTURE.md, issue 6 item 3): every queue, Lambda handler,
+container and schedule, by the names Sleeper gives them, standard library only.
 
-Each :class:`HandlerSpec` names a Lambda function's handler (``module:function`` in the ``lambdas`` package, run by
-the one Lambda image), what triggers it (an SQS queue by Sleeper's logical name, an EventBridge schedule, the files
-log stream, or nothing), the queue a scheduled per-table trigger sends to, and its default memory and timeout with the
-instance properties that override them. Each :class:`ContainerSpec` names an image built from
-``containers/<name>/Dockerfile`` and the entry point its command runs.
+* Each :class:`QueueSpec` names a queue by its logical name (the SQS name is ``sleeper-<id>-<logical name>``, see
+  :mod:`sleeper.core.naming`), whether it is FIFO, its visibility timeout and receive limit before its messages go to
+  its dead-letter queue, the instance property a deployment records its URL in, and whether a local instance has it.
+  The logical names are the module constants below (``INGEST_JOB_Q`` ...): every other module imports them.
+* Each :class:`HandlerSpec` names a Lambda function's handler (``module:function`` in the ``lambdas`` package, run
+  by the one Lambda image), what triggers it (an SQS queue, an EventBridge schedule, the files log stream, or
+  nothing), the queue a scheduled per-table trigger sends to, its default memory and timeout with the instance
+  properties that override them, the runtime-neutral feature function it runs (``module:function``, named, not
+  imported), and the schedule a local instance runs it on, if any.
+* Each :class:`ContainerSpec` names an image built from ``containers/<name>/Dockerfile``, the entry point its
+  command runs and the feature function that runs.
 
-The CDK stacks import only this module (with ``sleeper.core``), so it stays standard library plus ``sleeper.core``;
-handler names are the ones ``stacks/handlers.py`` uses.
+The CDK stacks, the AWS runtime and its emulated instance, the local runtime and the lambdas read this module, so
+what is deployed, what the emulator delivers, what the local runner schedules and what exists in ``lambdas/`` cannot
+drift.
 """
 
 from __future__ import annotations
@@ -15,15 +23,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from sleeper.core import naming
+from sleeper.core.properties import instance_cdk as cdk
+
 __all__ = [
     "CONTAINERS",
     "HANDLERS",
+    "QUEUES",
     "ContainerSpec",
     "HandlerSpec",
+    "QueueSpec",
+    "Schedule",
     "Trigger",
     "TriggerKind",
+    "aws_queues",
     "container",
     "handler",
+    "local_queues",
+    "local_schedules",
+    "queue",
 ]
 
 
@@ -82,11 +100,79 @@ class Trigger:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class QueueSpec:
+    """One queue of an instance.
+
+    Attributes:
+        name: The logical name (``sleeper-<id>-<name>`` on AWS); a name ending ``.fifo`` is a FIFO queue.
+        description: What its messages are.
+        url_property: The instance property a deployment records its URL in; None for a queue only a local
+            instance has.
+        local: Whether a local instance has it.
+        visibility_timeout_seconds: How long a received message stays invisible (a local instance's setting; the
+            stacks take it from the instance properties of the queue's consumer).
+        max_receive_count: Receives before a message moves to the dead-letter queue, as the stacks and a local
+            instance set it.
+    """
+
+    name: str
+    description: str
+    url_property: str | None = None
+    local: bool = True
+    visibility_timeout_seconds: int = 900
+    max_receive_count: int = 3
+
+    @property
+    def fifo(self) -> bool:
+        """Whether it is a FIFO queue."""
+        return self.name.endswith(".fifo")
+
+    @property
+    def on_aws(self) -> bool:
+        """Whether an AWS instance has it (a deployment records its URL)."""
+        return self.url_property is not None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LocalSchedule:
+    """How a local instance's scheduler runs a scheduled handler (see :func:`local_schedules`).
+
+    Attributes:
+        name: The schedule's name, for logs and period overrides.
+        queue: The FIFO queue the scheduler sends to, whose worker does the handler's work.
+        per_table: One message per online table (body = table id); otherwise one message with an empty body.
+    """
+
+    name: str
+    queue: str
+    per_table: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Schedule:
+    """A periodic operation of a local instance, derived from a handler's schedule and its :class:`LocalSchedule`.
+
+    Attributes:
+        name: The operation, for logs and period overrides.
+        queue: The FIFO queue its messages go to.
+        period_property: The instance property holding its period.
+        unit_seconds: Seconds per unit of the period property (60 for minutes).
+        per_table: One message per online table (body = table id); otherwise one message with an empty body.
+    """
+
+    name: str
+    queue: str
+    period_property: str
+    unit_seconds: int
+    per_table: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HandlerSpec:
     """One Lambda handler.
 
     Attributes:
-        name: The handler's name in the registry (and in ``stacks/handlers.py``).
+        name: The handler's name in the registry (the stacks look it up by this name).
         handler: ``module:function`` run by the Lambda image.
         description: What it does.
         trigger: What invokes it.
@@ -96,6 +182,9 @@ class HandlerSpec:
         timeout_property: The instance property overriding the timeout, if any.
         sends_to: For a per-table scheduled trigger: the FIFO queue it sends one message per online table to.
         offline_property: For a per-table trigger: an instance property that, when true, includes offline tables.
+        runs: The runtime-neutral feature function it runs (``module:function``), or None for a trigger that only
+            sends messages or a handler whose work is the runtime's own.
+        local_schedule: For a scheduled handler a local instance runs too: how its scheduler runs it.
     """
 
     name: str
@@ -108,6 +197,8 @@ class HandlerSpec:
     timeout_property: str | None = None
     sends_to: str | None = None
     offline_property: str | None = None
+    runs: str | None = None
+    local_schedule: LocalSchedule | None = None
 
     @property
     def module(self) -> str:
@@ -135,12 +226,14 @@ class ContainerSpec:
         entry_point: ``module:function`` its command runs, or None when the command is chosen per use (the Lambda
             image runs the handler named in ``SLEEPER_HANDLER``).
         consumes: The logical name of the queue its tasks take work from, if any.
+        runs: The runtime-neutral feature function its entry point runs (``module:function``), if any.
     """
 
     name: str
     description: str
     entry_point: str | None
     consumes: str | None = None
+    runs: str | None = None
 
     @property
     def dockerfile(self) -> str:
@@ -153,7 +246,8 @@ class ContainerSpec:
         return self.entry_point.partition(":")[0] if self.entry_point else None
 
 
-# Queue logical names (spec 2.6, 3, 4, 5, 6, 7, 12)
+# --- queues (logical names; spec 2.6, 3, 4, 5, 6, 7, 12) -------------------------------------------------------------
+
 STATE_STORE_COMMITTER_Q = "StateStoreCommitterQ.fifo"
 INGEST_JOB_Q = "IngestJobQ"
 INGEST_BATCHER_SUBMIT_Q = "IngestBatcherSubmitQ"
@@ -167,6 +261,7 @@ QUERY_RESULTS_Q = "QueryResultsQ"
 BULK_IMPORT_EMR_SERVERLESS_Q = "BulkImportEMRServerlessQ"
 BULK_IMPORT_EMR_Q = "BulkImportNonPersistentEMRQ"
 BULK_IMPORT_PERSISTENT_EMR_Q = "BulkImportPersistentEMRQ"
+# Per-table FIFO queues fed by scheduled rules (spec 12)
 COMPACTION_JOB_CREATION_Q = "CompactionJobCreationQ.fifo"
 FIND_PARTITIONS_TO_SPLIT_Q = "FindPartitionsToSplitQ.fifo"
 GC_JOB_Q = "GCJobQ.fifo"
@@ -174,8 +269,112 @@ SNAPSHOT_CREATION_Q = "TransactionLogSnapshotQ.fifo"
 SNAPSHOT_DELETION_Q = "TransactionLogSnapshotDeletionQ.fifo"
 TRANSACTION_DELETION_Q = "TransactionLogTransactionDeletionQ.fifo"
 METRICS_JOB_Q = "MetricsJobQ.fifo"
+BULK_IMPORT_EKS_Q = "BulkImportEKSQ"
+"""Sleeper's bulk import queue for EKS: the batcher may name it, but no runtime of this port has it."""
+# A local instance's own queues
+BULK_IMPORT_JOB_Q = "BulkImportJobQ"
+"""A local instance's one bulk import queue: every bulk import platform of the batcher goes to local Spark."""
+INGEST_BATCHER_JOB_CREATION_Q = "IngestBatcherJobCreationQ.fifo"
+"""A local instance's scheduler sends here to create batcher jobs (Sleeper's rule invokes the Lambda directly)."""
 
-# Handler names (as in stacks/handlers.py)
+QUEUES: tuple[QueueSpec, ...] = (
+    QueueSpec(name=INGEST_JOB_Q, description="Ingest jobs", url_property=cdk.INGEST_JOB_QUEUE_URL.name),
+    QueueSpec(name=BULK_IMPORT_JOB_Q, description="Bulk import jobs run by local Spark"),
+    QueueSpec(name=INGEST_BATCHER_JOB_CREATION_Q, description="Requests to create the ingest batcher's jobs"),
+    QueueSpec(
+        name=INGEST_BATCHER_SUBMIT_Q,
+        description="Files submitted to the ingest batcher",
+        url_property=cdk.INGEST_BATCHER_SUBMIT_QUEUE_URL.name,
+    ),
+    QueueSpec(name=COMPACTION_JOB_Q, description="Compaction jobs", url_property=cdk.COMPACTION_JOB_QUEUE_URL.name),
+    QueueSpec(
+        name=PENDING_COMPACTION_JOB_BATCH_Q,
+        description="Batches of created compaction jobs waiting for their input files to be assigned",
+        url_property=cdk.COMPACTION_PENDING_QUEUE_URL.name,
+    ),
+    QueueSpec(
+        name=COMPACTION_COMMIT_Q,
+        description="Finished compactions waiting to be committed in batches",
+        url_property=cdk.COMPACTION_COMMIT_QUEUE_URL.name,
+    ),
+    QueueSpec(
+        name=STATE_STORE_COMMITTER_Q,
+        description="Asynchronous state store commit requests (grouped by table)",
+        url_property=cdk.STATESTORE_COMMITTER_QUEUE_URL.name,
+        max_receive_count=1,
+    ),
+    QueueSpec(
+        name=PARTITION_SPLITTING_JOB_Q,
+        description="Partition splitting jobs",
+        url_property=cdk.PARTITION_SPLITTING_JOB_QUEUE_URL.name,
+    ),
+    QueueSpec(name=QUERY_Q, description="Queries", url_property=cdk.QUERY_QUEUE_URL.name),
+    QueueSpec(
+        name=LEAF_PARTITION_QUERY_Q,
+        description="Sub-queries, one per leaf partition",
+        url_property=cdk.LEAF_PARTITION_QUERY_QUEUE_URL.name,
+    ),
+    QueueSpec(
+        name=QUERY_RESULTS_Q, description="Results of sub-queries", url_property=cdk.QUERY_RESULTS_QUEUE_URL.name
+    ),
+    QueueSpec(
+        name=BULK_IMPORT_EMR_SERVERLESS_Q,
+        description="Bulk import jobs for EMR Serverless",
+        url_property=cdk.BULK_IMPORT_EMR_SERVERLESS_JOB_QUEUE_URL.name,
+        local=False,
+    ),
+    QueueSpec(
+        name=BULK_IMPORT_EMR_Q,
+        description="Bulk import jobs for a cluster made for each job",
+        url_property=cdk.BULK_IMPORT_EMR_JOB_QUEUE_URL.name,
+        local=False,
+    ),
+    QueueSpec(
+        name=BULK_IMPORT_PERSISTENT_EMR_Q,
+        description="Bulk import jobs for the persistent EMR cluster",
+        url_property=cdk.BULK_IMPORT_PERSISTENT_EMR_JOB_QUEUE_URL.name,
+        local=False,
+    ),
+    QueueSpec(
+        name=COMPACTION_JOB_CREATION_Q,
+        description="Tables to create compaction jobs for",
+        url_property=cdk.COMPACTION_JOB_CREATION_QUEUE_URL.name,
+    ),
+    QueueSpec(
+        name=FIND_PARTITIONS_TO_SPLIT_Q,
+        description="Tables to find partitions to split in",
+        url_property=cdk.FIND_PARTITIONS_TO_SPLIT_QUEUE_URL.name,
+    ),
+    QueueSpec(
+        name=GC_JOB_Q, description="Tables to collect garbage in", url_property=cdk.GARBAGE_COLLECTOR_QUEUE_URL.name
+    ),
+    QueueSpec(
+        name=SNAPSHOT_CREATION_Q,
+        description="Tables to snapshot the transaction logs of",
+        url_property=cdk.TRANSACTION_LOG_SNAPSHOT_CREATION_QUEUE_URL.name,
+    ),
+    QueueSpec(
+        name=SNAPSHOT_DELETION_Q,
+        description="Tables to delete old snapshots of",
+        url_property=cdk.TRANSACTION_LOG_SNAPSHOT_DELETION_QUEUE_URL.name,
+    ),
+    QueueSpec(
+        name=TRANSACTION_DELETION_Q,
+        description="Tables to delete old transactions of",
+        url_property=cdk.TRANSACTION_LOG_TRANSACTION_DELETION_QUEUE_URL.name,
+    ),
+    QueueSpec(
+        name=METRICS_JOB_Q,
+        description="Tables to publish metrics of",
+        url_property=cdk.TABLE_METRICS_QUEUE_URL.name,
+        local=False,
+    ),
+)
+"""Every queue of an instance, local or on AWS."""
+
+# --- handlers ---------------------------------------------------------------------------------------------------------
+
+# Handler names
 STATESTORE_COMMITTER = "statestore_committer"
 SNAPSHOT_CREATION_TRIGGER = "snapshot_creation_trigger"
 SNAPSHOT_CREATION = "snapshot_creation"
@@ -206,7 +405,7 @@ TABLE_METRICS = "table_metrics"
 ATHENA_SIMPLE = "athena_simple"
 ATHENA_ITERATOR_APPLYING = "athena_iterator_applying"
 
-# Container names (as in stacks/context.py)
+# Container names
 LAMBDA_IMAGE = "lambda"
 COMPACTION_IMAGE = "compaction"
 INGEST_IMAGE = "ingest"
@@ -217,7 +416,15 @@ _TABLE_BATCH_TIMEOUT = "sleeper.batch.table.lambdas.timeout.seconds"
 
 
 def _per_table_trigger(
-    name: str, function: str, *, rule: str, period_property: str, sends_to: str, unit_seconds: int = 60, what: str
+    name: str,
+    function: str,
+    *,
+    rule: str,
+    period_property: str,
+    sends_to: str,
+    unit_seconds: int = 60,
+    what: str,
+    local_schedule: str | None = None,
 ) -> HandlerSpec:
     return HandlerSpec(
         name=name,
@@ -229,6 +436,7 @@ def _per_table_trigger(
         memory_property=_TABLE_BATCH_MEMORY,
         timeout_property=_TABLE_BATCH_TIMEOUT,
         sends_to=sends_to,
+        local_schedule=None if local_schedule is None else LocalSchedule(name=local_schedule, queue=sends_to),
     )
 
 
@@ -237,6 +445,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=STATESTORE_COMMITTER,
         handler="lambdas.statestore_committer:handler",
+        runs="sleeper.statestore.committer:apply_commit_requests",
         description="Applies state store commit requests, refreshing each table once per batch",
         trigger=Trigger.sqs(STATE_STORE_COMMITTER_Q, batch_size=10),
         memory_mb=4096,
@@ -246,15 +455,17 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     _per_table_trigger(
         SNAPSHOT_CREATION_TRIGGER,
         "snapshot_creation",
-        rule="TransactionLogSnapshotCreationRule",
+        rule=naming.SNAPSHOT_CREATION_RULE,
         period_property="sleeper.statestore.snapshot.creation.lambda.period.seconds",
         unit_seconds=1,
         sends_to=SNAPSHOT_CREATION_Q,
         what="transaction log snapshot creation",
+        local_schedule="snapshot-creation",
     ),
     HandlerSpec(
         name=SNAPSHOT_CREATION,
         handler="lambdas.snapshot_creation:handler",
+        runs="sleeper.statestore.upkeep:create_snapshot",
         description="Snapshots each transaction log of a table that advanced past its latest snapshot",
         trigger=Trigger.sqs(SNAPSHOT_CREATION_Q),
         memory_mb=4096,
@@ -264,28 +475,32 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     _per_table_trigger(
         SNAPSHOT_DELETION_TRIGGER,
         "snapshot_deletion",
-        rule="TransactionLogSnapshotDeletionRule",
+        rule=naming.SNAPSHOT_DELETION_RULE,
         period_property="sleeper.statestore.snapshot.deletion.lambda.period.minutes",
         sends_to=SNAPSHOT_DELETION_Q,
         what="old snapshot deletion",
+        local_schedule="snapshot-deletion",
     ),
     HandlerSpec(
         name=SNAPSHOT_DELETION,
         handler="lambdas.snapshot_deletion:handler",
+        runs="sleeper.statestore.upkeep:delete_old_snapshots",
         description="Deletes a table's expired snapshots, never the latest of each log",
         trigger=Trigger.sqs(SNAPSHOT_DELETION_Q),
     ),
     _per_table_trigger(
         TRANSACTION_DELETION_TRIGGER,
         "transaction_deletion",
-        rule="TransactionLogTransactionDeletionRule",
+        rule=naming.TRANSACTION_DELETION_RULE,
         period_property="sleeper.statestore.transaction.deletion.lambda.period.minutes",
         sends_to=TRANSACTION_DELETION_Q,
         what="old transaction deletion",
+        local_schedule="transaction-deletion",
     ),
     HandlerSpec(
         name=TRANSACTION_DELETION,
         handler="lambdas.transaction_deletion:handler",
+        runs="sleeper.statestore.upkeep:delete_old_transactions",
         description="Deletes a table's transactions far enough behind a snapshot, with their large bodies",
         trigger=Trigger.sqs(TRANSACTION_DELETION_Q),
         timeout_property="sleeper.statestore.transaction.deletion.lambda.timeout.seconds",
@@ -303,14 +518,16 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     _per_table_trigger(
         COMPACTION_JOB_CREATION_TRIGGER,
         "compaction_job_creation",
-        rule="CompactionJobCreationRule",
+        rule=naming.COMPACTION_JOB_CREATION_RULE,
         period_property="sleeper.compaction.job.creation.period.minutes",
         sends_to=COMPACTION_JOB_CREATION_Q,
         what="compaction job creation",
+        local_schedule="compaction-job-creation",
     ),
     HandlerSpec(
         name=COMPACTION_JOB_CREATION,
         handler="lambdas.compaction_job_creation:handler",
+        runs="sleeper.compaction.creation:create_compaction_jobs",
         description="Creates compaction jobs for a table with its strategy, pre-splitting file references",
         trigger=Trigger.sqs(COMPACTION_JOB_CREATION_Q),
         memory_mb=4096,
@@ -320,6 +537,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=COMPACTION_JOB_DISPATCHER,
         handler="lambdas.compaction_job_dispatcher:handler",
+        runs="sleeper.compaction.dispatch:dispatch_pending_batch",
         description="Sends a batch of created compaction jobs once their input files are assigned",
         trigger=Trigger.sqs(PENDING_COMPACTION_JOB_BATCH_Q),
         memory_mb=4096,
@@ -329,6 +547,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=COMPACTION_COMMIT_BATCHER,
         handler="lambdas.compaction_commit_batcher:handler",
+        runs="sleeper.compaction.commit:apply_compaction_commits",
         description="Batches compaction commits per table into state store commit requests",
         trigger=Trigger.sqs(COMPACTION_COMMIT_Q, batch_size=10),
         memory_mb=4096,
@@ -338,8 +557,11 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=COMPACTION_TASK_CREATION,
         handler="lambdas.compaction_task_creation:handler",
+        runs="sleeper.compaction.task_creation:create_compaction_tasks",
         description="Starts compaction tasks for the visible compaction jobs, up to the maximum",
-        trigger=Trigger.schedule("CompactionTasksCreationRule", "sleeper.compaction.task.creation.period.minutes"),
+        trigger=Trigger.schedule(
+            naming.COMPACTION_TASK_CREATION_RULE, "sleeper.compaction.task.creation.period.minutes"
+        ),
         memory_property="sleeper.task.runner.memory.mb",
         timeout_property="sleeper.task.runner.timeout.seconds",
     ),
@@ -347,14 +569,16 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=INGEST_TASK_CREATION,
         handler="lambdas.ingest_task_creation:handler",
+        runs="sleeper.ingest.task_creation:create_ingest_tasks",
         description="Starts ingest tasks for the visible ingest jobs, up to the maximum",
-        trigger=Trigger.schedule("IngestTasksCreationRule", "sleeper.ingest.task.creation.period.minutes"),
+        trigger=Trigger.schedule(naming.INGEST_TASK_CREATION_RULE, "sleeper.ingest.task.creation.period.minutes"),
         memory_property="sleeper.task.runner.memory.mb",
         timeout_property="sleeper.task.runner.timeout.seconds",
     ),
     HandlerSpec(
         name=INGEST_BATCHER_SUBMITTER,
         handler="lambdas.ingest_batcher_submitter:handler",
+        runs="sleeper.batcher.submitter:handle_submit_message",
         description="Records files sent to the ingest batcher",
         trigger=Trigger.sqs(INGEST_BATCHER_SUBMIT_Q),
         memory_property="sleeper.ingest.batcher.submitter.memory.mb",
@@ -364,14 +588,21 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=INGEST_BATCHER_JOB_CREATION,
         handler="lambdas.ingest_batcher_job_creation:handler",
+        runs="sleeper.batcher.job_creator:IngestBatcher.create_jobs",
         description="Groups the batcher's pending files into ingest or bulk import jobs",
-        trigger=Trigger.schedule("IngestBatcherJobCreationRule", "sleeper.ingest.batcher.job.creation.period.minutes"),
+        trigger=Trigger.schedule(
+            naming.INGEST_BATCHER_JOB_CREATION_RULE, "sleeper.ingest.batcher.job.creation.period.minutes"
+        ),
         memory_property="sleeper.ingest.batcher.job.creation.memory.mb",
+        local_schedule=LocalSchedule(
+            name="ingest-batcher-job-creation", queue=INGEST_BATCHER_JOB_CREATION_Q, per_table=False
+        ),
         timeout_property="sleeper.ingest.batcher.job.creation.timeout.seconds",
     ),
     HandlerSpec(
         name=BULK_IMPORT_STARTER,
         handler="lambdas.bulk_import_starter:handler",
+        runs="sleeper.bulk_import.starter:start_bulk_import_message",
         description="Validates bulk import jobs and starts them on the platform of their queue",
         trigger=Trigger.sqs(BULK_IMPORT_EMR_SERVERLESS_Q, BULK_IMPORT_EMR_Q, BULK_IMPORT_PERSISTENT_EMR_Q),
         memory_mb=4096,
@@ -381,14 +612,16 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     _per_table_trigger(
         PARTITION_SPLITTING_TRIGGER,
         "find_partitions_to_split",
-        rule="FindPartitionsToSplitPeriodicTrigger",
+        rule=naming.PARTITION_SPLITTING_RULE,
         period_property="sleeper.partition.splitting.period.minutes",
         sends_to=FIND_PARTITIONS_TO_SPLIT_Q,
         what="finding partitions to split",
+        local_schedule="find-partitions-to-split",
     ),
     HandlerSpec(
         name=FIND_PARTITIONS_TO_SPLIT,
         handler="lambdas.find_partitions_to_split:handler",
+        runs="sleeper.splitting.finder:run_find_partitions_to_split",
         description="Finds a table's leaf partitions over the split threshold and sends split jobs",
         trigger=Trigger.sqs(FIND_PARTITIONS_TO_SPLIT_Q),
         memory_mb=4096,
@@ -398,6 +631,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=SPLIT_PARTITION,
         handler="lambdas.split_partition:handler",
+        runs="sleeper.splitting.splitter:run_split_job_message",
         description="Splits a partition at the median of its files' sketches",
         trigger=Trigger.sqs(PARTITION_SPLITTING_JOB_Q),
         memory_mb=4096,
@@ -409,17 +643,19 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         name=GARBAGE_COLLECTOR_TRIGGER,
         handler="lambdas.table_trigger:garbage_collection",
         description=f"Sends one message per online table to {GC_JOB_Q} to start garbage collection",
-        trigger=Trigger.schedule("GarbageCollectorPeriodicTrigger", "sleeper.gc.period.minutes"),
+        trigger=Trigger.schedule(naming.GARBAGE_COLLECTOR_RULE, "sleeper.gc.period.minutes"),
         memory_mb=1024,
         timeout_seconds=60,
         memory_property=_TABLE_BATCH_MEMORY,
         timeout_property=_TABLE_BATCH_TIMEOUT,
         sends_to=GC_JOB_Q,
         offline_property="sleeper.run.gc.offline",
+        local_schedule=LocalSchedule(name="garbage-collection", queue=GC_JOB_Q),
     ),
     HandlerSpec(
         name=GARBAGE_COLLECTOR,
         handler="lambdas.garbage_collector:handler",
+        runs="sleeper.gc.collector:run_garbage_collection",
         description="Deletes a table's files no longer referenced after the delay, then commits DELETE_FILES",
         trigger=Trigger.sqs(GC_JOB_Q),
         memory_mb=4096,
@@ -431,6 +667,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=QUERY,
         handler="lambdas.query:handler",
+        runs="sleeper.query.queued:handle_query_message",
         description="Validates and plans queries, sending one sub-query per leaf partition",
         trigger=Trigger.sqs(QUERY_Q),
         memory_mb=4096,
@@ -440,6 +677,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=LEAF_PARTITION_QUERY,
         handler="lambdas.leaf_partition_query:handler",
+        runs="sleeper.query.queued:handle_leaf_query_message",
         description="Runs a sub-query on one leaf partition and publishes its rows",
         trigger=Trigger.sqs(LEAF_PARTITION_QUERY_Q),
         memory_mb=4096,
@@ -449,15 +687,16 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=QUERY_WARM,
         handler="lambdas.query_warm:handler",
+        runs="sleeper.query.warm:send_warm_queries",
         description="Keeps the query functions warm with a small query per table",
-        trigger=Trigger.schedule("QueryWarmLambdaRule", "sleeper.query.warm.lambda.period.minutes"),
+        trigger=Trigger.schedule(naming.QUERY_WARM_RULE, "sleeper.query.warm.lambda.period.minutes"),
     ),
     # --- table metrics ---
     HandlerSpec(
         name=TABLE_METRICS_TRIGGER,
         handler="lambdas.table_trigger:table_metrics",
         description=f"Sends one message per online table to {METRICS_JOB_Q} to publish table metrics",
-        trigger=Trigger.schedule("MetricsPublishRule", None, fixed_period_seconds=60),
+        trigger=Trigger.schedule(naming.TABLE_METRICS_RULE, None, fixed_period_seconds=60),
         memory_mb=1024,
         timeout_seconds=60,
         memory_property=_TABLE_BATCH_MEMORY,
@@ -468,6 +707,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=TABLE_METRICS,
         handler="lambdas.table_metrics:handler",
+        runs="sleeper.statestore.metrics:table_metrics",
         description="Publishes a table's file and row counts as CloudWatch metrics",
         trigger=Trigger.sqs(METRICS_JOB_Q),
     ),
@@ -475,6 +715,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=ATHENA_SIMPLE,
         handler="lambdas.athena:simple",
+        runs="sleeper.athena.handlers:simple_connector",
         description="Athena connector: one split per data file, no table processing",
         trigger=Trigger(kind=TriggerKind.NONE),
         memory_mb=4096,
@@ -484,6 +725,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=ATHENA_ITERATOR_APPLYING,
         handler="lambdas.athena:iterator_applying",
+        runs="sleeper.athena.handlers:iterator_applying_connector",
         description="Athena connector: one split per leaf partition, merged and processed like a Sleeper query",
         trigger=Trigger(kind=TriggerKind.NONE),
         memory_mb=4096,
@@ -503,18 +745,21 @@ CONTAINERS: tuple[ContainerSpec, ...] = (
         name=COMPACTION_IMAGE,
         description="Compaction task: runs compaction jobs until idle",
         entry_point="lambdas.compaction_task:main",
+        runs="sleeper.compaction.task:run_compaction_task",
         consumes=COMPACTION_JOB_Q,
     ),
     ContainerSpec(
         name=INGEST_IMAGE,
         description="Ingest task: runs ingest jobs until idle",
         entry_point="lambdas.ingest_task:main",
+        runs="sleeper.ingest.job_runner:run_ingest_queue",
         consumes=INGEST_JOB_Q,
     ),
     ContainerSpec(
         name=BULK_IMPORT_IMAGE,
         description="Bulk import Spark driver on EMR Serverless (or EMR)",
         entry_point="lambdas.bulk_import_driver:main",
+        runs="sleeper.bulk_import.driver:run_started_bulk_import",
     ),
 )
 """Every container image of an instance."""
@@ -545,3 +790,47 @@ def container(name: str) -> ContainerSpec:
         return _CONTAINERS_BY_NAME[name]
     except KeyError:
         raise KeyError(f"no container named {name!r} in the registry") from None
+
+
+_QUEUES_BY_NAME = {spec.name: spec for spec in QUEUES}
+
+
+def queue(name: str) -> QueueSpec:
+    """The queue registered under a logical name.
+
+    Raises:
+        KeyError: If no queue has the name.
+    """
+    try:
+        return _QUEUES_BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"no queue named {name!r} in the registry") from None
+
+
+def local_queues() -> tuple[QueueSpec, ...]:
+    """The queues of a local instance, in the order its admin lists them."""
+    return tuple(spec for spec in QUEUES if spec.local)
+
+
+def aws_queues() -> tuple[QueueSpec, ...]:
+    """The queues of an AWS instance (those a deployment records the URL of)."""
+    return tuple(spec for spec in QUEUES if spec.on_aws)
+
+
+def local_schedules() -> tuple[Schedule, ...]:
+    """The periodic operations of a local instance: the scheduled handlers it runs, with their periods."""
+    schedules = []
+    for spec in HANDLERS:
+        local, trigger = spec.local_schedule, spec.trigger
+        if local is None or trigger.period_property is None:
+            continue
+        schedules.append(
+            Schedule(
+                name=local.name,
+                queue=local.queue,
+                period_property=trigger.period_property,
+                unit_seconds=trigger.period_unit_seconds,
+                per_table=local.per_table,
+            )
+        )
+    return tuple(schedules)
