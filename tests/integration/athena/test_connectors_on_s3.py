@@ -34,6 +34,7 @@ from sleeper.io.filesystem import FileSystemOptions, S3Options
 from sleeper.io.parquet import SortedFileWriter
 from sleeper.query.executor import table_query
 from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.statestore.store import StateStore
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint
 from tests.unit.athena import federation_requests as fr
 
@@ -60,6 +61,16 @@ class World:
 
     def prefix(self, table: LocalTable) -> str:
         return f"s3a://{self.data_bucket}/{table.table_id}"
+
+    def store(self, table: LocalTable) -> StateStore:
+        """The table's state store, for files written under its prefix in the data bucket (the local instance's own
+        store accepts files only under its directory)."""
+        return StateStore(
+            schema=table.schema,
+            table_id=table.table_id,
+            backend=self.instance.state_store_backend,
+            data_prefix=self.prefix(table),
+        )
 
 
 def _rows(keys: Sequence[int], seq: int) -> pa.RecordBatch:
@@ -91,7 +102,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     table = instance.create_table("Readings", SCHEMA, split_points=[100, 200, 300])
     for seq, keys in ((1, range(0, 400, 3)), (2, range(50, 350, 5))):
         ingest_batches(
-            table.schema, table.properties, table.state_store, w.prefix(table), [_rows(keys, seq)], options=options
+            table.schema, table.properties, w.store(table), w.prefix(table), [_rows(keys, seq)], options=options
         )
     tree = table.state_store.partition_tree()
     root = next(p for p in tree.partitions if p.parent_id is None)
@@ -108,7 +119,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
         batch = pa.record_batch(
             {"key": pa.array(words[i::2]), "count": pa.array([i + 1] * len(words[i::2]), pa.int64())}
         )
-        ingest_batches(agg.schema, agg.properties, agg.state_store, w.prefix(agg), [batch], options=options)
+        ingest_batches(agg.schema, agg.properties, w.store(agg), w.prefix(agg), [batch], options=options)
     return w
 
 
@@ -116,7 +127,7 @@ def _add_file(w: World, table: LocalTable, batch: pa.RecordBatch, partition_ids:
     location = f"{w.prefix(table)}/data/partition_extra/{uuid.uuid4()}.parquet"
     with SortedFileWriter(location, table.schema, options=w.options) as writer:
         writer.write(batch.sort_by([("key", "ascending"), ("seq", "ascending")]))
-    table.state_store.add_files(
+    w.store(table).add_files(
         [FileReference(filename=location, partition_id=p, number_of_rows=batch.num_rows) for p in partition_ids]
     )
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 
+from sleeper.core.statestore.exceptions import TableDeletedError
 from sleeper.core.statestore.transactions import LogType, TransactionType
 from sleeper.statestore.ports import SnapshotMetadata, TransactionBodyNotFoundError, TransactionLogEntry
 from tests.contract.aws_backends import AwsStateStore
@@ -74,12 +76,23 @@ def should_delete_every_entry_body_and_snapshot_record_of_one_table(aws_state_st
     assert backend.body_store("table-b").load(b_body) == '{"files":[]}'
 
 
-def should_let_a_deleted_table_start_a_new_log(aws_state_store: AwsStateStore) -> None:
-    # Given a deleted table
+def should_refuse_appends_to_a_deleted_table_for_good_and_keep_other_tables_writable(
+    aws_state_store: AwsStateStore,
+) -> None:
+    # Given a deleted table (deleted twice: the second deletion finds nothing more to do) and another table
     backend = aws_state_store.backend
     _fill(aws_state_store, "table-a")
+    _fill(aws_state_store, "table-b")
     backend.delete_table("table-a")
-    # When it is filled again
-    # Then transaction 1 and the snapshots can be written again
-    _fill(aws_state_store, "table-a")
-    assert backend.snapshot_metadata("table-a").latest_snapshot(LogType.FILES) is not None
+    backend.delete_table("table-a")
+    entry = TransactionLogEntry(
+        transaction_number=3, update_time=TIME, transaction_type=TransactionType.CLEAR_FILES, body="{}"
+    )
+    # When transaction 1 is appended to each log of the deleted table, and transaction 3 to the other table
+    # Then the deleted table's logs refuse it (its tombstone is no log entry), and the other table takes it
+    for log_type in LogType:
+        with pytest.raises(TableDeletedError, match="table-a was deleted"):
+            backend.transaction_log("table-a", log_type).add_transaction(replace(entry, transaction_number=1))
+        assert list(backend.transaction_log("table-a", log_type).read_transactions_after(0)) == []
+    backend.transaction_log("table-b", LogType.FILES).add_transaction(entry)
+    assert (backend.is_deleted("table-a"), backend.is_deleted("table-b")) == (True, False)
