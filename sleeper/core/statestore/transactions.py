@@ -7,7 +7,10 @@ no longer fit), so do we, so every reader of the log reaches the same state.
 
 Beyond Sleeper: ADD_FILES carrying a job id that was already added is skipped, which makes ingest idempotent. It may
 also carry the hash of the job's input files (``inputFilesHash``, ignored by Sleeper): the same job id with other input
-files is then refused by validation (``JobIdReusedError``) rather than skipped as a retry.
+files is then refused by validation (``JobIdReusedError``) rather than skipped as a retry. A file transaction also
+says which files it names (``named_files``) and on which partitions it adds references (``new_reference_partitions``),
+so the state store of a table can refuse files outside the table's data prefix and references on partitions that do
+not exist (see ``sleeper.statestore.log_head.FilesLogHead``).
 """
 
 from __future__ import annotations
@@ -136,7 +139,7 @@ class FileTransaction(ABC):
             if partition_id not in partitions:
                 raise PartitionNotFoundError(
                     f"{self.TYPE.value} names partition {partition_id}, which does not exist in the table (its "
-                    f"partitions were replaced, or it was never initialised)"
+                    f"partitions were replaced, or the table was deleted or never initialised)"
                 )
 
 
