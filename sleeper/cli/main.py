@@ -5,6 +5,7 @@ Every command reports a problem as one line naming what is wrong and exits non-z
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -523,6 +524,12 @@ operations.register(app, report_app)
 aws_local.register(app)
 
 
+PRIVATE_UMASK = 0o077
+"""The ``sleeper`` command writes files and directories for its user alone (files 0600, directories 0700): a local
+instance holds table data, and its directory is also made 0700 by the instance itself for library users."""
+
+
 def main() -> None:
     """Entry point of the ``sleeper`` command."""
+    os.umask(PRIVATE_UMASK)
     sys.exit(run(sys.argv[1:]))

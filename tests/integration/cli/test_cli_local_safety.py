@@ -231,3 +231,19 @@ def should_make_an_existing_instance_private_when_it_is_opened(
     with caplog.at_level(logging.WARNING):
         assert run(["table", "list", "--json"]) == 0
     assert [r for r in caplog.records if str(instance) in r.getMessage()] == []
+
+
+def should_write_instance_files_for_their_owner_alone_from_the_sleeper_command(shared_parent: Path) -> None:
+    # Given the usual umask (022), when the sleeper command itself creates an instance and a table
+    directory = shared_parent / "instance"
+    schema = shared_parent / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    command = [sys.executable, "-c", "from sleeper.cli.main import main; main()", "--instance", str(directory)]
+    for args in (["instance", "create", "--id", "umask-instance"], ["table", "create", "t", "--schema", str(schema)]):
+        result = subprocess.run([*command, *args], capture_output=True, text=True, check=False)
+        assert result.returncode == 0, result.stderr
+    # Then every file it wrote is 0600 and every directory 0700: nothing is readable by group or others
+    written = [directory, *directory.rglob("*")]
+    assert any(p.name == "sleeper.db" for p in written)
+    shared = {str(p): oct(_mode(p)) for p in written if _mode(p) & 0o077}
+    assert shared == {}
