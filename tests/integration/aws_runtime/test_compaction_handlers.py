@@ -37,7 +37,7 @@ from sleeper.core.statestore.transactions import (
     ReplaceFileReferencesRequest,
     ReplaceFileReferencesTransaction,
 )
-from sleeper.core.trackers import (
+from sleeper.core.trackers.compaction import (
     CompactionJobCommitted,
     CompactionJobCreated,
     CompactionJobFailed,
@@ -45,10 +45,10 @@ from sleeper.core.trackers import (
     CompactionJobStarted,
     CompactionJobStatusType,
 )
+from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, write_bytes
 from sleeper.runtime.aws import AwsInstance, AwsTable
-from sleeper.runtime.aws_local import provision_emulated_instance
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event
 

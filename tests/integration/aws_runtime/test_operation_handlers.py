@@ -36,10 +36,11 @@ from sleeper.core import operations
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.trackers import IngestJobStatusType, QueryState
+from sleeper.core.trackers.ingest import IngestJobStatusType
+from sleeper.core.trackers.query import QueryState
+from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.io.filesystem import exists, list_files, resolve
 from sleeper.runtime.aws import AwsInstance, AwsTable
-from sleeper.runtime.aws_local import provision_emulated_instance
 from sleeper.runtime.aws_operations import ingest_batcher_store
 from sleeper.sketches import sketches_path
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
