@@ -16,7 +16,7 @@ import pytest
 from lambdas.compaction_task import IDLE_WAIT_ENV
 from sleeper.core import operations
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobFailed, CompactionJobStatusType
+from sleeper.core.trackers import CompactionJobCommitted, CompactionJobFailed, CompactionJobStatusType
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
 from sleeper.emulator.rounds import PumpRound

@@ -12,7 +12,7 @@ import pytest
 from sleeper.core import operations
 from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.operations import HandlerSpec, Trigger, TriggerKind
-from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobStatusType
+from sleeper.core.trackers import CompactionJobCommitted, CompactionJobStatusType
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import STREAM_RETRY_ATTEMPTS
 from tests.integration.aws_local import fake_handlers

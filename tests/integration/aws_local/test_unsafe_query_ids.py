@@ -16,7 +16,7 @@ from sleeper.adapters.memory.queue import InMemoryQueues
 from sleeper.core import operations
 from sleeper.core.jobs.paths import SAFE_ID_RULE, split_s3_path
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.trackers.query import QueryState
+from sleeper.core.trackers import QueryState
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
 from sleeper.ingest.standard import ingest_batches

@@ -37,7 +37,7 @@ from sleeper.core.statestore.transactions import (
     ReplaceFileReferencesRequest,
     ReplaceFileReferencesTransaction,
 )
-from sleeper.core.trackers.compaction import (
+from sleeper.core.trackers import (
     CompactionJobCommitted,
     CompactionJobCreated,
     CompactionJobFailed,

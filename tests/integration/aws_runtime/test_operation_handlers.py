@@ -36,8 +36,7 @@ from sleeper.core import operations
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.trackers.ingest import IngestJobStatusType
-from sleeper.core.trackers.query import QueryState
+from sleeper.core.trackers import IngestJobStatusType, QueryState
 from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.io.filesystem import exists, list_files, resolve
 from sleeper.runtime.aws import AwsInstance, AwsTable

@@ -20,7 +20,7 @@ from sleeper.adapters.aws.clients import emr_client
 from sleeper.core import operations
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.trackers.ingest import IngestJobStatusType
+from sleeper.core.trackers import IngestJobStatusType
 from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.runtime.aws import AwsInstance
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
