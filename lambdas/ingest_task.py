@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from lambdas._common import LOGGER, aws_instance, idle_wait_seconds
-from sleeper.core.trackers import TaskFinished, TaskStarted
+from sleeper.core.trackers.task import TaskFinished, TaskStarted
 from sleeper.ingest.job_runner import IngestJobRunner, QueueRunSummary, run_ingest_queue
 from sleeper.runtime.aws import AwsInstance
 

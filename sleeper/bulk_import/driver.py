@@ -29,7 +29,7 @@ from sleeper.bulk_import.runner import BulkImportOutcome, BulkImportResult, JobO
 from sleeper.bulk_import.spark_job import spark_session, write_with_spark
 from sleeper.bulk_import.validation import validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
-from sleeper.core.trackers import IngestJobFailed, IngestJobFinished, IngestJobStarted
+from sleeper.core.trackers.ingest import IngestJobFailed, IngestJobFinished, IngestJobStarted
 from sleeper.io.filesystem import FileSystemOptions
 
 if TYPE_CHECKING:

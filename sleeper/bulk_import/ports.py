@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from sleeper.core.trackers import IngestJobTracker
+from sleeper.core.trackers.ingest import IngestJobTracker
 from sleeper.statestore.tables import SleeperTable, TableLookup
 
 __all__ = ["BulkImportInstance", "BulkImportTable"]

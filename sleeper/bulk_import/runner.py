@@ -30,7 +30,7 @@ from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.trackers import IngestJobFailed, IngestJobFinished, IngestJobStarted, IngestJobValidated
+from sleeper.core.trackers.ingest import IngestJobFailed, IngestJobFinished, IngestJobStarted, IngestJobValidated
 from sleeper.io.filesystem import FileSystemOptions
 
 if TYPE_CHECKING:

@@ -39,7 +39,7 @@ from sleeper.bulk_import.ports import BulkImportInstance
 from sleeper.bulk_import.validation import validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.trackers import IngestJobFailed, IngestJobValidated
+from sleeper.core.trackers.ingest import IngestJobFailed, IngestJobValidated
 from sleeper.io.filesystem import FileSystemOptions
 
 __all__ = [

@@ -13,7 +13,7 @@ from rich.table import Table
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.query import Query, QueryProcessingConfig
 from sleeper.core.range import Region
-from sleeper.core.trackers import QueryState, TrackedQuery
+from sleeper.core.trackers.query import QueryState, TrackedQuery
 
 if TYPE_CHECKING:
     from sleeper.runtime.admin import AdminInstance, AdminTable

@@ -13,7 +13,7 @@ from sleeper.core.partition import Partition
 from sleeper.core.properties import TableProperties
 from sleeper.core.range import Range
 from sleeper.core.table import TableStatus
-from sleeper.core.trackers import IngestJobStatus
+from sleeper.core.trackers.ingest import IngestJobStatus
 
 if TYPE_CHECKING:
     from sleeper.runtime.admin import AdminTable

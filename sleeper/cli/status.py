@@ -10,7 +10,8 @@ from rich.table import Table
 from sleeper.cli import render
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.queue import Queue, QueueCounts
-from sleeper.core.trackers import CompactionJobStatus, TaskStatus
+from sleeper.core.trackers.compaction import CompactionJobStatus
+from sleeper.core.trackers.task import TaskStatus
 
 if TYPE_CHECKING:
     from sleeper.runtime.admin import AdminInstance

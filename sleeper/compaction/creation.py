@@ -68,7 +68,7 @@ from sleeper.core.statestore.transactions import (
     SplitFileReferenceRequest,
     SplitFileReferencesTransaction,
 )
-from sleeper.core.trackers import CompactionJobCreated, CompactionJobTracker
+from sleeper.core.trackers.compaction import CompactionJobCreated, CompactionJobTracker
 from sleeper.statestore.store import StateStore
 
 __all__ = [

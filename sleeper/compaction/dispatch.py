@@ -33,7 +33,7 @@ from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.properties.table import COMPACTION_JOB_SEND_RETRY_DELAY_SECS, COMPACTION_JOB_SEND_TIMEOUT_SECS
 from sleeper.core.queue import OutgoingMessage, Queue
 from sleeper.core.statestore.state import FilesState
-from sleeper.core.trackers import CompactionJobCreated, CompactionJobTracker
+from sleeper.core.trackers.compaction import CompactionJobCreated, CompactionJobTracker
 
 __all__ = ["BatchFileMissing", "DispatchOutcome", "DispatchResult", "dispatch_pending_batch"]
 

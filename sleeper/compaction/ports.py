@@ -8,7 +8,8 @@ from typing import Protocol
 # The queue of compaction jobs that tasks take, and of finished jobs awaiting a batched commit
 from sleeper.core.operations import COMPACTION_COMMIT_Q as COMPACTION_COMMIT_QUEUE
 from sleeper.core.operations import COMPACTION_JOB_Q as COMPACTION_JOB_QUEUE
-from sleeper.core.trackers import CompactionJobTracker, TaskTracker
+from sleeper.core.trackers.compaction import CompactionJobTracker
+from sleeper.core.trackers.task import TaskTracker
 from sleeper.statestore.tables import STATE_STORE_COMMITTER_QUEUE, SleeperInstance, SleeperTable
 
 __all__ = [

@@ -43,13 +43,8 @@ from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.queue import Message, Queue, QueueError
-from sleeper.core.trackers import (
-    CompactionJobFailed,
-    CompactionJobFinished,
-    CompactionJobStarted,
-    TaskFinished,
-    TaskStarted,
-)
+from sleeper.core.trackers.compaction import CompactionJobFailed, CompactionJobFinished, CompactionJobStarted
+from sleeper.core.trackers.task import TaskFinished, TaskStarted
 from sleeper.io.filesystem import FileSystemOptions
 
 __all__ = [

@@ -38,7 +38,7 @@ from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.operations import INGEST_JOB_Q as INGEST_JOB_QUEUE
 from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.statestore.state import input_files_hash
-from sleeper.core.trackers import IngestJobFailed, IngestJobFinished, IngestJobStarted, IngestJobValidated
+from sleeper.core.trackers.ingest import IngestJobFailed, IngestJobFinished, IngestJobStarted, IngestJobValidated
 from sleeper.ingest.ports import IngestInstance, IngestTable
 from sleeper.ingest.standard import DEFAULT_BUFFER_BYTES, IngestResult, ingest_batches
 from sleeper.io.arrow_schema import arrow_schema

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from sleeper.core.queue import Queue
-from sleeper.core.trackers import IngestJobTracker
+from sleeper.core.trackers.ingest import IngestJobTracker
 from sleeper.statestore.tables import SleeperTable, TableLookup
 
 __all__ = ["IngestInstance", "IngestTable"]

@@ -37,7 +37,7 @@ from sleeper.core.operations import QUERY_RESULTS_Q as QUERY_RESULTS_QUEUE
 from sleeper.core.query import LeafPartitionQuery, Query, QuerySerDe
 from sleeper.core.queue import Queue
 from sleeper.core.schema import Schema
-from sleeper.core.trackers import QueryState, QueryTracker, QueryUpdate
+from sleeper.core.trackers.query import QueryState, QueryTracker, QueryUpdate
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import FileSystemOptions, ensure_parent_dir, open_output, resolve
 from sleeper.query.executor import QueryableTable, output_fields, processing_config, run_leaf_query

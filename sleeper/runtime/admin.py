@@ -26,7 +26,10 @@ from sleeper.core.range import Region
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
 from sleeper.core.table import TableStatus
-from sleeper.core.trackers import CompactionJobTracker, IngestJobTracker, QueryTracker, TaskTracker
+from sleeper.core.trackers.compaction import CompactionJobTracker
+from sleeper.core.trackers.ingest import IngestJobTracker
+from sleeper.core.trackers.query import QueryTracker
+from sleeper.core.trackers.task import TaskTracker
 from sleeper.statestore.store import StateStore
 
 if TYPE_CHECKING:

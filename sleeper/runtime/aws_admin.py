@@ -28,7 +28,10 @@ from sleeper.core.properties import InstanceProperties, TableProperties, edited_
 from sleeper.core.queue import Queue, QueueNotFoundError
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
-from sleeper.core.trackers import CompactionJobTracker, IngestJobTracker, QueryTracker, TaskTracker
+from sleeper.core.trackers.compaction import CompactionJobTracker
+from sleeper.core.trackers.ingest import IngestJobTracker
+from sleeper.core.trackers.query import QueryTracker
+from sleeper.core.trackers.task import TaskTracker
 from sleeper.io.filesystem import delete_in_table
 from sleeper.runtime.admin import LocalOnlyError, OperationReport, PropertyChange
 from sleeper.runtime.aws import QUEUE_URL_PROPERTIES, AwsInstance, AwsRuntimeConfig, AwsTable

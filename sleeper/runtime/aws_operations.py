@@ -36,7 +36,7 @@ from sleeper.core.jobs.splitting import SplitPartitionJob
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.properties.instance_common import METRICS_NAMESPACE
 from sleeper.core.queue import QueueNotFoundError
-from sleeper.core.trackers import IngestJobFailed
+from sleeper.core.trackers.ingest import IngestJobFailed
 from sleeper.gc.collector import GcResult, run_garbage_collection
 from sleeper.gc.orphans import DeletedTablesSweepResult, OrphanSweepResult, sweep_deleted_tables, sweep_orphans
 from sleeper.ingest.task_creation import IngestTaskCreation, create_ingest_tasks

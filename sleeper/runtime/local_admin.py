@@ -17,7 +17,10 @@ from sleeper.core.properties.properties import validate_instance_update
 from sleeper.core.queue import Queue
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
-from sleeper.core.trackers import CompactionJobTracker, IngestJobTracker, QueryTracker, TaskTracker
+from sleeper.core.trackers.compaction import CompactionJobTracker
+from sleeper.core.trackers.ingest import IngestJobTracker
+from sleeper.core.trackers.query import QueryTracker
+from sleeper.core.trackers.task import TaskTracker
 from sleeper.io.exceptions import UnsafeDeleteError
 from sleeper.io.filesystem import delete_in_table, filesystem_path
 from sleeper.runtime.admin import AdminTable, EditableInstance, OperationReport, PropertyChange

@@ -42,7 +42,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sleeper.core.trackers import CompactionJobFailed, CompactionJobStatusType, IngestJobFailed
+from sleeper.core.trackers.compaction import CompactionJobFailed, CompactionJobStatusType
+from sleeper.core.trackers.ingest import IngestJobFailed
 
 if TYPE_CHECKING:
     from sleeper.runtime.local import LocalInstance

@@ -19,7 +19,7 @@ from sleeper.adapters.memory.trackers import (
     InMemoryQueryTracker,
     InMemoryTaskTracker,
 )
-from sleeper.core.trackers import (
+from sleeper.core.trackers.compaction import (
     CompactionJobCommitted,
     CompactionJobCreated,
     CompactionJobFinished,
@@ -27,19 +27,17 @@ from sleeper.core.trackers import (
     CompactionJobStatusType,
     CompactionJobTracker,
     CompactionJobUpdate,
+)
+from sleeper.core.trackers.ingest import (
     IngestJobFailed,
     IngestJobFinished,
     IngestJobStarted,
     IngestJobStatusType,
     IngestJobTracker,
     IngestJobValidated,
-    QueryState,
-    QueryTracker,
-    QueryUpdate,
-    TaskFinished,
-    TaskStarted,
-    TaskTracker,
 )
+from sleeper.core.trackers.query import QueryState, QueryTracker, QueryUpdate
+from sleeper.core.trackers.task import TaskFinished, TaskStarted, TaskTracker
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, 123456, tzinfo=UTC)
 BACKENDS = ["memory", "sqlite"]

@@ -20,7 +20,7 @@ from sleeper.core.partition import Partition, PartitionTree
 from sleeper.core.schema import Schema
 from sleeper.core.statestore.state import FilesState, PartitionsState
 from sleeper.core.statestore.transactions import LogType, TransactionSerDe
-from sleeper.core.trackers import CompactionJobStatusType, CompactionJobTracker
+from sleeper.core.trackers.compaction import CompactionJobStatusType, CompactionJobTracker
 from sleeper.statestore.log_head import FilesLogHead, PartitionsLogHead, StateStoreSettings
 from sleeper.statestore.ports import StateStoreBackend
 from sleeper.statestore.snapshots import SnapshotStore

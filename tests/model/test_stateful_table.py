@@ -66,7 +66,7 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.exceptions import PartitionNotFoundError
 from sleeper.core.statestore.transactions import LogType
 from sleeper.core.table import TableStatus
-from sleeper.core.trackers import CompactionJobStatusType
+from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.gc.collector import collect_garbage
 from sleeper.gc.orphans import sweep_orphans
 from sleeper.io.key_ranges import KeyBounds

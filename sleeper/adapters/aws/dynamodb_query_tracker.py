@@ -8,7 +8,7 @@ attributes Sleeper's own Python client polls. ``lastUpdateTimeIso`` and ``expiry
 
 A sub-query update is written only while the sub-query is unfinished (a condition on ``lastKnownState``), so a
 duplicate message cannot revert a finished sub-query or count it twice. After a sub-query finishes, the parent row
-is recomputed from a strongly consistent query of all the sub-queries (``sleeper.core.trackers.roll_up_parent``):
+is recomputed from a strongly consistent query of all the sub-queries (``sleeper.core.trackers.query.roll_up_parent``):
 whichever sub-query finishes last sees every other one finished, so the parent is always completed.
 """
 
@@ -24,7 +24,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sleeper.adapters.aws.exceptions import error_code, translate
 from sleeper.adapters.aws.resources import LAST_KNOWN_STATE, QUERY_EXPIRY_DATE, QUERY_ID, SUB_QUERY_ID
 from sleeper.core.naming import query_tracker_table_name
-from sleeper.core.trackers import (
+from sleeper.core.trackers.query import (
     PARENT_SUB_QUERY_ID,
     QUERY_TTL,
     QueryState,
@@ -77,7 +77,7 @@ def _order(row: TrackedQuery) -> tuple[str, bool, str]:
 
 
 class DynamoDBQueryTracker:
-    """Implements ``sleeper.core.trackers.QueryTracker`` in Sleeper's query tracker table.
+    """Implements ``sleeper.core.trackers.query.QueryTracker`` in Sleeper's query tracker table.
 
     Args:
         client: The DynamoDB client.

@@ -16,7 +16,7 @@ A job tracker (ingest or compaction) has two tables:
 A task tracker has one table, ``sleeper-<id>-<kind>-task-status``: hash ``TaskId``, range ``UpdateTime`` (epoch
 ms; moved on by a millisecond if two updates of a task are recorded in the same one).
 
-Every item also holds the update itself as JSON in ``UpdateBody`` (``sleeper.core.trackers.update_to_json``);
+Every item also holds the update itself as JSON in ``UpdateBody`` (``sleeper.core.trackers.serde.update_to_json``);
 statuses are derived from those bodies by the same functions the other adapters use. Items without a body (written
 by Java Sleeper) are skipped. Reads of the tables are strongly consistent; finding rejected ingest jobs reads the
 ``by-validation`` index, which is eventually consistent. DynamoDB removes expired items by itself.
@@ -46,8 +46,8 @@ from sleeper.adapters.aws.resources import (
     VALIDATION_INDEX,
 )
 from sleeper.core.naming import JobTrackerTableNames, task_tracker_table_name
-from sleeper.core.trackers import (
-    JOB_UPDATE_TTL,
+from sleeper.core.trackers.base import JOB_UPDATE_TTL
+from sleeper.core.trackers.compaction import (
     CompactionJobCommitted,
     CompactionJobCreated,
     CompactionJobFailed,
@@ -55,6 +55,9 @@ from sleeper.core.trackers import (
     CompactionJobStarted,
     CompactionJobStatus,
     CompactionJobUpdate,
+    compaction_job_statuses,
+)
+from sleeper.core.trackers.ingest import (
     IngestJobAddedFiles,
     IngestJobFailed,
     IngestJobFinished,
@@ -63,20 +66,17 @@ from sleeper.core.trackers import (
     IngestJobStatusType,
     IngestJobUpdate,
     IngestJobValidated,
-    TaskFinished,
-    TaskStarted,
-    TaskStatus,
-    TaskUpdate,
     ValidationResult,
-    compaction_job_statuses,
-    compaction_update_from_json,
     ingest_job_statuses,
+)
+from sleeper.core.trackers.serde import (
+    compaction_update_from_json,
     ingest_update_from_json,
-    task_statuses,
     task_update_from_json,
     update_to_json,
     update_type_name,
 )
+from sleeper.core.trackers.task import TaskFinished, TaskStarted, TaskStatus, TaskUpdate, task_statuses
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -332,7 +332,7 @@ class _JobUpdateStore(Generic[_J]):
 
 
 class DynamoDBIngestJobTracker:
-    """Implements ``sleeper.core.trackers.IngestJobTracker`` in Sleeper's ingest job tracker tables.
+    """Implements ``sleeper.core.trackers.ingest.IngestJobTracker`` in Sleeper's ingest job tracker tables.
 
     Args:
         client: The DynamoDB client.
@@ -404,7 +404,7 @@ class DynamoDBIngestJobTracker:
 
 
 class DynamoDBCompactionJobTracker:
-    """Implements ``sleeper.core.trackers.CompactionJobTracker`` in Sleeper's compaction job tracker tables.
+    """Implements ``sleeper.core.trackers.compaction.CompactionJobTracker`` in Sleeper's compaction job tracker tables.
 
     Args:
         client: The DynamoDB client.
@@ -466,7 +466,7 @@ class DynamoDBCompactionJobTracker:
 
 
 class DynamoDBTaskTracker:
-    """Implements ``sleeper.core.trackers.TaskTracker`` in a Sleeper task status table.
+    """Implements ``sleeper.core.trackers.task.TaskTracker`` in a Sleeper task status table.
 
     Args:
         client: The DynamoDB client.

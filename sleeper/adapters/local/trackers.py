@@ -14,30 +14,25 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from sleeper.adapters.local.sqlite import SqliteDatabase
-from sleeper.core.trackers import (
-    JOB_UPDATE_TTL,
+from sleeper.core.trackers.base import JOB_UPDATE_TTL
+from sleeper.core.trackers.compaction import CompactionJobStatus, CompactionJobUpdate, compaction_job_statuses
+from sleeper.core.trackers.ingest import IngestJobStatus, IngestJobStatusType, IngestJobUpdate, ingest_job_statuses
+from sleeper.core.trackers.query import (
     PARENT_SUB_QUERY_ID,
     QUERY_TTL,
-    CompactionJobStatus,
-    CompactionJobUpdate,
-    IngestJobStatus,
-    IngestJobStatusType,
-    IngestJobUpdate,
     QueryState,
     QueryUpdate,
-    TaskStatus,
-    TaskUpdate,
     TrackedQuery,
     apply_query_update,
-    compaction_job_statuses,
+)
+from sleeper.core.trackers.serde import (
     compaction_update_from_json,
-    ingest_job_statuses,
     ingest_update_from_json,
-    task_statuses,
     task_update_from_json,
     update_to_json,
     update_type_name,
 )
+from sleeper.core.trackers.task import TaskStatus, TaskUpdate, task_statuses
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tracker_job_updates (
@@ -152,7 +147,7 @@ class _SqliteJobTracker(Generic[_J, _S]):
 
 
 class SqliteIngestJobTracker:
-    """Implements ``sleeper.core.trackers.IngestJobTracker`` in a SQLite database.
+    """Implements ``sleeper.core.trackers.ingest.IngestJobTracker`` in a SQLite database.
 
     Args:
         db_path: The SQLite database file (shared with other adapters).
@@ -198,7 +193,7 @@ class SqliteIngestJobTracker:
 
 
 class SqliteCompactionJobTracker:
-    """Implements ``sleeper.core.trackers.CompactionJobTracker`` in a SQLite database.
+    """Implements ``sleeper.core.trackers.compaction.CompactionJobTracker`` in a SQLite database.
 
     Args:
         db_path: The SQLite database file (shared with other adapters).
@@ -240,7 +235,7 @@ class SqliteCompactionJobTracker:
 
 
 class SqliteTaskTracker:
-    """Implements ``sleeper.core.trackers.TaskTracker`` in a SQLite database.
+    """Implements ``sleeper.core.trackers.task.TaskTracker`` in a SQLite database.
 
     Args:
         db_path: The SQLite database file (shared with other adapters).
@@ -308,7 +303,7 @@ _QUERY_ORDER = "ORDER BY query_id, sub_query_id <> '-', sub_query_id"
 
 
 class SqliteQueryTracker:
-    """Implements ``sleeper.core.trackers.QueryTracker`` in a SQLite database.
+    """Implements ``sleeper.core.trackers.query.QueryTracker`` in a SQLite database.
 
     Args:
         db_path: The SQLite database file (shared with other adapters).

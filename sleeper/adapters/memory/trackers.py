@@ -6,32 +6,33 @@ import threading
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from sleeper.core.trackers import (
-    JOB_UPDATE_TTL,
-    PARENT_SUB_QUERY_ID,
-    QUERY_TTL,
+from sleeper.core.trackers.base import JOB_UPDATE_TTL
+from sleeper.core.trackers.compaction import (
     CompactionJobStatus,
     CompactionJobUpdate,
+    compaction_job_status,
+    compaction_job_statuses,
+)
+from sleeper.core.trackers.ingest import (
     IngestJobStatus,
     IngestJobStatusType,
     IngestJobUpdate,
-    QueryState,
-    QueryUpdate,
-    TaskStatus,
-    TaskUpdate,
-    TrackedQuery,
-    apply_query_update,
-    compaction_job_status,
-    compaction_job_statuses,
     ingest_job_status,
     ingest_job_statuses,
-    task_status,
-    task_statuses,
 )
+from sleeper.core.trackers.query import (
+    PARENT_SUB_QUERY_ID,
+    QUERY_TTL,
+    QueryState,
+    QueryUpdate,
+    TrackedQuery,
+    apply_query_update,
+)
+from sleeper.core.trackers.task import TaskStatus, TaskUpdate, task_status, task_statuses
 
 
 class InMemoryIngestJobTracker:
-    """Implements ``sleeper.core.trackers.IngestJobTracker`` in memory.
+    """Implements ``sleeper.core.trackers.ingest.IngestJobTracker`` in memory.
 
     Args:
         ttl: How long an update is kept (see ``delete_expired``).
@@ -81,7 +82,7 @@ class InMemoryIngestJobTracker:
 
 
 class InMemoryCompactionJobTracker:
-    """Implements ``sleeper.core.trackers.CompactionJobTracker`` in memory.
+    """Implements ``sleeper.core.trackers.compaction.CompactionJobTracker`` in memory.
 
     Args:
         ttl: How long an update is kept (see ``delete_expired``).
@@ -123,7 +124,7 @@ class InMemoryCompactionJobTracker:
 
 
 class InMemoryTaskTracker:
-    """Implements ``sleeper.core.trackers.TaskTracker`` in memory.
+    """Implements ``sleeper.core.trackers.task.TaskTracker`` in memory.
 
     Args:
         ttl: How long a task is kept.
@@ -157,7 +158,7 @@ class InMemoryTaskTracker:
 
 
 class InMemoryQueryTracker:
-    """Implements ``sleeper.core.trackers.QueryTracker`` in memory.
+    """Implements ``sleeper.core.trackers.query.QueryTracker`` in memory.
 
     Args:
         ttl: Time to live of a row after its last update.

@@ -22,15 +22,9 @@ from sleeper.adapters.aws.resources import (
     create_task_tracker_table,
 )
 from sleeper.core.naming import JobTrackerTableNames, query_tracker_table_name, task_tracker_table_name
-from sleeper.core.trackers import (
-    IngestJobStarted,
-    IngestJobStatusType,
-    IngestJobValidated,
-    QueryState,
-    QueryUpdate,
-    TaskFinished,
-    TaskStarted,
-)
+from sleeper.core.trackers.ingest import IngestJobStarted, IngestJobStatusType, IngestJobValidated
+from sleeper.core.trackers.query import QueryState, QueryUpdate
+from sleeper.core.trackers.task import TaskFinished, TaskStarted
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

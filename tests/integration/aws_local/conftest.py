@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sleeper.emulator.instance import EmulatedAwsInstance
+from sleeper.runtime.aws_local import EmulatedAwsInstance
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions import AddFilesTransaction, LogType, TransactionType
-from sleeper.core.trackers import QueryState
+from sleeper.core.trackers.query import QueryState
 from sleeper.ingest.job_runner import JobOutcome
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import list_files

@@ -18,7 +18,8 @@ from sleeper.core.operations import INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, QUERY_
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions import AddFilesTransaction
-from sleeper.core.trackers import IngestJobStatusType, QueryState
+from sleeper.core.trackers.ingest import IngestJobStatusType
+from sleeper.core.trackers.query import QueryState
 from sleeper.ingest.job_runner import JobOutcome
 from sleeper.io.filesystem import list_files
 from sleeper.runtime.aws import AwsInstance, AwsTable

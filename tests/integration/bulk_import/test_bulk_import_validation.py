@@ -11,7 +11,7 @@ import pytest
 from sleeper.bulk_import import JobOutcome, run_bulk_import, run_bulk_import_message, validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.trackers import IngestJobStatusType
+from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.runtime.local import LocalInstance
 
 pytestmark = pytest.mark.integration

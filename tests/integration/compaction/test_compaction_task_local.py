@@ -14,7 +14,7 @@ from sleeper.compaction.task import JobOutcome, TaskExit, TaskSettings, handle_c
 from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions import AssignJobIdRequest, AssignJobIdsTransaction
-from sleeper.core.trackers import CompactionJobStatusType
+from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.runtime.local import LocalInstance, LocalTable
 
 pytestmark = pytest.mark.integration

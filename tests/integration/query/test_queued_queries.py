@@ -15,7 +15,7 @@ from sleeper.cli.main import run
 from sleeper.core.query import Query, QuerySerDe
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.trackers import QueryState
+from sleeper.core.trackers.query import QueryState
 from sleeper.query.queued import handle_leaf_query_message, handle_query_message, parquet_publisher, results_path
 from sleeper.runtime.local import LocalInstance, LocalTable
 

@@ -32,7 +32,8 @@ from sleeper.core import faults
 from sleeper.core.faults import KILLED_EXIT_CODE, CrashPointReached
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.trackers import CompactionJobStatusType, IngestJobStatusType
+from sleeper.core.trackers.compaction import CompactionJobStatusType
+from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.gc.collector import run_garbage_collection
 from sleeper.gc.orphans import DEFAULT_ORPHAN_MIN_AGE, sweep_orphans
 from sleeper.runtime.faults_env import CRASH_AT_VARIABLE

@@ -28,13 +28,10 @@ from sleeper.batcher.exceptions import BatcherStoreError
 from sleeper.batcher.model import TrackedFile
 from sleeper.core.statestore.transactions import LogType, TransactionType
 from sleeper.core.table import TableStatus
-from sleeper.core.trackers import (
-    CompactionJobCreated,
-    IngestJobStarted,
-    QueryState,
-    QueryUpdate,
-    TaskStarted,
-)
+from sleeper.core.trackers.compaction import CompactionJobCreated
+from sleeper.core.trackers.ingest import IngestJobStarted
+from sleeper.core.trackers.query import QueryState, QueryUpdate
+from sleeper.core.trackers.task import TaskStarted
 from sleeper.statestore.ports import TransactionLogEntry
 
 pytestmark = pytest.mark.integration

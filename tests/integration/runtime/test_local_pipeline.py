@@ -11,7 +11,7 @@ import pytest
 
 from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.trackers import CompactionJobStatusType
+from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_handlers import default_handlers, drain_in_worker
 from sleeper.runtime.local_runner import LocalRunner

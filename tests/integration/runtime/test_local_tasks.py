@@ -25,7 +25,8 @@ from sleeper.cli.main import run
 from sleeper.core.faults import KILLED_EXIT_CODE
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.trackers import CompactionJobStatusType, IngestJobStarted, IngestJobStatusType
+from sleeper.core.trackers.compaction import CompactionJobStatusType
+from sleeper.core.trackers.ingest import IngestJobStarted, IngestJobStatusType
 from sleeper.runtime.faults_env import CRASH_AT_VARIABLE
 from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_runner import LocalRunner

@@ -19,7 +19,7 @@ from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.trackers import IngestJobStatusType
+from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.statestore.store import StateStore
 
 SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.STRING)], values=[Field("value", PrimitiveType.LONG)])

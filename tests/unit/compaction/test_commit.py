@@ -26,7 +26,7 @@ from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.jobs.compaction import CompactionJob, CompactionJobCommitRequest
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions import ReplaceFileReferencesTransaction, TransactionType
-from sleeper.core.trackers import CompactionJobStatusType
+from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.sketches import sketches_path
 from tests.unit.compaction.execution_fixtures import FakeInstance, FakeTable, new_table, utc_clock
 

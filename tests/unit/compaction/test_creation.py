@@ -37,7 +37,7 @@ from sleeper.core.statestore.transactions import (
     SplitFileReferenceRequest,
     SplitFileReferencesTransaction,
 )
-from sleeper.core.trackers import CompactionJobStatusType
+from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.statestore.store import StateStore
 from tests.unit.core.statestore.builders import PartitionsBuilder
 

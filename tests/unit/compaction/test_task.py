@@ -17,7 +17,7 @@ from sleeper.compaction.task import (
 from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.queue import Queue
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.trackers import CompactionJobStatusType
+from sleeper.core.trackers.compaction import CompactionJobStatusType
 from tests.unit.compaction.execution_fixtures import FakeInstance, FakeTable, instance_properties, new_table, utc_clock
 
 SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("value", PrimitiveType.LONG)])

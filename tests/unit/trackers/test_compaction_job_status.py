@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sleeper.core.trackers import (
+from sleeper.core.trackers.compaction import (
     CompactionJobCommitted,
     CompactionJobCreated,
     CompactionJobFailed,
@@ -14,13 +14,10 @@ from sleeper.core.trackers import (
     CompactionJobStarted,
     CompactionJobStatusType,
     CompactionJobUpdate,
-    TaskFinished,
-    TaskStarted,
     compaction_job_status,
     compaction_job_statuses,
-    task_status,
-    task_statuses,
 )
+from sleeper.core.trackers.task import TaskFinished, TaskStarted, task_status, task_statuses
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 

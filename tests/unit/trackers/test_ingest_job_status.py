@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sleeper.core.trackers import (
+from sleeper.core.trackers.base import TrackerError
+from sleeper.core.trackers.ingest import (
     IngestJobAddedFiles,
     IngestJobFailed,
     IngestJobFinished,
@@ -14,7 +15,6 @@ from sleeper.core.trackers import (
     IngestJobStatusType,
     IngestJobUpdate,
     IngestJobValidated,
-    TrackerError,
     ValidationResult,
     ingest_job_status,
     ingest_job_statuses,

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sleeper.core.trackers import (
+from sleeper.core.trackers.query import (
     PARENT_SUB_QUERY_ID,
     QueryState,
     QueryUpdate,

@@ -7,25 +7,28 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from sleeper.core.exceptions import SerDeError
-from sleeper.core.trackers import (
+from sleeper.core.trackers.compaction import (
     CompactionJobCommitted,
     CompactionJobCreated,
     CompactionJobFailed,
     CompactionJobFinished,
     CompactionJobStarted,
+)
+from sleeper.core.trackers.ingest import (
     IngestJobAddedFiles,
     IngestJobFailed,
     IngestJobFinished,
     IngestJobStarted,
     IngestJobValidated,
-    TaskFinished,
-    TaskStarted,
+)
+from sleeper.core.trackers.serde import (
     compaction_update_from_json,
     ingest_update_from_json,
     task_update_from_json,
     update_to_json,
     update_type_name,
 )
+from sleeper.core.trackers.task import TaskFinished, TaskStarted
 
 T = datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
 IDS = {"job_id": "job-1", "table_id": "table-1", "update_time": T, "job_run_id": "run-1", "task_id": "task-1"}
