@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from sleeper.core.exceptions import TableNotFoundError
-from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.aws import AwsInstance, AwsRuntimeConfig
 
 LOGGER = logging.getLogger("lambdas")
-_instance: AwsInstance | None = None
+_given: AwsInstance | None = None
+_from_environment: AwsInstance | None = None
 
 IDLE_WAIT_ENV = "SLEEPER_TASK_IDLE_WAIT_SECONDS"
 """Caps how long a container task waits for a job before it stops (seconds, a number of at least 0): the emulated
@@ -38,17 +39,31 @@ def idle_wait_seconds(environ: Mapping[str, str] | None = None) -> float | None:
 
 
 def aws_instance() -> AwsInstance:
-    """The instance the environment names, built once per process (reused by warm invocations)."""
-    global _instance
-    if _instance is None:
-        _instance = AwsInstance.from_environment()
-    return _instance
+    """The instance given to :func:`use_instance`, else the one the environment names (``CONFIG_BUCKET``, or
+    ``SLEEPER_INSTANCE_ID`` with ``SLEEPER_ACCOUNT``, the region and any ``AWS_ENDPOINT_URL``).
+
+    The instance from the environment is built once per process and reused by warm invocations for as long as the
+    environment names the same instance (a process running the handlers of several instances, as an emulator's
+    tests do, gets each invocation's own).
+
+    Raises:
+        AwsRuntimeConfigError: If no instance was given and the environment does not say where the instance is.
+    """
+    global _from_environment
+    if _given is not None:
+        return _given
+    config = AwsRuntimeConfig.from_environment()
+    if _from_environment is None or _from_environment.config != config:
+        _from_environment = AwsInstance(config)
+    return _from_environment
 
 
 def use_instance(instance: AwsInstance | None) -> None:
-    """Makes the handlers use an instance (None: the environment's again), e.g. in a container or a test."""
-    global _instance
-    _instance = instance
+    """Makes the handlers use an instance (None: the environment's again, read anew), e.g. in a container or a
+    test."""
+    global _given, _from_environment
+    _given = instance
+    _from_environment = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ import typer
 from sleeper.cli import common
 
 if TYPE_CHECKING:
-    from sleeper.runtime.aws_local import EmulatedAwsInstance
+    from sleeper.emulator.instance import EmulatedAwsInstance
 
 __all__ = ["aws_local_app", "register", "up"]
 
@@ -58,7 +58,7 @@ def up(
     interval: Annotated[float, typer.Option("--interval", help="Seconds between idle pump rounds.")] = 1.0,
 ) -> None:
     """Start an emulated AWS instance and deliver what AWS would to it, in the foreground until stopped."""
-    from sleeper.runtime.aws_local import load_properties_file, serve
+    from sleeper.emulator.instance import load_properties_file, serve
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     values = load_properties_file(properties) if properties is not None else None

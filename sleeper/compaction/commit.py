@@ -45,15 +45,11 @@ from sleeper.core.statestore.exceptions import (
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.state import FilesState
 from sleeper.core.statestore.transactions import ReplaceFileReferencesRequest, ReplaceFileReferencesTransaction
-from sleeper.core.trackers.compaction import (
-    CompactionJobCommitted,
-    CompactionJobFailed,
-    CompactionJobStatusType,
-    CompactionJobTracker,
-)
+from sleeper.core.trackers.compaction import CompactionJobStatusType, CompactionJobTracker
 from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolve
 from sleeper.sketches import sketches_path
 from sleeper.statestore.committer import send_commit_request
+from sleeper.statestore.follower import record_compaction_committed, record_compaction_failed, was_committed
 
 __all__ = [
     "CommitBatchResult",
@@ -260,11 +256,7 @@ def commit_job(
         table.state_store.commit(transaction)
     except _NOT_ASSIGNED_ERRORS as e:
         return _refused(job, table, request, str(e), tracker, clock, filesystem, options)
-    tracker.record(
-        CompactionJobCommitted(
-            job_id=job.job_id, table_id=table.table_id, update_time=clock(), job_run_id=job_run_id, task_id=task_id
-        )
-    )
+    record_compaction_committed(tracker, table.table_id, request, clock())
     return CommitOutcome.COMMITTED, ""
 
 
@@ -295,16 +287,7 @@ def _refused(
     else:
         delete_output(job.output_file, data_prefix=table.data_prefix, filesystem=filesystem, options=options)
         outcome, why = CommitOutcome.REJECTED, f"commit refused, output deleted: {reason}"
-    tracker.record(
-        CompactionJobFailed(
-            job_id=job.job_id,
-            table_id=table.table_id,
-            update_time=clock(),
-            job_run_id=request.job_run_id,
-            task_id=request.task_id,
-            reasons=(why,),
-        )
-    )
+    record_compaction_failed(tracker, table.table_id, request, why, clock())
     return outcome, why
 
 
@@ -346,12 +329,6 @@ class CommitBatchResult:
     failed: tuple[tuple[str, str, str], ...] = ()
     invalid_messages: tuple[tuple[str, str], ...] = field(default=())
     transactions: int = 0
-
-
-def was_committed(tracker: CompactionJobTracker, job_id: str) -> bool:
-    """Whether the tracker records a commit of any run of the job (so a refused duplicate is not a failure)."""
-    status = tracker.job(job_id)
-    return status is not None and any(run.commit_time is not None for run in status.runs)
 
 
 def apply_compaction_commits(
@@ -409,15 +386,7 @@ def apply_compaction_commits(
         now = clock()
         for job in done:
             committed.append((table_id, job.job_id))
-            tracker.record(
-                CompactionJobCommitted(
-                    job_id=job.job_id,
-                    table_id=table_id,
-                    update_time=now,
-                    job_run_id=job.job_run_id,
-                    task_id=job.task_id,
-                )
-            )
+            record_compaction_committed(tracker, table_id, job, now)
         for job, reason in refused:
             failed.append((table_id, job.job_id, reason))
             _record_failed(tracker, table_id, job, reason, clock)
@@ -481,16 +450,7 @@ def _commit_table(
 def _record_failed(
     tracker: CompactionJobTracker, table_id: str, job: ReplaceFileReferencesRequest, reason: str, clock: Clock
 ) -> None:
-    tracker.record(
-        CompactionJobFailed(
-            job_id=job.job_id,
-            table_id=table_id,
-            update_time=clock(),
-            job_run_id=job.job_run_id,
-            task_id=job.task_id,
-            reasons=(reason,),
-        )
-    )
+    record_compaction_failed(tracker, table_id, job, reason, clock())
 
 
 def handle_commit_messages(

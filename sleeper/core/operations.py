@@ -445,7 +445,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=STATESTORE_COMMITTER,
         handler="lambdas.statestore_committer:handler",
-        runs="sleeper.statestore.committer:apply_commit_requests",
+        runs="sleeper.statestore.committer:handle_commit_request",
         description="Applies state store commit requests, refreshing each table once per batch",
         trigger=Trigger.sqs(STATE_STORE_COMMITTER_Q, batch_size=10),
         memory_mb=4096,

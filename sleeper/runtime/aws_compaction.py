@@ -32,30 +32,23 @@ from typing import Any
 
 from sleeper.adapters.aws.dynamodb_stream import TransactionStreamRecord, transaction_stream_records
 from sleeper.adapters.aws.launchers.ecs import compaction_task_launcher
-from sleeper.compaction.commit import CommitBatchResult, apply_compaction_commits, was_committed
+from sleeper.compaction.commit import CommitBatchResult, apply_compaction_commits
 from sleeper.compaction.creation import CompactionJobCreationResult, create_compaction_jobs
 from sleeper.compaction.dispatch import BatchFileMissing, DispatchResult, dispatch_pending_batch
 from sleeper.compaction.task import CompactionJobRunner, TaskSettings, TaskSummary, run_compaction_task
 from sleeper.compaction.task_creation import CompactionTaskCreation, create_compaction_tasks
 from sleeper.core import operations
-from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.compaction import CompactionJobCommitRequest
 from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.properties.instance_compaction import COMPACTION_TRACKER_ASYNC_COMMIT_UPDATES_ENABLED
 from sleeper.core.statestore.transactions import (
-    AddFilesTransaction,
     LogType,
-    ReplaceFileReferencesTransaction,
-    Transaction,
     TransactionType,
     log_type_of,
 )
-from sleeper.core.trackers.compaction import CompactionJobCommitted
-from sleeper.core.trackers.ingest import IngestJobAddedFiles
 from sleeper.io.exceptions import MissingFileError
 from sleeper.io.filesystem import delete, read_bytes
 from sleeper.runtime.aws import AwsInstance
-from sleeper.statestore.ports import TransactionLogEntry
+from sleeper.statestore.follower import follow_log_entry
 
 __all__ = [
     "CommitBatcherOutcome",
@@ -218,15 +211,8 @@ class FollowerOutcome:
 
 
 def follow_transactions(instance: AwsInstance, records: Sequence[TransactionStreamRecord]) -> FollowerOutcome:
-    """Updates the job trackers from the transactions that landed in a files log, in stream order.
-
-    * REPLACE_FILE_REFERENCES: each job is recorded committed at the transaction's time, unless the tracker already
-      records a commit of it (a synchronous commit, the commit batcher, or a record delivered again). A transaction
-      is validated against the state before it when it is appended, so every job in the log was applied. Skipped
-      when ``sleeper.compaction.tracker.async.commit.updates.enabled`` is false.
-    * ADD_FILES of a job run the ingest tracker knows (the transaction names the run): the run is recorded as having
-      its files added, once. That completes a run that reported its files as committed separately; it changes
-      nothing for a run already finished (ingest commits its files itself, naming no run, so it is not followed).
+    """Updates the job trackers from the transactions that landed in a files log, in stream order, by the rules of
+    :mod:`sleeper.statestore.follower` (the same the local runtime follows).
 
     A record that cannot be followed (the table's transaction body cannot be read, a tracker cannot be reached)
     stops the batch there: the stream is retried from it. Records of deleted tables, of the partitions log, that are
@@ -235,7 +221,6 @@ def follow_transactions(instance: AwsInstance, records: Sequence[TransactionStre
     compactions: list[str] = []
     ingests: list[str] = []
     skipped: list[tuple[str, str]] = []
-    track_compactions = instance.properties.get_bool(COMPACTION_TRACKER_ASYNC_COMMIT_UPDATES_ENABLED)
     for record in records:
         entry = record.entry
         if entry is None or record.table_id is None:
@@ -247,15 +232,7 @@ def follow_transactions(instance: AwsInstance, records: Sequence[TransactionStre
             skipped.append((record.sequence_number, f"{entry.transaction_type.value} is not a job commit"))
             continue
         try:
-            transaction = _read(instance, record.table_id, entry)
-            if transaction is None:
-                skipped.append((record.sequence_number, f"table {record.table_id} does not exist"))
-                continue
-            if isinstance(transaction, ReplaceFileReferencesTransaction):
-                if track_compactions:
-                    compactions.extend(_track_compactions(instance, record.table_id, transaction, entry))
-            elif isinstance(transaction, AddFilesTransaction):
-                ingests.extend(_track_added_files(instance, record.table_id, transaction, entry))
+            followed = follow_log_entry(instance, record.table_id, entry)
         except Exception:
             _LOG.exception("following transaction %d of table %s failed", entry.transaction_number, record.table_id)
             return FollowerOutcome(
@@ -264,6 +241,11 @@ def follow_transactions(instance: AwsInstance, records: Sequence[TransactionStre
                 ingest_file_commits=tuple(ingests),
                 skipped=tuple(skipped),
             )
+        if followed is None:
+            skipped.append((record.sequence_number, f"table {record.table_id} does not exist"))
+            continue
+        compactions.extend(followed.compaction_commits)
+        ingests.extend(followed.ingest_file_commits)
     return FollowerOutcome(
         compaction_commits=tuple(compactions), ingest_file_commits=tuple(ingests), skipped=tuple(skipped)
     )
@@ -273,60 +255,3 @@ def follow_stream_event(instance: AwsInstance, event: Mapping[str, Any]) -> Foll
     """Follows the records of a DynamoDB stream event of the files log, as Lambda delivers it (see
     :func:`follow_transactions`)."""
     return follow_transactions(instance, transaction_stream_records(event))
-
-
-def _read(instance: AwsInstance, table_id: str, entry: TransactionLogEntry) -> Transaction | None:
-    try:
-        store = instance.table_by_id(table_id).state_store
-    except TableNotFoundError:
-        return None
-    body = entry.body if entry.body is not None else store.body_store.load(entry.body_key or "")
-    return store.serde.from_json(entry.transaction_type, body)
-
-
-def _track_compactions(
-    instance: AwsInstance, table_id: str, transaction: ReplaceFileReferencesTransaction, entry: TransactionLogEntry
-) -> list[str]:
-    tracker = instance.compaction_job_tracker
-    recorded: list[str] = []
-    for job in transaction.jobs:
-        if was_committed(tracker, job.job_id):
-            continue
-        tracker.record(
-            CompactionJobCommitted(
-                job_id=job.job_id,
-                table_id=table_id,
-                update_time=entry.update_time,
-                job_run_id=job.job_run_id,
-                task_id=job.task_id,
-            )
-        )
-        recorded.append(job.job_id)
-    return recorded
-
-
-def _track_added_files(
-    instance: AwsInstance, table_id: str, transaction: AddFilesTransaction, entry: TransactionLogEntry
-) -> list[str]:
-    if transaction.job_id is None or transaction.job_run_id is None:
-        return []
-    tracker = instance.ingest_job_tracker
-    status = tracker.job(transaction.job_id)
-    if status is None:
-        return []
-    run = next((r for r in status.runs if r.job_run_id == transaction.job_run_id), None)
-    if run is None:
-        return []
-    if any(isinstance(u, IngestJobAddedFiles) for u in run.updates):
-        return []
-    tracker.record(
-        IngestJobAddedFiles(
-            job_id=transaction.job_id,
-            table_id=table_id,
-            update_time=entry.update_time,
-            job_run_id=transaction.job_run_id,
-            task_id=transaction.task_id,
-            file_count=len(transaction.files),
-        )
-    )
-    return [transaction.job_id]

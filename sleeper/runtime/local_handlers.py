@@ -14,13 +14,10 @@ from sleeper.batcher.job_creator import IngestBatcher, route_bulk_import_to
 from sleeper.batcher.submitter import IngestBatcherSubmitter, handle_submit_message
 from sleeper.bulk_import.runner import JobOutcome as BulkImportOutcome
 from sleeper.bulk_import.runner import run_bulk_import_message
-from sleeper.compaction.commit import was_committed
 from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.compaction.task import handle_commit_message, handle_compaction_job_message
 from sleeper.core import operations
 from sleeper.core.operations import BULK_IMPORT_JOB_Q as BULK_IMPORT_QUEUE
-from sleeper.core.statestore.transactions import ReplaceFileReferencesTransaction
-from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobFailed
 from sleeper.gc.collector import run_garbage_collection
 from sleeper.gc.orphans import sweep_deleted_tables, sweep_orphans
 from sleeper.ingest.job_runner import INGEST_JOB_QUEUE, IngestJobRunner, JobOutcome
@@ -38,7 +35,7 @@ from sleeper.runtime.local_runner import Handler, LocalRunner, RoundSummary
 from sleeper.runtime.local_tasks import local_task, owned_directory
 from sleeper.splitting.finder import run_find_partitions_to_split
 from sleeper.splitting.splitter import run_split_job_message
-from sleeper.statestore.committer import CommitStatus, CommitterResult, apply_commit_requests
+from sleeper.statestore.committer import handle_commit_request
 from sleeper.statestore.upkeep import create_snapshot, delete_old_snapshots, delete_old_transactions
 
 __all__ = ["BULK_IMPORT_QUEUE", "default_handlers", "drain_in_worker"]
@@ -112,52 +109,6 @@ def _compaction_commit(instance: LocalInstance, body: str) -> str:
     return handle_commit_message(instance, body)
 
 
-def _state_store_commit(instance: LocalInstance, body: str) -> str:
-    (result,) = apply_commit_requests([body], lambda table_id: instance.table_by_id(table_id).state_store)
-    _track_compaction_commit(instance, result)
-    if result.status is CommitStatus.RETRY:
-        raise RuntimeError(f"state store commit for table {result.table_id} to be retried: {result.reason}")
-    kind = result.transaction.TYPE.value if result.transaction is not None else "commit request"
-    if result.status is CommitStatus.COMMITTED:
-        return f"table {result.table_id}: {kind} committed as transaction {result.transaction_number}"
-    return f"table {result.table_id}: {kind} {result.status.value.lower()}: {result.reason}"
-
-
-def _track_compaction_commit(instance: LocalInstance, result: CommitterResult) -> None:
-    """Records compaction commits in the tracker, as Sleeper's state store follower does for the async committer."""
-    transaction = result.transaction
-    if not isinstance(transaction, ReplaceFileReferencesTransaction) or result.table_id is None:
-        return
-    now = datetime.now(tz=UTC)
-    tracker = instance.compaction_job_tracker
-    skipped = {job.job_id: reason for job, reason in result.skipped_jobs}
-    for job in transaction.jobs:
-        if result.status is CommitStatus.COMMITTED and job.job_id not in skipped:
-            tracker.record(
-                CompactionJobCommitted(
-                    job_id=job.job_id,
-                    table_id=result.table_id,
-                    update_time=now,
-                    job_run_id=job.job_run_id,
-                    task_id=job.task_id,
-                )
-            )
-        elif result.status in (CommitStatus.COMMITTED, CommitStatus.REJECTED) and not was_committed(
-            tracker, job.job_id
-        ):
-            # A refused duplicate of a job committed before changes nothing, so it is not a failure of the job
-            tracker.record(
-                CompactionJobFailed(
-                    job_id=job.job_id,
-                    table_id=result.table_id,
-                    update_time=now,
-                    job_run_id=job.job_run_id,
-                    task_id=job.task_id,
-                    reasons=(skipped.get(job.job_id) or result.reason or "rejected",),
-                )
-            )
-
-
 def _query(instance: LocalInstance, body: str) -> str:
     outcome = handle_query_message(
         body, tables=instance, leaf_queue=instance.queue(LEAF_PARTITION_QUERY_QUEUE), tracker=instance.query_tracker
@@ -229,7 +180,7 @@ def default_handlers() -> dict[str, Handler]:
         BULK_IMPORT_QUEUE: _bulk_import_job,
         operations.FIND_PARTITIONS_TO_SPLIT_Q: _find_partitions_to_split,
         operations.PARTITION_SPLITTING_JOB_Q: _split_partition,
-        operations.STATE_STORE_COMMITTER_Q: _state_store_commit,
+        operations.STATE_STORE_COMMITTER_Q: handle_commit_request,
         operations.COMPACTION_JOB_CREATION_Q: _compaction_job_creation,
         operations.COMPACTION_JOB_Q: _compaction_job,
         operations.COMPACTION_COMMIT_Q: _compaction_commit,

@@ -13,6 +13,7 @@ import hashlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import Enum
 
 from sleeper.core.exceptions import SleeperError, TableNotFoundError
@@ -25,9 +26,19 @@ from sleeper.core.statestore.transactions import (
     ReplaceFileReferencesTransaction,
     Transaction,
 )
+from sleeper.statestore.follower import TrackedInstance, follow_in
 from sleeper.statestore.store import StateStore
 
-__all__ = ["CommitStatus", "CommitterResult", "apply_commit_requests", "committer_sender", "send_commit_request"]
+__all__ = [
+    "CommitRetryError",
+    "CommitStatus",
+    "CommitterResult",
+    "apply_commit_requests",
+    "committer_sender",
+    "follow_result",
+    "handle_commit_request",
+    "send_commit_request",
+]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -82,6 +93,48 @@ def send_commit_request(queue: Queue, request: StateStoreCommitRequest) -> None:
 def committer_sender(queue: Queue) -> Callable[[StateStoreCommitRequest], None]:
     """A function that sends commit requests to the committer's queue (see :func:`send_commit_request`)."""
     return lambda request: send_commit_request(queue, request)
+
+
+class CommitRetryError(SleeperError):
+    """A commit request could not be applied now (the store could not be reached, every attempt collided, its body
+    could not be read): the message is to be delivered again."""
+
+
+def handle_commit_request(instance: TrackedInstance, body: str) -> str:
+    """The committer's entry point for one ``StateStoreCommitterQ.fifo`` message, in either runtime: applies it and
+    records in the job trackers what it did (:mod:`sleeper.statestore.follower`).
+
+    Returns:
+        A line for the log (a committed, rejected or unreadable request is finished with).
+
+    Raises:
+        CommitRetryError: If the request is to be delivered again.
+    """
+    (result,) = apply_commit_requests([body], lambda table_id: instance.table_by_id(table_id).state_store)
+    follow_result(instance, result)
+    if result.status is CommitStatus.RETRY:
+        raise CommitRetryError(f"state store commit for table {result.table_id} to be retried: {result.reason}")
+    kind = result.transaction.TYPE.value if result.transaction is not None else "commit request"
+    if result.status is CommitStatus.COMMITTED:
+        return f"table {result.table_id}: {kind} committed as transaction {result.transaction_number}"
+    return f"table {result.table_id}: {kind} {result.status.value.lower()}: {result.reason}"
+
+
+def follow_result(instance: TrackedInstance, result: CommitterResult) -> None:
+    """Records a committed or rejected request's jobs in the trackers (see :mod:`sleeper.statestore.follower`)."""
+    if result.transaction is None or result.table_id is None:
+        return
+    if result.status not in (CommitStatus.COMMITTED, CommitStatus.REJECTED):
+        return
+    follow_in(
+        instance,
+        result.table_id,
+        result.transaction,
+        datetime.now(tz=UTC),
+        committed=result.status is CommitStatus.COMMITTED,
+        reason=result.reason,
+        skipped_jobs={job.job_id: reason for job, reason in result.skipped_jobs},
+    )
 
 
 def apply_commit_requests(bodies: Sequence[str], state_store_for: Callable[[str], StateStore]) -> list[CommitterResult]:

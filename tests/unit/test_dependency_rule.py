@@ -44,6 +44,13 @@ def _sub(name: str) -> str:
 
 STDLIB = set(sys.stdlib_module_names)
 
+EMULATOR_MAY_IMPORT = ("sleeper.core", "sleeper.adapters.aws", "sleeper.runtime.aws", "sleeper.emulator")
+"""What the emulated AWS instance (``sleeper.emulator``) builds on."""
+
+
+def _within(name: str, packages: tuple[str, ...]) -> bool:
+    return any(name == package or name.startswith(package + ".") for package in packages)
+
 
 def _violations() -> list[str]:
     problems: list[str] = []
@@ -78,12 +85,22 @@ def _violations() -> list[str]:
                 other = target.removeprefix("sleeper.")
                 if other in FEATURES and other != own:
                     problems.append(f"{module} imports {imported}: feature packages never import each other")
-            if area == "sleeper.adapters" and target in ("sleeper.runtime", "sleeper.cli"):
+            if area == "sleeper.adapters" and target in ("sleeper.runtime", "sleeper.cli", "sleeper.emulator"):
                 problems.append(f"{module} imports {imported}: adapters never import the runtime or the CLI")
-        if not module.startswith(("sleeper.runtime", "sleeper.cli")):
+            if area == "sleeper.emulator" and top == "sleeper" and not _within(imported, EMULATOR_MAY_IMPORT):
+                problems.append(
+                    f"{module} imports {imported}: the emulator imports only core, the AWS adapters and the AWS runtime"
+                )
+            if target == "sleeper.emulator" and area not in ("sleeper.emulator", "sleeper.cli"):
+                problems.append(f"{module} imports {imported}: only the CLI imports the emulator")
+            if top == "lambdas":
+                problems.append(
+                    f"{module} imports {imported}: handlers are loaded by their registry name, not imported"
+                )
+        if not module.startswith(("sleeper.runtime", "sleeper.cli", "sleeper.emulator")):
             text = path.read_text()
             if "os.environ" in text or "os.getenv" in text:
-                problems.append(f"{module} reads the environment: only sleeper.runtime and the CLI may")
+                problems.append(f"{module} reads the environment: only sleeper.runtime, the emulator and the CLI may")
     return problems
 
 
@@ -94,6 +111,28 @@ def _stack_violations() -> list[str]:
         for imported in _imports(path):
             if _top(imported) == "sleeper" and _sub(imported) != "sleeper.core":
                 problems.append(f"{path.relative_to(ROOT)} imports {imported}: stacks import only sleeper.core")
+    return problems
+
+
+def _import_path_edits() -> list[str]:
+    """Uses of ``sys.path`` in the code that is deployed or run (the package, the handlers, the stacks, the
+    containers): each finds its modules as installed, as Lambda and the containers do."""
+    paths = [ROOT / "app.py"]
+    for folder in ("sleeper", "lambdas", "stacks", "containers"):
+        paths.extend(sorted((ROOT / folder).rglob("*.py")))
+    problems = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            uses_path = (
+                isinstance(node, ast.Attribute)
+                and node.attr == "path"
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "sys"
+            ) or (
+                isinstance(node, ast.ImportFrom) and node.module == "sys" and any(a.name == "path" for a in node.names)
+            )
+            if uses_path:
+                problems.append(f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)} uses sys.path")
     return problems
 
 
@@ -124,3 +163,34 @@ def should_detect_a_violation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     problems = _violations()
     # Then the import is reported
     assert problems == ["sleeper.core.bad (core) imports pyarrow: core is standard library only"]
+
+
+def should_find_modules_as_installed_without_editing_the_import_path() -> None:
+    # Given the package, the handlers, the stacks and the containers' scripts
+    # When they are searched for uses of sys.path
+    problems = _import_path_edits()
+    # Then there are none
+    assert problems == []
+
+
+def should_detect_violations_of_the_emulator_boundary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a runtime module importing the emulator, and an emulator module importing the local runtime and a handler
+    for folder, name, text in (
+        ("runtime", "router.py", "from sleeper.emulator.pump import Pump\n"),
+        ("emulator", "bad.py", "import sleeper.runtime.local\nfrom lambdas._common import use_instance\n"),
+        ("emulator", "good.py", "from sleeper.runtime.aws import AwsInstance\nfrom sleeper.adapters.aws import x\n"),
+        ("cli", "aws_local.py", "from sleeper.emulator.instance import serve\n"),
+    ):
+        (tmp_path / "sleeper" / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "sleeper" / folder / name).write_text(text)
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path / "sleeper")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    # When checked
+    problems = _violations()
+    # Then the emulator's imports beyond core and the AWS runtime and adapters, and the runtime's of it, are reported
+    assert problems == [
+        "sleeper.emulator.bad imports sleeper.runtime.local: the emulator imports only core, the AWS adapters and the "
+        "AWS runtime",
+        "sleeper.emulator.bad imports lambdas._common: handlers are loaded by their registry name, not imported",
+        "sleeper.runtime.router imports sleeper.emulator.pump: only the CLI imports the emulator",
+    ]

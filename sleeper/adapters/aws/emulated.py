@@ -1,4 +1,4 @@
-"""What an emulated AWS instance (``sleeper.runtime.aws_local``) needs from AWS beyond the runtime's adapters: the
+"""What an emulated AWS instance (``sleeper.emulator``) needs from AWS beyond the runtime's adapters: the
 resources a deployment creates that the runtime only reads (ECS clusters and task definitions, the EMR Serverless
 application, EventBridge rules), and what the AWS services themselves do with them, which an emulator (a moto
 server) only records: SQS event source mappings receiving batches for Lambda, ECS tasks started by ``RunTask``, EMR

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sleeper.runtime.aws_local import EmulatedAwsInstance
+from sleeper.emulator.instance import EmulatedAwsInstance
 
 
 @pytest.fixture(scope="module")

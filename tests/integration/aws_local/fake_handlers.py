@@ -49,3 +49,23 @@ def stream(event: Mapping[str, Any], context: object = None) -> dict[str, list[d
         sequence = str(records[FAIL_STREAM_RECORD_AT.pop(0)]["dynamodb"]["SequenceNumber"])
         return {"batchItemFailures": [{"itemIdentifier": sequence}]}
     return {"batchItemFailures": []}
+
+
+SEEN_INSTANCES: list[dict[str, str | None]] = []
+"""What the stand-in handler ``located`` saw of where the instance is, per invocation."""
+
+
+def located(event: Mapping[str, Any], context: object = None) -> dict[str, list[dict[str, str]]]:
+    """Records the instance the handlers' ``aws_instance()`` finds, and the environment it was found from."""
+    from lambdas._common import aws_instance
+
+    config = aws_instance().config
+    SEEN_INSTANCES.append(
+        {
+            "config_bucket": config.config_bucket,
+            "endpoint": config.settings.endpoint_url,
+            "CONFIG_BUCKET": os.environ.get("CONFIG_BUCKET"),
+            "AWS_ENDPOINT_URL": os.environ.get("AWS_ENDPOINT_URL"),
+        }
+    )
+    return {"batchItemFailures": []}

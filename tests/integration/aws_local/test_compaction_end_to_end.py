@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from sleeper.runtime.aws_local import EmulatedAwsInstance, Pump, PumpRound
 
 from lambdas.compaction_task import IDLE_WAIT_ENV
 from sleeper.core import operations
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobFailed, CompactionJobStatusType
+from sleeper.emulator.instance import EmulatedAwsInstance
+from sleeper.emulator.pump import Pump
+from sleeper.emulator.rounds import PumpRound
 from sleeper.ingest.standard import ingest_batches
 from sleeper.runtime.aws import AwsInstance, AwsTable
 

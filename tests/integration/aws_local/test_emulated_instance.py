@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import configparser
 import json
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,10 @@ from sleeper.core.exceptions import SleeperError
 from sleeper.core.naming import InstanceNames
 from sleeper.core.operations import ContainerSpec, HandlerSpec, Trigger
 from sleeper.core.properties import InstanceProperties
+from sleeper.emulator.instance import EmulatedAwsInstance
+from sleeper.emulator.pump import Pump
 from sleeper.runtime.aws import QUEUE_URL_PROPERTIES
-from sleeper.runtime.aws_local import EmulatedAwsInstance, Pump
-from tests.integration.aws_local.fake_handlers import EVENTS, OUT_ENV
+from tests.integration.aws_local.fake_handlers import EVENTS, OUT_ENV, SEEN_INSTANCES
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 
@@ -110,6 +112,33 @@ def should_deliver_an_sqs_batch_as_lambda_does_and_delete_only_what_succeeded(em
     assert [r["body"] for r in EVENTS[1]["Records"]] == ["fail-2"]
     assert EVENTS[1]["Records"][0]["attributes"]["ApproximateReceiveCount"] == "2"
     assert second.delivered == {f"fake-{queue}": 1}
+
+
+def should_give_a_handler_the_environment_of_its_deployed_function(
+    emulated: EmulatedAwsInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a process whose environment names no instance, and a handler finding its instance as deployed ones do
+    for name in emulated.environment():
+        monkeypatch.delenv(name, raising=False)
+    queue = operations.SNAPSHOT_DELETION_Q
+    spec = HandlerSpec(name="fake-located", handler=f"{_FAKES}:located", description="", trigger=Trigger.sqs(queue))
+    _send(emulated, queue, "where-am-i")
+    pump = _pump(emulated, spec)
+    SEEN_INSTANCES.clear()
+    # When the pump delivers to it
+    delivered = pump.run_once()
+    # Then it ran in the function's environment (CONFIG_BUCKET and the endpoint) and found the emulated instance
+    assert delivered.delivered == {"fake-located": 1}
+    assert SEEN_INSTANCES == [
+        {
+            "config_bucket": emulated.config.config_bucket,
+            "endpoint": emulated.endpoint,
+            "CONFIG_BUCKET": emulated.config.config_bucket,
+            "AWS_ENDPOINT_URL": emulated.endpoint,
+        }
+    ]
+    # And this process's environment is as it was
+    assert "CONFIG_BUCKET" not in os.environ and "AWS_ENDPOINT_URL" not in os.environ
 
 
 def should_move_a_message_failing_every_delivery_to_the_dead_letter_queue(emulated: EmulatedAwsInstance) -> None:

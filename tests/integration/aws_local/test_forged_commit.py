@@ -11,11 +11,11 @@ import pyarrow as pa
 import pytest
 
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, filesystem_path
 from sleeper.runtime.aws import AwsInstance, AwsTable
 from sleeper.runtime.aws_admin import AwsAdmin
-from sleeper.runtime.aws_local import EmulatedAwsInstance
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 

@@ -8,12 +8,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sleeper.runtime.aws_local import STREAM_RETRY_ATTEMPTS, EmulatedAwsInstance
 
 from sleeper.core import operations
 from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.operations import HandlerSpec, Trigger, TriggerKind
 from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobStatusType
+from sleeper.emulator.instance import EmulatedAwsInstance
+from sleeper.emulator.pump import STREAM_RETRY_ATTEMPTS
 from tests.integration.aws_local import fake_handlers
 from tests.integration.aws_runtime.test_compaction_handlers import (
     _assign,

@@ -11,13 +11,14 @@ from typing import Any
 import boto3
 import pyarrow as pa
 import pytest
-from sleeper.runtime.aws_local import EmulatedAwsInstance, Pump
 
 from sleeper.adapters.memory.queue import InMemoryQueues
 from sleeper.core import operations
 from sleeper.core.jobs.paths import SAFE_ID_RULE, split_s3_path
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.query import QueryState
+from sleeper.emulator.instance import EmulatedAwsInstance
+from sleeper.emulator.pump import Pump
 from sleeper.ingest.standard import ingest_batches
 from sleeper.query.queued import handle_query_message
 from sleeper.runtime.aws import AwsInstance, AwsTable

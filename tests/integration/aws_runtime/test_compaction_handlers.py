@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 
 import pyarrow as pa
 import pytest
-from sleeper.runtime.aws_local import provision_emulated_instance
 
 from lambdas import (
     compaction_commit_batcher,
@@ -46,6 +45,7 @@ from sleeper.core.trackers.compaction import (
     CompactionJobStarted,
     CompactionJobStatusType,
 )
+from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, write_bytes
 from sleeper.runtime.aws import AwsInstance, AwsTable

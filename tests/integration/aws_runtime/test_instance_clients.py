@@ -14,10 +14,10 @@ from sleeper.adapters.aws.instance_clients import AwsClients
 from sleeper.core import operations
 from sleeper.core.exceptions import PropertyError, SleeperError
 from sleeper.core.operations import TriggerKind
+from sleeper.emulator.pump import Pump
 from sleeper.runtime.aws import AwsInstance
 from sleeper.runtime.aws_admin import AwsAdmin
 from sleeper.runtime.aws_compaction import create_compaction_tasks_on_ecs
-from sleeper.runtime.aws_local import Pump
 from sleeper.runtime.aws_operations import bulk_import_platform, create_ingest_tasks_on_ecs, ingest_batcher_store
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint
 

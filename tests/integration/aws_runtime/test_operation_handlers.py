@@ -13,7 +13,6 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
-from sleeper.runtime.aws_local import provision_emulated_instance
 
 from lambdas import (
     bulk_import_driver,
@@ -39,6 +38,7 @@ from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.query import QueryState
+from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.io.filesystem import exists, list_files, resolve
 from sleeper.runtime.aws import AwsInstance, AwsTable
 from sleeper.runtime.aws_operations import ingest_batcher_store

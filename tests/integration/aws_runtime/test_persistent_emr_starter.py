@@ -13,7 +13,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from sleeper.runtime.aws_local import provision_emulated_instance
 
 from lambdas import bulk_import_starter
 from lambdas._common import use_instance
@@ -22,6 +21,7 @@ from sleeper.core import operations
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.ingest import IngestJobStatusType
+from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.runtime.aws import AwsInstance
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 from tests.integration.aws_runtime.conftest import sqs_event

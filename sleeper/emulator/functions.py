@@ -1,0 +1,90 @@
+"""Running a function as Lambda does: its handler loaded by the registry's ``module:function`` with importlib, run
+with the environment the deployed function would have, Lambda's context object, and the events of its triggers.
+
+A handler finds the instance as it does when deployed, from its environment (``CONFIG_BUCKET``, the region, and the
+emulator's ``AWS_ENDPOINT_URL`` and credentials): nothing is handed to it another way.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = ["LambdaContext", "function_environment", "resolve_handler", "scheduled_event"]
+
+_LOG = logging.getLogger(__name__)
+
+
+def resolve_handler(path: str) -> Callable[..., Any] | None:
+    """The function ``module:function`` names, imported as Lambda imports a handler, or None if its module does not
+    exist (yet) or cannot be imported."""
+    module_name, _, function = path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name is not None and (module_name == e.name or module_name.startswith(e.name + ".")):
+            return None
+        _LOG.warning("cannot import %s: %s", module_name, e)
+        return None
+    except Exception as e:  # a module being written may not import yet: skip it until it does
+        _LOG.warning("cannot import %s: %s", module_name, e)
+        return None
+    found = getattr(module, function, None)
+    return found if callable(found) else None
+
+
+@contextmanager
+def function_environment(environment: Mapping[str, str]) -> Iterator[None]:
+    """Sets the environment variables a deployed function has while it is invoked in this process, as Lambda gives a
+    function its environment, and puts back what this process had afterwards."""
+    previous = {name: os.environ.get(name) for name in environment}
+    os.environ.update(environment)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def scheduled_event(rule_arn: str, region: str, account: str, when: datetime) -> dict[str, Any]:
+    """The event EventBridge sends a target of a scheduled rule."""
+    return {
+        "version": "0",
+        "id": str(uuid.uuid4()),
+        "detail-type": "Scheduled Event",
+        "source": "aws.events",
+        "account": account,
+        "time": when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "region": region,
+        "resources": [rule_arn],
+        "detail": {},
+    }
+
+
+@dataclass(slots=True)
+class LambdaContext:
+    """The parts of Lambda's context object a handler may read."""
+
+    function_name: str
+    timeout_seconds: int
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    memory_limit_in_mb: int = 1024
+    _deadline: float = field(default=0.0)
+
+    def __post_init__(self) -> None:
+        self._deadline = time.monotonic() + self.timeout_seconds
+
+    def get_remaining_time_in_millis(self) -> int:
+        """Milliseconds left before the function's timeout."""
+        return max(0, int((self._deadline - time.monotonic()) * 1000))

@@ -1,0 +1,270 @@
+"""The transaction log follower: which commit of a files transaction yields which job tracker update (one place).
+
+Sleeper's state store follower reads the files log and tells the job trackers what landed. Both runtimes use the
+rules here, so they record the same updates for the same transactions:
+
+* the local runtime and the state store committer entry (:func:`sleeper.statestore.committer.handle_commit_request`)
+  follow each commit request's outcome as it is applied: committed, or refused (rejected, or jobs skipped because
+  they no longer fit);
+* the AWS runtime also follows the DynamoDB stream of the files log (:func:`follow_log_entry`), which sees only what
+  committed, whoever committed it, so a job recorded by the committer is not recorded twice.
+
+The rules:
+
+* REPLACE_FILE_REFERENCES committed: each job is recorded committed at the commit's time, unless the tracker already
+  records a commit of it. Skipped when ``sleeper.compaction.tracker.async.commit.updates.enabled`` is false.
+* REPLACE_FILE_REFERENCES refused, or a job of it skipped: the job's run is recorded failed with the reason, unless
+  the tracker records a commit of the job (a refused duplicate of a committed job changes nothing, so it is not a
+  failure).
+* ADD_FILES committed, naming a job run the ingest tracker knows: the run is recorded as having its files added, once.
+  That completes a run that reported its files as committed separately (ingest committing its own files names no
+  run, so it is not followed).
+
+The synchronous and batched compaction commits record through :func:`record_compaction_committed` and
+:func:`record_compaction_failed` too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from sleeper.core.exceptions import TableNotFoundError
+from sleeper.core.properties import InstanceProperties
+from sleeper.core.properties.instance_compaction import COMPACTION_TRACKER_ASYNC_COMMIT_UPDATES_ENABLED
+from sleeper.core.statestore.transactions import (
+    AddFilesTransaction,
+    ReplaceFileReferencesRequest,
+    ReplaceFileReferencesTransaction,
+    Transaction,
+)
+from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobFailed, CompactionJobTracker
+from sleeper.core.trackers.ingest import IngestJobAddedFiles, IngestJobTracker
+from sleeper.statestore.ports import TransactionLogEntry
+from sleeper.statestore.tables import TableLookup
+
+__all__ = [
+    "FollowedUpdates",
+    "TrackedInstance",
+    "follow_commit",
+    "follow_in",
+    "follow_log_entry",
+    "record_compaction_committed",
+    "record_compaction_failed",
+    "was_committed",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FollowedUpdates:
+    """What following one commit recorded.
+
+    Attributes:
+        compaction_commits: Compaction jobs recorded committed.
+        compaction_failures: Compaction jobs recorded failed.
+        ingest_file_commits: Ingest or bulk import jobs whose run was recorded as having its files added.
+    """
+
+    compaction_commits: tuple[str, ...] = ()
+    compaction_failures: tuple[str, ...] = ()
+    ingest_file_commits: tuple[str, ...] = ()
+
+
+class TrackedInstance(TableLookup, Protocol):
+    """What the follower needs of an instance: its tables, properties and job trackers (both runtimes have them)."""
+
+    @property
+    def properties(self) -> InstanceProperties:
+        """The instance properties."""
+        ...
+
+    @property
+    def compaction_job_tracker(self) -> CompactionJobTracker:
+        """The compaction job tracker."""
+        ...
+
+    @property
+    def ingest_job_tracker(self) -> IngestJobTracker:
+        """The ingest job tracker."""
+        ...
+
+
+def was_committed(tracker: CompactionJobTracker, job_id: str) -> bool:
+    """Whether the tracker records a commit of any run of the job (so a refused duplicate is not a failure)."""
+    status = tracker.job(job_id)
+    return status is not None and any(run.commit_time is not None for run in status.runs)
+
+
+def record_compaction_committed(
+    tracker: CompactionJobTracker, table_id: str, job: ReplaceFileReferencesRequest, update_time: datetime
+) -> None:
+    """Records a compaction job's run committed."""
+    tracker.record(
+        CompactionJobCommitted(
+            job_id=job.job_id,
+            table_id=table_id,
+            update_time=update_time,
+            job_run_id=job.job_run_id,
+            task_id=job.task_id,
+        )
+    )
+
+
+def record_compaction_failed(
+    tracker: CompactionJobTracker,
+    table_id: str,
+    job: ReplaceFileReferencesRequest,
+    reason: str,
+    update_time: datetime,
+) -> None:
+    """Records a compaction job's run failed, with the reason."""
+    tracker.record(
+        CompactionJobFailed(
+            job_id=job.job_id,
+            table_id=table_id,
+            update_time=update_time,
+            job_run_id=job.job_run_id,
+            task_id=job.task_id,
+            reasons=(reason,),
+        )
+    )
+
+
+def follow_commit(
+    *,
+    table_id: str,
+    transaction: Transaction,
+    update_time: datetime,
+    compaction_tracker: CompactionJobTracker,
+    ingest_tracker: IngestJobTracker,
+    committed: bool = True,
+    reason: str | None = None,
+    skipped_jobs: Mapping[str, str] | None = None,
+    track_compaction_commits: bool = True,
+) -> FollowedUpdates:
+    """Records in the job trackers what one commit of a transaction did (see the module docs for the rules).
+
+    Args:
+        table_id: The table.
+        transaction: The transaction.
+        update_time: When it was committed (or refused).
+        compaction_tracker: The compaction job tracker.
+        ingest_tracker: The ingest job tracker.
+        committed: Whether it was committed (False: refused by the state store).
+        reason: Why it was refused.
+        skipped_jobs: For a committed REPLACE_FILE_REFERENCES: the jobs left out because they no longer fit, with
+            the reason.
+        track_compaction_commits: Whether committed compaction jobs are recorded
+            (``sleeper.compaction.tracker.async.commit.updates.enabled``).
+    """
+    if isinstance(transaction, ReplaceFileReferencesTransaction):
+        return _follow_compactions(
+            table_id,
+            transaction,
+            update_time,
+            compaction_tracker,
+            committed=committed,
+            reason=reason,
+            skipped=skipped_jobs or {},
+            track_commits=track_compaction_commits,
+        )
+    if isinstance(transaction, AddFilesTransaction) and committed:
+        return FollowedUpdates(
+            ingest_file_commits=_follow_added_files(table_id, transaction, update_time, ingest_tracker)
+        )
+    return FollowedUpdates()
+
+
+def _follow_compactions(
+    table_id: str,
+    transaction: ReplaceFileReferencesTransaction,
+    update_time: datetime,
+    tracker: CompactionJobTracker,
+    *,
+    committed: bool,
+    reason: str | None,
+    skipped: Mapping[str, str],
+    track_commits: bool,
+) -> FollowedUpdates:
+    commits: list[str] = []
+    failures: list[str] = []
+    for job in transaction.jobs:
+        if was_committed(tracker, job.job_id):
+            continue
+        if committed and job.job_id not in skipped:
+            if track_commits:
+                record_compaction_committed(tracker, table_id, job, update_time)
+                commits.append(job.job_id)
+            continue
+        record_compaction_failed(tracker, table_id, job, skipped.get(job.job_id) or reason or "rejected", update_time)
+        failures.append(job.job_id)
+    return FollowedUpdates(compaction_commits=tuple(commits), compaction_failures=tuple(failures))
+
+
+def _follow_added_files(
+    table_id: str, transaction: AddFilesTransaction, update_time: datetime, tracker: IngestJobTracker
+) -> tuple[str, ...]:
+    if transaction.job_id is None or transaction.job_run_id is None:
+        return ()
+    status = tracker.job(transaction.job_id)
+    if status is None:
+        return ()
+    run = next((r for r in status.runs if r.job_run_id == transaction.job_run_id), None)
+    if run is None or any(isinstance(u, IngestJobAddedFiles) for u in run.updates):
+        return ()
+    tracker.record(
+        IngestJobAddedFiles(
+            job_id=transaction.job_id,
+            table_id=table_id,
+            update_time=update_time,
+            job_run_id=transaction.job_run_id,
+            task_id=transaction.task_id,
+            file_count=len(transaction.files),
+        )
+    )
+    return (transaction.job_id,)
+
+
+def follow_in(
+    instance: TrackedInstance,
+    table_id: str,
+    transaction: Transaction,
+    update_time: datetime,
+    *,
+    committed: bool = True,
+    reason: str | None = None,
+    skipped_jobs: Mapping[str, str] | None = None,
+) -> FollowedUpdates:
+    """:func:`follow_commit` with an instance's trackers and its setting for tracking compaction commits."""
+    return follow_commit(
+        table_id=table_id,
+        transaction=transaction,
+        update_time=update_time,
+        compaction_tracker=instance.compaction_job_tracker,
+        ingest_tracker=instance.ingest_job_tracker,
+        committed=committed,
+        reason=reason,
+        skipped_jobs=skipped_jobs,
+        track_compaction_commits=instance.properties.get_bool(COMPACTION_TRACKER_ASYNC_COMMIT_UPDATES_ENABLED),
+    )
+
+
+def follow_log_entry(instance: TrackedInstance, table_id: str, entry: TransactionLogEntry) -> FollowedUpdates | None:
+    """Follows one committed entry of a table's files log (its body read from the table's body store when large),
+    at the entry's time.
+
+    Returns:
+        What was recorded, or None if the table does not exist (any more).
+
+    Raises:
+        Exception: If the body cannot be read or a tracker cannot be reached (the entry should be followed again).
+    """
+    try:
+        store = instance.table_by_id(table_id).state_store
+    except TableNotFoundError:
+        return None
+    body = entry.body if entry.body is not None else store.body_store.load(entry.body_key or "")
+    transaction = store.serde.from_json(entry.transaction_type, body)
+    return follow_in(instance, table_id, transaction, entry.update_time)
