@@ -13,14 +13,17 @@ A command that only makes sense on one machine (``run``, ``demo``, a Spark ``loc
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pyarrow as pa
 
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.partition import partitions_from_split_points
 from sleeper.core.properties import InstanceProperties, TableProperties
+from sleeper.core.properties.properties import validate_instance_update
 from sleeper.core.queue import Queue
 from sleeper.core.range import Region
 from sleeper.core.schema import KeyValue, Schema
@@ -30,6 +33,9 @@ from sleeper.core.trackers.compaction import CompactionJobTracker
 from sleeper.core.trackers.ingest import IngestJobTracker
 from sleeper.core.trackers.query import QueryTracker
 from sleeper.core.trackers.task import TaskTracker
+from sleeper.io.exceptions import UnsafeDeleteError
+from sleeper.io.filesystem import delete_in_table, filesystem_path
+from sleeper.sketches import Sketches, sketches_path
 from sleeper.statestore.store import StateStore
 
 if TYPE_CHECKING:
@@ -50,6 +56,9 @@ __all__ = [
     "LocalOnlyError",
     "OperationReport",
     "PropertyChange",
+    "estimate_split_points",
+    "reinitialise_table",
+    "update_instance_properties",
 ]
 
 AWS_PREFIX = "aws:"
@@ -341,3 +350,97 @@ class AdminInstance(Protocol):
     def resume(self) -> None:
         """Resumes the scheduled operations (raises ``SleeperError`` if not paused)."""
         ...
+
+
+_Table = TypeVar("_Table", bound=AdminTable)
+_LOG = logging.getLogger(__name__)
+
+
+def update_instance_properties(
+    instance: EditableInstance,
+    values: Mapping[str, str],
+    unset: Sequence[str] = (),
+    *,
+    dry_run: bool = False,
+    check: Callable[[InstanceProperties], None] | None = None,
+) -> list[PropertyChange]:
+    """Validates and saves instance property edits; returns the changes (the diff).
+
+    ``check`` is a further rule of the kind of instance, given the edited properties (a local instance's
+    :func:`~sleeper.runtime.local.check_local_instance_properties`).
+
+    Raises:
+        PropertyError: If a value is invalid or a property may not change (nothing is saved).
+        SleeperError: If a property is one only a deployment sets.
+    """
+    old = instance.properties
+    updated = InstanceProperties(dict(old.items()))
+    for name in [*values, *unset]:
+        definition = updated.index.get(name)
+        if definition is not None and definition.set_by_cdk:
+            raise SleeperError(f"{name} is set by the deployment (cdk deploy) and cannot be edited")
+    for name, value in values.items():
+        updated.set(name, value)
+    for name in unset:
+        updated.unset(name)
+    updated.validate_all()
+    validate_instance_update(old, updated)
+    if check is not None:
+        check(updated)
+    before, after = old.to_dict(), updated.to_dict()
+    changes = [
+        PropertyChange(name, before.get(name), after.get(name))
+        for name in sorted(set(before) | set(after))
+        if before.get(name) != after.get(name)
+    ]
+    if changes and not dry_run:
+        instance.save_instance_properties(updated)
+    return changes
+
+
+def reinitialise_table(table: _Table, split_points: Sequence[KeyValue] | None = None) -> _Table:
+    """Empties a table: stops tracking every file and deletes the files; with split points, repartitions it too.
+
+    Without split points the partition tree is kept. The split points are validated before anything changes. With
+    them the new partitions are committed before the files are cleared, so a write racing the reinitialisation is
+    either cleared with the rest of the table or refused, never left on partitions that no longer exist (see
+    :meth:`sleeper.statestore.store.StateStore.reinitialise`). Only files under the table's data prefix are deleted
+    (through :func:`sleeper.io.filesystem.delete_in_table`): a tracked file anywhere else is logged and left.
+    """
+    partitions = partitions_from_split_points(table.schema, list(split_points)) if split_points is not None else None
+    store = table.state_store
+    store.refresh()
+    files = [f.filename for f in store.files()]
+    store.reinitialise(partitions)
+    filesystem = table.instance.filesystem
+    for filename in files:
+        for location in (filename, sketches_path(filename)):
+            try:
+                delete_in_table(filesystem, filesystem_path(location), table.data_prefix)
+            except UnsafeDeleteError as e:
+                _LOG.warning("Table %s reinitialised without deleting a file it tracked: %s", table.name, e)
+    return table
+
+
+def estimate_split_points(table: AdminTable, partitions: int) -> list[KeyValue]:
+    """Split points that cut the table's rows into ``partitions`` parts of about equal size, from the files' sketches.
+
+    Raises:
+        SleeperError: If the table has no files, or fewer than 2 partitions are asked for.
+    """
+    if partitions < 2:
+        raise SleeperError("estimate split points for at least 2 partitions")
+    filenames = sorted({r.filename for r in table.file_references()})
+    if not filenames:
+        raise SleeperError(f"table {table.name} has no files to estimate split points from")
+    filesystem = table.instance.filesystem
+    merged = Sketches.merge(
+        Sketches.read(filesystem, filesystem_path(sketches_path(name)), table.schema) for name in filenames
+    )
+    field = table.schema.row_key_fields[0].name
+    ranks = [i / partitions for i in range(1, partitions)]
+    points: list[KeyValue] = []
+    for value in merged.quantiles(field, ranks):
+        if not points or value != points[-1]:
+            points.append(value)
+    return points

@@ -33,7 +33,14 @@ from sleeper.core.trackers.ingest import IngestJobTracker
 from sleeper.core.trackers.query import QueryTracker
 from sleeper.core.trackers.task import TaskTracker
 from sleeper.io.filesystem import delete_in_table
-from sleeper.runtime.admin import LocalOnlyError, OperationReport, PropertyChange
+from sleeper.runtime.admin import (
+    LocalOnlyError,
+    OperationReport,
+    PropertyChange,
+    estimate_split_points,
+    reinitialise_table,
+    update_instance_properties,
+)
 from sleeper.runtime.aws import QUEUE_URL_PROPERTIES, AwsInstance, AwsRuntimeConfig, AwsTable
 
 if TYPE_CHECKING:
@@ -113,7 +120,6 @@ class AwsAdmin:
     ) -> list[PropertyChange]:
         """Validates instance property edits, refusing deployment-only properties, and saves them to the config
         bucket; returns the diff."""
-        from sleeper.runtime.local_admin import update_instance_properties
 
         return update_instance_properties(self, values, unset, dry_run=dry_run)
 
@@ -179,14 +185,10 @@ class AwsAdmin:
 
     def reinitialise_table(self, name: str, split_points: Sequence[KeyValue] | None) -> AwsTable:
         """Deletes every file of a table and, with split points, repartitions it."""
-        from sleeper.runtime.local_admin import reinitialise_table
-
         return reinitialise_table(self.instance.table(name), split_points)
 
     def estimate_split_points(self, name: str, partitions: int) -> list[KeyValue]:
         """Split points cutting a table's rows evenly, from its files' sketches in S3."""
-        from sleeper.runtime.local_admin import estimate_split_points
-
         return estimate_split_points(self.instance.table(name), partitions)
 
     # --- trackers and queues -----------------------------------------------------------------------------------

@@ -104,6 +104,15 @@ def make_private(directory: Path) -> None:
     )
 
 
+PAUSED_FILE = "scheduler.paused"
+"""The file in an instance directory whose presence pauses the local scheduler (``sleeper pause``)."""
+
+
+def is_paused(instance: LocalInstance) -> bool:
+    """Whether the local scheduler of an instance is paused: no periodic operation is triggered until resumed."""
+    return (instance.directory / PAUSED_FILE).exists()
+
+
 LOCAL_FILESYSTEM = "file://"
 """The ``sleeper.filesystem`` of every local instance: it keeps its data under its own directory, never in S3."""
 

@@ -4,16 +4,14 @@ split point estimates, dead-letter retries."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
 
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.operations import COMPACTION_COMMIT_Q, COMPACTION_JOB_Q, STATE_STORE_COMMITTER_Q
-from sleeper.core.partition import partitions_from_split_points
 from sleeper.core.properties import InstanceProperties
-from sleeper.core.properties.properties import validate_instance_update
 from sleeper.core.queue import Queue
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
@@ -21,11 +19,22 @@ from sleeper.core.trackers.compaction import CompactionJobTracker
 from sleeper.core.trackers.ingest import IngestJobTracker
 from sleeper.core.trackers.query import QueryTracker
 from sleeper.core.trackers.task import TaskTracker
-from sleeper.io.exceptions import UnsafeDeleteError
-from sleeper.io.filesystem import delete_in_table, filesystem_path
-from sleeper.runtime.admin import AdminTable, EditableInstance, OperationReport, PropertyChange
-from sleeper.runtime.local import LOCAL_QUEUES, LocalInstance, LocalTable, check_local_instance_properties
-from sleeper.sketches import Sketches, sketches_path
+from sleeper.runtime.admin import (
+    AdminTable,
+    OperationReport,
+    PropertyChange,
+    estimate_split_points,
+    reinitialise_table,
+    update_instance_properties,
+)
+from sleeper.runtime.local import (
+    LOCAL_QUEUES,
+    PAUSED_FILE,
+    LocalInstance,
+    LocalTable,
+    check_local_instance_properties,
+    is_paused,
+)
 
 if TYPE_CHECKING:
     from sleeper.batcher.ports import IngestBatcherStore
@@ -46,58 +55,10 @@ __all__ = [
     "update_instance_properties",
 ]
 
-PAUSED_FILE = "scheduler.paused"
 """The file whose presence in the instance directory pauses the scheduler (as disabling Sleeper's rules does)."""
 
 _Table = TypeVar("_Table", bound=AdminTable)
 _LOG = logging.getLogger(__name__)
-
-
-def update_instance_properties(
-    instance: EditableInstance,
-    values: Mapping[str, str],
-    unset: Sequence[str] = (),
-    *,
-    dry_run: bool = False,
-    check: Callable[[InstanceProperties], None] | None = None,
-) -> list[PropertyChange]:
-    """Validates and saves instance property edits; returns the changes (the diff).
-
-    ``check`` is a further rule of the kind of instance, given the edited properties (a local instance's
-    :func:`~sleeper.runtime.local.check_local_instance_properties`).
-
-    Raises:
-        PropertyError: If a value is invalid or a property may not change (nothing is saved).
-        SleeperError: If a property is one only a deployment sets.
-    """
-    old = instance.properties
-    updated = InstanceProperties(dict(old.items()))
-    for name in [*values, *unset]:
-        definition = updated.index.get(name)
-        if definition is not None and definition.set_by_cdk:
-            raise SleeperError(f"{name} is set by the deployment (cdk deploy) and cannot be edited")
-    for name, value in values.items():
-        updated.set(name, value)
-    for name in unset:
-        updated.unset(name)
-    updated.validate_all()
-    validate_instance_update(old, updated)
-    if check is not None:
-        check(updated)
-    before, after = old.to_dict(), updated.to_dict()
-    changes = [
-        PropertyChange(name, before.get(name), after.get(name))
-        for name in sorted(set(before) | set(after))
-        if before.get(name) != after.get(name)
-    ]
-    if changes and not dry_run:
-        instance.save_instance_properties(updated)
-    return changes
-
-
-def is_paused(instance: LocalInstance) -> bool:
-    """Whether the scheduler is paused."""
-    return (instance.directory / PAUSED_FILE).exists()
 
 
 def pause(instance: LocalInstance) -> None:
@@ -120,54 +81,6 @@ def resume(instance: LocalInstance) -> None:
     if not is_paused(instance):
         raise SleeperError("the system is not paused")
     (instance.directory / PAUSED_FILE).unlink()
-
-
-def reinitialise_table(table: _Table, split_points: Sequence[KeyValue] | None = None) -> _Table:
-    """Empties a table: stops tracking every file and deletes the files; with split points, repartitions it too.
-
-    Without split points the partition tree is kept. The split points are validated before anything changes. With
-    them the new partitions are committed before the files are cleared, so a write racing the reinitialisation is
-    either cleared with the rest of the table or refused, never left on partitions that no longer exist (see
-    :meth:`sleeper.statestore.store.StateStore.reinitialise`). Only files under the table's data prefix are deleted
-    (through :func:`sleeper.io.filesystem.delete_in_table`): a tracked file anywhere else is logged and left.
-    """
-    partitions = partitions_from_split_points(table.schema, list(split_points)) if split_points is not None else None
-    store = table.state_store
-    store.refresh()
-    files = [f.filename for f in store.files()]
-    store.reinitialise(partitions)
-    filesystem = table.instance.filesystem
-    for filename in files:
-        for location in (filename, sketches_path(filename)):
-            try:
-                delete_in_table(filesystem, filesystem_path(location), table.data_prefix)
-            except UnsafeDeleteError as e:
-                _LOG.warning("Table %s reinitialised without deleting a file it tracked: %s", table.name, e)
-    return table
-
-
-def estimate_split_points(table: AdminTable, partitions: int) -> list[KeyValue]:
-    """Split points that cut the table's rows into ``partitions`` parts of about equal size, from the files' sketches.
-
-    Raises:
-        SleeperError: If the table has no files, or fewer than 2 partitions are asked for.
-    """
-    if partitions < 2:
-        raise SleeperError("estimate split points for at least 2 partitions")
-    filenames = sorted({r.filename for r in table.file_references()})
-    if not filenames:
-        raise SleeperError(f"table {table.name} has no files to estimate split points from")
-    filesystem = table.instance.filesystem
-    merged = Sketches.merge(
-        Sketches.read(filesystem, filesystem_path(sketches_path(name)), table.schema) for name in filenames
-    )
-    field = table.schema.row_key_fields[0].name
-    ranks = [i / partitions for i in range(1, partitions)]
-    points: list[KeyValue] = []
-    for value in merged.quantiles(field, ranks):
-        if not points or value != points[-1]:
-            points.append(value)
-    return points
 
 
 def retry_dead_letters(instance: LocalInstance, queue_names: Sequence[str] | None = None) -> dict[str, int]:

@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 
 from sleeper.core.operations import COMPACTION_JOB_Q, Schedule, local_schedules
 from sleeper.core.queue import OutgoingMessage, QueueCounts, ReceiptHandleError
-from sleeper.runtime.local import LocalInstance
-from sleeper.runtime.local_admin import is_paused
+from sleeper.runtime.local import LocalInstance, is_paused
 from sleeper.runtime.local_tasks import recover_dead_tasks
 
 __all__ = [

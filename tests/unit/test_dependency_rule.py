@@ -194,3 +194,192 @@ def should_detect_violations_of_the_emulator_boundary(tmp_path: Path, monkeypatc
         "sleeper.emulator.bad imports lambdas._common: handlers are loaded by their registry name, not imported",
         "sleeper.runtime.router imports sleeper.emulator.pump: only the CLI imports the emulator",
     ]
+
+
+RUNTIMES = {"aws": "sleeper.runtime.aws", "local": "sleeper.runtime.local"}
+"""The two runtimes, by the name prefix of their modules (``runtime/aws*.py``, ``runtime/local*.py`` or a
+``runtime/aws/`` package); neither imports the other."""
+
+LAMBDAS_MAY_NOT_IMPORT = ("sleeper.adapters", "sleeper.cli", "sleeper.emulator", "sleeper.runtime.local")
+"""Handlers build on the AWS runtime and the feature entry points, never on adapters, the CLI or the local runtime."""
+
+
+def _all_modules() -> dict[str, Path]:
+    """Every module of the package and the handlers, by dotted name (a package by its own name)."""
+    out: dict[str, Path] = {}
+    for folder in ("sleeper", "lambdas"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def _type_only_nodes(tree: ast.Module) -> set[int]:
+    """The nodes under ``if TYPE_CHECKING:``: imports for type checkers only, never made when the code runs."""
+    type_only: set[int] = set()
+    for node in ast.walk(tree):
+        test = node.test if isinstance(node, ast.If) else None
+        if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+            isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+        ):
+            type_only.update(id(inner) for child in node.body for inner in ast.walk(child))  # type: ignore[attr-defined]
+    return type_only
+
+
+def _runtime_import_nodes(path: Path) -> list[ast.Import | ast.ImportFrom]:
+    """The absolute import statements a module makes when it runs: at the top or inside functions."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    type_only = _type_only_nodes(tree)
+    return [
+        node
+        for node in ast.walk(tree)
+        if id(node) not in type_only
+        and (isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and node.module and node.level == 0))
+    ]
+
+
+def _runtime_imports(path: Path, known: set[str]) -> set[str]:
+    """The modules of ``known`` a module imports when it runs."""
+    found: set[str] = set()
+    for node in _runtime_import_nodes(path):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name in known)
+            continue
+        for alias in node.names:
+            submodule = f"{node.module}.{alias.name}"
+            if submodule in known:
+                found.add(submodule)
+            elif node.module in known:
+                found.add(str(node.module))
+    return found
+
+
+def _import_cycles(modules: dict[str, Path]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or through others (Tarjan's strongly connected
+    components of the import graph, function-level imports included)."""
+    known = set(modules)
+    graph = {name: sorted(_runtime_imports(path, known) - {name}) for name, path in modules.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(start: str) -> None:
+        # Iterative, so a long import chain cannot reach the recursion limit
+        work = [(start, iter(graph[start]))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, targets = work[-1]
+            advanced = False
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(graph[target])))
+                    advanced = True
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    cycles.append(sorted(group))
+
+    for name in graph:
+        if name not in index:
+            visit(name)
+    return sorted(cycles)
+
+
+def _runtime_and_handler_violations() -> list[str]:
+    """Imports between the two runtimes, and handlers importing what they must not (imports made when the code runs;
+    type-only ones, such as a check that both admins fit one port, are allowed)."""
+    problems = []
+    modules = _all_modules()
+    for module, path in modules.items():
+        names = [
+            name
+            for node in _runtime_import_nodes(path)
+            for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else [str(node.module)])
+        ]
+        for imported in names:
+            for runtime, prefix in RUNTIMES.items():
+                other = next(p for r, p in RUNTIMES.items() if r != runtime)
+                if module.startswith(prefix) and imported.startswith(other):
+                    problems.append(f"{module} imports {imported}: the {runtime} runtime never imports the other")
+            if _top(module) == "lambdas" and _within(imported, LAMBDAS_MAY_NOT_IMPORT):
+                problems.append(f"{module} imports {imported}: handlers use the AWS runtime and feature entry points")
+    return sorted(problems)
+
+
+def should_have_no_import_cycles() -> None:
+    # Given every module of the package and the handlers, with the imports they make at run time
+    # When the import graph is searched for cycles
+    cycles = _import_cycles(_all_modules())
+    # Then there are none
+    assert cycles == []
+
+
+def should_detect_an_import_cycle_through_a_function_level_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given three modules importing each other in a ring, one of them inside a function, and a type-only import back
+    package = tmp_path / "sleeper" / "runtime"
+    package.mkdir(parents=True)
+    (tmp_path / "lambdas").mkdir()
+    (package / "a.py").write_text("from sleeper.runtime.b import x\n")
+    (package / "b.py").write_text("import sleeper.runtime.c\n")
+    (package / "c.py").write_text("def f():\n    from sleeper.runtime import a\n")
+    (package / "d.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from sleeper.runtime.a import y\n"
+        "from sleeper.runtime.a import z\n"
+    )
+    (package / "e.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import sleeper.runtime.e2\n"
+    )
+    (package / "e2.py").write_text("import sleeper.runtime.e\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    # When checked
+    cycles = _import_cycles(_all_modules())
+    # Then the ring is reported, and neither the one-way import nor the type-only one is
+    assert cycles == [["sleeper.runtime.a", "sleeper.runtime.b", "sleeper.runtime.c"]]
+
+
+def should_keep_the_runtimes_apart_and_the_handlers_thin() -> None:
+    # Given every module of the package and the handlers
+    # When their imports are checked
+    problems = _runtime_and_handler_violations()
+    # Then neither runtime imports the other and no handler imports adapters, the CLI or the local runtime
+    assert problems == []
+
+
+def should_detect_a_runtime_importing_the_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given the AWS runtime importing the local one, and a handler importing an adapter
+    (tmp_path / "sleeper" / "runtime").mkdir(parents=True)
+    (tmp_path / "lambdas").mkdir()
+    (tmp_path / "sleeper" / "runtime" / "aws_admin.py").write_text("from sleeper.runtime.local import LocalInstance\n")
+    (tmp_path / "lambdas" / "gc.py").write_text("from sleeper.adapters.aws.clients import s3_client\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    # When checked
+    problems = _runtime_and_handler_violations()
+    # Then both are reported
+    assert problems == [
+        "lambdas.gc imports sleeper.adapters.aws.clients: handlers use the AWS runtime and feature entry points",
+        "sleeper.runtime.aws_admin imports sleeper.runtime.local: the aws runtime never imports the other",
+    ]
