@@ -6,10 +6,12 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from sleeper.core.exceptions import TableNotFoundError
+from sleeper.core import operations
 from sleeper.runtime.aws import AwsInstance, AwsRuntimeConfig
+from sleeper.runtime.router import Disposition, feature_entry, settle
 
 LOGGER = logging.getLogger("lambdas")
 _given: AwsInstance | None = None
@@ -91,13 +93,13 @@ def batch_response(failed_ids: list[str]) -> dict[str, list[dict[str, str]]]:
 def for_each_message(
     event: Mapping[str, Any], handle: Callable[[str], object], *, stop_at_failure: bool = False
 ) -> dict[str, list[dict[str, str]]]:
-    """Runs ``handle`` on each message body; a message whose handling raises is reported failed.
-
-    A message naming a table that does not exist (any more) is logged and dropped: a retry cannot help.
+    """Runs ``handle`` on each message body, mapping how each ended with the router's one failure mapping
+    (:func:`sleeper.runtime.router.settle`): a message whose handling raises is reported failed; one naming a table
+    that does not exist (any more) is logged and dropped, as a retry cannot help.
 
     Args:
         event: The SQS event.
-        handle: Handles one body.
+        handle: Handles one body (a returned string is logged).
         stop_at_failure: After a failure, report every later message failed without handling it (FIFO queues, so
             messages of a group keep their order).
     """
@@ -106,11 +108,22 @@ def for_each_message(
         if failed and stop_at_failure:
             failed.append(record.message_id)
             continue
-        try:
-            handle(record.body)
-        except TableNotFoundError as e:
-            LOGGER.warning("Dropping message %s: %s", record.message_id, e)
-        except Exception:
-            LOGGER.exception("Message %s failed", record.message_id)
+        settled = settle(partial(handle, record.body))
+        if settled.disposition is Disposition.DROPPED:
+            LOGGER.warning("Dropping message %s: %s", record.message_id, settled.error)
+        elif settled.disposition is Disposition.RETRY:
+            LOGGER.error("Message %s failed", record.message_id, exc_info=settled.error)
             failed.append(record.message_id)
+        elif settled.line:
+            LOGGER.info("%s", settled.line)
     return batch_response(failed)
+
+
+def route_messages(event: Mapping[str, Any], queue_name: str) -> dict[str, list[dict[str, str]]]:
+    """Runs each message of a batch from a queue through the feature entry the registry names for the queue
+    (:mod:`sleeper.runtime.router`), on the instance from the environment; on a FIFO queue a failure fails the rest
+    of the batch too, so a group keeps its order.
+    """
+    entry = feature_entry(queue_name)
+    fifo = operations.queue(queue_name).fifo
+    return for_each_message(event, lambda body: entry(aws_instance(), body), stop_at_failure=fifo)

@@ -655,7 +655,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=GARBAGE_COLLECTOR,
         handler="lambdas.garbage_collector:handler",
-        runs="sleeper.gc.collector:run_garbage_collection",
+        runs="sleeper.gc.entry:handle_garbage_collection",
         description="Deletes a table's files no longer referenced after the delay, then commits DELETE_FILES",
         trigger=Trigger.sqs(GC_JOB_Q),
         memory_mb=4096,

@@ -3,7 +3,7 @@
 Each function takes an :class:`~sleeper.runtime.aws.AwsInstance` and does what one handler invocation does, with the
 same domain code the local runtime runs (:mod:`sleeper.runtime.local_handlers`): ingest task creation over ECS, the
 ingest batcher over its DynamoDB store, the bulk import starter over EMR Serverless or EMR and the bulk import bucket,
-partition splitting, garbage collection, table metrics as CloudWatch embedded metric format log lines, warm-up
+partition splitting, table metrics as CloudWatch embedded metric format log lines, warm-up
 queries, and the bulk import Spark driver. The ``lambdas`` modules only parse events and map failures.
 """
 
@@ -13,7 +13,6 @@ import logging
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -37,8 +36,6 @@ from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.properties.instance_common import METRICS_NAMESPACE
 from sleeper.core.queue import QueueNotFoundError
 from sleeper.core.trackers.ingest import IngestJobFailed
-from sleeper.gc.collector import GcResult, run_garbage_collection
-from sleeper.gc.orphans import DeletedTablesSweepResult, OrphanSweepResult, sweep_deleted_tables, sweep_orphans
 from sleeper.ingest.task_creation import IngestTaskCreation, create_ingest_tasks
 from sleeper.io.filesystem import read_bytes, resolve
 from sleeper.query.queued import QUERY_QUEUE
@@ -53,9 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BULK_IMPORT_PERSISTENT_EMR_Q",
-    "GcRun",
     "bulk_import_platform",
-    "collect_garbage",
     "create_batcher_jobs",
     "create_ingest_tasks_on_ecs",
     "find_partitions_to_split",
@@ -229,40 +224,6 @@ def split_partition(instance: AwsInstance, body: str) -> SplitResult:
         SplittingError: If the job's files are not tracked or their sketches cannot be read.
     """
     return run_split_job_message(instance, body, options=instance.filesystem_options)
-
-
-# --- garbage collection (spec 6) -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class GcRun:
-    """What one garbage collection of a table did: unreferenced files collected, orphans swept, and the files writers
-    racing a table deletion left under deleted tables' prefixes."""
-
-    collected: GcResult
-    swept: OrphanSweepResult
-    leftovers: DeletedTablesSweepResult = DeletedTablesSweepResult()
-
-
-def collect_garbage(instance: AwsInstance, table_id: str) -> GcRun:
-    """Deletes a table's files unreferenced for longer than its delay (then commits DELETE_FILES), and sweeps its
-    orphaned files, as the local runtime does.
-
-    Raises:
-        TableNotFoundError: If there is no such table.
-        UnsafeGcDelayError: If the table's GC delay is unsafe (nothing is deleted).
-        GarbageCollectionFailedError: If some files could not be collected (the others were).
-    """
-    options = instance.filesystem_options
-    collected = run_garbage_collection(instance, table_id, options=options)
-    swept = sweep_orphans(instance.table_by_id(table_id.strip()), options=options)
-    leftovers = sweep_deleted_tables(
-        instance.data_root,
-        instance.state_store_backend.is_deleted,
-        live_table_ids=[t.table_id for t in instance.tables()],
-        options=options,
-    )
-    return GcRun(collected=collected, swept=swept, leftovers=leftovers)
 
 
 # --- table metrics and warm queries ----------------------------------------------------------------------------------

@@ -382,6 +382,11 @@ class LocalInstance:
         """The URI every table's data prefix is under."""
         return (self.directory / "data").as_uri()
 
+    @property
+    def filesystem_options(self) -> None:
+        """How to reach the data files: a local instance's are on the local filesystem, with the defaults."""
+        return None
+
     # --- tables ------------------------------------------------------------------------------------------------
     def tables(self) -> list[TableStatus]:
         """Every table, by name."""

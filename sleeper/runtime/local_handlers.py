@@ -18,8 +18,6 @@ from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.compaction.task import handle_commit_message, handle_compaction_job_message
 from sleeper.core import operations
 from sleeper.core.operations import BULK_IMPORT_JOB_Q as BULK_IMPORT_QUEUE
-from sleeper.gc.collector import run_garbage_collection
-from sleeper.gc.orphans import sweep_deleted_tables, sweep_orphans
 from sleeper.ingest.job_runner import INGEST_JOB_QUEUE, IngestJobRunner, JobOutcome
 from sleeper.query.queued import (
     LEAF_PARTITION_QUERY_QUEUE,
@@ -33,9 +31,9 @@ from sleeper.runtime.faults_env import arm_crash_points_from_environment
 from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_runner import Handler, LocalRunner, RoundSummary
 from sleeper.runtime.local_tasks import local_task, owned_directory
+from sleeper.runtime.router import RoutedHandler
 from sleeper.splitting.finder import run_find_partitions_to_split
 from sleeper.splitting.splitter import run_split_job_message
-from sleeper.statestore.committer import handle_commit_request
 from sleeper.statestore.upkeep import create_snapshot, delete_old_snapshots, delete_old_transactions
 
 __all__ = ["BULK_IMPORT_QUEUE", "default_handlers", "drain_in_worker"]
@@ -137,24 +135,6 @@ def _split_partition(instance: LocalInstance, body: str) -> str:
     return f"{where}: {result.outcome.value.lower()} at {result.split_point!r} on dimension {result.dimension}"
 
 
-def _garbage_collection(instance: LocalInstance, table_id: str) -> str:
-    result = run_garbage_collection(instance, table_id)
-    swept = sweep_orphans(instance.table_by_id(table_id))
-    leftovers = sweep_deleted_tables(
-        instance.data_root,
-        instance.state_store_backend.is_deleted,
-        live_table_ids=[t.table_id for t in instance.tables()],
-    )
-    parts = []
-    if result.deleted:
-        parts.append(f"{len(result.deleted)} files garbage collected")
-    if swept.deleted:
-        parts.append(f"{len(swept.deleted)} orphaned files deleted")
-    if leftovers.deleted:
-        parts.append(f"{len(leftovers.deleted)} files of deleted tables deleted")
-    return f"table {table_id}: {', '.join(parts)}" if parts else ""
-
-
 def _snapshot_creation(instance: LocalInstance, table_id: str) -> str:
     created = create_snapshot(instance.table_by_id(table_id).state_store).created
     return f"table {table_id}: {len(created)} snapshots created" if created else ""
@@ -180,11 +160,11 @@ def default_handlers() -> dict[str, Handler]:
         BULK_IMPORT_QUEUE: _bulk_import_job,
         operations.FIND_PARTITIONS_TO_SPLIT_Q: _find_partitions_to_split,
         operations.PARTITION_SPLITTING_JOB_Q: _split_partition,
-        operations.STATE_STORE_COMMITTER_Q: handle_commit_request,
+        operations.STATE_STORE_COMMITTER_Q: RoutedHandler(operations.STATE_STORE_COMMITTER_Q),
         operations.COMPACTION_JOB_CREATION_Q: _compaction_job_creation,
         operations.COMPACTION_JOB_Q: _compaction_job,
         operations.COMPACTION_COMMIT_Q: _compaction_commit,
-        operations.GC_JOB_Q: _garbage_collection,
+        operations.GC_JOB_Q: RoutedHandler(operations.GC_JOB_Q),
         QUERY_QUEUE: _query,
         LEAF_PARTITION_QUERY_QUEUE: _leaf_query,
         operations.SNAPSHOT_CREATION_Q: _snapshot_creation,

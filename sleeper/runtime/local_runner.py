@@ -2,9 +2,11 @@
 
 The scheduler mirrors Sleeper's EventBridge rules: when an operation's period has passed it sends one message per
 online table (body = table id, message group = table id) to the operation's FIFO queue, so one run per table happens
-at a time. Workers take messages from every queue and run the handler for it: the same domain code the Lambdas and
-ECS tasks run. A handler that raises leaves its message to be delivered again after the visibility timeout (and,
-after the queue's maxReceiveCount, moved to the dead-letter queue), so stopping and starting again loses nothing.
+at a time. Workers take messages from every queue and run the handler for it: the same feature entry the Lambdas run,
+through the router (:mod:`sleeper.runtime.router`), whose one failure mapping decides what becomes of the message. A
+handler that raises leaves its message to be delivered again after the visibility timeout (and, after the queue's
+maxReceiveCount, moved to the dead-letter queue), so stopping and starting again loses nothing; a message naming a
+table that no longer exists is dropped.
 
 ``run_until_idle`` runs every operation once per round and drains the queues until the instance is idle: no queue
 the runner drains holds a message, visible or in flight. A message whose handler failed is made visible again at the
@@ -23,11 +25,13 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 
 from sleeper.core.operations import COMPACTION_JOB_Q, Schedule, local_schedules
 from sleeper.core.queue import OutgoingMessage, QueueCounts, ReceiptHandleError
 from sleeper.runtime.local import LocalInstance, is_paused
 from sleeper.runtime.local_tasks import recover_dead_tasks
+from sleeper.runtime.router import Disposition, settle
 
 __all__ = [
     "SCHEDULES",
@@ -184,17 +188,23 @@ class LocalRunner:
                 break
             message = messages[0]
             handled += 1
-            try:
-                line = handler(self.instance, message.body)
-            except Exception:
-                LOGGER.exception("%s: message %s failed; it will be delivered again", queue_name, message.message_id)
+            settled = settle(partial(handler, self.instance, message.body))
+            if settled.disposition is Disposition.RETRY:
+                LOGGER.error(
+                    "%s: message %s failed; it will be delivered again",
+                    queue_name,
+                    message.message_id,
+                    exc_info=settled.error,
+                )
                 summary.failed[queue_name] = summary.failed.get(queue_name, 0) + 1
                 failed_handles.append(message.receipt_handle)
                 continue
             queue.delete(message.receipt_handle)
             summary.processed[queue_name] = summary.processed.get(queue_name, 0) + 1
-            if line:
-                LOGGER.info("%s: %s", queue_name, line)
+            if settled.disposition is Disposition.DROPPED:
+                LOGGER.warning("%s: message %s %s", queue_name, message.message_id, settled.line)
+            elif settled.line:
+                LOGGER.info("%s: %s", queue_name, settled.line)
         if retry_failed_now:
             for handle in failed_handles:
                 try:
