@@ -187,7 +187,7 @@ def _compact(files: list[Path], work_dir: Path, key_type: str, engine: str | Non
     from sleeper.core.jobs.compaction import CompactionJob
     from sleeper.core.schema import Field, PrimitiveType, Schema
     from sleeper.core.statestore.references import FileReference
-    from sleeper.core.statestore.transactions import AssignJobIdRequest, AssignJobIdsTransaction
+    from sleeper.core.statestore.transactions.files import AssignJobIdRequest, AssignJobIdsTransaction
     from sleeper.runtime.local import LocalInstance
 
     schema = Schema.of(

@@ -35,7 +35,7 @@ if str(ROOT) not in sys.path:
 
 from sleeper.core.schema import Field, PrimitiveType, Schema  # noqa: E402
 from sleeper.core.statestore.references import AllReferencesToAFile  # noqa: E402
-from sleeper.core.statestore.transactions import AddFilesTransaction  # noqa: E402
+from sleeper.core.statestore.transactions.files import AddFilesTransaction  # noqa: E402
 from sleeper.gc import collect_garbage  # noqa: E402
 from sleeper.io.filesystem import local_filesystem  # noqa: E402
 from sleeper.runtime.local import LocalInstance  # noqa: E402

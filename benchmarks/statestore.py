@@ -47,7 +47,8 @@ from sleeper.adapters.local.statestore import SqliteStateStoreBackend  # noqa: E
 from sleeper.core.schema import Field, PrimitiveType, Schema  # noqa: E402
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference  # noqa: E402
 from sleeper.core.statestore.state import FilesState  # noqa: E402
-from sleeper.core.statestore.transactions import AddFilesTransaction, LogType  # noqa: E402
+from sleeper.core.statestore.transactions.files import AddFilesTransaction  # noqa: E402
+from sleeper.core.statestore.transactions.log import LogType  # noqa: E402
 from sleeper.statestore.exceptions import AddTransactionRetriesExhaustedError  # noqa: E402
 from sleeper.statestore.log_head import StateStoreSettings  # noqa: E402
 from sleeper.statestore.ports import SnapshotMetadata  # noqa: E402

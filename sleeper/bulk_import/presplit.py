@@ -33,7 +33,7 @@ from sleeper.core.partition import IdSupplier, Partition, PartitionTree, random_
 from sleeper.core.properties import TableProperties
 from sleeper.core.properties import table as tp
 from sleeper.core.schema import KeyValue, Schema
-from sleeper.core.statestore.transactions import ExtendPartitionTreeTransaction
+from sleeper.core.statestore.transactions.partitions import ExtendPartitionTreeTransaction
 
 __all__ = ["PreSplitSettings", "plan_partition_tree_extension", "sample_fraction"]
 

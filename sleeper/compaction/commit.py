@@ -44,7 +44,7 @@ from sleeper.core.statestore.exceptions import (
 )
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.state import FilesState
-from sleeper.core.statestore.transactions import ReplaceFileReferencesRequest, ReplaceFileReferencesTransaction
+from sleeper.core.statestore.transactions.files import ReplaceFileReferencesRequest, ReplaceFileReferencesTransaction
 from sleeper.core.trackers.compaction import CompactionJobStatusType, CompactionJobTracker
 from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolve
 from sleeper.sketches import sketches_path

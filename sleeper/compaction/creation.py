@@ -62,7 +62,7 @@ from sleeper.core.properties.table import (
 )
 from sleeper.core.queue import Queue
 from sleeper.core.statestore.exceptions import StateStoreError
-from sleeper.core.statestore.transactions import (
+from sleeper.core.statestore.transactions.files import (
     AssignJobIdRequest,
     AssignJobIdsTransaction,
     SplitFileReferenceRequest,

@@ -42,7 +42,7 @@ from sleeper.core.properties.table import (
 )
 from sleeper.core.statestore.exceptions import StateStoreError
 from sleeper.core.statestore.locations import file_outside_table
-from sleeper.core.statestore.transactions import DeleteFilesTransaction
+from sleeper.core.statestore.transactions.files import DeleteFilesTransaction
 from sleeper.gc.exceptions import GarbageCollectionFailedError, UnsafeGcDelayError
 from sleeper.gc.ports import STATE_STORE_COMMITTER_QUEUE, GcInstance, GcTable
 from sleeper.io.filesystem import FileSystemOptions, delete_in_table, resolve

@@ -40,11 +40,8 @@ from sleeper.compaction.task_creation import CompactionTaskCreation, create_comp
 from sleeper.core import operations
 from sleeper.core.jobs.compaction import CompactionJobCommitRequest
 from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.statestore.transactions import (
-    LogType,
-    TransactionType,
-    log_type_of,
-)
+from sleeper.core.statestore.transactions.log import LogType, TransactionType
+from sleeper.core.statestore.transactions.serde import log_type_of
 from sleeper.io.exceptions import MissingFileError
 from sleeper.io.filesystem import delete, read_bytes
 from sleeper.runtime.aws import AwsInstance

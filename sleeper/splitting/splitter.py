@@ -35,7 +35,7 @@ from sleeper.core.properties.table import PARTITION_SPLIT_ASYNC_COMMIT
 from sleeper.core.range import Region
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.exceptions import PartitionNotFoundError, PartitionNotLeafError
-from sleeper.core.statestore.transactions import SplitPartitionTransaction
+from sleeper.core.statestore.transactions.partitions import SplitPartitionTransaction
 from sleeper.io.exceptions import MissingFileError
 from sleeper.io.filesystem import FileSystemOptions, resolve
 from sleeper.sketches import Sketches, SketchesError, sketches_path

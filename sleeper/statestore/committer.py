@@ -21,11 +21,8 @@ from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.queue import Queue
 from sleeper.core.statestore.exceptions import StateStoreError
-from sleeper.core.statestore.transactions import (
-    ReplaceFileReferencesRequest,
-    ReplaceFileReferencesTransaction,
-    Transaction,
-)
+from sleeper.core.statestore.transactions.files import ReplaceFileReferencesRequest, ReplaceFileReferencesTransaction
+from sleeper.core.statestore.transactions.serde import Transaction
 from sleeper.statestore.follower import TrackedInstance, follow_in
 from sleeper.statestore.store import StateStore
 

@@ -34,12 +34,12 @@ from typing import Protocol
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties.instance_compaction import COMPACTION_TRACKER_ASYNC_COMMIT_UPDATES_ENABLED
-from sleeper.core.statestore.transactions import (
+from sleeper.core.statestore.transactions.files import (
     AddFilesTransaction,
     ReplaceFileReferencesRequest,
     ReplaceFileReferencesTransaction,
-    Transaction,
 )
+from sleeper.core.statestore.transactions.serde import Transaction
 from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobFailed, CompactionJobTracker
 from sleeper.core.trackers.ingest import IngestJobAddedFiles, IngestJobTracker
 from sleeper.statestore.ports import TransactionLogEntry

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Protocol
 
 from sleeper.core.exceptions import SleeperError
-from sleeper.core.statestore.transactions import LogType, TransactionType
+from sleeper.core.statestore.transactions.log import LogType, TransactionType
 
 
 class DuplicateTransactionNumberError(SleeperError):

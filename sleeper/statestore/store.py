@@ -21,16 +21,10 @@ from sleeper.core.schema import Schema
 from sleeper.core.statestore.exceptions import StateStoreError
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
 from sleeper.core.statestore.state import FilesState, PartitionsState
-from sleeper.core.statestore.transactions import (
-    AddFilesTransaction,
-    ClearFilesTransaction,
-    FileTransaction,
-    InitialisePartitionsTransaction,
-    LogType,
-    PartitionTransaction,
-    Transaction,
-    TransactionSerDe,
-)
+from sleeper.core.statestore.transactions.files import AddFilesTransaction, ClearFilesTransaction, FileTransaction
+from sleeper.core.statestore.transactions.log import LogType
+from sleeper.core.statestore.transactions.partitions import InitialisePartitionsTransaction, PartitionTransaction
+from sleeper.core.statestore.transactions.serde import Transaction, TransactionSerDe
 from sleeper.statestore.log_head import (
     AddTransactionResult,
     Clock,

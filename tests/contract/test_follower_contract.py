@@ -18,15 +18,15 @@ from sleeper.adapters.aws.dynamodb_stream import TransactionStreamRecord
 from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions import (
+from sleeper.core.statestore.transactions.files import (
     AddFilesTransaction,
     AssignJobIdRequest,
     AssignJobIdsTransaction,
-    LogType,
     ReplaceFileReferencesRequest,
     ReplaceFileReferencesTransaction,
-    Transaction,
 )
+from sleeper.core.statestore.transactions.log import LogType
+from sleeper.core.statestore.transactions.serde import Transaction
 from sleeper.core.trackers.compaction import CompactionJobCreated, CompactionJobFinished, CompactionJobStarted
 from sleeper.core.trackers.ingest import IngestJobStarted
 from sleeper.runtime.aws import AwsInstance, provision_instance

@@ -15,19 +15,18 @@ from sleeper.core.statestore.exceptions import (
 )
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.state import input_files_hash
-from sleeper.core.statestore.transactions import (
+from sleeper.core.statestore.transactions.files import (
     AddFilesTransaction,
     AssignJobIdRequest,
     AssignJobIdsTransaction,
     DeleteFilesTransaction,
-    LogType,
     ReplaceFileReferencesRequest,
     ReplaceFileReferencesTransaction,
     SplitFileReferenceRequest,
     SplitFileReferencesTransaction,
-    SplitPartitionTransaction,
-    TransactionType,
 )
+from sleeper.core.statestore.transactions.log import LogType, TransactionType
+from sleeper.core.statestore.transactions.partitions import SplitPartitionTransaction
 from sleeper.statestore.log_head import StateStoreSettings, transaction_body_key
 from sleeper.statestore.ports import (
     SnapshotMetadataStore,

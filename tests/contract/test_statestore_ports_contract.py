@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sleeper.core.statestore.transactions import LogType, TransactionType
+from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.statestore.ports import (
     DuplicateTransactionNumberError,
     SnapshotConflictError,

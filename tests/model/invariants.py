@@ -19,7 +19,8 @@ import pyarrow as pa
 from sleeper.core.partition import Partition, PartitionTree
 from sleeper.core.schema import Schema
 from sleeper.core.statestore.state import FilesState, PartitionsState
-from sleeper.core.statestore.transactions import LogType, TransactionSerDe
+from sleeper.core.statestore.transactions.log import LogType
+from sleeper.core.statestore.transactions.serde import TransactionSerDe
 from sleeper.core.trackers.compaction import CompactionJobStatusType, CompactionJobTracker
 from sleeper.statestore.log_head import FilesLogHead, PartitionsLogHead, StateStoreSettings
 from sleeper.statestore.ports import StateStoreBackend

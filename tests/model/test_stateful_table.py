@@ -64,7 +64,7 @@ from sleeper.core.faults import CrashPointReached
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.exceptions import PartitionNotFoundError
-from sleeper.core.statestore.transactions import LogType
+from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.table import TableStatus
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.gc.collector import collect_garbage

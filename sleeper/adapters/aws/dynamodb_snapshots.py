@@ -33,7 +33,7 @@ from sleeper.adapters.aws.resources import (
     TRANSACTION_NUMBER,
     UPDATE_TIME,
 )
-from sleeper.core.statestore.transactions import LogType
+from sleeper.core.statestore.transactions.log import LogType
 from sleeper.statestore.ports import SnapshotConflictError, SnapshotMetadata
 
 if TYPE_CHECKING:

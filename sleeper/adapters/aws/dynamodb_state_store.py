@@ -9,7 +9,7 @@ from sleeper.adapters.aws.dynamodb_snapshots import DynamoDBSnapshotMetadataStor
 from sleeper.adapters.aws.dynamodb_transaction_log import DynamoDBTransactionLogStore, has_tombstone, write_tombstone
 from sleeper.adapters.aws.s3_transaction_bodies import S3TransactionBodyStore
 from sleeper.core.naming import StateStoreTableNames
-from sleeper.core.statestore.transactions import LogType
+from sleeper.core.statestore.transactions.log import LogType
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -22,7 +22,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sleeper.adapters.aws.exceptions import AwsError, error_code, translate
 from sleeper.adapters.aws.resources import BODY, BODY_S3_KEY, TABLE_ID, TRANSACTION_NUMBER, TYPE, UPDATE_TIME
 from sleeper.core.statestore.exceptions import TableDeletedError
-from sleeper.core.statestore.transactions import TransactionType
+from sleeper.core.statestore.transactions.log import TransactionType
 from sleeper.statestore.ports import DuplicateTransactionNumberError, TransactionLogEntry
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from sleeper.adapters.local.sqlite import SqliteDatabase
 from sleeper.core.statestore.exceptions import TableDeletedError
-from sleeper.core.statestore.transactions import LogType, TransactionType
+from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.statestore.exceptions import StateStoreStorageError
 from sleeper.statestore.ports import (
     DuplicateTransactionNumberError,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.statestore.exceptions import TableDeletedError
-from sleeper.core.statestore.transactions import LogType
+from sleeper.core.statestore.transactions.log import LogType
 from sleeper.statestore.ports import (
     DuplicateTransactionNumberError,
     SnapshotConflictError,

@@ -19,13 +19,9 @@ from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import InvalidFieldError, MessageError, MissingFieldError
 from sleeper.core.jobs.paths import check_key_under
 from sleeper.core.schema import Schema
-from sleeper.core.statestore.transactions import (
-    FILE_TRANSACTIONS,
-    FileTransaction,
-    Transaction,
-    TransactionSerDe,
-    TransactionType,
-)
+from sleeper.core.statestore.transactions.files import FILE_TRANSACTIONS, FileTransaction
+from sleeper.core.statestore.transactions.log import TransactionType
+from sleeper.core.statestore.transactions.serde import Transaction, TransactionSerDe
 
 STATE_STORE_COMMIT_FIELDS = frozenset({"tableId", "transactionType", "transaction", "bodyKey"})
 """The fields of a state store commit request."""

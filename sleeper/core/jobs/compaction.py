@@ -24,7 +24,7 @@ from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import InvalidFieldError, MessageError
 from sleeper.core.jobs.paths import check_key_under, check_safe_id, check_safe_path
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions import ReplaceFileReferencesRequest
+from sleeper.core.statestore.transactions.files import ReplaceFileReferencesRequest
 
 COMPACTION_JOB_FIELDS = frozenset(
     {

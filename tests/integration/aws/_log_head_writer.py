@@ -14,7 +14,8 @@ from sleeper.adapters.aws.dynamodb_transaction_log import DynamoDBTransactionLog
 from sleeper.adapters.aws.s3_transaction_bodies import S3TransactionBodyStore
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions import AddFilesTransaction, TransactionSerDe
+from sleeper.core.statestore.transactions.files import AddFilesTransaction
+from sleeper.core.statestore.transactions.serde import TransactionSerDe
 from sleeper.statestore.exceptions import AddTransactionRetriesExhaustedError
 from sleeper.statestore.log_head import FilesLogHead, StateStoreSettings
 

@@ -14,7 +14,7 @@ from multiprocessing.synchronize import Barrier
 
 from sleeper.adapters.aws.clients import AwsSettings, dynamodb_client
 from sleeper.adapters.aws.dynamodb_transaction_log import DynamoDBTransactionLogStore
-from sleeper.core.statestore.transactions import TransactionType
+from sleeper.core.statestore.transactions.log import TransactionType
 from sleeper.statestore.ports import DuplicateTransactionNumberError, TransactionLogEntry
 
 REGION = "eu-west-2"

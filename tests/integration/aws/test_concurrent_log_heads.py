@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from sleeper.core.statestore.transactions import LogType
+from sleeper.core.statestore.transactions.log import LogType
 from tests.contract.aws_backends import AwsStateStore, moto_endpoint
 from tests.integration.aws._log_head_writer import add_files, filename, files_head, files_of, wait_together
 

@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from sleeper.core.statestore.transactions import LogType
+from sleeper.core.statestore.transactions.log import LogType
 from tests.contract.aws_backends import AwsStateStore, moto_endpoint
 from tests.integration.aws._log_writer import append_transactions, wait_together
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sleeper.core.statestore.transactions import LogType
+from sleeper.core.statestore.transactions.log import LogType
 from sleeper.statestore.ports import SnapshotConflictError, SnapshotMetadata
 from tests.contract.aws_backends import AwsStateStore
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from sleeper.core.statestore.exceptions import TableDeletedError
-from sleeper.core.statestore.transactions import LogType, TransactionType
+from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.statestore.ports import SnapshotMetadata, TransactionBodyNotFoundError, TransactionLogEntry
 from tests.contract.aws_backends import AwsStateStore
 

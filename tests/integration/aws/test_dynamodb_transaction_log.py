@@ -8,7 +8,7 @@ import pytest
 
 from sleeper.adapters.aws.dynamodb_transaction_log import DynamoDBTransactionLogStore
 from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError
-from sleeper.core.statestore.transactions import LogType, TransactionType
+from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.statestore.ports import DuplicateTransactionNumberError, TransactionLogEntry
 from tests.contract.aws_backends import AwsStateStore
 

@@ -18,7 +18,7 @@ from sleeper.adapters.aws.clients import emr_serverless_client
 from sleeper.adapters.aws.emulated import emr_serverless_job_runs
 from sleeper.core import operations
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.statestore.transactions import LogType
+from sleeper.core.statestore.transactions.log import LogType
 from sleeper.emulator.instance import EmulatedAwsInstance
 from tests.integration.aws_runtime.sleeper_client import CompatClient
 

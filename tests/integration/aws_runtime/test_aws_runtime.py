@@ -30,7 +30,8 @@ from sleeper.core.queue import QueueNotFoundError
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions import AddFilesTransaction, LogType, TransactionType
+from sleeper.core.statestore.transactions.files import AddFilesTransaction
+from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.core.trackers.query import QueryState
 from sleeper.ingest.job_runner import JobOutcome
 from sleeper.ingest.standard import ingest_batches

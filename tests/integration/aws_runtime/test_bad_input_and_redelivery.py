@@ -17,7 +17,7 @@ from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.operations import INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, QUERY_Q
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions import AddFilesTransaction
+from sleeper.core.statestore.transactions.files import AddFilesTransaction
 from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.query import QueryState
 from sleeper.ingest.job_runner import JobOutcome

@@ -31,7 +31,7 @@ from sleeper.core.jobs.compaction import CompactionJob, CompactionJobBatch, Comp
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions import (
+from sleeper.core.statestore.transactions.files import (
     AssignJobIdRequest,
     AssignJobIdsTransaction,
     ReplaceFileReferencesRequest,

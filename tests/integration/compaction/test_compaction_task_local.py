@@ -13,7 +13,7 @@ import pytest
 from sleeper.compaction.task import JobOutcome, TaskExit, TaskSettings, handle_commit_message, run_compaction_task
 from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.statestore.transactions import AssignJobIdRequest, AssignJobIdsTransaction
+from sleeper.core.statestore.transactions.files import AssignJobIdRequest, AssignJobIdsTransaction
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.runtime.local import LocalInstance, LocalTable
 

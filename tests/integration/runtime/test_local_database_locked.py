@@ -26,7 +26,7 @@ from sleeper.adapters.local.trackers import (
 )
 from sleeper.batcher.exceptions import BatcherStoreError
 from sleeper.batcher.model import TrackedFile
-from sleeper.core.statestore.transactions import LogType, TransactionType
+from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.core.table import TableStatus
 from sleeper.core.trackers.compaction import CompactionJobCreated
 from sleeper.core.trackers.ingest import IngestJobStarted

@@ -10,7 +10,7 @@ import pytest
 
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.statestore.transactions import LogType
+from sleeper.core.statestore.transactions.log import LogType
 from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_handlers import default_handlers
 from sleeper.runtime.local_runner import LocalRunner

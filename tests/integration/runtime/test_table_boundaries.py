@@ -16,7 +16,7 @@ from sleeper.core import faults
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.exceptions import PartitionNotFoundError, StateStoreError
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions import LogType
+from sleeper.core.statestore.transactions.log import LogType
 from sleeper.gc.orphans import sweep_deleted_tables
 from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_admin import reinitialise_table

@@ -12,7 +12,7 @@ from pathlib import Path
 from sleeper.adapters.local.statestore import SqliteStateStoreBackend
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions import AddFilesTransaction
+from sleeper.core.statestore.transactions.files import AddFilesTransaction
 from sleeper.statestore.exceptions import AddTransactionRetriesExhaustedError
 from sleeper.statestore.log_head import StateStoreSettings
 from sleeper.statestore.store import StateStore

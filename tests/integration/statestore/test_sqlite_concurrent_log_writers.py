@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sleeper.adapters.local.statestore import SqliteStateStoreBackend
-from sleeper.core.statestore.transactions import LogType
+from sleeper.core.statestore.transactions.log import LogType
 from sleeper.statestore.log_head import StateStoreSettings
 from sleeper.statestore.store import StateStore
 from tests.integration.statestore._sqlite_log_writer import SCHEMA, add_files, filename, wait_together

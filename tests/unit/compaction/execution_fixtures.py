@@ -22,7 +22,7 @@ from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.queue import Queue
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions import AssignJobIdRequest, AssignJobIdsTransaction
+from sleeper.core.statestore.transactions.files import AssignJobIdRequest, AssignJobIdsTransaction
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.parquet import SortedFileWriter, WrittenFile, read_sorted
 from sleeper.io.sort import sort_table

@@ -25,7 +25,8 @@ from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.jobs.compaction import CompactionJob, CompactionJobCommitRequest
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.statestore.transactions import ReplaceFileReferencesTransaction, TransactionType
+from sleeper.core.statestore.transactions.files import ReplaceFileReferencesTransaction
+from sleeper.core.statestore.transactions.log import TransactionType
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.sketches import sketches_path
 from tests.unit.compaction.execution_fixtures import FakeInstance, FakeTable, new_table, utc_clock

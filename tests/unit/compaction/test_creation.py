@@ -30,13 +30,13 @@ from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.queue import OutgoingMessage, Queue
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions import (
+from sleeper.core.statestore.transactions.files import (
     AssignJobIdRequest,
     AssignJobIdsTransaction,
-    LogType,
     SplitFileReferenceRequest,
     SplitFileReferencesTransaction,
 )
+from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.statestore.store import StateStore
 from tests.unit.core.statestore.builders import PartitionsBuilder

@@ -15,7 +15,7 @@ from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
-from sleeper.core.statestore.transactions import (
+from sleeper.core.statestore.transactions.files import (
     AddFilesTransaction,
     AssignJobIdRequest,
     AssignJobIdsTransaction,

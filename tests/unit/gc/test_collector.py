@@ -7,7 +7,8 @@ from datetime import timedelta
 import pytest
 
 from sleeper.core.jobs.commit import StateStoreCommitRequest
-from sleeper.core.statestore.transactions import DeleteFilesTransaction, LogType, TransactionType
+from sleeper.core.statestore.transactions.files import DeleteFilesTransaction
+from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.gc import (
     GarbageCollectionFailedError,
     GcSettings,

@@ -13,7 +13,7 @@ from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.jobs.exceptions import UnknownTableError
 from sleeper.core.jobs.splitting import SplitPartitionJob
 from sleeper.core.partition import Partition, partitions_from_split_points, split_partition
-from sleeper.core.statestore.transactions import SplitPartitionTransaction
+from sleeper.core.statestore.transactions.partitions import SplitPartitionTransaction
 from sleeper.splitting import (
     MissingSketchesError,
     SplitOutcome,

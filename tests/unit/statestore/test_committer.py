@@ -8,7 +8,7 @@ from sleeper.adapters.memory.queue import InMemoryQueues
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.commit import StateStoreCommitRequest, transaction_body_prefix
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions import (
+from sleeper.core.statestore.transactions.files import (
     AddFilesTransaction,
     DeleteFilesTransaction,
     ReplaceFileReferencesRequest,

@@ -9,13 +9,9 @@ import pytest
 
 from sleeper.core.statestore.exceptions import FileNotFoundInStateError, FileReferenceAssignedToJobError
 from sleeper.core.statestore.state import FilesState
-from sleeper.core.statestore.transactions import (
-    AddFilesTransaction,
-    AssignJobIdRequest,
-    AssignJobIdsTransaction,
-    InitialisePartitionsTransaction,
-    LogType,
-)
+from sleeper.core.statestore.transactions.files import AddFilesTransaction, AssignJobIdRequest, AssignJobIdsTransaction
+from sleeper.core.statestore.transactions.log import LogType
+from sleeper.core.statestore.transactions.partitions import InitialisePartitionsTransaction
 from sleeper.statestore.exceptions import AddTransactionRetriesExhaustedError, TransactionLogGapError
 from sleeper.statestore.log_head import FilesLogHead, StateStoreSettings, to_millis, transaction_body_key
 from sleeper.statestore.store import StateStore

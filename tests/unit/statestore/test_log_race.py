@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from sleeper.adapters.memory.statestore import InMemoryStateStoreBackend
-from sleeper.core.statestore.transactions import AddFilesTransaction, LogType
+from sleeper.core.statestore.transactions.files import AddFilesTransaction
+from sleeper.core.statestore.transactions.log import LogType
 from sleeper.statestore.log_head import StateStoreSettings
 from sleeper.statestore.store import StateStore
 from tests.unit.core.statestore.builders import LONG_KEY_SCHEMA, reference

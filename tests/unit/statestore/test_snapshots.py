@@ -14,7 +14,7 @@ from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, KeyValue, PrimitiveType, Schema
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
 from sleeper.core.statestore.state import FilesState, PartitionsState
-from sleeper.core.statestore.transactions import LogType
+from sleeper.core.statestore.transactions.log import LogType
 from sleeper.statestore.exceptions import SnapshotFormatError
 from sleeper.statestore.ports import SnapshotConflictError, SnapshotMetadata
 from sleeper.statestore.snapshots import (

@@ -9,15 +9,15 @@ import pytest
 
 from sleeper.core.partition import ROOT_ID
 from sleeper.core.statestore.exceptions import StateStoreError
-from sleeper.core.statestore.transactions import (
+from sleeper.core.statestore.transactions.files import (
     AssignJobIdRequest,
     AssignJobIdsTransaction,
     DeleteFilesTransaction,
-    LogType,
     ReplaceFileReferencesRequest,
     ReplaceFileReferencesTransaction,
-    SplitPartitionTransaction,
 )
+from sleeper.core.statestore.transactions.log import LogType
+from sleeper.core.statestore.transactions.partitions import SplitPartitionTransaction
 from sleeper.statestore.log_head import StateStoreSettings
 from sleeper.statestore.store import StateStore
 from sleeper.statestore.upkeep import create_snapshot, delete_old_snapshots, delete_old_transactions

@@ -8,7 +8,7 @@ from sleeper.adapters.aws.emf import emf_record
 from sleeper.adapters.memory.statestore import InMemoryStateStoreBackend
 from sleeper.core.partition import partitions_from_split_points
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions import (
+from sleeper.core.statestore.transactions.files import (
     AssignJobIdRequest,
     AssignJobIdsTransaction,
     ReplaceFileReferencesRequest,

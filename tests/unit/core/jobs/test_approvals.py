@@ -22,7 +22,8 @@ from sleeper.core.jobs.splitting import SplitPartitionJob
 from sleeper.core.query import Query, QuerySerDe
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.statestore.transactions import AddFilesTransaction, InitialisePartitionsTransaction
+from sleeper.core.statestore.transactions.files import AddFilesTransaction
+from sleeper.core.statestore.transactions.partitions import InitialisePartitionsTransaction
 
 APPROVALS = Path(__file__).resolve().parents[3] / "approvals" / "messages"
 

@@ -17,12 +17,9 @@ from sleeper.core.partition import Partition
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions import (
-    AddFilesTransaction,
-    ClearFilesTransaction,
-    InitialisePartitionsTransaction,
-    TransactionType,
-)
+from sleeper.core.statestore.transactions.files import AddFilesTransaction, ClearFilesTransaction
+from sleeper.core.statestore.transactions.log import TransactionType
+from sleeper.core.statestore.transactions.partitions import InitialisePartitionsTransaction
 
 SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)])
 KEY = "t1/statestore/transactions/2025-01-14T15:30:00Z-test-transaction.json"

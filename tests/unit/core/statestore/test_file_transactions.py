@@ -19,7 +19,7 @@ from sleeper.core.statestore.exceptions import (
 )
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.state import FilesState, input_files_hash
-from sleeper.core.statestore.transactions import (
+from sleeper.core.statestore.transactions.files import (
     AddFilesTransaction,
     AssignJobIdRequest,
     AssignJobIdsTransaction,

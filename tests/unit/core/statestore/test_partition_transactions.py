@@ -15,7 +15,7 @@ from sleeper.core.statestore.exceptions import (
     StateStoreError,
 )
 from sleeper.core.statestore.state import PartitionsState
-from sleeper.core.statestore.transactions import (
+from sleeper.core.statestore.transactions.partitions import (
     ExtendPartitionTreeTransaction,
     InitialisePartitionsTransaction,
     SplitPartitionTransaction,

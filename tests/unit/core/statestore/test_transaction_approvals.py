@@ -10,22 +10,23 @@ import pytest
 
 from sleeper.core.schema import Schema
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions import (
+from sleeper.core.statestore.transactions.files import (
     AddFilesTransaction,
     AssignJobIdRequest,
     AssignJobIdsTransaction,
     ClearFilesTransaction,
     DeleteFilesTransaction,
-    ExtendPartitionTreeTransaction,
-    InitialisePartitionsTransaction,
     ReplaceFileReferencesRequest,
     ReplaceFileReferencesTransaction,
     SplitFileReferenceRequest,
     SplitFileReferencesTransaction,
-    SplitPartitionTransaction,
-    Transaction,
-    TransactionSerDe,
 )
+from sleeper.core.statestore.transactions.partitions import (
+    ExtendPartitionTreeTransaction,
+    InitialisePartitionsTransaction,
+    SplitPartitionTransaction,
+)
+from sleeper.core.statestore.transactions.serde import Transaction, TransactionSerDe
 from tests.unit.core.statestore.builders import LONG_KEY_SCHEMA, STRING_KEY_SCHEMA, TIME, PartitionsBuilder
 
 APPROVALS = Path(__file__).resolve().parents[3] / "approvals" / "transactions"

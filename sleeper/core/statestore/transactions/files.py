@@ -1,31 +1,14 @@
-"""The nine transaction types of Sleeper's transaction log, with their JSON, validation and effect (spec 2.2).
-
-A transaction is validated against the current state before it is appended to the log, and applied to the state
-once it is in the log. Validation raises a ``StateStoreError`` naming what is wrong; applying never raises: where
-Sleeper skips an invalid part at apply time (ADD_FILES with a file that exists, REPLACE_FILE_REFERENCES jobs that
-no longer fit), so do we, so every reader of the log reaches the same state.
-
-Beyond Sleeper: ADD_FILES carrying a job id that was already added is skipped, which makes ingest idempotent. It may
-also carry the hash of the job's input files (``inputFilesHash``, ignored by Sleeper): the same job id with other input
-files is then refused by validation (``JobIdReusedError``) rather than skipped as a retry. A file transaction also
-says which files it names (``named_files``) and on which partitions it adds references (``new_reference_partitions``),
-so the state store of a table can refuse files outside the table's data prefix and references on partitions that do
-not exist (see ``sleeper.statestore.log_head.FilesLogHead``).
-"""
+"""The six transactions on a table's files log, with their JSON, validation and effect (spec 2.2)."""
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from enum import Enum
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from sleeper.core.exceptions import PartitionTreeError, SerDeError
-from sleeper.core.partition import Partition, PartitionTree, validate_split
-from sleeper.core.schema import Schema
+from sleeper.core.exceptions import SerDeError
 from sleeper.core.statestore.exceptions import (
     FileAlreadyExistsError,
     FileHasReferencesError,
@@ -35,59 +18,22 @@ from sleeper.core.statestore.exceptions import (
     FileReferenceNotAssignedToJobError,
     FileReferenceNotFoundError,
     InvalidTransactionError,
-    PartitionAlreadyExistsError,
     PartitionNotFoundError,
-    PartitionNotLeafError,
     StateStoreError,
 )
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
 from sleeper.core.statestore.state import FilesState, PartitionsState
-
-
-class TransactionType(Enum):
-    """The transaction types, named as in Sleeper's log."""
-
-    INITIALISE_PARTITIONS = "INITIALISE_PARTITIONS"
-    SPLIT_PARTITION = "SPLIT_PARTITION"
-    EXTEND_PARTITION_TREE = "EXTEND_PARTITION_TREE"
-    ADD_FILES = "ADD_FILES"
-    ASSIGN_JOB_IDS = "ASSIGN_JOB_IDS"
-    REPLACE_FILE_REFERENCES = "REPLACE_FILE_REFERENCES"
-    SPLIT_FILE_REFERENCES = "SPLIT_FILE_REFERENCES"
-    DELETE_FILES = "DELETE_FILES"
-    CLEAR_FILES = "CLEAR_FILES"
-
-
-class LogType(Enum):
-    """The two logs of a table."""
-
-    FILES = "files"
-    PARTITIONS = "partitions"
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def epoch_ms(time: datetime) -> int:
-    """Milliseconds since the epoch, as Sleeper serialises instants (exact, no float rounding)."""
-    return (time - _EPOCH) // timedelta(milliseconds=1)
-
-
-def from_epoch_ms(ms: int) -> datetime:
-    """The UTC time of an epoch milliseconds value.
-
-    Raises:
-        SerDeError: If the value is outside the range of representable times.
-    """
-    try:
-        return _EPOCH + timedelta(milliseconds=ms)
-    except OverflowError:
-        raise SerDeError(f"time {ms} ms is out of range") from None
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# File transactions
-# ---------------------------------------------------------------------------------------------------------------
+from sleeper.core.statestore.transactions.log import (
+    LogType,
+    TransactionType,
+    epoch_ms,
+    from_epoch_ms,
+    int_value,
+    list_field,
+    optional_str_field,
+    str_field,
+    str_list_field,
+)
 
 
 class FileTransaction(ABC):
@@ -230,7 +176,7 @@ class AddFilesTransaction(FileTransaction):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AddFilesTransaction:
         files = []
-        for i, item in enumerate(_list(data, "files")):
+        for i, item in enumerate(list_field(data, "files")):
             path = f"files[{i}]"
             if not isinstance(item, Mapping):
                 raise SerDeError(f"{path} must be an object")
@@ -239,17 +185,17 @@ class AddFilesTransaction(FileTransaction):
                 raise SerDeError(f"{path}.filename must be a non-empty string")
             refs = [
                 FileReference.from_dict(r, filename=name, path=f"{path}.references[{j}]")
-                for j, r in enumerate(_list(item, "references", path))
+                for j, r in enumerate(list_field(item, "references", path))
             ]
             files.append(AllReferencesToAFile(filename=name, references={r.partition_id: r for r in refs}))
         written = data.get("writtenTime")
         return cls(
             files=tuple(files),
-            job_id=_opt_str(data, "jobId"),
-            task_id=_opt_str(data, "taskId"),
-            job_run_id=_opt_str(data, "jobRunId"),
-            written_time=None if written is None else from_epoch_ms(_int(written, "writtenTime")),
-            inputs_hash=_opt_str(data, "inputFilesHash"),
+            job_id=optional_str_field(data, "jobId"),
+            task_id=optional_str_field(data, "taskId"),
+            job_run_id=optional_str_field(data, "jobRunId"),
+            written_time=None if written is None else from_epoch_ms(int_value(written, "writtenTime")),
+            inputs_hash=optional_str_field(data, "inputFilesHash"),
         )
 
 
@@ -311,15 +257,15 @@ class AssignJobIdsTransaction(FileTransaction):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AssignJobIdsTransaction:
         reqs = []
-        for i, item in enumerate(_list(data, "requests")):
+        for i, item in enumerate(list_field(data, "requests")):
             path = f"requests[{i}]"
             if not isinstance(item, Mapping):
                 raise SerDeError(f"{path} must be an object")
             reqs.append(
                 AssignJobIdRequest(
-                    job_id=_str(item, "jobId", path),
-                    partition_id=_str(item, "partitionId", path),
-                    filenames=tuple(_strs(item, "filenames", path)),
+                    job_id=str_field(item, "jobId", path),
+                    partition_id=str_field(item, "partitionId", path),
+                    filenames=tuple(str_list_field(item, "filenames", path)),
                 )
             )
         return cls(requests=tuple(reqs))
@@ -385,10 +331,10 @@ class ReplaceFileReferencesRequest:
         if not isinstance(item, Mapping):
             raise SerDeError(f"{path} must be an object")
         return cls(
-            job_id=_str(item, "jobId", path),
-            task_id=_opt_str(item, "taskId", path),
-            job_run_id=_opt_str(item, "jobRunId", path),
-            input_files=tuple(_strs(item, "inputFiles", path)),
+            job_id=str_field(item, "jobId", path),
+            task_id=optional_str_field(item, "taskId", path),
+            job_run_id=optional_str_field(item, "jobRunId", path),
+            input_files=tuple(str_list_field(item, "inputFiles", path)),
             new_reference=FileReference.from_dict(item.get("newReference"), path=f"{path}.newReference"),
         )
 
@@ -438,7 +384,8 @@ class ReplaceFileReferencesTransaction(FileTransaction):
     def from_dict(cls, data: Mapping[str, Any]) -> ReplaceFileReferencesTransaction:
         return cls(
             jobs=tuple(
-                ReplaceFileReferencesRequest.from_dict(item, f"jobs[{i}]") for i, item in enumerate(_list(data, "jobs"))
+                ReplaceFileReferencesRequest.from_dict(item, f"jobs[{i}]")
+                for i, item in enumerate(list_field(data, "jobs"))
             )
         )
 
@@ -523,7 +470,7 @@ class SplitFileReferencesTransaction(FileTransaction):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SplitFileReferencesTransaction:
         reqs = []
-        for i, item in enumerate(_list(data, "requests")):
+        for i, item in enumerate(list_field(data, "requests")):
             path = f"requests[{i}]"
             if not isinstance(item, Mapping):
                 raise SerDeError(f"{path} must be an object")
@@ -532,7 +479,7 @@ class SplitFileReferencesTransaction(FileTransaction):
                     old_reference=FileReference.from_dict(item.get("oldReference"), path=f"{path}.oldReference"),
                     new_references=tuple(
                         FileReference.from_dict(n, path=f"{path}.newReferences[{j}]")
-                        for j, n in enumerate(_list(item, "newReferences", path))
+                        for j, n in enumerate(list_field(item, "newReferences", path))
                     ),
                 )
             )
@@ -579,7 +526,7 @@ class DeleteFilesTransaction(FileTransaction):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> DeleteFilesTransaction:
-        return cls(filenames=tuple(_strs(data, "filenames")))
+        return cls(filenames=tuple(str_list_field(data, "filenames")))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -602,161 +549,6 @@ class ClearFilesTransaction(FileTransaction):
         return cls()
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Partition transactions
-# ---------------------------------------------------------------------------------------------------------------
-
-
-class PartitionTransaction(ABC):
-    """A transaction on the partitions log."""
-
-    TYPE: ClassVar[TransactionType]
-    LOG: ClassVar[LogType] = LogType.PARTITIONS
-
-    @abstractmethod
-    def validate(self, state: PartitionsState, schema: Schema) -> None:
-        """Checks the transaction against the current partitions.
-
-        Raises:
-            StateStoreError: If it does not apply.
-        """
-
-    @abstractmethod
-    def apply(self, state: PartitionsState, time: datetime) -> None:
-        """Applies the transaction to the partitions. Never raises."""
-
-    @abstractmethod
-    def to_dict(self, schema: Schema) -> dict[str, Any]:
-        """Sleeper's JSON body of the transaction."""
-
-    @classmethod
-    @abstractmethod
-    def from_dict(cls, schema: Schema, data: Mapping[str, Any]) -> PartitionTransaction:
-        """Reads Sleeper's JSON body of the transaction."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InitialisePartitionsTransaction(PartitionTransaction):
-    """Replaces every partition (an empty list clears them)."""
-
-    TYPE: ClassVar[TransactionType] = TransactionType.INITIALISE_PARTITIONS
-    partitions: tuple[Partition, ...]
-
-    def validate(self, state: PartitionsState, schema: Schema) -> None:
-        if self.partitions:
-            try:
-                PartitionTree(schema, self.partitions).validate()
-            except PartitionTreeError as e:
-                raise StateStoreError(f"invalid partition tree: {e}") from None
-
-    def apply(self, state: PartitionsState, time: datetime) -> None:
-        state.clear()
-        for p in self.partitions:
-            state.put(p)
-
-    def to_dict(self, schema: Schema) -> dict[str, Any]:
-        return {"partitions": [p.to_dict(schema) for p in self.partitions]}
-
-    @classmethod
-    def from_dict(cls, schema: Schema, data: Mapping[str, Any]) -> InitialisePartitionsTransaction:
-        return cls(partitions=_partitions(schema, data, "partitions"))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SplitPartitionTransaction(PartitionTransaction):
-    """Splits a leaf into two new leaves: applies only while the parent is still a leaf."""
-
-    TYPE: ClassVar[TransactionType] = TransactionType.SPLIT_PARTITION
-    parent: Partition
-    new_children: tuple[Partition, Partition]
-
-    def validate(self, state: PartitionsState, schema: Schema) -> None:
-        existing = state.get(self.parent.id)
-        if existing is None:
-            raise PartitionNotFoundError(f"partition {self.parent.id} does not exist")
-        if not existing.is_leaf:
-            raise PartitionNotLeafError(f"partition {self.parent.id} is not a leaf: it has already been split")
-        for child in self.new_children:
-            if child.id in state:
-                raise PartitionAlreadyExistsError(f"partition {child.id} already exists")
-            if not child.is_leaf:
-                raise StateStoreError(f"new child partition {child.id} must be a leaf")
-        if existing.region != self.parent.region or existing.parent_id != self.parent.parent_id:
-            raise StateStoreError(f"split parent {self.parent.id} does not match the stored partition")
-        try:
-            validate_split(schema, self.parent, self.new_children)
-        except PartitionTreeError as e:
-            raise StateStoreError(f"invalid split of partition {self.parent.id}: {e}") from None
-
-    def apply(self, state: PartitionsState, time: datetime) -> None:
-        existing = state.get(self.parent.id)
-        if existing is None or not existing.is_leaf:
-            return
-        state.put(self.parent)
-        for child in self.new_children:
-            state.put(child)
-
-    def to_dict(self, schema: Schema) -> dict[str, Any]:
-        return {"parent": self.parent.to_dict(schema), "newChildren": [c.to_dict(schema) for c in self.new_children]}
-
-    @classmethod
-    def from_dict(cls, schema: Schema, data: Mapping[str, Any]) -> SplitPartitionTransaction:
-        children = _partitions(schema, data, "newChildren")
-        if len(children) != 2:
-            raise SerDeError(f"newChildren must hold 2 partitions, has {len(children)}")
-        return cls(
-            parent=Partition.from_dict(schema, data.get("parent"), path="parent"),
-            new_children=(children[0], children[1]),
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ExtendPartitionTreeTransaction(PartitionTransaction):
-    """Splits several leaves at once, possibly several levels deep (bulk import's pre-split)."""
-
-    TYPE: ClassVar[TransactionType] = TransactionType.EXTEND_PARTITION_TREE
-    update_partitions: tuple[Partition, ...]
-    new_partitions: tuple[Partition, ...]
-
-    def validate(self, state: PartitionsState, schema: Schema) -> None:
-        for p in self.update_partitions:
-            existing = state.get(p.id)
-            if existing is None:
-                raise PartitionNotFoundError(f"partition {p.id} does not exist")
-            if not existing.is_leaf:
-                raise PartitionNotLeafError(f"partition {p.id} is not a leaf: it has already been split")
-            if p.is_leaf:
-                raise StateStoreError(f"updated partition {p.id} must become a non-leaf")
-        for p in self.new_partitions:
-            if p.id in state:
-                raise PartitionAlreadyExistsError(f"partition {p.id} already exists")
-        trial = state.copy()
-        self.apply(trial, datetime.now(tz=UTC))
-        try:
-            trial.tree(schema).validate()
-        except PartitionTreeError as e:
-            raise StateStoreError(f"extended partition tree is invalid: {e}") from None
-
-    def apply(self, state: PartitionsState, time: datetime) -> None:
-        for p in (*self.update_partitions, *self.new_partitions):
-            state.put(p)
-
-    def to_dict(self, schema: Schema) -> dict[str, Any]:
-        return {
-            "updatePartitions": [p.to_dict(schema) for p in self.update_partitions],
-            "newPartitions": [p.to_dict(schema) for p in self.new_partitions],
-        }
-
-    @classmethod
-    def from_dict(cls, schema: Schema, data: Mapping[str, Any]) -> ExtendPartitionTreeTransaction:
-        return cls(
-            update_partitions=_partitions(schema, data, "updatePartitions"),
-            new_partitions=_partitions(schema, data, "newPartitions"),
-        )
-
-
-Transaction = FileTransaction | PartitionTransaction
-
 FILE_TRANSACTIONS: dict[TransactionType, type[FileTransaction]] = {
     t.TYPE: t
     for t in (
@@ -768,61 +560,6 @@ FILE_TRANSACTIONS: dict[TransactionType, type[FileTransaction]] = {
         ClearFilesTransaction,
     )
 }
-PARTITION_TRANSACTIONS: dict[TransactionType, type[PartitionTransaction]] = {
-    t.TYPE: t for t in (InitialisePartitionsTransaction, SplitPartitionTransaction, ExtendPartitionTreeTransaction)
-}
-
-
-def log_type_of(transaction_type: TransactionType) -> LogType:
-    """Which log a transaction type belongs to."""
-    return LogType.FILES if transaction_type in FILE_TRANSACTIONS else LogType.PARTITIONS
-
-
-@dataclass(frozen=True, slots=True)
-class TransactionSerDe:
-    """Reads and writes transaction bodies as Sleeper's JSON, for one table schema."""
-
-    schema: Schema
-    _indent: int | None = field(default=None)
-
-    def to_dict(self, transaction: Transaction) -> dict[str, Any]:
-        """The transaction's JSON body as a dictionary."""
-        if isinstance(transaction, FileTransaction):
-            return transaction.to_dict()
-        return transaction.to_dict(self.schema)
-
-    def to_json(self, transaction: Transaction) -> str:
-        """The transaction's JSON body."""
-        return json.dumps(self.to_dict(transaction), indent=self._indent, separators=(",", ":"))
-
-    def from_json(self, transaction_type: TransactionType | str, body: str) -> Transaction:
-        """Reads a transaction body of a given type.
-
-        Raises:
-            SerDeError: If the type is unknown or the body is not valid; the message names the bad path.
-        """
-        try:
-            data = json.loads(body)
-        except json.JSONDecodeError as e:
-            raise SerDeError(f"transaction body is not valid JSON: {e}") from None
-        return self.from_dict(transaction_type, data)
-
-    def from_dict(self, transaction_type: TransactionType | str, data: object) -> Transaction:
-        """Reads a parsed transaction body of a given type."""
-        try:
-            ttype = TransactionType(transaction_type)
-        except ValueError:
-            raise SerDeError(f"unknown transaction type {transaction_type!r}") from None
-        if not isinstance(data, Mapping):
-            raise SerDeError(f"{ttype.value} body must be an object")
-        if ttype in FILE_TRANSACTIONS:
-            return FILE_TRANSACTIONS[ttype].from_dict(data)
-        return PARTITION_TRANSACTIONS[ttype].from_dict(self.schema, data)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# helpers
-# ---------------------------------------------------------------------------------------------------------------
 
 
 def _reference(state: FilesState, filename: str, partition_id: str) -> FileReference:
@@ -833,46 +570,3 @@ def _reference(state: FilesState, filename: str, partition_id: str) -> FileRefer
     if ref is None:
         raise FileReferenceNotFoundError(f"file {filename} has no reference on partition {partition_id}")
     return ref
-
-
-def _list(data: Mapping[str, Any], key: str, path: str = "") -> list[Any]:
-    value = data.get(key)
-    where = f"{path}.{key}" if path else key
-    if value is None:
-        raise SerDeError(f"{where} is missing")
-    if not isinstance(value, list):
-        raise SerDeError(f"{where} must be a list")
-    return value
-
-
-def _strs(data: Mapping[str, Any], key: str, path: str = "") -> list[str]:
-    values = _list(data, key, path)
-    where = f"{path}.{key}" if path else key
-    for i, v in enumerate(values):
-        if not isinstance(v, str) or not v:
-            raise SerDeError(f"{where}[{i}] must be a non-empty string")
-    return values
-
-
-def _str(data: Mapping[str, Any], key: str, path: str = "") -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or not value:
-        raise SerDeError(f"{path + '.' if path else ''}{key} must be a non-empty string")
-    return value
-
-
-def _opt_str(data: Mapping[str, Any], key: str, path: str = "") -> str | None:
-    value = data.get(key)
-    if value is not None and not isinstance(value, str):
-        raise SerDeError(f"{path + '.' if path else ''}{key} must be a string")
-    return value
-
-
-def _int(value: object, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SerDeError(f"{where} must be an integer")
-    return value
-
-
-def _partitions(schema: Schema, data: Mapping[str, Any], key: str) -> tuple[Partition, ...]:
-    return tuple(Partition.from_dict(schema, p, path=f"{key}[{i}]") for i, p in enumerate(_list(data, key)))

@@ -1,0 +1,18 @@
+"""The nine transaction types of Sleeper's transaction log, with their JSON, validation and effect (spec 2.2).
+
+A transaction is validated against the current state before it is appended to the log, and applied to the state
+once it is in the log. Validation raises a ``StateStoreError`` naming what is wrong; applying never raises: where
+Sleeper skips an invalid part at apply time (ADD_FILES with a file that exists, REPLACE_FILE_REFERENCES jobs that
+no longer fit), so do we, so every reader of the log reaches the same state.
+
+Beyond Sleeper: ADD_FILES carrying a job id that was already added is skipped, which makes ingest idempotent. It may
+also carry the hash of the job's input files (``inputFilesHash``, ignored by Sleeper): the same job id with other input
+files is then refused by validation (``JobIdReusedError``) rather than skipped as a retry. A file transaction also
+says which files it names (``named_files``) and on which partitions it adds references (``new_reference_partitions``),
+so the state store of a table can refuse files outside the table's data prefix and references on partitions that do
+not exist (see ``sleeper.statestore.log_head.FilesLogHead``).
+
+Modules: ``log`` (the transaction types, the two logs, epoch-millisecond times and the readers of body fields),
+``files`` (the six transactions on the files log), ``partitions`` (the three on the partitions log) and ``serde``
+(reading and writing bodies of any type for a table's schema).
+"""
