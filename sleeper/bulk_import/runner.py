@@ -20,7 +20,6 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import Enum
 from typing import TYPE_CHECKING
 
 from sleeper.bulk_import.ports import BulkImportInstance
@@ -31,6 +30,7 @@ from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.trackers.ingest import IngestJobFailed, IngestJobFinished, IngestJobStarted, IngestJobValidated
+from sleeper.core.trackers.runs import JobOutcome
 from sleeper.io.filesystem import FileSystemOptions
 
 if TYPE_CHECKING:
@@ -41,14 +41,6 @@ if TYPE_CHECKING:
 __all__ = ["BulkImportOutcome", "BulkImportResult", "JobOutcome", "run_bulk_import", "run_bulk_import_message"]
 
 _LOG = logging.getLogger(__name__)
-
-
-class JobOutcome(Enum):
-    """How a run of a bulk import job ended."""
-
-    FINISHED = "FINISHED"
-    REJECTED = "REJECTED"
-    FAILED = "FAILED"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

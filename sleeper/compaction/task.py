@@ -44,6 +44,7 @@ from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.queue import Message, Queue, QueueError
 from sleeper.core.trackers.compaction import CompactionJobFailed, CompactionJobFinished, CompactionJobStarted
+from sleeper.core.trackers.runs import JobOutcome
 from sleeper.core.trackers.task import TaskFinished, TaskStarted
 from sleeper.io.filesystem import FileSystemOptions
 
@@ -116,22 +117,6 @@ class TaskSettings:
             failed_visibility_seconds=float(properties.get_int(ic.COMPACTION_JOB_FAILED_VISIBILITY_TIMEOUT_IN_SECONDS)),
             max_alive_seconds=max(0.0, (alive_minutes - jitter() * jitter_minutes) * 60.0) if alive_minutes else None,
         )
-
-
-class JobOutcome(Enum):
-    """How one delivery of a compaction job ended."""
-
-    FINISHED = "FINISHED"
-    """Run and committed (or its commit request sent); the message is deleted."""
-
-    ALREADY_COMMITTED = "ALREADY_COMMITTED"
-    """The job was committed by an earlier run: nothing was written and the message is deleted."""
-
-    REJECTED = "REJECTED"
-    """The job can never commit (table gone, inputs assigned elsewhere or gone): the message is deleted."""
-
-    FAILED = "FAILED"
-    """An error; the message is returned to the queue to be tried again (or dead-lettered)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -26,7 +26,6 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import Enum
 from pathlib import Path
 
 import pyarrow as pa
@@ -39,6 +38,7 @@ from sleeper.core.operations import INGEST_JOB_Q as INGEST_JOB_QUEUE
 from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.statestore.state import input_files_hash
 from sleeper.core.trackers.ingest import IngestJobFailed, IngestJobFinished, IngestJobStarted, IngestJobValidated
+from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest.ports import IngestInstance, IngestTable
 from sleeper.ingest.standard import DEFAULT_BUFFER_BYTES, IngestResult, ingest_batches
 from sleeper.io.arrow_schema import arrow_schema
@@ -60,14 +60,6 @@ READ_BATCH_ROWS = 65536
 """Rows per batch read from an input file."""
 
 _LOG = logging.getLogger(__name__)
-
-
-class JobOutcome(Enum):
-    """How a run of an ingest job ended."""
-
-    FINISHED = "FINISHED"
-    REJECTED = "REJECTED"
-    FAILED = "FAILED"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
