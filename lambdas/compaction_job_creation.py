@@ -1,4 +1,5 @@
-"""Compaction job creation (spec 4.1): one table id per message from ``CompactionJobCreationQ.fifo``.
+"""Compaction job creation (spec 4.1): one table id per message from ``CompactionJobCreationQ.fifo``
+(``sleeper.compaction.entry.handle_compaction_job_creation``, through the router).
 
 Each run pre-splits the table's file references, plans jobs with its strategy, assigns their input files
 synchronously and sends them to ``CompactionJobQ`` (recorded "created" in the compaction job tracker). A failure
@@ -10,21 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, aws_instance, for_each_message
-from sleeper.runtime.aws_compaction import create_compaction_jobs_for_table
-
-
-def _create(table_id: str) -> None:
-    result = create_compaction_jobs_for_table(aws_instance(), table_id)
-    LOGGER.info(
-        "Table %s: %d compaction jobs created, %d file references pre-split, %d over the limit",
-        result.table_id,
-        result.jobs_created,
-        result.references_pre_split,
-        result.jobs_over_limit,
-    )
+from lambdas._common import route_messages
+from sleeper.core.operations import COMPACTION_JOB_CREATION_Q
 
 
 def handler(event: Mapping[str, Any], context: object = None) -> dict[str, list[dict[str, str]]]:
     """Lambda handler for an SQS batch of table ids."""
-    return for_each_message(event, _create, stop_at_failure=True)
+    return route_messages(event, COMPACTION_JOB_CREATION_Q)

@@ -1,19 +1,15 @@
-"""Old transaction deletion (spec 2.7): one table id per message from ``TransactionLogTransactionDeletionQ.fifo``."""
+"""Old transaction deletion (spec 2.7): one table id per message from ``TransactionLogTransactionDeletionQ.fifo``
+(``sleeper.statestore.upkeep.handle_transaction_deletion``, through the router)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, aws_instance, for_each_message
-from sleeper.statestore.upkeep import delete_old_transactions
-
-
-def _delete(table_id: str) -> None:
-    result = delete_old_transactions(aws_instance().table_by_id(table_id).state_store)
-    LOGGER.info("Table %s: %d old transactions deleted", table_id, sum(result.entries_deleted.values()))
+from lambdas._common import route_messages
+from sleeper.core.operations import TRANSACTION_DELETION_Q
 
 
 def handler(event: Mapping[str, Any], context: object = None) -> dict[str, list[dict[str, str]]]:
     """Lambda handler for an SQS batch of table ids."""
-    return for_each_message(event, _delete, stop_at_failure=True)
+    return route_messages(event, TRANSACTION_DELETION_Q)

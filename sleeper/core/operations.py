@@ -465,7 +465,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=SNAPSHOT_CREATION,
         handler="lambdas.snapshot_creation:handler",
-        runs="sleeper.statestore.upkeep:create_snapshot",
+        runs="sleeper.statestore.upkeep:handle_snapshot_creation",
         description="Snapshots each transaction log of a table that advanced past its latest snapshot",
         trigger=Trigger.sqs(SNAPSHOT_CREATION_Q),
         memory_mb=4096,
@@ -484,7 +484,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=SNAPSHOT_DELETION,
         handler="lambdas.snapshot_deletion:handler",
-        runs="sleeper.statestore.upkeep:delete_old_snapshots",
+        runs="sleeper.statestore.upkeep:handle_snapshot_deletion",
         description="Deletes a table's expired snapshots, never the latest of each log",
         trigger=Trigger.sqs(SNAPSHOT_DELETION_Q),
     ),
@@ -500,7 +500,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=TRANSACTION_DELETION,
         handler="lambdas.transaction_deletion:handler",
-        runs="sleeper.statestore.upkeep:delete_old_transactions",
+        runs="sleeper.statestore.upkeep:handle_transaction_deletion",
         description="Deletes a table's transactions far enough behind a snapshot, with their large bodies",
         trigger=Trigger.sqs(TRANSACTION_DELETION_Q),
         timeout_property="sleeper.statestore.transaction.deletion.lambda.timeout.seconds",
@@ -527,7 +527,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=COMPACTION_JOB_CREATION,
         handler="lambdas.compaction_job_creation:handler",
-        runs="sleeper.compaction.creation:create_compaction_jobs",
+        runs="sleeper.compaction.entry:handle_compaction_job_creation",
         description="Creates compaction jobs for a table with its strategy, pre-splitting file references",
         trigger=Trigger.sqs(COMPACTION_JOB_CREATION_Q),
         memory_mb=4096,
@@ -621,7 +621,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=FIND_PARTITIONS_TO_SPLIT,
         handler="lambdas.find_partitions_to_split:handler",
-        runs="sleeper.splitting.finder:run_find_partitions_to_split",
+        runs="sleeper.splitting.finder:handle_find_partitions_to_split",
         description="Finds a table's leaf partitions over the split threshold and sends split jobs",
         trigger=Trigger.sqs(FIND_PARTITIONS_TO_SPLIT_Q),
         memory_mb=4096,
@@ -631,7 +631,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=SPLIT_PARTITION,
         handler="lambdas.split_partition:handler",
-        runs="sleeper.splitting.splitter:run_split_job_message",
+        runs="sleeper.splitting.splitter:handle_split_partition",
         description="Splits a partition at the median of its files' sketches",
         trigger=Trigger.sqs(PARTITION_SPLITTING_JOB_Q),
         memory_mb=4096,

@@ -3,8 +3,6 @@
 Each function takes an :class:`~sleeper.runtime.aws.AwsInstance` and does what one handler invocation does, with the
 same domain code the local runtime runs (:mod:`sleeper.runtime.local_handlers`):
 
-* :func:`create_compaction_jobs_for_table`: job creation for one table (pre-split, plan, assign synchronously, send
-  to ``CompactionJobQ``, track "created");
 * :func:`dispatch_pending_batch_on_aws`: a Sleeper-format pending batch from ``PendingCompactionJobBatchQ``, its
   batch file read from the data bucket (:mod:`sleeper.compaction.dispatch`);
 * :func:`commit_compaction_batch`: a batch of ``CompactionCommitQ`` messages, one REPLACE_FILE_REFERENCES transaction
@@ -33,7 +31,6 @@ from typing import Any
 from sleeper.adapters.aws.dynamodb_stream import TransactionStreamRecord, transaction_stream_records
 from sleeper.adapters.aws.launchers.ecs import compaction_task_launcher
 from sleeper.compaction.commit import CommitBatchResult, apply_compaction_commits
-from sleeper.compaction.creation import CompactionJobCreationResult, create_compaction_jobs
 from sleeper.compaction.dispatch import BatchFileMissing, DispatchResult, dispatch_pending_batch
 from sleeper.compaction.task import CompactionJobRunner, TaskSettings, TaskSummary, run_compaction_task
 from sleeper.compaction.task_creation import CompactionTaskCreation, create_compaction_tasks
@@ -51,7 +48,6 @@ __all__ = [
     "CommitBatcherOutcome",
     "FollowerOutcome",
     "commit_compaction_batch",
-    "create_compaction_jobs_for_table",
     "create_compaction_tasks_on_ecs",
     "dispatch_pending_batch_on_aws",
     "follow_stream_event",
@@ -61,20 +57,7 @@ __all__ = [
 
 _LOG = logging.getLogger(__name__)
 
-# --- job creation and dispatch (spec 4.1) ----------------------------------------------------------------------------
-
-
-def create_compaction_jobs_for_table(instance: AwsInstance, table_id: str) -> CompactionJobCreationResult:
-    """One run of compaction job creation for a table: jobs sent to ``CompactionJobQ`` once their files are assigned.
-
-    Raises:
-        TableNotFoundError: If there is no such table.
-        UnknownCompactionStrategyError: If the table's strategy is unknown.
-        CompactionJobSendError: If assigned jobs could not all be sent.
-        StateStoreError: If the pre-split is refused twice.
-    """
-    table = instance.table_by_id(table_id.strip())
-    return create_compaction_jobs(table, instance.queue(operations.COMPACTION_JOB_Q), instance.compaction_job_tracker)
+# --- job dispatch (spec 4.1) ----------------------------------------------------------------------------------------
 
 
 def dispatch_pending_batch_on_aws(instance: AwsInstance, body: str) -> DispatchResult:

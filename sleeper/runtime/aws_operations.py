@@ -1,10 +1,11 @@
-"""The operations of an AWS instance's Lambdas and bulk import driver, wired to the AWS adapters (issue 6).
+"""The operations of an AWS instance's Lambdas and bulk import driver that need the AWS adapters (issue 6).
 
 Each function takes an :class:`~sleeper.runtime.aws.AwsInstance` and does what one handler invocation does, with the
 same domain code the local runtime runs (:mod:`sleeper.runtime.local_handlers`): ingest task creation over ECS, the
 ingest batcher over its DynamoDB store, the bulk import starter over EMR Serverless or EMR and the bulk import bucket,
-partition splitting, table metrics as CloudWatch embedded metric format log lines, warm-up
-queries, and the bulk import Spark driver. The ``lambdas`` modules only parse events and map failures.
+table metrics as CloudWatch embedded metric format log lines, warm-up queries, and the bulk import Spark driver.
+Operations whose feature entry needs no AWS adapter (garbage collection, splitting, the log's upkeep) run through the
+router (:mod:`sleeper.runtime.router`) instead. The ``lambdas`` modules only parse events and map failures.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from sleeper.bulk_import.starter import BulkImportStart, start_bulk_import_messa
 from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.jobs.bulk_import import BulkImportJob
-from sleeper.core.jobs.splitting import SplitPartitionJob
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.properties.instance_common import METRICS_NAMESPACE
 from sleeper.core.queue import QueueNotFoundError
@@ -41,8 +41,6 @@ from sleeper.io.filesystem import read_bytes, resolve
 from sleeper.query.queued import QUERY_QUEUE
 from sleeper.query.warm import send_warm_queries
 from sleeper.runtime.aws import AwsInstance
-from sleeper.splitting.finder import run_find_partitions_to_split
-from sleeper.splitting.splitter import SplitResult, run_split_job_message
 from sleeper.statestore.metrics import TableMetrics, table_metrics
 
 if TYPE_CHECKING:
@@ -53,13 +51,11 @@ __all__ = [
     "bulk_import_platform",
     "create_batcher_jobs",
     "create_ingest_tasks_on_ecs",
-    "find_partitions_to_split",
     "ingest_batcher_store",
     "print_line",
     "publish_table_metrics",
     "run_bulk_import_driver",
     "send_warm_up_queries",
-    "split_partition",
     "start_bulk_import",
     "submit_to_batcher",
 ]
@@ -206,24 +202,6 @@ def _record_driver_failure(instance: AwsInstance, job_id: str, task_id: str, job
             reasons=(reason,),
         )
     )
-
-
-# --- partition splitting (spec 5) ------------------------------------------------------------------------------------
-
-
-def find_partitions_to_split(instance: AwsInstance, table_id: str) -> list[SplitPartitionJob]:
-    """Finds a table's leaf partitions over its split threshold and sends a split job for each."""
-    return run_find_partitions_to_split(instance, table_id)
-
-
-def split_partition(instance: AwsInstance, body: str) -> SplitResult:
-    """Runs one split job (a partition already split, or gone, is left alone).
-
-    Raises:
-        MessageError: If the body is not a valid split job.
-        SplittingError: If the job's files are not tracked or their sketches cannot be read.
-    """
-    return run_split_job_message(instance, body, options=instance.filesystem_options)
 
 
 # --- table metrics and warm queries ----------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ from sleeper.batcher.job_creator import IngestBatcher, route_bulk_import_to
 from sleeper.batcher.submitter import IngestBatcherSubmitter, handle_submit_message
 from sleeper.bulk_import.runner import JobOutcome as BulkImportOutcome
 from sleeper.bulk_import.runner import run_bulk_import_message
-from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.compaction.task import handle_commit_message, handle_compaction_job_message
 from sleeper.core import operations
 from sleeper.core.operations import BULK_IMPORT_JOB_Q as BULK_IMPORT_QUEUE
@@ -32,9 +31,6 @@ from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_runner import Handler, LocalRunner, RoundSummary
 from sleeper.runtime.local_tasks import local_task, owned_directory
 from sleeper.runtime.router import RoutedHandler
-from sleeper.splitting.finder import run_find_partitions_to_split
-from sleeper.splitting.splitter import run_split_job_message
-from sleeper.statestore.upkeep import create_snapshot, delete_old_snapshots, delete_old_transactions
 
 __all__ = ["BULK_IMPORT_QUEUE", "default_handlers", "drain_in_worker"]
 
@@ -85,18 +81,6 @@ def _batcher_job_creation(instance: LocalInstance, _body: str) -> str:
     return f"{len(created)} ingest batcher jobs created" if created else ""
 
 
-def _compaction_job_creation(instance: LocalInstance, table_id: str) -> str:
-    result = create_compaction_jobs(
-        instance.table_by_id(table_id), instance.queue(operations.COMPACTION_JOB_Q), instance.compaction_job_tracker
-    )
-    if not result.jobs_created and not result.references_pre_split:
-        return ""
-    return (
-        f"table {table_id}: {result.jobs_created} compaction jobs created, "
-        f"{result.references_pre_split} file references pre-split"
-    )
-
-
 def _compaction_job(instance: LocalInstance, body: str) -> str:
     return handle_compaction_job_message(
         instance, body, task_id=_task_id(instance) or f"local-{instance.directory.name}"
@@ -122,35 +106,6 @@ def _leaf_query(instance: LocalInstance, body: str) -> str:
     return f"sub-query finished: {rows:,} rows"
 
 
-def _find_partitions_to_split(instance: LocalInstance, table_id: str) -> str:
-    jobs = run_find_partitions_to_split(instance, table_id)
-    return f"table {table_id}: {len(jobs)} partitions to split" if jobs else ""
-
-
-def _split_partition(instance: LocalInstance, body: str) -> str:
-    result = run_split_job_message(instance, body)
-    where = f"table {result.table_id} partition {result.partition_id}"
-    if result.split_point is None:
-        return f"{where}: {result.outcome.value.lower()}"
-    return f"{where}: {result.outcome.value.lower()} at {result.split_point!r} on dimension {result.dimension}"
-
-
-def _snapshot_creation(instance: LocalInstance, table_id: str) -> str:
-    created = create_snapshot(instance.table_by_id(table_id).state_store).created
-    return f"table {table_id}: {len(created)} snapshots created" if created else ""
-
-
-def _snapshot_deletion(instance: LocalInstance, table_id: str) -> str:
-    deleted = delete_old_snapshots(instance.table_by_id(table_id).state_store)
-    return f"table {table_id}: {len(deleted)} old snapshots deleted" if deleted else ""
-
-
-def _transaction_deletion(instance: LocalInstance, table_id: str) -> str:
-    result = delete_old_transactions(instance.table_by_id(table_id).state_store)
-    count = sum(result.entries_deleted.values())
-    return f"table {table_id}: {count} old transactions deleted" if count else ""
-
-
 def default_handlers() -> dict[str, Handler]:
     """Every queue's handler, in the order a round drains them (work flows from earlier queues to later ones)."""
     return {
@@ -158,18 +113,18 @@ def default_handlers() -> dict[str, Handler]:
         operations.INGEST_BATCHER_JOB_CREATION_Q: _batcher_job_creation,
         INGEST_JOB_QUEUE: _ingest_job,
         BULK_IMPORT_QUEUE: _bulk_import_job,
-        operations.FIND_PARTITIONS_TO_SPLIT_Q: _find_partitions_to_split,
-        operations.PARTITION_SPLITTING_JOB_Q: _split_partition,
+        operations.FIND_PARTITIONS_TO_SPLIT_Q: RoutedHandler(operations.FIND_PARTITIONS_TO_SPLIT_Q),
+        operations.PARTITION_SPLITTING_JOB_Q: RoutedHandler(operations.PARTITION_SPLITTING_JOB_Q),
         operations.STATE_STORE_COMMITTER_Q: RoutedHandler(operations.STATE_STORE_COMMITTER_Q),
-        operations.COMPACTION_JOB_CREATION_Q: _compaction_job_creation,
+        operations.COMPACTION_JOB_CREATION_Q: RoutedHandler(operations.COMPACTION_JOB_CREATION_Q),
         operations.COMPACTION_JOB_Q: _compaction_job,
         operations.COMPACTION_COMMIT_Q: _compaction_commit,
         operations.GC_JOB_Q: RoutedHandler(operations.GC_JOB_Q),
         QUERY_QUEUE: _query,
         LEAF_PARTITION_QUERY_QUEUE: _leaf_query,
-        operations.SNAPSHOT_CREATION_Q: _snapshot_creation,
-        operations.SNAPSHOT_DELETION_Q: _snapshot_deletion,
-        operations.TRANSACTION_DELETION_Q: _transaction_deletion,
+        operations.SNAPSHOT_CREATION_Q: RoutedHandler(operations.SNAPSHOT_CREATION_Q),
+        operations.SNAPSHOT_DELETION_Q: RoutedHandler(operations.SNAPSHOT_DELETION_Q),
+        operations.TRANSACTION_DELETION_Q: RoutedHandler(operations.TRANSACTION_DELETION_Q),
     }
 
 

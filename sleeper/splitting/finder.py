@@ -23,6 +23,7 @@ from sleeper.core.statestore.references import FileReference
 from sleeper.splitting.ports import PARTITION_SPLITTING_JOB_QUEUE, SplittingInstance, SplittingTable
 
 __all__ = [
+    "handle_find_partitions_to_split",
     "PartitionSplitCheck",
     "check_leaf_partitions",
     "find_partitions_to_split",
@@ -156,3 +157,16 @@ def run_find_partitions_to_split(instance: SplittingInstance, table_id: str) -> 
     """
     table = instance.table_by_id(table_id.strip())
     return send_split_jobs(table, instance.queue(PARTITION_SPLITTING_JOB_QUEUE))
+
+
+def handle_find_partitions_to_split(instance: SplittingInstance, body: str) -> str:
+    """The finder's runtime-neutral entry: one ``FindPartitionsToSplitQ.fifo`` message (body: the table id).
+
+    Returns:
+        A line for the log (empty when no partition is to be split).
+
+    Raises:
+        TableNotFoundError: If there is no table with this id.
+    """
+    jobs = run_find_partitions_to_split(instance, body)
+    return f"table {body.strip()}: {len(jobs)} partitions to split" if jobs else ""

@@ -40,7 +40,7 @@ from sleeper.io.exceptions import MissingFileError
 from sleeper.io.filesystem import FileSystemOptions, resolve
 from sleeper.sketches import Sketches, SketchesError, sketches_path
 from sleeper.splitting.exceptions import MissingSketchesError, UntrackedFileError
-from sleeper.splitting.ports import STATE_STORE_COMMITTER_QUEUE, SplittingInstance, SplittingTable
+from sleeper.splitting.ports import STATE_STORE_COMMITTER_QUEUE, SplittingInstance, SplittingRuntime, SplittingTable
 from sleeper.statestore.committer import committer_sender
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "SplitResult",
     "committer_sender",
     "find_split_point",
+    "handle_split_partition",
     "read_sketches",
     "run_split_job_message",
     "split_partition_job",
@@ -282,3 +283,20 @@ def run_split_job_message(
         filesystem=filesystem,
         options=options,
     )
+
+
+def handle_split_partition(instance: SplittingRuntime, body: str) -> str:
+    """The splitter's runtime-neutral entry: one ``PartitionSplittingJobQueue`` message (a split job).
+
+    Returns:
+        A line for the log: what became of the partition.
+
+    Raises:
+        MessageError: If the body is not a valid split job.
+        SplittingError: If the job's files are not tracked or their sketches cannot be read.
+    """
+    result = run_split_job_message(instance, body, options=instance.filesystem_options)
+    where = f"table {result.table_id} partition {result.partition_id}"
+    if result.split_point is None:
+        return f"{where}: {result.outcome.value.lower()}"
+    return f"{where}: {result.outcome.value.lower()} at {result.split_point!r} on dimension {result.dimension}"

@@ -21,6 +21,7 @@ from sleeper.statestore.log_head import to_millis
 from sleeper.statestore.ports import SnapshotConflictError, SnapshotMetadata
 from sleeper.statestore.snapshots import SnapshotStore
 from sleeper.statestore.store import StateStore
+from sleeper.statestore.tables import TableLookup
 
 LOGGER = logging.getLogger(__name__)
 
@@ -164,3 +165,44 @@ def delete_old_transactions(store: StateStore, *, now: datetime | None = None) -
     return TransactionDeletion(
         deleted_up_to=result.deleted_up_to, entries_deleted=result.entries_deleted, bodies_deleted=bodies_deleted
     )
+
+
+# --- runtime-neutral entries (one table id per message of each operation's FIFO queue) ------------------------------
+
+
+def handle_snapshot_creation(instance: TableLookup, body: str) -> str:
+    """One ``TransactionLogSnapshotQ.fifo`` message (body: the table id): a snapshot of each log that moved on.
+
+    Returns:
+        A line for the log (empty when no snapshot was created).
+
+    Raises:
+        TableNotFoundError: If there is no such table.
+    """
+    table_id = body.strip()
+    created = create_snapshot(instance.table_by_id(table_id).state_store).created
+    return f"table {table_id}: {len(created)} snapshots created" if created else ""
+
+
+def handle_snapshot_deletion(instance: TableLookup, body: str) -> str:
+    """One ``TransactionLogSnapshotDeletionQ.fifo`` message (body: the table id): old snapshots deleted.
+
+    Raises:
+        TableNotFoundError: If there is no such table.
+    """
+    table_id = body.strip()
+    deleted = delete_old_snapshots(instance.table_by_id(table_id).state_store)
+    return f"table {table_id}: {len(deleted)} old snapshots deleted" if deleted else ""
+
+
+def handle_transaction_deletion(instance: TableLookup, body: str) -> str:
+    """One ``TransactionLogTransactionDeletionQ.fifo`` message (body: the table id): transactions older than the
+    latest snapshot, and than the table's minimum age, deleted.
+
+    Raises:
+        TableNotFoundError: If there is no such table.
+    """
+    table_id = body.strip()
+    result = delete_old_transactions(instance.table_by_id(table_id).state_store)
+    count = sum(result.entries_deleted.values())
+    return f"table {table_id}: {count} old transactions deleted" if count else ""

@@ -23,15 +23,9 @@ ROUTED_QUEUES = sorted(
 
 NOT_YET_ROUTED = {
     operations.INGEST_BATCHER_SUBMIT_Q,
-    operations.FIND_PARTITIONS_TO_SPLIT_Q,
-    operations.PARTITION_SPLITTING_JOB_Q,
-    operations.COMPACTION_JOB_CREATION_Q,
     operations.COMPACTION_COMMIT_Q,
     operations.QUERY_Q,
     operations.LEAF_PARTITION_QUERY_Q,
-    operations.SNAPSHOT_CREATION_Q,
-    operations.SNAPSHOT_DELETION_Q,
-    operations.TRANSACTION_DELETION_Q,
 }
 """Queues whose local handler or Lambda does not go through the router yet (the seam's remaining work)."""
 
