@@ -21,8 +21,6 @@ the queue, failed ones are left to be delivered again (and reach the dead-letter
 
 from __future__ import annotations
 
-import logging
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,8 +35,7 @@ from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.operations import INGEST_JOB_Q as INGEST_JOB_QUEUE
 from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.statestore.state import input_files_hash
-from sleeper.core.trackers.ingest import IngestJobFailed, IngestJobFinished, IngestJobStarted, IngestJobValidated
-from sleeper.core.trackers.runs import JobOutcome
+from sleeper.core.trackers.runs import IngestRun, JobOutcome, RunFailure
 from sleeper.ingest.ports import IngestInstance, IngestTable
 from sleeper.ingest.standard import DEFAULT_BUFFER_BYTES, IngestResult, ingest_batches
 from sleeper.io.arrow_schema import arrow_schema
@@ -58,8 +55,6 @@ __all__ = [
 
 READ_BATCH_ROWS = 65536
 """Rows per batch read from an input file."""
-
-_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,20 +137,15 @@ class IngestJobRunner:
         try:
             job = IngestJob.from_json(body, allow_local=True)
         except MessageError as e:
-            job_id = e.job_id or str(uuid.uuid4())
-            reasons = (str(e),)
-            self._instance.ingest_job_tracker.record(
-                IngestJobValidated(
-                    job_id=job_id,
-                    table_id=None,
-                    update_time=self._clock(),
-                    job_run_id=str(uuid.uuid4()),
-                    task_id=self._task_id,
-                    reasons=reasons,
-                    json_message=e.json_message if e.json_message is not None else body,
-                )
+            job_id = IngestRun.reject_unreadable(
+                self._instance.ingest_job_tracker,
+                job_id=e.job_id,
+                reason=str(e),
+                json_message=e.json_message if e.json_message is not None else body,
+                task_id=self._task_id,
+                clock=self._clock,
             )
-            return IngestJobOutcome(job_id=job_id, outcome=JobOutcome.REJECTED, reasons=reasons)
+            return IngestJobOutcome(job_id=job_id, outcome=JobOutcome.REJECTED, reasons=(str(e),))
         return self.run(job)
 
     def run(self, job: IngestJob) -> IngestJobOutcome:
@@ -170,12 +160,17 @@ class IngestJobRunner:
         Returns:
             How the job ended.
         """
-        tracker = self._instance.ingest_job_tracker
-        run_id = str(uuid.uuid4())
         table = job.resolve_table(by_id=self._table_by_id, by_name=self._table_by_name)
+        run = IngestRun(
+            self._instance.ingest_job_tracker,
+            job_id=job.id,
+            table_id=table.table_id if table is not None else None,
+            task_id=self._task_id,
+            clock=self._clock,
+        )
         if table is None:
             name = f"id {job.table_id!r}" if job.table_id is not None else f"name {job.table_name!r}"
-            return self._reject(job, run_id, None, (), (f"Table not found with {name}",))
+            return self._reject(job, run, (), (f"Table not found with {name}",))
         inputs, reasons = expand_paths(job.files, self._options, filesystem=self._filesystem)
         files = tuple(i.path for i in inputs)
         if not reasons:
@@ -187,31 +182,11 @@ class IngestJobRunner:
             except JobIdReusedError as e:
                 reasons = [str(e)]
         if reasons:
-            return self._reject(job, run_id, table.table_id, files, tuple(reasons))
-        table_id = table.table_id
-        tracker.record(
-            IngestJobValidated(
-                job_id=job.id,
-                table_id=table_id,
-                update_time=self._clock(),
-                job_run_id=run_id,
-                task_id=self._task_id,
-                file_count=len(files),
-            )
-        )
-        tracker.record(
-            IngestJobStarted(
-                job_id=job.id,
-                table_id=table_id,
-                update_time=self._clock(),
-                job_run_id=run_id,
-                task_id=self._task_id,
-                file_count=len(files),
-                start_of_run=False,
-            )
-        )
-        try:
-            result = ingest_batches(
+            return self._reject(job, run, files, tuple(reasons))
+        run.validated(file_count=len(files))
+        run.started(file_count=len(files))
+        result = run.attempt(
+            lambda: ingest_batches(
                 table.schema,
                 table.properties,
                 table.state_store,
@@ -223,41 +198,16 @@ class IngestJobRunner:
                 buffer_bytes=self._buffer_bytes,
                 filesystem=self._filesystem,
                 options=self._options,
-            )
-        except Exception as e:
-            if isinstance(e, InputFileError):  # the job's data, not this code, is at fault: its message says why
-                _LOG.info("ingest job %s failed: %s", job.id, e)
-                reasons = [str(e)]
-            else:
-                _LOG.exception("ingest job %s failed", job.id)
-                reasons = [f"{type(e).__name__}: {e}"]
-            tracker.record(
-                IngestJobFailed(
-                    job_id=job.id,
-                    table_id=table_id,
-                    update_time=self._clock(),
-                    job_run_id=run_id,
-                    task_id=self._task_id,
-                    reasons=tuple(reasons),
-                )
-            )
-            return IngestJobOutcome(
-                job_id=job.id, outcome=JobOutcome.FAILED, table_id=table_id, files=files, reasons=tuple(reasons)
-            )
-        tracker.record(
-            IngestJobFinished(
-                job_id=job.id,
-                table_id=table_id,
-                update_time=self._clock(),
-                job_run_id=run_id,
-                task_id=self._task_id,
-                rows_read=result.rows_read,
-                rows_written=result.rows_written,
-                files_written=len(result.files),
-            )
+            ),
+            expected=(InputFileError,),  # the job's data, not this code, is at fault: its message says why
         )
+        if isinstance(result, RunFailure):
+            return IngestJobOutcome(
+                job_id=job.id, outcome=JobOutcome.FAILED, table_id=run.table_id, files=files, reasons=result.reasons
+            )
+        run.finished(rows_read=result.rows_read, rows_written=result.rows_written, files_written=len(result.files))
         return IngestJobOutcome(
-            job_id=job.id, outcome=JobOutcome.FINISHED, table_id=table_id, files=files, result=result
+            job_id=job.id, outcome=JobOutcome.FINISHED, table_id=run.table_id, files=files, result=result
         )
 
     # --- validation ------------------------------------------------------------------------------------------
@@ -286,22 +236,15 @@ class IngestJobRunner:
         return reasons
 
     def _reject(
-        self, job: IngestJob, run_id: str, table_id: str | None, files: Sequence[str], reasons: tuple[str, ...]
+        self, job: IngestJob, run: IngestRun, files: Sequence[str], reasons: tuple[str, ...]
     ) -> IngestJobOutcome:
-        self._instance.ingest_job_tracker.record(
-            IngestJobValidated(
-                job_id=job.id,
-                table_id=table_id,
-                update_time=self._clock(),
-                job_run_id=run_id,
-                task_id=self._task_id,
-                file_count=len(job.files),
-                reasons=reasons,
-                json_message=job.json_message if job.json_message is not None else job.to_json(),
-            )
+        run.rejected(
+            reasons,
+            json_message=job.json_message if job.json_message is not None else job.to_json(),
+            file_count=len(job.files),
         )
         return IngestJobOutcome(
-            job_id=job.id, outcome=JobOutcome.REJECTED, table_id=table_id, files=tuple(files), reasons=reasons
+            job_id=job.id, outcome=JobOutcome.REJECTED, table_id=run.table_id, files=tuple(files), reasons=reasons
         )
 
     # --- reading -----------------------------------------------------------------------------------------------
