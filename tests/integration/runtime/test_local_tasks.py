@@ -146,7 +146,8 @@ def should_deliver_the_messages_of_a_killed_runner_again_at_once_and_stop_only_w
 _DIES_HOLDING_WORK = """
 import os, sys
 from datetime import UTC, datetime
-from sleeper.core.trackers import CompactionJobStarted, IngestJobStarted
+from sleeper.core.trackers.compaction import CompactionJobStarted
+from sleeper.core.trackers.ingest import IngestJobStarted
 from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_tasks import local_task
 
