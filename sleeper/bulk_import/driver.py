@@ -25,11 +25,10 @@ from typing import TYPE_CHECKING
 
 from sleeper.bulk_import.exceptions import BulkImportError
 from sleeper.bulk_import.ports import BulkImportInstance
-from sleeper.bulk_import.runner import BulkImportOutcome, BulkImportResult, JobOutcome, commit_bulk_import_files
-from sleeper.bulk_import.spark_job import spark_session, write_with_spark
+from sleeper.bulk_import.runner import BulkImportOutcome, import_validated
 from sleeper.bulk_import.validation import validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
-from sleeper.core.trackers.ingest import IngestJobFailed, IngestJobFinished, IngestJobStarted
+from sleeper.core.trackers.runs import IngestRun, JobOutcome
 from sleeper.io.filesystem import FileSystemOptions
 
 if TYPE_CHECKING:
@@ -68,104 +67,20 @@ def run_started_bulk_import(
     Returns:
         How the job ended: finished, or failed (nothing written) with the reasons.
     """
-    tracker = instance.ingest_job_tracker
     validation = validate_job(instance, job, options=options)
     table = validation.table
-    uris = tuple(f.uri for f in validation.files)
+    run = IngestRun(
+        instance.ingest_job_tracker,
+        job_id=job.id,
+        table_id=table.table_id if table is not None else job.table_id,
+        task_id=task_id,
+        run_id=job_run_id,
+        clock=clock,
+    )
     if table is None or not validation.accepted:
         reasons = validation.reasons or ("the job's table was not found",)
         _LOG.warning("bulk import job %s run %s no longer valid: %s", job.id, job_run_id, "; ".join(reasons))
-        table_id = table.table_id if table is not None else job.table_id
-        if table_id is not None:
-            tracker.record(
-                IngestJobFailed(
-                    job_id=job.id,
-                    table_id=table_id,
-                    update_time=clock(),
-                    job_run_id=job_run_id,
-                    task_id=task_id,
-                    reasons=reasons,
-                )
-            )
-        return BulkImportOutcome(job_id=job.id, outcome=JobOutcome.FAILED, table_id=table_id, reasons=reasons)
-    table_id = table.table_id
-    tracker.record(
-        IngestJobStarted(
-            job_id=job.id,
-            table_id=table_id,
-            update_time=clock(),
-            job_run_id=job_run_id,
-            task_id=task_id,
-            file_count=len(uris),
-            start_of_run=False,
-        )
-    )
-    state_store = table.state_store
-    try:
-        if state_store.job_already_added(job.id, validation.inputs_hash):
-            result = BulkImportResult(rows_read=0, rows_written=0, already_added=True)
-        else:
-            session = spark if spark is not None else spark_session()
-            try:
-                written = write_with_spark(
-                    session,
-                    schema=table.schema,
-                    properties=table.properties,
-                    state_store=state_store,
-                    data_prefix=table.data_prefix,
-                    files=uris,
-                    total_rows=validation.total_rows,
-                    options=options,
-                )
-            finally:
-                if spark is None:
-                    session.stop()
-            committed = commit_bulk_import_files(
-                state_store,
-                written.references,
-                job_id=job.id,
-                task_id=task_id,
-                job_run_id=job_run_id,
-                inputs_hash=validation.inputs_hash,
-                rows_read=validation.total_rows,
-                options=options,
-                clock=clock,
-                data_prefix=table.data_prefix,
-            )
-            result = BulkImportResult(
-                rows_read=committed.rows_read,
-                rows_written=committed.rows_written,
-                references=committed.references,
-                partitions_added=written.partitions_added,
-                already_added=committed.already_added,
-                seconds=dict(written.seconds),
-            )
-    except Exception as e:
-        _LOG.exception("bulk import job %s run %s failed", job.id, job_run_id)
-        reasons = (f"{type(e).__name__}: {e}",)
-        tracker.record(
-            IngestJobFailed(
-                job_id=job.id,
-                table_id=table_id,
-                update_time=clock(),
-                job_run_id=job_run_id,
-                task_id=task_id,
-                reasons=reasons,
-            )
-        )
-        return BulkImportOutcome(
-            job_id=job.id, outcome=JobOutcome.FAILED, table_id=table_id, files=uris, reasons=reasons
-        )
-    tracker.record(
-        IngestJobFinished(
-            job_id=job.id,
-            table_id=table_id,
-            update_time=clock(),
-            job_run_id=job_run_id,
-            task_id=task_id,
-            rows_read=result.rows_read,
-            rows_written=result.rows_written,
-            files_written=len(result.references),
-        )
-    )
-    return BulkImportOutcome(job_id=job.id, outcome=JobOutcome.FINISHED, table_id=table_id, files=uris, result=result)
+        if run.table_id is not None:
+            run.failed(reasons)
+        return BulkImportOutcome(job_id=job.id, outcome=JobOutcome.FAILED, table_id=run.table_id, reasons=reasons)
+    return import_validated(run, validation, table, spark=spark, options=options, clock=clock)

@@ -15,22 +15,19 @@ The run is then recorded as finished (with the rows read and written), or failed
 
 from __future__ import annotations
 
-import logging
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from sleeper.bulk_import.ports import BulkImportInstance
+from sleeper.bulk_import.ports import BulkImportInstance, BulkImportTable
 from sleeper.bulk_import.spark_job import delete_written, spark_session, write_with_spark
-from sleeper.bulk_import.validation import validate_job
+from sleeper.bulk_import.validation import JobValidation, validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.statestore.references import FileReference
-from sleeper.core.trackers.ingest import IngestJobFailed, IngestJobFinished, IngestJobStarted, IngestJobValidated
-from sleeper.core.trackers.runs import JobOutcome
+from sleeper.core.trackers.runs import IngestRun, JobOutcome, RunFailure
 from sleeper.io.filesystem import FileSystemOptions
 
 if TYPE_CHECKING:
@@ -39,8 +36,6 @@ if TYPE_CHECKING:
     from sleeper.statestore.store import StateStore
 
 __all__ = ["BulkImportOutcome", "BulkImportResult", "JobOutcome", "run_bulk_import", "run_bulk_import_message"]
-
-_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,8 +107,6 @@ def run_bulk_import(
     Returns:
         How the job ended.
     """
-    tracker = instance.ingest_job_tracker
-    run_id = str(uuid.uuid4())
     validation = validate_job(instance, job, options=options)
     table = validation.table
     uris = tuple(f.uri for f in validation.files)
@@ -123,115 +116,110 @@ def run_bulk_import(
             table.state_store.job_already_added(job.id, validation.inputs_hash)
         except JobIdReusedError as e:
             reasons = (str(e),)
+    run = IngestRun(
+        instance.ingest_job_tracker,
+        job_id=job.id,
+        table_id=table.table_id if table is not None else None,
+        task_id=task_id,
+        clock=clock,
+    )
     if table is None or reasons:
-        table_id = table.table_id if table is not None else None
-        tracker.record(
-            IngestJobValidated(
-                job_id=job.id,
-                table_id=table_id,
-                update_time=clock(),
-                job_run_id=run_id,
-                task_id=task_id,
-                file_count=len(job.files),
-                reasons=reasons,
-                json_message=job.json_message if job.json_message is not None else job.to_json(),
-            )
+        run.rejected(
+            reasons,
+            json_message=job.json_message if job.json_message is not None else job.to_json(),
+            file_count=len(job.files),
         )
         return BulkImportOutcome(
-            job_id=job.id, outcome=JobOutcome.REJECTED, table_id=table_id, files=uris, reasons=reasons
+            job_id=job.id, outcome=JobOutcome.REJECTED, table_id=run.table_id, files=uris, reasons=reasons
         )
-    table_id = table.table_id
-    tracker.record(
-        IngestJobValidated(
-            job_id=job.id,
-            table_id=table_id,
-            update_time=clock(),
-            job_run_id=run_id,
-            task_id=task_id,
-            file_count=len(uris),
+    run.validated(file_count=len(uris))
+    return import_validated(run, validation, table, spark=spark, options=options, clock=clock)
+
+
+def import_validated(
+    run: IngestRun,
+    validation: JobValidation,
+    table: BulkImportTable,
+    *,
+    spark: SparkSession | None,
+    options: FileSystemOptions | None,
+    clock: Callable[[], datetime],
+) -> BulkImportOutcome:
+    """Records the run started, writes the job's data with Spark and commits it once per job id, and records the
+    run finished, or failed with the error (returned, not raised). Used by :func:`run_bulk_import` and by the Spark
+    driver of a run the starter validated.
+
+    Args:
+        run: The run, validated.
+        validation: The job's validation, accepted.
+        table: The job's table.
+        spark: The Spark session; a local one is started and stopped around the job if omitted.
+        options: How to reach S3.
+        clock: The time of the state store commit.
+
+    Returns:
+        How the job ended: finished, or failed with the reasons.
+    """
+    uris = tuple(f.uri for f in validation.files)
+    run.started(file_count=len(uris))
+    result = run.attempt(lambda: _write_and_commit(run, validation, table, spark=spark, options=options, clock=clock))
+    if isinstance(result, RunFailure):
+        return BulkImportOutcome(
+            job_id=run.job_id, outcome=JobOutcome.FAILED, table_id=run.table_id, files=uris, reasons=result.reasons
         )
+    run.finished(rows_read=result.rows_read, rows_written=result.rows_written, files_written=len(result.references))
+    return BulkImportOutcome(
+        job_id=run.job_id, outcome=JobOutcome.FINISHED, table_id=run.table_id, files=uris, result=result
     )
-    tracker.record(
-        IngestJobStarted(
-            job_id=job.id,
-            table_id=table_id,
-            update_time=clock(),
-            job_run_id=run_id,
-            task_id=task_id,
-            file_count=len(uris),
-            start_of_run=False,
-        )
-    )
+
+
+def _write_and_commit(
+    run: IngestRun,
+    validation: JobValidation,
+    table: BulkImportTable,
+    *,
+    spark: SparkSession | None,
+    options: FileSystemOptions | None,
+    clock: Callable[[], datetime],
+) -> BulkImportResult:
     state_store = table.state_store
+    if state_store.job_already_added(run.job_id, validation.inputs_hash):
+        return BulkImportResult(rows_read=0, rows_written=0, already_added=True)
+    session = spark if spark is not None else spark_session()
     try:
-        if state_store.job_already_added(job.id, validation.inputs_hash):
-            result = BulkImportResult(rows_read=0, rows_written=0, already_added=True)
-        else:
-            own_session = spark is None
-            session = spark if spark is not None else spark_session()
-            try:
-                written = write_with_spark(
-                    session,
-                    schema=table.schema,
-                    properties=table.properties,
-                    state_store=state_store,
-                    data_prefix=table.data_prefix,
-                    files=uris,
-                    total_rows=validation.total_rows,
-                    options=options,
-                )
-            finally:
-                if own_session:
-                    session.stop()
-            result = commit_bulk_import_files(
-                state_store,
-                written.references,
-                job_id=job.id,
-                task_id=task_id,
-                job_run_id=run_id,
-                inputs_hash=validation.inputs_hash,
-                rows_read=validation.total_rows,
-                options=options,
-                clock=clock,
-                data_prefix=table.data_prefix,
-            )
-            result = BulkImportResult(
-                rows_read=result.rows_read,
-                rows_written=result.rows_written,
-                references=result.references,
-                partitions_added=written.partitions_added,
-                already_added=result.already_added,
-                seconds=dict(written.seconds),
-            )
-    except Exception as e:
-        _LOG.exception("bulk import job %s failed", job.id)
-        reasons = (f"{type(e).__name__}: {e}",)
-        tracker.record(
-            IngestJobFailed(
-                job_id=job.id,
-                table_id=table_id,
-                update_time=clock(),
-                job_run_id=run_id,
-                task_id=task_id,
-                reasons=reasons,
-            )
+        written = write_with_spark(
+            session,
+            schema=table.schema,
+            properties=table.properties,
+            state_store=state_store,
+            data_prefix=table.data_prefix,
+            files=tuple(f.uri for f in validation.files),
+            total_rows=validation.total_rows,
+            options=options,
         )
-        return BulkImportOutcome(
-            job_id=job.id, outcome=JobOutcome.FAILED, table_id=table_id, files=uris, reasons=reasons
-        )
-    tracker.record(
-        IngestJobFinished(
-            job_id=job.id,
-            table_id=table_id,
-            update_time=clock(),
-            job_run_id=run_id,
-            task_id=task_id,
-            rows_read=result.rows_read,
-            rows_written=result.rows_written,
-            files_written=len(result.references),
-        )
+    finally:
+        if spark is None:
+            session.stop()
+    committed = commit_bulk_import_files(
+        state_store,
+        written.references,
+        job_id=run.job_id,
+        task_id=run.task_id,
+        job_run_id=run.run_id,
+        inputs_hash=validation.inputs_hash,
+        rows_read=validation.total_rows,
+        options=options,
+        clock=clock,
+        data_prefix=table.data_prefix,
     )
-    return BulkImportOutcome(job_id=job.id, outcome=JobOutcome.FINISHED, table_id=table_id, files=uris, result=result)
+    return BulkImportResult(
+        rows_read=committed.rows_read,
+        rows_written=committed.rows_written,
+        references=committed.references,
+        partitions_added=written.partitions_added,
+        already_added=committed.already_added,
+        seconds=dict(written.seconds),
+    )
 
 
 def commit_bulk_import_files(
@@ -300,18 +288,13 @@ def run_bulk_import_message(
     try:
         job = BulkImportJob.from_json(body, allow_local=allow_local)
     except MessageError as e:
-        job_id = e.job_id or str(uuid.uuid4())
-        reasons = (str(e),)
-        instance.ingest_job_tracker.record(
-            IngestJobValidated(
-                job_id=job_id,
-                table_id=None,
-                update_time=clock(),
-                job_run_id=str(uuid.uuid4()),
-                task_id=task_id,
-                reasons=reasons,
-                json_message=e.json_message if e.json_message is not None else body,
-            )
+        job_id = IngestRun.reject_unreadable(
+            instance.ingest_job_tracker,
+            job_id=e.job_id,
+            reason=str(e),
+            json_message=e.json_message if e.json_message is not None else body,
+            task_id=task_id,
+            clock=clock,
         )
-        return BulkImportOutcome(job_id=job_id, outcome=JobOutcome.REJECTED, reasons=reasons)
+        return BulkImportOutcome(job_id=job_id, outcome=JobOutcome.REJECTED, reasons=(str(e),))
     return run_bulk_import(instance, job, spark=spark, task_id=task_id, options=options, clock=clock)

@@ -18,7 +18,6 @@ For each job:
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,7 +38,7 @@ from sleeper.bulk_import.ports import BulkImportInstance
 from sleeper.bulk_import.validation import validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.trackers.ingest import IngestJobFailed, IngestJobValidated
+from sleeper.core.trackers.runs import IngestRun, RunFailure
 from sleeper.io.filesystem import FileSystemOptions
 
 __all__ = [
@@ -118,28 +117,27 @@ def start_bulk_import(
         PlatformFullError: If the platform is full and there is no ``requeue``.
         Exception: Whatever the job store or the platform raised; the run is recorded as failed first.
     """
-    tracker = instance.ingest_job_tracker
-    run_id = job_run_id or str(uuid.uuid4())
     validation = validate_job(instance, job, options=options, filesystem=filesystem)
     table = validation.table
+    run = IngestRun(
+        instance.ingest_job_tracker,
+        job_id=job.id,
+        table_id=table.table_id if table is not None else None,
+        run_id=job_run_id,
+        clock=clock,
+    )
+    run_id = run.run_id
     if table is None or not validation.accepted:
-        table_id = table.table_id if table is not None else None
         _LOG.warning("bulk import job %s rejected: %s", job.id, "; ".join(validation.reasons))
-        tracker.record(
-            IngestJobValidated(
-                job_id=job.id,
-                table_id=table_id,
-                update_time=clock(),
-                job_run_id=run_id,
-                file_count=len(job.files),
-                reasons=validation.reasons,
-                json_message=job.json_message if job.json_message is not None else job.to_json(),
-            )
+        run.rejected(
+            validation.reasons,
+            json_message=job.json_message if job.json_message is not None else job.to_json(),
+            file_count=len(job.files),
         )
         return BulkImportStart(
             job_id=job.id,
             outcome=StartOutcome.REJECTED,
-            table_id=table_id,
+            table_id=run.table_id,
             job_run_id=run_id,
             reasons=validation.reasons,
         )
@@ -147,40 +145,23 @@ def start_bulk_import(
     resolved = job.with_table(table_id=table_id, table_name=table.properties.table_name).with_files(
         f.uri for f in validation.files
     )
-    tracker.record(
-        IngestJobValidated(
-            job_id=job.id,
-            table_id=table_id,
-            update_time=clock(),
-            job_run_id=run_id,
-            file_count=len(resolved.files),
-        )
-    )
+    run.validated(file_count=len(resolved.files))
     key = bulk_import_job_key(job.id, run_id)
-    run = BulkImportRun(job=resolved, job_run_id=run_id, table_properties=table.properties, job_file_key=key)
-    try:
+    run_request = BulkImportRun(job=resolved, job_run_id=run_id, table_properties=table.properties, job_file_key=key)
+
+    def start() -> StartOutcome:
         job_store.write_job(key, resolved.to_json())
-        started = platform.start(run)
-        if started is PlatformStart.PLATFORM_FULL:
-            if requeue is None:
-                raise PlatformFullError(f"the platform is full and bulk import job {job.id} cannot be put back")
-            _LOG.info("platform full, returning bulk import job %s to its queue", job.id)
-            requeue.requeue(resolved)
-            outcome = StartOutcome.REQUEUED
-        else:
-            outcome = StartOutcome.STARTED
-    except Exception as e:
-        _LOG.exception("failed starting bulk import job %s for table %s", job.id, table_id)
-        tracker.record(
-            IngestJobFailed(
-                job_id=job.id,
-                table_id=table_id,
-                update_time=clock(),
-                job_run_id=run_id,
-                reasons=(f"{type(e).__name__}: {e}",),
-            )
-        )
-        raise
+        if platform.start(run_request) is not PlatformStart.PLATFORM_FULL:
+            return StartOutcome.STARTED
+        if requeue is None:
+            raise PlatformFullError(f"the platform is full and bulk import job {job.id} cannot be put back")
+        _LOG.info("platform full, returning bulk import job %s to its queue", job.id)
+        requeue.requeue(resolved)
+        return StartOutcome.REQUEUED
+
+    outcome = run.attempt(start)
+    if isinstance(outcome, RunFailure):
+        raise outcome.error
     return BulkImportStart(job_id=job.id, outcome=outcome, table_id=table_id, job_run_id=run_id, job_file_key=key)
 
 
@@ -215,17 +196,13 @@ def start_bulk_import_message(
     try:
         job = BulkImportJob.from_json(body, allow_local=allow_local)
     except MessageError as e:
-        job_id = e.job_id or str(uuid.uuid4())
         reasons = (str(e),)
-        instance.ingest_job_tracker.record(
-            IngestJobValidated(
-                job_id=job_id,
-                table_id=None,
-                update_time=clock(),
-                job_run_id=str(uuid.uuid4()),
-                reasons=reasons,
-                json_message=e.json_message if e.json_message is not None else body,
-            )
+        job_id = IngestRun.reject_unreadable(
+            instance.ingest_job_tracker,
+            job_id=e.job_id,
+            reason=str(e),
+            json_message=e.json_message if e.json_message is not None else body,
+            clock=clock,
         )
         return BulkImportStart(job_id=job_id, outcome=StartOutcome.REJECTED, reasons=reasons)
     return start_bulk_import(

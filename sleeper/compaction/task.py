@@ -43,8 +43,7 @@ from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.queue import Message, Queue, QueueError
-from sleeper.core.trackers.compaction import CompactionJobFailed, CompactionJobFinished, CompactionJobStarted
-from sleeper.core.trackers.runs import JobOutcome
+from sleeper.core.trackers.runs import CompactionRun, JobOutcome, RunFailure
 from sleeper.core.trackers.task import TaskFinished, TaskStarted
 from sleeper.io.filesystem import FileSystemOptions
 
@@ -197,9 +196,7 @@ class CompactionJobRunner:
             _LOG.exception("compaction job %s: checking the state store failed", job.job_id)
             return self._not_run(job, JobOutcome.FAILED, f"{type(e).__name__}: {e}")
         if check.readiness is JobReadiness.ALREADY_COMMITTED:
-            return JobRunOutcome(
-                outcome=JobOutcome.ALREADY_COMMITTED, job_id=job.job_id, table_id=job.table_id, reasons=(check.reason,)
-            )
+            return self._outcome(JobOutcome.ALREADY_COMMITTED, job, (check.reason,))
         if check.readiness is JobReadiness.NOT_ASSIGNED:
             return self._not_run(job, JobOutcome.REJECTED, check.reason)
         if check.readiness is JobReadiness.AWAITING_ASSIGNMENT:
@@ -208,18 +205,10 @@ class CompactionJobRunner:
 
     def _run_ready(self, job: CompactionJob, table: CompactionTable) -> JobRunOutcome:
         tracker = self._instance.compaction_job_tracker
-        run_id = str(uuid.uuid4())
-        tracker.record(
-            CompactionJobStarted(
-                job_id=job.job_id,
-                table_id=job.table_id,
-                update_time=self._clock(),
-                job_run_id=run_id,
-                task_id=self._task_id,
-            )
-        )
-        try:
-            result = run_compaction(
+        run = self._tracked(job)
+        run.started()
+        result = run.attempt(
+            lambda: run_compaction(
                 job,
                 table,
                 engine=self._engine,
@@ -228,86 +217,61 @@ class CompactionJobRunner:
                 filesystem=self._filesystem,
                 options=self._options,
             )
-        except Exception as e:
-            _LOG.exception("compaction job %s failed", job.job_id)
-            return self._failed(job, run_id, f"{type(e).__name__}: {e}")
-        tracker.record(
-            CompactionJobFinished(
-                job_id=job.job_id,
-                table_id=job.table_id,
-                update_time=self._clock(),
-                job_run_id=run_id,
-                task_id=self._task_id,
-                rows_read=result.rows_read,
-                rows_written=result.rows_written,
-            )
         )
+        if isinstance(result, RunFailure):
+            return self._outcome(JobOutcome.FAILED, job, result.reasons, run_id=run.run_id)
+        run.finished(rows_read=result.rows_read, rows_written=result.rows_written)
         crash_point("compaction.after_output_written")
-        try:
-            outcome, reason = commit_job(
+        committed = run.attempt(
+            lambda: commit_job(
                 job,
                 table,
                 rows_written=result.rows_written,
                 task_id=self._task_id,
-                job_run_id=run_id,
+                job_run_id=run.run_id,
                 tracker=tracker,
                 queue=self._instance.queue,
                 clock=self._clock,
                 filesystem=self._filesystem,
                 options=self._options,
             )
-        except Exception as e:
-            _LOG.exception("compaction job %s: commit failed", job.job_id)
-            return self._failed(job, run_id, f"{type(e).__name__}: {e}", result=result)
+        )
+        if isinstance(committed, RunFailure):
+            return self._outcome(JobOutcome.FAILED, job, committed.reasons, run_id=run.run_id, result=result)
         crash_point("compaction.after_commit")
+        outcome, reason = committed
         kind = {
             CommitOutcome.COMMITTED: JobOutcome.FINISHED,
             CommitOutcome.SENT: JobOutcome.FINISHED,
             CommitOutcome.ALREADY_COMMITTED: JobOutcome.ALREADY_COMMITTED,
             CommitOutcome.REJECTED: JobOutcome.REJECTED,
         }[outcome]
-        return JobRunOutcome(
-            outcome=kind,
-            job_id=job.job_id,
-            table_id=job.table_id,
-            job_run_id=run_id,
-            reasons=(reason,) if reason else (),
-            result=result,
-        )
+        return self._outcome(kind, job, (reason,) if reason else (), run_id=run.run_id, result=result)
 
     def _not_run(self, job: CompactionJob, outcome: JobOutcome, reason: str) -> JobRunOutcome:
-        self._instance.compaction_job_tracker.record(
-            CompactionJobFailed(
-                job_id=job.job_id,
-                table_id=job.table_id,
-                update_time=self._clock(),
-                task_id=self._task_id,
-                job_run_id=str(uuid.uuid4()),
-                reasons=(reason,),
-            )
-        )
-        return JobRunOutcome(outcome=outcome, job_id=job.job_id, table_id=job.table_id, reasons=(reason,))
+        self._tracked(job).failed((reason,))
+        return self._outcome(outcome, job, (reason,))
 
-    def _failed(
-        self, job: CompactionJob, run_id: str, reason: str, *, result: CompactionResult | None = None
-    ) -> JobRunOutcome:
-        self._instance.compaction_job_tracker.record(
-            CompactionJobFailed(
-                job_id=job.job_id,
-                table_id=job.table_id,
-                update_time=self._clock(),
-                job_run_id=run_id,
-                task_id=self._task_id,
-                reasons=(reason,),
-            )
-        )
-        return JobRunOutcome(
-            outcome=JobOutcome.FAILED,
+    def _tracked(self, job: CompactionJob) -> CompactionRun:
+        return CompactionRun(
+            self._instance.compaction_job_tracker,
             job_id=job.job_id,
             table_id=job.table_id,
-            job_run_id=run_id,
-            reasons=(reason,),
-            result=result,
+            task_id=self._task_id,
+            clock=self._clock,
+        )
+
+    @staticmethod
+    def _outcome(
+        outcome: JobOutcome,
+        job: CompactionJob,
+        reasons: tuple[str, ...],
+        *,
+        run_id: str | None = None,
+        result: CompactionResult | None = None,
+    ) -> JobRunOutcome:
+        return JobRunOutcome(
+            outcome=outcome, job_id=job.job_id, table_id=job.table_id, job_run_id=run_id, reasons=reasons, result=result
         )
 
 
