@@ -667,7 +667,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=QUERY,
         handler="lambdas.query:handler",
-        runs="sleeper.query.queued:handle_query_message",
+        runs="sleeper.query.entry:handle_query",
         description="Validates and plans queries, sending one sub-query per leaf partition",
         trigger=Trigger.sqs(QUERY_Q),
         memory_mb=4096,
@@ -677,7 +677,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=LEAF_PARTITION_QUERY,
         handler="lambdas.leaf_partition_query:handler",
-        runs="sleeper.query.queued:handle_leaf_query_message",
+        runs="sleeper.query.entry:handle_leaf_query",
         description="Runs a sub-query on one leaf partition and publishes its rows",
         trigger=Trigger.sqs(LEAF_PARTITION_QUERY_Q),
         memory_mb=4096,

@@ -338,6 +338,13 @@ class AwsInstance:
         """Where queries write their results by default: ``s3a://<query results bucket>``."""
         return f"s3a://{self._required(cdk.QUERY_RESULTS_BUCKET.name)}"
 
+    @property
+    def query_results_queue(self) -> SqsQueue | None:
+        """The queue queries asking for results on SQS get them on: the one a deployment records the URL of, else
+        None."""
+        has_queue = bool(self.properties.get(QUEUE_URL_PROPERTIES[operations.QUERY_RESULTS_Q]))
+        return self.queue(operations.QUERY_RESULTS_Q) if has_queue else None
+
     # --- tables --------------------------------------------------------------------------------------------------
     @cached_property
     def table_index(self) -> DynamoDBTableIndex:
@@ -605,6 +612,7 @@ def provision_instance(
 
 if TYPE_CHECKING:
     from sleeper.ingest.ports import IngestInstance, IngestTable
+    from sleeper.query.entry import QueryRuntime
     from sleeper.query.executor import QueryableTable
     from sleeper.query.queued import QueryTables
     from sleeper.statestore.tables import SleeperInstance
@@ -614,6 +622,7 @@ if TYPE_CHECKING:
         ingest_instance: IngestInstance = instance
         sleeper_instance: SleeperInstance = instance
         query_tables: QueryTables = instance
+        query_runtime: QueryRuntime = instance
         ingest_table: IngestTable = table
         queryable: QueryableTable = table
-        del ingest_instance, sleeper_instance, query_tables, ingest_table, queryable
+        del ingest_instance, sleeper_instance, query_tables, query_runtime, ingest_table, queryable

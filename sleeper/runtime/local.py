@@ -47,7 +47,7 @@ from sleeper.adapters.local.trackers import (
 )
 from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
 from sleeper.core.naming import local_dead_letter_queue_name
-from sleeper.core.operations import local_queues
+from sleeper.core.operations import QUERY_RESULTS_Q, local_queues
 from sleeper.core.partition import Partition, partitions_from_split_points
 from sleeper.core.properties import (
     InstanceProperties,
@@ -328,6 +328,11 @@ class LocalInstance:
     def query_results_uri(self) -> str:
         """Where queries sent to the query queue write their results (as Sleeper's query results bucket)."""
         return (self.directory / "query-results").as_uri()
+
+    @property
+    def query_results_queue(self) -> Queue:
+        """The queue queries asking for results on SQS get them on (``QueryResultsQ``)."""
+        return self.queue(QUERY_RESULTS_Q)
 
     def save_instance_properties(self, properties: InstanceProperties) -> None:
         """Saves the instance properties (validate them first; see ``local_admin.update_instance_properties``)."""

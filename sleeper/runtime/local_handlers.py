@@ -18,14 +18,6 @@ from sleeper.compaction.task import handle_commit_message, handle_compaction_job
 from sleeper.core import operations
 from sleeper.core.operations import BULK_IMPORT_JOB_Q as BULK_IMPORT_QUEUE
 from sleeper.ingest.job_runner import INGEST_JOB_QUEUE, IngestJobRunner, JobOutcome
-from sleeper.query.queued import (
-    LEAF_PARTITION_QUERY_QUEUE,
-    QUERY_QUEUE,
-    QUERY_RESULTS_QUEUE,
-    handle_leaf_query_message,
-    handle_query_message,
-    parquet_publisher,
-)
 from sleeper.runtime.faults_env import arm_crash_points_from_environment
 from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_runner import Handler, LocalRunner, RoundSummary
@@ -91,21 +83,6 @@ def _compaction_commit(instance: LocalInstance, body: str) -> str:
     return handle_commit_message(instance, body)
 
 
-def _query(instance: LocalInstance, body: str) -> str:
-    outcome = handle_query_message(
-        body, tables=instance, leaf_queue=instance.queue(LEAF_PARTITION_QUERY_QUEUE), tracker=instance.query_tracker
-    )
-    if outcome.error is not None:
-        return f"query {outcome.query_id or '(no id)'} failed: {outcome.error}"
-    return f"query {outcome.query_id}: {len(outcome.sub_queries)} sub-queries sent"
-
-
-def _leaf_query(instance: LocalInstance, body: str) -> str:
-    publish = parquet_publisher(instance.query_results_uri, results_queue=instance.queue(QUERY_RESULTS_QUEUE))
-    rows = handle_leaf_query_message(body, tables=instance, tracker=instance.query_tracker, publish=publish)
-    return f"sub-query finished: {rows:,} rows"
-
-
 def default_handlers() -> dict[str, Handler]:
     """Every queue's handler, in the order a round drains them (work flows from earlier queues to later ones)."""
     return {
@@ -120,8 +97,8 @@ def default_handlers() -> dict[str, Handler]:
         operations.COMPACTION_JOB_Q: _compaction_job,
         operations.COMPACTION_COMMIT_Q: _compaction_commit,
         operations.GC_JOB_Q: RoutedHandler(operations.GC_JOB_Q),
-        QUERY_QUEUE: _query,
-        LEAF_PARTITION_QUERY_QUEUE: _leaf_query,
+        operations.QUERY_Q: RoutedHandler(operations.QUERY_Q),
+        operations.LEAF_PARTITION_QUERY_Q: RoutedHandler(operations.LEAF_PARTITION_QUERY_Q),
         operations.SNAPSHOT_CREATION_Q: RoutedHandler(operations.SNAPSHOT_CREATION_Q),
         operations.SNAPSHOT_DELETION_Q: RoutedHandler(operations.SNAPSHOT_DELETION_Q),
         operations.TRANSACTION_DELETION_Q: RoutedHandler(operations.TRANSACTION_DELETION_Q),

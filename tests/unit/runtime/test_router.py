@@ -24,8 +24,6 @@ ROUTED_QUEUES = sorted(
 NOT_YET_ROUTED = {
     operations.INGEST_BATCHER_SUBMIT_Q,
     operations.COMPACTION_COMMIT_Q,
-    operations.QUERY_Q,
-    operations.LEAF_PARTITION_QUERY_Q,
 }
 """Queues whose local handler or Lambda does not go through the router yet (the seam's remaining work)."""
 
