@@ -226,7 +226,8 @@ class ContainerSpec:
         entry_point: ``module:function`` its command runs, or None when the command is chosen per use (the Lambda
             image runs the handler named in ``SLEEPER_HANDLER``).
         consumes: The logical name of the queue its tasks take work from, if any.
-        runs: The runtime-neutral feature function its entry point runs (``module:function``), if any.
+        runs: The runtime-neutral feature function its entry point runs (``module:function``), if any: for a task
+            consuming a queue, the entry each of its messages goes to (:mod:`sleeper.runtime.router`).
     """
 
     name: str
@@ -752,7 +753,7 @@ CONTAINERS: tuple[ContainerSpec, ...] = (
         name=INGEST_IMAGE,
         description="Ingest task: runs ingest jobs until idle",
         entry_point="lambdas.ingest_task:main",
-        runs="sleeper.ingest.job_runner:run_ingest_queue",
+        runs="sleeper.ingest.entry:handle_ingest_job",
         consumes=INGEST_JOB_Q,
     ),
     ContainerSpec(

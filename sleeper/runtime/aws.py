@@ -21,6 +21,7 @@ import os
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
@@ -52,6 +53,7 @@ from sleeper.adapters.aws.resources import (
 from sleeper.adapters.aws.sqs_queue import SqsQueue
 from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError
+from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.naming import (
     InstanceNames,
     JobTrackerTableNames,
@@ -318,6 +320,11 @@ class AwsInstance:
     def filesystem_options(self) -> FileSystemOptions:
         """How pyarrow reaches S3 (pass these to every reader and writer of data files)."""
         return self.config.filesystem_options
+
+    def job_workspace(self) -> AbstractContextManager[JobWorkspace]:
+        """Where a job runs outside a task (a Lambda): no task, the system's temporary directory. A container task
+        gives its jobs its own workspace."""
+        return nullcontext(JobWorkspace())
 
     @property
     def filesystem(self) -> pafs.FileSystem:
@@ -611,6 +618,7 @@ def provision_instance(
 
 
 if TYPE_CHECKING:
+    from sleeper.ingest.entry import IngestRuntime
     from sleeper.ingest.ports import IngestInstance, IngestTable
     from sleeper.query.entry import QueryRuntime
     from sleeper.query.executor import QueryableTable
@@ -623,6 +631,7 @@ if TYPE_CHECKING:
         sleeper_instance: SleeperInstance = instance
         query_tables: QueryTables = instance
         query_runtime: QueryRuntime = instance
+        ingest_runtime: IngestRuntime = instance
         ingest_table: IngestTable = table
         queryable: QueryableTable = table
-        del ingest_instance, sleeper_instance, query_tables, query_runtime, ingest_table, queryable
+        del ingest_instance, sleeper_instance, query_tables, query_runtime, ingest_runtime, ingest_table, queryable

@@ -26,6 +26,7 @@ import re
 import stat
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
@@ -46,6 +47,7 @@ from sleeper.adapters.local.trackers import (
     SqliteTaskTracker,
 )
 from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
+from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.naming import local_dead_letter_queue_name
 from sleeper.core.operations import QUERY_RESULTS_Q, local_queues
 from sleeper.core.partition import Partition, partitions_from_split_points
@@ -64,7 +66,7 @@ from sleeper.ingest.inputs import IngestInput, ingest_rows
 from sleeper.ingest.standard import IngestResult
 from sleeper.io.filesystem import delete_in_table, filesystem_path
 from sleeper.query.executor import table_query
-from sleeper.runtime.local_tasks import LocalTask, owned_directory
+from sleeper.runtime.local_tasks import LocalTask, job_workspace, owned_directory
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
 DATABASE_FILE = "sleeper.db"
@@ -391,6 +393,11 @@ class LocalInstance:
     def filesystem_options(self) -> None:
         """How to reach the data files: a local instance's are on the local filesystem, with the defaults."""
         return None
+
+    def job_workspace(self) -> AbstractContextManager[JobWorkspace]:
+        """Where a job runs: under the local task this process runs as, else a directory it owns while the job runs
+        (see :func:`sleeper.runtime.local_tasks.job_workspace`)."""
+        return job_workspace(self)
 
     # --- tables ------------------------------------------------------------------------------------------------
     def tables(self) -> list[TableStatus]:

@@ -17,11 +17,11 @@ from sleeper.bulk_import.runner import run_bulk_import_message
 from sleeper.compaction.task import handle_commit_message, handle_compaction_job_message
 from sleeper.core import operations
 from sleeper.core.operations import BULK_IMPORT_JOB_Q as BULK_IMPORT_QUEUE
-from sleeper.ingest.job_runner import INGEST_JOB_QUEUE, IngestJobRunner, JobOutcome
+from sleeper.ingest.job_runner import INGEST_JOB_QUEUE
 from sleeper.runtime.faults_env import arm_crash_points_from_environment
 from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_runner import Handler, LocalRunner, RoundSummary
-from sleeper.runtime.local_tasks import local_task, owned_directory
+from sleeper.runtime.local_tasks import local_task
 from sleeper.runtime.router import RoutedHandler
 
 __all__ = ["BULK_IMPORT_QUEUE", "default_handlers", "drain_in_worker"]
@@ -29,22 +29,6 @@ __all__ = ["BULK_IMPORT_QUEUE", "default_handlers", "drain_in_worker"]
 
 def _task_id(instance: LocalInstance) -> str | None:
     return instance.task.task_id if instance.task is not None else None
-
-
-def _ingest_job(instance: LocalInstance, body: str) -> str:
-    if instance.task is not None:
-        outcome = IngestJobRunner(
-            instance, task_id=instance.task.task_id, local_dir=instance.task.directory
-        ).run_message(body)
-    else:
-        with owned_directory(instance) as spill:
-            outcome = IngestJobRunner(instance, local_dir=spill).run_message(body)
-    if outcome.outcome is JobOutcome.FAILED:
-        raise RuntimeError(f"ingest job {outcome.job_id} failed: {'; '.join(outcome.reasons)}")
-    if outcome.outcome is JobOutcome.REJECTED:
-        return f"ingest job {outcome.job_id} rejected: {'; '.join(outcome.reasons)}"
-    rows = outcome.result.rows_written if outcome.result else 0
-    return f"ingest job {outcome.job_id} finished: {rows:,} rows written"
 
 
 def _bulk_import_job(instance: LocalInstance, body: str) -> str:
@@ -88,7 +72,7 @@ def default_handlers() -> dict[str, Handler]:
     return {
         operations.INGEST_BATCHER_SUBMIT_Q: _batcher_submit,
         operations.INGEST_BATCHER_JOB_CREATION_Q: _batcher_job_creation,
-        INGEST_JOB_QUEUE: _ingest_job,
+        INGEST_JOB_QUEUE: RoutedHandler(INGEST_JOB_QUEUE),
         BULK_IMPORT_QUEUE: _bulk_import_job,
         operations.FIND_PARTITIONS_TO_SPLIT_Q: RoutedHandler(operations.FIND_PARTITIONS_TO_SPLIT_Q),
         operations.PARTITION_SPLITTING_JOB_Q: RoutedHandler(operations.PARTITION_SPLITTING_JOB_Q),

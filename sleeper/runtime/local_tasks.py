@@ -42,6 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.trackers.compaction import CompactionJobFailed, CompactionJobStatusType
 from sleeper.core.trackers.ingest import IngestJobFailed
 
@@ -53,6 +54,7 @@ __all__ = [
     "TMP_DIRECTORY",
     "LocalTask",
     "Recovery",
+    "job_workspace",
     "local_task",
     "owned_directory",
     "recover_dead_tasks",
@@ -210,6 +212,17 @@ def owned_directory(instance: LocalInstance) -> Iterator[Path]:
     finally:
         shutil.rmtree(directory, ignore_errors=True)
         lock.remove()
+
+
+@contextlib.contextmanager
+def job_workspace(instance: LocalInstance) -> Iterator[JobWorkspace]:
+    """Where a job runs on a local instance: under the local task this process runs as (its id recorded on the run,
+    its directory for scratch files), else under no task with a directory this process owns while the job runs."""
+    if instance.task is not None:
+        yield JobWorkspace(task_id=instance.task.task_id, directory=instance.task.directory)
+        return
+    with owned_directory(instance) as directory:
+        yield JobWorkspace(directory=directory)
 
 
 class LocalTask:

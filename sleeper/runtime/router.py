@@ -87,7 +87,8 @@ def settle(run: Callable[[], object]) -> Settled:
 
 
 def entry_name(queue_name: str) -> str:
-    """The ``module:function`` of the feature entry the registry names for a queue's messages.
+    """The ``module:function`` of the feature entry the registry names for a queue's messages: the one of the Lambda
+    handler the queue feeds, else the one of the container whose tasks consume it.
 
     Raises:
         KeyError: If no handler fed by the queue names a feature entry.
@@ -95,6 +96,9 @@ def entry_name(queue_name: str) -> str:
     for spec in operations.HANDLERS:
         if spec.trigger.kind is TriggerKind.SQS and queue_name in spec.trigger.queues and spec.runs is not None:
             return spec.runs
+    for image in operations.CONTAINERS:
+        if image.consumes == queue_name and image.runs is not None:
+            return image.runs
     raise KeyError(f"no operation names a feature entry for queue {queue_name}")
 
 

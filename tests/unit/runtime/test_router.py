@@ -12,7 +12,7 @@ import pytest
 from lambdas import _common
 from sleeper.core import operations
 from sleeper.core.exceptions import TableNotFoundError
-from sleeper.core.operations import HANDLERS, TriggerKind
+from sleeper.core.operations import CONTAINERS, HANDLERS, TriggerKind
 from sleeper.runtime import router
 from sleeper.runtime.aws import AwsInstance
 from sleeper.runtime.local_handlers import default_handlers
@@ -24,6 +24,7 @@ ROUTED_QUEUES = sorted(
 NOT_YET_ROUTED = {
     operations.INGEST_BATCHER_SUBMIT_Q,
     operations.COMPACTION_COMMIT_Q,
+    operations.COMPACTION_JOB_Q,
 }
 """Queues whose local handler or Lambda does not go through the router yet (the seam's remaining work)."""
 
@@ -102,3 +103,22 @@ def should_map_failures_once_for_both_runtimes() -> None:
     assert (dropped.disposition, dropped.delete) == (router.Disposition.DROPPED, True)
     assert (retry.disposition, retry.delete) == (router.Disposition.RETRY, False)
     assert isinstance(retry.error, RuntimeError)
+
+
+TASK_QUEUES = [c.consumes for c in CONTAINERS if c.consumes is not None and c.consumes not in NOT_YET_ROUTED]
+
+
+@pytest.mark.parametrize("queue", TASK_QUEUES)
+def should_route_a_task_queue_locally_to_the_entry_its_container_runs(
+    queue: str, recorded: list[tuple[str, object, str]]
+) -> None:
+    # Given a queue a container's tasks consume, whose container names the entry each message goes to
+    (image,) = [c for c in CONTAINERS if c.consumes == queue]
+    instance = object()
+    # When the local runner's handler handles one message
+    default_handlers()[queue](cast(Any, instance), "job")
+    # Then it ran the entry the container names, which exists
+    assert recorded == [(image.runs, instance, "job")]
+    assert router.entry_name(queue) == image.runs
+    module, _, function = str(image.runs).partition(":")
+    assert callable(getattr(importlib.import_module(module), function))
