@@ -1,5 +1,6 @@
 """Compaction commit batcher (spec 4.6): finished compactions from ``CompactionCommitQ``, committed per table in one
-REPLACE_FILE_REFERENCES transaction.
+REPLACE_FILE_REFERENCES transaction by the queue's one batch reader (:func:`sleeper.compaction.commit.
+handle_commit_messages`, which the local runner's entry gives batches of one).
 
 Jobs that no longer fit the table are recorded failed and their outputs deleted, except a repeated commit of a job
 committed before, which changes nothing. Unreadable messages, and the messages of a table whose commit could not be
@@ -12,24 +13,24 @@ from collections.abc import Mapping
 from typing import Any
 
 from lambdas._common import LOGGER, aws_instance, batch_response, sqs_records
-from sleeper.runtime.aws_compaction import commit_compaction_batch
+from sleeper.compaction.commit import handle_commit_messages
 
 
 def handler(event: Mapping[str, Any], context: object = None) -> dict[str, list[dict[str, str]]]:
     """Lambda handler for an SQS batch of compaction commit requests."""
-    outcome = commit_compaction_batch(aws_instance(), [(r.message_id, r.body) for r in sqs_records(event)])
-    for table_id, result in outcome.results.items():
-        LOGGER.info(
-            "Table %s: %d compaction jobs committed, %d already committed, %d refused",
-            table_id,
-            len(result.committed),
-            len(result.already_committed),
-            len(result.failed),
-        )
-        for _, job_id, reason in result.failed:
-            LOGGER.warning("Compaction job %s refused: %s", job_id, reason)
-    for message_id, reason in outcome.invalid:
-        LOGGER.warning("Message %s: %s", message_id, reason)
-    for table_id, error in outcome.errors:
-        LOGGER.warning("Table %s: commits to retry: %s", table_id, error)
-    return batch_response(list(outcome.failed_ids))
+    records, instance = sqs_records(event), aws_instance()
+    bodies, tracker, options = [r.body for r in records], instance.compaction_job_tracker, instance.filesystem_options
+    result = handle_commit_messages(bodies, instance.table_by_id, tracker, options=options)
+    LOGGER.info(
+        "%d compaction jobs committed, %d already committed, %d refused",
+        len(result.committed),
+        len(result.already_committed),
+        len(result.failed),
+    )
+    for table_id, job_id, reason in result.failed:
+        LOGGER.warning("Table %s: compaction job %s refused: %s", table_id, job_id, reason)
+    for body, reason in result.invalid_messages:
+        LOGGER.warning("Invalid compaction commit message %r: %s", body[:200], reason)
+    for table_id, error in result.table_errors:
+        LOGGER.warning("Table %s: commits to retry: %s: %s", table_id, type(error).__name__, error)
+    return batch_response([records[i].message_id for i in result.retry])

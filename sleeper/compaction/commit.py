@@ -23,6 +23,7 @@ REPLACE_FILE_REFERENCES transaction of the jobs that still fit the table's state
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -50,6 +51,8 @@ from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolv
 from sleeper.sketches import sketches_path
 from sleeper.statestore.committer import send_commit_request
 from sleeper.statestore.follower import record_compaction_committed, record_compaction_failed, was_committed
+
+_LOG = logging.getLogger(__name__)
 
 __all__ = [
     "CommitBatchResult",
@@ -321,6 +324,9 @@ class CommitBatchResult:
         failed: The jobs refused, as (table id, job id, reason).
         invalid_messages: Message bodies that could not be read, with the reason (handled by
             :func:`handle_commit_messages` only).
+        table_errors: Tables whose commit could not be made, with the error (:func:`handle_commit_messages` only).
+        retry: The indexes of the messages to deliver again: invalid ones and those of the tables in
+            ``table_errors`` (:func:`handle_commit_messages` only).
         transactions: The REPLACE_FILE_REFERENCES transactions added.
     """
 
@@ -328,6 +334,8 @@ class CommitBatchResult:
     already_committed: tuple[tuple[str, str], ...] = ()
     failed: tuple[tuple[str, str, str], ...] = ()
     invalid_messages: tuple[tuple[str, str], ...] = field(default=())
+    table_errors: tuple[tuple[str, Exception], ...] = field(default=())
+    retry: tuple[int, ...] = field(default=())
     transactions: int = 0
 
 
@@ -462,27 +470,50 @@ def handle_commit_messages(
     filesystem: pafs.FileSystem | None = None,
     options: FileSystemOptions | None = None,
 ) -> CommitBatchResult:
-    """Reads ``CompactionCommitQ`` message bodies and applies them (see :func:`apply_compaction_commits`).
+    """Reads a batch of ``CompactionCommitQ`` message bodies and applies them per table (see
+    :func:`apply_compaction_commits`): the one reader of the queue's batches, in both runtimes.
 
-    Bodies that are not valid commit requests are left out and listed in ``invalid_messages``; the caller decides
-    what happens to them (the local runtime lets them go to the dead-letter queue).
+    Each message fails on its own: a body that is not a valid commit request is left out and listed in
+    ``invalid_messages``, and a table whose commit could not be made (the state store or tracker could not be
+    reached, or every attempt collided) is listed in ``table_errors`` without stopping the other tables. The indexes
+    of both kinds of message are in ``retry``: the caller delivers them again (an invalid one reaches the dead-letter
+    queue after the queue's receive limit).
+
+    The commits are applied here rather than forwarded to the state store committer: the committer refuses a whole
+    transaction when one job no longer fits, so one duplicate would sink the batch.
     """
     from sleeper.core.jobs.exceptions import MessageError
 
-    requests: list[CompactionJobCommitRequest] = []
+    by_table: dict[str, list[tuple[int, CompactionJobCommitRequest]]] = {}
     invalid: list[tuple[str, str]] = []
-    for body in bodies:
+    retry: list[int] = []
+    for index, body in enumerate(bodies):
         try:
-            requests.append(CompactionJobCommitRequest.from_json(body))
+            request = CompactionJobCommitRequest.from_json(body)
         except MessageError as e:
             invalid.append((body, str(e)))
-    result = apply_compaction_commits(
-        requests, table_by_id, tracker, clock=clock, filesystem=filesystem, options=options
-    )
+            retry.append(index)
+            continue
+        by_table.setdefault(request.table_id, []).append((index, request))
+    results: list[CommitBatchResult] = []
+    errors: list[tuple[str, Exception]] = []
+    for table_id, requests in by_table.items():
+        try:
+            results.append(
+                apply_compaction_commits(
+                    [r for _, r in requests], table_by_id, tracker, clock=clock, filesystem=filesystem, options=options
+                )
+            )
+        except Exception as e:  # the state store or tracker could not be reached: deliver the table's commits again
+            _LOG.exception("committing %d compaction jobs of table %s failed", len(requests), table_id)
+            errors.append((table_id, e))
+            retry.extend(index for index, _ in requests)
     return CommitBatchResult(
-        committed=result.committed,
-        already_committed=result.already_committed,
-        failed=result.failed,
+        committed=tuple(c for r in results for c in r.committed),
+        already_committed=tuple(c for r in results for c in r.already_committed),
+        failed=tuple(f for r in results for f in r.failed),
         invalid_messages=tuple(invalid),
-        transactions=result.transactions,
+        table_errors=tuple(errors),
+        retry=tuple(sorted(retry)),
+        transactions=sum(r.transactions for r in results),
     )

@@ -34,7 +34,7 @@ from enum import Enum
 
 from pyarrow import fs as pafs
 
-from sleeper.compaction.commit import CommitOutcome, JobReadiness, check_job, commit_job, handle_commit_messages
+from sleeper.compaction.commit import CommitOutcome, JobReadiness, check_job, commit_job
 from sleeper.compaction.execution import CompactionResult, ExecutionSettings, run_compaction
 from sleeper.compaction.ports import COMPACTION_JOB_QUEUE, CompactionInstance, CompactionTable
 from sleeper.core.exceptions import TableNotFoundError
@@ -54,7 +54,6 @@ __all__ = [
     "TaskExit",
     "TaskSettings",
     "TaskSummary",
-    "handle_commit_message",
     "handle_compaction_job_message",
     "run_compaction_task",
 ]
@@ -471,23 +470,3 @@ def handle_compaction_job_message(instance: CompactionInstance, body: str, *, ta
         return f"compaction job {outcome.job_id} {outcome.outcome.value.lower()}: {'; '.join(outcome.reasons)}"
     rows = outcome.result.rows_written if outcome.result is not None else 0
     return f"compaction job {outcome.job_id} finished: {rows:,} rows written"
-
-
-def handle_commit_message(instance: CompactionInstance, body: str) -> str:
-    """Applies one ``CompactionCommitQ`` message, for queue workers (see
-    :func:`sleeper.compaction.commit.apply_compaction_commits`).
-
-    Returns:
-        A line for the log.
-
-    Raises:
-        CompactionError: If the message is not a valid commit request, so that it is dead-lettered.
-    """
-    from sleeper.compaction.exceptions import CompactionError
-
-    result = handle_commit_messages([body], instance.table_by_id, instance.compaction_job_tracker)
-    if result.invalid_messages:
-        raise CompactionError(f"invalid compaction commit message: {result.invalid_messages[0][1]}")
-    parts = [f"compaction job {job_id} committed" for _, job_id in result.committed]
-    parts += [f"compaction job {job_id} refused: {reason}" for _, job_id, reason in result.failed]
-    return "; ".join(parts)

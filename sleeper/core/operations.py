@@ -548,7 +548,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=COMPACTION_COMMIT_BATCHER,
         handler="lambdas.compaction_commit_batcher:handler",
-        runs="sleeper.compaction.commit:apply_compaction_commits",
+        runs="sleeper.compaction.entry:handle_compaction_commit",
         description="Batches compaction commits per table into state store commit requests",
         trigger=Trigger.sqs(COMPACTION_COMMIT_Q, batch_size=10),
         memory_mb=4096,

@@ -5,11 +5,6 @@ same domain code the local runtime runs (:mod:`sleeper.runtime.local_handlers`):
 
 * :func:`dispatch_pending_batch_on_aws`: a Sleeper-format pending batch from ``PendingCompactionJobBatchQ``, its
   batch file read from the data bucket (:mod:`sleeper.compaction.dispatch`);
-* :func:`commit_compaction_batch`: a batch of ``CompactionCommitQ`` messages, one REPLACE_FILE_REFERENCES transaction
-  per table, tracked "committed" or "failed" (a refused duplicate of a committed job is neither). The commits are
-  applied here rather than forwarded to the state store committer: the committer refuses a whole transaction when
-  one job no longer fits, so one duplicate would sink the batch, while
-  :func:`~sleeper.compaction.commit.apply_compaction_commits` commits the jobs that fit and reports the others;
 * :func:`create_compaction_tasks_on_ecs`: one scheduled run of compaction task creation over ECS;
 * :func:`run_compaction_task_on_aws`: the compaction container's loop over ``CompactionJobQ``;
 * :func:`follow_transactions`: the transaction log follower, recording in the job trackers the commits that land in
@@ -23,20 +18,16 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sleeper.adapters.aws.dynamodb_stream import TransactionStreamRecord, transaction_stream_records
 from sleeper.adapters.aws.launchers.ecs import compaction_task_launcher
-from sleeper.compaction.commit import CommitBatchResult, apply_compaction_commits
 from sleeper.compaction.dispatch import BatchFileMissing, DispatchResult, dispatch_pending_batch
 from sleeper.compaction.task import CompactionJobRunner, TaskSettings, TaskSummary, run_compaction_task
 from sleeper.compaction.task_creation import CompactionTaskCreation, create_compaction_tasks
 from sleeper.core import operations
-from sleeper.core.jobs.compaction import CompactionJobCommitRequest
-from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.core.statestore.transactions.serde import log_type_of
 from sleeper.io.exceptions import MissingFileError
@@ -45,9 +36,7 @@ from sleeper.runtime.aws import AwsInstance
 from sleeper.statestore.follower import follow_log_entry
 
 __all__ = [
-    "CommitBatcherOutcome",
     "FollowerOutcome",
-    "commit_compaction_batch",
     "create_compaction_tasks_on_ecs",
     "dispatch_pending_batch_on_aws",
     "follow_stream_event",
@@ -90,58 +79,6 @@ def dispatch_pending_batch_on_aws(instance: AwsInstance, body: str) -> DispatchR
         dead_letter_queue=dead_letters,
         tracker=instance.compaction_job_tracker,
     )
-
-
-# --- commit batching (spec 4.6) --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CommitBatcherOutcome:
-    """What one batch of ``CompactionCommitQ`` messages did.
-
-    Attributes:
-        failed_ids: Messages to deliver again: unreadable ones (dead-lettered after the queue's receive limit) and
-            those of tables whose commit could not be made (the state store could not be reached, or every attempt
-            collided).
-        results: The outcome per table that was committed.
-        invalid: Unreadable messages, with the reason.
-        errors: Tables whose commit could not be made, with the error.
-    """
-
-    failed_ids: tuple[str, ...] = ()
-    results: dict[str, CommitBatchResult] = field(default_factory=dict)
-    invalid: tuple[tuple[str, str], ...] = ()
-    errors: tuple[tuple[str, str], ...] = ()
-
-
-def commit_compaction_batch(instance: AwsInstance, messages: Sequence[tuple[str, str]]) -> CommitBatcherOutcome:
-    """Commits a batch of finished compactions, ``(message id, body)`` pairs: per table, one REPLACE_FILE_REFERENCES
-    transaction of the jobs that still fit, tracked as the local runtime tracks them (see the module docs)."""
-    by_table: dict[str, list[tuple[str, CompactionJobCommitRequest]]] = defaultdict(list)
-    invalid: list[tuple[str, str]] = []
-    for message_id, body in messages:
-        try:
-            request = CompactionJobCommitRequest.from_json(body)
-        except MessageError as e:
-            invalid.append((message_id, f"invalid compaction commit message: {e}"))
-            continue
-        by_table[request.table_id].append((message_id, request))
-    failed = [message_id for message_id, _ in invalid]
-    results: dict[str, CommitBatchResult] = {}
-    errors: list[tuple[str, str]] = []
-    for table_id, requests in by_table.items():
-        try:
-            results[table_id] = apply_compaction_commits(
-                [r for _, r in requests],
-                instance.table_by_id,
-                instance.compaction_job_tracker,
-                options=instance.filesystem_options,
-            )
-        except Exception as e:  # the state store or tracker could not be reached: deliver the table's commits again
-            _LOG.exception("committing %d compaction jobs of table %s failed", len(requests), table_id)
-            errors.append((table_id, f"{type(e).__name__}: {e}"))
-            failed.extend(message_id for message_id, _ in requests)
-    return CommitBatcherOutcome(failed_ids=tuple(failed), results=results, invalid=tuple(invalid), errors=tuple(errors))
 
 
 # --- tasks (spec 4.4) ------------------------------------------------------------------------------------------------

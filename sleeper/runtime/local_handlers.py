@@ -14,7 +14,7 @@ from sleeper.batcher.job_creator import IngestBatcher, route_bulk_import_to
 from sleeper.batcher.submitter import IngestBatcherSubmitter, handle_submit_message
 from sleeper.bulk_import.runner import JobOutcome as BulkImportOutcome
 from sleeper.bulk_import.runner import run_bulk_import_message
-from sleeper.compaction.task import handle_commit_message, handle_compaction_job_message
+from sleeper.compaction.task import handle_compaction_job_message
 from sleeper.core import operations
 from sleeper.core.operations import BULK_IMPORT_JOB_Q as BULK_IMPORT_QUEUE
 from sleeper.ingest.job_runner import INGEST_JOB_QUEUE
@@ -63,10 +63,6 @@ def _compaction_job(instance: LocalInstance, body: str) -> str:
     )
 
 
-def _compaction_commit(instance: LocalInstance, body: str) -> str:
-    return handle_commit_message(instance, body)
-
-
 def default_handlers() -> dict[str, Handler]:
     """Every queue's handler, in the order a round drains them (work flows from earlier queues to later ones)."""
     return {
@@ -79,7 +75,7 @@ def default_handlers() -> dict[str, Handler]:
         operations.STATE_STORE_COMMITTER_Q: RoutedHandler(operations.STATE_STORE_COMMITTER_Q),
         operations.COMPACTION_JOB_CREATION_Q: RoutedHandler(operations.COMPACTION_JOB_CREATION_Q),
         operations.COMPACTION_JOB_Q: _compaction_job,
-        operations.COMPACTION_COMMIT_Q: _compaction_commit,
+        operations.COMPACTION_COMMIT_Q: RoutedHandler(operations.COMPACTION_COMMIT_Q),
         operations.GC_JOB_Q: RoutedHandler(operations.GC_JOB_Q),
         operations.QUERY_Q: RoutedHandler(operations.QUERY_Q),
         operations.LEAF_PARTITION_QUERY_Q: RoutedHandler(operations.LEAF_PARTITION_QUERY_Q),

@@ -10,7 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from sleeper.compaction.task import JobOutcome, TaskExit, TaskSettings, handle_commit_message, run_compaction_task
+from sleeper.compaction.entry import handle_compaction_commit
+from sleeper.compaction.task import JobOutcome, TaskExit, TaskSettings, run_compaction_task
 from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.files import AssignJobIdRequest, AssignJobIdsTransaction
@@ -109,7 +110,7 @@ def should_commit_through_the_commit_queue_when_asynchronous(tmp_path: Path) -> 
     # When the committer takes the request
     commit_queue = instance.queue("CompactionCommitQ")
     (message,) = commit_queue.receive(1)
-    line = handle_commit_message(instance, message.body)
+    line = handle_compaction_commit(instance, message.body)
     commit_queue.delete(message.receipt_handle)
 
     # Then

@@ -262,6 +262,36 @@ def should_fail_commits_of_tables_that_no_longer_exist_and_report_unreadable_mes
     assert result.committed == ()
 
 
+def should_commit_each_table_of_a_batch_on_its_own_and_retry_only_the_failing_messages() -> None:
+    # Given a batch with a commit of a table whose state store cannot be reached, an unreadable message and a commit
+    # of a table that works
+    tracker = InMemoryCompactionJobTracker()
+    broken, broken_job = _table_with_job()
+    table, job = _table_with_job()
+    result = run_compaction(job, table, filesystem=table.filesystem)
+    request = job.commit_request(task_id="t", job_run_id="r", rows_written=result.rows_written)
+    broken_request = broken_job.commit_request(task_id="t", job_run_id="r", rows_written=5)
+
+    def by_id(table_id: str) -> FakeTable:
+        if table_id == broken.table_id:
+            raise ConnectionError("state store unreachable")
+        return table
+
+    # When the batch is read and applied
+    batch = handle_commit_messages(
+        [broken_request.to_json(), "{not json", request.to_json()], by_id, tracker, filesystem=table.filesystem
+    )
+
+    # Then the working table's job is committed, and only the other two messages are to be delivered again
+    assert batch.committed == ((table.table_id, job.job_id),)
+    assert job.output_file in {r.filename for r in table.state_store.file_references()}
+    assert batch.retry == (0, 1)
+    assert [(table_id, str(error)) for table_id, error in batch.table_errors] == [
+        (broken.table_id, "state store unreachable")
+    ]
+    assert len(batch.invalid_messages) == 1
+
+
 class _RefusingDeletes:
     """A filesystem that refuses every delete, as S3 does for a role without s3:DeleteObject."""
 
