@@ -19,16 +19,16 @@ from stacks.committer import StateStoreCommitterStack
 from stacks.common import SleeperCore
 from stacks.compaction import CompactionStack
 from stacks.context import DeployContext
-from stacks.garbage_collector import GarbageCollectorStack
+from stacks.gc import GarbageCollectorStack
 from stacks.ingest import IngestStack
 from stacks.ingest_batcher import IngestBatcherStack
 from stacks.monitoring import ConfigBucketStack, MonitoringStack, TableDataStack
 from stacks.networking import NetworkingStack, use_existing_vpc
-from stacks.partition_splitting import PartitionSplittingStack
 from stacks.persistent_emr import PersistentEmrBulkImportStack
 from stacks.policies import ManagedPoliciesStack
 from stacks.properties import InstancePropertiesWriter
 from stacks.query import QueryStack
+from stacks.splitting import PartitionSplittingStack
 from stacks.state_store import StateStoreStack, StateStoreUpkeepStack
 from stacks.table_index import TableIndexStack
 from stacks.table_metrics import TableMetricsStack

@@ -118,7 +118,7 @@ def report_batcher(
     """Files tracked by the ingest batcher, with the job each went to."""
     from rich.table import Table
 
-    from sleeper.batcher.report import batcher_report, report_rows
+    from sleeper.ingest.batcher.report import batcher_report, report_rows
 
     inst = open_instance()
     rows = report_rows(

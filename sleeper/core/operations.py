@@ -579,7 +579,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=INGEST_BATCHER_SUBMITTER,
         handler="lambdas.ingest_batcher_submitter:handler",
-        runs="sleeper.batcher.submitter:handle_submit_message",
+        runs="sleeper.ingest.batcher.submitter:handle_submit_message",
         description="Records files sent to the ingest batcher",
         trigger=Trigger.sqs(INGEST_BATCHER_SUBMIT_Q),
         memory_property="sleeper.ingest.batcher.submitter.memory.mb",
@@ -589,7 +589,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=INGEST_BATCHER_JOB_CREATION,
         handler="lambdas.ingest_batcher_job_creation:handler",
-        runs="sleeper.batcher.job_creator:IngestBatcher.create_jobs",
+        runs="sleeper.ingest.batcher.job_creator:IngestBatcher.create_jobs",
         description="Groups the batcher's pending files into ingest or bulk import jobs",
         trigger=Trigger.schedule(
             naming.INGEST_BATCHER_JOB_CREATION_RULE, "sleeper.ingest.batcher.job.creation.period.minutes"
@@ -621,7 +621,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=FIND_PARTITIONS_TO_SPLIT,
-        handler="lambdas.find_partitions_to_split:handler",
+        handler="lambdas.splitting_find:handler",
         runs="sleeper.splitting.finder:handle_find_partitions_to_split",
         description="Finds a table's leaf partitions over the split threshold and sends split jobs",
         trigger=Trigger.sqs(FIND_PARTITIONS_TO_SPLIT_Q),
@@ -631,7 +631,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=SPLIT_PARTITION,
-        handler="lambdas.split_partition:handler",
+        handler="lambdas.splitting_split:handler",
         runs="sleeper.splitting.splitter:handle_split_partition",
         description="Splits a partition at the median of its files' sketches",
         trigger=Trigger.sqs(PARTITION_SPLITTING_JOB_Q),
@@ -655,7 +655,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=GARBAGE_COLLECTOR,
-        handler="lambdas.garbage_collector:handler",
+        handler="lambdas.gc:handler",
         runs="sleeper.gc.entry:handle_garbage_collection",
         description="Deletes a table's files no longer referenced after the delay, then commits DELETE_FILES",
         trigger=Trigger.sqs(GC_JOB_Q),

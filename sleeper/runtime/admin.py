@@ -41,11 +41,11 @@ from sleeper.statestore.store import StateStore
 if TYPE_CHECKING:
     from pyarrow import fs as pafs
 
-    from sleeper.batcher.ports import IngestBatcherStore
     from sleeper.core.jobs.bulk_import import BulkImportJob
     from sleeper.core.jobs.ingest import IngestJob
     from sleeper.core.partition import Partition
     from sleeper.core.query import Query
+    from sleeper.ingest.batcher.ports import IngestBatcherStore
     from sleeper.runtime.local import LocalInstance
 
 __all__ = [

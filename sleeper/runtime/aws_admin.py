@@ -44,10 +44,10 @@ from sleeper.runtime.admin import (
 from sleeper.runtime.aws import QUEUE_URL_PROPERTIES, AwsInstance, AwsRuntimeConfig, AwsTable
 
 if TYPE_CHECKING:
-    from sleeper.batcher.ports import IngestBatcherStore
     from sleeper.core.jobs.bulk_import import BulkImportJob
     from sleeper.core.jobs.ingest import IngestJob
     from sleeper.core.query import Query
+    from sleeper.ingest.batcher.ports import IngestBatcherStore
     from sleeper.runtime.local import LocalInstance
 
 __all__ = ["MAX_RULE_NAME", "AwsAdmin", "scheduled_rule_names"]

@@ -23,8 +23,6 @@ from sleeper.adapters.aws.launchers.bulk_import import bulk_import_job_store
 from sleeper.adapters.aws.launchers.ecs import EcsTaskLauncher, ingest_task_launcher
 from sleeper.adapters.aws.launchers.emr import EmrPlatform, PersistentEmrPlatform, persistent_emr_requeue
 from sleeper.adapters.aws.launchers.emr_serverless import EmrServerlessPlatform
-from sleeper.batcher.job_creator import CreatedJob, IngestBatcher
-from sleeper.batcher.submitter import SUBMIT_QUEUE, IngestBatcherSubmitter, SubmitOutcome, handle_submit_message
 from sleeper.bulk_import.driver import BulkImportJobFileError, run_started_bulk_import
 from sleeper.bulk_import.launch_ports import BulkImportPlatform, BulkImportRequeue, bulk_import_job_key
 from sleeper.bulk_import.runner import BulkImportOutcome
@@ -36,6 +34,8 @@ from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.properties.instance_common import METRICS_NAMESPACE
 from sleeper.core.queue import QueueNotFoundError
 from sleeper.core.trackers.ingest import IngestJobFailed
+from sleeper.ingest.batcher.job_creator import CreatedJob, IngestBatcher
+from sleeper.ingest.batcher.submitter import SUBMIT_QUEUE, IngestBatcherSubmitter, SubmitOutcome, handle_submit_message
 from sleeper.ingest.task_creation import IngestTaskCreation, create_ingest_tasks
 from sleeper.io.filesystem import read_bytes, resolve
 from sleeper.query.queued import QUERY_QUEUE

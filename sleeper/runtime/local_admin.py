@@ -37,10 +37,10 @@ from sleeper.runtime.local import (
 )
 
 if TYPE_CHECKING:
-    from sleeper.batcher.ports import IngestBatcherStore
     from sleeper.core.jobs.bulk_import import BulkImportJob
     from sleeper.core.jobs.ingest import IngestJob
     from sleeper.core.query import Query
+    from sleeper.ingest.batcher.ports import IngestBatcherStore
 
 __all__ = [
     "PAUSED_FILE",
@@ -251,7 +251,7 @@ class LocalAdmin:
 
     def submit_to_batcher(self, table_name: str, files: Sequence[str]) -> str:
         """Tracks files in the batcher's store at once (local paths made absolute)."""
-        from sleeper.batcher.submitter import IngestBatcherSubmitter, submit_files
+        from sleeper.ingest.batcher.submitter import IngestBatcherSubmitter, submit_files
 
         submitter = IngestBatcherSubmitter(self.instance, self.instance.batcher_store, allow_local=True)
         tracked = submit_files(submitter, table_name, list(_absolute(files)))

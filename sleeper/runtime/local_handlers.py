@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sleeper.batcher.job_creator import IngestBatcher, route_bulk_import_to
-from sleeper.batcher.submitter import IngestBatcherSubmitter, handle_submit_message
 from sleeper.bulk_import.runner import JobOutcome as BulkImportOutcome
 from sleeper.bulk_import.runner import run_bulk_import_message
 from sleeper.compaction.task import handle_compaction_job_message
 from sleeper.core import operations
 from sleeper.core.operations import BULK_IMPORT_JOB_Q as BULK_IMPORT_QUEUE
+from sleeper.ingest.batcher.job_creator import IngestBatcher, route_bulk_import_to
+from sleeper.ingest.batcher.submitter import IngestBatcherSubmitter, handle_submit_message
 from sleeper.ingest.job_runner import INGEST_JOB_QUEUE
 from sleeper.runtime.faults_env import arm_crash_points_from_environment
 from sleeper.runtime.local import LocalInstance

@@ -17,8 +17,8 @@ import pytest
 
 from sleeper.adapters.local.batcher_store import SqliteIngestBatcherStore
 from sleeper.adapters.memory.batcher_store import InMemoryIngestBatcherStore
-from sleeper.batcher.model import TrackedFile
-from sleeper.batcher.ports import IngestBatcherStore
+from sleeper.ingest.batcher.model import TrackedFile
+from sleeper.ingest.batcher.ports import IngestBatcherStore
 
 StoreFactory = Callable[..., IngestBatcherStore]
 """Makes a new, empty store; ``assign_batch_size`` may be given."""

@@ -11,7 +11,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "sleeper"
 
-FEATURES = ("ingest", "compaction", "splitting", "gc", "query", "bulk_import", "athena", "batcher")
+FEATURES = ("ingest", "compaction", "splitting", "gc", "query", "bulk_import", "athena")
+"""The feature packages (the ingest batcher is part of ingest: ``sleeper.ingest.batcher``)."""
 
 
 def _imports(path: Path) -> list[str]:

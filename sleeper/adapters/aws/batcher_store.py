@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, cast
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.exceptions import AwsThrottledError, cancellation_codes, translate
-from sleeper.batcher.model import NOT_ASSIGNED_TO_JOB, TrackedFile, from_epoch_millis, newest_first, oldest_first
-from sleeper.batcher.ports import ASSIGN_JOB_BATCH_SIZE
 from sleeper.core.naming import batcher_store_table_name
+from sleeper.ingest.batcher.model import NOT_ASSIGNED_TO_JOB, TrackedFile, from_epoch_millis, newest_first, oldest_first
+from sleeper.ingest.batcher.ports import ASSIGN_JOB_BATCH_SIZE
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -113,7 +113,7 @@ def _file(item: _Item) -> TrackedFile:
 
 
 class DynamoDBIngestBatcherStore:
-    """Implements ``sleeper.batcher.ports.IngestBatcherStore`` in Sleeper's DynamoDB table.
+    """Implements ``sleeper.ingest.batcher.ports.IngestBatcherStore`` in Sleeper's DynamoDB table.
 
     Args:
         client: The DynamoDB client.

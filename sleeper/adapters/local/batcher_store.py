@@ -15,9 +15,9 @@ from datetime import datetime
 from pathlib import Path
 
 from sleeper.adapters.local.sqlite import SqliteDatabase
-from sleeper.batcher.exceptions import BatcherStoreError
-from sleeper.batcher.model import NOT_ASSIGNED_TO_JOB, TrackedFile, from_epoch_millis, newest_first, oldest_first
-from sleeper.batcher.ports import ASSIGN_JOB_BATCH_SIZE
+from sleeper.ingest.batcher.exceptions import BatcherStoreError
+from sleeper.ingest.batcher.model import NOT_ASSIGNED_TO_JOB, TrackedFile, from_epoch_millis, newest_first, oldest_first
+from sleeper.ingest.batcher.ports import ASSIGN_JOB_BATCH_SIZE
 from sleeper.statestore.exceptions import StateStoreStorageError
 
 __all__ = ["SCHEMA", "SqliteIngestBatcherStore"]
@@ -55,7 +55,7 @@ def _file(row: _Row) -> TrackedFile:
 
 
 class SqliteIngestBatcherStore:
-    """Implements ``sleeper.batcher.ports.IngestBatcherStore`` in a SQLite database shared by several processes.
+    """Implements ``sleeper.ingest.batcher.ports.IngestBatcherStore`` in a SQLite database shared by several processes.
 
     Args:
         database: The instance's SQLite database file, or an open ``SqliteDatabase`` with this module's schema.

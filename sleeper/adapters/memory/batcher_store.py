@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from sleeper.batcher.model import NOT_ASSIGNED_TO_JOB, TrackedFile, newest_first, oldest_first
-from sleeper.batcher.ports import ASSIGN_JOB_BATCH_SIZE
+from sleeper.ingest.batcher.model import NOT_ASSIGNED_TO_JOB, TrackedFile, newest_first, oldest_first
+from sleeper.ingest.batcher.ports import ASSIGN_JOB_BATCH_SIZE
 
 __all__ = ["InMemoryIngestBatcherStore"]
 
@@ -19,7 +19,7 @@ def _key(file: TrackedFile) -> _Key:
 
 
 class InMemoryIngestBatcherStore:
-    """Implements ``sleeper.batcher.ports.IngestBatcherStore`` in memory; thread-safe.
+    """Implements ``sleeper.ingest.batcher.ports.IngestBatcherStore`` in memory; thread-safe.
 
     Args:
         assign_batch_size: Files assigned atomically together (Sleeper's 50 by default).

@@ -17,15 +17,15 @@ import pytest
 from lambdas import (
     bulk_import_driver,
     bulk_import_starter,
-    find_partitions_to_split,
-    garbage_collector,
+    gc,
     ingest_batcher_job_creation,
     ingest_batcher_submitter,
     ingest_task_creation,
     leaf_partition_query,
     query,
     query_warm,
-    split_partition,
+    splitting_find,
+    splitting_split,
     table_metrics,
 )
 from lambdas._common import use_instance
@@ -264,14 +264,14 @@ def should_split_a_partition_over_the_threshold_once_when_the_split_job_is_deliv
     table = _table(instance, "split", **{"sleeper.table.partition.splitting.threshold": "20"}, **SYNC_COMMITS)
     _ingest(instance, table, _rows(0, 40))
     # When the finder handles the table's message
-    response = find_partitions_to_split.handler(sqs_event([("f1", table.table_id, table.table_id)]))
+    response = splitting_find.handler(sqs_event([("f1", table.table_id, table.table_id)]))
     jobs = _drain(instance, operations.PARTITION_SPLITTING_JOB_Q)
     # Then one split job was sent for the root
     assert response == {"batchItemFailures": []}
     assert len(jobs) == 1 and json.loads(jobs[0])["partition"]["partitionId"] == "root"
     # When the split job is delivered twice
-    first = split_partition.handler(sqs_event([("s1", jobs[0], None)]))
-    second = split_partition.handler(sqs_event([("s2", jobs[0], None)]))
+    first = splitting_split.handler(sqs_event([("s1", jobs[0], None)]))
+    second = splitting_split.handler(sqs_event([("s2", jobs[0], None)]))
     # Then the root was split once into two leaves, and every row is still there
     assert first == second == {"batchItemFailures": []}
     table.state_store.refresh()
@@ -284,12 +284,12 @@ def should_fail_bad_split_jobs_and_leave_the_partitions_unchanged(instance: AwsI
     # Given a table with rows, a malformed split job, and one naming a file the table does not track
     table = _table(instance, "badsplit", **{"sleeper.table.partition.splitting.threshold": "5"}, **SYNC_COMMITS)
     _ingest(instance, table, _rows(0, 10))
-    find_partitions_to_split.handler(sqs_event([("f1", table.table_id, table.table_id)]))
+    splitting_find.handler(sqs_event([("f1", table.table_id, table.table_id)]))
     (job,) = _drain(instance, operations.PARTITION_SPLITTING_JOB_Q)
     untracked = json.loads(job)
     untracked["filenames"] = [f"s3a://{instance.data_bucket}/{table.table_id}/data/partition_root/nope.parquet"]
     # When the splitter handles them
-    response = split_partition.handler(
+    response = splitting_split.handler(
         sqs_event([("malformed", '{"tableId": ', None), ("untracked", json.dumps(untracked), None)])
     )
     # Then both are reported failed (so they are retried, then dead-lettered), and the root is not split
@@ -307,8 +307,8 @@ def should_delete_unreferenced_files_once_when_the_gc_message_is_delivered_twice
     _ingest(instance, table, _rows(0, 12))
     old, new = compact_one_file_long_ago(instance, table)
     # When the collector handles the table's message twice
-    first = garbage_collector.handler(sqs_event([("g1", table.table_id, table.table_id)]))
-    second = garbage_collector.handler(sqs_event([("g2", table.table_id, table.table_id)]))
+    first = gc.handler(sqs_event([("g1", table.table_id, table.table_id)]))
+    second = gc.handler(sqs_event([("g2", table.table_id, table.table_id)]))
     # Then the old file and its sketches are gone from S3 and the table, the output remains, and so do the rows
     assert first == second == {"batchItemFailures": []}
     fs = instance.filesystem
@@ -323,7 +323,7 @@ def should_drop_a_gc_message_for_an_unknown_table_and_delete_nothing(instance: A
     # Given the data objects of the instance
     before = {f.path for f in list_files(instance.filesystem, instance.data_bucket)}
     # When the collector gets a table id that does not exist
-    response = garbage_collector.handler(sqs_event([("g", "no-such-table-id", "no-such-table-id")]))
+    response = gc.handler(sqs_event([("g", "no-such-table-id", "no-such-table-id")]))
     # Then the message is dropped (a retry cannot help) and nothing was deleted
     assert response == {"batchItemFailures": []}
     assert before <= {f.path for f in list_files(instance.filesystem, instance.data_bucket)}

@@ -24,14 +24,14 @@ from sleeper.adapters.local.trackers import (
     SqliteQueryTracker,
     SqliteTaskTracker,
 )
-from sleeper.batcher.exceptions import BatcherStoreError
-from sleeper.batcher.model import TrackedFile
 from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.core.table import TableStatus
 from sleeper.core.trackers.compaction import CompactionJobCreated
 from sleeper.core.trackers.ingest import IngestJobStarted
 from sleeper.core.trackers.query import QueryState, QueryUpdate
 from sleeper.core.trackers.task import TaskStarted
+from sleeper.ingest.batcher.exceptions import BatcherStoreError
+from sleeper.ingest.batcher.model import TrackedFile
 from sleeper.statestore.ports import TransactionLogEntry
 
 pytestmark = pytest.mark.integration

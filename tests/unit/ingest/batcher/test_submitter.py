@@ -9,20 +9,20 @@ from pyarrow import fs as pafs
 
 from sleeper.adapters.memory.batcher_store import InMemoryIngestBatcherStore
 from sleeper.adapters.memory.filesystem import in_memory_filesystem
-from sleeper.batcher.exceptions import (
+from sleeper.ingest.batcher.exceptions import (
     BatcherFileNotFoundError,
     BatcherTableNotFoundError,
     InvalidSubmitRequestError,
     SubmitRequestError,
 )
-from sleeper.batcher.model import SubmitRequest, TrackedFile
-from sleeper.batcher.submitter import (
+from sleeper.ingest.batcher.model import SubmitRequest, TrackedFile
+from sleeper.ingest.batcher.submitter import (
     IngestBatcherSubmitter,
     handle_submit_message,
     parse_submit_request,
     submit_files,
 )
-from tests.unit.batcher.conftest import T0, FakeClock, FakeInstance
+from tests.unit.ingest.batcher.conftest import T0, FakeClock, FakeInstance
 
 
 def _write(fs: pafs.FileSystem, path: str, size: int) -> None:

@@ -7,11 +7,11 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 from sleeper.adapters.memory.batcher_store import InMemoryIngestBatcherStore
-from sleeper.batcher.job_creator import IngestBatcher, route_bulk_import_to
-from sleeper.batcher.model import TrackedFile
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.queue import QueueError
-from tests.unit.batcher.conftest import FakeClock, FakeInstance
+from sleeper.ingest.batcher.job_creator import IngestBatcher, route_bulk_import_to
+from sleeper.ingest.batcher.model import TrackedFile
+from tests.unit.ingest.batcher.conftest import FakeClock, FakeInstance
 
 STANDARD = {"sleeper.table.ingest.batcher.ingest.queue": "standard_ingest"}
 

@@ -12,11 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from sleeper.adapters.local.batcher_store import SqliteIngestBatcherStore
-from sleeper.batcher.job_creator import IngestBatcher
-from sleeper.batcher.submitter import SUBMIT_QUEUE, IngestBatcherSubmitter, handle_submit_message
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.ingest import IngestJobRunner, JobOutcome
+from sleeper.ingest.batcher.job_creator import IngestBatcher
+from sleeper.ingest.batcher.submitter import SUBMIT_QUEUE, IngestBatcherSubmitter, handle_submit_message
 from sleeper.runtime.local import LocalInstance
 
 pytestmark = pytest.mark.integration

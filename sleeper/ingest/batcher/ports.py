@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from sleeper.batcher.model import TrackedFile
 from sleeper.core.properties import TableProperties
 from sleeper.core.queue import Queue
+from sleeper.ingest.batcher.model import TrackedFile
 
 __all__ = ["ASSIGN_JOB_BATCH_SIZE", "BatcherInstance", "BatcherTable", "IngestBatcherStore"]
 

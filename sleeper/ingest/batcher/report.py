@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sleeper.batcher.model import TrackedFile
-from sleeper.batcher.ports import IngestBatcherStore
+from sleeper.ingest.batcher.model import TrackedFile
+from sleeper.ingest.batcher.ports import IngestBatcherStore
 
 __all__ = ["batcher_report", "report_rows"]
 

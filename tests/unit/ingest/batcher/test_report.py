@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 from sleeper.adapters.memory.batcher_store import InMemoryIngestBatcherStore
-from sleeper.batcher.model import TrackedFile
-from sleeper.batcher.report import batcher_report, report_rows
-from tests.unit.batcher.conftest import T0
+from sleeper.ingest.batcher.model import TrackedFile
+from sleeper.ingest.batcher.report import batcher_report, report_rows
+from tests.unit.ingest.batcher.conftest import T0
 
 
 def should_report_every_file_or_only_pending_ones(store: InMemoryIngestBatcherStore) -> None:

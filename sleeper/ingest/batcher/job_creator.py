@@ -22,8 +22,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from sleeper.batcher.model import TrackedFile
-from sleeper.batcher.ports import BatcherInstance, IngestBatcherStore
 from sleeper.core import operations
 from sleeper.core.exceptions import PropertyError, SleeperError, TableNotFoundError
 from sleeper.core.jobs.ingest import IngestJob
@@ -37,6 +35,8 @@ from sleeper.core.properties.table import (
     INGEST_BATCHER_MIN_JOB_SIZE,
 )
 from sleeper.core.queue import Queue
+from sleeper.ingest.batcher.model import TrackedFile
+from sleeper.ingest.batcher.ports import BatcherInstance, IngestBatcherStore
 
 __all__ = [
     "INGEST_QUEUE_NAMES",

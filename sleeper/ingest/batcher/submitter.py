@@ -21,14 +21,6 @@ from datetime import UTC, datetime, timedelta
 
 from pyarrow import fs as pafs
 
-from sleeper.batcher.exceptions import (
-    BatcherFileNotFoundError,
-    BatcherTableNotFoundError,
-    InvalidSubmitRequestError,
-    SubmitRequestError,
-)
-from sleeper.batcher.model import SubmitRequest, TrackedFile
-from sleeper.batcher.ports import BatcherInstance, IngestBatcherStore
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import MessageError
@@ -36,6 +28,14 @@ from sleeper.core.jobs.paths import check_safe_path, is_s3_path, normalise_s3_pa
 from sleeper.core.operations import INGEST_BATCHER_SUBMIT_Q as SUBMIT_QUEUE
 from sleeper.core.properties.table import INGEST_BATCHER_TRACKING_TTL_MINUTES
 from sleeper.core.queue import Queue
+from sleeper.ingest.batcher.exceptions import (
+    BatcherFileNotFoundError,
+    BatcherTableNotFoundError,
+    InvalidSubmitRequestError,
+    SubmitRequestError,
+)
+from sleeper.ingest.batcher.model import SubmitRequest, TrackedFile
+from sleeper.ingest.batcher.ports import BatcherInstance, IngestBatcherStore
 from sleeper.io.filesystem import FileSystemOptions, list_files, resolve
 
 __all__ = [

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sleeper.batcher.model import NOT_ASSIGNED_TO_JOB, TrackedFile
+from sleeper.ingest.batcher.model import NOT_ASSIGNED_TO_JOB, TrackedFile
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 

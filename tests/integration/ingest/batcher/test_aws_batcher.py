@@ -13,14 +13,14 @@ from sleeper.adapters.aws.batcher_store import (
 )
 from sleeper.adapters.aws.clients import dynamodb_client, s3_client
 from sleeper.adapters.aws.resources import create_bucket
-from sleeper.batcher.job_creator import IngestBatcher
-from sleeper.batcher.model import TrackedFile
-from sleeper.batcher.submitter import IngestBatcherSubmitter
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.naming import batcher_store_table_name
+from sleeper.ingest.batcher.job_creator import IngestBatcher
+from sleeper.ingest.batcher.model import TrackedFile
+from sleeper.ingest.batcher.submitter import IngestBatcherSubmitter
 from sleeper.io.filesystem import FileSystemOptions, S3Options
 from tests.contract import aws_backends
-from tests.unit.batcher.conftest import FakeInstance
+from tests.unit.ingest.batcher.conftest import FakeInstance
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 

@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sleeper.batcher.job_creator import BatchingRules, create_batches, ingest_queue_name, is_batching_due
-from sleeper.batcher.model import TrackedFile
 from sleeper.core.exceptions import PropertyError
 from sleeper.core.properties import InstanceProperties, TableProperties
+from sleeper.ingest.batcher.job_creator import BatchingRules, create_batches, ingest_queue_name, is_batching_due
+from sleeper.ingest.batcher.model import TrackedFile
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -1,9 +1,0 @@
-"""The ingest batcher (spec 3.4): files submitted for ingest are tracked, then grouped into ingest or bulk import jobs.
-
-- :mod:`sleeper.batcher.model`: ``TrackedFile`` and ``SubmitRequest``.
-- :mod:`sleeper.batcher.ports`: the ``IngestBatcherStore`` port and the instance the batcher runs in.
-- :mod:`sleeper.batcher.submitter`: reads submit requests and tracks their files.
-- :mod:`sleeper.batcher.job_creator`: batches pending files into jobs and sends them to the chosen queue.
-"""
-
-from __future__ import annotations
