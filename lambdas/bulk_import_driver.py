@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from lambdas._common import LOGGER, aws_instance, use_instance
 from sleeper.bulk_import.driver import BulkImportJobFileError
-from sleeper.bulk_import.runner import JobOutcome
+from sleeper.core.trackers.runs import JobOutcome
 from sleeper.runtime.aws import AwsInstance, AwsRuntimeConfig
 from sleeper.runtime.aws_operations import run_bulk_import_driver
 

@@ -18,7 +18,6 @@ from sleeper.bulk_import.presplit import PreSplitSettings, plan_partition_tree_e
 from sleeper.bulk_import.runner import (
     BulkImportOutcome,
     BulkImportResult,
-    JobOutcome,
     run_bulk_import,
     run_bulk_import_message,
 )
@@ -34,7 +33,6 @@ __all__ = [
     "BulkImportTable",
     "InputFile",
     "InsufficientDataForSplittingError",
-    "JobOutcome",
     "JobValidation",
     "LeafTagger",
     "PreSplitSettings",

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from sleeper.statestore.store import StateStore
 
-__all__ = ["BulkImportOutcome", "BulkImportResult", "JobOutcome", "run_bulk_import", "run_bulk_import_message"]
+__all__ = ["BulkImportOutcome", "BulkImportResult", "run_bulk_import", "run_bulk_import_message"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -357,7 +357,8 @@ def ingest(
     import uuid
 
     from sleeper.core.jobs.ingest import IngestJob
-    from sleeper.ingest.job_runner import IngestJobRunner, JobOutcome
+    from sleeper.core.trackers.runs import JobOutcome
+    from sleeper.ingest.job_runner import IngestJobRunner
     from sleeper.runtime.local_tasks import local_task
 
     admin = _open()

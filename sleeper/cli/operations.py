@@ -72,8 +72,9 @@ def bulk_import(
     """Bulk import Parquet files with Spark (local[*]): one sorted file per leaf partition, committed once.
 
     On AWS only --queue works: the job goes to the EMR Serverless bulk import queue."""
-    from sleeper.bulk_import.runner import JobOutcome, run_bulk_import
+    from sleeper.bulk_import.runner import run_bulk_import
     from sleeper.core.jobs.bulk_import import BulkImportJob
+    from sleeper.core.trackers.runs import JobOutcome
 
     admin = open_instance()
     job = BulkImportJob(id=job_id or str(uuid.uuid4()), files=tuple(paths), table_name=name)

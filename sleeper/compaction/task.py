@@ -49,7 +49,6 @@ from sleeper.io.filesystem import FileSystemOptions
 
 __all__ = [
     "CompactionJobRunner",
-    "JobOutcome",
     "JobRunOutcome",
     "TaskExit",
     "TaskSettings",

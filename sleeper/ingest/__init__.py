@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sleeper.ingest.exceptions import IngestConfigError, IngestError
 from sleeper.ingest.inputs import as_batches, ingest_rows
-from sleeper.ingest.job_runner import IngestJobOutcome, IngestJobRunner, JobOutcome, QueueRunSummary, run_ingest_queue
+from sleeper.ingest.job_runner import IngestJobOutcome, IngestJobRunner, QueueRunSummary, run_ingest_queue
 from sleeper.ingest.standard import (
     DEFAULT_BUFFER_BYTES,
     ONE_FILE_PER_LEAF,
@@ -22,7 +22,6 @@ __all__ = [
     "IngestJobOutcome",
     "IngestJobRunner",
     "IngestResult",
-    "JobOutcome",
     "QueueRunSummary",
     "as_batches",
     "ingest_batches",

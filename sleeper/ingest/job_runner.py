@@ -47,7 +47,6 @@ __all__ = [
     "INGEST_JOB_QUEUE",
     "IngestJobOutcome",
     "IngestJobRunner",
-    "JobOutcome",
     "QueueRunSummary",
     "run_ingest_queue",
 ]

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sleeper.bulk_import.runner import JobOutcome as BulkImportOutcome
 from sleeper.bulk_import.runner import run_bulk_import_message
 from sleeper.compaction.task import handle_compaction_job_message
 from sleeper.core import operations
 from sleeper.core.operations import BULK_IMPORT_JOB_Q as BULK_IMPORT_QUEUE
+from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest.batcher.job_creator import IngestBatcher, route_bulk_import_to
 from sleeper.ingest.batcher.submitter import IngestBatcherSubmitter, handle_submit_message
 from sleeper.ingest.job_runner import INGEST_JOB_QUEUE
@@ -33,9 +33,9 @@ def _task_id(instance: LocalInstance) -> str | None:
 
 def _bulk_import_job(instance: LocalInstance, body: str) -> str:
     outcome = run_bulk_import_message(instance, body, task_id=_task_id(instance))
-    if outcome.outcome is BulkImportOutcome.FAILED:
+    if outcome.outcome is JobOutcome.FAILED:
         raise RuntimeError(f"bulk import job {outcome.job_id} failed: {'; '.join(outcome.reasons)}")
-    if outcome.outcome is BulkImportOutcome.REJECTED:
+    if outcome.outcome is JobOutcome.REJECTED:
         return f"bulk import job {outcome.job_id} rejected: {'; '.join(outcome.reasons)}"
     rows = outcome.result.rows_written if outcome.result else 0
     return f"bulk import job {outcome.job_id} finished: {rows:,} rows written"

@@ -33,7 +33,7 @@ from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions.files import AddFilesTransaction
 from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.core.trackers.query import QueryState
-from sleeper.ingest.job_runner import JobOutcome
+from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import list_files
 from sleeper.runtime.aws import AwsInstance, AwsTable

@@ -20,7 +20,7 @@ from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions.files import AddFilesTransaction
 from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.query import QueryState
-from sleeper.ingest.job_runner import JobOutcome
+from sleeper.core.trackers.runs import JobOutcome
 from sleeper.io.filesystem import list_files
 from sleeper.runtime.aws import AwsInstance, AwsTable
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event

@@ -25,7 +25,7 @@ from lambdas.compaction_task import IDLE_WAIT_ENV, idle_wait_seconds, run_task, 
 from sleeper.adapters.aws.clients import ecs_client
 from sleeper.adapters.aws.emulated import running_ecs_tasks
 from sleeper.compaction.creation import compaction_output_file
-from sleeper.compaction.task import JobOutcome, TaskSettings
+from sleeper.compaction.task import TaskSettings
 from sleeper.core import operations
 from sleeper.core.jobs.compaction import CompactionJob, CompactionJobBatch, CompactionJobDispatchRequest
 from sleeper.core.properties import instance_cdk as cdk
@@ -45,6 +45,7 @@ from sleeper.core.trackers.compaction import (
     CompactionJobStarted,
     CompactionJobStatusType,
 )
+from sleeper.core.trackers.runs import JobOutcome
 from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, write_bytes

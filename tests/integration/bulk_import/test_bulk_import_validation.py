@@ -8,10 +8,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sleeper.bulk_import import JobOutcome, run_bulk_import, run_bulk_import_message, validate_job
+from sleeper.bulk_import import run_bulk_import, run_bulk_import_message, validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.ingest import IngestJobStatusType
+from sleeper.core.trackers.runs import JobOutcome
 from sleeper.runtime.local import LocalInstance
 
 pytestmark = pytest.mark.integration

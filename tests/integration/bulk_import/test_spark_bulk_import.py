@@ -12,12 +12,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from sleeper.bulk_import import JobOutcome, LeafTagger, run_bulk_import
+from sleeper.bulk_import import LeafTagger, run_bulk_import
 from sleeper.bulk_import.runner import commit_bulk_import_files
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.trackers.ingest import IngestJobStatusType
+from sleeper.core.trackers.runs import JobOutcome
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import filesystem_path, local_filesystem
 from sleeper.io.parquet import SortedFileWriter

@@ -11,11 +11,12 @@ import pyarrow as pa
 import pytest
 
 from sleeper.compaction.entry import handle_compaction_commit
-from sleeper.compaction.task import JobOutcome, TaskExit, TaskSettings, run_compaction_task
+from sleeper.compaction.task import TaskExit, TaskSettings, run_compaction_task
 from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.files import AssignJobIdRequest, AssignJobIdsTransaction
 from sleeper.core.trackers.compaction import CompactionJobStatusType
+from sleeper.core.trackers.runs import JobOutcome
 from sleeper.runtime.local import LocalInstance, LocalTable
 
 pytestmark = pytest.mark.integration

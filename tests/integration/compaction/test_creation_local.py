@@ -9,10 +9,11 @@ import pyarrow as pa
 import pytest
 
 from sleeper.compaction.creation import create_compaction_jobs
-from sleeper.compaction.task import JobOutcome, TaskSettings, run_compaction_task
+from sleeper.compaction.task import TaskSettings, run_compaction_task
 from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.compaction import CompactionJobStatusType
+from sleeper.core.trackers.runs import JobOutcome
 from sleeper.runtime.local import LocalInstance, LocalTable
 
 pytestmark = pytest.mark.integration

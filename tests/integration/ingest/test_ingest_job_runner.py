@@ -15,7 +15,8 @@ from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.trackers.ingest import IngestJobStatusType
-from sleeper.ingest import IngestJobRunner, JobOutcome, run_ingest_queue
+from sleeper.core.trackers.runs import JobOutcome
+from sleeper.ingest import IngestJobRunner, run_ingest_queue
 from sleeper.io.parquet import read_sorted
 from sleeper.runtime.local import LocalInstance, LocalTable
 

@@ -11,7 +11,8 @@ import pytest
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
-from sleeper.ingest.job_runner import IngestJobRunner, JobOutcome
+from sleeper.core.trackers.runs import JobOutcome
+from sleeper.ingest.job_runner import IngestJobRunner
 from sleeper.runtime.local import LocalInstance, LocalTable
 
 pytestmark = pytest.mark.integration

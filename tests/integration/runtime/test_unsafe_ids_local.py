@@ -16,7 +16,8 @@ from sleeper.core.jobs.paths import SAFE_ID_RULE
 from sleeper.core.schema import Schema
 from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.query import QueryState
-from sleeper.ingest.job_runner import IngestJobRunner, JobOutcome
+from sleeper.core.trackers.runs import JobOutcome
+from sleeper.ingest.job_runner import IngestJobRunner
 from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE, QUERY_QUEUE, handle_query_message
 from sleeper.runtime.local import LocalInstance, LocalTable
 from sleeper.runtime.local_handlers import default_handlers

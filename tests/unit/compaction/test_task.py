@@ -8,7 +8,6 @@ import pyarrow as pa
 
 from sleeper.compaction.task import (
     CompactionJobRunner,
-    JobOutcome,
     JobRunOutcome,
     TaskExit,
     TaskSettings,
@@ -18,6 +17,7 @@ from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.queue import Queue
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.compaction import CompactionJobStatusType
+from sleeper.core.trackers.runs import JobOutcome
 from tests.unit.compaction.execution_fixtures import FakeInstance, FakeTable, instance_properties, new_table, utc_clock
 
 SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("value", PrimitiveType.LONG)])

@@ -14,7 +14,8 @@ import pytest
 from sleeper.adapters.local.batcher_store import SqliteIngestBatcherStore
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.ingest import IngestJobRunner, JobOutcome
+from sleeper.core.trackers.runs import JobOutcome
+from sleeper.ingest import IngestJobRunner
 from sleeper.ingest.batcher.job_creator import IngestBatcher
 from sleeper.ingest.batcher.submitter import SUBMIT_QUEUE, IngestBatcherSubmitter, handle_submit_message
 from sleeper.runtime.local import LocalInstance
