@@ -53,7 +53,8 @@ from sleeper.core.jobs.bulk_import import BulkImportJob  # noqa: E402
 from sleeper.core.schema import Field, PrimitiveType, Schema  # noqa: E402
 from sleeper.core.trackers.runs import JobOutcome  # noqa: E402
 from sleeper.ingest.standard import ingest_batches  # noqa: E402
-from sleeper.runtime.local import LocalInstance, LocalTable  # noqa: E402
+from sleeper.runtime.local import LocalInstance  # noqa: E402
+from sleeper.runtime.table import Table  # noqa: E402
 
 SCHEMA = Schema.of(
     row_keys=[Field("key", PrimitiveType.STRING)],
@@ -98,7 +99,7 @@ def write_input(directory: Path, rows: int, seed: int = 42) -> list[str]:
     return [keys[len(keys) * i // LEAVES].as_py() for i in range(1, LEAVES)]
 
 
-def _committed_rows(table: LocalTable) -> int:
+def _committed_rows(table: Table[LocalInstance]) -> int:
     return sum(r.number_of_rows for r in table.file_references())
 
 

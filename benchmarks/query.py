@@ -49,7 +49,8 @@ from sleeper.io.parquet import SortedFileWriter  # noqa: E402
 from sleeper.io.parquet_reader import SortedFileReader  # noqa: E402
 from sleeper.query.executor import region_bounds, table_query  # noqa: E402
 from sleeper.query.planner import plan_query  # noqa: E402
-from sleeper.runtime.local import LocalTable  # noqa: E402
+from sleeper.runtime.local import LocalInstance  # noqa: E402
+from sleeper.runtime.table import Table  # noqa: E402
 
 KEY = Field("key", PrimitiveType.LONG)
 SCHEMA = Schema(
@@ -70,7 +71,7 @@ def _data(rng: np.random.Generator, rows: int) -> pa.Table:
     return pa.table({"key": keys, "value": rng.integers(0, 1_000_000, rows), "payload": strings})
 
 
-def _write(table: LocalTable, partition_id: str, name: str, data: pa.Table) -> str:
+def _write(table: Table[LocalInstance], partition_id: str, name: str, data: pa.Table) -> str:
     location = f"{table.data_prefix}/data/partition_{partition_id}/{name}.parquet"
     with SortedFileWriter(location, SCHEMA, sketches=False) as writer:
         for start in range(0, data.num_rows, CHUNK):
@@ -78,7 +79,7 @@ def _write(table: LocalTable, partition_id: str, name: str, data: pa.Table) -> s
     return location
 
 
-def build(directory: Path, rows: int, seed: int) -> tuple[LocalTable, pa.Table]:
+def build(directory: Path, rows: int, seed: int) -> tuple[Table[LocalInstance], pa.Table]:
     """Creates the table and writes its files; returns it with all its rows."""
     table = sleeper.local(directory).create_table("bench", SCHEMA, split_points=SPLITS)
     tree = table.state_store.partition_tree()
@@ -113,7 +114,7 @@ def build(directory: Path, rows: int, seed: int) -> tuple[LocalTable, pa.Table]:
     return table, data
 
 
-def point_lookups(table: LocalTable, data: pa.Table, lookups: int, seed: int) -> dict[str, Any]:
+def point_lookups(table: Table[LocalInstance], data: pa.Table, lookups: int, seed: int) -> dict[str, Any]:
     """Times exact-key lookups of existing keys and counts the row groups each file read decodes."""
     rng = np.random.default_rng(seed + 1)
     keys = [int(k) for k in rng.choice(data["key"].to_numpy(), lookups)]
@@ -153,7 +154,7 @@ def point_lookups(table: LocalTable, data: pa.Table, lookups: int, seed: int) ->
     }
 
 
-def range_scan(table: LocalTable, data: pa.Table, repeats: int) -> dict[str, Any]:
+def range_scan(table: Table[LocalInstance], data: pa.Table, repeats: int) -> dict[str, Any]:
     """Times one range by the query executor and by a pyarrow dataset scan of the same files."""
     low, high = int(KEY_SPACE * 0.2), int(KEY_SPACE * 0.3)
     region = Region.of([Range(field=KEY, min=low, max=high)])

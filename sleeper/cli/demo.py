@@ -17,10 +17,11 @@ from sleeper.cli import render, status
 from sleeper.core.operations import COMPACTION_JOB_Q, PARTITION_SPLITTING_JOB_Q
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_admin import LocalAdmin
 from sleeper.runtime.local_handlers import default_handlers
 from sleeper.runtime.local_runner import LocalRunner
+from sleeper.runtime.table import Table
 
 DEMO_SCHEMA = Schema.of(
     row_keys=[Field("key", PrimitiveType.STRING)],
@@ -51,7 +52,7 @@ def _progress(console: Console) -> Progress:
     )
 
 
-def run_demo(directory: str | None, *, rows: int, batches: int, console: Console) -> LocalTable:
+def run_demo(directory: str | None, *, rows: int, batches: int, console: Console) -> Table[LocalInstance]:
     """Runs the demo and prints what it does; returns the demo table."""
     path = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="sleeper-demo-"))
     instance = LocalInstance.open_or_create(path)
@@ -101,7 +102,7 @@ def run_demo(directory: str | None, *, rows: int, batches: int, console: Console
     return table
 
 
-def _run_background_work(instance: LocalInstance, table: LocalTable, console: Console) -> None:
+def _run_background_work(instance: LocalInstance, table: Table[LocalInstance], console: Console) -> None:
     """Lets the local runtime compact and split, one round at a time, until a round finds no work."""
     runner = LocalRunner(instance, default_handlers())
     started = time.perf_counter()

@@ -107,7 +107,7 @@ class EditableInstance(Protocol):
 
 
 class AdminTable(Protocol):
-    """A table as the admin commands see it (``LocalTable`` and ``AwsTable`` both are one)."""
+    """A table as the admin commands see it (``sleeper.runtime.table.Table`` of either runtime is one)."""
 
     @property
     def instance(self) -> _HasFilesystem:

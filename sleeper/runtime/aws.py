@@ -27,7 +27,6 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
 from pyarrow import fs as pafs
 
 from sleeper.adapters.aws.clients import AwsSettings, sts_client
@@ -65,16 +64,14 @@ from sleeper.core.naming import (
     queue_name,
     task_tracker_table_name,
 )
-from sleeper.core.partition import Partition, partitions_from_split_points
-from sleeper.core.properties import InstanceProperties, TableProperties, new_table_properties
+from sleeper.core.partition import partitions_from_split_points
+from sleeper.core.properties import InstanceProperties, TableProperties, edited_table_properties, new_table_properties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.queue import OutgoingMessage, QueueConfig, QueueNotFoundError
-from sleeper.core.range import Region
 from sleeper.core.schema import KeyValue, Schema
-from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
 from sleeper.core.table import TableStatus, new_table_id
 from sleeper.io.filesystem import FileSystemOptions, S3Options, s3_filesystem
-from sleeper.query.executor import table_query
+from sleeper.runtime.table import Table
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
 __all__ = [
@@ -87,7 +84,6 @@ __all__ = [
     "AwsInstance",
     "AwsRuntimeConfig",
     "AwsRuntimeConfigError",
-    "AwsTable",
     "provision_instance",
 ]
 
@@ -183,75 +179,9 @@ class AwsRuntimeConfig:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class AwsTable:
-    """A table of an AWS instance: its identity, properties and state store.
-
-    Satisfies the table ports of the features (``sleeper.statestore.tables.SleeperTable``, ingest's
-    ``IngestTable``, the query executor's ``QueryableTable``).
-    """
-
-    instance: AwsInstance
-    status: TableStatus
-    properties: TableProperties
-    state_store: StateStore
-
-    @property
-    def name(self) -> str:
-        """The table name."""
-        return self.status.table_name
-
-    @property
-    def table_id(self) -> str:
-        """The table id."""
-        return self.status.table_id
-
-    @property
-    def schema(self) -> Schema:
-        """The table schema."""
-        return self.properties.schema
-
-    @property
-    def data_prefix(self) -> str:
-        """The URI under which the table's files live: ``s3a://<data bucket>/<table id>``."""
-        return self.instance.data_uri(self.table_id)
-
-    def partitions(self) -> list[Partition]:
-        """Every partition of the table."""
-        return self.state_store.partitions()
-
-    def leaf_partitions(self) -> list[Partition]:
-        """The leaf partitions, in key order."""
-        return self.state_store.partition_tree().leaves
-
-    def file_references(self) -> list[FileReference]:
-        """Every file reference."""
-        return self.state_store.file_references()
-
-    def files(self) -> list[AllReferencesToAFile]:
-        """Every tracked file with its references."""
-        return self.state_store.files()
-
-    def query(
-        self,
-        *,
-        keys: Iterable[Mapping[str, object] | Sequence[object]] | None = None,
-        regions: Iterable[Region] | None = None,
-        requested_value_fields: Sequence[str] | None = None,
-    ) -> pa.Table:
-        """Rows for exact row keys and/or regions, in key order, read directly (not through the query queue)."""
-        return table_query(
-            self,
-            keys=keys,
-            regions=regions,
-            requested_value_fields=requested_value_fields,
-            options=self.instance.filesystem_options,
-        )
-
-
 @dataclass(slots=True)
 class _Cached:
-    table: AwsTable
+    table: Table[AwsInstance]
     loaded_at: float
 
 
@@ -387,7 +317,7 @@ class AwsInstance:
         """The online tables, by name."""
         return self.table_index.list_online_tables()
 
-    def table(self, name: str) -> AwsTable:
+    def table(self, name: str) -> Table[AwsInstance]:
         """A table by name.
 
         Raises:
@@ -395,7 +325,7 @@ class AwsInstance:
         """
         return self._table(self.table_index.get_by_name(name))
 
-    def table_by_id(self, table_id: str) -> AwsTable:
+    def table_by_id(self, table_id: str) -> Table[AwsInstance]:
         """A table by id.
 
         Raises:
@@ -413,7 +343,7 @@ class AwsInstance:
         *,
         split_points: Sequence[KeyValue] | None = None,
         properties: Mapping[str, str] | None = None,
-    ) -> AwsTable:
+    ) -> Table[AwsInstance]:
         """Creates a table as Sleeper does (spec 2.8, 9): validate, save properties, index, initialise partitions.
 
         Raises:
@@ -442,7 +372,18 @@ class AwsInstance:
         table.state_store.initialise(partitions)
         return table
 
-    def _table(self, status: TableStatus) -> AwsTable:
+    def update_table_properties(self, name: str, values: Mapping[str, str]) -> Table[AwsInstance]:
+        """Validates and saves new values of a table's properties to the config bucket; returns the table with them.
+
+        Raises:
+            PropertyError: If a value is invalid or a property may not change; nothing is saved.
+        """
+        table = self.table(name)
+        updated = edited_table_properties(table.properties, values)
+        self.properties_store.save_table(table.table_id, dict(updated.items()))
+        return self._table(table.status)
+
+    def _table(self, status: TableStatus) -> Table[AwsInstance]:
         properties = TableProperties(self.properties, self.properties_store.load_table(status.table_id))
         cached = self._tables.get(status.table_id)
         if cached is not None and cached.table.schema == properties.schema:
@@ -459,7 +400,7 @@ class AwsInstance:
                 clock=lambda: datetime.now(tz=UTC),
                 data_prefix=self.data_uri(status.table_id),
             )
-        table = AwsTable(instance=self, status=status, properties=properties, state_store=store)
+        table = Table(instance=self, status=status, properties=properties, state_store=store)
         self._tables[status.table_id] = _Cached(table=table, loaded_at=time.monotonic())
         return table
 
@@ -625,7 +566,7 @@ if TYPE_CHECKING:
     from sleeper.query.queued import QueryTables
     from sleeper.statestore.tables import SleeperInstance
 
-    def _conforms_to_the_feature_ports(instance: AwsInstance, table: AwsTable) -> None:
+    def _conforms_to_the_feature_ports(instance: AwsInstance, table: Table[AwsInstance]) -> None:
         """Checked by mypy: the AWS instance and tables fit the ports the features declare."""
         ingest_instance: IngestInstance = instance
         sleeper_instance: SleeperInstance = instance

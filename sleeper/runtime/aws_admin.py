@@ -24,7 +24,7 @@ from sleeper.adapters.aws.event_rules import EventBridgeRules
 from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.naming import queue_name
-from sleeper.core.properties import InstanceProperties, TableProperties, edited_table_properties
+from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.queue import Queue, QueueNotFoundError
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
@@ -41,7 +41,8 @@ from sleeper.runtime.admin import (
     reinitialise_table,
     update_instance_properties,
 )
-from sleeper.runtime.aws import QUEUE_URL_PROPERTIES, AwsInstance, AwsRuntimeConfig, AwsTable
+from sleeper.runtime.aws import QUEUE_URL_PROPERTIES, AwsInstance, AwsRuntimeConfig
+from sleeper.runtime.table import Table
 
 if TYPE_CHECKING:
     from sleeper.core.jobs.bulk_import import BulkImportJob
@@ -128,11 +129,11 @@ class AwsAdmin:
         """Every table, by name."""
         return self.instance.tables()
 
-    def table(self, name: str) -> AwsTable:
+    def table(self, name: str) -> Table[AwsInstance]:
         """A table by name."""
         return self.instance.table(name)
 
-    def table_by_id(self, table_id: str) -> AwsTable:
+    def table_by_id(self, table_id: str) -> Table[AwsInstance]:
         """A table by id."""
         return self.instance.table_by_id(table_id)
 
@@ -143,18 +144,18 @@ class AwsAdmin:
         *,
         split_points: Sequence[KeyValue] | None = None,
         properties: Mapping[str, str] | None = None,
-    ) -> AwsTable:
+    ) -> Table[AwsInstance]:
         """See :meth:`AwsInstance.create_table`."""
         return self.instance.create_table(name, schema, split_points=split_points, properties=properties)
 
-    def rename_table(self, old_name: str, new_name: str) -> AwsTable:
+    def rename_table(self, old_name: str, new_name: str) -> Table[AwsInstance]:
         """Renames a table in the table index and its properties."""
         table = self.instance.table(old_name)
         status = self.instance.table_index.rename(table.table_id, new_name)
         self._save_table_properties(table, {"sleeper.table.name": status.table_name})
         return self.instance.table_by_id(table.table_id)
 
-    def set_table_online(self, name: str, online: bool) -> AwsTable:
+    def set_table_online(self, name: str, online: bool) -> Table[AwsInstance]:
         """Puts a table online or takes it offline, in the table index and its properties."""
         table = self.instance.table(name)
         self.instance.table_index.set_online(table.table_id, online)
@@ -170,20 +171,17 @@ class AwsAdmin:
         prefix = f"{self.instance.data_bucket}/{table.table_id}"
         delete_in_table(self.instance.filesystem, prefix, table.data_prefix, whole_table=True)
 
-    def update_table_properties(self, name: str, values: Mapping[str, str]) -> AwsTable:
+    def update_table_properties(self, name: str, values: Mapping[str, str]) -> Table[AwsInstance]:
         """Validates and saves table property edits to the config bucket (nothing saved if one is invalid)."""
-        table = self.instance.table(name)
-        updated = edited_table_properties(table.properties, values)
-        self.instance.properties_store.save_table(table.table_id, dict(updated.items()))
-        return self.instance.table_by_id(table.table_id)
+        return self.instance.update_table_properties(name, values)
 
-    def _save_table_properties(self, table: AwsTable, values: Mapping[str, str]) -> None:
+    def _save_table_properties(self, table: Table[AwsInstance], values: Mapping[str, str]) -> None:
         updated = TableProperties(self.instance.properties, dict(table.properties.items()))
         for key, value in values.items():
             updated.set(key, value)
         self.instance.properties_store.save_table(table.table_id, dict(updated.items()))
 
-    def reinitialise_table(self, name: str, split_points: Sequence[KeyValue] | None) -> AwsTable:
+    def reinitialise_table(self, name: str, split_points: Sequence[KeyValue] | None) -> Table[AwsInstance]:
         """Deletes every file of a table and, with split points, repartitions it."""
         return reinitialise_table(self.instance.table(name), split_points)
 

@@ -25,14 +25,12 @@ import os
 import re
 import stat
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 
-import pyarrow as pa
 from pyarrow import fs as pafs
 
 from sleeper.adapters.local.batcher_store import SqliteIngestBatcherStore
@@ -50,7 +48,7 @@ from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExi
 from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.naming import local_dead_letter_queue_name
 from sleeper.core.operations import QUERY_RESULTS_Q, local_queues
-from sleeper.core.partition import Partition, partitions_from_split_points
+from sleeper.core.partition import partitions_from_split_points
 from sleeper.core.properties import (
     InstanceProperties,
     TableProperties,
@@ -58,15 +56,11 @@ from sleeper.core.properties import (
     new_table_properties,
 )
 from sleeper.core.queue import Queue
-from sleeper.core.range import Range, Region
 from sleeper.core.schema import KeyValue, Schema
-from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
 from sleeper.core.table import TableStatus, new_table_id
-from sleeper.ingest.inputs import IngestInput, ingest_rows
-from sleeper.ingest.standard import IngestResult
 from sleeper.io.filesystem import delete_in_table, filesystem_path
-from sleeper.query.executor import table_query
-from sleeper.runtime.local_tasks import LocalTask, job_workspace, owned_directory
+from sleeper.runtime.local_tasks import LocalTask, job_workspace
+from sleeper.runtime.table import Table
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
 DATABASE_FILE = "sleeper.db"
@@ -140,110 +134,6 @@ class InstanceNotFoundError(SleeperError):
 
 class InstanceAlreadyExistsError(SleeperError):
     """The directory already holds an instance."""
-
-
-@dataclass(frozen=True, slots=True)
-class LocalTable:
-    """A table of a local instance: its identity, properties and state store."""
-
-    instance: LocalInstance
-    status: TableStatus
-    properties: TableProperties
-    state_store: StateStore
-
-    @property
-    def name(self) -> str:
-        """The table name."""
-        return self.status.table_name
-
-    @property
-    def table_id(self) -> str:
-        """The table id."""
-        return self.status.table_id
-
-    @property
-    def schema(self) -> Schema:
-        """The table schema."""
-        return self.properties.schema
-
-    @property
-    def data_prefix(self) -> str:
-        """The URI under which the table's files live (``file:///.../data/<table id>``)."""
-        return self.instance.data_uri(self.table_id)
-
-    def partitions(self) -> list[Partition]:
-        """Every partition of the table."""
-        return self.state_store.partitions()
-
-    def leaf_partitions(self) -> list[Partition]:
-        """The leaf partitions, in key order."""
-        return self.state_store.partition_tree().leaves
-
-    def file_references(self) -> list[FileReference]:
-        """Every file reference."""
-        return self.state_store.file_references()
-
-    def files(self) -> list[AllReferencesToAFile]:
-        """Every tracked file with its references (including files awaiting garbage collection)."""
-        return self.state_store.files()
-
-    def ingest(self, data: IngestInput, *, job_id: str | None = None) -> IngestResult:
-        """Ingests rows with standard ingest: record batches, a pyarrow Table, dicts, or Parquet file paths.
-
-        Args:
-            data: The rows (see :func:`sleeper.ingest.inputs.ingest_rows`).
-            job_id: An id that makes a retry of the same ingest add its rows once.
-
-        Returns:
-            What was written and committed.
-        """
-        with owned_directory(self.instance) as spill:
-            return ingest_rows(self, data, job_id=job_id, local_dir=spill)
-
-    def query(
-        self,
-        *,
-        keys: Iterable[Mapping[str, object] | Sequence[object]] | None = None,
-        regions: Iterable[Region] | None = None,
-        requested_value_fields: Sequence[str] | None = None,
-    ) -> pa.Table:
-        """Rows for exact row keys and/or regions, in key order; every row if neither is given.
-
-        The table's filters and aggregations apply, as in every Sleeper query.
-        """
-        return table_query(self, keys=keys, regions=regions, requested_value_fields=requested_value_fields)
-
-    def exact(self, **keys: object) -> pa.Table:
-        """The rows whose row key fields equal the values given by name, e.g. ``table.exact(key="alice")``."""
-        return self.query(keys=[keys])
-
-    def range(
-        self,
-        min: KeyValue | None = None,
-        max: KeyValue | None = None,
-        *,
-        field: str | None = None,
-        min_inclusive: bool = True,
-        max_inclusive: bool = False,
-    ) -> pa.Table:
-        """The rows whose row key field (the first by default) lies in ``[min, max)``; None bounds are unbounded.
-
-        ``min_inclusive`` and ``max_inclusive`` choose which bounds include their value.
-        """
-        chosen = self.schema.field(field) if field is not None else self.schema.row_key_fields[0]
-        low = Range.whole(chosen).min if min is None else min
-        region = Region.of(
-            [Range(field=chosen, min=low, min_inclusive=min_inclusive, max=max, max_inclusive=max_inclusive)]
-        )
-        return self.query(regions=[region])
-
-    def set_properties(self, values: Mapping[str, str]) -> LocalTable:
-        """Validates and saves new property values; returns the table with them.
-
-        Raises:
-            PropertyError: If a value is invalid or a property may not change; nothing is saved.
-        """
-        return self.instance.update_table_properties(self.name, values)
 
 
 class LocalInstance:
@@ -411,7 +301,7 @@ class LocalInstance:
         *,
         split_points: Sequence[KeyValue] | None = None,
         properties: Mapping[str, str] | None = None,
-    ) -> LocalTable:
+    ) -> Table[LocalInstance]:
         """Creates a table: validates, saves its properties, indexes it and initialises its partitions.
 
         Raises:
@@ -442,7 +332,7 @@ class LocalInstance:
         table.state_store.initialise(partitions)
         return table
 
-    def table(self, name: str) -> LocalTable:
+    def table(self, name: str) -> Table[LocalInstance]:
         """A table by name.
 
         Raises:
@@ -450,7 +340,7 @@ class LocalInstance:
         """
         return self._table(self.table_index.get_by_name(name))
 
-    def table_by_id(self, table_id: str) -> LocalTable:
+    def table_by_id(self, table_id: str) -> Table[LocalInstance]:
         """A table by id.
 
         Raises:
@@ -458,7 +348,7 @@ class LocalInstance:
         """
         return self._table(self.table_index.get_by_id(table_id))
 
-    def rename_table(self, old_name: str, new_name: str) -> LocalTable:
+    def rename_table(self, old_name: str, new_name: str) -> Table[LocalInstance]:
         """Renames a table (index and properties)."""
         if not _NAME_PATTERN.match(new_name):
             raise SleeperError(f"invalid table name {new_name!r}")
@@ -471,7 +361,7 @@ class LocalInstance:
         self._properties_store.save_table(table.table_id, values)
         return self._table(status)
 
-    def set_table_online(self, name: str, online: bool) -> LocalTable:
+    def set_table_online(self, name: str, online: bool) -> Table[LocalInstance]:
         """Puts a table online or takes it offline."""
         table = self.table(name)
         status = self.table_index.set_online(table.table_id, online)
@@ -488,7 +378,7 @@ class LocalInstance:
         self._properties_store.delete_table(table.table_id)
         delete_in_table(self.filesystem, filesystem_path(table.data_prefix), table.data_prefix, whole_table=True)
 
-    def update_table_properties(self, name: str, values: Mapping[str, str]) -> LocalTable:
+    def update_table_properties(self, name: str, values: Mapping[str, str]) -> Table[LocalInstance]:
         """Validates and saves new values of table properties.
 
         Raises:
@@ -499,7 +389,7 @@ class LocalInstance:
         self._properties_store.save_table(table.table_id, dict(updated.items()))
         return self._table(table.status)
 
-    def _table(self, status: TableStatus) -> LocalTable:
+    def _table(self, status: TableStatus) -> Table[LocalInstance]:
         properties = TableProperties(self.properties, self._properties_store.load_table(status.table_id))
         store = StateStore(
             schema=properties.schema,
@@ -511,4 +401,4 @@ class LocalInstance:
             clock=lambda: datetime.now(tz=UTC),
             data_prefix=self.data_uri(status.table_id),
         )
-        return LocalTable(instance=self, status=status, properties=properties, state_store=store)
+        return Table(instance=self, status=status, properties=properties, state_store=store)

@@ -31,10 +31,10 @@ from sleeper.runtime.local import (
     LOCAL_QUEUES,
     PAUSED_FILE,
     LocalInstance,
-    LocalTable,
     check_local_instance_properties,
     is_paused,
 )
+from sleeper.runtime.table import Table
 
 if TYPE_CHECKING:
     from sleeper.core.jobs.bulk_import import BulkImportJob
@@ -141,11 +141,11 @@ class LocalAdmin:
         """Every table, by name."""
         return self.instance.tables()
 
-    def table(self, name: str) -> LocalTable:
+    def table(self, name: str) -> Table[LocalInstance]:
         """A table by name."""
         return self.instance.table(name)
 
-    def table_by_id(self, table_id: str) -> LocalTable:
+    def table_by_id(self, table_id: str) -> Table[LocalInstance]:
         """A table by id."""
         return self.instance.table_by_id(table_id)
 
@@ -156,11 +156,11 @@ class LocalAdmin:
         *,
         split_points: Sequence[KeyValue] | None = None,
         properties: Mapping[str, str] | None = None,
-    ) -> LocalTable:
+    ) -> Table[LocalInstance]:
         """See :meth:`LocalInstance.create_table`."""
         return self.instance.create_table(name, schema, split_points=split_points, properties=properties)
 
-    def rename_table(self, old_name: str, new_name: str) -> LocalTable:
+    def rename_table(self, old_name: str, new_name: str) -> Table[LocalInstance]:
         """Renames a table."""
         return self.instance.rename_table(old_name, new_name)
 
@@ -168,15 +168,15 @@ class LocalAdmin:
         """Deletes a table with all its data."""
         self.instance.delete_table(name)
 
-    def set_table_online(self, name: str, online: bool) -> LocalTable:
+    def set_table_online(self, name: str, online: bool) -> Table[LocalInstance]:
         """Puts a table online or takes it offline."""
         return self.instance.set_table_online(name, online)
 
-    def update_table_properties(self, name: str, values: Mapping[str, str]) -> LocalTable:
+    def update_table_properties(self, name: str, values: Mapping[str, str]) -> Table[LocalInstance]:
         """Validates and saves table property edits."""
         return self.instance.update_table_properties(name, values)
 
-    def reinitialise_table(self, name: str, split_points: Sequence[KeyValue] | None) -> LocalTable:
+    def reinitialise_table(self, name: str, split_points: Sequence[KeyValue] | None) -> Table[LocalInstance]:
         """See :func:`reinitialise_table`."""
         return reinitialise_table(self.instance.table(name), split_points)
 

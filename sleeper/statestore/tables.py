@@ -1,8 +1,8 @@
 """What every feature sees of a table and of the instance it runs in: the ports shared by ingest, bulk import,
 compaction, splitting and garbage collection.
 
-The local runtime's ``LocalInstance`` and ``LocalTable`` implement them structurally; so does the AWS runtime. Each
-feature's own ``ports.py`` adds only what that feature needs beyond these (trackers, queue names).
+The instances of both runtimes and their tables (one facade, ``sleeper.runtime.table.Table``) implement them
+structurally. Each feature's own ``ports.py`` adds only what that feature needs beyond these (trackers, queue names).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Adapters of ``IngestBatcherStore``: ``sleeper.adapters.memory.batcher_store`` (tests), ``sleeper.adapters.local``
 (SQLite, the local instance) and ``sleeper.adapters.aws`` (Sleeper's DynamoDB table). The local runtime's
-``LocalInstance`` and ``LocalTable`` implement ``BatcherInstance`` and ``BatcherTable``.
+``LocalInstance`` and its ``Table`` implement ``BatcherInstance`` and ``BatcherTable``.
 """
 
 from __future__ import annotations

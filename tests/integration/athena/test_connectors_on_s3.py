@@ -33,7 +33,8 @@ from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import FileSystemOptions, S3Options
 from sleeper.io.parquet import SortedFileWriter
 from sleeper.query.executor import table_query
-from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.table import Table
 from sleeper.statestore.store import StateStore
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint
 from tests.unit.athena import federation_requests as fr
@@ -59,10 +60,10 @@ class World:
     def settings(self) -> AthenaSettings:
         return AthenaSettings(instance_id=INSTANCE_ID, spill_bucket=self.spill_bucket, options=self.options)
 
-    def prefix(self, table: LocalTable) -> str:
+    def prefix(self, table: Table[LocalInstance]) -> str:
         return f"s3a://{self.data_bucket}/{table.table_id}"
 
-    def store(self, table: LocalTable) -> StateStore:
+    def store(self, table: Table[LocalInstance]) -> StateStore:
         """The table's state store, for files written under its prefix in the data bucket (the local instance's own
         store accepts files only under its directory)."""
         return StateStore(
@@ -123,7 +124,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     return w
 
 
-def _add_file(w: World, table: LocalTable, batch: pa.RecordBatch, partition_ids: Sequence[str]) -> None:
+def _add_file(w: World, table: Table[LocalInstance], batch: pa.RecordBatch, partition_ids: Sequence[str]) -> None:
     location = f"{w.prefix(table)}/data/partition_extra/{uuid.uuid4()}.parquet"
     with SortedFileWriter(location, table.schema, options=w.options) as writer:
         writer.write(batch.sort_by([("key", "ascending"), ("seq", "ascending")]))

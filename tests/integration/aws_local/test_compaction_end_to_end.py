@@ -21,7 +21,8 @@ from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
 from sleeper.emulator.rounds import PumpRound
 from sleeper.ingest.standard import ingest_batches
-from sleeper.runtime.aws import AwsInstance, AwsTable
+from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.table import Table
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 
@@ -45,7 +46,7 @@ HANDLERS = tuple(
 )
 
 
-def _table_of_three_files(instance: AwsInstance) -> AwsTable:
+def _table_of_three_files(instance: AwsInstance) -> Table[AwsInstance]:
     """A one-partition table holding keys 0-29 in three files of 10 rows, ingested as three separate writes."""
     table = instance.create_table(f"compact-{uuid.uuid4().hex[:8]}", SCHEMA, properties=COMPACT_THREE)
     for start in (20, 0, 10):
@@ -62,12 +63,12 @@ def _table_of_three_files(instance: AwsInstance) -> AwsTable:
     return table
 
 
-def _count_and_checksum(table: AwsTable) -> tuple[int, str]:
+def _count_and_checksum(table: Table[AwsInstance]) -> tuple[int, str]:
     rows = table.query().sort_by("key").to_pylist()
     return len(rows), hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
 
 
-def _files(table: AwsTable) -> list[str]:
+def _files(table: Table[AwsInstance]) -> list[str]:
     table.state_store.refresh()
     return [r.filename for r in table.file_references()]
 

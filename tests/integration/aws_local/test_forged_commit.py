@@ -14,8 +14,9 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, filesystem_path
-from sleeper.runtime.aws import AwsInstance, AwsTable
+from sleeper.runtime.aws import AwsInstance
 from sleeper.runtime.aws_admin import AwsAdmin
+from sleeper.runtime.table import Table
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 
@@ -23,7 +24,7 @@ SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("v
 COMMITTER_QUEUE = "StateStoreCommitterQ.fifo"
 
 
-def _table_with_rows(instance: AwsInstance, rows: int) -> AwsTable:
+def _table_with_rows(instance: AwsInstance, rows: int) -> Table[AwsInstance]:
     table = instance.create_table(f"forge-{uuid.uuid4().hex[:8]}", SCHEMA)
     keys = list(range(rows))
     data = pa.table({"key": pa.array(keys, pa.int64()), "value": pa.array([f"v{k}" for k in keys])})

@@ -21,7 +21,8 @@ from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
 from sleeper.ingest.standard import ingest_batches
 from sleeper.query.queued import handle_query_message
-from sleeper.runtime.aws import AwsInstance, AwsTable
+from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.table import Table
 from tests.integration.aws_runtime.sleeper_client import CompatClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
@@ -32,7 +33,7 @@ SCHEMA = Schema(
 HANDLERS = (operations.handler(operations.QUERY), operations.handler(operations.LEAF_PARTITION_QUERY))
 
 
-def _table(instance: AwsInstance) -> AwsTable:
+def _table(instance: AwsInstance) -> Table[AwsInstance]:
     table = instance.create_table(f"unsafe-{uuid.uuid4().hex[:8]}", SCHEMA)
     rows = pa.table({"key": pa.array([1, 2, 3], pa.int64()), "value": ["a", "b", "c"]})
     ingest_batches(

@@ -12,13 +12,14 @@ from sleeper.core.statestore.transactions.files import (
     ReplaceFileReferencesRequest,
     ReplaceFileReferencesTransaction,
 )
-from sleeper.runtime.aws import AwsInstance, AwsTable
+from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.table import Table
 from sleeper.sketches import sketches_path
 from sleeper.statestore.store import StateStore
 
 
 def compact_one_file_long_ago(
-    instance: AwsInstance, table: AwsTable, *, ago: timedelta = timedelta(days=1)
+    instance: AwsInstance, table: Table[AwsInstance], *, ago: timedelta = timedelta(days=1)
 ) -> tuple[str, str]:
     """Replaces the reference of the first file referenced on one partition only by a copy of the file (with its
     sketches), as a compaction committed ``ago`` would: returns (the file now unreferenced, the output file)."""

@@ -20,7 +20,8 @@ from sleeper.athena.exceptions import AthenaConnectorError
 from sleeper.core import operations
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.runtime.aws import AwsInstance, AwsTable
+from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.table import Table
 from tests.contract.aws_backends import aws_settings
 from tests.unit.athena import federation_requests as fr
 
@@ -32,7 +33,7 @@ SCHEMA = Schema(
 
 
 @pytest.fixture
-def table(instance: AwsInstance, monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsTable]:
+def table(instance: AwsInstance, monkeypatch: pytest.MonkeyPatch) -> Iterator[Table[AwsInstance]]:
     """A table of two leaves holding 40 rows, and connectors spilling to a bucket of their own."""
     spill_bucket = f"spill-{uuid.uuid4().hex[:10]}"
     s3_client(aws_settings()).create_bucket(
@@ -67,7 +68,7 @@ def _read_all(handler: Any, schema_name: str, table_name: str, summary: dict[str
 
 @pytest.mark.parametrize("handler", [athena.simple, athena.iterator_applying], ids=["simple", "iterator"])
 def should_answer_athena_from_ping_to_records_as_a_sleeper_query_does(
-    instance: AwsInstance, table: AwsTable, handler: Any
+    instance: AwsInstance, table: Table[AwsInstance], handler: Any
 ) -> None:
     # Given the instance's id as Athena's schema, and a range predicate on the row key
     schema_name = instance.instance_id.lower()
@@ -88,7 +89,7 @@ def should_answer_athena_from_ping_to_records_as_a_sleeper_query_does(
     assert in_range == expected and len(expected) == 25
 
 
-def should_give_the_protocol_error_for_an_unknown_table(instance: AwsInstance, table: AwsTable) -> None:
+def should_give_the_protocol_error_for_an_unknown_table(instance: AwsInstance, table: Table[AwsInstance]) -> None:
     # When Athena asks for a table the instance does not have
     with pytest.raises(AthenaConnectorError, match="ENTITY_NOT_FOUND_EXCEPTION"):
         athena.iterator_applying(fr.get_table(instance.instance_id.lower(), "no-such-table"))

@@ -36,7 +36,8 @@ from sleeper.core.trackers.query import QueryState
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import list_files
-from sleeper.runtime.aws import AwsInstance, AwsTable
+from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.table import Table
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
@@ -50,12 +51,12 @@ def _rows(start: int, stop: int) -> pa.Table:
     return pa.table({"key": pa.array(keys, pa.int64()), "value": pa.array([f"v{k}" for k in keys], pa.string())})
 
 
-def _new_table(instance: AwsInstance, *, split_points: list[int] | None = None) -> AwsTable:
+def _new_table(instance: AwsInstance, *, split_points: list[int] | None = None) -> Table[AwsInstance]:
     return instance.create_table(f"table-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=split_points or [])
 
 
 @pytest.fixture(scope="module")
-def queried(instance: AwsInstance) -> AwsTable:
+def queried(instance: AwsInstance) -> Table[AwsInstance]:
     """A table of two leaves holding keys 0-99, written straight to S3."""
     table = _new_table(instance, split_points=[50])
     ingest_batches(
@@ -69,7 +70,7 @@ def queried(instance: AwsInstance) -> AwsTable:
     return table
 
 
-def should_find_tables_by_name_and_id_from_the_environment(instance: AwsInstance, queried: AwsTable) -> None:
+def should_find_tables_by_name_and_id_from_the_environment(instance: AwsInstance, queried: Table[AwsInstance]) -> None:
     # Given an instance found afresh from the environment
     fresh = AwsInstance.from_environment()
     # When its table is looked up by name and by id
@@ -83,7 +84,7 @@ def should_find_tables_by_name_and_id_from_the_environment(instance: AwsInstance
 
 
 def should_answer_a_query_through_the_query_and_leaf_handlers_as_a_direct_query(
-    instance: AwsInstance, queried: AwsTable
+    instance: AwsInstance, queried: Table[AwsInstance]
 ) -> None:
     # Given a query in Sleeper's JSON over both leaves
     query_id = str(uuid.uuid4())
@@ -180,7 +181,9 @@ def should_run_an_ingest_job_from_the_queue_in_the_ingest_task(instance: AwsInst
     assert any(t.finish_time is not None and t.rows_written == 30 for t in tasks)
 
 
-def should_trigger_one_message_per_online_table_and_snapshot_it(instance: AwsInstance, queried: AwsTable) -> None:
+def should_trigger_one_message_per_online_table_and_snapshot_it(
+    instance: AwsInstance, queried: Table[AwsInstance]
+) -> None:
     # Given the instance's online tables
     online = {t.table_id for t in instance.online_tables()}
     # When the scheduled trigger runs, and the snapshot handler takes the message of one table
@@ -202,7 +205,7 @@ def should_trigger_one_message_per_online_table_and_snapshot_it(instance: AwsIns
     assert latest.path.startswith(f"s3a://{instance.data_bucket}/{queried.table_id}/statestore/snapshots/")
 
 
-def should_run_the_hourly_upkeep_handlers_on_a_table(instance: AwsInstance, queried: AwsTable) -> None:
+def should_run_the_hourly_upkeep_handlers_on_a_table(instance: AwsInstance, queried: Table[AwsInstance]) -> None:
     # Given a message naming a table, and one naming a table that does not exist
     event = sqs_event([("m1", queried.table_id, queried.table_id), ("m2", "no-such-table", "no-such-table")])
     # When the snapshot deletion and transaction deletion handlers take them
@@ -222,7 +225,7 @@ def should_not_create_a_queue_the_instance_does_not_have(instance: AwsInstance) 
         instance.queue(COMPACTION_JOB_Q)
 
 
-def should_keep_properties_in_the_config_bucket_layout(instance: AwsInstance, queried: AwsTable) -> None:
+def should_keep_properties_in_the_config_bucket_layout(instance: AwsInstance, queried: Table[AwsInstance]) -> None:
     # Given the instance's properties store
     store = instance.properties_store
     # When its objects are listed and read

@@ -22,7 +22,8 @@ from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.query import QueryState
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.io.filesystem import list_files
-from sleeper.runtime.aws import AwsInstance, AwsTable
+from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.table import Table
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
@@ -32,7 +33,7 @@ SCHEMA = Schema(
 )
 
 
-def _table(instance: AwsInstance) -> AwsTable:
+def _table(instance: AwsInstance) -> Table[AwsInstance]:
     return instance.create_table(f"bad-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[50])
 
 
@@ -47,7 +48,7 @@ def _rows(start: int, stop: int) -> pa.Table:
     return pa.table({"key": pa.array(keys, pa.int64()), "value": pa.array([f"v{k}" for k in keys])})
 
 
-def _data_files(instance: AwsInstance, table: AwsTable) -> list[str]:
+def _data_files(instance: AwsInstance, table: Table[AwsInstance]) -> list[str]:
     return [f.path for f in list_files(instance.filesystem, f"{instance.data_bucket}/{table.table_id}")]
 
 
@@ -58,7 +59,7 @@ def _ingest(instance: AwsInstance, *bodies: str) -> list[JobOutcome]:
     return [o.outcome for o in run_task(instance, wait_seconds=0).outcomes]
 
 
-def _rows_in(table: AwsTable) -> int:
+def _rows_in(table: Table[AwsInstance]) -> int:
     return sum(r.number_of_rows for r in table.file_references())
 
 

@@ -49,7 +49,8 @@ from sleeper.core.trackers.runs import JobOutcome
 from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, write_bytes
-from sleeper.runtime.aws import AwsInstance, AwsTable
+from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.table import Table
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event
 
@@ -87,7 +88,7 @@ def _rows(start: int, stop: int) -> pa.Table:
     return pa.table({"key": pa.array(keys, pa.int64()), "value": pa.array([f"v{k}" for k in keys])})
 
 
-def _table_of_three_files(instance: AwsInstance, **properties: str) -> AwsTable:
+def _table_of_three_files(instance: AwsInstance, **properties: str) -> Table[AwsInstance]:
     """A one-partition table holding keys 0-29 in three files of 10 rows."""
     table = instance.create_table(f"compact-{uuid.uuid4().hex[:8]}", SCHEMA, properties={**COMPACT_THREE, **properties})
     for start in (0, 10, 20):
@@ -102,7 +103,7 @@ def _table_of_three_files(instance: AwsInstance, **properties: str) -> AwsTable:
     return table
 
 
-def _files(table: AwsTable) -> list[FileReference]:
+def _files(table: Table[AwsInstance]) -> list[FileReference]:
     table.state_store.refresh()
     return table.file_references()
 
@@ -111,7 +112,7 @@ def _drain(instance: AwsInstance, logical_name: str) -> list[str]:
     return [r["body"] for r in drain_event(instance, logical_name)["Records"]]  # type: ignore[index]
 
 
-def _create_jobs(instance: AwsInstance, table: AwsTable) -> list[CompactionJob]:
+def _create_jobs(instance: AwsInstance, table: Table[AwsInstance]) -> list[CompactionJob]:
     event = sqs_event([(str(uuid.uuid4()), table.table_id, table.table_id)])
     assert compaction_job_creation.handler(event) == {"batchItemFailures": []}
     return [CompactionJob.from_json(body) for body in _drain(instance, operations.COMPACTION_JOB_Q)]
@@ -221,7 +222,9 @@ def should_refuse_a_commit_whose_inputs_moved_on_deleting_its_output(instance: A
 # --- the dispatcher --------------------------------------------------------------------------------------------------
 
 
-def _pending_batch(instance: AwsInstance, table: AwsTable, job_id: str | None = None) -> tuple[CompactionJob, str]:
+def _pending_batch(
+    instance: AwsInstance, table: Table[AwsInstance], job_id: str | None = None
+) -> tuple[CompactionJob, str]:
     """A Sleeper-format batch of one job of every file of the table, written to the data bucket, and its request."""
     files = _files(table)
     job_id = job_id or str(uuid.uuid4())
@@ -238,7 +241,7 @@ def _pending_batch(instance: AwsInstance, table: AwsTable, job_id: str | None = 
     return job, request.to_json()
 
 
-def _assign(table: AwsTable, job: CompactionJob) -> None:
+def _assign(table: Table[AwsInstance], job: CompactionJob) -> None:
     request = AssignJobIdRequest(job_id=job.job_id, partition_id=job.partition_id, filenames=job.input_files)
     table.state_store.commit(AssignJobIdsTransaction(requests=(request,)))
 
@@ -367,7 +370,7 @@ def _stream_record(sequence: str, table_id: str, number: int, kind: str, body: s
 
 
 def _finished_but_uncommitted_job(
-    instance: AwsInstance, table: AwsTable
+    instance: AwsInstance, table: Table[AwsInstance]
 ) -> tuple[str, ReplaceFileReferencesTransaction]:
     """A job run tracked finished whose commit (as the state store committer would apply it) is returned."""
     job_id, run_id, now = str(uuid.uuid4()), str(uuid.uuid4()), datetime.now(tz=UTC)

@@ -40,8 +40,9 @@ from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.query import QueryState
 from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.io.filesystem import exists, list_files, resolve
-from sleeper.runtime.aws import AwsInstance, AwsTable
+from sleeper.runtime.aws import AwsInstance
 from sleeper.runtime.aws_operations import ingest_batcher_store
+from sleeper.runtime.table import Table
 from sleeper.sketches import sketches_path
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event
@@ -77,7 +78,7 @@ def instance() -> Iterator[AwsInstance]:
         use_instance(None)
 
 
-def _table(instance: AwsInstance, prefix: str, **properties: str) -> AwsTable:
+def _table(instance: AwsInstance, prefix: str, **properties: str) -> Table[AwsInstance]:
     return instance.create_table(f"{prefix}-{uuid.uuid4().hex[:8]}", SCHEMA, properties=properties)
 
 
@@ -92,13 +93,13 @@ def _upload(instance: AwsInstance, rows: pa.Table) -> str:
     return path
 
 
-def _ingest(instance: AwsInstance, table: AwsTable, rows: pa.Table) -> None:
+def _ingest(instance: AwsInstance, table: Table[AwsInstance], rows: pa.Table) -> None:
     job = {"id": str(uuid.uuid4()), "tableName": table.name, "files": [_upload(instance, rows)]}
     instance.queue(operations.INGEST_JOB_Q).send(json.dumps(job))
     run_task(instance, wait_seconds=0)
 
 
-def _rows_in(table: AwsTable) -> int:
+def _rows_in(table: Table[AwsInstance]) -> int:
     table.state_store.refresh()
     return sum(r.number_of_rows for r in table.file_references())
 

@@ -19,9 +19,10 @@ from sleeper.core.statestore.transactions.log import LogType
 from sleeper.gc.orphans import sweep_deleted_tables
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, filesystem_path, write_bytes
-from sleeper.runtime.aws import AwsInstance, AwsTable
+from sleeper.runtime.aws import AwsInstance
 from sleeper.runtime.aws_admin import AwsAdmin
 from sleeper.runtime.local_admin import reinitialise_table
+from sleeper.runtime.table import Table
 from tests.integration.aws_runtime.conftest import sqs_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
@@ -34,11 +35,11 @@ def _rows(start: int, stop: int) -> pa.Table:
     return pa.table({"key": pa.array(keys, pa.int64()), "value": pa.array([f"v{k}" for k in keys], pa.string())})
 
 
-def _new_table(instance: AwsInstance, split_points: list[int] | None = None) -> AwsTable:
+def _new_table(instance: AwsInstance, split_points: list[int] | None = None) -> Table[AwsInstance]:
     return instance.create_table(f"table-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=split_points or [])
 
 
-def _ingest(instance: AwsInstance, table: AwsTable, rows: pa.Table) -> None:
+def _ingest(instance: AwsInstance, table: Table[AwsInstance], rows: pa.Table) -> None:
     ingest_batches(
         table.schema,
         table.properties,

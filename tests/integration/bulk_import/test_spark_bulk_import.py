@@ -23,7 +23,8 @@ from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import filesystem_path, local_filesystem
 from sleeper.io.parquet import SortedFileWriter
 from sleeper.query.executor import table_query
-from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.table import Table
 from sleeper.sketches import Sketches, sketches_path
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -66,7 +67,7 @@ def _split_points(sorted_rows: pa.Table, leaves: int) -> list[str]:
     return [keys[len(keys) * i // leaves].as_py() for i in range(1, leaves)]
 
 
-def _assert_each_file_holds_one_leaf_sorted_with_sketches(table: LocalTable) -> None:
+def _assert_each_file_holds_one_leaf_sorted_with_sketches(table: Table[LocalInstance]) -> None:
     tree = table.state_store.partition_tree()
     tagger = LeafTagger(SCHEMA, tree)
     leaf_index = {p.id: i for i, p in enumerate(tagger.leaves)}

@@ -17,7 +17,8 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.files import AssignJobIdRequest, AssignJobIdsTransaction
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
-from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 
@@ -40,7 +41,7 @@ def _rows(n: int, seed: int) -> pa.Table:
     )
 
 
-def _table(tmp_path: Path, **properties: str) -> tuple[LocalInstance, LocalTable]:
+def _table(tmp_path: Path, **properties: str) -> tuple[LocalInstance, Table[LocalInstance]]:
     instance = LocalInstance.create(tmp_path / "instance")
     table = instance.create_table(
         "events",
@@ -53,7 +54,7 @@ def _table(tmp_path: Path, **properties: str) -> tuple[LocalInstance, LocalTable
     return instance, table
 
 
-def _leaf_job(table: LocalTable, index: int) -> CompactionJob:
+def _leaf_job(table: Table[LocalInstance], index: int) -> CompactionJob:
     leaf = table.leaf_partitions()[index]
     inputs = sorted({r.filename for r in table.file_references() if r.partition_id == leaf.id})
     job_id = str(uuid.uuid4())
@@ -70,7 +71,7 @@ def _leaf_job(table: LocalTable, index: int) -> CompactionJob:
     return job
 
 
-def _content(table: LocalTable) -> Counter[tuple[object, ...]]:
+def _content(table: Table[LocalInstance]) -> Counter[tuple[object, ...]]:
     return Counter(tuple(row.values()) for row in table.query().to_pylist())
 
 

@@ -14,7 +14,8 @@ from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
-from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +28,7 @@ def _rows(offset: int) -> pa.Table:
     return pa.table({"key": pa.array(keys), "value": pa.array(range(len(keys)), pa.int64())})
 
 
-def _table(tmp_path: Path) -> tuple[LocalInstance, LocalTable]:
+def _table(tmp_path: Path) -> tuple[LocalInstance, Table[LocalInstance]]:
     instance = LocalInstance.create(tmp_path / "instance")
     table = instance.create_table(
         "events",
@@ -44,7 +45,7 @@ def _table(tmp_path: Path) -> tuple[LocalInstance, LocalTable]:
     return instance, table
 
 
-def _content(table: LocalTable) -> Counter[tuple[object, ...]]:
+def _content(table: Table[LocalInstance]) -> Counter[tuple[object, ...]]:
     return Counter(tuple(row.values()) for row in table.query().to_pylist())
 
 

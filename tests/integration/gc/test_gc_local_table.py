@@ -24,7 +24,8 @@ from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import filesystem_path
 from sleeper.io.parquet import SortedFileWriter
 from sleeper.query.executor import table_query
-from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.table import Table
 from sleeper.sketches import sketches_path
 
 pytestmark = pytest.mark.integration
@@ -33,19 +34,19 @@ SCHEMA = Schema(row_key_fields=(Field("key", PrimitiveType.LONG),), value_fields
 HOUR = timedelta(hours=1)
 
 
-def _table(tmp_path: Path) -> tuple[LocalInstance, LocalTable]:
+def _table(tmp_path: Path) -> tuple[LocalInstance, Table[LocalInstance]]:
     instance = LocalInstance.create(tmp_path / "instance")
     table = instance.create_table("t", SCHEMA, properties={"sleeper.table.gc.commit.async": "false"})
     return instance, table
 
 
-def _ingest(table: LocalTable, keys: np.ndarray) -> str:
+def _ingest(table: Table[LocalInstance], keys: np.ndarray) -> str:
     batch = pa.record_batch({"key": pa.array(keys, pa.int64()), "value": pa.array(keys * 2, pa.int64())})
     result = ingest_batches(table.schema, table.properties, table.state_store, table.data_prefix, [batch])
     return result.files[0].location
 
 
-def _compact(table: LocalTable, inputs: list[str], job_id: str) -> str:
+def _compact(table: Table[LocalInstance], inputs: list[str], job_id: str) -> str:
     """Merges the inputs into one file and commits it in their place, as a compaction job would."""
     data = pa.concat_tables([pq.read_table(filesystem_path(f)) for f in inputs]).sort_by("key")
     output = f"{table.data_prefix}/data/partition_root/{job_id}.parquet"

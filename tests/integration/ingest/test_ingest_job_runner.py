@@ -18,7 +18,8 @@ from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest import IngestJobRunner, run_ingest_queue
 from sleeper.io.parquet import read_sorted
-from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 
@@ -45,7 +46,7 @@ def _write(path: Path, rows: pa.Table) -> str:
     return str(path)
 
 
-def _table_rows(table: LocalTable) -> Counter[tuple[object, ...]]:
+def _table_rows(table: Table[LocalInstance]) -> Counter[tuple[object, ...]]:
     out = Counter[tuple[object, ...]]()
     for filename in {r.filename for r in table.file_references()}:
         for batch in read_sorted(filename, table.schema):
@@ -66,12 +67,12 @@ def instance(tmp_path: Path) -> LocalInstance:
 
 
 @pytest.fixture
-def table(instance: LocalInstance) -> LocalTable:
+def table(instance: LocalInstance) -> Table[LocalInstance]:
     return instance.create_table("t", SCHEMA, split_points=["key-02500", "key-05000", "key-07500"])
 
 
 def should_ingest_files_and_directories_and_track_the_job_finished(
-    instance: LocalInstance, table: LocalTable, tmp_path: Path
+    instance: LocalInstance, table: Table[LocalInstance], tmp_path: Path
 ) -> None:
     # Given
     first, second, third = _rows(1000, 1), _rows(2000, 2), _rows(500, 3)
@@ -97,7 +98,7 @@ def should_ingest_files_and_directories_and_track_the_job_finished(
 
 
 def should_add_the_rows_of_a_job_run_twice_only_once(
-    instance: LocalInstance, table: LocalTable, tmp_path: Path
+    instance: LocalInstance, table: Table[LocalInstance], tmp_path: Path
 ) -> None:
     # Given
     rows = _rows(1000, 4)
@@ -115,7 +116,7 @@ def should_add_the_rows_of_a_job_run_twice_only_once(
 
 
 def should_reject_a_job_id_reused_for_other_files_keeping_the_run_that_wrote_the_data(
-    instance: LocalInstance, table: LocalTable, tmp_path: Path
+    instance: LocalInstance, table: Table[LocalInstance], tmp_path: Path
 ) -> None:
     # Given a job that added the rows of one file
     rows, other_rows = _rows(1000, 4), _rows(500, 5)
@@ -147,7 +148,7 @@ def should_reject_a_job_id_reused_for_other_files_keeping_the_run_that_wrote_the
 
 
 def should_add_nothing_again_for_a_retry_naming_the_same_files_differently(
-    instance: LocalInstance, table: LocalTable, tmp_path: Path
+    instance: LocalInstance, table: Table[LocalInstance], tmp_path: Path
 ) -> None:
     # Given a job that added the rows of a directory's two files
     rows, more = _rows(300, 6), _rows(200, 7)
@@ -171,7 +172,7 @@ def should_add_nothing_again_for_a_retry_naming_the_same_files_differently(
     assert _table_rows(table) == _multiset(rows, more)
 
 
-def should_refuse_a_job_id_reused_for_other_files_from_python(table: LocalTable, tmp_path: Path) -> None:
+def should_refuse_a_job_id_reused_for_other_files_from_python(table: Table[LocalInstance], tmp_path: Path) -> None:
     # Given rows ingested from a file under a job id
     rows = _rows(100, 8)
     table.ingest(_write(tmp_path / "a.parquet", rows), job_id="same")
@@ -184,7 +185,7 @@ def should_refuse_a_job_id_reused_for_other_files_from_python(table: LocalTable,
 
 
 def should_reject_a_file_with_a_column_of_the_wrong_type_naming_file_and_column(
-    instance: LocalInstance, table: LocalTable, tmp_path: Path
+    instance: LocalInstance, table: Table[LocalInstance], tmp_path: Path
 ) -> None:
     # Given
     good = _write(tmp_path / "good.parquet", _rows(10, 1))
@@ -202,7 +203,9 @@ def should_reject_a_file_with_a_column_of_the_wrong_type_naming_file_and_column(
     _assert_rejected_and_table_unchanged(instance, table, "job-1", outcome.reasons)
 
 
-def should_reject_a_file_missing_the_row_key_column(instance: LocalInstance, table: LocalTable, tmp_path: Path) -> None:
+def should_reject_a_file_missing_the_row_key_column(
+    instance: LocalInstance, table: Table[LocalInstance], tmp_path: Path
+) -> None:
     # Given
     path = _write(tmp_path / "no-key.parquet", _rows(10, 1).drop_columns(["key"]))
 
@@ -215,7 +218,7 @@ def should_reject_a_file_missing_the_row_key_column(instance: LocalInstance, tab
     _assert_rejected_and_table_unchanged(instance, table, "job-1", outcome.reasons)
 
 
-def should_reject_a_missing_file(instance: LocalInstance, table: LocalTable, tmp_path: Path) -> None:
+def should_reject_a_missing_file(instance: LocalInstance, table: Table[LocalInstance], tmp_path: Path) -> None:
     # Given
     good = _write(tmp_path / "good.parquet", _rows(10, 1))
     missing = str(tmp_path / "missing.parquet")
@@ -229,7 +232,7 @@ def should_reject_a_missing_file(instance: LocalInstance, table: LocalTable, tmp
     _assert_rejected_and_table_unchanged(instance, table, "job-1", outcome.reasons)
 
 
-def should_reject_an_empty_directory(instance: LocalInstance, table: LocalTable, tmp_path: Path) -> None:
+def should_reject_an_empty_directory(instance: LocalInstance, table: Table[LocalInstance], tmp_path: Path) -> None:
     # Given
     empty = tmp_path / "empty"
     (empty / "sub").mkdir(parents=True)
@@ -244,7 +247,9 @@ def should_reject_an_empty_directory(instance: LocalInstance, table: LocalTable,
     _assert_rejected_and_table_unchanged(instance, table, "job-1", outcome.reasons)
 
 
-def should_reject_a_job_for_an_unknown_table(instance: LocalInstance, table: LocalTable, tmp_path: Path) -> None:
+def should_reject_a_job_for_an_unknown_table(
+    instance: LocalInstance, table: Table[LocalInstance], tmp_path: Path
+) -> None:
     # Given
     path = _write(tmp_path / "in.parquet", _rows(10, 1))
 
@@ -261,7 +266,7 @@ def should_reject_a_job_for_an_unknown_table(instance: LocalInstance, table: Loc
 
 
 def _assert_rejected_and_table_unchanged(
-    instance: LocalInstance, table: LocalTable, job_id: str, reasons: tuple[str, ...]
+    instance: LocalInstance, table: Table[LocalInstance], job_id: str, reasons: tuple[str, ...]
 ) -> None:
     status = instance.ingest_job_tracker.job(job_id)
     assert status is not None
@@ -272,7 +277,7 @@ def _assert_rejected_and_table_unchanged(
 
 
 def should_run_queued_jobs_deleting_finished_and_rejected_and_keeping_failed(
-    instance: LocalInstance, table: LocalTable, tmp_path: Path
+    instance: LocalInstance, table: Table[LocalInstance], tmp_path: Path
 ) -> None:
     # Given
     rows = _rows(300, 5)

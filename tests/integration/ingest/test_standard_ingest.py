@@ -17,7 +17,8 @@ from sleeper.ingest import ONE_FILE_PER_LEAF, ONE_REFERENCE_PER_LEAF, IngestResu
 from sleeper.io.exceptions import SchemaMismatchError
 from sleeper.io.parquet import read_sorted
 from sleeper.io.sort import is_sorted
-from sleeper.runtime.local import LocalTable
+from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.table import Table
 from sleeper.statestore.store import StateStore
 
 pytestmark = pytest.mark.integration
@@ -64,11 +65,11 @@ def _rows(key_type: PrimitiveType, seed: int = 7, n: int = ROWS) -> pa.Table:
     )
 
 
-def _read_file(table: LocalTable, filename: str) -> pa.Table:
+def _read_file(table: Table[LocalInstance], filename: str) -> pa.Table:
     return pa.Table.from_batches(list(read_sorted(filename, table.schema)), schema=None)
 
 
-def _all_rows(table: LocalTable) -> pa.Table:
+def _all_rows(table: Table[LocalInstance]) -> pa.Table:
     files = sorted({r.filename for r in table.file_references()})
     return pa.concat_tables([_read_file(table, f) for f in files])
 
@@ -77,12 +78,12 @@ def _multiset(rows: pa.Table) -> Counter[tuple[object, ...]]:
     return Counter(tuple(row.values()) for row in rows.to_pylist())
 
 
-def _expected_leaf_counts(table: LocalTable, rows: pa.Table) -> dict[str, int]:
+def _expected_leaf_counts(table: Table[LocalInstance], rows: pa.Table) -> dict[str, int]:
     tree = table.state_store.partition_tree()
     return dict(Counter(tree.leaf_for_key([k]).id for k in rows.column("key").to_pylist()))
 
 
-def _ingest(table: LocalTable, rows: pa.Table, **kwargs: object) -> IngestResult:
+def _ingest(table: Table[LocalInstance], rows: pa.Table, **kwargs: object) -> IngestResult:
     return ingest_batches(
         table.schema,
         table.properties,

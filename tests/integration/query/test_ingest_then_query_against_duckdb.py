@@ -13,7 +13,8 @@ from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest.job_runner import IngestJobRunner
-from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 
@@ -31,7 +32,7 @@ ORDER = "name, id, version"
 
 
 @pytest.fixture(scope="module")
-def loaded(tmp_path_factory: pytest.TempPathFactory) -> tuple[LocalTable, str]:
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Table[LocalInstance], str]:
     """A table with 4 leaves holding 3,000 rows ingested as a job from one Parquet file; the file's path."""
     directory = tmp_path_factory.mktemp("typed")
     rng = np.random.default_rng(11)
@@ -80,7 +81,7 @@ def _within_key_order(rows: list[dict[str, object]]) -> list[dict[str, object]]:
     return sorted(rows, key=lambda r: (r["name"], r["id"], r["version"], r["blob"]))  # type: ignore[arg-type]
 
 
-def should_return_every_row_in_a_full_scan(loaded: tuple[LocalTable, str]) -> None:
+def should_return_every_row_in_a_full_scan(loaded: tuple[Table[LocalInstance], str]) -> None:
     # Given the loaded table
     table, path = loaded
     # When every row is queried
@@ -89,7 +90,7 @@ def should_return_every_row_in_a_full_scan(loaded: tuple[LocalTable, str]) -> No
     assert _within_key_order(_rows(result)) == _within_key_order(_duckdb(path))
 
 
-def should_return_exact_multi_field_keys(loaded: tuple[LocalTable, str]) -> None:
+def should_return_exact_multi_field_keys(loaded: tuple[Table[LocalInstance], str]) -> None:
     # Given keys present in the input, and one absent
     table, path = loaded
     wanted = [("n007", 3), ("n250", -12), ("n399", 49), ("zzz", 1)]
@@ -104,7 +105,7 @@ def should_return_exact_multi_field_keys(loaded: tuple[LocalTable, str]) -> None
     ("min_inclusive", "max_inclusive"), [(True, False), (True, True), (False, False), (False, True)]
 )
 def should_return_ranges_with_each_inclusiveness(
-    loaded: tuple[LocalTable, str], min_inclusive: bool, max_inclusive: bool
+    loaded: tuple[Table[LocalInstance], str], min_inclusive: bool, max_inclusive: bool
 ) -> None:
     # Given a range of names across a split point
     table, path = loaded
@@ -122,7 +123,7 @@ def should_return_ranges_with_each_inclusiveness(
     assert _within_key_order(_rows(result)) == _within_key_order(expected)
 
 
-def should_return_a_range_on_the_second_row_key(loaded: tuple[LocalTable, str]) -> None:
+def should_return_a_range_on_the_second_row_key(loaded: tuple[Table[LocalInstance], str]) -> None:
     # Given a range on the id field only
     table, path = loaded
     region = Region.of([Range(field=SCHEMA.field("id"), min=-5, max=5)])

@@ -20,7 +20,8 @@ from sleeper.core.statestore.references import FileReference
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter
 from sleeper.query import execute, plan_query, table_query
 from sleeper.query.exceptions import QueryExecutionError
-from sleeper.runtime.local import LocalTable
+from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 
@@ -36,7 +37,7 @@ SPLITS = [100, 200]
 SETTINGS = ParquetSettings(row_group_rows=16)
 
 
-def _write(table: LocalTable, partition_id: str, name: str, data: pa.Table) -> str:
+def _write(table: Table[LocalInstance], partition_id: str, name: str, data: pa.Table) -> str:
     location = f"{table.data_prefix}/data/partition_{partition_id}/{name}.parquet"
     ordered = data.sort_by([(k, "ascending") for k in table.schema.key_names])
     with SortedFileWriter(location, table.schema, settings=SETTINGS, sketches=False) as writer:
@@ -54,7 +55,9 @@ def _rows(rng: np.random.Generator, keys: np.ndarray, tag: str) -> pa.Table:
     )
 
 
-def _single_key_table(tmp_path: Path, properties: dict[str, str] | None = None) -> tuple[LocalTable, pa.Table]:
+def _single_key_table(
+    tmp_path: Path, properties: dict[str, str] | None = None
+) -> tuple[Table[LocalInstance], pa.Table]:
     """A table split at 100 and 200 with files on the root, on each leaf, and one file referenced on two leaves."""
     table = sleeper.local(tmp_path).create_table("t", SCHEMA, split_points=SPLITS, properties=properties)
     tree = table.state_store.partition_tree()
@@ -221,7 +224,7 @@ def should_apply_age_off_filter_at_query_time(tmp_path: Path) -> None:
     assert _canonical(result) == _canonical(expected)
 
 
-def _multi_key_table(tmp_path: Path) -> tuple[LocalTable, pa.Table]:
+def _multi_key_table(tmp_path: Path) -> tuple[Table[LocalInstance], pa.Table]:
     table = sleeper.local(tmp_path).create_table("m", MULTI, split_points=["g", "p"])
     rng = np.random.default_rng(11)
     letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))

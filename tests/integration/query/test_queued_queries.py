@@ -17,7 +17,8 @@ from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.query import QueryState
 from sleeper.query.queued import handle_leaf_query_message, handle_query_message, parquet_publisher, results_path
-from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 
@@ -25,7 +26,7 @@ SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("v
 
 
 @pytest.fixture
-def table(tmp_path: Path) -> LocalTable:
+def table(tmp_path: Path) -> Table[LocalInstance]:
     instance = LocalInstance.create(tmp_path / "instance")
     table = instance.create_table("t", SCHEMA, split_points=[100, 200])
     table.ingest(pa.table({"key": pa.array(range(300), pa.int64()), "value": [str(i) for i in range(300)]}))
@@ -37,7 +38,9 @@ def _query_json(query_id: str, low: int, high: int) -> str:
     return QuerySerDe.for_schema(SCHEMA).to_json(Query(query_id=query_id, table_name="t", regions=(region,)))
 
 
-def should_fan_out_one_sub_query_per_leaf_and_publish_every_row_once(table: LocalTable, tmp_path: Path) -> None:
+def should_fan_out_one_sub_query_per_leaf_and_publish_every_row_once(
+    table: Table[LocalInstance], tmp_path: Path
+) -> None:
     # Given a query over a range crossing both split points
     leaf_queue = InMemoryQueues().queue("LeafPartitionQueryQueue")
     tracker = InMemoryQueryTracker()
@@ -91,7 +94,7 @@ def should_complete_a_query_with_no_leaves_to_read_with_zero_rows(tmp_path: Path
         ),
     ],
 )
-def should_track_an_invalid_query_as_failed_with_the_reason(table: LocalTable, body: str, error: str) -> None:
+def should_track_an_invalid_query_as_failed_with_the_reason(table: Table[LocalInstance], body: str, error: str) -> None:
     # Given an invalid query
     tracker = InMemoryQueryTracker()
     leaf_queue = InMemoryQueues().queue("LeafPartitionQueryQueue")
@@ -108,7 +111,7 @@ def should_track_an_invalid_query_as_failed_with_the_reason(table: LocalTable, b
 
 
 def should_query_through_the_queue_from_the_command_line(
-    table: LocalTable, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    table: Table[LocalInstance], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Given the table's instance
     monkeypatch.setenv("SLEEPER_INSTANCE", str(table.instance.directory))
@@ -125,7 +128,7 @@ def should_query_through_the_queue_from_the_command_line(
 
 
 def should_exit_non_zero_with_the_reason_when_the_tracker_records_the_query_failed(
-    table: LocalTable, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    table: Table[LocalInstance], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Given a table whose data files have gone
     monkeypatch.setenv("SLEEPER_INSTANCE", str(table.instance.directory))

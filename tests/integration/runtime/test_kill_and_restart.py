@@ -37,10 +37,11 @@ from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.gc.collector import run_garbage_collection
 from sleeper.gc.orphans import DEFAULT_ORPHAN_MIN_AGE, sweep_orphans
 from sleeper.runtime.faults_env import CRASH_AT_VARIABLE
-from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_handlers import default_handlers
 from sleeper.runtime.local_runner import Handler, LocalRunner
 from sleeper.runtime.local_tasks import local_task
+from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 
@@ -74,24 +75,24 @@ def _path(uri: str) -> Path:
     return Path(unquote(urlparse(uri).path)) if uri.startswith("file:") else Path(uri)
 
 
-def _data_files(table: LocalTable) -> set[Path]:
+def _data_files(table: Table[LocalInstance]) -> set[Path]:
     """Every data file and sidecar under the table's data prefix."""
     return {p for p in _path(table.data_prefix).rglob("*") if p.suffix in (".parquet", ".sketches")}
 
 
-def _tracked_files(table: LocalTable) -> set[Path]:
+def _tracked_files(table: Table[LocalInstance]) -> set[Path]:
     """The data files the state store tracks (referenced or awaiting GC), with their sidecars."""
     table.state_store.refresh()
     paths = {_path(f.filename) for f in table.state_store.files()}
     return paths | {p.with_suffix(".sketches") for p in paths}
 
 
-def _references(table: LocalTable) -> list[tuple[str, str, str | None]]:
+def _references(table: Table[LocalInstance]) -> list[tuple[str, str, str | None]]:
     table.state_store.refresh()
     return sorted((r.filename, r.partition_id, r.job_id) for r in table.state_store.file_references())
 
 
-def _check_references(table: LocalTable) -> None:
+def _check_references(table: Table[LocalInstance]) -> None:
     """RELIABILITY I3: each referenced file exists under the table's prefix; no file referenced twice in a partition."""
     references = _references(table)
     prefix = _path(table.data_prefix)
@@ -280,7 +281,9 @@ COMMIT_MODES = {
 COMMIT_QUEUES = ("StateStoreCommitterQ.fifo", "CompactionCommitQ")
 
 
-def _table_with_compaction_job(directory: Path, properties: dict[str, str]) -> tuple[LocalInstance, LocalTable, str]:
+def _table_with_compaction_job(
+    directory: Path, properties: dict[str, str]
+) -> tuple[LocalInstance, Table[LocalInstance], str]:
     instance = LocalInstance.create(directory)
     table = instance.create_table("t", SCHEMA, properties=properties)
     table.ingest(_rows(0, 300))

@@ -12,9 +12,10 @@ import pytest
 from sleeper.compaction.creation import create_compaction_jobs, plan_jobs
 from sleeper.compaction.strategies import files_in_leaf_partitions
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_handlers import default_handlers
 from sleeper.runtime.local_runner import LocalRunner
+from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 
@@ -34,7 +35,7 @@ def _batch(rng: np.random.Generator, rows: int) -> pa.Table:
     return pa.table({"key": pa.array(keys, pa.int64()), "value": pa.array(keys // 7, pa.int64())})
 
 
-def _planned_jobs(table: LocalTable) -> int:
+def _planned_jobs(table: Table[LocalInstance]) -> int:
     leaves = files_in_leaf_partitions(table.file_references(), table.partitions())
     return len(plan_jobs(table.properties, leaves))
 

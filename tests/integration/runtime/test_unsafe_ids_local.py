@@ -19,9 +19,10 @@ from sleeper.core.trackers.query import QueryState
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest.job_runner import IngestJobRunner
 from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE, QUERY_QUEUE, handle_query_message
-from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.runtime.local import LocalInstance
 from sleeper.runtime.local_handlers import default_handlers
 from sleeper.runtime.local_runner import LocalRunner
+from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 
@@ -41,7 +42,7 @@ def _query(query_id: str) -> str:
 
 
 @pytest.fixture
-def table(tmp_path: Path) -> LocalTable:
+def table(tmp_path: Path) -> Table[LocalInstance]:
     """A table of two rows whose instance has already answered another user's query."""
     instance = LocalInstance.create(tmp_path / "instance")
     table = instance.create_table("t", Schema.from_dict(SCHEMA_JSON))
@@ -69,7 +70,7 @@ def _parquet_files(root: Path) -> set[Path]:
 
 @pytest.mark.parametrize("query_id", ["/../../escaped-from-query-results", f"/../query-{OTHER_QUERY}", "../x"])
 def should_track_a_query_whose_id_could_escape_the_results_dir_as_failed_writing_nothing(
-    table: LocalTable, tmp_path: Path, query_id: str
+    table: Table[LocalInstance], tmp_path: Path, query_id: str
 ) -> None:
     # Given the Parquet files anywhere under the test's directory, and the other query's results
     instance = table.instance
@@ -93,7 +94,7 @@ def should_track_a_query_whose_id_could_escape_the_results_dir_as_failed_writing
     ("field", "value"), [("queryId", f"../query-{OTHER_QUERY}"), ("subQueryId", f"../query-{OTHER_QUERY}/injected")]
 )
 def should_refuse_a_leaf_query_whose_ids_could_escape_the_results_dir(
-    table: LocalTable, tmp_path: Path, field: str, value: str
+    table: Table[LocalInstance], tmp_path: Path, field: str, value: str
 ) -> None:
     # Given a sub-query as the query handler makes it, with one of its ids replaced
     instance = table.instance
@@ -111,7 +112,7 @@ def should_refuse_a_leaf_query_whose_ids_could_escape_the_results_dir(
     assert instance.query_tracker.status(value) is None
 
 
-def should_reject_an_ingest_job_whose_id_could_collide_tracking_it_under_a_new_id(table: LocalTable) -> None:
+def should_reject_an_ingest_job_whose_id_could_collide_tracking_it_under_a_new_id(table: Table[LocalInstance]) -> None:
     # Given an ingest job message with an id holding '|' (it would key another job's tracker records) and '..'
     instance = table.instance
     body = json.dumps({"id": "../job|1", "tableName": "t", "files": [str(instance.directory / "x.parquet")]})
@@ -128,7 +129,7 @@ def should_reject_an_ingest_job_whose_id_could_collide_tracking_it_under_a_new_i
 
 
 def should_refuse_an_unsafe_job_id_on_the_command_line(
-    table: LocalTable, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    table: Table[LocalInstance], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Given a Parquet file to ingest
     monkeypatch.setenv("SLEEPER_INSTANCE", str(table.instance.directory))

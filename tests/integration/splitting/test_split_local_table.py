@@ -12,7 +12,8 @@ from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.ingest.standard import ingest_batches
 from sleeper.query.executor import table_query
-from sleeper.runtime.local import LocalInstance, LocalTable
+from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.table import Table
 from sleeper.splitting import (
     PARTITION_SPLITTING_JOB_QUEUE,
     SplitOutcome,
@@ -27,7 +28,7 @@ KEY = Field("key", PrimitiveType.LONG)
 SCHEMA = Schema(row_key_fields=(KEY,), value_fields=(Field("value", PrimitiveType.STRING),))
 
 
-def _table(tmp_path: Path, threshold: int) -> tuple[LocalInstance, LocalTable]:
+def _table(tmp_path: Path, threshold: int) -> tuple[LocalInstance, Table[LocalInstance]]:
     instance = LocalInstance.create(tmp_path / "instance")
     table = instance.create_table(
         "t",
@@ -46,7 +47,7 @@ def _rows(keys: np.ndarray) -> pa.RecordBatch:
     )
 
 
-def _ingest(table: LocalTable, keys: np.ndarray) -> None:
+def _ingest(table: Table[LocalInstance], keys: np.ndarray) -> None:
     ingest_batches(table.schema, table.properties, table.state_store, table.data_prefix, [_rows(keys)])
 
 
@@ -54,7 +55,7 @@ def _sorted_keys(result: pa.Table) -> list[int]:
     return sorted(result.column("key").to_pylist())
 
 
-def _split_once(instance: LocalInstance, table: LocalTable) -> SplitOutcome:
+def _split_once(instance: LocalInstance, table: Table[LocalInstance]) -> SplitOutcome:
     run_find_partitions_to_split(instance, table.table_id)
     queue = instance.queue(PARTITION_SPLITTING_JOB_QUEUE)
     [message] = queue.receive(10)
