@@ -188,7 +188,7 @@ def _compact(files: list[Path], work_dir: Path, key_type: str, engine: str | Non
     from sleeper.core.schema import Field, PrimitiveType, Schema
     from sleeper.core.statestore.references import FileReference
     from sleeper.core.statestore.transactions.files import AssignJobIdRequest, AssignJobIdsTransaction
-    from sleeper.runtime.local import LocalInstance
+    from sleeper.runtime.local.instance import LocalInstance
 
     schema = Schema.of(
         row_keys=[Field("key", PrimitiveType.STRING if key_type == "string" else PrimitiveType.LONG)],

@@ -34,8 +34,8 @@ if str(ROOT) not in sys.path:
 
 from sleeper.core.schema import Field, PrimitiveType, Schema  # noqa: E402
 from sleeper.io.filesystem import filesystem_path  # noqa: E402
-from sleeper.runtime.local import LocalInstance  # noqa: E402
-from sleeper.runtime.local_admin import update_instance_properties  # noqa: E402
+from sleeper.runtime.local.admin import update_instance_properties  # noqa: E402
+from sleeper.runtime.local.instance import LocalInstance  # noqa: E402
 from sleeper.splitting import find_partitions_to_split, split_partition_job  # noqa: E402
 
 SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("value", PrimitiveType.LONG)])

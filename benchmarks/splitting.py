@@ -38,7 +38,7 @@ from sleeper.core.statestore.references import AllReferencesToAFile  # noqa: E40
 from sleeper.core.statestore.transactions.files import AddFilesTransaction  # noqa: E402
 from sleeper.gc import collect_garbage  # noqa: E402
 from sleeper.io.filesystem import local_filesystem  # noqa: E402
-from sleeper.runtime.local import LocalInstance  # noqa: E402
+from sleeper.runtime.local.instance import LocalInstance  # noqa: E402
 from sleeper.sketches import Sketches, sketches_path  # noqa: E402
 from sleeper.splitting import find_split_point, read_sketches  # noqa: E402
 

@@ -10,7 +10,7 @@ from functools import partial
 from typing import Any
 
 from sleeper.core import operations
-from sleeper.runtime.aws import AwsInstance, AwsRuntimeConfig
+from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
 from sleeper.runtime.router import Disposition, feature_entry, settle
 
 LOGGER = logging.getLogger("lambdas")

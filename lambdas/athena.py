@@ -21,7 +21,7 @@ from sleeper.athena.handlers import (
     iterator_applying_connector,
     simple_connector,
 )
-from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.aws.instance import AwsInstance
 
 SPILL_BUCKET_ENV = "spill_bucket"
 SPILL_PREFIX_ENV = "spill_prefix"

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from lambdas._common import LOGGER, aws_instance, use_instance
 from sleeper.bulk_import.driver import BulkImportJobFileError
 from sleeper.core.trackers.runs import JobOutcome
-from sleeper.runtime.aws import AwsInstance, AwsRuntimeConfig
-from sleeper.runtime.aws_operations import run_bulk_import_driver
+from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
+from sleeper.runtime.aws.operations import run_bulk_import_driver
 
 
 def main(argv: Sequence[str] | None = None) -> int:

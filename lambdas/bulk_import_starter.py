@@ -11,7 +11,7 @@ from typing import Any
 from lambdas._common import LOGGER, aws_instance, batch_response
 from sleeper.core import operations
 from sleeper.core.exceptions import TableNotFoundError
-from sleeper.runtime.aws_operations import start_bulk_import
+from sleeper.runtime.aws.operations import start_bulk_import
 
 _QUEUES = (
     operations.BULK_IMPORT_EMR_SERVERLESS_Q,

@@ -12,7 +12,7 @@ from typing import Any
 
 from lambdas._common import LOGGER, aws_instance, for_each_message
 from sleeper.compaction.dispatch import DispatchOutcome
-from sleeper.runtime.aws_compaction import dispatch_pending_batch_on_aws
+from sleeper.runtime.aws.compaction import dispatch_pending_batch_on_aws
 
 
 def _dispatch(body: str) -> None:

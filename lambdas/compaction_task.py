@@ -15,8 +15,8 @@ from collections.abc import Mapping
 
 from lambdas._common import IDLE_WAIT_ENV, LOGGER, aws_instance, idle_wait_seconds
 from sleeper.compaction.task import TaskSettings, TaskSummary
-from sleeper.runtime.aws import AwsInstance
-from sleeper.runtime.aws_compaction import run_compaction_task_on_aws
+from sleeper.runtime.aws.compaction import run_compaction_task_on_aws
+from sleeper.runtime.aws.instance import AwsInstance
 
 __all__ = ["IDLE_WAIT_ENV", "idle_wait_seconds", "main", "run_task", "task_settings"]
 

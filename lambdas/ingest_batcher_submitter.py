@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lambdas._common import LOGGER, aws_instance, for_each_message
-from sleeper.runtime.aws_operations import submit_to_batcher
+from sleeper.runtime.aws.operations import submit_to_batcher
 
 
 def _submit(body: str) -> None:

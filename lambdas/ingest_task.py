@@ -19,7 +19,7 @@ from sleeper.core.operations import INGEST_JOB_Q
 from sleeper.core.trackers.task import TaskFinished, TaskStarted
 from sleeper.ingest.entry import ingest_job_line, run_ingest_job
 from sleeper.ingest.job_runner import IngestJobOutcome, QueueRunSummary
-from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.router import settle
 
 WAIT_SECONDS = 20.0

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lambdas._common import LOGGER, aws_instance
-from sleeper.runtime.aws_operations import create_ingest_tasks_on_ecs
+from sleeper.runtime.aws.operations import create_ingest_tasks_on_ecs
 
 
 def handler(event: Mapping[str, Any], context: object = None) -> dict[str, int]:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lambdas._common import aws_instance, for_each_message
-from sleeper.runtime.aws_operations import publish_table_metrics
+from sleeper.runtime.aws.operations import publish_table_metrics
 
 
 def _publish(table_id: str) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lambdas._common import LOGGER, aws_instance
-from sleeper.runtime.aws_compaction import follow_stream_event
+from sleeper.runtime.aws.compaction import follow_stream_event
 
 
 def handler(event: Mapping[str, Any], context: object = None) -> dict[str, list[dict[str, str]]]:

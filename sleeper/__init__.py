@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from sleeper.runtime.local import LocalInstance
+    from sleeper.runtime.local.instance import LocalInstance
 
 __all__ = ["local"]
 
@@ -21,6 +21,6 @@ def local(directory: str | Path) -> LocalInstance:
     Returns:
         The local instance.
     """
-    from sleeper.runtime.local import LocalInstance
+    from sleeper.runtime.local.instance import LocalInstance
 
     return LocalInstance.open_or_create(directory)

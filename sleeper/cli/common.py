@@ -86,15 +86,15 @@ def open_instance() -> AdminInstance:
         return context.admin[1]
     admin: AdminInstance
     if location.startswith(AWS_PREFIX):
-        from sleeper.runtime.aws_admin import AwsAdmin
+        from sleeper.runtime.aws.admin import AwsAdmin
 
         instance_id = location.removeprefix(AWS_PREFIX)
         if not instance_id:
             raise SleeperError("aws: needs an instance id, for example --instance aws:my-instance")
         admin = AwsAdmin.for_instance_id(instance_id)
     else:
-        from sleeper.runtime.local import LocalInstance
-        from sleeper.runtime.local_admin import LocalAdmin
+        from sleeper.runtime.local.admin import LocalAdmin
+        from sleeper.runtime.local.instance import LocalInstance
 
         admin = LocalAdmin(LocalInstance(location))
     context.admin = (location, admin)

@@ -17,10 +17,10 @@ from sleeper.cli import render, status
 from sleeper.core.operations import COMPACTION_JOB_Q, PARTITION_SPLITTING_JOB_Q
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.runtime.local import LocalInstance
-from sleeper.runtime.local_admin import LocalAdmin
-from sleeper.runtime.local_handlers import default_handlers
-from sleeper.runtime.local_runner import LocalRunner
+from sleeper.runtime.local.admin import LocalAdmin
+from sleeper.runtime.local.handlers import default_handlers
+from sleeper.runtime.local.instance import LocalInstance
+from sleeper.runtime.local.runner import LocalRunner
 from sleeper.runtime.table import Table
 
 DEMO_SCHEMA = Schema.of(

@@ -64,7 +64,7 @@ def instance_create(
     instance_id: Annotated[str | None, typer.Option("--id", help="The instance id (default: generated).")] = None,
 ) -> None:
     """Create a new local instance in the instance directory."""
-    from sleeper.runtime.local import LocalInstance
+    from sleeper.runtime.local.instance import LocalInstance
 
     inst = LocalInstance.create(_instance_dir(), instance_id=instance_id)
     console.print(f"Created instance [bold]{inst.properties.get('sleeper.id')}[/] in {inst.directory}")
@@ -224,9 +224,9 @@ def report_files(name: str, as_json: JsonOption = False) -> None:
 
 def _recover_local(admin: AdminInstance) -> None:
     """Before a report of jobs on a local instance: records the runs of processes that are gone as failed, releases
-    their queue messages and deletes their temporary files (``sleeper.runtime.local_tasks``)."""
+    their queue messages and deletes their temporary files (``sleeper.runtime.local.tasks``)."""
     if admin.is_local:
-        from sleeper.runtime.local_tasks import recover_dead_tasks
+        from sleeper.runtime.local.tasks import recover_dead_tasks
 
         recover_dead_tasks(admin.local_instance("report"))
 
@@ -359,7 +359,7 @@ def ingest(
     from sleeper.core.jobs.ingest import IngestJob
     from sleeper.core.trackers.runs import JobOutcome
     from sleeper.ingest.job_runner import IngestJobRunner
-    from sleeper.runtime.local_tasks import local_task
+    from sleeper.runtime.local.tasks import local_task
 
     admin = _open()
     job = IngestJob(id=job_id or str(uuid.uuid4()), files=tuple(paths), table_name=name)
@@ -447,9 +447,9 @@ def run_instance(
     import threading
 
     from sleeper.runtime.faults_env import arm_crash_points_from_environment
-    from sleeper.runtime.local_handlers import default_handlers, drain_in_worker
-    from sleeper.runtime.local_runner import LocalRunner
-    from sleeper.runtime.local_tasks import local_task
+    from sleeper.runtime.local.handlers import default_handlers, drain_in_worker
+    from sleeper.runtime.local.runner import LocalRunner
+    from sleeper.runtime.local.tasks import local_task
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     arm_crash_points_from_environment()

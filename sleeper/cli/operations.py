@@ -85,7 +85,7 @@ def bulk_import(
     inst = admin.local_instance("bulk-import with Spark local[*] (use --queue on AWS)")
     files = tuple(str(Path(p).resolve()) if "://" not in p else p for p in paths)
     job = BulkImportJob(id=job.id, files=files, table_name=name)
-    from sleeper.runtime.local_tasks import local_task
+    from sleeper.runtime.local.tasks import local_task
 
     with local_task(inst) as task:
         outcome = run_bulk_import(inst, job, task_id=task.task_id)

@@ -12,6 +12,6 @@ them, and a pump doing what AWS would do with them (see docs/usage/aws-local.md)
 * :mod:`~sleeper.emulator.instance` starts and stops the server
   (:class:`~sleeper.emulator.instance.EmulatedAwsInstance`) and lists the environment that makes a client reach it.
 
-The emulator builds on the AWS runtime (``sleeper.runtime.aws``) and adapters (``sleeper.adapters.aws``); only the
-CLI (``sleeper aws-local``) and tests import it.
+The emulator builds on the AWS runtime (``sleeper.runtime.aws.instance``) and adapters (``sleeper.adapters.aws``);
+only the CLI (``sleeper aws-local``) and tests import it.
 """

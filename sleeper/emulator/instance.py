@@ -17,7 +17,7 @@ from sleeper.core.exceptions import SleeperError
 from sleeper.core.properties.javaprops import load as load_java_properties
 from sleeper.emulator.pump import Pump
 from sleeper.emulator.resources import DEFAULT_ACCOUNT, DEFAULT_REGION, provision_emulated_instance
-from sleeper.runtime.aws import (
+from sleeper.runtime.aws.instance import (
     ACCOUNT_ENV,
     CONFIG_BUCKET_ENV,
     ENDPOINT_ENV,

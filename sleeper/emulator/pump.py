@@ -44,7 +44,7 @@ from sleeper.emulator.functions import LambdaContext, function_environment, reso
 from sleeper.emulator.resources import DEFAULT_ACCOUNT, schedule_period_seconds
 from sleeper.emulator.rounds import PumpRound
 from sleeper.emulator.tasks import TaskRunner
-from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.aws.instance import AwsInstance
 
 __all__ = ["STREAM_BATCH_SIZE", "STREAM_RETRY_ATTEMPTS", "Pump"]
 

@@ -30,7 +30,7 @@ from sleeper.core.operations import HandlerSpec, TriggerKind
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.properties.instance_common import SUBNETS, VPC_ID
-from sleeper.runtime.aws import CONFIG_BUCKET_ENV, INSTANCE_ID_ENV, AwsRuntimeConfig, provision_instance
+from sleeper.runtime.aws.instance import CONFIG_BUCKET_ENV, INSTANCE_ID_ENV, AwsRuntimeConfig, provision_instance
 
 __all__ = ["DEFAULT_ACCOUNT", "DEFAULT_REGION", "provision_emulated_instance", "schedule_period_seconds"]
 
@@ -64,8 +64,8 @@ def provision_emulated_instance(
     properties: Mapping[str, str] | None = None,
 ) -> AwsRuntimeConfig:
     """Creates everything a deployment of an instance creates that the runtime reaches, on an emulator: what
-    :func:`~sleeper.runtime.aws.provision_instance` creates (buckets, DynamoDB tables, every queue) plus a VPC with a
-    subnet and a security group for tasks, the ingest batcher store, the bulk import bucket, the ECS clusters and
+    :func:`~sleeper.runtime.aws.instance.provision_instance` creates (buckets, DynamoDB tables, every queue) plus a VPC
+    with a subnet and a security group for tasks, the ingest batcher store, the bulk import bucket, the ECS clusters and
     task definitions, the EMR Serverless application and
     the scheduled rules, and writes ``instance.properties`` naming them.
 

@@ -31,7 +31,7 @@ from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.emulator.functions import resolve_handler
 from sleeper.emulator.rounds import PumpRound
-from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.aws.instance import AwsInstance
 
 __all__ = ["TaskRunner"]
 

@@ -1,8 +1,8 @@
 """The admin port: what the ``sleeper`` command does to an instance, the same for a local instance directory and for an
 instance on AWS (``aws:ID``), spec 10.
 
-:class:`AdminInstance` is implemented by ``sleeper.runtime.local_admin.LocalAdmin`` (delegating to the local
-instance) and ``sleeper.runtime.aws_admin.AwsAdmin`` (the config bucket, DynamoDB, SQS and EventBridge of a deployed
+:class:`AdminInstance` is implemented by ``sleeper.runtime.local.admin.LocalAdmin`` (delegating to the local
+instance) and ``sleeper.runtime.aws.admin.AwsAdmin`` (the config bucket, DynamoDB, SQS and EventBridge of a deployed
 or emulated instance). Where the two differ in what "now" can mean, the port says so: run compaction, splitting or
 garbage collection now runs it locally, and on AWS sends the table's message to the FIFO queue its scheduled rule
 would, for the deployed functions to do the work.
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from sleeper.core.partition import Partition
     from sleeper.core.query import Query
     from sleeper.ingest.batcher.ports import IngestBatcherStore
-    from sleeper.runtime.local import LocalInstance
+    from sleeper.runtime.local.instance import LocalInstance
 
 __all__ = [
     "AWS_PREFIX",
@@ -367,7 +367,7 @@ def update_instance_properties(
     """Validates and saves instance property edits; returns the changes (the diff).
 
     ``check`` is a further rule of the kind of instance, given the edited properties (a local instance's
-    :func:`~sleeper.runtime.local.check_local_instance_properties`).
+    :func:`~sleeper.runtime.local.instance.check_local_instance_properties`).
 
     Raises:
         PropertyError: If a value is invalid or a property may not change (nothing is saved).

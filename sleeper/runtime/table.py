@@ -4,8 +4,9 @@ A table is its identity (name, id, schema, data prefix), its properties and its 
 reads its partitions and files, ingests rows (record batches, a pyarrow Table, dicts or Parquet paths), queries it and
 edits its properties. What differs between the runtimes comes from the instance holding the table, through the small
 :class:`TableInstance` port: where a table's data files live, how pyarrow reaches them, where ingest spills sorted
-runs (its job workspace) and how table properties are saved. ``sleeper.runtime.local.LocalInstance`` and
-``sleeper.runtime.aws.AwsInstance`` each make their tables as ``Table[LocalInstance]`` and ``Table[AwsInstance]``.
+runs (its job workspace) and how table properties are saved. ``sleeper.runtime.local.instance.LocalInstance`` and
+``sleeper.runtime.aws.instance.AwsInstance`` each make their tables as ``Table[LocalInstance]`` and
+``Table[AwsInstance]``.
 """
 
 from __future__ import annotations

@@ -29,9 +29,9 @@ from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.statestore.transactions.serde import Transaction
 from sleeper.core.trackers.compaction import CompactionJobCreated, CompactionJobFinished, CompactionJobStarted
 from sleeper.core.trackers.ingest import IngestJobStarted
-from sleeper.runtime.aws import AwsInstance, provision_instance
-from sleeper.runtime.aws_compaction import follow_transactions
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.aws.compaction import follow_transactions
+from sleeper.runtime.aws.instance import AwsInstance, provision_instance
+from sleeper.runtime.local.instance import LocalInstance
 from sleeper.statestore.committer import handle_commit_request
 from sleeper.statestore.follower import TrackedInstance
 from tests.contract.aws_backends import aws_settings, new_instance_id

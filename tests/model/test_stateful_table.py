@@ -71,9 +71,9 @@ from sleeper.gc.collector import collect_garbage
 from sleeper.gc.orphans import sweep_orphans
 from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.parquet import SortedFileWriter
-from sleeper.runtime.local import LocalInstance
-from sleeper.runtime.local_admin import reinitialise_table
-from sleeper.runtime.local_handlers import default_handlers
+from sleeper.runtime.local.admin import reinitialise_table
+from sleeper.runtime.local.handlers import default_handlers
+from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 from sleeper.splitting.finder import run_find_partitions_to_split
 from sleeper.statestore.committer import committer_sender

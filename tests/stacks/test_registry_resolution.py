@@ -1,6 +1,6 @@
 """Walks the handler registry through the synthesized example instance: every handler is deployed running exactly its
-``module:function``, its environment resolves in ``runtime.aws`` to the instance's config bucket, it is invoked by
-the queue, schedule or stream the registry names, and every name is the one :mod:`sleeper.core.naming` gives, which
+``module:function``, its environment resolves in ``runtime.aws.instance`` to the instance's config bucket, it is invoked
+by the queue, schedule or stream the registry names, and every name is the one :mod:`sleeper.core.naming` gives, which
 the emulated instance and the adapters use too."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from sleeper.core import naming, operations
 from sleeper.core.naming import InstanceNames, StateStoreTableNames, config_bucket_name
 from sleeper.core.operations import HandlerSpec, TriggerKind
-from sleeper.runtime.aws import AwsRuntimeConfig
+from sleeper.runtime.aws.instance import AwsRuntimeConfig
 
 pytestmark = pytest.mark.slow
 
@@ -77,7 +77,8 @@ def should_resolve_every_function_environment_to_the_instance_the_emulator_names
     # Given the config bucket the stacks create, with the account resolved
     buckets = _resources(synthesized, "ConfigBucket", "AWS::S3::Bucket")
     (config_bucket,) = [_resolve(p["BucketName"]) for p in buckets.values()]
-    # When each function's environment is read by runtime.aws, the config bucket reference standing for that bucket
+    # When each function's environment is read by runtime.aws.instance, the config bucket reference standing for that
+    # bucket
     configs = {}
     for spec in _deployed(synthesized):
         for template, logical_id, properties in _functions(synthesized, spec):

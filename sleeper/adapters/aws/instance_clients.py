@@ -1,8 +1,8 @@
 """The one holder of the boto3 clients an AWS instance's runtime uses, each built once from :class:`AwsSettings` (by
 the builders of :mod:`sleeper.adapters.aws.clients`) and shared.
 
-:class:`~sleeper.runtime.aws.AwsInstance` owns one; every AWS path (the handlers' operations, compaction, the admin
-client, the emulator's pump) takes its clients from it rather than building and caching its own.
+:class:`~sleeper.runtime.aws.instance.AwsInstance` owns one; every AWS path (the handlers' operations, compaction,
+the admin client, the emulator's pump) takes its clients from it rather than building and caching its own.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ and no message is handed to two consumers within its visibility timeout. The dat
 are prefixed ``queue_`` because other adapters keep their tables in the same file.
 
 Beyond SQS: a ``SqliteQueues`` may name its ``receiver`` (the local task of the process, see
-``sleeper.runtime.local_tasks``); every message it receives is then recorded as received by it, so that when that
+``sleeper.runtime.local.tasks``); every message it receives is then recorded as received by it, so that when that
 process is found dead, :meth:`SqliteQueues.release_received_by` makes its messages visible again at once instead of
 after the visibility timeout.
 """

@@ -33,7 +33,7 @@ from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import FileSystemOptions, S3Options
 from sleeper.io.parquet import SortedFileWriter
 from sleeper.query.executor import table_query
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 from sleeper.statestore.store import StateStore
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint

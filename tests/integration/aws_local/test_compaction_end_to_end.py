@@ -21,7 +21,7 @@ from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
 from sleeper.emulator.rounds import PumpRound
 from sleeper.ingest.standard import ingest_batches
-from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.table import Table
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

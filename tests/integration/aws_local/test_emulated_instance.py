@@ -22,7 +22,7 @@ from sleeper.core.operations import ContainerSpec, HandlerSpec, Trigger
 from sleeper.core.properties import InstanceProperties
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
-from sleeper.runtime.aws import QUEUE_URL_PROPERTIES
+from sleeper.runtime.aws.instance import QUEUE_URL_PROPERTIES
 from tests.integration.aws_local.fake_handlers import EVENTS, OUT_ENV, SEEN_INSTANCES
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

@@ -21,7 +21,7 @@ from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
 from sleeper.ingest.standard import ingest_batches
 from sleeper.query.queued import handle_query_message
-from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.table import Table
 from tests.integration.aws_runtime.sleeper_client import CompatClient
 

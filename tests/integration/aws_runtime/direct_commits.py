@@ -12,7 +12,7 @@ from sleeper.core.statestore.transactions.files import (
     ReplaceFileReferencesRequest,
     ReplaceFileReferencesTransaction,
 )
-from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.table import Table
 from sleeper.sketches import sketches_path
 from sleeper.statestore.store import StateStore

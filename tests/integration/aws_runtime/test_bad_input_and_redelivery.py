@@ -22,7 +22,7 @@ from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.query import QueryState
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.io.filesystem import list_files
-from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.table import Table
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event
 

@@ -49,7 +49,7 @@ from sleeper.core.trackers.runs import JobOutcome
 from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, write_bytes
-from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.table import Table
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event

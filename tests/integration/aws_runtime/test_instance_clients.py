@@ -15,10 +15,10 @@ from sleeper.core import operations
 from sleeper.core.exceptions import PropertyError, SleeperError
 from sleeper.core.operations import TriggerKind
 from sleeper.emulator.pump import Pump
-from sleeper.runtime.aws import AwsInstance
-from sleeper.runtime.aws_admin import AwsAdmin
-from sleeper.runtime.aws_compaction import create_compaction_tasks_on_ecs
-from sleeper.runtime.aws_operations import bulk_import_platform, create_ingest_tasks_on_ecs, ingest_batcher_store
+from sleeper.runtime.aws.admin import AwsAdmin
+from sleeper.runtime.aws.compaction import create_compaction_tasks_on_ecs
+from sleeper.runtime.aws.instance import AwsInstance
+from sleeper.runtime.aws.operations import bulk_import_platform, create_ingest_tasks_on_ecs, ingest_batcher_store
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

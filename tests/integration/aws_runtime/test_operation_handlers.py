@@ -40,8 +40,8 @@ from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.query import QueryState
 from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.io.filesystem import exists, list_files, resolve
-from sleeper.runtime.aws import AwsInstance
-from sleeper.runtime.aws_operations import ingest_batcher_store
+from sleeper.runtime.aws.instance import AwsInstance
+from sleeper.runtime.aws.operations import ingest_batcher_store
 from sleeper.runtime.table import Table
 from sleeper.sketches import sketches_path
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id

@@ -22,7 +22,7 @@ from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.emulator.resources import provision_emulated_instance
-from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.aws.instance import AwsInstance
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 from tests.integration.aws_runtime.conftest import sqs_event
 

@@ -19,9 +19,9 @@ from sleeper.core.statestore.transactions.log import LogType
 from sleeper.gc.orphans import sweep_deleted_tables
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, filesystem_path, write_bytes
-from sleeper.runtime.aws import AwsInstance
-from sleeper.runtime.aws_admin import AwsAdmin
-from sleeper.runtime.local_admin import reinitialise_table
+from sleeper.runtime.aws.admin import AwsAdmin
+from sleeper.runtime.aws.instance import AwsInstance
+from sleeper.runtime.local.admin import reinitialise_table
 from sleeper.runtime.table import Table
 from tests.integration.aws_runtime.conftest import sqs_event
 

@@ -14,8 +14,8 @@ import pytest
 
 from sleeper.core.exceptions import PropertyError
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.runtime.aws import AwsInstance
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.aws.instance import AwsInstance
+from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table, TableInstance
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

@@ -13,7 +13,7 @@ from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local.instance import LocalInstance
 
 pytestmark = pytest.mark.integration
 

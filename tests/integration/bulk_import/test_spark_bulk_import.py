@@ -23,7 +23,7 @@ from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import filesystem_path, local_filesystem
 from sleeper.io.parquet import SortedFileWriter
 from sleeper.query.executor import table_query
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 from sleeper.sketches import Sketches, sketches_path
 

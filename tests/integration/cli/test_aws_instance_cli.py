@@ -26,8 +26,8 @@ from sleeper.core.properties import INSTANCE_PROPERTIES_KEY
 from sleeper.core.queue import Queue
 from sleeper.core.schema import Schema
 from sleeper.query.queued import handle_query_message
-from sleeper.runtime.aws import AwsInstance, provision_instance
-from sleeper.runtime.aws_admin import scheduled_rule_names
+from sleeper.runtime.aws.admin import scheduled_rule_names
+from sleeper.runtime.aws.instance import AwsInstance, provision_instance
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

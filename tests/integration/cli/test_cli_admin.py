@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 
 from sleeper.cli.main import run
-from sleeper.runtime.local import LocalInstance
-from sleeper.runtime.local_runner import LocalRunner
+from sleeper.runtime.local.instance import LocalInstance
+from sleeper.runtime.local.runner import LocalRunner
 
 pytestmark = pytest.mark.integration
 

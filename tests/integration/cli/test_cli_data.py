@@ -11,7 +11,7 @@ import pytest
 
 from sleeper.cli.main import run
 from sleeper.core.exceptions import RangeError
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local.instance import LocalInstance
 
 pytestmark = pytest.mark.integration
 

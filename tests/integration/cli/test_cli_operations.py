@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sleeper.cli.main import run
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local.instance import LocalInstance
 
 pytestmark = pytest.mark.integration
 

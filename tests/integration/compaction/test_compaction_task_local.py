@@ -17,7 +17,7 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.files import AssignJobIdRequest, AssignJobIdsTransaction
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration

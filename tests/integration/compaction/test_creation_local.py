@@ -14,7 +14,7 @@ from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration

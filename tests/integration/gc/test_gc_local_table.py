@@ -24,7 +24,7 @@ from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import filesystem_path
 from sleeper.io.parquet import SortedFileWriter
 from sleeper.query.executor import table_query
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 from sleeper.sketches import sketches_path
 

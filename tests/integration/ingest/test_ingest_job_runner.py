@@ -18,7 +18,7 @@ from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest import IngestJobRunner, run_ingest_queue
 from sleeper.io.parquet import read_sorted
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration

@@ -11,7 +11,7 @@ import pytest
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.ingest.exceptions import IngestError
 from sleeper.ingest.inputs import as_batches
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local.instance import LocalInstance
 
 SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.STRING)], values=[Field("value", PrimitiveType.LONG)])
 ROWS = [{"key": "b", "value": 2}, {"key": "a", "value": 1}]

@@ -17,7 +17,7 @@ from sleeper.ingest import ONE_FILE_PER_LEAF, ONE_REFERENCE_PER_LEAF, IngestResu
 from sleeper.io.exceptions import SchemaMismatchError
 from sleeper.io.parquet import read_sorted
 from sleeper.io.sort import is_sorted
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 from sleeper.statestore.store import StateStore
 

@@ -13,7 +13,7 @@ from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest.job_runner import IngestJobRunner
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration

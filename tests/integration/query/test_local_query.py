@@ -20,7 +20,7 @@ from sleeper.core.statestore.references import FileReference
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter
 from sleeper.query import execute, plan_query, table_query
 from sleeper.query.exceptions import QueryExecutionError
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration

@@ -17,7 +17,7 @@ from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.query import QueryState
 from sleeper.query.queued import handle_leaf_query_message, handle_query_message, parquet_publisher, results_path
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration

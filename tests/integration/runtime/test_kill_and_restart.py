@@ -37,10 +37,10 @@ from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.gc.collector import run_garbage_collection
 from sleeper.gc.orphans import DEFAULT_ORPHAN_MIN_AGE, sweep_orphans
 from sleeper.runtime.faults_env import CRASH_AT_VARIABLE
-from sleeper.runtime.local import LocalInstance
-from sleeper.runtime.local_handlers import default_handlers
-from sleeper.runtime.local_runner import Handler, LocalRunner
-from sleeper.runtime.local_tasks import local_task
+from sleeper.runtime.local.handlers import default_handlers
+from sleeper.runtime.local.instance import LocalInstance
+from sleeper.runtime.local.runner import Handler, LocalRunner
+from sleeper.runtime.local.tasks import local_task
 from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration

@@ -12,9 +12,9 @@ import pytest
 from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.compaction import CompactionJobStatusType
-from sleeper.runtime.local import LocalInstance
-from sleeper.runtime.local_handlers import default_handlers, drain_in_worker
-from sleeper.runtime.local_runner import LocalRunner
+from sleeper.runtime.local.handlers import default_handlers, drain_in_worker
+from sleeper.runtime.local.instance import LocalInstance
+from sleeper.runtime.local.runner import LocalRunner
 
 pytestmark = pytest.mark.integration
 

@@ -11,9 +11,9 @@ import pytest
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.log import LogType
-from sleeper.runtime.local import LocalInstance
-from sleeper.runtime.local_handlers import default_handlers
-from sleeper.runtime.local_runner import LocalRunner
+from sleeper.runtime.local.handlers import default_handlers
+from sleeper.runtime.local.instance import LocalInstance
+from sleeper.runtime.local.runner import LocalRunner
 
 pytestmark = pytest.mark.integration
 

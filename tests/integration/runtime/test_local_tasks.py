@@ -1,4 +1,4 @@
-"""Local tasks (sleeper.runtime.local_tasks): a process killed mid-job leaves no job in progress for ever, no message in
+"""Local tasks (sleeper.runtime.local.tasks): a process killed mid-job leaves no job in progress for ever, no message in
 flight until its visibility timeout, and no temporary files, once the instance is next used; ``run --until-idle``
 stops only when no queue holds a message, visible or in flight.
 
@@ -28,9 +28,9 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.core.trackers.ingest import IngestJobStarted, IngestJobStatusType
 from sleeper.runtime.faults_env import CRASH_AT_VARIABLE
-from sleeper.runtime.local import LocalInstance
-from sleeper.runtime.local_runner import LocalRunner
-from sleeper.runtime.local_tasks import local_task, recover_dead_tasks
+from sleeper.runtime.local.instance import LocalInstance
+from sleeper.runtime.local.runner import LocalRunner
+from sleeper.runtime.local.tasks import local_task, recover_dead_tasks
 
 pytestmark = pytest.mark.integration
 
@@ -148,8 +148,8 @@ import os, sys
 from datetime import UTC, datetime
 from sleeper.core.trackers.compaction import CompactionJobStarted
 from sleeper.core.trackers.ingest import IngestJobStarted
-from sleeper.runtime.local import LocalInstance
-from sleeper.runtime.local_tasks import local_task
+from sleeper.runtime.local.instance import LocalInstance
+from sleeper.runtime.local.tasks import local_task
 
 instance = LocalInstance(sys.argv[1])
 table_id = instance.table("t").table_id

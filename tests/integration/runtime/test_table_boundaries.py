@@ -18,9 +18,9 @@ from sleeper.core.statestore.exceptions import PartitionNotFoundError, StateStor
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.gc.orphans import sweep_deleted_tables
-from sleeper.runtime.local import LocalInstance
-from sleeper.runtime.local_admin import reinitialise_table
-from sleeper.runtime.local_handlers import default_handlers
+from sleeper.runtime.local.admin import reinitialise_table
+from sleeper.runtime.local.handlers import default_handlers
+from sleeper.runtime.local.instance import LocalInstance
 from sleeper.statestore.store import StateStore
 from tests.model.invariants import local_path
 

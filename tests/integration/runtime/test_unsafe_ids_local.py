@@ -19,9 +19,9 @@ from sleeper.core.trackers.query import QueryState
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest.job_runner import IngestJobRunner
 from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE, QUERY_QUEUE, handle_query_message
-from sleeper.runtime.local import LocalInstance
-from sleeper.runtime.local_handlers import default_handlers
-from sleeper.runtime.local_runner import LocalRunner
+from sleeper.runtime.local.handlers import default_handlers
+from sleeper.runtime.local.instance import LocalInstance
+from sleeper.runtime.local.runner import LocalRunner
 from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration

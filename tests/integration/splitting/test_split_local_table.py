@@ -12,7 +12,7 @@ from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.ingest.standard import ingest_batches
 from sleeper.query.executor import table_query
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 from sleeper.splitting import (
     PARTITION_SPLITTING_JOB_QUEUE,

@@ -6,7 +6,7 @@ import pytest
 
 from sleeper.adapters.aws.clients import AwsSettings
 from sleeper.io.filesystem import S3Options
-from sleeper.runtime.aws import AwsInstance, AwsRuntimeConfig, AwsRuntimeConfigError
+from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig, AwsRuntimeConfigError
 
 
 def should_read_the_config_bucket_region_and_endpoint_from_the_environment() -> None:

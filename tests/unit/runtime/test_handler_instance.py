@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from lambdas._common import aws_instance, use_instance
-from sleeper.runtime.aws import AwsInstance, AwsRuntimeConfig
+from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ import pytest
 from sleeper.core import operations
 from sleeper.core.operations import CONTAINERS, HANDLERS, TriggerKind
 from sleeper.core.properties import INSTANCE_PROPERTY_INDEX, InstanceProperties
-from sleeper.runtime.aws import QUEUE_URL_PROPERTIES
+from sleeper.runtime.aws.instance import QUEUE_URL_PROPERTIES
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -163,8 +163,8 @@ def should_name_runtime_neutral_feature_functions_that_exist() -> None:
 
 def should_give_each_runtime_the_registry_queues() -> None:
     # Given the queues of the registry
-    from sleeper.runtime.local import LOCAL_QUEUES
-    from sleeper.runtime.local_handlers import default_handlers
+    from sleeper.runtime.local.handlers import default_handlers
+    from sleeper.runtime.local.instance import LOCAL_QUEUES
 
     local = {q.name: (q.fifo, q.visibility_timeout_seconds, q.max_receive_count) for q in operations.local_queues()}
     # When compared with the local instance's queues, its handlers and the AWS queue URL properties
@@ -179,9 +179,9 @@ def should_give_each_runtime_the_registry_queues() -> None:
 
 def should_derive_the_local_schedules_from_the_registry_triggers() -> None:
     # Given the local runner's schedules and the handlers that run them locally
-    from sleeper.runtime.local import LOCAL_QUEUES
-    from sleeper.runtime.local_handlers import default_handlers
-    from sleeper.runtime.local_runner import SCHEDULES
+    from sleeper.runtime.local.handlers import default_handlers
+    from sleeper.runtime.local.instance import LOCAL_QUEUES
+    from sleeper.runtime.local.runner import SCHEDULES
 
     scheduled = {h.local_schedule.name: h for h in HANDLERS if h.local_schedule is not None}
     problems = []

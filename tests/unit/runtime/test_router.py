@@ -14,8 +14,8 @@ from sleeper.core import operations
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.operations import CONTAINERS, HANDLERS, TriggerKind
 from sleeper.runtime import router
-from sleeper.runtime.aws import AwsInstance
-from sleeper.runtime.local_handlers import default_handlers
+from sleeper.runtime.aws.instance import AwsInstance
+from sleeper.runtime.local.handlers import default_handlers
 
 ROUTED_QUEUES = sorted(
     {q for h in HANDLERS if h.trigger.kind is TriggerKind.SQS and h.runs is not None for q in h.trigger.queues}

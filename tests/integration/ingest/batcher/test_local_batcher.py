@@ -18,7 +18,7 @@ from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest import IngestJobRunner
 from sleeper.ingest.batcher.job_creator import IngestBatcher
 from sleeper.ingest.batcher.submitter import SUBMIT_QUEUE, IngestBatcherSubmitter, handle_submit_message
-from sleeper.runtime.local import LocalInstance
+from sleeper.runtime.local.instance import LocalInstance
 
 pytestmark = pytest.mark.integration
 

@@ -1,7 +1,7 @@
 """The compaction side of an AWS instance's Lambdas and containers, wired to the AWS adapters (issue 6).
 
-Each function takes an :class:`~sleeper.runtime.aws.AwsInstance` and does what one handler invocation does, with the
-same domain code the local runtime runs (:mod:`sleeper.runtime.local_handlers`):
+Each function takes an :class:`~sleeper.runtime.aws.instance.AwsInstance` and does what one handler invocation does,
+with the same domain code the local runtime runs (:mod:`sleeper.runtime.local.handlers`):
 
 * :func:`dispatch_pending_batch_on_aws`: a Sleeper-format pending batch from ``PendingCompactionJobBatchQ``, its
   batch file read from the data bucket (:mod:`sleeper.compaction.dispatch`);
@@ -32,7 +32,7 @@ from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.core.statestore.transactions.serde import log_type_of
 from sleeper.io.exceptions import MissingFileError
 from sleeper.io.filesystem import delete, read_bytes
-from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.statestore.follower import follow_log_entry
 
 __all__ = [

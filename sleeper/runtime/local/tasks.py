@@ -47,7 +47,7 @@ from sleeper.core.trackers.compaction import CompactionJobFailed, CompactionJobS
 from sleeper.core.trackers.ingest import IngestJobFailed
 
 if TYPE_CHECKING:
-    from sleeper.runtime.local import LocalInstance
+    from sleeper.runtime.local.instance import LocalInstance
 
 __all__ = [
     "TASK_PREFIX",

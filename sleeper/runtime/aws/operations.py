@@ -1,9 +1,9 @@
 """The operations of an AWS instance's Lambdas and bulk import driver that need the AWS adapters (issue 6).
 
-Each function takes an :class:`~sleeper.runtime.aws.AwsInstance` and does what one handler invocation does, with the
-same domain code the local runtime runs (:mod:`sleeper.runtime.local_handlers`): ingest task creation over ECS, the
-ingest batcher over its DynamoDB store, the bulk import starter over EMR Serverless or EMR and the bulk import bucket,
-table metrics as CloudWatch embedded metric format log lines, warm-up queries, and the bulk import Spark driver.
+Each function takes an :class:`~sleeper.runtime.aws.instance.AwsInstance` and does what one handler invocation does,
+with the same domain code the local runtime runs (:mod:`sleeper.runtime.local.handlers`): ingest task creation over ECS,
+the ingest batcher over its DynamoDB store, the bulk import starter over EMR Serverless or EMR and the bulk import
+bucket, table metrics as CloudWatch embedded metric format log lines, warm-up queries, and the bulk import Spark driver.
 Operations whose feature entry needs no AWS adapter (garbage collection, splitting, the log's upkeep) run through the
 router (:mod:`sleeper.runtime.router`) instead. The ``lambdas`` modules only parse events and map failures.
 """
@@ -40,7 +40,7 @@ from sleeper.ingest.task_creation import IngestTaskCreation, create_ingest_tasks
 from sleeper.io.filesystem import read_bytes, resolve
 from sleeper.query.queued import QUERY_QUEUE
 from sleeper.query.warm import send_warm_queries
-from sleeper.runtime.aws import AwsInstance
+from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.statestore.metrics import TableMetrics, table_metrics
 
 if TYPE_CHECKING:

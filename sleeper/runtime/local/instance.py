@@ -59,7 +59,7 @@ from sleeper.core.queue import Queue
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus, new_table_id
 from sleeper.io.filesystem import delete_in_table, filesystem_path
-from sleeper.runtime.local_tasks import LocalTask, job_workspace
+from sleeper.runtime.local.tasks import LocalTask, job_workspace
 from sleeper.runtime.table import Table
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
@@ -155,7 +155,7 @@ class LocalInstance:
         self.table_index = SqliteTableIndex(self.database)
         self.filesystem = pafs.LocalFileSystem()
         self.task: LocalTask | None = None
-        """The local task this process runs as, while it runs as one (``sleeper.runtime.local_tasks.local_task``)."""
+        """The local task this process runs as, while it runs as one (``sleeper.runtime.local.tasks.local_task``)."""
 
     # --- lifecycle ---------------------------------------------------------------------------------------------
     @classmethod
@@ -286,7 +286,7 @@ class LocalInstance:
 
     def job_workspace(self) -> AbstractContextManager[JobWorkspace]:
         """Where a job runs: under the local task this process runs as, else a directory it owns while the job runs
-        (see :func:`sleeper.runtime.local_tasks.job_workspace`)."""
+        (see :func:`sleeper.runtime.local.tasks.job_workspace`)."""
         return job_workspace(self)
 
     # --- tables ------------------------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ from sleeper.runtime.admin import (
     reinitialise_table,
     update_instance_properties,
 )
-from sleeper.runtime.aws import QUEUE_URL_PROPERTIES, AwsInstance, AwsRuntimeConfig
+from sleeper.runtime.aws.instance import QUEUE_URL_PROPERTIES, AwsInstance, AwsRuntimeConfig
 from sleeper.runtime.table import Table
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from sleeper.core.jobs.ingest import IngestJob
     from sleeper.core.query import Query
     from sleeper.ingest.batcher.ports import IngestBatcherStore
-    from sleeper.runtime.local import LocalInstance
+    from sleeper.runtime.local.instance import LocalInstance
 
 __all__ = ["MAX_RULE_NAME", "AwsAdmin", "scheduled_rule_names"]
 
@@ -368,7 +368,7 @@ class AwsAdmin:
 
 if TYPE_CHECKING:
     from sleeper.runtime.admin import AdminInstance
-    from sleeper.runtime.local_admin import LocalAdmin
+    from sleeper.runtime.local.admin import LocalAdmin
 
     def _conforms_to_the_admin_port(aws: AwsAdmin, local: LocalAdmin) -> None:
         """Checked by mypy: both admins fit the port the CLI uses."""

@@ -12,7 +12,7 @@ table that no longer exists is dropped.
 the runner drains holds a message, visible or in flight. A message whose handler failed is made visible again at the
 end of its round, so it is retried in the next round (until it succeeds or its queue's receive limit moves it to the
 dead-letter queue) rather than after its visibility timeout. Messages in flight in other processes are waited for;
-those of processes found gone are released at once (``sleeper.runtime.local_tasks.recover_dead_tasks``).
+those of processes found gone are released at once (``sleeper.runtime.local.tasks.recover_dead_tasks``).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from functools import partial
 
 from sleeper.core.operations import COMPACTION_JOB_Q, Schedule, local_schedules
 from sleeper.core.queue import OutgoingMessage, QueueCounts, ReceiptHandleError
-from sleeper.runtime.local import LocalInstance, is_paused
-from sleeper.runtime.local_tasks import recover_dead_tasks
+from sleeper.runtime.local.instance import LocalInstance, is_paused
+from sleeper.runtime.local.tasks import recover_dead_tasks
 from sleeper.runtime.router import Disposition, settle
 
 __all__ = [

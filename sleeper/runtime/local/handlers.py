@@ -3,7 +3,7 @@
 A handler takes the instance and one message body, returns a line for the log (empty for nothing to say), and raises
 when the message should be delivered again (and, after the queue's receive limit, dead-lettered). Job runs are
 recorded under the local task the process runs as (``instance.task``), and ingest spills to the task's directory, so
-the runs and files of a process that dies are found (``sleeper.runtime.local_tasks``).
+the runs and files of a process that dies are found (``sleeper.runtime.local.tasks``).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from sleeper.ingest.batcher.job_creator import IngestBatcher, route_bulk_import_
 from sleeper.ingest.batcher.submitter import IngestBatcherSubmitter, handle_submit_message
 from sleeper.ingest.job_runner import INGEST_JOB_QUEUE
 from sleeper.runtime.faults_env import arm_crash_points_from_environment
-from sleeper.runtime.local import LocalInstance
-from sleeper.runtime.local_runner import Handler, LocalRunner, RoundSummary
-from sleeper.runtime.local_tasks import local_task
+from sleeper.runtime.local.instance import LocalInstance
+from sleeper.runtime.local.runner import Handler, LocalRunner, RoundSummary
+from sleeper.runtime.local.tasks import local_task
 from sleeper.runtime.router import RoutedHandler
 
 __all__ = ["BULK_IMPORT_QUEUE", "default_handlers", "drain_in_worker"]

@@ -27,7 +27,7 @@ from sleeper.runtime.admin import (
     reinitialise_table,
     update_instance_properties,
 )
-from sleeper.runtime.local import (
+from sleeper.runtime.local.instance import (
     LOCAL_QUEUES,
     PAUSED_FILE,
     LocalInstance,
@@ -243,7 +243,7 @@ class LocalAdmin:
         """Sends a bulk import job to ``BulkImportJobQ`` (local paths made absolute)."""
         from dataclasses import replace
 
-        from sleeper.runtime.local_handlers import BULK_IMPORT_QUEUE
+        from sleeper.runtime.local.handlers import BULK_IMPORT_QUEUE
 
         job = replace(job, files=_absolute(job.files))
         self.instance.queue(BULK_IMPORT_QUEUE).send(job.to_json())
@@ -258,9 +258,9 @@ class LocalAdmin:
         return f"{len(tracked)} files sent to the ingest batcher for table {table_name}"
 
     def _drain(self, queues: Sequence[str]) -> dict[str, int]:
-        from sleeper.runtime.local_handlers import default_handlers
-        from sleeper.runtime.local_runner import LocalRunner, RoundSummary
-        from sleeper.runtime.local_tasks import local_task
+        from sleeper.runtime.local.handlers import default_handlers
+        from sleeper.runtime.local.runner import LocalRunner, RoundSummary
+        from sleeper.runtime.local.tasks import local_task
 
         runner = LocalRunner(self.instance, default_handlers())
         total = RoundSummary()
@@ -333,8 +333,8 @@ class LocalAdmin:
         from sleeper.core.query import QuerySerDe
         from sleeper.io.arrow_schema import arrow_schema
         from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE, QUERY_QUEUE, query_results_dir
-        from sleeper.runtime.local_handlers import default_handlers
-        from sleeper.runtime.local_runner import LocalRunner
+        from sleeper.runtime.local.handlers import default_handlers
+        from sleeper.runtime.local.runner import LocalRunner
 
         self.instance.queue(QUERY_QUEUE).send(QuerySerDe.for_schema(schema).to_json(query))
         runner = LocalRunner(self.instance, default_handlers())
