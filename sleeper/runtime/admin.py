@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import pyarrow as pa
 
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AWS_PREFIX",
     "AdminInstance",
+    "InstanceAdmin",
     "AdminTable",
     "EditableInstance",
     "LocalOnlyError",
@@ -444,3 +445,82 @@ def estimate_split_points(table: AdminTable, partitions: int) -> list[KeyValue]:
         if not points or value != points[-1]:
             points.append(value)
     return points
+
+
+class AdministeredInstance(Protocol):
+    """What an instance of either runtime gives its admin: properties, tables, trackers and queues."""
+
+    @property
+    def properties(self) -> InstanceProperties: ...
+
+    def table(self, name: str) -> Any: ...
+
+    @property
+    def ingest_job_tracker(self) -> IngestJobTracker: ...
+
+    @property
+    def compaction_job_tracker(self) -> CompactionJobTracker: ...
+
+    @property
+    def ingest_task_tracker(self) -> TaskTracker: ...
+
+    @property
+    def compaction_task_tracker(self) -> TaskTracker: ...
+
+    @property
+    def query_tracker(self) -> QueryTracker: ...
+
+    def queue(self, logical_name: str) -> Queue: ...
+
+
+_Instance = TypeVar("_Instance", bound=AdministeredInstance)
+
+
+class InstanceAdmin(Generic[_Instance]):
+    """The part of the admin port both runtimes do the same way, on the instance they administer: reinitialising a
+    table, estimating split points, and the trackers and queues of the instance. ``LocalAdmin`` and ``AwsAdmin`` add
+    what differs (where the instance lives, tables, running operations now, pausing).
+
+    Args:
+        instance: The instance.
+    """
+
+    def __init__(self, instance: _Instance) -> None:
+        self.instance = instance
+
+    def reinitialise_table(self, name: str, split_points: Sequence[KeyValue] | None) -> Any:
+        """See :func:`reinitialise_table`."""
+        return reinitialise_table(self.instance.table(name), split_points)
+
+    def estimate_split_points(self, name: str, partitions: int) -> list[KeyValue]:
+        """See :func:`estimate_split_points`."""
+        return estimate_split_points(self.instance.table(name), partitions)
+
+    @property
+    def ingest_job_tracker(self) -> IngestJobTracker:
+        """The ingest job tracker."""
+        return self.instance.ingest_job_tracker
+
+    @property
+    def compaction_job_tracker(self) -> CompactionJobTracker:
+        """The compaction job tracker."""
+        return self.instance.compaction_job_tracker
+
+    @property
+    def ingest_task_tracker(self) -> TaskTracker:
+        """The ingest task tracker."""
+        return self.instance.ingest_task_tracker
+
+    @property
+    def compaction_task_tracker(self) -> TaskTracker:
+        """The compaction task tracker."""
+        return self.instance.compaction_task_tracker
+
+    @property
+    def query_tracker(self) -> QueryTracker:
+        """The query tracker."""
+        return self.instance.query_tracker
+
+    def queue(self, logical_name: str) -> Queue:
+        """A queue by logical name."""
+        return self.instance.queue(logical_name)

@@ -28,17 +28,12 @@ from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.queue import Queue, QueueNotFoundError
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
-from sleeper.core.trackers.compaction import CompactionJobTracker
-from sleeper.core.trackers.ingest import IngestJobTracker
-from sleeper.core.trackers.query import QueryTracker
-from sleeper.core.trackers.task import TaskTracker
 from sleeper.io.filesystem import delete_in_table
 from sleeper.runtime.admin import (
+    InstanceAdmin,
     LocalOnlyError,
     OperationReport,
     PropertyChange,
-    estimate_split_points,
-    reinitialise_table,
     update_instance_properties,
 )
 from sleeper.runtime.aws.instance import QUEUE_URL_PROPERTIES, AwsInstance, AwsRuntimeConfig
@@ -68,15 +63,12 @@ def scheduled_rule_names(instance_id: str) -> list[str]:
     return sorted(rules)
 
 
-class AwsAdmin:
+class AwsAdmin(InstanceAdmin[AwsInstance]):
     """The admin port on an instance on AWS.
 
     Args:
         instance: The instance (its config bucket and how to reach AWS).
     """
-
-    def __init__(self, instance: AwsInstance) -> None:
-        self.instance = instance
 
     @classmethod
     def for_instance_id(cls, instance_id: str, environ: Mapping[str, str] | None = None) -> AwsAdmin:
@@ -181,39 +173,7 @@ class AwsAdmin:
             updated.set(key, value)
         self.instance.properties_store.save_table(table.table_id, dict(updated.items()))
 
-    def reinitialise_table(self, name: str, split_points: Sequence[KeyValue] | None) -> Table[AwsInstance]:
-        """Deletes every file of a table and, with split points, repartitions it."""
-        return reinitialise_table(self.instance.table(name), split_points)
-
-    def estimate_split_points(self, name: str, partitions: int) -> list[KeyValue]:
-        """Split points cutting a table's rows evenly, from its files' sketches in S3."""
-        return estimate_split_points(self.instance.table(name), partitions)
-
     # --- trackers and queues -----------------------------------------------------------------------------------
-    @property
-    def ingest_job_tracker(self) -> IngestJobTracker:
-        """The ingest job tracker."""
-        return self.instance.ingest_job_tracker
-
-    @property
-    def compaction_job_tracker(self) -> CompactionJobTracker:
-        """The compaction job tracker."""
-        return self.instance.compaction_job_tracker
-
-    @property
-    def ingest_task_tracker(self) -> TaskTracker:
-        """The ingest task tracker."""
-        return self.instance.ingest_task_tracker
-
-    @property
-    def compaction_task_tracker(self) -> TaskTracker:
-        """The compaction task tracker."""
-        return self.instance.compaction_task_tracker
-
-    @property
-    def query_tracker(self) -> QueryTracker:
-        """The query tracker."""
-        return self.instance.query_tracker
 
     @cached_property
     def batcher_store(self) -> IngestBatcherStore:
@@ -223,10 +183,6 @@ class AwsAdmin:
     def queue_names(self) -> list[str]:
         """The logical names of the queues whose URLs the instance properties hold (those the deployment made)."""
         return [name for name, prop in QUEUE_URL_PROPERTIES.items() if self.instance.properties.get(prop)]
-
-    def queue(self, logical_name: str) -> Queue:
-        """A queue by logical name."""
-        return self.instance.queue(logical_name)
 
     def dead_letter_queue(self, logical_name: str) -> Queue:
         """The dead-letter queue of a queue."""

@@ -15,12 +15,9 @@ from sleeper.core.properties import InstanceProperties
 from sleeper.core.queue import Queue
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
-from sleeper.core.trackers.compaction import CompactionJobTracker
-from sleeper.core.trackers.ingest import IngestJobTracker
-from sleeper.core.trackers.query import QueryTracker
-from sleeper.core.trackers.task import TaskTracker
 from sleeper.runtime.admin import (
     AdminTable,
+    InstanceAdmin,
     OperationReport,
     PropertyChange,
     estimate_split_points,
@@ -98,16 +95,13 @@ def retry_dead_letters(instance: LocalInstance, queue_names: Sequence[str] | Non
     return moved
 
 
-class LocalAdmin:
+class LocalAdmin(InstanceAdmin[LocalInstance]):
     """The admin port (``sleeper.runtime.admin.AdminInstance``) on a local instance directory: delegates to
     :class:`LocalInstance`, the functions above and the local runner, which runs an operation now in this process.
 
     Args:
         instance: The local instance.
     """
-
-    def __init__(self, instance: LocalInstance) -> None:
-        self.instance = instance
 
     @property
     def is_local(self) -> bool:
@@ -176,39 +170,7 @@ class LocalAdmin:
         """Validates and saves table property edits."""
         return self.instance.update_table_properties(name, values)
 
-    def reinitialise_table(self, name: str, split_points: Sequence[KeyValue] | None) -> Table[LocalInstance]:
-        """See :func:`reinitialise_table`."""
-        return reinitialise_table(self.instance.table(name), split_points)
-
-    def estimate_split_points(self, name: str, partitions: int) -> list[KeyValue]:
-        """See :func:`estimate_split_points`."""
-        return estimate_split_points(self.instance.table(name), partitions)
-
     # --- trackers and queues -----------------------------------------------------------------------------------
-    @property
-    def ingest_job_tracker(self) -> IngestJobTracker:
-        """The ingest job tracker."""
-        return self.instance.ingest_job_tracker
-
-    @property
-    def compaction_job_tracker(self) -> CompactionJobTracker:
-        """The compaction job tracker."""
-        return self.instance.compaction_job_tracker
-
-    @property
-    def ingest_task_tracker(self) -> TaskTracker:
-        """The ingest task tracker."""
-        return self.instance.ingest_task_tracker
-
-    @property
-    def compaction_task_tracker(self) -> TaskTracker:
-        """The compaction task tracker."""
-        return self.instance.compaction_task_tracker
-
-    @property
-    def query_tracker(self) -> QueryTracker:
-        """The query tracker."""
-        return self.instance.query_tracker
 
     @property
     def batcher_store(self) -> IngestBatcherStore:
@@ -218,10 +180,6 @@ class LocalAdmin:
     def queue_names(self) -> list[str]:
         """Every queue of a local instance."""
         return list(LOCAL_QUEUES)
-
-    def queue(self, logical_name: str) -> Queue:
-        """A queue by logical name."""
-        return self.instance.queue(logical_name)
 
     def dead_letter_queue(self, logical_name: str) -> Queue:
         """The dead-letter queue of a queue."""
