@@ -63,12 +63,12 @@ from sleeper.core import faults
 from sleeper.core.faults import CrashPointReached
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.statestore.exceptions import PartitionNotFoundError
+from sleeper.core.statestore.exceptions import PartitionNotFoundError, TableDeletedError
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.table import TableStatus
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.gc.collector import collect_garbage
-from sleeper.gc.orphans import sweep_orphans
+from sleeper.gc.orphans import sweep_deleted_tables, sweep_orphans
 from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.parquet import SortedFileWriter
 from sleeper.runtime.local.admin import reinitialise_table
@@ -400,6 +400,34 @@ class TableMachine(RuleBasedStateMachine):
         STATS["outcome:ingest racing reinit landed after it"] += 1
         self.model.update(record.rows)
         self.committed_ingests.add(record.job_id)
+
+    @rule(rows=ROWS)
+    def ingest_racing_delete_of_another_table(self, rows: list[Row]) -> None:
+        """Another table of the instance is deleted while an ingest into it is between writing its files and
+        committing: the ingest fails (nothing acknowledged into a log nobody reads), the deleted table's leftovers are
+        swept, and this table is untouched (the invariants after the step)."""
+        STATS["rule:ingest_racing_delete_of_another_table"] += 1
+        name = f"doomed-{len(self.ingests)}"
+        doomed = self.instance.create_table(name, SCHEMA)
+        faults.arm("ingest.after_files_written", lambda _: self.instance.delete_table(name), times=1)
+        try:
+            doomed.ingest(_arrow(tuple(rows)), job_id=f"doomed-{name}")
+        except TableDeletedError:
+            STATS["outcome:ingest racing table delete refused"] += 1
+        else:
+            raise AssertionError("an ingest into a table deleted before its commit reported success")
+        finally:
+            faults.disarm_all()
+        assert name not in {t.table_name for t in self.instance.tables()}
+        swept = sweep_deleted_tables(
+            self.instance.data_root,
+            self.instance.state_store_backend.is_deleted,
+            live_table_ids=[t.table_id for t in self.instance.tables()],
+            now=datetime.now(tz=UTC) + timedelta(days=2),  # past the minimum age of leftovers
+        )
+        left = list((local_path(self.instance.data_root) / doomed.table_id).rglob("*.parquet"))
+        assert not left, f"files of the deleted table {name} left after the sweep: {left}"
+        STATS["outcome:deleted table leftovers swept"] += len(swept.deleted)
 
     @rule(split_points=REINIT_SPLITS)
     def compaction_racing_reinit(self, split_points: list[int] | None) -> None:
