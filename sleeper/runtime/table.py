@@ -11,27 +11,30 @@ runs (its job workspace) and how table properties are saved. ``sleeper.runtime.l
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Generic, Protocol, Self, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 import pyarrow as pa
 
+from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError
 from sleeper.core.jobs.workspace import JobWorkspace
-from sleeper.core.partition import Partition
-from sleeper.core.properties import TableProperties
+from sleeper.core.partition import Partition, partitions_from_split_points
+from sleeper.core.properties import InstanceProperties, TableProperties
+from sleeper.core.properties.properties import new_table_properties
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
-from sleeper.core.table import TableStatus
+from sleeper.core.table import TableIndex, TableStatus, new_table_id
 from sleeper.ingest.inputs import IngestInput, ingest_rows
 from sleeper.ingest.standard import IngestResult
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.query.executor import table_query
 from sleeper.statestore.store import StateStore
 
-__all__ = ["Table", "TableInstance"]
+__all__ = ["TABLE_NAME_PATTERN", "Table", "TableInstance", "TablePropertiesStore", "check_table_name", "create_table"]
 
 
 class TableInstance(Protocol):
@@ -180,3 +183,70 @@ class Table(Generic[InstanceT]):
             PropertyError: If a value is invalid or a property may not change; nothing is saved.
         """
         return self.instance.update_table_properties(self.name, values)
+
+
+TABLE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+"""A table name: letters, digits, ``_``, ``.`` and ``-``, starting with a letter or digit, at most 128 characters."""
+
+
+def check_table_name(name: str) -> str:
+    """Returns a table name that follows :data:`TABLE_NAME_PATTERN`.
+
+    Raises:
+        SleeperError: If it does not, saying what a name may hold.
+    """
+    if not TABLE_NAME_PATTERN.match(name):
+        raise SleeperError(f"invalid table name {name!r}: use letters, digits, '_', '.', '-' (at most 128)")
+    return name
+
+
+class TablePropertiesStore(Protocol):
+    """Where an instance keeps its tables' properties (the instance directory, or the config bucket)."""
+
+    def save_table(self, table_id: str, values: dict[str, str]) -> None: ...
+
+    def delete_table(self, table_id: str) -> None: ...
+
+
+_Made = TypeVar("_Made", bound="Table[Any]")
+
+
+def create_table(
+    *,
+    name: str,
+    schema: Schema,
+    split_points: Sequence[KeyValue] | None,
+    properties: Mapping[str, str] | None,
+    instance_properties: InstanceProperties,
+    table_index: TableIndex,
+    properties_store: TablePropertiesStore,
+    make_table: Callable[[TableStatus], _Made],
+) -> _Made:
+    """Creates a table as Sleeper does, on either runtime: validates its name, properties and split points, saves its
+    properties, adds it to the table index (taking the properties back if that fails) and initialises its partitions.
+
+    Raises:
+        SleeperError: If the name is invalid.
+        TableAlreadyExistsError: If the name is taken.
+        PropertyError: If a property is invalid.
+        PartitionTreeError: If the split points are invalid.
+    """
+    check_table_name(name)
+    if any(t.table_name == name for t in table_index.list_tables()):
+        raise TableAlreadyExistsError(f"table {name!r} already exists")
+    partitions = partitions_from_split_points(schema, list(split_points or []))
+    table_id = new_table_id()
+    values = {str(k): str(v) for k, v in (properties or {}).items()}
+    table_properties = new_table_properties(
+        instance_properties, name=name, table_id=table_id, schema=schema, values=values
+    )
+    status = TableStatus(table_id=table_id, table_name=name, online=table_properties.get_bool("sleeper.table.online"))
+    properties_store.save_table(table_id, dict(table_properties.items()))
+    try:
+        table_index.create(status)
+    except BaseException:
+        properties_store.delete_table(table_id)
+        raise
+    table = make_table(status)
+    table.state_store.initialise(partitions)
+    return table

@@ -51,7 +51,7 @@ from sleeper.adapters.aws.resources import (
 )
 from sleeper.adapters.aws.sqs_queue import SqsQueue
 from sleeper.core import operations
-from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError
+from sleeper.core.exceptions import SleeperError
 from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.naming import (
     InstanceNames,
@@ -64,14 +64,13 @@ from sleeper.core.naming import (
     queue_name,
     task_tracker_table_name,
 )
-from sleeper.core.partition import partitions_from_split_points
-from sleeper.core.properties import InstanceProperties, TableProperties, edited_table_properties, new_table_properties
+from sleeper.core.properties import InstanceProperties, TableProperties, edited_table_properties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.queue import OutgoingMessage, QueueConfig, QueueNotFoundError
 from sleeper.core.schema import KeyValue, Schema
-from sleeper.core.table import TableStatus, new_table_id
+from sleeper.core.table import TableStatus
 from sleeper.io.filesystem import FileSystemOptions, S3Options, s3_filesystem
-from sleeper.runtime.table import Table
+from sleeper.runtime.table import Table, create_table
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
 __all__ = [
@@ -351,26 +350,16 @@ class AwsInstance:
             PropertyError: If a property is invalid.
             PartitionTreeError: If the split points are invalid.
         """
-        if any(t.table_name == name for t in self.table_index.list_tables()):
-            raise TableAlreadyExistsError(f"table {name!r} already exists")
-        partitions = partitions_from_split_points(schema, list(split_points or []))
-        table_id = new_table_id()
-        values = {str(k): str(v) for k, v in (properties or {}).items()}
-        table_properties = new_table_properties(
-            self.properties, name=name, table_id=table_id, schema=schema, values=values
+        return create_table(
+            name=name,
+            schema=schema,
+            split_points=split_points,
+            properties=properties,
+            instance_properties=self.properties,
+            table_index=self.table_index,
+            properties_store=self.properties_store,
+            make_table=self._table,
         )
-        status = TableStatus(
-            table_id=table_id, table_name=name, online=table_properties.get_bool("sleeper.table.online")
-        )
-        self.properties_store.save_table(table_id, dict(table_properties.items()))
-        try:
-            self.table_index.create(status)
-        except BaseException:
-            self.properties_store.delete_table(table_id)
-            raise
-        table = self._table(status)
-        table.state_store.initialise(partitions)
-        return table
 
     def update_table_properties(self, name: str, values: Mapping[str, str]) -> Table[AwsInstance]:
         """Validates and saves new values of a table's properties to the config bucket; returns the table with them.

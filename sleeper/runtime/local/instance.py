@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import stat
 import uuid
 from collections.abc import Mapping, Sequence
@@ -48,19 +47,17 @@ from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExi
 from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.naming import local_dead_letter_queue_name
 from sleeper.core.operations import QUERY_RESULTS_Q, local_queues
-from sleeper.core.partition import partitions_from_split_points
 from sleeper.core.properties import (
     InstanceProperties,
     TableProperties,
     edited_table_properties,
-    new_table_properties,
 )
 from sleeper.core.queue import Queue
 from sleeper.core.schema import KeyValue, Schema
-from sleeper.core.table import TableStatus, new_table_id
+from sleeper.core.table import TableStatus
 from sleeper.io.filesystem import delete_in_table, filesystem_path
 from sleeper.runtime.local.tasks import LocalTask, job_workspace
-from sleeper.runtime.table import Table
+from sleeper.runtime.table import Table, check_table_name, create_table
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
 DATABASE_FILE = "sleeper.db"
@@ -70,7 +67,6 @@ LOCAL_QUEUES: dict[str, tuple[bool, int, int]] = {
 }
 """The queues of a local instance by logical name: (FIFO, visibility timeout seconds, maxReceiveCount), from the
 registry of operations."""
-_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _LOG = logging.getLogger(__name__)
 
 INSTANCE_DIRECTORY_MODE = 0o700
@@ -309,28 +305,16 @@ class LocalInstance:
             PropertyError: If a property is invalid.
             PartitionTreeError: If the split points are invalid.
         """
-        if not _NAME_PATTERN.match(name):
-            raise SleeperError(f"invalid table name {name!r}: use letters, digits, '_', '.', '-' (at most 128)")
-        if any(t.table_name == name for t in self.table_index.list_tables()):
-            raise TableAlreadyExistsError(f"table {name!r} already exists")
-        partitions = partitions_from_split_points(schema, list(split_points or []))
-        table_id = new_table_id()
-        values = {str(k): str(v) for k, v in (properties or {}).items()}
-        table_properties = new_table_properties(
-            self.properties, name=name, table_id=table_id, schema=schema, values=values
+        return create_table(
+            name=name,
+            schema=schema,
+            split_points=split_points,
+            properties=properties,
+            instance_properties=self.properties,
+            table_index=self.table_index,
+            properties_store=self._properties_store,
+            make_table=self._table,
         )
-        status = TableStatus(
-            table_id=table_id, table_name=name, online=table_properties.get_bool("sleeper.table.online")
-        )
-        self._properties_store.save_table(table_id, dict(table_properties.items()))
-        try:
-            self.table_index.create(status)
-        except BaseException:
-            self._properties_store.delete_table(table_id)
-            raise
-        table = self._table(status)
-        table.state_store.initialise(partitions)
-        return table
 
     def table(self, name: str) -> Table[LocalInstance]:
         """A table by name.
@@ -350,8 +334,7 @@ class LocalInstance:
 
     def rename_table(self, old_name: str, new_name: str) -> Table[LocalInstance]:
         """Renames a table (index and properties)."""
-        if not _NAME_PATTERN.match(new_name):
-            raise SleeperError(f"invalid table name {new_name!r}")
+        check_table_name(new_name)
         table = self.table(old_name)
         if new_name == old_name:
             raise TableAlreadyExistsError(f"table {new_name!r} already exists")

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sleeper.core.exceptions import PropertyError
+from sleeper.core.exceptions import PropertyError, SleeperError
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.local.instance import LocalInstance
@@ -122,3 +122,14 @@ def should_save_new_properties_through_the_table_on_either_runtime(any_instance:
     with pytest.raises(PropertyError):
         table.set_properties({THRESHOLD: "not a number"})
     assert any_instance.table(table.name).properties.get(THRESHOLD) == "1234"
+
+
+@pytest.mark.parametrize("name", ["bad/name", "../escape", "", "-leading-dash", "x" * 129])
+def should_refuse_an_invalid_table_name_on_either_runtime(any_instance: Any, name: str) -> None:
+    # Given an instance of either runtime
+    # When a table is created with a name that could not be a file or key segment
+    before = {t.table_id for t in any_instance.tables()}
+    with pytest.raises(SleeperError, match="invalid table name"):
+        any_instance.create_table(name, SCHEMA)
+    # Then nothing was created
+    assert {t.table_id for t in any_instance.tables()} == before
