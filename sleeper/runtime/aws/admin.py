@@ -37,7 +37,7 @@ from sleeper.runtime.admin import (
     update_instance_properties,
 )
 from sleeper.runtime.aws.instance import QUEUE_URL_PROPERTIES, AwsInstance, AwsRuntimeConfig
-from sleeper.runtime.table import Table
+from sleeper.runtime.table import Table, check_table_name
 
 if TYPE_CHECKING:
     from sleeper.core.jobs.bulk_import import BulkImportJob
@@ -141,7 +141,8 @@ class AwsAdmin(InstanceAdmin[AwsInstance]):
         return self.instance.create_table(name, schema, split_points=split_points, properties=properties)
 
     def rename_table(self, old_name: str, new_name: str) -> Table[AwsInstance]:
-        """Renames a table in the table index and its properties."""
+        """Renames a table in the table index and its properties (the new name follows the one table name rule)."""
+        check_table_name(new_name)
         table = self.instance.table(old_name)
         status = self.instance.table_index.rename(table.table_id, new_name)
         self._save_table_properties(table, {"sleeper.table.name": status.table_name})

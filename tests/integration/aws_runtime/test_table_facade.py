@@ -133,3 +133,18 @@ def should_refuse_an_invalid_table_name_on_either_runtime(any_instance: Any, nam
         any_instance.create_table(name, SCHEMA)
     # Then nothing was created
     assert {t.table_id for t in any_instance.tables()} == before
+
+
+def should_refuse_renaming_a_table_to_an_invalid_name_on_either_runtime(any_instance: Any) -> None:
+    # Given a table on either runtime, and that runtime's admin
+    from sleeper.runtime.aws.admin import AwsAdmin
+    from sleeper.runtime.local.admin import LocalAdmin
+
+    admin = LocalAdmin(any_instance) if isinstance(any_instance, LocalInstance) else AwsAdmin(any_instance)
+    name = f"renamed-{uuid.uuid4().hex[:8]}"
+    any_instance.create_table(name, SCHEMA)
+    # When it is renamed to a name that could not be a file or key segment
+    with pytest.raises(SleeperError, match="invalid table name"):
+        admin.rename_table(name, "bad/name")
+    # Then it keeps its name
+    assert name in {t.table_name for t in any_instance.tables()}
