@@ -16,7 +16,7 @@ class BulkImportConfigError(BulkImportError):
 
 
 class SparkUnavailableError(BulkImportError):
-    """PySpark is not installed (install the ``spark`` extra: ``pip install 'sleeper[spark]'``)."""
+    """PySpark is not installed (the ``spark`` extra installs it: ``sleeper.core.extras.install_command``)."""
 
 
 class InsufficientDataForSplittingError(BulkImportError):

@@ -40,6 +40,7 @@ import pyarrow as pa
 from sleeper.bulk_import.exceptions import SparkUnavailableError
 from sleeper.bulk_import.leaves import LeafTagger, spark_partition_keys
 from sleeper.bulk_import.presplit import PreSplitSettings, plan_partition_tree_extension, sample_fraction
+from sleeper.core.extras import install_command
 from sleeper.core.jobs.paths import join_under
 from sleeper.core.partition import PartitionTree
 from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
@@ -88,7 +89,7 @@ def _import_pyspark() -> Any:
         import pyspark.sql
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise SparkUnavailableError(
-            "bulk import needs PySpark: install the spark extra (pip install 'sleeper[spark]')"
+            f"bulk import needs PySpark: install the spark extra ({install_command('spark')})"
         ) from e
     return pyspark.sql
 

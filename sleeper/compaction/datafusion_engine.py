@@ -28,12 +28,19 @@ from typing import Any
 import pyarrow as pa
 
 from sleeper.compaction.exceptions import EngineUnavailableError
+from sleeper.core.extras import install_command
 from sleeper.core.schema import Schema
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import filesystem_path
 from sleeper.io.key_ranges import KeyBounds, normalise_regions
 
-__all__ = ["datafusion_available", "datafusion_can_read", "datafusion_merge", "datafusion_plan"]
+__all__ = ["DATAFUSION_MISSING", "datafusion_available", "datafusion_can_read", "datafusion_merge", "datafusion_plan"]
+
+DATAFUSION_MISSING = (
+    "the DATAFUSION data engine (sleeper.table.data.engine) needs the datafusion extra: "
+    f"{install_command('datafusion')}; or set the engine to ARROW"
+)
+"""Why a table asking for DataFusion cannot be compacted when the package is not installed."""
 
 
 def datafusion_available() -> bool:
@@ -66,7 +73,7 @@ def datafusion_plan(
     try:
         import datafusion
     except ImportError as e:
-        raise EngineUnavailableError("the DATAFUSION engine needs the datafusion package") from e
+        raise EngineUnavailableError(DATAFUSION_MISSING) from e
     from datafusion import col, lit
 
     paths = [_local_path(location) for location in input_files]

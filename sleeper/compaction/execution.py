@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from pyarrow import fs as pafs
 
-from sleeper.compaction.exceptions import CompactionConfigError, CompactionInputError
+from sleeper.compaction.exceptions import CompactionConfigError, CompactionInputError, EngineUnavailableError
 from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.partition import Partition
 from sleeper.core.range import Region as CoreRegion
@@ -159,10 +159,11 @@ def resolve_engine(properties: TableProperties | None, requested: str | None = N
         requested: An engine name (any of Sleeper's names, in any case) that overrides the table's.
 
     Returns:
-        ``DATAFUSION`` if that is asked for and the ``datafusion`` package can be imported, else ``ARROW``.
+        The engine asked for.
 
     Raises:
         CompactionConfigError: If the name is not an engine.
+        EngineUnavailableError: If ``DATAFUSION`` is asked for and the ``datafusion`` extra is not installed.
     """
     name = requested
     if name is None and properties is not None and _engine_chosen(properties):
@@ -172,10 +173,10 @@ def resolve_engine(properties: TableProperties | None, requested: str | None = N
     if engine is None:
         raise CompactionConfigError(f"unknown data engine {name!r}; expected one of {', '.join(_ENGINE_NAMES)}")
     if engine == ENGINE_DATAFUSION:
-        from sleeper.compaction.datafusion_engine import datafusion_available
+        from sleeper.compaction.datafusion_engine import DATAFUSION_MISSING, datafusion_available
 
         if not datafusion_available():
-            return ENGINE_ARROW
+            raise EngineUnavailableError(DATAFUSION_MISSING)
     return engine
 
 

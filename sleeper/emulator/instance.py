@@ -14,6 +14,7 @@ from typing import Any
 
 from sleeper.adapters.aws.clients import AwsSettings
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.extras import install_command
 from sleeper.core.properties.javaprops import load as load_java_properties
 from sleeper.emulator.pump import Pump
 from sleeper.emulator.resources import DEFAULT_ACCOUNT, DEFAULT_REGION, provision_emulated_instance
@@ -108,7 +109,10 @@ class EmulatedAwsInstance:
         try:
             from moto.server import ThreadedMotoServer
         except ImportError as e:
-            raise EmulatorError("the emulated instance needs moto's server: pip install 'moto[server]'") from e
+            raise EmulatorError(
+                "the emulated instance needs moto's server: install the aws-local extra "
+                f"({install_command('aws-local')})"
+            ) from e
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # werkzeug logs every request at INFO otherwise
         _check_free(self._host, self._port)  # moto's server thread would die on a taken port and start() wait forever
         server = ThreadedMotoServer(ip_address=self._host, port=self._port, verbose=False)

@@ -309,3 +309,14 @@ def should_use_the_arrow_engine_unless_the_table_or_instance_names_one(monkeypat
     assert resolve_engine(default) == DEFAULT_ENGINE == ENGINE_ARROW
     assert resolve_engine(on_table) == ENGINE_DATAFUSION
     assert resolve_engine(on_instance) == ENGINE_DATAFUSION
+
+
+def should_refuse_datafusion_naming_the_extra_when_it_is_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a table asking for DataFusion, without the datafusion package
+    monkeypatch.setattr(datafusion_engine, "datafusion_available", lambda: False)
+    on_table = TableProperties(InstanceProperties(), {"sleeper.table.data.engine": "DATAFUSION"})
+
+    # When / Then: the compaction is refused, naming the extra to install (never merged by another engine silently)
+    with pytest.raises(CompactionConfigError, match=r"pip install 'sleeper-lsm\[datafusion\]'"):
+        resolve_engine(on_table)
+    assert resolve_engine(TableProperties(InstanceProperties(), {})) == ENGINE_ARROW
