@@ -4,20 +4,22 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
+from sleeper.core.properties import InstanceProperties
+from sleeper.core.properties import instance_query as qp
 from sleeper.core.queue import Queue
 from sleeper.core.trackers.query import QueryTracker
 from sleeper.io.filesystem import FileSystemOptions
+from sleeper.query.publishers import PublisherSettings, WebSocketPoster, results_publisher
 from sleeper.query.queued import (
     LEAF_PARTITION_QUERY_QUEUE,
     QueryTables,
     handle_leaf_query_message,
     handle_query_message,
-    parquet_publisher,
 )
 
-__all__ = ["QueryRuntime", "handle_leaf_query", "handle_query"]
+__all__ = ["QueryRuntime", "WebSocketRuntime", "handle_leaf_query", "handle_query", "publisher_settings"]
 
 
 class QueryRuntime(QueryTables, Protocol):
@@ -43,9 +45,39 @@ class QueryRuntime(QueryTables, Protocol):
         """How to reach the data and results files (None for the defaults: a local instance)."""
         ...
 
+    @property
+    def properties(self) -> InstanceProperties:
+        """The instance properties (the results batch size, row group and page size defaults)."""
+        ...
+
     def queue(self, logical_name: str) -> Queue:
         """The queue with this logical name (for example ``LeafPartitionQueryQueue``)."""
         ...
+
+
+@runtime_checkable
+class WebSocketRuntime(Protocol):
+    """An instance whose query functions can post to WebSocket connections (an AWS instance)."""
+
+    @property
+    def websocket_poster(self) -> WebSocketPoster:
+        """Posts to connections through API Gateway's management API."""
+        ...
+
+
+def publisher_settings(instance: QueryRuntime) -> PublisherSettings:
+    """What the instance gives the results publishers: its results location and queue, the results defaults of its
+    properties, and a WebSocket poster when it has one."""
+    props = instance.properties
+    return PublisherSettings(
+        results_uri=instance.query_results_uri,
+        options=instance.filesystem_options,
+        results_queue=instance.query_results_queue,
+        sqs_batch_size=props.get_int(qp.QUERY_PROCESSING_LAMBDA_RESULTS_BATCH_SIZE),
+        row_group_bytes=props.get_int(qp.DEFAULT_RESULTS_ROW_GROUP_SIZE),
+        page_bytes=props.get_int(qp.DEFAULT_RESULTS_PAGE_SIZE),
+        websocket=instance.websocket_poster if isinstance(instance, WebSocketRuntime) else None,
+    )
 
 
 def handle_query(instance: QueryRuntime, body: str) -> str:
@@ -57,7 +89,11 @@ def handle_query(instance: QueryRuntime, body: str) -> str:
         A line for the log: the sub-queries sent, or why the query failed.
     """
     outcome = handle_query_message(
-        body, tables=instance, leaf_queue=instance.queue(LEAF_PARTITION_QUERY_QUEUE), tracker=instance.query_tracker
+        body,
+        tables=instance,
+        leaf_queue=instance.queue(LEAF_PARTITION_QUERY_QUEUE),
+        tracker=instance.query_tracker,
+        settings=publisher_settings(instance),
     )
     if outcome.error is not None:
         return f"query {outcome.query_id or '(no id)'} failed: {outcome.error}"
@@ -65,9 +101,9 @@ def handle_query(instance: QueryRuntime, body: str) -> str:
 
 
 def handle_leaf_query(instance: QueryRuntime, body: str) -> str:
-    """One ``LeafPartitionQueryQueue`` message: runs the sub-query and publishes its rows to the instance's query
-    results location, or to its results queue when the query asks for SQS (see
-    :func:`sleeper.query.queued.handle_leaf_query_message`).
+    """One ``LeafPartitionQueryQueue`` message: runs the sub-query and publishes its rows where the query asks
+    (:mod:`sleeper.query.publishers`: the results location by default, the results queue, or a WebSocket
+    connection; see :func:`sleeper.query.queued.handle_leaf_query_message`).
 
     Returns:
         A line for the log: the rows published.
@@ -75,9 +111,13 @@ def handle_leaf_query(instance: QueryRuntime, body: str) -> str:
     Raises:
         SleeperError: If the message is not a valid leaf partition query (it cannot be tracked).
     """
-    options = instance.filesystem_options
-    publish = parquet_publisher(instance.query_results_uri, options=options, results_queue=instance.query_results_queue)
+    settings = publisher_settings(instance)
     rows = handle_leaf_query_message(
-        body, tables=instance, tracker=instance.query_tracker, publish=publish, options=options
+        body,
+        tables=instance,
+        tracker=instance.query_tracker,
+        publish=results_publisher(settings),
+        options=settings.options,
+        poster=settings.websocket,
     )
     return f"sub-query finished: {rows:,} rows"

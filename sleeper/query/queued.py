@@ -9,28 +9,28 @@ every sub-query is tracked QUEUED (atomically, before any is sent) and sent to t
 The leaf handler tracks its sub-query IN_PROGRESS, runs it, publishes the rows, and tracks it COMPLETED with the row
 count, or FAILED with the reason. The tracker rolls sub-queries up into their query.
 
-Results go where the query's ``resultsPublisherConfig`` says: by default (and for ``{"destination": "S3"}``) to one
-Parquet file per sub-query at ``<results location>/query-<query id>/<sub-query id>.parquet``, in the table's column
-types; ``{"destination": "SQS"}`` sends the rows as JSON to the results queue. Query and sub-query ids are safe ids
-(checked when the query is read, so a query whose id could escape the results location is tracked FAILED), and the
-results path is joined with ``join_under``, which refuses any part that could leave the results location.
+Results go where the query's ``resultsPublisherConfig`` says (:mod:`sleeper.query.publishers`): by default to one
+Parquet file per sub-query at ``<results location>/query-<query id>/<sub-query id>.parquet``, or in batches to the
+results queue, or to a WebSocket connection. The query handler reads that config and the ``statusReportDestinations``
+before it plans anything, so a query this instance cannot honour is tracked FAILED with the reason. Status messages
+go to the WebSocket connections the query names (:mod:`sleeper.query.status`): the sub-queries it was split into,
+each sub-query's completion or error, or the query's own when it has no sub-queries or fails. Query and sub-query ids
+are safe ids (checked when the query is read, so a query whose id could escape the results location is tracked
+FAILED), and the results path is joined with ``join_under``, which refuses any part that could leave the results
+location.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from sleeper.core.exceptions import SleeperError, TableNotFoundError
+from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.jobs.paths import join_under
 from sleeper.core.operations import LEAF_PARTITION_QUERY_Q as LEAF_PARTITION_QUERY_QUEUE
 from sleeper.core.operations import QUERY_Q as QUERY_QUEUE
 from sleeper.core.operations import QUERY_RESULTS_Q as QUERY_RESULTS_QUEUE
@@ -38,13 +38,30 @@ from sleeper.core.query import LeafPartitionQuery, Query, QuerySerDe
 from sleeper.core.queue import Queue
 from sleeper.core.schema import Schema
 from sleeper.core.trackers.query import QueryState, QueryTracker, QueryUpdate
-from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.filesystem import FileSystemOptions, ensure_parent_dir, open_output, resolve
-from sleeper.query.executor import QueryableTable, output_fields, processing_config, run_leaf_query
+from sleeper.io.filesystem import FileSystemOptions
+from sleeper.query.executor import QueryableTable, processing_config, run_leaf_query
 from sleeper.query.planner import plan_query
+from sleeper.query.publishers import (
+    NO_WEBSOCKET,
+    PublisherSettings,
+    ResultsPublisher,
+    WebSocketPoster,
+    check_destination,
+    query_results_dir,
+    results_path,
+)
+from sleeper.query.results_config import (
+    NO_RESULTS_OUTPUT,
+    ResultsConfigError,
+    WebSocketTarget,
+    read_results_config,
+    read_status_destinations,
+)
+from sleeper.query.status import StatusReporter, describe
 
 __all__ = [
     "LEAF_PARTITION_QUERY_QUEUE",
+    "NO_RESULTS_OUTPUT",
     "QUERY_QUEUE",
     "QUERY_RESULTS_QUEUE",
     "QueryTables",
@@ -69,12 +86,6 @@ class QueryTables(Protocol):
     def table_by_id(self, table_id: str) -> QueryableTable:
         """The table with this id (raises ``TableNotFoundError`` if none)."""
         ...
-
-
-class ResultsPublisher(Protocol):
-    """Publishes the rows of one sub-query; returns how many rows it published."""
-
-    def __call__(self, leaf_query: LeafPartitionQuery, schema: Schema, batches: Iterator[pa.RecordBatch]) -> int: ...
 
 
 def _serde(tables: QueryTables) -> QuerySerDe:
@@ -102,6 +113,14 @@ def _failed_id(body: str) -> str | None:
     return raw if isinstance(raw, str) and raw.strip() else None
 
 
+def _lenient_targets(destinations: Sequence[Mapping[str, str]]) -> tuple[WebSocketTarget, ...]:
+    """The WebSocket connections to report a failure to, if the destinations can be read at all."""
+    try:
+        return read_status_destinations(tuple(destinations))
+    except ResultsConfigError:
+        return ()
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QueryOutcome:
     """What the query handler did with one message.
@@ -126,29 +145,62 @@ def handle_query_message(
     leaf_queue: Queue,
     tracker: QueryTracker,
     clock: Callable[[], datetime] = lambda: datetime.now(tz=UTC),
+    settings: PublisherSettings | None = None,
 ) -> QueryOutcome:
     """Validates, plans and fans out one query (see the module docs). Never raises for a bad query.
 
     A query delivered again once the tracker records it finished is left alone. One delivered again before that (its
     first handling stopped part way) is planned again: while the partitions are unchanged its sub-queries get the
     same ids, so their results replace, never add to, those already written.
+
+    Args:
+        body: The query JSON.
+        tables: The instance's tables.
+        leaf_queue: Where sub-queries go.
+        tracker: The query tracker.
+        clock: The time of tracker updates.
+        settings: What the instance can publish results to, so a destination it cannot honour fails the query here;
+            None checks only that the results config can be read, and sends no status messages.
     """
+    poster = settings.websocket if settings is not None else None
     serde = _serde(tables)
     try:
         query = serde.query_from_json(body)
         table = tables.table(query.table_name)
     except (MessageError, TableNotFoundError) as e:
         query_id = getattr(e, "query_id", None) or _failed_id(body)
-        if query_id is not None:
-            tracker.record(
-                QueryUpdate(query_id=query_id, state=QueryState.FAILED, update_time=clock(), error_message=str(e))
-            )
-        return QueryOutcome(query_id=query_id, error=str(e))
+        reporter = StatusReporter(poster, _lenient_targets(getattr(e, "status_report_destinations", ())))
+        return _failed(query_id, e, tracker, reporter, clock)
+    try:
+        targets = read_status_destinations(query.processing.status_report_destinations)
+        destination = read_results_config(query.processing.results_publisher_config)
+        if settings is not None:
+            check_destination(settings, destination)
+            if targets and poster is None:
+                raise ResultsConfigError(NO_WEBSOCKET)
+    except ResultsConfigError as e:
+        reporter = StatusReporter(poster, _lenient_targets(query.processing.status_report_destinations))
+        return _failed(query.query_id, e, tracker, reporter, clock)
     previous = tracker.status(query.query_id)
     if previous is not None and previous.last_known_state.is_finished:
         return QueryOutcome(query_id=query.query_id, already_finished=True)
     tracker.record(QueryUpdate(query_id=query.query_id, state=QueryState.IN_PROGRESS, update_time=clock()))
-    return _fan_out(query, table, serde, leaf_queue, tracker, clock)
+    return _fan_out(query, table, serde, leaf_queue, tracker, clock, StatusReporter(poster, targets))
+
+
+def _failed(
+    query_id: str | None,
+    error: Exception,
+    tracker: QueryTracker,
+    reporter: StatusReporter,
+    clock: Callable[[], datetime],
+) -> QueryOutcome:
+    if query_id is not None:
+        tracker.record(
+            QueryUpdate(query_id=query_id, state=QueryState.FAILED, update_time=clock(), error_message=str(error))
+        )
+    reporter.failed(query_id, describe(error))
+    return QueryOutcome(query_id=query_id, error=str(error))
 
 
 def _fan_out(
@@ -158,11 +210,13 @@ def _fan_out(
     leaf_queue: Queue,
     tracker: QueryTracker,
     clock: Callable[[], datetime],
+    reporter: StatusReporter,
 ) -> QueryOutcome:
     store = table.state_store
     sub_queries = plan_query(query, store.partition_tree(), store.file_references(), table_id=table.table_id)
     if not sub_queries:
         tracker.record(QueryUpdate(query_id=query.query_id, state=QueryState.COMPLETED, update_time=clock()))
+        reporter.completed(query.query_id, 0)
         return QueryOutcome(query_id=query.query_id)
     now = clock()
     tracker.record_all(
@@ -171,6 +225,7 @@ def _fan_out(
             for q in sub_queries
         ]
     )
+    reporter.subqueries(query.query_id, [q.sub_query_id for q in sub_queries])
     messages = [serde.to_json(q) for q in sub_queries]
     for start in range(0, len(messages), 10):
         leaf_queue.send_batch(messages[start : start + 10])
@@ -185,14 +240,17 @@ def handle_leaf_query_message(
     publish: ResultsPublisher,
     clock: Callable[[], datetime] = lambda: datetime.now(tz=UTC),
     options: FileSystemOptions | None = None,
+    poster: WebSocketPoster | None = None,
 ) -> int:
-    """Runs one sub-query, publishes its rows and tracks it; returns the rows published.
+    """Runs one sub-query, publishes its rows and tracks it; returns the rows published. The WebSocket connections
+    the query names for status get the sub-query's completed or error message (sent through ``poster``).
 
     Raises:
         SleeperError: If the message is not a valid leaf partition query (it cannot be tracked).
     """
     leaf_query = _serde(tables).leaf_query_from_json(body)
     query_id, sub_query_id = leaf_query.query_id, leaf_query.sub_query_id
+    reporter = StatusReporter(poster, _lenient_targets(leaf_query.processing.status_report_destinations))
     tracker.record(
         QueryUpdate(query_id=query_id, sub_query_id=sub_query_id, state=QueryState.IN_PROGRESS, update_time=clock())
     )
@@ -201,7 +259,7 @@ def handle_leaf_query_message(
         config = processing_config(table.properties, table.schema)
         now_ms = int(clock().timestamp() * 1000)
         batches = run_leaf_query(leaf_query, table.schema, config, now_ms, options=options)
-        rows = publish(leaf_query, table.schema, batches)
+        published = publish(leaf_query, table, batches)
     except Exception as e:  # a sub-query that cannot finish is tracked FAILED, whatever went wrong
         _LOG.exception("sub-query %s of query %s failed", leaf_query.sub_query_id, leaf_query.query_id)
         tracker.record(
@@ -213,6 +271,7 @@ def handle_leaf_query_message(
                 error_message=str(e),
             )
         )
+        reporter.failed(sub_query_id, describe(e))
         return 0
     tracker.record(
         QueryUpdate(
@@ -220,66 +279,8 @@ def handle_leaf_query_message(
             sub_query_id=sub_query_id,
             state=QueryState.COMPLETED,
             update_time=clock(),
-            row_count=rows,
+            row_count=published.rows,
         )
     )
-    return rows
-
-
-NO_RESULTS_OUTPUT = "NO_RESULTS_OUTPUT"
-"""The results destination of a query whose rows are read and dropped (Sleeper's warm-up queries ask for it)."""
-
-
-def query_results_dir(results_uri: str, query_id: str) -> str:
-    """Where a query's result files go: ``<results location>/query-<query id>``.
-
-    Raises:
-        UnsafePathError: If the query id could escape the results location.
-    """
-    return join_under(results_uri, f"query-{query_id}")
-
-
-def results_path(results_uri: str, leaf_query: LeafPartitionQuery) -> str:
-    """Where a sub-query's rows go: ``<results location>/query-<query id>/<sub-query id>.parquet``.
-
-    Raises:
-        UnsafePathError: If an id could escape the results location.
-    """
-    return join_under(query_results_dir(results_uri, leaf_query.query_id), f"{leaf_query.sub_query_id}.parquet")
-
-
-def parquet_publisher(
-    results_uri: str, *, options: FileSystemOptions | None = None, results_queue: Queue | None = None
-) -> ResultsPublisher:
-    """A publisher writing each sub-query's rows to one Parquet file under ``results_uri`` (spec 7.2), or, when the
-    query asks for ``{"destination": "SQS"}`` and a results queue is given, sending them there as JSON."""
-
-    def publish(leaf_query: LeafPartitionQuery, schema: Schema, batches: Iterator[pa.RecordBatch]) -> int:
-        destination = leaf_query.processing.results_publisher_config.get("destination", "S3").upper()
-        if destination == "SQS":
-            if results_queue is None:
-                raise SleeperError("the query asks for results on SQS but there is no results queue")
-            table = pa.Table.from_batches(list(batches), schema=_output_schema(schema, leaf_query))
-            message = {"queryId": leaf_query.query_id, "subQueryId": leaf_query.sub_query_id, "rows": table.to_pylist()}
-            results_queue.send(json.dumps(message, default=str))
-            return int(table.num_rows)
-        if destination == NO_RESULTS_OUTPUT:
-            return sum(batch.num_rows for batch in batches)
-        if destination != "S3":
-            raise SleeperError(f"results destination {destination} is not supported here")
-        target = _output_schema(schema, leaf_query)
-        fs, path = resolve(results_path(results_uri, leaf_query), options)
-        ensure_parent_dir(fs, path)
-        rows = 0
-        with open_output(fs, path) as sink, pq.ParquetWriter(sink, target) as writer:
-            for batch in batches:
-                writer.write_batch(batch)
-                rows += batch.num_rows
-        return rows
-
-    return publish
-
-
-def _output_schema(schema: Schema, leaf_query: LeafPartitionQuery) -> pa.Schema:
-    full = arrow_schema(schema)
-    return pa.schema([full.field(n) for n in output_fields(schema, leaf_query.processing.requested_value_fields)])
+    reporter.completed(sub_query_id, published.rows, published.locations)
+    return published.rows

@@ -50,6 +50,7 @@ from sleeper.adapters.aws.resources import (
     create_task_tracker_table,
 )
 from sleeper.adapters.aws.sqs_queue import SqsQueue
+from sleeper.adapters.aws.websocket_api import ApiGatewayWebSocketPoster
 from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.jobs.workspace import JobWorkspace
@@ -280,6 +281,11 @@ class AwsInstance:
         None."""
         has_queue = bool(self.properties.get(QUEUE_URL_PROPERTIES[operations.QUERY_RESULTS_Q]))
         return self.queue(operations.QUERY_RESULTS_Q) if has_queue else None
+
+    @cached_property
+    def websocket_poster(self) -> ApiGatewayWebSocketPoster:
+        """Posts query results and status to WebSocket connections through API Gateway's management API."""
+        return ApiGatewayWebSocketPoster(self.config.settings)
 
     # --- tables --------------------------------------------------------------------------------------------------
     @cached_property

@@ -16,7 +16,8 @@ from sleeper.core.query import Query, QuerySerDe
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.query import QueryState
-from sleeper.query.queued import handle_leaf_query_message, handle_query_message, parquet_publisher, results_path
+from sleeper.query.publishers import PublisherSettings, results_path, results_publisher
+from sleeper.query.queued import handle_leaf_query_message, handle_query_message
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 
@@ -48,7 +49,7 @@ def should_fan_out_one_sub_query_per_leaf_and_publish_every_row_once(
     # When the query handler runs, then the leaf handler runs each sub-query
     outcome = handle_query_message(_query_json("q1", 50, 250), tables=instance, leaf_queue=leaf_queue, tracker=tracker)
     results = (tmp_path / "results").as_uri()
-    publish = parquet_publisher(results)
+    publish = results_publisher(PublisherSettings(results_uri=results))
     messages = leaf_queue.receive(10)
     counts = [handle_leaf_query_message(m.body, tables=instance, tracker=tracker, publish=publish) for m in messages]
     # Then 3 sub-queries were sent and their result files hold keys 50..249 once
