@@ -95,8 +95,8 @@ def validate_job(
         by_id=lambda i: _find(instance.table_by_id, i), by_name=lambda n: _find(instance.table, n)
     )
     if table is None:
-        name = f"id {job.table_id!r}" if job.table_id is not None else f"name {job.table_name!r}"
-        return JobValidation(table=None, reasons=(f"Table not found with {name}",))
+        missing = TableNotFoundError.of(table_name=job.table_name, table_id=job.table_id)
+        return JobValidation(table=None, reasons=(str(missing),))
     paths, reasons = expand_paths(job.files, options, filesystem=filesystem)
     files: list[InputFile] = []
     if not reasons:

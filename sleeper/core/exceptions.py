@@ -32,7 +32,15 @@ class PropertyError(SleeperError):
 
 
 class TableNotFoundError(SleeperError):
-    """No table exists with the given name or id."""
+    """No table exists with the given name or id. Made with :meth:`of`, so every runtime, job tracker and command says
+    it in the same words (``Table not found with name 'x'``, as Sleeper's own message)."""
+
+    @classmethod
+    def of(cls, *, table_name: str | None = None, table_id: str | None = None) -> TableNotFoundError:
+        """The error for a table looked up by id (if given) or by name."""
+        if table_id is not None:
+            return cls(f"Table not found with id {table_id!r}")
+        return cls(f"Table not found with name {table_name!r}")
 
 
 class TableAlreadyExistsError(SleeperError):

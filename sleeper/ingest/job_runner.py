@@ -168,8 +168,8 @@ class IngestJobRunner:
             clock=self._clock,
         )
         if table is None:
-            name = f"id {job.table_id!r}" if job.table_id is not None else f"name {job.table_name!r}"
-            return self._reject(job, run, (), (f"Table not found with {name}",))
+            missing = TableNotFoundError.of(table_name=job.table_name, table_id=job.table_id)
+            return self._reject(job, run, (), (str(missing),))
         inputs, reasons = expand_paths(job.files, self._options, filesystem=self._filesystem)
         files = tuple(i.path for i in inputs)
         if not reasons:

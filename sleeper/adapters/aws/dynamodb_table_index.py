@@ -109,7 +109,7 @@ class DynamoDBTableIndex:
         """
         table = self._get(self._names.by_name, TABLE_NAME, name)
         if table is None:
-            raise TableNotFoundError(f"no table named {name}")
+            raise TableNotFoundError.of(table_name=name)
         return table
 
     def get_by_id(self, table_id: str) -> TableStatus:
@@ -121,7 +121,7 @@ class DynamoDBTableIndex:
         """
         table = self._get(self._names.by_id, TABLE_ID_FIELD, table_id)
         if table is None:
-            raise TableNotFoundError(f"no table with id {table_id}")
+            raise TableNotFoundError.of(table_id=table_id)
         return table
 
     def list_tables(self) -> list[TableStatus]:

@@ -62,7 +62,7 @@ class SqliteTableIndex:
         """
         rows = self._select("WHERE table_name = ?", (name,))
         if not rows:
-            raise TableNotFoundError(f"no table named {name}")
+            raise TableNotFoundError.of(table_name=name)
         return rows[0]
 
     def get_by_id(self, table_id: str) -> TableStatus:
@@ -73,7 +73,7 @@ class SqliteTableIndex:
         """
         rows = self._select("WHERE table_id = ?", (table_id,))
         if not rows:
-            raise TableNotFoundError(f"no table with id {table_id}")
+            raise TableNotFoundError.of(table_id=table_id)
         return rows[0]
 
     def list_tables(self) -> list[TableStatus]:
@@ -135,7 +135,7 @@ class SqliteTableIndex:
             "SELECT table_id, table_name, online FROM table_index WHERE table_id = ?", (table_id,)
         ).fetchone()
         if row is None:
-            raise TableNotFoundError(f"no table with id {table_id}")
+            raise TableNotFoundError.of(table_id=table_id)
         return _status(row)
 
     def _select(self, where: str, params: tuple[object, ...]) -> list[TableStatus]:

@@ -37,7 +37,7 @@ class InMemoryTableIndex:
         with self._lock:
             table = self._find_name(name)
         if table is None:
-            raise TableNotFoundError(f"no table named {name}")
+            raise TableNotFoundError.of(table_name=name)
         return table
 
     def get_by_id(self, table_id: str) -> TableStatus:
@@ -49,7 +49,7 @@ class InMemoryTableIndex:
         with self._lock:
             table = self._by_id.get(table_id)
         if table is None:
-            raise TableNotFoundError(f"no table with id {table_id}")
+            raise TableNotFoundError.of(table_id=table_id)
         return table
 
     def list_tables(self) -> list[TableStatus]:
@@ -105,5 +105,5 @@ class InMemoryTableIndex:
     def _require(self, table_id: str) -> TableStatus:
         table = self._by_id.get(table_id)
         if table is None:
-            raise TableNotFoundError(f"no table with id {table_id}")
+            raise TableNotFoundError.of(table_id=table_id)
         return table

@@ -152,9 +152,7 @@ class IngestBatcherSubmitter:
         try:
             table = self._instance.table(request.table_name)
         except TableNotFoundError as e:
-            raise BatcherTableNotFoundError(
-                f"table not found with name {request.table_name!r}", json_message=request.json_message
-            ) from e
+            raise BatcherTableNotFoundError(str(e), json_message=request.json_message) from e
         ttl = timedelta(minutes=table.properties.get_int(INGEST_BATCHER_TRACKING_TTL_MINUTES))
         files = [
             TrackedFile(

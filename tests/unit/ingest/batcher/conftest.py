@@ -44,12 +44,12 @@ class FakeInstance:
         for table in self.tables.values():
             if table.name == name:
                 return table
-        raise TableNotFoundError(f"no table named {name}")
+        raise TableNotFoundError.of(table_name=name)
 
     def table_by_id(self, table_id: str) -> FakeTable:
         table = self.tables.get(table_id)
         if table is None:
-            raise TableNotFoundError(f"no table with id {table_id}")
+            raise TableNotFoundError.of(table_id=table_id)
         return table
 
     def queue(self, logical_name: str) -> Queue:
