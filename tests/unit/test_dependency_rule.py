@@ -49,6 +49,11 @@ EMULATOR_MAY_IMPORT = ("sleeper.core", "sleeper.adapters.aws", "sleeper.runtime.
 """What the emulated AWS instance (``sleeper.emulator``) builds on."""
 
 
+ENVIRONMENT_READERS = ("sleeper.runtime", "sleeper.client", "sleeper.cli", "sleeper.emulator")
+"""The packages that may read the environment: the composition roots (the runtime, Sleeper's Python client, the
+emulator and the CLI)."""
+
+
 def _within(name: str, packages: tuple[str, ...]) -> bool:
     return any(name == package or name.startswith(package + ".") for package in packages)
 
@@ -98,10 +103,16 @@ def _violations() -> list[str]:
                 problems.append(
                     f"{module} imports {imported}: handlers are loaded by their registry name, not imported"
                 )
-        if not module.startswith(("sleeper.runtime", "sleeper.cli", "sleeper.emulator")):
+            if area == "sleeper.client" and target in ("sleeper.cli", "sleeper.emulator"):
+                problems.append(f"{module} imports {imported}: the client never imports the CLI or the emulator")
+            if target == "sleeper.client" and area not in ("sleeper.client", "sleeper.cli"):
+                problems.append(f"{module} imports {imported}: only the CLI imports the client")
+        if not _within(module, ENVIRONMENT_READERS):
             text = path.read_text()
             if "os.environ" in text or "os.getenv" in text:
-                problems.append(f"{module} reads the environment: only sleeper.runtime, the emulator and the CLI may")
+                problems.append(
+                    f"{module} reads the environment: only sleeper.runtime, the client, the emulator and the CLI may"
+                )
     return problems
 
 

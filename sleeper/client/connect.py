@@ -1,0 +1,108 @@
+"""How :class:`~sleeper.client.SleeperClient` finds its instance, as Sleeper's Python client does: from the instance
+id and the account (given, else the caller's from STS) it derives the config bucket
+``sleeper-<id>-config-<account>`` and loads ``instance.properties`` from it. The region and endpoint come from the
+usual AWS environment (``AWS_REGION`` or ``AWS_DEFAULT_REGION``, ``AWS_ENDPOINT_URL`` for an emulated instance) and the
+credentials from boto3's usual chain, through :meth:`AwsRuntimeConfig.for_instance_id
+<sleeper.runtime.aws.instance.AwsRuntimeConfig.for_instance_id>`.
+
+boto3 clients or resources given to the client (Sleeper's ``s3_client``, ``s3_resource``, ``sqs_resource``,
+``dynamo_resource``) replace the instance's own: every call the instance makes to that service goes through them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from sleeper.adapters.aws.clients import AwsSettings
+from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError
+from sleeper.adapters.aws.instance_clients import AwsClients
+from sleeper.client.errors import ClientArgumentError, InstanceNotFoundError
+from sleeper.runtime.aws.instance import ACCOUNT_ENV, AwsInstance, AwsRuntimeConfig
+
+__all__ = ["GivenClients", "low_level_client", "open_instance"]
+
+_REGION_ENV = "AWS_REGION"
+
+
+def low_level_client(given: Any) -> Any:
+    """The boto3 client of a boto3 resource (``resource.meta.client``), or the client itself."""
+    meta = getattr(given, "meta", None)
+    client = getattr(meta, "client", None)
+    return client if client is not None else given
+
+
+class GivenClients(AwsClients):
+    """An instance's clients where some were given: those replace the ones built from the settings.
+
+    Args:
+        settings: How to reach AWS for the clients not given.
+        s3: The S3 client to use, if given.
+        sqs: The SQS client to use, if given.
+        dynamodb: The DynamoDB client to use, if given.
+    """
+
+    def __init__(self, settings: AwsSettings, *, s3: Any = None, sqs: Any = None, dynamodb: Any = None) -> None:
+        super().__init__(settings)
+        for name, client in (("s3", s3), ("sqs", sqs), ("dynamodb", dynamodb)):
+            if client is not None:
+                self.__dict__[name] = client  # a cached_property reads the instance's dict first
+
+
+def _region_hint(*given: Any) -> str | None:
+    for client in given:
+        region = getattr(getattr(client, "meta", None), "region_name", None)
+        if isinstance(region, str) and region:
+            return region
+    return None
+
+
+def open_instance(
+    instance_id: str,
+    *,
+    account_name: str | None = None,
+    s3: Any = None,
+    sqs: Any = None,
+    dynamodb: Any = None,
+    environ: Mapping[str, str] | None = None,
+) -> AwsInstance:
+    """The instance with this id, its properties loaded.
+
+    Args:
+        instance_id: The instance id.
+        account_name: The AWS account holding it (default: ``SLEEPER_ACCOUNT``, else the caller's, from STS).
+        s3: The boto3 S3 client to use for it (default: one built from the environment).
+        sqs: The boto3 SQS client to use for it.
+        dynamodb: The boto3 DynamoDB client to use for it.
+        environ: The environment (default: the process's).
+
+    Raises:
+        ClientArgumentError: If the instance id is not a non-empty string.
+        InstanceNotFoundError: If the config bucket or its ``instance.properties`` does not exist.
+        AwsRuntimeConfigError: If no region is set (and no given client has one).
+        AwsError: If AWS refuses or cannot be reached.
+    """
+    if not isinstance(instance_id, str) or not instance_id:
+        raise ClientArgumentError(f"instance_id must be a non-empty string, got {instance_id!r}")
+    env = dict(os.environ if environ is None else environ)
+    if account_name is not None:
+        if not isinstance(account_name, str) or not account_name:
+            raise ClientArgumentError(f"account_name must be a non-empty string, got {account_name!r}")
+        env[ACCOUNT_ENV] = account_name
+    region = _region_hint(s3, sqs, dynamodb)
+    if region is not None and not env.get(_REGION_ENV) and not env.get("AWS_DEFAULT_REGION"):
+        env[_REGION_ENV] = region
+    config = AwsRuntimeConfig.for_instance_id(instance_id, env)
+    instance = AwsInstance(config)
+    if s3 is not None or sqs is not None or dynamodb is not None:
+        instance.clients = GivenClients(config.settings, s3=s3, sqs=sqs, dynamodb=dynamodb)
+    try:
+        instance.properties  # noqa: B018 - loaded now, as Sleeper's client loads them when it is made
+    except AwsResourceNotFoundError as e:
+        raise InstanceNotFoundError(
+            f"no Sleeper instance {instance_id!r} in region {config.settings.region}: cannot read "
+            f"s3://{config.config_bucket}/instance.properties ({e.code}); check the instance id, the account and the "
+            "region"
+        ) from e
+    return instance
