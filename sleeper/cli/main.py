@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from sleeper.cli import admin_commands, aws_local, common, operations, render
+from sleeper.cli import export as export_cli
 from sleeper.core.exceptions import SleeperError
 
 if TYPE_CHECKING:
@@ -536,6 +537,7 @@ def run(argv: list[str]) -> int:
 admin_commands.register(app, instance_app, table_app, run)
 operations.register(app, report_app)
 aws_local.register(app)
+export_cli.register(app)
 
 
 PRIVATE_UMASK = 0o077
