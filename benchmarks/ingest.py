@@ -118,7 +118,7 @@ def run_one(method: str, input_path: Path, work_dir: Path) -> dict[str, Any]:
             values=[Field("value", PrimitiveType.LONG), Field("payload", PrimitiveType.STRING)],
         )
         strategy = "one_file_per_leaf" if method == "ingest_file_per_leaf" else "one_reference_per_leaf"
-        table = sleeper.local(work_dir / "instance").create_table(
+        table = sleeper.connect(work_dir / "instance", create=True).create_table(
             "bench", schema, split_points=points, properties={"sleeper.table.ingest.file.writing.strategy": strategy}
         )
         buffer_bytes = rows.nbytes // SPILL_RUNS + 1 if method == "ingest_spill" else 16 * 1024 * 1024 * 1024

@@ -81,7 +81,7 @@ def _write(table: Table[LocalInstance], partition_id: str, name: str, data: pa.T
 
 def build(directory: Path, rows: int, seed: int) -> tuple[Table[LocalInstance], pa.Table]:
     """Creates the table and writes its files; returns it with all its rows."""
-    table = sleeper.local(directory).create_table("bench", SCHEMA, split_points=SPLITS)
+    table = sleeper.connect(directory, create=True).create_table("bench", SCHEMA, split_points=SPLITS)
     tree = table.state_store.partition_tree()
     rng = np.random.default_rng(seed)
     data = _data(rng, rows)

@@ -4,7 +4,6 @@ bulk import, sendToIngestBatcher), instead of waiting for the scheduler."""
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -83,7 +82,9 @@ def bulk_import(
         console.print(f"Sent bulk import job [bold]{job.id}[/] to {sent_to}")
         return
     inst = admin.local_instance("bulk-import with Spark local[*] (use --queue on AWS)")
-    files = tuple(str(Path(p).resolve()) if "://" not in p else p for p in paths)
+    from sleeper.io.input_paths import resolve_input_paths
+
+    files = resolve_input_paths(paths)
     job = BulkImportJob(id=job.id, files=files, table_name=name)
     from sleeper.runtime.local.tasks import local_task
 

@@ -274,6 +274,92 @@ class Schema:
             raise SchemaError(f"schema is not valid JSON: {e}") from None
         return cls.from_dict(data)
 
+    @classmethod
+    def from_arrow(
+        cls,
+        arrow_schema: Iterable[Any],
+        *,
+        row_keys: Sequence[str],
+        sort_keys: Sequence[str] = (),
+    ) -> Schema:
+        """A schema from an Arrow schema (``pyarrow.Schema``, e.g. ``pyarrow.parquet.read_schema(path)``).
+
+        Every column becomes a field, in the Arrow schema's order within its group: the named row keys, then the named
+        sort keys, then every other column as a value field. Arrow ``int32`` (and the narrower integers) is
+        ``IntType``, ``int64`` (and ``uint32``) ``LongType``, strings ``StringType``, binaries ``ByteArrayType``; lists
+        and maps of those are ``ListType`` and ``MapType``. Key fields are not nullable; a value field is nullable when
+        its Arrow field is.
+
+        Args:
+            arrow_schema: The Arrow schema: its fields each have ``name``, ``type`` and ``nullable``.
+            row_keys: The names of the row key fields, in order (at least one).
+            sort_keys: The names of the sort key fields, in order.
+
+        Raises:
+            SchemaError: If a named key is not a column, a name is given twice, or columns have Arrow types with no
+                Sleeper type (every such column is listed with its type).
+        """
+        fields = list(arrow_schema)
+        by_name = {str(f.name): f for f in fields}
+        named = [*row_keys, *sort_keys]
+        missing = [name for name in named if name not in by_name]
+        if missing:
+            raise SchemaError(
+                f"no column named {', '.join(map(repr, missing))} in the Arrow schema (columns: {', '.join(by_name)})"
+            )
+        repeated = sorted({name for name in named if named.count(name) > 1})
+        if repeated:
+            raise SchemaError(f"{', '.join(map(repr, repeated))} named more than once as a key")
+        types: dict[str, FieldType] = {}
+        unsupported: list[str] = []
+        for f in fields:
+            sleeper_type = _type_from_arrow(f.type)
+            if sleeper_type is None:
+                unsupported.append(f"{f.name!r} ({f.type})")
+            else:
+                types[str(f.name)] = sleeper_type
+        if unsupported:
+            raise SchemaError(
+                f"Arrow types with no Sleeper type: {', '.join(unsupported)}; Sleeper stores {ARROW_TYPES_SUPPORTED}"
+                " (cast or drop these columns first)"
+            )
+        keys = set(named)
+        return cls(
+            tuple(Field(name, types[name]) for name in row_keys),
+            tuple(Field(name, types[name]) for name in sort_keys),
+            tuple(Field(str(f.name), types[str(f.name)], bool(f.nullable)) for f in fields if f.name not in keys),
+        )
+
+
+ARROW_TYPES_SUPPORTED = (
+    "int8, int16, int32, uint8, uint16 (IntType), int64, uint32 (LongType), string, large_string, string_view "
+    "(StringType), binary, large_binary, binary_view (ByteArrayType), and lists and maps of those (value fields)"
+)
+"""The Arrow types :meth:`Schema.from_arrow` maps to a Sleeper type, as named in its error."""
+
+_ARROW_PRIMITIVES: dict[str, PrimitiveType] = {
+    **dict.fromkeys(("int8", "int16", "int32", "uint8", "uint16"), PrimitiveType.INT),
+    **dict.fromkeys(("int64", "uint32"), PrimitiveType.LONG),
+    **dict.fromkeys(("string", "large_string", "string_view"), PrimitiveType.STRING),
+    **dict.fromkeys(("binary", "large_binary", "binary_view"), PrimitiveType.BYTE_ARRAY),
+}
+"""Arrow primitive types by their name (``str(pyarrow type)``), each read as its Sleeper type without loss."""
+
+
+def _type_from_arrow(arrow_type: Any) -> FieldType | None:
+    """The Sleeper type of an Arrow type, read from its name and parts (so core needs no pyarrow); None if none."""
+    name = str(arrow_type)
+    if name in _ARROW_PRIMITIVES:
+        return _ARROW_PRIMITIVES[name]
+    if name.startswith(("list<", "large_list<")):
+        element = _ARROW_PRIMITIVES.get(str(arrow_type.value_type))
+        return None if element is None else ListType(element)
+    if name.startswith("map<"):
+        key = _ARROW_PRIMITIVES.get(str(arrow_type.key_type))
+        value = _ARROW_PRIMITIVES.get(str(arrow_type.item_type))
+        return None if key is None or value is None else MapType(key, value)
+    return None
+
 
 def _type_to_json(t: FieldType) -> object:
     if isinstance(t, PrimitiveType):

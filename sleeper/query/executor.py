@@ -11,6 +11,7 @@ order of their leaves, as one Arrow stream; :func:`table_query` is the convenien
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -45,6 +46,7 @@ __all__ = [
     "region_bounds",
     "run_leaf_query",
     "table_query",
+    "table_query_of",
 ]
 
 
@@ -176,6 +178,7 @@ def execute(
     now_ms: int | None = None,
     options: FileSystemOptions | None = None,
     batch_rows: int | None = None,
+    limit: int | None = None,
 ) -> pa.RecordBatchReader:
     """Plans a query against a table's current files and runs its sub-queries in key order of their leaves.
 
@@ -185,15 +188,19 @@ def execute(
         now_ms: The time age-off filters measure from; now if None.
         options: How to reach S3.
         batch_rows: The most rows in a batch read and merged.
+        limit: The most rows to return: reading stops once they are found (no further sub-query runs, no further
+            row group is read). Every row if None.
 
     Returns:
         A stream of the rows, with the key fields and the requested value fields in schema order. Files are read as
-        the stream is consumed.
+        the stream is consumed, a batch at a time, so memory is bounded by the batches, not by the result.
 
     Raises:
-        QueryExecutionError: If a requested field is not in the schema.
+        QueryExecutionError: If a requested field is not in the schema, or the limit is negative.
         IteratorConfigError: If the table's filters or aggregations are invalid.
     """
+    if limit is not None and limit < 0:
+        raise QueryExecutionError(f"a query limit must be 0 or more rows, got {limit}")
     schema = table.schema
     target = _output_schema(schema, output_fields(schema, query.processing.requested_value_fields))
     config = processing_config(table.properties, schema)
@@ -207,7 +214,26 @@ def execute(
         for leaf_query in leaf_queries:
             yield from run_leaf_query(leaf_query, schema, config, now, options=options, batch_rows=batch_rows)
 
-    return pa.RecordBatchReader.from_batches(target, batches())
+    stream = batches() if limit is None else _limited(batches(), limit)
+    return pa.RecordBatchReader.from_batches(target, stream)
+
+
+def _limited(batches: Iterator[pa.RecordBatch], limit: int) -> Iterator[pa.RecordBatch]:
+    """The first ``limit`` rows of a stream; the stream is closed once they are found, so nothing more is read."""
+    left = limit
+    try:
+        while left > 0:
+            batch = next(batches, None)
+            if batch is None:
+                return
+            if batch.num_rows > left:
+                batch = batch.slice(0, left)
+            left -= batch.num_rows
+            yield batch
+    finally:
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()
 
 
 def table_query(
@@ -219,6 +245,7 @@ def table_query(
     now_ms: int | None = None,
     options: FileSystemOptions | None = None,
     query_id: str | None = None,
+    limit: int | None = None,
 ) -> pa.Table:
     """Queries a table for exact row keys and/or regions; with neither, returns every row.
 
@@ -230,6 +257,7 @@ def table_query(
         now_ms: The time age-off filters measure from; now if None.
         options: How to reach S3.
         query_id: The query id; random if None.
+        limit: The most rows to return (the first in key order); every row if None.
 
     Returns:
         The rows in key order; a row in several of the keys or regions is returned once.
@@ -238,20 +266,37 @@ def table_query(
         KeyTypeError: If a key does not suit the schema.
         QueryExecutionError: If a requested field is not in the schema.
     """
+    query = table_query_of(table, keys=keys, regions=regions, requested_value_fields=requested_value_fields)
+    if query_id is not None:
+        query = dataclasses.replace(query, query_id=query_id)
+    return execute(query, table, now_ms=now_ms, options=options, limit=limit).read_all()
+
+
+def table_query_of(
+    table: QueryableTable,
+    *,
+    keys: Iterable[Mapping[str, object] | Sequence[object]] | None = None,
+    regions: Iterable[Region] | None = None,
+    requested_value_fields: Sequence[str] | None = None,
+) -> Query:
+    """The query of a table for exact row keys and/or regions (every row if neither is given), with a random id.
+
+    Raises:
+        KeyTypeError: If a key does not suit the schema.
+    """
     schema = table.schema
     wanted: list[Region] = [Region.exact(schema, key) for key in keys or ()]
     wanted.extend(regions or ())
     if keys is None and regions is None:
         wanted = [Region.whole(schema)]
-    query = Query(
-        query_id=query_id or str(uuid.uuid4()),
+    return Query(
+        query_id=str(uuid.uuid4()),
         table_name=getattr(table, "name", table.table_id),
         regions=tuple(wanted),
         processing=QueryProcessingConfig(
             requested_value_fields=None if requested_value_fields is None else tuple(requested_value_fields)
         ),
     )
-    return execute(query, table, now_ms=now_ms, options=options).read_all()
 
 
 def _output_schema(schema: Schema, names: Sequence[str]) -> pa.Schema:

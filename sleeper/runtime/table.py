@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, Self, TypeVar, cast, overload
 
 import pyarrow as pa
 
@@ -28,13 +28,37 @@ from sleeper.core.range import Range, Region
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
 from sleeper.core.table import TableIndex, TableStatus, new_table_id
-from sleeper.ingest.inputs import IngestInput, ingest_rows
+from sleeper.ingest.inputs import ingest_rows
 from sleeper.ingest.standard import IngestResult
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.query.executor import table_query
+from sleeper.runtime.ingest_job import (
+    IngestData,
+    IngestJobSent,
+    normalise_ingest_data,
+    send_ingest_job,
+    wait_for_ingest_job,
+)
+from sleeper.runtime.metadata import files_table, partitions_table
+from sleeper.runtime.scan import KeysArg, RangesArg, Scan, regions_of
 from sleeper.statestore.store import StateStore
 
-__all__ = ["TABLE_NAME_PATTERN", "Table", "TableInstance", "TablePropertiesStore", "check_table_name", "create_table"]
+if TYPE_CHECKING:
+    from sleeper.runtime.ingest_job import IngestJobInstance
+
+DEFAULT_WAIT_SECONDS = 900.0
+"""How long ``Table.ingest`` waits for an ingest job it sent to finish, by default."""
+
+__all__ = [
+    "DEFAULT_WAIT_SECONDS",
+    "TABLE_NAME_PATTERN",
+    "Table",
+    "TableInstance",
+    "TableMetadata",
+    "TablePropertiesStore",
+    "check_table_name",
+    "create_table",
+]
 
 
 class TableInstance(Protocol):
@@ -51,6 +75,12 @@ class TableInstance(Protocol):
 
     def job_workspace(self) -> AbstractContextManager[JobWorkspace]:
         """Where a job runs: the directory ingest spills sorted runs to (None: the system's temporary directory)."""
+        ...
+
+    @property
+    def ingests_in_process(self) -> bool:
+        """Whether ``Table.ingest`` writes and commits the rows in this process (a local instance), rather than
+        sending them as an ingest job for the instance's ingest tasks (an instance on AWS, as Sleeper's client does)."""
         ...
 
     def update_table_properties(self, name: str, values: Mapping[str, str]) -> Table[Self]:
@@ -114,23 +144,119 @@ class Table(Generic[InstanceT]):
         """Every tracked file with its references (including files awaiting garbage collection)."""
         return self.state_store.files()
 
-    def ingest(self, data: IngestInput, *, job_id: str | None = None) -> IngestResult:
-        """Ingests rows with standard ingest: record batches, a pyarrow Table, dicts, or Parquet file paths.
+    @property
+    def inspect(self) -> TableMetadata:
+        """The table's metadata as Arrow tables: ``inspect.files()``, ``inspect.partitions()``,
+        ``inspect.properties()`` (pyiceberg's ``table.inspect``)."""
+        return TableMetadata(self)
 
-        Data files are written under the table's data prefix with the instance's filesystem options; sorted runs
-        spill to the directory of the instance's job workspace.
+    @overload
+    def ingest(
+        self,
+        data: IngestData,
+        *,
+        job_id: str | None = None,
+        wait: Literal[True] = True,
+        direct: bool | None = None,
+        timeout_seconds: float = DEFAULT_WAIT_SECONDS,
+    ) -> IngestResult: ...
+
+    @overload
+    def ingest(
+        self,
+        data: IngestData,
+        *,
+        job_id: str | None = None,
+        wait: Literal[False],
+        direct: bool | None = None,
+        timeout_seconds: float = DEFAULT_WAIT_SECONDS,
+    ) -> IngestJobSent: ...
+
+    def ingest(
+        self,
+        data: IngestData,
+        *,
+        job_id: str | None = None,
+        wait: bool = True,
+        direct: bool | None = None,
+        timeout_seconds: float = DEFAULT_WAIT_SECONDS,
+    ) -> IngestResult | IngestJobSent:
+        """Ingests rows: Parquet paths (local paths relative to the working directory, or ``s3://``/``s3a://``), a
+        pyarrow Table, RecordBatch(es) or RecordBatchReader, a list of dicts, a pandas DataFrame, or any object with
+        ``__arrow_c_stream__`` (polars and DuckDB among them). Anything else is refused, naming what is accepted.
+
+        A local instance ingests directly: the rows are sorted, written under the table's data prefix and committed
+        in this process (sorted runs spill to the instance's job workspace). An instance on AWS ingests as Sleeper's
+        client does, through an ingest job: rows in memory or local files are first written as one Parquet file
+        under ``for_ingest/`` in the data bucket (S3 paths are named as they are), the job goes to the ingest job
+        queue, and with ``wait=True`` the ingest job tracker is polled until the job finishes. ``direct`` chooses
+        the other way on either runtime.
 
         Args:
-            data: The rows (see :func:`sleeper.ingest.inputs.ingest_rows`).
-            job_id: An id that makes a retry of the same ingest add its rows once.
+            data: The rows.
+            job_id: The id of the ingest: a retry with the same id adds its rows once.
+            wait: Wait for the rows to be committed (the default); with False, send an ingest job and return at once.
+            direct: True: write and commit in this process (on AWS this needs write access to the data bucket and
+                the state store); False: send an ingest job; None: the instance's way (local: direct; AWS: a job).
+            timeout_seconds: How long to wait for a job sent to the queue.
 
         Returns:
-            What was written and committed.
+            With ``wait=True``, what was written and committed (for a job: the rows read and written, from the
+            tracker); with ``wait=False``, the job sent.
+
+        Raises:
+            SleeperError: If the data is of no accepted form, or ``direct=True`` is asked with ``wait=False``.
+            MissingFileError: If a local path names nothing.
+            IngestJobError: If a job sent is rejected, fails or does not finish in time.
         """
-        with self.instance.job_workspace() as workspace:
-            return ingest_rows(
-                self, data, job_id=job_id, local_dir=workspace.directory, options=self.instance.filesystem_options
-            )
+        in_process = (self.instance.ingests_in_process and wait) if direct is None else direct
+        if in_process and not wait:
+            raise SleeperError("wait=False sends an ingest job, which direct=True does not: choose one")
+        rows = normalise_ingest_data(data)
+        if in_process:
+            with self.instance.job_workspace() as workspace:
+                return ingest_rows(
+                    self, rows, job_id=job_id, local_dir=workspace.directory, options=self.instance.filesystem_options
+                )
+        instance = cast("IngestJobInstance", self.instance)
+        sent = send_ingest_job(instance, self.name, self.schema, rows, job_id=job_id)
+        if not wait:
+            return sent
+        return wait_for_ingest_job(instance.ingest_job_tracker, sent.job_id, timeout_seconds=timeout_seconds)
+
+    def scan(
+        self,
+        *,
+        keys: KeysArg | None = None,
+        ranges: RangesArg | None = None,
+        columns: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> Scan:
+        """The rows of exact row keys and/or ranges of row keys (every row if neither is given), read lazily with
+        ``to_arrow()``, ``to_arrow_batch_reader()``, ``to_pandas()``, ``to_polars()`` or ``to_duckdb(name)``.
+
+        Rows come in key order, read straight from the data files (not through the query queue), with the table's
+        filters and aggregations applied.
+
+        Args:
+            keys: Exact row keys, each a mapping by row key field name or the values in row key order.
+            ranges: A :class:`Region`, a :class:`Range`, a mapping ``{row key field: (min, max)}`` (``[min, max)``,
+                None unbounded), or an iterable of those.
+            columns: The columns to return, in order (key fields only if named); every column if None.
+            limit: The most rows to return: reading stops once they are found.
+
+        Raises:
+            KeyTypeError: If a key does not suit the schema.
+            QueryExecutionError: If a column is not in the table, or the limit is negative.
+        """
+        return Scan(
+            self,
+            keys=None if keys is None else tuple(keys),
+            regions=None if ranges is None else tuple(regions_of(self, ranges)),
+            columns=None if columns is None else tuple(columns),
+            limit=limit,
+            options=self.instance.filesystem_options,
+        )
 
     def query(
         self,
@@ -150,7 +276,7 @@ class Table(Generic[InstanceT]):
             regions=regions,
             requested_value_fields=requested_value_fields,
             options=self.instance.filesystem_options,
-        )
+        )  # the rows of scan(keys=..., ranges=...), with the keys always returned
 
     def exact(self, **keys: object) -> pa.Table:
         """The rows whose row key fields equal the values given by name, e.g. ``table.exact(key="alice")``."""
@@ -183,6 +309,28 @@ class Table(Generic[InstanceT]):
             PropertyError: If a value is invalid or a property may not change; nothing is saved.
         """
         return self.instance.update_table_properties(self.name, values)
+
+
+@dataclass(frozen=True, slots=True)
+class TableMetadata:
+    """A table's metadata as Arrow tables (``table.inspect``), read from its state store when called."""
+
+    table: Table[Any]
+
+    def files(self) -> pa.Table:
+        """One row per file reference: file, partition, rows (and whether that count is exact), the job that added
+        it; plus one row with a null partition per file no longer referenced (awaiting garbage collection)."""
+        return files_table(self.table.files())
+
+    def partitions(self) -> pa.Table:
+        """One row per partition: id, parent, children, leaf or not, the dimension split on, and its region as
+        ``<field>_min`` (inclusive) and ``<field>_max`` (exclusive, null if unbounded) per row key field."""
+        return partitions_table(self.table.partitions(), self.table.schema)
+
+    def properties(self) -> pa.Table:
+        """One row per table property set or defaulted: name and value."""
+        items = sorted(self.table.properties.items())
+        return pa.table({"name": [k for k, _ in items], "value": [v for _, v in items]})
 
 
 TABLE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")

@@ -251,6 +251,12 @@ class AwsInstance:
         """How pyarrow reaches S3 (pass these to every reader and writer of data files)."""
         return self.config.filesystem_options
 
+    @property
+    def ingests_in_process(self) -> bool:
+        """Always False: ``Table.ingest`` sends the rows as an ingest job for the instance's ingest tasks, as Sleeper's
+        client does."""
+        return False
+
     def job_workspace(self) -> AbstractContextManager[JobWorkspace]:
         """Where a job runs outside a task (a Lambda): no task, the system's temporary directory. A container task
         gives its jobs its own workspace."""
@@ -274,15 +280,6 @@ class AwsInstance:
     def query_results_uri(self) -> str:
         """Where queries write their results by default: ``s3a://<query results bucket>``."""
         return f"s3a://{self._required(cdk.QUERY_RESULTS_BUCKET.name)}"
-
-    @property
-    def bulk_export_uri(self) -> str:
-        """Where bulk exports are written: ``s3a://<bulk export bucket>``.
-
-        Raises:
-            PropertyError: If no bulk export bucket is recorded (no bulk export stack deployed).
-        """
-        return f"s3a://{self._required(cdk.BULK_EXPORT_S3_BUCKET.name)}"
 
     @property
     def query_results_queue(self) -> SqsQueue | None:

@@ -191,9 +191,12 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
 
     # --- operations --------------------------------------------------------------------------------------------
     def send_ingest_job(self, job: IngestJob) -> str:
-        """Sends an ingest job to ``IngestJobQ``."""
+        """Sends an ingest job to ``IngestJobQ`` (local paths made absolute)."""
+        from dataclasses import replace
+
         from sleeper.ingest.job_runner import INGEST_JOB_QUEUE
 
+        job = replace(job, files=_absolute(job.files))
         self.instance.queue(INGEST_JOB_QUEUE).send(job.to_json())
         return INGEST_JOB_QUEUE
 
@@ -322,6 +325,6 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
 
 
 def _absolute(paths: Sequence[str]) -> tuple[str, ...]:
-    from pathlib import Path
+    from sleeper.io.input_paths import resolve_input_paths
 
-    return tuple(str(Path(p).resolve()) if "://" not in p else p for p in paths)
+    return resolve_input_paths(paths)

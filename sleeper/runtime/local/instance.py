@@ -218,11 +218,6 @@ class LocalInstance:
         return (self.directory / "query-results").as_uri()
 
     @property
-    def bulk_export_uri(self) -> str:
-        """Where bulk exports sent to the bulk export queue are written (as Sleeper's bulk export bucket)."""
-        return (self.directory / "bulk-export").as_uri()
-
-    @property
     def query_results_queue(self) -> Queue:
         """The queue queries asking for results on SQS get them on (``QueryResultsQ``)."""
         return self.queue(QUERY_RESULTS_Q)
@@ -284,6 +279,11 @@ class LocalInstance:
     def filesystem_options(self) -> None:
         """How to reach the data files: a local instance's are on the local filesystem, with the defaults."""
         return None
+
+    @property
+    def ingests_in_process(self) -> bool:
+        """Always True: ``Table.ingest`` writes and commits the rows in the calling process."""
+        return True
 
     def job_workspace(self) -> AbstractContextManager[JobWorkspace]:
         """Where a job runs: under the local task this process runs as, else a directory it owns while the job runs

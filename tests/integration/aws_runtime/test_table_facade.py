@@ -44,10 +44,10 @@ def _through_the_facade(instance: Any, parquet: Path) -> tuple[Table[Any], dict[
     """Creates a table and ingests rows in each form the facade takes, then reads it back with the facade's calls."""
     table: Table[Any] = instance.create_table(f"facade-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[SPLIT_AT])
     ingested = [
-        table.ingest(_rows(0, 30)),
-        table.ingest(_rows(30, 40).to_batches()),
-        table.ingest([{"key": 40, "value": "v40"}, {"key": 41, "value": "v41"}]),
-        table.ingest(str(parquet)),
+        table.ingest(_rows(0, 30), direct=True),
+        table.ingest(_rows(30, 40).to_batches(), direct=True),
+        table.ingest([{"key": 40, "value": "v40"}, {"key": 41, "value": "v41"}], direct=True),
+        table.ingest(str(parquet), direct=True),
     ]
     leaves = [p.id for p in table.leaf_partitions()]
     seen = {
@@ -95,8 +95,8 @@ def should_write_ingested_files_to_the_data_bucket_under_the_table_prefix(instan
     # Given a table of an AWS instance with two leaves
     table = instance.create_table(f"facade-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[SPLIT_AT])
 
-    # When rows are ingested through the table
-    result = table.ingest(_rows(0, 100))
+    # When rows are ingested through the table, directly from this process
+    result = table.ingest(_rows(0, 100), direct=True)
 
     # Then the files written are in the data bucket under the table id, and those are the files the table references
     listed = instance.clients.s3.list_objects_v2(Bucket=instance.data_bucket, Prefix=f"{table.table_id}/data/")

@@ -186,7 +186,8 @@ def should_report_the_instance_status_with_tables_jobs_and_queues(
 ) -> None:
     # Given one finished job, one rejected job and one queued job
     assert run(["ingest", "things", str(_parquet(tmp_path / "a.parquet", 30)), "--job-id", "ok"]) == 0
-    assert run(["ingest", "things", str(tmp_path / "missing.parquet"), "--job-id", "bad"]) == 1
+    (tmp_path / "no-parquet").mkdir()  # a directory holding no .parquet file: the job is rejected
+    assert run(["ingest", "things", str(tmp_path / "no-parquet"), "--job-id", "bad"]) == 1
     assert run(["ingest", "things", str(tmp_path / "a.parquet"), "--queue"]) == 0
     # When the status is reported
     report = _json(capsys, ["report", "status", "--json"])

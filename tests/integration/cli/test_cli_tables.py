@@ -193,7 +193,7 @@ def should_report_files_after_adding_some(
     from sleeper.core.statestore.references import FileReference
 
     assert run(["table", "create", "t", "--schema", str(schema_file)]) == 0
-    table = sleeper.local(instance).table("t")
+    table = sleeper.connect(instance, create=True).table("t")
     table.state_store.add_files(
         [
             FileReference(

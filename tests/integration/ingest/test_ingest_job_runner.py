@@ -63,7 +63,7 @@ def _multiset(*tables: pa.Table) -> Counter[tuple[object, ...]]:
 
 @pytest.fixture
 def instance(tmp_path: Path) -> LocalInstance:
-    return sleeper.local(tmp_path / "instance")
+    return sleeper.connect(tmp_path / "instance", create=True)
 
 
 @pytest.fixture

@@ -100,7 +100,7 @@ def should_write_every_row_once_sorted_with_exact_references_per_leaf(
     tmp_path: Path, key_type: PrimitiveType, strategy: str
 ) -> None:
     # Given
-    instance = sleeper.local(tmp_path / "instance")
+    instance = sleeper.connect(tmp_path / "instance", create=True)
     table = instance.create_table(
         "t",
         _schema(key_type),
@@ -129,7 +129,7 @@ def should_write_every_row_once_sorted_with_exact_references_per_leaf(
 
 def should_write_one_file_in_root_folder_referenced_from_each_leaf_hit(tmp_path: Path) -> None:
     # Given
-    table = sleeper.local(tmp_path).create_table("t", _schema(PrimitiveType.LONG), split_points=[10, 20, 30])
+    table = sleeper.connect(tmp_path, create=True).create_table("t", _schema(PrimitiveType.LONG), split_points=[10, 20, 30])
     rows = pa.table(
         {
             "key": pa.array([25, 5, 15, 7], type=pa.int64()),
@@ -157,7 +157,7 @@ def should_write_one_file_in_root_folder_referenced_from_each_leaf_hit(tmp_path:
 
 def should_mark_a_single_leaf_reference_as_only_holding_its_partition(tmp_path: Path) -> None:
     # Given
-    table = sleeper.local(tmp_path).create_table("t", _schema(PrimitiveType.LONG), split_points=[10, 20])
+    table = sleeper.connect(tmp_path, create=True).create_table("t", _schema(PrimitiveType.LONG), split_points=[10, 20])
     rows = _rows(PrimitiveType.LONG).filter(pa.compute.less(pa.compute.field("key"), 10))
 
     # When
@@ -172,7 +172,7 @@ def should_mark_a_single_leaf_reference_as_only_holding_its_partition(tmp_path: 
 
 def should_write_one_file_per_leaf_in_the_leaf_folders(tmp_path: Path) -> None:
     # Given
-    table = sleeper.local(tmp_path).create_table(
+    table = sleeper.connect(tmp_path, create=True).create_table(
         "t",
         _schema(PrimitiveType.INT),
         split_points=SPLIT_POINTS[PrimitiveType.INT],
@@ -195,7 +195,7 @@ def should_write_one_file_per_leaf_in_the_leaf_folders(tmp_path: Path) -> None:
 @pytest.mark.parametrize("strategy", [ONE_REFERENCE_PER_LEAF, ONE_FILE_PER_LEAF])
 def should_spill_sorted_runs_and_merge_them_when_the_buffer_is_small(tmp_path: Path, strategy: str) -> None:
     # Given
-    table = sleeper.local(tmp_path / "instance").create_table(
+    table = sleeper.connect(tmp_path / "instance", create=True).create_table(
         "t",
         _schema(PrimitiveType.STRING),
         split_points=SPLIT_POINTS[PrimitiveType.STRING],
@@ -216,7 +216,7 @@ def should_spill_sorted_runs_and_merge_them_when_the_buffer_is_small(tmp_path: P
 
 def should_add_rows_of_a_job_only_once(tmp_path: Path) -> None:
     # Given
-    table = sleeper.local(tmp_path).create_table("t", _schema(PrimitiveType.LONG), split_points=[500])
+    table = sleeper.connect(tmp_path, create=True).create_table("t", _schema(PrimitiveType.LONG), split_points=[500])
     rows = _rows(PrimitiveType.LONG)
     first = _ingest(table, rows, job_id="job-1")
 
@@ -234,7 +234,7 @@ def should_add_rows_of_a_job_only_once(tmp_path: Path) -> None:
 
 def should_reject_a_batch_with_a_wrong_column_type_naming_it_and_write_nothing(tmp_path: Path) -> None:
     # Given
-    table = sleeper.local(tmp_path).create_table("t", _schema(PrimitiveType.LONG), split_points=[500])
+    table = sleeper.connect(tmp_path, create=True).create_table("t", _schema(PrimitiveType.LONG), split_points=[500])
     good = _rows(PrimitiveType.LONG, n=10)
     bad = good.set_column(3, "count", pa.array(["x"] * 10))
 
@@ -253,7 +253,7 @@ def should_reject_a_batch_with_a_wrong_column_type_naming_it_and_write_nothing(t
 
 def should_reject_a_batch_missing_a_key_column(tmp_path: Path) -> None:
     # Given
-    table = sleeper.local(tmp_path).create_table("t", _schema(PrimitiveType.LONG))
+    table = sleeper.connect(tmp_path, create=True).create_table("t", _schema(PrimitiveType.LONG))
     rows = _rows(PrimitiveType.LONG, n=10).drop_columns(["sort"])
 
     # When / Then
@@ -264,7 +264,7 @@ def should_reject_a_batch_missing_a_key_column(tmp_path: Path) -> None:
 
 def should_write_nothing_for_no_rows(tmp_path: Path) -> None:
     # Given
-    table = sleeper.local(tmp_path).create_table("t", _schema(PrimitiveType.LONG))
+    table = sleeper.connect(tmp_path, create=True).create_table("t", _schema(PrimitiveType.LONG))
 
     # When
     result = _ingest(table, _rows(PrimitiveType.LONG, n=0))
@@ -280,7 +280,7 @@ def should_apply_the_table_aggregations(tmp_path: Path) -> None:
         row_keys=[Field("key", PrimitiveType.STRING)],
         values=[Field("count", PrimitiveType.LONG)],
     )
-    table = sleeper.local(tmp_path).create_table(
+    table = sleeper.connect(tmp_path, create=True).create_table(
         "t", schema, split_points=["m"], properties={"sleeper.table.aggregations": "sum(count)"}
     )
     keys = ["a", "z", "a", "n", "z", "a"]
@@ -302,7 +302,7 @@ def should_cut_rows_by_leaf_when_a_split_is_on_the_second_row_key(tmp_path: Path
         row_keys=[Field("a", PrimitiveType.LONG), Field("b", PrimitiveType.STRING)],
         values=[Field("v", PrimitiveType.LONG)],
     )
-    table = sleeper.local(tmp_path).create_table("t", schema)
+    table = sleeper.connect(tmp_path, create=True).create_table("t", schema)
     first = partitions_from_split_points(schema, [50])
     root = next(p for p in first if p.parent_id is None)
     left, right = (p for p in first if p.parent_id is not None)
@@ -352,7 +352,7 @@ class _StoreMissingAnEarlierRun:
 
 def should_delete_its_files_when_another_run_of_the_job_committed_first(tmp_path: Path) -> None:
     # Given
-    table = sleeper.local(tmp_path).create_table("t", _schema(PrimitiveType.LONG), split_points=[500])
+    table = sleeper.connect(tmp_path, create=True).create_table("t", _schema(PrimitiveType.LONG), split_points=[500])
     rows = _rows(PrimitiveType.LONG)
     first = _ingest(table, rows, job_id="job-1")
     racing = cast(StateStore, _StoreMissingAnEarlierRun(table.state_store))

@@ -59,7 +59,7 @@ def _single_key_table(
     tmp_path: Path, properties: dict[str, str] | None = None
 ) -> tuple[Table[LocalInstance], pa.Table]:
     """A table split at 100 and 200 with files on the root, on each leaf, and one file referenced on two leaves."""
-    table = sleeper.local(tmp_path).create_table("t", SCHEMA, split_points=SPLITS, properties=properties)
+    table = sleeper.connect(tmp_path, create=True).create_table("t", SCHEMA, split_points=SPLITS, properties=properties)
     tree = table.state_store.partition_tree()
     low, middle, high = tree.leaves
     rng = np.random.default_rng(7)
@@ -225,7 +225,7 @@ def should_apply_age_off_filter_at_query_time(tmp_path: Path) -> None:
 
 
 def _multi_key_table(tmp_path: Path) -> tuple[Table[LocalInstance], pa.Table]:
-    table = sleeper.local(tmp_path).create_table("m", MULTI, split_points=["g", "p"])
+    table = sleeper.connect(tmp_path, create=True).create_table("m", MULTI, split_points=["g", "p"])
     rng = np.random.default_rng(11)
     letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
     pieces = []
@@ -333,7 +333,7 @@ def should_reject_invalid_queries(change: dict[str, object], path: str) -> None:
 
 def should_return_nothing_from_an_empty_table(tmp_path: Path) -> None:
     # Given a split table with no files
-    table = sleeper.local(tmp_path).create_table("e", SCHEMA, split_points=SPLITS)
+    table = sleeper.connect(tmp_path, create=True).create_table("e", SCHEMA, split_points=SPLITS)
     # When it is queried
     query = Query(query_id="q", table_name="e", regions=(Region.whole(SCHEMA),))
     result = execute(query, table).read_all()

@@ -1,0 +1,92 @@
+"""One entry point to an instance wherever it lives: :func:`connect` opens a local instance directory or an instance
+on AWS (``aws:ID``); :func:`create_instance` creates a local one. Both return the instance, whose ``table(name)``,
+``tables()`` and ``create_table(...)`` give the one table facade (``sleeper.runtime.table.Table``).
+
+An instance on AWS is found as Sleeper's client finds it: its config bucket ``sleeper-<id>-config-<account>``, with
+the region, credentials and any ``AWS_ENDPOINT_URL`` (an emulated instance) from the usual AWS configuration. It is
+deployed with the CDK stacks, never created from here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sleeper.core.exceptions import SleeperError
+from sleeper.runtime.admin import AWS_PREFIX
+
+if TYPE_CHECKING:
+    from sleeper.runtime.aws.instance import AwsInstance
+    from sleeper.runtime.local.instance import LocalInstance
+
+__all__ = ["connect", "create_instance"]
+
+
+def connect(location: str | Path, *, create: bool = False) -> LocalInstance | AwsInstance:
+    """Opens an instance: a local instance directory, or ``aws:<instance id>`` for an instance on AWS.
+
+    It never creates one unless asked: a mistyped directory is an error naming it, not a new empty instance.
+
+    Args:
+        location: The instance directory, or ``aws:<instance id>``.
+        create: Create a local instance in the directory if it holds none (an AWS instance is deployed, not
+            created here).
+
+    Returns:
+        The instance.
+
+    Raises:
+        InstanceNotFoundError: If the directory holds no instance (and ``create`` is False), or no instance on AWS
+            has the id (its config bucket holds no ``instance.properties``).
+        SleeperError: If ``aws:`` has no id, or ``create`` is asked of an instance on AWS.
+        AwsRuntimeConfigError: If no AWS region is configured.
+    """
+    text = str(location)
+    if text.startswith(AWS_PREFIX):
+        if create:
+            raise SleeperError(
+                f"cannot create {text} from Python: an instance on AWS is deployed with the CDK stacks "
+                "(or emulated with 'sleeper aws-local'); connect to it once deployed"
+            )
+        return _connect_aws(text.removeprefix(AWS_PREFIX))
+    from sleeper.runtime.local.instance import InstanceNotFoundError, LocalInstance
+
+    directory = Path(location)
+    if create and not (directory / "instance.properties").exists():
+        return LocalInstance.create(directory)
+    if not (directory / "instance.properties").exists():
+        raise InstanceNotFoundError(
+            f"no Sleeper instance in {directory.resolve()}; create one with sleeper.create_instance({text!r}) or "
+            f"'sleeper --instance {text} instance create'"
+        )
+    return LocalInstance(directory)
+
+
+def create_instance(directory: str | Path, *, instance_id: str | None = None) -> LocalInstance:
+    """Creates a local instance in a directory (which may exist, but must hold no instance).
+
+    Args:
+        directory: The directory.
+        instance_id: The instance id (``local-<random>`` if None).
+
+    Raises:
+        InstanceAlreadyExistsError: If the directory already holds an instance.
+    """
+    from sleeper.runtime.local.instance import LocalInstance
+
+    return LocalInstance.create(directory, instance_id=instance_id)
+
+
+def _connect_aws(instance_id: str) -> AwsInstance:
+    from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError
+    from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
+    from sleeper.runtime.local.instance import InstanceNotFoundError
+
+    if not instance_id:
+        raise SleeperError("aws: needs an instance id, for example sleeper.connect('aws:my-instance')")
+    instance = AwsInstance(AwsRuntimeConfig.for_instance_id(instance_id), table_cache_seconds=0)
+    try:
+        instance.properties  # noqa: B018 - read now, so a wrong id fails here rather than at first use
+    except AwsResourceNotFoundError as e:
+        raise InstanceNotFoundError(f"no Sleeper instance {AWS_PREFIX}{instance_id}: {e}") from None
+    return instance

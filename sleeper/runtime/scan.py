@@ -1,0 +1,185 @@
+"""A scan of a table: the rows a query selects, read as Arrow (a stream or a table) or handed to pandas, polars or
+DuckDB, with the names pyiceberg's ``DataScan`` uses (``to_arrow``, ``to_arrow_batch_reader``, ``to_pandas``,
+``to_polars``, ``to_duckdb``).
+
+A scan is lazy: it holds what to read, and each ``to_*`` call plans the query against the table's current files and
+runs it. Rows come in key order, with the table's filters and aggregations applied, read straight from the data
+files (``s3a://`` on AWS) as Sleeper's direct query client reads them. pandas, polars and DuckDB are imported only
+when their method is called, and a missing one is named with how to install it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import pyarrow as pa
+
+from sleeper.core.exceptions import SleeperError
+from sleeper.core.range import Range, Region
+from sleeper.core.schema import KeyValue
+from sleeper.io.filesystem import FileSystemOptions
+from sleeper.query.exceptions import QueryExecutionError
+from sleeper.query.executor import QueryableTable, execute, table_query_of
+
+if TYPE_CHECKING:
+    import duckdb
+    import polars
+
+__all__ = ["KeysArg", "MissingExtraError", "RangesArg", "Scan", "regions_of"]
+
+KeysArg: TypeAlias = Iterable[Mapping[str, object] | Sequence[object]]
+"""Exact row keys: each a mapping by row key field name, or the values in row key order."""
+
+_Bounds: TypeAlias = Mapping[str, tuple[KeyValue | None, KeyValue | None]]
+RangesArg: TypeAlias = Region | Range | _Bounds | Iterable[Region | Range | _Bounds]
+"""Ranges of row keys: a :class:`Region`, a :class:`Range`, a mapping ``{row key field: (min, max)}`` (``[min, max)``,
+None for unbounded; several fields in one mapping must all hold), or an iterable of those (rows in any of them)."""
+
+
+class MissingExtraError(SleeperError):
+    """An optional library a call needs (pandas, polars, duckdb) is not installed; the message names it."""
+
+
+def regions_of(schema_table: QueryableTable, ranges: RangesArg) -> list[Region]:
+    """The regions ranges given in any form :data:`RangesArg` allows stand for.
+
+    Raises:
+        SleeperError: If a mapping names a field that is not a row key, or an item is of no accepted form.
+        RangeError: If a minimum is above its maximum.
+    """
+    items: Iterable[Any] = [ranges] if isinstance(ranges, (Region, Range, Mapping)) else ranges
+    return [_region(schema_table, item) for item in items]
+
+
+def _region(table: QueryableTable, item: object) -> Region:
+    schema = table.schema
+    if isinstance(item, Region):
+        return item
+    if isinstance(item, Range):
+        return Region.of([item])
+    if isinstance(item, Mapping):
+        built = []
+        for name, bounds in item.items():
+            if name not in schema.row_key_names:
+                raise SleeperError(
+                    f"cannot scan a range of {name!r}: ranges are of row key fields ({', '.join(schema.row_key_names)})"
+                )
+            if not isinstance(bounds, tuple | list) or len(bounds) != 2:
+                raise SleeperError(f"the range of {name!r} must be (min, max), got {bounds!r}")
+            field = schema.field(name)
+            low, high = bounds
+            built.append(Range(field=field, min=Range.whole(field).min if low is None else low, max=high))
+        return Region.of(built)
+    what = type(item).__name__
+    raise SleeperError(f"a range must be a Region, a Range or a mapping {{field: (min, max)}}, got {what}")
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """The rows of a table that a query selects; read with one of the ``to_*`` methods.
+
+    Attributes:
+        table: The table.
+        keys: Exact row keys to return, or None.
+        regions: Regions of row keys to return, or None (with no keys either: every row).
+        columns: The columns to return, in this order (key fields too only if named); every column if None.
+        limit: The most rows to return (the first in key order): reading stops once they are found. Every row if None.
+        options: How pyarrow reaches the data files (the instance's).
+    """
+
+    table: QueryableTable
+    keys: tuple[Mapping[str, object] | Sequence[object], ...] | None = None
+    regions: tuple[Region, ...] | None = None
+    columns: tuple[str, ...] | None = None
+    limit: int | None = None
+    options: FileSystemOptions | None = None
+
+    def __post_init__(self) -> None:
+        if self.limit is not None and (isinstance(self.limit, bool) or self.limit < 0):
+            raise QueryExecutionError(f"limit must be 0 or more rows, got {self.limit!r}")
+        if self.columns is not None:
+            schema = self.table.schema
+            unknown = [c for c in self.columns if not schema.has_field(c)]
+            if unknown:
+                raise QueryExecutionError(
+                    f"table has no column {', '.join(map(repr, unknown))} (columns: {', '.join(schema.field_names)})"
+                )
+
+    def with_limit(self, limit: int | None) -> Scan:
+        """The same scan returning at most ``limit`` rows."""
+        return dataclasses.replace(self, limit=limit)
+
+    def to_arrow_batch_reader(self, *, batch_rows: int | None = None) -> pa.RecordBatchReader:
+        """The rows as a stream of record batches, read from the data files as it is consumed (memory is bounded by
+        the batches, not by the result).
+
+        Args:
+            batch_rows: The most rows in a batch read and merged (the executor's default if None).
+        """
+        schema = self.table.schema
+        requested = None
+        if self.columns is not None:
+            requested = [c for c in self.columns if c not in schema.key_names]
+        query = table_query_of(self.table, keys=self.keys, regions=self.regions, requested_value_fields=requested)
+        reader = execute(query, self.table, options=self.options, batch_rows=batch_rows, limit=self.limit)
+        if self.columns is None or list(self.columns) == reader.schema.names:
+            return reader
+        columns = list(self.columns)
+        projected = pa.schema([reader.schema.field(c) for c in columns])
+        return pa.RecordBatchReader.from_batches(projected, (batch.select(columns) for batch in reader))
+
+    def to_arrow(self) -> pa.Table:
+        """The rows as a pyarrow Table."""
+        return self.to_arrow_batch_reader().read_all()
+
+    def to_pandas(self, **kwargs: Any) -> Any:
+        """The rows as a pandas DataFrame (``kwargs`` go to ``pyarrow.Table.to_pandas``; typed Any: pandas has no
+        stubs here).
+
+        Raises:
+            MissingExtraError: If pandas is not installed.
+        """
+        _require("pandas")
+        return self.to_arrow().to_pandas(**kwargs)
+
+    def to_polars(self) -> polars.DataFrame:
+        """The rows as a polars DataFrame.
+
+        Raises:
+            MissingExtraError: If polars is not installed.
+        """
+        pl = _require("polars")
+        frame: polars.DataFrame = pl.from_arrow(self.to_arrow())
+        return frame
+
+    def to_duckdb(self, table_name: str, connection: duckdb.DuckDBPyConnection | None = None) -> Any:
+        """The rows registered as a DuckDB table (their Arrow table, as pyiceberg registers it); returns the
+        connection.
+
+        Args:
+            table_name: The name to register the rows under.
+            connection: The DuckDB connection; a new in-memory one if None.
+
+        Raises:
+            MissingExtraError: If duckdb is not installed.
+        """
+        db = _require("duckdb")
+        con = db.connect() if connection is None else connection
+        con.register(table_name, self.to_arrow())
+        return con
+
+    def count(self) -> int:
+        """How many rows the scan returns (read through the stream, never held whole)."""
+        return sum(batch.num_rows for batch in self.to_arrow_batch_reader())
+
+
+def _require(module: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtraError(f"this needs {module}, which is not installed: pip install {module}") from None
