@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from sleeper.cli import admin_commands, aws_local, common, operations, render
+from sleeper.cli import export as export_cli
 from sleeper.core.exceptions import SleeperError
 
 if TYPE_CHECKING:
@@ -256,13 +257,17 @@ def report_ingest_jobs(
 @report_app.command("query")
 def report_query(
     query_id: Annotated[str | None, typer.Argument(help="A query id (default: every tracked query).")] = None,
+    state: Annotated[
+        str | None,
+        typer.Option("--state", help="Only rows in a state: queued, in_progress, completed, failed, partially_failed."),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Queries from the query tracker: a query with its sub-queries, or every query."""
-    from sleeper.cli.queued_query import query_row, tracker_rows, tracker_table
+    """Queries from the query tracker: a query with its sub-queries, or every query (or only those in a state)."""
+    from sleeper.cli.queued_query import parse_state, query_row, tracker_rows, tracker_table
 
-    rows = [query_row(r) for r in tracker_rows(_open(), query_id)]
-    if query_id is not None and not rows:
+    rows = [query_row(r) for r in tracker_rows(_open(), query_id, parse_state(state))]
+    if query_id is not None and state is None and not rows:
         raise SleeperError(f"no query with id {query_id!r} in the query tracker")
     if as_json:
         _print_json(rows)
@@ -406,6 +411,13 @@ def query(
         bool,
         typer.Option("--via-queue", help="Send the query to the query queue, run it as sub-queries, show the tracker."),
     ] = False,
+    results: Annotated[
+        str,
+        typer.Option("--results", help="With --via-queue: Parquet files (s3) or batches on the results queue (sqs)."),
+    ] = "s3",
+    wait: Annotated[
+        float, typer.Option("--wait", help="With --via-queue on AWS: seconds to wait for the results (0: only send).")
+    ] = 300.0,
 ) -> None:
     """Query a table for exact keys and/or ranges of row keys; with neither, every row."""
     from sleeper.cli import query_output
@@ -424,7 +436,9 @@ def query(
     if via_queue:
         from sleeper.cli.queued_query import run_through_queue
 
-        queued = run_through_queue(admin, table, keys, regions, requested, console=console)
+        queued = run_through_queue(
+            admin, table, keys, regions, requested, console=console, results=results, wait_seconds=wait
+        )
         if queued is None:
             return
         result = queued
@@ -526,6 +540,7 @@ def run(argv: list[str]) -> int:
 admin_commands.register(app, instance_app, table_app, run)
 operations.register(app, report_app)
 aws_local.register(app)
+export_cli.register(app)
 
 
 PRIVATE_UMASK = 0o077

@@ -82,6 +82,7 @@ QUERY_RESULTS_BUCKET: Final = "query-results"
 BULK_IMPORT_BUCKET: Final = "bulk-import"
 ACCESS_LOGS_BUCKET: Final = "access-logs"
 ATHENA_SPILL_BUCKET: Final = "spill"
+BULK_EXPORT_BUCKET: Final = "bulk-export-results"
 
 
 def bucket_name(instance_id: str, kind: str, account: str) -> str:
@@ -110,6 +111,11 @@ def query_results_bucket_name(instance_id: str, account: str) -> str:
 def bulk_import_bucket_name(instance_id: str, account: str) -> str:
     """The bucket bulk import jobs and their Spark logs are written to (spec 3.5)."""
     return bucket_name(instance_id, BULK_IMPORT_BUCKET, account)
+
+
+def bulk_export_bucket_name(instance_id: str, account: str) -> str:
+    """The bucket bulk exports are written to (``<tableId>/<exportId>/<subExportId>.parquet``)."""
+    return bucket_name(instance_id, BULK_EXPORT_BUCKET, account)
 
 
 def access_logs_bucket_name(instance_id: str, account: str) -> str:
@@ -156,6 +162,7 @@ QUERY_WARM_RULE: Final = "QueryWarmLambdaRule"
 SNAPSHOT_CREATION_RULE: Final = "TransactionLogSnapshotCreationRule"
 SNAPSHOT_DELETION_RULE: Final = "TransactionLogSnapshotDeletionRule"
 TRANSACTION_DELETION_RULE: Final = "TransactionLogTransactionDeletionRule"
+BULK_EXPORT_TASK_CREATION_RULE: Final = "BulkExportJobCreationRule"
 
 # ECS clusters, task definition families and the EMR Serverless application (``function_name`` suffixes)
 INGEST_CLUSTER: Final = "ingest-cluster"
@@ -163,6 +170,8 @@ COMPACTION_CLUSTER: Final = "compaction-cluster"
 INGEST_TASK_FAMILY: Final = "IngestTask"
 COMPACTION_FARGATE_FAMILY: Final = "CompactionTaskOnFargate"
 COMPACTION_EC2_FAMILY: Final = "CompactionTaskOnEC2"
+BULK_EXPORT_CLUSTER: Final = "bulk-export-cluster"
+BULK_EXPORT_FARGATE_FAMILY: Final = "BulkExportTaskOnFargate"
 BULK_IMPORT_APPLICATION: Final = "bulk-import"
 BULK_IMPORT_JOB_ROLE: Final = "bulk-import-job"
 """The role bulk import job runs take (a ``policy_name`` suffix)."""
@@ -170,6 +179,8 @@ INGEST_CONTAINER_NAME: Final = "IngestTask"
 """The container of the ingest task definition."""
 COMPACTION_CONTAINER_NAME: Final = "CompactionTask"
 """The container of the compaction task definitions."""
+BULK_EXPORT_CONTAINER_NAME: Final = "BulkExportContainer"
+"""The container of the bulk export task definition."""
 ECS_NETWORK: Final = "ecs"
 """The VPC of an emulated instance's tasks (a ``function_name`` suffix)."""
 
@@ -335,6 +346,21 @@ class InstanceNames:
     def bulk_import_bucket(self) -> str:
         """The bucket of bulk import job files and Spark logs."""
         return bulk_import_bucket_name(self.instance_id, self.account)
+
+    @property
+    def bulk_export_bucket(self) -> str:
+        """The bucket bulk exports are written to."""
+        return bulk_export_bucket_name(self.instance_id, self.account)
+
+    @property
+    def bulk_export_cluster(self) -> str:
+        """The ECS cluster of bulk export tasks."""
+        return function_name(self.instance_id, BULK_EXPORT_CLUSTER)
+
+    @property
+    def bulk_export_task_family(self) -> str:
+        """The Fargate task definition family of bulk export tasks."""
+        return function_name(self.instance_id, BULK_EXPORT_FARGATE_FAMILY)
 
     @property
     def ingest_cluster(self) -> str:

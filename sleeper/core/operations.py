@@ -77,7 +77,11 @@ SNAPSHOT_DELETION_Q = "TransactionLogSnapshotDeletionQ.fifo"
 TRANSACTION_DELETION_Q = "TransactionLogTransactionDeletionQ.fifo"
 METRICS_JOB_Q = "MetricsJobQ.fifo"
 BULK_IMPORT_EKS_Q = "BulkImportEKSQ"
-"""Sleeper's bulk import queue for EKS: the batcher may name it, but no runtime of this port has it."""
+"""Sleeper's bulk import queue for EKS (``EksBulkImportStack``): its starter starts a Step Functions execution."""
+BULK_EXPORT_Q = "BulkExport-Q"
+"""Bulk export queries (Sleeper names it ``sleeper-<id>-BulkExport-Q``)."""
+LEAF_PARTITION_BULK_EXPORT_Q = "BulkExportLeafPartition-Q"
+"""Leaf partition exports, one per leaf of a bulk export (``sleeper-<id>-BulkExportLeafPartition-Q``)."""
 # A local instance's own queues
 BULK_IMPORT_JOB_Q = "BulkImportJobQ"
 """A local instance's one bulk import queue: every bulk import platform of the batcher goes to local Spark."""
@@ -141,6 +145,18 @@ QUEUES: tuple[QueueSpec, ...] = (
         description="Bulk import jobs for the persistent EMR cluster",
         url_property=cdk.BULK_IMPORT_PERSISTENT_EMR_JOB_QUEUE_URL.name,
         local=False,
+    ),
+    QueueSpec(
+        name=BULK_EXPORT_Q,
+        description="Bulk export queries",
+        url_property=cdk.BULK_EXPORT_QUEUE_URL.name,
+        max_receive_count=1,
+    ),
+    QueueSpec(
+        name=LEAF_PARTITION_BULK_EXPORT_Q,
+        description="Bulk exports of one leaf partition each",
+        url_property=cdk.LEAF_PARTITION_BULK_EXPORT_QUEUE_URL.name,
+        max_receive_count=1,
     ),
     QueueSpec(
         name=COMPACTION_JOB_CREATION_Q,
@@ -209,6 +225,8 @@ LEAF_PARTITION_QUERY = "leaf_partition_query"
 QUERY_WARM = "query_warm"
 TABLE_METRICS_TRIGGER = "table_metrics_trigger"
 TABLE_METRICS = "table_metrics"
+BULK_EXPORT_PLANNER = "bulk_export_planner"
+BULK_EXPORT_TASK_CREATION = "bulk_export_task_creation"
 ATHENA_SIMPLE = "athena_simple"
 ATHENA_ITERATOR_APPLYING = "athena_iterator_applying"
 
@@ -217,6 +235,7 @@ LAMBDA_IMAGE = "lambda"
 COMPACTION_IMAGE = "compaction"
 INGEST_IMAGE = "ingest"
 BULK_IMPORT_IMAGE = "bulk-import"
+BULK_EXPORT_IMAGE = "bulk-export"
 
 _TABLE_BATCH_MEMORY = "sleeper.batch.table.lambdas.memory.mb"
 _TABLE_BATCH_TIMEOUT = "sleeper.batch.table.lambdas.timeout.seconds"
@@ -414,6 +433,28 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         trigger=Trigger.sqs(BULK_IMPORT_EMR_SERVERLESS_Q, BULK_IMPORT_EMR_Q, BULK_IMPORT_PERSISTENT_EMR_Q),
         memory_mb=4096,
         memory_property="sleeper.bulk.import.starter.memory.mb",
+    ),
+    # --- bulk export ---
+    HandlerSpec(
+        name=BULK_EXPORT_PLANNER,
+        handler="lambdas.bulk_export_planner:handler",
+        runs="sleeper.bulk_export.entry:handle_bulk_export",
+        description="Plans bulk exports, sending one leaf partition export per leaf partition",
+        trigger=Trigger.sqs(BULK_EXPORT_Q),
+        memory_mb=4096,
+        memory_property="sleeper.bulk.export.memory.mb",
+        timeout_property="sleeper.bulk.export.timeout.seconds",
+    ),
+    HandlerSpec(
+        name=BULK_EXPORT_TASK_CREATION,
+        handler="lambdas.bulk_export_task_creation:handler",
+        runs="sleeper.bulk_export.task_creation:create_bulk_export_tasks",
+        description="Starts bulk export tasks for the visible leaf partition exports, up to the maximum",
+        trigger=Trigger.schedule(
+            naming.BULK_EXPORT_TASK_CREATION_RULE, "sleeper.bulk.export.task.creation.period.minutes"
+        ),
+        memory_property="sleeper.task.runner.memory.mb",
+        timeout_property="sleeper.task.runner.timeout.seconds",
     ),
     # --- partition splitting (spec 5) ---
     _per_table_trigger(

@@ -282,6 +282,15 @@ class AwsInstance:
         return f"s3a://{self._required(cdk.QUERY_RESULTS_BUCKET.name)}"
 
     @property
+    def bulk_export_uri(self) -> str:
+        """Where bulk exports are written: ``s3a://<bulk export bucket>``.
+
+        Raises:
+            PropertyError: If no bulk export bucket is recorded (no bulk export stack deployed).
+        """
+        return f"s3a://{self._required(cdk.BULK_EXPORT_S3_BUCKET.name)}"
+
+    @property
     def query_results_queue(self) -> SqsQueue | None:
         """The queue queries asking for results on SQS get them on: the one a deployment records the URL of, else
         None."""

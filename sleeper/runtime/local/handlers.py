@@ -79,6 +79,8 @@ def default_handlers() -> dict[str, Handler]:
         operations.GC_JOB_Q: RoutedHandler(operations.GC_JOB_Q),
         operations.QUERY_Q: RoutedHandler(operations.QUERY_Q),
         operations.LEAF_PARTITION_QUERY_Q: RoutedHandler(operations.LEAF_PARTITION_QUERY_Q),
+        operations.BULK_EXPORT_Q: RoutedHandler(operations.BULK_EXPORT_Q),
+        operations.LEAF_PARTITION_BULK_EXPORT_Q: RoutedHandler(operations.LEAF_PARTITION_BULK_EXPORT_Q),
         operations.SNAPSHOT_CREATION_Q: RoutedHandler(operations.SNAPSHOT_CREATION_Q),
         operations.SNAPSHOT_DELETION_Q: RoutedHandler(operations.SNAPSHOT_DELETION_Q),
         operations.TRANSACTION_DELETION_Q: RoutedHandler(operations.TRANSACTION_DELETION_Q),

@@ -218,6 +218,11 @@ class LocalInstance:
         return (self.directory / "query-results").as_uri()
 
     @property
+    def bulk_export_uri(self) -> str:
+        """Where bulk exports sent to the bulk export queue are written (as Sleeper's bulk export bucket)."""
+        return (self.directory / "bulk-export").as_uri()
+
+    @property
     def query_results_queue(self) -> Queue:
         """The queue queries asking for results on SQS get them on (``QueryResultsQ``)."""
         return self.queue(QUERY_RESULTS_Q)

@@ -152,3 +152,48 @@ def _report(capsys: pytest.CaptureFixture[str]) -> str:
     capsys.readouterr()
     assert run(["report", "query", "--json"]) == 0
     return capsys.readouterr().out
+
+
+def should_query_through_the_queue_with_results_on_the_results_queue(
+    table: Table[LocalInstance], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the table's instance
+    monkeypatch.setenv("SLEEPER_INSTANCE", str(table.instance.directory))
+    # When a range across two leaves is queried with its results on the results queue
+    capsys.readouterr()
+    assert run(["query", "t", "--range", "key=[95,105)", "--via-queue", "--results", "sqs", "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    # Then the rows collected from the queue come back in key order, and the queue is left empty
+    payload = json.loads(out[out.index('{\n  "count"') :])
+    assert [r["key"] for r in payload["rows"]] == list(range(95, 105))
+    assert table.instance.query_results_queue.receive(10) == []
+
+
+def should_refuse_an_unknown_results_destination_on_the_command_line(
+    table: Table[LocalInstance], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SLEEPER_INSTANCE", str(table.instance.directory))
+    capsys.readouterr()
+    assert run(["query", "t", "--via-queue", "--results", "ftp"]) == 1
+    assert "--results must be one of s3, sqs, got 'ftp'" in capsys.readouterr().err
+
+
+def should_report_only_the_queries_in_a_state(
+    table: Table[LocalInstance], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given one completed query and one failed query in the tracker
+    monkeypatch.setenv("SLEEPER_INSTANCE", str(table.instance.directory))
+    assert run(["query", "t", "--range", "key=[95,105)", "--via-queue"]) == 0
+    leaf_queue = InMemoryQueues().queue("LeafPartitionQueryQueue")
+    bad = json.dumps({"queryId": "bad", "tableName": "nope", "type": "Query", "regions": []})
+    handle_query_message(bad, tables=table.instance, leaf_queue=leaf_queue, tracker=table.instance.query_tracker)
+    # When the report is filtered by state
+    capsys.readouterr()
+    assert run(["report", "query", "--state", "failed", "--json"]) == 0
+    failed = json.loads(capsys.readouterr().out)
+    assert run(["report", "query", "--state", "COMPLETED", "--json"]) == 0
+    completed = json.loads(capsys.readouterr().out)
+    # Then each shows only its rows
+    assert [(r["queryId"], r["lastKnownState"]) for r in failed] == [("bad", "FAILED")]
+    assert {r["lastKnownState"] for r in completed} == {"COMPLETED"} and len(completed) == 3
+    assert run(["report", "query", "--state", "lost"]) == 1

@@ -27,7 +27,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sleeper.adapters.aws.clients import EcsClient
 from sleeper.adapters.aws.exceptions import AwsError, translate
 from sleeper.adapters.aws.launchers.common import required_property
-from sleeper.core.naming import COMPACTION_CONTAINER_NAME, INGEST_CONTAINER_NAME
+from sleeper.core.naming import BULK_EXPORT_CONTAINER_NAME, COMPACTION_CONTAINER_NAME, INGEST_CONTAINER_NAME
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.properties.instance_common import FARGATE_VERSION, SUBNETS
@@ -40,6 +40,8 @@ __all__ = [
     "INGEST_CONTAINER_NAME",
     "MAX_TASKS_PER_RUN_TASK",
     "EcsTaskLauncher",
+    "bulk_export_run_task_request",
+    "bulk_export_task_launcher",
     "compaction_run_task_request",
     "compaction_task_launcher",
     "ingest_run_task_request",
@@ -124,6 +126,23 @@ def ingest_run_task_request(
         properties,
         cluster=required_property(properties, cdk.INGEST_CLUSTER),
         task_definition=required_property(properties, cdk.INGEST_TASK_DEFINITION_FAMILY),
+        container_name=container_name,
+        fargate=True,
+    )
+
+
+def bulk_export_run_task_request(
+    properties: InstanceProperties, *, container_name: str = BULK_EXPORT_CONTAINER_NAME
+) -> dict[str, Any]:
+    """The ``RunTask`` request (without ``count``) of bulk export tasks, always on Fargate.
+
+    Raises:
+        PropertyError: If a property the request needs is not set (no bulk export stack).
+    """
+    return _run_task_request(
+        properties,
+        cluster=required_property(properties, cdk.BULK_EXPORT_CLUSTER),
+        task_definition=required_property(properties, cdk.BULK_EXPORT_TASK_FARGATE_DEFINITION_FAMILY),
         container_name=container_name,
         fargate=True,
     )
@@ -242,3 +261,8 @@ def compaction_task_launcher(ecs: EcsClient, properties: InstanceProperties, **o
 def ingest_task_launcher(ecs: EcsClient, properties: InstanceProperties, **options: Any) -> EcsTaskLauncher:
     """The launcher of ingest tasks (``options`` go to :class:`EcsTaskLauncher`)."""
     return EcsTaskLauncher(ecs, ingest_run_task_request(properties), **options)
+
+
+def bulk_export_task_launcher(ecs: EcsClient, properties: InstanceProperties, **options: Any) -> EcsTaskLauncher:
+    """The launcher of bulk export tasks (``options`` go to :class:`EcsTaskLauncher`)."""
+    return EcsTaskLauncher(ecs, bulk_export_run_task_request(properties), **options)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from sleeper.bulk_export.model import LeafPartitionExportSerDe
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.jobs.compaction import (
@@ -37,6 +38,7 @@ QUERY_SCHEMA = Schema.of(
     values=[Field("integer", PrimitiveType.INT), Field("value1", PrimitiveType.LONG)],
 )
 QUERY_SERDE = QuerySerDe.for_schema(QUERY_SCHEMA)
+BULK_EXPORT_SERDE = LeafPartitionExportSerDe(lambda _: INT_KEY)
 
 Codec = tuple[Callable[[str], Any], Callable[[Any], dict[str, Any]]]
 
@@ -71,6 +73,8 @@ CODECS: dict[str, Codec] = {
     ),
     "query-all-fields.json": (QUERY_SERDE.from_json, QUERY_SERDE.to_dict),
     "leaf-partition-query-all-fields.json": (QUERY_SERDE.from_json, QUERY_SERDE.to_dict),
+    # Sleeper's BulkExportLeafPartitionQuerySerDeTest: key int, values value1 and value2 strings
+    "bulk-export-leaf-partition-query.json": (BULK_EXPORT_SERDE.from_json, BULK_EXPORT_SERDE.to_dict),
 }
 READ_ONLY = {"query-python-client.json"}
 

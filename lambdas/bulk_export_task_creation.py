@@ -1,0 +1,17 @@
+"""Bulk export task creation: on ``<id>-BulkExportJobCreationRule``, starts an ECS bulk export task per leaf partition
+export waiting on ``BulkExportLeafPartition-Q``, within ``sleeper.bulk.export.max.concurrent.tasks``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lambdas._common import LOGGER, aws_instance
+from sleeper.runtime.aws.bulk_export import create_bulk_export_tasks_on_ecs
+
+
+def handler(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
+    """Lambda handler for the scheduled event."""
+    created = create_bulk_export_tasks_on_ecs(aws_instance())
+    LOGGER.info("Bulk export task creation: %d jobs visible, %d tasks started", created.visible_jobs, created.launched)
+    return {"visibleJobs": created.visible_jobs, "tasksLaunched": created.launched}

@@ -1,0 +1,16 @@
+"""Bulk export (Sleeper's ``java/bulk-export``): every row of a table written out as one sorted Parquet file per
+leaf partition, read through the merge of :mod:`sleeper.io` with the table's iterators.
+
+- :mod:`~sleeper.bulk_export.model`: the bulk export query and leaf partition export, in Sleeper's JSON;
+- :mod:`~sleeper.bulk_export.planner`: one leaf export per leaf holding files;
+- :mod:`~sleeper.bulk_export.executor`: one leaf's files merged, processed and written;
+- :mod:`~sleeper.bulk_export.entry`: the queues' entries, tracked in the query tracker;
+- :mod:`~sleeper.bulk_export.local`: a whole export run in this process (``sleeper export TABLE DIR``).
+"""
+
+from __future__ import annotations
+
+from sleeper.bulk_export.exceptions import BulkExportError, BulkExportQueryError
+from sleeper.bulk_export.model import BulkExportQuery, LeafPartitionExport
+
+__all__ = ["BulkExportError", "BulkExportQuery", "BulkExportQueryError", "LeafPartitionExport"]

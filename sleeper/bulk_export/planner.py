@@ -1,0 +1,64 @@
+"""Planning a bulk export (Sleeper's ``BulkExportQuerySplitter``): one leaf partition export per leaf partition that
+has files, reading the files referenced on the leaf and on its ancestors (a file on a partition since split still
+holds rows of its descendants), each limited to the leaf's region so every row is exported exactly once.
+
+Sub-export ids are derived from the export id and the leaf id (Sleeper draws random ones), so an export planned again
+(the same ``exportId`` sent twice, or its message delivered again) names the same output files, which are overwritten
+rather than added to: a second export of the same ``exportId`` never duplicates rows.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+
+from sleeper.bulk_export.model import BulkExportQuery, LeafPartitionExport
+from sleeper.core.partition import PartitionTree
+from sleeper.core.statestore.references import FileReference
+
+__all__ = ["plan_export", "sub_export_id_for"]
+
+_SUB_EXPORT_NAMESPACE = uuid.UUID("0f0d7c7e-3a55-4d0e-9a7b-6c1b1f6a5e21")
+
+
+def sub_export_id_for(export_id: str, leaf_partition_id: str) -> str:
+    """The id of an export's leaf partition export: the same every time the export is planned."""
+    return str(uuid.uuid5(_SUB_EXPORT_NAMESPACE, f"{export_id}/{leaf_partition_id}"))
+
+
+def plan_export(
+    query: BulkExportQuery, tree: PartitionTree, references: Iterable[FileReference], *, table_id: str
+) -> list[LeafPartitionExport]:
+    """Splits an export into one leaf partition export per leaf holding files, in key order of the leaves.
+
+    Args:
+        query: The export.
+        tree: The table's partitions.
+        references: The table's file references (every partition's).
+        table_id: The table's id.
+
+    Returns:
+        The leaf exports; none for an empty table. Each lists the files of the leaf's ancestors (root first), then
+        the leaf's own, each file once.
+    """
+    by_partition: dict[str, list[str]] = {}
+    for reference in references:
+        by_partition.setdefault(reference.partition_id, []).append(reference.filename)
+    out: list[LeafPartitionExport] = []
+    for leaf in tree.leaves:
+        chain = [p.id for p in reversed(tree.ancestors(leaf.id))] + [leaf.id]
+        files = list(dict.fromkeys(name for pid in chain for name in by_partition.get(pid, ())))
+        if not files:
+            continue
+        out.append(
+            LeafPartitionExport(
+                table_id=table_id,
+                export_id=query.export_id,
+                sub_export_id=sub_export_id_for(query.export_id, leaf.id),
+                regions=(leaf.region,),
+                leaf_partition_id=leaf.id,
+                partition_region=leaf.region,
+                files=tuple(files),
+            )
+        )
+    return out

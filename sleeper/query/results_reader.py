@@ -1,0 +1,198 @@
+"""Reading a queued query's results back, as Sleeper's clients do (its ``QueryResultsSQSQueuePoller`` and its Python
+client's S3 results reader): wait for the query tracker to record the query finished, then read its result files from
+the results location, or collect its batches from the results queue.
+
+Batches on the results queue are those :mod:`sleeper.query.publishers` sends (``{"queryId", "subQueryId",
+"batchNumber", "schema", "rows"}``); the collector takes the batches of one query, puts each sub-query's batches in
+order, and leaves other queries' messages for other readers. It is done once the tracker records the query finished
+and the rows collected add up to the row count the tracker holds.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyarrow import fs as pafs
+
+from sleeper.core.exceptions import SleeperError
+from sleeper.core.queue import Queue
+from sleeper.core.schema import ListType, MapType, PrimitiveType, Schema
+from sleeper.core.trackers.query import QueryTracker, TrackedQuery
+from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.filesystem import list_files
+from sleeper.query.publishers import output_schema, query_results_dir
+
+__all__ = ["QueryWaitTimeoutError", "SqsResultsCollector", "read_results_files", "wait_for_query"]
+
+
+class QueryWaitTimeoutError(SleeperError):
+    """A query did not finish (or its results did not all arrive) within the time allowed."""
+
+
+def wait_for_query(
+    tracker: QueryTracker,
+    query_id: str,
+    *,
+    timeout_seconds: float,
+    poll_seconds: float = 1.0,
+    monotonic: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> TrackedQuery:
+    """Waits until the tracker records the query finished (COMPLETED, FAILED or PARTIALLY_FAILED).
+
+    Raises:
+        QueryWaitTimeoutError: If it has not finished after ``timeout_seconds``.
+    """
+    deadline = monotonic() + timeout_seconds
+    while True:
+        status = tracker.status(query_id)
+        if status is not None and status.last_known_state.is_finished:
+            return status
+        if monotonic() >= deadline:
+            state = status.last_known_state.value if status is not None else "not yet tracked"
+            raise QueryWaitTimeoutError(
+                f"query {query_id} is {state} after {timeout_seconds:g} s; follow it with "
+                f"'sleeper report query {query_id}'"
+            )
+        sleep(poll_seconds)
+
+
+def read_results_files(
+    filesystem: pafs.FileSystem, results_root: str, query_id: str, schema: Schema, requested: tuple[str, ...] | None
+) -> pa.Table:
+    """Every result file of a query (``<results root>/query-<query id>/*.parquet``, the root a path in the
+    filesystem: ``<bucket>`` on S3), in key order."""
+    fs, directory = filesystem, query_results_dir(results_root, query_id)
+    target = arrow_schema(output_schema(schema, requested))
+    parts = [
+        pq.read_table(info.path, filesystem=fs, schema=target)
+        for info in list_files(fs, directory)
+        if info.path.endswith(".parquet")
+    ]
+    return _in_key_order(pa.concat_tables(parts) if parts else target.empty_table(), schema)
+
+
+def _in_key_order(table: pa.Table, schema: Schema) -> pa.Table:
+    return table.sort_by([(name, "ascending") for name in schema.key_names]) if table.num_rows else table
+
+
+class SqsResultsCollector:
+    """Collects one query's batches from a results queue.
+
+    Args:
+        queue: The results queue.
+        query_id: The query.
+        schema: The table schema (the batches' own schema gives their columns).
+        requested: The value fields asked for (None for all).
+    """
+
+    def __init__(self, queue: Queue, query_id: str, schema: Schema, requested: tuple[str, ...] | None) -> None:
+        self._queue = queue
+        self._query_id = query_id
+        self._schema = output_schema(schema, requested)
+        self._batches: dict[tuple[str, int], pa.Table] = {}
+        self.rows = 0
+
+    def poll(self, wait_seconds: float = 0.0) -> int:
+        """Receives what is on the queue: keeps and deletes this query's batches, puts others back at once.
+
+        Returns:
+            The rows collected by this call.
+        """
+        found = 0
+        for message in self._queue.receive(10, wait_seconds=wait_seconds):
+            body = _parse(message.body)
+            if body is None or body.get("queryId") != self._query_id:
+                self._queue.change_visibility(message.receipt_handle, 0)
+                continue
+            key = (str(body.get("subQueryId", "")), int(body.get("batchNumber", 0)))
+            if key not in self._batches:
+                table = _rows_table(body.get("rows", []), self._schema)
+                self._batches[key] = table
+                found += table.num_rows
+            self._queue.delete(message.receipt_handle)
+        self.rows += found
+        return found
+
+    def collect(
+        self,
+        tracker: QueryTracker,
+        *,
+        timeout_seconds: float,
+        monotonic: Callable[[], float] = time.monotonic,
+        on_rows: Callable[[int], None] | None = None,
+    ) -> pa.Table:
+        """Polls until the tracker records the query finished and every row it counts has arrived.
+
+        Args:
+            tracker: The query tracker.
+            timeout_seconds: The longest to wait.
+            monotonic: The clock.
+            on_rows: Told the rows of each poll that found some (to show progress).
+
+        Raises:
+            QueryWaitTimeoutError: If that does not happen in time.
+        """
+        deadline = monotonic() + timeout_seconds
+        while True:
+            found = self.poll(wait_seconds=1.0)
+            if found and on_rows is not None:
+                on_rows(found)
+            status = tracker.status(self._query_id)
+            if status is not None and status.last_known_state.is_finished and self.rows >= status.row_count:
+                return self.table()
+            if monotonic() >= deadline:
+                raise QueryWaitTimeoutError(
+                    f"query {self._query_id}: {self.rows:,} rows arrived on the results queue after "
+                    f"{timeout_seconds:g} s, the tracker has {status.row_count if status else 0:,} "
+                    f"({status.last_known_state.value if status else 'not yet tracked'})"
+                )
+
+    def table(self) -> pa.Table:
+        """The rows collected, each sub-query's batches in order, all in key order."""
+        target = arrow_schema(self._schema)
+        parts = [self._batches[key] for key in sorted(self._batches)]
+        return _in_key_order(pa.concat_tables(parts) if parts else target.empty_table(), self._schema)
+
+
+def _parse(body: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _rows_table(rows: list[dict[str, Any]], schema: Schema) -> pa.Table:
+    """Rows of Sleeper's row JSON as a table of the schema's types (base64 byte arrays decoded a column at a time)."""
+    target = arrow_schema(schema)
+    columns = []
+    for field in schema.all_fields:
+        values = [row.get(field.name) for row in rows]
+        kind = field.type
+        if kind is PrimitiveType.BYTE_ARRAY:
+            values = [None if v is None else base64.b64decode(v) for v in values]
+        elif isinstance(kind, ListType) and kind.element_type is PrimitiveType.BYTE_ARRAY:
+            values = [None if v is None else [base64.b64decode(x) for x in v] for v in values]
+        elif isinstance(kind, MapType):
+            values = [None if v is None else list(_map_items(v, kind)) for v in values]
+        columns.append(pa.array(values, type=target.field(field.name).type))
+    return pa.Table.from_arrays(columns, schema=target)
+
+
+def _map_items(value: dict[str, Any], kind: MapType) -> list[tuple[Any, Any]]:
+    def key(k: str) -> Any:
+        if kind.key_type is PrimitiveType.BYTE_ARRAY:
+            return base64.b64decode(k)
+        return int(k) if kind.key_type in (PrimitiveType.INT, PrimitiveType.LONG) else k
+
+    def item(v: Any) -> Any:
+        return base64.b64decode(v) if kind.value_type is PrimitiveType.BYTE_ARRAY and v is not None else v
+
+    return [(key(k), item(v)) for k, v in value.items()]
