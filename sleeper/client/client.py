@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import Any
 
 from sleeper.adapters.aws.s3_objects import put_bytes, upload_file
-from sleeper.client.connect import low_level_client, open_instance
+from sleeper.client.connect import dynamodb_client_like, low_level_client, open_instance
 from sleeper.client.errors import ClientArgumentError, NotYetAvailableError
 from sleeper.client.query import BulkExportQuery, Query, Region
 from sleeper.client.results import DEFAULT_MAX_WAIT_TIME, read_results, sorted_rows, wait_for_query
@@ -85,7 +85,8 @@ class SleeperClient:
         s3_resource: A boto3 S3 resource to read the instance's properties and query results with.
         s3_fs: A filesystem (such as ``s3fs.S3FileSystem``) to open query result files with.
         sqs_resource: A boto3 SQS resource to send messages with.
-        dynamo_resource: A boto3 DynamoDB resource to read the table index and the query tracker with.
+        dynamo_resource: A boto3 DynamoDB resource: the table index and the query tracker are read on its region and
+            endpoint (through a client of its own, with boto3's usual credentials).
         max_wait_seconds: How long a query is waited for (keyword only; Sleeper's client always waits 120 s).
 
     Raises:
@@ -119,7 +120,7 @@ class SleeperClient:
             account_name=account_name,
             s3=reader,
             sqs=None if sqs_resource is None else low_level_client(sqs_resource),
-            dynamodb=None if dynamo_resource is None else low_level_client(dynamo_resource),
+            dynamodb=None if dynamo_resource is None else dynamodb_client_like(dynamo_resource),
         )
         """The instance, in this package's AWS runtime."""
         self._uploader = s3_client if s3_client is not None else self.instance.clients.s3

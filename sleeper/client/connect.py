@@ -5,8 +5,10 @@ usual AWS environment (``AWS_REGION`` or ``AWS_DEFAULT_REGION``, ``AWS_ENDPOINT_
 credentials from boto3's usual chain, through :meth:`AwsRuntimeConfig.for_instance_id
 <sleeper.runtime.aws.instance.AwsRuntimeConfig.for_instance_id>`.
 
-boto3 clients or resources given to the client (Sleeper's ``s3_client``, ``s3_resource``, ``sqs_resource``,
-``dynamo_resource``) replace the instance's own: every call the instance makes to that service goes through them.
+boto3 clients or resources given to the client (Sleeper's ``s3_client``, ``s3_resource``, ``sqs_resource``) replace
+the instance's own: every call the instance makes to that service goes through them. For ``dynamo_resource`` a client
+is made on its region and endpoint (with boto3's usual credentials), as its own client translates values for the
+resource.
 """
 
 from __future__ import annotations
@@ -15,13 +17,13 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from sleeper.adapters.aws.clients import AwsSettings
+from sleeper.adapters.aws.clients import AwsSettings, dynamodb_client
 from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError
 from sleeper.adapters.aws.instance_clients import AwsClients
 from sleeper.client.errors import ClientArgumentError, InstanceNotFoundError
 from sleeper.runtime.aws.instance import ACCOUNT_ENV, AwsInstance, AwsRuntimeConfig
 
-__all__ = ["GivenClients", "low_level_client", "open_instance"]
+__all__ = ["GivenClients", "dynamodb_client_like", "low_level_client", "open_instance"]
 
 _REGION_ENV = "AWS_REGION"
 
@@ -31,6 +33,21 @@ def low_level_client(given: Any) -> Any:
     meta = getattr(given, "meta", None)
     client = getattr(meta, "client", None)
     return client if client is not None else given
+
+
+def dynamodb_client_like(resource: Any) -> Any:
+    """A DynamoDB client on the region and endpoint of a boto3 DynamoDB resource, with boto3's usual credentials.
+
+    The resource's own client cannot serve: boto3 makes it translate Python values to DynamoDB's typed form, which
+    the adapters already write.
+    """
+    client = low_level_client(resource)
+    meta = getattr(client, "meta", None)
+    region = getattr(meta, "region_name", None)
+    endpoint = getattr(meta, "endpoint_url", None)
+    if not isinstance(region, str) or not region:
+        raise ClientArgumentError("dynamo_resource must be a boto3 DynamoDB resource with a region")
+    return dynamodb_client(AwsSettings(region, endpoint if isinstance(endpoint, str) else None))
 
 
 class GivenClients(AwsClients):

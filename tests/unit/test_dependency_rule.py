@@ -395,3 +395,27 @@ def should_detect_a_runtime_importing_the_other(tmp_path: Path, monkeypatch: pyt
         "lambdas.gc imports sleeper.adapters.aws.clients: handlers use the AWS runtime and feature entry points",
         "sleeper.runtime.aws_admin imports sleeper.runtime.local: the aws runtime never imports the other",
     ]
+
+
+def should_detect_violations_of_the_client_boundary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given the client importing the CLI and reading the environment, and a feature and the runtime importing the
+    # client
+    for folder, name, text in (
+        ("client", "bad.py", "import os\nfrom sleeper.cli.main import main\nURL = os.environ['X']\n"),
+        ("query", "bad.py", "from sleeper.client import SleeperClient\n"),
+        ("runtime", "bad.py", "import sleeper.client.query\n"),
+        ("cli", "client.py", "from sleeper.client import SleeperClient\n"),
+    ):
+        (tmp_path / "sleeper" / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "sleeper" / folder / name).write_text(text)
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path / "sleeper")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    # When checked
+    problems = _violations()
+    # Then the client's import of the CLI and the others' imports of the client are reported, its environment
+    # reading is not (it is a composition root, as the runtime is)
+    assert problems == [
+        "sleeper.client.bad imports sleeper.cli.main: the client never imports the CLI or the emulator",
+        "sleeper.query.bad imports sleeper.client: only the CLI imports the client",
+        "sleeper.runtime.bad imports sleeper.client.query: only the CLI imports the client",
+    ]
