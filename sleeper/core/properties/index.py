@@ -8,6 +8,7 @@ from sleeper.core.properties import (
     instance_common,
     instance_compaction,
     instance_defaults,
+    instance_eks,
     instance_ingest,
     instance_query,
     table,
@@ -18,6 +19,7 @@ INSTANCE_PROPERTY_INDEX = PropertyIndex(
     instance_common.DEFINITIONS
     + instance_ingest.DEFINITIONS
     + instance_bulk.DEFINITIONS
+    + instance_eks.DEFINITIONS
     + instance_compaction.DEFINITIONS
     + instance_query.DEFINITIONS
     + instance_defaults.DEFINITIONS
