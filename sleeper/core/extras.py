@@ -15,6 +15,7 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "boto3": "aws",
     "botocore": "aws",
     "cryptography": "aws",
+    "websockets": "aws",
     "moto": "aws-local",
     "flask": "aws-local",
     "flask_cors": "aws-local",
