@@ -164,6 +164,13 @@ SNAPSHOT_DELETION_RULE: Final = "TransactionLogSnapshotDeletionRule"
 TRANSACTION_DELETION_RULE: Final = "TransactionLogTransactionDeletionRule"
 BULK_EXPORT_TASK_CREATION_RULE: Final = "BulkExportJobCreationRule"
 
+# API Gateway APIs and their functions (``function_name`` suffixes), as Sleeper names them
+WEBSOCKET_QUERY_FUNCTION: Final = "query-websocket-handler"
+WEBSOCKET_QUERY_API: Final = "query-websocket-api"
+"""The WebSocket query API (``sleeper-<cid>-query-websocket-api``)."""
+WEBSOCKET_QUERY_STAGE: Final = "live"
+"""The WebSocket query API's stage: its URL is ``wss://<api id>.execute-api.<region>.amazonaws.com/live``."""
+
 # ECS clusters, task definition families and the EMR Serverless application (``function_name`` suffixes)
 INGEST_CLUSTER: Final = "ingest-cluster"
 COMPACTION_CLUSTER: Final = "compaction-cluster"

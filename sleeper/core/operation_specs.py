@@ -21,6 +21,9 @@ class TriggerKind(Enum):
     """The DynamoDB stream of the files transaction log."""
     NONE = "none"
     """Invoked directly (by a client or another function)."""
+    API = "api"
+    """An API Gateway API's routes (the WebSocket query API, the REST API): invoked with the route's event, its
+    return value is the response to the caller."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

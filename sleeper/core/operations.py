@@ -229,6 +229,7 @@ BULK_EXPORT_PLANNER = "bulk_export_planner"
 BULK_EXPORT_TASK_CREATION = "bulk_export_task_creation"
 ATHENA_SIMPLE = "athena_simple"
 ATHENA_ITERATOR_APPLYING = "athena_iterator_applying"
+WEB_SOCKET_QUERY = "web_socket_query"
 
 # Container names
 LAMBDA_IMAGE = "lambda"
@@ -538,6 +539,15 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         runs="sleeper.query.warm:send_warm_queries",
         description="Keeps the query functions warm with a small query per table",
         trigger=Trigger.schedule(naming.QUERY_WARM_RULE, "sleeper.query.warm.lambda.period.minutes"),
+    ),
+    HandlerSpec(
+        name=WEB_SOCKET_QUERY,
+        handler="lambdas.websocket_query:handler",
+        runs="sleeper.query.websocket:handle_websocket_event",
+        description="Prepares queries received via the WebSocket API and queues them for processing",
+        trigger=Trigger(kind=TriggerKind.API),
+        memory_mb=1024,
+        timeout_seconds=29,
     ),
     # --- table metrics ---
     HandlerSpec(

@@ -40,6 +40,7 @@ __all__ = [
     "dispatch",
     "entry_name",
     "feature_entry",
+    "handler_entry",
     "routed",
     "settle",
 ]
@@ -111,6 +112,20 @@ def feature_entry(queue_name: str) -> Entry:
         ImportError, AttributeError: If the named module or function does not exist.
     """
     return _resolve(entry_name(queue_name))
+
+
+@cache
+def handler_entry(handler_name: str) -> Callable[..., Any]:
+    """The feature function the registry names for a handler (its ``runs``), imported: for a handler no queue feeds
+    (an API's routes), which calls it with its own arguments, such as the instance and the route's event.
+
+    Raises:
+        KeyError: If the registry has no such handler, or it names no feature function.
+    """
+    spec = operations.handler(handler_name)
+    if spec.runs is None:
+        raise KeyError(f"handler {handler_name!r} names no feature function")
+    return _resolve(spec.runs)
 
 
 def _resolve(name: str) -> Entry:

@@ -150,3 +150,23 @@ def should_send_results_elsewhere_when_the_query_asks(socket_instance: SocketIns
     assert kinds == ["subqueries", "completed"]
     (batch,) = [json.loads(m.body) for m in socket_instance.query_results_queue.receive(10)]
     assert [r["key"] for r in batch["rows"]] == list(range(10))
+
+
+def should_route_the_api_events_through_the_lambda_handler(socket_instance: SocketInstance) -> None:
+    # Given the Lambda handler the registry names for the WebSocket API, on the instance
+    from lambdas import _common
+    from lambdas.websocket_query import handler
+    from sleeper.core import operations
+
+    assert operations.handler(operations.WEB_SOCKET_QUERY).handler == "lambdas.websocket_query:handler"
+    _common.use_instance(socket_instance)  # type: ignore[arg-type]
+    try:
+        # When API Gateway invokes it for a connect and for a query naming an unknown table
+        connected = handler({"requestContext": {"eventType": "CONNECT", "connectionId": "conn-1"}})
+        answered = handler(_message_event(_range_query("ws-4", "nope", 0, 10)))
+    finally:
+        _common.use_instance(None)
+    # Then it answers API Gateway with the feature entry's responses, and the connection gets the error
+    assert connected == answered == {"statusCode": 200}
+    (message,) = socket_instance.websocket_poster.messages()
+    assert message["message"] == "error" and message["queryId"] == "ws-4"
