@@ -3,7 +3,9 @@ schemas and tables, get table, layout and splits, read records); each serves bot
 Sleeper deploys its composite handlers.
 
 The spill location comes from the environment variables of Athena's connector SDK: ``spill_bucket``,
-``spill_prefix`` and ``disable_spill_encryption`` (``true`` turns off the per-split AES-GCM keys).
+``spill_prefix`` and ``disable_spill_encryption`` (``true`` turns off the per-split AES-GCM keys). The
+iterator-applying connector's query-time iterator comes from ``query_time_iterator_class_name``,
+``query_time_iterator_config`` and ``auths_principal_tag`` (fine-grained security: docs/usage/iterators.md).
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from sleeper.runtime.aws.instance import AwsInstance
 SPILL_BUCKET_ENV = "spill_bucket"
 SPILL_PREFIX_ENV = "spill_prefix"
 DISABLE_SPILL_ENCRYPTION_ENV = "disable_spill_encryption"
+QUERY_TIME_ITERATOR_CLASS_ENV = "query_time_iterator_class_name"
+QUERY_TIME_ITERATOR_CONFIG_ENV = "query_time_iterator_config"
+AUTHS_PRINCIPAL_TAG_ENV = "auths_principal_tag"
 
 _connectors: dict[ConnectorKind, CompositeHandler] = {}
 
@@ -39,6 +44,9 @@ def athena_settings(instance: AwsInstance, environ: Mapping[str, str] | None = N
         spill_prefix=env.get(SPILL_PREFIX_ENV) or DEFAULT_SPILL_PREFIX,
         encrypt_spills=env.get(DISABLE_SPILL_ENCRYPTION_ENV, "").strip().lower() != "true",
         options=instance.filesystem_options,
+        query_time_iterator_class_name=env.get(QUERY_TIME_ITERATOR_CLASS_ENV) or None,
+        query_time_iterator_config=env.get(QUERY_TIME_ITERATOR_CONFIG_ENV) or None,
+        auths_principal_tag=env.get(AUTHS_PRINCIPAL_TAG_ENV) or None,
     )
 
 

@@ -5,7 +5,9 @@ Sleeper offers two connectors (spec 11), chosen by :class:`ConnectorKind`:
 * **simple**: one split per distinct data file, read with the key ranges pushed down and no merge or table
   processing;
 * **iterator applying**: one split per leaf partition, carrying the leaf's files and key bounds; its files are read
-  within the leaf, merged, and the table's filters and aggregations applied, so the rows equal a Sleeper query's.
+  within the leaf, merged, and the table's filters, aggregations and iterator applied, so the rows equal a Sleeper
+  query's; then, if the connector is given one, a query-time iterator whose config may carry the caller's
+  authorisations from an IAM principal tag (fine-grained security, docs/usage/iterators.md).
 
 Both choose the leaf partitions from the row key predicates. The layout has one row per chosen leaf with files on it
 or its ancestors: ``_SleeperRelevantFiles`` (a JSON list of the files) and the leaf's bounds ``_MinRowKey-<field>`` /
@@ -74,9 +76,9 @@ from sleeper.core.schema import Field, KeyValue, ListType, MapType, PrimitiveTyp
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
 from sleeper.io.parquet import read_sorted
-from sleeper.iterators import ProcessingConfig
-from sleeper.iterators.apply import RowProcessor
-from sleeper.iterators.config import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY
+from sleeper.iterators.exceptions import IteratorConfigError
+from sleeper.iterators.pipeline import RowIterators
+from sleeper.iterators.plugin import IteratorSpec
 
 __all__ = [
     "FILE_REGIONS_FIELD",
@@ -128,6 +130,14 @@ class AthenaSettings:
             ``disable_spill_encryption`` turned around).
         options: How to reach S3, for data files and spills.
         batch_rows: The most rows in a batch read from a data file and merged.
+        query_time_iterator_class_name: An iterator the iterator-applying connector applies after the table's, as a
+            Sleeper query's ``queryTimeIteratorClassName`` (e.g.
+            ``sleeper.iterators.examples.SecurityFilteringIterator`` for fine-grained security); None for none.
+        query_time_iterator_config: Its config; :data:`AUTHS_PLACEHOLDER` in it is replaced by the caller's
+            authorisations, comma separated, read from the principal tag ``auths_principal_tag``.
+        auths_principal_tag: The IAM principal tag holding each caller's authorisations, separated by ``:`` (tag
+            values cannot hold commas). Athena fills the caller's tags in, so callers cannot choose their own. A
+            caller without the tag has no authorisations.
     """
 
     instance_id: str
@@ -136,6 +146,39 @@ class AthenaSettings:
     encrypt_spills: bool = True
     options: FileSystemOptions | None = None
     batch_rows: int = DEFAULT_BATCH_ROWS
+    query_time_iterator_class_name: str | None = None
+    query_time_iterator_config: str | None = None
+    auths_principal_tag: str | None = None
+
+    def __post_init__(self) -> None:
+        config = self.query_time_iterator_config or ""
+        if self.auths_principal_tag and AUTHS_PLACEHOLDER not in config:
+            raise AthenaConnectorError(
+                f"the caller's authorisations come from principal tag {self.auths_principal_tag!r}, but the query "
+                f"time iterator config {config!r} has no {AUTHS_PLACEHOLDER} to put them in",
+                error_code=INVALID_INPUT,
+            )
+        if AUTHS_PLACEHOLDER in config and not self.auths_principal_tag:
+            raise AthenaConnectorError(
+                f"the query time iterator config {config!r} needs the caller's authorisations: set the principal "
+                "tag that holds them",
+                error_code=INVALID_INPUT,
+            )
+
+    def query_time_iterator(self, principal_tags: Mapping[str, str]) -> IteratorSpec | None:
+        """The query-time iterator for a caller, with the caller's authorisations put into its config."""
+        spec = IteratorSpec.optional(
+            self.query_time_iterator_class_name, self.query_time_iterator_config, "Athena query time iterator"
+        )
+        if spec is None or not self.auths_principal_tag:
+            return spec
+        raw = principal_tags.get(self.auths_principal_tag, "")
+        auths = ",".join(a.strip() for a in raw.split(":") if a.strip())
+        return IteratorSpec(spec.class_name, (spec.config or "").replace(AUTHS_PLACEHOLDER, auths), spec.source)
+
+
+AUTHS_PLACEHOLDER = "{auths}"
+"""Where the caller's authorisations go in the Athena query-time iterator's config."""
 
 
 def athena_schema(schema: Schema) -> pa.Schema:
@@ -490,7 +533,7 @@ class RecordHandler:
             raise AthenaConnectorError(f"table has no column {unknown[0]!r}", error_code=INVALID_INPUT)
         filtered = [n for n in request.summary if schema.has_field(n)]
         if self._kind is ConnectorKind.ITERATOR_APPLYING:
-            batches = self._read_leaf(request, table, filtered)
+            batches = self._read_leaf(request, table, filtered, self._iterators(request, table))
         else:
             batches = self._read_file(request, schema, filtered)
         return _finish(batches, request.summary, request.schema)
@@ -523,8 +566,21 @@ class RecordHandler:
             batch_size=self._settings.batch_rows,
         )
 
+    def _iterators(self, request: ReadRecordsRequest, table: AthenaTable) -> RowIterators:
+        """The table's processing and iterator, then the connector's query-time iterator for this caller; loaded
+        before anything is read, so a read fails (never returns unfiltered rows) if one cannot be loaded."""
+        try:
+            return RowIterators.for_table(
+                table.properties,
+                table.schema,
+                query_time=self._settings.query_time_iterator(request.principal_tags),
+                now_ms=self._clock_ms(),
+            )
+        except IteratorConfigError as e:
+            raise AthenaConnectorError(str(e), error_code=INVALID_INPUT) from e
+
     def _read_leaf(
-        self, request: ReadRecordsRequest, table: AthenaTable, filtered: list[str]
+        self, request: ReadRecordsRequest, table: AthenaTable, filtered: list[str], iterators: RowIterators
     ) -> Iterator[pa.RecordBatch]:
         schema = table.schema
         properties = request.split.properties
@@ -542,11 +598,8 @@ class RecordHandler:
         regions = read_regions(intervals, schema.row_key_names)
         if regions == [] or not files:
             return
-        config = ProcessingConfig.parse(
-            table.properties.get(FILTERS_PROPERTY), table.properties.get(AGGREGATIONS_PROPERTY), schema
-        )
         columns = self._columns(
-            schema, request.schema.names, [*filtered, *schema.key_names, *config.required_value_fields(schema)]
+            schema, request.schema.names, [*filtered, *schema.key_names, *iterators.required_value_fields()]
         )
         rows = self._settings.batch_rows
         streams = [
@@ -554,7 +607,7 @@ class RecordHandler:
             for file in files
         ]
         merged = merge_sorted(streams, schema.key_names, batch_rows=rows)
-        yield from RowProcessor(schema, config, self._clock_ms()).process(merged)
+        yield from iterators.apply(merged)
 
 
 def _parse_file_regions(text: str, schema: Schema) -> list[dict[str, tuple[KeyValue, KeyValue | None]]]:

@@ -201,6 +201,8 @@ class _Base:
     catalog_name: str
     query_id: str
     config_options: Mapping[str, str] = field(default_factory=dict)
+    principal_tags: Mapping[str, str] = field(default_factory=dict)
+    """The caller's IAM principal tags, as Athena puts them in the request's ``identity`` (``principalTags``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -291,6 +293,16 @@ def _config_options(event: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in options.items() if v is not None}
 
 
+def _principal_tags(event: Mapping[str, Any]) -> dict[str, str]:
+    identity = event.get("identity")
+    if not isinstance(identity, Mapping):
+        return {}
+    tags = identity.get("principalTags")
+    if not isinstance(tags, Mapping):
+        return {}
+    return {str(k): str(v) for k, v in tags.items() if v is not None}
+
+
 def _schema_field(obj: Mapping[str, Any], name: str, where: str) -> pa.Schema | None:
     raw = obj.get(name)
     if raw is None:
@@ -324,6 +336,7 @@ def parse_request(event: object) -> FederationRequest:
         "catalog_name": _string(obj, "catalogName", where, required=False) or "",
         "query_id": _string(obj, "queryId", where, required=False) or "",
         "config_options": _config_options(obj),
+        "principal_tags": _principal_tags(obj),
     }
     if kind == "PingRequest":
         return PingRequest(**base)

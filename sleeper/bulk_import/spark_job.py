@@ -13,10 +13,12 @@ The job follows Sleeper's default driver (``BulkImportDataframeLocalSortDriver``
 5. in the executors, sort each partition's rows by row keys then sort keys with this port's vectorised sort
    (:func:`sleeper.io.sort.sort_table`; past :data:`SORT_BUFFER_BYTES` sorted runs are spilled to local disk and
    merged with :func:`sleeper.io.merge.merge_sorted`, so memory stays bounded), and write them as one data file with
-   its sketches with :class:`~sleeper.io.parquet.SortedFileWriter` through ``pyarrow.fs`` (so the files are the same
-   as ingest's and compaction's, and no Hadoop S3 connector is needed to write), returning each file's metadata to
-   the driver. Sorting in the Python worker rather than with Spark's ``sortWithinPartitions`` saves converting the
-   rows back into the JVM and sorting them there: about a quarter of the job's time on 2 cores.
+   its sketches, each leaf's rows passed through the table's filters, aggregations and iterator
+   (:class:`~sleeper.iterators.pipeline.RowIterators`), with :class:`~sleeper.io.parquet.SortedFileWriter` through
+   ``pyarrow.fs`` (so the files are the same as ingest's and compaction's, and no Hadoop S3 connector is needed to
+   write), returning each file's metadata to the driver. Sorting in the Python worker rather than with Spark's
+   ``sortWithinPartitions`` saves converting the rows back into the JVM and sorting them there: about a quarter of
+   the job's time on 2 cores.
 
 :func:`write_with_spark` does all of that and returns the file references; committing them is the caller's (see
 :mod:`sleeper.bulk_import.runner`). PySpark is imported only when a job runs, so this package imports without it.
@@ -24,6 +26,7 @@ The job follows Sleeper's default driver (``BulkImportDataframeLocalSortDriver``
 
 from __future__ import annotations
 
+import itertools
 import logging
 import sys
 import tempfile
@@ -50,6 +53,9 @@ from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolv
 from sleeper.io.merge import merge_sorted
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter
 from sleeper.io.sort import sort_table
+from sleeper.iterators.config import ProcessingConfig
+from sleeper.iterators.pipeline import RowIterators, table_iterator_spec, table_processing
+from sleeper.iterators.plugin import IteratorSpec
 from sleeper.sketches import sketches_path
 
 if TYPE_CHECKING:
@@ -293,9 +299,14 @@ def write_with_spark(
 
     Raises:
         InsufficientDataForSplittingError: If the tree needs extending and the data does not allow it.
+        IteratorConfigError: If the table's filters or aggregations are invalid, or its iterator cannot be loaded
+            (``IteratorLoadError``, before Spark reads anything).
         BulkImportError: If Spark or a writer fails (files written by the job are deleted).
     """
     functions = _import_pyspark().functions
+    processing = table_processing(properties, schema)
+    iterator = table_iterator_spec(properties)
+    RowIterators.build(schema, processing, table_iterator=iterator)  # fails here, before Spark, if it cannot load
     settings = presplit or PreSplitSettings.from_table_properties(properties)
     seconds: dict[str, float] = {}
     frame = read_input(spark, schema, files)
@@ -329,6 +340,8 @@ def write_with_spark(
         settings=ParquetSettings.from_table_properties(properties),
         options=options,
         sort_buffer_bytes=sort_buffer_bytes,
+        processing=processing,
+        iterator=iterator,
     )
     written = _to_arrow(ordered.mapInArrow(writer, _WRITTEN_DDL))
     seconds["write"] = time.perf_counter() - started
@@ -389,7 +402,8 @@ class _TagLeaves:
 
 
 class _WriteLeafFiles:
-    """The ``mapInArrow`` function writing a partition's rows (sorted by leaf, then keys) to one file per leaf."""
+    """The ``mapInArrow`` function writing a partition's rows (sorted by leaf, then keys) to one file per leaf, each
+    leaf's rows passed through the table's filters, aggregations and iterator (loaded in the executor)."""
 
     def __init__(
         self,
@@ -400,8 +414,12 @@ class _WriteLeafFiles:
         settings: ParquetSettings,
         options: FileSystemOptions | None,
         sort_buffer_bytes: int = SORT_BUFFER_BYTES,
+        processing: ProcessingConfig | None = None,
+        iterator: IteratorSpec | None = None,
     ) -> None:
         self._schema = schema
+        self._processing = processing or ProcessingConfig()
+        self._iterator = iterator
         self._leaf_ids = list(leaf_ids)
         self._prefix = data_prefix
         self._settings = settings
@@ -439,30 +457,21 @@ class _WriteLeafFiles:
         yield from merge_sorted([*(_read_run(run) for run in runs), last], self._sort_keys)
 
     def _write(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        iterators = RowIterators.build(self._schema, self._processing, table_iterator=self._iterator, writes=True)
         writer: SortedFileWriter | None = None
-        leaf = -1
         closed: list[str] = []
         try:
-            for batch in batches:
-                if batch.num_rows == 0:
-                    continue
-                leaves = batch.column(LEAF_COLUMN).to_numpy(zero_copy_only=False)
-                starts = [0, *(np.flatnonzero(leaves[1:] != leaves[:-1]) + 1).tolist()]
-                ends = [*starts[1:], batch.num_rows]
-                for start, end in zip(starts, ends, strict=True):
-                    piece_leaf = int(leaves[start])
-                    if piece_leaf != leaf:
-                        if writer is not None:
-                            closed.append(writer.location)
-                            yield self._metadata(leaf, writer)
-                        writer = self._open(piece_leaf)
-                        leaf = piece_leaf
-                    assert writer is not None
-                    writer.write(batch.slice(start, end - start))
-            if writer is not None:
-                closed.append(writer.location)
-                yield self._metadata(leaf, writer)
-                writer = None
+            for leaf, pieces in itertools.groupby(_leaf_pieces(batches), key=lambda piece: piece[0]):
+                for batch in iterators.apply(piece for _, piece in pieces):
+                    if batch.num_rows == 0:
+                        continue
+                    if writer is None:
+                        writer = self._open(leaf)
+                    writer.write(batch)
+                if writer is not None:
+                    closed.append(writer.location)
+                    yield self._metadata(leaf, writer)
+                    writer = None
         except BaseException:
             if writer is not None:
                 writer.abort()
@@ -483,6 +492,19 @@ class _WriteLeafFiles:
             ],
             schema=_WRITTEN_SCHEMA,
         )
+
+
+def _leaf_pieces(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """Cuts batches sorted by leaf at the leaf boundaries: each piece with its leaf, without the leaf column."""
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        leaves = batch.column(LEAF_COLUMN).to_numpy(zero_copy_only=False)
+        rows = batch.drop_columns([LEAF_COLUMN])
+        starts = [0, *(np.flatnonzero(leaves[1:] != leaves[:-1]) + 1).tolist()]
+        ends = [*starts[1:], batch.num_rows]
+        for start, end in zip(starts, ends, strict=True):
+            yield int(leaves[start]), rows.slice(start, end - start)
 
 
 def _spill(table: pa.Table, directory: Path, number: int) -> Path:

@@ -418,6 +418,18 @@ def query(
     wait: Annotated[
         float, typer.Option("--wait", help="With --via-queue on AWS: seconds to wait for the results (0: only send).")
     ] = 300.0,
+    iterator: Annotated[
+        str | None,
+        typer.Option(
+            "--iterator",
+            help="A query-time iterator class (package.module.Class), applied after the table's, e.g. "
+            "sleeper.iterators.examples.SecurityFilteringIterator.",
+        ),
+    ] = None,
+    iterator_config: Annotated[
+        str | None,
+        typer.Option("--iterator-config", help="The query-time iterator's config, e.g. visibility,auth1,auth2."),
+    ] = None,
 ) -> None:
     """Query a table for exact keys and/or ranges of row keys; with neither, every row."""
     from sleeper.cli import query_output
@@ -433,11 +445,22 @@ def query(
     if output_format not in query_output.FORMATS:
         raise SleeperError(f"--format must be one of {', '.join(query_output.FORMATS)}, got {output_format!r}")
     requested = [f.strip() for f in fields.split(",") if f.strip()] if fields else None
+    if iterator_config is not None and iterator is None:
+        raise SleeperError("--iterator-config needs --iterator (the query-time iterator it configures)")
     if via_queue:
         from sleeper.cli.queued_query import run_through_queue
 
         queued = run_through_queue(
-            admin, table, keys, regions, requested, console=console, results=results, wait_seconds=wait
+            admin,
+            table,
+            keys,
+            regions,
+            requested,
+            console=console,
+            results=results,
+            wait_seconds=wait,
+            iterator=iterator,
+            iterator_config=iterator_config,
         )
         if queued is None:
             return
@@ -447,6 +470,8 @@ def query(
             keys=keys if keys or regions else None,
             regions=regions if keys or regions else None,
             requested_value_fields=requested,
+            iterator=iterator,
+            iterator_config=iterator_config,
         )
     query_output.write(result, output_format, output, console=console, limit=limit)
 

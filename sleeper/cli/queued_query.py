@@ -41,6 +41,8 @@ def run_through_queue(
     console: Console,
     results: str = "s3",
     wait_seconds: float = 300.0,
+    iterator: str | None = None,
+    iterator_config: str | None = None,
 ) -> pa.Table | None:
     """Sends the query to the query queue, waits for its results and shows the tracker. Locally the query and leaf
     handlers run it at once; on AWS the deployed functions run it and this waits up to ``wait_seconds`` (0: only send
@@ -65,6 +67,8 @@ def run_through_queue(
         processing=QueryProcessingConfig(
             requested_value_fields=fields,
             results_publisher_config={"destination": "SQS"} if results == "sqs" else {},
+            query_time_iterator_class_name=iterator,
+            query_time_iterator_config=iterator_config,
         ),
     )
     result = instance.run_queued_query(query, schema)

@@ -3,8 +3,9 @@
 :func:`run_compaction` reads each input file limited to the region of the job's partition (a file on a parent
 partition is shared between its children, and each child's job takes only its own rows), with row groups outside the
 region skipped by their statistics and files opened with ``pre_buffer=False``. The inputs are merged by row keys then
-sort keys in a bounded-memory streaming k-way merge (:func:`sleeper.io.merge.merge_sorted`), the table's filters and
-aggregations are applied (:class:`sleeper.iterators.apply.RowProcessor`), and the rows are written through
+sort keys in a bounded-memory streaming k-way merge (:func:`sleeper.io.merge.merge_sorted`), the table's filters,
+aggregations and iterator are applied (:class:`sleeper.iterators.pipeline.RowIterators`, loaded before any file is
+opened), and the rows are written through
 :class:`sleeper.io.parquet.SortedFileWriter` with the table's Parquet settings: row groups of exactly the table's row
 count, the ``.sketches`` sidecar, and encoding on a writer thread while the merge goes on.
 
@@ -40,7 +41,8 @@ from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.merge import merge_sorted
 from sleeper.io.parquet import ParquetSettings, SortedFileReader, SortedFileWriter, WrittenFile
 from sleeper.iterators import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY, ProcessingConfig
-from sleeper.iterators.apply import RowProcessor
+from sleeper.iterators.pipeline import RowIterators
+from sleeper.iterators.plugin import IteratorSpec
 
 if TYPE_CHECKING:
     from sleeper.compaction.ports import CompactionTable
@@ -55,6 +57,7 @@ __all__ = [
     "ExecutionSettings",
     "compaction_batches",
     "partition_bounds",
+    "iterators_for_job",
     "processing_for_job",
     "resolve_engine",
     "run_compaction",
@@ -185,17 +188,29 @@ def processing_for_job(job: CompactionJob, properties: TableProperties, schema: 
     or the table's if the job carries neither.
 
     Raises:
-        CompactionConfigError: If the job names a custom iterator class, which this port cannot load.
         IteratorConfigError: If the filters or aggregations do not suit the schema.
     """
-    if job.iterator_class_name:
-        raise CompactionConfigError(
-            f"job {job.job_id} names the custom iterator {job.iterator_class_name!r}; custom iterator classes are not "
-            "supported (use sleeper.table.filters and sleeper.table.aggregations)"
-        )
     if job.filter_config is not None or job.aggregation_config is not None:
         return ProcessingConfig.parse(job.filter_config, job.aggregation_config, schema)
     return ProcessingConfig.parse(properties.get(FILTERS_PROPERTY), properties.get(AGGREGATIONS_PROPERTY), schema)
+
+
+def iterators_for_job(
+    job: CompactionJob, properties: TableProperties, schema: Schema, *, now_ms: int | None = None
+) -> RowIterators:
+    """Everything a job applies to its rows: its filters and aggregations (:func:`processing_for_job`), then its
+    iterator (``iteratorClassName`` and ``iteratorConfig``, copied from the table's
+    ``sleeper.table.iterator.class.name`` and ``.config`` when the job was created), loaded here.
+
+    Raises:
+        IteratorLoadError: If the job's iterator cannot be loaded or refuses its config; running the job again cannot
+            help, so the job is not retried (see :mod:`sleeper.compaction.task`).
+        IteratorConfigError: If the filters or aggregations do not suit the schema.
+    """
+    spec = IteratorSpec.optional(job.iterator_class_name, job.iterator_config, f"compaction job {job.job_id} iterator")
+    return RowIterators.build(
+        schema, processing_for_job(job, properties, schema), table_iterator=spec, now_ms=now_ms, writes=True
+    )
 
 
 def partition_bounds(region: CoreRegion) -> list[KeyBounds]:
@@ -234,7 +249,9 @@ def run_compaction(
 
     Raises:
         CompactionInputError: If the job's partition does not exist.
-        CompactionConfigError: If the engine or the job's iterator is not supported.
+        CompactionConfigError: If the engine is not supported.
+        IteratorLoadError: If the job's iterator cannot be loaded (before any file is opened).
+        IteratorRunError: If the job's iterator fails or breaks its contract (what was written is deleted).
         MissingFileError: If an input file does not exist.
         DataFileError: If an input file is not readable Parquet.
         SchemaMismatchError: If an input file's columns do not match the schema.
@@ -247,8 +264,9 @@ def run_compaction(
             raise CompactionInputError(f"job {job.job_id}: partition {job.partition_id} does not exist")
     elif partition.id != job.partition_id:
         raise CompactionInputError(f"job {job.job_id} is on partition {job.partition_id}, not {partition.id}")
-    processing = processing_for_job(job, table.properties, schema)
-    processor = RowProcessor(schema, processing, now_ms if now_ms is not None else int(time.time() * 1000))
+    iterators = iterators_for_job(
+        job, table.properties, schema, now_ms=now_ms if now_ms is not None else int(time.time() * 1000)
+    )
     engine_used = resolve_engine(table.properties, engine)
     if engine_used == ENGINE_DATAFUSION:
         from sleeper.compaction.datafusion_engine import datafusion_can_read
@@ -275,7 +293,7 @@ def run_compaction(
             options=options,
             writer_thread=chosen.writer_thread,
         ) as writer:
-            for batch in processor.process(counter.count(merged)):
+            for batch in iterators.apply(counter.count(merged)):
                 writer.write(batch)
     written = writer.result
     return CompactionResult(

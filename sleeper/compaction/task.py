@@ -9,7 +9,8 @@ in the compaction task tracker (started, finished with totals).
 What happens to a message:
 
 * finished (committed or commit request sent), already committed (a duplicate delivery: nothing is written), or
-  rejected (its table is gone, or its inputs are assigned elsewhere or gone, so it can never commit): deleted;
+  rejected (its table is gone, or its inputs are assigned elsewhere or gone, so it can never commit; or its iterator
+  cannot be loaded or fails, which no retry can mend: the run is tracked failed with the reason, once): deleted;
 * failed (an error while running or committing, an unreadable message, or inputs not assigned yet): made visible
   again after ``sleeper.compaction.job.failed.visibility.timeout.seconds``; the queue moves it to the dead-letter
   queue once it has been received its maximum number of times.
@@ -46,6 +47,7 @@ from sleeper.core.queue import Message, Queue, QueueError
 from sleeper.core.trackers.runs import CompactionRun, JobOutcome, RunFailure
 from sleeper.core.trackers.task import TaskFinished, TaskStarted
 from sleeper.io.filesystem import FileSystemOptions
+from sleeper.iterators.exceptions import IteratorLoadError, IteratorRunError
 
 __all__ = [
     "CompactionJobRunner",
@@ -214,10 +216,14 @@ class CompactionJobRunner:
                 settings=self._settings,
                 filesystem=self._filesystem,
                 options=self._options,
-            )
+            ),
+            expected=(IteratorLoadError, IteratorRunError),
         )
         if isinstance(result, RunFailure):
-            return self._outcome(JobOutcome.FAILED, job, result.reasons, run_id=run.run_id)
+            # an iterator that cannot be loaded, or whose own code fails, fails every run alike: no retries
+            never = isinstance(result.error, IteratorLoadError | IteratorRunError)
+            kind = JobOutcome.REJECTED if never else JobOutcome.FAILED
+            return self._outcome(kind, job, result.reasons, run_id=run.run_id)
         run.finished(rows_read=result.rows_read, rows_written=result.rows_written)
         crash_point("compaction.after_output_written")
         committed = run.attempt(

@@ -4,9 +4,9 @@
 (:func:`sleeper.io.arrow_schema.conform_batch`) and buffered in memory. When the buffer holds ``buffer_bytes`` the
 rows are sorted by row keys then sort keys and spilled to a local temporary directory as an Arrow IPC file (a sorted
 run). When the input ends the runs (and the rows still buffered) are merged (:func:`sleeper.io.merge.merge_sorted`),
-the table's filters and aggregations applied (:class:`sleeper.iterators.apply.RowProcessor`), and the sorted stream
-is cut at the boundaries of the leaf partitions and written as Parquet data files (with sketches) under the table's
-data prefix, as the table's ``sleeper.table.ingest.file.writing.strategy`` says:
+the table's filters, aggregations and iterator applied (:class:`sleeper.iterators.pipeline.RowIterators`), and the
+sorted stream is cut at the boundaries of the leaf partitions and written as Parquet data files (with sketches) under
+the table's data prefix, as the table's ``sleeper.table.ingest.file.writing.strategy`` says:
 
 * ``one_reference_per_leaf`` (the default): one file in the root partition's folder, with one exact reference per
   leaf partition that holds any of its rows (``onlyContainsDataForThisPartition`` only if there is one such leaf);
@@ -46,8 +46,7 @@ from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolv
 from sleeper.io.merge import merge_sorted
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter, WrittenFile
 from sleeper.io.sort import sort_table
-from sleeper.iterators import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY, ProcessingConfig
-from sleeper.iterators.apply import RowProcessor
+from sleeper.iterators.pipeline import RowIterators
 from sleeper.sketches import sketches_path
 
 if TYPE_CHECKING:
@@ -160,7 +159,9 @@ def ingest_batches(
         SchemaMismatchError: If a batch lacks a column of the table or holds it with another type (the error names
             the batch and the column); nothing is written.
         IngestConfigError: If the buffer size or the file writing strategy is invalid.
-        IteratorConfigError: If the table's filters or aggregations are invalid.
+        IteratorConfigError: If the table's filters or aggregations are invalid, or its iterator cannot be loaded
+            (``IteratorLoadError``, before anything is read).
+        IteratorRunError: If the table's iterator fails or breaks its contract; nothing is committed.
         JobIdReusedError: If the job id's files were added before from other input files (checked before anything
             is written, and again by the commit); nothing is added.
         StateStoreError: If the table has no partitions or the commit does not fit the state store.
@@ -170,10 +171,12 @@ def ingest_batches(
     strategy = file_writing_strategy(table_properties)
     if job_id is not None and state_store.job_already_added(job_id, inputs_hash):
         return IngestResult(rows_read=0, rows_written=0, already_added=True)
-    processing = ProcessingConfig.parse(
-        table_properties.get(FILTERS_PROPERTY), table_properties.get(AGGREGATIONS_PROPERTY), table_schema
+    processor = RowIterators.for_table(
+        table_properties,
+        table_schema,
+        now_ms=now_ms if now_ms is not None else int(time.time() * 1000),
+        writes=True,
     )
-    processor = RowProcessor(table_schema, processing, now_ms if now_ms is not None else int(time.time() * 1000))
     settings = ParquetSettings.from_table_properties(table_properties)
     target = arrow_schema(table_schema)
     key_names = table_schema.key_names
@@ -199,7 +202,7 @@ def ingest_batches(
             options=options,
             writer_thread=writer_thread,
         )
-        output.write_all(processor.process(merged))
+        output.write_all(processor.apply(merged))
     if output.references:
         crash_point("ingest.after_files_written")
         try:

@@ -31,8 +31,9 @@ from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
 from sleeper.io.parquet import read_sorted
 from sleeper.iterators import ProcessingConfig
-from sleeper.iterators.apply import RowProcessor
 from sleeper.iterators.config import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY
+from sleeper.iterators.pipeline import QUERY_TIME_SOURCE, RowIterators
+from sleeper.iterators.plugin import IteratorSpec
 from sleeper.query.exceptions import QueryExecutionError
 from sleeper.query.planner import leaf_regions, plan_query
 
@@ -42,6 +43,7 @@ __all__ = [
     "execute",
     "output_fields",
     "processing_config",
+    "query_iterators",
     "read_fields",
     "region_bounds",
     "run_leaf_query",
@@ -95,6 +97,23 @@ def processing_config(properties: TableProperties, schema: Schema) -> Processing
     return ProcessingConfig.parse(properties.get(FILTERS_PROPERTY), properties.get(AGGREGATIONS_PROPERTY), schema)
 
 
+def query_iterators(
+    properties: TableProperties, schema: Schema, processing: QueryProcessingConfig, now_ms: int
+) -> RowIterators:
+    """What a query applies to the merged rows, loaded before anything is read: the table's filters, aggregations
+    and iterator (``sleeper.table.iterator.class.name``), then the query's own iterator
+    (``queryTimeIteratorClassName`` with ``queryTimeIteratorConfig``).
+
+    Raises:
+        IteratorLoadError: If either iterator cannot be loaded or refuses its config (the query returns no rows).
+        IteratorConfigError: If the table's filters or aggregations are invalid.
+    """
+    query_time = IteratorSpec.optional(
+        processing.query_time_iterator_class_name, processing.query_time_iterator_config, QUERY_TIME_SOURCE
+    )
+    return RowIterators.for_table(properties, schema, query_time=query_time, now_ms=now_ms)
+
+
 def region_bounds(region: Region) -> list[KeyBounds]:
     """A region as the canonical key bounds a data file read takes (inclusive minimum, exclusive maximum)."""
     return [KeyBounds(name, r.canonical_min, r.canonical_max) for name, r in region.ranges.items()]
@@ -116,16 +135,22 @@ def output_fields(schema: Schema, requested_value_fields: Sequence[str] | None) 
     return [name for name in schema.field_names if name in keys or name in wanted]
 
 
-def read_fields(schema: Schema, requested_value_fields: Sequence[str] | None, config: ProcessingConfig) -> list[str]:
-    """The fields to read from data files: those returned, plus the value fields the filters and aggregations need."""
-    needed = set(output_fields(schema, requested_value_fields)) | set(config.required_value_fields(schema))
+def read_fields(
+    schema: Schema, requested_value_fields: Sequence[str] | None, config: ProcessingConfig | RowIterators
+) -> list[str]:
+    """The fields to read from data files: those returned, plus the value fields the filters, aggregations and
+    iterators need."""
+    required = (
+        config.required_value_fields() if isinstance(config, RowIterators) else config.required_value_fields(schema)
+    )
+    needed = set(output_fields(schema, requested_value_fields)) | set(required)
     return [name for name in schema.field_names if name in needed]
 
 
 def run_leaf_query(
     leaf_query: LeafPartitionQuery,
     schema: Schema,
-    config: ProcessingConfig,
+    config: ProcessingConfig | RowIterators,
     now_ms: int,
     *,
     options: FileSystemOptions | None = None,
@@ -139,7 +164,8 @@ def run_leaf_query(
     Args:
         leaf_query: The sub-query.
         schema: The table schema.
-        config: The table's filters and aggregations, applied after the merge.
+        config: What is applied after the merge (:func:`query_iterators`); filters and aggregations alone may be
+            given as a ``ProcessingConfig``.
         now_ms: The time age-off filters measure from, in milliseconds since the epoch.
         options: How to reach S3.
         batch_rows: The most rows in a batch read and merged; the merge's default if None.
@@ -164,7 +190,8 @@ def run_leaf_query(
         for location in leaf_query.files
     ]
     merged = merge_sorted(streams, schema.key_names, batch_rows=rows)
-    processed = RowProcessor(schema, config, now_ms).process(merged)
+    iterators = config if isinstance(config, RowIterators) else RowIterators(schema, config, now_ms=now_ms)
+    processed = iterators.apply(merged)
     target = _output_schema(schema, out_names)
     for batch in processed:
         if batch.num_rows:
@@ -198,17 +225,18 @@ def execute(
     Raises:
         QueryExecutionError: If a requested field is not in the schema, or the limit is negative.
         IteratorConfigError: If the table's filters or aggregations are invalid.
+        IteratorLoadError: If the table's or the query's iterator cannot be loaded (nothing is read).
     """
     if limit is not None and limit < 0:
         raise QueryExecutionError(f"a query limit must be 0 or more rows, got {limit}")
     schema = table.schema
     target = _output_schema(schema, output_fields(schema, query.processing.requested_value_fields))
-    config = processing_config(table.properties, schema)
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    config = query_iterators(table.properties, schema, query.processing, now)
     state_store = table.state_store
     leaf_queries = plan_query(
         query, state_store.partition_tree(), state_store.file_references(), table_id=table.table_id
     )
-    now = int(time.time() * 1000) if now_ms is None else now_ms
 
     def batches() -> Iterator[pa.RecordBatch]:
         for leaf_query in leaf_queries:
@@ -246,6 +274,8 @@ def table_query(
     options: FileSystemOptions | None = None,
     query_id: str | None = None,
     limit: int | None = None,
+    iterator_class_name: str | None = None,
+    iterator_config: str | None = None,
 ) -> pa.Table:
     """Queries a table for exact row keys and/or regions; with neither, returns every row.
 
@@ -258,6 +288,10 @@ def table_query(
         options: How to reach S3.
         query_id: The query id; random if None.
         limit: The most rows to return (the first in key order); every row if None.
+        iterator_class_name: A query-time iterator applied after the table's processing and iterator (a dotted path
+            ``package.module.Class`` or one of Sleeper's built-in names), as a query's ``queryTimeIteratorClassName``.
+        iterator_config: The query-time iterator's config, e.g. ``visibility,auth1,auth2`` for
+            ``sleeper.iterators.examples.SecurityFilteringIterator``.
 
     Returns:
         The rows in key order; a row in several of the keys or regions is returned once.
@@ -269,6 +303,13 @@ def table_query(
     query = table_query_of(table, keys=keys, regions=regions, requested_value_fields=requested_value_fields)
     if query_id is not None:
         query = dataclasses.replace(query, query_id=query_id)
+    if iterator_class_name is not None or iterator_config is not None:
+        processing = dataclasses.replace(
+            query.processing,
+            query_time_iterator_class_name=iterator_class_name,
+            query_time_iterator_config=iterator_config,
+        )
+        query = dataclasses.replace(query, processing=processing)
     return execute(query, table, now_ms=now_ms, options=options, limit=limit).read_all()
 
 

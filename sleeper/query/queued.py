@@ -12,7 +12,9 @@ count, or FAILED with the reason. The tracker rolls sub-queries up into their qu
 Results go where the query's ``resultsPublisherConfig`` says (:mod:`sleeper.query.publishers`): by default to one
 Parquet file per sub-query at ``<results location>/query-<query id>/<sub-query id>.parquet``, or in batches to the
 results queue, or to a WebSocket connection. The query handler reads that config and the ``statusReportDestinations``
-before it plans anything, so a query this instance cannot honour is tracked FAILED with the reason. Status messages
+before it plans anything, so a query this instance cannot honour is tracked FAILED with the reason; so is one whose
+table iterator or query-time iterator (``queryTimeIteratorClassName``) cannot be loaded, and the leaf handler loads
+them again before reading, so a sub-query never returns rows its iterators did not filter. Status messages
 go to the WebSocket connections the query names (:mod:`sleeper.query.status`): the sub-queries it was split into,
 each sub-query's completion or error, or the query's own when it has no sub-queries or fails. Query and sub-query ids
 are safe ids (checked when the query is read, so a query whose id could escape the results location is tracked
@@ -39,7 +41,8 @@ from sleeper.core.queue import Queue
 from sleeper.core.schema import Schema
 from sleeper.core.trackers.query import QueryState, QueryTracker, QueryUpdate
 from sleeper.io.filesystem import FileSystemOptions
-from sleeper.query.executor import QueryableTable, processing_config, run_leaf_query
+from sleeper.iterators.exceptions import IteratorConfigError
+from sleeper.query.executor import QueryableTable, query_iterators, run_leaf_query
 from sleeper.query.planner import plan_query
 from sleeper.query.publishers import (
     NO_WEBSOCKET,
@@ -178,7 +181,8 @@ def handle_query_message(
             check_destination(settings, destination)
             if targets and poster is None:
                 raise ResultsConfigError(NO_WEBSOCKET)
-    except ResultsConfigError as e:
+        query_iterators(table.properties, table.schema, query.processing, int(clock().timestamp() * 1000))
+    except (ResultsConfigError, IteratorConfigError) as e:
         reporter = StatusReporter(poster, _lenient_targets(query.processing.status_report_destinations))
         return _failed(query.query_id, e, tracker, reporter, clock)
     previous = tracker.status(query.query_id)
@@ -256,8 +260,8 @@ def handle_leaf_query_message(
     )
     try:
         table = tables.table_by_id(leaf_query.table_id)
-        config = processing_config(table.properties, table.schema)
         now_ms = int(clock().timestamp() * 1000)
+        config = query_iterators(table.properties, table.schema, leaf_query.processing, now_ms)
         batches = run_leaf_query(leaf_query, table.schema, config, now_ms, options=options)
         published = publish(leaf_query, table, batches)
     except Exception as e:  # a sub-query that cannot finish is tracked FAILED, whatever went wrong

@@ -172,8 +172,10 @@ class AdminTable(Protocol):
         keys: Sequence[Mapping[str, object]] | None = None,
         regions: Sequence[Region] | None = None,
         requested_value_fields: Sequence[str] | None = None,
+        iterator: str | None = None,
+        iterator_config: str | None = None,
     ) -> pa.Table:
-        """Rows for exact keys and/or regions, read directly."""
+        """Rows for exact keys and/or regions, read directly, with a query-time iterator if one is named."""
         ...
 
 

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, Self, TypeVar
 
 import pyarrow as pa
 
-from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError
+from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
 from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.partition import Partition, partitions_from_split_points
 from sleeper.core.properties import InstanceProperties, TableProperties
-from sleeper.core.properties.properties import new_table_properties
+from sleeper.core.properties.properties import edited_table_properties, new_table_properties
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
@@ -31,6 +31,8 @@ from sleeper.core.table import TableIndex, TableStatus, new_table_id
 from sleeper.ingest.inputs import ingest_rows
 from sleeper.ingest.standard import IngestResult
 from sleeper.io.filesystem import FileSystemOptions
+from sleeper.iterators.exceptions import IteratorConfigError
+from sleeper.iterators.pipeline import check_table_iterators
 from sleeper.query.executor import table_query
 from sleeper.runtime.ingest_job import (
     IngestData,
@@ -264,11 +266,16 @@ class Table(Generic[InstanceT]):
         keys: Iterable[Mapping[str, object] | Sequence[object]] | None = None,
         regions: Iterable[Region] | None = None,
         requested_value_fields: Sequence[str] | None = None,
+        iterator: str | None = None,
+        iterator_config: str | None = None,
     ) -> pa.Table:
         """Rows for exact row keys and/or regions, in key order; every row if neither is given. Read directly (not
         through the query queue).
 
-        The table's filters and aggregations apply, as in every Sleeper query.
+        The table's filters, aggregations and iterator apply, as in every Sleeper query, then the query-time
+        ``iterator`` if given (a class name as in a query's ``queryTimeIteratorClassName``, with its
+        ``iterator_config``; e.g. ``sleeper.iterators.examples.SecurityFilteringIterator`` with
+        ``visibility,auth1,auth2``). An iterator that cannot be loaded raises ``IteratorLoadError``; no rows are read.
         """
         return table_query(
             self,
@@ -276,6 +283,8 @@ class Table(Generic[InstanceT]):
             regions=regions,
             requested_value_fields=requested_value_fields,
             options=self.instance.filesystem_options,
+            iterator_class_name=iterator,
+            iterator_config=iterator_config,
         )  # the rows of scan(keys=..., ranges=...), with the keys always returned
 
     def exact(self, **keys: object) -> pa.Table:
@@ -356,6 +365,32 @@ class TablePropertiesStore(Protocol):
     def delete_table(self, table_id: str) -> None: ...
 
 
+def check_processing(properties: TableProperties) -> None:
+    """Checks a table's filters, aggregations and iterator as every place applying them will: the iterator
+    (``sleeper.table.iterator.class.name`` with its ``.config``) is imported and initialised here, at table create
+    and property set, on either runtime.
+
+    Raises:
+        PropertyError: In one line, naming the property and what is wrong.
+    """
+    try:
+        check_table_iterators(properties)
+    except IteratorConfigError as e:
+        raise PropertyError(str(e)) from e
+
+
+def edited_properties(current: TableProperties, values: Mapping[str, str]) -> TableProperties:
+    """A table's properties with the values a user set, validated (``edited_table_properties``, then
+    :func:`check_processing`); ``current`` is left as it was.
+
+    Raises:
+        PropertyError: Naming the first unknown, invalid or refused property, or the iterator that cannot be used.
+    """
+    updated = edited_table_properties(current, values)
+    check_processing(updated)
+    return updated
+
+
 _Made = TypeVar("_Made", bound="Table[Any]")
 
 
@@ -388,6 +423,7 @@ def create_table(
     table_properties = new_table_properties(
         instance_properties, name=name, table_id=table_id, schema=schema, values=values
     )
+    check_processing(table_properties)
     status = TableStatus(table_id=table_id, table_name=name, online=table_properties.get_bool("sleeper.table.online"))
     properties_store.save_table(table_id, dict(table_properties.items()))
     try:

@@ -65,13 +65,13 @@ from sleeper.core.naming import (
     queue_name,
     task_tracker_table_name,
 )
-from sleeper.core.properties import InstanceProperties, TableProperties, edited_table_properties
+from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.queue import OutgoingMessage, QueueConfig, QueueNotFoundError
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
 from sleeper.io.filesystem import FileSystemOptions, S3Options, s3_filesystem
-from sleeper.runtime.table import Table, create_table
+from sleeper.runtime.table import Table, create_table, edited_properties
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
 __all__ = [
@@ -389,7 +389,7 @@ class AwsInstance:
             PropertyError: If a value is invalid or a property may not change; nothing is saved.
         """
         table = self.table(name)
-        updated = edited_table_properties(table.properties, values)
+        updated = edited_properties(table.properties, values)
         self.properties_store.save_table(table.table_id, dict(updated.items()))
         return self._table(table.status)
 

@@ -50,14 +50,13 @@ from sleeper.core.operations import QUERY_RESULTS_Q, local_queues
 from sleeper.core.properties import (
     InstanceProperties,
     TableProperties,
-    edited_table_properties,
 )
 from sleeper.core.queue import Queue
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
 from sleeper.io.filesystem import delete_in_table, filesystem_path
 from sleeper.runtime.local.tasks import LocalTask, job_workspace
-from sleeper.runtime.table import Table, check_table_name, create_table
+from sleeper.runtime.table import Table, check_table_name, create_table, edited_properties
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
 DATABASE_FILE = "sleeper.db"
@@ -378,7 +377,7 @@ class LocalInstance:
             PropertyError: If a value is invalid or a property may not change; nothing is saved.
         """
         table = self.table(name)
-        updated = edited_table_properties(table.properties, values)
+        updated = edited_properties(table.properties, values)
         self._properties_store.save_table(table.table_id, dict(updated.items()))
         return self._table(table.status)
 

@@ -28,6 +28,7 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.parquet import ParquetSettings
 from sleeper.io.sort import sort_table
+from sleeper.iterators.exceptions import IteratorLoadError
 from sleeper.sketches import Sketches, sketches_path
 from tests.unit.compaction.execution_fixtures import new_table
 from tests.unit.io.parquet_fixtures import key_schema, rows_table, sorted_rows
@@ -152,15 +153,31 @@ def should_apply_the_iterators_the_job_carries_rather_than_the_table_ones() -> N
     assert list(zip(out.column("key").to_pylist(), out.column("count").to_pylist(), strict=True)) == [(7, 7), (8, 2)]
 
 
-def should_refuse_a_custom_iterator_class() -> None:
-    # Given
+def should_fail_before_writing_when_the_job_iterator_cannot_be_loaded() -> None:
+    # Given a job naming an iterator that is not installed
     table = new_table(LONG_SCHEMA)
     job = table.job([table.add_file(_long_rows([1]))], iterator_class_name="com.example.MyIterator")
 
-    # When / Then
-    with pytest.raises(CompactionConfigError, match="MyIterator"):
+    # When / Then it fails naming the class, and nothing is written
+    with pytest.raises(IteratorLoadError, match="'com.example.MyIterator': cannot import module 'com.example'"):
         run_compaction(job, table, filesystem=table.filesystem)
     assert not table.exists(job.output_file)
+
+
+def should_apply_the_job_iterator_after_the_filters() -> None:
+    # Given a job whose iterator keeps rows whose count is at least 5
+    table = new_table(LONG_SCHEMA)
+    job = table.job(
+        [table.add_file(_long_rows([1, 3], count=1)), table.add_file(_long_rows([2, 4], count=7))],
+        iterator_class_name="sleeper.example.iterator.FixedAgeOffIterator",
+        iterator_config="count,5",
+    )
+    # When it runs
+    result = run_compaction(job, table, filesystem=table.filesystem)
+    # Then the output holds the rows the iterator kept, in key order
+    out = table.read(job.output_file)
+    assert out.column("key").to_pylist() == [2, 4]
+    assert (result.rows_read, result.rows_written) == (4, 2)
 
 
 def should_write_row_groups_of_exactly_the_table_row_count() -> None:

@@ -1,0 +1,254 @@
+"""Everything applied to a table's rows, in Sleeper's order: its filters, its aggregations, its iterator
+(``sleeper.table.iterator.class.name``), then a query's query-time iterator.
+
+:class:`RowIterators` is what ingest, compaction, bulk import, queries and the Athena connector apply; each builds one
+before it reads or writes anything, so an iterator that cannot be loaded fails the work before any file is opened.
+:func:`check_table_iterators` is the check of a table's properties at ``table create`` and property set.
+
+Each loaded iterator runs behind a guard: an error raised by its own code (not by the reading of its input) becomes an
+:class:`IteratorRunError` naming it, and where rows are written (``writes=True``) what it yields must keep the
+columns it was given and the key order, or the work fails before a file is committed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Sequence
+
+import pyarrow as pa
+
+from sleeper.core.properties.properties import TableProperties
+from sleeper.core.properties.table import AGGREGATION_CONFIG, FILTERING_CONFIG, ITERATOR_CLASS_NAME, ITERATOR_CONFIG
+from sleeper.core.schema import Schema
+from sleeper.io.sort import NotSortedError, check_sorted, key_at
+from sleeper.iterators.apply import RowProcessor
+from sleeper.iterators.config import ProcessingConfig
+from sleeper.iterators.exceptions import IteratorRunError
+from sleeper.iterators.plugin import IteratorSpec, SortedRowIterator, load_iterator
+
+__all__ = [
+    "QUERY_TIME_SOURCE",
+    "RowIterators",
+    "check_table_iterators",
+    "table_iterator_spec",
+    "table_processing",
+]
+
+QUERY_TIME_SOURCE = "queryTimeIteratorClassName"
+"""How a query-time iterator is named in errors (the query message field)."""
+
+
+def table_processing(properties: TableProperties, schema: Schema) -> ProcessingConfig:
+    """The table's filters and aggregations (``sleeper.table.filters``, ``sleeper.table.aggregations``).
+
+    Raises:
+        IteratorConfigError: If either cannot be read or does not suit the schema.
+    """
+    return ProcessingConfig.parse(properties.get(FILTERING_CONFIG), properties.get(AGGREGATION_CONFIG), schema)
+
+
+def table_iterator_spec(properties: TableProperties) -> IteratorSpec | None:
+    """The table's iterator (``sleeper.table.iterator.class.name`` and ``.config``), if it has one."""
+    return IteratorSpec.optional(
+        properties.get(ITERATOR_CLASS_NAME), properties.get(ITERATOR_CONFIG), ITERATOR_CLASS_NAME.name
+    )
+
+
+def check_table_iterators(properties: TableProperties) -> None:
+    """Checks that a table's filters, aggregations and iterator can be applied: the iterator is loaded and
+    initialised with its config, as every place running it will.
+
+    Raises:
+        IteratorConfigError: In one line, naming the property and what is wrong (an :class:`IteratorLoadError` for
+            the iterator).
+    """
+    RowIterators.for_table(properties, properties.schema)
+
+
+class RowIterators:
+    """The table's processing and iterators, loaded and ready to apply to sorted streams (any number of times)."""
+
+    def __init__(
+        self,
+        schema: Schema,
+        processing: ProcessingConfig,
+        iterators: Sequence[tuple[IteratorSpec, SortedRowIterator]] = (),
+        *,
+        now_ms: int | None = None,
+        writes: bool = False,
+    ) -> None:
+        """Creates the chain from what is already loaded (see :meth:`for_table` and :meth:`build`).
+
+        Args:
+            schema: The table schema.
+            processing: The filters and aggregations, applied first.
+            iterators: The loaded iterators with what named them, applied in order after the processing.
+            now_ms: The time age-off filters measure from; the time of each :meth:`apply` if None.
+            writes: Whether the rows are written to data files: then iterators must keep their input's columns and
+                the key order.
+
+        Raises:
+            IteratorConfigError: If the processing does not suit the schema.
+        """
+        processing.validate(schema)
+        self._schema = schema
+        self._processing = processing
+        self._iterators = tuple(iterators)
+        self._now_ms = now_ms
+        self._writes = writes
+
+    @classmethod
+    def build(
+        cls,
+        schema: Schema,
+        processing: ProcessingConfig,
+        *,
+        table_iterator: IteratorSpec | None = None,
+        query_time: IteratorSpec | None = None,
+        now_ms: int | None = None,
+        writes: bool = False,
+    ) -> RowIterators:
+        """Loads the iterators named and chains them after the processing.
+
+        Raises:
+            IteratorLoadError: If an iterator cannot be loaded or refuses its config.
+            IteratorConfigError: If the processing does not suit the schema.
+        """
+        loaded = [(spec, load_iterator(spec, schema)) for spec in (table_iterator, query_time) if spec is not None]
+        return cls(schema, processing, loaded, now_ms=now_ms, writes=writes)
+
+    @classmethod
+    def for_table(
+        cls,
+        properties: TableProperties,
+        schema: Schema,
+        *,
+        query_time: IteratorSpec | None = None,
+        now_ms: int | None = None,
+        writes: bool = False,
+    ) -> RowIterators:
+        """The table's filters, aggregations and iterator from its properties, then a query-time iterator.
+
+        Raises:
+            IteratorLoadError: If an iterator cannot be loaded or refuses its config.
+            IteratorConfigError: If the filters or aggregations cannot be read or do not suit the schema.
+        """
+        return cls.build(
+            schema,
+            table_processing(properties, schema),
+            table_iterator=table_iterator_spec(properties),
+            query_time=query_time,
+            now_ms=now_ms,
+            writes=writes,
+        )
+
+    @property
+    def processing(self) -> ProcessingConfig:
+        """The filters and aggregations applied first."""
+        return self._processing
+
+    @property
+    def is_empty(self) -> bool:
+        """Whether rows pass through unchanged."""
+        return self._processing.is_empty and not self._iterators
+
+    def required_value_fields(self) -> tuple[str, ...]:
+        """The value fields a reader must load for the processing and every iterator, in schema order."""
+        wanted = set(self._processing.required_value_fields(self._schema))
+        for _, iterator in self._iterators:
+            wanted.update(iterator.required_value_fields())
+        return tuple(name for name in self._schema.value_names if name in wanted)
+
+    def apply(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """Applies the processing and then each iterator to a stream sorted by row keys then sort keys.
+
+        Raises:
+            IteratorDataError: If the processing meets data it cannot handle.
+            IteratorRunError: If an iterator's own code fails or (where rows are written) breaks the contract.
+        """
+        if self.is_empty:
+            return iter(batches)
+        stream: Iterator[pa.RecordBatch] = iter(batches)
+        if not self._processing.is_empty:
+            now = self._now_ms if self._now_ms is not None else int(time.time() * 1000)
+            stream = RowProcessor(self._schema, self._processing, now).process(stream)
+        for spec, iterator in self._iterators:
+            stream = _guarded(spec, iterator, stream, self._schema.key_names if self._writes else None)
+        return stream
+
+
+class _Upstream:
+    """The input handed to an iterator, remembering an error raised while reading it (not the iterator's fault)."""
+
+    def __init__(self, batches: Iterator[pa.RecordBatch]) -> None:
+        self._batches = batches
+        self.error: BaseException | None = None
+        self.schema: pa.Schema | None = None
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        while True:
+            try:
+                batch = next(self._batches)
+            except StopIteration:
+                return
+            except BaseException as e:
+                self.error = e
+                raise
+            if self.schema is None:
+                self.schema = batch.schema
+            yield batch
+
+
+def _guarded(
+    spec: IteratorSpec,
+    iterator: SortedRowIterator,
+    batches: Iterator[pa.RecordBatch],
+    key_names: Sequence[str] | None,
+) -> Iterator[pa.RecordBatch]:
+    """Runs one iterator over a stream, naming it in its failures; ``key_names`` given checks what it writes."""
+    upstream = _Upstream(batches)
+    name = f"{spec.source} {spec.class_name!r}"
+    last_key: tuple[object, ...] | None = None
+    try:
+        for batch in iterator.apply(iter(upstream)):
+            if not isinstance(batch, pa.RecordBatch):
+                raise IteratorRunError(f"{name} yielded {type(batch).__name__}, not a pyarrow RecordBatch")
+            if key_names is not None and batch.num_rows:
+                last_key = _check_written(name, batch, upstream.schema, key_names, last_key)
+            yield batch
+    except IteratorRunError:
+        raise
+    except Exception as e:
+        if upstream.error is e:
+            raise
+        raise IteratorRunError(f"{name} failed: {type(e).__name__}: {' '.join(str(e).split())}") from e
+
+
+def _check_written(
+    name: str,
+    batch: pa.RecordBatch,
+    expected: pa.Schema | None,
+    key_names: Sequence[str],
+    last_key: tuple[object, ...] | None,
+) -> tuple[object, ...]:
+    if expected is not None and not batch.schema.equals(expected):
+        raise IteratorRunError(
+            f"{name} changed the columns of rows being written: it was given {expected.names} "
+            f"({', '.join(str(t) for t in expected.types)}), it yielded {batch.schema.names} "
+            f"({', '.join(str(t) for t in batch.schema.types)})"
+        )
+    try:
+        check_sorted(batch, key_names, what=f"the output of {name}")
+    except NotSortedError as e:
+        raise IteratorRunError(f"{e}; iterators must keep rows in key order") from e
+    first = key_at(batch, key_names, 0)
+    if last_key is not None and _less(first, last_key):
+        raise IteratorRunError(
+            f"the output of {name} is not sorted by {list(key_names)}: a batch starts with key {first!r} after "
+            f"{last_key!r}; iterators must keep rows in key order"
+        )
+    return key_at(batch, key_names, -1)
+
+
+def _less(left: tuple[object, ...], right: tuple[object, ...]) -> bool:
+    return left < right  # key values of one schema compare with each other
