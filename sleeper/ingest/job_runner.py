@@ -39,7 +39,7 @@ from sleeper.core.trackers.runs import IngestRun, JobOutcome, RunFailure
 from sleeper.ingest.ports import IngestInstance, IngestTable
 from sleeper.ingest.standard import DEFAULT_BUFFER_BYTES, IngestResult, ingest_batches
 from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.exceptions import InputFileError
+from sleeper.io.exceptions import InputFileError, SchemaMismatchError
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.input_files import InputFile, expand_paths, read_batches, read_footer, schema_problems
 
@@ -198,7 +198,9 @@ class IngestJobRunner:
                 filesystem=self._filesystem,
                 options=self._options,
             ),
-            expected=(InputFileError,),  # the job's data, not this code, is at fault: its message says why
+            # the job's data, not this code, is at fault (a file that cannot be decoded, a value that does not fit the
+            # table's type): its message says why
+            expected=(InputFileError, SchemaMismatchError),
         )
         if isinstance(result, RunFailure):
             return IngestJobOutcome(
@@ -231,7 +233,8 @@ class IngestJobRunner:
             except Exception as e:  # any unreadable file rejects the job, whatever pyarrow raised
                 reasons.append(f"File {file.path} is not readable Parquet: {e}")
                 continue
-            reasons.extend(schema_problems(file.path, file_schema, target))
+            # every batch read is conformed with a safe cast (as rows given to Table.ingest are): one rule for both
+            reasons.extend(schema_problems(file.path, file_schema, target, values_checked=True))
         return reasons
 
     def _reject(

@@ -122,8 +122,18 @@ def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split())
 
 
-def schema_problems(label: str, found: pa.Schema, target: pa.Schema) -> list[str]:
-    """Why a file's columns do not suit the table's: one reason per missing or unreadable column, naming both."""
+def schema_problems(label: str, found: pa.Schema, target: pa.Schema, *, values_checked: bool = False) -> list[str]:
+    """Why a file's columns do not suit the table's: one reason per missing or unreadable column, naming both.
+
+    Args:
+        label: The file, as named in the reasons.
+        found: The file's schema.
+        target: The table's Arrow schema.
+        values_checked: Whether each value is checked as it is read (ingest conforms every batch with a safe cast,
+            as rows given to the Python API are): then a wider integer column is accepted for an integer field, and a
+            value that does not fit fails the job naming it. Bulk import's Spark cast would wrap such a value
+            silently, so it keeps the lossless rule.
+    """
     problems: list[str] = []
     for wanted in target:
         index = found.get_field_index(wanted.name)
@@ -131,16 +141,19 @@ def schema_problems(label: str, found: pa.Schema, target: pa.Schema) -> list[str
             problems.append(f"File {label} has no column {wanted.name!r} of the table")
             continue
         actual = found.field(index).type
-        if not reads_as(actual, wanted.type):
+        if not reads_as(actual, wanted.type, values_checked=values_checked):
             problems.append(
                 f"File {label} column {wanted.name!r} has type {actual}, which cannot be read as {wanted.type}"
             )
     return problems
 
 
-def reads_as(found: pa.DataType, wanted: pa.DataType) -> bool:
-    """Whether a column of one Arrow type reads as the table's type without loss."""
+def reads_as(found: pa.DataType, wanted: pa.DataType, *, values_checked: bool = False) -> bool:
+    """Whether a column of one Arrow type reads as the table's type without loss (with ``values_checked``: an integer
+    column reads as any integer type, each value checked to fit as it is read)."""
     if found.equals(wanted):
+        return True
+    if values_checked and pa.types.is_integer(found) and pa.types.is_integer(wanted):
         return True
     if pa.types.is_string(wanted):
         return bool(pa.types.is_string(found) or pa.types.is_large_string(found) or pa.types.is_string_view(found))
@@ -153,11 +166,12 @@ def reads_as(found: pa.DataType, wanted: pa.DataType) -> bool:
     if pa.types.is_map(wanted):
         return bool(
             pa.types.is_map(found)
-            and reads_as(found.key_type, wanted.key_type)
-            and reads_as(found.item_type, wanted.item_type)
+            and reads_as(found.key_type, wanted.key_type, values_checked=values_checked)
+            and reads_as(found.item_type, wanted.item_type, values_checked=values_checked)
         )
     if pa.types.is_list(wanted):
         return bool(
-            (pa.types.is_list(found) or pa.types.is_large_list(found)) and reads_as(found.value_type, wanted.value_type)
+            (pa.types.is_list(found) or pa.types.is_large_list(found))
+            and reads_as(found.value_type, wanted.value_type, values_checked=values_checked)
         )
     return False
