@@ -4,9 +4,10 @@ return shapes, over the AWS runtime (:class:`~sleeper.runtime.aws.instance.AwsIn
 
 What it sends is what Sleeper's client sends: rows written as Parquet to ``<data bucket>/for_ingest/<job id>.parquet``
 and an ingest job naming them on the ingest job queue; ingest and bulk import jobs and batcher requests in Sleeper's
-JSON on their queues; queries on the query queue, with the results read from the query results bucket once the
-query tracker says the query completed. So it works on a deployed instance or on the emulated one
-(``AWS_ENDPOINT_URL``), wherever the instance's queues are served.
+JSON on their queues, as are bulk exports; queries on the query queue, with the results read from the query results
+bucket once the query tracker says the query completed. So it works on a deployed instance or on the emulated one
+(``AWS_ENDPOINT_URL``), wherever the instance's queues are served. The WebSocket query methods raise
+:class:`~sleeper.client.errors.NotYetAvailableError` until this package serves WebSocket queries (issue 17).
 
 Where it is stricter than Sleeper's client, it refuses before sending anything: the table must exist; rows are
 converted to the table's own column types (so ``IntType`` fields can be written) and a field the table lacks is
@@ -22,6 +23,8 @@ from types import TracebackType
 from typing import Any
 
 from sleeper.adapters.aws.s3_objects import put_bytes, upload_file
+from sleeper.bulk_export.model import BulkExportQuery as ExportModel
+from sleeper.bulk_export.model import read_bulk_export_query
 from sleeper.client.connect import dynamodb_client_like, low_level_client, open_instance
 from sleeper.client.errors import ClientArgumentError, NotYetAvailableError
 from sleeper.client.query import BulkExportQuery, Query, Region
@@ -53,8 +56,10 @@ BULK_IMPORT_PLATFORMS: dict[str, str] = {
 FOR_INGEST_PREFIX = "for_ingest/"
 """Where in the data bucket the client writes the rows it ingests (as Sleeper's client does)."""
 
-_WEBSOCKET_ISSUE = "WebSocket queries are not served by this package yet (issue 17)"
-_BULK_EXPORT_ISSUE = "bulk export is not served by this package yet (issue 18)"
+_WEBSOCKET_ISSUE = (
+    "WebSocket queries are not served by this package yet (issue 17: the WebSocket API's stack and the emulated "
+    "instance's WebSocket server are not built, so no instance has sleeper.query.websocket.api.url)"
+)
 
 
 def _new_id(given: str | None, what: str) -> str:
@@ -256,15 +261,29 @@ class SleeperClient:
         parse_submit_request(body)  # the submitter's own checks, before sending
         self.instance.queue(operations.INGEST_BATCHER_SUBMIT_Q).send(body)
 
-    def bulk_export(self, query: BulkExportQuery) -> None:
-        """Exports a whole table to the bulk export bucket (Sleeper's ``bulk_export``).
+    def bulk_export(self, query: BulkExportQuery | ExportModel) -> None:
+        """Sends a bulk export of a whole table to the bulk export queue: each leaf partition is written to the bulk
+        export bucket as one sorted Parquet file, ``<tableId>/<exportId>/<subExportId>.parquet``.
+
+        Args:
+            query: The export (:class:`sleeper.client.query.BulkExportQuery`, Sleeper's shape, or this package's
+                :class:`sleeper.bulk_export.BulkExportQuery`).
 
         Raises:
-            NotYetAvailableError: Always, until this package serves bulk export (issue 18).
+            BulkExportQueryError: If the export is refused by the bulk export planner's reader (such as its id).
+            TableNotFoundError: If there is no such table.
+            QueueNotFoundError: If the instance has no bulk export queue (its stack is not deployed).
         """
-        if not isinstance(query, BulkExportQuery):
+        if not isinstance(query, BulkExportQuery | ExportModel):
             raise ClientArgumentError(f"query must be a BulkExportQuery, got {type(query).__name__}")
-        raise NotYetAvailableError(_BULK_EXPORT_ISSUE)
+        if query.table_id is not None:
+            self.instance.table_by_id(query.table_id)
+        else:
+            self._table(query.table_name)
+        body = query.to_json()
+        read_bulk_export_query(body)  # the planner's own reader, before sending
+        self.instance.queue(operations.BULK_EXPORT_Q).send(body)
+        _LOG.debug("sent bulk export %s", query.export_id)
 
     # --- queries ------------------------------------------------------------------------------------------------
     def exact_key_query(

@@ -15,6 +15,8 @@ import boto3
 import pyarrow.parquet as pq
 import pytest
 
+from sleeper.bulk_export import BulkExportQuery as ExportModel
+from sleeper.bulk_export import BulkExportQueryError
 from sleeper.client import (
     BulkExportQuery,
     ClientArgumentError,
@@ -361,12 +363,41 @@ def should_give_up_waiting_after_its_maximum_wait(emulated: EmulatedAwsInstance,
     _messages(emulated.instance(), operations.QUERY_Q)
 
 
-def should_say_the_methods_whose_server_side_is_missing_are_not_available(
+def should_say_the_web_socket_methods_are_not_available_yet(
     emulated: EmulatedAwsInstance, client: SleeperClient, filled: str
 ) -> None:
     with pytest.raises(NotYetAvailableError, match="issue 17"):
         asyncio.run(client.web_socket_exact_key_query(filled, {"key": [1]}))
     with pytest.raises(NotYetAvailableError, match="issue 17"):
         asyncio.run(client.web_socket_range_key_query(filled, [{"key": {"min": 1, "max": 5}}]))
-    with pytest.raises(NotYetAvailableError, match="issue 18"):
-        client.bulk_export(BulkExportQuery(table_name=filled))
+
+
+def should_send_a_bulk_export_to_the_bulk_export_queue_in_sleepers_json(
+    emulated: EmulatedAwsInstance, client: SleeperClient, filled: str
+) -> None:
+    # Given exports built as Sleeper's client builds them, and as this package's bulk export model builds one
+    instance = emulated.instance()
+    table_id = instance.table(filled).table_id
+    # When the client sends them
+    assert client.bulk_export(BulkExportQuery("export-1", table_name=filled)) is None
+    client.bulk_export(BulkExportQuery("export-2", table_id=table_id))
+    client.bulk_export(ExportModel(export_id="export-3", table_name=filled))
+    # Then they are on the bulk export queue in Sleeper's JSON (the emulated instance does not run bulk exports yet:
+    # it has no bulk export cluster or bucket)
+    assert sorted(_messages(instance, operations.BULK_EXPORT_Q), key=lambda m: m["exportId"]) == [
+        {"exportId": "export-1", "tableName": filled},
+        {"exportId": "export-2", "tableId": table_id},
+        {"exportId": "export-3", "tableName": filled},
+    ]
+
+
+def should_refuse_an_export_of_an_unknown_table_or_with_an_unsafe_id(
+    emulated: EmulatedAwsInstance, client: SleeperClient, filled: str
+) -> None:
+    with pytest.raises(TableNotFoundError):
+        client.bulk_export(BulkExportQuery(table_name="no-such-table"))
+    with pytest.raises(TableNotFoundError):
+        client.bulk_export(BulkExportQuery(table_id="no-such-id"))
+    with pytest.raises(BulkExportQueryError, match="export id"):
+        client.bulk_export(BulkExportQuery("../up", table_name=filled))
+    assert _messages(emulated.instance(), operations.BULK_EXPORT_Q) == []
