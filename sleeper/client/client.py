@@ -39,6 +39,7 @@ from sleeper.ingest.batcher.model import SubmitRequest
 from sleeper.ingest.batcher.submitter import parse_submit_request
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.runtime.aws.instance import AwsInstance
+from sleeper.runtime.ingest_job import STAGING_PREFIX
 from sleeper.runtime.table import Table
 
 __all__ = ["BULK_IMPORT_PLATFORMS", "DEFAULT_MAX_WAIT_TIME", "BatchWriter", "SleeperClient"]
@@ -53,8 +54,10 @@ BULK_IMPORT_PLATFORMS: dict[str, str] = {
 }
 """The bulk import platforms Sleeper's client names, and the queue of each."""
 
-FOR_INGEST_PREFIX = "for_ingest/"
-"""Where in the data bucket the client writes the rows it ingests (as Sleeper's client does)."""
+FOR_INGEST_PREFIX = f"{STAGING_PREFIX}/"
+"""Where in the data bucket the client writes the rows it ingests, as Sleeper's client and ``Table.ingest`` on AWS do.
+The client uploads through the S3 client it was given (Sleeper's ``s3_client``) and names the file ``bucket/key`` as
+Sleeper's client does, where ``Table.ingest`` (``sleeper.runtime.ingest_job.send_ingest_job``) writes with pyarrow."""
 
 _WEBSOCKET_ISSUE = (
     "WebSocket queries are not served by this package yet (issue 17: the WebSocket API's stack and the emulated "
