@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sleeper.bulk_export.exceptions import BulkExportQueryError
@@ -48,7 +48,7 @@ class BulkExportQuery:
         table_id: The table's id, or None when it is named by name.
     """
 
-    export_id: str
+    export_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     table_name: str | None = None
     table_id: str | None = None
 

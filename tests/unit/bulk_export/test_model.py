@@ -122,3 +122,11 @@ def should_write_each_leaf_under_table_export_and_sub_export_ids() -> None:
     assert export_output_path("s3a://bucket", _leaf()) == "s3a://bucket/t-id/e-id/se-id.parquet"
     with pytest.raises(UnsafePathError):
         export_output_path("s3a://bucket", dataclasses.replace(_leaf(), table_id=".."))
+
+
+def should_build_a_query_as_sleepers_python_client_does() -> None:
+    # Given a query built as Sleeper's Python client builds one (its BulkExportQuery(table_name=...), no export id)
+    query = BulkExportQuery(table_name="test-table")
+    # Then an export id (a UUID) is drawn, and the JSON is the client's
+    assert len(query.export_id) == 36
+    assert json.loads(query.to_json()) == {"exportId": query.export_id, "tableName": "test-table"}
