@@ -3,41 +3,35 @@
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from sleeper.core import operations
+from sleeper.iterators.shipping import install_user_code
+from sleeper.runtime.aws.containers import IDLE_WAIT_ENV, idle_wait_seconds
 from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
 from sleeper.runtime.router import Disposition, feature_entry, settle
+
+__all__ = [
+    "IDLE_WAIT_ENV",
+    "LOGGER",
+    "SqsRecord",
+    "aws_instance",
+    "batch_response",
+    "for_each_message",
+    "for_each_record",
+    "idle_wait_seconds",
+    "route_messages",
+    "route_records",
+    "sqs_records",
+    "use_instance",
+]
 
 LOGGER = logging.getLogger("lambdas")
 _given: AwsInstance | None = None
 _from_environment: AwsInstance | None = None
-
-IDLE_WAIT_ENV = "SLEEPER_TASK_IDLE_WAIT_SECONDS"
-"""Caps how long a container task waits for a job before it stops (seconds, a number of at least 0): the emulated
-instance's tests set it so a task ends soon after its queue is drained."""
-
-
-def idle_wait_seconds(environ: Mapping[str, str] | None = None) -> float | None:
-    """The cap on idle waiting from ``SLEEPER_TASK_IDLE_WAIT_SECONDS``, or None when unset.
-
-    Raises:
-        ValueError: If it is set but is not a number of at least 0.
-    """
-    value = (os.environ if environ is None else environ).get(IDLE_WAIT_ENV, "").strip()
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise ValueError(f"{IDLE_WAIT_ENV} must be a number of seconds, not {value!r}") from None
-    if not seconds >= 0:
-        raise ValueError(f"{IDLE_WAIT_ENV} must be at least 0, not {value!r}")
-    return seconds
 
 
 def aws_instance() -> AwsInstance:
@@ -48,15 +42,21 @@ def aws_instance() -> AwsInstance:
     environment names the same instance (a process running the handlers of several instances, as an emulator's
     tests do, gets each invocation's own).
 
+    The first time an instance is built, the iterator code its ``sleeper.userjars`` lists is installed
+    (:func:`sleeper.iterators.shipping.install_user_code`), before any handler can load an iterator.
+
     Raises:
         AwsRuntimeConfigError: If no instance was given and the environment does not say where the instance is.
+        UserCodeError: If a listed wheel cannot be installed.
     """
     global _from_environment
     if _given is not None:
         return _given
     config = AwsRuntimeConfig.from_environment()
     if _from_environment is None or _from_environment.config != config:
-        _from_environment = AwsInstance(config)
+        instance = AwsInstance(config)
+        install_user_code(instance.properties, options=instance.filesystem_options)
+        _from_environment = instance
     return _from_environment
 
 
@@ -64,6 +64,8 @@ def use_instance(instance: AwsInstance | None) -> None:
     """Makes the handlers use an instance (None: the environment's again, read anew), e.g. in a container or a
     test."""
     global _given, _from_environment
+    if instance is not None:
+        install_user_code(instance.properties, options=instance.filesystem_options)
     _given = instance
     _from_environment = None
 
@@ -75,12 +77,15 @@ class SqsRecord:
     message_id: str
     body: str
     group_id: str | None
+    source_arn: str | None = None
 
 
 def sqs_records(event: Mapping[str, Any]) -> list[SqsRecord]:
     """The messages of an SQS event, in order."""
     return [
-        SqsRecord(r["messageId"], r["body"], r.get("attributes", {}).get("MessageGroupId"))
+        SqsRecord(
+            r["messageId"], r["body"], r.get("attributes", {}).get("MessageGroupId"), r.get("eventSourceARN") or None
+        )
         for r in event.get("Records", [])
     ]
 
@@ -93,13 +98,20 @@ def batch_response(failed_ids: list[str]) -> dict[str, list[dict[str, str]]]:
 def for_each_message(
     event: Mapping[str, Any], handle: Callable[[str], object], *, stop_at_failure: bool = False
 ) -> dict[str, list[dict[str, str]]]:
-    """Runs ``handle`` on each message body, mapping how each ended with the router's one failure mapping
+    """Runs ``handle`` on each message body (see :func:`for_each_record`)."""
+    return for_each_record(event, lambda record: handle(record.body), stop_at_failure=stop_at_failure)
+
+
+def for_each_record(
+    event: Mapping[str, Any], handle: Callable[[SqsRecord], object], *, stop_at_failure: bool = False
+) -> dict[str, list[dict[str, str]]]:
+    """Runs ``handle`` on each message, mapping how each ended with the router's one failure mapping
     (:func:`sleeper.runtime.router.settle`): a message whose handling raises is reported failed; one naming a table
     that does not exist (any more) is logged and dropped, as a retry cannot help.
 
     Args:
         event: The SQS event.
-        handle: Handles one body (a returned string is logged).
+        handle: Handles one message (a returned string is logged).
         stop_at_failure: After a failure, report every later message failed without handling it (FIFO queues, so
             messages of a group keep their order).
     """
@@ -108,7 +120,7 @@ def for_each_message(
         if failed and stop_at_failure:
             failed.append(record.message_id)
             continue
-        settled = settle(partial(handle, record.body))
+        settled = settle(partial(handle, record))
         if settled.disposition is Disposition.DROPPED:
             LOGGER.warning("Dropping message %s: %s", record.message_id, settled.error)
         elif settled.disposition is Disposition.RETRY:
@@ -127,3 +139,10 @@ def route_messages(event: Mapping[str, Any], queue_name: str) -> dict[str, list[
     entry = feature_entry(queue_name)
     fifo = operations.queue(queue_name).fifo
     return for_each_message(event, lambda body: entry(aws_instance(), body), stop_at_failure=fifo)
+
+
+def route_records(event: Mapping[str, Any], queue_of: Callable[[SqsRecord], str]) -> dict[str, list[dict[str, str]]]:
+    """Runs each message of a batch through the feature entry the registry names for the queue it came from (a
+    handler fed by several queues whose work differs by queue); a message from a queue that ``queue_of`` refuses
+    (raising) is reported failed. For standard queues only: a failure does not fail the rest of the batch."""
+    return for_each_record(event, lambda record: feature_entry(queue_of(record))(aws_instance(), record.body))

@@ -1,17 +1,16 @@
 """Bulk import starter (spec 3.5): validates each job from a bulk import queue and starts it on that queue's
 platform (``BulkImportEMRServerlessQ``: EMR Serverless, ``BulkImportNonPersistentEMRQ``: an EMR cluster per job,
-``BulkImportPersistentEMRQ``: the persistent cluster), the queue told by each record's ``eventSourceARN``. A rejected
-job is recorded in the ingest job tracker and deleted; a job the platform refused returns to the queue."""
+``BulkImportPersistentEMRQ``: the persistent cluster), the queue told by each record's ``eventSourceARN``, through the
+entry each queue names in the registry (:mod:`sleeper.bulk_import.entry`). A rejected job is recorded in the ingest
+job tracker and deleted; a job the platform refused returns to the queue."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, aws_instance, batch_response
+from lambdas._common import SqsRecord, route_records
 from sleeper.core import operations
-from sleeper.core.exceptions import TableNotFoundError
-from sleeper.runtime.aws.operations import start_bulk_import
 
 _QUEUES = (
     operations.BULK_IMPORT_EMR_SERVERLESS_Q,
@@ -20,13 +19,13 @@ _QUEUES = (
 )
 
 
-def source_queue(record: Mapping[str, Any]) -> str:
+def source_queue(record: SqsRecord) -> str:
     """The logical name of the queue a record came from (EMR Serverless when the record does not say).
 
     Raises:
         ValueError: If the record came from a queue that is not a bulk import queue.
     """
-    arn = str(record.get("eventSourceARN") or "")
+    arn = record.source_arn or ""
     if not arn:
         return operations.BULK_IMPORT_EMR_SERVERLESS_Q
     name = arn.rsplit(":", 1)[-1]
@@ -37,15 +36,5 @@ def source_queue(record: Mapping[str, Any]) -> str:
 
 
 def handler(event: Mapping[str, Any], context: object = None) -> dict[str, list[dict[str, str]]]:
-    """Lambda handler for an SQS batch of bulk import jobs."""
-    failed: list[str] = []
-    for record in event.get("Records", []):
-        try:
-            started = start_bulk_import(aws_instance(), record["body"], source_queue(record))
-            LOGGER.info("Bulk import job %s: %s %s", started.job_id, started.outcome.value, "; ".join(started.reasons))
-        except TableNotFoundError as e:
-            LOGGER.warning("Dropping message %s: %s", record["messageId"], e)
-        except Exception:
-            LOGGER.exception("Bulk import message %s failed", record["messageId"])
-            failed.append(record["messageId"])
-    return batch_response(failed)
+    """Lambda handler for an SQS batch of bulk import jobs: each through the entry its queue names."""
+    return route_records(event, source_queue)

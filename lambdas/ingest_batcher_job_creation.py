@@ -1,5 +1,10 @@
 """Ingest batcher job creation (spec 3.4): on ``<id>-IngestBatcherJobCreationRule``, groups the pending files of
-each table into jobs on the ingest or bulk import queue its ``sleeper.table.ingest.batcher.ingest.queue`` names."""
+each table into jobs on the ingest or bulk import queue its ``sleeper.table.ingest.batcher.ingest.queue`` names.
+
+It runs the function the registry's entry (:func:`sleeper.ingest.batcher.entry.handle_batcher_job_creation`, which a
+local instance's runner routes its scheduler's messages to) wraps, :func:`~sleeper.ingest.batcher.entry.
+create_batcher_jobs`: a scheduled invocation has no message to deliver again, so jobs that could not be sent are
+logged and counted in the response instead of failing it."""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lambdas._common import LOGGER, aws_instance
-from sleeper.runtime.aws.operations import create_batcher_jobs
+from sleeper.ingest.batcher.entry import create_batcher_jobs
 
 
 def handler(event: Mapping[str, Any], context: object = None) -> dict[str, int]:

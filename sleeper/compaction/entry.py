@@ -1,25 +1,60 @@
 """The runtime-neutral entries of compaction's queue-fed and per-table operations, run by either runtime through the
-router (:mod:`sleeper.runtime.router`)."""
+router (:mod:`sleeper.runtime.router`): job creation, the pending batch dispatcher, the compaction job (run by the
+local runner for each message, and by the compaction container's task loop in its own workspace) and the commit."""
 
 from __future__ import annotations
 
+import logging
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from sleeper.compaction.commit import handle_commit_messages
 from sleeper.compaction.creation import create_compaction_jobs
+from sleeper.compaction.dispatch import BatchFileMissing, DispatchOutcome, dispatch_pending_batch
 from sleeper.compaction.exceptions import CompactionError
 from sleeper.compaction.ports import COMPACTION_JOB_QUEUE, CompactionInstance
-from sleeper.io.filesystem import FileSystemOptions
+from sleeper.compaction.task import CompactionJobRunner, JobRunOutcome
+from sleeper.core.jobs.paths import join_under
+from sleeper.core.jobs.workspace import JobWorkspace
+from sleeper.core.operations import PENDING_COMPACTION_JOB_BATCH_Q
+from sleeper.core.queue import Queue
+from sleeper.core.trackers.runs import JobOutcome
+from sleeper.io.exceptions import MissingFileError
+from sleeper.io.filesystem import FileSystemOptions, delete, read_bytes, resolve
 
-__all__ = ["CompactionRuntime", "handle_compaction_commit", "handle_compaction_job_creation"]
+__all__ = [
+    "CompactionRuntime",
+    "compaction_job_line",
+    "handle_compaction_commit",
+    "handle_compaction_job",
+    "handle_compaction_job_creation",
+    "handle_compaction_job_dispatch",
+    "run_compaction_job",
+]
+
+_LOG = logging.getLogger(__name__)
 
 
 class CompactionRuntime(CompactionInstance, Protocol):
-    """The instance compaction's entries run in: :class:`CompactionInstance` and how to reach the data files."""
+    """The instance compaction's entries run in: :class:`CompactionInstance`, how to reach the data files, where
+    they lie, the dead-letter queues and where a job runs."""
 
     @property
     def filesystem_options(self) -> FileSystemOptions | None:
         """How to reach the data files (None for the defaults: a local instance)."""
+        ...
+
+    @property
+    def data_root(self) -> str:
+        """The URI every table's data prefix is under (the data bucket on AWS), where pending batch files lie."""
+        ...
+
+    def dead_letter_queue(self, name: str) -> Queue:
+        """The dead-letter queue of a queue, by the queue's logical name."""
+        ...
+
+    def job_workspace(self) -> AbstractContextManager[JobWorkspace]:
+        """Where a job runs while the block lasts: the task recorded on its run and its scratch directory."""
         ...
 
 
@@ -71,3 +106,87 @@ def handle_compaction_commit(instance: CompactionRuntime, body: str) -> str:
     parts = [f"compaction job {job_id} committed" for _, job_id in result.committed]
     parts += [f"compaction job {job_id} refused: {reason}" for _, job_id, reason in result.failed]
     return "; ".join(parts)
+
+
+def handle_compaction_job_dispatch(instance: CompactionRuntime, body: str) -> str:
+    """One ``PendingCompactionJobBatchQ`` message (Sleeper's pending batch request, see
+    :mod:`sleeper.compaction.dispatch`): the batch file is read from (and, once its jobs are sent, deleted from) the
+    instance's data root; a request that can never be sent goes to the queue's dead-letter queue.
+
+    Returns:
+        A line for the log: what was done with the batch (a batch sent to the dead-letter queue is logged as a
+        warning instead).
+
+    Raises:
+        TableNotFoundError: If the request's table is gone (the message is dropped).
+        UnsafePathError: If the batch key could leave the data root (delivered again, then dead-lettered).
+        Exception: If the batch file or a queue could not be reached (the message is delivered again).
+    """
+    root, options = instance.data_root, instance.filesystem_options
+
+    def located(key: str) -> str:
+        return join_under(root, *key.split("/"))
+
+    def read_batch(key: str) -> str:
+        filesystem, path = resolve(located(key), options)
+        try:
+            return read_bytes(filesystem, path).decode("utf-8")
+        except MissingFileError as e:
+            raise BatchFileMissing(str(e)) from e
+
+    def delete_batch(key: str) -> None:
+        delete(*resolve(located(key), options))
+
+    result = dispatch_pending_batch(
+        body,
+        table_by_id=instance.table_by_id,
+        read_batch=read_batch,
+        delete_batch=delete_batch,
+        job_queue=instance.queue(COMPACTION_JOB_QUEUE),
+        pending_queue=instance.queue(PENDING_COMPACTION_JOB_BATCH_Q),
+        dead_letter_queue=instance.dead_letter_queue(PENDING_COMPACTION_JOB_BATCH_Q),
+        tracker=instance.compaction_job_tracker,
+    )
+    if result.outcome is DispatchOutcome.DEAD_LETTERED:
+        _LOG.warning("Compaction %s", result.describe())
+        return ""
+    return f"Compaction {result.describe()}"
+
+
+def run_compaction_job(
+    instance: CompactionRuntime, body: str, *, workspace: JobWorkspace | None = None
+) -> JobRunOutcome:
+    """Runs one ``CompactionJobQ`` message in a workspace (by default the instance's ``job_workspace()``; a
+    compaction task gives its own): checks, runs and commits the job, every step tracked under the workspace's task.
+    An unreadable message is a failed run."""
+    if workspace is None:
+        with instance.job_workspace() as given:
+            return run_compaction_job(instance, body, workspace=given)
+    runner = CompactionJobRunner(instance, task_id=workspace.task_id, options=instance.filesystem_options)
+    return runner.run_message(body)
+
+
+def compaction_job_line(outcome: JobRunOutcome) -> str:
+    """The log line of a compaction job whose message is done (finished, already committed or rejected).
+
+    Raises:
+        CompactionError: If the job failed (its message is to be delivered again).
+    """
+    if outcome.outcome is JobOutcome.FAILED:
+        raise CompactionError(f"compaction job {outcome.job_id} failed: {'; '.join(outcome.reasons)}")
+    if outcome.outcome is not JobOutcome.FINISHED:
+        return f"compaction job {outcome.job_id} {outcome.outcome.value.lower()}: {'; '.join(outcome.reasons)}"
+    rows = outcome.result.rows_written if outcome.result is not None else 0
+    return f"compaction job {outcome.job_id} finished: {rows:,} rows written"
+
+
+def handle_compaction_job(instance: CompactionRuntime, body: str) -> str:
+    """One ``CompactionJobQ`` message, run where the instance says a job runs (:func:`run_compaction_job`).
+
+    Returns:
+        A line for the log.
+
+    Raises:
+        CompactionError: If the job failed (to be delivered again).
+    """
+    return compaction_job_line(run_compaction_job(instance, body))

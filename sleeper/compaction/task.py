@@ -1,4 +1,5 @@
-"""The compaction task (spec 4.4): the loop an ECS task or a local worker runs over the compaction job queue.
+"""The compaction task (spec 4.4): what the compaction container runs over the compaction job queue, through the one
+task loop it shares with the ingest task (:mod:`sleeper.core.jobs.task_loop`).
 
 Each job message is received, kept invisible while the job runs (its visibility is extended every
 ``sleeper.compaction.keepalive.period.seconds``), checked against the table's state, run
@@ -31,7 +32,6 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import Enum
 
 from pyarrow import fs as pafs
 
@@ -42,8 +42,8 @@ from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.faults import crash_point
 from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.jobs.exceptions import MessageError
+from sleeper.core.jobs.task_loop import LoopSettings, TaskExit, TaskLoop, run_task_loop
 from sleeper.core.properties import InstanceProperties
-from sleeper.core.queue import Message, Queue, QueueError
 from sleeper.core.trackers.runs import CompactionRun, JobOutcome, RunFailure
 from sleeper.core.trackers.task import TaskFinished, TaskStarted
 from sleeper.io.filesystem import FileSystemOptions
@@ -55,7 +55,6 @@ __all__ = [
     "TaskExit",
     "TaskSettings",
     "TaskSummary",
-    "handle_compaction_job_message",
     "run_compaction_task",
 ]
 
@@ -91,6 +90,19 @@ class TaskSettings:
     visibility_timeout_seconds: float = 900.0
     failed_visibility_seconds: float = 60.0
     max_alive_seconds: float | None = None
+
+    def loop_settings(self) -> LoopSettings:
+        """These settings for the one task loop (a failed job is returned after ``failed_visibility_seconds``)."""
+        return LoopSettings(
+            wait_seconds=self.wait_seconds,
+            max_idle_seconds=self.max_idle_seconds,
+            delay_before_retry_seconds=self.delay_before_retry_seconds,
+            max_consecutive_failures=self.max_consecutive_failures,
+            keep_alive_seconds=self.keep_alive_seconds,
+            visibility_timeout_seconds=self.visibility_timeout_seconds,
+            failed_visibility_seconds=self.failed_visibility_seconds,
+            max_alive_seconds=self.max_alive_seconds,
+        )
 
     @classmethod
     def from_instance_properties(
@@ -279,16 +291,6 @@ class CompactionJobRunner:
         )
 
 
-class TaskExit(Enum):
-    """Why a compaction task stopped."""
-
-    IDLE = "IDLE"
-    MAX_CONSECUTIVE_FAILURES = "MAX_CONSECUTIVE_FAILURES"
-    MAX_ALIVE_TIME = "MAX_ALIVE_TIME"
-    MAX_JOBS = "MAX_JOBS"
-    STOPPED = "STOPPED"
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TaskSummary:
     """What a compaction task did.
@@ -314,58 +316,28 @@ class TaskSummary:
         return sum(1 for o in self.outcomes if o.outcome is outcome)
 
 
-class _KeepAlive:
-    """Extends a received message's visibility on a thread until stopped, so no other task takes the job."""
-
-    def __init__(self, queue: Queue, message: Message, period: float, extend_to: float) -> None:
-        self._queue = queue
-        self._handle = message.receipt_handle
-        self._period = period
-        self._extend_to = extend_to
-        self._stop = threading.Event()
-        self.lost = threading.Event()
-        """Set if an extension failed because the message is no longer ours (it may be delivered again)."""
-        self._thread = threading.Thread(target=self._run, name="sleeper-compaction-keepalive", daemon=True)
-
-    def __enter__(self) -> _KeepAlive:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._period):
-            try:
-                self._queue.change_visibility(self._handle, self._extend_to)
-            except QueueError as e:
-                _LOG.warning("lost the compaction job message while running it: %s", e)
-                self.lost.set()
-                return
-            except Exception:  # a transient failure: the next period tries again
-                _LOG.exception("extending the visibility of a compaction job message failed")
-
-
 def run_compaction_task(
     instance: CompactionInstance,
     *,
     task_id: str | None = None,
     settings: TaskSettings | None = None,
     runner: CompactionJobRunner | None = None,
+    run_job: Callable[[str], JobRunOutcome] | None = None,
     max_jobs: int | None = None,
     stop: threading.Event | None = None,
     monotonic: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     clock: Clock = _utc_now,
 ) -> TaskSummary:
-    """Runs a compaction task: takes jobs from the instance's compaction job queue until a stop condition.
+    """Runs a compaction task: takes jobs from the instance's compaction job queue until a stop condition, through
+    the one task loop (:func:`sleeper.core.jobs.task_loop.run_task_loop`).
 
     Args:
         instance: The instance (queues, tables, job and task trackers).
         task_id: The task id; a new UUID if omitted.
         settings: Receive and stop settings; the instance's compaction properties if omitted.
-        runner: Runs each job; one for this task with default settings if omitted.
+        runner: Runs each job; one for this task with default settings if omitted (ignored given ``run_job``).
+        run_job: Runs one job message (a container gives the compaction job queue's entry, run in its workspace).
         max_jobs: Stop after this many messages (for workers that share a process).
         stop: Stop before the next receive once set.
         monotonic: Seconds for idle and alive times (a fake in tests).
@@ -377,101 +349,47 @@ def run_compaction_task(
     """
     chosen_id = task_id or str(uuid.uuid4())
     chosen = settings or TaskSettings.from_instance_properties(instance.properties)
-    job_runner = runner or CompactionJobRunner(instance, task_id=chosen_id, clock=clock)
+    if run_job is None:
+        run_job = (runner or CompactionJobRunner(instance, task_id=chosen_id, clock=clock)).run_message
     task_tracker = instance.compaction_task_tracker
     task_tracker.record(TaskStarted(task_id=chosen_id, update_time=clock()))
-    queue = instance.queue(COMPACTION_JOB_QUEUE)
-    outcomes: list[JobRunOutcome] = []
-    rows_read = rows_written = 0
-    job_seconds = 0.0
-    failures_in_row = 0
-    started = monotonic()
-    idle_since = started
-    reason = TaskExit.IDLE
+    loop = TaskLoop[JobRunOutcome](outcomes=[])
     try:
-        while True:
-            if stop is not None and stop.is_set():
-                reason = TaskExit.STOPPED
-                break
-            if max_jobs is not None and len(outcomes) >= max_jobs:
-                reason = TaskExit.MAX_JOBS
-                break
-            messages = queue.receive(
-                1, visibility_timeout_seconds=chosen.visibility_timeout_seconds, wait_seconds=chosen.wait_seconds
-            )
-            if not messages:
-                if monotonic() - idle_since >= chosen.max_idle_seconds:
-                    reason = TaskExit.IDLE
-                    break
-                sleep(chosen.delay_before_retry_seconds)
-                continue
-            message = messages[0]
-            job_start = monotonic()
-            with _KeepAlive(queue, message, chosen.keep_alive_seconds, chosen.visibility_timeout_seconds):
-                outcome = job_runner.run_message(message.body)
-            outcomes.append(outcome)
-            now = monotonic()
-            job_seconds += now - job_start
-            idle_since = now
-            if outcome.result is not None:
-                rows_read += outcome.result.rows_read
-                rows_written += outcome.result.rows_written
-            if outcome.outcome is JobOutcome.FAILED:
-                _LOG.warning("compaction job %s failed: %s", outcome.job_id, "; ".join(outcome.reasons))
-                _return(queue, message, chosen.failed_visibility_seconds)
-                failures_in_row += 1
-                if failures_in_row >= chosen.max_consecutive_failures:
-                    reason = TaskExit.MAX_CONSECUTIVE_FAILURES
-                    break
-            else:
-                queue.delete(message.receipt_handle)
-                failures_in_row = 0
-            if chosen.max_alive_seconds is not None and now - started >= chosen.max_alive_seconds:
-                reason = TaskExit.MAX_ALIVE_TIME
-                break
+        run_task_loop(
+            instance.queue(COMPACTION_JOB_QUEUE),
+            run_job,
+            _failed,
+            chosen.loop_settings(),
+            loop=loop,
+            max_jobs=max_jobs,
+            stop=stop,
+            monotonic=monotonic,
+            sleep=sleep,
+        )
     finally:
+        results = [o.result for o in loop.outcomes if o.result is not None]
         task_tracker.record(
             TaskFinished(
                 task_id=chosen_id,
                 update_time=clock(),
-                job_runs=sum(1 for o in outcomes if o.job_run_id is not None),
-                rows_read=rows_read,
-                rows_written=rows_written,
-                time_spent_on_jobs_seconds=job_seconds,
+                job_runs=sum(1 for o in loop.outcomes if o.job_run_id is not None),
+                rows_read=sum(r.rows_read for r in results),
+                rows_written=sum(r.rows_written for r in results),
+                time_spent_on_jobs_seconds=loop.job_seconds,
             )
         )
     return TaskSummary(
         task_id=chosen_id,
-        exit=reason,
-        outcomes=tuple(outcomes),
-        rows_read=rows_read,
-        rows_written=rows_written,
-        time_spent_on_jobs_seconds=job_seconds,
+        exit=loop.exit,
+        outcomes=tuple(loop.outcomes),
+        rows_read=sum(r.rows_read for r in results),
+        rows_written=sum(r.rows_written for r in results),
+        time_spent_on_jobs_seconds=loop.job_seconds,
     )
 
 
-def _return(queue: Queue, message: Message, seconds: float) -> None:
-    try:
-        queue.change_visibility(message.receipt_handle, seconds)
-    except QueueError as e:  # the message is no longer ours: it comes back on its own
-        _LOG.warning("could not return a failed compaction job message: %s", e)
-
-
-def handle_compaction_job_message(instance: CompactionInstance, body: str, *, task_id: str | None = None) -> str:
-    """Runs one compaction job message, for queue workers that receive and delete messages themselves.
-
-    Returns:
-        A line for the log.
-
-    Raises:
-        CompactionError: If the job failed, so that the message is delivered again.
-    """
-    from sleeper.compaction.exceptions import CompactionError
-
-    outcome = CompactionJobRunner(instance, task_id=task_id).run_message(body)
+def _failed(outcome: JobRunOutcome) -> bool:
     if outcome.outcome is JobOutcome.FAILED:
-        raise CompactionError(f"compaction job {outcome.job_id} failed: {'; '.join(outcome.reasons)}")
-    if outcome.outcome is not JobOutcome.FINISHED:
-        return f"compaction job {outcome.job_id} {outcome.outcome.value.lower()}: {'; '.join(outcome.reasons)}"
-    rows = outcome.result.rows_written if outcome.result is not None else 0
-    return f"compaction job {outcome.job_id} finished: {rows:,} rows written"
+        _LOG.warning("compaction job %s failed: %s", outcome.job_id, "; ".join(outcome.reasons))
+        return True
+    return False

@@ -81,6 +81,10 @@ class QueueSpec:
             stacks take it from the instance properties of the queue's consumer).
         max_receive_count: Receives before a message moves to the dead-letter queue, as the stacks and a local
             instance set it.
+        runs: The runtime-neutral feature entry its messages go to (``module:function``), when the queue names its
+            own: a queue only a local instance has, which no Lambda or container consumes, or one of several queues
+            feeding one handler whose work differs by queue (each bulk import platform's queue). Otherwise the
+            handler it feeds, or the container consuming it, names the entry (:mod:`sleeper.runtime.router`).
     """
 
     name: str
@@ -89,6 +93,7 @@ class QueueSpec:
     local: bool = True
     visibility_timeout_seconds: int = 900
     max_receive_count: int = 3
+    runs: str | None = None
 
     @property
     def fifo(self) -> bool:
@@ -151,7 +156,8 @@ class HandlerSpec:
         sends_to: For a per-table scheduled trigger: the FIFO queue it sends one message per online table to.
         offline_property: For a per-table trigger: an instance property that, when true, includes offline tables.
         runs: The runtime-neutral feature function it runs (``module:function``), or None for a trigger that only
-            sends messages or a handler whose work is the runtime's own.
+            sends messages, a handler whose work is the runtime's own, or one whose queues each name their entry
+            (:attr:`QueueSpec.runs`).
         local_schedule: For a scheduled handler a local instance runs too: how its scheduler runs it.
     """
 

@@ -6,14 +6,17 @@ The shapes of these entries are in :mod:`sleeper.core.operation_specs`.
 * Each :class:`QueueSpec` names a queue by its logical name (the SQS name is ``sleeper-<id>-<logical name>``, see
   :mod:`sleeper.core.naming`), whether it is FIFO, its visibility timeout and receive limit before its messages go to
   its dead-letter queue, the instance property a deployment records its URL in, and whether a local instance has it.
-  The logical names are the module constants below (``INGEST_JOB_Q`` ...): every other module imports them.
+  The logical names are the module constants below (``INGEST_JOB_Q`` ...): every other module imports them. A
+  queue whose messages go to an entry of their own (a local instance's own queues, each bulk import platform's queue)
+  names it.
 * Each :class:`HandlerSpec` names a Lambda function's handler (``module:function`` in the ``lambdas`` package, run
   by the one Lambda image), what triggers it (an SQS queue, an EventBridge schedule, the files log stream, or
   nothing), the queue a scheduled per-table trigger sends to, its default memory and timeout with the instance
   properties that override them, the runtime-neutral feature function it runs (``module:function``, named, not
   imported), and the schedule a local instance runs it on, if any.
 * Each :class:`ContainerSpec` names an image built from ``containers/<name>/Dockerfile``, the entry point its
-  command runs and the feature function that runs.
+  command runs (in :mod:`sleeper.runtime.aws.containers`, beside the image, not among the Lambda handlers) and the
+  feature function that runs.
 
 The CDK stacks, the AWS runtime and its emulated instance, the local runtime and the lambdas read this module, so
 what is deployed, what the emulator delivers, what the local runner schedules and what exists in ``lambdas/`` cannot
@@ -90,7 +93,11 @@ INGEST_BATCHER_JOB_CREATION_Q = "IngestBatcherJobCreationQ.fifo"
 
 QUEUES: tuple[QueueSpec, ...] = (
     QueueSpec(name=INGEST_JOB_Q, description="Ingest jobs", url_property=cdk.INGEST_JOB_QUEUE_URL.name),
-    QueueSpec(name=BULK_IMPORT_JOB_Q, description="Bulk import jobs run by local Spark"),
+    QueueSpec(
+        name=BULK_IMPORT_JOB_Q,
+        description="Bulk import jobs run by local Spark",
+        runs="sleeper.bulk_import.entry:handle_bulk_import_job",
+    ),
     QueueSpec(name=INGEST_BATCHER_JOB_CREATION_Q, description="Requests to create the ingest batcher's jobs"),
     QueueSpec(
         name=INGEST_BATCHER_SUBMIT_Q,
@@ -133,18 +140,21 @@ QUEUES: tuple[QueueSpec, ...] = (
         description="Bulk import jobs for EMR Serverless",
         url_property=cdk.BULK_IMPORT_EMR_SERVERLESS_JOB_QUEUE_URL.name,
         local=False,
+        runs="sleeper.bulk_import.entry:handle_emr_serverless_start",
     ),
     QueueSpec(
         name=BULK_IMPORT_EMR_Q,
         description="Bulk import jobs for a cluster made for each job",
         url_property=cdk.BULK_IMPORT_EMR_JOB_QUEUE_URL.name,
         local=False,
+        runs="sleeper.bulk_import.entry:handle_non_persistent_emr_start",
     ),
     QueueSpec(
         name=BULK_IMPORT_PERSISTENT_EMR_Q,
         description="Bulk import jobs for the persistent EMR cluster",
         url_property=cdk.BULK_IMPORT_PERSISTENT_EMR_JOB_QUEUE_URL.name,
         local=False,
+        runs="sleeper.bulk_import.entry:handle_persistent_emr_start",
     ),
     QueueSpec(
         name=BULK_EXPORT_Q,
@@ -364,7 +374,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=COMPACTION_JOB_DISPATCHER,
         handler="lambdas.compaction_job_dispatcher:handler",
-        runs="sleeper.compaction.dispatch:dispatch_pending_batch",
+        runs="sleeper.compaction.entry:handle_compaction_job_dispatch",
         description="Sends a batch of created compaction jobs once their input files are assigned",
         trigger=Trigger.sqs(PENDING_COMPACTION_JOB_BATCH_Q),
         memory_mb=4096,
@@ -405,7 +415,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=INGEST_BATCHER_SUBMITTER,
         handler="lambdas.ingest_batcher_submitter:handler",
-        runs="sleeper.ingest.batcher.submitter:handle_submit_message",
+        runs="sleeper.ingest.batcher.entry:handle_batcher_submit",
         description="Records files sent to the ingest batcher",
         trigger=Trigger.sqs(INGEST_BATCHER_SUBMIT_Q),
         memory_property="sleeper.ingest.batcher.submitter.memory.mb",
@@ -415,7 +425,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=INGEST_BATCHER_JOB_CREATION,
         handler="lambdas.ingest_batcher_job_creation:handler",
-        runs="sleeper.ingest.batcher.job_creator:IngestBatcher.create_jobs",
+        runs="sleeper.ingest.batcher.entry:handle_batcher_job_creation",
         description="Groups the batcher's pending files into ingest or bulk import jobs",
         trigger=Trigger.schedule(
             naming.INGEST_BATCHER_JOB_CREATION_RULE, "sleeper.ingest.batcher.job.creation.period.minutes"
@@ -429,7 +439,6 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=BULK_IMPORT_STARTER,
         handler="lambdas.bulk_import_starter:handler",
-        runs="sleeper.bulk_import.starter:start_bulk_import_message",
         description="Validates bulk import jobs and starts them on the platform of their queue",
         trigger=Trigger.sqs(BULK_IMPORT_EMR_SERVERLESS_Q, BULK_IMPORT_EMR_Q, BULK_IMPORT_PERSISTENT_EMR_Q),
         memory_mb=4096,
@@ -565,7 +574,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     HandlerSpec(
         name=TABLE_METRICS,
         handler="lambdas.table_metrics:handler",
-        runs="sleeper.statestore.metrics:table_metrics",
+        runs="sleeper.statestore.metrics:handle_table_metrics",
         description="Publishes a table's file and row counts as CloudWatch metrics",
         trigger=Trigger.sqs(METRICS_JOB_Q),
     ),
@@ -602,21 +611,21 @@ CONTAINERS: tuple[ContainerSpec, ...] = (
     ContainerSpec(
         name=COMPACTION_IMAGE,
         description="Compaction task: runs compaction jobs until idle",
-        entry_point="lambdas.compaction_task:main",
-        runs="sleeper.compaction.task:run_compaction_task",
+        entry_point="sleeper.runtime.aws.containers.compaction:main",
+        runs="sleeper.compaction.entry:handle_compaction_job",
         consumes=COMPACTION_JOB_Q,
     ),
     ContainerSpec(
         name=INGEST_IMAGE,
         description="Ingest task: runs ingest jobs until idle",
-        entry_point="lambdas.ingest_task:main",
+        entry_point="sleeper.runtime.aws.containers.ingest:main",
         runs="sleeper.ingest.entry:handle_ingest_job",
         consumes=INGEST_JOB_Q,
     ),
     ContainerSpec(
         name=BULK_IMPORT_IMAGE,
         description="Bulk import Spark driver on EMR Serverless (or EMR)",
-        entry_point="lambdas.bulk_import_driver:main",
+        entry_point="sleeper.runtime.aws.containers.bulk_import:main",
         runs="sleeper.bulk_import.driver:run_started_bulk_import",
     ),
 )

@@ -1,7 +1,7 @@
 """The ingest job queue's runtime-neutral entry (spec 3.2), run by either runtime: the local runner routes
 ``IngestJobQ`` to :func:`handle_ingest_job` through the router (:mod:`sleeper.runtime.router`), and the ingest task
-container (``lambdas.ingest_task``) drains the queue running each message with :func:`run_ingest_job` and
-:func:`ingest_job_line`, the two halves of the entry, settled with the router's one failure mapping. Where a job runs
+(:mod:`sleeper.ingest.task`, run by the ingest container) runs each message it takes from the queue with
+:func:`run_ingest_job`, the entry's first half, in the task's workspace. Where a job runs
 (its task id, the directory it spills to) comes from the instance's ``job_workspace()``, or from the task running it.
 """
 

@@ -88,18 +88,27 @@ def settle(run: Callable[[], object]) -> Settled:
 
 
 def entry_name(queue_name: str) -> str:
-    """The ``module:function`` of the feature entry the registry names for a queue's messages: the one of the Lambda
-    handler the queue feeds, else the one of the container whose tasks consume it.
+    """The ``module:function`` of the feature entry the registry names for a queue's messages: the queue's own
+    (:attr:`~sleeper.core.operation_specs.QueueSpec.runs`), else the one of the Lambda handler the queue feeds, else
+    the one of the container whose tasks consume it, else, for the queue a local instance's scheduler sends a
+    scheduled handler's work to, that handler's.
 
     Raises:
-        KeyError: If no handler fed by the queue names a feature entry.
+        KeyError: If the registry names no feature entry for the queue.
     """
-    for spec in operations.HANDLERS:
-        if spec.trigger.kind is TriggerKind.SQS and queue_name in spec.trigger.queues and spec.runs is not None:
-            return spec.runs
+    spec = next((q for q in operations.QUEUES if q.name == queue_name), None)
+    if spec is not None and spec.runs is not None:
+        return spec.runs
+    for handler in operations.HANDLERS:
+        if handler.trigger.kind is TriggerKind.SQS and queue_name in handler.trigger.queues and handler.runs:
+            return handler.runs
     for image in operations.CONTAINERS:
         if image.consumes == queue_name and image.runs is not None:
             return image.runs
+    for handler in operations.HANDLERS:
+        local = handler.local_schedule
+        if local is not None and local.queue == queue_name and handler.runs is not None:
+            return handler.runs
     raise KeyError(f"no operation names a feature entry for queue {queue_name}")
 
 

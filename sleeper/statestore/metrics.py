@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Protocol
 
 from sleeper.statestore.store import StateStore
 
-__all__ = ["TableMetrics", "table_metrics"]
+__all__ = ["MetricsRuntime", "MetricsTable", "TableMetrics", "handle_table_metrics", "table_metrics"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,3 +84,53 @@ def table_metrics(instance_id: str, table_name: str, store: StateStore) -> Table
         min_references_per_partition=min(counts, default=0),
         max_references_per_partition=max(counts, default=0),
     )
+
+
+class MetricsTable(Protocol):
+    """A table whose metrics are computed: its name and state store."""
+
+    @property
+    def name(self) -> str:
+        """The table's name."""
+        ...
+
+    @property
+    def state_store(self) -> StateStore:
+        """The table's state store."""
+        ...
+
+
+class MetricsRuntime(Protocol):
+    """The instance the table metrics entry runs in: its id, its tables, and where metrics are published (CloudWatch,
+    through embedded metric format log lines, on AWS)."""
+
+    @property
+    def instance_id(self) -> str:
+        """The instance's id (a dimension of every metric)."""
+        ...
+
+    def table_by_id(self, table_id: str) -> MetricsTable:
+        """The table with this id.
+
+        Raises:
+            TableNotFoundError: If there is none.
+        """
+        ...
+
+    def publish_table_metrics(self, metrics: TableMetrics) -> None:
+        """Publishes a table's metrics."""
+        ...
+
+
+def handle_table_metrics(instance: MetricsRuntime, body: str) -> str:
+    """One ``MetricsJobQ.fifo`` message (body: the table id): computes the table's metrics and publishes them.
+
+    Returns:
+        An empty line (the published metrics are the record).
+
+    Raises:
+        TableNotFoundError: If there is no such table (the message is dropped).
+    """
+    table = instance.table_by_id(body.strip())
+    instance.publish_table_metrics(table_metrics(instance.instance_id, table.name, table.state_store))
+    return ""

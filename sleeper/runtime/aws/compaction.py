@@ -1,12 +1,9 @@
-"""The compaction side of an AWS instance's Lambdas and containers, wired to the AWS adapters (issue 6).
+"""The compaction side of an AWS instance's Lambdas, wired to the AWS adapters (issue 6). Compaction's queues run
+through the router (:mod:`sleeper.runtime.router`) to the entries in :mod:`sleeper.compaction.entry`, and the
+compaction container's entry point is :mod:`sleeper.runtime.aws.containers.compaction`; what is left here needs the
+AWS adapters themselves:
 
-Each function takes an :class:`~sleeper.runtime.aws.instance.AwsInstance` and does what one handler invocation does,
-with the same domain code the local runtime runs (:mod:`sleeper.runtime.local.handlers`):
-
-* :func:`dispatch_pending_batch_on_aws`: a Sleeper-format pending batch from ``PendingCompactionJobBatchQ``, its
-  batch file read from the data bucket (:mod:`sleeper.compaction.dispatch`);
 * :func:`create_compaction_tasks_on_ecs`: one scheduled run of compaction task creation over ECS;
-* :func:`run_compaction_task_on_aws`: the compaction container's loop over ``CompactionJobQ``;
 * :func:`follow_transactions`: the transaction log follower, recording in the job trackers the commits that land in
   the files log through the state store committer (a compaction job committed asynchronously without batching, an
   ingest or bulk import run whose files are committed separately).
@@ -17,69 +14,27 @@ The ``lambdas`` modules only parse events and map outcomes to Lambda's responses
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sleeper.adapters.aws.dynamodb_stream import TransactionStreamRecord, transaction_stream_records
 from sleeper.adapters.aws.launchers.ecs import compaction_task_launcher
-from sleeper.compaction.dispatch import BatchFileMissing, DispatchResult, dispatch_pending_batch
-from sleeper.compaction.task import CompactionJobRunner, TaskSettings, TaskSummary, run_compaction_task
 from sleeper.compaction.task_creation import CompactionTaskCreation, create_compaction_tasks
 from sleeper.core import operations
 from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.core.statestore.transactions.serde import log_type_of
-from sleeper.io.exceptions import MissingFileError
-from sleeper.io.filesystem import delete, read_bytes
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.statestore.follower import follow_log_entry
 
 __all__ = [
     "FollowerOutcome",
     "create_compaction_tasks_on_ecs",
-    "dispatch_pending_batch_on_aws",
     "follow_stream_event",
     "follow_transactions",
-    "run_compaction_task_on_aws",
 ]
 
 _LOG = logging.getLogger(__name__)
-
-# --- job dispatch (spec 4.1) ----------------------------------------------------------------------------------------
-
-
-def dispatch_pending_batch_on_aws(instance: AwsInstance, body: str) -> DispatchResult:
-    """Handles one ``PendingCompactionJobBatchQ`` message: the batch file is read from (and, once its jobs are sent,
-    deleted from) the data bucket; a request that can never be sent goes to ``PendingCompactionJobBatchQ``'s
-    dead-letter queue.
-
-    Raises:
-        TableNotFoundError: If the request's table is gone.
-        Exception: If S3 or SQS could not be reached (the message should be delivered again).
-    """
-    filesystem = instance.filesystem
-    bucket = instance.data_bucket
-
-    def read_batch(key: str) -> str:
-        try:
-            return read_bytes(filesystem, f"{bucket}/{key}").decode("utf-8")
-        except MissingFileError as e:
-            raise BatchFileMissing(str(e)) from e
-
-    pending = instance.queue(operations.PENDING_COMPACTION_JOB_BATCH_Q)
-    dead_letters = instance.dead_letter_queue(operations.PENDING_COMPACTION_JOB_BATCH_Q)
-    return dispatch_pending_batch(
-        body,
-        table_by_id=instance.table_by_id,
-        read_batch=read_batch,
-        delete_batch=lambda key: delete(filesystem, f"{bucket}/{key}"),
-        job_queue=instance.queue(operations.COMPACTION_JOB_Q),
-        pending_queue=pending,
-        dead_letter_queue=dead_letters,
-        tracker=instance.compaction_job_tracker,
-    )
-
 
 # --- tasks (spec 4.4) ------------------------------------------------------------------------------------------------
 
@@ -93,16 +48,6 @@ def create_compaction_tasks_on_ecs(instance: AwsInstance, **launcher_options: An
     """
     launcher = compaction_task_launcher(instance.clients.ecs, instance.properties, **launcher_options)
     return create_compaction_tasks(instance.properties, instance.queue(operations.COMPACTION_JOB_Q), launcher)
-
-
-def run_compaction_task_on_aws(
-    instance: AwsInstance, *, task_id: str | None = None, settings: TaskSettings | None = None
-) -> TaskSummary:
-    """Runs a compaction task over ``CompactionJobQ`` until a stop condition, its data files reached with the
-    instance's S3 options."""
-    chosen = task_id or str(uuid.uuid4())
-    runner = CompactionJobRunner(instance, task_id=chosen, options=instance.filesystem_options)
-    return run_compaction_task(instance, task_id=chosen, settings=settings, runner=runner)
 
 
 # --- the transaction log follower ------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ names the CDK stacks give them, and writes its instance properties, so the same 
 from __future__ import annotations
 
 import os
+import sys
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from pyarrow import fs as pafs
 
+from sleeper.adapters.aws.batcher_store import DynamoDBIngestBatcherStore
 from sleeper.adapters.aws.clients import AwsSettings, sts_client
 from sleeper.adapters.aws.dynamodb_query_tracker import DynamoDBQueryTracker
 from sleeper.adapters.aws.dynamodb_state_store import DynamoDBStateStoreBackend
@@ -38,7 +40,11 @@ from sleeper.adapters.aws.dynamodb_trackers import (
     DynamoDBIngestJobTracker,
     DynamoDBTaskTracker,
 )
+from sleeper.adapters.aws.emf import emf_line, emf_record
 from sleeper.adapters.aws.instance_clients import AwsClients
+from sleeper.adapters.aws.launchers.bulk_import import bulk_import_job_store
+from sleeper.adapters.aws.launchers.emr import EmrPlatform, PersistentEmrPlatform, persistent_emr_requeue
+from sleeper.adapters.aws.launchers.emr_serverless import EmrServerlessPlatform
 from sleeper.adapters.aws.properties import S3PropertiesStore
 from sleeper.adapters.aws.resources import (
     create_bucket,
@@ -51,6 +57,8 @@ from sleeper.adapters.aws.resources import (
 )
 from sleeper.adapters.aws.sqs_queue import SqsQueue
 from sleeper.adapters.aws.websocket_api import ApiGatewayWebSocketPoster
+from sleeper.bulk_import.entry import BulkImportLaunch
+from sleeper.bulk_import.launch_ports import BulkImportPlatform, BulkImportRequeue
 from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.jobs.workspace import JobWorkspace
@@ -67,11 +75,14 @@ from sleeper.core.naming import (
 )
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.properties import instance_cdk as cdk
+from sleeper.core.properties.instance_common import METRICS_NAMESPACE
 from sleeper.core.queue import OutgoingMessage, QueueConfig, QueueNotFoundError
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
+from sleeper.ingest.batcher.job_creator import INGEST_QUEUE_NAMES
 from sleeper.io.filesystem import FileSystemOptions, S3Options, s3_filesystem
 from sleeper.runtime.table import Table, create_table, edited_properties
+from sleeper.statestore.metrics import TableMetrics
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
 __all__ = [
@@ -84,6 +95,7 @@ __all__ = [
     "AwsInstance",
     "AwsRuntimeConfig",
     "AwsRuntimeConfigError",
+    "print_line",
     "provision_instance",
 ]
 
@@ -488,6 +500,76 @@ class AwsInstance:
         name = self.properties.get(cdk.QUERY_TRACKER_TABLE_NAME.name) or query_tracker_table_name(self.instance_id)
         return DynamoDBQueryTracker(self.clients.dynamodb, name)
 
+    # --- what the feature entries need of an AWS instance (the ingest batcher, bulk import, table metrics) ---
+
+    @cached_property
+    def batcher_store(self) -> DynamoDBIngestBatcherStore:
+        """The ingest batcher's DynamoDB store (``sleeper-<id>-ingest-batcher-store``)."""
+        return DynamoDBIngestBatcherStore.for_instance(self.clients.dynamodb, self.instance_id)
+
+    @property
+    def accepts_local_files(self) -> bool:
+        """Always False: requests and jobs must name files on S3, which the instance's tasks can reach."""
+        return False
+
+    @property
+    def batcher_queue_names(self) -> Mapping[str, str]:
+        """The queue each ``sleeper.table.ingest.batcher.ingest.queue`` value sends jobs to, as Sleeper names them."""
+        return INGEST_QUEUE_NAMES
+
+    def delete_expired_batcher_records(self, now: datetime) -> None:
+        """Nothing: the batcher store table's time to live removes expired records."""
+
+    def publish_table_metrics(self, metrics: TableMetrics, *, now: datetime | None = None) -> None:
+        """Writes a table's metrics as one CloudWatch embedded metric format line to standard output (the function's
+        log stream, where CloudWatch publishes them), with dimensions ``instanceId`` and ``tableName`` in the
+        namespace ``sleeper.cloudwatch.table.metrics.namespace``."""
+        record = emf_record(
+            namespace=self.properties.get(METRICS_NAMESPACE) or "Sleeper",
+            dimensions={"instanceId": metrics.instance_id, "tableName": metrics.table_name},
+            metrics=metrics.values(),
+            timestamp=now or datetime.now(tz=UTC),
+        )
+        print_line(emf_line(record))
+
+    def bulk_import_platform(self, queue_name: str) -> tuple[BulkImportPlatform, BulkImportRequeue | None]:
+        """The platform that starts the jobs of a bulk import queue (EMR Serverless, an EMR cluster per job, or the
+        persistent EMR cluster), and where its jobs go back when it is full (the persistent cluster's queue).
+
+        Raises:
+            ValueError: If the queue is not a bulk import queue.
+            PropertyError: If the platform's resources are not set (its stack is not deployed).
+        """
+        clients, props = self.clients, self.properties
+        if queue_name == operations.BULK_IMPORT_EMR_SERVERLESS_Q:
+            return EmrServerlessPlatform(clients.emr_serverless, props), None
+        if queue_name == operations.BULK_IMPORT_EMR_Q:
+            return EmrPlatform(clients.emr, props), None
+        if queue_name == operations.BULK_IMPORT_PERSISTENT_EMR_Q:
+            return PersistentEmrPlatform(clients.emr, props), persistent_emr_requeue(clients.sqs, props)
+        raise ValueError(f"{queue_name} is not a bulk import queue")
+
+    def bulk_import_launch(self, queue_name: str) -> BulkImportLaunch:
+        """Where the jobs of a bulk import queue start (:meth:`bulk_import_platform`), each job file written to the
+        bulk import bucket for the Spark driver.
+
+        Raises:
+            ValueError: If the queue is not a bulk import queue.
+            PropertyError: If the platform's resources or the bulk import bucket are not set.
+        """
+        platform, requeue = self.bulk_import_platform(queue_name)
+        return BulkImportLaunch(
+            platform=platform, job_store=bulk_import_job_store(self.clients.s3, self.properties), requeue=requeue
+        )
+
+
+def print_line(line: str) -> None:
+    """Writes a line to standard output as it is: in a Lambda it becomes one log event of its own, so CloudWatch
+    finds an EMF record in it (a line through the logging module gets the runtime's prefix, which EMF does not
+    parse)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
 
 # --- provisioning on an emulator ---------------------------------------------------------------------------------
 
@@ -569,11 +651,16 @@ def provision_instance(
 
 
 if TYPE_CHECKING:
+    from sleeper.bulk_import.entry import BulkImportStartRuntime
+    from sleeper.compaction.entry import CompactionRuntime
+    from sleeper.ingest.batcher.entry import BatcherRuntime
     from sleeper.ingest.entry import IngestRuntime
     from sleeper.ingest.ports import IngestInstance, IngestTable
+    from sleeper.ingest.task import IngestTaskRuntime
     from sleeper.query.entry import QueryRuntime
     from sleeper.query.executor import QueryableTable
     from sleeper.query.queued import QueryTables
+    from sleeper.statestore.metrics import MetricsRuntime
     from sleeper.statestore.tables import SleeperInstance
 
     def _conforms_to_the_feature_ports(instance: AwsInstance, table: Table[AwsInstance]) -> None:
@@ -586,3 +673,9 @@ if TYPE_CHECKING:
         ingest_table: IngestTable = table
         queryable: QueryableTable = table
         del ingest_instance, sleeper_instance, query_tables, query_runtime, ingest_runtime, ingest_table, queryable
+        compaction_runtime: CompactionRuntime = instance
+        batcher_runtime: BatcherRuntime = instance
+        bulk_import_start: BulkImportStartRuntime = instance
+        ingest_task: IngestTaskRuntime = instance
+        metrics_runtime: MetricsRuntime = instance
+        del compaction_runtime, batcher_runtime, bulk_import_start, ingest_task, metrics_runtime

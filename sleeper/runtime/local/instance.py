@@ -46,7 +46,7 @@ from sleeper.adapters.local.trackers import (
 from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
 from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.naming import local_dead_letter_queue_name
-from sleeper.core.operations import QUERY_RESULTS_Q, local_queues
+from sleeper.core.operations import BULK_IMPORT_JOB_Q, QUERY_RESULTS_Q, local_queues
 from sleeper.core.properties import (
     InstanceProperties,
     TableProperties,
@@ -54,6 +54,7 @@ from sleeper.core.properties import (
 from sleeper.core.queue import Queue
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
+from sleeper.ingest.batcher.job_creator import route_bulk_import_to
 from sleeper.io.filesystem import delete_in_table, filesystem_path
 from sleeper.runtime.local.tasks import LocalTask, job_workspace
 from sleeper.runtime.table import Table, check_table_name, create_table, edited_properties
@@ -243,6 +244,22 @@ class LocalInstance:
     def batcher_store(self) -> SqliteIngestBatcherStore:
         """The ingest batcher's store of submitted files."""
         return SqliteIngestBatcherStore(self.database)
+
+    @property
+    def accepts_local_files(self) -> bool:
+        """Always True: requests and jobs may name local files, which the instance's workers read."""
+        return True
+
+    @property
+    def batcher_queue_names(self) -> Mapping[str, str]:
+        """The queue each ``sleeper.table.ingest.batcher.ingest.queue`` value sends jobs to: standard ingest to the
+        ingest job queue, every bulk import platform to the one bulk import queue (``BulkImportJobQ``, local
+        Spark)."""
+        return route_bulk_import_to(BULK_IMPORT_JOB_Q)
+
+    def delete_expired_batcher_records(self, now: datetime) -> None:
+        """Deletes the batcher store's records past their time to live."""
+        self.batcher_store.delete_expired(now)
 
     @cached_property
     def ingest_job_tracker(self) -> SqliteIngestJobTracker:

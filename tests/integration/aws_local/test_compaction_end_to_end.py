@@ -13,7 +13,6 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from lambdas.compaction_task import IDLE_WAIT_ENV
 from sleeper.core import operations
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobFailed, CompactionJobStatusType
@@ -21,6 +20,7 @@ from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
 from sleeper.emulator.rounds import PumpRound
 from sleeper.ingest.standard import ingest_batches
+from sleeper.runtime.aws.containers import IDLE_WAIT_ENV
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.table import Table
 

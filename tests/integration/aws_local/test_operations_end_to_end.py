@@ -13,13 +13,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lambdas._common import IDLE_WAIT_ENV
 from sleeper.core import operations
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
 from sleeper.io.filesystem import exists
+from sleeper.runtime.aws.containers import IDLE_WAIT_ENV
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.sketches import sketches_path
 from tests.integration.aws_runtime.direct_commits import compact_one_file_long_ago

@@ -14,12 +14,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from lambdas import athena
-from lambdas.ingest_task import run_task
 from sleeper.adapters.aws.clients import s3_client
 from sleeper.athena.exceptions import AthenaConnectorError
 from sleeper.core import operations
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.table import Table
 from tests.contract.aws_backends import aws_settings

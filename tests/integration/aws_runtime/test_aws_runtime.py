@@ -19,7 +19,6 @@ from lambdas import (
     table_trigger,
     transaction_deletion,
 )
-from lambdas.ingest_task import run_task
 from sleeper.adapters.aws.clients import s3_client
 from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError
 from sleeper.adapters.aws.properties import S3PropertiesStore
@@ -36,6 +35,7 @@ from sleeper.core.trackers.query import QueryState
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import list_files
+from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.table import Table
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event

@@ -21,7 +21,6 @@ from lambdas import (
     transaction_follower,
 )
 from lambdas._common import use_instance
-from lambdas.compaction_task import IDLE_WAIT_ENV, idle_wait_seconds, run_task, task_settings
 from sleeper.adapters.aws.clients import ecs_client
 from sleeper.adapters.aws.emulated import running_ecs_tasks
 from sleeper.compaction.creation import compaction_output_file
@@ -49,6 +48,8 @@ from sleeper.core.trackers.runs import JobOutcome
 from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, write_bytes
+from sleeper.runtime.aws.containers import IDLE_WAIT_ENV, idle_wait_seconds
+from sleeper.runtime.aws.containers.compaction import run_task, task_settings
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.table import Table
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id

@@ -15,7 +15,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from lambdas import (
-    bulk_import_driver,
     bulk_import_starter,
     gc,
     ingest_batcher_job_creation,
@@ -29,7 +28,6 @@ from lambdas import (
     table_metrics,
 )
 from lambdas._common import use_instance
-from lambdas.ingest_task import run_task
 from sleeper.adapters.aws.clients import ecs_client, emr_serverless_client
 from sleeper.adapters.aws.emulated import emr_serverless_job_runs, running_ecs_tasks
 from sleeper.core import operations
@@ -40,6 +38,8 @@ from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.query import QueryState
 from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.io.filesystem import exists, list_files, resolve
+from sleeper.runtime.aws.containers import bulk_import as bulk_import_driver
+from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.aws.operations import ingest_batcher_store
 from sleeper.runtime.table import Table

@@ -9,9 +9,9 @@ import uuid
 import pytest
 
 from lambdas import leaf_partition_query, query
-from lambdas.ingest_task import run_task
 from sleeper.core.operations import LEAF_PARTITION_QUERY_Q, QUERY_Q
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance
 from tests.contract.aws_backends import REGION, moto_endpoint
 from tests.integration.aws_runtime.conftest import drain_event

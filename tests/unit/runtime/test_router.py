@@ -12,20 +12,25 @@ import pytest
 from lambdas import _common
 from sleeper.core import operations
 from sleeper.core.exceptions import TableNotFoundError
-from sleeper.core.operations import CONTAINERS, HANDLERS, TriggerKind
+from sleeper.core.operations import CONTAINERS, HANDLERS, QUEUES, TriggerKind
 from sleeper.runtime import router
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.local.handlers import default_handlers
 
-ROUTED_QUEUES = sorted(
-    {q for h in HANDLERS if h.trigger.kind is TriggerKind.SQS and h.runs is not None for q in h.trigger.queues}
-)
 
-NOT_YET_ROUTED = {
-    operations.INGEST_BATCHER_SUBMIT_Q,
-    operations.COMPACTION_JOB_Q,
-}
-"""Queues whose local handler or Lambda does not go through the router yet (the seam's remaining work)."""
+def _has_entry(queue: str) -> bool:
+    try:
+        router.entry_name(queue)
+    except KeyError:
+        return False
+    return True
+
+
+ROUTED_QUEUES = sorted(q.name for q in QUEUES if _has_entry(q.name))
+"""Every queue whose messages the registry sends to a feature entry."""
+
+CONSUMED_ELSEWHERE = {operations.QUERY_RESULTS_Q}
+"""Queues no operation of the instance consumes: their messages are for clients (query results)."""
 
 
 @pytest.fixture
@@ -61,15 +66,84 @@ def _lambda_for(queue: str) -> Any:
     return getattr(importlib.import_module(spec.module), spec.function)
 
 
-def _event(body: str) -> dict[str, Any]:
-    return {"Records": [{"messageId": "m1", "body": body, "attributes": {"MessageGroupId": "g"}}]}
+def _event(body: str, queue: str = "q") -> dict[str, Any]:
+    arn = f"arn:aws:sqs:eu-west-2:123456789012:sleeper-test-{queue}"
+    return {
+        "Records": [{"messageId": "m1", "body": body, "attributes": {"MessageGroupId": "g"}, "eventSourceARN": arn}]
+    }
 
 
 BATCHED = {operations.COMPACTION_COMMIT_Q}
 """Queues whose Lambda gives a whole batch to the reader their entry gives batches of one (the commit batcher commits
 a table's jobs in one transaction)."""
 
-ROUTED_BOTH = [q for q in ROUTED_QUEUES if q in default_handlers() and q not in NOT_YET_ROUTED | BATCHED]
+LAMBDA_QUEUES = sorted(
+    {q for h in HANDLERS if h.trigger.kind is TriggerKind.SQS for q in h.trigger.queues if q not in BATCHED}
+)
+"""Every queue feeding a Lambda that runs each message through the router."""
+
+ROUTED_BOTH = [q for q in LAMBDA_QUEUES if q in default_handlers()]
+
+
+def should_route_every_queue_a_local_instance_consumes() -> None:
+    # Given the queues of a local instance, and those an operation consumes
+    local = {q.name for q in operations.local_queues()} - CONSUMED_ELSEWHERE
+    # When the local runner's handlers are listed
+    handlers = default_handlers()
+    # Then every consumed queue has one, and each is routed to the entry the registry names for its queue
+    assert set(handlers) == local
+    assert all(isinstance(h, router.RoutedHandler) and h.queue_name == q for q, h in handlers.items())
+    assert local <= set(ROUTED_QUEUES)
+
+
+@pytest.mark.parametrize("queue", sorted({q.name for q in operations.local_queues()} - CONSUMED_ELSEWHERE))
+def should_route_a_local_queue_to_its_entry(queue: str, recorded: list[tuple[str, object, str]]) -> None:
+    # Given an instance
+    instance = object()
+    # When the local runner's handler of a queue handles one message
+    default_handlers()[queue](cast(Any, instance), "message")
+    # Then it ran the registry's entry for the queue
+    assert recorded == [(router.entry_name(queue), instance, "message")]
+
+
+@pytest.mark.parametrize("queue", LAMBDA_QUEUES)
+def should_route_a_queue_through_its_lambda_to_its_entry(queue: str, recorded: list[tuple[str, object, str]]) -> None:
+    # Given an instance standing for an AWS instance
+    instance = object()
+    # When the Lambda the queue feeds handles one message from it
+    _common.use_instance(cast(AwsInstance, instance))
+    try:
+        response = _lambda_for(queue)(_event("job", queue))
+    finally:
+        _common.use_instance(None)
+    # Then it ran the registry's entry for the queue, with the instance and the body
+    assert recorded == [(router.entry_name(queue), instance, "job")]
+    assert response == {"batchItemFailures": []}
+
+
+def should_route_each_bulk_import_queue_to_its_own_entry() -> None:
+    # Given the bulk import platforms' queues, which feed one starter Lambda
+    queues = [
+        operations.BULK_IMPORT_EMR_SERVERLESS_Q,
+        operations.BULK_IMPORT_EMR_Q,
+        operations.BULK_IMPORT_PERSISTENT_EMR_Q,
+    ]
+    # When their entries are resolved
+    entries = [router.feature_entry(q) for q in queues]
+    # Then each queue has an entry of its own
+    assert len(set(entries)) == 3
+
+
+def should_fail_a_bulk_import_message_from_another_queue(recorded: list[tuple[str, object, str]]) -> None:
+    # Given a message the starter Lambda got from a queue that is not a bulk import queue
+    _common.use_instance(cast(AwsInstance, object()))
+    try:
+        response = _lambda_for(operations.BULK_IMPORT_EMR_Q)(_event("job", "SomeOtherQ"))
+    finally:
+        _common.use_instance(None)
+    # Then it is reported failed and no entry ran
+    assert response == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
+    assert recorded == []
 
 
 @pytest.mark.parametrize("queue", sorted(BATCHED))
@@ -118,7 +192,7 @@ def should_map_failures_once_for_both_runtimes() -> None:
     assert isinstance(retry.error, RuntimeError)
 
 
-TASK_QUEUES = [c.consumes for c in CONTAINERS if c.consumes is not None and c.consumes not in NOT_YET_ROUTED]
+TASK_QUEUES = [c.consumes for c in CONTAINERS if c.consumes is not None]
 
 
 @pytest.mark.parametrize("queue", TASK_QUEUES)

@@ -1,5 +1,7 @@
-"""Compaction task (spec 4.4), the compaction container's entry point: runs compaction jobs from ``CompactionJobQ``
-until idle, recording the task in the compaction task tracker and each run in the compaction job tracker.
+"""The compaction container's entry point (spec 4.4): an ECS task running compaction jobs from ``CompactionJobQ``
+until it stops (:func:`sleeper.compaction.task.run_compaction_task`), each message through the compaction job queue's
+entry (:func:`sleeper.compaction.entry.run_compaction_job`) in the task's workspace, recording the task in the
+compaction task tracker and each run in the compaction job tracker.
 
 How long it waits for jobs comes from the instance's compaction task properties (a receive waits
 ``sleeper.compaction.task.wait.time.seconds``; the task stops after ``...max.idle.time.seconds`` without a job).
@@ -10,15 +12,14 @@ tests set it so a task ends soon after its queue is drained.
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Mapping
 
-from lambdas._common import IDLE_WAIT_ENV, LOGGER, aws_instance, idle_wait_seconds
-from sleeper.compaction.task import TaskSettings, TaskSummary
-from sleeper.runtime.aws.compaction import run_compaction_task_on_aws
-from sleeper.runtime.aws.instance import AwsInstance
+from sleeper.compaction.entry import run_compaction_job
+from sleeper.compaction.task import TaskSettings, TaskSummary, run_compaction_task
+from sleeper.runtime.aws.containers import LOGGER, configure_logging, idle_wait_seconds, task_workspace
+from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
 
-__all__ = ["IDLE_WAIT_ENV", "idle_wait_seconds", "main", "run_task", "task_settings"]
+__all__ = ["main", "run_task", "task_settings"]
 
 
 def task_settings(instance: AwsInstance, environ: Mapping[str, str] | None = None) -> TaskSettings:
@@ -36,8 +37,15 @@ def task_settings(instance: AwsInstance, environ: Mapping[str, str] | None = Non
 
 
 def run_task(instance: AwsInstance, *, task_id: str | None = None, settings: TaskSettings | None = None) -> TaskSummary:
-    """Runs compaction jobs until the task stops; returns what it did."""
-    summary = run_compaction_task_on_aws(instance, task_id=task_id, settings=settings or task_settings(instance))
+    """Runs compaction jobs until the task stops, as a task with its own id and scratch directory; returns what it
+    did."""
+    with task_workspace(task_id) as workspace:
+        summary = run_compaction_task(
+            instance,
+            task_id=workspace.task_id,
+            settings=settings or task_settings(instance),
+            run_job=lambda body: run_compaction_job(instance, body, workspace=workspace),
+        )
     LOGGER.info(
         "Compaction task %s stopped (%s) after %d job messages: %d rows read, %d rows written",
         summary.task_id,
@@ -50,9 +58,9 @@ def run_task(instance: AwsInstance, *, task_id: str | None = None, settings: Tas
 
 
 def main() -> int:
-    """Container entry point."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    run_task(aws_instance())
+    """Container entry point: the instance its environment names (``CONFIG_BUCKET``)."""
+    configure_logging()
+    run_task(AwsInstance(AwsRuntimeConfig.from_environment()))
     return 0
 
 

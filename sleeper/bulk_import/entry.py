@@ -1,0 +1,147 @@
+"""Bulk import's runtime-neutral entries (spec 3.5), run through the router (:mod:`sleeper.runtime.router`).
+
+* A bulk import platform's queue (``BulkImportEMRServerlessQ``, ``BulkImportNonPersistentEMRQ``,
+  ``BulkImportPersistentEMRQ``): the starter validates the job, writes it for the Spark driver and starts it on the
+  platform the instance gives for the queue (:meth:`BulkImportStartRuntime.bulk_import_launch`). Each queue names its
+  own entry in the registry, so the one starter Lambda that all three feed runs the right one per message.
+* A local instance's ``BulkImportJobQ``: the job is validated and run at once with local Spark
+  (:func:`sleeper.bulk_import.runner.run_bulk_import_message`), where the instance says a job runs.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+from sleeper.bulk_import.launch_ports import BulkImportJobStore, BulkImportPlatform, BulkImportRequeue
+from sleeper.bulk_import.ports import BulkImportInstance
+from sleeper.bulk_import.runner import run_bulk_import_message
+from sleeper.bulk_import.starter import start_bulk_import_message
+from sleeper.core import operations
+from sleeper.core.jobs.workspace import JobWorkspace
+from sleeper.core.trackers.runs import JobOutcome
+from sleeper.io.filesystem import FileSystemOptions
+
+__all__ = [
+    "BulkImportJobFailedError",
+    "BulkImportLaunch",
+    "BulkImportRuntime",
+    "BulkImportStartRuntime",
+    "handle_bulk_import_job",
+    "handle_emr_serverless_start",
+    "handle_non_persistent_emr_start",
+    "handle_persistent_emr_start",
+    "start_from_queue",
+]
+
+
+class BulkImportJobFailedError(RuntimeError):
+    """A bulk import job run at once failed (its message is delivered again)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BulkImportLaunch:
+    """Where the jobs of one bulk import queue are started.
+
+    Attributes:
+        platform: Starts a job (EMR Serverless, an EMR cluster per job, the persistent EMR cluster).
+        job_store: Where the job file is written for the Spark driver.
+        requeue: Puts a job back on its queue when the platform is full (None: the platform is never full).
+    """
+
+    platform: BulkImportPlatform
+    job_store: BulkImportJobStore
+    requeue: BulkImportRequeue | None = None
+
+
+class BulkImportStartRuntime(BulkImportInstance, Protocol):
+    """The instance the starter runs in: tables, the ingest job tracker, how to reach the input files and where each
+    bulk import queue's jobs are started."""
+
+    @property
+    def filesystem_options(self) -> FileSystemOptions | None:
+        """How to reach the input files."""
+        ...
+
+    def bulk_import_launch(self, queue_name: str) -> BulkImportLaunch:
+        """Where the jobs of a bulk import queue are started.
+
+        Raises:
+            ValueError: If the queue is not a bulk import queue of the instance.
+            PropertyError: If the platform's resources are not set (its stack is not deployed).
+        """
+        ...
+
+
+class BulkImportRuntime(BulkImportInstance, Protocol):
+    """The instance a bulk import job is run in at once: tables, the ingest job tracker, how to reach the files and
+    where a job runs."""
+
+    @property
+    def filesystem_options(self) -> FileSystemOptions | None:
+        """How to reach the input and data files (None for the defaults: a local instance)."""
+        ...
+
+    def job_workspace(self) -> AbstractContextManager[JobWorkspace]:
+        """Where a job runs while the block lasts: the task recorded on its run."""
+        ...
+
+
+def start_from_queue(instance: BulkImportStartRuntime, body: str, queue_name: str) -> str:
+    """Validates one job from a bulk import platform's queue, writes it for the driver and starts it (a bad job is
+    recorded rejected in the ingest job tracker, and nothing is started).
+
+    Returns:
+        A line for the log: the job and what the starter did with it.
+
+    Raises:
+        Exception: What the job store or platform raised (the run is recorded failed first; delivered again).
+    """
+    launch = instance.bulk_import_launch(queue_name)
+    started = start_bulk_import_message(
+        instance,
+        body,
+        platform=launch.platform,
+        job_store=launch.job_store,
+        requeue=launch.requeue,
+        options=instance.filesystem_options,
+    )
+    return f"Bulk import job {started.job_id}: {started.outcome.value} {'; '.join(started.reasons)}"
+
+
+def handle_emr_serverless_start(instance: BulkImportStartRuntime, body: str) -> str:
+    """One ``BulkImportEMRServerlessQ`` message: started on EMR Serverless (:func:`start_from_queue`)."""
+    return start_from_queue(instance, body, operations.BULK_IMPORT_EMR_SERVERLESS_Q)
+
+
+def handle_non_persistent_emr_start(instance: BulkImportStartRuntime, body: str) -> str:
+    """One ``BulkImportNonPersistentEMRQ`` message: started on an EMR cluster made for it (:func:`start_from_queue`)."""
+    return start_from_queue(instance, body, operations.BULK_IMPORT_EMR_Q)
+
+
+def handle_persistent_emr_start(instance: BulkImportStartRuntime, body: str) -> str:
+    """One ``BulkImportPersistentEMRQ`` message: started on the persistent EMR cluster, or put back on its queue when
+    the cluster is full (:func:`start_from_queue`)."""
+    return start_from_queue(instance, body, operations.BULK_IMPORT_PERSISTENT_EMR_Q)
+
+
+def handle_bulk_import_job(instance: BulkImportRuntime, body: str) -> str:
+    """One ``BulkImportJobQ`` message of a local instance: validates, tracks and runs the job with local Spark.
+
+    Returns:
+        A line for the log: the rows written, or why the job was rejected.
+
+    Raises:
+        BulkImportJobFailedError: If the job failed (to be delivered again).
+    """
+    with instance.job_workspace() as workspace:
+        outcome = run_bulk_import_message(
+            instance, body, task_id=workspace.task_id, options=instance.filesystem_options
+        )
+    if outcome.outcome is JobOutcome.FAILED:
+        raise BulkImportJobFailedError(f"bulk import job {outcome.job_id} failed: {'; '.join(outcome.reasons)}")
+    if outcome.outcome is JobOutcome.REJECTED:
+        return f"bulk import job {outcome.job_id} rejected: {'; '.join(outcome.reasons)}"
+    rows = outcome.result.rows_written if outcome.result else 0
+    return f"bulk import job {outcome.job_id} finished: {rows:,} rows written"

@@ -1,0 +1,59 @@
+"""The entry points of an AWS instance's containers (``containers/<name>/Dockerfile``, named in the registry's
+``ContainerSpec.entry_point``): the compaction and ingest ECS tasks and the bulk import Spark driver. Each builds the
+instance from its environment, gives the feature's task or driver where it runs (its task id and scratch directory:
+:func:`task_workspace`) and maps how it ended to an exit code. The Lambda handlers are in ``lambdas/``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from sleeper.core.jobs.workspace import JobWorkspace
+
+__all__ = ["IDLE_WAIT_ENV", "LOGGER", "configure_logging", "idle_wait_seconds", "task_workspace"]
+
+LOGGER = logging.getLogger("sleeper.runtime.aws.containers")
+
+IDLE_WAIT_ENV = "SLEEPER_TASK_IDLE_WAIT_SECONDS"
+"""Caps how long a container task waits for a job before it stops (seconds, a number of at least 0): the emulated
+instance's tests set it so a task ends soon after its queue is drained."""
+
+
+def idle_wait_seconds(environ: Mapping[str, str] | None = None) -> float | None:
+    """The cap on idle waiting from ``SLEEPER_TASK_IDLE_WAIT_SECONDS``, or None when unset.
+
+    Raises:
+        ValueError: If it is set but is not a number of at least 0.
+    """
+    value = (os.environ if environ is None else environ).get(IDLE_WAIT_ENV, "").strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValueError(f"{IDLE_WAIT_ENV} must be a number of seconds, not {value!r}") from None
+    if not seconds >= 0:
+        raise ValueError(f"{IDLE_WAIT_ENV} must be at least 0, not {value!r}")
+    return seconds
+
+
+@contextmanager
+def task_workspace(task_id: str | None = None, directory: str | None = None) -> Iterator[JobWorkspace]:
+    """Where a container task's jobs run while the block lasts: the task id (a new UUID unless given) and a scratch
+    directory (a new temporary directory, deleted when the block ends, unless one is given)."""
+    chosen = task_id or str(uuid.uuid4())
+    if directory is not None:
+        yield JobWorkspace(task_id=chosen, directory=directory)
+        return
+    with tempfile.TemporaryDirectory(prefix=f"task-{chosen[:8]}-") as scratch:
+        yield JobWorkspace(task_id=chosen, directory=scratch)
+
+
+def configure_logging() -> None:
+    """Logs to standard error with times and logger names, as each container's entry point does."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")

@@ -1,0 +1,44 @@
+"""The ingest container's entry point (spec 3.3): an ECS task running ingest jobs from ``IngestJobQ`` until a
+receive (waiting up to 20 s, or ``SLEEPER_TASK_IDLE_WAIT_SECONDS`` if that is less) finds none
+(:func:`sleeper.ingest.task.run_ingest_task`, the same task loop as compaction's), each message through the ingest
+job queue's entry in the task's workspace, recording the task in the ingest task tracker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sleeper.ingest.job_runner import QueueRunSummary
+from sleeper.ingest.task import WAIT_SECONDS, ingest_task_settings, run_ingest_task
+from sleeper.runtime.aws.containers import configure_logging, idle_wait_seconds, task_workspace
+from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
+
+__all__ = ["WAIT_SECONDS", "main", "run_task"]
+
+
+def run_task(
+    instance: AwsInstance,
+    *,
+    task_id: str | None = None,
+    wait_seconds: float = WAIT_SECONDS,
+    local_dir: str | Path | None = None,
+) -> QueueRunSummary:
+    """Runs ingest jobs until the queue is idle, as a task with its own id and scratch directory (``local_dir`` if
+    given); returns the outcome of each."""
+    settings = ingest_task_settings(instance.properties, wait_seconds=wait_seconds)
+    with task_workspace(task_id, None if local_dir is None else str(local_dir)) as workspace:
+        return run_ingest_task(instance, workspace, settings)
+
+
+def main() -> int:
+    """Container entry point: the instance its environment names (``CONFIG_BUCKET``)."""
+    configure_logging()
+    cap = idle_wait_seconds()
+    run_task(
+        AwsInstance(AwsRuntimeConfig.from_environment()),
+        wait_seconds=WAIT_SECONDS if cap is None else min(WAIT_SECONDS, cap),
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
