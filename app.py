@@ -35,7 +35,6 @@ EXAMPLE_OPTIONAL_STACKS = (
     "EmrBulkImportStack",
     "PersistentEmrBulkImportStack",
     "QueryStack",
-    "WebSocketQueryStack",
     "KeepLambdaWarmStack",
     "CompactionStack",
     "GarbageCollectorStack",

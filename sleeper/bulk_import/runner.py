@@ -10,7 +10,8 @@ job run twice adds its rows once (and a job id already used for other input file
 * if another run of the job commits between this run's check and its commit, the state store skips this run's
   transaction, and this run deletes the files it wrote.
 
-The run is then recorded as finished (with the rows read and written), or failed with the error.
+The run is then recorded as finished (with the rows read and written), or failed with the error. The Spark job runs
+the algorithm the job's ``className`` or ``sleeper.bulk.import.class.name`` selects (:attr:`JobValidation.algorithm`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from sleeper.bulk_import.ports import BulkImportInstance, BulkImportTable
 from sleeper.bulk_import.spark_job import delete_written, spark_session, write_with_spark
 from sleeper.bulk_import.validation import JobValidation, validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
+from sleeper.core.jobs.bulk_import_algorithm import BulkImportAlgorithm
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.statestore.references import FileReference
@@ -196,6 +198,7 @@ def _write_and_commit(
             files=tuple(f.uri for f in validation.files),
             total_rows=validation.total_rows,
             options=options,
+            algorithm=validation.algorithm or BulkImportAlgorithm.LOCAL_SORT,
         )
     finally:
         if spark is None:

@@ -22,6 +22,12 @@ The job follows Sleeper's default driver (``BulkImportDataframeLocalSortDriver``
 
 :func:`write_with_spark` does all of that and returns the file references; committing them is the caller's (see
 :mod:`sleeper.bulk_import.runner`). PySpark is imported only when a job runs, so this package imports without it.
+
+That is the ``local-sort`` algorithm. The ``dataframe-sort`` algorithm (:mod:`sleeper.core.jobs.bulk_import_algorithm`,
+as Sleeper's ``BulkImportJobDataframeDriver``) replaces steps 4 and 5's sort: Spark sorts the tagged rows by leaf then
+keys in the JVM (range partitioned into as many Spark partitions as there are leaves, so a leaf spanning two Spark
+partitions is written as two files), and the executors write the sorted rows as they come. Each leaf gets the same
+rows in the same key order either way.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from sleeper.bulk_import.exceptions import SparkUnavailableError
 from sleeper.bulk_import.leaves import LeafTagger, spark_partition_keys
 from sleeper.bulk_import.presplit import PreSplitSettings, plan_partition_tree_extension, sample_fraction
 from sleeper.core.extras import install_command
+from sleeper.core.jobs.bulk_import_algorithm import BulkImportAlgorithm
 from sleeper.core.jobs.paths import join_under
 from sleeper.core.partition import PartitionTree
 from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
@@ -278,6 +285,7 @@ def write_with_spark(
     options: FileSystemOptions | None = None,
     presplit: PreSplitSettings | None = None,
     sort_buffer_bytes: int = SORT_BUFFER_BYTES,
+    algorithm: BulkImportAlgorithm = BulkImportAlgorithm.LOCAL_SORT,
 ) -> SparkWriteResult:
     """Reads the input with Spark and writes it as one sorted data file per leaf partition (not committed).
 
@@ -293,9 +301,12 @@ def write_with_spark(
         options: How the executors reach S3 when writing.
         presplit: How to extend the partition tree; from the table properties if omitted.
         sort_buffer_bytes: How many bytes of rows each Python worker sorts in memory before spilling a sorted run.
+        algorithm: How the rows are sorted: in the Python workers, one Spark partition per leaf (``local-sort``), or
+            by Spark's DataFrame sort in the JVM (``dataframe-sort``).
 
     Returns:
-        The references of the files written, one per leaf holding rows.
+        The references of the files written: one per leaf holding rows (``dataframe-sort``: one per leaf and Spark
+        partition holding its rows).
 
     Raises:
         InsufficientDataForSplittingError: If the tree needs extending and the data does not allow it.
@@ -332,7 +343,12 @@ def write_with_spark(
         ]
     )
     tagged = frame.mapInArrow(_TagLeaves(tagger, bucket_keys), tagged_schema)
-    ordered = tagged.repartition(tagger.leaf_count, functions.col(BUCKET_COLUMN))
+    presorted = algorithm is BulkImportAlgorithm.DATAFRAME_SORT
+    if presorted:
+        by = [functions.col(LEAF_COLUMN), *(functions.col(_quoted(name)) for name in schema.key_names)]
+        ordered = tagged.drop(BUCKET_COLUMN).repartitionByRange(tagger.leaf_count, *by).sortWithinPartitions(*by)
+    else:
+        ordered = tagged.repartition(tagger.leaf_count, functions.col(BUCKET_COLUMN))
     writer = _WriteLeafFiles(
         schema=schema,
         leaf_ids=[p.id for p in tagger.leaves],
@@ -342,6 +358,7 @@ def write_with_spark(
         sort_buffer_bytes=sort_buffer_bytes,
         processing=processing,
         iterator=iterator,
+        presorted=presorted,
     )
     written = _to_arrow(ordered.mapInArrow(writer, _WRITTEN_DDL))
     seconds["write"] = time.perf_counter() - started
@@ -416,8 +433,10 @@ class _WriteLeafFiles:
         sort_buffer_bytes: int = SORT_BUFFER_BYTES,
         processing: ProcessingConfig | None = None,
         iterator: IteratorSpec | None = None,
+        presorted: bool = False,
     ) -> None:
         self._schema = schema
+        self._presorted = presorted
         self._processing = processing or ProcessingConfig()
         self._iterator = iterator
         self._leaf_ids = list(leaf_ids)
@@ -432,6 +451,9 @@ class _WriteLeafFiles:
         return SortedFileWriter(location, self._schema, settings=self._settings, options=self._options)
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        if self._presorted:  # Spark sorted them (dataframe-sort)
+            yield from self._write(batches)
+            return
         with tempfile.TemporaryDirectory(prefix="sleeper-bulk-import-") as spill_dir:
             yield from self._write(self._sorted(batches, Path(spill_dir)))
 

@@ -6,7 +6,9 @@ alphanumerics and dashes of at most 63 characters, and at least one file. Here:
 * the table must exist (looked up by id when the job has one, else by name);
 * every path must exist; a directory is expanded recursively to the ``.parquet`` files inside it (``.crc`` and other
   files are ignored), and a path that holds no such file rejects the job;
-* every file must be readable Parquet holding each column of the table with a type that reads as the table's.
+* every file must be readable Parquet holding each column of the table with a type that reads as the table's;
+* the algorithm the job names (its ``className``, else ``sleeper.bulk.import.class.name``) must be one this port runs
+  (:mod:`sleeper.core.jobs.bulk_import_algorithm`).
 
 The footers read for the schemas also give the number of rows of the input. The state store is not read here (the
 starter has no access to it): whether the job id was already used for other input files is checked where the job
@@ -22,6 +24,13 @@ from pyarrow import fs as pafs
 from sleeper.bulk_import.ports import BulkImportInstance, BulkImportTable
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.bulk_import import BulkImportJob
+from sleeper.core.jobs.bulk_import_algorithm import (
+    DEFAULT_CLASS_NAME,
+    BulkImportAlgorithm,
+    UnknownBulkImportAlgorithmError,
+    bulk_import_algorithm,
+)
+from sleeper.core.properties.instance_bulk import BULK_IMPORT_CLASS_NAME
 from sleeper.core.statestore.state import input_files_hash
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import FileSystemOptions
@@ -51,11 +60,13 @@ class JobValidation:
         table: The job's table, if it was found.
         files: The Parquet files the job's paths expanded to.
         reasons: Why the job is rejected; empty if it is accepted.
+        algorithm: The algorithm the job runs (None if it names none this port runs, a reason to reject it).
     """
 
     table: BulkImportTable | None
     files: tuple[InputFile, ...] = ()
     reasons: tuple[str, ...] = field(default=())
+    algorithm: BulkImportAlgorithm | None = None
 
     @property
     def accepted(self) -> bool:
@@ -97,9 +108,11 @@ def validate_job(
     if table is None:
         missing = TableNotFoundError.of(table_name=job.table_name, table_id=job.table_id)
         return JobValidation(table=None, reasons=(str(missing),))
-    paths, reasons = expand_paths(job.files, options, filesystem=filesystem)
+    algorithm, reasons = _algorithm(job, table)
+    paths, path_reasons = expand_paths(job.files, options, filesystem=filesystem)
+    reasons.extend(path_reasons)
     files: list[InputFile] = []
-    if not reasons:
+    if not path_reasons:
         target = arrow_schema(table.schema)
         for path in paths:
             try:
@@ -109,7 +122,20 @@ def validate_job(
                 continue
             reasons.extend(schema_problems(path.uri, file_schema, target))
             files.append(InputFile(uri=path.uri, rows=rows))
-    return JobValidation(table=table, files=tuple(files), reasons=tuple(reasons))
+    return JobValidation(table=table, files=tuple(files), reasons=tuple(reasons), algorithm=algorithm)
+
+
+def _algorithm(job: BulkImportJob, table: BulkImportTable) -> tuple[BulkImportAlgorithm | None, list[str]]:
+    """The job's algorithm: its ``className``, else the instance's ``sleeper.bulk.import.class.name``."""
+    if job.class_name is not None:
+        name, source = job.class_name, "className"
+    else:
+        name = table.properties.instance_properties.get(BULK_IMPORT_CLASS_NAME) or DEFAULT_CLASS_NAME
+        source = BULK_IMPORT_CLASS_NAME.name
+    try:
+        return bulk_import_algorithm(name, source=source), []
+    except UnknownBulkImportAlgorithmError as e:
+        return None, [str(e)]
 
 
 def _find(lookup: object, key: str) -> BulkImportTable | None:

@@ -67,25 +67,42 @@ def bulk_import(
     paths: Annotated[list[str], typer.Argument(help="Parquet files or directories.")],
     job_id: Annotated[str | None, typer.Option("--job-id", help="The job id (default: generated).")] = None,
     queue: Annotated[bool, typer.Option("--queue", help="Send the job to the bulk import queue instead.")] = False,
+    platform: Annotated[
+        str | None,
+        typer.Option("--platform", help="With --queue on AWS: emr-serverless (default), emr, persistent-emr or eks."),
+    ] = None,
+    class_name: Annotated[
+        str | None,
+        typer.Option(
+            "--class-name",
+            help="The algorithm: local-sort, dataframe-sort or a Sleeper driver class (default: the instance's "
+            "sleeper.bulk.import.class.name).",
+        ),
+    ] = None,
 ) -> None:
     """Bulk import Parquet files with Spark (local[*]): one sorted file per leaf partition, committed once.
 
-    On AWS only --queue works: the job goes to the EMR Serverless bulk import queue."""
+    On AWS only --queue works: the job goes to the queue of the --platform (EMR Serverless by default)."""
     from sleeper.bulk_import.runner import run_bulk_import
     from sleeper.core.jobs.bulk_import import BulkImportJob
+    from sleeper.core.jobs.bulk_import_algorithm import bulk_import_algorithm
     from sleeper.core.trackers.runs import JobOutcome
 
+    if platform is not None and not queue:
+        raise SleeperError("--platform chooses the queue a job is sent to: give --queue too")
+    if class_name is not None:
+        bulk_import_algorithm(class_name, source="--class-name")
     admin = open_instance()
-    job = BulkImportJob(id=job_id or str(uuid.uuid4()), files=tuple(paths), table_name=name)
+    job = BulkImportJob(id=job_id or str(uuid.uuid4()), files=tuple(paths), table_name=name, class_name=class_name)
     if queue:
-        sent_to = admin.send_bulk_import_job(job)
+        sent_to = admin.send_bulk_import_job(job, platform=platform)
         console.print(f"Sent bulk import job [bold]{job.id}[/] to {sent_to}")
         return
     inst = admin.local_instance("bulk-import with Spark local[*] (use --queue on AWS)")
     from sleeper.io.input_paths import resolve_input_paths
 
     files = resolve_input_paths(paths)
-    job = BulkImportJob(id=job.id, files=files, table_name=name)
+    job = BulkImportJob(id=job.id, files=files, table_name=name, class_name=class_name)
     from sleeper.runtime.local.tasks import local_task
 
     with local_task(inst) as task:

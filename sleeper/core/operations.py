@@ -25,6 +25,8 @@ drift.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sleeper.core import naming
 from sleeper.core.operation_specs import (
     ContainerSpec,
@@ -81,6 +83,14 @@ TRANSACTION_DELETION_Q = "TransactionLogTransactionDeletionQ.fifo"
 METRICS_JOB_Q = "MetricsJobQ.fifo"
 BULK_IMPORT_EKS_Q = "BulkImportEKSQ"
 """Sleeper's bulk import queue for EKS (``EksBulkImportStack``): its starter starts a Step Functions execution."""
+BULK_IMPORT_PLATFORM_QUEUES: Mapping[str, str] = {
+    "emr-serverless": BULK_IMPORT_EMR_SERVERLESS_Q,
+    "emr": BULK_IMPORT_EMR_Q,
+    "persistent-emr": BULK_IMPORT_PERSISTENT_EMR_Q,
+    "eks": BULK_IMPORT_EKS_Q,
+}
+"""The bulk import platforms of an AWS instance (as ``sleeper bulk-import --platform`` names them), each with its
+queue; the first is the default."""
 BULK_EXPORT_Q = "BulkExport-Q"
 """Bulk export queries (Sleeper names it ``sleeper-<id>-BulkExport-Q``)."""
 LEAF_PARTITION_BULK_EXPORT_Q = "BulkExportLeafPartition-Q"

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import pyarrow as pa
 
+from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.partition import partitions_from_split_points
 from sleeper.core.properties import InstanceProperties, TableProperties
@@ -57,6 +58,8 @@ __all__ = [
     "LocalOnlyError",
     "OperationReport",
     "PropertyChange",
+    "UnknownPlatformError",
+    "bulk_import_platform_queue",
     "estimate_split_points",
     "reinitialise_table",
     "update_instance_properties",
@@ -68,6 +71,26 @@ AWS_PREFIX = "aws:"
 
 class LocalOnlyError(SleeperError):
     """The command works only on a local instance, and was given an instance on AWS."""
+
+
+class UnknownPlatformError(SleeperError):
+    """A bulk import platform the instance does not have."""
+
+
+def bulk_import_platform_queue(platform: str | None) -> str:
+    """The queue of an AWS instance's bulk import platform (``operations.BULK_IMPORT_PLATFORM_QUEUES``; the first,
+    EMR Serverless, if None).
+
+    Raises:
+        UnknownPlatformError: If the platform is not one of them.
+    """
+    platforms = operations.BULK_IMPORT_PLATFORM_QUEUES
+    if platform is None:
+        return next(iter(platforms.values()))
+    queue = platforms.get(platform)
+    if queue is None:
+        raise UnknownPlatformError(f"unknown bulk import platform {platform!r}: use one of {', '.join(platforms)}")
+    return queue
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,8 +340,18 @@ class AdminInstance(Protocol):
         """Sends an ingest job to the ingest job queue; returns the queue's name."""
         ...
 
-    def send_bulk_import_job(self, job: BulkImportJob) -> str:
-        """Sends a bulk import job to the bulk import queue; returns the queue's name."""
+    def send_bulk_import_job(self, job: BulkImportJob, *, platform: str | None = None) -> str:
+        """Sends a bulk import job to the bulk import queue; returns the queue's name.
+
+        Args:
+            job: The job.
+            platform: On AWS, the platform whose queue gets the job (a key of
+                ``sleeper.core.operations.BULK_IMPORT_PLATFORM_QUEUES``; EMR Serverless if omitted). A local instance
+                has one bulk import queue and refuses a platform.
+
+        Raises:
+            UnknownPlatformError: If the platform is not one of the instance's.
+        """
         ...
 
     def submit_to_batcher(self, table_name: str, files: Sequence[str]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sleeper.core.jobs.bulk_import_algorithm import ALGORITHM_NAMES, DEFAULT_CLASS_NAME
 from sleeper.core.properties.definitions import InstancePropertyGroup, PropertyDefinition, PropertyList
 from sleeper.core.properties.instance_common import DEFAULT_TABLE_STATE_LAMBDA_MEMORY
 from sleeper.core.properties.instance_compaction import CPU_ARCHITECTURES
@@ -28,10 +29,14 @@ SPARK_DOCS = "See https://spark.apache.org/docs/latest/configuration.html."
 
 BULK_IMPORT_CLASS_NAME = _bulk.user(
     "sleeper.bulk.import.class.name",
-    "The Java class Sleeper runs to perform a bulk import (Spark DataFrames by default; "
-    "`sleeper.bulkimport.runner.rdd.BulkImportJobRDDDriver` uses RDDs). This port runs its own PySpark job; the "
-    "value is kept so that Java Sleeper's configuration loads unchanged.",
-    default="sleeper.bulkimport.runner.dataframelocalsort.BulkImportDataframeLocalSortDriver",
+    "The bulk import algorithm a job runs unless it names its own (its `className`). This port's `local-sort` "
+    "(one Spark partition per leaf, sorted in the Python worker) also runs for Sleeper's "
+    "`sleeper.bulkimport.runner.dataframelocalsort.BulkImportDataframeLocalSortDriver` and "
+    "`sleeper.bulkimport.runner.rdd.BulkImportJobRDDDriver`; its `dataframe-sort` (Spark's DataFrame sort by leaf "
+    "then keys, in the JVM) also runs for `sleeper.bulkimport.runner.dataframe.BulkImportJobDataframeDriver`. Both "
+    "write the same rows for each leaf. Any other name is refused.",
+    default=DEFAULT_CLASS_NAME,
+    validation=ChoiceValue(ALGORITHM_NAMES, case_sensitive=True),
 )
 BULK_IMPORT_SPARK_SHUFFLE_MAPSTATUS_COMPRESSION_CODEC = _bulk.user(
     "sleeper.bulk.import.emr.spark.shuffle.mapStatus.compression.codec",

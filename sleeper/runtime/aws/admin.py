@@ -34,6 +34,7 @@ from sleeper.runtime.admin import (
     LocalOnlyError,
     OperationReport,
     PropertyChange,
+    bulk_import_platform_queue,
     update_instance_properties,
 )
 from sleeper.runtime.aws.instance import QUEUE_URL_PROPERTIES, AwsInstance, AwsRuntimeConfig
@@ -218,9 +219,14 @@ class AwsAdmin(InstanceAdmin[AwsInstance]):
         queue.send(job.to_json())
         return queue.name
 
-    def send_bulk_import_job(self, job: BulkImportJob) -> str:
-        """Sends a bulk import job to the EMR Serverless bulk import queue."""
-        queue = self.instance.queue(operations.BULK_IMPORT_EMR_SERVERLESS_Q)
+    def send_bulk_import_job(self, job: BulkImportJob, *, platform: str | None = None) -> str:
+        """Sends a bulk import job to the queue of a platform (EMR Serverless by default).
+
+        Raises:
+            UnknownPlatformError: If the platform is not one of ``operations.BULK_IMPORT_PLATFORM_QUEUES``.
+            PropertyError: If the platform's stack is not deployed (its queue URL is not set).
+        """
+        queue = self.instance.queue(bulk_import_platform_queue(platform))
         queue.send(job.to_json())
         return queue.name
 

@@ -20,6 +20,7 @@ from sleeper.runtime.admin import (
     InstanceAdmin,
     OperationReport,
     PropertyChange,
+    UnknownPlatformError,
     estimate_split_points,
     reinitialise_table,
     update_instance_properties,
@@ -200,11 +201,22 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
         self.instance.queue(INGEST_JOB_QUEUE).send(job.to_json())
         return INGEST_JOB_QUEUE
 
-    def send_bulk_import_job(self, job: BulkImportJob) -> str:
-        """Sends a bulk import job to ``BulkImportJobQ`` (local paths made absolute)."""
+    def send_bulk_import_job(self, job: BulkImportJob, *, platform: str | None = None) -> str:
+        """Sends a bulk import job to ``BulkImportJobQ`` (local paths made absolute).
+
+        Raises:
+            UnknownPlatformError: If a platform is given: a local instance runs every bulk import job with local
+                Spark.
+        """
         from dataclasses import replace
 
         from sleeper.runtime.local.handlers import BULK_IMPORT_QUEUE
+
+        if platform is not None:
+            raise UnknownPlatformError(
+                f"a local instance has no bulk import platforms ({platform!r} given): its jobs run with local Spark; "
+                "leave out --platform"
+            )
 
         job = replace(job, files=_absolute(job.files))
         self.instance.queue(BULK_IMPORT_QUEUE).send(job.to_json())

@@ -145,3 +145,22 @@ def should_reject_a_job_id_reused_for_other_files_without_starting_spark(
     again = run_bulk_import(instance, BulkImportJob(id="same", table_name="t", files=(first,)))
     assert again.outcome is JobOutcome.FINISHED
     assert again.result is not None and again.result.already_added
+
+
+def should_reject_a_job_naming_an_unknown_algorithm_without_starting_spark(
+    instance: LocalInstance, tmp_path: Path
+) -> None:
+    # Given a job naming a Java driver class this port does not run
+    job = BulkImportJob(
+        id="job-x", table_name="t", files=(_good(tmp_path / "in.parquet"),), class_name="com.example.MyDriver"
+    )
+
+    # When (no Spark session is given: one would be started if the job were accepted)
+    outcome = run_bulk_import(instance, job)
+
+    # Then it is rejected and tracked, naming the class and what is accepted, and nothing is written
+    assert outcome.outcome is JobOutcome.REJECTED
+    (reason,) = _rejected_reasons(instance, "job-x")
+    assert reason.startswith("className 'com.example.MyDriver' is not a bulk import algorithm this port runs")
+    assert "local-sort" in reason and "BulkImportJobDataframeDriver" in reason
+    assert instance.table("t").file_references() == []

@@ -251,3 +251,45 @@ def should_fail_when_the_platform_is_full_and_there_is_no_queue(instance: FakeIn
     status = instance.ingest_job_tracker.job("job-6")
     assert status is not None
     assert status.status is IngestJobStatusType.FAILED
+
+
+def should_reject_a_job_naming_an_algorithm_this_port_does_not_run(instance: FakeInstance, fs: pafs.FileSystem) -> None:
+    # Given a job naming a Java driver class of its own
+    job = BulkImportJob(
+        id="job-7", table_name="events", files=("bucket/in/one.parquet",), class_name="com.example.MyDriver"
+    )
+    platform, store = FakePlatform(), FakeJobStore()
+
+    # When
+    start = start_bulk_import(instance, job, platform=platform, job_store=store, filesystem=fs, clock=lambda: T0)
+
+    # Then it is rejected, tracked, and nothing is written or started
+    assert start.outcome is StartOutcome.REJECTED
+    assert len(start.reasons) == 1
+    assert "className 'com.example.MyDriver' is not a bulk import algorithm" in start.reasons[0]
+    assert (platform.runs, store.files) == ([], {})
+    status = instance.ingest_job_tracker.job("job-7")
+    assert status is not None
+    assert status.status is IngestJobStatusType.REJECTED
+
+
+@pytest.mark.parametrize(
+    "class_name",
+    ["dataframe-sort", "local-sort", "sleeper.bulkimport.runner.dataframe.BulkImportJobDataframeDriver"],
+)
+def should_start_a_job_naming_an_algorithm_it_runs_with_the_name_in_its_file(
+    instance: FakeInstance, fs: pafs.FileSystem, class_name: str
+) -> None:
+    # Given
+    job = BulkImportJob(id="job-8", table_name="events", files=("bucket/in/one.parquet",), class_name=class_name)
+    platform, store = FakePlatform(), FakeJobStore()
+
+    # When
+    start = start_bulk_import(
+        instance, job, platform=platform, job_store=store, job_run_id="run-8", filesystem=fs, clock=lambda: T0
+    )
+
+    # Then the Spark driver gets the name in the job file
+    assert start.outcome is StartOutcome.STARTED
+    assert json.loads(store.files["bulk_import/job-8-run-8.json"])["className"] == class_name
+    assert len(platform.runs) == 1
