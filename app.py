@@ -35,6 +35,7 @@ EXAMPLE_OPTIONAL_STACKS = (
     "EmrBulkImportStack",
     "PersistentEmrBulkImportStack",
     "QueryStack",
+    "WebSocketQueryStack",
     "KeepLambdaWarmStack",
     "CompactionStack",
     "GarbageCollectorStack",

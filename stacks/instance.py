@@ -33,6 +33,7 @@ from stacks.state_store import StateStoreStack, StateStoreUpkeepStack
 from stacks.table_index import TableIndexStack
 from stacks.table_metrics import TableMetricsStack
 from stacks.trackers import TrackerStack
+from stacks.websocket_query import WebSocketQueryStack
 
 NEEDS_VPC = frozenset(
     {
@@ -55,6 +56,7 @@ SUPPORTED_OPTIONAL_STACKS = frozenset(
         "EmrBulkImportStack",
         "PersistentEmrBulkImportStack",
         "QueryStack",
+        "WebSocketQueryStack",
         "KeepLambdaWarmStack",
         "GarbageCollectorStack",
         "PartitionSplittingStack",
@@ -115,15 +117,21 @@ class SleeperInstanceStack(cdk.Stack):
             self._add("PartitionSplitting", PartitionSplittingStack(self, "PartitionSplitting", core))
         if "GarbageCollectorStack" in wanted:
             self._add("GarbageCollector", GarbageCollectorStack(self, "GarbageCollector", core))
-        if "QueryStack" in wanted:
+        websocket = None
+        if wanted & {"QueryStack", "WebSocketQueryStack"}:  # the WebSocket API needs the query stack, as in Sleeper
             stack = QueryStack(self, "Query", core, keep_warm="KeepLambdaWarmStack" in wanted)
             self._add("Query", stack)
+            if "WebSocketQueryStack" in wanted:
+                websocket = WebSocketQueryStack(self, "WebSocketQuery", core, stack)
+                self._add("WebSocketQuery", websocket)
         if "TableMetricsStack" in wanted:
             self._add("TableMetrics", TableMetricsStack(self, "TableMetrics", core))
         if "AthenaStack" in wanted:
             self._add("Athena", AthenaStack(self, "Athena", core))
         policies = ManagedPoliciesStack(self, "ManagedPolicies", core)
         self._add("ManagedPolicies", policies)
+        if websocket is not None:
+            websocket.grant_connect(policies.query)
         for name, policy in (("Ingest", policies.ingest), ("Query", policies.query), ("Admin", policies.admin)):
             cdk.CfnOutput(self, f"{name}PolicyArn", value=policy.managed_policy_arn)
         cdk.CfnOutput(self, "ConfigBucketName", value=core.config.bucket_name)
