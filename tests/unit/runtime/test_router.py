@@ -13,6 +13,7 @@ from lambdas import _common
 from sleeper.core import operations
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.operations import CONTAINERS, HANDLERS, QUEUES, TriggerKind
+from sleeper.core.properties import InstanceProperties
 from sleeper.runtime import router
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.local.handlers import default_handlers
@@ -31,6 +32,14 @@ ROUTED_QUEUES = sorted(q.name for q in QUEUES if _has_entry(q.name))
 
 CONSUMED_ELSEWHERE = {operations.QUERY_RESULTS_Q}
 """Queues no operation of the instance consumes: their messages are for clients (query results)."""
+
+
+class _Instance:
+    """Stands for either runtime's instance: the entries are replaced, so only what the handlers read of an instance
+    before calling them is here (empty instance properties, the default filesystem options)."""
+
+    properties = InstanceProperties({})
+    filesystem_options = None
 
 
 @pytest.fixture
@@ -99,7 +108,7 @@ def should_route_every_queue_a_local_instance_consumes() -> None:
 @pytest.mark.parametrize("queue", sorted({q.name for q in operations.local_queues()} - CONSUMED_ELSEWHERE))
 def should_route_a_local_queue_to_its_entry(queue: str, recorded: list[tuple[str, object, str]]) -> None:
     # Given an instance
-    instance = object()
+    instance = _Instance()
     # When the local runner's handler of a queue handles one message
     default_handlers()[queue](cast(Any, instance), "message")
     # Then it ran the registry's entry for the queue
@@ -109,7 +118,7 @@ def should_route_a_local_queue_to_its_entry(queue: str, recorded: list[tuple[str
 @pytest.mark.parametrize("queue", LAMBDA_QUEUES)
 def should_route_a_queue_through_its_lambda_to_its_entry(queue: str, recorded: list[tuple[str, object, str]]) -> None:
     # Given an instance standing for an AWS instance
-    instance = object()
+    instance = _Instance()
     # When the Lambda the queue feeds handles one message from it
     _common.use_instance(cast(AwsInstance, instance))
     try:
@@ -136,7 +145,7 @@ def should_route_each_bulk_import_queue_to_its_own_entry() -> None:
 
 def should_fail_a_bulk_import_message_from_another_queue(recorded: list[tuple[str, object, str]]) -> None:
     # Given a message the starter Lambda got from a queue that is not a bulk import queue
-    _common.use_instance(cast(AwsInstance, object()))
+    _common.use_instance(cast(AwsInstance, _Instance()))
     try:
         response = _lambda_for(operations.BULK_IMPORT_EMR_Q)(_event("job", "SomeOtherQ"))
     finally:
@@ -149,7 +158,7 @@ def should_fail_a_bulk_import_message_from_another_queue(recorded: list[tuple[st
 @pytest.mark.parametrize("queue", sorted(BATCHED))
 def should_route_a_batched_queue_locally_to_its_entry(queue: str, recorded: list[tuple[str, object, str]]) -> None:
     # Given an instance
-    instance = object()
+    instance = _Instance()
     # When the local runner's handler handles one message
     default_handlers()[queue](cast(Any, instance), "message")
     # Then it ran the registry's entry for the queue
@@ -161,7 +170,7 @@ def should_route_a_queue_to_the_same_entry_locally_and_in_its_lambda(
     queue: str, recorded: list[tuple[str, object, str]]
 ) -> None:
     # Given an instance standing for either runtime's
-    instance = object()
+    instance = _Instance()
     # When the local runner's handler and the queue's Lambda each handle one message
     default_handlers()[queue](cast(Any, instance), "table-1")
     _common.use_instance(cast(AwsInstance, instance))
@@ -201,7 +210,7 @@ def should_route_a_task_queue_locally_to_the_entry_its_container_runs(
 ) -> None:
     # Given a queue a container's tasks consume, whose container names the entry each message goes to
     (image,) = [c for c in CONTAINERS if c.consumes == queue]
-    instance = object()
+    instance = _Instance()
     # When the local runner's handler handles one message
     default_handlers()[queue](cast(Any, instance), "job")
     # Then it ran the entry the container names, which exists
