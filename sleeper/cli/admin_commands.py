@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from sleeper.cli.common import (
+    ChangeJsonOption,
     JsonOption,
     console,
     instance_location,
@@ -58,21 +59,27 @@ def instance_properties(
         console.print("Dry run: nothing saved")
 
 
-def pause() -> None:
+def pause(as_json: ChangeJsonOption = False) -> None:
     """Pause the system: the scheduler triggers no periodic operation until resumed (queued work still runs).
 
     On AWS: disable the instance's EventBridge rules."""
     admin = open_instance()
     admin.pause()
+    if as_json:
+        print_json({"instance": instance_location(), "paused": True})
+        return
     console.print("Paused: no compaction, splitting, garbage collection or snapshots are scheduled")
     if not admin.is_local:
         console.print("(the instance's EventBridge rules are disabled)")
 
 
-def resume() -> None:
+def resume(as_json: ChangeJsonOption = False) -> None:
     """Resume the system's scheduled operations (on AWS: enable the instance's EventBridge rules)."""
     open_instance().resume()
-    console.print("Resumed")
+    if as_json:
+        print_json({"instance": instance_location(), "paused": False})
+    else:
+        console.print("Resumed")
 
 
 def table_reinit(
@@ -82,6 +89,7 @@ def table_reinit(
     ] = None,
     base64: Annotated[bool, typer.Option("--base64", help="String split points are base64 encoded.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: ChangeJsonOption = False,
 ) -> None:
     """Reinitialise a table: delete every file (and, with split points, repartition); the table stays."""
     admin = open_instance()
@@ -90,16 +98,23 @@ def table_reinit(
     if not yes and not typer.confirm(f"Delete every file of table {name}?"):
         raise SleeperError("not confirmed; nothing changed")
     table = admin.reinitialise_table(name, points)
-    console.print(f"Reinitialised table {name}: {len(table.leaf_partitions())} leaf partitions, no files")
+    leaves = len(table.leaf_partitions())
+    if as_json:
+        print_json({"tableName": table.name, "tableId": table.table_id, "leafPartitions": leaves, "files": 0})
+    else:
+        console.print(f"Reinitialised table {name}: {leaves} leaf partitions, no files")
 
 
-def table_offline_all() -> None:
+def table_offline_all(as_json: ChangeJsonOption = False) -> None:
     """Take every table offline."""
     inst = open_instance()
-    names = [t.table_name for t in inst.tables() if t.online]
-    for table_name in names:
-        inst.set_table_online(table_name, False)
-    console.print(f"Took {len(names)} tables offline" if names else "Every table is already offline")
+    changed = [t for t in inst.tables() if t.online]
+    for status in changed:
+        inst.set_table_online(status.table_name, False)
+    if as_json:
+        print_json([{"tableName": t.table_name, "tableId": t.table_id, "online": False} for t in changed])
+    else:
+        console.print(f"Took {len(changed)} tables offline" if changed else "Every table is already offline")
 
 
 def table_estimate_split_points(
@@ -141,9 +156,13 @@ def table_estimate_split_points(
 @dead_letters_app.command("retry")
 def dead_letters_retry(
     queues: Annotated[list[str] | None, typer.Argument(help="Queues to re-drive (default: every queue).")] = None,
+    as_json: ChangeJsonOption = False,
 ) -> None:
     """Move messages from dead-letter queues back to their queues, reporting how many."""
     moved = open_instance().retry_dead_letters(queues)
+    if as_json:
+        print_json(dict(sorted(moved.items())))
+        return
     if not moved:
         console.print("No dead letters to retry")
         return

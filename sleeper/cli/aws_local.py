@@ -58,7 +58,12 @@ def up(
     interval: Annotated[float, typer.Option("--interval", help="Seconds between idle pump rounds.")] = 1.0,
 ) -> None:
     """Start an emulated AWS instance and deliver what AWS would to it, in the foreground until stopped."""
-    from sleeper.emulator.instance import load_properties_file, serve
+    try:
+        from sleeper.emulator.instance import load_properties_file, serve
+    except ImportError as e:
+        from sleeper.core.extras import missing_extra
+
+        raise missing_extra(e, "sleeper aws-local", "aws-local") or e from None
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     values = load_properties_file(properties) if properties is not None else None

@@ -20,6 +20,27 @@ console = Console()
 err_console = Console(stderr=True)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+ChangeJsonOption = Annotated[bool, typer.Option("--json", help="Print what changed, with its ids, as JSON.")]
+"""``--json`` of a command that creates or changes something: it prints the ids of what it made or changed."""
+
+
+def version_line() -> str:
+    """``sleeper-lsm 0.1.0``: the distribution installed and its version.
+
+    Raises:
+        SleeperError: If the distribution is not installed (the package imported from a source tree).
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    from sleeper.core.extras import DISTRIBUTION
+
+    try:
+        return f"{DISTRIBUTION} {version(DISTRIBUTION)}"
+    except PackageNotFoundError:
+        raise SleeperError(
+            f"the {DISTRIBUTION} distribution is not installed (sleeper is imported from a source tree): "
+            "install it with pip install -e . in the checkout"
+        ) from None
 
 
 class _Context:
@@ -86,7 +107,10 @@ def open_instance() -> AdminInstance:
         return context.admin[1]
     admin: AdminInstance
     if location.startswith(AWS_PREFIX):
-        from sleeper.runtime.aws.admin import AwsAdmin
+        try:
+            from sleeper.runtime.aws.admin import AwsAdmin
+        except ImportError as e:
+            raise _missing(e, f"an instance on AWS ({location})", "aws") from None
 
         instance_id = location.removeprefix(AWS_PREFIX)
         if not instance_id:
@@ -99,6 +123,14 @@ def open_instance() -> AdminInstance:
         admin = LocalAdmin(LocalInstance(location))
     context.admin = (location, admin)
     return admin
+
+
+def _missing(error: ImportError, purpose: str, extra: str) -> ImportError | SleeperError:
+    """The error naming the extra to install for a failed import of an optional module (the import error itself if the
+    missing module is not optional: a bug, shown as one)."""
+    from sleeper.core.extras import missing_extra
+
+    return missing_extra(error, purpose, extra) or error
 
 
 def print_json(data: object) -> None:
@@ -119,6 +151,41 @@ def parse_assignments(values: list[str] | None, what: str) -> dict[str, str]:
             raise SleeperError(f"{what} {item!r} must look like name=value")
         out[key.strip()] = value
     return out
+
+
+def read_table_schema(
+    schema_file: Path | None, parquet_file: Path | None, row_keys: list[str], sort_keys: list[str]
+) -> Schema:
+    """The schema of a new table: from a Sleeper schema JSON file, or from a Parquet file's columns with the row keys
+    (and sort keys) named (:meth:`Schema.from_arrow`).
+
+    Raises:
+        SleeperError: If neither or both sources are given, keys are named without a Parquet file, a file cannot be
+            read, or the schema is invalid.
+    """
+    if (schema_file is None) == (parquet_file is None):
+        raise SleeperError("give the schema with either --schema FILE or --from-parquet FILE --row-key COLUMN")
+    if schema_file is not None:
+        if row_keys or sort_keys:
+            raise SleeperError("--row-key and --sort-key go with --from-parquet; a --schema file names its own keys")
+        try:
+            text = schema_file.read_text(encoding="utf-8")
+        except OSError as e:
+            raise SleeperError(f"cannot read schema file {schema_file}: {e.strerror}") from None
+        return Schema.from_json(text)
+    assert parquet_file is not None
+    if not row_keys:
+        raise SleeperError("--from-parquet needs at least one --row-key COLUMN (the columns of the row key, in order)")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not parquet_file.is_file():
+        raise SleeperError(f"cannot read {parquet_file}: no such file (give one Parquet file to --from-parquet)")
+    try:
+        arrow = pq.read_schema(parquet_file)
+    except (OSError, pa.ArrowException) as e:
+        raise SleeperError(f"cannot read the schema of {parquet_file}: {' '.join(str(e).split())}") from None
+    return Schema.from_arrow(arrow, row_keys=row_keys, sort_keys=sort_keys)
 
 
 def read_split_points_file(path: Path, schema: Schema, *, base64: bool = False) -> list[KeyValue]:

@@ -10,11 +10,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import pyarrow as pa
 import typer
 
 from sleeper.cli import admin_commands, aws_local, common, operations, render
 from sleeper.cli import export as export_cli
+from sleeper.cli.query_output import DISPLAY_ROWS
 from sleeper.core.exceptions import SleeperError
+from sleeper.runtime.table import DEFAULT_WAIT_SECONDS as DEFAULT_INGEST_WAIT_SECONDS
 
 if TYPE_CHECKING:
     from sleeper.runtime.admin import AdminInstance
@@ -42,6 +45,12 @@ _print_json = common.print_json
 _parse_assignments = common.parse_assignments
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        sys.stdout.write(common.version_line() + "\n")
+        raise typer.Exit()
+
+
 @app.callback()
 def _main(
     instance: Annotated[
@@ -53,6 +62,10 @@ def _main(
             help="The instance directory, or aws:ID for an instance on AWS (or set SLEEPER_INSTANCE).",
         ),
     ] = None,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the installed version and exit."),
+    ] = False,
 ) -> None:
     common.choose_instance(instance)
 
@@ -63,12 +76,20 @@ def _main(
 @instance_app.command("create")
 def instance_create(
     instance_id: Annotated[str | None, typer.Option("--id", help="The instance id (default: generated).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the instance id and directory as JSON.")] = False,
 ) -> None:
     """Create a new local instance in the instance directory."""
     from sleeper.runtime.local.instance import LocalInstance
 
-    inst = LocalInstance.create(_instance_dir(), instance_id=instance_id)
-    console.print(f"Created instance [bold]{inst.properties.get('sleeper.id')}[/] in {inst.directory}")
+    directory = Path(_instance_dir())
+    if directory.exists() and not directory.is_dir():
+        raise SleeperError(f"cannot create an instance in {directory}: it is a file, not a directory")
+    inst = LocalInstance.create(directory, instance_id=instance_id)
+    created_id = inst.properties.get("sleeper.id")
+    if as_json:
+        _print_json({"instanceId": created_id, "directory": str(inst.directory)})
+    else:
+        console.print(f"Created instance [bold]{created_id}[/] in {inst.directory}")
 
 
 @instance_app.command("show")
@@ -88,29 +109,37 @@ def instance_show(as_json: JsonOption = False) -> None:
 @table_app.command("create")
 def table_create(
     name: Annotated[str, typer.Argument(help="The table name.")],
-    schema: Annotated[Path, typer.Option("--schema", help="Sleeper schema JSON file.")],
+    schema: Annotated[Path | None, typer.Option("--schema", help="Sleeper schema JSON file.")] = None,
+    from_parquet: Annotated[
+        Path | None,
+        typer.Option("--from-parquet", help="Take the schema from this Parquet file's columns (with --row-key)."),
+    ] = None,
+    row_keys: Annotated[
+        list[str] | None, typer.Option("--row-key", help="With --from-parquet: a row key column; repeatable, in order.")
+    ] = None,
+    sort_keys: Annotated[
+        list[str] | None,
+        typer.Option("--sort-key", help="With --from-parquet: a sort key column; repeatable, in order."),
+    ] = None,
     split_points: Annotated[
         Path | None, typer.Option("--split-points", help="File of split points, one per line.")
     ] = None,
     base64: Annotated[bool, typer.Option("--base64", help="String split points are base64 encoded.")] = False,
     prop: Annotated[list[str] | None, typer.Option("--property", "-p", help="A table property name=value.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the table name, id and partitions as JSON.")] = False,
 ) -> None:
-    """Create a table from a schema and optional split points."""
-    from sleeper.core.schema import Schema
-
-    try:
-        schema_text = schema.read_text(encoding="utf-8")
-    except OSError as e:
-        raise SleeperError(f"cannot read schema file {schema}: {e.strerror}") from None
-    table_schema = Schema.from_json(schema_text)
+    """Create a table from a schema (a schema file, or a Parquet file's columns) and optional split points."""
+    table_schema = common.read_table_schema(schema, from_parquet, row_keys or [], sort_keys or [])
     points = None
     if split_points is not None:
         points = common.read_split_points_file(split_points, table_schema, base64=base64)
     props = _parse_assignments(prop, "property")
     table = _open().create_table(name, table_schema, split_points=points, properties=props)
-    console.print(
-        f"Created table [bold]{table.name}[/] (id {table.table_id}) with {len(table.leaf_partitions())} leaf partitions"
-    )
+    leaves = len(table.leaf_partitions())
+    if as_json:
+        _print_json({"tableName": table.name, "tableId": table.table_id, "leafPartitions": leaves})
+    else:
+        console.print(f"Created table [bold]{table.name}[/] (id {table.table_id}) with {leaves} leaf partitions")
 
 
 @table_app.command("list")
@@ -142,38 +171,52 @@ def table_show(name: str, as_json: JsonOption = False) -> None:
 
 
 @table_app.command("rename")
-def table_rename(old: str, new: str) -> None:
+def table_rename(old: str, new: str, as_json: common.ChangeJsonOption = False) -> None:
     """Rename a table."""
     table = _open().rename_table(old, new)
-    console.print(f"Renamed table {old} to [bold]{table.name}[/]")
+    if as_json:
+        _print_json({"tableId": table.table_id, "oldName": old, "tableName": table.name})
+    else:
+        console.print(f"Renamed table {old} to [bold]{table.name}[/]")
 
 
 @table_app.command("delete")
 def table_delete(
     name: str,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: common.ChangeJsonOption = False,
 ) -> None:
     """Delete a table with all its data."""
     inst = _open()
-    inst.table(name)
+    table_id = inst.table(name).table_id
     if not yes and not typer.confirm(f"Delete table {name} and all its data?"):
         raise SleeperError("not confirmed; nothing deleted")
     inst.delete_table(name)
-    console.print(f"Deleted table {name}")
+    if as_json:
+        _print_json({"tableName": name, "tableId": table_id, "deleted": True})
+    else:
+        console.print(f"Deleted table {name}")
 
 
 @table_app.command("offline")
-def table_offline(name: str) -> None:
+def table_offline(name: str, as_json: common.ChangeJsonOption = False) -> None:
     """Take a table offline: no scheduled compaction, splitting or garbage collection."""
-    _open().set_table_online(name, False)
-    console.print(f"Table {name} is offline")
+    _set_online(name, False, as_json)
 
 
 @table_app.command("online")
-def table_online(name: str) -> None:
+def table_online(name: str, as_json: common.ChangeJsonOption = False) -> None:
     """Put a table online."""
-    _open().set_table_online(name, True)
-    console.print(f"Table {name} is online")
+    _set_online(name, True, as_json)
+
+
+def _set_online(name: str, online: bool, as_json: bool) -> None:
+    inst = _open()
+    inst.set_table_online(name, online)
+    if as_json:
+        _print_json({"tableName": name, "tableId": inst.table(name).table_id, "online": online})
+    else:
+        console.print(f"Table {name} is {'online' if online else 'offline'}")
 
 
 @table_app.command("properties")
@@ -188,6 +231,9 @@ def table_properties(
     updates = _parse_assignments(set_, "--set")
     if updates:
         table = inst.update_table_properties(name, updates)
+        if as_json:
+            _print_json({"tableName": table.name, "tableId": table.table_id, "set": updates})
+            return
         for key, value in updates.items():
             console.print(f"{key} = {value}")
         return
@@ -355,10 +401,21 @@ def ingest(
         bool,
         typer.Option("--job-queue", "--queue", help="Send the job to the ingest job queue instead of running it now."),
     ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait", help="For a job sent to the queue (on AWS always): wait until the ingest job tracker has it done."
+        ),
+    ] = False,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="With --wait: the most seconds to wait.", min=0)
+    ] = DEFAULT_INGEST_WAIT_SECONDS,
+    as_json: common.ChangeJsonOption = False,
 ) -> None:
     """Ingest Parquet files into a table as an ingest job (validated, tracked, idempotent per job id); waits.
 
-    On an instance on AWS the job is always sent to the ingest job queue, for the ingest tasks."""
+    On an instance on AWS the job is always sent to the ingest job queue, for the ingest tasks; --wait then polls the
+    ingest job tracker until the job finished (exit 1 if it failed or was rejected, with the tracker's reasons)."""
     import uuid
 
     from sleeper.core.jobs.ingest import IngestJob
@@ -373,7 +430,29 @@ def ingest(
     job = IngestJob(id=job_id or str(uuid.uuid4()), files=files, table_name=name)
     if queue or not admin.is_local:
         sent_to = admin.send_ingest_job(job)
-        console.print(f"Sent ingest job [bold]{job.id}[/] to {sent_to}")
+        if not wait:
+            if as_json:
+                _print_json({"jobId": job.id, "tableName": name, "sentTo": sent_to, "status": "SENT"})
+            else:
+                console.print(f"Sent ingest job [bold]{job.id}[/] to {sent_to}")
+            return
+        from sleeper.runtime.ingest_job import wait_for_ingest_job
+
+        if not as_json:
+            console.print(f"Sent ingest job [bold]{job.id}[/] to {sent_to}; waiting for it to finish")
+        done = wait_for_ingest_job(admin.ingest_job_tracker, job.id, timeout_seconds=timeout)
+        if as_json:
+            _print_json(
+                {
+                    "jobId": job.id,
+                    "tableName": name,
+                    "status": "FINISHED",
+                    "rowsRead": done.rows_read,
+                    "rowsWritten": done.rows_written,
+                }
+            )
+        else:
+            console.print(f"Ingest job [bold]{job.id}[/]: {done.rows_read:,} rows read, {done.rows_written:,} written")
         return
     inst = admin.local_instance("ingest without --job-queue")
     with console.status(f"Ingesting {len(paths)} paths into {name} as job {job.id}"), local_task(inst) as task:
@@ -381,7 +460,19 @@ def ingest(
     if outcome.outcome is not JobOutcome.FINISHED or outcome.result is None:
         raise SleeperError(f"ingest job {job.id} {outcome.outcome.value.lower()}: {'; '.join(outcome.reasons)}")
     result = outcome.result
-    if result.already_added:
+    if as_json:
+        _print_json(
+            {
+                "jobId": job.id,
+                "tableName": name,
+                "status": "FINISHED",
+                "rowsRead": result.rows_read,
+                "rowsWritten": result.rows_written,
+                "files": [f.location for f in result.files],
+                "alreadyDone": result.already_added,
+            }
+        )
+    elif result.already_added:
         console.print(f"Ingest job [bold]{job.id}[/] was already done: nothing added")
     else:
         console.print(
@@ -403,10 +494,20 @@ def query(
     ] = None,
     fields: Annotated[str | None, typer.Option("--fields", help="Value fields to return, comma separated.")] = None,
     output_format: Annotated[
-        str, typer.Option("--format", help="table (the first --limit rows), json, csv or parquet.")
+        str,
+        typer.Option(
+            "--format", help="table (the first rows and the count), json, ndjson (a row a line), csv or parquet."
+        ),
     ] = "table",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the rows to this file.")] = None,
-    limit: Annotated[int, typer.Option("--limit", help="Rows to print as a table (the count is always exact).")] = 20,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            help="Return at most this many rows, in key order, in every format (reading stops there). Without it every "
+            f"row is returned; the table format then shows the first {DISPLAY_ROWS} and counts the rest.",
+        ),
+    ] = None,
     via_queue: Annotated[
         bool,
         typer.Option("--via-queue", help="Send the query to the query queue, run it as sub-queries, show the tracker."),
@@ -431,19 +532,19 @@ def query(
         typer.Option("--iterator-config", help="The query-time iterator's config, e.g. visibility,auth1,auth2."),
     ] = None,
 ) -> None:
-    """Query a table for exact keys and/or ranges of row keys; with neither, every row."""
+    """Query a table for exact keys and/or ranges of row keys; with neither, every row. Rows are written as they are
+    read, so any number of rows can go to a file or a pipe (with --iterator they are gathered first)."""
     from sleeper.cli import query_output
     from sleeper.cli.query_args import parse_exact, parse_range
 
-    if limit < 1:
-        raise SleeperError(f"--limit must be a positive number of rows to print, got {limit}")
+    if limit is not None and limit < 1:
+        raise SleeperError(f"--limit must be a positive number of rows, got {limit}")
+    query_output.check_output(output_format, output)
     admin = _open()
     table = admin.table(name)
     schema = table.schema
     keys = [parse_exact(schema, k) for k in exact or []]
     regions = [parse_range(schema, r) for r in ranges or []]
-    if output_format not in query_output.FORMATS:
-        raise SleeperError(f"--format must be one of {', '.join(query_output.FORMATS)}, got {output_format!r}")
     requested = [f.strip() for f in fields.split(",") if f.strip()] if fields else None
     if iterator_config is not None and iterator is None:
         raise SleeperError("--iterator-config needs --iterator (the query-time iterator it configures)")
@@ -464,16 +565,24 @@ def query(
         )
         if queued is None:
             return
-        result = queued
-    else:
-        result = table.query(
-            keys=keys if keys or regions else None,
-            regions=regions if keys or regions else None,
+        reader = query_output.limited(pa.RecordBatchReader.from_batches(queued.schema, queued.to_batches()), limit)
+    elif iterator is not None:
+        selected = keys or regions
+        rows = table.query(
+            keys=keys if selected else None,
+            regions=regions if selected else None,
             requested_value_fields=requested,
             iterator=iterator,
             iterator_config=iterator_config,
         )
-    query_output.write(result, output_format, output, console=console, limit=limit)
+        reader = query_output.limited(pa.RecordBatchReader.from_batches(rows.schema, rows.to_batches()), limit)
+    else:
+        columns = None if requested is None else [*schema.key_names, *requested]
+        selected = keys or regions
+        reader = table.scan(
+            keys=keys if selected else None, ranges=regions if selected else None, columns=columns, limit=limit
+        ).to_arrow_batch_reader()
+    query_output.write(reader, output_format, output, console=console, limit=limit)
 
 
 @app.command("run")
@@ -544,14 +653,34 @@ def demo(
 _USAGE_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 
+def _error(message: str) -> int:
+    err_console.print(f"error: {' '.join(message.splitlines())}", markup=False, highlight=False, soft_wrap=True)
+    return 1
+
+
+def _os_error_text(error: OSError) -> str:
+    """An OSError in one line naming the path: ``cannot use /x/y: Permission denied``."""
+    reason = error.strerror or str(error)
+    paths = [str(p) for p in (error.filename, error.filename2) if p is not None]
+    return f"cannot use {' or '.join(paths)}: {reason}" if paths else reason
+
+
 def run(argv: list[str]) -> int:
     """Runs the command line with arguments; returns the exit code (used by ``main`` and the tests)."""
     try:
         result = app(args=argv, prog_name="sleeper", standalone_mode=False)
         return result if isinstance(result, int) else 0
     except SleeperError as e:
-        err_console.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)
-        return 1
+        return _error(str(e))
+    except ImportError as e:
+        from sleeper.core.extras import missing_extra
+
+        missing = missing_extra(e, "this command")
+        if missing is None:
+            raise  # not an optional dependency: a bug, shown with its traceback
+        return _error(str(missing))
+    except OSError as e:  # a file or directory the user named cannot be read or written
+        return _error(_os_error_text(e))
     except typer.Abort:
         err_console.print("aborted")
         return 1

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from sleeper.cli.common import JsonOption, console, open_instance, print_json
+from sleeper.cli.common import ChangeJsonOption, JsonOption, console, open_instance, print_json
 from sleeper.core.exceptions import SleeperError
 from sleeper.runtime.admin import OperationReport
 
@@ -79,6 +79,7 @@ def bulk_import(
             "sleeper.bulk.import.class.name).",
         ),
     ] = None,
+    as_json: ChangeJsonOption = False,
 ) -> None:
     """Bulk import Parquet files with Spark (local[*]): one sorted file per leaf partition, committed once.
 
@@ -96,7 +97,10 @@ def bulk_import(
     job = BulkImportJob(id=job_id or str(uuid.uuid4()), files=tuple(paths), table_name=name, class_name=class_name)
     if queue:
         sent_to = admin.send_bulk_import_job(job, platform=platform)
-        console.print(f"Sent bulk import job [bold]{job.id}[/] to {sent_to}")
+        if as_json:
+            print_json({"jobId": job.id, "tableName": name, "sentTo": sent_to, "status": "SENT"})
+        else:
+            console.print(f"Sent bulk import job [bold]{job.id}[/] to {sent_to}")
         return
     inst = admin.local_instance("bulk-import with Spark local[*] (use --queue on AWS)")
     from sleeper.io.input_paths import resolve_input_paths
@@ -110,12 +114,25 @@ def bulk_import(
     if outcome.outcome is not JobOutcome.FINISHED or outcome.result is None:
         raise SleeperError(f"bulk import job {job.id} {outcome.outcome.value.lower()}: {'; '.join(outcome.reasons)}")
     result = outcome.result
-    if result.already_added:
+    if as_json:
+        print_json(
+            {
+                "jobId": job.id,
+                "tableName": name,
+                "status": "FINISHED",
+                "rowsWritten": result.rows_written,
+                "files": len(result.references),
+                "alreadyDone": result.already_added,
+                "seconds": dict(result.seconds),
+            }
+        )
+    elif result.already_added:
         console.print(f"Bulk import job [bold]{job.id}[/] was already done: nothing added")
     else:
+        phases = ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in result.seconds.items())
         console.print(
-            f"Bulk import job [bold]{job.id}[/]: {result.rows_written:,} rows in {len(result.references)} files "
-            f"({result.seconds:.1f} s)"
+            f"Bulk import job [bold]{job.id}[/]: {result.rows_written:,} rows in {len(result.references)} files"
+            + (f" ({phases})" if phases else "")
         )
 
 
@@ -123,11 +140,16 @@ def bulk_import(
 def batcher_submit(
     name: Annotated[str, typer.Argument(help="The table.")],
     paths: Annotated[list[str], typer.Argument(help="Parquet files or directories.")],
+    as_json: ChangeJsonOption = False,
 ) -> None:
     """Send files to the ingest batcher, which groups them into jobs by the table's batcher settings.
 
     On AWS the files (bucket/key) are sent to the batcher's submit queue."""
-    console.print(open_instance().submit_to_batcher(name, paths))
+    said = open_instance().submit_to_batcher(name, paths)
+    if as_json:
+        print_json({"tableName": name, "files": list(paths), "message": said})
+    else:
+        console.print(said)
 
 
 def report_batcher(

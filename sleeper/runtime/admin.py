@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from sleeper.core.query import Query
     from sleeper.ingest.batcher.ports import IngestBatcherStore
     from sleeper.runtime.local.instance import LocalInstance
+    from sleeper.runtime.scan import Scan
 
 __all__ = [
     "AWS_PREFIX",
@@ -199,6 +200,17 @@ class AdminTable(Protocol):
         iterator_config: str | None = None,
     ) -> pa.Table:
         """Rows for exact keys and/or regions, read directly, with a query-time iterator if one is named."""
+        ...
+
+    def scan(
+        self,
+        *,
+        keys: Sequence[Mapping[str, object]] | None = None,
+        ranges: Sequence[Region] | None = None,
+        columns: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> Scan:
+        """The rows of exact keys and/or regions, read lazily (``to_arrow_batch_reader()`` streams them)."""
         ...
 
 

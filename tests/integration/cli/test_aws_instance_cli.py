@@ -4,10 +4,14 @@ server (with the EventBridge rules its stacks create), reached through ``AWS_END
 
 from __future__ import annotations
 
+import io
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from sleeper.adapters.aws.clients import events_client, s3_client
@@ -268,3 +272,54 @@ def should_refuse_commands_that_only_work_locally(
     error = _fails(capsys, argv)
     # Then it is refused, saying so
     assert what in error
+
+
+def _run_one_ingest_job_later(instance: AwsInstance) -> threading.Thread:
+    """An ingest task of the instance, in a thread: it runs the next job sent to the ingest job queue."""
+    from sleeper.ingest.job_runner import IngestJobRunner, run_ingest_queue
+
+    def task() -> None:
+        aws = AwsInstance(instance.config, table_cache_seconds=0)
+        runner = IngestJobRunner(aws, options=aws.filesystem_options)
+        run_ingest_queue(aws, runner=runner, until_idle=False, wait_seconds=1, max_jobs=1)
+
+    thread = threading.Thread(target=task, daemon=True)
+    thread.start()
+    return thread
+
+
+def should_wait_for_an_ingest_job_sent_on_aws_until_the_tracker_has_it_finished(
+    instance: AwsInstance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a Parquet file in the data bucket, and an ingest task that will run the next job
+    body = io.BytesIO()
+    pq.write_table(pa.table({"key": pa.array([1, 2, 3], pa.int64()), "value": ["a", "b", "c"]}), body)
+    s3_client(aws_settings()).put_object(Bucket=instance.data_bucket, Key="in/rows.parquet", Body=body.getvalue())
+    task = _run_one_ingest_job_later(instance)
+
+    # When the file is ingested with --wait
+    done = _json(
+        capsys,
+        ["ingest", "nums", f"s3a://{instance.data_bucket}/in/rows.parquet", "--job-id", "wait-1", "--wait", "--json"],
+    )
+    task.join(timeout=60)
+
+    # Then the command returns once the job finished, with the tracker's row counts
+    assert done == {"jobId": "wait-1", "tableName": "nums", "status": "FINISHED", "rowsRead": 3, "rowsWritten": 3}
+
+
+def should_fail_waiting_for_an_ingest_job_that_was_rejected(
+    instance: AwsInstance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given an ingest task that will run the next job
+    task = _run_one_ingest_job_later(instance)
+
+    # When a file that does not exist is ingested with --wait
+    capsys.readouterr()
+    code = run(["ingest", "nums", f"s3a://{instance.data_bucket}/in/missing.parquet", "--job-id", "wait-2", "--wait"])
+    task.join(timeout=60)
+
+    # Then the command fails in one line with the tracker's reason
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith("error: ingest job wait-2 rejected:") and "missing.parquet" in err
