@@ -11,9 +11,10 @@ class BulkExportError(SleeperError):
     """A bulk export could not be planned, read or written."""
 
 
-class BulkExportQueryError(BulkExportError):
+class BulkExportQueryError(BulkExportError, ValueError):
     """A bulk export query (or leaf partition export) message is not valid, as Sleeper's
-    ``BulkExportQueryValidationException``.
+    ``BulkExportQueryValidationException`` (a ``ValueError`` too, as Sleeper's Python client raises for a query naming
+    neither or both tables).
 
     Attributes:
         export_id: The export the message was for, where it could be read.

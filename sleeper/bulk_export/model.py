@@ -38,9 +38,13 @@ _LEAF_FIELDS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class BulkExportQuery:
     """A request to export every row of a table, one Parquet file per leaf partition.
+
+    Built as Sleeper's Python client builds its ``sleeper.bulk_export.BulkExportQuery``: ``BulkExportQuery(export_id,
+    table_name=...)`` or by keywords, the export id optional (None or left out: a new UUID); a query naming neither or
+    both tables raises :class:`~sleeper.bulk_export.exceptions.BulkExportQueryError`, a ``ValueError`` as Sleeper's.
 
     Attributes:
         export_id: The export's id (a UUID unless given).
@@ -53,6 +57,8 @@ class BulkExportQuery:
     table_id: str | None = None
 
     def __post_init__(self) -> None:
+        if self.export_id is None:  # Sleeper's client draws an id for None too
+            object.__setattr__(self, "export_id", str(uuid.uuid4()))
         if self.table_name is None and self.table_id is None:
             raise BulkExportQueryError("tableId or tableName field must be provided", export_id=self.export_id)
         if self.table_name is not None and self.table_id is not None:

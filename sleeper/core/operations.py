@@ -633,6 +633,13 @@ CONTAINERS: tuple[ContainerSpec, ...] = (
         consumes=INGEST_JOB_Q,
     ),
     ContainerSpec(
+        name=BULK_EXPORT_IMAGE,
+        description="Bulk export task: runs one leaf partition export, then stops",
+        entry_point="sleeper.runtime.aws.containers.bulk_export:main",
+        runs="sleeper.bulk_export.entry:handle_leaf_partition_export",
+        consumes=LEAF_PARTITION_BULK_EXPORT_Q,
+    ),
+    ContainerSpec(
         name=BULK_IMPORT_IMAGE,
         description="Bulk import Spark driver on EMR Serverless (or EMR)",
         entry_point="sleeper.runtime.aws.containers.bulk_import:main",

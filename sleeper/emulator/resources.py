@@ -21,6 +21,7 @@ from sleeper.adapters.aws.resources import create_bucket
 from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.naming import (
+    BULK_EXPORT_CONTAINER_NAME,
     COMPACTION_CONTAINER_NAME,
     INGEST_CONTAINER_NAME,
     InstanceNames,
@@ -65,8 +66,9 @@ def provision_emulated_instance(
 ) -> AwsRuntimeConfig:
     """Creates everything a deployment of an instance creates that the runtime reaches, on an emulator: what
     :func:`~sleeper.runtime.aws.instance.provision_instance` creates (buckets, DynamoDB tables, every queue) plus a VPC
-    with a subnet and a security group for tasks, the ingest batcher store, the bulk import bucket, the ECS clusters and
-    task definitions, the EMR Serverless application and
+    with a subnet and a security group for tasks, the ingest batcher store, the bulk import bucket, the bulk export
+    results bucket, the ECS clusters and task definitions (ingest, compaction, bulk export), the EMR Serverless
+    application and
     the scheduled rules, and writes ``instance.properties`` naming them.
 
     Returns:
@@ -88,6 +90,16 @@ def provision_emulated_instance(
         register_task_definition(
             ecs, family, COMPACTION_CONTAINER_NAME, names.image(compaction.name), environment=environment
         )
+    create_ecs_cluster(ecs, names.bulk_export_cluster)
+    bulk_export = operations.container(operations.BULK_EXPORT_IMAGE)
+    register_task_definition(
+        ecs,
+        names.bulk_export_task_family,
+        BULK_EXPORT_CONTAINER_NAME,
+        names.image(bulk_export.name),
+        environment=environment,
+    )
+    create_bucket(clients.s3, names.bulk_export_bucket, settings.region)
     application_id = create_emr_serverless_application(
         clients.emr_serverless, names.emr_serverless_application, _EMR_SERVERLESS_RELEASE
     )
@@ -102,6 +114,9 @@ def provision_emulated_instance(
         cdk.COMPACTION_CLUSTER.name: names.compaction_cluster,
         cdk.COMPACTION_TASK_FARGATE_DEFINITION_FAMILY.name: names.compaction_fargate_family,
         cdk.COMPACTION_TASK_EC2_DEFINITION_FAMILY.name: names.compaction_ec2_family,
+        cdk.BULK_EXPORT_CLUSTER.name: names.bulk_export_cluster,
+        cdk.BULK_EXPORT_TASK_FARGATE_DEFINITION_FAMILY.name: names.bulk_export_task_family,
+        cdk.BULK_EXPORT_S3_BUCKET.name: names.bulk_export_bucket,
         cdk.BULK_IMPORT_BUCKET.name: names.bulk_import_bucket,
         cdk.BULK_IMPORT_EMR_SERVERLESS_CLUSTER_NAME.name: names.emr_serverless_application,
         cdk.BULK_IMPORT_EMR_SERVERLESS_APPLICATION_ID.name: application_id,

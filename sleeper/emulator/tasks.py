@@ -1,8 +1,8 @@
-"""The tasks of an emulated instance: each ECS task started by ``RunTask`` on the ingest or compaction cluster, each
-EMR Serverless job run and each EMR step runs its container's entry point as a local process (``python`` calling the
-registry's ``module:function``, with the container's command as arguments and the environment the task would get
-plus the emulator's endpoint, region and credentials); when the process ends the task is stopped (the job run
-cancelled, moto's only way to end it; a cluster made for one job terminated)."""
+"""The tasks of an emulated instance: each ECS task started by ``RunTask`` on the ingest, compaction or bulk export
+cluster, each EMR Serverless job run and each EMR step runs its container's entry point as a local process
+(``python`` calling the registry's ``module:function``, with the container's command as arguments and the environment
+the task would get plus the emulator's endpoint, region and credentials); when the process ends the task is stopped
+(the job run cancelled, moto's only way to end it; a cluster made for one job terminated)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from sleeper.adapters.aws.emulated import (
 )
 from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
-from sleeper.core.naming import COMPACTION_CONTAINER_NAME, INGEST_CONTAINER_NAME
+from sleeper.core.naming import BULK_EXPORT_CONTAINER_NAME, COMPACTION_CONTAINER_NAME, INGEST_CONTAINER_NAME
 from sleeper.core.operations import ContainerSpec
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_cdk as cdk
@@ -40,6 +40,7 @@ _LOG = logging.getLogger(__name__)
 _CONTAINER_BY_ECS_NAME = {
     INGEST_CONTAINER_NAME: operations.INGEST_IMAGE,
     COMPACTION_CONTAINER_NAME: operations.COMPACTION_IMAGE,
+    BULK_EXPORT_CONTAINER_NAME: operations.BULK_EXPORT_IMAGE,
 }
 _BOOTSTRAP = (
     "import importlib, sys\n"
@@ -198,7 +199,7 @@ class TaskRunner:
         props = properties()
         if props is None:
             return
-        for cluster_prop in (cdk.INGEST_CLUSTER, cdk.COMPACTION_CLUSTER):
+        for cluster_prop in (cdk.INGEST_CLUSTER, cdk.COMPACTION_CLUSTER, cdk.BULK_EXPORT_CLUSTER):
             cluster = props.get(cluster_prop.name)
             if cluster:
                 for task in running_ecs_tasks(self._ecs, cluster):

@@ -130,3 +130,17 @@ def should_build_a_query_as_sleepers_python_client_does() -> None:
     # Then an export id (a UUID) is drawn, and the JSON is the client's
     assert len(query.export_id) == 36
     assert json.loads(query.to_json()) == {"exportId": query.export_id, "tableName": "test-table"}
+
+
+def should_take_the_export_id_by_position_or_as_none_as_sleepers_python_client_does() -> None:
+    # Given queries built as Sleeper's client's users write them: the export id first, by position, or None
+    by_position = BulkExportQuery("my-export", "test-table")
+    with_none = BulkExportQuery(None, table_id="t-id")  # type: ignore[arg-type]  # Sleeper's signature takes None
+    # Then the first keeps its id, the second draws one
+    assert json.loads(by_position.to_json()) == {"exportId": "my-export", "tableName": "test-table"}
+    assert len(with_none.export_id) == 36
+    # And a query naming neither or both tables is a ValueError, as Sleeper's client raises
+    with pytest.raises(ValueError, match="tableId or tableName"):
+        BulkExportQuery("e")
+    with pytest.raises(ValueError, match="not both"):
+        BulkExportQuery("e", "a", "b")
