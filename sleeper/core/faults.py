@@ -49,6 +49,17 @@ CRASH_POINTS: Mapping[str, str] = MappingProxyType(
         "compaction.after_output_written": "A compaction run wrote its output file, before its commit.",
         "compaction.after_commit": "A compaction run committed (or sent its commit), before its message is deleted.",
         "gc.after_delete": "The garbage collector deleted a batch of files, before DELETE_FILES records them.",
+        "statestore.after_body_put": "A transaction body too large for the log was stored in the body store (S3 on "
+        "AWS), before the log entry pointing at it was put.",
+        "statestore.after_log_put": "A transaction's log entry was put, before its writer applied it to its own state "
+        "and returned (its caller does not know it landed).",
+        "statestore.after_snapshot_load": "A log head loaded a snapshot, before it read the log entries after it.",
+        "snapshot.after_upload": "A snapshot file was written, before its metadata record was saved.",
+        "snapshot.after_metadata": "A snapshot's metadata record was saved, before its creator returned.",
+        "committer.after_commit": "The state store committer applied a commit request to the log, before recording "
+        "it in the job trackers and before its message is deleted.",
+        "worker.before_message_delete": "A local worker finished a message's work, before deleting the message from "
+        "its queue.",
     }
 )
 """The crash points the code calls, with what has happened when each is reached."""

@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, Protocol, TypeVar
 
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.faults import crash_point
 from sleeper.core.statestore.exceptions import StateStoreError, TableDeletedError
 from sleeper.core.statestore.locations import check_file_in_table
 from sleeper.core.statestore.state import FilesState, PartitionsState
@@ -365,6 +366,7 @@ class TransactionLogHead(ABC, Generic[S, T]):
         LOGGER.debug("Loaded %s snapshot of table %s at transaction %d", self.log_type.value, self.table_id, number)
         self._state = state
         self._last = number
+        crash_point("statestore.after_snapshot_load")
         pending = self._pending
         if pending is not None and pending.landed is None and any(n <= number for n in pending.entries):
             # The snapshot covers an attempt whose outcome was unknown; the entries themselves tell if it landed.
@@ -441,6 +443,7 @@ class TransactionLogHead(ABC, Generic[S, T]):
                 body_key = transaction_body_key(self.table_id, self._clock(), self._id_supplier())
                 self._bodies.store(body_key, body)
                 stored_body = True
+                crash_point("statestore.after_body_put")
                 body = None
         pending = _Pending()
         self._pending = pending
@@ -503,6 +506,7 @@ class TransactionLogHead(ABC, Generic[S, T]):
                         e,
                     )
                     continue
+                crash_point("statestore.after_log_put")
                 self._apply(transaction, update_time)
                 self._last = number
                 return self._result(number, attempt, collisions, ambiguous, body_key)

@@ -39,6 +39,7 @@ import pyarrow as pa
 from pyarrow import fs as pafs
 
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.faults import crash_point
 from sleeper.core.partition import Partition
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType
@@ -589,6 +590,7 @@ class SnapshotStore:
         self.filesystem.create_dir(self.directory, recursive=True)
         with self.filesystem.open_output_stream(path) as sink:
             write(sink)
+        crash_point("snapshot.after_upload")
         recorded = f"{self.uri_scheme}{path}" if self.uri_scheme else path
         snapshot = SnapshotMetadata(
             log_type=log_type, path=recorded, transaction_number=transaction_number, update_time=time
@@ -599,6 +601,7 @@ class SnapshotStore:
             # The path is unique to this attempt, so no live snapshot can be using it.
             self._delete_file(path)
             raise
+        crash_point("snapshot.after_metadata")
         # Any other error leaves the outcome unknown (the record may have been saved), so the file is kept.
         return snapshot
 

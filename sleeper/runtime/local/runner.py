@@ -27,6 +27,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 
+from sleeper.core.faults import crash_point
 from sleeper.core.operations import COMPACTION_JOB_Q, Schedule, local_schedules
 from sleeper.core.queue import OutgoingMessage, QueueCounts, ReceiptHandleError
 from sleeper.runtime.local.instance import LocalInstance, is_paused
@@ -199,6 +200,7 @@ class LocalRunner:
                 summary.failed[queue_name] = summary.failed.get(queue_name, 0) + 1
                 failed_handles.append(message.receipt_handle)
                 continue
+            crash_point("worker.before_message_delete")
             queue.delete(message.receipt_handle)
             summary.processed[queue_name] = summary.processed.get(queue_name, 0) + 1
             if settled.disposition is Disposition.DROPPED:

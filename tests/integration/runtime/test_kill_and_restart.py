@@ -1,16 +1,16 @@
-"""Kill-and-restart of the local runtime at named crash points (RELIABILITY.md 4(b) B2 and 4(c) C1, C2, C5).
+"""Kill-and-restart of the local runtime at named crash points (RELIABILITY.md 4(b) B2 and 4(c) C1, C2, C5); every
+crash point of 4(c) is killed in ``test_crash_points.py``.
 
 ``sleeper run --until-idle`` is started as a real process with ``SLEEPER_CRASH_AT`` set, so it ends with exit code 137
 (no cleanup, as ``kill -9``) in the middle of a job. The restart runs the same handlers in this process, with the
 queues' clock moved past the visibility timeout so that the killed worker's messages are delivered again. Every test
-checks invariants I1 (rows), I3 (references) and I7 (orphans) of RELIABILITY.md section 3, and appends its figures
-to ``test-reports/reliability.jsonl``.
+checks invariants I1 (rows), I3 (references) and I7 (orphans) of RELIABILITY.md section 3, and records its figures
+with the ``reliability`` fixture (``tests/reliability_report.py``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import subprocess
 import sys
@@ -42,12 +42,12 @@ from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.local.runner import Handler, LocalRunner
 from sleeper.runtime.local.tasks import local_task
 from sleeper.runtime.table import Table
+from tests.reliability_report import Reliability
 
 pytestmark = pytest.mark.integration
 
 SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("value", PrimitiveType.LONG)])
 REPOSITORY = Path(sleeper.__file__).resolve().parent.parent
-REPORT = REPOSITORY / "test-reports" / "reliability.jsonl"
 VISIBILITY_PASSED = 1000.0
 """Seconds the restarted runtime's queue clock is ahead: past the 900 s visibility timeout of every queue."""
 
@@ -137,12 +137,6 @@ def _run_killed(directory: Path, crash_at: str) -> subprocess.CompletedProcess[s
     )
 
 
-def _report(test: str, **figures: object) -> None:
-    REPORT.parent.mkdir(parents=True, exist_ok=True)
-    with REPORT.open("a", encoding="utf-8") as out:
-        out.write(json.dumps({"test": test, "time": datetime.now(tz=UTC).isoformat(), **figures}) + "\n")
-
-
 def _listed(path: str) -> Path:
     """A path as the orphan sweeper reports it (a filesystem path, maybe without its leading slash)."""
     return _path(path) if path.startswith("file:") else Path("/" + path.lstrip("/"))
@@ -153,7 +147,9 @@ def _mtime(path: Path) -> datetime:
 
 
 # --- B2 / C1: kill -9 mid-job, restart --------------------------------------------------------------------------------
-def should_converge_after_an_ingest_worker_and_a_compaction_worker_are_killed_mid_job(tmp_path: Path) -> None:
+def should_converge_after_an_ingest_worker_and_a_compaction_worker_are_killed_mid_job(
+    tmp_path: Path, reliability: Reliability
+) -> None:
     # Given a table of two leaves holding two committed files, compaction jobs over them queued, and an ingest job
     directory = tmp_path / "instance"
     instance = LocalInstance.create(directory)
@@ -245,9 +241,14 @@ def should_converge_after_an_ingest_worker_and_a_compaction_worker_are_killed_mi
     assert _data_files(table) == _tracked_files(table) & _data_files(table)
     assert _fingerprint(table.query()) == expected
     _check_references(table)
-    _report(
-        "B2/C1 kill -9 ingest and compaction workers, restart",
+    reliability.record(
+        "B2",
+        case="B2/C1 kill -9 ingest and compaction workers, restart",
         rows=expected[0],
+        rows_lost=0,
+        rows_duplicated=0,
+        referenced_files_deleted=0,
+        unhandled_exceptions=0,
         exit_codes=[killed_ingest.returncode, killed_compaction.returncode],
         deliveries_to_converge={
             "ingest_job": len(ingest_runs),
@@ -296,7 +297,9 @@ def _table_with_compaction_job(
 
 
 @pytest.mark.parametrize("mode", list(COMMIT_MODES))
-def should_redeliver_a_compaction_job_committed_before_its_worker_crashed_as_a_no_op(tmp_path: Path, mode: str) -> None:
+def should_redeliver_a_compaction_job_committed_before_its_worker_crashed_as_a_no_op(
+    tmp_path: Path, mode: str, reliability: Reliability
+) -> None:
     # Given a queued compaction job, and its worker crashing after the commit, before the message is deleted
     directory = tmp_path / "instance"
     instance, table, job_id = _table_with_compaction_job(directory, COMMIT_MODES[mode])
@@ -337,8 +340,11 @@ def should_redeliver_a_compaction_job_committed_before_its_worker_crashed_as_a_n
     assert status is not None
     assert [run.status for run in status.runs] == [CompactionJobStatusType.FINISHED]
     assert restarted.queue("CompactionJobQ").approximate_counts().in_flight == 0
-    _report(
-        f"C2 crash after compaction commit ({mode})",
+    reliability.record(
+        "C2",
+        case=f"C2 crash after compaction commit ({mode})",
+        rows_lost=0,
+        rows_duplicated=0,
         deliveries_to_converge=1 + deliveries["CompactionJobQ"],
         runs_tracked=len(status.runs),
         transactions_added_by_redelivery=0,
@@ -349,7 +355,7 @@ def should_redeliver_a_compaction_job_committed_before_its_worker_crashed_as_a_n
 # --- C5: GC crash after the deletes, before DELETE_FILES --------------------------------------------------------------
 @pytest.mark.parametrize("async_commit", [True, False], ids=["async", "sync"])
 def should_finish_a_garbage_collection_that_crashed_between_its_deletes_and_its_commit(
-    tmp_path: Path, async_commit: bool
+    tmp_path: Path, async_commit: bool, reliability: Reliability
 ) -> None:
     # Given a compacted table whose two input files have had no references for longer than the GC delay
     directory = tmp_path / "instance"
@@ -384,8 +390,10 @@ def should_finish_a_garbage_collection_that_crashed_between_its_deletes_and_its_
     _check_references(table)
     assert _data_files(table) == _tracked_files(table) & _data_files(table)
     assert _fingerprint(table.query()) == expected
-    _report(
-        f"C5 GC crash after delete ({'async' if async_commit else 'sync'} commit)",
+    reliability.record(
+        "C5",
+        case=f"C5 GC crash after delete ({'async' if async_commit else 'sync'} commit)",
+        rows_lost=0,
         files_deleted_before_crash=len(unreferenced),
         files_recorded_on_rerun=len(result.deleted),
         referenced_files_deleted=0,
@@ -394,7 +402,7 @@ def should_finish_a_garbage_collection_that_crashed_between_its_deletes_and_its_
 
 
 def should_leave_the_table_as_one_run_would_when_a_job_is_redelivered_before_its_batched_commit_lands(
-    tmp_path: Path,
+    tmp_path: Path, reliability: Reliability
 ) -> None:
     # Given a queued compaction job with batched asynchronous commits, and its worker crashing after sending the commit
     directory = tmp_path / "instance"
@@ -426,8 +434,11 @@ def should_leave_the_table_as_one_run_would_when_a_job_is_redelivered_before_its
     assert status.status is CompactionJobStatusType.FINISHED
     assert runs.count(CompactionJobStatusType.FINISHED) == 1
     assert CompactionJobStatusType.FAILED not in runs
-    _report(
-        "C2 crash after batched compaction commit sent, redelivered before it lands",
+    reliability.record(
+        "C2",
+        case="C2 crash after batched compaction commit sent, redelivered before it lands",
+        rows_lost=0,
+        rows_duplicated=0,
         deliveries_to_converge=1 + deliveries["CompactionJobQ"],
         runs_tracked=len(runs),
         duplicate_runs_uncommitted=runs.count(CompactionJobStatusType.UNCOMMITTED),
