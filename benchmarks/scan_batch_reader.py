@@ -1,11 +1,14 @@
 """Benchmark of the memory a full scan takes: ``Table.scan().to_arrow_batch_reader()`` beside ``to_arrow()``.
 
-A local table of ``--rows`` rows (an int64 row key, an int64 value and a 40-byte string payload; 4 leaves, one file
-per leaf from one ingest) is scanned whole twice, each time in a fresh child process: once consuming
-``to_arrow_batch_reader()`` batch by batch (counting rows and summing ``value``), once materialising ``to_arrow()``.
-Each child first scans one row (so the modules a scan imports are loaded), then reports its resident set size just
-before the scan and its peak (``ru_maxrss``) after it; the figure is
-the growth, peak minus before. The two scans' row counts and sums are checked to agree with what was ingested.
+A local table of ``--rows`` rows (an int64 row key, an int64 value and a 40-byte string payload; 4 leaves, from one
+ingest) is scanned whole twice, each time in a fresh child process: once consuming ``to_arrow_batch_reader()`` batch
+by batch (counting rows and summing ``value``), once materialising ``to_arrow()``. The same is then done for a table of
+twice the rows, so the figures show whether the reader's memory grows with the rows. Each child first scans one row
+(so the modules a scan imports are loaded), then reports its resident set size just before the scan and its peak
+after it; the figure is the growth, peak minus before. The peak is ``VmHWM``: ``ru_maxrss`` is carried across fork
+and exec, so a child started by this (large) parent would report the parent's peak (which is what the first version
+of this benchmark measured: 746 MB for both scans). The scans' row counts and sums are checked against what was
+ingested.
 
 The last line printed is one JSON object with every figure.
 
@@ -46,6 +49,14 @@ def _rss_bytes() -> int:
     """This process's resident set size now (Linux: /proc/self/statm)."""
     pages = int(Path("/proc/self/statm").read_text().split()[1])
     return pages * resource.getpagesize()
+
+
+def _peak_rss_bytes() -> int:
+    """This process's peak resident set size: ``VmHWM``, which exec resets (``ru_maxrss`` is not)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise SystemExit("this benchmark needs Linux's /proc/self/status (VmHWM)")
 
 
 def build(directory: Path, rows: int, seed: int) -> tuple[int, int]:
@@ -93,7 +104,7 @@ def child(instance_dir: str, mode: str) -> None:
         total = int(pa.compute.sum(result["value"]).as_py() or 0)
         batches = result["value"].num_chunks
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
+    peak = _peak_rss_bytes()
     print(
         json.dumps(
             {
@@ -133,22 +144,41 @@ def main() -> None:
     if args.child:
         child(args.instance, args.child)
         return
-    with tempfile.TemporaryDirectory(prefix="sleeper-scan-bench-") as directory:
-        start = time.perf_counter()
-        rows, total = build(Path(directory), args.rows, args.seed)
-        build_seconds = time.perf_counter() - start
-        print(f"built {rows:,} rows in {build_seconds:.1f}s", flush=True)
-        results = {mode: _run_child(Path(directory) / "instance", mode) for mode in ("batch_reader", "to_arrow")}
-    for mode, figures in results.items():
-        if figures["rows"] != rows or figures["sum_value"] != total:
-            raise SystemExit(f"{mode} read {figures['rows']} rows summing {figures['sum_value']}, not {rows}/{total}")
-        print(
-            f"{mode}: {figures['rows']:,} rows in {figures['seconds']:.1f}s ({figures['rows_per_s']:,.0f} rows/s), "
-            f"RSS growth {figures['rss_growth_mb']:.0f} MB (peak {figures['peak_rss_mb']:.0f} MB)",
-            flush=True,
-        )
-    ratio = results["to_arrow"]["rss_growth_mb"] / max(results["batch_reader"]["rss_growth_mb"], 1e-9)
-    print(json.dumps({"rows": rows, "build_seconds": build_seconds, "scans": results, "to_arrow_over_reader": ratio}))
+    runs: dict[str, Any] = {}
+    for size in (args.rows, 2 * args.rows):
+        with tempfile.TemporaryDirectory(prefix="sleeper-scan-bench-") as directory:
+            start = time.perf_counter()
+            rows, total = build(Path(directory), size, args.seed)
+            build_seconds = time.perf_counter() - start
+            print(f"built {rows:,} rows in {build_seconds:.1f}s", flush=True)
+            results = {mode: _run_child(Path(directory) / "instance", mode) for mode in ("batch_reader", "to_arrow")}
+        for mode, figures in results.items():
+            if figures["rows"] != rows or figures["sum_value"] != total:
+                raise SystemExit(
+                    f"{mode} read {figures['rows']} rows summing {figures['sum_value']}, not {rows}/{total}"
+                )
+            print(
+                f"{mode}: {figures['rows']:,} rows in {figures['seconds']:.1f}s "
+                f"({figures['rows_per_s']:,.0f} rows/s), RSS growth {figures['rss_growth_mb']:.0f} MB "
+                f"(peak {figures['peak_rss_mb']:.0f} MB)",
+                flush=True,
+            )
+        runs[str(rows)] = {"build_seconds": build_seconds, "scans": results}
+    small, large = (runs[str(n)]["scans"] for n in (args.rows, 2 * args.rows))
+    ratios = {
+        "to_arrow_over_reader": large["to_arrow"]["rss_growth_mb"] / max(large["batch_reader"]["rss_growth_mb"], 1e-9),
+        "reader_growth_2x_over_1x": large["batch_reader"]["rss_growth_mb"]
+        / max(small["batch_reader"]["rss_growth_mb"], 1e-9),
+        "to_arrow_growth_2x_over_1x": large["to_arrow"]["rss_growth_mb"]
+        / max(small["to_arrow"]["rss_growth_mb"], 1e-9),
+    }
+    print(
+        f"batch reader RSS growth at 2x the rows / at 1x: {ratios['reader_growth_2x_over_1x']:.2f} "
+        f"(to_arrow: {ratios['to_arrow_growth_2x_over_1x']:.2f}); to_arrow / reader at 2x: "
+        f"{ratios['to_arrow_over_reader']:.1f}",
+        flush=True,
+    )
+    print(json.dumps({"rows": args.rows, "runs": runs, **ratios}))
 
 
 if __name__ == "__main__":
