@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any
 
 from sleeper.core import operations
+from sleeper.iterators.shipping import install_user_code
 from sleeper.runtime.aws.containers import IDLE_WAIT_ENV, idle_wait_seconds
 from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
 from sleeper.runtime.router import Disposition, feature_entry, settle
@@ -41,15 +42,21 @@ def aws_instance() -> AwsInstance:
     environment names the same instance (a process running the handlers of several instances, as an emulator's
     tests do, gets each invocation's own).
 
+    The first time an instance is built, the iterator code its ``sleeper.userjars`` lists is installed
+    (:func:`sleeper.iterators.shipping.install_user_code`), before any handler can load an iterator.
+
     Raises:
         AwsRuntimeConfigError: If no instance was given and the environment does not say where the instance is.
+        UserCodeError: If a listed wheel cannot be installed.
     """
     global _from_environment
     if _given is not None:
         return _given
     config = AwsRuntimeConfig.from_environment()
     if _from_environment is None or _from_environment.config != config:
-        _from_environment = AwsInstance(config)
+        instance = AwsInstance(config)
+        install_user_code(instance.properties, options=instance.filesystem_options)
+        _from_environment = instance
     return _from_environment
 
 
@@ -57,6 +64,8 @@ def use_instance(instance: AwsInstance | None) -> None:
     """Makes the handlers use an instance (None: the environment's again, read anew), e.g. in a container or a
     test."""
     global _given, _from_environment
+    if instance is not None:
+        install_user_code(instance.properties, options=instance.filesystem_options)
     _given = instance
     _from_environment = None
 

@@ -63,6 +63,7 @@ from sleeper.io.sort import sort_table
 from sleeper.iterators.config import ProcessingConfig
 from sleeper.iterators.pipeline import RowIterators, table_iterator_spec, table_processing
 from sleeper.iterators.plugin import IteratorSpec
+from sleeper.iterators.shipping import install_wheels, user_code_locations
 from sleeper.sketches import sketches_path
 
 if TYPE_CHECKING:
@@ -317,6 +318,9 @@ def write_with_spark(
     functions = _import_pyspark().functions
     processing = table_processing(properties, schema)
     iterator = table_iterator_spec(properties)
+    user_code = user_code_locations(properties.instance_properties) if iterator is not None else []
+    if user_code:
+        install_wheels(user_code, options=options)
     RowIterators.build(schema, processing, table_iterator=iterator)  # fails here, before Spark, if it cannot load
     settings = presplit or PreSplitSettings.from_table_properties(properties)
     seconds: dict[str, float] = {}
@@ -358,6 +362,7 @@ def write_with_spark(
         sort_buffer_bytes=sort_buffer_bytes,
         processing=processing,
         iterator=iterator,
+        user_code=user_code,
         presorted=presorted,
     )
     written = _to_arrow(ordered.mapInArrow(writer, _WRITTEN_DDL))
@@ -433,12 +438,14 @@ class _WriteLeafFiles:
         sort_buffer_bytes: int = SORT_BUFFER_BYTES,
         processing: ProcessingConfig | None = None,
         iterator: IteratorSpec | None = None,
+        user_code: Sequence[str] = (),
         presorted: bool = False,
     ) -> None:
         self._schema = schema
         self._presorted = presorted
         self._processing = processing or ProcessingConfig()
         self._iterator = iterator
+        self._user_code = list(user_code)
         self._leaf_ids = list(leaf_ids)
         self._prefix = data_prefix
         self._settings = settings
@@ -479,6 +486,8 @@ class _WriteLeafFiles:
         yield from merge_sorted([*(_read_run(run) for run in runs), last], self._sort_keys)
 
     def _write(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        if self._user_code:  # an executor may be another machine than the driver: install the iterator's code here
+            install_wheels(self._user_code, options=self._options)
         iterators = RowIterators.build(self._schema, self._processing, table_iterator=self._iterator, writes=True)
         writer: SortedFileWriter | None = None
         closed: list[str] = []

@@ -95,8 +95,10 @@ ECR_REPOSITORY_PREFIX = _common.user(
 )
 USER_JARS = _common.user(
     "sleeper.userjars",
-    "A comma-separated list of jars in `sleeper.jars.bucket` holding custom Java iterator code. Used by Java "
-    "Sleeper only; kept so that its configuration loads unchanged.",
+    "A comma-separated list of keys in `sleeper.jars.bucket` of custom iterator code. Python wheels (`.whl`, pure "
+    "Python) are installed by every process that runs iterators when it starts (Lambda functions, ECS tasks, the bulk "
+    "import Spark driver and executors); jars are Java Sleeper's and cannot run here (they are reported in the log). "
+    "See docs/usage/iterators.md.",
     validation=ListValue(),
 )
 TAGS = _common.user(

@@ -55,8 +55,12 @@ DATA_ENGINE = _definition.user(
 )
 ITERATOR_CLASS_NAME = _definition.user(
     "sleeper.table.iterator.class.name",
-    "A custom iterator applied to the table's rows whenever they are read, by queries and compactions (so its "
-    "effect on the data is permanent). Prefer `sleeper.table.filters` and `sleeper.table.aggregations`.",
+    "A custom iterator applied to the table's rows wherever they pass: ingest, compaction, bulk import, queries and "
+    "the Athena iterator-applying connector (so its effect on the data is permanent). A Python class named by its "
+    "dotted path `package.module.Class`, or one of Sleeper's built-in names (`AGGREGATORS`, "
+    "`sleeper.core.iterator.AgeOffIterator`, the example iterators); it is loaded and initialised with "
+    "`sleeper.table.iterator.config` when set, and refused if it cannot be. Prefer `sleeper.table.filters` and "
+    "`sleeper.table.aggregations`. See docs/usage/iterators.md.",
 )
 ITERATOR_CONFIG = _definition.user(
     "sleeper.table.iterator.config",
