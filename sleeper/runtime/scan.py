@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import pyarrow as pa
 
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.extras import MissingExtraError
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import KeyValue
 from sleeper.io.filesystem import FileSystemOptions
@@ -37,10 +38,6 @@ _Bounds: TypeAlias = Mapping[str, tuple[KeyValue | None, KeyValue | None]]
 RangesArg: TypeAlias = Region | Range | _Bounds | Iterable[Region | Range | _Bounds]
 """Ranges of row keys: a :class:`Region`, a :class:`Range`, a mapping ``{row key field: (min, max)}`` (``[min, max)``,
 None for unbounded; several fields in one mapping must all hold), or an iterable of those (rows in any of them)."""
-
-
-class MissingExtraError(SleeperError):
-    """An optional library a call needs (pandas, polars, duckdb) is not installed; the message names it."""
 
 
 def regions_of(schema_table: QueryableTable, ranges: RangesArg) -> list[Region]:
@@ -182,4 +179,4 @@ def _require(module: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise MissingExtraError(f"this needs {module}, which is not installed: pip install {module}") from None
+        raise MissingExtraError(f"Scan.to_{module}", "dataframes", module) from None
