@@ -9,6 +9,7 @@ from constructs import Construct
 from stacks import nag
 from stacks.artefacts import Images
 from stacks.athena import AthenaStack
+from stacks.bulk_export import BulkExportStack
 from stacks.bulk_import import (
     BulkImportBucketStack,
     CommonEmrBulkImportStack,
@@ -42,6 +43,7 @@ NEEDS_VPC = frozenset(
         "EmrServerlessBulkImportStack",
         "EmrBulkImportStack",
         "PersistentEmrBulkImportStack",
+        "BulkExportStack",
     }
 )
 EMR_STACKS = frozenset({"EmrBulkImportStack", "PersistentEmrBulkImportStack"})
@@ -57,6 +59,7 @@ SUPPORTED_OPTIONAL_STACKS = frozenset(
         "PersistentEmrBulkImportStack",
         "QueryStack",
         "WebSocketQueryStack",
+        "BulkExportStack",
         "KeepLambdaWarmStack",
         "GarbageCollectorStack",
         "PartitionSplittingStack",
@@ -64,6 +67,26 @@ SUPPORTED_OPTIONAL_STACKS = frozenset(
     }
 )
 """Optional stacks this port deploys; others named in ``sleeper.optional.stacks`` get a synth warning."""
+QUERY_STACKS = frozenset({"QueryStack", "WebSocketQueryStack"})
+"""Optional stacks deploying the query stack (its tracker table also tracks bulk exports)."""
+
+
+class OptionalStacksError(ValueError):
+    """``sleeper.optional.stacks`` names a stack without another it needs."""
+
+
+def check_optional_stacks(wanted: frozenset[str]) -> None:
+    """Refuses optional stacks that cannot be deployed as asked.
+
+    Raises:
+        OptionalStacksError: If ``BulkExportStack`` is wanted without the query stack (exports are tracked in its
+            query tracker table).
+    """
+    if "BulkExportStack" in wanted and not wanted & QUERY_STACKS:
+        raise OptionalStacksError(
+            "sleeper.optional.stacks names BulkExportStack without QueryStack: bulk exports are tracked in the query "
+            "tracker, which QueryStack deploys; add QueryStack"
+        )
 
 
 class SleeperInstanceStack(cdk.Stack):
@@ -79,6 +102,7 @@ class SleeperInstanceStack(cdk.Stack):
         self.core = core = SleeperCore(ctx=ctx, images=Images(ctx))
         self.parts: dict[str, cdk.NestedStack] = {}
         wanted = ctx.optional_stacks
+        check_optional_stacks(wanted)
         for name in sorted(wanted - SUPPORTED_OPTIONAL_STACKS):
             cdk.Annotations.of(self).add_warning_v2(
                 f"sleeper:unsupported-stack:{name}", f"{name} is not deployed by this port; it is ignored"
@@ -118,12 +142,14 @@ class SleeperInstanceStack(cdk.Stack):
         if "GarbageCollectorStack" in wanted:
             self._add("GarbageCollector", GarbageCollectorStack(self, "GarbageCollector", core))
         websocket = None
-        if wanted & {"QueryStack", "WebSocketQueryStack"}:  # the WebSocket API needs the query stack, as in Sleeper
+        if wanted & QUERY_STACKS:  # the WebSocket API needs the query stack, as in Sleeper
             stack = QueryStack(self, "Query", core, keep_warm="KeepLambdaWarmStack" in wanted)
             self._add("Query", stack)
             if "WebSocketQueryStack" in wanted:
                 websocket = WebSocketQueryStack(self, "WebSocketQuery", core, stack)
                 self._add("WebSocketQuery", websocket)
+        if "BulkExportStack" in wanted:  # after the query stack, whose tracker table it uses
+            self._add("BulkExport", BulkExportStack(self, "BulkExport", core))
         if "TableMetricsStack" in wanted:
             self._add("TableMetrics", TableMetricsStack(self, "TableMetrics", core))
         if "AthenaStack" in wanted:

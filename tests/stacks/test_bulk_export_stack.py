@@ -1,6 +1,7 @@
-"""BulkExportStack synthesized on the example instance: its queues (receive limit 1, as Sleeper's), the Fargate task
-shape from the bulk export properties, the task creation rule, the deployment-set properties, and least privilege
-(only the planner may delete, and only in the results bucket). The instance stack's wiring of it is pending."""
+"""BulkExportStack as the example instance deploys it (``sleeper.optional.stacks`` names it): its queues (receive limit
+1, as Sleeper's), the Fargate task shape from the bulk export properties, the task creation rule, the
+deployment-set properties, and least privilege (only the planner may delete, and only in the results bucket); and the
+instance stack refusing it without the query stack, whose tracker table tracks exports."""
 
 from __future__ import annotations
 
@@ -23,13 +24,11 @@ os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, str]]:
     import app as sleeper_app
-    from stacks.bulk_export import BulkExportStack
 
     outdir = tmp_path_factory.mktemp("cdk.out")
     app = cdk.App(analytics_reporting=False, outdir=str(outdir), context={"artefacts": "ecr", "example": "true"})
     stack = sleeper_app.build(app)
-    nested = BulkExportStack(stack, "BulkExport", stack.core)
-    return Template.from_stack(nested).to_json(), stack.core.cdk_properties
+    return Template.from_stack(stack.parts["BulkExport"]).to_json(), stack.core.cdk_properties
 
 
 def _resources(template: dict[str, Any], kind: str) -> list[dict[str, Any]]:
@@ -86,3 +85,23 @@ def should_let_only_the_planner_delete_and_only_in_the_results_bucket(built: tup
     assert all(logical_id.startswith("Planner") for logical_id, _ in deleting)
     assert all("bulk-export-results" in resources or "ResultsBucket" in resources for _, resources in deleting)
     assert not any("table-data" in resources for _, resources in deleting)
+
+
+@pytest.mark.parametrize(
+    ("stacks", "refused"),
+    [
+        ({"BulkExportStack"}, True),
+        ({"BulkExportStack", "IngestStack"}, True),
+        ({"BulkExportStack", "QueryStack"}, False),
+        ({"BulkExportStack", "WebSocketQueryStack"}, False),
+        ({"IngestStack"}, False),
+    ],
+)
+def should_refuse_bulk_export_without_the_query_stack(stacks: set[str], refused: bool) -> None:
+    from stacks.instance import OptionalStacksError, check_optional_stacks
+
+    if not refused:
+        check_optional_stacks(frozenset(stacks))
+        return
+    with pytest.raises(OptionalStacksError, match="BulkExportStack without QueryStack"):
+        check_optional_stacks(frozenset(stacks))

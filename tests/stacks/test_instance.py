@@ -39,7 +39,8 @@ def should_synthesize_every_supported_optional_stack(synthesized: Any) -> None:
         "Networking",
     } <= nested
     assert {"ConfigBucket", "TableData", "TableIndex", "StateStore", "StateStoreCommitter"} <= nested
-    assert len(SUPPORTED_OPTIONAL_STACKS) == 12
+    assert "BulkExport" in nested
+    assert len(SUPPORTED_OPTIONAL_STACKS) == 14
     assert (synthesized.outdir / "example.template.json").is_file()
 
 
@@ -160,7 +161,7 @@ def should_secure_every_bucket(synthesized: Any) -> None:
         for s in p["Properties"]["PolicyDocument"]["Statement"]
         if s["Effect"] == "Deny" and s.get("Condition") == {"Bool": {"aws:SecureTransport": "false"}}
     ]
-    assert len(tls_denies) == len(buckets) == 6
+    assert len(tls_denies) == len(buckets) == 7
 
 
 def should_expire_query_results(synthesized: Any) -> None:
@@ -209,6 +210,7 @@ def should_schedule_rules_with_the_periods_of_spec_12(synthesized: Any) -> None:
 
     # Then
     assert schedules == {
+        "example-BulkExportJobCreationRule": "rate(1 minute)",
         "example-CompactionJobCreationRule": "rate(1 minute)",
         "example-CompactionTasksCreationRule": "rate(1 minute)",
         "example-FindPartitionsToSplitPeriodicTrigger": "rate(30 minutes)",
@@ -400,4 +402,8 @@ def should_name_functions_without_collisions(synthesized: Any) -> None:
 
     # Then
     assert len(names) == len(set(names))
-    assert all(re.fullmatch(r"sleeper-example-[a-z0-9-]+", n) for n in names)
+    # Sleeper's own names, one with an underscore: sleeper-<id>-bulk-export_planner
+    assert all(
+        re.fullmatch(r"sleeper-example-[a-z0-9-]+", n) for n in names if n != "sleeper-example-bulk-export_planner"
+    )
+    assert "sleeper-example-bulk-export_planner" in names

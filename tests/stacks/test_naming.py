@@ -68,11 +68,16 @@ def should_deploy_the_rules_clusters_and_buckets_the_naming_module_names(synthes
     # When the example instance's are listed
     # Then they are those
     assert _names(synthesized, "AWS::Events::Rule", "Name") == rules
-    assert _names(synthesized, "AWS::ECS::Cluster", "ClusterName") == {names.ingest_cluster, names.compaction_cluster}
+    assert _names(synthesized, "AWS::ECS::Cluster", "ClusterName") == {
+        names.ingest_cluster,
+        names.compaction_cluster,
+        names.bulk_export_cluster,
+    }
     assert _names(synthesized, "AWS::ECS::TaskDefinition", "Family") == {
         names.ingest_task_family,
         names.compaction_fargate_family,
         names.compaction_ec2_family,
+        names.bulk_export_task_family,
     }
     assert _names(synthesized, "AWS::EMRServerless::Application", "Name") == {names.emr_serverless_application}
     assert _names(synthesized, "AWS::S3::Bucket", "BucketName") == {
@@ -80,6 +85,7 @@ def should_deploy_the_rules_clusters_and_buckets_the_naming_module_names(synthes
         names.data_bucket,
         names.query_results_bucket,
         names.bulk_import_bucket,
+        names.bulk_export_bucket,
         naming.access_logs_bucket_name(ID, ACCOUNT),
         naming.bucket_name(ID, naming.ATHENA_SPILL_BUCKET, ACCOUNT),
     }
