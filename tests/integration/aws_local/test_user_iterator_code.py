@@ -80,14 +80,20 @@ def emulated() -> Iterator[EmulatedAwsInstance]:
             yield instance
 
 
-def _query(emulated: EmulatedAwsInstance, table_name: str, client: CompatClient, tmp_path: Path) -> list[dict]:
+def _query(
+    emulated: EmulatedAwsInstance,
+    table_name: str,
+    client: CompatClient,
+    tmp_path: Path,
+    iterator: tuple[str, str] = (f"{PACKAGE}.colours.KeepColour", "green"),
+) -> list[dict]:
     query_id = str(uuid.uuid4())
     query = Query(
         query_id=query_id,
         table_name=table_name,
         regions=(Region.whole(SCHEMA),),
         processing=QueryProcessingConfig(
-            query_time_iterator_class_name=f"{PACKAGE}.colours.KeepColour", query_time_iterator_config="green"
+            query_time_iterator_class_name=iterator[0], query_time_iterator_config=iterator[1]
         ),
     )
     emulated.instance().queue("QueryQueue").send(QuerySerDe.for_schema(SCHEMA).to_json(query))
@@ -144,3 +150,25 @@ def should_refuse_a_wheel_that_writes_outside_its_directory(tmp_path: Path, isol
     with pytest.raises(UserCodeError, match="outside"):
         install_wheels([str(path)], directory=tmp_path / "site")
     assert not (tmp_path / "escaped.py").exists()
+
+
+def should_show_each_reader_exactly_their_rows_through_the_emulated_query_queue(
+    emulated: EmulatedAwsInstance, tmp_path: Path, isolated_imports: None
+) -> None:
+    # Given a table whose colour field is the visibility label, the empty label visible to anyone
+    instance = emulated.instance()
+    table = instance.create_table(f"labels-{uuid.uuid4().hex[:6]}", SCHEMA, split_points=[30])
+    labels = ["red", "green", "blue", ""]
+    keys = list(range(60))
+    table.ingest(
+        pa.table({"key": pa.array(keys, pa.int64()), "colour": pa.array([labels[k % 4] for k in keys], pa.string())}),
+        direct=True,
+    )
+    client = CompatClient(emulated.instance_id, endpoint_url=emulated.endpoint, region=emulated.region)
+    security = "sleeper.iterators.examples.SecurityFilteringIterator"
+    for auths in ("red", "red,green", "blue"):
+        # When a reader's query carries their authorisations in the query-time iterator config
+        rows = _query(emulated, table.name, client, tmp_path, (security, f"colour,{auths}"))
+        # Then the deployed functions return exactly the rows labelled with one of them, or unlabelled
+        allowed = {"", *auths.split(",")}
+        assert sorted(r["key"] for r in rows) == [k for k in keys if labels[k % 4] in allowed]

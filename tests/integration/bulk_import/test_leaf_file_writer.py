@@ -66,3 +66,38 @@ def should_write_one_sorted_file_with_sketches_per_leaf_of_a_partition(tmp_path:
         assert sorted(data.column("value").to_pylist()) == sorted(expected.column("value").to_pylist())
         sketches = Sketches.read(local_filesystem(), sketches_path(filename), SCHEMA)
         assert sketches.min("key") == expected.column("key")[0].as_py()
+
+
+def should_pass_each_leaf_through_the_table_aggregations_and_iterator(tmp_path: Path) -> None:
+    # Given rows of two leaves with repeated keys, a leaf whose rows the iterator drops entirely, and a table that
+    # sums values and keeps only keys of at least 100 (an iterator)
+    from sleeper.iterators.config import ProcessingConfig
+    from sleeper.iterators.plugin import IteratorSpec
+
+    schema = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("count", PrimitiveType.LONG)])
+    keys = [5, 120, 120, 700, 700, 700, 50, 50]
+    leaves = [1, 2, 2, 2, 2, 2, 1, 1]
+    rows = pa.table(
+        {
+            "key": pa.array(keys, pa.int64()),
+            "count": pa.array([1] * len(keys), pa.int64()),
+            LEAF_COLUMN: pa.array(leaves, pa.int32()),
+            BUCKET_COLUMN: pa.array([0] * len(keys), pa.int32()),
+        }
+    )
+    writer = _WriteLeafFiles(
+        schema=schema,
+        leaf_ids=["l0", "l1", "l2"],
+        data_prefix=str(tmp_path),
+        settings=ParquetSettings(),
+        options=None,
+        processing=ProcessingConfig.parse(None, "sum(count)", schema),
+        iterator=IteratorSpec("sleeper.example.iterator.FixedAgeOffIterator", "key,100"),
+    )
+    # When the partition is written
+    written = pa.Table.from_batches(list(writer(iter(rows.to_batches(3)))))
+    # Then the leaf left with no rows has no file, and the other holds the aggregated, filtered rows
+    assert written.column("leaf").to_pylist() == [2]
+    data = pq.read_table(written.column("filename")[0].as_py())
+    assert data.to_pylist() == [{"key": 120, "count": 2}, {"key": 700, "count": 3}]
+    assert list((tmp_path / "data").iterdir()) == [tmp_path / "data" / "partition_l2"]
