@@ -9,6 +9,8 @@ them, and a pump doing what AWS would do with them (see docs/usage/aws-local.md)
 * :mod:`~sleeper.emulator.pump` delivers scheduled events, SQS batches and the files transaction log's DynamoDB
   stream to the handlers, one round at a time, and :mod:`~sleeper.emulator.tasks` runs the ECS tasks, EMR Serverless
   job runs and EMR steps started on the instance as local processes;
+* :mod:`~sleeper.emulator.websocket_api` serves the WebSocket query API on the loopback address (SigV4 checked on
+  ``$connect``, messages routed to the registry's handler, its management API delivering posts to the open sockets);
 * :mod:`~sleeper.emulator.instance` starts and stops the server
   (:class:`~sleeper.emulator.instance.EmulatedAwsInstance`) and lists the environment that makes a client reach it.
 

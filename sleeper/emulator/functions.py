@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -21,6 +22,9 @@ from typing import Any
 __all__ = ["LambdaContext", "function_environment", "resolve_handler", "scheduled_event"]
 
 _LOG = logging.getLogger(__name__)
+_ENVIRONMENT_LOCK = threading.RLock()
+"""Held while a function runs in its environment: the process has one environment, and the pump and the WebSocket
+API invoke functions from different threads."""
 
 
 def resolve_handler(path: str) -> Callable[..., Any] | None:
@@ -44,17 +48,19 @@ def resolve_handler(path: str) -> Callable[..., Any] | None:
 @contextmanager
 def function_environment(environment: Mapping[str, str]) -> Iterator[None]:
     """Sets the environment variables a deployed function has while it is invoked in this process, as Lambda gives a
-    function its environment, and puts back what this process had afterwards."""
-    previous = {name: os.environ.get(name) for name in environment}
-    os.environ.update(environment)
-    try:
-        yield
-    finally:
-        for name, value in previous.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    function its environment, and puts back what this process had afterwards. One function runs at a time (the
+    process has one environment, and the pump and the WebSocket API invoke from different threads)."""
+    with _ENVIRONMENT_LOCK:
+        previous = {name: os.environ.get(name) for name in environment}
+        os.environ.update(environment)
+        try:
+            yield
+        finally:
+            for name, value in previous.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
 
 
 def scheduled_event(rule_arn: str, region: str, account: str, when: datetime) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 from sleeper.adapters.aws.clients import AwsSettings
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.extras import install_command
+from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.properties.javaprops import load as load_java_properties
 from sleeper.emulator.pump import Pump
 from sleeper.emulator.resources import DEFAULT_ACCOUNT, DEFAULT_REGION, provision_emulated_instance
@@ -90,6 +91,7 @@ class EmulatedAwsInstance:
         self._port = port
         self._properties = dict(properties or {})
         self._server: Any = None
+        self._websocket: Any = None
         self._endpoint: str | None = None
         self._config: AwsRuntimeConfig | None = None
 
@@ -120,12 +122,61 @@ class EmulatedAwsInstance:
         self._server = server
         host, port = server.get_host_and_port()
         self._endpoint = f"http://{host}:{port}"
-        self._config = provision_emulated_instance(
-            self.settings, self.instance_id, account=self.account, properties=self._properties
-        )
+        try:
+            websocket = self._start_websocket_api()
+            properties = {**self._properties, cdk.QUERY_WEBSOCKET_API_URL.name: websocket.url}
+            self._config = provision_emulated_instance(
+                self.settings, self.instance_id, account=self.account, properties=properties
+            )
+            websocket.use(self._websocket_function())
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start_websocket_api(self) -> Any:
+        """The WebSocket query API on the loopback address (:mod:`sleeper.emulator.websocket_api`), its events refused
+        until the instance is provisioned."""
+        try:
+            from sleeper.adapters.aws.sigv4 import SigningKey
+            from sleeper.emulator.websocket_api import WebSocketApiServer
+        except ImportError as e:
+            raise EmulatorError(
+                f"the emulated instance's WebSocket query API needs {e.name}: install the aws-local extra "
+                f"({install_command('aws-local')})"
+            ) from e
+        websocket = WebSocketApiServer(SigningKey(_CREDENTIALS, _CREDENTIALS, self.region), host=self._host)
+        try:
+            websocket.start()
+        except OSError as e:
+            raise EmulatorError(f"cannot serve the WebSocket query API on {self._host}: {e.strerror or e}") from e
+        self._websocket = websocket
+        return websocket
+
+    def _websocket_function(self) -> Any:
+        """Invokes the registry's ``web_socket_query`` handler as Lambda would: loaded by its ``module:function``, in
+        the deployed function's environment, with its context."""
+        from sleeper.core import naming, operations
+        from sleeper.emulator.functions import LambdaContext, function_environment, resolve_handler
+
+        spec = operations.handler(operations.WEB_SOCKET_QUERY)
+        environment = self.environment()
+        function_name = naming.function_name(self.instance_id, naming.WEBSOCKET_QUERY_FUNCTION)
+
+        def invoke(event: dict[str, Any]) -> Any:
+            handler = resolve_handler(spec.handler)
+            if handler is None:
+                return {"statusCode": 502, "body": f"the function's handler {spec.handler} cannot be loaded"}
+            context = LambdaContext(function_name, spec.timeout_seconds, memory_limit_in_mb=spec.memory_mb)
+            with function_environment(environment):
+                return handler(event, context)
+
+        return invoke
 
     def stop(self) -> None:
         """Stops the server (everything in it is lost)."""
+        if self._websocket is not None:
+            self._websocket.stop()
+            self._websocket = None
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -162,6 +213,13 @@ class EmulatedAwsInstance:
             INSTANCE_ID_ENV: self.instance_id,
             ACCOUNT_ENV: self.account,
         }
+
+    @property
+    def websocket_url(self) -> str:
+        """The WebSocket query API's URL (``sleeper.query.websocket.api.url``): ``ws://127.0.0.1:<port>/live``."""
+        if self._websocket is None:
+            raise EmulatorError("the emulated instance is not started")
+        return str(self._websocket.url)
 
     def instance(self) -> AwsInstance:
         """A new handle on the instance."""
