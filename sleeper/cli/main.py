@@ -14,6 +14,7 @@ import pyarrow as pa
 import typer
 
 from sleeper.cli import admin_commands, aws_local, common, operations, render
+from sleeper.cli import deploy as deploy_cli
 from sleeper.cli import export as export_cli
 from sleeper.cli.query_output import DISPLAY_ROWS
 from sleeper.core.exceptions import SleeperError
@@ -695,6 +696,7 @@ admin_commands.register(app, instance_app, table_app, run)
 operations.register(app, report_app)
 aws_local.register(app)
 export_cli.register(app)
+deploy_cli.register(app)
 
 
 PRIVATE_UMASK = 0o077

@@ -1,0 +1,116 @@
+"""Which nested stacks a deployment creates, decided once: the CDK app builds exactly these
+(``stacks/instance.py``) and ``sleeper deploy`` prints them before it runs the CDK."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sleeper.core.properties import InstanceProperties
+from sleeper.core.properties import instance_common as common
+
+NEEDS_VPC = frozenset(
+    {
+        "CompactionStack",
+        "IngestStack",
+        "EmrServerlessBulkImportStack",
+        "EmrBulkImportStack",
+        "PersistentEmrBulkImportStack",
+        "BulkExportStack",
+    }
+)
+"""Optional stacks running tasks or clusters in the instance's VPC."""
+EMR_STACKS = frozenset({"EmrBulkImportStack", "PersistentEmrBulkImportStack"})
+"""Optional stacks running bulk import on EMR clusters, sharing their roles and security configuration."""
+BULK_IMPORT_STACKS = EMR_STACKS | {"EmrServerlessBulkImportStack"}
+QUERY_STACKS = frozenset({"QueryStack", "WebSocketQueryStack"})
+"""Optional stacks deploying the query queues and functions (the WebSocket API needs them, as in Sleeper)."""
+
+OPTIONAL: dict[str, tuple[str, str]] = {
+    "CompactionStack": ("Compaction", "compaction job creation, tasks on ECS (Fargate or EC2) and commits"),
+    "IngestStack": ("Ingest", "the ingest job queue and ingest tasks on ECS"),
+    "IngestBatcherStack": ("IngestBatcher", "the ingest batcher: files in, ingest jobs out"),
+    "PartitionSplittingStack": ("PartitionSplitting", "finding partitions to split, and splitting them"),
+    "GarbageCollectorStack": ("GarbageCollector", "deleting files no longer referenced"),
+    "QueryStack": ("Query", "queries through SQS, results to S3 or a queue"),
+    "WebSocketQueryStack": ("WebSocketQuery", "the WebSocket query API (IAM-authorised), rows back over the socket"),
+    "BulkExportStack": ("BulkExport", "bulk export: the planner, leaf export tasks on Fargate, the results bucket"),
+    "TableMetricsStack": ("TableMetrics", "per-table metrics to CloudWatch every minute"),
+    "AthenaStack": ("Athena", "the Athena connectors"),
+    "DashboardStack": ("Dashboard", "a CloudWatch dashboard of the instance's tables, queues, functions and tasks"),
+}
+"""Optional stacks that become one nested stack each: (nested stack name, what it holds). The bulk import stacks
+and ``KeepLambdaWarmStack`` (part of the query stack) are planned below."""
+
+SUPPORTED_OPTIONAL_STACKS = frozenset(OPTIONAL) | BULK_IMPORT_STACKS | {"KeepLambdaWarmStack"}
+"""Optional stacks this port deploys; others named in ``sleeper.optional.stacks`` get a synth warning."""
+
+CORE: tuple[tuple[str, str], ...] = (
+    ("Monitoring", "the errors topic (alarms email sleeper.errors.email) and the access logs bucket"),
+    ("ConfigBucket", "the config bucket: instance.properties and table properties"),
+    ("TableData", "the table data bucket"),
+    ("TableIndex", "the table index tables"),
+    ("StateStore", "the transaction log and snapshot tables"),
+    ("Trackers", "the job and task trackers"),
+    ("StateStoreCommitter", "the state store committer queue and function"),
+    ("StateStoreUpkeep", "snapshot creation and log cleanup"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedStack:
+    """A nested stack of the instance stack: its construct name and what it holds."""
+
+    name: str
+    description: str
+
+
+def wanted_optional_stacks(properties: InstanceProperties) -> frozenset[str]:
+    """The optional stacks named in ``sleeper.optional.stacks``, matched case-insensitively to Sleeper's names."""
+    by_lower = {name.lower(): name for name in common.OPTIONAL_STACKS_ALL}
+    listed = properties.get_list(common.OPTIONAL_STACKS)
+    return frozenset(by_lower[s.lower()] for s in listed if s.lower() in by_lower)
+
+
+def ignored_optional_stacks(properties: InstanceProperties) -> list[str]:
+    """The optional stacks asked for that this port does not deploy."""
+    return sorted(wanted_optional_stacks(properties) - SUPPORTED_OPTIONAL_STACKS)
+
+
+def planned_stacks(properties: InstanceProperties) -> list[PlannedStack]:
+    """The nested stacks an instance with these properties deploys, in the order they are built."""
+    wanted = wanted_optional_stacks(properties)
+    plan = [PlannedStack(name, description) for name, description in CORE]
+    if wanted & NEEDS_VPC and not properties.get(common.VPC_ID):
+        plan.append(PlannedStack("Networking", "a VPC with private subnets, a NAT gateway and S3/DynamoDB endpoints"))
+    for stack in ("CompactionStack", "IngestStack"):
+        if stack in wanted:
+            plan.append(PlannedStack(*OPTIONAL[stack]))
+    if wanted & BULK_IMPORT_STACKS:
+        plan.append(PlannedStack("BulkImportBucket", "the bulk import bucket"))
+        if "EmrServerlessBulkImportStack" in wanted:
+            plan.append(PlannedStack("EmrServerlessBulkImport", "bulk import on EMR Serverless"))
+        if wanted & EMR_STACKS:
+            plan.append(PlannedStack("CommonEmrBulkImport", "the EMR roles and security configuration"))
+        if "EmrBulkImportStack" in wanted:
+            plan.append(PlannedStack("EmrBulkImport", "bulk import on an EMR cluster per job"))
+        if "PersistentEmrBulkImportStack" in wanted:
+            plan.append(PlannedStack("PersistentEmrBulkImport", "bulk import on an EMR cluster that runs always"))
+    for stack in ("IngestBatcherStack", "PartitionSplittingStack", "GarbageCollectorStack", "QueryStack"):
+        if stack in wanted or (stack == "QueryStack" and wanted & QUERY_STACKS):
+            name, description = OPTIONAL[stack]
+            if stack == "QueryStack" and "KeepLambdaWarmStack" in wanted:
+                description += ", kept warm every 5 minutes"
+            plan.append(PlannedStack(name, description))
+    if "WebSocketQueryStack" in wanted:
+        plan.append(PlannedStack(*OPTIONAL["WebSocketQueryStack"]))
+    if "BulkExportStack" in wanted:  # after the query stack, whose tracker table tracks exports
+        plan.append(PlannedStack(*OPTIONAL["BulkExportStack"]))
+    for stack in ("TableMetricsStack", "AthenaStack"):
+        if stack in wanted:
+            plan.append(PlannedStack(*OPTIONAL[stack]))
+    plan.append(PlannedStack("ManagedPolicies", "the ingest, query and admin managed policies"))
+    plan.append(PlannedStack("TableDefiner", "creates the configuration's tables at deployment and keeps them"))
+    plan.append(PlannedStack("Alarms", "alarms on function errors and throttles, work queue ages and failed tasks"))
+    if "DashboardStack" in wanted:
+        plan.append(PlannedStack(*OPTIONAL["DashboardStack"]))
+    return plan
