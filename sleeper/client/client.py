@@ -6,8 +6,8 @@ What it sends is what Sleeper's client sends: rows written as Parquet to ``<data
 and an ingest job naming them on the ingest job queue; ingest and bulk import jobs and batcher requests in Sleeper's
 JSON on their queues, as are bulk exports; queries on the query queue, with the results read from the query results
 bucket once the query tracker says the query completed. So it works on a deployed instance or on the emulated one
-(``AWS_ENDPOINT_URL``), wherever the instance's queues are served. The WebSocket query methods raise
-:class:`~sleeper.client.errors.NotYetAvailableError` until this package serves WebSocket queries (issue 17).
+(``AWS_ENDPOINT_URL``), wherever the instance's queues are served. The WebSocket query methods connect to the
+instance's WebSocket API (deployed by ``WebSocketQueryStack``, served by the emulated instance), signed with SigV4.
 
 Where it is stricter than Sleeper's client, it refuses before sending anything: the table must exist; rows are
 converted to the table's own column types (so ``IntType`` fields can be written) and a field the table lacks is
@@ -22,18 +22,22 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+import pyarrow as pa
+
 from sleeper.adapters.aws.s3_objects import put_bytes, upload_file
 from sleeper.bulk_export.model import BulkExportQuery as ExportModel
 from sleeper.bulk_export.model import read_bulk_export_query
 from sleeper.client.connect import dynamodb_client_like, low_level_client, open_instance
-from sleeper.client.errors import ClientArgumentError, NotYetAvailableError
+from sleeper.client.errors import ClientArgumentError
 from sleeper.client.query import BulkExportQuery, Query, Region
 from sleeper.client.results import DEFAULT_MAX_WAIT_TIME, read_results, sorted_rows, wait_for_query
 from sleeper.client.rows import ParquetSpool, parquet_bytes, rows_to_batch
+from sleeper.client.websocket import query_over_websocket
 from sleeper.core import operations
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.jobs.paths import check_safe_id
+from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.query import QuerySerDe
 from sleeper.ingest.batcher.model import SubmitRequest
 from sleeper.ingest.batcher.submitter import parse_submit_request
@@ -58,11 +62,6 @@ FOR_INGEST_PREFIX = f"{STAGING_PREFIX}/"
 """Where in the data bucket the client writes the rows it ingests, as Sleeper's client and ``Table.ingest`` on AWS do.
 The client uploads through the S3 client it was given (Sleeper's ``s3_client``) and names the file ``bucket/key`` as
 Sleeper's client does, where ``Table.ingest`` (``sleeper.runtime.ingest_job.send_ingest_job``) writes with pyarrow."""
-
-_WEBSOCKET_ISSUE = (
-    "WebSocket queries are not served by this package yet (issue 17: the WebSocket API's stack and the emulated "
-    "instance's WebSocket server are not built, so no instance has sleeper.query.websocket.api.url)"
-)
 
 
 def _new_id(given: str | None, what: str) -> str:
@@ -387,11 +386,7 @@ class SleeperClient:
         query_id: str | None = None,
         strings_base64_encoded: bool = False,
     ) -> list[dict[str, Any]]:
-        """Sleeper's exact key query over its WebSocket API.
-
-        Raises:
-            NotYetAvailableError: Always, until this package serves WebSocket queries (issue 17).
-        """
+        """Sleeper's exact key query over its WebSocket API (see :meth:`query_by_web_socket`)."""
         query = Query(query_id, table_name, Region.list_from_field_to_exact_values(keys, strings_base64_encoded))
         return await self.query_by_web_socket(query)
 
@@ -404,25 +399,39 @@ class SleeperClient:
         max_inclusive: bool = True,
         strings_base64_encoded: bool = False,
     ) -> list[dict[str, Any]]:
-        """Sleeper's range query over its WebSocket API.
-
-        Raises:
-            NotYetAvailableError: Always, until this package serves WebSocket queries (issue 17).
-        """
+        """Sleeper's range query over its WebSocket API (see :meth:`query_by_web_socket`)."""
         if not isinstance(keys, list):
             raise ClientArgumentError(f"keys must be a list of dicts, got {keys!r}")
         regions = [Region.from_field_to_dict(k, min_inclusive, max_inclusive, strings_base64_encoded) for k in keys]
         return await self.query_by_web_socket(Query(query_id, table_name, regions))
 
     async def query_by_web_socket(self, query: Query) -> list[dict[str, Any]]:
-        """Sleeper's query over its WebSocket API.
+        """Sleeper's query over its WebSocket API (``sleeper.query.websocket.api.url``): the connection signed with
+        the client's credentials, the query sent, its rows gathered until every sub-query is completed
+        (:mod:`sleeper.client.websocket`).
+
+        Returns:
+            The rows, one dict each, in row key order (as :meth:`exact_key_query` returns them).
 
         Raises:
-            NotYetAvailableError: Always, until this package serves WebSocket queries (issue 17).
+            QueryValidationError: If the query does not suit the table; nothing is sent.
+            WebSocketNotDeployedError: If the instance has no WebSocket API.
+            QueryFailedError: If the connection is refused or lost, or the query fails.
+            QueryTimeoutError: If no message arrives for ``max_wait_seconds``.
         """
         if not isinstance(query, Query):
             raise ClientArgumentError(f"query must be a sleeper.client.query.Query, got {type(query).__name__}")
-        raise NotYetAvailableError(_WEBSOCKET_ISSUE)
+        table = self._table(query.table_name)
+        body = query.to_json()
+        QuerySerDe.for_schema(table.schema).query_from_json(body)  # the query handler's own reader
+        rows = await query_over_websocket(
+            self.instance.properties.get(cdkp.QUERY_WEBSOCKET_API_URL.name) or None,
+            self.instance.config.settings,
+            body,
+            query.query_id,
+            timeout_seconds=self._max_wait_seconds,
+        )
+        return sorted_rows(pa.Table.from_pylist(rows), table.schema) if rows else []
 
 
 class BatchWriter:

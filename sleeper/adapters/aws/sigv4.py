@@ -3,7 +3,7 @@ WebSocket API checks its ``$connect`` and its management API (``PostToConnection
 credentials, refusing a request that is not signed, signed by another key, for another region or service, more than
 15 minutes from now, or whose signature does not match. The signature is recomputed with botocore's signer over the
 headers the request says it signed, so the canonical request is built exactly as a boto3 client (or Sleeper's Python
-client) builds it.
+client) builds it. :func:`sign_connect` signs a WebSocket API's upgrade request as Sleeper's Python client does.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-__all__ = ["MAX_SKEW", "SigV4Error", "SigningKey", "check_signature"]
+from sleeper.adapters.aws.clients import AwsSettings
+
+__all__ = ["MAX_SKEW", "SigV4Error", "SigningKey", "check_signature", "sign_connect"]
 
 MAX_SKEW = timedelta(minutes=15)
 """How far a request's ``X-Amz-Date`` may be from now, as AWS allows."""
@@ -105,3 +107,20 @@ def check_signature(
             "The request signature we calculated does not match the signature you provided: check your AWS secret "
             "access key and signing method"
         )
+
+
+def sign_connect(url: str, settings: AwsSettings) -> dict[str, str]:
+    """The headers that authorise a connection to a WebSocket API with IAM on ``$connect``: SigV4 of ``GET <path>``
+    with the host header signed, for ``execute-api`` in the settings' region, by the settings' credentials (boto3's
+    usual chain unless explicit ones are given), as Sleeper's Python client signs it.
+
+    Raises:
+        SigV4Error: If no credentials are found.
+    """
+    credentials = settings._session().get_credentials()
+    if credentials is None:
+        raise SigV4Error("no AWS credentials to sign the WebSocket connection with: configure credentials for boto3")
+    frozen = credentials.get_frozen_credentials()
+    request = AWSRequest(method="GET", url=url.replace("wss://", "https://", 1).replace("ws://", "http://", 1))
+    SigV4Auth(frozen, "execute-api", settings.region).add_auth(request)
+    return {name: str(value) for name, value in request.headers.items() if name.lower() != "host"}

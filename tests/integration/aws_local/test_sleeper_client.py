@@ -21,8 +21,8 @@ from sleeper.client import (
     BulkExportQuery,
     ClientArgumentError,
     InstanceNotFoundError,
-    NotYetAvailableError,
     Query,
+    QueryFailedError,
     QueryTimeoutError,
     Region,
     SleeperClient,
@@ -363,13 +363,35 @@ def should_give_up_waiting_after_its_maximum_wait(emulated: EmulatedAwsInstance,
     _messages(emulated.instance(), operations.QUERY_Q)
 
 
-def should_say_the_web_socket_methods_are_not_available_yet(
-    emulated: EmulatedAwsInstance, client: SleeperClient, filled: str
+def should_return_over_the_web_socket_what_the_queue_queries_return(
+    emulated: EmulatedAwsInstance, client: SleeperClient, filled: str, answering: None
 ) -> None:
-    with pytest.raises(NotYetAvailableError, match="issue 17"):
-        asyncio.run(client.web_socket_exact_key_query(filled, {"key": [1]}))
-    with pytest.raises(NotYetAvailableError, match="issue 17"):
-        asyncio.run(client.web_socket_range_key_query(filled, [{"key": {"min": 1, "max": 5}}]))
+    # When the same keys and ranges are queried through the query queue and over the WebSocket API
+    exact = client.exact_key_query(filled, {"key": [1, 25, 59]})
+    over_socket = asyncio.run(client.web_socket_exact_key_query(filled, {"key": [1, 25, 59]}))
+    ranged = asyncio.run(client.web_socket_range_key_query(filled, [{"key": {"min": 10, "max": 50}}]))
+    # Then the WebSocket methods return the same rows, across leaves, in row key order
+    assert over_socket == exact == [{"key": k, "value": f"v{k}"} for k in (1, 25, 59)]
+    assert ranged == client.range_key_query(filled, [{"key": (10, True, 50, True)}])
+    assert [r["key"] for r in ranged] == list(range(10, 51))
+
+
+def should_fail_a_web_socket_query_as_the_api_says(emulated: EmulatedAwsInstance) -> None:
+    # Given a query naming no table, sent past the client's own check, so the API's handler reports the error
+    from sleeper.client.websocket import query_over_websocket
+
+    body = Query("ws-gone", "no-such-table", [Region.from_field_to_exact_value({"key": 1})]).to_json()
+    url = emulated.instance().properties.get("sleeper.query.websocket.api.url")
+    # When the query is sent over the socket, then the API's error fails it
+    with pytest.raises(QueryFailedError, match="no-such-table") as failed:
+        asyncio.run(query_over_websocket(url, emulated.settings, body, "ws-gone", timeout_seconds=30))
+    assert failed.value.query_id == "ws-gone"
+    # And credentials the emulator does not know are refused at connect
+    from sleeper.adapters.aws.clients import AwsSettings
+
+    unsigned = AwsSettings(emulated.region, emulated.endpoint, access_key_id="testing", secret_access_key="wrong")
+    with pytest.raises(QueryFailedError, match="HTTP 403"):
+        asyncio.run(query_over_websocket(url, unsigned, body, "ws-gone", timeout_seconds=30))
 
 
 def should_send_a_bulk_export_to_the_bulk_export_queue_in_sleepers_json(
