@@ -4,6 +4,14 @@ Ranges are given per row key field as :class:`~sleeper.io.key_ranges.KeyBounds` 
 maximum, the canonical form of Sleeper's ranges); a list of them makes a region, and a row is read if it is in any
 region. Row groups whose statistics show they hold no row of any region are never read or decoded; rows of the other
 row groups are filtered exactly with vectorised comparisons, except in row groups that lie wholly within a region.
+Where a file has a page index (as this port writes them), a row group that only partly lies in the regions is read
+a run of pages at a time (:mod:`sleeper.io.page_index`): only the pages that can hold its rows in the regions are
+decoded, so a point lookup decodes a page of each column rather than a row group.
+
+Footers are kept per process (the most recent :data:`FOOTER_CACHE_FILES` files), so reading a file again does not
+read or decode its footer again. Data files are never rewritten under the same name; the key still holds the file's
+size, and on the local disk its modification time, so a rewritten file is read afresh. Files of other filesystems
+(in-memory ones in tests) are not kept.
 
 Files are opened with ``pre_buffer=False``: with pre-buffering pyarrow fetches every requested row group before
 decoding the first, which would hold whole files in memory. The names here are also available from
@@ -12,11 +20,14 @@ decoding the first, which would hold whole files in memory. The names here are a
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -28,6 +39,7 @@ from sleeper.io.arrow_schema import key_arrow_type
 from sleeper.io.exceptions import DataFileError, SchemaMismatchError
 from sleeper.io.filesystem import FileSystemOptions, open_input, resolve
 from sleeper.io.key_ranges import (
+    FieldBounds,
     NormalisedRegion,
     Region,
     normalise_regions,
@@ -35,9 +47,12 @@ from sleeper.io.key_ranges import (
     region_overlaps,
     regions_mask,
 )
+from sleeper.io.page_index import FooterIndex, footer_bytes
+from sleeper.io.thrift_compact import ThriftError
 
 __all__ = [
     "DEFAULT_BATCH_ROWS",
+    "FOOTER_CACHE_FILES",
     "ReadPlan",
     "RowGroupInfo",
     "SortedFileMetadata",
@@ -48,6 +63,65 @@ __all__ = [
 
 DEFAULT_BATCH_ROWS = 65536
 """The default largest number of rows in a batch read from a file."""
+
+FOOTER_CACHE_FILES = 128
+"""How many files' footers (with their page index, once read) a process keeps."""
+
+
+@dataclass(slots=True)
+class _Footer:
+    """What is kept of a file: its footer as pyarrow reads it, its key statistics per schema, its page index."""
+
+    parquet: pq.FileMetaData
+    filesystem: pafs.FileSystem | None = None
+    info: dict[tuple[tuple[str, str], ...], SortedFileMetadata] = field(default_factory=dict)
+    index: FooterIndex | None = None
+    index_failed: bool = False
+
+
+_CacheKey = tuple[int, str, int, int]
+"""The filesystem (by identity: they are shared instances), the path, the size and the modification time."""
+
+_CACHED_FILESYSTEMS = ("local", "s3")
+
+
+def _cache_key(fs: pafs.FileSystem, path: str, file: pa.NativeFile) -> _CacheKey | None:
+    """Where a file's footer is kept, or None if files of its filesystem are not kept."""
+    kind = fs.type_name
+    if kind not in _CACHED_FILESYSTEMS:
+        return None
+    modified = fs.get_file_info(path).mtime_ns or 0 if kind == "local" else 0
+    return (id(fs), path, file.size(), modified)
+
+
+class _FooterCache:
+    """The footers of the files read most recently (each entry holds its filesystem, so its id is not reused)."""
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._entries: OrderedDict[_CacheKey, _Footer] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: _CacheKey) -> _Footer | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+            return entry
+
+    def put(self, key: _CacheKey, entry: _Footer) -> None:
+        with self._lock:
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._capacity:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+_FOOTERS = _FooterCache(FOOTER_CACHE_FILES)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -143,10 +217,20 @@ class SortedFileReader:
     ) -> None:
         self._location = location
         self._schema = schema
+        self._schema_arrow: pa.Schema | None = None
         fs, path = resolve(location, options, filesystem=filesystem)
         self._file = open_input(fs, path)
         try:
-            self._parquet = pq.ParquetFile(self._file, pre_buffer=False, metadata=metadata)
+            key = _cache_key(fs, path, self._file) if metadata is None else None
+            cached = None if key is None else _FOOTERS.get(key)
+            self._parquet = pq.ParquetFile(
+                self._file, pre_buffer=False, metadata=metadata if cached is None else cached.parquet
+            )
+            if cached is None:
+                cached = _Footer(self._parquet.metadata, filesystem=fs)
+                if key is not None:
+                    _FOOTERS.put(key, cached)
+            self._footer = cached
             self._check_key_columns()
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
             self._file.close()
@@ -156,8 +240,14 @@ class SortedFileReader:
             raise
         self._info: SortedFileMetadata | None = None
 
+    @property
+    def _arrow_schema(self) -> pa.Schema:
+        if self._schema_arrow is None:
+            self._schema_arrow = self._parquet.schema_arrow
+        return self._schema_arrow
+
     def _check_key_columns(self) -> None:
-        file_schema = self._parquet.schema_arrow
+        file_schema = self._arrow_schema
         for f in self._schema.row_key_fields:
             index = file_schema.get_field_index(f.name)
             if index < 0:
@@ -178,7 +268,12 @@ class SortedFileReader:
     def metadata(self) -> SortedFileMetadata:
         """The row count and the row groups with their row key statistics."""
         if self._info is None:
-            self._info = _file_metadata(self._parquet.metadata, self._schema)
+            keys = tuple((f.name, f.primitive_type.value) for f in self._schema.row_key_fields)
+            info = self._footer.info.get(keys)
+            if info is None:
+                info = _file_metadata(self._parquet.metadata, self._schema)
+                self._footer.info[keys] = info
+            self._info = info
         return self._info
 
     def plan(self, regions: Sequence[Region] | None = None) -> ReadPlan:
@@ -254,7 +349,7 @@ class SortedFileReader:
     ) -> Iterator[pa.RecordBatch]:
         """Reads the row groups of a plan made by :meth:`plan` (see :meth:`read`)."""
         names = list(columns) if columns is not None else list(self._schema.field_names)
-        file_names = set(self._parquet.schema_arrow.names)
+        file_names = set(self._arrow_schema.names)
         missing = [name for name in names if name not in file_names]
         if missing:
             raise SchemaMismatchError(f"{self._location} has no column {missing[0]!r}")
@@ -264,27 +359,136 @@ class SortedFileReader:
         self, steps: Sequence[_Step], names: list[str], batch_size: int, use_threads: bool
     ) -> Iterator[pa.RecordBatch]:
         for step in steps:
-            extra: list[str] = []
-            if step.regions is not None:
-                for region in step.regions:
-                    extra.extend(b.name for b in region if b.name not in names and b.name not in extra)
-            batches = self._parquet.iter_batches(
-                batch_size=batch_size,
-                row_groups=list(step.row_groups),
-                columns=names + extra,
-                use_threads=use_threads,
-            )
-            for batch in batches:
-                if step.regions is not None:
-                    mask = regions_mask(batch, step.regions)
-                    matching = pc.sum(mask).as_py() or 0
-                    if matching == 0:
-                        continue
-                    if matching < batch.num_rows:
-                        batch = batch.filter(mask)
-                if extra:
-                    batch = batch.select(names)
+            if step.regions is None:
+                yield from self._read_row_groups(step.row_groups, None, names, batch_size, use_threads)
+                continue
+            for group in step.row_groups:
+                pages = self._page_reads(group, step.regions, names)
+                if pages is None:
+                    yield from self._read_row_groups((group,), step.regions, names, batch_size, use_threads)
+                else:
+                    yield from self._read_pages(pages, group, step.regions, names, batch_size)
+
+    def _read_row_groups(
+        self,
+        row_groups: tuple[int, ...],
+        regions: tuple[NormalisedRegion, ...] | None,
+        names: list[str],
+        batch_size: int,
+        use_threads: bool,
+    ) -> Iterator[pa.RecordBatch]:
+        extra = _region_fields(regions, names) if regions is not None else []
+        batches = self._parquet.iter_batches(
+            batch_size=batch_size, row_groups=list(row_groups), columns=names + extra, use_threads=use_threads
+        )
+        for batch in batches:
+            if regions is not None:
+                mask = regions_mask(batch, regions)
+                matching = pc.sum(mask).as_py() or 0
+                if matching == 0:
+                    continue
+                if matching < batch.num_rows:
+                    batch = batch.filter(mask)
+            if extra:
+                batch = batch.select(names)
+            yield batch
+
+    def _page_index(self) -> FooterIndex | None:
+        footer = self._footer
+        if footer.index is None and not footer.index_failed:
+            raw = footer_bytes(footer.parquet)
+            try:
+                footer.index = None if raw is None else FooterIndex(raw)
+            except ThriftError:
+                footer.index = None
+            footer.index_failed = footer.index is None
+        return footer.index
+
+    def _page_reads(
+        self, group: int, regions: tuple[NormalisedRegion, ...], names: list[str]
+    ) -> list[tuple[int, int]] | None:
+        """The spans of rows of a row group to read page by page, or None to read the whole row group."""
+        first = self._schema.row_key_fields[0].name
+        bounds: list[FieldBounds] = []
+        for region in regions:
+            bound = next((b for b in region if b.name == first), None)
+            if bound is None:
+                return None  # a region not narrowing the sorted column holds rows anywhere in the row group
+            bounds.append(bound)
+        index = self._page_index()
+        if index is None or len(index.leaves(first)) != 1:
+            return None
+        index.load(group, self._read_at)
+        leaf = index.leaves(first)[0]
+        locations = index.locations(group, leaf)
+        if locations is None or any(
+            index.field_read(group, name, 0, 1) is None for name in [*names, *_region_fields(regions, names)]
+        ):
+            return None
+        spans = sorted(
+            (locations.first_rows[page], locations.end_row(page))
+            for bound in bounds
+            for page in index.pages_overlapping(group, leaf, bound.lo, bound.hi)
+        )
+        merged: list[tuple[int, int]] = []
+        for start, end in spans:
+            if merged and merged[-1][1] >= start:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((start, end))
+        return merged
+
+    def _read_pages(
+        self,
+        spans: list[tuple[int, int]],
+        group: int,
+        regions: tuple[NormalisedRegion, ...],
+        names: list[str],
+        batch_size: int,
+    ) -> Iterator[pa.RecordBatch]:
+        """Reads spans of a row group: the row key columns the regions bound first, then the other columns over the
+        pages holding the rows that match."""
+        index = self._page_index()
+        assert index is not None
+        key_names = [f.name for f in self._schema.row_key_fields if f.name in _region_field_set(regions)]
+        others = [name for name in names if name not in key_names]
+        file_schema = self._arrow_schema
+        out_schema = pa.schema([file_schema.field(name) for name in names])
+        for span_start, span_end in spans:
+            for start in range(span_start, span_end, batch_size):
+                end = min(start + batch_size, span_end)
+                keys = self._read_fields(index, group, key_names, start, end)
+                key_batch = pa.RecordBatch.from_arrays([keys[n] for n in key_names], names=key_names)
+                mask = regions_mask(key_batch, regions)
+                positions = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
+                if not len(positions):
+                    continue
+                low, high = int(positions[0]), int(positions[-1]) + 1
+                rest = self._read_fields(index, group, others, start + low, start + high) if others else {}
+                columns = [keys[n].slice(low, high - low) if n in keys else rest[n] for n in names]
+                batch = pa.RecordBatch.from_arrays(columns, schema=out_schema)
+                if len(positions) < high - low:
+                    batch = batch.filter(mask.slice(low, high - low))
                 yield batch
+
+    def _read_fields(self, index: FooterIndex, group: int, fields: list[str], start: int, end: int) -> dict[str, Any]:
+        """The values of some fields in rows ``[start, end)`` of a row group, decoded from whole pages."""
+        reads = []
+        for name in fields:
+            read = index.field_read(group, name, start, end)
+            assert read is not None  # checked by _page_reads
+            reads.append(read)
+        parquet = pq.ParquetFile(self._file, pre_buffer=False, metadata=index.metadata_for(reads))
+        out: dict[str, Any] = {}
+        for position, (name, read) in enumerate(zip(fields, reads, strict=True)):
+            column = parquet.read_row_group(position, columns=[name], use_threads=False).column(0)
+            array = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+            out[name] = array.slice(start - read.first_row, end - start)
+        return out
+
+    def _read_at(self, offset: int, length: int) -> bytes:
+        data = self._file.read_at(length, offset)
+        return bytes(data)
 
     def close(self) -> None:
         """Closes the file."""
@@ -300,6 +504,18 @@ class SortedFileReader:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _region_field_set(regions: Sequence[NormalisedRegion]) -> set[str]:
+    return {b.name for region in regions for b in region}
+
+
+def _region_fields(regions: Sequence[NormalisedRegion], names: list[str]) -> list[str]:
+    """The fields the regions bound that are not among the names read, in the order first named."""
+    extra: list[str] = []
+    for region in regions:
+        extra.extend(b.name for b in region if b.name not in names and b.name not in extra)
+    return extra
 
 
 def read_sorted(

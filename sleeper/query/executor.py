@@ -29,7 +29,7 @@ from sleeper.io.arrow_schema import arrow_schema, conform_batch
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
-from sleeper.io.parquet import read_sorted
+from sleeper.io.parquet_reader import ReadPlan, SortedFileReader
 from sleeper.iterators import ProcessingConfig
 from sleeper.iterators.config import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY
 from sleeper.iterators.pipeline import QUERY_TIME_SOURCE, RowIterators
@@ -185,17 +185,63 @@ def run_leaf_query(
         return
     bounds = [region_bounds(r) for r in regions]
     rows = DEFAULT_BATCH_ROWS if batch_rows is None else batch_rows
-    streams: list[Iterable[pa.RecordBatch]] = [
-        read_sorted(location, schema, regions=bounds, columns=names, options=options, batch_size=rows)
-        for location in leaf_query.files
-    ]
-    merged = merge_sorted(streams, schema.key_names, batch_rows=rows)
+    streams = _planned_reads(leaf_query.files, schema, bounds, names, rows, options)
+    # Files read over more than a row group are read ahead on threads (pyarrow decodes without the GIL), so
+    # decoding overlaps the merge; a lookup (a row group or less per file) is not worth starting threads for.
+    ahead = len(streams) if len(streams) > 1 and any(len(s.plan.row_groups) > 1 for s in streams) else 0
+    merged = merge_sorted(streams, schema.key_names, batch_rows=rows, prefetch_threads=ahead)
     iterators = config if isinstance(config, RowIterators) else RowIterators(schema, config, now_ms=now_ms)
     processed = iterators.apply(merged)
     target = _output_schema(schema, out_names)
     for batch in processed:
         if batch.num_rows:
             yield conform_batch(batch, target, where=f"query {leaf_query.query_id}")
+
+
+class _PlannedRead:
+    """The batches of one file's planned read; closing it (as the merge does) closes the file, read or not."""
+
+    def __init__(self, reader: SortedFileReader, plan: ReadPlan, names: list[str], rows: int) -> None:
+        self.plan = plan
+        self._reader = reader
+        self._batches = reader.read_plan(plan, columns=names, batch_size=rows)
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        return self
+
+    def __next__(self) -> pa.RecordBatch:
+        return next(self._batches)
+
+    def close(self) -> None:
+        close = getattr(self._batches, "close", None)
+        if close is not None:
+            close()
+        self._reader.close()
+
+
+def _planned_reads(
+    files: Sequence[str],
+    schema: Schema,
+    bounds: list[list[KeyBounds]],
+    names: list[str],
+    rows: int,
+    options: FileSystemOptions | None,
+) -> list[_PlannedRead]:
+    """Opens every file of a sub-query and plans its read (footers come from the reader's cache when known)."""
+    reads: list[_PlannedRead] = []
+    try:
+        for location in files:
+            reader = SortedFileReader(location, schema, options=options)
+            try:
+                reads.append(_PlannedRead(reader, reader.plan(bounds), names, rows))
+            except BaseException:
+                reader.close()
+                raise
+    except BaseException:
+        for read in reads:
+            read.close()
+        raise
+    return reads
 
 
 def execute(
