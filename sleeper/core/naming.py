@@ -170,6 +170,8 @@ WEBSOCKET_QUERY_API: Final = "query-websocket-api"
 """The WebSocket query API (``sleeper-<cid>-query-websocket-api``)."""
 WEBSOCKET_QUERY_STAGE: Final = "live"
 """The WebSocket query API's stage: its URL is ``wss://<api id>.execute-api.<region>.amazonaws.com/live``."""
+REST_API_FUNCTION: Final = "rest-api-handler"
+"""The REST API's function; the HTTP API is named after it, as in Sleeper."""
 
 # ECS clusters, task definition families and the EMR Serverless application (``function_name`` suffixes)
 INGEST_CLUSTER: Final = "ingest-cluster"

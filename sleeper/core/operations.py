@@ -250,6 +250,7 @@ BULK_EXPORT_TASK_CREATION = "bulk_export_task_creation"
 ATHENA_SIMPLE = "athena_simple"
 ATHENA_ITERATOR_APPLYING = "athena_iterator_applying"
 WEB_SOCKET_QUERY = "web_socket_query"
+REST_API = "rest_api"
 
 # Container names
 LAMBDA_IMAGE = "lambda"
@@ -564,6 +565,16 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         handler="lambdas.websocket_query:handler",
         runs="sleeper.query.websocket:handle_websocket_event",
         description="Prepares queries received via the WebSocket API and queues them for processing",
+        trigger=Trigger(kind=TriggerKind.API),
+        memory_mb=1024,
+        timeout_seconds=29,
+    ),
+    # --- the REST API (Sleeper's RestApiStack) ---
+    HandlerSpec(
+        name=REST_API,
+        handler="lambdas.rest_api:handler",
+        runs="sleeper.rest_api.handler:handle_rest_request",
+        description="Implements a REST API for interacting with Sleeper",
         trigger=Trigger(kind=TriggerKind.API),
         memory_mb=1024,
         timeout_seconds=29,

@@ -92,6 +92,7 @@ class EmulatedAwsInstance:
         self._properties = dict(properties or {})
         self._server: Any = None
         self._websocket: Any = None
+        self._rest: Any = None
         self._endpoint: str | None = None
         self._config: AwsRuntimeConfig | None = None
 
@@ -124,11 +125,19 @@ class EmulatedAwsInstance:
         self._endpoint = f"http://{host}:{port}"
         try:
             websocket = self._start_websocket_api()
-            properties = {**self._properties, cdk.QUERY_WEBSOCKET_API_URL.name: websocket.url}
+            rest = self._start_rest_api()
+            properties = {
+                **self._properties,
+                cdk.QUERY_WEBSOCKET_API_URL.name: websocket.url,
+                cdk.REST_API_URL.name: rest.url,
+            }
             self._config = provision_emulated_instance(
                 self.settings, self.instance_id, account=self.account, properties=properties
             )
-            websocket.use(self._websocket_function())
+            from sleeper.core import naming, operations
+
+            websocket.use(self._function(operations.WEB_SOCKET_QUERY, naming.WEBSOCKET_QUERY_FUNCTION))
+            rest.use(self._function(operations.REST_API, naming.REST_API_FUNCTION))
         except BaseException:
             self.stop()
             raise
@@ -152,15 +161,29 @@ class EmulatedAwsInstance:
         self._websocket = websocket
         return websocket
 
-    def _websocket_function(self) -> Any:
-        """Invokes the registry's ``web_socket_query`` handler as Lambda would: loaded by its ``module:function``, in
-        the deployed function's environment, with its context."""
+    def _start_rest_api(self) -> Any:
+        """The REST API on the loopback address (:mod:`sleeper.emulator.rest_api`), its requests refused until the
+        instance is provisioned."""
+        from sleeper.adapters.aws.sigv4 import SigningKey
+        from sleeper.emulator.rest_api import RestApiServer
+
+        try:
+            rest = RestApiServer(SigningKey(_CREDENTIALS, _CREDENTIALS, self.region), host=self._host)
+        except OSError as e:
+            raise EmulatorError(f"cannot serve the REST API on {self._host}: {e.strerror or e}") from e
+        rest.start()
+        self._rest = rest
+        return rest
+
+    def _function(self, handler_name: str, function_suffix: str) -> Any:
+        """Invokes a registry handler an API routes to as Lambda would: loaded by its ``module:function``, in the
+        deployed function's environment, with its context."""
         from sleeper.core import naming, operations
         from sleeper.emulator.functions import LambdaContext, function_environment, resolve_handler
 
-        spec = operations.handler(operations.WEB_SOCKET_QUERY)
+        spec = operations.handler(handler_name)
         environment = self.environment()
-        function_name = naming.function_name(self.instance_id, naming.WEBSOCKET_QUERY_FUNCTION)
+        function_name = naming.function_name(self.instance_id, function_suffix)
 
         def invoke(event: dict[str, Any]) -> Any:
             handler = resolve_handler(spec.handler)
@@ -177,6 +200,9 @@ class EmulatedAwsInstance:
         if self._websocket is not None:
             self._websocket.stop()
             self._websocket = None
+        if self._rest is not None:
+            self._rest.stop()
+            self._rest = None
         if self._server is not None:
             self._server.stop()
             self._server = None

@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "sleeper"
 
-FEATURES = ("ingest", "compaction", "splitting", "gc", "query", "bulk_import", "bulk_export", "athena")
+FEATURES = ("ingest", "compaction", "splitting", "gc", "query", "bulk_import", "bulk_export", "athena", "rest_api")
 """The feature packages (the ingest batcher is part of ingest: ``sleeper.ingest.batcher``)."""
 
 

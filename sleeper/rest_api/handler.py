@@ -1,0 +1,191 @@
+"""The REST API's handler (Sleeper 0.36's ``RestApiLambda``): the runtime-neutral entry for API Gateway HTTP API
+(payload 2.0) events, on either runtime. API Gateway authorises every route with IAM (SigV4) before this runs.
+
+Routes (request and response JSON as Sleeper's ``java/rest-api``, plus two read-only ones):
+
+* ``POST /sleeper/tables``: ``{"properties": {"sleeper.table.name": ..., ...}, "schema": {...}, "splitPoints": [...]}``
+  creates a table (:func:`sleeper.runtime.table.create_table`, through the instance): 201 ``{"tableId", "tableName"}``.
+  A body that is not JSON, lacks ``properties``, ``schema`` or the table name, names the table id, has an invalid
+  schema, property or split point gets 400 ``invalid_request`` with the reason, and a taken name 409
+  ``table_already_exists``; either way nothing is created. Split points are read as Sleeper reads a split points
+  file, one value per element (row key field of a single-field key only).
+* ``GET /sleeper/tables``: 200 ``{"tables": [{"tableName", "tableId", "online"}, ...]}``.
+* ``GET /sleeper/tables/{name}``: 200 with the table's id, whether it is online, its partitions, leaf partitions, file
+  references and rows (``rowsApproximate`` when a reference's count is an estimate); 404 ``table_not_found``.
+
+Any other route is 404 ``not_found``; an unexpected failure is 500 ``internal_error`` (logged, not shown). Errors
+are ``{"error": <code>, "message": <reason>}``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+from urllib.parse import unquote
+
+from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError, TableNotFoundError
+from sleeper.core.partition import read_split_points
+from sleeper.core.schema import Schema
+from sleeper.core.table import TableStatus
+
+__all__ = ["TABLES_PATH", "RestApiInstance", "handle_rest_request"]
+
+_LOG = logging.getLogger(__name__)
+
+TABLES_PATH = "/sleeper/tables"
+"""The tables resource, as Sleeper's REST API names it."""
+TABLE_NAME_PROPERTY = "sleeper.table.name"
+TABLE_ID_PROPERTY = "sleeper.table.id"
+_JSON = {"Content-Type": "application/json"}
+
+
+class RestApiInstance(Protocol):
+    """What the REST API needs of an instance (both runtimes' instances have it)."""
+
+    def tables(self) -> list[TableStatus]: ...
+
+    def table(self, name: str) -> Any: ...
+
+    def create_table(
+        self,
+        name: str,
+        schema: Schema,
+        *,
+        split_points: Sequence[Any] | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> Any: ...
+
+
+class _BadRequest(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def handle_rest_request(instance: RestApiInstance, event: Mapping[str, Any]) -> dict[str, Any]:
+    """One request to the REST API (see the module docs); returns the HTTP API response."""
+    http = (event.get("requestContext") or {}).get("http") or {}
+    method = str(http.get("method") or event.get("httpMethod") or "").upper()
+    path = str(http.get("path") or event.get("rawPath") or "").rstrip("/") or "/"
+    try:
+        if path == TABLES_PATH and method == "POST":
+            return _add_table(instance, event)
+        if path == TABLES_PATH and method == "GET":
+            return _response(200, {"tables": [_status(t) for t in instance.tables()]})
+        if path.startswith(TABLES_PATH + "/") and method == "GET" and "/" not in path[len(TABLES_PATH) + 1 :]:
+            return _table_status(instance, unquote(path[len(TABLES_PATH) + 1 :]))
+        return error_response(404, "not_found", f"No route registered for {method} {path}")
+    except Exception:
+        _LOG.exception("REST API request %s %s failed", method, path)
+        return error_response(500, "internal_error", "Failed to action event")
+
+
+def error_response(status: int, error: str, message: str) -> dict[str, Any]:
+    """An error response as Sleeper's REST API gives it: ``{"error", "message"}``."""
+    return _response(status, {"error": error, "message": message})
+
+
+def _response(status: int, body: object) -> dict[str, Any]:
+    return {"statusCode": status, "headers": dict(_JSON), "body": json.dumps(body)}
+
+
+def _status(table: TableStatus) -> dict[str, Any]:
+    return {"tableName": table.table_name, "tableId": table.table_id, "online": table.online}
+
+
+def _add_table(instance: RestApiInstance, event: Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        name, schema, split_points, properties = _read_add_table(event)
+        table = instance.create_table(name, schema, split_points=split_points, properties=properties)
+    except _BadRequest as e:
+        return error_response(400, "invalid_request", e.message)
+    except TableAlreadyExistsError as e:
+        return error_response(409, "table_already_exists", str(e))
+    except SleeperError as e:  # a property, the name or a split point the instance refuses: nothing was created
+        return error_response(400, "invalid_request", str(e))
+    return _response(201, {"tableId": table.table_id, "tableName": table.name})
+
+
+def _read_add_table(event: Mapping[str, Any]) -> tuple[str, Schema, list[Any], dict[str, str]]:
+    body = _body(event)
+    if not body.strip():
+        raise _BadRequest("Request body is empty")
+    try:
+        request = json.loads(body)
+    except ValueError:
+        raise _BadRequest("Request body is not valid JSON") from None
+    if not isinstance(request, dict):
+        raise _BadRequest("Request body must be a JSON object with 'properties', 'schema' and optional 'splitPoints'")
+    unknown = sorted(set(request) - {"properties", "schema", "splitPoints"})
+    if unknown:
+        raise _BadRequest(f"Unknown field(s) {', '.join(unknown)}: expected 'properties', 'schema', 'splitPoints'")
+    raw_properties, raw_schema = request.get("properties"), request.get("schema")
+    if raw_properties is None:
+        raise _BadRequest("Request must include 'properties'")
+    if raw_schema is None:
+        raise _BadRequest("Request must include 'schema'")
+    if not isinstance(raw_properties, dict) or not all(isinstance(v, str) for v in raw_properties.values()):
+        raise _BadRequest("'properties' must be a JSON object of string values")
+    properties = {str(k): v for k, v in raw_properties.items()}
+    name = properties.pop(TABLE_NAME_PROPERTY, "").strip()
+    if not name:
+        raise _BadRequest(f"'properties' must include {TABLE_NAME_PROPERTY}")
+    if TABLE_ID_PROPERTY in properties:
+        raise _BadRequest(f"'properties' must not include {TABLE_ID_PROPERTY}: the instance gives the table its id")
+    try:
+        schema = Schema.from_dict(raw_schema)
+    except (SleeperError, ValueError, TypeError, KeyError) as e:
+        raise _BadRequest(f"invalid schema: {e}") from None
+    split_points = _split_points(request.get("splitPoints"), schema)
+    return name, schema, split_points, properties
+
+
+def _split_points(raw: object, schema: Schema) -> list[Any]:
+    if raw is None or raw == []:
+        return []
+    if not isinstance(raw, list) or any(isinstance(p, dict | list) or p is None for p in raw):
+        raise _BadRequest("'splitPoints' must be a JSON array of values of the row key field")
+    if len(schema.row_key_fields) != 1:
+        raise _BadRequest("Split points are only supported for tables with a single row key field")
+    try:
+        return read_split_points(schema, [str(p) for p in raw])
+    except (SleeperError, ValueError) as e:
+        raise _BadRequest(f"invalid split points: {e}") from None
+
+
+def _body(event: Mapping[str, Any]) -> str:
+    body = event.get("body")
+    if body is None:
+        return ""
+    if event.get("isBase64Encoded"):
+        try:
+            return base64.b64decode(str(body), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            raise _BadRequest("Request body is not valid base64 UTF-8") from None
+    return str(body)
+
+
+def _table_status(instance: RestApiInstance, name: str) -> dict[str, Any]:
+    try:
+        table = instance.table(name)
+    except TableNotFoundError as e:
+        return error_response(404, "table_not_found", str(e))
+    references = table.file_references()
+    return _response(
+        200,
+        {
+            "tableName": table.name,
+            "tableId": table.table_id,
+            "online": next((t.online for t in instance.tables() if t.table_id == table.table_id), True),
+            "partitions": len(table.partitions()),
+            "leafPartitions": len(table.leaf_partitions()),
+            "fileReferences": len(references),
+            "files": len({r.filename for r in references}),
+            "rows": sum(r.number_of_rows for r in references),
+            "rowsApproximate": any(r.count_approximate for r in references),
+        },
+    )
