@@ -36,7 +36,6 @@ EXAMPLE_OPTIONAL_STACKS = (
     "PersistentEmrBulkImportStack",
     "QueryStack",
     "WebSocketQueryStack",
-    "RestApiStack",
     "BulkExportStack",
     "KeepLambdaWarmStack",
     "CompactionStack",
