@@ -36,6 +36,7 @@ EXAMPLE_OPTIONAL_STACKS = (
     "PersistentEmrBulkImportStack",
     "QueryStack",
     "WebSocketQueryStack",
+    "RestApiStack",
     "BulkExportStack",
     "KeepLambdaWarmStack",
     "CompactionStack",

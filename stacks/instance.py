@@ -34,6 +34,7 @@ from stacks.state_store import StateStoreStack, StateStoreUpkeepStack
 from stacks.table_index import TableIndexStack
 from stacks.table_metrics import TableMetricsStack
 from stacks.trackers import TrackerStack
+from stacks.rest_api import RestApiStack
 from stacks.websocket_query import WebSocketQueryStack
 
 NEEDS_VPC = frozenset(
@@ -64,6 +65,7 @@ SUPPORTED_OPTIONAL_STACKS = frozenset(
         "GarbageCollectorStack",
         "PartitionSplittingStack",
         "TableMetricsStack",
+        "RestApiStack",
     }
 )
 """Optional stacks this port deploys; others named in ``sleeper.optional.stacks`` get a synth warning."""
@@ -154,6 +156,8 @@ class SleeperInstanceStack(cdk.Stack):
             self._add("TableMetrics", TableMetricsStack(self, "TableMetrics", core))
         if "AthenaStack" in wanted:
             self._add("Athena", AthenaStack(self, "Athena", core))
+        if "RestApiStack" in wanted:
+            self._add("RestApi", RestApiStack(self, "RestApi", core))
         policies = ManagedPoliciesStack(self, "ManagedPolicies", core)
         self._add("ManagedPolicies", policies)
         if websocket is not None:

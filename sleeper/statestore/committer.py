@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from enum import Enum
 
 from sleeper.core.exceptions import SleeperError, TableNotFoundError
+from sleeper.core.faults import crash_point
 from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.queue import Queue
@@ -228,6 +229,7 @@ def _apply(request: StateStoreCommitRequest, store: StateStore) -> CommitterResu
         skipped = tuple((job, str(error)) for job, error in transaction.failed_jobs(store.files_state()))
     try:
         added = store.commit(transaction, body_key=request.body_key)
+        crash_point("committer.after_commit")
     except StateStoreError as e:
         LOGGER.info("Rejected %s for table %s: %s", request.transaction_type.value, table_id, e)
         return CommitterResult(
