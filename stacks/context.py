@@ -9,6 +9,8 @@ from pathlib import Path
 import aws_cdk as cdk
 
 from sleeper.core import naming
+from sleeper.core.deploy.configuration import TableConfiguration
+from sleeper.core.deploy.plan import wanted_optional_stacks
 from sleeper.core.properties import InstanceProperties, PropertyRef
 from sleeper.core.properties import instance_common as common
 
@@ -46,6 +48,8 @@ class DeployContext:
         account: The account id (``Aws.ACCOUNT_ID`` unless the stack has a concrete environment).
         region: The region (``Aws.REGION`` likewise).
         artefacts: Where images come from.
+        tables: The tables of the configuration, created by the table definer.
+        deploy_paused: Whether scheduled rules are deployed disabled (``-c deployPaused=true``).
     """
 
     properties: InstanceProperties
@@ -53,6 +57,8 @@ class DeployContext:
     account: str
     region: str
     artefacts: Artefacts
+    tables: tuple[TableConfiguration, ...] = ()
+    deploy_paused: bool = False
 
     @classmethod
     def create(
@@ -62,6 +68,8 @@ class DeployContext:
         account: str | None = None,
         region: str | None = None,
         artefacts: Artefacts | None = None,
+        tables: tuple[TableConfiguration, ...] = (),
+        deploy_paused: bool = False,
     ) -> DeployContext:
         """A context for an instance; account and region default to deploy-time tokens."""
         instance_id = properties.get(common.ID)
@@ -73,6 +81,8 @@ class DeployContext:
             account=account or cdk.Aws.ACCOUNT_ID,
             region=region or cdk.Aws.REGION,
             artefacts=artefacts or Artefacts(),
+            tables=tables,
+            deploy_paused=deploy_paused,
         )
 
     # --- property access ------------------------------------------------------------------------------------------
@@ -100,8 +110,7 @@ class DeployContext:
     @property
     def optional_stacks(self) -> frozenset[str]:
         """The optional stacks to deploy, matched case-insensitively to Sleeper's names."""
-        by_lower = {name.lower(): name for name in common.OPTIONAL_STACKS_ALL}
-        return frozenset(by_lower[s.lower()] for s in self.get_list(common.OPTIONAL_STACKS) if s.lower() in by_lower)
+        return wanted_optional_stacks(self.properties)
 
     def has(self, stack: str) -> bool:
         """Whether an optional stack is deployed."""

@@ -16,8 +16,8 @@ from stacks.common import SleeperCore, secure_bucket
 
 
 class MonitoringStack(cdk.NestedStack):
-    """The alarm topic that dead-letter alarms notify (email from ``sleeper.errors.email``) and the bucket that
-    receives the server access logs of the instance's buckets."""
+    """The errors topic that every alarm notifies (email from ``sleeper.errors.email``; dead letters here, the rest in
+    ``stacks/alarms.py``) and the bucket that receives the server access logs of the instance's buckets."""
 
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper alarms and access logs")
@@ -31,7 +31,11 @@ class MonitoringStack(cdk.NestedStack):
         )
         key.add_to_resource_policy(
             iam.PolicyStatement(
-                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                # CloudWatch alarms and the EventBridge rule sending failed ECS tasks publish to the topic.
+                principals=[
+                    iam.ServicePrincipal("cloudwatch.amazonaws.com"),
+                    iam.ServicePrincipal("events.amazonaws.com"),
+                ],
                 actions=["kms:Decrypt", "kms:GenerateDataKey"],
                 resources=["*"],
             )

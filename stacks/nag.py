@@ -36,6 +36,13 @@ CUSTOM_RESOURCE_PROVIDER = (
     "runtime chosen by CDK; its own permissions are limited to PutObject/DeleteObject of instance.properties."
 )
 
+DDB3_BY_PROPERTY = (
+    "Point-in-time recovery of this table is the instance's choice: the snapshot tables follow "
+    "sleeper.statestore.dynamo.pointintimerecovery and the table index sleeper.tables.index.dynamo.pointintimerecovery "
+    "(off by default, as in Sleeper); trackers, the query table and the batcher store hold status records that "
+    "expire. The transaction logs, the only copy of each table's state, always have it."
+)
+
 ECS_AGENT = (
     "CDK's ECS agent permissions for the compaction EC2 hosts: the agent's Submit* state reports and its "
     "registration calls have no narrower form that ECS supports."
@@ -60,6 +67,14 @@ EMR6_NO_LOGINS = (
     "key pair is set when sleeper.bulk.import.emr.keypair.name is given, as in Sleeper; Kerberos is not needed for a "
     "cluster that runs only the instance's own Spark jobs."
 )
+
+
+def run_checks(app: cdk.App) -> None:
+    """Runs cdk-nag's AwsSolutions checks over the app when it synthesizes (``-c nag=true``), as a policy validation
+    plugin: an unacknowledged error fails the synthesis with a report naming the rule and the resource."""
+    import cdk_nag
+
+    cdk.Validations.of(app).add_plugins(cdk_nag.AwsSolutionsChecks(verbose=True))
 
 
 def acknowledge(scope: IConstruct, rule: str, reason: str) -> None:

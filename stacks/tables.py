@@ -6,6 +6,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
+from stacks import nag
 from stacks.context import DeployContext
 
 S = dynamodb.AttributeType.STRING
@@ -26,7 +27,7 @@ def table(
     removal_policy: cdk.RemovalPolicy | None = None,
 ) -> dynamodb.Table:
     """A table named ``sleeper-<id>-<suffix>``."""
-    return dynamodb.Table(
+    created = dynamodb.Table(
         scope,
         construct_id,
         table_name=ctx.table_name(suffix),
@@ -41,3 +42,6 @@ def table(
         stream=stream,
         removal_policy=removal_policy or ctx.removal_policy,
     )
+    if not point_in_time_recovery:
+        nag.acknowledge(created, "DDB3", nag.DDB3_BY_PROPERTY)
+    return created

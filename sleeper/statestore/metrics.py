@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Protocol
 
+from sleeper.core import naming
 from sleeper.statestore.store import StateStore
 
 __all__ = ["MetricsRuntime", "MetricsTable", "TableMetrics", "handle_table_metrics", "table_metrics"]
@@ -49,18 +50,19 @@ class TableMetrics:
     max_references_per_partition: int
 
     def values(self) -> dict[str, float]:
-        """Each metric by its CloudWatch name (Sleeper's names first)."""
-        return {
-            "ActiveFileCount": self.file_reference_count,
-            "RecordCount": self.row_count,
-            "PartitionCount": self.partition_count,
-            "LeafPartitionCount": self.leaf_partition_count,
-            "AverageActiveFilesPerPartition": self.average_references_per_partition,
-            "MinActiveFilesPerPartition": self.min_references_per_partition,
-            "MaxActiveFilesPerPartition": self.max_references_per_partition,
-            "FileCount": self.file_count,
-            "UnreferencedFileCount": self.unreferenced_file_count,
-        }
+        """Each metric by its CloudWatch name (Sleeper's names first: ``sleeper.core.naming.TABLE_METRICS``)."""
+        values = (
+            self.file_reference_count,
+            self.row_count,
+            self.partition_count,
+            self.leaf_partition_count,
+            self.average_references_per_partition,
+            self.min_references_per_partition,
+            self.max_references_per_partition,
+            self.file_count,
+            self.unreferenced_file_count,
+        )
+        return dict(zip(naming.TABLE_METRICS, values, strict=True))
 
 
 def table_metrics(instance_id: str, table_name: str, store: StateStore) -> TableMetrics:

@@ -52,7 +52,7 @@ class Synthesized:
 @pytest.fixture(scope="session")
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synthesized]:
     outdir = tmp_path_factory.mktemp("cdk.out")
-    app = cdk.App(analytics_reporting=False, outdir=str(outdir), context={"artefacts": "ecr"})
+    app = cdk.App(analytics_reporting=False, outdir=str(outdir), context={"artefacts": "ecr", "example": "true"})
     stack = sleeper_app.build(app)
     app.synth()
     templates = {"Instance": Template.from_stack(stack)}

@@ -64,7 +64,7 @@ def should_deploy_the_rules_clusters_and_buckets_the_naming_module_names(synthes
         names.rule(h.trigger.rule)
         for h in operations.HANDLERS
         if h.trigger.kind is TriggerKind.SCHEDULE and h.trigger.rule is not None
-    }
+    } | {names.rule(naming.ECS_TASK_FAILURE_RULE)}
     # When the example instance's are listed
     # Then they are those
     assert _names(synthesized, "AWS::Events::Rule", "Name") == rules

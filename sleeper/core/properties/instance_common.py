@@ -311,7 +311,8 @@ STATESTORE_PROVIDER_MIN_FREE_HEAP_TARGET_AMOUNT = _state.user(
 )
 DYNAMO_STATE_STORE_POINT_IN_TIME_RECOVERY = _state.user(
     "sleeper.statestore.dynamo.pointintimerecovery",
-    "Whether point in time recovery is enabled on the DynamoDB tables of the state store.",
+    "Whether point in time recovery is enabled on the snapshot tables of the state store. The transaction log "
+    "tables always have it: the log is the only copy of a table's state.",
     default="false",
     validation=BOOLEAN,
     redeploy=True,
