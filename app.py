@@ -50,6 +50,7 @@ EXAMPLE_OPTIONAL_STACKS = (
     "PersistentEmrBulkImportStack",
     "QueryStack",
     "WebSocketQueryStack",
+    "RestApiStack",
     "BulkExportStack",
     "KeepLambdaWarmStack",
     "CompactionStack",

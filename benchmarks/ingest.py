@@ -111,7 +111,7 @@ def run_one(method: str, input_path: Path, work_dir: Path) -> dict[str, Any]:
     else:
         import sleeper
         from sleeper.core.schema import Field, PrimitiveType, Schema
-        from sleeper.ingest import ingest_batches
+        from sleeper.ingest import IngestLimits, ingest_batches
 
         schema = Schema.of(
             row_keys=[Field("key", PrimitiveType.STRING)],
@@ -122,6 +122,12 @@ def run_one(method: str, input_path: Path, work_dir: Path) -> dict[str, Any]:
             "bench", schema, split_points=points, properties={"sleeper.table.ingest.file.writing.strategy": strategy}
         )
         buffer_bytes = rows.nbytes // SPILL_RUNS + 1 if method == "ingest_spill" else 16 * 1024 * 1024 * 1024
+        limits = IngestLimits(  # memory as before the ingest settings were honoured; local disk unbounded
+            batch_buffer_bytes=buffer_bytes,
+            working_buffer_bytes=16 * 1024 * 1024 * 1024,
+            max_local_store_bytes=1 << 60,
+            max_rows_per_local_write=65536,
+        )
         start = time.perf_counter()
         result = ingest_batches(
             table.schema,
@@ -129,7 +135,7 @@ def run_one(method: str, input_path: Path, work_dir: Path) -> dict[str, Any]:
             table.state_store,
             table.data_prefix,
             iter(batches),
-            buffer_bytes=buffer_bytes,
+            limits=limits,
             local_dir=work_dir / "local",
         )
         seconds = time.perf_counter() - start

@@ -42,6 +42,7 @@ from stacks.persistent_emr import PersistentEmrBulkImportStack
 from stacks.policies import ManagedPoliciesStack
 from stacks.properties import InstancePropertiesWriter
 from stacks.query import QueryStack
+from stacks.rest_api import RestApiStack
 from stacks.splitting import PartitionSplittingStack
 from stacks.state_store import StateStoreStack, StateStoreUpkeepStack
 from stacks.table_definer import TableDefinerStack
@@ -180,6 +181,7 @@ class SleeperInstanceStack(cdk.Stack):
             "BulkExport": lambda: BulkExportStack(self, "BulkExport", core),
             "TableMetrics": lambda: TableMetricsStack(self, "TableMetrics", core),
             "Athena": lambda: AthenaStack(self, "Athena", core),
+            "RestApi": lambda: RestApiStack(self, "RestApi", core),
             "ManagedPolicies": lambda: ManagedPoliciesStack(self, "ManagedPolicies", core),
             "TableDefiner": lambda: TableDefinerStack(self, "TableDefiner", core),
             "Alarms": lambda: AlarmsStack(self, "Alarms", core),

@@ -28,6 +28,7 @@ from sleeper.bulk_import.ports import BulkImportInstance
 from sleeper.bulk_import.runner import BulkImportOutcome, import_validated
 from sleeper.bulk_import.validation import validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
+from sleeper.core.operations import STATE_STORE_COMMITTER_Q
 from sleeper.core.trackers.runs import IngestRun, JobOutcome
 from sleeper.io.filesystem import FileSystemOptions
 
@@ -83,4 +84,5 @@ def run_started_bulk_import(
         if run.table_id is not None:
             run.failed(reasons)
         return BulkImportOutcome(job_id=job.id, outcome=JobOutcome.FAILED, table_id=run.table_id, reasons=reasons)
-    return import_validated(run, validation, table, spark=spark, options=options, clock=clock)
+    committer = instance.queue(STATE_STORE_COMMITTER_Q)
+    return import_validated(run, validation, table, spark=spark, options=options, clock=clock, committer=committer)

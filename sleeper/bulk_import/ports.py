@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from sleeper.core.queue import Queue
 from sleeper.core.trackers.ingest import IngestJobTracker
 from sleeper.statestore.tables import SleeperTable, TableLookup
 
@@ -15,9 +16,14 @@ BulkImportTable = SleeperTable
 
 
 class BulkImportInstance(TableLookup, Protocol):
-    """The instance a bulk import job runs in: its tables and the ingest job tracker (which tracks bulk imports)."""
+    """The instance a bulk import job runs in: its tables, the ingest job tracker (which tracks bulk imports) and its
+    queues (the state store committer's, for asynchronous commits)."""
 
     @property
     def ingest_job_tracker(self) -> IngestJobTracker:
         """Where job runs are recorded."""
+        ...
+
+    def queue(self, logical_name: str) -> Queue:
+        """The queue with this logical name (for example ``StateStoreCommitterQ.fifo``)."""
         ...

@@ -10,6 +10,12 @@ job run twice adds its rows once (and a job id already used for other input file
 * if another run of the job commits between this run's check and its commit, the state store skips this run's
   transaction, and this run deletes the files it wrote.
 
+When the table's ``sleeper.table.bulk.import.job.files.commit.async`` is true (by default it is, for transaction log
+state stores, as in Sleeper), the ADD_FILES transaction, carrying the job, run and task, is sent to the state store
+committer instead (:func:`sleeper.statestore.committer.send_transaction`), and the run is recorded finished with its
+files committed separately: the committer records the files added when it applies them, or the run failed if another
+run's commit of the job came first.
+
 The run is then recorded as finished (with the rows read and written), or failed with the error. The Spark job runs
 the algorithm the job's ``className`` or ``sleeper.bulk.import.class.name`` selects (:attr:`JobValidation.algorithm`).
 """
@@ -27,10 +33,15 @@ from sleeper.bulk_import.validation import JobValidation, validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.jobs.bulk_import_algorithm import BulkImportAlgorithm
 from sleeper.core.jobs.exceptions import MessageError
+from sleeper.core.operations import STATE_STORE_COMMITTER_Q
+from sleeper.core.properties.table import BULK_IMPORT_FILES_COMMIT_ASYNC
+from sleeper.core.queue import Queue
 from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.statestore.references import FileReference
+from sleeper.core.statestore.transactions.files import AddFilesTransaction
 from sleeper.core.trackers.runs import IngestRun, JobOutcome, RunFailure
 from sleeper.io.filesystem import FileSystemOptions
+from sleeper.statestore.committer import send_transaction
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -52,6 +63,7 @@ class BulkImportResult:
         already_added: True if the job's files had been added before (by an earlier run, or by another run that
             committed first), so this run added nothing.
         seconds: Wall time of the Spark work by phase.
+        commit_sent: True if the files were sent to the state store committer rather than committed.
     """
 
     rows_read: int
@@ -60,6 +72,7 @@ class BulkImportResult:
     partitions_added: int = 0
     already_added: bool = False
     seconds: dict[str, float] = field(default_factory=dict)
+    commit_sent: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,7 +148,8 @@ def run_bulk_import(
             job_id=job.id, outcome=JobOutcome.REJECTED, table_id=run.table_id, files=uris, reasons=reasons
         )
     run.validated(file_count=len(uris))
-    return import_validated(run, validation, table, spark=spark, options=options, clock=clock)
+    committer = instance.queue(STATE_STORE_COMMITTER_Q)
+    return import_validated(run, validation, table, spark=spark, options=options, clock=clock, committer=committer)
 
 
 def import_validated(
@@ -146,6 +160,7 @@ def import_validated(
     spark: SparkSession | None,
     options: FileSystemOptions | None,
     clock: Callable[[], datetime],
+    committer: Queue,
 ) -> BulkImportOutcome:
     """Records the run started, writes the job's data with Spark and commits it once per job id, and records the
     run finished, or failed with the error (returned, not raised). Used by :func:`run_bulk_import` and by the Spark
@@ -158,21 +173,40 @@ def import_validated(
         spark: The Spark session; a local one is started and stopped around the job if omitted.
         options: How to reach S3.
         clock: The time of the state store commit.
+        committer: The state store committer's queue, for a table that commits its files asynchronously.
 
     Returns:
         How the job ended: finished, or failed with the reasons.
     """
     uris = tuple(f.uri for f in validation.files)
     run.started(file_count=len(uris))
-    result = run.attempt(lambda: _write_and_commit(run, validation, table, spark=spark, options=options, clock=clock))
+    commits_async = table.properties.get_bool(BULK_IMPORT_FILES_COMMIT_ASYNC)
+    send_commit = _commit_sender(committer, table) if commits_async else None
+    result = run.attempt(
+        lambda: _write_and_commit(
+            run, validation, table, spark=spark, options=options, clock=clock, send_commit=send_commit
+        )
+    )
     if isinstance(result, RunFailure):
         return BulkImportOutcome(
             job_id=run.job_id, outcome=JobOutcome.FAILED, table_id=run.table_id, files=uris, reasons=result.reasons
         )
-    run.finished(rows_read=result.rows_read, rows_written=result.rows_written, files_written=len(result.references))
+    run.finished(
+        rows_read=result.rows_read,
+        rows_written=result.rows_written,
+        files_written=len(result.references),
+        committed_separately=result.commit_sent,
+    )
     return BulkImportOutcome(
         job_id=run.job_id, outcome=JobOutcome.FINISHED, table_id=run.table_id, files=uris, result=result
     )
+
+
+def _commit_sender(committer: Queue, table: BulkImportTable) -> Callable[[AddFilesTransaction], None]:
+    def send(transaction: AddFilesTransaction) -> None:
+        send_transaction(committer, table.state_store, transaction)
+
+    return send
 
 
 def _write_and_commit(
@@ -183,6 +217,7 @@ def _write_and_commit(
     spark: SparkSession | None,
     options: FileSystemOptions | None,
     clock: Callable[[], datetime],
+    send_commit: Callable[[AddFilesTransaction], None] | None,
 ) -> BulkImportResult:
     state_store = table.state_store
     if state_store.job_already_added(run.job_id, validation.inputs_hash):
@@ -214,6 +249,7 @@ def _write_and_commit(
         options=options,
         clock=clock,
         data_prefix=table.data_prefix,
+        send_commit=send_commit,
     )
     return BulkImportResult(
         rows_read=committed.rows_read,
@@ -222,6 +258,7 @@ def _write_and_commit(
         partitions_added=written.partitions_added,
         already_added=committed.already_added,
         seconds=dict(written.seconds),
+        commit_sent=committed.commit_sent,
     )
 
 
@@ -237,23 +274,37 @@ def commit_bulk_import_files(
     clock: Callable[[], datetime],
     data_prefix: str,
     inputs_hash: str | None = None,
+    send_commit: Callable[[AddFilesTransaction], None] | None = None,
 ) -> BulkImportResult:
     """Commits the files in one ADD_FILES with the job id and the hash of its input files; drops them if another run
-    of the job committed first, or if the state store refuses them (``JobIdReusedError`` for other input files)."""
+    of the job committed first, or if the state store refuses them (``JobIdReusedError`` for other input files).
+    With ``send_commit`` the transaction is sent to the state store committer instead (the files are dropped if
+    sending fails)."""
     if not references:
         return BulkImportResult(rows_read=rows_read, rows_written=0)
+    transaction = AddFilesTransaction.of_references(
+        references,
+        job_id=job_id,
+        task_id=task_id,
+        job_run_id=job_run_id,
+        written_time=clock(),
+        inputs_hash=inputs_hash,
+    )
     try:
-        state_store.add_files(
-            references,
-            job_id=job_id,
-            task_id=task_id,
-            job_run_id=job_run_id,
-            written_time=clock(),
-            inputs_hash=inputs_hash,
-        )
+        if send_commit is not None:
+            send_commit(transaction)
+        else:
+            state_store.commit(transaction)
     except BaseException:
         delete_written(references, data_prefix, options)
         raise
+    if send_commit is not None:
+        return BulkImportResult(
+            rows_read=rows_read,
+            rows_written=sum(r.number_of_rows for r in references),
+            references=tuple(references),
+            commit_sent=True,
+        )
     first = references[0]
     if not any(r.filename == first.filename for r in state_store.references_on_partition(first.partition_id)):
         # another run of the job committed first, so the state store skipped this commit: drop this run's files

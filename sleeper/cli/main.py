@@ -461,6 +461,11 @@ def ingest(
     if outcome.outcome is not JobOutcome.FINISHED or outcome.result is None:
         raise SleeperError(f"ingest job {job.id} {outcome.outcome.value.lower()}: {'; '.join(outcome.reasons)}")
     result = outcome.result
+    if result.commit_sent:  # the table commits asynchronously: play the committer here, as 'run' would
+        from sleeper.runtime.local.admin import LocalAdmin
+
+        if isinstance(admin, LocalAdmin):  # always: local_instance() above accepts only a local instance
+            admin.apply_job_commit(name, job.id)
     if as_json:
         _print_json(
             {

@@ -114,6 +114,11 @@ def bulk_import(
     if outcome.outcome is not JobOutcome.FINISHED or outcome.result is None:
         raise SleeperError(f"bulk import job {job.id} {outcome.outcome.value.lower()}: {'; '.join(outcome.reasons)}")
     result = outcome.result
+    if result.commit_sent:  # the table commits asynchronously: play the committer here, as 'run' would
+        from sleeper.runtime.local.admin import LocalAdmin
+
+        if isinstance(admin, LocalAdmin):  # always: local_instance() above accepts only a local instance
+            admin.apply_job_commit(name, job.id, what="bulk import job")
     if as_json:
         print_json(
             {

@@ -197,6 +197,8 @@ WEBSOCKET_QUERY_STAGE: Final = "live"
 """The WebSocket query API's stage: its URL is ``wss://<api id>.execute-api.<region>.amazonaws.com/live``."""
 REST_API_FUNCTION: Final = "rest-api-handler"
 """The REST API's function; the HTTP API is named after it, as in Sleeper."""
+REST_API_TABLES_PATH: Final = "/sleeper/tables"
+"""The REST API's tables resource, as Sleeper's REST API names it."""
 
 # ECS clusters, task definition families and the EMR Serverless application (``function_name`` suffixes)
 INGEST_CLUSTER: Final = "ingest-cluster"

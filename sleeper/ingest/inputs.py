@@ -18,7 +18,7 @@ from sleeper.core.schema import Schema
 from sleeper.core.statestore.state import input_files_hash
 from sleeper.ingest.exceptions import IngestError
 from sleeper.ingest.ports import IngestTable
-from sleeper.ingest.standard import DEFAULT_BUFFER_BYTES, IngestResult, ingest_batches
+from sleeper.ingest.standard import IngestLimits, IngestResult, ingest_batches
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.input_files import InputFile, expand_paths, read_batches
@@ -105,7 +105,7 @@ def ingest_rows(
     data: IngestInput,
     *,
     job_id: str | None = None,
-    buffer_bytes: int = DEFAULT_BUFFER_BYTES,
+    limits: IngestLimits | None = None,
     local_dir: str | Path | None = None,
     options: FileSystemOptions | None = None,
 ) -> IngestResult:
@@ -116,7 +116,7 @@ def ingest_rows(
         data: Record batches, a pyarrow Table, a list of dicts (one per row), or Parquet file or directory paths.
         job_id: An ingest job id: if its files were added before, nothing is done (idempotent retries); if they were
             added from other Parquet files, ``JobIdReusedError`` is raised and nothing is added.
-        buffer_bytes: The in-memory sort buffer.
+        limits: The memory and local disk limits; by default those the table's and instance's properties set.
         local_dir: Where sorted runs spill.
         options: How to reach S3 for S3 paths and data.
 
@@ -139,7 +139,7 @@ def ingest_rows(
         batches,
         job_id=job_id,
         inputs_hash=inputs_hash,
-        buffer_bytes=buffer_bytes,
+        limits=limits,
         local_dir=local_dir,
         options=options,
     )

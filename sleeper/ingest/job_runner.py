@@ -12,7 +12,14 @@ A job names a table and Parquet files or directories. :class:`IngestJobRunner` c
 A rejected job is recorded in the ingest job tracker with its reasons and changes nothing. An accepted job is recorded
 as validated and started, its files are read in order as Arrow batches and given to
 :func:`sleeper.ingest.standard.ingest_batches` with the job id and the input files hash (so a job delivered twice adds
-its rows once), and it is recorded as finished, or failed with the error.
+its rows once), within the memory and local disk limits the properties set, and it is recorded as finished, or
+failed with the error.
+
+When the table's ``sleeper.table.ingest.job.files.commit.async`` is true (by default it is, for transaction log state
+stores, as in Sleeper), the job does not commit its files: it sends the ADD_FILES transaction, carrying the job id,
+the run and the task, to the state store committer's queue (its body uploaded first if too big for a message) and is
+recorded as finished with its files committed separately. The committer records the files added on the run when it
+applies the transaction (:mod:`sleeper.statestore.committer`), which completes the run in the tracker.
 
 :func:`run_ingest_queue` takes jobs from the instance's ``IngestJobQ``: finished and rejected jobs are deleted from
 the queue, failed ones are left to be delivered again (and reach the dead-letter queue after the queue's
@@ -33,15 +40,19 @@ from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.operations import INGEST_JOB_Q as INGEST_JOB_QUEUE
+from sleeper.core.operations import STATE_STORE_COMMITTER_Q
+from sleeper.core.properties.table import INGEST_FILES_COMMIT_ASYNC
 from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.statestore.state import input_files_hash
+from sleeper.core.statestore.transactions.files import AddFilesTransaction
 from sleeper.core.trackers.runs import IngestRun, JobOutcome, RunFailure
 from sleeper.ingest.ports import IngestInstance, IngestTable
-from sleeper.ingest.standard import DEFAULT_BUFFER_BYTES, IngestResult, ingest_batches
+from sleeper.ingest.standard import IngestLimits, IngestResult, ingest_batches
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.exceptions import InputFileError, SchemaMismatchError
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.input_files import InputFile, expand_paths, read_batches, read_footer, schema_problems
+from sleeper.statestore.committer import send_transaction
 
 __all__ = [
     "INGEST_JOB_QUEUE",
@@ -98,11 +109,14 @@ class IngestJobRunner:
     Args:
         instance: The instance (tables, ingest job tracker).
         task_id: The task running the jobs, recorded in the tracker.
-        buffer_bytes: The ingest memory buffer (see :func:`sleeper.ingest.standard.ingest_batches`).
-        local_dir: Where ingest spills sorted runs.
+        limits: The memory and local disk limits; by default those each table's and the instance's properties set
+            (:class:`sleeper.ingest.local_store.IngestLimits`).
+        local_dir: Where ingest writes sorted runs.
         options: How to reach S3 for S3 paths (``bucket/key``, ``s3://``, ``s3a://``).
         filesystem: A filesystem to read every input path from instead of the one its form names (tests).
         clock: The time of tracker updates (timezone-aware).
+        async_commit: Whether to send the files to the state store committer; None follows each table's
+            ``sleeper.table.ingest.job.files.commit.async``.
     """
 
     def __init__(
@@ -110,15 +124,17 @@ class IngestJobRunner:
         instance: IngestInstance,
         *,
         task_id: str | None = None,
-        buffer_bytes: int = DEFAULT_BUFFER_BYTES,
+        limits: IngestLimits | None = None,
         local_dir: str | Path | None = None,
         options: FileSystemOptions | None = None,
         filesystem: pafs.FileSystem | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(tz=UTC),
+        async_commit: bool | None = None,
     ) -> None:
         self._instance = instance
         self._task_id = task_id
-        self._buffer_bytes = buffer_bytes
+        self._limits = limits
+        self._async_commit = async_commit
         self._local_dir = local_dir
         self._options = options
         self._filesystem = filesystem
@@ -184,6 +200,7 @@ class IngestJobRunner:
             return self._reject(job, run, files, tuple(reasons))
         run.validated(file_count=len(files))
         run.started(file_count=len(files))
+        send_commit = self._commit_sender(table) if self._commits_async(table) else None
         result = run.attempt(
             lambda: ingest_batches(
                 table.schema,
@@ -194,9 +211,12 @@ class IngestJobRunner:
                 job_id=job.id,
                 inputs_hash=inputs_hash,
                 local_dir=self._local_dir,
-                buffer_bytes=self._buffer_bytes,
+                limits=self._limits,
                 filesystem=self._filesystem,
                 options=self._options,
+                send_commit=send_commit,
+                task_id=self._task_id if send_commit is not None else None,
+                job_run_id=run.run_id if send_commit is not None else None,
             ),
             # the job's data, not this code, is at fault (a file that cannot be decoded, a value that does not fit the
             # table's type): its message says why
@@ -206,10 +226,28 @@ class IngestJobRunner:
             return IngestJobOutcome(
                 job_id=job.id, outcome=JobOutcome.FAILED, table_id=run.table_id, files=files, reasons=result.reasons
             )
-        run.finished(rows_read=result.rows_read, rows_written=result.rows_written, files_written=len(result.files))
+        run.finished(
+            rows_read=result.rows_read,
+            rows_written=result.rows_written,
+            files_written=len(result.files),
+            committed_separately=result.commit_sent,
+        )
         return IngestJobOutcome(
             job_id=job.id, outcome=JobOutcome.FINISHED, table_id=run.table_id, files=files, result=result
         )
+
+    def _commits_async(self, table: IngestTable) -> bool:
+        if self._async_commit is not None:
+            return self._async_commit
+        return table.properties.get_bool(INGEST_FILES_COMMIT_ASYNC)
+
+    def _commit_sender(self, table: IngestTable) -> Callable[[AddFilesTransaction], None]:
+        queue = self._instance.queue(STATE_STORE_COMMITTER_Q)
+
+        def send(transaction: AddFilesTransaction) -> None:
+            send_transaction(queue, table.state_store, transaction)
+
+        return send
 
     # --- validation ------------------------------------------------------------------------------------------
     def _table_by_id(self, table_id: str) -> IngestTable | None:

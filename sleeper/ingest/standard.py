@@ -1,21 +1,30 @@
 """Standard ingest (spec 3.1): rows in, sorted files per leaf partition out, committed in one ADD_FILES.
 
 :func:`ingest_batches` takes Arrow record batches in any order. Each batch is given the table's Arrow schema
-(:func:`sleeper.io.arrow_schema.conform_batch`) and buffered in memory. When the buffer holds ``buffer_bytes`` the
-rows are sorted by row keys then sort keys and spilled to a local temporary directory as an Arrow IPC file (a sorted
-run). When the input ends the runs (and the rows still buffered) are merged (:func:`sleeper.io.merge.merge_sorted`),
-the table's filters, aggregations and iterator applied (:class:`sleeper.iterators.pipeline.RowIterators`), and the
-sorted stream is cut at the boundaries of the leaf partitions and written as Parquet data files (with sketches) under
-the table's data prefix, as the table's ``sleeper.table.ingest.file.writing.strategy`` says:
+(:func:`sleeper.io.arrow_schema.conform_batch`) and held in memory, within the limits Sleeper's ingest settings give
+(:class:`sleeper.ingest.local_store.IngestLimits`: ``sleeper.ingest.arrow.*``, or ``sleeper.ingest.memory.max.batch
+.size`` and ``sleeper.ingest.max.local.rows`` for the ``arraylist`` row batch type). When memory is full the rows are
+sorted by row keys then sort keys and written to a local temporary directory as an Arrow IPC file (a sorted run).
+When the local runs are full, and when the input ends, the runs and the rows in memory are merged
+(:func:`sleeper.io.merge.merge_sorted`), the table's filters, aggregations and iterator applied
+(:class:`sleeper.iterators.pipeline.RowIterators`), and the sorted stream is cut at the boundaries of the leaf
+partitions and written as Parquet data files (with sketches) under the table's data prefix, as the table's
+``sleeper.table.ingest.file.writing.strategy`` says; the local runs are then deleted. So a job of any size needs
+memory and local disk within the settings: only the data files grow with it.
 
-* ``one_reference_per_leaf`` (the default): one file in the root partition's folder, with one exact reference per
-  leaf partition that holds any of its rows (``onlyContainsDataForThisPartition`` only if there is one such leaf);
-* ``one_file_per_leaf``: one file per leaf partition holding rows, in that leaf's folder.
+* ``one_reference_per_leaf`` (the default): one file in the root partition's folder per write, with one exact
+  reference per leaf partition that holds any of its rows (``onlyContainsDataForThisPartition`` only if there is
+  one such leaf);
+* ``one_file_per_leaf``: one file per leaf partition holding rows, in that leaf's folder, per write.
 
-The files are then committed with one ADD_FILES transaction carrying the job id, if any, and the hash of the job's
-input files, if known: a job id already added from the same input is a no-op, from other input it is refused
-(``JobIdReusedError``). Nothing loops over rows in Python: cutting at leaf boundaries compares whole key columns with
-pyarrow.
+The partition tree is read before the first write and again before a later write once
+``sleeper.ingest.partition.refresh.period`` has passed. Every file a job wrote is committed with one ADD_FILES
+transaction at its end, carrying the job id, if any, and the hash of the job's input files, if known: a job id
+already added from the same input is a no-op, from other input it is refused (``JobIdReusedError``). Sleeper commits
+each write separately, so a job that fails after a write leaves those rows in the table and a retry adds them again;
+one commit per job keeps a job all or nothing and a redelivered job's rows once. With ``send_commit`` (asynchronous
+commits) the transaction goes to the state store committer instead. Nothing loops over rows in Python: cutting at
+leaf boundaries compares whole key columns with pyarrow.
 """
 
 from __future__ import annotations
@@ -24,8 +33,8 @@ import tempfile
 import time
 import uuid
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,12 +49,13 @@ from sleeper.core.jobs.paths import join_under
 from sleeper.core.partition import Partition, PartitionTree
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.references import FileReference
+from sleeper.core.statestore.transactions.files import AddFilesTransaction
 from sleeper.ingest.exceptions import IngestConfigError, IngestError
-from sleeper.io.arrow_schema import arrow_schema, conform_batch
+from sleeper.ingest.local_store import IngestLimits, LocalStore
+from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolve
 from sleeper.io.merge import merge_sorted
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter, WrittenFile
-from sleeper.io.sort import sort_table
 from sleeper.iterators.pipeline import RowIterators
 from sleeper.sketches import sketches_path
 
@@ -54,27 +64,21 @@ if TYPE_CHECKING:
     from sleeper.statestore.store import StateStore
 
 __all__ = [
-    "DEFAULT_BUFFER_BYTES",
     "FILE_WRITING_STRATEGIES",
     "FILE_WRITING_STRATEGY_PROPERTY",
     "ONE_FILE_PER_LEAF",
     "ONE_REFERENCE_PER_LEAF",
+    "IngestLimits",
     "IngestResult",
     "LeafSplitter",
     "file_writing_strategy",
     "ingest_batches",
 ]
 
-DEFAULT_BUFFER_BYTES = 256 * 1024 * 1024
-"""How many bytes of Arrow data are buffered in memory before they are sorted and spilled to local disk."""
-
 FILE_WRITING_STRATEGY_PROPERTY = "sleeper.table.ingest.file.writing.strategy"
 ONE_REFERENCE_PER_LEAF = "one_reference_per_leaf"
 ONE_FILE_PER_LEAF = "one_file_per_leaf"
 FILE_WRITING_STRATEGIES = (ONE_REFERENCE_PER_LEAF, ONE_FILE_PER_LEAF)
-
-_RUN_BATCH_ROWS = 65536
-"""Rows per batch of a spilled run, and of the in-memory run at the end."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,17 +90,24 @@ class IngestResult:
         rows_written: Rows written to data files (fewer than read if filters or aggregations dropped or combined
             rows).
         files: The data files written, in key order.
-        references: The file references committed, in key order of their leaf partitions.
-        runs_spilled: How many sorted runs were spilled to local disk because the buffer filled.
+        references: The file references committed (or sent to the committer), in key order of their leaf
+            partitions within each write to the table.
+        runs_spilled: How many sorted runs were written to local disk because memory filled.
+        table_writes: How many times the rows held locally were merged and written to the table as data files.
+        peak_local_bytes: The most bytes the sorted runs held on local disk at once.
         already_added: True if the job's files had been added before, so nothing was read, written or committed.
+        commit_sent: True if the ADD_FILES transaction was sent to the state store committer rather than committed.
     """
 
-    rows_read: int
-    rows_written: int
+    rows_read: int = 0
+    rows_written: int = 0
     files: tuple[WrittenFile, ...] = field(default=())
     references: tuple[FileReference, ...] = field(default=())
     runs_spilled: int = 0
+    table_writes: int = 0
+    peak_local_bytes: int = 0
     already_added: bool = False
+    commit_sent: bool = False
 
 
 def file_writing_strategy(properties: TableProperties) -> str:
@@ -124,18 +135,23 @@ def ingest_batches(
     inputs_hash: str | None = None,
     now_ms: int | None = None,
     local_dir: str | Path | None = None,
-    buffer_bytes: int = DEFAULT_BUFFER_BYTES,
+    limits: IngestLimits | None = None,
     filesystem: pafs.FileSystem | None = None,
     options: FileSystemOptions | None = None,
     writer_thread: bool = True,
+    send_commit: Callable[[AddFilesTransaction], None] | None = None,
+    task_id: str | None = None,
+    job_run_id: str | None = None,
 ) -> IngestResult:
     """Sorts rows, writes them to data files per leaf partition and commits the files to the state store.
 
     Args:
         table_schema: The table schema.
-        table_properties: The table properties (file writing strategy, Parquet settings, filters, aggregations).
-        state_store: The table's state store: its partition tree is read once the input ends, and the files are
-            committed to it.
+        table_properties: The table properties (file writing strategy, Parquet settings, filters, aggregations), with
+            its instance's properties (the ingest limits).
+        state_store: The table's state store: its partition tree is read before the first write to the table (and
+            again before a later write once ``sleeper.ingest.partition.refresh.period`` has passed), and the files
+            are committed to it.
         data_prefix: The URI under which the table's files live; files go to
             ``<data_prefix>/data/partition_<id>/<uuid>.parquet``.
         batches: The rows, in any order. Each batch must hold the table's columns (extra columns are dropped).
@@ -145,20 +161,25 @@ def ingest_batches(
         inputs_hash: The ``input_files_hash`` of the job's input files, if it read files: recorded with the job id,
             so the id cannot be reused for other files.
         now_ms: The time age-off filters measure from, in epoch milliseconds; now if omitted.
-        local_dir: Where to make the temporary directory for sorted runs spilled to disk (created if missing); the
-            system's temporary directory if omitted. The temporary directory is removed when the ingest ends.
-        buffer_bytes: How many bytes of rows to hold in memory before sorting and spilling them.
+        local_dir: Where to make the temporary directory for sorted runs written to local disk (created if missing);
+            the system's temporary directory if omitted. The temporary directory is removed when the ingest ends.
+        limits: The memory and local disk limits; by default those the properties set
+            (:meth:`IngestLimits.from_properties`).
         filesystem: A filesystem to write data files to instead of the one ``data_prefix`` names.
         options: How to reach S3.
         writer_thread: Encode Parquet on a background thread while the merge runs.
+        send_commit: Sends the ADD_FILES transaction to the state store committer instead of committing it here
+            (``sleeper.table.ingest.job.files.commit.async``). If sending raises, the files written are deleted.
+        task_id: The task running the job, carried by the transaction.
+        job_run_id: The run of the job, carried by the transaction (the committer's tracker update names it).
 
     Returns:
-        The rows read and written, the files and the references committed.
+        The rows read and written, the files and the references committed (or sent to the committer).
 
     Raises:
         SchemaMismatchError: If a batch lacks a column of the table or holds it with another type (the error names
-            the batch and the column); nothing is written.
-        IngestConfigError: If the buffer size or the file writing strategy is invalid.
+            the batch and the column); nothing is committed.
+        IngestConfigError: If a limit or the file writing strategy is invalid.
         IteratorConfigError: If the table's filters or aggregations are invalid, or its iterator cannot be loaded
             (``IteratorLoadError``, before anything is read).
         IteratorRunError: If the table's iterator fails or breaks its contract; nothing is committed.
@@ -166,9 +187,8 @@ def ingest_batches(
             is written, and again by the commit); nothing is added.
         StateStoreError: If the table has no partitions or the commit does not fit the state store.
     """
-    if buffer_bytes < 1:
-        raise IngestConfigError(f"buffer_bytes must be positive, got {buffer_bytes}")
     strategy = file_writing_strategy(table_properties)
+    chosen = limits if limits is not None else IngestLimits.from_properties(table_properties)
     if job_id is not None and state_store.job_already_added(job_id, inputs_hash):
         return IngestResult(rows_read=0, rows_written=0, already_added=True)
     processor = RowIterators.for_table(
@@ -177,51 +197,68 @@ def ingest_batches(
         now_ms=now_ms if now_ms is not None else int(time.time() * 1000),
         writes=True,
     )
-    settings = ParquetSettings.from_table_properties(table_properties)
-    target = arrow_schema(table_schema)
     key_names = table_schema.key_names
+    writer = _TableWriter(
+        table_schema,
+        state_store,
+        data_prefix.rstrip("/"),
+        strategy,
+        key_names=key_names,
+        processor=processor,
+        refresh_seconds=chosen.partition_refresh_seconds,
+        settings=ParquetSettings.from_table_properties(table_properties),
+        filesystem=filesystem,
+        options=options,
+        writer_thread=writer_thread,
+    )
     if local_dir is not None:
         Path(local_dir).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="sleeper-ingest-", dir=local_dir) as spill_dir:
-        runs = _SortedRuns(target, key_names, buffer_bytes, Path(spill_dir))
-        for batch in batches:
-            runs.add(batch)
-        crash_point("ingest.after_input_sorted")
-        if runs.rows == 0:
-            return IngestResult(rows_read=0, rows_written=0, runs_spilled=runs.spill_count)
-        leaves = LeafSplitter(table_schema, state_store.partition_tree())
-        streams = runs.finish()
-        merged = merge_sorted(streams, key_names) if len(streams) > 1 else iter(streams[0])
-        output = _FileOutput(
-            table_schema,
-            leaves,
-            data_prefix.rstrip("/"),
-            strategy,
-            settings=settings,
-            filesystem=filesystem,
-            options=options,
-            writer_thread=writer_thread,
-        )
-        output.write_all(processor.apply(merged))
-    if output.references:
-        crash_point("ingest.after_files_written")
-        try:
-            state_store.add_files(
-                output.references, job_id=job_id, written_time=datetime.now(tz=UTC), inputs_hash=inputs_hash
-            )
-        except BaseException:
-            output.delete_files()
-            raise
-        if job_id is not None and not _was_added(state_store, output.references[0]):
-            # another run of the job committed first, so the state store skipped this commit: drop the files
-            output.delete_files()
-            return IngestResult(rows_read=runs.rows, rows_written=0, runs_spilled=runs.spill_count, already_added=True)
-    return IngestResult(
-        rows_read=runs.rows,
-        rows_written=output.rows_written,
-        files=tuple(output.files),
-        references=tuple(output.references),
-        runs_spilled=runs.spill_count,
+    try:
+        with tempfile.TemporaryDirectory(prefix="sleeper-ingest-", dir=local_dir) as spill_dir:
+            store = LocalStore(arrow_schema(table_schema), key_names, chosen, Path(spill_dir), writer.write)
+            for batch in batches:
+                store.add(batch)
+            crash_point("ingest.after_input_sorted")
+            store.finish()
+    except BaseException:
+        writer.delete_files()
+        raise
+    counts = IngestResult(
+        rows_read=store.rows,
+        runs_spilled=store.runs_written,
+        table_writes=store.table_writes,
+        peak_local_bytes=store.peak_local_bytes,
+    )
+    references = writer.references
+    if not references:
+        return replace(counts, rows_written=writer.rows_written, files=tuple(writer.files))
+    crash_point("ingest.after_files_written")
+    transaction = AddFilesTransaction.of_references(
+        references,
+        job_id=job_id,
+        task_id=task_id,
+        job_run_id=job_run_id,
+        written_time=datetime.now(tz=UTC),
+        inputs_hash=inputs_hash,
+    )
+    try:
+        if send_commit is not None:
+            send_commit(transaction)
+        else:
+            state_store.commit(transaction)
+    except BaseException:
+        writer.delete_files()
+        raise
+    if send_commit is None and job_id is not None and not _was_added(state_store, references[0]):
+        # another run of the job committed first, so the state store skipped this commit: drop the files
+        writer.delete_files()
+        return replace(counts, already_added=True)
+    return replace(
+        counts,
+        rows_written=writer.rows_written,
+        files=tuple(writer.files),
+        references=tuple(references),
+        commit_sent=send_commit is not None,
     )
 
 
@@ -229,65 +266,82 @@ def _was_added(state_store: StateStore, reference: FileReference) -> bool:
     return any(r.filename == reference.filename for r in state_store.references_on_partition(reference.partition_id))
 
 
-class _SortedRuns:
-    """Buffers conformed batches and spills them as sorted Arrow IPC runs when the buffer fills."""
+class _TableWriter:
+    """Merges the local store's sorted streams and writes them to data files, each time the store is full.
 
-    def __init__(self, target: pa.Schema, key_names: Sequence[str], buffer_bytes: int, spill_dir: Path) -> None:
-        self._target = target
+    The partition tree is read before the first write and again before a later one once the refresh period has
+    passed since it was last read (``sleeper.ingest.partition.refresh.period``, as Sleeper's ingest coordinator).
+    """
+
+    def __init__(
+        self,
+        schema: Schema,
+        state_store: StateStore,
+        data_prefix: str,
+        strategy: str,
+        *,
+        key_names: Sequence[str],
+        processor: RowIterators,
+        refresh_seconds: float,
+        settings: ParquetSettings,
+        filesystem: pafs.FileSystem | None,
+        options: FileSystemOptions | None,
+        writer_thread: bool,
+    ) -> None:
+        self._schema = schema
+        self._state_store = state_store
+        self._prefix = data_prefix
+        self._strategy = strategy
         self._key_names = tuple(key_names)
-        self._buffer_bytes = buffer_bytes
-        self._spill_dir = spill_dir
-        self._pending: list[pa.RecordBatch] = []
-        self._pending_bytes = 0
-        self._spills: list[Path] = []
-        self._batches_seen = 0
-        self.rows = 0
+        self._processor = processor
+        self._refresh_seconds = refresh_seconds
+        self._settings = settings
+        self._filesystem = filesystem
+        self._options = options
+        self._writer_thread = writer_thread
+        self._leaves: LeafSplitter | None = None
+        self._read_at = 0.0
+        self._outputs: list[_FileOutput] = []
+        self.partition_reads = 0
+
+    def write(self, streams: list[Iterable[pa.RecordBatch]]) -> None:
+        merged = merge_sorted(streams, self._key_names) if len(streams) > 1 else iter(streams[0])
+        output = _FileOutput(
+            self._schema,
+            self._current_leaves(),
+            self._prefix,
+            self._strategy,
+            settings=self._settings,
+            filesystem=self._filesystem,
+            options=self._options,
+            writer_thread=self._writer_thread,
+        )
+        self._outputs.append(output)
+        output.write_all(self._processor.apply(merged))
+
+    def _current_leaves(self) -> LeafSplitter:
+        now = time.monotonic()
+        if self._leaves is None or now - self._read_at > self._refresh_seconds:
+            self._leaves = LeafSplitter(self._schema, self._state_store.partition_tree())
+            self._read_at = now
+            self.partition_reads += 1
+        return self._leaves
 
     @property
-    def spill_count(self) -> int:
-        """The number of runs spilled to disk so far."""
-        return len(self._spills)
+    def files(self) -> list[WrittenFile]:
+        return [f for output in self._outputs for f in output.files]
 
-    def add(self, batch: pa.RecordBatch | pa.Table) -> None:
-        parts = batch.to_batches() if isinstance(batch, pa.Table) else [batch]
-        self._batches_seen += 1
-        for part in parts:
-            conformed = conform_batch(part, self._target, where=f"ingest batch {self._batches_seen}")
-            if conformed.num_rows == 0:
-                continue
-            self.rows += conformed.num_rows
-            self._pending.append(conformed)
-            self._pending_bytes += conformed.nbytes
-            if self._pending_bytes >= self._buffer_bytes:
-                self._spill()
+    @property
+    def references(self) -> list[FileReference]:
+        return [r for output in self._outputs for r in output.references]
 
-    def _take_sorted(self) -> pa.Table:
-        table = pa.Table.from_batches(self._pending, schema=self._target)
-        self._pending = []
-        self._pending_bytes = 0
-        return sort_table(table, self._key_names)
+    @property
+    def rows_written(self) -> int:
+        return sum(output.rows_written for output in self._outputs)
 
-    def _spill(self) -> None:
-        table = self._take_sorted()
-        path = self._spill_dir / f"run-{len(self._spills):06d}.arrow"
-        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, self._target) as writer:
-            for batch in table.to_batches(max_chunksize=_RUN_BATCH_ROWS):
-                writer.write_batch(batch)
-        self._spills.append(path)
-
-    def finish(self) -> list[Iterable[pa.RecordBatch]]:
-        """The sorted runs: the spilled ones (read back lazily), then the rows still in memory."""
-        streams: list[Iterable[pa.RecordBatch]] = [_read_run(path) for path in self._spills]
-        if self._pending:
-            streams.append(self._take_sorted().to_batches(max_chunksize=_RUN_BATCH_ROWS))
-        return streams
-
-
-def _read_run(path: Path) -> Iterator[pa.RecordBatch]:
-    with pa.memory_map(str(path), "r") as source:
-        reader = pa.ipc.open_file(source)
-        for i in range(reader.num_record_batches):
-            yield reader.get_batch(i)
+    def delete_files(self) -> None:
+        for output in self._outputs:
+            output.delete_files()
 
 
 class LeafSplitter:

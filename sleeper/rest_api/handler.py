@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 from urllib.parse import unquote
 
+from sleeper.core import naming
 from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError, TableNotFoundError
 from sleeper.core.partition import read_split_points
 from sleeper.core.schema import Schema
@@ -36,7 +37,7 @@ __all__ = ["TABLES_PATH", "RestApiInstance", "handle_rest_request"]
 
 _LOG = logging.getLogger(__name__)
 
-TABLES_PATH = "/sleeper/tables"
+TABLES_PATH = naming.REST_API_TABLES_PATH
 """The tables resource, as Sleeper's REST API names it."""
 TABLE_NAME_PROPERTY = "sleeper.table.name"
 TABLE_ID_PROPERTY = "sleeper.table.id"

@@ -5,12 +5,21 @@ transactions prefix (the log then reuses that key). A batch refreshes each table
 transaction in order. The outcome of each message says whether to delete it (committed, or rejected because it no
 longer fits the table, which a retry cannot change, or unreadable) or to leave it for redelivery (the store could not
 be reached or every attempt collided).
+
+Each request is one transaction in the log, as in Sleeper: ADD_FILES transactions of different jobs are not merged,
+since each carries its own job, run and task, which the job tracker is told about when it is applied. An ADD_FILES
+naming a job whose files were already added is a duplicate and is not added to the log (``DUPLICATE``): a message
+delivered again after it was applied (its files are in the table; the tracker update is made again, which changes
+nothing), or the commit of a second run of the job when another run's commit came first (its files are not added, its
+run is recorded failed with the reason, and the orphan sweeper deletes its files). So a job's rows land once however
+often its commit is delivered and however many workers ran it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,10 +30,15 @@ from sleeper.core.faults import crash_point
 from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.queue import Queue
-from sleeper.core.statestore.exceptions import StateStoreError
-from sleeper.core.statestore.transactions.files import ReplaceFileReferencesRequest, ReplaceFileReferencesTransaction
+from sleeper.core.statestore.exceptions import JobIdReusedError, StateStoreError
+from sleeper.core.statestore.transactions.files import (
+    AddFilesTransaction,
+    ReplaceFileReferencesRequest,
+    ReplaceFileReferencesTransaction,
+)
 from sleeper.core.statestore.transactions.serde import Transaction
 from sleeper.statestore.follower import TrackedInstance, follow_in
+from sleeper.statestore.log_head import transaction_body_key
 from sleeper.statestore.store import StateStore
 
 __all__ = [
@@ -36,6 +50,7 @@ __all__ = [
     "follow_result",
     "handle_commit_request",
     "send_commit_request",
+    "send_transaction",
 ]
 
 LOGGER = logging.getLogger(__name__)
@@ -45,6 +60,7 @@ class CommitStatus(Enum):
     """How one commit request ended."""
 
     COMMITTED = "COMMITTED"
+    DUPLICATE = "DUPLICATE"
     REJECTED = "REJECTED"
     INVALID = "INVALID"
     RETRY = "RETRY"
@@ -60,12 +76,15 @@ class CommitterResult:
     """The outcome of one commit request message.
 
     Attributes:
-        status: Committed, rejected (does not fit the table), invalid (unreadable), or to retry.
+        status: Committed, a duplicate (an ADD_FILES of a job already added: not added again), rejected (does not fit
+            the table), invalid (unreadable), or to retry.
         table_id: The table, if the message named one.
         transaction: The transaction, if it was read.
         transaction_number: Its number in the log, if committed.
         skipped_jobs: For a compaction commit, the jobs skipped because they no longer fit, with the reason.
-        reason: Why it was rejected, invalid, or is to be retried.
+        reason: Why it was rejected, invalid, a duplicate, or is to be retried.
+        landed: For a duplicate, whether its own files are in the table (it was applied before: a redelivery) rather
+            than another run's.
     """
 
     status: CommitStatus
@@ -74,6 +93,7 @@ class CommitterResult:
     transaction_number: int | None = None
     skipped_jobs: tuple[tuple[ReplaceFileReferencesRequest, str], ...] = ()
     reason: str | None = None
+    landed: bool = False
 
 
 def send_commit_request(queue: Queue, request: StateStoreCommitRequest) -> None:
@@ -91,6 +111,31 @@ def send_commit_request(queue: Queue, request: StateStoreCommitRequest) -> None:
 def committer_sender(queue: Queue) -> Callable[[StateStoreCommitRequest], None]:
     """A function that sends commit requests to the committer's queue (see :func:`send_commit_request`)."""
     return lambda request: send_commit_request(queue, request)
+
+
+def send_transaction(queue: Queue, store: StateStore, transaction: Transaction) -> StateStoreCommitRequest:
+    """Sends a transaction of a table to the committer's queue, its body uploaded first if it is too big for a message.
+
+    As Sleeper's ``StateStoreCommitRequestUploader``: a body of ``body_store_threshold_bytes`` (200 KiB) or more goes
+    to the table's transaction body store under a new key (``<table id>/statestore/transactions/<time>-<uuid>.json``)
+    and the message names the key, which the committer's log entry then reuses; SQS holds at most 256 KiB.
+
+    Args:
+        queue: The committer's queue.
+        store: The table's state store (its schema, body store and settings).
+        transaction: The transaction.
+
+    Returns:
+        The request sent.
+    """
+    request = StateStoreCommitRequest.of_transaction(store.table_id, transaction, schema=store.schema)
+    body = store.serde.to_json(transaction)
+    if len(body.encode("utf-8")) >= store.settings.body_store_threshold_bytes:
+        key = transaction_body_key(store.table_id, datetime.now(tz=UTC), str(uuid.uuid4()))
+        store.body_store.store(key, body)
+        request = StateStoreCommitRequest.in_body_store(store.table_id, transaction.TYPE, key)
+    send_commit_request(queue, request)
+    return request
 
 
 class CommitRetryError(SleeperError):
@@ -119,17 +164,20 @@ def handle_commit_request(instance: TrackedInstance, body: str) -> str:
 
 
 def follow_result(instance: TrackedInstance, result: CommitterResult) -> None:
-    """Records a committed or rejected request's jobs in the trackers (see :mod:`sleeper.statestore.follower`)."""
+    """Records a committed, duplicate or rejected request's jobs in the trackers (see
+    :mod:`sleeper.statestore.follower`): a duplicate whose files landed before counts as committed (recording it again
+    changes nothing), one superseded by another run's commit as refused."""
     if result.transaction is None or result.table_id is None:
         return
-    if result.status not in (CommitStatus.COMMITTED, CommitStatus.REJECTED):
+    if result.status not in (CommitStatus.COMMITTED, CommitStatus.DUPLICATE, CommitStatus.REJECTED):
         return
+    committed = result.status is CommitStatus.COMMITTED or (result.status is CommitStatus.DUPLICATE and result.landed)
     follow_in(
         instance,
         result.table_id,
         result.transaction,
         datetime.now(tz=UTC),
-        committed=result.status is CommitStatus.COMMITTED,
+        committed=committed,
         reason=result.reason,
         skipped_jobs={job.job_id: reason for job, reason in result.skipped_jobs},
     )
@@ -172,6 +220,10 @@ def _apply(request: StateStoreCommitRequest, store: StateStore) -> CommitterResu
         return CommitterResult(status=CommitStatus.INVALID, table_id=table_id, reason=str(e))
     except SleeperError as e:  # the uploaded body could not be read: it may appear, or the store may recover
         return CommitterResult(status=CommitStatus.RETRY, table_id=table_id, reason=str(e))
+    if isinstance(transaction, AddFilesTransaction) and transaction.job_id is not None:
+        duplicate = _duplicate_of_added_job(table_id, transaction, transaction.job_id, store)
+        if duplicate is not None:
+            return duplicate
     skipped: tuple[tuple[ReplaceFileReferencesRequest, str], ...] = ()
     if isinstance(transaction, ReplaceFileReferencesTransaction):
         skipped = tuple((job, str(error)) for job, error in transaction.failed_jobs(store.files_state()))
@@ -196,4 +248,27 @@ def _apply(request: StateStoreCommitRequest, store: StateStore) -> CommitterResu
         transaction=transaction,
         transaction_number=added.transaction_number,
         skipped_jobs=skipped,
+    )
+
+
+def _duplicate_of_added_job(
+    table_id: str, transaction: AddFilesTransaction, job_id: str, store: StateStore
+) -> CommitterResult | None:
+    """The result of an ADD_FILES whose job's files were already added (not to be added again), or None."""
+    try:
+        if not store.job_already_added(job_id, transaction.inputs_hash):
+            return None
+    except JobIdReusedError as e:
+        return CommitterResult(status=CommitStatus.REJECTED, table_id=table_id, transaction=transaction, reason=str(e))
+    landed = bool(transaction.files) and all(store.has_file(f.filename) for f in transaction.files)
+    if landed:
+        reason = f"the files of job {job_id} were added before (the request was delivered again)"
+    else:
+        reason = (
+            f"another run of job {job_id} added its files first; the {len(transaction.files)} files of run "
+            f"{transaction.job_run_id or '(none)'} were not added (the orphan sweeper deletes them)"
+        )
+    LOGGER.info("Duplicate ADD_FILES for table %s: %s", table_id, reason)
+    return CommitterResult(
+        status=CommitStatus.DUPLICATE, table_id=table_id, transaction=transaction, reason=reason, landed=landed
     )

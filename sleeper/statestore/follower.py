@@ -19,6 +19,8 @@ The rules:
 * ADD_FILES committed, naming a job run the ingest tracker knows: the run is recorded as having its files added, once.
   That completes a run that reported its files as committed separately (ingest committing its own files names no
   run, so it is not followed).
+* ADD_FILES refused (rejected, or the commit of a run whose job another run added first), naming a job run the
+  ingest tracker knows: the run is recorded failed with the reason, unless it had its files added or failed already.
 
 The synchronous and batched compaction commits record through :func:`record_compaction_committed` and
 :func:`record_compaction_failed` too.
@@ -41,7 +43,7 @@ from sleeper.core.statestore.transactions.files import (
 )
 from sleeper.core.statestore.transactions.serde import Transaction
 from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobFailed, CompactionJobTracker
-from sleeper.core.trackers.ingest import IngestJobAddedFiles, IngestJobTracker
+from sleeper.core.trackers.ingest import IngestJobAddedFiles, IngestJobFailed, IngestJobTracker
 from sleeper.statestore.ports import TransactionLogEntry
 from sleeper.statestore.tables import TableLookup
 
@@ -65,11 +67,13 @@ class FollowedUpdates:
         compaction_commits: Compaction jobs recorded committed.
         compaction_failures: Compaction jobs recorded failed.
         ingest_file_commits: Ingest or bulk import jobs whose run was recorded as having its files added.
+        ingest_failures: Ingest or bulk import jobs whose run was recorded failed because its files were refused.
     """
 
     compaction_commits: tuple[str, ...] = ()
     compaction_failures: tuple[str, ...] = ()
     ingest_file_commits: tuple[str, ...] = ()
+    ingest_failures: tuple[str, ...] = ()
 
 
 class TrackedInstance(TableLookup, Protocol):
@@ -170,9 +174,13 @@ def follow_commit(
             skipped=skipped_jobs or {},
             track_commits=track_compaction_commits,
         )
-    if isinstance(transaction, AddFilesTransaction) and committed:
+    if isinstance(transaction, AddFilesTransaction):
+        if committed:
+            return FollowedUpdates(
+                ingest_file_commits=_follow_added_files(table_id, transaction, update_time, ingest_tracker)
+            )
         return FollowedUpdates(
-            ingest_file_commits=_follow_added_files(table_id, transaction, update_time, ingest_tracker)
+            ingest_failures=_follow_refused_files(table_id, transaction, update_time, ingest_tracker, reason)
         )
     return FollowedUpdates()
 
@@ -222,6 +230,34 @@ def _follow_added_files(
             job_run_id=transaction.job_run_id,
             task_id=transaction.task_id,
             file_count=len(transaction.files),
+        )
+    )
+    return (transaction.job_id,)
+
+
+def _follow_refused_files(
+    table_id: str,
+    transaction: AddFilesTransaction,
+    update_time: datetime,
+    tracker: IngestJobTracker,
+    reason: str | None,
+) -> tuple[str, ...]:
+    if transaction.job_id is None or transaction.job_run_id is None:
+        return ()
+    status = tracker.job(transaction.job_id)
+    if status is None:
+        return ()
+    run = next((r for r in status.runs if r.job_run_id == transaction.job_run_id), None)
+    if run is None or any(isinstance(u, IngestJobAddedFiles | IngestJobFailed) for u in run.updates):
+        return ()
+    tracker.record(
+        IngestJobFailed(
+            job_id=transaction.job_id,
+            table_id=table_id,
+            update_time=update_time,
+            job_run_id=transaction.job_run_id,
+            task_id=transaction.task_id,
+            reasons=(f"its files were not committed: {reason or 'refused by the state store'}",),
         )
     )
     return (transaction.job_id,)

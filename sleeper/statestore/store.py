@@ -206,6 +206,10 @@ class StateStore:
         """Files with no references last updated before a time: ready for garbage collection."""
         return self._files().unreferenced_files_before(time)
 
+    def has_file(self, filename: str) -> bool:
+        """Whether the table tracks a file (referenced or awaiting garbage collection)."""
+        return filename in self._files()
+
     def has_added_job(self, job_id: str) -> bool:
         """Whether an ADD_FILES transaction carrying this job id has been applied."""
         return self._files().has_added_job(job_id)

@@ -42,7 +42,7 @@ def should_synthesize_every_supported_optional_stack(synthesized: Any) -> None:
     } <= nested
     assert {"ConfigBucket", "TableData", "TableIndex", "StateStore", "StateStoreCommitter"} <= nested
     assert {"TableDefiner", "Alarms"} <= nested
-    assert len(SUPPORTED_OPTIONAL_STACKS) == 15
+    assert len(SUPPORTED_OPTIONAL_STACKS) == 16
     assert (synthesized.outdir / "example.template.json").is_file()
 
 

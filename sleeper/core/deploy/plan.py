@@ -36,6 +36,7 @@ OPTIONAL: dict[str, tuple[str, str]] = {
     "BulkExportStack": ("BulkExport", "bulk export: the planner, leaf export tasks on Fargate, the results bucket"),
     "TableMetricsStack": ("TableMetrics", "per-table metrics to CloudWatch every minute"),
     "AthenaStack": ("Athena", "the Athena connectors"),
+    "RestApiStack": ("RestApi", "the REST API: add and inspect tables over HTTP (IAM-authorised)"),
     "DashboardStack": ("Dashboard", "a CloudWatch dashboard of the instance's tables, queues, functions and tasks"),
 }
 """Optional stacks that become one nested stack each: (nested stack name, what it holds). The bulk import stacks
@@ -105,7 +106,7 @@ def planned_stacks(properties: InstanceProperties) -> list[PlannedStack]:
         plan.append(PlannedStack(*OPTIONAL["WebSocketQueryStack"]))
     if "BulkExportStack" in wanted:  # after the query stack, whose tracker table tracks exports
         plan.append(PlannedStack(*OPTIONAL["BulkExportStack"]))
-    for stack in ("TableMetricsStack", "AthenaStack"):
+    for stack in ("TableMetricsStack", "AthenaStack", "RestApiStack"):
         if stack in wanted:
             plan.append(PlannedStack(*OPTIONAL[stack]))
     plan.append(PlannedStack("ManagedPolicies", "the ingest, query and admin managed policies"))

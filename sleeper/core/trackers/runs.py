@@ -229,8 +229,11 @@ class IngestRun(TrackedRun[IngestJobUpdate]):
             IngestJobStarted(**self._common(), table_id=self._table(), file_count=file_count, start_of_run=False)
         )
 
-    def finished(self, *, rows_read: int, rows_written: int, files_written: int) -> None:
-        """Records the run finished with what it read and wrote."""
+    def finished(
+        self, *, rows_read: int, rows_written: int, files_written: int, committed_separately: bool = False
+    ) -> None:
+        """Records the run finished with what it read and wrote; ``committed_separately`` when its files were sent to
+        the state store committer, whose added-files update completes the run."""
         self._record(
             IngestJobFinished(
                 **self._common(),
@@ -238,6 +241,7 @@ class IngestRun(TrackedRun[IngestJobUpdate]):
                 rows_read=rows_read,
                 rows_written=rows_written,
                 files_written=files_written,
+                committed_by_separate_file_updates=committed_separately,
             )
         )
 

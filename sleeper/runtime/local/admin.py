@@ -245,6 +245,32 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
             raise SleeperError(f"some messages failed and will be retried by 'run': {failed}")
         return total.processed
 
+    def apply_commits(self) -> dict[str, int]:
+        """Applies the requests waiting on the state store committer's queue now, as the committer does (an ingest or
+        bulk import job run in this process sends its files there when its table commits asynchronously).
+
+        Returns:
+            How many messages were handled, by queue.
+
+        Raises:
+            SleeperError: If a request failed (it stays queued for ``sleeper run``).
+        """
+        return self._drain([STATE_STORE_COMMITTER_Q])
+
+    def apply_job_commit(self, table_name: str, job_id: str, *, what: str = "ingest job") -> None:
+        """Applies the committer's queue (:meth:`apply_commits`) after a job run here sent its files to it, and checks
+        they were added.
+
+        Raises:
+            SleeperError: If the job's files are not in the table afterwards (the job tracker says why).
+        """
+        self.apply_commits()
+        if not self.instance.table(table_name).state_store.has_added_job(job_id):
+            raise SleeperError(
+                f"{what} {job_id}: its files were sent to the state store committer but not added; "
+                f"see 'sleeper report ingest-jobs {table_name}'"
+            )
+
     def compact_now(self, name: str, *, compact_all: bool = False, wait: bool = True) -> OperationReport:
         """Creates compaction jobs for a table now and, unless told not to wait, runs them and their commits."""
         from sleeper.compaction.creation import create_compaction_jobs

@@ -20,13 +20,14 @@ import pytest
 
 import sleeper
 from sleeper.core.exceptions import SleeperError
-from sleeper.core.operations import INGEST_JOB_Q
+from sleeper.core.operations import INGEST_JOB_Q, STATE_STORE_COMMITTER_Q
 from sleeper.ingest.entry import run_ingest_job
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.exceptions import MissingFileError
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.ingest_job import IngestJobError, IngestJobSent
 from sleeper.runtime.table import Table
+from sleeper.statestore.committer import handle_commit_request
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 
@@ -37,7 +38,9 @@ TABLE_ARROW = arrow_schema(SCHEMA)
 
 
 class _IngestTask:
-    """Runs every message of an AWS instance's ingest job queue while it lives, as a deployed ingest task would."""
+    """Runs every message of an AWS instance's ingest job queue while it lives, as a deployed ingest task would, and
+    of its state store committer's queue, as the committer Lambda would (tables commit ingest asynchronously by
+    default)."""
 
     def __init__(self, instance: AwsInstance) -> None:
         self._instance = instance
@@ -54,10 +57,14 @@ class _IngestTask:
 
     def _loop(self) -> None:
         queue = self._instance.queue(INGEST_JOB_Q)
+        committer = self._instance.queue(STATE_STORE_COMMITTER_Q)
         while not self._stop.is_set():
             for message in queue.receive(10, wait_seconds=0):
                 run_ingest_job(self._instance, message.body)
                 queue.delete(message.receipt_handle)
+            for message in committer.receive(10, wait_seconds=0):
+                handle_commit_request(self._instance, message.body)
+                committer.delete(message.receipt_handle)
             self._stop.wait(0.2)
 
 

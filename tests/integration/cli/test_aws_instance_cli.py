@@ -25,6 +25,7 @@ from sleeper.core.operations import (
     INGEST_JOB_Q,
     LEAF_PARTITION_QUERY_Q,
     QUERY_Q,
+    STATE_STORE_COMMITTER_Q,
 )
 from sleeper.core.properties import INSTANCE_PROPERTIES_KEY
 from sleeper.core.queue import Queue
@@ -48,6 +49,7 @@ QUEUES = (
     COMPACTION_JOB_CREATION_Q,
     FIND_PARTITIONS_TO_SPLIT_Q,
     GC_JOB_Q,
+    STATE_STORE_COMMITTER_Q,
 )
 
 
@@ -275,13 +277,21 @@ def should_refuse_commands_that_only_work_locally(
 
 
 def _run_one_ingest_job_later(instance: AwsInstance) -> threading.Thread:
-    """An ingest task of the instance, in a thread: it runs the next job sent to the ingest job queue."""
+    """An ingest task of the instance, in a thread: it runs the next job sent to the ingest job queue; then, as the
+    state store committer Lambda would, it applies the commit request the job sent (tables commit asynchronously by
+    default)."""
     from sleeper.ingest.job_runner import IngestJobRunner, run_ingest_queue
+    from sleeper.statestore.committer import handle_commit_request
 
     def task() -> None:
         aws = AwsInstance(instance.config, table_cache_seconds=0)
         runner = IngestJobRunner(aws, options=aws.filesystem_options)
-        run_ingest_queue(aws, runner=runner, until_idle=False, wait_seconds=1, max_jobs=1)
+        summary = run_ingest_queue(aws, runner=runner, until_idle=False, wait_seconds=1, max_jobs=1)
+        if any(o.result is not None and o.result.commit_sent for o in summary.outcomes):
+            committer = aws.queue(STATE_STORE_COMMITTER_Q)
+            for message in committer.receive(10, wait_seconds=1):
+                handle_commit_request(aws, message.body)
+                committer.delete(message.receipt_handle)
 
     thread = threading.Thread(target=task, daemon=True)
     thread.start()

@@ -1,4 +1,5 @@
-"""Ingest jobs on a local instance: validation, tracking, queue handling."""
+"""Ingest jobs on a local instance: validation, tracking, queue handling, committing files synchronously and through
+the state store committer (``sleeper.table.ingest.job.files.commit.async``, true by default)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest import IngestJobRunner, run_ingest_queue
 from sleeper.io.parquet import read_sorted
+from sleeper.runtime.local.admin import LocalAdmin
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 
@@ -66,9 +68,17 @@ def instance(tmp_path: Path) -> LocalInstance:
     return sleeper.connect(tmp_path / "instance", create=True)
 
 
-@pytest.fixture
-def table(instance: LocalInstance) -> Table[LocalInstance]:
-    return instance.create_table("t", SCHEMA, split_points=["key-02500", "key-05000", "key-07500"])
+@pytest.fixture(params=["async", "sync"])
+def table(instance: LocalInstance, request: pytest.FixtureRequest) -> Table[LocalInstance]:
+    table = instance.create_table("t", SCHEMA, split_points=["key-02500", "key-05000", "key-07500"])
+    if request.param == "sync":
+        table = table.set_properties({"sleeper.table.ingest.job.files.commit.async": "false"})
+    return table
+
+
+def _settle(instance: LocalInstance) -> None:
+    """Applies the commit requests jobs sent to the state store committer, as the local runner does."""
+    LocalAdmin(instance).apply_commits()
 
 
 def should_ingest_files_and_directories_and_track_the_job_finished(
@@ -84,6 +94,7 @@ def should_ingest_files_and_directories_and_track_the_job_finished(
 
     # When
     outcome = IngestJobRunner(instance, task_id="task-1").run(job)
+    _settle(instance)
 
     # Then
     assert outcome.outcome is JobOutcome.FINISHED
@@ -105,9 +116,11 @@ def should_add_the_rows_of_a_job_run_twice_only_once(
     job = IngestJob(id="job-1", table_name="t", files=(_write(tmp_path / "in.parquet", rows),))
     runner = IngestJobRunner(instance)
     runner.run(job)
+    _settle(instance)
 
     # When
     again = runner.run(job)
+    _settle(instance)
 
     # Then
     assert again.outcome is JobOutcome.FINISHED
@@ -123,6 +136,7 @@ def should_reject_a_job_id_reused_for_other_files_keeping_the_run_that_wrote_the
     first = IngestJob(id="same", table_name="t", files=(_write(tmp_path / "a.parquet", rows),))
     runner = IngestJobRunner(instance)
     assert runner.run(first).outcome is JobOutcome.FINISHED
+    _settle(instance)
     files_before = sorted((instance.directory / "data").rglob("*.parquet"))
 
     # When another job with the same id names another file, through the ingest job queue
@@ -158,6 +172,7 @@ def should_add_nothing_again_for_a_retry_naming_the_same_files_differently(
     assert runner.run(IngestJob(id="job-1", table_name="t", files=(str(tmp_path / "in"),))).outcome is (
         JobOutcome.FINISHED
     )
+    _settle(instance)
 
     # When it is run again naming the two files instead, in the other order
     again = runner.run(
@@ -292,6 +307,7 @@ def should_run_queued_jobs_deleting_finished_and_rejected_and_keeping_failed(
 
     # When
     summary = run_ingest_queue(instance)
+    _settle(instance)
 
     # Then
     by_id = {o.job_id: o.outcome for o in summary.outcomes}

@@ -13,7 +13,7 @@ import pytest
 import sleeper
 from sleeper.core.partition import partitions_from_split_points, split_partition
 from sleeper.core.schema import Field, KeyValue, PrimitiveType, Schema
-from sleeper.ingest import ONE_FILE_PER_LEAF, ONE_REFERENCE_PER_LEAF, IngestResult, ingest_batches
+from sleeper.ingest import ONE_FILE_PER_LEAF, ONE_REFERENCE_PER_LEAF, IngestLimits, IngestResult, ingest_batches
 from sleeper.io.exceptions import SchemaMismatchError
 from sleeper.io.parquet import read_sorted
 from sleeper.io.sort import is_sorted
@@ -129,7 +129,9 @@ def should_write_every_row_once_sorted_with_exact_references_per_leaf(
 
 def should_write_one_file_in_root_folder_referenced_from_each_leaf_hit(tmp_path: Path) -> None:
     # Given
-    table = sleeper.connect(tmp_path, create=True).create_table("t", _schema(PrimitiveType.LONG), split_points=[10, 20, 30])
+    table = sleeper.connect(tmp_path, create=True).create_table(
+        "t", _schema(PrimitiveType.LONG), split_points=[10, 20, 30]
+    )
     rows = pa.table(
         {
             "key": pa.array([25, 5, 15, 7], type=pa.int64()),
@@ -204,7 +206,8 @@ def should_spill_sorted_runs_and_merge_them_when_the_buffer_is_small(tmp_path: P
     rows = _rows(PrimitiveType.STRING, n=10_000)
 
     # When
-    result = _ingest(table, rows, buffer_bytes=20_000, local_dir=tmp_path / "local")
+    limits = IngestLimits(batch_buffer_bytes=20_000, max_local_store_bytes=1 << 30, max_rows_per_local_write=100)
+    result = _ingest(table, rows, limits=limits, local_dir=tmp_path / "local")
 
     # Then
     assert result.runs_spilled > 5

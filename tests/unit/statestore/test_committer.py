@@ -14,7 +14,9 @@ from sleeper.core.statestore.transactions.files import (
     ReplaceFileReferencesRequest,
     ReplaceFileReferencesTransaction,
 )
-from sleeper.statestore.committer import CommitStatus, apply_commit_requests, send_commit_request
+from sleeper.core.statestore.transactions.log import LogType
+from sleeper.statestore.committer import CommitStatus, apply_commit_requests, send_commit_request, send_transaction
+from sleeper.statestore.log_head import StateStoreSettings
 from sleeper.statestore.store import StateStore
 from tests.unit.statestore.fakes import new_table
 
@@ -142,3 +144,84 @@ def should_collapse_a_repeated_send_of_the_same_request() -> None:
             received.append(json.loads(message.body)["transaction"]["files"][0]["filename"])
             queue.delete(message.receipt_handle)
     assert received == ["a.parquet", "b.parquet"]
+
+
+def _job_add(filename: str, *, run: str, job: str = "job-1", inputs: str | None = "h1") -> AddFilesTransaction:
+    return AddFilesTransaction.of_references(
+        [FileReference(filename=filename, partition_id="root", number_of_rows=10)],
+        job_id=job,
+        job_run_id=run,
+        inputs_hash=inputs,
+    )
+
+
+def should_not_add_a_redelivered_add_files_again() -> None:
+    # Given a job's ADD_FILES request that was applied
+    table = new_table()
+    store = table.store()
+    store.initialise()
+    request = _request(_job_add("a.parquet", run="run-1"))
+    (first,) = apply_commit_requests([request], _lookup(store))
+    # When the same message is delivered again
+    (again,) = apply_commit_requests([request], _lookup(table.store()))
+    # Then it is a duplicate whose files landed, and the log holds one transaction
+    assert first.status is CommitStatus.COMMITTED
+    assert again.status is CommitStatus.DUPLICATE and again.status.done and again.landed
+    assert again.reason is not None and "delivered again" in again.reason
+    assert table.store().last_transaction_numbers()[LogType.FILES] == 1
+    assert [r.filename for r in table.store().file_references()] == ["a.parquet"]
+
+
+def should_not_add_the_files_of_a_second_run_of_a_job_whose_files_were_added() -> None:
+    # Given two runs of one job sent their files, and the first run's were applied
+    table = new_table()
+    store = table.store()
+    store.initialise()
+    runs = [_request(_job_add("a.parquet", run="run-1")), _request(_job_add("b.parquet", run="run-2"))]
+    # When both are applied in one batch
+    results = apply_commit_requests(runs, _lookup(store))
+    # Then the second is a duplicate that did not land: only the first run's file is in the table
+    assert [r.status for r in results] == [CommitStatus.COMMITTED, CommitStatus.DUPLICATE]
+    assert not results[1].landed
+    assert results[1].reason is not None and "run-2" in results[1].reason and "another run" in results[1].reason
+    assert [r.filename for r in table.store().file_references()] == ["a.parquet"]
+    assert table.store().last_transaction_numbers()[LogType.FILES] == 1
+
+
+def should_reject_an_add_files_of_a_job_id_added_from_other_input_files() -> None:
+    # Given a job's files added from one input
+    table = new_table()
+    store = table.store()
+    store.initialise()
+    apply_commit_requests([_request(_job_add("a.parquet", run="run-1", inputs="h1"))], _lookup(store))
+    # When an ADD_FILES reuses its id for other input
+    (result,) = apply_commit_requests([_request(_job_add("b.parquet", run="run-2", inputs="h2"))], _lookup(store))
+    # Then it is rejected naming the job id
+    assert result.status is CommitStatus.REJECTED
+    assert result.reason is not None and "job-1" in result.reason
+
+
+def should_upload_a_body_too_big_for_a_message_and_send_its_key() -> None:
+    # Given a store whose bodies of 500 bytes or more go to the body store
+    table = new_table()
+    store = table.store(settings=StateStoreSettings(body_store_threshold_bytes=500))
+    store.initialise()
+    queue = InMemoryQueues().queue("StateStoreCommitterQ.fifo", fifo=True)
+    small = _add("a.parquet")
+    large = AddFilesTransaction.of_references(
+        [FileReference(filename=f"f{i:03d}.parquet", partition_id="root", number_of_rows=1) for i in range(20)]
+    )
+    # When both are sent
+    sent = [send_transaction(queue, store, small), send_transaction(queue, store, large)]
+    # Then the small one is held in its message and the large one's body is uploaded under the table's prefix
+    assert [s.held_in_body_store for s in sent] == [False, True]
+    assert sent[1].body_key is not None and sent[1].body_key.startswith(transaction_body_prefix(store.table_id))
+    # And the committer applies both, the large one from its uploaded body
+    bodies = []
+    while messages := queue.receive(10):
+        bodies.extend(m.body for m in messages)
+        for m in messages:
+            queue.delete(m.receipt_handle)
+    results = apply_commit_requests(bodies, _lookup(store))
+    assert [r.status for r in results] == [CommitStatus.COMMITTED, CommitStatus.COMMITTED]
+    assert len(table.store().file_references()) == 21
