@@ -6,16 +6,23 @@ followed by the serialized sketch. Items are serialized as Java's serdes do (``A
 little-endian; ``ArrayOfStringsSerDe``: 4-byte little-endian length then UTF-8; byte arrays as strings), and int keys
 are widened to long, so Sleeper's Java and Rust code read these files and this module reads theirs.
 
-**Sampling.** Updating a sketch once per row from Python costs about as much as writing the file, so sketches of
-sorted data are built from a systematic sample: every :data:`SAMPLE_STRIDE`-th row (rows 0, stride, 2*stride, ...),
-plus the last row so that the sketch's minimum and maximum are exact. A sketch's ``n`` is therefore the number of
-sampled rows, not the number of rows in the file. Because every sample stands for ``stride`` rows, sketches merge
-without bias only if all of them use the same stride: keep the default. The last row adds at most one sample per file.
-A file of at most :data:`SMALL_FILE_ROWS` rows is sketched from every row instead: a stride sample of it would hold
-one or two items, whose median is the minimum, so a partition made of such files could never be split. This weighs a
-small file's keys up to ``stride`` times more than a large file's in a merged sketch, which moves a split point but
-never makes it invalid. On sorted data the stride sample is as accurate as sketching every row (measured worst-decile
-rank error under 0.03% on 10M keys).
+**Every row, without a loop over rows.** Sleeper updates each file's sketch with every row. Updating a sketch once per
+row from Python costs about as much as writing the file, so :class:`SketchBuilder` builds the same sketch from the
+algorithm's structure instead. A classic quantiles sketch keeps a base buffer of up to ``2k`` items; when it fills,
+the buffer is sorted and every other item, from a random offset, becomes a level-0 block of ``k`` items of weight 2,
+carried upwards like a binary counter (two blocks of a level merge, sorted, and zip into one of the next level). For
+a column given in sorted order (a file's first row key) a block is a set of row numbers and the merge of two
+neighbouring blocks is their concatenation, so numpy computes the row numbers each level holds, and only the values of
+rows still held are taken from each batch. For a later row key, in no particular order within the file, the same
+steps run on the values (a sort of ``2k`` values per full buffer and per carry). The parts are then written in the
+library's serial form and read back as a sketch. The result has the distribution of Sleeper's: ``n`` is the number of
+rows, so sketches of files of any sizes merge with the right weights; the minimum and maximum are exact; and a file of
+fewer than ``2k`` rows is held exactly.
+
+**Split points as Sleeper picks them.** Sleeper reads quantiles through DataSketches 3.3.0 (the version Spark ships),
+whose ``getQuantile(rank)`` returns the item at position ``floor(rank * n)`` of the sorted stream (0-based), and the
+minimum and maximum for ranks 0 and 1; :meth:`Sketches.median` follows that rule, which is this library's
+``get_quantile(rank, inclusive=False)``.
 
 Keys compare as Python values: ``int`` numerically, ``str`` by code point (the same order as UTF-8 bytes) and
 ``bytes`` as unsigned bytes, the order of Sleeper's default engine.
@@ -25,13 +32,13 @@ from __future__ import annotations
 
 import copy
 import struct
-from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import datasketches
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyarrow import fs as pafs
 
 from sleeper.core.exceptions import SleeperError
@@ -39,9 +46,7 @@ from sleeper.core.schema import KeyValue, PrimitiveType, Schema
 from sleeper.io.filesystem import read_bytes, write_bytes
 
 __all__ = [
-    "SAMPLE_STRIDE",
     "SKETCH_K",
-    "SMALL_FILE_ROWS",
     "UNION_MAX_K",
     "BytesSerDe",
     "LongsSerDe",
@@ -58,12 +63,6 @@ SKETCH_K = 1024
 
 UNION_MAX_K = 16384
 """The largest k of a merged sketch, as Sleeper's ``ItemsUnion``; merging sketches of k=1024 keeps k=1024."""
-
-SAMPLE_STRIDE = 100
-"""Every how many rows of sorted data a sketch is updated. The same for every sketch, so that merges are unbiased."""
-
-SMALL_FILE_ROWS = 2 * SAMPLE_STRIDE
-"""Files of at most this many rows (twice the stride) are sketched from every row (see the module notes)."""
 
 QuantilesSketch = Any
 """A ``datasketches.quantiles_items_sketch`` (the library has no type hints)."""
@@ -182,16 +181,16 @@ class Sketches:
         schema: Schema,
         batches: Iterable[pa.RecordBatch | pa.Table],
         *,
-        stride: int = SAMPLE_STRIDE,
+        seed: int | None = None,
     ) -> Sketches:
-        """Sketches of sorted data, from every ``stride``-th row and the last row (see the module notes).
+        """Sketches of every row of data sorted by its row keys (see :class:`SketchBuilder`).
 
         Args:
             schema: The table schema.
             batches: The data in sorted order; each must hold the row key columns.
-            stride: The sampling stride; keep the default so the sketches merge with others.
+            seed: Seeds the sketches' random zips (tests); random if omitted.
         """
-        builder = SketchBuilder(schema, stride=stride)
+        builder = SketchBuilder(schema, seed=seed)
         for batch in batches:
             builder.add(batch)
         return builder.finish()
@@ -213,7 +212,7 @@ class Sketches:
             raise SketchesError(f"no sketch for {field!r}: the row keys are {list(self._sketches)}") from None
 
     def count(self, field: str) -> int:
-        """The number of values the field's sketch was updated with (the sample count, see the module notes)."""
+        """The number of values the field's sketch was updated with: the rows sketched."""
         return int(self.sketch(field).n)
 
     def is_empty(self) -> bool:
@@ -230,14 +229,17 @@ class Sketches:
         s = self.sketch(field)
         return None if s.is_empty() else self._value(field, s.get_max_value())
 
-    def quantile(self, field: str, rank: float, *, inclusive: bool = True) -> KeyValue | None:
+    def quantile(self, field: str, rank: float, *, inclusive: bool = False) -> KeyValue | None:
         """The approximate value at a normalized rank.
+
+        By default as Sleeper reads it (DataSketches 3.3.0's ``getQuantile``): the item at position
+        ``floor(rank * n)`` of the sorted stream, 0-based; the minimum for rank 0 and the maximum for rank 1.
 
         Args:
             field: A row key field.
             rank: The rank, from 0 to 1.
-            inclusive: Whether the rank includes the weight of the value returned, as the Java library's default
-                (``QuantileSearchCriteria.INCLUSIVE``); the Python library's own default is exclusive.
+            inclusive: Whether the rank includes the weight of the value returned (newer libraries'
+                ``QuantileSearchCriteria.INCLUSIVE``) rather than Sleeper's rule.
 
         Returns:
             The value, or None if the sketch is empty.
@@ -248,17 +250,29 @@ class Sketches:
         if not 0.0 <= rank <= 1.0:
             raise ValueError(f"rank must be within [0, 1], got {rank}")
         s = self.sketch(field)
-        return None if s.is_empty() else self._value(field, s.get_quantile(rank, inclusive))
+        return None if s.is_empty() else self._value(field, self._quantile(s, rank, inclusive))
 
-    def quantiles(self, field: str, ranks: Sequence[float], *, inclusive: bool = True) -> list[KeyValue]:
-        """The approximate values at several normalized ranks (empty if the sketch is empty)."""
+    def quantiles(self, field: str, ranks: Sequence[float], *, inclusive: bool = False) -> list[KeyValue]:
+        """The approximate values at several normalized ranks (empty if the sketch is empty), as :meth:`quantile`."""
         s = self.sketch(field)
         if s.is_empty():
             return []
-        return [self._value(field, v) for v in s.get_quantiles(list(ranks), inclusive)]
+        for rank in ranks:
+            if not 0.0 <= rank <= 1.0:
+                raise ValueError(f"rank must be within [0, 1], got {rank}")
+        return [self._value(field, self._quantile(s, rank, inclusive)) for rank in ranks]
+
+    @staticmethod
+    def _quantile(sketch: QuantilesSketch, rank: float, inclusive: bool) -> Any:
+        if not inclusive and rank == 0.0:
+            return sketch.get_min_value()
+        if not inclusive and rank == 1.0:
+            return sketch.get_max_value()
+        return sketch.get_quantile(rank, inclusive)
 
     def median(self, field: str) -> KeyValue | None:
-        """The approximate median of the field, or None if the sketch is empty."""
+        """The approximate median of the field as Sleeper's splitter reads it (``getQuantile(0.5)`` of DataSketches
+        3.3.0: the item at position ``floor(n / 2)``), or None if the sketch is empty."""
         return self.quantile(field, 0.5)
 
     def rank(self, field: str, value: KeyValue, *, inclusive: bool = False) -> float:
@@ -378,34 +392,30 @@ def _downsampled(sketch: QuantilesSketch) -> QuantilesSketch:
 
 
 class SketchBuilder:
-    """Builds sketches incrementally from sorted data, sampling every ``stride``-th row and the last row.
+    """Builds the sketches of a data file from its rows in sorted order, as Sleeper's sketch of every row would be.
 
-    A file of at most twice the stride rows is sketched from every row instead (see the module notes).
+    The result is the sketch that updating a classic quantiles sketch with each row in turn gives (the
+    :mod:`module notes <sleeper.sketches>` explain how it is built without a per-row loop): ``n`` is the number of
+    rows, the minimum and maximum are exact, a file of fewer than ``2k`` rows is held exactly, and a larger one holds
+    the same number of items at each level, chosen with the same random zips.
 
-    Feed it the batches of a file in order with :meth:`add`, then call :meth:`finish` once. Only the sampled values
-    are converted to Python objects.
+    Feed it the batches of a file in order with :meth:`add`, then call :meth:`finish` once.
 
     Args:
         schema: The table schema.
-        stride: The sampling stride; keep the default (:data:`SAMPLE_STRIDE`) so the sketches merge with others.
         k: The sketches' k.
-
-    Raises:
-        ValueError: If the stride is not positive.
+        seed: Seeds the random zips (tests); random if omitted.
     """
 
-    def __init__(self, schema: Schema, *, stride: int = SAMPLE_STRIDE, k: int = SKETCH_K) -> None:
-        if stride < 1:
-            raise ValueError(f"sketch sampling stride must be positive, got {stride}")
+    def __init__(self, schema: Schema, *, k: int = SKETCH_K, seed: int | None = None) -> None:
+        if k < 2 or k & (k - 1):
+            raise ValueError(f"sketch k must be a power of two of at least 2, got {k}")
         self._schema = schema
-        self._names = schema.row_key_names
-        self._stride = stride
-        self._k = k
-        self._small = 2 * stride
-        self._sketches = {name: datasketches.quantiles_items_sketch(k) for name in self._names}
-        self._head: list[list[object]] = [[] for _ in self._names]
+        zips = _Zips(np.random.default_rng(seed))
+        self._columns: list[_SortedColumn | _AnyColumn] = [
+            _SortedColumn(k, zips) if i == 0 else _AnyColumn(k, zips) for i in range(len(schema.row_key_fields))
+        ]
         self._rows = 0
-        self._last: tuple[object, ...] | None = None
         self._finished = False
 
     @property
@@ -422,25 +432,17 @@ class SketchBuilder:
         """
         if self._finished:
             raise SketchesError("cannot add rows to sketches that have been finished")
-        n = data.num_rows
-        if n == 0:
+        if data.num_rows == 0:
             return
-        first = -self._rows % self._stride
-        columns = [data.column(name) for name in self._names]
-        if self._rows < self._small:
-            head = min(n, self._small - self._rows)
-            for values, column in zip(self._head, columns, strict=True):
-                values.extend(column.slice(0, head).to_pylist())
-        if first < n:
-            indices = pa.array(np.arange(first, n, self._stride, dtype=np.int64))
-            for name, column in zip(self._names, columns, strict=True):
-                deque(map(self._sketches[name].update, column.take(indices).to_pylist()), maxlen=0)
-        self._rows += n
-        last_sampled = (self._rows - 1) % self._stride == 0
-        self._last = None if last_sampled else tuple(column[n - 1].as_py() for column in columns)
+        for f, column in zip(self._schema.row_key_fields, self._columns, strict=True):
+            values = data.column(f.name)
+            if isinstance(values, pa.ChunkedArray):
+                values = values.combine_chunks()
+            column.add(values)
+        self._rows += data.num_rows
 
     def finish(self) -> Sketches:
-        """The sketches of all rows added, including the last row. Can be called once.
+        """The sketches of all rows added. Can be called once.
 
         Raises:
             SketchesError: If called twice.
@@ -448,14 +450,217 @@ class SketchBuilder:
         if self._finished:
             raise SketchesError("sketches have already been finished")
         self._finished = True
-        if self._rows <= self._small:
-            every_row = {}
-            for name, values in zip(self._names, self._head, strict=True):
-                sketch = datasketches.quantiles_items_sketch(self._k)
-                deque(map(sketch.update, values), maxlen=0)
-                every_row[name] = sketch
-            return Sketches(self._schema, every_row)
-        if self._last is not None:
-            for name, value in zip(self._names, self._last, strict=True):
-                self._sketches[name].update(value)
-        return Sketches(self._schema, self._sketches)
+        return Sketches(
+            self._schema,
+            {
+                f.name: column.sketch(f.primitive_type)
+                for f, column in zip(self._schema.row_key_fields, self._columns, strict=True)
+            },
+        )
+
+
+_PREAMBLE = struct.Struct("<BBBBHHQ")
+_SERIAL_VERSION = 3
+_QUANTILES_FAMILY = 8
+_COMPACT_ORDERED = 0x08 | 0x10
+
+
+def _serialized(
+    key_type: PrimitiveType, k: int, n: int, low: object, high: object, base: list[object], levels: list[list[object]]
+) -> QuantilesSketch:
+    """A classic quantiles items sketch from its parts, in the library's compact serial form (serial version 3, as
+    Java's ``ItemsSketch`` and C++'s ``quantiles_sketch`` write it): preamble, ``n``, minimum, maximum, the base
+    buffer's items, then ``k`` items of each level whose bit of ``n / 2k`` is set, lowest level first."""
+    serde = serde_for(key_type)
+    parts = [_PREAMBLE.pack(2, _SERIAL_VERSION, _QUANTILES_FAMILY, _COMPACT_ORDERED, k, 0, n)]
+    items = [low, high, *sorted(base)]  # type: ignore[type-var]
+    for level in levels:
+        items.extend(sorted(level))  # type: ignore[type-var]
+    parts.extend(serde.to_bytes(item) for item in items)
+    return datasketches.quantiles_items_sketch.deserialize(b"".join(parts), serde)
+
+
+class _Zips:
+    """The random offsets of the zips (0 or 1), drawn in bulk."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self._rng = rng
+        self._bits: list[int] = []
+
+    def next(self) -> int:
+        if not self._bits:
+            self._bits = self._rng.integers(0, 2, 4096, dtype=np.int8).tolist()
+        return self._bits.pop()
+
+    def many(self, count: int) -> np.ndarray:
+        return self._rng.integers(0, 2, count, dtype=np.int64)
+
+
+class _SortedColumn:
+    """The sketch of a column whose values come in sorted order (a file's first row key), built in row numbers.
+
+    A full base buffer of ``2k`` sorted rows zips to every other row from a random offset, and a carry merges two
+    levels of sorted neighbouring ranges, which is their concatenation: so each level holds row numbers that numpy
+    computes, and only the values of rows still held are taken from each batch (and dropped once no level holds them).
+    """
+
+    def __init__(self, k: int, zips: _Zips) -> None:
+        self._k = k
+        self._zips = zips
+        self._n = 0
+        self._levels: list[np.ndarray | None] = []
+        self._kept_rows: list[np.ndarray] = []
+        self._kept_values: list[pa.Array] = []
+        self._kept = 0
+        self._low: object = None
+        self._high: object = None
+
+    def add(self, values: pa.Array) -> None:
+        start, count, k = self._n, len(values), self._k
+        two_k = 2 * k
+        if start == 0:
+            self._low = values[0].as_py()
+        self._high = values[count - 1].as_py()
+        first, last = start // two_k, (start + count) // two_k
+        if last > first:
+            blocks = np.arange(first, last, dtype=np.int64)[:, None] * two_k
+            zipped = blocks + self._zips.many(last - first)[:, None] + 2 * np.arange(k, dtype=np.int64)[None, :]
+            for block in zipped:
+                self._carry(block)
+        self._n = start + count
+        held = self._held_rows()
+        mine = held[(held >= start) & (held < self._n)]
+        if len(mine):
+            self._kept_rows.append(mine)
+            self._kept_values.append(values.take(pa.array(mine - start)))
+            self._kept += len(mine)
+        if self._kept > 4 * len(held) + 4 * two_k:
+            self._prune(held)
+
+    def _carry(self, block: np.ndarray) -> None:
+        levels = self._levels
+        level = 0
+        while True:
+            if level == len(levels):
+                levels.append(None)
+            held = levels[level]
+            if held is None:
+                levels[level] = block
+                return
+            block = np.concatenate((held, block))[self._zips.next() :: 2]
+            levels[level] = None
+            level += 1
+
+    def _held_rows(self) -> np.ndarray:
+        base_start = self._n - self._n % (2 * self._k)
+        parts = [level for level in self._levels if level is not None]
+        parts.append(np.arange(base_start, self._n, dtype=np.int64))
+        return np.sort(np.concatenate(parts))
+
+    def _prune(self, held: np.ndarray) -> None:
+        rows = np.concatenate(self._kept_rows)
+        values = pa.concat_arrays(self._kept_values)
+        keep = np.isin(rows, held, assume_unique=True)
+        self._kept_rows = [rows[keep]]
+        self._kept_values = [values.filter(pa.array(keep))]
+        self._kept = int(keep.sum())
+
+    def sketch(self, key_type: PrimitiveType) -> QuantilesSketch:
+        if self._n == 0:
+            return datasketches.quantiles_items_sketch(self._k)
+        rows = np.concatenate(self._kept_rows)
+        values = pa.concat_arrays(self._kept_values)
+
+        def lookup(wanted: np.ndarray) -> list[object]:  # the kept rows are in row order
+            found: list[object] = values.take(pa.array(np.searchsorted(rows, wanted))).to_pylist()
+            return found
+
+        base_start = self._n - self._n % (2 * self._k)
+        base = lookup(np.arange(base_start, self._n, dtype=np.int64))
+        levels = [lookup(level) for level in self._levels if level is not None]
+        return _serialized(key_type, self._k, self._n, self._low, self._high, base, levels)
+
+
+class _AnyColumn:
+    """The sketch of a column whose values come in any order (a later row key), built on the values: each full base
+    buffer is sorted and zipped, and a carry merges two levels by sorting their values. Integer columns run in numpy
+    (the full buffers of a batch sorted at once); strings and byte arrays in pyarrow, a sort per buffer and carry."""
+
+    def __init__(self, k: int, zips: _Zips) -> None:
+        self._k = k
+        self._zips = zips
+        self._n = 0
+        self._levels: list[Any] = []
+        self._base: list[Any] = []
+        self._base_rows = 0
+        self._low: object = None
+        self._high: object = None
+
+    def add(self, values: pa.Array) -> None:
+        bounds = pc.min_max(values)
+        low, high = bounds["min"].as_py(), bounds["max"].as_py()
+        self._low = low if self._low is None or low < self._low else self._low
+        self._high = high if self._high is None or high > self._high else self._high
+        data: Any = values.to_numpy() if pa.types.is_integer(values.type) else values
+        two_k = 2 * self._k
+        if self._base_rows:
+            fill = min(two_k - self._base_rows, len(data))
+            self._base.append(data[:fill])
+            self._base_rows += fill
+            data = data[fill:]
+            if self._base_rows < two_k:
+                self._n += len(values)
+                return
+            full = self._concat(self._base)
+            self._base, self._base_rows = [], 0
+            self._carry(self._zip(full))
+        blocks = len(data) // two_k
+        if blocks and isinstance(data, np.ndarray):
+            grid = np.sort(data[: blocks * two_k].reshape(blocks, two_k), axis=1)
+            picks = self._zips.many(blocks)[:, None] + 2 * np.arange(self._k, dtype=np.int64)[None, :]
+            for block in np.take_along_axis(grid, picks, axis=1):
+                self._carry(block)
+        else:
+            for b in range(blocks):
+                self._carry(self._zip(data[b * two_k : (b + 1) * two_k]))
+        rest = data[blocks * two_k :]
+        if len(rest):
+            self._base.append(rest)
+            self._base_rows = len(rest)
+        self._n += len(values)
+
+    @staticmethod
+    def _concat(parts: list[Any]) -> Any:
+        return np.concatenate(parts) if isinstance(parts[0], np.ndarray) else pa.concat_arrays(parts)
+
+    def _zip(self, values: Any) -> Any:
+        if isinstance(values, np.ndarray):
+            return np.sort(values)[self._zips.next() :: 2]
+        order = pc.sort_indices(values).to_numpy()
+        return values.take(pa.array(order[self._zips.next() :: 2]))
+
+    def _carry(self, block: Any) -> None:
+        levels = self._levels
+        level = 0
+        while True:
+            if level == len(levels):
+                levels.append(None)
+            held = levels[level]
+            if held is None:
+                levels[level] = block
+                return
+            block = self._zip(self._concat([held, block]))
+            levels[level] = None
+            level += 1
+
+    def sketch(self, key_type: PrimitiveType) -> QuantilesSketch:
+        if self._n == 0:
+            return datasketches.quantiles_items_sketch(self._k)
+
+        def items(part: Any) -> list[object]:
+            listed: list[object] = part.tolist() if isinstance(part, np.ndarray) else part.to_pylist()
+            return listed
+
+        base = items(self._concat(self._base)) if self._base else []
+        levels = [items(level) for level in self._levels if level is not None]
+        return _serialized(key_type, self._k, self._n, self._low, self._high, base, levels)

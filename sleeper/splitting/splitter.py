@@ -1,6 +1,10 @@
 """Splitting a partition at the median of its files' sketches (spec 5), as Sleeper's ``SplitPartition``.
 
-The sketches of the job's files are merged per row key. Dimensions are tried in row key order; the first whose
+The sketches of the job's files are merged per row key. The median is read as Sleeper's splitter reads it: the item
+at position ``floor(n / 2)`` of the merged sketch's sorted stream (DataSketches 3.3.0's ``getQuantile(0.5)``,
+:meth:`sleeper.sketches.Sketches.median`), and the minimum and maximum are the sketch's exact ones. Since every data
+file's sketch holds all its rows as Sleeper's does (:class:`sleeper.sketches.SketchBuilder`), a partition of fewer
+than 2,048 rows splits exactly where Sleeper's would. Dimensions are tried in row key order; the first whose
 minimum < median < maximum is split at the median: children ``[parent.min, median)`` and ``[median, parent.max)``
 on that dimension, with new random ids, and the parent becomes a non-leaf split on that dimension. A dimension whose
 median equals its minimum cannot be split (the left child would be empty), nor one whose median equals its maximum.

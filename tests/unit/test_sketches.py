@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-import math
 import struct
 from collections.abc import Sequence
 
+import datasketches
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -12,7 +12,6 @@ from sleeper.adapters.memory.filesystem import in_memory_filesystem
 from sleeper.core.schema import Field, KeyValue, PrimitiveType, Schema
 from sleeper.io.exceptions import MissingFileError
 from sleeper.sketches import (
-    SAMPLE_STRIDE,
     SKETCH_K,
     BytesSerDe,
     LongsSerDe,
@@ -77,7 +76,7 @@ def should_serialize_items_as_javas_serdes() -> None:
 def should_lay_out_the_file_as_sleeper_one_length_prefixed_sketch_per_row_key() -> None:
     # Given
     schema = _schema(PrimitiveType.STRING, PrimitiveType.INT)
-    sketches = Sketches.from_sorted_batches(schema, [_batch(schema, [["b", "a", "c"], [3, 1, 2]])], stride=1)
+    sketches = Sketches.from_sorted_batches(schema, [_batch(schema, [["a", "b", "c"], [3, 1, 2]])])
 
     # When
     data = sketches.to_bytes()
@@ -101,7 +100,7 @@ def should_round_trip_sketches_of_every_key_type(key_type: PrimitiveType) -> Non
     # Given
     schema = _schema(key_type)
     values = sorted(KEY_VALUES[key_type])
-    sketches = Sketches.from_sorted_batches(schema, [_batch(schema, [values])], stride=1)
+    sketches = Sketches.from_sorted_batches(schema, [_batch(schema, [values])])
     fs = in_memory_filesystem()
 
     # When
@@ -110,67 +109,77 @@ def should_round_trip_sketches_of_every_key_type(key_type: PrimitiveType) -> Non
 
     # Then
     assert (read.min("key0"), read.max("key0")) == (values[0], values[-1])
-    assert read.quantiles("key0", [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]) == [values[0], *values]
+    assert read.quantiles("key0", [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]) == [*values, values[-1]]
+    assert read.quantiles("key0", [0.2, 0.4, 0.6, 0.8], inclusive=True) == values[:4]
     assert read.count("key0") == len(values)
     assert read.to_bytes() == sketches.to_bytes()
 
 
-def should_sample_every_stride_th_row_across_batches_and_the_last_row() -> None:
-    # Given
+def should_hold_every_row_of_a_file_of_fewer_than_2k_rows_across_batches() -> None:
+    # Given a file of 2k - 1 rows in uneven batches, and its own sketch updated with each row
     schema = _schema(PrimitiveType.LONG)
-    builder = SketchBuilder(schema, stride=10)
-
-    # When
-    for start, end in [(0, 3), (3, 25), (25, 25), (25, 47)]:
+    builder = SketchBuilder(schema)
+    rows = 2 * SKETCH_K - 1
+    for start, end in [(0, 3), (3, 1000), (1000, 1000), (1000, rows)]:
         builder.add(_batch(schema, [list(range(start, end))]))
+    # When it finishes
     sketches = builder.finish()
-
-    # Then
-    samples = sorted(value for value, _ in sketches.sketch("key0"))
-    assert samples == [0, 10, 20, 30, 40, 46]
-    assert (sketches.min("key0"), sketches.max("key0")) == (0, 46)
-    assert builder.rows == 47
+    # Then it holds every row, exactly as the library's own sketch of every row
+    assert builder.rows == sketches.count("key0") == rows
+    assert sorted(value for value, _ in sketches.sketch("key0")) == list(range(rows))
+    assert (sketches.min("key0"), sketches.max("key0"), sketches.median("key0")) == (0, rows - 1, rows // 2)
 
 
-def should_not_sample_the_last_row_twice() -> None:
-    # Given
-    schema = _schema(PrimitiveType.INT)
+@pytest.mark.parametrize("rows", [2 * SKETCH_K, 2 * SKETCH_K + 1, 7 * 2 * SKETCH_K + 5, 100_003])
+@pytest.mark.parametrize("key_types", [(PrimitiveType.LONG, PrimitiveType.INT), (PrimitiveType.STRING,)], ids=str)
+def should_hold_what_the_librarys_sketch_of_every_row_holds(rows: int, key_types: tuple[PrimitiveType, ...]) -> None:
+    # Given sorted rows (the second key in no order), sketched by the builder and by the library row by row
+    schema = _schema(*key_types)
+    rng = np.random.default_rng(rows)
+    firsts = np.sort(rng.integers(0, 10**9, rows))
+    first: list[KeyValue] = [f"{x:010d}" for x in firsts] if key_types[0] is PrimitiveType.STRING else firsts.tolist()
+    columns: list[list[KeyValue]] = [first]
+    if len(key_types) > 1:
+        columns.append(rng.integers(-(2**31), 2**31, rows).tolist())
+    built = Sketches.from_sorted_batches(schema, [_batch(schema, columns).slice(i, 4096) for i in range(0, rows, 4096)])
+    # Then each key's sketch has the library's shape for n rows: the same n, items retained, exact min and max
+    for name, values in zip(schema.row_key_names, columns, strict=True):
+        own = datasketches.quantiles_items_sketch(SKETCH_K)
+        for value in values:
+            own.update(value)
+        sketch = built.sketch(name)
+        assert (sketch.n, sketch.num_retained) == (own.n, own.num_retained)
+        assert (built.min(name), built.max(name)) == (min(values), max(values))  # type: ignore[type-var]
+        # And every item it holds is one of the rows, its median within the sketch's error of the true median
+        held = [value for value, _ in sketch]
+        assert set(held) <= set(values)
+        median_rank = sorted(values).index(built.median(name)) / rows  # type: ignore[arg-type]
+        assert abs(median_rank - 0.5) <= 0.01
 
-    # When
-    sketches = Sketches.from_sorted_batches(schema, [_batch(schema, [list(range(21))])], stride=10)
 
-    # Then
-    assert sorted(value for value, _ in sketches.sketch("key0")) == [0, 10, 20]
-
-
-def should_sketch_every_row_of_a_file_of_at_most_twice_the_stride_rows() -> None:
-    # Given a 20-row file and a 21-row file, stride 10, each in two batches
+def should_read_the_median_as_sleepers_datasketches_does() -> None:
+    # Given exact sketches of an even and an odd number of rows
     schema = _schema(PrimitiveType.LONG)
-    small, large = SketchBuilder(schema, stride=10), SketchBuilder(schema, stride=10)
-    for builder, rows in ((small, 20), (large, 21)):
-        builder.add(_batch(schema, [list(range(7))]))
-        builder.add(_batch(schema, [list(range(7, rows))]))
-
-    # When both finish
-    small_sketches, large_sketches = small.finish(), large.finish()
-
-    # Then the small file's sketch holds every row, so its median lies strictly inside its range
-    assert sorted(value for value, _ in small_sketches.sketch("key0")) == list(range(20))
-    assert 0 < small_sketches.median("key0") < 19  # type: ignore[operator]
-    # And the larger one is sampled
-    assert sorted(value for value, _ in large_sketches.sketch("key0")) == [0, 10, 20]
+    even = Sketches.from_sorted_batches(schema, [_batch(schema, [[10, 20, 30, 40]])])
+    odd = Sketches.from_sorted_batches(schema, [_batch(schema, [[10, 20, 30, 40, 50]])])
+    # When / Then the median is the item at position floor(n / 2) (DataSketches 3.3.0's getQuantile(0.5)), not the
+    # newer inclusive rule's item at rank ceil(n / 2)
+    assert even.median("key0") == 30
+    assert even.quantile("key0", 0.5, inclusive=True) == 20
+    assert odd.median("key0") == 30
+    assert (even.quantile("key0", 0.0), even.quantile("key0", 1.0)) == (10, 40)
 
 
-def should_count_samples_with_the_default_stride() -> None:
+def should_count_every_row() -> None:
     # Given
     schema = _schema(PrimitiveType.STRING)
-    keys = _string_keys(1050, seed=1)
+    keys = _string_keys(5050, seed=1)
 
     # When
     sketches = Sketches.from_sorted_batches(schema, [_batch(schema, [keys])])
 
     # Then
-    assert sketches.count("key0") == math.ceil(1050 / SAMPLE_STRIDE) + 1
+    assert sketches.count("key0") == 5050
     assert (sketches.min("key0"), sketches.max("key0")) == (keys[0], keys[-1])
 
 
@@ -185,8 +194,8 @@ def should_refuse_rows_after_finishing() -> None:
         builder.add(_batch(schema, [[1]]))
     with pytest.raises(SketchesError):
         builder.finish()
-    with pytest.raises(ValueError, match="stride"):
-        SketchBuilder(schema, stride=0)
+    with pytest.raises(ValueError, match="power of two"):
+        SketchBuilder(schema, k=1000)
 
 
 def should_estimate_the_median_of_a_million_sorted_string_keys_within_one_percent_rank() -> None:
@@ -207,7 +216,7 @@ def should_estimate_the_median_of_a_million_sorted_string_keys_within_one_percen
     for rank, value in zip(ranks, deciles, strict=True):
         assert isinstance(value, str)
         assert abs(np.searchsorted(keys, value.encode()) / len(keys) - rank) <= 0.01
-    assert sketches.count("key0") == 10_001
+    assert sketches.count("key0") == 1_000_000
 
 
 def should_merge_sketches_of_several_files() -> None:
@@ -227,7 +236,7 @@ def should_merge_sketches_of_several_files() -> None:
     assert abs(median - 20_000) <= 400
     assert merged.median("key1") == "a"
     assert merged.sketch("key0").k == SKETCH_K
-    assert low.count("key0") == 301
+    assert low.count("key0") == 30_000
 
 
 def should_merge_nothing_into_empty_sketches_given_a_schema() -> None:
@@ -248,9 +257,7 @@ def should_merge_nothing_into_empty_sketches_given_a_schema() -> None:
 def should_keep_exact_values_and_the_inputs_k_when_merging_small_sketches() -> None:
     # Given
     schema = _schema(PrimitiveType.LONG)
-    parts = [
-        Sketches.from_sorted_batches(schema, [_batch(schema, [list(range(i, 800, 4))])], stride=1) for i in range(4)
-    ]
+    parts = [Sketches.from_sorted_batches(schema, [_batch(schema, [list(range(i, 800, 4))])]) for i in range(4)]
 
     # When
     merged = Sketches.merge([Sketches.empty(schema), *parts])
@@ -258,7 +265,7 @@ def should_keep_exact_values_and_the_inputs_k_when_merging_small_sketches() -> N
     # Then
     assert merged.sketch("key0").k == SKETCH_K
     assert merged.count("key0") == 800
-    assert merged.quantiles("key0", [0.0, 0.25, 0.5, 1.0]) == [0, 199, 399, 799]
+    assert merged.quantiles("key0", [0.0, 0.25, 0.5, 1.0]) == [0, 200, 400, 799]
     assert [p.count("key0") for p in parts] == [200] * 4
 
 

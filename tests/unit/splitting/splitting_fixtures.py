@@ -60,7 +60,7 @@ class FakeTable:
         data = pa.table({name: list(values) for name, values in columns.items()})
         data = data.sort_by([(f.name, "ascending") for f in self.schema.row_key_fields])
         if sketches:
-            built = Sketches.from_sorted_batches(self.schema, [data], stride=1)
+            built = Sketches.from_sorted_batches(self.schema, [data])
             built.write(self.filesystem, filesystem_path(sketches_path(location)))
         self.state_store.add_files(
             [FileReference(filename=location, partition_id=partition_id, number_of_rows=data.num_rows)]

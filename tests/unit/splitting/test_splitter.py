@@ -265,3 +265,55 @@ def should_reject_a_message_for_a_table_that_does_not_exist() -> None:
     # When / Then
     with pytest.raises(UnknownTableError, match=table.table_id):
         run_split_job_message(instance, body, filesystem=table.filesystem)
+
+
+def _sleepers_split(columns: list[list[object]]) -> tuple[int, object] | None:
+    """Sleeper's rule on exact sketches of these rows: per dimension in order, the median is the value at position
+    floor(n / 2) of the sorted values (DataSketches 3.3.0's getQuantile(0.5)); split on the first dimension where
+    min < median < max."""
+    for dimension, values in enumerate(columns):
+        ordered = sorted(values)  # type: ignore[type-var]
+        low, median, high = ordered[0], ordered[len(ordered) // 2], ordered[-1]
+        if low < median < high:  # type: ignore[operator]
+            return dimension, median
+    return None
+
+
+@pytest.mark.parametrize("seed", range(12))
+def should_split_small_tables_where_sleepers_splitter_does(seed: int) -> None:
+    # Given a small table (under 2,048 rows, so Sleeper's sketches of its files hold every row) of one to four files of
+    # two row keys, some with few distinct values so that the first dimension may not split
+    rng = np.random.default_rng(seed)
+    table = new_table(TWO_KEYS)
+    distinct = int(rng.choice([1, 2, 3, 50, 1000]))
+    files, a_values, b_values = [], [], []
+    for i in range(int(rng.integers(1, 5))):
+        rows = int(rng.integers(1, 500))
+        a = rng.integers(0, distinct, rows).tolist()
+        b = [f"b{x:04d}" for x in rng.integers(0, int(rng.choice([1, 5, 9999])), rows)]
+        files.append(table.add_file(f"f{i}", {"a": a, "b": b, "v": list(range(rows))}))
+        a_values += a
+        b_values += b
+
+    # When the root is split
+    result = split_partition_job(
+        _job(table, _root(table), *files), table, id_supplier=id_supplier("L", "R"), filesystem=table.filesystem
+    )
+
+    # Then the split is the one Sleeper's rule gives for those rows, or none where it gives none
+    expected = _sleepers_split([a_values, b_values])
+    if expected is None:
+        assert result.outcome is SplitOutcome.NOT_SPLITTABLE
+    else:
+        assert result.outcome is SplitOutcome.SPLIT
+        assert (result.dimension, result.split_point) == expected
+
+
+def should_split_an_even_number_of_rows_at_the_upper_middle_value_as_sleeper() -> None:
+    # Given four rows: Sleeper's median is the value at position 2 (30), not the lower middle value (20)
+    table = new_table()
+    f = table.add_file("f", {"key": [10, 20, 30, 40], "v": [1, 2, 3, 4]})
+    # When
+    result = split_partition_job(_job(table, _root(table), f), table, filesystem=table.filesystem)
+    # Then
+    assert (result.dimension, result.split_point) == (0, 30)
