@@ -30,6 +30,8 @@ def _print_ready(emulated: EmulatedAwsInstance) -> None:
     console = common.console
     console.print(f"Emulated instance [bold]{emulated.instance_id}[/] on {emulated.endpoint}", highlight=False)
     console.print(f"Config bucket: s3://{emulated.config.config_bucket}/instance.properties", highlight=False)
+    console.print(f"WebSocket query API: {emulated.websocket_url} (SigV4-signed connections)", highlight=False)
+    console.print(f"REST API: {emulated.rest_api_url} (SigV4-signed requests)", highlight=False)
     console.print("Export these to reach it (boto3, Sleeper's Python client, sleeper --instance aws:ID):")
     for name, value in emulated.environment().items():
         console.print(f"export {name}={shlex.quote(value)}", markup=False, highlight=False)

@@ -247,6 +247,13 @@ class EmulatedAwsInstance:
             raise EmulatorError("the emulated instance is not started")
         return str(self._websocket.url)
 
+    @property
+    def rest_api_url(self) -> str:
+        """The REST API's URL (``sleeper.rest.api.url``): ``http://127.0.0.1:<port>``."""
+        if self._rest is None:
+            raise EmulatorError("the emulated instance is not started")
+        return str(self._rest.url)
+
     def instance(self) -> AwsInstance:
         """A new handle on the instance."""
         return AwsInstance(self.config)

@@ -47,7 +47,7 @@ def _names(emulated: EmulatedAwsInstance) -> set[str]:
 
 def should_name_the_api_in_the_instance_properties(emulated: EmulatedAwsInstance) -> None:
     url = emulated.instance().properties.get(cdkp.REST_API_URL.name)
-    assert url and url.startswith("http://127.0.0.1:")
+    assert url == emulated.rest_api_url and url.startswith("http://127.0.0.1:")
 
 
 def should_create_a_table_that_the_instance_lists(emulated: EmulatedAwsInstance) -> None:
