@@ -6,7 +6,8 @@ the ``websockets`` library as API Gateway serves the deployed one:
   it), else it is refused with 403 before anything runs; then the ``$connect`` event goes to the function, whose
   non-2xx answer also refuses the connection.
 * Each text message is a ``$default`` route event for the function (a message over API Gateway's 128 KiB is closed
-  with 1009, as API Gateway does); closing the socket sends ``$disconnect``.
+  with 1009, as API Gateway does); closing the socket sends ``$disconnect``. A connection with no message either way
+  for API Gateway's idle timeout (10 minutes) is closed with 1001.
 * The function is the registry's ``web_socket_query`` handler, loaded and invoked as the pump invokes handlers
   (:mod:`sleeper.emulator.functions`: the function's environment, Lambda's context), in a worker thread so the socket
   keeps flowing while it runs.
@@ -34,7 +35,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from sleeper.adapters.aws.sigv4 import SigningKey, SigV4Error, check_signature
-from sleeper.core.websocket import FRAME_MAX_BYTES, MESSAGE_MAX_BYTES, STAGE
+from sleeper.core.websocket import FRAME_MAX_BYTES, IDLE_TIMEOUT_SECONDS, MESSAGE_MAX_BYTES, STAGE
 
 __all__ = ["WebSocketApiServer", "frames"]
 
@@ -66,10 +67,21 @@ class WebSocketApiServer:
         host: The address to listen on.
         port: The WebSocket port (0: any free port).
         management_port: The management API's port (0: any free port).
+        idle_timeout_seconds: How long a connection may pass no message before it is closed.
     """
 
-    def __init__(self, key: SigningKey, *, host: str = "127.0.0.1", port: int = 0, management_port: int = 0) -> None:
+    def __init__(
+        self,
+        key: SigningKey,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        management_port: int = 0,
+        idle_timeout_seconds: float = IDLE_TIMEOUT_SECONDS,
+    ) -> None:
         self._key = key
+        self._idle_timeout = idle_timeout_seconds
+        self._activity: dict[str, float] = {}
         self._host = host
         self._port = port
         self._management_port = management_port
@@ -185,17 +197,30 @@ class WebSocketApiServer:
 
     async def _connection(self, connection: ServerConnection) -> None:
         connection_id = self._ids[connection]
+        self._activity[connection_id] = time.monotonic()
+        watchdog = asyncio.create_task(self._close_when_idle(connection, connection_id))
         try:
             async for message in connection:
+                self._activity[connection_id] = time.monotonic()
                 body = message if isinstance(message, str) else message.decode("utf-8", errors="replace")
                 await self._route("MESSAGE", "$default", connection_id, body, None)
         except ConnectionClosed:
             pass
         finally:
+            watchdog.cancel()
             with self._lock:
                 self._connections.pop(connection_id, None)
                 self._ids.pop(connection, None)
+            self._activity.pop(connection_id, None)
             await self._route("DISCONNECT", "$disconnect", connection_id, None, None)
+
+    async def _close_when_idle(self, connection: ServerConnection, connection_id: str) -> None:
+        while (last := self._activity.get(connection_id)) is not None:
+            remaining = last + self._idle_timeout - time.monotonic()
+            if remaining <= 0:
+                await connection.close(1001, "Going away: idle timeout")
+                return
+            await asyncio.sleep(remaining)
 
     async def _route(
         self, kind: str, route: str, connection_id: str, body: str | None, headers: Mapping[str, str] | None
@@ -247,6 +272,9 @@ class WebSocketApiServer:
         try:
             chunks = list(frames(data))
             await connection.send(chunks[0] if len(chunks) == 1 else chunks)
+            connection_id = self._ids.get(connection)
+            if connection_id is not None:
+                self._activity[connection_id] = time.monotonic()
             return True
         except ConnectionClosed:
             return False
