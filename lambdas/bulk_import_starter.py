@@ -1,6 +1,7 @@
 """Bulk import starter (spec 3.5): validates each job from a bulk import queue and starts it on that queue's
 platform (``BulkImportEMRServerlessQ``: EMR Serverless, ``BulkImportNonPersistentEMRQ``: an EMR cluster per job,
-``BulkImportPersistentEMRQ``: the persistent cluster), the queue told by each record's ``eventSourceARN``, through the
+``BulkImportPersistentEMRQ``: the persistent cluster, ``BulkImportEKSQ``: a Step Functions execution on the EKS
+cluster), the queue told by each record's ``eventSourceARN``, through the
 entry each queue names in the registry (:mod:`sleeper.bulk_import.entry`). A rejected job is recorded in the ingest
 job tracker and deleted; a job the platform refused returns to the queue."""
 
@@ -9,13 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import SqsRecord, route_records
+from lambdas._common import LOGGER, SqsRecord, aws_instance, route_records
 from sleeper.core import operations
+from sleeper.runtime.router import handler_entry
 
 _QUEUES = (
     operations.BULK_IMPORT_EMR_SERVERLESS_Q,
     operations.BULK_IMPORT_EMR_Q,
     operations.BULK_IMPORT_PERSISTENT_EMR_Q,
+    operations.BULK_IMPORT_EKS_Q,
 )
 
 
@@ -38,3 +41,12 @@ def source_queue(record: SqsRecord) -> str:
 def handler(event: Mapping[str, Any], context: object = None) -> dict[str, list[dict[str, str]]]:
     """Lambda handler for an SQS batch of bulk import jobs: each through the entry its queue names."""
     return route_records(event, source_queue)
+
+
+def platform_failure(event: Mapping[str, Any], context: object = None) -> dict[str, Any]:
+    """Lambda handler the EKS state machine invokes when a job's Kubernetes job did not succeed: records the run
+    failed unless its driver already recorded its end (:func:`sleeper.bulk_import.outcome.record_platform_failure`)."""
+    result: dict[str, Any] = handler_entry(operations.BULK_IMPORT_EKS_FAILURE)(aws_instance(), event)
+    LOGGER.info("bulk import job %s run %s on EKS did not succeed; failure recorded: %s", result["jobId"],
+                result["jobRunId"], result["recorded"])  # fmt: skip
+    return result

@@ -43,13 +43,19 @@ class BulkImportBucketStack(cdk.NestedStack):
 
 def _job_role(scope: Construct, core: SleeperCore, bucket: cdk.aws_s3.IBucket, principal: iam.IPrincipal) -> iam.Role:
     role = iam.Role(scope, "JobRole", assumed_by=principal, description="Runs Sleeper bulk import Spark jobs")
+    grant_job(role, core, bucket)
+    return role
+
+
+def grant_job(role: iam.IRole, core: SleeperCore, bucket: cdk.aws_s3.IBucket) -> None:
+    """What a bulk import Spark job may do: read the config, commit to the tables, read and write table data, read
+    the ingest sources, read and write the bulk import bucket (its job file) and record its run."""
     grants.config_read(role, core.config)
     core.grant_table_state_commit(role)
     grants.bucket_read_write(role, core.data, [grants.DATA_PREFIX])
     grant_ingest_sources(role, core)
     grants.bucket_read_write(role, bucket)
     grants.table_read_write(role, *core.ingest_tracker_tables)
-    return role
 
 
 def job_starter(

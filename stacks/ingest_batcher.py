@@ -14,7 +14,9 @@ from stacks.common import SleeperCore, SleeperQueue, schedule_rule, sqs_trigger
 from stacks.ingest import grant_ingest_sources
 from stacks.tables import S, table
 
-JOB_QUEUES = (operations.INGEST_JOB_Q, operations.BULK_IMPORT_EMR_SERVERLESS_Q, operations.BULK_IMPORT_EMR_Q)
+JOB_QUEUES = (operations.INGEST_JOB_Q, *operations.BULK_IMPORT_PLATFORM_QUEUES.values())
+"""Every queue a batcher job may go to (``sleeper.table.ingest.batcher.ingest.queue``): standard ingest and each bulk
+import platform's; the job creator may send to those of them deployed."""
 
 
 class IngestBatcherStack(cdk.NestedStack):

@@ -1,9 +1,9 @@
 """Bulk import's runtime-neutral entries (spec 3.5), run through the router (:mod:`sleeper.runtime.router`).
 
 * A bulk import platform's queue (``BulkImportEMRServerlessQ``, ``BulkImportNonPersistentEMRQ``,
-  ``BulkImportPersistentEMRQ``): the starter validates the job, writes it for the Spark driver and starts it on the
+  ``BulkImportPersistentEMRQ``, ``BulkImportEKSQ``): the starter validates the job, writes it for the Spark driver and starts it on the
   platform the instance gives for the queue (:meth:`BulkImportStartRuntime.bulk_import_launch`). Each queue names its
-  own entry in the registry, so the one starter Lambda that all three feed runs the right one per message.
+  own entry in the registry, so the one starter Lambda that all four feed runs the right one per message.
 * A local instance's ``BulkImportJobQ``: the job is validated and run at once with local Spark
   (:func:`sleeper.bulk_import.runner.run_bulk_import_message`), where the instance says a job runs.
 """
@@ -29,6 +29,7 @@ __all__ = [
     "BulkImportRuntime",
     "BulkImportStartRuntime",
     "handle_bulk_import_job",
+    "handle_eks_start",
     "handle_emr_serverless_start",
     "handle_non_persistent_emr_start",
     "handle_persistent_emr_start",
@@ -124,6 +125,12 @@ def handle_persistent_emr_start(instance: BulkImportStartRuntime, body: str) -> 
     """One ``BulkImportPersistentEMRQ`` message: started on the persistent EMR cluster, or put back on its queue when
     the cluster is full (:func:`start_from_queue`)."""
     return start_from_queue(instance, body, operations.BULK_IMPORT_PERSISTENT_EMR_Q)
+
+
+def handle_eks_start(instance: BulkImportStartRuntime, body: str) -> str:
+    """One ``BulkImportEKSQ`` message: started as a Step Functions execution running the Spark driver as a
+    Kubernetes job on the EKS cluster (:func:`start_from_queue`)."""
+    return start_from_queue(instance, body, operations.BULK_IMPORT_EKS_Q)
 
 
 def handle_bulk_import_job(instance: BulkImportRuntime, body: str) -> str:

@@ -163,31 +163,6 @@ SNAPSHOT_CREATION_RULE: Final = "TransactionLogSnapshotCreationRule"
 SNAPSHOT_DELETION_RULE: Final = "TransactionLogSnapshotDeletionRule"
 TRANSACTION_DELETION_RULE: Final = "TransactionLogTransactionDeletionRule"
 BULK_EXPORT_TASK_CREATION_RULE: Final = "BulkExportJobCreationRule"
-ECS_TASK_FAILURE_RULE: Final = "EcsTaskFailureRule"
-"""Matches the instance's ECS tasks stopping with a non-zero exit code or failing to start."""
-TABLE_DEFINER_FUNCTION: Final = "table-definer"
-"""The function creating the tables of a deployed configuration (a ``function_name`` suffix), as in Sleeper."""
-METRIC_DIMENSION_INSTANCE: Final = "instanceId"
-METRIC_DIMENSION_TABLE: Final = "tableName"
-"""The dimensions of the table metrics, as Sleeper publishes them."""
-TABLE_METRICS: Final = (
-    "ActiveFileCount",
-    "RecordCount",
-    "PartitionCount",
-    "LeafPartitionCount",
-    "AverageActiveFilesPerPartition",
-    "MinActiveFilesPerPartition",
-    "MaxActiveFilesPerPartition",
-    "FileCount",
-    "UnreferencedFileCount",
-)
-"""The table metrics' names (``sleeper.statestore.metrics``; the dashboard graphs each): Sleeper's, then this
-port's."""
-
-
-def dashboard_name(instance_id: str) -> str:
-    """The CloudWatch dashboard of an instance: its cleaned id, as Sleeper names it."""
-    return clean_id(instance_id)
 
 # API Gateway APIs and their functions (``function_name`` suffixes), as Sleeper names them
 WEBSOCKET_QUERY_FUNCTION: Final = "query-websocket-handler"
@@ -217,6 +192,9 @@ COMPACTION_CONTAINER_NAME: Final = "CompactionTask"
 """The container of the compaction task definitions."""
 BULK_EXPORT_CONTAINER_NAME: Final = "BulkExportContainer"
 """The container of the bulk export task definition."""
+BULK_IMPORT_EKS: Final = "bulk-import-eks"
+"""Bulk import on EKS (a ``function_name`` suffix, as Sleeper's ``sleeper-<id>-bulk-import-eks``): the EKS cluster, its
+Kubernetes namespace and Fargate profile, and the state machine running jobs on it."""
 ECS_NETWORK: Final = "ecs"
 """The VPC of an emulated instance's tasks (a ``function_name`` suffix)."""
 
@@ -397,6 +375,11 @@ class InstanceNames:
     def bulk_export_task_family(self) -> str:
         """The Fargate task definition family of bulk export tasks."""
         return function_name(self.instance_id, BULK_EXPORT_FARGATE_FAMILY)
+
+    @property
+    def bulk_import_eks(self) -> str:
+        """The EKS cluster of bulk import, its namespace, Fargate profile and state machine."""
+        return function_name(self.instance_id, BULK_IMPORT_EKS)
 
     @property
     def ingest_cluster(self) -> str:

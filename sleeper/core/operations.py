@@ -167,6 +167,14 @@ QUEUES: tuple[QueueSpec, ...] = (
         runs="sleeper.bulk_import.entry:handle_persistent_emr_start",
     ),
     QueueSpec(
+        name=BULK_IMPORT_EKS_Q,
+        description="Bulk import jobs for the EKS cluster",
+        url_property=cdk.BULK_IMPORT_EKS_JOB_QUEUE_URL.name,
+        local=False,
+        max_receive_count=1,
+        runs="sleeper.bulk_import.entry:handle_eks_start",
+    ),
+    QueueSpec(
         name=BULK_EXPORT_Q,
         description="Bulk export queries",
         url_property=cdk.BULK_EXPORT_QUEUE_URL.name,
@@ -235,6 +243,7 @@ INGEST_TASK_CREATION = "ingest_task_creation"
 INGEST_BATCHER_SUBMITTER = "ingest_batcher_submitter"
 INGEST_BATCHER_JOB_CREATION = "ingest_batcher_job_creation"
 BULK_IMPORT_STARTER = "bulk_import_starter"
+BULK_IMPORT_EKS_FAILURE = "bulk_import_eks_failure"
 PARTITION_SPLITTING_TRIGGER = "partition_splitting_trigger"
 FIND_PARTITIONS_TO_SPLIT = "find_partitions_to_split"
 SPLIT_PARTITION = "split_partition"
@@ -249,7 +258,6 @@ BULK_EXPORT_PLANNER = "bulk_export_planner"
 BULK_EXPORT_TASK_CREATION = "bulk_export_task_creation"
 ATHENA_SIMPLE = "athena_simple"
 ATHENA_ITERATOR_APPLYING = "athena_iterator_applying"
-TABLE_DEFINER = "table_definer"
 WEB_SOCKET_QUERY = "web_socket_query"
 REST_API = "rest_api"
 
@@ -259,6 +267,7 @@ COMPACTION_IMAGE = "compaction"
 INGEST_IMAGE = "ingest"
 BULK_IMPORT_IMAGE = "bulk-import"
 BULK_EXPORT_IMAGE = "bulk-export"
+BULK_IMPORT_EKS_IMAGE = "bulk-import-eks"
 
 _TABLE_BATCH_MEMORY = "sleeper.batch.table.lambdas.memory.mb"
 _TABLE_BATCH_TIMEOUT = "sleeper.batch.table.lambdas.timeout.seconds"
@@ -452,9 +461,20 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         name=BULK_IMPORT_STARTER,
         handler="lambdas.bulk_import_starter:handler",
         description="Validates bulk import jobs and starts them on the platform of their queue",
-        trigger=Trigger.sqs(BULK_IMPORT_EMR_SERVERLESS_Q, BULK_IMPORT_EMR_Q, BULK_IMPORT_PERSISTENT_EMR_Q),
+        trigger=Trigger.sqs(
+            BULK_IMPORT_EMR_SERVERLESS_Q, BULK_IMPORT_EMR_Q, BULK_IMPORT_PERSISTENT_EMR_Q, BULK_IMPORT_EKS_Q
+        ),
         memory_mb=4096,
         memory_property="sleeper.bulk.import.starter.memory.mb",
+    ),
+    HandlerSpec(
+        name=BULK_IMPORT_EKS_FAILURE,
+        handler="lambdas.bulk_import_starter:platform_failure",
+        runs="sleeper.bulk_import.outcome:record_platform_failure",
+        description="Records a bulk import run failed when its Kubernetes job on EKS did not succeed",
+        trigger=Trigger(kind=TriggerKind.NONE),
+        memory_mb=1024,
+        timeout_seconds=60,
     ),
     # --- bulk export ---
     HandlerSpec(
@@ -621,15 +641,6 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         memory_property="sleeper.athena.handler.memory.mb",
         timeout_property="sleeper.athena.handler.timeout.seconds",
     ),
-    # --- deployment: invoked by CloudFormation as a custom resource ---
-    HandlerSpec(
-        name=TABLE_DEFINER,
-        handler="lambdas.table_definer:handler",
-        description="Creates the tables of a deployed configuration and keeps them on redeploys",
-        trigger=Trigger(kind=TriggerKind.NONE),
-        memory_mb=2048,
-        timeout_seconds=900,
-    ),
 )
 """Every Lambda handler of an instance."""
 
@@ -663,6 +674,12 @@ CONTAINERS: tuple[ContainerSpec, ...] = (
     ContainerSpec(
         name=BULK_IMPORT_IMAGE,
         description="Bulk import Spark driver on EMR Serverless (or EMR)",
+        entry_point="sleeper.runtime.aws.containers.bulk_import:main",
+        runs="sleeper.bulk_import.driver:run_started_bulk_import",
+    ),
+    ContainerSpec(
+        name=BULK_IMPORT_EKS_IMAGE,
+        description="Bulk import on EKS: spark-submit in a Kubernetes job, the Spark driver and executors as pods",
         entry_point="sleeper.runtime.aws.containers.bulk_import:main",
         runs="sleeper.bulk_import.driver:run_started_bulk_import",
     ),

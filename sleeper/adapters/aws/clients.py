@@ -151,3 +151,8 @@ def streams_client(settings: AwsSettings) -> Any:
 def ec2_client(settings: AwsSettings) -> Any:
     """An EC2 client for the settings (the emulator makes a network for tasks with it)."""
     return _untyped_client(settings, "ec2")
+
+
+def stepfunctions_client(settings: AwsSettings) -> Any:
+    """A Step Functions client for the settings (bulk import on EKS starts executions with it)."""
+    return _untyped_client(settings, "stepfunctions")

@@ -25,6 +25,7 @@ from sleeper.adapters.aws.clients import (
     events_client,
     s3_client,
     sqs_client,
+    stepfunctions_client,
     streams_client,
     sts_client,
 )
@@ -100,6 +101,11 @@ class AwsClients:
     def ec2(self) -> Any:
         """The EC2 client."""
         return ec2_client(self.settings)
+
+    @cached_property
+    def stepfunctions(self) -> Any:
+        """The Step Functions client."""
+        return stepfunctions_client(self.settings)
 
     def queue_url(self, name: str) -> str | None:
         """The URL of the SQS queue with a name, or None if there is none.

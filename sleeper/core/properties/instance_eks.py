@@ -1,8 +1,9 @@
 """Instance properties of bulk import on EKS (Sleeper's ``EKSProperty``): names, defaults and validation as Sleeper's.
 
-This port does not deploy ``EksBulkImportStack`` yet (a deployment naming it gets a synth warning, see
-``stacks/instance.py``), so no deployed code reads these properties: each description says so. They are defined so
-that a Java Sleeper configuration setting them loads unchanged and its values are checked as Sleeper checks them.
+``stacks/eks_bulk_import.py`` (``EksBulkImportStack``) reads the cluster's settings when it is synthesized, refusing
+what it does not deploy (an Auto Mode cluster, Sleeper's native-libraries image); the EKS platform of the bulk import
+starter (``sleeper.adapters.aws.launchers.eks``) reads the Spark settings for each job
+(``sleeper.core.properties.spark.eks_spark_conf``).
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ _eks = PropertyList(InstancePropertyGroup.BULK_IMPORT)
 EKS_CLUSTER_TYPES = ("fargate", "automode")
 """Sleeper's ``EksClusterType`` values, in lower case as its docs describe them (any case is accepted)."""
 SPARK_DOCS = "See https://spark.apache.org/docs/latest/configuration.html."
-UNUSED = " Not used by this port yet: it does not deploy EksBulkImportStack."
 
 
 def _user(name: str, description: str, default: str | None = None, **options: object) -> PropertyDefinition:
-    return _eks.user(name, description + UNUSED, default=default, **options)  # type: ignore[arg-type]
+    return _eks.user(name, description, default=default, **options)  # type: ignore[arg-type]
 
 
 EKS_CLUSTER_ADMIN_ROLES = _user(
@@ -36,7 +36,8 @@ EKS_API_ALLOWED_SECURITY_GROUPS = _user(
 EKS_IS_NATIVE_LIBS_IMAGE = _user(
     "sleeper.bulk.import.eks.is.native.libs.image",
     "(EKS mode only) Set to true if sleeper.bulk.import.eks.repo contains the image built with native Hadoop "
-    "libraries.",
+    "libraries. This port builds one image (containers/bulk-import-eks) without them: true is refused when the "
+    "stack is synthesized.",
     "false",
     redeploy=True,
 )
@@ -48,7 +49,8 @@ BULK_IMPORT_EKS_AWSCLI_LAYER_ARN = _user(
 )
 BULK_IMPORT_EKS_CLUSTER_TYPE = _user(
     "sleeper.bulk.import.eks.cluster.type",
-    "(EKS mode only) The type of EKS cluster to deploy for bulk import: fargate or automode.",
+    "(EKS mode only) The type of EKS cluster to deploy for bulk import: fargate or automode. This port deploys "
+    "fargate: automode is refused when the stack is synthesized.",
     "FARGATE",
     validation=ChoiceValue(EKS_CLUSTER_TYPES),
     redeploy=True,

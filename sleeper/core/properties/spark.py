@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sleeper.core.properties import instance_bulk as bulk
+from sleeper.core.properties import instance_eks as eks
 from sleeper.core.properties.definitions import PropertyDefinition
 from sleeper.core.properties.instance_common import MAXIMUM_CONNECTIONS_TO_S3
 from sleeper.core.properties.properties import InstanceProperties
 
-__all__ = ["EMR_JAVA_HOME", "emr_spark_conf", "serverless_spark_conf"]
+__all__ = ["EMR_JAVA_HOME", "eks_spark_conf", "emr_spark_conf", "serverless_spark_conf"]
 
 EMR_JAVA_HOME = {
     "x86_64": "/usr/lib/jvm/java-17-amazon-corretto.x86_64",
@@ -78,6 +79,35 @@ _EMR_SPARK: tuple[tuple[str, PropertyDefinition], ...] = (
 )
 
 
+_EKS_SPARK: tuple[tuple[str, PropertyDefinition], ...] = (
+    ("spark.shuffle.mapStatus.compression.codec", bulk.BULK_IMPORT_SPARK_SHUFFLE_MAPSTATUS_COMPRESSION_CODEC),
+    ("spark.speculation", bulk.BULK_IMPORT_SPARK_SPECULATION),
+    ("spark.speculation.quantile", bulk.BULK_IMPORT_SPARK_SPECULATION_QUANTILE),
+    ("spark.hadoop.fs.s3a.connection.maximum", MAXIMUM_CONNECTIONS_TO_S3),
+    ("spark.driver.cores", eks.BULK_IMPORT_EKS_SPARK_DRIVER_CORES),
+    ("spark.driver.extraJavaOptions", eks.BULK_IMPORT_EKS_SPARK_DRIVER_EXTRA_JAVA_OPTIONS),
+    ("spark.driver.memory", eks.BULK_IMPORT_EKS_SPARK_DRIVER_MEMORY),
+    ("spark.executor.cores", eks.BULK_IMPORT_EKS_SPARK_EXECUTOR_CORES),
+    ("spark.executor.extraJavaOptions", eks.BULK_IMPORT_EKS_SPARK_EXECUTOR_EXTRA_JAVA_OPTIONS),
+    ("spark.executor.heartbeatInterval", eks.BULK_IMPORT_EKS_SPARK_EXECUTOR_HEARTBEAT_INTERVAL),
+    ("spark.executor.instances", eks.BULK_IMPORT_EKS_SPARK_EXECUTOR_INSTANCES),
+    ("spark.executor.memory", eks.BULK_IMPORT_EKS_SPARK_EXECUTOR_MEMORY),
+    ("spark.driver.memoryOverhead", eks.BULK_IMPORT_EKS_SPARK_DRIVER_MEMORY_OVERHEAD),
+    ("spark.executor.memoryOverhead", eks.BULK_IMPORT_EKS_SPARK_EXECUTOR_MEMORY_OVERHEAD),
+    ("spark.default.parallelism", eks.BULK_IMPORT_EKS_SPARK_DEFAULT_PARALLELISM),
+    ("spark.network.timeout", eks.BULK_IMPORT_EKS_SPARK_NETWORK_TIMEOUT),
+    ("spark.dynamicAllocation.enabled", eks.BULK_IMPORT_EKS_SPARK_DYNAMIC_ALLOCATION_ENABLED),
+    ("spark.memory.fraction", eks.BULK_IMPORT_EKS_SPARK_MEMORY_FRACTION),
+    ("spark.memory.storageFraction", eks.BULK_IMPORT_EKS_SPARK_MEMORY_STORAGE_FRACTION),
+    ("spark.storage.level", eks.BULK_IMPORT_EKS_SPARK_STORAGE_LEVEL),
+    ("spark.rdd.compress", eks.BULK_IMPORT_EKS_SPARK_RDD_COMPRESS),
+    ("spark.shuffle.compress", eks.BULK_IMPORT_EKS_SPARK_SHUFFLE_COMPRESS),
+    ("spark.shuffle.spill.compress", eks.BULK_IMPORT_EKS_SPARK_SHUFFLE_SPILL_COMPRESS),
+    ("spark.hadoop.fs.s3a.experimental.input.fadvise", eks.BULK_IMPORT_EKS_SPARK_HADOOP_S3A_INPUT_FADVISE),
+    ("spark.sql.shuffle.partitions", eks.BULK_IMPORT_EKS_SPARK_SQL_SHUFFLE_PARTITIONS),
+)
+
+
 def _conf_from(properties: InstanceProperties, table: Sequence[tuple[str, PropertyDefinition]]) -> dict[str, str]:
     conf: dict[str, str] = {}
     for key, prop in table:
@@ -97,4 +127,16 @@ def emr_spark_conf(properties: InstanceProperties, architecture: str) -> dict[st
     conf = _conf_from(properties, _EMR_SPARK)
     conf["spark.hadoop.fs.s3a.create.performance"] = "true"
     conf["spark.executorEnv.JAVA_HOME"] = EMR_JAVA_HOME[architecture]
+    return conf
+
+
+def eks_spark_conf(properties: InstanceProperties) -> dict[str, str]:
+    """The Spark settings of a job on EKS, from the ``sleeper.bulk.import.eks.spark.*`` properties (and the settings
+    every Spark bulk import shares), as Sleeper's ``getSparkConfigurationForEKSFromInstanceProperties``; S3 is reached
+    with the pod's web identity (the ``spark`` service account's role)."""
+    conf = _conf_from(properties, _EKS_SPARK)
+    conf["spark.hadoop.fs.s3a.create.performance"] = "true"
+    conf["spark.hadoop.fs.s3a.aws.credentials.provider"] = (
+        "software.amazon.awssdk.auth.credentials.WebIdentityTokenFileCredentialsProvider"
+    )
     return conf

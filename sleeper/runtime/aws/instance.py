@@ -44,6 +44,7 @@ from sleeper.adapters.aws.emf import emf_line, emf_record
 from sleeper.adapters.aws.instance_clients import AwsClients
 from sleeper.adapters.aws.launchers.bulk_import import bulk_import_job_store
 from sleeper.adapters.aws.launchers.emr import EmrPlatform, PersistentEmrPlatform, persistent_emr_requeue
+from sleeper.adapters.aws.launchers.eks import EksPlatform
 from sleeper.adapters.aws.launchers.emr_serverless import EmrServerlessPlatform
 from sleeper.adapters.aws.properties import S3PropertiesStore
 from sleeper.adapters.aws.resources import (
@@ -533,8 +534,9 @@ class AwsInstance:
         print_line(emf_line(record))
 
     def bulk_import_platform(self, queue_name: str) -> tuple[BulkImportPlatform, BulkImportRequeue | None]:
-        """The platform that starts the jobs of a bulk import queue (EMR Serverless, an EMR cluster per job, or the
-        persistent EMR cluster), and where its jobs go back when it is full (the persistent cluster's queue).
+        """The platform that starts the jobs of a bulk import queue (EMR Serverless, an EMR cluster per job, the
+        persistent EMR cluster, or the EKS cluster's state machine), and where its jobs go back when it is full (the
+        persistent cluster's queue).
 
         Raises:
             ValueError: If the queue is not a bulk import queue.
@@ -547,6 +549,8 @@ class AwsInstance:
             return EmrPlatform(clients.emr, props), None
         if queue_name == operations.BULK_IMPORT_PERSISTENT_EMR_Q:
             return PersistentEmrPlatform(clients.emr, props), persistent_emr_requeue(clients.sqs, props)
+        if queue_name == operations.BULK_IMPORT_EKS_Q:
+            return EksPlatform(clients.stepfunctions, props), None
         raise ValueError(f"{queue_name} is not a bulk import queue")
 
     def bulk_import_launch(self, queue_name: str) -> BulkImportLaunch:

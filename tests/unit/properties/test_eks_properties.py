@@ -53,8 +53,10 @@ def should_check_the_cluster_type_as_sleeper_does(value: str, valid: bool) -> No
     assert (problem is None) == valid
 
 
-def should_say_that_no_deployed_code_reads_them_yet() -> None:
-    assert all("Not used by this port yet" in d.description for d in eks.DEFINITIONS)
+def should_say_which_settings_the_stack_refuses() -> None:
+    assert not any("Not used by this port" in d.description for d in eks.DEFINITIONS)
+    assert "automode is refused" in eks.BULK_IMPORT_EKS_CLUSTER_TYPE.description
+    assert "true is refused" in eks.EKS_IS_NATIVE_LIBS_IMAGE.description
 
 
 def should_load_a_java_configuration_setting_them() -> None:
