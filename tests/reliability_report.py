@@ -30,7 +30,14 @@ from typing import Any
 
 import pytest
 
-__all__ = ["REPORT_PATH", "ROW_IDS", "TOTALS", "Reliability", "percentiles"]
+__all__ = ["NIGHTLY", "REPORT_PATH", "ROW_IDS", "TOTALS", "Reliability", "nightly", "percentiles"]
+
+NIGHTLY = os.environ.get("SLEEPER_NIGHTLY", "") not in ("", "0", "false")
+"""Whether the nightly profile runs (``SLEEPER_NIGHTLY=1``): the battery's full-size variants (64 writers, 5,000
+transactions, 10,000 fuzzed messages, the long model run). CI runs the bounded variants only."""
+
+nightly = pytest.mark.skipif(not NIGHTLY, reason="nightly profile: run with SLEEPER_NIGHTLY=1")
+"""Marks a test (or a ``pytest.param``) to run only in the nightly profile."""
 
 REPORT_PATH = Path(__file__).resolve().parent.parent / "test-reports" / "reliability.jsonl"
 """Where the lines go: ``test-reports/reliability.jsonl`` at the top of the repository."""

@@ -42,6 +42,7 @@ from sleeper.core.statestore.transactions.files import AddFilesTransaction
 from sleeper.core.trackers.runs import IngestRun, JobOutcome, RunFailure
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.statestore.committer import send_transaction
+from sleeper.statestore.exceptions import COMMIT_NOT_IN_LOG
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -278,8 +279,9 @@ def commit_bulk_import_files(
 ) -> BulkImportResult:
     """Commits the files in one ADD_FILES with the job id and the hash of its input files; drops them if another run
     of the job committed first, or if the state store refuses them (``JobIdReusedError`` for other input files).
-    With ``send_commit`` the transaction is sent to the state store committer instead (the files are dropped if
-    sending fails)."""
+    With ``send_commit`` the transaction is sent to the state store committer instead. The files are dropped only
+    when the commit is known not to be in the log (``COMMIT_NOT_IN_LOG``); after a failed send or any other error
+    the commit may have landed, so they stay for the orphan sweeper."""
     if not references:
         return BulkImportResult(rows_read=rows_read, rows_written=0)
     transaction = AddFilesTransaction.of_references(
@@ -292,11 +294,11 @@ def commit_bulk_import_files(
     )
     try:
         if send_commit is not None:
-            send_commit(transaction)
+            send_commit(transaction)  # a failed send may yet have sent it: its files stay for the orphan sweeper
         else:
             state_store.commit(transaction)
-    except BaseException:
-        delete_written(references, data_prefix, options)
+    except COMMIT_NOT_IN_LOG:
+        delete_written(references, data_prefix, options)  # known not to be in the log; else the files stay
         raise
     if send_commit is not None:
         return BulkImportResult(

@@ -58,6 +58,7 @@ from sleeper.io.merge import merge_sorted
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter, WrittenFile
 from sleeper.iterators.pipeline import RowIterators
 from sleeper.sketches import sketches_path
+from sleeper.statestore.exceptions import COMMIT_NOT_IN_LOG
 
 if TYPE_CHECKING:
     from sleeper.core.properties import TableProperties
@@ -169,7 +170,9 @@ def ingest_batches(
         options: How to reach S3.
         writer_thread: Encode Parquet on a background thread while the merge runs.
         send_commit: Sends the ADD_FILES transaction to the state store committer instead of committing it here
-            (``sleeper.table.ingest.job.files.commit.async``). If sending raises, the files written are deleted.
+            (``sleeper.table.ingest.job.files.commit.async``). If sending raises, the files written stay: the
+            message may have been sent; the orphan sweeper deletes them after its minimum age if never committed.
+            A synchronous commit deletes them only if it is known not to be in the log (``COMMIT_NOT_IN_LOG``).
         task_id: The task running the job, carried by the transaction.
         job_run_id: The run of the job, carried by the transaction (the committer's tracker update names it).
 
@@ -243,11 +246,11 @@ def ingest_batches(
     )
     try:
         if send_commit is not None:
-            send_commit(transaction)
+            send_commit(transaction)  # a failed send may yet have sent it: its files stay for the orphan sweeper
         else:
             state_store.commit(transaction)
-    except BaseException:
-        writer.delete_files()
+    except COMMIT_NOT_IN_LOG:
+        writer.delete_files()  # known not to be in the log; after any other error it may be, so the files stay
         raise
     if send_commit is None and job_id is not None and not _was_added(state_store, references[0]):
         # another run of the job committed first, so the state store skipped this commit: drop the files

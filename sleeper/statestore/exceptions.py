@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.statestore.exceptions import StateStoreError
 
 
 class AddTransactionRetriesExhaustedError(SleeperError):
@@ -24,6 +25,14 @@ class AddTransactionRetriesExhaustedError(SleeperError):
         self.table_id = table_id
         self.transaction_type = transaction_type
         self.attempts = attempts
+
+
+COMMIT_NOT_IN_LOG: tuple[type[Exception], ...] = (StateStoreError, AddTransactionRetriesExhaustedError)
+"""The errors of a synchronous commit (``StateStore.commit``) after which its transaction is known not to be in the
+log: refused by the state, or every attempt collided or was found not to have landed. Only after one of these may a
+writer delete the files the transaction names. After any other error, or a crash, the outcome is unknown (the entry
+may have landed, as in Iceberg's "commit state unknown"): the files stay, and the orphan sweeper deletes them after
+its minimum age if no transaction ever named them (RELIABILITY.md A2, C3)."""
 
 
 class TransactionLogGapError(SleeperError):

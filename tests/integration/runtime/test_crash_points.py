@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sleeper.compaction.creation import create_compaction_jobs
+from sleeper.core import faults
 from sleeper.core.faults import CRASH_POINTS, KILLED_EXIT_CODE
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.operations import COMPACTION_JOB_Q, GC_JOB_Q, INGEST_JOB_Q
@@ -351,5 +352,35 @@ def should_refuse_a_compaction_job_delivered_again_after_gc_removed_its_inputs(
         late_delivery_failures=sum(summary.failed.values()),
         output_rewritten=False,
         unhandled_exceptions=0,
+        **converged.figures(),
+    )
+
+
+# --- A2 / C3: a commit whose outcome is unknown keeps its files -------------------------------------------------------
+def _timed_out(name: str) -> None:
+    raise TimeoutError(f"no reply after the log put ({name})")
+
+
+def should_keep_the_files_of_an_ingest_whose_commit_outcome_is_unknown(
+    tmp_path: Path, reliability: Reliability
+) -> None:
+    # Given a table with rows, and an ingest whose ADD_FILES lands but whose writer then gets an error (not a
+    # refusal: the outcome is unknown to it, as after a timeout)
+    s = _setup(tmp_path, SYNC)
+    s.ingest_now(rows(0, 100))
+    with pytest.raises(TimeoutError), faults.armed("statestore.after_log_put", _timed_out, times=1):
+        s.table.ingest(rows(100, 50), job_id="unknown-outcome")
+    s.expected.update(rows_of(rows(100, 50)))
+    # When the job is run again, as a redelivered message is
+    again = LocalInstance(s.directory).table(TABLE)
+    result = again.ingest(rows(100, 50), job_id="unknown-outcome")
+    # Then the files of the landed commit were kept (every referenced file exists), and the rows are there once
+    assert result.already_added
+    converged = check_converged(LocalInstance(s.directory), TABLE, s.expected)
+    reliability.record(
+        "A2",
+        case="ingest commit outcome unknown (local)",
+        unhandled_exceptions=0,
+        wrongly_reported_failures=0,
         **converged.figures(),
     )
