@@ -16,6 +16,7 @@ import typer
 from sleeper.cli import admin_commands, aws_local, common, operations, render
 from sleeper.cli import deploy as deploy_cli
 from sleeper.cli import export as export_cli
+from sleeper.cli import iceberg as iceberg_cli
 from sleeper.cli.query_output import DISPLAY_ROWS
 from sleeper.core.exceptions import SleeperError
 from sleeper.runtime.table import DEFAULT_WAIT_SECONDS as DEFAULT_INGEST_WAIT_SECONDS
@@ -702,6 +703,7 @@ operations.register(app, report_app)
 aws_local.register(app)
 export_cli.register(app)
 deploy_cli.register(app)
+iceberg_cli.register(table_app)
 
 
 PRIVATE_UMASK = 0o077

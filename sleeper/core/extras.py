@@ -25,6 +25,8 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "polars": "dataframes",
     "duckdb": "dataframes",
     "datafusion": "datafusion",
+    "pyiceberg": "iceberg",
+    "sqlalchemy": "iceberg",
     "aws_cdk": "cdk",
     "constructs": "cdk",
     "cdk_nag": "cdk",

@@ -16,11 +16,14 @@ Safety beyond Sleeper:
   it is refused and reported, and left tracked.
 * A table whose GC delay is not longer than the query cache timeout plus the query timeout is refused as a whole
   (:class:`UnsafeGcDelayError`); property validation rejects such a configuration too.
+* A file an outside reader holds (:mod:`sleeper.core.held_files`: a published Iceberg snapshot, current or superseded
+  for less than the GC delay, may read it) is kept, and collected by a later run once the hold is released. The holds
+  are read after the ready files are chosen, so a hold written before a file became ready is always seen.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -44,6 +47,7 @@ from sleeper.core.statestore.exceptions import StateStoreError
 from sleeper.core.statestore.locations import file_outside_table
 from sleeper.core.statestore.transactions.files import DeleteFilesTransaction
 from sleeper.gc.exceptions import GarbageCollectionFailedError, UnsafeGcDelayError
+from sleeper.gc.held import held_files
 from sleeper.gc.ports import STATE_STORE_COMMITTER_QUEUE, GcInstance, GcTable
 from sleeper.io.filesystem import FileSystemOptions, delete_in_table, resolve
 from sleeper.sketches import sketches_path
@@ -86,6 +90,8 @@ class GcResult:
         failed: Files whose delete failed: still tracked, retried by the next run.
         uncommitted: Files deleted whose DELETE_FILES commit failed: still tracked, committed by the next run.
         batches: How many batches were committed.
+        held: Files ready for collection but kept because an outside reader holds them (a published Iceberg
+            snapshot); not a problem: a later run collects them once released.
     """
 
     table_id: str
@@ -94,6 +100,7 @@ class GcResult:
     failed: tuple[FileProblem, ...] = ()
     uncommitted: tuple[FileProblem, ...] = ()
     batches: int = 0
+    held: tuple[str, ...] = ()
 
     @property
     def problems(self) -> list[FileProblem]:
@@ -162,6 +169,7 @@ def collect_garbage(
     filesystem: pafs.FileSystem | None = None,
     options: FileSystemOptions | None = None,
     delete_threads: int = DEFAULT_DELETE_THREADS,
+    held: Callable[[], Collection[str]] | None = None,
 ) -> GcResult:
     """Deletes a table's files that have had no references for longer than its GC delay, in batches.
 
@@ -174,12 +182,15 @@ def collect_garbage(
         filesystem: A filesystem to delete from instead of the one each file's URI names.
         options: How to reach S3.
         delete_threads: How many deletes run at once.
+        held: The files outside readers hold, which are kept; by default the holds under the table's data prefix
+            (:func:`sleeper.gc.held.held_files`), read only when some file is ready.
 
     Returns:
         What was deleted, refused and failed. Failures do not stop the run; see ``GcResult.raise_if_failed``.
 
     Raises:
         UnsafeGcDelayError: If the table's GC delay is unsafe (nothing is deleted).
+        HoldFormatError: If a hold cannot be read (nothing is deleted).
     """
     settings = settings or GcSettings.of(table)
     if settings.batch_size < 1 or settings.max_files < 1 or delete_threads < 1:
@@ -188,6 +199,11 @@ def collect_garbage(
     store = table.state_store
     store.refresh()
     ready = store.unreferenced_files_before(start - settings.delay)
+    kept: list[str] = []
+    if ready:
+        holding = held() if held is not None else held_files(table.data_prefix, filesystem=filesystem, options=options)
+        kept = [f for f in ready if f in holding]
+        ready = [f for f in ready if f not in holding]
     deleted: list[str] = []
     refused: list[FileProblem] = []
     failed: list[FileProblem] = []
@@ -223,6 +239,7 @@ def collect_garbage(
         failed=tuple(failed),
         uncommitted=tuple(uncommitted),
         batches=batches,
+        held=tuple(kept),
     )
 
 

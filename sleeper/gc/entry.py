@@ -26,7 +26,7 @@ class GcRun:
     leftovers: DeletedTablesSweepResult = DeletedTablesSweepResult()
 
     def describe(self, table_id: str) -> str:
-        """A line for the log, empty when nothing was deleted."""
+        """A line for the log, empty when nothing was deleted or kept."""
         parts = []
         if self.collected.deleted:
             parts.append(f"{len(self.collected.deleted)} files garbage collected")
@@ -34,6 +34,8 @@ class GcRun:
             parts.append(f"{len(self.swept.deleted)} orphaned files deleted")
         if self.leftovers.deleted:
             parts.append(f"{len(self.leftovers.deleted)} files of deleted tables deleted")
+        if self.collected.held:
+            parts.append(f"{len(self.collected.held)} files kept: a published Iceberg snapshot holds them")
         return f"table {table_id}: {', '.join(parts)}" if parts else ""
 
 

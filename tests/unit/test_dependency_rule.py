@@ -11,7 +11,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "sleeper"
 
-FEATURES = ("ingest", "compaction", "splitting", "gc", "query", "bulk_import", "bulk_export", "athena", "rest_api")
+FEATURES = (
+    "ingest",
+    "compaction",
+    "splitting",
+    "gc",
+    "query",
+    "bulk_import",
+    "bulk_export",
+    "athena",
+    "rest_api",
+    "iceberg",
+)
 """The feature packages (the ingest batcher is part of ingest: ``sleeper.ingest.batcher``)."""
 
 

@@ -6,6 +6,7 @@ its built-in default.
 
 from __future__ import annotations
 
+from sleeper.core.iceberg import IcebergNameValue
 from sleeper.core.properties import instance_bulk as bulk
 from sleeper.core.properties import instance_common as common
 from sleeper.core.properties import instance_compaction as compaction
@@ -201,6 +202,16 @@ GARBAGE_COLLECTOR_ASYNC_COMMIT = _storage.user(
     "Only applies when asynchronous commits are enabled for the table.",
     falls_back_to=defaults.DEFAULT_GARBAGE_COLLECTOR_ASYNC_COMMIT,
     default_rule=DefaultRule.ASYNC_COMMIT_FOR_UPDATE,
+)
+ICEBERG_NAME = _storage.user(
+    "sleeper.table.iceberg.name",
+    "Beyond Sleeper: the Apache Iceberg table this table is published as, `<namespace>.<table>` in lowercase letters, "
+    "digits and `_` (a Glue database and table on AWS, the instance's SQL catalog locally). Unset, the table is not "
+    "published. Set, `sleeper table publish-iceberg` and the Iceberg publishing schedule "
+    "(`sleeper.iceberg.publish.period.minutes`) write an Iceberg snapshot over the table's referenced Parquet files, "
+    "which the garbage collector keeps until the snapshot has been superseded for longer than the GC delay. A table "
+    "with an iterator, aggregations or filters is refused. See docs/usage/iceberg.md.",
+    validation=IcebergNameValue(),
 )
 RETAIN_TABLE_AFTER_REMOVAL = _storage.user(
     "sleeper.table.retain.after.removal",

@@ -1,0 +1,327 @@
+"""Publishing a table's current state as an Apache Iceberg snapshot over its own Parquet files (beyond Sleeper).
+
+One publish, for a table naming its view in ``sleeper.table.iceberg.name``:
+
+1. refuse a table whose rows are not the rows of its files: an iterator, aggregations or filters change them when
+   read, and an Iceberg reader would not apply them;
+2. read the table's state (partitions and file references, at one transaction) at time ``t0``;
+3. write a hold (:mod:`sleeper.core.held_files`) naming every referenced file, and give up unless it was written
+   within half the table's GC delay of ``t0``: the collector only deletes a file unreferenced for the whole delay,
+   and reads the holds after choosing what to delete, so it sees this hold before it could delete a file the state
+   read at ``t0`` references (half the delay leaves the other half for clocks that disagree);
+4. plan each file (:mod:`sleeper.iceberg.coverage`): whole, or through a trimmed copy of its rows in its referencing
+   partitions (:mod:`sleeper.iceberg.trim`);
+5. commit one Iceberg snapshot (an overwrite: files that left Sleeper's state leave the view, new ones are registered
+   in place from their footers, with no data rewritten), carrying the hold's id in its summary. The catalog's commit
+   is conditional on the view not having moved, so of two racing publishes one fails and releases its hold;
+6. expire the snapshots superseded for longer than the GC delay and release their holds, so the collector may then
+   delete their files (:mod:`sleeper.iceberg.retention`).
+
+If nothing changed since the current snapshot, no snapshot is made and the new hold is released.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from sleeper.core.held_files import iceberg_location
+from sleeper.core.iceberg import SLEEPER_TABLE_ID_KEY, SNAPSHOT_HOLD_KEY, IcebergIdentifier, parse_iceberg_name
+from sleeper.core.properties.properties import TableProperties
+from sleeper.core.properties.table import (
+    AGGREGATION_CONFIG,
+    FILTERING_CONFIG,
+    GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION,
+    ICEBERG_NAME,
+    ITERATOR_CLASS_NAME,
+)
+from sleeper.iceberg.catalog import iceberg_path, load_catalog
+from sleeper.iceberg.coverage import FilePlan, plan_files
+from sleeper.iceberg.exceptions import NotPublishableError, PublishAbandonedError, ViewOwnershipError
+from sleeper.iceberg.holds import delete_hold, write_hold
+from sleeper.iceberg.ports import IcebergRuntime, IcebergTable
+from sleeper.iceberg.retention import PENDING_MAX_AGE, RetentionResult, apply_retention
+from sleeper.iceberg.trim import trimmed_location, write_trimmed
+from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.filesystem import resolve
+from sleeper.io.parquet_reader import read_file_metadata
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+    from pyiceberg.manifest import DataFile
+    from pyiceberg.table import Table as PyIcebergTable
+
+__all__ = ["PublishResult", "iceberg_identifier", "processing_refusal", "publish_table", "view_location"]
+
+NAME_MAPPING_KEY = "schema.name-mapping.default"
+"""The Iceberg table property mapping column names to field ids, for data files written without field ids."""
+
+METADATA_VERSIONS_KEPT = 10
+"""How many earlier ``metadata.json`` files the view keeps (pyiceberg deletes older ones after each commit)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PublishResult:
+    """What a publish did.
+
+    Attributes:
+        table_name: The Sleeper table.
+        iceberg_name: The view, ``namespace.table``.
+        changed: Whether a new snapshot was committed (False: the current one already showed this state).
+        snapshot_id: The view's current snapshot (None for a table that has never had a file).
+        metadata_location: The view's current ``metadata.json`` (what ``iceberg_scan`` reads).
+        files: Data files in the current snapshot.
+        whole_files: Of those, Sleeper's files registered as they are.
+        trimmed_files: Of those, trimmed copies of files only part of whose rows belong to the table.
+        added: Data files the new snapshot added.
+        removed: Data files the new snapshot removed.
+        rows: Rows in the current snapshot (from the files' footers).
+        retention: The cleanup after the commit.
+    """
+
+    table_name: str
+    iceberg_name: str
+    changed: bool
+    snapshot_id: int | None
+    metadata_location: str
+    files: int
+    whole_files: int
+    trimmed_files: int
+    added: int
+    removed: int
+    rows: int
+    retention: RetentionResult
+
+    def describe(self) -> str:
+        """One line for the log."""
+        what = "published" if self.changed else "unchanged"
+        return (
+            f"table {self.table_name}: Iceberg view {self.iceberg_name} {what}: snapshot {self.snapshot_id}, "
+            f"{self.files} files ({self.trimmed_files} trimmed), {self.rows} rows, +{self.added} -{self.removed} files"
+        )
+
+
+def iceberg_identifier(properties: TableProperties) -> IcebergIdentifier | None:
+    """The view a table names in ``sleeper.table.iceberg.name``, or None if it names none.
+
+    Raises:
+        NotPublishableError: If the value breaks the naming rule (property validation refuses such a value).
+    """
+    value = properties.get(ICEBERG_NAME)
+    if value is None or not value.strip():
+        return None
+    identifier = parse_iceberg_name(value.strip())
+    if identifier is None:
+        raise NotPublishableError(
+            f"{ICEBERG_NAME.name}={value!r} is not a valid Iceberg name: expected namespace.table"
+        )
+    return identifier
+
+
+def processing_refusal(properties: TableProperties) -> str | None:
+    """Why a table's rows are not the union of its files' rows, or None if they are."""
+    applied = [p.name for p in (ITERATOR_CLASS_NAME, AGGREGATION_CONFIG, FILTERING_CONFIG) if properties.is_set(p)]
+    if not applied:
+        return None
+    return (
+        f"it sets {', '.join(applied)}: its rows are changed whenever they are read, so its files do not hold its "
+        "rows and an Iceberg reader, which reads the files as they are, would see other rows than Sleeper queries"
+    )
+
+
+def view_location(table: IcebergTable, identifier: IcebergIdentifier) -> str:
+    """Where the view's metadata lives: ``<table data prefix>/iceberg/<namespace>.<table>`` (``s3://`` on AWS)."""
+    return iceberg_path(f"{iceberg_location(table.data_prefix)}/{identifier}")
+
+
+def publish_table(
+    instance: IcebergRuntime,
+    table: IcebergTable,
+    *,
+    clock: Callable[[], datetime] | None = None,
+    catalog: Catalog | None = None,
+) -> PublishResult:
+    """Publishes the table's current state as a new snapshot of its Iceberg view (see the module docs).
+
+    Args:
+        instance: The instance the table is in.
+        table: The table.
+        clock: The current time (UTC); ``datetime.now`` if None.
+        catalog: The catalog to use instead of the instance's (:func:`sleeper.iceberg.catalog.load_catalog`).
+
+    Raises:
+        NotPublishableError: If the table names no view or its rows are not its files' rows.
+        ViewOwnershipError: If the named Iceberg table exists but is not this table's view.
+        PublishAbandonedError: If the publish was too slow to be safe or lost a race; nothing became current.
+        MissingExtraError / ImportError: If pyiceberg is not installed.
+    """
+    now = clock or (lambda: datetime.now(tz=UTC))
+    properties = table.properties
+    identifier = iceberg_identifier(properties)
+    if identifier is None:
+        raise NotPublishableError(
+            f"table {_name(table)} names no Iceberg table: set {ICEBERG_NAME.name} to namespace.table first"
+        )
+    refusal = processing_refusal(properties)
+    if refusal is not None:
+        raise NotPublishableError(f"table {_name(table)} cannot be published as an Iceberg view: {refusal}")
+    delay = timedelta(minutes=properties.get_int(GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION))
+    options = instance.filesystem_options
+    fs, _ = resolve(table.data_prefix, options)
+
+    started = now()
+    store = table.state_store
+    store.refresh()
+    tree = store.partition_tree()
+    entries = [entry for entry in store.files_state().files() if entry.references]
+    hold_id = f"{started.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}"
+    write_hold(fs, table.data_prefix, hold_id, table.table_id, started, (e.filename for e in entries))
+    if now() - started >= delay / 2:
+        delete_hold(fs, table.data_prefix, hold_id)
+        raise PublishAbandonedError(
+            f"table {_name(table)}: the Iceberg publish took longer than half the GC delay ({delay}) to hold its "
+            "files, so the garbage collector might already have deleted one; publish again"
+        )
+    committed = False
+    try:
+        schema = table.schema
+        plans = plan_files(entries, tree, lambda f: read_file_metadata(f, schema, options=options))
+        catalog = catalog or load_catalog(instance.data_root, options)
+        view = _open_view(catalog, table, identifier)
+        current = _current_data_files(view)
+        targets: dict[str, FilePlan] = {}
+        for plan in plans:
+            if plan.whole:
+                targets[iceberg_path(plan.filename)] = plan
+            else:
+                location = trimmed_location(table.data_prefix, plan.filename, plan.partition_ids)
+                path = iceberg_path(location)
+                if path not in current:
+                    write_trimmed(plan.filename, plan.partition_ids, tree, schema, location, options=options)
+                targets[path] = plan
+        added = [path for path in targets if path not in current]
+        removed = [data_file for path, data_file in current.items() if path not in targets]
+        changed = bool(added or removed) or view.current_snapshot() is None
+        if changed:
+            if now() - started >= PENDING_MAX_AGE / 2:
+                raise PublishAbandonedError(
+                    f"table {_name(table)}: the Iceberg publish ran for longer than {PENDING_MAX_AGE / 2}; "
+                    "publish again"
+                )
+            _commit(view, hold_id, table.table_id, added, removed)
+            committed = True
+            view.refresh()
+        result = apply_retention(
+            view,
+            fs,
+            table.data_prefix,
+            f"{view.location().rstrip('/')}/metadata",
+            now=now(),
+            delay=delay,
+        )
+    except Exception as e:
+        if not committed:
+            delete_hold(fs, table.data_prefix, hold_id)
+        if _is_commit_conflict(e):
+            raise PublishAbandonedError(
+                f"table {_name(table)}: another publish of {identifier} committed first; publish again"
+            ) from e
+        raise
+    if not committed:
+        delete_hold(fs, table.data_prefix, hold_id)
+    snapshot = view.current_snapshot()
+    summary = snapshot.summary if snapshot is not None else None
+    rows = int(summary["total-records"] or 0) if summary is not None else 0
+    return PublishResult(
+        table_name=_name(table),
+        iceberg_name=str(identifier),
+        changed=committed,
+        snapshot_id=None if snapshot is None else snapshot.snapshot_id,
+        metadata_location=view.metadata_location,
+        files=len(targets),
+        whole_files=sum(1 for p in targets.values() if p.whole),
+        trimmed_files=sum(1 for p in targets.values() if not p.whole),
+        added=len(added) if committed else 0,
+        removed=len(removed) if committed else 0,
+        rows=rows,
+        retention=result,
+    )
+
+
+def _name(table: IcebergTable) -> str:
+    return table.properties.get("sleeper.table.name") or table.table_id
+
+
+def _open_view(catalog: Catalog, table: IcebergTable, identifier: IcebergIdentifier) -> PyIcebergTable:
+    """The view, created (with its namespace) if missing; refused if the table exists and is not this table's."""
+    from pyiceberg.exceptions import NoSuchTableError, TableAlreadyExistsError
+
+    key = (identifier.namespace, identifier.name)
+    try:
+        view = catalog.load_table(key)
+    except NoSuchTableError:
+        catalog.create_namespace_if_not_exists(identifier.namespace)
+        try:
+            view = catalog.create_table(
+                key,
+                schema=arrow_schema(table.schema),
+                location=view_location(table, identifier),
+                properties={
+                    SLEEPER_TABLE_ID_KEY: table.table_id,
+                    "write.metadata.delete-after-commit.enabled": "true",
+                    "write.metadata.previous-versions-max": str(METADATA_VERSIONS_KEPT),
+                },
+            )
+        except TableAlreadyExistsError:
+            view = catalog.load_table(key)
+    owner = view.properties.get(SLEEPER_TABLE_ID_KEY)
+    if owner != table.table_id:
+        whose = f"the view of Sleeper table id {owner}" if owner else "not made by Sleeper"
+        raise ViewOwnershipError(
+            f"table {_name(table)}: the Iceberg table {identifier} exists and is {whose}; it is never overwritten. "
+            f"Set {ICEBERG_NAME.name} to another name, or drop that Iceberg table"
+        )
+    if view.metadata.name_mapping() is None:
+        # Sleeper's files carry no Parquet field ids: readers match their columns to the view's by name.
+        with view.transaction() as transaction:
+            transaction.set_properties({NAME_MAPPING_KEY: view.schema().name_mapping.model_dump_json()})
+        view.refresh()
+    return view
+
+
+def _current_data_files(view: PyIcebergTable) -> dict[str, DataFile]:
+    """The data files of the view's current snapshot, by path."""
+    snapshot = view.current_snapshot()
+    if snapshot is None:
+        return {}
+    io = view.io
+    out: dict[str, DataFile] = {}
+    for manifest in snapshot.manifests(io):
+        for entry in manifest.fetch_manifest_entry(io, discard_deleted=True):
+            out[entry.data_file.file_path] = entry.data_file
+    return out
+
+
+def _commit(view: PyIcebergTable, hold_id: str, table_id: str, added: list[str], removed: list[DataFile]) -> None:
+    """Commits one snapshot removing and adding data files; new files are registered from their footers."""
+    from pyiceberg.io.pyarrow import parquet_file_to_data_file
+
+    transaction = view.transaction()
+    properties = {SNAPSHOT_HOLD_KEY: hold_id, SLEEPER_TABLE_ID_KEY: table_id}
+    with transaction.update_snapshot(snapshot_properties=properties).overwrite() as overwrite:
+        for data_file in removed:
+            overwrite.delete_data_file(data_file)
+        for path in added:
+            overwrite.append_data_file(parquet_file_to_data_file(view.io, transaction.table_metadata, path))
+    transaction.commit_transaction()
+
+
+def _is_commit_conflict(error: Exception) -> bool:
+    try:
+        from pyiceberg.exceptions import CommitFailedException
+    except ImportError:
+        return False
+    return isinstance(error, CommitFailedException)
