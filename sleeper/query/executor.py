@@ -15,7 +15,7 @@ import dataclasses
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import pyarrow as pa
 
@@ -42,6 +42,7 @@ __all__ = [
     "QueryableTable",
     "execute",
     "output_fields",
+    "plan_table_query",
     "processing_config",
     "query_iterators",
     "read_fields",
@@ -62,6 +63,32 @@ class QueryableStateStore(Protocol):
     def file_references(self) -> list[FileReference]:
         """Every file reference of the table."""
         ...
+
+
+@runtime_checkable
+class IndexedStateStore(Protocol):
+    """A state store that keeps the files on each partition between reads (``StateStore.partition_files``)."""
+
+    def partition_files(self) -> FilesOnPartitions:
+        """The files referenced on each partition."""
+        ...
+
+
+class FilesOnPartitions(Protocol):
+    """The files referenced on each partition of a table."""
+
+    def files_on(self, partition_id: str) -> list[str]:
+        """The files referenced on a partition."""
+        ...
+
+
+def plan_table_query(query: Query, state_store: QueryableStateStore, *, table_id: str) -> list[LeafPartitionQuery]:
+    """Plans a query against a table's state: from the state store's files by partition where it keeps them (so a
+    lookup visits only the leaves it touches and their ancestors' files), else from every reference."""
+    tree = state_store.partition_tree()
+    if isinstance(state_store, IndexedStateStore):
+        return plan_query(query, tree, table_id=table_id, files_on=state_store.partition_files().files_on)
+    return plan_query(query, tree, state_store.file_references(), table_id=table_id)
 
 
 class QueryableTable(Protocol):
@@ -279,10 +306,7 @@ def execute(
     target = _output_schema(schema, output_fields(schema, query.processing.requested_value_fields))
     now = int(time.time() * 1000) if now_ms is None else now_ms
     config = query_iterators(table.properties, schema, query.processing, now)
-    state_store = table.state_store
-    leaf_queries = plan_query(
-        query, state_store.partition_tree(), state_store.file_references(), table_id=table.table_id
-    )
+    leaf_queries = plan_table_query(query, table.state_store, table_id=table.table_id)
 
     def batches() -> Iterator[pa.RecordBatch]:
         for leaf_query in leaf_queries:

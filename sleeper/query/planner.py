@@ -13,9 +13,9 @@ files instead of adding a second copy of every row under ``query-<id>/``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
-from sleeper.core.partition import PartitionTree
+from sleeper.core.partition import Partition, PartitionTree
 from sleeper.core.query import LeafPartitionQuery, Query
 from sleeper.core.range import Region
 from sleeper.core.statestore.references import FileReference
@@ -52,39 +52,43 @@ def leaf_regions(regions: Iterable[Region], partition_region: Region) -> list[Re
 def plan_query(
     query: Query,
     tree: PartitionTree,
-    references: Iterable[FileReference],
+    references: Iterable[FileReference] | None = None,
     *,
     table_id: str,
     sub_query_id: Callable[[str, str], str] = sub_query_id_for,
+    files_on: Callable[[str], Sequence[str]] | None = None,
 ) -> list[LeafPartitionQuery]:
     """Splits a query into sub-queries on the leaf partitions overlapping any of its regions.
 
     Leaves with no file referenced on them or their ancestors are skipped, so a query of an empty table plans no
-    sub-query.
+    sub-query. Only the part of the tree overlapping the regions is visited, and only the files of the leaves
+    touched and their ancestors are looked up (with ``files_on``, such as ``StateStore.partition_files().files_on``,
+    a lookup does not go through the table's references).
 
     Args:
         query: The query.
         tree: The table's partitions.
-        references: The table's file references (every partition's).
+        references: The table's file references (every partition's); not needed with ``files_on``.
         table_id: The table's id, recorded in each sub-query.
         sub_query_id: Makes each sub-query's id from the query id and the leaf id (see the module notes).
+        files_on: The files referenced on a partition; built from ``references`` if not given.
 
     Returns:
         The sub-queries in key order of their leaves. Each holds the leaf's region, the query's regions cut to the
         leaf, and the files to read: those referenced on the leaf's ancestors (root first), then on the leaf, each
         file once.
     """
-    files_by_partition: dict[str, list[str]] = {}
-    for reference in references:
-        files_by_partition.setdefault(reference.partition_id, []).append(reference.filename)
-    touched: set[str] = set()
-    for region in query.regions:
-        touched.update(p.id for p in tree.leaves_overlapping(region))
+    if files_on is None:
+        files_by_partition: dict[str, list[str]] = {}
+        for reference in references or ():
+            files_by_partition.setdefault(reference.partition_id, []).append(reference.filename)
+
+        def files_on(partition_id: str) -> Sequence[str]:
+            return files_by_partition.get(partition_id, ())
+
     out: list[LeafPartitionQuery] = []
-    for leaf in tree.leaves:
-        if leaf.id not in touched:
-            continue
-        files = _files_for_leaf(tree, leaf.id, files_by_partition)
+    for leaf in _leaves_overlapping_any(tree, query.regions):
+        files = _files_for_leaf(tree, leaf.id, files_on)
         if not files:
             continue
         regions = leaf_regions(query.regions, leaf.region)
@@ -103,12 +107,28 @@ def plan_query(
     return out
 
 
-def _files_for_leaf(tree: PartitionTree, leaf_id: str, files_by_partition: dict[str, list[str]]) -> list[str]:
+def _leaves_overlapping_any(tree: PartitionTree, regions: Sequence[Region]) -> list[Partition]:
+    """The leaves overlapping any of the regions, in key order (the tree's depth-first order), visiting only the
+    partitions that overlap one."""
+    out: list[Partition] = []
+    stack = [tree.root]
+    while stack:
+        partition = stack.pop()
+        if not any(partition.region.overlaps(region) for region in regions):
+            continue
+        if partition.is_leaf:
+            out.append(partition)
+        else:
+            stack.extend(tree.get(child) for child in reversed(partition.child_ids))
+    return out
+
+
+def _files_for_leaf(tree: PartitionTree, leaf_id: str, files_on: Callable[[str], Sequence[str]]) -> list[str]:
     chain = [p.id for p in reversed(tree.ancestors(leaf_id))] + [leaf_id]
     seen: set[str] = set()
     files: list[str] = []
     for partition_id in chain:
-        for name in files_by_partition.get(partition_id, ()):
+        for name in files_on(partition_id):
             if name not in seen:
                 seen.add(name)
                 files.append(name)

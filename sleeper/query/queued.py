@@ -42,8 +42,7 @@ from sleeper.core.schema import Schema
 from sleeper.core.trackers.query import QueryState, QueryTracker, QueryUpdate
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.iterators.exceptions import IteratorConfigError
-from sleeper.query.executor import QueryableTable, query_iterators, run_leaf_query
-from sleeper.query.planner import plan_query
+from sleeper.query.executor import QueryableTable, plan_table_query, query_iterators, run_leaf_query
 from sleeper.query.publishers import (
     NO_WEBSOCKET,
     PublisherSettings,
@@ -217,7 +216,7 @@ def _fan_out(
     reporter: StatusReporter,
 ) -> QueryOutcome:
     store = table.state_store
-    sub_queries = plan_query(query, store.partition_tree(), store.file_references(), table_id=table.table_id)
+    sub_queries = plan_table_query(query, store, table_id=table.table_id)
     if not sub_queries:
         tracker.record(QueryUpdate(query_id=query.query_id, state=QueryState.COMPLETED, update_time=clock()))
         reporter.completed(query.query_id, 0)

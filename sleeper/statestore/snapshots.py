@@ -35,7 +35,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyarrow import fs as pafs
 
 from sleeper.core.exceptions import SleeperError
@@ -43,9 +45,10 @@ from sleeper.core.faults import crash_point
 from sleeper.core.partition import Partition
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType
-from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
+from sleeper.core.statestore.references import AllReferencesToAFile
 from sleeper.core.statestore.state import FilesState, PartitionsState
 from sleeper.core.statestore.transactions.log import LogType
+from sleeper.statestore.arrow_files import ArrowFileEntries, SnapshotFiles
 from sleeper.statestore.exceptions import SnapshotFormatError
 from sleeper.statestore.ports import SnapshotConflictError, SnapshotMetadata, SnapshotMetadataStore
 
@@ -146,6 +149,9 @@ def write_files_snapshot(
 ) -> None:
     """Writes a files state as an Arrow IPC stream.
 
+    A state loaded from a snapshot writes that snapshot's rows still in it as they are, without making an object of
+    each file (:meth:`ArrowFileEntries.to_table`); the files changed since are converted.
+
     Args:
         sink: Where to write: a path, a ``pyarrow.NativeFile`` or a buffer output stream.
         state: The state.
@@ -154,6 +160,34 @@ def write_files_snapshot(
     """
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
+    entries = state.entries
+    if isinstance(entries, ArrowFileEntries):
+        table = entries.to_table(_files_table)
+    else:
+        table = _files_table(list(state.files()))
+    batch = table.combine_chunks().to_batches()
+    combined = batch[0] if batch else pa.RecordBatch.from_pylist([], schema=FILES_SCHEMA)
+    counts = np.diff(combined.column("partitionReferences").offsets.to_numpy())
+    batch_ends: list[int] = []
+    elements = 0
+    for row, count in enumerate(np.maximum(counts, 1).tolist()):
+        elements += count
+        if elements >= batch_size:
+            batch_ends.append(row + 1)
+            elements = 0
+    if not batch_ends or batch_ends[-1] != combined.num_rows:
+        batch_ends.append(combined.num_rows)
+    metadata = {
+        METADATA_TYPE: b"FILES",
+        METADATA_TRANSACTION_NUMBER: str(transaction_number).encode(),
+        METADATA_ADDED_JOB_IDS: json.dumps(sorted(state.added_job_ids)).encode(),
+        METADATA_ADDED_JOB_INPUTS: json.dumps(state.added_job_inputs, sort_keys=True).encode(),
+    }
+    _write_batches(sink, combined, FILES_SCHEMA.with_metadata(metadata), batch_ends)
+
+
+def _files_table(files: list[AllReferencesToAFile]) -> pa.Table:
+    """The snapshot rows of files given as objects."""
     ms_of = _MillisCache()
     filenames: list[str] = []
     file_times: list[int] = []
@@ -164,9 +198,7 @@ def write_files_snapshot(
     rows: list[int] = []
     approximate: list[bool] = []
     only_this: list[bool] = []
-    batch_ends: list[int] = []
-    elements = 0
-    for row, f in enumerate(state.files()):
+    for f in files:
         filenames.append(f.filename)
         file_times.append(ms_of(f.last_update_time))
         for r in f.references.values():
@@ -177,12 +209,6 @@ def write_files_snapshot(
             approximate.append(r.count_approximate)
             only_this.append(r.only_contains_data_for_this_partition)
         offsets.append(len(partition_ids))
-        elements += max(1, len(f.references))
-        if elements >= batch_size:
-            batch_ends.append(row + 1)
-            elements = 0
-    if not batch_ends or batch_ends[-1] != len(filenames):
-        batch_ends.append(len(filenames))
     references = pa.StructArray.from_arrays(
         [
             pa.array(partition_ids, pa.utf8()),
@@ -194,7 +220,7 @@ def write_files_snapshot(
         ],
         fields=list(_REFERENCE_TYPE),
     )
-    batch = pa.RecordBatch.from_arrays(
+    return pa.Table.from_arrays(
         [
             pa.array(filenames, pa.utf8()),
             pa.array(file_times, pa.timestamp("ms")),
@@ -202,17 +228,13 @@ def write_files_snapshot(
         ],
         schema=FILES_SCHEMA,
     )
-    metadata = {
-        METADATA_TYPE: b"FILES",
-        METADATA_TRANSACTION_NUMBER: str(transaction_number).encode(),
-        METADATA_ADDED_JOB_IDS: json.dumps(sorted(state.added_job_ids)).encode(),
-        METADATA_ADDED_JOB_INPUTS: json.dumps(state.added_job_inputs, sort_keys=True).encode(),
-    }
-    _write_batches(sink, batch, FILES_SCHEMA.with_metadata(metadata), batch_ends)
 
 
 def read_files_snapshot(source: Any) -> FilesSnapshot:
     """Reads a files snapshot written by this module or by Sleeper's Java code.
+
+    The files are kept as the snapshot's columns, each made into objects when first read
+    (:mod:`sleeper.statestore.arrow_files`).
 
     Args:
         source: A path, a ``pyarrow.NativeFile``, a buffer or bytes.
@@ -221,35 +243,7 @@ def read_files_snapshot(source: Any) -> FilesSnapshot:
         SnapshotFormatError: If the stream is not a files snapshot.
     """
     table, metadata = _read_table(source, FILES_SCHEMA, "files")
-    filenames: list[str] = table.column("filename").to_pylist()
-    file_times = table.column("updateTime").cast(pa.int64()).to_pylist()
-    lists = table.column("partitionReferences").combine_chunks()
-    offsets = lists.offsets.to_pylist()
-    values = lists.values
-    partition_ids = values.field("partitionId").to_pylist()
-    ref_times = values.field("updateTime").cast(pa.int64()).to_pylist()
-    job_ids = values.field("jobId").to_pylist()
-    rows = values.field("numberOfRows").to_pylist()
-    approximate = values.field("countApproximate").to_pylist()
-    only_this = values.field("onlyContainsDataForThisPartition").to_pylist()
-    ref_datetimes = _datetimes(ref_times)
-    file_datetimes = _datetimes(file_times)
-    files: list[AllReferencesToAFile] = []
-    append = files.append
-    for i, name in enumerate(filenames):
-        references: dict[str, FileReference] = {}
-        for j in range(offsets[i], offsets[i + 1]):
-            pid = partition_ids[j]
-            references[pid] = FileReference(
-                filename=name,
-                partition_id=pid,
-                number_of_rows=rows[j],
-                job_id=job_ids[j],
-                count_approximate=approximate[j],
-                only_contains_data_for_this_partition=only_this[j],
-                last_update_time=ref_datetimes[j],
-            )
-        append(AllReferencesToAFile(filename=name, references=references, last_update_time=file_datetimes[i]))
+    entries = ArrowFileEntries(SnapshotFiles(_conform_files_table(table)))
     added_raw = metadata.get(METADATA_ADDED_JOB_IDS)
     added: list[str] = []
     if added_raw is not None:
@@ -270,7 +264,28 @@ def read_files_snapshot(source: Any) -> FilesSnapshot:
         if not isinstance(parsed_inputs, dict) or not all(isinstance(h, str) for h in parsed_inputs.values()):
             raise SnapshotFormatError("files snapshot added job input files metadata must map job ids to strings")
         inputs = parsed_inputs
-    return FilesSnapshot(state=FilesState.of(files, added, inputs), transaction_number=_metadata_number(metadata))
+    return FilesSnapshot(state=FilesState.over(entries, added, inputs), transaction_number=_metadata_number(metadata))
+
+
+def _conform_files_table(table: pa.Table) -> pa.Table:
+    """A files snapshot's rows with exactly :data:`FILES_SCHEMA` (another writer's list item names, nullability flags
+    and field order differ), in one chunk."""
+    lists = table.column("partitionReferences").combine_chunks()
+    if isinstance(lists, pa.ChunkedArray):
+        lists = pa.array([], type=table.schema.field("partitionReferences").type)
+    values = lists.flatten()
+    offsets = pc.subtract(lists.offsets, lists.offsets[0]) if len(lists) and lists.offsets[0].as_py() else lists.offsets
+    references = pa.StructArray.from_arrays(
+        [values.field(f.name).cast(f.type) for f in _REFERENCE_TYPE], fields=list(_REFERENCE_TYPE)
+    )
+    return pa.Table.from_arrays(
+        [
+            table.column("filename").combine_chunks().cast(pa.utf8()),
+            table.column("updateTime").combine_chunks().cast(pa.timestamp("ms")),
+            pa.ListArray.from_arrays(offsets, references, type=_REFERENCES_TYPE),
+        ],
+        schema=FILES_SCHEMA,
+    )
 
 
 def write_partitions_snapshot(
@@ -447,12 +462,6 @@ class _MillisCache:
                 ms = (aware - _EPOCH) // _MS
             self._cache[time] = ms
         return ms
-
-
-def _datetimes(epoch_ms: list[int]) -> list[datetime]:
-    """UTC datetimes of epoch milliseconds, each distinct value built once (references share update times)."""
-    by_ms = {ms: _EPOCH + timedelta(milliseconds=ms) for ms in set(epoch_ms)}
-    return [by_ms[ms] for ms in epoch_ms]
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from sleeper.core.statestore.transactions.files import AddFilesTransaction, Clea
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.statestore.transactions.partitions import InitialisePartitionsTransaction, PartitionTransaction
 from sleeper.core.statestore.transactions.serde import Transaction, TransactionSerDe
+from sleeper.statestore.arrow_files import PartitionFiles
 from sleeper.statestore.log_head import (
     AddTransactionResult,
     Clock,
@@ -105,6 +106,8 @@ class StateStore:
                 partitions_batch_size=self.settings.partitions_snapshot_batch_size,
                 id_supplier=id_supplier,
             )
+        self._tree: tuple[tuple[int, int], PartitionTree] | None = None
+        self._partition_files: tuple[tuple[int, int], PartitionFiles] | None = None
         bodies = backend.body_store(table_id)
         self.files_head = FilesLogHead(
             table_id=table_id,
@@ -170,10 +173,26 @@ class StateStore:
         state = self._partitions()
         if not len(state):
             raise StateStoreError(f"table {self.table_id} has no partitions: it has not been initialised")
+        # A tree is immutable and the state changes only by transactions, so one tree serves every read until the
+        # next transaction (or snapshot) is applied: a query does not rebuild a tree of every partition.
+        version = (id(state), self.partitions_head.last_transaction_number)
+        if self._tree is not None and self._tree[0] == version:
+            return self._tree[1]
         try:
-            return state.tree(self.schema)
+            tree = state.tree(self.schema)
         except PartitionTreeError as e:
             raise StateStoreError(f"partitions of table {self.table_id} do not form a tree: {e}") from None
+        self._tree = (version, tree)
+        return tree
+
+    def partition_files(self) -> PartitionFiles:
+        """The files referenced on each partition, kept until the next transaction (or snapshot) is applied: a query
+        plans from it without going through every reference (``sleeper.statestore.arrow_files``)."""
+        state = self._files()
+        version = (id(state), self.files_head.last_transaction_number)
+        if self._partition_files is None or self._partition_files[0] != version:
+            self._partition_files = (version, PartitionFiles(state.entries))
+        return self._partition_files[1]
 
     def leaf_partitions(self) -> list[Partition]:
         """The leaf partitions, in key order of the first row key (empty if the table has no partitions)."""
@@ -199,8 +218,10 @@ class StateStore:
         return self._partitions().copy()
 
     def references_on_partition(self, partition_id: str) -> list[FileReference]:
-        """The file references on one partition."""
-        return self._files().references_on_partition(partition_id)
+        """The file references on one partition (found through ``partition_files``, not by reading every file)."""
+        state = self._files()
+        names = self.partition_files().files_on(partition_id)
+        return [r for name in names if (r := state.reference(name, partition_id)) is not None]
 
     def unreferenced_files_before(self, time: datetime) -> list[str]:
         """Files with no references last updated before a time: ready for garbage collection."""

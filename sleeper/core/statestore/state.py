@@ -3,6 +3,10 @@
 The two sub-states are mutable so that applying a transaction costs time in proportion to the transaction, not to
 the table; the transaction log head owns them and hands out immutable values (references, partitions).
 
+A files state keeps its files in any mapping of the :class:`FileEntries` shape: a dict by default, or one that holds a
+snapshot's files as columns and makes each into objects only when read (``sleeper.statestore.arrow_files``), so that
+loading a large table's snapshot does not cost an object per reference.
+
 The files state also remembers the ingest and bulk import jobs whose files were added, each with the hash of the
 input files it ingested (:func:`input_files_hash`) when the ADD_FILES transaction carried one. That makes a job
 idempotent per job id and input: the same id with the same input files adds nothing again, and the same id with other
@@ -15,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
+from typing import Protocol
 
 from sleeper.core.partition import Partition, PartitionTree
 from sleeper.core.schema import Schema
@@ -35,11 +40,37 @@ def input_files_hash(files: Iterable[str]) -> str:
     return digest.hexdigest()
 
 
+class FileEntries(Protocol):
+    """The files of a state by name: the operations of a ``dict`` that a files state uses (a dict is one)."""
+
+    def __len__(self) -> int: ...
+
+    def __contains__(self, key: object, /) -> bool: ...
+
+    def __iter__(self) -> Iterator[str]: ...
+
+    def __getitem__(self, key: str, /) -> AllReferencesToAFile: ...
+
+    def __setitem__(self, key: str, value: AllReferencesToAFile, /) -> None: ...
+
+    def __delitem__(self, key: str, /) -> None: ...
+
+    def get(self, key: str, /) -> AllReferencesToAFile | None: ...
+
+    def values(self) -> Iterable[AllReferencesToAFile]: ...
+
+    def clear(self) -> None: ...
+
+    def copy(self) -> FileEntries:
+        """An independent copy (changes to either are not seen by the other)."""
+        ...
+
+
 class FilesState:
     """Every file of a table with its references, plus the ingest jobs whose files were added (with input hashes)."""
 
     def __init__(self) -> None:
-        self._files: dict[str, AllReferencesToAFile] = {}
+        self._files: FileEntries = {}
         self._added_jobs: dict[str, str | None] = {}
 
     # --- reads -------------------------------------------------------------------------------------------------
@@ -138,8 +169,34 @@ class FilesState:
     def copy(self) -> FilesState:
         """An independent copy (entries are immutable, so a shallow copy of the maps suffices)."""
         out = FilesState()
-        out._files = dict(self._files)
+        out._files = self._files.copy()
         out._added_jobs = dict(self._added_jobs)
+        return out
+
+    @property
+    def entries(self) -> FileEntries:
+        """The files by name, as this state keeps them (read them; only transactions change a state)."""
+        return self._files
+
+    @classmethod
+    def over(
+        cls,
+        entries: FileEntries,
+        added_job_ids: Iterable[str] = (),
+        added_job_inputs: Mapping[str, str] | None = None,
+    ) -> FilesState:
+        """A state keeping its files in the given mapping (as loaded from a snapshot), which it then owns.
+
+        Args:
+            entries: The files by name.
+            added_job_ids: The ids of the jobs whose files were added.
+            added_job_inputs: The input files hash of those jobs that recorded one (the others have none).
+        """
+        out = cls()
+        out._files = entries
+        inputs = added_job_inputs or {}
+        for job_id in added_job_ids:
+            out._added_jobs[job_id] = inputs.get(job_id)
         return out
 
     @classmethod
@@ -165,7 +222,12 @@ class FilesState:
         return out
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, FilesState) and self._files == other._files and self._added_jobs == other._added_jobs
+        return (
+            isinstance(other, FilesState)
+            and len(self._files) == len(other._files)
+            and all(other._files.get(name) == self._files[name] for name in self._files)
+            and self._added_jobs == other._added_jobs
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
