@@ -1,30 +1,44 @@
-"""The Sleeper CDK app: ``cdk deploy`` creates one instance from an instance properties file.
+"""The Sleeper CDK app: ``cdk deploy`` creates one instance from a configuration, as Sleeper's ``SleeperCdkApp``.
 
-Context (``cdk deploy -c key=value``):
+Context (``cdk deploy -c name=value``), Sleeper 0.36.1's names (``sleeper.core.deploy.context`` lists them all):
 
-- ``propertiesfile`` (or ``instanceproperties``): path of the instance properties file. Without it, an example
-  instance is synthesized with every optional stack this port supports.
-- ``id``: overrides ``sleeper.id``.
-- ``tags``: extra tags ``key1,value1,key2,value2`` (added to ``sleeper.tags``).
-- ``artefacts``: ``asset`` (build images from ``containers/`` at deploy) or ``ecr`` (pull pushed images);
-  default ``asset`` when ``containers/lambda/Dockerfile`` exists, otherwise ``ecr``.
-- ``imagetag``: the image tag in ``ecr`` mode (default ``latest``).
+- ``configurationDir``: a directory with ``instance.properties``, ``tags.properties`` and tables
+  (``tables/<any>/table.properties``, ``schema.json``, ``splits.txt``), deployed with the instance and kept on
+  redeploys; or ``propertiesFile``: an ``instance.properties`` alone (and an adjacent ``tags.properties``). Exactly
+  one. The older ``propertiesfile`` and ``instanceproperties`` are still accepted.
+- ``id``, ``artefactsId``, ``vpc``, ``subnets``: override ``sleeper.id``, ``sleeper.artefacts.deployment``,
+  ``sleeper.vpc``, ``sleeper.subnets``.
+- ``validate`` (default true), ``newInstance``, ``deployPaused``, ``skipVersionCheck``.
+- This port's own: ``tags``, ``artefacts`` (``asset`` or ``ecr``), ``imageTag``, ``nag`` (run cdk-nag in the
+  synthesis) and ``example`` (synthesize the example instance, every supported optional stack).
 
-The stack is named after the instance id and deployed to ``CDK_DEFAULT_ACCOUNT``/``CDK_DEFAULT_REGION`` (or
-``sleeper.account``/``sleeper.region``).
+Any other context name is an error naming it. The stack is named after the instance id and deployed to
+``CDK_DEFAULT_ACCOUNT``/``CDK_DEFAULT_REGION`` (or ``sleeper.account``/``sleeper.region``).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from pathlib import Path
 
 import aws_cdk as cdk
 
+from sleeper.core import naming
+from sleeper.core.deploy import context as keys
+from sleeper.core.deploy.configuration import (
+    InstanceConfiguration,
+    load_configuration_dir,
+    load_properties_file,
+)
+from sleeper.core.deploy.context import DeployContextError, DeployOptions, read_context
+from sleeper.core.deploy.plan import SUPPORTED_OPTIONAL_STACKS
+from sleeper.core.exceptions import SleeperError
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_common as common
 from stacks.context import ARTEFACTS_ASSET, ARTEFACTS_ECR, Artefacts, DeployContext, tags_from_context
-from stacks.instance import SUPPORTED_OPTIONAL_STACKS, SleeperInstanceStack
+from stacks.instance import SleeperInstanceStack
 
 ROOT = Path(__file__).resolve().parent
 
@@ -45,6 +59,7 @@ EXAMPLE_OPTIONAL_STACKS = (
     "PartitionSplittingStack",
     "TableMetricsStack",
     "AthenaStack",
+    "DashboardStack",
 )
 assert set(EXAMPLE_OPTIONAL_STACKS) == SUPPORTED_OPTIONAL_STACKS
 
@@ -62,31 +77,87 @@ def example_properties() -> InstanceProperties:
     )
 
 
-def load_properties(app: cdk.App) -> InstanceProperties:
-    """The instance properties named by the context, or the example instance.
+def options(app: cdk.App) -> DeployOptions:
+    """The app's context, checked.
 
     Raises:
-        ValueError: If the properties are invalid.
+        DeployContextError: If a context name is unknown or a value invalid.
     """
-    path = app.node.try_get_context("propertiesfile") or app.node.try_get_context("instanceproperties")
-    properties = InstanceProperties.from_text(Path(path).read_text(encoding="utf-8")) if path else example_properties()
-    instance_id = app.node.try_get_context("id")
-    if instance_id:
-        properties.set(common.ID, instance_id)
-    problems = properties.problems()
-    if problems:
-        raise ValueError("invalid instance properties:\n  " + "\n  ".join(problems))
-    return properties
+    return read_context(app.node.get_all_context())
+
+
+def load_configuration(app: cdk.App) -> InstanceConfiguration:
+    """The instance (and tables) the context names, with the context's overrides, validated unless
+    ``validate=false``.
+
+    Raises:
+        DeployContextError: If the context names no configuration, or more than one.
+        ConfigurationError: If a file cannot be read or a table is invalid.
+        ValueError: If the instance properties are invalid.
+    """
+    given = options(app)
+    properties_file, directory = given.get(keys.PROPERTIES_FILE), given.get(keys.CONFIGURATION_DIR)
+    if given.flag(keys.EXAMPLE):
+        if properties_file or directory:
+            raise DeployContextError(f"{keys.EXAMPLE}=true deploys the example instance: give no configuration")
+        configuration = InstanceConfiguration(properties=example_properties())
+    elif properties_file:
+        configuration = load_properties_file(Path(properties_file))
+    elif directory:
+        configuration = load_configuration_dir(Path(directory))
+    else:
+        raise DeployContextError(
+            f"set the {keys.CONFIGURATION_DIR!r} or {keys.PROPERTIES_FILE!r} context variable "
+            f"(-c {keys.CONFIGURATION_DIR}=DIR), or -c {keys.EXAMPLE}=true for the example instance"
+        )
+    properties = configuration.properties
+    for key, prop in (
+        (keys.ID, common.ID),
+        (keys.ARTEFACTS_ID, common.ARTEFACTS_DEPLOYMENT_ID),
+        (keys.VPC, common.VPC_ID),
+        (keys.SUBNETS, common.SUBNETS),
+    ):
+        value = given.get(key)
+        if value:
+            properties.set(prop, value)
+    if given.flag(keys.VALIDATE, default=True):
+        problems = properties.problems()
+        if problems:
+            raise ValueError("invalid instance properties:\n  " + "\n  ".join(problems))
+    return configuration
+
+
+def load_properties(app: cdk.App) -> InstanceProperties:
+    """The instance properties the context names (see :func:`load_configuration`)."""
+    return load_configuration(app).properties
 
 
 def artefacts(app: cdk.App, root: Path = ROOT) -> Artefacts:
     """Where images come from, from the context."""
-    mode = app.node.try_get_context("artefacts")
+    given = options(app)
+    mode = given.get(keys.ARTEFACTS)
     if not mode:
         mode = ARTEFACTS_ASSET if (root / "containers" / "lambda" / "Dockerfile").is_file() else ARTEFACTS_ECR
     if mode not in (ARTEFACTS_ASSET, ARTEFACTS_ECR):
-        raise ValueError(f"context artefacts must be {ARTEFACTS_ASSET} or {ARTEFACTS_ECR}, not {mode!r}")
-    return Artefacts(mode=mode, root=root, tag=app.node.try_get_context("imagetag") or "latest")
+        raise DeployContextError(f"context artefacts must be {ARTEFACTS_ASSET} or {ARTEFACTS_ECR}, not {mode!r}")
+    return Artefacts(mode=mode, root=root, tag=given.get(keys.IMAGE_TAG) or "latest")
+
+
+def instance_exists(instance_id: str, account: str, region: str) -> bool:
+    """Whether the config bucket of an instance exists (or its name is taken), as ``newInstance`` checks.
+
+    The CDK app calls AWS itself here, as Sleeper's does (stacks and the app import only ``sleeper.core``)."""
+    import boto3
+    from botocore.exceptions import ClientError
+
+    s3 = boto3.client("s3", region_name=region, endpoint_url=os.environ.get("AWS_ENDPOINT_URL") or None)
+    try:
+        s3.head_bucket(Bucket=naming.config_bucket_name(instance_id, account))
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") in ("404", "NoSuchBucket", "NotFound"):
+            return False
+        raise
+    return True
 
 
 FEATURE_FLAGS = {
@@ -100,31 +171,91 @@ FEATURE_FLAGS = {
 
 
 def build(app: cdk.App, *, root: Path = ROOT) -> SleeperInstanceStack:
-    """Adds the instance stack (and its tags) to an app."""
+    """Adds the instance stack (and its tags) to an app.
+
+    Raises:
+        SleeperError: If the context or the configuration is invalid (``DeployContextError``, ``ConfigurationError``).
+        ValueError: If the instance properties are invalid.
+    """
     for flag, enabled in FEATURE_FLAGS.items():
         if app.node.try_get_context(flag) is None:
             app.node.set_context(flag, enabled)
-    properties = load_properties(app)
+    given = options(app)
+    configuration = load_configuration(app)
+    properties = configuration.properties
     account = os.environ.get("CDK_DEFAULT_ACCOUNT") or properties.get("sleeper.account")
     region = os.environ.get("CDK_DEFAULT_REGION") or properties.get("sleeper.region")
     env = cdk.Environment(account=account, region=region) if account and region else None
     ctx = DeployContext.create(properties, account=account if env else None, region=region if env else None,
-                               artefacts=artefacts(app, root))  # fmt: skip
+                               artefacts=artefacts(app, root), tables=configuration.tables,
+                               deploy_paused=given.flag(keys.DEPLOY_PAUSED))  # fmt: skip
+    if given.flag(keys.NEW_INSTANCE):
+        if not (account and region):
+            raise DeployContextError(
+                f"{keys.NEW_INSTANCE}=true checks the account for the instance: set CDK_DEFAULT_ACCOUNT and "
+                "CDK_DEFAULT_REGION (the cdk command does, given credentials)"
+            )
+        if instance_exists(ctx.instance_id, account, region):
+            raise DeployContextError(
+                f"instance {ctx.instance_id!r} already exists (its config bucket "
+                f"{naming.config_bucket_name(ctx.instance_id, account)} does): {keys.NEW_INSTANCE}=true refuses to "
+                "deploy over it"
+            )
     stack = SleeperInstanceStack(app, ctx.instance_id, ctx, stack_name=ctx.instance_id, env=env)
-    tags = {**properties.tags(), **tags_from_context(app.node.try_get_context("tags"))}
+    if given.flag(keys.SKIP_VERSION_CHECK):
+        cdk.Annotations.of(stack).add_info(
+            f"{keys.SKIP_VERSION_CHECK}: this port checks no version of a deployed instance, so there is none to skip"
+        )
+    tags = {**properties.tags(), **tags_from_context(given.get(keys.TAGS))}
     excluded = properties.get_list(common.TAGS_EXCLUDED_RESOURCES)
     for key, value in tags.items():
         cdk.Tags.of(app).add(key, value, exclude_resource_types=excluded or None)
     stack_tag = properties.get(common.STACK_TAG_NAME)
     if stack_tag:
         cdk.Tags.of(stack).add(stack_tag, ctx.instance_id)
+    if given.flag(keys.NAG):
+        from stacks.nag import run_checks
+
+        run_checks(app)
     return stack
 
 
-def main() -> None:
-    """Synthesizes the app."""
-    app = cdk.App(analytics_reporting=False)
-    build(app)
+def context_from_arguments(arguments: list[str]) -> dict[str, str]:
+    """``-c name=value`` arguments (as ``python app.py -c configurationDir=DIR`` takes them, like ``cdk``).
+
+    Raises:
+        DeployContextError: If an argument is not ``-c name=value``.
+    """
+    context: dict[str, str] = {}
+    rest = list(arguments)
+    while rest:
+        flag = rest.pop(0)
+        if flag not in ("-c", "--context") or not rest or "=" not in rest[0]:
+            raise DeployContextError(f"unexpected argument {flag!r}: give context as -c name=value")
+        name, _, value = rest.pop(0).partition("=")
+        context[name] = value
+    return context
+
+
+def main(arguments: list[str] | None = None) -> None:
+    """Synthesizes the app into ``cdk.out/`` of the working directory (or the directory the cdk command gives),
+    with the cdk command's context or ``-c name=value`` arguments; a configuration mistake is one line on stderr and
+    exit status 1."""
+    outdir = Path(os.environ.get("CDK_OUTDIR") or Path.cwd() / "cdk.out")
+    existed = outdir.exists()
+    try:
+        given = context_from_arguments(sys.argv[1:] if arguments is None else arguments)
+        if given:
+            cdk_context = json.loads(os.environ.get("CDK_CONTEXT_JSON") or "{}")
+            app = cdk.App(analytics_reporting=False, outdir=str(outdir), context={**cdk_context, **given})
+        else:
+            app = cdk.App(analytics_reporting=False, outdir=str(outdir))
+        build(app)
+    except (SleeperError, ValueError) as error:
+        print(f"sleeper cdk app: {error}", file=sys.stderr)
+        if not existed and outdir.is_dir() and not any(outdir.iterdir()):
+            outdir.rmdir()
+        raise SystemExit(1) from None
     app.synth()
 
 

@@ -3,10 +3,22 @@ nested stacks, then writing ``instance.properties`` to the config bucket."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import aws_cdk as cdk
+from aws_cdk import aws_events as events
+from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from sleeper.core.deploy.plan import (
+    EMR_STACKS,
+    NEEDS_VPC,
+    SUPPORTED_OPTIONAL_STACKS,
+    ignored_optional_stacks,
+    planned_stacks,
+)
 from stacks import nag
+from stacks.alarms import AlarmsStack
 from stacks.artefacts import Images
 from stacks.athena import AthenaStack
 from stacks.bulk_export import BulkExportStack
@@ -19,8 +31,9 @@ from stacks.bulk_import import (
 from stacks.committer import StateStoreCommitterStack
 from stacks.common import SleeperCore
 from stacks.compaction import CompactionStack
-from stacks.eks_bulk_import import EksBulkImportStack
 from stacks.context import DeployContext
+from stacks.dashboard import DashboardStack
+from stacks.eks_bulk_import import EksBulkImportStack
 from stacks.gc import GarbageCollectorStack
 from stacks.ingest import IngestStack
 from stacks.ingest_batcher import IngestBatcherStack
@@ -30,50 +43,27 @@ from stacks.persistent_emr import PersistentEmrBulkImportStack
 from stacks.policies import ManagedPoliciesStack
 from stacks.properties import InstancePropertiesWriter
 from stacks.query import QueryStack
+from stacks.rest_api import RestApiStack
 from stacks.splitting import PartitionSplittingStack
 from stacks.state_store import StateStoreStack, StateStoreUpkeepStack
+from stacks.table_definer import TableDefinerStack
 from stacks.table_index import TableIndexStack
 from stacks.table_metrics import TableMetricsStack
 from stacks.trackers import TrackerStack
-from stacks.rest_api import RestApiStack
 from stacks.websocket_query import WebSocketQueryStack
 
-NEEDS_VPC = frozenset(
-    {
-        "CompactionStack",
-        "IngestStack",
-        "EmrServerlessBulkImportStack",
-        "EmrBulkImportStack",
-        "PersistentEmrBulkImportStack",
-        "EksBulkImportStack",
-        "BulkExportStack",
-    }
-)
-EMR_STACKS = frozenset({"EmrBulkImportStack", "PersistentEmrBulkImportStack"})
-"""Optional stacks running bulk import on EMR clusters, sharing their roles and security configuration."""
-SUPPORTED_OPTIONAL_STACKS = frozenset(
-    {
-        "AthenaStack",
-        "CompactionStack",
-        "IngestStack",
-        "IngestBatcherStack",
-        "EmrServerlessBulkImportStack",
-        "EmrBulkImportStack",
-        "PersistentEmrBulkImportStack",
-        "EksBulkImportStack",
-        "QueryStack",
-        "WebSocketQueryStack",
-        "BulkExportStack",
-        "KeepLambdaWarmStack",
-        "GarbageCollectorStack",
-        "PartitionSplittingStack",
-        "TableMetricsStack",
-        "RestApiStack",
-    }
-)
-"""Optional stacks this port deploys; others named in ``sleeper.optional.stacks`` get a synth warning."""
-QUERY_STACKS = frozenset({"QueryStack", "WebSocketQueryStack"})
-"""Optional stacks deploying the query stack (its tracker table also tracks bulk exports)."""
+__all__ = [
+    "EMR_STACKS",
+    "NEEDS_VPC",
+    "SUPPORTED_OPTIONAL_STACKS",
+    "OptionalStacksError",
+    "SleeperInstanceStack",
+    "check_optional_stacks",
+]
+
+AFTER_PROPERTIES = frozenset({"TableDefiner"})
+"""Nested stacks deployed after ``instance.properties`` is written (the table definer reads it); the properties
+writer waits for every other one, whose resource names and URLs it records."""
 
 
 class OptionalStacksError(ValueError):
@@ -87,7 +77,7 @@ def check_optional_stacks(wanted: frozenset[str]) -> None:
         OptionalStacksError: If ``BulkExportStack`` is wanted without the query stack (exports are tracked in its
             query tracker table).
     """
-    if "BulkExportStack" in wanted and not wanted & QUERY_STACKS:
+    if "BulkExportStack" in wanted and not wanted & {"QueryStack", "WebSocketQueryStack"}:
         raise OptionalStacksError(
             "sleeper.optional.stacks names BulkExportStack without QueryStack: bulk exports are tracked in the query "
             "tracker, which QueryStack deploys; add QueryStack"
@@ -106,87 +96,96 @@ class SleeperInstanceStack(cdk.Stack):
         super().__init__(scope, construct_id, description=f"Sleeper instance {ctx.instance_id}", **kwargs)  # type: ignore[arg-type]
         self.core = core = SleeperCore(ctx=ctx, images=Images(ctx))
         self.parts: dict[str, cdk.NestedStack] = {}
-        wanted = ctx.optional_stacks
-        check_optional_stacks(wanted)
-        for name in sorted(wanted - SUPPORTED_OPTIONAL_STACKS):
+        check_optional_stacks(ctx.optional_stacks)
+        for name in ignored_optional_stacks(ctx.properties):
             cdk.Annotations.of(self).add_warning_v2(
                 f"sleeper:unsupported-stack:{name}", f"{name} is not deployed by this port; it is ignored"
             )
-
-        self._add("Monitoring", MonitoringStack(self, "Monitoring", core))
-        self._add("ConfigBucket", ConfigBucketStack(self, "ConfigBucket", core))
-        self._add("TableData", TableDataStack(self, "TableData", core))
-        self._add("TableIndex", TableIndexStack(self, "TableIndex", core))
-        self._add("StateStore", StateStoreStack(self, "StateStore", core))
-        self._add("Trackers", TrackerStack(self, "Trackers", core))
-        self._add("StateStoreCommitter", StateStoreCommitterStack(self, "StateStoreCommitter", core))
-        self._add("StateStoreUpkeep", StateStoreUpkeepStack(self, "StateStoreUpkeep", core))
-        if wanted & NEEDS_VPC and not use_existing_vpc(self, core):
-            self._add("Networking", NetworkingStack(self, "Networking", core))
-        self._optional(wanted)
-        self.properties_writer = InstancePropertiesWriter(self, "InstanceProperties", core)
-        for nested in self.parts.values():
-            self.properties_writer.node.add_dependency(nested)
-        nag.acknowledge(self, "IAM5", nag.IAM5_RESOURCES)
-
-    def _add(self, name: str, stack: cdk.NestedStack) -> None:
-        self.parts[name] = stack
-
-    def _optional(self, wanted: frozenset[str]) -> None:
-        core = self.core
-        if "CompactionStack" in wanted:
-            self._add("Compaction", CompactionStack(self, "Compaction", core))
-        if "IngestStack" in wanted:
-            self._add("Ingest", IngestStack(self, "Ingest", core))
-        if wanted & (EMR_STACKS | {"EmrServerlessBulkImportStack", "EksBulkImportStack"}):
-            self._bulk_import(wanted)
-        if "IngestBatcherStack" in wanted:
-            self._add("IngestBatcher", IngestBatcherStack(self, "IngestBatcher", core))
-        if "PartitionSplittingStack" in wanted:
-            self._add("PartitionSplitting", PartitionSplittingStack(self, "PartitionSplitting", core))
-        if "GarbageCollectorStack" in wanted:
-            self._add("GarbageCollector", GarbageCollectorStack(self, "GarbageCollector", core))
-        websocket = None
-        if wanted & QUERY_STACKS:  # the WebSocket API needs the query stack, as in Sleeper
-            stack = QueryStack(self, "Query", core, keep_warm="KeepLambdaWarmStack" in wanted)
-            self._add("Query", stack)
-            if "WebSocketQueryStack" in wanted:
-                websocket = WebSocketQueryStack(self, "WebSocketQuery", core, stack)
-                self._add("WebSocketQuery", websocket)
-        if "BulkExportStack" in wanted:  # after the query stack, whose tracker table it uses
-            self._add("BulkExport", BulkExportStack(self, "BulkExport", core))
-        if "TableMetricsStack" in wanted:
-            self._add("TableMetrics", TableMetricsStack(self, "TableMetrics", core))
-        if "AthenaStack" in wanted:
-            self._add("Athena", AthenaStack(self, "Athena", core))
-        if "RestApiStack" in wanted:
-            self._add("RestApi", RestApiStack(self, "RestApi", core))
-        policies = ManagedPoliciesStack(self, "ManagedPolicies", core)
-        self._add("ManagedPolicies", policies)
-        if websocket is not None:
+        if ctx.optional_stacks & NEEDS_VPC:
+            use_existing_vpc(self, core)  # sleeper.vpc given: no Networking stack is planned
+        builders = self._builders()
+        for planned in planned_stacks(ctx.properties):
+            self.parts[planned.name] = builders[planned.name]()
+        policies = self.parts["ManagedPolicies"]
+        assert isinstance(policies, ManagedPoliciesStack)
+        websocket = self.parts.get("WebSocketQuery")
+        if isinstance(websocket, WebSocketQueryStack):
             websocket.grant_connect(policies.query)
         for name, policy in (("Ingest", policies.ingest), ("Query", policies.query), ("Admin", policies.admin)):
             cdk.CfnOutput(self, f"{name}PolicyArn", value=policy.managed_policy_arn)
         cdk.CfnOutput(self, "ConfigBucketName", value=core.config.bucket_name)
+        self.properties_writer = InstancePropertiesWriter(self, "InstanceProperties", core)
+        for name, nested in self.parts.items():
+            if name in AFTER_PROPERTIES:
+                nested.node.add_dependency(self.properties_writer)
+            else:
+                self.properties_writer.node.add_dependency(nested)
+        if ctx.deploy_paused:
+            for rule in core.rules:
+                cfn = rule.node.default_child
+                assert isinstance(cfn, events.CfnRule)
+                cfn.state = "DISABLED"
+        nag.acknowledge(self, "IAM5", nag.IAM5_RESOURCES)
 
-    def _bulk_import(self, wanted: frozenset[str]) -> None:
-        """The bulk import bucket, then each wanted bulk import platform (the EMR ones on their shared roles)."""
+    def _builders(self) -> dict[str, Callable[[], cdk.NestedStack]]:
+        """How each nested stack of the plan is built (``sleeper.core.deploy.plan`` decides which are)."""
         core = self.core
-        bucket_stack = BulkImportBucketStack(self, "BulkImportBucket", core)
-        self._add("BulkImportBucket", bucket_stack)
-        bucket = bucket_stack.bucket
-        if "EmrServerlessBulkImportStack" in wanted:
-            self._add(
-                "EmrServerlessBulkImport", EmrServerlessBulkImportStack(self, "EmrServerlessBulkImport", core, bucket)
-            )
-        if "EksBulkImportStack" in wanted:
-            self._add("EksBulkImport", EksBulkImportStack(self, "EksBulkImport", core, bucket))
-        if not wanted & EMR_STACKS:
-            return
-        common = CommonEmrBulkImportStack(self, "CommonEmrBulkImport", core, bucket)
-        self._add("CommonEmrBulkImport", common)
-        if "EmrBulkImportStack" in wanted:
-            self._add("EmrBulkImport", EmrBulkImportStack(self, "EmrBulkImport", core, bucket, common))
-        if "PersistentEmrBulkImportStack" in wanted:
-            stack = PersistentEmrBulkImportStack(self, "PersistentEmrBulkImport", core, bucket, common)
-            self._add("PersistentEmrBulkImport", stack)
+        wanted = core.ctx.optional_stacks
+        parts = self.parts
+
+        def bucket() -> s3.IBucket:
+            stack = parts["BulkImportBucket"]
+            assert isinstance(stack, BulkImportBucketStack)
+            return stack.bucket
+
+        def alarms() -> AlarmsStack:
+            stack = parts["Alarms"]
+            assert isinstance(stack, AlarmsStack)
+            return stack
+
+        def query() -> QueryStack:
+            stack = parts["Query"]
+            assert isinstance(stack, QueryStack)
+            return stack
+
+        def common_emr() -> CommonEmrBulkImportStack:
+            stack = parts["CommonEmrBulkImport"]
+            assert isinstance(stack, CommonEmrBulkImportStack)
+            return stack
+
+        return {
+            "Monitoring": lambda: MonitoringStack(self, "Monitoring", core),
+            "ConfigBucket": lambda: ConfigBucketStack(self, "ConfigBucket", core),
+            "TableData": lambda: TableDataStack(self, "TableData", core),
+            "TableIndex": lambda: TableIndexStack(self, "TableIndex", core),
+            "StateStore": lambda: StateStoreStack(self, "StateStore", core),
+            "Trackers": lambda: TrackerStack(self, "Trackers", core),
+            "StateStoreCommitter": lambda: StateStoreCommitterStack(self, "StateStoreCommitter", core),
+            "StateStoreUpkeep": lambda: StateStoreUpkeepStack(self, "StateStoreUpkeep", core),
+            "Networking": lambda: NetworkingStack(self, "Networking", core),
+            "Compaction": lambda: CompactionStack(self, "Compaction", core),
+            "Ingest": lambda: IngestStack(self, "Ingest", core),
+            "BulkImportBucket": lambda: BulkImportBucketStack(self, "BulkImportBucket", core),
+            "EksBulkImport": lambda: EksBulkImportStack(self, "EksBulkImport", core, bucket()),
+            "EmrServerlessBulkImport": lambda: EmrServerlessBulkImportStack(
+                self, "EmrServerlessBulkImport", core, bucket()
+            ),
+            "CommonEmrBulkImport": lambda: CommonEmrBulkImportStack(self, "CommonEmrBulkImport", core, bucket()),
+            "EmrBulkImport": lambda: EmrBulkImportStack(self, "EmrBulkImport", core, bucket(), common_emr()),
+            "PersistentEmrBulkImport": lambda: PersistentEmrBulkImportStack(
+                self, "PersistentEmrBulkImport", core, bucket(), common_emr()
+            ),
+            "IngestBatcher": lambda: IngestBatcherStack(self, "IngestBatcher", core),
+            "PartitionSplitting": lambda: PartitionSplittingStack(self, "PartitionSplitting", core),
+            "GarbageCollector": lambda: GarbageCollectorStack(self, "GarbageCollector", core),
+            "Query": lambda: QueryStack(self, "Query", core, keep_warm="KeepLambdaWarmStack" in wanted),
+            "WebSocketQuery": lambda: WebSocketQueryStack(self, "WebSocketQuery", core, query()),
+            "BulkExport": lambda: BulkExportStack(self, "BulkExport", core),
+            "TableMetrics": lambda: TableMetricsStack(self, "TableMetrics", core),
+            "Athena": lambda: AthenaStack(self, "Athena", core),
+            "RestApi": lambda: RestApiStack(self, "RestApi", core),
+            "ManagedPolicies": lambda: ManagedPoliciesStack(self, "ManagedPolicies", core),
+            "TableDefiner": lambda: TableDefinerStack(self, "TableDefiner", core),
+            "Alarms": lambda: AlarmsStack(self, "Alarms", core),
+            "Dashboard": lambda: DashboardStack(self, "Dashboard", core, alarms().watched),
+        }

@@ -163,6 +163,31 @@ SNAPSHOT_CREATION_RULE: Final = "TransactionLogSnapshotCreationRule"
 SNAPSHOT_DELETION_RULE: Final = "TransactionLogSnapshotDeletionRule"
 TRANSACTION_DELETION_RULE: Final = "TransactionLogTransactionDeletionRule"
 BULK_EXPORT_TASK_CREATION_RULE: Final = "BulkExportJobCreationRule"
+ECS_TASK_FAILURE_RULE: Final = "EcsTaskFailureRule"
+"""Matches the instance's ECS tasks stopping with a non-zero exit code or failing to start."""
+TABLE_DEFINER_FUNCTION: Final = "table-definer"
+"""The function creating the tables of a deployed configuration (a ``function_name`` suffix), as in Sleeper."""
+METRIC_DIMENSION_INSTANCE: Final = "instanceId"
+METRIC_DIMENSION_TABLE: Final = "tableName"
+"""The dimensions of the table metrics, as Sleeper publishes them."""
+TABLE_METRICS: Final = (
+    "ActiveFileCount",
+    "RecordCount",
+    "PartitionCount",
+    "LeafPartitionCount",
+    "AverageActiveFilesPerPartition",
+    "MinActiveFilesPerPartition",
+    "MaxActiveFilesPerPartition",
+    "FileCount",
+    "UnreferencedFileCount",
+)
+"""The table metrics' names (``sleeper.statestore.metrics``; the dashboard graphs each): Sleeper's, then this
+port's."""
+
+
+def dashboard_name(instance_id: str) -> str:
+    """The CloudWatch dashboard of an instance: its cleaned id, as Sleeper names it."""
+    return clean_id(instance_id)
 
 # API Gateway APIs and their functions (``function_name`` suffixes), as Sleeper names them
 WEBSOCKET_QUERY_FUNCTION: Final = "query-websocket-handler"

@@ -258,6 +258,7 @@ BULK_EXPORT_PLANNER = "bulk_export_planner"
 BULK_EXPORT_TASK_CREATION = "bulk_export_task_creation"
 ATHENA_SIMPLE = "athena_simple"
 ATHENA_ITERATOR_APPLYING = "athena_iterator_applying"
+TABLE_DEFINER = "table_definer"
 WEB_SOCKET_QUERY = "web_socket_query"
 REST_API = "rest_api"
 
@@ -640,6 +641,15 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         memory_mb=4096,
         memory_property="sleeper.athena.handler.memory.mb",
         timeout_property="sleeper.athena.handler.timeout.seconds",
+    ),
+    # --- deployment: invoked by CloudFormation as a custom resource ---
+    HandlerSpec(
+        name=TABLE_DEFINER,
+        handler="lambdas.table_definer:handler",
+        description="Creates the tables of a deployed configuration and keeps them on redeploys",
+        trigger=Trigger(kind=TriggerKind.NONE),
+        memory_mb=2048,
+        timeout_seconds=900,
     ),
 )
 """Every Lambda handler of an instance."""

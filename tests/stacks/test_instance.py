@@ -37,10 +37,13 @@ def should_synthesize_every_supported_optional_stack(synthesized: Any) -> None:
         "Athena",
         "ManagedPolicies",
         "Networking",
+        "Dashboard",
+        "BulkExport",
+        "EksBulkImport",
     } <= nested
     assert {"ConfigBucket", "TableData", "TableIndex", "StateStore", "StateStoreCommitter"} <= nested
-    assert {"BulkExport", "EksBulkImport"} <= nested
-    assert len(SUPPORTED_OPTIONAL_STACKS) == 16
+    assert {"TableDefiner", "Alarms"} <= nested
+    assert len(SUPPORTED_OPTIONAL_STACKS) == 17
     assert (synthesized.outdir / "example.template.json").is_file()
 
 
@@ -88,7 +91,7 @@ def should_secure_every_queue_with_encryption_tls_and_a_dead_letter_queue(synthe
 def should_alarm_on_every_dead_letter_queue(synthesized: Any) -> None:
     # Given
     queues = synthesized.resources("AWS::SQS::Queue")
-    alarms = synthesized.resources("AWS::CloudWatch::Alarm")
+    alarms = [(name, a) for name, a in synthesized.resources("AWS::CloudWatch::Alarm") if name != "Alarms"]
 
     # Then
     dead_letter_queues = [q for _, q in queues if "DLQ" in q["Properties"]["QueueName"]]
@@ -127,16 +130,21 @@ def should_name_dynamodb_tables_with_sleepers_keys(synthesized: Any) -> None:
     assert len(tables) == 15
 
 
-def should_enable_point_in_time_recovery_on_state_store_tables_when_configured(synthesized: Any) -> None:
+def should_always_enable_point_in_time_recovery_on_the_transaction_logs(synthesized: Any) -> None:
     # Given the example leaves sleeper.statestore.dynamo.pointintimerecovery at its default (false)
-    template = synthesized.template("StateStore")
+    tables = synthesized.json("StateStore")["Resources"].values()
 
-    # Then
-    template.resource_count_is("AWS::DynamoDB::Table", 4)
-    template.all_resources_properties(
-        "AWS::DynamoDB::Table",
-        {"PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": False}},
-    )
+    # When
+    props = [t["Properties"] for t in tables if t["Type"] == "AWS::DynamoDB::Table"]
+    pitr = {p["TableName"]: p["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] for p in props}
+
+    # Then the logs, the only copy of each table's state, have it; the snapshot tables follow the property
+    assert pitr == {
+        "sleeper-example-file-transaction-log": True,
+        "sleeper-example-partition-transaction-log": True,
+        "sleeper-example-transaction-log-latest-snapshots": False,
+        "sleeper-example-transaction-log-all-snapshots": False,
+    }
 
 
 def should_secure_every_bucket(synthesized: Any) -> None:
@@ -201,6 +209,7 @@ def _schedules(synthesized: Any) -> dict[str, str]:
     return {
         r["Properties"]["Name"]: r["Properties"]["ScheduleExpression"]
         for _, r in synthesized.resources("AWS::Events::Rule")
+        if "ScheduleExpression" in r["Properties"]
     }
 
 

@@ -15,13 +15,14 @@ NEEDS_VPC = frozenset(
         "EmrServerlessBulkImportStack",
         "EmrBulkImportStack",
         "PersistentEmrBulkImportStack",
+        "EksBulkImportStack",
         "BulkExportStack",
     }
 )
 """Optional stacks running tasks or clusters in the instance's VPC."""
 EMR_STACKS = frozenset({"EmrBulkImportStack", "PersistentEmrBulkImportStack"})
 """Optional stacks running bulk import on EMR clusters, sharing their roles and security configuration."""
-BULK_IMPORT_STACKS = EMR_STACKS | {"EmrServerlessBulkImportStack"}
+BULK_IMPORT_STACKS = EMR_STACKS | {"EmrServerlessBulkImportStack", "EksBulkImportStack"}
 QUERY_STACKS = frozenset({"QueryStack", "WebSocketQueryStack"})
 """Optional stacks deploying the query queues and functions (the WebSocket API needs them, as in Sleeper)."""
 
@@ -90,6 +91,8 @@ def planned_stacks(properties: InstanceProperties) -> list[PlannedStack]:
         plan.append(PlannedStack("BulkImportBucket", "the bulk import bucket"))
         if "EmrServerlessBulkImportStack" in wanted:
             plan.append(PlannedStack("EmrServerlessBulkImport", "bulk import on EMR Serverless"))
+        if "EksBulkImportStack" in wanted:
+            plan.append(PlannedStack("EksBulkImport", "bulk import on EKS (Fargate), jobs run by a state machine"))
         if wanted & EMR_STACKS:
             plan.append(PlannedStack("CommonEmrBulkImport", "the EMR roles and security configuration"))
         if "EmrBulkImportStack" in wanted:
