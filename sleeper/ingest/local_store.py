@@ -54,9 +54,9 @@ ARROW = "arrow"
 ARRAYLIST = "arraylist"
 ROW_BATCH_TYPES = (ARROW, ARRAYLIST)
 
-SORT_BYTES_PER_ROW = 32
-"""Working memory the sort of a batch takes per row: the row order (8 bytes), the key codes (8) and the stable sort's
-scratch (up to 16)."""
+SORT_BYTES_PER_ROW = 80
+"""Working memory the sort of a batch takes per row (:func:`sleeper.io.sort.sort_indices`: the row order, the key
+codes and the sort's scratch; 76 bytes a row measured for string keys)."""
 
 MERGE_BATCH_ROWS = 65536
 """Rows per batch fed to the merge from each local run (consecutive small written batches are joined) and from the
@@ -307,13 +307,20 @@ class LocalStore:
         per_batch = _IPC_BATCH_OVERHEAD + _IPC_BUFFER_OVERHEAD * len(self._target)
         return self._pending_bytes + batches * per_batch + _IPC_FILE_OVERHEAD
 
-    def _sorted_memory(self) -> tuple[pa.Table, np.ndarray]:
-        table = pa.Table.from_batches(self._pending, schema=self._target)
-        return table, np.asarray(sort_indices(table, self._key_names), dtype=np.int64)
+    def _take_memory(self) -> tuple[pa.Table, np.ndarray, int]:
+        """The rows in memory as one contiguous table (a take from many chunks is an order of magnitude slower) and
+        their sort order, and how many there were; memory is then empty, so the pieces' buffers are freed before the
+        sort's working memory is taken."""
+        table = pa.Table.from_batches(self._pending, schema=self._target).combine_chunks()
+        rows = self._pending_rows
+        self._pending = []
+        self._pending_bytes = 0
+        self._pending_rows = 0
+        return table, np.asarray(sort_indices(table, self._key_names), dtype=np.int64), rows
 
     # --- local runs ---------------------------------------------------------------------------------------------
     def _spill(self) -> None:
-        table, order = self._sorted_memory()
+        table, order, rows = self._take_memory()
         path = self._directory / f"run-{self.runs_written:06d}.arrow"
         step = self._limits.max_rows_per_local_write
         with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, self._target) as writer:
@@ -322,16 +329,13 @@ class LocalStore:
         self._runs.append(path)
         self.runs_written += 1
         self._local_bytes += path.stat().st_size
-        self._local_rows += self._pending_rows
+        self._local_rows += rows
         self.peak_local_bytes = max(self.peak_local_bytes, self._local_bytes)
-        self._pending = []
-        self._pending_bytes = 0
-        self._pending_rows = 0
 
     def _write_all_to_table(self) -> None:
         streams: SortedStreams = [_read_run(path) for path in self._runs]
         if self._pending:
-            table, order = self._sorted_memory()
+            table, order, _ = self._take_memory()
             streams.append(_take_in_order(table, order))
         self._write_to_table(streams)
         self.table_writes += 1
@@ -340,12 +344,15 @@ class LocalStore:
 
 def _take_in_order(table: pa.Table, order: np.ndarray) -> Iterator[pa.RecordBatch]:
     for start in range(0, len(order), MERGE_BATCH_ROWS):
-        yield from table.take(order[start : start + MERGE_BATCH_ROWS]).combine_chunks().to_batches()
+        yield from table.take(order[start : start + MERGE_BATCH_ROWS]).to_batches()
 
 
 def _read_run(path: Path) -> Iterator[pa.RecordBatch]:
-    """A run's batches, consecutive small ones joined into batches of about :data:`MERGE_BATCH_ROWS` rows."""
-    with pa.memory_map(str(path), "r") as source:
+    """A run's batches, consecutive small ones joined into batches of about :data:`MERGE_BATCH_ROWS` rows.
+
+    The file is read, not memory-mapped: mapped pages a merge has passed would stay resident until the run is closed,
+    so the process would hold the whole local store in memory by the end of the merge."""
+    with pa.OSFile(str(path), "rb") as source:
         reader = pa.ipc.open_file(source)
         waiting: list[pa.RecordBatch] = []
         rows = 0

@@ -19,7 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
+import time
 import uuid
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,6 +33,11 @@ from sleeper.core.exceptions import SleeperError, TableNotFoundError
 from sleeper.core.faults import crash_point
 from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.jobs.exceptions import MessageError
+from sleeper.core.properties.instance_common import (
+    STATESTORE_PROVIDER_CACHE_SIZE,
+    TABLE_PROPERTIES_PROVIDER_TIMEOUT_IN_MINS,
+)
+from sleeper.core.properties.table import STATESTORE_COMMITTER_UPDATE_ON_EVERY_BATCH
 from sleeper.core.queue import Queue
 from sleeper.core.statestore.exceptions import JobIdReusedError, StateStoreError
 from sleeper.core.statestore.transactions.files import (
@@ -153,7 +162,15 @@ def handle_commit_request(instance: TrackedInstance, body: str) -> str:
     Raises:
         CommitRetryError: If the request is to be delivered again.
     """
-    (result,) = apply_commit_requests([body], lambda table_id: instance.table_by_id(table_id).state_store)
+    stores = _stores_of(instance)
+    found: dict[str, tuple[StateStore, bool, float]] = {}
+
+    def entry(table_id: str) -> tuple[StateStore, bool, float]:
+        if table_id not in found:
+            found[table_id] = stores.entry(table_id)
+        return found[table_id]
+
+    (result,) = apply_commit_requests([body], lambda t: entry(t)[0], refresh=lambda t: entry(t)[1])
     follow_result(instance, result)
     if result.status is CommitStatus.RETRY:
         raise CommitRetryError(f"state store commit for table {result.table_id} to be retried: {result.reason}")
@@ -183,12 +200,20 @@ def follow_result(instance: TrackedInstance, result: CommitterResult) -> None:
     )
 
 
-def apply_commit_requests(bodies: Sequence[str], state_store_for: Callable[[str], StateStore]) -> list[CommitterResult]:
+def apply_commit_requests(
+    bodies: Sequence[str],
+    state_store_for: Callable[[str], StateStore],
+    *,
+    refresh: Callable[[str], bool] = lambda _table_id: True,
+) -> list[CommitterResult]:
     """Applies a batch of commit request messages in order; one result per message.
 
     Args:
         bodies: The message bodies.
         state_store_for: The state store of a table by id (raises ``TableNotFoundError`` for an unknown table).
+        refresh: Whether to bring a table's state up to date from its log before its first request of the batch
+            (``sleeper.table.statestore.committer.update.every.batch``); a transaction that no longer fits a stale
+            state is validated again after reading the log, so this only saves a failed first attempt.
     """
     stores: dict[str, StateStore] = {}
     results: list[CommitterResult] = []
@@ -203,7 +228,8 @@ def apply_commit_requests(bodies: Sequence[str], state_store_for: Callable[[str]
             store = stores.get(table_id)
             if store is None:
                 store = state_store_for(table_id)
-                store.refresh()
+                if refresh(table_id):
+                    store.refresh()
                 stores[table_id] = store
         except TableNotFoundError as e:
             results.append(CommitterResult(status=CommitStatus.INVALID, table_id=table_id, reason=str(e)))
@@ -272,3 +298,52 @@ def _duplicate_of_added_job(
     return CommitterResult(
         status=CommitStatus.DUPLICATE, table_id=table_id, transaction=transaction, reason=reason, landed=landed
     )
+
+
+class _CachedStores:
+    """The state stores the committer keeps between requests, per instance, as Sleeper's committer keeps them: a
+    table's state is then brought up to date by reading the log entries added since it was last read, not loaded
+    again. At most ``sleeper.statestore.provider.cache.size`` tables are kept (the least recently used is dropped; a
+    negative size keeps every table), and a table is looked up again (its properties read again) after
+    ``sleeper.cache.table.properties.provider.timeout.minutes``."""
+
+    def __init__(self, instance: TrackedInstance) -> None:
+        self._instance = instance
+        self._entries: OrderedDict[str, tuple[StateStore, bool, float]] = OrderedDict()
+
+    def entry(self, table_id: str) -> tuple[StateStore, bool, float]:
+        """The table's state store, whether to read its log before a batch, and when it was looked up.
+
+        Raises:
+            TableNotFoundError: If the table does not exist.
+        """
+        properties = self._instance.properties
+        now = time.monotonic()
+        found = self._entries.get(table_id)
+        if found is not None and now - found[2] < properties.get_int(TABLE_PROPERTIES_PROVIDER_TIMEOUT_IN_MINS) * 60:
+            self._entries.move_to_end(table_id)
+            return found
+        table = self._instance.table_by_id(table_id)
+        entry = (table.state_store, table.properties.get_bool(STATESTORE_COMMITTER_UPDATE_ON_EVERY_BATCH), now)
+        size = properties.get_int(STATESTORE_PROVIDER_CACHE_SIZE)
+        if size != 0:
+            self._entries[table_id] = entry
+            self._entries.move_to_end(table_id)
+            while 0 < size < len(self._entries):
+                self._entries.popitem(last=False)
+        return entry
+
+
+_STORES: weakref.WeakKeyDictionary[TrackedInstance, _CachedStores] = weakref.WeakKeyDictionary()
+_STORES_LOCK = threading.Lock()
+
+
+def _stores_of(instance: TrackedInstance) -> _CachedStores:
+    with _STORES_LOCK:
+        try:
+            stores = _STORES.get(instance)
+        except TypeError:  # an instance that cannot be weakly referenced: nothing is kept
+            return _CachedStores(instance)
+        if stores is None:
+            stores = _STORES[instance] = _CachedStores(instance)
+        return stores

@@ -181,3 +181,37 @@ def should_commit_directly_when_the_table_says_so(
     assert _commit_requests(instance) == []
     status = instance.ingest_job_tracker.job("job-1")
     assert status is not None and status.status is IngestJobStatusType.FINISHED
+
+
+@pytest.mark.parametrize("cache_size, lookups", [("10", 1), ("0", 3)])
+def should_keep_each_tables_state_store_between_commit_requests(
+    instance: LocalInstance,
+    table: Table[LocalInstance],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cache_size: str,
+    lookups: int,
+) -> None:
+    # Given three jobs' commit requests, and the instance's state store cache size
+    instance.properties.set("sleeper.statestore.provider.cache.size", cache_size)
+    path, rows = _input(tmp_path, n=300)
+    runner = IngestJobRunner(instance)
+    for i in range(3):
+        runner.run(IngestJob(id=f"job-{i}", table_name="t", files=(path,)))
+    bodies = _commit_requests(instance)
+    looked_up: list[str] = []
+    table_by_id = instance.table_by_id
+
+    def counted(table_id: str) -> Table[LocalInstance]:
+        looked_up.append(table_id)
+        return table_by_id(table_id)
+
+    monkeypatch.setattr(instance, "table_by_id", counted)
+    # When the committer applies them one message at a time, as the router gives them
+    lines = [handle_commit_request(instance, body) for body in bodies]
+    # Then the table was looked up (its state loaded) once while the cache holds it, and once per request without it;
+    # each request landed
+    assert len(looked_up) == lookups
+    assert all("committed" in line for line in lines)
+    assert _add_files_transactions(table) == 3
+    assert sum(_table_rows(table).values()) == 3 * rows.num_rows
