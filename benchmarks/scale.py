@@ -1,0 +1,254 @@
+"""Benchmark of metadata work at scale (issue 20 item 6): tables of many partitions and file references, an instance
+of many tables, each at three sizes so the growth shows.
+
+Metadata only: the file references name files that do not exist (nothing here reads a data file). For each table
+size (``--leaves`` leaf partitions, by default 2,500, 5,000 and 10,000, with 20 references per leaf: 50k, 100k and
+200k), a local instance gets a table split into that many leaves, the references are added in ADD_FILES transactions
+of 10,000, and then, in this order:
+
+- ``snapshot_save_s`` / ``snapshot_load_s``: saving the files and partitions state as snapshots, and loading both;
+- ``state_load_s``: a new ``StateStore`` of the table bringing itself up to date from those snapshots (what a new
+  process pays before its first read);
+- ``plan_lookup_first_ms`` / ``plan_lookup_ms``: planning a point lookup (``plan_table_query``) on that new store,
+  the first (which builds the tree and the files-by-partition index) and the median of 200 more;
+- ``split_finder_s``: ``find_partitions_to_split`` (no leaf is over the threshold, so no sketch is read);
+- ``gc_scan_s``: ``collect_garbage`` with nothing ready to delete (the scan of every file);
+- ``job_creation_s``: ``create_compaction_jobs`` with an in-memory queue and tracker (one job per leaf, assigned in
+  ASSIGN_JOB_IDS transactions and sent).
+
+For each instance size (``--tables``, by default 25, 50 and 100 tables), ``trigger_s`` is one forced run of the local
+runner's scheduled per-table triggers (one message per online table to each operation's queue).
+
+``growth`` is each figure at the largest size over the smallest, divided by the ratio of the sizes: 1.0 is linear
+growth, below 1 sub-linear. With ``--plot`` the figures are drawn against size in a PNG (matplotlib, installed into the
+virtualenv for the benchmark only). The last line printed is one JSON object with every figure.
+
+Usage: ``.venv/bin/python benchmarks/scale.py [--leaves 2500 5000 10000] [--tables 25 50 100] [--plot out.png]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+import sleeper  # noqa: E402
+from sleeper.adapters.memory.queue import InMemoryQueues  # noqa: E402
+from sleeper.adapters.memory.trackers import InMemoryCompactionJobTracker  # noqa: E402
+from sleeper.compaction.creation import create_compaction_jobs  # noqa: E402
+from sleeper.core.query import Query  # noqa: E402
+from sleeper.core.range import Region  # noqa: E402
+from sleeper.core.schema import Field, PrimitiveType, Schema  # noqa: E402
+from sleeper.core.statestore.references import FileReference  # noqa: E402
+from sleeper.gc.collector import collect_garbage  # noqa: E402
+from sleeper.query.executor import plan_table_query  # noqa: E402
+from sleeper.runtime.local.handlers import default_handlers  # noqa: E402
+from sleeper.runtime.local.runner import LocalRunner  # noqa: E402
+from sleeper.splitting.finder import find_partitions_to_split  # noqa: E402
+
+SCHEMA = Schema(row_key_fields=(Field("key", PrimitiveType.LONG),), value_fields=(Field("value", PrimitiveType.LONG),))
+KEY_SPACE = 10**10
+REFERENCES_PER_LEAF = 20
+ADD_BATCH = 10_000
+
+
+def _timed(fn: Any) -> tuple[Any, float]:
+    started = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - started
+
+
+def table_figures(directory: Path, leaves: int, seed: int) -> dict[str, float]:
+    """Builds a table of ``leaves`` leaves and 20 references each, and times the metadata operations on it."""
+    instance = sleeper.create_instance(directory / f"instance-{leaves}")
+    splits = [KEY_SPACE * i // leaves for i in range(1, leaves)]
+    table = instance.create_table(
+        "scale",
+        SCHEMA,
+        split_points=splits,
+        properties={"sleeper.table.partition.splitting.threshold": str(10**12)},
+    )
+    store = table.state_store
+    leaf_ids = [p.id for p in store.partition_tree().leaves]
+    references = [
+        FileReference(
+            filename=f"{table.data_prefix}/data/partition_{pid}/{uuid.uuid4()}.parquet",
+            partition_id=pid,
+            number_of_rows=1000,
+        )
+        for pid in leaf_ids
+        for _ in range(REFERENCES_PER_LEAF)
+    ]
+    for start in range(0, len(references), ADD_BATCH):
+        store.add_files(references[start : start + ADD_BATCH])
+    figures: dict[str, float] = {"leaves": leaves, "references": len(references)}
+
+    snapshots = store.snapshot_store
+    assert snapshots is not None
+    store.refresh()
+    now = datetime.now(UTC)
+    files_state, partitions_state = store.files_state(), store.partitions_state()
+    (files_snapshot, partitions_snapshot), figures["snapshot_save_s"] = _timed(
+        lambda: (
+            snapshots.save_files(files_state, store.files_head.last_transaction_number, now),
+            snapshots.save_partitions(partitions_state, store.partitions_head.last_transaction_number, now),
+        )
+    )
+    loaded, figures["snapshot_load_s"] = _timed(
+        lambda: (snapshots.load_files(files_snapshot), snapshots.load_partitions(partitions_snapshot))
+    )
+    if len(loaded[0]) != len(references):
+        raise AssertionError("snapshot: files lost")
+
+    fresh = instance.table("scale")  # a new process's view: its state store loads the snapshots
+    _, figures["state_load_s"] = _timed(fresh.state_store.refresh)
+    rng = np.random.default_rng(seed)
+    keys = [int(k) for k in rng.integers(0, KEY_SPACE, 201)]
+
+    def plan(key: int) -> int:
+        query = Query(query_id="q", table_name="scale", regions=(Region.exact(SCHEMA, [key]),))
+        planned = plan_table_query(query, fresh.state_store, table_id=fresh.table_id)
+        if len(planned) != 1 or len(planned[0].files) != REFERENCES_PER_LEAF:
+            raise AssertionError(f"planning found {[len(p.files) for p in planned]} files")
+        return len(planned)
+
+    _, first = _timed(lambda: plan(keys[0]))
+    figures["plan_lookup_first_ms"] = first * 1000
+    lookups = []
+    for key in keys[1:]:
+        _, seconds = _timed(lambda key=key: plan(key))
+        lookups.append(seconds)
+    figures["plan_lookup_ms"] = statistics.median(lookups) * 1000
+
+    jobs, figures["split_finder_s"] = _timed(lambda: find_partitions_to_split(fresh))
+    if jobs:
+        raise AssertionError("split finder: no leaf should be over the threshold")
+    gc, figures["gc_scan_s"] = _timed(lambda: collect_garbage(fresh))
+    if gc.deleted:
+        raise AssertionError("gc: nothing should be ready")
+
+    queue = InMemoryQueues().queue("CompactionJobQ")
+    created, figures["job_creation_s"] = _timed(
+        lambda: create_compaction_jobs(fresh, queue, InMemoryCompactionJobTracker())
+    )
+    if created.jobs_created < leaves:
+        raise AssertionError(f"job creation: {created.jobs_created} jobs for {leaves} leaves")
+    figures["jobs_created"] = created.jobs_created
+    return figures
+
+
+def trigger_figures(directory: Path, tables: int) -> dict[str, float]:
+    """An instance of ``tables`` tables; times one forced run of the scheduled per-table triggers."""
+    instance = sleeper.create_instance(directory / f"tables-{tables}")
+    for i in range(tables):
+        instance.create_table(f"t{i:03d}", SCHEMA)
+    runner = LocalRunner(instance, default_handlers())
+    sent, seconds = _timed(lambda: runner.trigger(force=True))
+    return {"tables": tables, "trigger_s": seconds, "messages": sent}
+
+
+def _growth(rows: list[dict[str, float]], size_key: str, figure: str) -> float:
+    """The figure's growth from the smallest to the largest size over the sizes' growth (1.0: linear)."""
+    first, last = rows[0], rows[-1]
+    if first[figure] <= 0:
+        return float("nan")
+    return (last[figure] / first[figure]) / (last[size_key] / first[size_key])
+
+
+def _plot(path: str, tables: list[dict[str, float]], instances: list[dict[str, float]]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    sizes = [row["references"] / 1000 for row in tables]
+    for figure, label in (
+        ("snapshot_save_s", "snapshot save"),
+        ("snapshot_load_s", "snapshot load"),
+        ("state_load_s", "state store load"),
+        ("split_finder_s", "split finder"),
+        ("gc_scan_s", "GC scan"),
+        ("job_creation_s", "compaction job creation"),
+    ):
+        left.plot(sizes, [row[figure] for row in tables], marker="o", label=label)
+    left.plot(sizes, [row["plan_lookup_ms"] / 1000 for row in tables], marker="o", label="plan a point lookup")
+    left.set_xlabel("file references (thousands); leaves = references / 20")
+    left.set_ylabel("seconds")
+    left.set_title("One table")
+    left.legend(fontsize=8)
+    left.grid(True, alpha=0.3)
+    right.plot([row["tables"] for row in instances], [row["trigger_s"] for row in instances], marker="o")
+    right.set_xlabel("tables")
+    right.set_ylabel("seconds")
+    right.set_title("Scheduled per-table triggers, one run")
+    right.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--leaves", type=int, nargs="+", default=[2500, 5000, 10_000])
+    parser.add_argument("--tables", type=int, nargs="+", default=[25, 50, 100])
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--plot", help="write a PNG of the figures against size here")
+    args = parser.parse_args()
+    table_rows: list[dict[str, float]] = []
+    instance_rows: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory(prefix="sleeper-scale-bench-") as tmp:
+        for leaves in args.leaves:
+            row = table_figures(Path(tmp), leaves, args.seed)
+            table_rows.append(row)
+            print(
+                f"{leaves:,} leaves, {int(row['references']):,} references: snapshot save {row['snapshot_save_s']:.2f} s"
+                f", load {row['snapshot_load_s']:.2f} s; state store load {row['state_load_s']:.2f} s; plan a lookup "
+                f"{row['plan_lookup_ms']:.2f} ms (first {row['plan_lookup_first_ms']:.0f} ms); split finder "
+                f"{row['split_finder_s']:.2f} s; GC scan {row['gc_scan_s']:.2f} s; job creation "
+                f"{row['job_creation_s']:.2f} s ({int(row['jobs_created']):,} jobs)",
+                flush=True,
+            )
+        for tables in args.tables:
+            row = trigger_figures(Path(tmp), tables)
+            instance_rows.append(row)
+            print(f"{tables} tables: triggers {row['trigger_s']:.3f} s ({int(row['messages'])} messages)", flush=True)
+    growth = {
+        figure: _growth(table_rows, "references", figure)
+        for figure in (
+            "snapshot_save_s",
+            "snapshot_load_s",
+            "state_load_s",
+            "plan_lookup_ms",
+            "split_finder_s",
+            "gc_scan_s",
+            "job_creation_s",
+        )
+    }
+    growth["trigger_s"] = _growth(instance_rows, "tables", "trigger_s")
+    print("growth over the size's growth (1.0 linear): " + ", ".join(f"{k} {v:.2f}" for k, v in growth.items()))
+    if args.plot:
+        _plot(args.plot, table_rows, instance_rows)
+        print(f"plot written to {args.plot}")
+    print(
+        json.dumps(
+            {"load_average": os.getloadavg(), "tables": table_rows, "instances": instance_rows, "growth": growth}
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
