@@ -83,6 +83,8 @@ BULK_IMPORT_BUCKET: Final = "bulk-import"
 ACCESS_LOGS_BUCKET: Final = "access-logs"
 ATHENA_SPILL_BUCKET: Final = "spill"
 BULK_EXPORT_BUCKET: Final = "bulk-export-results"
+INGEST_STAGING_PREFIX: Final = "for_ingest"
+"""The prefix of the data bucket where files to ingest are staged, as Sleeper's Python client stages them."""
 
 
 def bucket_name(instance_id: str, kind: str, account: str) -> str:

@@ -3,6 +3,8 @@
 A job names a table and Parquet files or directories. :class:`IngestJobRunner` checks it before anything is written:
 
 * the table must exist (looked up by id when the job has one, else by name);
+* every path must be one the instance lets ingest read (:mod:`sleeper.ingest.sources`: on AWS, the data bucket
+  outside the tables' prefixes and the buckets of ``sleeper.ingest.source.bucket``), checked before any read;
 * every path must exist; a directory is expanded recursively to the ``.parquet`` files inside it, and a path that
   holds no such file rejects the job;
 * every file must be readable Parquet holding each column of the table with a type that reads as the table's;
@@ -186,6 +188,9 @@ class IngestJobRunner:
         if table is None:
             missing = TableNotFoundError.of(table_name=job.table_name, table_id=job.table_id)
             return self._reject(job, run, (), (str(missing),))
+        refused = self._instance.ingest_sources.problems(job.files, lambda name: self._table_by_id(name) is not None)
+        if refused:  # before anything is read
+            return self._reject(job, run, (), tuple(refused))
         inputs, reasons = expand_paths(job.files, self._options, filesystem=self._filesystem)
         files = tuple(i.path for i in inputs)
         if not reasons:

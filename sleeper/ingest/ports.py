@@ -7,6 +7,7 @@ from typing import Protocol
 
 from sleeper.core.queue import Queue
 from sleeper.core.trackers.ingest import IngestJobTracker
+from sleeper.ingest.sources import IngestSources
 from sleeper.statestore.tables import SleeperTable, TableLookup
 
 __all__ = ["IngestInstance", "IngestTable"]
@@ -16,7 +17,12 @@ IngestTable = SleeperTable
 
 
 class IngestInstance(TableLookup, Protocol):
-    """The instance an ingest job runs in: its tables, ingest job tracker and queues."""
+    """The instance an ingest job runs in: its tables, ingest job tracker and queues, and where its jobs may read."""
+
+    @property
+    def ingest_sources(self) -> IngestSources:
+        """Where the instance's ingest jobs may read input files from (:mod:`sleeper.ingest.sources`)."""
+        ...
 
     @property
     def ingest_job_tracker(self) -> IngestJobTracker:

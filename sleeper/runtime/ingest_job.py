@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.jobs.paths import check_safe_id, join_under
+from sleeper.core.naming import INGEST_STAGING_PREFIX
 from sleeper.core.operations import INGEST_JOB_Q
 from sleeper.core.queue import Queue
 from sleeper.core.schema import Schema
@@ -50,7 +51,7 @@ __all__ = [
     "wait_for_ingest_job",
 ]
 
-STAGING_PREFIX = "for_ingest"
+STAGING_PREFIX = INGEST_STAGING_PREFIX
 """Where rows sent as an ingest job are written first, under the data bucket (as Sleeper's Python client does)."""
 
 IngestData: TypeAlias = IngestInput | pa.RecordBatchReader | Any

@@ -77,7 +77,9 @@ INGEST_PARTITION_REFRESH_PERIOD_IN_SECONDS = _ingest.user(
 INGEST_SOURCE_BUCKET = _ingest.user(
     "sleeper.ingest.source.bucket",
     "A comma-separated list of existing buckets in the same account holding files to ingest or bulk import. "
-    "Sleeper does not create them; the deployment grants ingest and bulk import permission to read them.",
+    "Sleeper does not create them; the deployment grants ingest and bulk import permission to read them. Beyond "
+    "Sleeper, an ingest job naming a file anywhere else than these buckets and the data bucket (outside the tables' "
+    "own prefixes) is rejected before anything is read, whatever IAM allows.",
     validation=ListValue(),
     redeploy=True,
 )

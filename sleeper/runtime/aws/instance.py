@@ -29,7 +29,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from pyarrow import fs as pafs
-
 from sleeper.adapters.aws.batcher_store import DynamoDBIngestBatcherStore
 from sleeper.adapters.aws.clients import AwsSettings, sts_client
 from sleeper.adapters.aws.dynamodb_query_tracker import DynamoDBQueryTracker
@@ -43,8 +42,8 @@ from sleeper.adapters.aws.dynamodb_trackers import (
 from sleeper.adapters.aws.emf import emf_line, emf_record
 from sleeper.adapters.aws.instance_clients import AwsClients
 from sleeper.adapters.aws.launchers.bulk_import import bulk_import_job_store
-from sleeper.adapters.aws.launchers.emr import EmrPlatform, PersistentEmrPlatform, persistent_emr_requeue
 from sleeper.adapters.aws.launchers.eks import EksPlatform
+from sleeper.adapters.aws.launchers.emr import EmrPlatform, PersistentEmrPlatform, persistent_emr_requeue
 from sleeper.adapters.aws.launchers.emr_serverless import EmrServerlessPlatform
 from sleeper.adapters.aws.properties import S3PropertiesStore
 from sleeper.adapters.aws.resources import (
@@ -77,10 +76,12 @@ from sleeper.core.naming import (
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.properties.instance_common import METRICS_NAMESPACE
+from sleeper.core.properties.instance_ingest import INGEST_SOURCE_BUCKET
 from sleeper.core.queue import OutgoingMessage, QueueConfig, QueueNotFoundError
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
 from sleeper.ingest.batcher.job_creator import INGEST_QUEUE_NAMES
+from sleeper.ingest.sources import IngestSources
 from sleeper.io.filesystem import FileSystemOptions, S3Options, s3_filesystem
 from sleeper.runtime.table import Table, create_table, edited_properties
 from sleeper.statestore.metrics import TableMetrics
@@ -263,6 +264,12 @@ class AwsInstance:
     def filesystem_options(self) -> FileSystemOptions:
         """How pyarrow reaches S3 (pass these to every reader and writer of data files)."""
         return self.config.filesystem_options
+
+    @cached_property
+    def ingest_sources(self) -> IngestSources:
+        """Where ingest jobs may read: the data bucket outside the tables' prefixes, and the buckets of
+        ``sleeper.ingest.source.bucket`` (:mod:`sleeper.ingest.sources`)."""
+        return IngestSources.for_aws_instance(self.data_bucket, self.properties.get_list(INGEST_SOURCE_BUCKET))
 
     @property
     def ingests_in_process(self) -> bool:

@@ -31,7 +31,6 @@ from functools import cached_property
 from pathlib import Path
 
 from pyarrow import fs as pafs
-
 from sleeper.adapters.local.batcher_store import SqliteIngestBatcherStore
 from sleeper.adapters.local.properties import LocalPropertiesStore
 from sleeper.adapters.local.queue import SqliteQueues
@@ -55,6 +54,7 @@ from sleeper.core.queue import Queue
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
 from sleeper.ingest.batcher.job_creator import route_bulk_import_to
+from sleeper.ingest.sources import IngestSources
 from sleeper.io.filesystem import delete_in_table, filesystem_path
 from sleeper.runtime.local.tasks import LocalTask, job_workspace
 from sleeper.runtime.table import Table, check_table_name, create_table, edited_properties
@@ -244,6 +244,11 @@ class LocalInstance:
     def batcher_store(self) -> SqliteIngestBatcherStore:
         """The ingest batcher's store of submitted files."""
         return SqliteIngestBatcherStore(self.database)
+
+    @property
+    def ingest_sources(self) -> IngestSources:
+        """Anywhere: ingest jobs run as the user, who can read those files anyway (:mod:`sleeper.ingest.sources`)."""
+        return IngestSources.anywhere()
 
     @property
     def accepts_local_files(self) -> bool:
