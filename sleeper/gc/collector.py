@@ -42,6 +42,7 @@ from sleeper.core.properties.table import (
     GARBAGE_COLLECTOR_ASYNC_COMMIT,
     GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION,
     QUERY_PROCESSOR_CACHE_TIMEOUT,
+    TIME_TRAVEL_RETENTION_MINUTES,
 )
 from sleeper.core.statestore.exceptions import StateStoreError
 from sleeper.core.statestore.locations import file_outside_table
@@ -122,7 +123,8 @@ class GcSettings:
     """The settings of one run for one table.
 
     Attributes:
-        delay: How long a file must have had no references.
+        delay: How long a file must have had no references: the GC delay, or the table's time travel retention
+            (``sleeper.table.time.travel.retention.minutes``) if longer.
         batch_size: Files per DELETE_FILES commit.
         max_files: Deletions after which no new batch is started.
         async_commit: Whether commits go to the state store committer.
@@ -152,8 +154,10 @@ class GcSettings:
         )
         if problem is not None:
             raise UnsafeGcDelayError(f"table {table.table_id}: {problem}")
+        # Time travel: files of the states within the retention stay (sleeper.statestore.history).
+        retention_minutes = properties.get_int(TIME_TRAVEL_RETENTION_MINUTES)
         return cls(
-            delay=timedelta(minutes=delay_minutes),
+            delay=timedelta(minutes=max(delay_minutes, retention_minutes)),
             batch_size=instance.get_int(GARBAGE_COLLECTOR_BATCH_SIZE),
             max_files=instance.get_int(GARBAGE_COLLECTOR_MAXIMUM_FILE_DELETION_PER_INVOCATION),
             async_commit=properties.get_bool(GARBAGE_COLLECTOR_ASYNC_COMMIT),

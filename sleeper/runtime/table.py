@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, Self, TypeVar, cast, overload
 
 import pyarrow as pa
@@ -24,6 +25,7 @@ from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.partition import Partition, partitions_from_split_points
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.properties.properties import edited_table_properties, new_table_properties
+from sleeper.core.properties.table import STATESTORE_CLASSNAME, state_store_class
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
@@ -43,6 +45,7 @@ from sleeper.runtime.ingest_job import (
 )
 from sleeper.runtime.metadata import files_table, partitions_table
 from sleeper.runtime.scan import KeysArg, RangesArg, Scan, regions_of
+from sleeper.runtime.time_travel import history_table, past_table
 from sleeper.statestore.store import StateStore
 
 if TYPE_CHECKING:
@@ -233,6 +236,7 @@ class Table(Generic[InstanceT]):
         ranges: RangesArg | None = None,
         columns: Sequence[str] | None = None,
         limit: int | None = None,
+        as_of: int | datetime | str | None = None,
     ) -> Scan:
         """The rows of exact row keys and/or ranges of row keys (every row if neither is given), read lazily with
         ``to_arrow()``, ``to_arrow_batch_reader()``, ``to_pandas()``, ``to_polars()`` or ``to_duckdb(name)``.
@@ -246,13 +250,18 @@ class Table(Generic[InstanceT]):
                 None unbounded), or an iterable of those.
             columns: The columns to return, in order (key fields only if named); every column if None.
             limit: The most rows to return: reading stops once they are found.
+            as_of: Beyond Sleeper, time travel: the rows of the table as it was after a files transaction (a number),
+                or at a time (a ``datetime``, or an ISO 8601 string; naive times are UTC). See
+                docs/usage/time-travel.md. The current rows if None.
 
         Raises:
             KeyTypeError: If a key does not suit the schema.
             QueryExecutionError: If a column is not in the table, or the limit is negative.
+            StateNotReadableError: If the state as of ``as_of`` can no longer be read (it names the oldest readable
+                transaction).
         """
         return Scan(
-            self,
+            self if as_of is None else past_table(self, as_of),
             keys=None if keys is None else tuple(keys),
             regions=None if ranges is None else tuple(regions_of(self, ranges)),
             columns=None if columns is None else tuple(columns),
@@ -310,6 +319,11 @@ class Table(Generic[InstanceT]):
             [Range(field=chosen, min=low, min_inclusive=min_inclusive, max=max, max_inclusive=max_inclusive)]
         )
         return self.query(regions=[region])
+
+    def history(self) -> pa.Table:
+        """Beyond Sleeper: the table's kept transactions, oldest first (log, number, type, time, files and rows added
+        and removed, and whether the state as of each files transaction is readable by ``scan(as_of=...)``)."""
+        return history_table(self)
 
     def set_properties(self, values: Mapping[str, str]) -> Table[InstanceT]:
         """Validates and saves new property values; returns the table with them.
@@ -424,6 +438,7 @@ def create_table(
         instance_properties, name=name, table_id=table_id, schema=schema, values=values
     )
     check_processing(table_properties)
+    state_store_class(table_properties.get(STATESTORE_CLASSNAME))  # a state store this port has, or refused
     status = TableStatus(table_id=table_id, table_name=name, online=table_properties.get_bool("sleeper.table.online"))
     properties_store.save_table(table_id, dict(table_properties.items()))
     try:

@@ -109,6 +109,8 @@ class StateStoreSettings:
             ``sleeper.table.statestore.transactionlog.delete.behind.snapshot.min.age.minutes`` (2).
         delete_transactions_number_behind_snapshot:
             ``sleeper.table.statestore.transactionlog.delete.number.behind.latest.snapshot`` (200).
+        time_travel_retention_minutes: Beyond Sleeper, ``sleeper.table.time.travel.retention.minutes`` (0): upkeep
+            keeps the log back to a snapshot at least this old, and that snapshot (``sleeper.statestore.upkeep``).
     """
 
     max_add_attempts: int = 10
@@ -124,6 +126,7 @@ class StateStoreSettings:
     snapshot_expiry_days: float = 2
     delete_transactions_snapshot_min_age_minutes: float = 2
     delete_transactions_number_behind_snapshot: int = 200
+    time_travel_retention_minutes: float = 0
 
     def __post_init__(self) -> None:
         if self.max_add_attempts < 1:
@@ -158,6 +161,7 @@ class StateStoreSettings:
             delete_transactions_number_behind_snapshot=properties.get_int(
                 prefix + "delete.number.behind.latest.snapshot"
             ),
+            time_travel_retention_minutes=properties.get_int("sleeper.table.time.travel.retention.minutes"),
         )
 
     def retry_wait_ceiling_seconds(self, attempt: int) -> float:

@@ -8,6 +8,10 @@
   ``sleeper.table.statestore.transactionlog.delete.behind.snapshot.min.age.minutes`` (2) old, delete the entries
   at or before its number minus ``sleeper.table.statestore.transactionlog.delete.number.behind.latest.snapshot``
   (200), with their large bodies.
+
+Beyond Sleeper, time travel: with ``sleeper.table.time.travel.retention.minutes`` set, the snapshot transactions
+are deleted behind must also be at least that old, and snapshot deletion keeps the newest snapshot that old, so every
+state within the retention can still be rebuilt (``sleeper.statestore.history``).
 """
 
 from __future__ import annotations
@@ -113,17 +117,32 @@ def delete_old_snapshots(store: StateStore, *, now: datetime | None = None) -> l
     deleted: list[SnapshotMetadata] = []
     for log_type in (LogType.FILES, LogType.PARTITIONS):
         latest = snapshots.latest(log_type)
-        for snapshot in snapshots.snapshots(log_type):
+        recorded = snapshots.snapshots(log_type)
+        base = _retention_base(store, recorded, current)
+        for snapshot in recorded:
             if snapshot.update_time >= expiry:
                 continue
             if latest is not None and snapshot.transaction_number >= latest.transaction_number:
                 continue
+            if base is not None and snapshot.transaction_number == base.transaction_number:
+                continue  # time travel rebuilds the states within the retention from it
             try:
                 snapshots.delete(snapshot)
             except SnapshotConflictError:
                 continue
             deleted.append(snapshot)
     return deleted
+
+
+def _retention_base(store: StateStore, recorded: list[SnapshotMetadata], now: datetime) -> SnapshotMetadata | None:
+    """The snapshot time travel rebuilds the states within the table's retention from: the newest taken before the
+    retention began (None if the retention is 0 or no snapshot is that old)."""
+    minutes = store.settings.time_travel_retention_minutes
+    if minutes <= 0:
+        return None
+    start = now - timedelta(minutes=minutes)
+    old = [s for s in recorded if s.update_time <= start]
+    return max(old, key=lambda s: s.transaction_number) if old else None
 
 
 def delete_old_transactions(store: StateStore, *, now: datetime | None = None) -> TransactionDeletion:
@@ -146,6 +165,11 @@ def delete_old_transactions(store: StateStore, *, now: datetime | None = None) -
     bodies = store.body_store
     result = TransactionDeletion()
     bodies_deleted = 0
+    retention = timedelta(minutes=store.settings.time_travel_retention_minutes)
+    if retention > timedelta(0):
+        # Time travel: keep the log back to a snapshot taken before the retention began, so every state within the
+        # retention can be rebuilt from it (sleeper.statestore.history).
+        newest_allowed = min(newest_allowed, current - retention)
     for log_type in (LogType.FILES, LogType.PARTITIONS):
         old_enough = [s for s in snapshots.snapshots(log_type) if s.update_time <= newest_allowed]
         if not old_enough:

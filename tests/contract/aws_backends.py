@@ -44,6 +44,7 @@ from sleeper.adapters.aws.resources import (
     create_state_store_tables,
     create_table_index_tables,
 )
+from sleeper.adapters.aws.s3_log import S3StateStoreBackend
 from sleeper.core.naming import StateStoreTableNames, TableIndexTableNames
 
 if TYPE_CHECKING:
@@ -142,6 +143,41 @@ def create_table_index() -> AwsTableIndex:
 def make_state_store_backend(tmp_path: Path) -> DynamoDBStateStoreBackend:
     """A state store backend on fresh DynamoDB tables and a fresh bucket (``tmp_path`` is not used)."""
     return create_state_store().backend
+
+
+_atomic_puts = threading.Lock()
+
+
+def atomic_conditional_puts() -> None:
+    """Makes this process's moto server check ``If-None-Match`` and write an object in one step, as S3 does.
+
+    moto 5 checks for an existing key and then writes, with nothing held between, so two requests served by its
+    threads at once can both pass the check (S3 guarantees only one succeeds). Serialising moto's PutObject handler
+    gives the tests S3's guarantee; the adapter under test is unchanged.
+    """
+    from moto.s3.responses import S3Response
+
+    with _atomic_puts:
+        if getattr(S3Response.put_object, "_sleeper_atomic", False):
+            return
+        original = S3Response.put_object
+        lock = threading.Lock()
+
+        def put_object(self: S3Response) -> object:
+            with lock:
+                return original(self)
+
+        put_object._sleeper_atomic = True  # type: ignore[attr-defined]
+        S3Response.put_object = put_object  # type: ignore[assignment,method-assign]
+
+
+def make_s3_state_store_backend(tmp_path: Path) -> S3StateStoreBackend:
+    """A state store backend whose logs are objects in a fresh bucket (no DynamoDB; ``tmp_path`` is not used)."""
+    atomic_conditional_puts()
+    s3 = s3_client(aws_settings())
+    bucket = f"sleeper-{new_instance_id()}-table-data"
+    create_bucket(s3, bucket, REGION)
+    return S3StateStoreBackend(s3, bucket)
 
 
 def make_table_index(tmp_path: Path) -> DynamoDBTableIndex:

@@ -2,10 +2,11 @@
 
 The contract
 ------------
-- ``backend_factory`` (params ``"memory"``, ``"sqlite"``, ``"aws"``) gives a ``BackendFactory``: ``make()`` returns a
+- ``backend_factory`` (params ``"memory"``, ``"sqlite"``, ``"aws"``, and ``"files"``, ``"s3"``: the object logs)
+  gives a ``BackendFactory``: ``make()`` returns a
   new, empty ``sleeper.statestore.ports.StateStoreBackend`` on each call, and ``filesystem``/``snapshot_base`` say
   where a ``StateStore`` keeps its snapshot files in that family. ``state_store_backend`` is one such backend.
-- ``table_index_factory`` (same params) gives a function returning a new, empty ``sleeper.core.table.TableIndex``;
+- ``table_index_factory`` (``"memory"``, ``"sqlite"``, ``"aws"``) gives a function returning a new, empty ``sleeper.core.table.TableIndex``;
   ``table_index`` is one such index.
 - ``"memory"``: ``sleeper.adapters.memory`` (snapshots in an in-memory ``pyarrow`` filesystem).
 - ``"sqlite"``: ``sleeper.adapters.local`` on a database file under ``tmp_path`` (snapshots on local disk).
@@ -27,6 +28,7 @@ from typing import Any
 import pytest
 from pyarrow import fs as pafs
 
+from sleeper.adapters.local.file_log import FileStateStoreBackend
 from sleeper.adapters.local.statestore import SqliteStateStoreBackend
 from sleeper.adapters.local.table_index import SqliteTableIndex
 from sleeper.adapters.memory.filesystem import in_memory_filesystem
@@ -36,6 +38,9 @@ from sleeper.core.table import TableIndex
 from sleeper.statestore.ports import StateStoreBackend
 
 FAMILIES = ["memory", "sqlite", pytest.param("aws", marks=pytest.mark.aws)]
+STATE_STORE_FAMILIES = [*FAMILIES, "files", pytest.param("s3", marks=pytest.mark.aws)]
+"""The state store also runs over logs kept as objects (``S3TransactionLogStateStore``): ``files`` on the local
+filesystem (``sleeper.adapters.local.file_log``), ``s3`` on the moto server (``sleeper.adapters.aws.s3_log``)."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,7 @@ def _aws_factory(name: str) -> Callable[[Path], Any]:
     return factory  # type: ignore[no-any-return]
 
 
-@pytest.fixture(params=FAMILIES)
+@pytest.fixture(params=STATE_STORE_FAMILIES)
 def backend_factory(request: pytest.FixtureRequest, tmp_path: Path) -> BackendFactory:
     """Makes state store backends of each adapter family in turn."""
     family: str = request.param
@@ -82,6 +87,14 @@ def backend_factory(request: pytest.FixtureRequest, tmp_path: Path) -> BackendFa
             return SqliteStateStoreBackend(tmp_path / f"db-{n}" / "sleeper.db", tmp_path / f"db-{n}" / "data")
 
         return BackendFactory("sqlite", make_sqlite, local, snapshots)
+    if family == "files":
+        roots = iter(range(1_000_000))
+        return BackendFactory(
+            "files", lambda: FileStateStoreBackend(tmp_path / f"files-{next(roots)}" / "data"), local, snapshots
+        )
+    if family == "s3":
+        make_s3 = _aws_factory("make_s3_state_store_backend")
+        return BackendFactory("s3", lambda: make_s3(tmp_path), local, snapshots)
     make_aws = _aws_factory("make_state_store_backend")
     return BackendFactory("aws", lambda: make_aws(tmp_path), local, snapshots)
 

@@ -6,6 +6,7 @@ its built-in default.
 
 from __future__ import annotations
 
+from sleeper.core.exceptions import PropertyError
 from sleeper.core.iceberg import IcebergNameValue
 from sleeper.core.properties import instance_bulk as bulk
 from sleeper.core.properties import instance_common as common
@@ -13,11 +14,37 @@ from sleeper.core.properties import instance_compaction as compaction
 from sleeper.core.properties import instance_defaults as defaults
 from sleeper.core.properties import instance_query as query
 from sleeper.core.properties.definitions import DefaultRule, PropertyList, TablePropertyGroup
-from sleeper.core.properties.validation import BOOLEAN, NON_EMPTY, SCHEMA_JSON
+from sleeper.core.properties.validation import BOOLEAN, NON_EMPTY, NON_NEGATIVE_INT, SCHEMA_JSON
 
 _definition = PropertyList(TablePropertyGroup.DATA_DEFINITION)
 
-STATE_STORE_CLASSES = ("DynamoDBTransactionLogStateStore", "DynamoDBTransactionLogStateStoreNoSnapshots")
+S3_TRANSACTION_LOG_STATE_STORE = "S3TransactionLogStateStore"
+"""Beyond Sleeper: the state store whose transaction logs and snapshot records are objects (S3 with conditional
+writes on AWS, files created exclusively on a local instance), with no DynamoDB (``sleeper.statestore.object_log``)."""
+STATE_STORE_CLASSES = (
+    "DynamoDBTransactionLogStateStore",
+    "DynamoDBTransactionLogStateStoreNoSnapshots",
+    S3_TRANSACTION_LOG_STATE_STORE,
+)
+_JAVA_STATE_STORE_PACKAGE = "sleeper.statestore.transactionlog."
+
+
+def state_store_class(value: str | None) -> str:
+    """The state store a ``sleeper.table.statestore.classname`` value names, as one of :data:`STATE_STORE_CLASSES`
+    (Sleeper's fully qualified Java names are accepted too).
+
+    Raises:
+        PropertyError: If the value names no state store this port has.
+    """
+    name = (value or STATE_STORE_CLASSES[0]).strip()
+    short = name.removeprefix(_JAVA_STATE_STORE_PACKAGE)
+    if short in STATE_STORE_CLASSES:
+        return short
+    raise PropertyError(
+        f"sleeper.table.statestore.classname {value!r} is not a state store of this port: use one of "
+        + ", ".join(STATE_STORE_CLASSES)
+    )
+
 
 TABLE_NAME = _definition.user(
     "sleeper.table.name",
@@ -196,6 +223,16 @@ GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION = _storage.user(
     "it is reading. Sleeper's default of 15 minutes is shorter than that, so this port's default is 20.",
     falls_back_to=compaction.DEFAULT_GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION,
 )
+TIME_TRAVEL_RETENTION_MINUTES = _storage.user(
+    "sleeper.table.time.travel.retention.minutes",
+    "Beyond Sleeper: how many minutes past states of the table stay readable by time travel (`table.scan(as_of=...)`, "
+    "`sleeper query --as-of`). The garbage collector keeps a file until it has had no references for this long (or "
+    "the GC delay, whichever is longer), transaction deletion keeps the log back to a snapshot at least this old, and "
+    "snapshot deletion keeps that snapshot. 0 keeps nothing extra: a past state is readable until the garbage "
+    "collector deletes one of its files or its transactions are deleted.",
+    default="0",
+    validation=NON_NEGATIVE_INT,
+)
 GARBAGE_COLLECTOR_ASYNC_COMMIT = _storage.user(
     "sleeper.table.gc.commit.async",
     "Whether the garbage collector records deleted files through the state store committer rather than directly. "
@@ -298,7 +335,13 @@ _metadata = PropertyList(TablePropertyGroup.METADATA)
 
 STATESTORE_CLASSNAME = _metadata.user(
     "sleeper.table.statestore.classname",
-    "The state store of the table: " + " or ".join(STATE_STORE_CLASSES) + ".",
+    "The state store of the table: "
+    + ", ".join(STATE_STORE_CLASSES[:-1])
+    + " (Sleeper's), or, beyond Sleeper, "
+    + S3_TRANSACTION_LOG_STATE_STORE
+    + ": its transaction logs and snapshot records kept as objects beside its data (S3 conditional writes on AWS, "
+    "exclusively created files on a local instance), with no DynamoDB. A DynamoDB store's logs are SQLite on a local "
+    "instance. Checked when the table is created.",
     default="DynamoDBTransactionLogStateStore",
     validation=NON_EMPTY,
     editable=False,

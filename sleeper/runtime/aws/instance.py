@@ -29,6 +29,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from pyarrow import fs as pafs
+
 from sleeper.adapters.aws.batcher_store import DynamoDBIngestBatcherStore
 from sleeper.adapters.aws.clients import AwsSettings, sts_client
 from sleeper.adapters.aws.dynamodb_query_tracker import DynamoDBQueryTracker
@@ -55,6 +56,7 @@ from sleeper.adapters.aws.resources import (
     create_table_index_tables,
     create_task_tracker_table,
 )
+from sleeper.adapters.aws.s3_log import S3StateStoreBackend
 from sleeper.adapters.aws.sqs_queue import SqsQueue
 from sleeper.adapters.aws.websocket_api import ApiGatewayWebSocketPoster
 from sleeper.bulk_import.entry import BulkImportLaunch
@@ -77,6 +79,7 @@ from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.properties.instance_common import METRICS_NAMESPACE
 from sleeper.core.properties.instance_ingest import INGEST_SOURCE_BUCKET
+from sleeper.core.properties.table import S3_TRANSACTION_LOG_STATE_STORE, STATESTORE_CLASSNAME, state_store_class
 from sleeper.core.queue import OutgoingMessage, QueueConfig, QueueNotFoundError
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
@@ -349,6 +352,12 @@ class AwsInstance:
             self.clients.dynamodb, self.clients.s3, table_names=names, data_bucket=self.data_bucket
         )
 
+    @cached_property
+    def object_log_backend(self) -> S3StateStoreBackend:
+        """The state store of tables whose ``sleeper.table.statestore.classname`` is ``S3TransactionLogStateStore``:
+        logs and snapshot records as objects in the data bucket, appended with conditional writes (no DynamoDB)."""
+        return S3StateStoreBackend(self.clients.s3, self.data_bucket)
+
     def tables(self) -> list[TableStatus]:
         """Every table, by name."""
         return self.table_index.list_tables()
@@ -422,7 +431,9 @@ class AwsInstance:
             store = StateStore(
                 schema=properties.schema,
                 table_id=status.table_id,
-                backend=self.state_store_backend,
+                backend=self.object_log_backend
+                if state_store_class(properties.get(STATESTORE_CLASSNAME)) == S3_TRANSACTION_LOG_STATE_STORE
+                else self.state_store_backend,
                 filesystem=self.filesystem,
                 snapshot_base_path=f"{self.data_bucket}/{status.table_id}",
                 snapshot_uri_scheme="s3a://",

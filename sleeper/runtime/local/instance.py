@@ -32,6 +32,7 @@ from pathlib import Path
 
 from pyarrow import fs as pafs
 from sleeper.adapters.local.batcher_store import SqliteIngestBatcherStore
+from sleeper.adapters.local.file_log import FileStateStoreBackend
 from sleeper.adapters.local.properties import LocalPropertiesStore
 from sleeper.adapters.local.queue import SqliteQueues
 from sleeper.adapters.local.statestore import SqliteStateStoreBackend
@@ -50,6 +51,7 @@ from sleeper.core.properties import (
     InstanceProperties,
     TableProperties,
 )
+from sleeper.core.properties.table import S3_TRANSACTION_LOG_STATE_STORE, STATESTORE_CLASSNAME, state_store_class
 from sleeper.core.queue import Queue
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
@@ -149,6 +151,9 @@ class LocalInstance:
         self.database = self.directory / DATABASE_FILE
         self.state_store_backend = SqliteStateStoreBackend(self.database, self.directory / "data")
         self.table_index = SqliteTableIndex(self.database)
+        self.object_log_backend = FileStateStoreBackend(self.directory / "data")
+        """The logs of tables whose ``sleeper.table.statestore.classname`` is ``S3TransactionLogStateStore``: files
+        under each table's directory, created exclusively (``sleeper.adapters.local.file_log``)."""
         self.filesystem = pafs.LocalFileSystem()
         self.task: LocalTask | None = None
         """The local task this process runs as, while it runs as one (``sleeper.runtime.local.tasks.local_task``)."""
@@ -390,6 +395,8 @@ class LocalInstance:
         self.table_index.delete(table.table_id)
         self.state_store_backend.delete_table(table.table_id)
         self._properties_store.delete_table(table.table_id)
+        if table.state_store.backend is not self.state_store_backend:
+            table.state_store.backend.delete_table(table.table_id)  # its logs are files: their tombstone too
         delete_in_table(self.filesystem, filesystem_path(table.data_prefix), table.data_prefix, whole_table=True)
 
     def update_table_properties(self, name: str, values: Mapping[str, str]) -> Table[LocalInstance]:
@@ -408,7 +415,9 @@ class LocalInstance:
         store = StateStore(
             schema=properties.schema,
             table_id=status.table_id,
-            backend=self.state_store_backend,
+            backend=self.object_log_backend
+            if state_store_class(properties.get(STATESTORE_CLASSNAME)) == S3_TRANSACTION_LOG_STATE_STORE
+            else self.state_store_backend,
             filesystem=self.filesystem,
             snapshot_base_path=str(self.directory / "data" / status.table_id),
             settings=StateStoreSettings.from_properties(properties),

@@ -34,7 +34,9 @@ def should_read_each_setting_from_its_sleeper_property() -> None:
         "delete.behind.snapshot.min.age.minutes",
         "delete.number.behind.latest.snapshot",
     ]
-    properties = FakeProperties({PREFIX + name: 11 + i for i, name in enumerate(names)})
+    properties = FakeProperties(
+        {PREFIX + name: 11 + i for i, name in enumerate(names)} | {"sleeper.table.time.travel.retention.minutes": 22}
+    )
     # When the settings are read
     settings = StateStoreSettings.from_properties(properties)
     # Then each comes from its property, milliseconds converted to seconds
@@ -50,6 +52,7 @@ def should_read_each_setting_from_its_sleeper_property() -> None:
         snapshot_expiry_days=19,
         delete_transactions_snapshot_min_age_minutes=20,
         delete_transactions_number_behind_snapshot=21,
+        time_travel_retention_minutes=22,
     )
 
 
