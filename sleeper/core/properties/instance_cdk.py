@@ -346,10 +346,10 @@ BULK_IMPORT_PERSISTENT_EMR_MASTER_DNS = _bulk.cdk(
     "sleeper.bulk.import.persistent.emr.master", "The public DNS name of the persistent EMR cluster's master node."
 )
 BULK_IMPORT_EKS_JOB_QUEUE_URL = _bulk.cdk(
-    "sleeper.bulk.import.eks.job.queue.url", "The URL of the queue of bulk import jobs run on EKS (Java Sleeper)."
+    "sleeper.bulk.import.eks.job.queue.url", "The URL of the queue of bulk import jobs run on EKS (EksBulkImportStack)."
 )
 BULK_IMPORT_EKS_JOB_QUEUE_ARN = _bulk.cdk(
-    "sleeper.bulk.import.eks.job.queue.arn", "The ARN of the queue of bulk import jobs run on EKS (Java Sleeper)."
+    "sleeper.bulk.import.eks.job.queue.arn", "The ARN of the queue of bulk import jobs run on EKS (EksBulkImportStack)."
 )
 BULK_IMPORT_EKS_STATE_MACHINE_ARN = _bulk.cdk(
     "sleeper.bulk.import.eks.statemachine.arn", "The ARN of the state machine running bulk import jobs on EKS."
