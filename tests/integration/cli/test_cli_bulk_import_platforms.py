@@ -11,12 +11,14 @@ import pytest
 
 from sleeper.cli.main import run
 from sleeper.core.operations import (
+    BULK_IMPORT_EKS_Q,
     BULK_IMPORT_EMR_Q,
     BULK_IMPORT_EMR_SERVERLESS_Q,
     BULK_IMPORT_PERSISTENT_EMR_Q,
     BULK_IMPORT_PLATFORM_QUEUES,
 )
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.ingest.batcher.job_creator import INGEST_QUEUE_NAMES
 from sleeper.runtime.aws.instance import AwsInstance, provision_instance
 from sleeper.runtime.local.instance import LocalInstance
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
@@ -85,6 +87,29 @@ def should_send_the_job_to_the_queue_of_its_platform(
         {"id": "job-1", "tableName": "nums", "files": ["bucket/in.parquet"], "className": "dataframe-sort"}
     ]
     assert all(bodies == [] for bodies in sent.values())
+
+
+def should_send_an_eks_job_to_the_queue_the_eks_stack_deploys(
+    instance: AwsInstance, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given an instance whose EKS queue is deployed
+    with_eks = AwsInstance(
+        provision_instance(aws_settings(), new_instance_id(), queues=(BULK_IMPORT_EKS_Q,)), table_cache_seconds=0
+    )
+    with_eks.create_table("nums", SCHEMA)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint())
+    monkeypatch.setenv("AWS_REGION", REGION)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("SLEEPER_INSTANCE", f"aws:{with_eks.instance_id}")
+    # When a job is sent with --platform eks
+    capsys.readouterr()
+    assert run(["bulk-import", "nums", "bucket/in.parquet", "--queue", "--platform", "eks", "--job-id", "job-2"]) == 0
+    # Then it is on BulkImportEKSQ, the queue the ingest batcher's bulk_import_eks target uses too
+    assert _bodies(with_eks, BULK_IMPORT_EKS_Q) == [
+        {"id": "job-2", "tableName": "nums", "files": ["bucket/in.parquet"]}
+    ]
+    assert INGEST_QUEUE_NAMES["bulk_import_eks"] == BULK_IMPORT_EKS_Q
 
 
 def should_refuse_a_platform_whose_stack_is_not_deployed(
