@@ -260,6 +260,35 @@ def report_partitions(name: str, as_json: JsonOption = False) -> None:
         console.print(render.partitions_tree(table, data))
 
 
+@report_app.command("history")
+def report_history(name: str, as_json: JsonOption = False) -> None:
+    """The table's kept transactions, oldest first: log, number, type, time, files and rows added and removed, and
+    whether the state as of each files transaction can be read with 'query --as-of' (time travel)."""
+    history = _open().table(name).history()
+    rows = history.to_pylist()
+    if as_json:
+        _print_json([{**r, "time": r["time"].isoformat()} for r in rows])
+        return
+    from rich.table import Table as RichTable
+
+    out = RichTable(title=f"History of table {name}")
+    for column in ("log", "number", "type", "time", "files +", "files -", "rows +", "rows -", "readable"):
+        out.add_column(column)
+    for r in rows:
+        out.add_row(
+            r["log"],
+            str(r["transaction_number"]),
+            r["type"],
+            r["time"].isoformat(),
+            str(r["files_added"]),
+            str(r["files_removed"]),
+            f"{r['rows_added']:,}",
+            f"{r['rows_removed']:,}",
+            "yes" if r["readable"] else "",
+        )
+    console.print(out)
+
+
 @report_app.command("files")
 def report_files(name: str, as_json: JsonOption = False) -> None:
     """Files and their references, including files awaiting garbage collection."""
@@ -538,6 +567,14 @@ def query(
         str | None,
         typer.Option("--iterator-config", help="The query-time iterator's config, e.g. visibility,auth1,auth2."),
     ] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of",
+            help="Time travel: the rows as of a files transaction number, or a time (ISO 8601, e.g. "
+            "2025-01-02T03:04:05Z; naive is UTC). See 'report history TABLE'.",
+        ),
+    ] = None,
 ) -> None:
     """Query a table for exact keys and/or ranges of row keys; with neither, every row. Rows are written as they are
     read, so any number of rows can go to a file or a pipe (with --iterator they are gathered first)."""
@@ -555,6 +592,10 @@ def query(
     requested = [f.strip() for f in fields.split(",") if f.strip()] if fields else None
     if iterator_config is not None and iterator is None:
         raise SleeperError("--iterator-config needs --iterator (the query-time iterator it configures)")
+    if as_of is not None and (via_queue or iterator is not None):
+        raise SleeperError(
+            "--as-of reads the table's past state directly: it cannot be used with --via-queue or --iterator"
+        )
     if via_queue:
         from sleeper.cli.queued_query import run_through_queue
 
@@ -587,7 +628,11 @@ def query(
         columns = None if requested is None else [*schema.key_names, *requested]
         selected = keys or regions
         reader = table.scan(
-            keys=keys if selected else None, ranges=regions if selected else None, columns=columns, limit=limit
+            keys=keys if selected else None,
+            ranges=regions if selected else None,
+            columns=columns,
+            limit=limit,
+            as_of=as_of,
         ).to_arrow_batch_reader()
     query_output.write(reader, output_format, output, console=console, limit=limit)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import pyarrow as pa
@@ -209,8 +210,14 @@ class AdminTable(Protocol):
         ranges: Sequence[Region] | None = None,
         columns: Sequence[str] | None = None,
         limit: int | None = None,
+        as_of: int | datetime | str | None = None,
     ) -> Scan:
-        """The rows of exact keys and/or regions, read lazily (``to_arrow_batch_reader()`` streams them)."""
+        """The rows of exact keys and/or regions, read lazily (``to_arrow_batch_reader()`` streams them); with
+        ``as_of``, of the table as it was after that files transaction or at that time (time travel)."""
+        ...
+
+    def history(self) -> pa.Table:
+        """The table's kept transactions (time travel: ``sleeper.runtime.time_travel.history_table``)."""
         ...
 
 

@@ -3,12 +3,14 @@ garbage collection, and the retention the garbage collector and upkeep respect."
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
+from sleeper.cli.main import run
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.gc.collector import collect_garbage
@@ -170,3 +172,26 @@ def should_keep_the_log_and_snapshot_the_retention_needs(tmp_path: Path) -> None
     with pytest.raises(StateNotReadableError, match=f"oldest readable transaction is {max(model)}"):
         table.scan(as_of=1)
     assert [s.log_type for s in first] == [LogType.FILES, LogType.PARTITIONS]
+
+
+def should_query_as_of_and_report_history_from_the_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a table on a local instance ingested three times, compacted and split
+    instance, _ = _table(tmp_path)
+    model = _ingest_compact_split(instance)
+    monkeypatch.setenv("SLEEPER_INSTANCE", str(instance.directory))
+    capsys.readouterr()
+    # When the history is reported and the first state is queried as JSON lines
+    assert run(["report", "history", "t", "--json"]) == 0
+    history = json.loads(capsys.readouterr().out)
+    assert run(["query", "t", "--as-of", "1", "--format", "ndjson"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    # Then the history lists the ingests, and the query returns the first batch only
+    assert [h["type"] for h in history if h["log"] == "files"][:3] == ["ADD_FILES"] * 3
+    assert sorted((r["key"], r["value"]) for r in rows) == model[1]
+    # And an unreadable state and a bad value are one-line errors naming what to do
+    assert run(["query", "t", "--as-of", "99"]) == 1
+    assert "has no files transaction 99" in capsys.readouterr().err
+    assert run(["query", "t", "--as-of", "yesterday"]) == 1
+    assert "ISO 8601" in capsys.readouterr().err
