@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-import time
 import uuid
 import weakref
 from collections import OrderedDict
@@ -33,11 +32,7 @@ from sleeper.core.exceptions import SleeperError, TableNotFoundError
 from sleeper.core.faults import crash_point
 from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.properties.instance_common import (
-    STATESTORE_PROVIDER_CACHE_SIZE,
-    TABLE_PROPERTIES_PROVIDER_TIMEOUT_IN_MINS,
-)
-from sleeper.core.properties.table import STATESTORE_COMMITTER_UPDATE_ON_EVERY_BATCH
+from sleeper.core.properties.instance_common import STATESTORE_PROVIDER_CACHE_SIZE
 from sleeper.core.queue import Queue
 from sleeper.core.statestore.exceptions import JobIdReusedError, StateStoreError
 from sleeper.core.statestore.transactions.files import (
@@ -162,15 +157,7 @@ def handle_commit_request(instance: TrackedInstance, body: str) -> str:
     Raises:
         CommitRetryError: If the request is to be delivered again.
     """
-    stores = _stores_of(instance)
-    found: dict[str, tuple[StateStore, bool, float]] = {}
-
-    def entry(table_id: str) -> tuple[StateStore, bool, float]:
-        if table_id not in found:
-            found[table_id] = stores.entry(table_id)
-        return found[table_id]
-
-    (result,) = apply_commit_requests([body], lambda t: entry(t)[0], refresh=lambda t: entry(t)[1])
+    (result,) = apply_commit_requests([body], _stores_of(instance).state_store)
     follow_result(instance, result)
     if result.status is CommitStatus.RETRY:
         raise CommitRetryError(f"state store commit for table {result.table_id} to be retried: {result.reason}")
@@ -200,20 +187,14 @@ def follow_result(instance: TrackedInstance, result: CommitterResult) -> None:
     )
 
 
-def apply_commit_requests(
-    bodies: Sequence[str],
-    state_store_for: Callable[[str], StateStore],
-    *,
-    refresh: Callable[[str], bool] = lambda _table_id: True,
-) -> list[CommitterResult]:
+def apply_commit_requests(bodies: Sequence[str], state_store_for: Callable[[str], StateStore]) -> list[CommitterResult]:
     """Applies a batch of commit request messages in order; one result per message.
+
+    Each table's state is brought up to date from its log once, before its first request of the batch.
 
     Args:
         bodies: The message bodies.
         state_store_for: The state store of a table by id (raises ``TableNotFoundError`` for an unknown table).
-        refresh: Whether to bring a table's state up to date from its log before its first request of the batch
-            (``sleeper.table.statestore.committer.update.every.batch``); a transaction that no longer fits a stale
-            state is validated again after reading the log, so this only saves a failed first attempt.
     """
     stores: dict[str, StateStore] = {}
     results: list[CommitterResult] = []
@@ -228,8 +209,7 @@ def apply_commit_requests(
             store = stores.get(table_id)
             if store is None:
                 store = state_store_for(table_id)
-                if refresh(table_id):
-                    store.refresh()
+                store.refresh()
                 stores[table_id] = store
         except TableNotFoundError as e:
             results.append(CommitterResult(status=CommitStatus.INVALID, table_id=table_id, reason=str(e)))
@@ -303,35 +283,32 @@ def _duplicate_of_added_job(
 class _CachedStores:
     """The state stores the committer keeps between requests, per instance, as Sleeper's committer keeps them: a
     table's state is then brought up to date by reading the log entries added since it was last read, not loaded
-    again. At most ``sleeper.statestore.provider.cache.size`` tables are kept (the least recently used is dropped; a
-    negative size keeps every table), and a table is looked up again (its properties read again) after
-    ``sleeper.cache.table.properties.provider.timeout.minutes``."""
+    again. The table is still looked up for every request (through the instance, which caches table properties as
+    it does for every reader), so a deleted table's requests are dropped as before. At most
+    ``sleeper.statestore.provider.cache.size`` tables are kept, the least recently used dropped first (a negative
+    size keeps every table, 0 none)."""
 
     def __init__(self, instance: TrackedInstance) -> None:
         self._instance = instance
-        self._entries: OrderedDict[str, tuple[StateStore, bool, float]] = OrderedDict()
+        self._stores: OrderedDict[str, StateStore] = OrderedDict()
 
-    def entry(self, table_id: str) -> tuple[StateStore, bool, float]:
-        """The table's state store, whether to read its log before a batch, and when it was looked up.
+    def state_store(self, table_id: str) -> StateStore:
+        """The table's state store: the one kept for it, or the one the instance gives.
 
         Raises:
             TableNotFoundError: If the table does not exist.
         """
-        properties = self._instance.properties
-        now = time.monotonic()
-        found = self._entries.get(table_id)
-        if found is not None and now - found[2] < properties.get_int(TABLE_PROPERTIES_PROVIDER_TIMEOUT_IN_MINS) * 60:
-            self._entries.move_to_end(table_id)
-            return found
-        table = self._instance.table_by_id(table_id)
-        entry = (table.state_store, table.properties.get_bool(STATESTORE_COMMITTER_UPDATE_ON_EVERY_BATCH), now)
-        size = properties.get_int(STATESTORE_PROVIDER_CACHE_SIZE)
+        given = self._instance.table_by_id(table_id).state_store
+        kept = self._stores.get(table_id)
+        if kept is not None:
+            self._stores.move_to_end(table_id)
+            return kept
+        size = self._instance.properties.get_int(STATESTORE_PROVIDER_CACHE_SIZE)
         if size != 0:
-            self._entries[table_id] = entry
-            self._entries.move_to_end(table_id)
-            while 0 < size < len(self._entries):
-                self._entries.popitem(last=False)
-        return entry
+            self._stores[table_id] = given
+            while 0 < size < len(self._stores):
+                self._stores.popitem(last=False)
+        return given
 
 
 _STORES: weakref.WeakKeyDictionary[TrackedInstance, _CachedStores] = weakref.WeakKeyDictionary()

@@ -273,8 +273,8 @@ DEFAULT_INGEST_FILE_WRITING_STRATEGY = _defaults.user(
 )
 DEFAULT_INGEST_ROW_BATCH_TYPE = _defaults.user(
     "sleeper.default.table.ingest.row.batch.type",
-    "The default for `sleeper.table.ingest.row.batch.type`: how Java Sleeper holds rows in memory during ingest, "
-    "`arraylist` or `arrow`. This port always uses Arrow.",
+    "The default for `sleeper.table.ingest.row.batch.type`: which limits hold ingest's memory and local disk, "
+    "`arrow` (bytes) or `arraylist` (rows).",
     default="arrow",
     validation=ChoiceValue(INGEST_ROW_BATCH_TYPES),
 )

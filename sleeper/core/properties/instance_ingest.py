@@ -91,16 +91,16 @@ INGEST_JOB_WAIT_TIME_IN_SECONDS = _ingest.user(
 )
 MAX_ROWS_TO_WRITE_LOCALLY = _ingest.user(
     "sleeper.ingest.max.local.rows",
-    "The maximum number of rows an ingest job writes to local files before uploading them as sorted files. More "
-    "rows means fewer, larger files in S3 but data takes longer to become visible. (Java Sleeper's arraylist "
-    "ingest only.)",
+    "With the `arraylist` row batch type (`sleeper.table.ingest.row.batch.type`): the most rows an ingest job holds "
+    "on local disk and in memory before merging them and writing them to the table as sorted files. More rows means "
+    "fewer, larger files but data takes longer to become visible.",
     default="100000000",
     validation=POSITIVE_LONG,
 )
 MAX_IN_MEMORY_BATCH_SIZE = _ingest.user(
     "sleeper.ingest.memory.max.batch.size",
-    "The maximum number of rows an ingest job sorts in memory before writing them to a local file. (Java Sleeper's "
-    "arraylist ingest only.)",
+    "With the `arraylist` row batch type (`sleeper.table.ingest.row.batch.type`): the most rows an ingest job holds "
+    "in memory before sorting them and writing them to a local file.",
     default="1000000",
     validation=POSITIVE_LONG,
 )

@@ -564,8 +564,9 @@ INGEST_FILE_WRITING_STRATEGY = _ingest.user(
 )
 INGEST_ROW_BATCH_TYPE = _ingest.user(
     "sleeper.table.ingest.row.batch.type",
-    "How Java Sleeper holds rows in memory during ingest, `arraylist` or `arrow`. This port always uses Arrow; the "
-    "value is kept for compatibility.",
+    "Which limits hold ingest's memory and local disk, as Java Sleeper's row batches of that type: `arrow` (bytes: "
+    "`sleeper.ingest.arrow.*`) or `arraylist` (rows: `sleeper.ingest.memory.max.batch.size` and "
+    "`sleeper.ingest.max.local.rows`). This port holds the rows as Arrow either way.",
     falls_back_to=defaults.DEFAULT_INGEST_ROW_BATCH_TYPE,
 )
 INGEST_PARTITION_FILE_WRITER_TYPE = _ingest.user(

@@ -20,6 +20,7 @@ from sleeper.core.operations import STATE_STORE_COMMITTER_Q
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.files import AddFilesTransaction
 from sleeper.core.statestore.transactions.log import LogType, TransactionType
+from sleeper.core.statestore.transactions.serde import Transaction
 from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest import IngestJobOutcome, IngestJobRunner
@@ -28,6 +29,8 @@ from sleeper.runtime.local.admin import LocalAdmin
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 from sleeper.statestore.committer import handle_commit_request
+from sleeper.statestore.log_head import AddTransactionResult
+from sleeper.statestore.store import StateStore
 
 pytestmark = pytest.mark.integration
 
@@ -183,14 +186,14 @@ def should_commit_directly_when_the_table_says_so(
     assert status is not None and status.status is IngestJobStatusType.FINISHED
 
 
-@pytest.mark.parametrize("cache_size, lookups", [("10", 1), ("0", 3)])
+@pytest.mark.parametrize("cache_size, stores_loaded", [("10", 1), ("0", 3)])
 def should_keep_each_tables_state_store_between_commit_requests(
     instance: LocalInstance,
     table: Table[LocalInstance],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     cache_size: str,
-    lookups: int,
+    stores_loaded: int,
 ) -> None:
     # Given three jobs' commit requests, and the instance's state store cache size
     instance.properties.set("sleeper.statestore.provider.cache.size", cache_size)
@@ -199,19 +202,19 @@ def should_keep_each_tables_state_store_between_commit_requests(
     for i in range(3):
         runner.run(IngestJob(id=f"job-{i}", table_name="t", files=(path,)))
     bodies = _commit_requests(instance)
-    looked_up: list[str] = []
-    table_by_id = instance.table_by_id
+    committed_by: list[int] = []
+    commit = StateStore.commit
 
-    def counted(table_id: str) -> Table[LocalInstance]:
-        looked_up.append(table_id)
-        return table_by_id(table_id)
+    def spied(self: StateStore, transaction: Transaction, *, body_key: str | None = None) -> AddTransactionResult:
+        committed_by.append(id(self))
+        return commit(self, transaction, body_key=body_key)
 
-    monkeypatch.setattr(instance, "table_by_id", counted)
+    monkeypatch.setattr(StateStore, "commit", spied)
     # When the committer applies them one message at a time, as the router gives them
     lines = [handle_commit_request(instance, body) for body in bodies]
-    # Then the table was looked up (its state loaded) once while the cache holds it, and once per request without it;
-    # each request landed
-    assert len(looked_up) == lookups
+    # Then one state store (its state read once, then only new entries) served them while the cache holds the table,
+    # and a new one (the whole state loaded) each time without it; each request landed
+    assert len(committed_by) == 3 and len(set(committed_by)) == stores_loaded
     assert all("committed" in line for line in lines)
     assert _add_files_transactions(table) == 3
     assert sum(_table_rows(table).values()) == 3 * rows.num_rows
