@@ -1,17 +1,48 @@
-"""Plumbing shared by the handlers: the instance from the environment, and SQS batches with per-message failures."""
+"""Plumbing shared by the handlers: the instance from the environment, their logging and metrics, and batches of
+messages with per-message failures, by Lambda Powertools (``aws_lambda_powertools``).
+
+- **Logs** are JSON lines (Powertools' ``LambdaPowertoolsFormatter``) carrying the ids of the work where known
+  (``table_id``, ``job_id``, ``task_id``, ``run_id``, ``query_id``, ``message_id``: :mod:`sleeper.core.logcontext`),
+  at the levels of the instance's ``sleeper.logging.*`` properties (:mod:`sleeper.runtime.logging_config`), applied
+  when a handler first works on an instance and again whenever it reads the properties again.
+- **Metrics** (:mod:`sleeper.core.metrics`) are CloudWatch EMF lines (:mod:`sleeper.runtime.aws.metrics`), among them
+  the size of each batch of state store commits.
+- **SQS batches** go through Powertools' ``BatchProcessor`` (``SqsFifoPartialProcessor`` on a FIFO queue: it stops at
+  the first failure and reports the rest failed, so a message group keeps its order), with the router's one failure
+  mapping deciding what a failure is (:func:`sleeper.runtime.router.settle`).
+"""
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Callable, Mapping
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from functools import partial
-from typing import Any
+from typing import Any, TypeVar
+
+from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    SqsFifoPartialProcessor,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from sleeper.core import operations
+from sleeper.core.logcontext import LogContextFilter, fields_of_message, log_context
+from sleeper.core.metrics import Metric, MetricsSink, metrics_published_to, publish_metrics
+from sleeper.core.properties import InstanceProperties
+from sleeper.core.properties.instance_common import FORCE_RELOAD_PROPERTIES
 from sleeper.iterators.shipping import install_user_code
 from sleeper.runtime.aws.containers import IDLE_WAIT_ENV, idle_wait_seconds
 from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
+from sleeper.runtime.aws.metrics import emf_sink
+from sleeper.runtime.logging_config import apply_logging_levels, running_in_lambda
 from sleeper.runtime.router import Disposition, feature_entry, settle
 
 __all__ = [
@@ -23,6 +54,8 @@ __all__ = [
     "for_each_message",
     "for_each_record",
     "idle_wait_seconds",
+    "lambda_handler",
+    "prepare",
     "route_messages",
     "route_records",
     "sqs_records",
@@ -32,6 +65,9 @@ __all__ = [
 LOGGER = logging.getLogger("lambdas")
 _given: AwsInstance | None = None
 _from_environment: AwsInstance | None = None
+_prepared: AwsInstance | None = None
+_sink: MetricsSink | None = None
+_json_handler: logging.Handler | None = None
 
 
 def aws_instance() -> AwsInstance:
@@ -70,6 +106,108 @@ def use_instance(instance: AwsInstance | None) -> None:
     _from_environment = None
 
 
+def prepare() -> AwsInstance:
+    """The instance (:func:`aws_instance`), ready for an invocation: the first time the process works on it, and on
+    every invocation when its ``sleeper.properties.force.reload`` is true (its properties and tables then read
+    again), the logging levels and metrics of its properties are applied. A failure to read the properties is
+    logged, not raised: the handler meets it again when it needs them."""
+    global _prepared
+    instance = aws_instance()
+    _json_logs()
+    try:
+        if instance is _prepared and instance.properties.get_bool(FORCE_RELOAD_PROPERTIES):
+            instance.reload()
+        elif instance is _prepared:
+            return instance
+        _apply(instance.properties)
+        _prepared = instance
+    except Exception as e:
+        LOGGER.warning("could not read the instance properties to set logging and metrics: %s", e)
+    return instance
+
+
+def _apply(properties: InstanceProperties) -> None:
+    global _sink
+    apply_logging_levels(properties)
+    _sink = emf_sink(properties)
+
+
+_in_invocation: ContextVar[bool] = ContextVar("sleeper_lambda_invocation", default=False)
+
+
+class _InvocationOnly(logging.Filter):
+    """Passes only records made by the thread of an invocation (outside AWS Lambda, where the process has other
+    logging and may run other work in other threads)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _in_invocation.get()
+
+
+_invocation_filter = _InvocationOnly()
+
+
+class _StandardOutput(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stdout`` is when a record is written (a test may have replaced it since)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stdout)
+
+    @property
+    def stream(self) -> Any:
+        return sys.stdout
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def _json_logs() -> None:
+    """Writes log records as Powertools JSON lines on standard output, once per process. In AWS Lambda they replace
+    the runtime's handler; elsewhere (an emulator) they are added beside the process's own, for the records of
+    invocations only."""
+    global _json_handler
+    root = logging.getLogger()
+    if _json_handler is not None and _json_handler in root.handlers:
+        return
+    handler = _StandardOutput()
+    handler.setFormatter(LambdaPowertoolsFormatter(utc=True, log_record_order=["level", "message", "timestamp"]))
+    handler.addFilter(LogContextFilter())
+    if running_in_lambda():
+        for old in list(root.handlers):
+            root.removeHandler(old)
+    else:
+        handler.addFilter(_invocation_filter)
+    root.addHandler(handler)
+    _json_handler = handler
+
+
+@contextmanager
+def _invocation() -> Iterator[None]:
+    """An invocation: prepared, logging JSON lines and publishing metrics as EMF lines while it runs."""
+    prepare()
+    token = _in_invocation.set(True)
+    try:
+        with metrics_published_to(_sink):
+            yield
+    finally:
+        _in_invocation.reset(token)
+
+
+_R = TypeVar("_R")
+
+
+def lambda_handler(function: Callable[..., _R]) -> Callable[..., _R]:
+    """Wraps a handler that does not go through :func:`for_each_record` (scheduled, stream or direct invocations):
+    each invocation is prepared (:func:`prepare`) and logs JSON lines."""
+
+    @functools.wraps(function)
+    def invoke(*args: Any, **kwargs: Any) -> _R:
+        with _invocation():
+            return function(*args, **kwargs)
+
+    return invoke
+
+
 @dataclass(frozen=True, slots=True)
 class SqsRecord:
     """One message of an SQS event."""
@@ -82,12 +220,17 @@ class SqsRecord:
 
 def sqs_records(event: Mapping[str, Any]) -> list[SqsRecord]:
     """The messages of an SQS event, in order."""
-    return [
-        SqsRecord(
-            r["messageId"], r["body"], r.get("attributes", {}).get("MessageGroupId"), r.get("eventSourceARN") or None
-        )
-        for r in event.get("Records", [])
-    ]
+    return [_record(SQSRecord(r)) for r in event.get("Records", [])]
+
+
+def _record(record: SQSRecord) -> SqsRecord:
+    raw = record.raw_event
+    return SqsRecord(
+        raw["messageId"],
+        raw["body"],
+        raw.get("attributes", {}).get("MessageGroupId"),
+        raw.get("eventSourceARN") or None,
+    )
 
 
 def batch_response(failed_ids: list[str]) -> dict[str, list[dict[str, str]]]:
@@ -96,49 +239,86 @@ def batch_response(failed_ids: list[str]) -> dict[str, list[dict[str, str]]]:
 
 
 def for_each_message(
-    event: Mapping[str, Any], handle: Callable[[str], object], *, stop_at_failure: bool = False
+    event: Mapping[str, Any],
+    handle: Callable[[str], object],
+    *,
+    stop_at_failure: bool = False,
+    body_is_table_id: bool = False,
 ) -> dict[str, list[dict[str, str]]]:
     """Runs ``handle`` on each message body (see :func:`for_each_record`)."""
-    return for_each_record(event, lambda record: handle(record.body), stop_at_failure=stop_at_failure)
+    return for_each_record(
+        event, lambda record: handle(record.body), stop_at_failure=stop_at_failure, body_is_table_id=body_is_table_id
+    )
 
 
 def for_each_record(
-    event: Mapping[str, Any], handle: Callable[[SqsRecord], object], *, stop_at_failure: bool = False
+    event: Mapping[str, Any],
+    handle: Callable[[SqsRecord], object],
+    *,
+    stop_at_failure: bool = False,
+    body_is_table_id: bool = False,
 ) -> dict[str, list[dict[str, str]]]:
-    """Runs ``handle`` on each message, mapping how each ended with the router's one failure mapping
-    (:func:`sleeper.runtime.router.settle`): a message whose handling raises is reported failed; one naming a table
-    that does not exist (any more) is logged and dropped, as a retry cannot help.
+    """Runs ``handle`` on each message through Powertools' batch processor, mapping how each ended with the router's
+    one failure mapping (:func:`sleeper.runtime.router.settle`): a message whose handling raises is reported failed;
+    one naming a table that does not exist (any more) is logged and dropped, as a retry cannot help. Each message is
+    handled with its id and the ids its body names in the log context.
 
     Args:
         event: The SQS event.
         handle: Handles one message (a returned string is logged).
         stop_at_failure: After a failure, report every later message failed without handling it (FIFO queues, so
             messages of a group keep their order).
+        body_is_table_id: The queue holds one message per table whose body is the table id (scheduled work).
     """
-    failed: list[str] = []
-    for record in sqs_records(event):
-        if failed and stop_at_failure:
-            failed.append(record.message_id)
-            continue
-        settled = settle(partial(handle, record))
-        if settled.disposition is Disposition.DROPPED:
-            LOGGER.warning("Dropping message %s: %s", record.message_id, settled.error)
-        elif settled.disposition is Disposition.RETRY:
-            LOGGER.error("Message %s failed", record.message_id, exc_info=settled.error)
-            failed.append(record.message_id)
-        elif settled.line:
-            LOGGER.info("%s", settled.line)
-    return batch_response(failed)
+    if not event.get("Records"):
+        return batch_response([])  # Powertools refuses an empty batch; there is nothing to do
+    processor: BatchProcessor
+    if stop_at_failure:
+        processor = SqsFifoPartialProcessor()
+    else:
+        processor = BatchProcessor(event_type=EventType.SQS)
+    processor.raise_on_entire_batch_failure = False  # every message failed: report them all, as for one
+
+    def record_handler(record: SQSRecord) -> None:  # Powertools passes the record by this name
+        message = _record(record)
+        fields = fields_of_message(message.body, body_is_table_id=body_is_table_id)
+        with log_context(message_id=message.message_id, **fields):
+            settled = settle(lambda: handle(message))
+            if settled.disposition is Disposition.DROPPED:
+                LOGGER.warning("Dropping message %s: %s", message.message_id, settled.error)
+            elif settled.disposition is Disposition.RETRY:
+                LOGGER.error("Message %s failed", message.message_id, exc_info=settled.error)
+                raise settled.error if settled.error is not None else RuntimeError("message failed")
+            elif settled.line:
+                LOGGER.info("%s", settled.line)
+
+    with _invocation():
+        response = process_partial_response(event=dict(event), record_handler=record_handler, processor=processor)
+    return batch_response([str(f["itemIdentifier"]) for f in response["batchItemFailures"]])
 
 
 def route_messages(event: Mapping[str, Any], queue_name: str) -> dict[str, list[dict[str, str]]]:
     """Runs each message of a batch from a queue through the feature entry the registry names for the queue
     (:mod:`sleeper.runtime.router`), on the instance from the environment; on a FIFO queue a failure fails the rest
-    of the batch too, so a group keeps its order.
+    of the batch too, so a group keeps its order. A batch from the state store committer's queue publishes its size
+    (``CommitBatchSize``) and how long it took (``CommitBatchSeconds``).
     """
     entry = feature_entry(queue_name)
     fifo = operations.queue(queue_name).fifo
-    return for_each_message(event, lambda body: entry(aws_instance(), body), stop_at_failure=fifo)
+    per_table = any(h.sends_to == queue_name for h in operations.HANDLERS)
+    with _invocation():
+        started = time.monotonic()
+        response = for_each_message(
+            event, lambda body: entry(aws_instance(), body), stop_at_failure=fifo, body_is_table_id=per_table
+        )
+        if queue_name == operations.STATE_STORE_COMMITTER_Q and event.get("Records"):
+            publish_metrics(
+                {"queue": queue_name},
+                Metric("CommitBatchSize", len(event["Records"])),
+                Metric("CommitBatchFailures", len(response["batchItemFailures"])),
+                Metric("CommitBatchSeconds", time.monotonic() - started, "Seconds"),
+            )
+    return response
 
 
 def route_records(event: Mapping[str, Any], queue_of: Callable[[SqsRecord], str]) -> dict[str, list[dict[str, str]]]:

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, aws_instance, batch_response, sqs_records
+from lambdas._common import LOGGER, aws_instance, batch_response, lambda_handler, sqs_records
 from sleeper.compaction.commit import handle_commit_messages
 
 
+@lambda_handler
 def handler(event: Mapping[str, Any], context: object = None) -> dict[str, list[dict[str, str]]]:
     """Lambda handler for an SQS batch of compaction commit requests."""
     records, instance = sqs_records(event), aws_instance()

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, aws_instance
+from lambdas._common import LOGGER, aws_instance, lambda_handler
 from sleeper.ingest.batcher.entry import create_batcher_jobs
 
 
+@lambda_handler
 def handler(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Lambda handler for the scheduled event."""
     created = create_batcher_jobs(aws_instance())

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, aws_instance
+from lambdas._common import LOGGER, aws_instance, lambda_handler
 from sleeper.core import operations
 
 
@@ -21,36 +21,43 @@ def _trigger(name: str) -> dict[str, int]:
     return {"tablesSent": sent}
 
 
+@lambda_handler
 def snapshot_creation(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Starts snapshot creation for every online table."""
     return _trigger(operations.SNAPSHOT_CREATION_TRIGGER)
 
 
+@lambda_handler
 def snapshot_deletion(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Starts old snapshot deletion for every online table."""
     return _trigger(operations.SNAPSHOT_DELETION_TRIGGER)
 
 
+@lambda_handler
 def transaction_deletion(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Starts old transaction deletion for every online table."""
     return _trigger(operations.TRANSACTION_DELETION_TRIGGER)
 
 
+@lambda_handler
 def compaction_job_creation(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Starts compaction job creation for every online table."""
     return _trigger(operations.COMPACTION_JOB_CREATION_TRIGGER)
 
 
+@lambda_handler
 def find_partitions_to_split(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Starts finding partitions to split for every online table."""
     return _trigger(operations.PARTITION_SPLITTING_TRIGGER)
 
 
+@lambda_handler
 def garbage_collection(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Starts garbage collection for every online table (and offline ones if ``sleeper.run.gc.offline``)."""
     return _trigger(operations.GARBAGE_COLLECTOR_TRIGGER)
 
 
+@lambda_handler
 def table_metrics(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Starts publishing metrics for every online table (and offline ones if configured)."""
     return _trigger(operations.TABLE_METRICS_TRIGGER)

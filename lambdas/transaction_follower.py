@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, aws_instance
+from lambdas._common import LOGGER, aws_instance, lambda_handler
 from sleeper.runtime.aws.compaction import follow_stream_event
 
 
+@lambda_handler
 def handler(event: Mapping[str, Any], context: object = None) -> dict[str, list[dict[str, str]]]:
     """Lambda handler for a batch of DynamoDB stream records."""
     outcome = follow_stream_event(aws_instance(), event)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import aws_cdk as cdk
 from aws_cdk import aws_athena as athena
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
@@ -43,6 +44,8 @@ class AthenaStack(cdk.NestedStack):
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper Athena connectors")
         ctx = core.ctx
+        key_arn = ctx.get(qp.ATHENA_SPILL_MASTER_KEY_ARN)
+        spill_key = kms.Key.from_key_arn(self, "SpillKey", key_arn) if key_arn else None
         self.spill_bucket = secure_bucket(
             self,
             "SpillBucket",
@@ -51,6 +54,7 @@ class AthenaStack(cdk.NestedStack):
             access_logs=core.access_logs_bucket,
             removal_policy=cdk.RemovalPolicy.DESTROY,
             expiry_days=ctx.get_int(qp.SPILL_BUCKET_AGE_OFF_IN_DAYS),
+            encryption_key=spill_key,
         )
         self.functions: dict[str, lambda_.IFunction] = {}
         self.catalogs: dict[str, athena.CfnDataCatalog] = {}
@@ -75,6 +79,8 @@ class AthenaStack(cdk.NestedStack):
             core.grant_table_state_read(function)
             grants.bucket_read(function, core.data, [grants.DATA_PREFIX])
             grants.bucket_read_write(function, self.spill_bucket, [f"{SPILL_PREFIX}/*"])
+            if spill_key is not None:
+                spill_key.grant_encrypt_decrypt(function)
             self.functions[class_name] = function
             self.catalogs[class_name] = athena.CfnDataCatalog(
                 self,

@@ -18,6 +18,7 @@ from sleeper.core.properties import instance_bulk as bp
 from sleeper.core.properties import instance_cdk as cdkp
 from stacks import grants, nag
 from stacks.common import SleeperCore, SleeperQueue, secure_bucket, sqs_trigger
+from stacks.context import DeployContext
 from stacks.ingest import grant_ingest_sources
 
 BULK_IMPORT_PREFIX = "bulk_import/*"
@@ -131,6 +132,7 @@ class EmrServerlessBulkImportStack(cdk.NestedStack):
             network_configuration=emrs.CfnApplication.NetworkConfigurationProperty(
                 subnet_ids=subnets, security_group_ids=[security_group.security_group_id]
             ),
+            initial_capacity=_initial_capacity(ctx),
         )
         self.job_role = _job_role(self, core, bucket, iam.ServicePrincipal("emr-serverless.amazonaws.com"))
         self.queue, self.starter = job_starter(
@@ -152,6 +154,41 @@ class EmrServerlessBulkImportStack(cdk.NestedStack):
         core.set(cdkp.BULK_IMPORT_EMR_SERVERLESS_CLUSTER_NAME, name)
         core.set(cdkp.BULK_IMPORT_EMR_SERVERLESS_APPLICATION_ID, self.application.attr_application_id)
         core.set(cdkp.BULK_IMPORT_EMR_SERVERLESS_CLUSTER_ROLE_ARN, self.job_role.role_arn)
+
+
+def _initial_capacity(ctx: DeployContext) -> list[emrs.CfnApplication.InitialCapacityConfigKeyValuePairProperty] | None:
+    """The workers an EMR Serverless application keeps initialised, as ``...emr.serverless.initial.capacity.*`` say,
+    or None unless ``...initial.capacity.enabled``."""
+    if not ctx.get_bool(bp.BULK_IMPORT_EMR_SERVERLESS_INITIAL_CAPACITY_ENABLED):
+        return None
+    workers = (
+        (
+            "Driver",
+            bp.BULK_IMPORT_EMR_SERVERLESS_INITIAL_CAPACITY_DRIVER_COUNT,
+            bp.BULK_IMPORT_EMR_SERVERLESS_INITIAL_CAPACITY_DRIVER_CORES,
+            bp.BULK_IMPORT_EMR_SERVERLESS_INITIAL_CAPACITY_DRIVER_MEMORY,
+            bp.BULK_IMPORT_EMR_SERVERLESS_INITIAL_CAPACITY_DRIVER_DISK,
+        ),
+        (
+            "Executor",
+            bp.BULK_IMPORT_EMR_SERVERLESS_INITIAL_CAPACITY_EXECUTOR_COUNT,
+            bp.BULK_IMPORT_EMR_SERVERLESS_INITIAL_CAPACITY_EXECUTOR_CORES,
+            bp.BULK_IMPORT_EMR_SERVERLESS_INITIAL_CAPACITY_EXECUTOR_MEMORY,
+            bp.BULK_IMPORT_EMR_SERVERLESS_INITIAL_CAPACITY_EXECUTOR_DISK,
+        ),
+    )
+    return [
+        emrs.CfnApplication.InitialCapacityConfigKeyValuePairProperty(
+            key=kind,
+            value=emrs.CfnApplication.InitialCapacityConfigProperty(
+                worker_count=ctx.get_int(count),
+                worker_configuration=emrs.CfnApplication.WorkerConfigurationProperty(
+                    cpu=ctx.get(cores) or "", memory=ctx.get(memory) or "", disk=ctx.get(disk) or ""
+                ),
+            ),
+        )
+        for kind, count, cores, memory, disk in workers
+    ]
 
 
 class CommonEmrBulkImportStack(cdk.NestedStack):
@@ -180,6 +217,16 @@ class CommonEmrBulkImportStack(cdk.NestedStack):
             instance_profile_name=ctx.policy_name("bulk-import-emr-ec2"),
             roles=[self.instance_role.role_name],
         )
+        # sleeper.bulk.import.emr.ebs.encryption.key.arn: the KMS key of the clusters' local disks (EBS volumes); the
+        # hosts' role may use it, as EMR needs. Unset, the account's AWS managed key for EBS.
+        ebs_key = ctx.get(bp.BULK_IMPORT_EMR_EBS_ENCRYPTION_KEY_ARN)
+        if ebs_key:
+            grants.allow(
+                self.instance_role,
+                ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey",
+                 "kms:CreateGrant"],
+                [ebs_key],
+            )  # fmt: skip
         self.security_configuration = cdk.aws_emr.CfnSecurityConfiguration(
             self,
             "SecurityConfiguration",
@@ -191,7 +238,7 @@ class CommonEmrBulkImportStack(cdk.NestedStack):
                     "AtRestEncryptionConfiguration": {
                         "S3EncryptionConfiguration": {"EncryptionMode": "SSE-S3"},
                         "LocalDiskEncryptionConfiguration": {"EncryptionKeyProviderType": "AwsKms",
-                                                             "AwsKmsKey": "alias/aws/ebs"},
+                                                             "AwsKmsKey": ebs_key or "alias/aws/ebs"},
                     },
                 },
                 "InstanceMetadataServiceConfiguration": {"MinimumInstanceMetadataServiceVersion": 2,

@@ -50,5 +50,10 @@ class StateStoreCommitterStack(cdk.NestedStack):
         files_log, partitions_log, _, _ = core.state_store_tables
         grants.table_read_write(self.function, files_log, partitions_log)
         grants.table_read_write(self.function, *core.ingest_tracker_tables, *core.compaction_tracker_tables)
-        sqs_trigger(self.function, self.queue.queue, batch_size=ctx.get_int(common.STATESTORE_COMMITTER_BATCH_SIZE))
+        sqs_trigger(
+            self.function,
+            self.queue.queue,
+            batch_size=ctx.get_int(common.STATESTORE_COMMITTER_BATCH_SIZE),
+            max_concurrency=ctx.get_optional_int(common.STATESTORE_COMMITTER_LAMBDA_CONCURRENCY_MAXIMUM),
+        )
         core.set(cdkp.STATESTORE_COMMITTER_LOG_GROUP, naming.log_group_name(ctx.function_name(COMMITTER_FUNCTION)))

@@ -15,6 +15,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
@@ -48,8 +49,10 @@ def secure_bucket(
     access_logs: s3.IBucket | None,
     removal_policy: cdk.RemovalPolicy | None = None,
     expiry_days: int | None = None,
+    encryption_key: kms.IKey | None = None,
 ) -> s3.Bucket:
-    """A private bucket: public access blocked, S3-managed encryption, TLS enforced, server access logged.
+    """A private bucket: public access blocked, S3-managed encryption (or a KMS key's), TLS enforced, server access
+    logged.
 
     Args:
         scope: The parent construct.
@@ -60,6 +63,7 @@ def secure_bucket(
         removal_policy: What happens on destroy (default: the instance's retain setting); destroyed buckets are
             emptied first.
         expiry_days: If set, objects expire after this many days.
+        encryption_key: If set, objects are encrypted with this KMS key (with an S3 bucket key), not S3's own.
     """
     policy = removal_policy or ctx.removal_policy
     bucket = s3.Bucket(
@@ -67,7 +71,9 @@ def secure_bucket(
         construct_id,
         bucket_name=name,
         block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-        encryption=s3.BucketEncryption.S3_MANAGED,
+        encryption=s3.BucketEncryption.S3_MANAGED if encryption_key is None else s3.BucketEncryption.KMS,
+        encryption_key=encryption_key,
+        bucket_key_enabled=True if encryption_key is not None else None,
         enforce_ssl=True,
         versioned=False,
         object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,

@@ -285,8 +285,12 @@ class CompactionStack(cdk.NestedStack):
             family=ctx.function_name(naming.COMPACTION_EC2_FAMILY),
             network_mode=ecs.NetworkMode.BRIDGE,
         )
-        overhead = ctx.get_int(cp.COMPACTION_TASK_PERCENTAGE_OVERHEAD)
-        self._container(core, self.ec2_task, memory=max(512, memory * (100 - overhead) // 100))
+        fixed = ctx.get_optional_int(cp.COMPACTION_TASK_FIXED_OVERHEAD)
+        if fixed is not None:  # the MB ECS keeps for itself on each instance, else a percentage of its memory
+            task_memory = memory - fixed
+        else:
+            task_memory = memory * (100 - ctx.get_int(cp.COMPACTION_TASK_PERCENTAGE_OVERHEAD)) // 100
+        self._container(core, self.ec2_task, memory=max(512, task_memory))
         core.set(cdkp.COMPACTION_TASK_EC2_DEFINITION_FAMILY, self.ec2_task.family)
         core.set(cdkp.COMPACTION_AUTO_SCALING_GROUP, self.auto_scaling_group.auto_scaling_group_name)
 

@@ -101,6 +101,7 @@ class StateStoreUpkeepStack(cdk.NestedStack):
             timeout_seconds=ctx.get_int(common.SNAPSHOT_CREATION_LAMBDA_TIMEOUT_IN_SECONDS),
             batch_size=ctx.get_int(common.SNAPSHOT_CREATION_BATCH_SIZE),
             max_concurrency=ctx.get_int(common.SNAPSHOT_CREATION_LAMBDA_CONCURRENCY_MAXIMUM),
+            reserved_concurrency=ctx.get_optional_int(common.SNAPSHOT_CREATION_LAMBDA_CONCURRENCY_RESERVED),
         )
         creator = self.snapshot_creation.handler
         core.grant_table_state_read(creator)
@@ -127,6 +128,8 @@ class StateStoreUpkeepStack(cdk.NestedStack):
             handler_suffix="state-snapshot-deletion",
             description="delete old transaction log snapshots",
             batch_size=ctx.get_int(common.SNAPSHOT_DELETION_BATCH_SIZE),
+            max_concurrency=ctx.get_optional_int(common.SNAPSHOT_DELETION_LAMBDA_CONCURRENCY_MAXIMUM),
+            reserved_concurrency=ctx.get_optional_int(common.SNAPSHOT_DELETION_LAMBDA_CONCURRENCY_RESERVED),
         )
         deleter = self.snapshot_deletion.handler
         grants.config_read(deleter, core.config)
@@ -155,6 +158,8 @@ class StateStoreUpkeepStack(cdk.NestedStack):
             handler_suffix="state-transaction-deletion",
             description="delete old transaction log entries",
             batch_size=ctx.get_int(common.TRANSACTION_DELETION_BATCH_SIZE),
+            max_concurrency=ctx.get_optional_int(common.TRANSACTION_DELETION_LAMBDA_CONCURRENCY_MAXIMUM),
+            reserved_concurrency=ctx.get_optional_int(common.TRANSACTION_DELETION_LAMBDA_CONCURRENCY_RESERVED),
         )
         cleaner = self.transaction_deletion.handler
         grants.config_read(cleaner, core.config)
@@ -171,6 +176,7 @@ class StateStoreUpkeepStack(cdk.NestedStack):
             description="Follows the files transaction log to update job trackers",
             memory_mb=ctx.get_int(common.TRANSACTION_FOLLOWER_LAMBDA_MEMORY),
             timeout_seconds=ctx.get_int(common.TRANSACTION_FOLLOWER_LAMBDA_TIMEOUT_SECS),
+            reserved_concurrency=ctx.get_optional_int(common.TRANSACTION_FOLLOWER_LAMBDA_CONCURRENCY_RESERVED),
         )
         core.grant_table_state_read(self.follower)
         grants.table_read_write(self.follower, *core.ingest_tracker_tables, *core.compaction_tracker_tables)

@@ -1,4 +1,5 @@
-"""Operator commands of the ``sleeper`` CLI (spec 10): instance properties, pause/resume, table upkeep, dead letters."""
+"""Operator commands of the ``sleeper`` CLI (spec 10): pause/resume, table upkeep, dead letters (the properties
+commands are in :mod:`sleeper.cli.properties_cmd`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from sleeper.cli.common import (
     ChangeJsonOption,
@@ -15,48 +15,12 @@ from sleeper.cli.common import (
     console,
     instance_location,
     open_instance,
-    parse_assignments,
     print_json,
     read_split_points_file,
 )
 from sleeper.core.exceptions import SleeperError
 
 dead_letters_app = typer.Typer(help="Dead-letter queues.", no_args_is_help=True)
-
-
-def instance_properties(
-    set_: Annotated[list[str] | None, typer.Option("--set", help="Set a property name=value.")] = None,
-    unset: Annotated[list[str] | None, typer.Option("--unset", help="Unset a property.")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the diff without saving.")] = False,
-    as_json: JsonOption = False,
-) -> None:
-    """Show the instance properties that are set, or edit them: validated, shown as a diff, then saved."""
-    from sleeper.cli import render
-
-    inst = open_instance()
-    updates = parse_assignments(set_, "--set")
-    if not updates and not unset:
-        values = dict(inst.properties.items())
-        if as_json:
-            print_json(values)
-        else:
-            console.print(render.properties_table("Instance properties", values))
-        return
-    changes = inst.update_instance_properties(updates, unset or [], dry_run=dry_run)
-    if as_json:
-        print_json([{"property": c.name, "before": c.before, "after": c.after} for c in changes])
-        return
-    if not changes:
-        console.print("No change: the properties already have these values")
-        return
-    diff = Table(title="Instance properties " + ("that would change" if dry_run else "changed"))
-    for column in ("Property", "Before", "After"):
-        diff.add_column(column, overflow="fold")
-    for change in changes:
-        diff.add_row(change.name, change.before or "(unset)", change.after or "(unset)")
-    console.print(diff)
-    if dry_run:
-        console.print("Dry run: nothing saved")
 
 
 def pause(as_json: ChangeJsonOption = False) -> None:
@@ -189,7 +153,6 @@ def register(
 ) -> None:
     """Adds the operator commands to the CLI."""
     app.command("admin")(admin_menu(run_command))
-    instance_app.command("properties")(instance_properties)
     app.command("pause")(pause)
     app.command("resume")(resume)
     table_app.command("reinit")(table_reinit)

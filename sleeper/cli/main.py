@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import pyarrow as pa
 import typer
 
-from sleeper.cli import admin_commands, aws_local, common, operations, render
+from sleeper.cli import admin_commands, aws_local, common, operations, properties_cmd, render
 from sleeper.cli import deploy as deploy_cli
 from sleeper.cli import export as export_cli
 from sleeper.cli import iceberg as iceberg_cli
@@ -219,31 +219,6 @@ def _set_online(name: str, online: bool, as_json: bool) -> None:
         _print_json({"tableName": name, "tableId": inst.table(name).table_id, "online": online})
     else:
         console.print(f"Table {name} is {'online' if online else 'offline'}")
-
-
-@table_app.command("properties")
-def table_properties(
-    name: str,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="Set a property name=value.")] = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Show a table's properties, or set some (validated before anything is saved)."""
-    inst = _open()
-    table = inst.table(name)
-    updates = _parse_assignments(set_, "--set")
-    if updates:
-        table = inst.update_table_properties(name, updates)
-        if as_json:
-            _print_json({"tableName": table.name, "tableId": table.table_id, "set": updates})
-            return
-        for key, value in updates.items():
-            console.print(f"{key} = {value}")
-        return
-    values = render.effective_table_properties(table.properties)
-    if as_json:
-        _print_json(values)
-    else:
-        console.print(render.properties_table(f"Properties of table {name}", values))
 
 
 # --- reports ----------------------------------------------------------------------------------------------------
@@ -645,18 +620,22 @@ def run_instance(
         int, typer.Option("--workers", help="Processes that run compaction jobs together (default: this one).")
     ] = 1,
 ) -> None:
-    """Run the scheduler and queue workers of the instance (until stopped with Ctrl-C, or until idle)."""
-    import logging
+    """Run the scheduler and queue workers of the instance (until stopped with Ctrl-C, or until idle).
+
+    Logs go to standard error at the levels of the instance's ``sleeper.logging.*`` properties, with the ids of the
+    work (table, job, task) on each line."""
     import threading
 
     from sleeper.runtime.faults_env import arm_crash_points_from_environment
     from sleeper.runtime.local.handlers import default_handlers, drain_in_worker
     from sleeper.runtime.local.runner import LocalRunner
     from sleeper.runtime.local.tasks import local_task
+    from sleeper.runtime.logging_config import configure_text_logging
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_text_logging()
     arm_crash_points_from_environment()
     inst = _open().local_instance("run")
+    configure_text_logging(inst.properties)
     with local_task(inst):
         runner = LocalRunner(inst, default_handlers(), workers=workers, worker_drain=drain_in_worker)
         try:
@@ -744,6 +723,7 @@ def run(argv: list[str]) -> int:
 
 
 admin_commands.register(app, instance_app, table_app, run)
+properties_cmd.register(instance_app, table_app)
 operations.register(app, report_app)
 aws_local.register(app)
 export_cli.register(app)

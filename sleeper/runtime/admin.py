@@ -295,8 +295,9 @@ class AdminInstance(Protocol):
         """Puts a table online or takes it offline."""
         ...
 
-    def update_table_properties(self, name: str, values: Mapping[str, str]) -> AdminTable:
-        """Validates and saves table property edits (nothing saved if one is invalid)."""
+    def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> AdminTable:
+        """Validates and saves table property edits (nothing saved if one is invalid); a value of None unsets the
+        property, so that it falls back to its default."""
         ...
 
     def reinitialise_table(self, name: str, split_points: Sequence[KeyValue] | None) -> AdminTable:

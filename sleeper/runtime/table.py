@@ -88,7 +88,7 @@ class TableInstance(Protocol):
         sending them as an ingest job for the instance's ingest tasks (an instance on AWS, as Sleeper's client does)."""
         ...
 
-    def update_table_properties(self, name: str, values: Mapping[str, str]) -> Table[Self]:
+    def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[Self]:
         """Validates and saves new values of a table's properties; returns the table with them.
 
         Raises:
@@ -393,7 +393,7 @@ def check_processing(properties: TableProperties) -> None:
         raise PropertyError(str(e)) from e
 
 
-def edited_properties(current: TableProperties, values: Mapping[str, str]) -> TableProperties:
+def edited_properties(current: TableProperties, values: Mapping[str, str | None]) -> TableProperties:
     """A table's properties with the values a user set, validated (``edited_table_properties``, then
     :func:`check_processing`); ``current`` is left as it was.
 

@@ -58,18 +58,24 @@ def _status(item: dict[str, AttributeValueTypeDef]) -> TableStatus:
 class DynamoDBTableIndex:
     """The table index of an instance in its three DynamoDB tables.
 
-    Implements ``sleeper.core.table.TableIndex``. Reads are strongly consistent.
+    Implements ``sleeper.core.table.TableIndex``. Reads are strongly consistent unless told otherwise
+    (``sleeper.tables.index.dynamo.consistent.reads``); writes are conditional transactions either way.
     """
 
-    def __init__(self, client: DynamoDBClient, table_names: TableIndexTableNames) -> None:
+    def __init__(
+        self, client: DynamoDBClient, table_names: TableIndexTableNames, *, consistent_reads: bool = True
+    ) -> None:
         """Creates the index.
 
         Args:
             client: The DynamoDB client.
             table_names: The by-name, by-id and by-online tables.
+            consistent_reads: Whether reads are strongly consistent (eventually consistent reads cost half as much
+                and may miss a change made in the last second).
         """
         self._client = client
         self._names = table_names
+        self._consistent = consistent_reads
 
     @classmethod
     def for_instance(cls, client: DynamoDBClient, instance_id: str) -> DynamoDBTableIndex:
@@ -130,7 +136,7 @@ class DynamoDBTableIndex:
         Raises:
             AwsError: If DynamoDB fails.
         """
-        request: ScanInputTypeDef = {"TableName": self._names.by_name, "ConsistentRead": True}
+        request: ScanInputTypeDef = {"TableName": self._names.by_name, "ConsistentRead": self._consistent}
         tables: list[TableStatus] = []
         while True:
             try:
@@ -155,7 +161,7 @@ class DynamoDBTableIndex:
             "KeyConditionExpression": "#online = :online",
             "ExpressionAttributeNames": {"#online": ONLINE},
             "ExpressionAttributeValues": {":online": {"S": "true"}},
-            "ConsistentRead": True,
+            "ConsistentRead": self._consistent,
         }
         tables: list[TableStatus] = []
         while True:
@@ -250,7 +256,9 @@ class DynamoDBTableIndex:
 
     def _get(self, table_name: str, key: str, value: str) -> TableStatus | None:
         try:
-            response = self._client.get_item(TableName=table_name, Key={key: {"S": value}}, ConsistentRead=True)
+            response = self._client.get_item(
+                TableName=table_name, Key={key: {"S": value}}, ConsistentRead=self._consistent
+            )
         except (ClientError, BotoCoreError) as e:
             raise translate(e, f"GetItem {table_name}") from e
         item = response.get("Item")

@@ -176,6 +176,10 @@ class PropertyDefinition:
             instance property ``sleeper.default.table.…``; it may name another table property.
         default_rule: How an unset value is worked out; see ``DefaultRule``.
         ignore_empty: If True an empty value counts as unset, as in Sleeper.
+        not_used: Why this port does not use the property (it is accepted, kept and documented so that Sleeper's
+            configuration loads unchanged), or None if it is used. The docs say so and setting it warns.
+        refused: With ``not_used``: any value is refused (``problem`` names the property and why), for settings
+            whose silent omission would weaken security, such as an encryption key the port would not use.
     """
 
     name: str
@@ -190,6 +194,17 @@ class PropertyDefinition:
     default_property: str | None = None
     default_rule: DefaultRule = DefaultRule.FALLBACK
     ignore_empty: bool = True
+    not_used: str | None = None
+    refused: bool = False
+
+    def __post_init__(self) -> None:
+        if self.refused and not self.not_used:
+            raise PropertyError(f"property {self.name} is refused but says nothing of why it is not used")
+
+    @property
+    def used(self) -> bool:
+        """Whether this port does something with the property's value."""
+        return self.not_used is None
 
     def problem(self, value: str | None) -> str | None:
         """Says what is wrong with a value of this property, or returns None if it is acceptable.
@@ -202,6 +217,8 @@ class PropertyDefinition:
         """
         if value is None or (self.ignore_empty and value == ""):
             return f"{self.name} must be set" if self.required else None
+        if self.refused:
+            return f"{self.name} is not supported by this port ({self.not_used}): unset it"
         problem = self.validation.problem(value)
         if problem is None:
             return None
@@ -309,11 +326,13 @@ class PropertyList:
         falls_back_to: PropertyDefinition | None = None,
         default_rule: DefaultRule = DefaultRule.FALLBACK,
         ignore_empty: bool = True,
+        not_used: str | None = None,
+        refused: bool = False,
     ) -> PropertyDefinition:
         """Defines a property that users set.
 
         With ``falls_back_to``, the property takes that property's value when unset, and its default and validation
-        unless given here.
+        unless given here. ``not_used`` says why this port does nothing with it (see ``PropertyDefinition``).
         """
         if falls_back_to is not None:
             default = falls_back_to.default if default is None else default
@@ -330,13 +349,20 @@ class PropertyList:
             default_property=None if falls_back_to is None else falls_back_to.name,
             default_rule=default_rule,
             ignore_empty=ignore_empty,
+            not_used=not_used,
+            refused=refused,
         )
         self._items.append(definition)
         return definition
 
-    def cdk(self, name: str, description: str, *, group: PropertyGroup | None = None) -> PropertyDefinition:
-        """Defines a system-defined property that only a deployment sets."""
-        definition = PropertyDefinition(name=name, description=description, group=group or self._group, set_by_cdk=True)
+    def cdk(
+        self, name: str, description: str, *, group: PropertyGroup | None = None, not_used: str | None = None
+    ) -> PropertyDefinition:
+        """Defines a system-defined property that only a deployment sets (``not_used``: why this port's deployment
+        never sets it)."""
+        definition = PropertyDefinition(
+            name=name, description=description, group=group or self._group, set_by_cdk=True, not_used=not_used
+        )
         self._items.append(definition)
         return definition
 

@@ -80,6 +80,11 @@ def _render_index() -> str:
         "`sleeper.default.table.…`), and that in turn to its built-in default. Properties marked *deployment* are "
         "set by the deployment (bucket names, queue URLs, DynamoDB table names); users do not set them.",
         "",
+        "A property marked **Not used by this port** is accepted and kept, so that Sleeper's configuration loads "
+        "unchanged, but nothing here reads it; setting it prints a warning. One marked **Refused by this port** "
+        "cannot be set, because ignoring it would weaken security. A property that takes effect when the instance is "
+        "deployed again is applied by `sleeper deploy`.",
+        "",
         "## Instance properties",
         "",
     ]
@@ -123,7 +128,11 @@ def _description(definition: PropertyDefinition) -> str:
     if not definition.editable:
         notes.append("Cannot be edited once the instance or table exists.")
     if definition.redeploy:
-        notes.append("Takes effect when the instance is deployed again.")
+        notes.append("Takes effect when the instance is deployed again (`sleeper deploy`).")
+    if definition.refused:
+        notes.append(f"**Refused by this port**: {definition.not_used}.")
+    elif definition.not_used is not None:
+        notes.append(f"**Not used by this port**: {definition.not_used}.")
     text = " ".join([definition.description, *notes])
     return _cell(text)
 

@@ -201,7 +201,9 @@ BULK_IMPORT_EMR_EBS_VOLUMES_PER_INSTANCE = _bulk.user(
 )
 BULK_IMPORT_EMR_EBS_ENCRYPTION_KEY_ARN = _bulk.user(
     "sleeper.bulk.import.emr.ebs.encryption.key.arn",
-    "The ARN of the KMS key that encrypts data at rest on the local disks of EMR instances.",
+    "The ARN of the KMS key that encrypts data at rest on the local disks (EBS volumes) of EMR instances, in the "
+    "security configuration of bulk import's EMR clusters; their hosts' role may use it. Unset, the account's AWS "
+    "managed key for EBS.",
     redeploy=True,
 )
 

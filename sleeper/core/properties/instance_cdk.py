@@ -22,9 +22,18 @@ DNS_SUFFIX = _common.cdk(
     "sleeper.dns.suffix", "The DNS suffix of the AWS partition the instance is deployed in, e.g. `amazonaws.com`."
 )
 CDK_APP = _common.cdk(
-    "sleeper.cdk.app", "Which of Sleeper's CDK apps deployed the instance; empty for a custom CDK app."
+    "sleeper.cdk.app",
+    "Which of Sleeper's CDK apps deployed the instance; empty for a custom CDK app.",
+    not_used="this port has one CDK app, app.py, which does not record itself",
 )
-ADMIN_ROLE_ARN = _common.cdk("sleeper.admin.role.arn", "The ARN of a role allowed to administer the instance.")
+ADMIN_ROLE_ARN = _common.cdk(
+    "sleeper.admin.role.arn",
+    "The ARN of a role allowed to administer the instance.",
+    not_used=(
+        "the deployment creates the managed policies sleeper-<id>-IngestPolicy, -QueryPolicy and -AdminPolicy "
+        "for users to attach, not roles"
+    ),
+)
 ECS_SECURITY_GROUP = _common.cdk("sleeper.ecs.security.group.id", "The security group of ECS tasks and services.")
 CONFIG_BUCKET = _common.cdk(
     "sleeper.config.bucket",
@@ -101,6 +110,9 @@ STATESTORE_COMMITTER_LOG_GROUP = _common.cdk(
 STATESTORE_COMMITTER_EVENT_SOURCE_ID = _common.cdk(
     "sleeper.statestore.committer.event.source.id",
     "The id of the event source mapping that feeds the state store committer from its queue.",
+    not_used=(
+        "pause and resume act on the EventBridge rules only; the committer keeps applying the commits it is sent"
+    ),
 )
 REST_API_URL = _common.cdk("sleeper.rest.api.url", "The URL of the Sleeper REST API.")
 
@@ -121,7 +133,14 @@ TABLE_METRICS_RULE = _metrics.cdk(
 
 _query = PropertyList(InstancePropertyGroup.QUERY)
 
-QUERY_LAMBDA_ROLE = _query.cdk("sleeper.query.role.arn", "The ARN of a role allowed to query the instance.")
+QUERY_LAMBDA_ROLE = _query.cdk(
+    "sleeper.query.role.arn",
+    "The ARN of a role allowed to query the instance.",
+    not_used=(
+        "the deployment creates the managed policies sleeper-<id>-IngestPolicy, -QueryPolicy and -AdminPolicy "
+        "for users to attach, not roles"
+    ),
+)
 QUERY_WEBSOCKET_API_URL = _query.cdk(
     "sleeper.query.websocket.api.url", "The URL of the WebSocket API for queries (SigV4-signed)."
 )
@@ -287,10 +306,20 @@ INGEST_TASK_DEFINITION_FAMILY = _ingest.cdk(
 )
 INGEST_CLUSTER = _ingest.cdk("sleeper.ingest.cluster", "The ECS cluster that runs ingest tasks.")
 INGEST_BY_QUEUE_ROLE_ARN = _ingest.cdk(
-    "sleeper.ingest.by.queue.role.arn", "The ARN of a role allowed to ingest by sending jobs to the queues."
+    "sleeper.ingest.by.queue.role.arn",
+    "The ARN of a role allowed to ingest by sending jobs to the queues.",
+    not_used=(
+        "the deployment creates the managed policies sleeper-<id>-IngestPolicy, -QueryPolicy and -AdminPolicy "
+        "for users to attach, not roles"
+    ),
 )
 INGEST_DIRECT_ROLE_ARN = _ingest.cdk(
-    "sleeper.ingest.direct.role.arn", "The ARN of a role allowed to ingest directly into the instance."
+    "sleeper.ingest.direct.role.arn",
+    "The ARN of a role allowed to ingest directly into the instance.",
+    not_used=(
+        "the deployment creates the managed policies sleeper-<id>-IngestPolicy, -QueryPolicy and -AdminPolicy "
+        "for users to attach, not roles"
+    ),
 )
 
 _bulk = PropertyList(InstancePropertyGroup.BULK_IMPORT)
@@ -329,7 +358,9 @@ BULK_IMPORT_EMR_SERVERLESS_JOB_QUEUE_ARN = _bulk.cdk(
     "The ARN of the queue of bulk import jobs run on EMR Serverless.",
 )
 BULK_IMPORT_EMR_SERVERLESS_STUDIO_URL = _bulk.cdk(
-    "sleeper.bulk.import.emr.serverless.studio.url", "The URL of the EMR Studio giving access to EMR Serverless."
+    "sleeper.bulk.import.emr.serverless.studio.url",
+    "The URL of the EMR Studio giving access to EMR Serverless.",
+    not_used="EmrStudioStack is not deployed by this port",
 )
 BULK_IMPORT_PERSISTENT_EMR_JOB_QUEUE_URL = _bulk.cdk(
     "sleeper.bulk.import.persistent.emr.job.queue.url",

@@ -164,11 +164,16 @@ LAMBDA_DEPLOY_TYPE = _common.user(
     default="JAR",
     validation=ChoiceValue(("JAR", "CONTAINER")),
     redeploy=True,
+    not_used="every Lambda function is deployed from the one Lambda container image",
 )
 ENDPOINT_URL = _common.user(
     "sleeper.endpoint.url",
     "The AWS endpoint URL, for a non-standard service endpoint such as an emulator. Leave unset for AWS.",
     editable=False,
+    not_used=(
+        "the AWS runtime takes the endpoint from AWS_ENDPOINT_URL, which it needs before it can read the "
+        "config bucket holding this property"
+    ),
 )
 VPC_ID = _common.user(
     "sleeper.vpc",
@@ -180,6 +185,7 @@ VPC_ENDPOINT_CHECK = _common.user(
     "Whether to check that the VPC has an S3 endpoint; without one, NAT costs can be very large.",
     default="true",
     validation=BOOLEAN,
+    not_used="the deployment does not look for an S3 endpoint in the VPC",
 )
 SUBNETS = _common.user(
     "sleeper.subnets",
@@ -220,6 +226,10 @@ S3_UPLOAD_BLOCK_SIZE = _common.user(
     "starts.",
     default="32M",
     validation=BYTE_SIZE,
+    not_used=(
+        "S3 is reached through pyarrow's S3 filesystem; there is no Hadoop S3A client to configure, and "
+        "pyarrow chooses its own multipart upload part sizes"
+    ),
 )
 FARGATE_VERSION = _common.user(
     "sleeper.fargate.version",
@@ -242,8 +252,9 @@ TASK_RUNNER_LAMBDA_TIMEOUT_IN_SECONDS = _common.user(
 )
 FORCE_RELOAD_PROPERTIES = _common.user(
     "sleeper.properties.force.reload",
-    "If true, properties are read again every time a long-running task starts a job or a Lambda function is "
-    "invoked. Mainly for tests, to make sure properties are up to date.",
+    "If true, a Lambda function reads the properties (and tables) again every time it is invoked, applying their "
+    "logging levels again. ECS tasks read them when they start. Mainly for tests, to make sure properties are up to "
+    "date.",
     default="false",
     validation=BOOLEAN,
 )
@@ -308,6 +319,7 @@ STATESTORE_PROVIDER_MIN_FREE_HEAP_TARGET_AMOUNT = _state.user(
     "store committer that runs on EC2.",
     default="100M",
     validation=BYTE_SIZE,
+    not_used="only for a state store committer on EC2, which this port does not have",
 )
 DYNAMO_STATE_STORE_POINT_IN_TIME_RECOVERY = _state.user(
     "sleeper.statestore.dynamo.pointintimerecovery",
@@ -324,6 +336,7 @@ S3_STATE_STORE_DYNAMO_POINT_IN_TIME_RECOVERY = _state.user(
     default="false",
     validation=BOOLEAN,
     redeploy=True,
+    not_used="this port has only the transaction log state store",
 )
 SNAPSHOT_CREATION_BATCH_SIZE = _state.user(
     "sleeper.statestore.snapshot.creation.batch.size",
@@ -436,6 +449,10 @@ TRANSACTION_FOLLOWER_LAMBDA_CONCURRENCY_MAXIMUM = _state.user(
     "sleeper.statestore.transaction.follower.concurrency.max",
     "The maximum concurrency of the Lambda function that follows the transaction log.",
     falls_back_to=DEFAULT_LAMBDA_CONCURRENCY_MAXIMUM,
+    not_used=(
+        "the follower is fed by a DynamoDB stream, whose event source has no maximum concurrency (Sleeper "
+        "does not use it either)"
+    ),
 )
 TRANSACTION_FOLLOWER_LAMBDA_TIMEOUT_SECS = _state.user(
     "sleeper.statestore.transaction.follower.lambda.timeout.seconds",
@@ -459,7 +476,8 @@ TABLE_INDEX_DYNAMO_POINT_IN_TIME_RECOVERY = _state.user(
 )
 TABLE_INDEX_DYNAMO_STRONGLY_CONSISTENT_READS = _state.user(
     "sleeper.tables.index.dynamo.consistent.reads",
-    "Whether reads of the table index DynamoDB tables are strongly consistent.",
+    "Whether reads of the table index DynamoDB tables are strongly consistent. Eventually consistent reads cost "
+    "half as much and may miss a table created, renamed or deleted in the last second.",
     default="true",
     validation=BOOLEAN,
 )
@@ -469,6 +487,7 @@ STATESTORE_COMMITTER_PLATFORM = _state.user(
     default="LAMBDA",
     validation=ChoiceValue(("LAMBDA", "EC2")),
     redeploy=True,
+    not_used="the state store committer always runs on Lambda here",
 )
 STATESTORE_COMMITTER_LAMBDA_MEMORY_IN_MB = _state.user(
     "sleeper.statestore.committer.lambda.memory.mb",
@@ -511,6 +530,7 @@ STATESTORE_COMMITTER_EC2_INSTANCE_TYPE = _state.user(
     default="m8g.xlarge",
     validation=NON_EMPTY,
     redeploy=True,
+    not_used="the state store committer always runs on Lambda here",
 )
 
 _metrics = PropertyList(InstancePropertyGroup.METRICS)
@@ -559,44 +579,58 @@ TRANSACTION_LOG_EVENT_COUNT_METRICS_ENABLE = _metrics.user(
     "Whether the transaction log follower publishes counts of the events it handles.",
     default="false",
     validation=BOOLEAN,
+    not_used="the transaction log follower publishes no metrics",
 )
 
 _logging = PropertyList(InstancePropertyGroup.LOGGING)
 
+LOG_LEVELS = ("OFF", "FATAL", "CRITICAL", "ERROR", "WARN", "WARNING", "INFO", "DEBUG", "TRACE", "ALL")
+"""The logging levels the ``sleeper.logging.*`` properties take: Log4j's names (as Java Sleeper's) and Python's."""
+_LOG_LEVEL = ChoiceValue(LOG_LEVELS)
+_LOGGING_APPLIES = (
+    " Every Lambda function applies it when it starts (and when it reads the properties again), as do the ECS tasks, "
+    "the bulk import Spark driver and `sleeper run` on a local instance: no deployment is needed."
+)
+
 LOGGING_LEVEL = _logging.user(
     "sleeper.logging.level",
-    "The logging level of Sleeper's own code, e.g. DEBUG or INFO.",
-    redeploy=True,
+    "The logging level of Sleeper's own code: the Python loggers `sleeper` and `lambdas`, e.g. DEBUG or INFO (INFO "
+    "when unset). Log4j's TRACE and ALL mean DEBUG here, FATAL is CRITICAL and OFF silences the loggers."
+    + _LOGGING_APPLIES,
+    validation=_LOG_LEVEL,
 )
 APACHE_LOGGING_LEVEL = _logging.user(
     "sleeper.logging.apache.level",
-    "The logging level of Apache libraries other than Parquet (Java Sleeper).",
-    redeploy=True,
+    "The logging level of the Apache libraries other than Parquet that log through Python: Spark's Python side "
+    "(the loggers `pyspark` and `py4j`)." + _LOGGING_APPLIES,
+    validation=_LOG_LEVEL,
 )
 PARQUET_LOGGING_LEVEL = _logging.user(
     "sleeper.logging.parquet.level",
-    "The logging level of the Parquet library.",
-    redeploy=True,
+    "The logging level of the Parquet library, pyarrow: its Python loggers (`pyarrow`). Arrow's C++ core logs "
+    "through its own logging, which this does not reach." + _LOGGING_APPLIES,
+    validation=_LOG_LEVEL,
 )
 AWS_LOGGING_LEVEL = _logging.user(
     "sleeper.logging.aws.level",
-    "The logging level of the AWS SDK.",
-    redeploy=True,
+    "The logging level of the AWS SDK: the loggers `boto3`, `botocore`, `s3transfer` and `urllib3`." + _LOGGING_APPLIES,
+    validation=_LOG_LEVEL,
 )
 ROOT_LOGGING_LEVEL = _logging.user(
     "sleeper.logging.root.level",
-    "The logging level of everything else.",
-    redeploy=True,
+    "The logging level of everything else (the root logger; INFO when unset)." + _LOGGING_APPLIES,
+    validation=_LOG_LEVEL,
 )
 RUST_BACKTRACE = _logging.user(
     "sleeper.logging.backtrace",
-    "The value of the RUST_BACKTRACE environment variable for Java Sleeper's native code.",
-    redeploy=True,
+    "The value of the RUST_BACKTRACE environment variable, which Rust code (the DataFusion compaction engine) reads "
+    "when it panics, e.g. `1` or `full`. Set in the processes that apply the logging levels.",
 )
 RUST_LOG = _logging.user(
     "sleeper.logging.rust",
     "The value of the RUST_LOG environment variable for Java Sleeper's native code.",
     redeploy=True,
+    not_used="no Rust library this port loads initialises Rust's env_logger, so RUST_LOG has no reader",
 )
 
 DEFINITIONS = _common.all() + _state.all() + _metrics.all() + _logging.all()

@@ -90,6 +90,10 @@ COMPACTION_TASK_WAIT_FOR_INPUT_FILE_ASSIGNMENT = _compaction.user(
     "running it. This stops a job being run when it was created again before its first creation was committed.",
     default="false",
     validation=BOOLEAN,
+    not_used=(
+        "compaction job creation commits the assignment of a job's input files before it sends the job, so a "
+        "task never receives a job whose files are unassigned"
+    ),
 )
 COMPACTION_TASK_DELAY_BEFORE_RETRY_IN_SECONDS = _compaction.user(
     "sleeper.compaction.task.delay.before.retry.seconds",
@@ -337,6 +341,9 @@ COMPACTION_TRACKER_ENABLED = _compaction.user(
     default="true",
     validation=BOOLEAN,
     redeploy=True,
+    not_used=(
+        "compaction jobs and tasks are always tracked: the reports and the transaction log follower read the tracker"
+    ),
 )
 COMPACTION_TRACKER_ASYNC_COMMIT_UPDATES_ENABLED = _compaction.user(
     "sleeper.compaction.tracker.async.commit.updates.enabled",
@@ -348,13 +355,15 @@ COMPACTION_TRACKER_ASYNC_COMMIT_UPDATES_ENABLED = _compaction.user(
 COMPACTION_JOB_STATUS_TTL_IN_SECONDS = _compaction.user(
     "sleeper.compaction.job.status.ttl",
     "How long, in seconds, updates on compaction jobs are kept in the job tracker (a week by default). Changing it "
-    "only affects updates saved afterwards.",
+    "only affects updates saved afterwards. On AWS it is the DynamoDB time to live of each update; a local instance "
+    "keeps them.",
     default="604800",
     validation=POSITIVE_INT,
 )
 COMPACTION_TASK_STATUS_TTL_IN_SECONDS = _compaction.user(
     "sleeper.compaction.task.status.ttl",
-    "How long, in seconds, updates on compaction tasks are kept in the job tracker (a week by default).",
+    "How long, in seconds, updates on compaction tasks are kept in the task tracker (a week by default)."
+    " On AWS it is the DynamoDB time to live of each update; a local instance keeps them.",
     default="604800",
     validation=POSITIVE_INT,
 )

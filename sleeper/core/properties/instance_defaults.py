@@ -40,6 +40,7 @@ DEFAULT_PARQUET_QUERY_COLUMN_INDEX_ENABLED = _defaults.user(
     "(column and offset indexes) to skip pages.",
     default="false",
     validation=BOOLEAN,
+    not_used="queries skip row groups by their statistics; pyarrow's reader does not use page indexes",
 )
 DEFAULT_ROW_GROUP_SIZE = _defaults.user(
     "sleeper.default.table.parquet.rowgroup.size",
@@ -87,6 +88,7 @@ DEFAULT_COLUMN_INDEX_TRUNCATE_LENGTH = _defaults.user(
     "are truncated in Parquet column indexes.",
     default="128",
     validation=POSITIVE_INT,
+    not_used="pyarrow's Parquet writer has no setting for it",
 )
 DEFAULT_STATISTICS_TRUNCATE_LENGTH = _defaults.user(
     "sleeper.default.table.parquet.statistics.truncate.length",
@@ -94,6 +96,7 @@ DEFAULT_STATISTICS_TRUNCATE_LENGTH = _defaults.user(
     "minimum and maximum values are truncated in Parquet row group statistics.",
     default="2147483647",
     validation=POSITIVE_INT,
+    not_used="pyarrow's Parquet writer has no setting for it",
 )
 DEFAULT_DATAFUSION_S3_READAHEAD_ENABLED = _defaults.user(
     "sleeper.default.table.datafusion.s3.readahead.enabled",
@@ -101,6 +104,7 @@ DEFAULT_DATAFUSION_S3_READAHEAD_ENABLED = _defaults.user(
     "larger than those requested.",
     default="true",
     validation=BOOLEAN,
+    not_used="the DataFusion engine reads local files only here",
 )
 DEFAULT_PARQUET_WRITER_VERSION = _defaults.user(
     "sleeper.default.table.parquet.writer.version",
@@ -284,6 +288,7 @@ DEFAULT_INGEST_PARTITION_FILE_WRITER_TYPE = _defaults.user(
     "(`direct`) or locally and then uploads them (`async`).",
     default="async",
     validation=ChoiceValue(INGEST_PARTITION_FILE_WRITER_TYPES),
+    not_used=("ingest writes each partition's file with pyarrow straight to its destination; there is no other writer"),
 )
 DEFAULT_ASYNC_COMMIT_BEHAVIOUR = _defaults.user(
     "sleeper.default.table.statestore.commit.async.behaviour",
@@ -299,6 +304,7 @@ DEFAULT_COMPACTION_JOB_ID_ASSIGNMENT_COMMIT_ASYNC = _defaults.user(
     "compaction jobs goes through the state store committer (when asynchronous commits are enabled).",
     default="true",
     validation=BOOLEAN,
+    not_used=("compaction job creation always commits the assignment of input files itself, before it sends the jobs"),
 )
 DEFAULT_COMPACTION_JOB_COMMIT_ASYNC = _defaults.user(
     "sleeper.default.table.compaction.job.commit.async",
@@ -348,6 +354,7 @@ DEFAULT_STATESTORE_COMMITTER_UPDATE_ON_EVERY_COMMIT = _defaults.user(
     "reads the log before adding each transaction.",
     default="false",
     validation=BOOLEAN,
+    not_used="the committer reads the log's new entries before every commit, as if this were true",
 )
 DEFAULT_STATESTORE_COMMITTER_UPDATE_ON_EVERY_BATCH = _defaults.user(
     "sleeper.default.table.statestore.committer.update.every.batch",

@@ -51,6 +51,7 @@ S3A_INPUT_FADVISE = _ingest.user(
     "The read policy when ingest reads input files from S3: `normal`, `sequential` or `random`.",
     default="sequential",
     validation=ChoiceValue(("normal", "sequential", "random"), case_sensitive=True),
+    not_used="S3 is reached through pyarrow's S3 filesystem; there is no Hadoop S3A client to configure",
 )
 INGEST_TASK_CPU = _ingest.user(
     "sleeper.ingest.task.cpu",
@@ -138,29 +139,34 @@ ASYNC_INGEST_CLIENT_TYPE = _ingest.user(
     "(multipart uploads). Not used by this port.",
     default="crt",
     validation=ChoiceValue(("java", "crt")),
+    not_used="files are uploaded by pyarrow's S3 filesystem, not by the Java SDK's clients",
 )
 ASYNC_INGEST_CRT_PART_SIZE_BYTES = _ingest.user(
     "sleeper.ingest.async.crt.part.size.bytes",
     "The part size in bytes of multipart uploads of files written by ingest (128 MiB by default).",
     default="134217728",
     validation=POSITIVE_LONG,
+    not_used="files are uploaded by pyarrow's S3 filesystem, not by the Java SDK's CRT client",
 )
 ASYNC_INGEST_CRT_TARGET_THROUGHPUT_GBPS = _ingest.user(
     "sleeper.ingest.async.crt.target.throughput.gbps",
     "The target throughput of multipart uploads in Gb/s, which decides how many parts are uploaded at once.",
     default="10",
     validation=POSITIVE_DECIMAL,
+    not_used="files are uploaded by pyarrow's S3 filesystem, not by the Java SDK's CRT client",
 )
 INGEST_JOB_STATUS_TTL_IN_SECONDS = _ingest.user(
     "sleeper.ingest.job.status.ttl",
     "How long, in seconds, updates on ingest jobs are kept in the job tracker (a week by default). Changing it only "
-    "affects updates saved afterwards.",
+    "affects updates saved afterwards."
+    " On AWS it is the DynamoDB time to live of each update; a local instance keeps them.",
     default="604800",
     validation=POSITIVE_INT,
 )
 INGEST_TASK_STATUS_TTL_IN_SECONDS = _ingest.user(
     "sleeper.ingest.task.status.ttl",
-    "How long, in seconds, updates on ingest tasks are kept in the job tracker (a week by default).",
+    "How long, in seconds, updates on ingest tasks are kept in the task tracker (a week by default)."
+    " On AWS it is the DynamoDB time to live of each update; a local instance keeps them.",
     default="604800",
     validation=POSITIVE_INT,
 )
@@ -170,6 +176,10 @@ INGEST_TRACKER_ENABLED = _ingest.user(
     default="true",
     validation=BOOLEAN,
     redeploy=True,
+    not_used=(
+        "ingest and bulk import jobs and tasks are always tracked: the reports, `ingest --wait` and the "
+        "transaction log follower read the tracker"
+    ),
 )
 INGEST_BATCHER_SUBMITTER_MEMORY_IN_MB = _ingest.user(
     "sleeper.ingest.batcher.submitter.memory.mb",

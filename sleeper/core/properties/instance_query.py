@@ -14,6 +14,10 @@ MAXIMUM_CONNECTIONS_TO_S3_FOR_QUERIES = _query.user(
     "`sleeper.fs.s3a.max-connections` because a query often opens many files at once.",
     default="1024",
     validation=POSITIVE_INT,
+    not_used=(
+        "S3 is reached through pyarrow's S3 filesystem; there is no Hadoop S3A client to configure, and "
+        "pyarrow's has no connection limit"
+    ),
 )
 QUERY_PROCESSOR_LAMBDA_MEMORY_IN_MB = _query.user(
     "sleeper.query.processor.memory.mb",
@@ -34,6 +38,10 @@ QUERY_PROCESSING_LAMBDA_STATE_REFRESHING_PERIOD_IN_SECONDS = _query.user(
     "How often, in seconds, the query processor reads the partitions and file references again.",
     default="60",
     validation=POSITIVE_INT,
+    not_used=(
+        "a query reads its table's transaction log up to the head before it is planned, so the state it uses "
+        "is never older than the query"
+    ),
 )
 QUERY_PROCESSING_LAMBDA_RESULTS_BATCH_SIZE = _query.user(
     "sleeper.query.processor.results.batch.size",
@@ -46,6 +54,7 @@ QUERY_PROCESSOR_LAMBDA_ROW_RETRIEVAL_THREADS = _query.user(
     "How many threads the query processor uses to read rows.",
     default="10",
     validation=POSITIVE_INT,
+    not_used="a sub-query reads its files one after another; pyarrow decodes their pages on its own thread pool",
 )
 DEFAULT_QUERY_PROCESSOR_CACHE_TIMEOUT = _query.user(
     "sleeper.default.table.query.processor.cache.timeout.seconds",
@@ -56,7 +65,8 @@ DEFAULT_QUERY_PROCESSOR_CACHE_TIMEOUT = _query.user(
 )
 QUERY_TRACKER_ITEM_TTL_IN_DAYS = _query.user(
     "sleeper.query.tracker.ttl.days",
-    "How many days the query tracker keeps the status of a query.",
+    "How many days the query tracker keeps the status of a query after its last update (on AWS the DynamoDB time "
+    "to live of its rows).",
     default="1",
     validation=POSITIVE_INT,
 )
@@ -130,7 +140,9 @@ ATHENA_COMPOSITE_HANDLER_TIMEOUT_IN_SECONDS = _athena.user(
 )
 ATHENA_SPILL_MASTER_KEY_ARN = _athena.user(
     "sleeper.athena.spill.master.key.arn",
-    "The ARN of the KMS key that encrypts data in the Athena spill bucket.",
+    "The ARN of the KMS key that encrypts data in the Athena spill bucket: the bucket's default encryption "
+    "(SSE-KMS) and the connectors may use it. Unset, S3's own keys. Spilled blocks are also encrypted by the "
+    "connectors with a key of their own per split.",
     redeploy=True,
 )
 

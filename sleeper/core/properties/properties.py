@@ -594,7 +594,9 @@ _SET_OTHERWISE_ON_EDIT = {
 }
 
 
-def _set_user_values(properties: TableProperties, values: Mapping[str, str], set_otherwise: Mapping[str, str]) -> None:
+def _set_user_values(
+    properties: TableProperties, values: Mapping[str, str | None], set_otherwise: Mapping[str, str]
+) -> None:
     for name, value in values.items():
         why = set_otherwise.get(name)
         if why is not None:
@@ -624,9 +626,9 @@ def new_table_properties(
     return properties
 
 
-def edited_table_properties(current: TableProperties, values: Mapping[str, str]) -> TableProperties:
-    """A table's properties with the values a user set (``table properties --set``), validated; ``current`` is left
-    as it was.
+def edited_table_properties(current: TableProperties, values: Mapping[str, str | None]) -> TableProperties:
+    """A table's properties with the values a user set (``table properties --set``) or unset (a value of None,
+    ``--unset``), validated; ``current`` is left as it was.
 
     Each value must name a known table property and be valid for it, as for :func:`new_table_properties`. The name
     and online state change only through a rename or putting the table online or offline, and the properties fixed

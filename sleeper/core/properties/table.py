@@ -177,17 +177,20 @@ COLUMN_INDEX_TRUNCATE_LENGTH = _storage.user(
     "sleeper.table.parquet.columnindex.truncate.length",
     "The length in bytes to which binary values are truncated in the Parquet column indexes of the table's files.",
     falls_back_to=defaults.DEFAULT_COLUMN_INDEX_TRUNCATE_LENGTH,
+    not_used="pyarrow's Parquet writer has no setting for it",
 )
 STATISTICS_TRUNCATE_LENGTH = _storage.user(
     "sleeper.table.parquet.statistics.truncate.length",
     "The length in bytes to which binary minimum and maximum values are truncated in the Parquet row group "
     "statistics of the table's files.",
     falls_back_to=defaults.DEFAULT_STATISTICS_TRUNCATE_LENGTH,
+    not_used="pyarrow's Parquet writer has no setting for it",
 )
 DATAFUSION_S3_READAHEAD_ENABLED = _storage.user(
     "sleeper.table.datafusion.s3.readahead.enabled",
     "Whether reads of the table's files from S3 are cached in blocks larger than those requested.",
     falls_back_to=defaults.DEFAULT_DATAFUSION_S3_READAHEAD_ENABLED,
+    not_used="the DataFusion engine reads local files only here",
 )
 PARQUET_WRITER_VERSION = _storage.user(
     "sleeper.table.parquet.writer.version",
@@ -199,6 +202,7 @@ PARQUET_QUERY_COLUMN_INDEX_ENABLED = _storage.user(
     "Whether queries read Parquet page indexes (column and offset indexes) to skip pages. This helps lookups of a "
     "few rows, and can slow down large range queries, which read the extra index data for little benefit.",
     falls_back_to=defaults.DEFAULT_PARQUET_QUERY_COLUMN_INDEX_ENABLED,
+    not_used="queries skip row groups by their statistics; pyarrow's reader does not use page indexes",
 )
 PARQUET_ROW_GROUP_SIZE_ROWS = _storage.user(
     "sleeper.table.parquet.rowgroup.rows.max",
@@ -209,6 +213,7 @@ S3A_READAHEAD_RANGE = _storage.user(
     "sleeper.table.fs.s3a.readahead.range",
     "How far ahead, in bytes, reads from S3 fetch. Defaults to the table's row group size.",
     falls_back_to=ROW_GROUP_SIZE,
+    not_used="S3 is reached through pyarrow's S3 filesystem; there is no Hadoop S3A client to configure",
 )
 COMPRESSION_CODEC = _storage.user(
     "sleeper.table.parquet.compression.codec",
@@ -305,6 +310,7 @@ COMPACTION_JOB_ID_ASSIGNMENT_COMMIT_ASYNC = _compaction.user(
     "creation directly. Only applies when asynchronous commits are enabled for the table.",
     falls_back_to=defaults.DEFAULT_COMPACTION_JOB_ID_ASSIGNMENT_COMMIT_ASYNC,
     default_rule=DefaultRule.ASYNC_COMMIT_FOR_UPDATE,
+    not_used=("compaction job creation always commits the assignment of input files itself, before it sends the jobs"),
 )
 COMPACTION_JOB_COMMIT_ASYNC = _compaction.user(
     "sleeper.table.compaction.job.commit.async",
@@ -360,6 +366,7 @@ STATESTORE_COMMITTER_UPDATE_ON_EVERY_COMMIT = _metadata.user(
     "when almost all updates go through the committer; true avoids conflicts and retries when many are made "
     "directly.",
     falls_back_to=defaults.DEFAULT_STATESTORE_COMMITTER_UPDATE_ON_EVERY_COMMIT,
+    not_used="the committer reads the log's new entries before every commit, as if this were true",
 )
 STATESTORE_COMMITTER_UPDATE_ON_EVERY_BATCH = _metadata.user(
     "sleeper.table.statestore.committer.update.every.batch",
@@ -573,6 +580,7 @@ INGEST_PARTITION_FILE_WRITER_TYPE = _ingest.user(
     "sleeper.table.ingest.partition.file.writer.type",
     "Whether ingest writes files straight to the table (`direct`) or locally and then uploads them (`async`).",
     falls_back_to=defaults.DEFAULT_INGEST_PARTITION_FILE_WRITER_TYPE,
+    not_used=("ingest writes each partition's file with pyarrow straight to its destination; there is no other writer"),
 )
 INGEST_FILES_COMMIT_ASYNC = _ingest.user(
     "sleeper.table.ingest.job.files.commit.async",

@@ -18,6 +18,8 @@ from datetime import datetime
 from enum import Enum
 from typing import Generic, TypedDict, TypeVar
 
+from sleeper.core.logcontext import log_context
+from sleeper.core.metrics import job_run_metrics, publish_metrics
 from sleeper.core.trackers.base import TrackerError
 from sleeper.core.trackers.compaction import (
     CompactionJobFailed,
@@ -106,6 +108,10 @@ class TrackedRun(ABC, Generic[_U]):
     """One run of one job, recorded against a job tracker port. Subclasses say which updates a kind of tracker
     records (:class:`IngestRun`, :class:`CompactionRun`).
 
+    The run's work (:meth:`attempt`) logs with the job, table, task and run ids in its log context
+    (:mod:`sleeper.core.logcontext`), and a finished run publishes its rows, duration and rate
+    (:func:`sleeper.core.metrics.job_run_metrics`).
+
     Args:
         record: The tracker port's ``record``.
         job_id: The job.
@@ -131,6 +137,21 @@ class TrackedRun(ABC, Generic[_U]):
         self.task_id = task_id
         self.run_id = run_id or new_run_id()
         self._clock = clock
+        self._began: datetime | None = None
+
+    _METRICS_KIND = "Job"
+    """The prefix of the metrics of a finished run, e.g. ``Compaction``."""
+
+    def _begin(self, update_time: datetime) -> None:
+        if self._began is None:
+            self._began = update_time
+
+    def _publish_finished(self, update_time: datetime, *, rows_read: int, rows_written: int) -> None:
+        seconds = 0.0 if self._began is None else max(0.0, (update_time - self._began).total_seconds())
+        dimensions, metrics = job_run_metrics(
+            self._METRICS_KIND, table_id=self._table(), rows_read=rows_read, rows_written=rows_written, seconds=seconds
+        )
+        publish_metrics(dimensions, *metrics)
 
     @abstractmethod
     def _failed_update(self, reasons: tuple[str, ...]) -> _U: ...
@@ -151,7 +172,8 @@ class TrackedRun(ABC, Generic[_U]):
             What the work returned, or the failure recorded.
         """
         try:
-            return work()
+            with log_context(job_id=self.job_id, table_id=self.table_id, task_id=self.task_id, run_id=self.run_id):
+                return work()
         except Exception as e:
             if isinstance(e, expected):
                 _LOG.info("job %s run %s failed: %s", self.job_id, self.run_id, e)
@@ -219,24 +241,29 @@ class IngestRun(TrackedRun[IngestJobUpdate]):
             )
         )
 
+    _METRICS_KIND = "Ingest"
+
     def validated(self, *, file_count: int) -> None:
         """Records the job validated and accepted: the run begins."""
-        self._record(IngestJobValidated(**self._common(), table_id=self._table(), file_count=file_count))
+        common = self._common()
+        self._begin(common["update_time"])
+        self._record(IngestJobValidated(**common, table_id=self._table(), file_count=file_count))
 
     def started(self, *, file_count: int) -> None:
         """Records the run started (not the start of a run: its validation began it)."""
-        self._record(
-            IngestJobStarted(**self._common(), table_id=self._table(), file_count=file_count, start_of_run=False)
-        )
+        common = self._common()
+        self._begin(common["update_time"])
+        self._record(IngestJobStarted(**common, table_id=self._table(), file_count=file_count, start_of_run=False))
 
     def finished(
         self, *, rows_read: int, rows_written: int, files_written: int, committed_separately: bool = False
     ) -> None:
         """Records the run finished with what it read and wrote; ``committed_separately`` when its files were sent to
         the state store committer, whose added-files update completes the run."""
+        common = self._common()
         self._record(
             IngestJobFinished(
-                **self._common(),
+                **common,
                 table_id=self._table(),
                 rows_read=rows_read,
                 rows_written=rows_written,
@@ -244,6 +271,7 @@ class IngestRun(TrackedRun[IngestJobUpdate]):
                 committed_by_separate_file_updates=committed_separately,
             )
         )
+        self._publish_finished(common["update_time"], rows_read=rows_read, rows_written=rows_written)
 
     def _failed_update(self, reasons: tuple[str, ...]) -> IngestJobUpdate:
         return IngestJobFailed(**self._common(), table_id=self._table(), reasons=reasons)
@@ -265,17 +293,21 @@ class CompactionRun(TrackedRun[CompactionJobUpdate]):
     ) -> None:
         super().__init__(tracker.record, job_id=job_id, table_id=table_id, task_id=task_id, run_id=run_id, clock=clock)
 
+    _METRICS_KIND = "Compaction"
+
     def started(self) -> None:
         """Records the run started."""
-        self._record(CompactionJobStarted(**self._common(), table_id=self._table()))
+        common = self._common()
+        self._begin(common["update_time"])
+        self._record(CompactionJobStarted(**common, table_id=self._table()))
 
     def finished(self, *, rows_read: int, rows_written: int) -> None:
         """Records the run's output written (its commit may still be pending)."""
+        common = self._common()
         self._record(
-            CompactionJobFinished(
-                **self._common(), table_id=self._table(), rows_read=rows_read, rows_written=rows_written
-            )
+            CompactionJobFinished(**common, table_id=self._table(), rows_read=rows_read, rows_written=rows_written)
         )
+        self._publish_finished(common["update_time"], rows_read=rows_read, rows_written=rows_written)
 
     def _failed_update(self, reasons: tuple[str, ...]) -> CompactionJobUpdate:
         return CompactionJobFailed(**self._common(), table_id=self._table(), reasons=reasons)

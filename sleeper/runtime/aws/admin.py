@@ -167,8 +167,9 @@ class AwsAdmin(InstanceAdmin[AwsInstance]):
         prefix = f"{self.instance.data_bucket}/{table.table_id}"
         delete_in_table(self.instance.filesystem, prefix, table.data_prefix, whole_table=True)
 
-    def update_table_properties(self, name: str, values: Mapping[str, str]) -> Table[AwsInstance]:
-        """Validates and saves table property edits to the config bucket (nothing saved if one is invalid)."""
+    def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[AwsInstance]:
+        """Validates and saves table property edits to the config bucket (nothing saved if one is invalid); a value of
+        None unsets the property."""
         return self.instance.update_table_properties(name, values)
 
     def _save_table_properties(self, table: Table[AwsInstance], values: Mapping[str, str]) -> None:

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -75,10 +75,23 @@ from sleeper.core.naming import (
     queue_name,
     task_tracker_table_name,
 )
-from sleeper.core.properties import InstanceProperties, TableProperties
+from sleeper.core.properties import InstanceProperties, PropertyDefinition, TableProperties
 from sleeper.core.properties import instance_cdk as cdk
-from sleeper.core.properties.instance_common import METRICS_NAMESPACE
-from sleeper.core.properties.instance_ingest import INGEST_SOURCE_BUCKET
+from sleeper.core.properties.instance_common import (
+    METRICS_NAMESPACE,
+    STATESTORE_PROVIDER_CACHE_SIZE,
+    TABLE_INDEX_DYNAMO_STRONGLY_CONSISTENT_READS,
+)
+from sleeper.core.properties.instance_compaction import (
+    COMPACTION_JOB_STATUS_TTL_IN_SECONDS,
+    COMPACTION_TASK_STATUS_TTL_IN_SECONDS,
+)
+from sleeper.core.properties.instance_ingest import (
+    INGEST_JOB_STATUS_TTL_IN_SECONDS,
+    INGEST_SOURCE_BUCKET,
+    INGEST_TASK_STATUS_TTL_IN_SECONDS,
+)
+from sleeper.core.properties.instance_query import QUERY_TRACKER_ITEM_TTL_IN_DAYS
 from sleeper.core.properties.table import S3_TRANSACTION_LOG_STATE_STORE, STATESTORE_CLASSNAME, state_store_class
 from sleeper.core.queue import OutgoingMessage, QueueConfig, QueueNotFoundError
 from sleeper.core.schema import KeyValue, Schema
@@ -335,7 +348,8 @@ class AwsInstance:
             by_id=self.properties.get(cdk.TABLE_ID_INDEX_DYNAMO_TABLENAME.name) or default.by_id,
             by_online=self.properties.get(cdk.TABLE_ONLINE_INDEX_DYNAMO_TABLENAME.name) or default.by_online,
         )
-        return DynamoDBTableIndex(self.clients.dynamodb, names)
+        consistent = self.properties.get_bool(TABLE_INDEX_DYNAMO_STRONGLY_CONSISTENT_READS)
+        return DynamoDBTableIndex(self.clients.dynamodb, names, consistent_reads=consistent)
 
     @cached_property
     def state_store_backend(self) -> DynamoDBStateStoreBackend:
@@ -411,7 +425,7 @@ class AwsInstance:
             make_table=self._table,
         )
 
-    def update_table_properties(self, name: str, values: Mapping[str, str]) -> Table[AwsInstance]:
+    def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[AwsInstance]:
         """Validates and saves new values of a table's properties to the config bucket; returns the table with them.
 
         Raises:
@@ -442,7 +456,11 @@ class AwsInstance:
                 data_prefix=self.data_uri(status.table_id),
             )
         table = Table(instance=self, status=status, properties=properties, state_store=store)
+        self._tables.pop(status.table_id, None)  # re-inserted last: the cache drops the tables used longest ago
         self._tables[status.table_id] = _Cached(table=table, loaded_at=time.monotonic())
+        limit = self.properties.get_int(STATESTORE_PROVIDER_CACHE_SIZE)
+        while 0 <= limit < len(self._tables):
+            del self._tables[next(iter(self._tables))]
         return table
 
     # --- queues --------------------------------------------------------------------------------------------------
@@ -493,31 +511,40 @@ class AwsInstance:
         return len(messages)
 
     # --- trackers ------------------------------------------------------------------------------------------------
+    def _seconds(self, prop: PropertyDefinition) -> timedelta:
+        return timedelta(seconds=self.properties.get_int(prop))
+
     @cached_property
     def ingest_job_tracker(self) -> DynamoDBIngestJobTracker:
-        """The ingest job tracker."""
-        return DynamoDBIngestJobTracker.for_instance(self.clients.dynamodb, self.instance_id)
+        """The ingest job tracker, keeping updates for ``sleeper.ingest.job.status.ttl``."""
+        ttl = self._seconds(INGEST_JOB_STATUS_TTL_IN_SECONDS)
+        return DynamoDBIngestJobTracker.for_instance(self.clients.dynamodb, self.instance_id, ttl=ttl)
 
     @cached_property
     def compaction_job_tracker(self) -> DynamoDBCompactionJobTracker:
-        """The compaction job tracker."""
-        return DynamoDBCompactionJobTracker.for_instance(self.clients.dynamodb, self.instance_id)
+        """The compaction job tracker, keeping updates for ``sleeper.compaction.job.status.ttl``."""
+        ttl = self._seconds(COMPACTION_JOB_STATUS_TTL_IN_SECONDS)
+        return DynamoDBCompactionJobTracker.for_instance(self.clients.dynamodb, self.instance_id, ttl=ttl)
 
     @cached_property
     def ingest_task_tracker(self) -> DynamoDBTaskTracker:
-        """The ingest task tracker."""
-        return DynamoDBTaskTracker.for_instance(self.clients.dynamodb, self.instance_id, "ingest")
+        """The ingest task tracker, keeping updates for ``sleeper.ingest.task.status.ttl``."""
+        ttl = self._seconds(INGEST_TASK_STATUS_TTL_IN_SECONDS)
+        return DynamoDBTaskTracker.for_instance(self.clients.dynamodb, self.instance_id, "ingest", ttl=ttl)
 
     @cached_property
     def compaction_task_tracker(self) -> DynamoDBTaskTracker:
-        """The compaction task tracker."""
-        return DynamoDBTaskTracker.for_instance(self.clients.dynamodb, self.instance_id, "compaction")
+        """The compaction task tracker, keeping updates for ``sleeper.compaction.task.status.ttl``."""
+        ttl = self._seconds(COMPACTION_TASK_STATUS_TTL_IN_SECONDS)
+        return DynamoDBTaskTracker.for_instance(self.clients.dynamodb, self.instance_id, "compaction", ttl=ttl)
 
     @cached_property
     def query_tracker(self) -> DynamoDBQueryTracker:
-        """The query tracker, in the table ``sleeper.query.tracker.table.name`` names."""
+        """The query tracker, in the table ``sleeper.query.tracker.table.name`` names, keeping a query's status for
+        ``sleeper.query.tracker.ttl.days`` after its last update."""
         name = self.properties.get(cdk.QUERY_TRACKER_TABLE_NAME.name) or query_tracker_table_name(self.instance_id)
-        return DynamoDBQueryTracker(self.clients.dynamodb, name)
+        ttl = timedelta(days=self.properties.get_int(QUERY_TRACKER_ITEM_TTL_IN_DAYS))
+        return DynamoDBQueryTracker(self.clients.dynamodb, name, ttl=ttl)
 
     # --- what the feature entries need of an AWS instance (the ingest batcher, bulk import, table metrics) ---
 

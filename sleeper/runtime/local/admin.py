@@ -167,8 +167,8 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
         """Puts a table online or takes it offline."""
         return self.instance.set_table_online(name, online)
 
-    def update_table_properties(self, name: str, values: Mapping[str, str]) -> Table[LocalInstance]:
-        """Validates and saves table property edits."""
+    def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[LocalInstance]:
+        """Validates and saves table property edits (a value of None unsets the property)."""
         return self.instance.update_table_properties(name, values)
 
     # --- trackers and queues -----------------------------------------------------------------------------------

@@ -399,7 +399,7 @@ class LocalInstance:
             table.state_store.backend.delete_table(table.table_id)  # its logs are files: their tombstone too
         delete_in_table(self.filesystem, filesystem_path(table.data_prefix), table.data_prefix, whole_table=True)
 
-    def update_table_properties(self, name: str, values: Mapping[str, str]) -> Table[LocalInstance]:
+    def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[LocalInstance]:
         """Validates and saves new values of table properties.
 
         Raises:

@@ -350,9 +350,10 @@ def should_log_a_tables_metrics_in_embedded_metric_format(
     assert directive["Namespace"] == "Sleeper"
     assert directive["Dimensions"] == [["instanceId", "tableName"]]
     assert record["instanceId"] == instance.instance_id
-    assert (record["ActiveFileCount"], record["RecordCount"]) == (2, 30)
-    assert (record["PartitionCount"], record["LeafPartitionCount"]) == (3, 2)
-    assert record["AverageActiveFilesPerPartition"] == 1.0
+    # (Powertools' EMF gives each value as a list of the values recorded, here one)
+    assert (record["ActiveFileCount"], record["RecordCount"]) == ([2], [30])
+    assert (record["PartitionCount"], record["LeafPartitionCount"]) == ([3], [2])
+    assert record["AverageActiveFilesPerPartition"] == [1.0]
     assert {m["Name"] for m in directive["Metrics"]} >= {"ActiveFileCount", "RecordCount", "LeafPartitionCount"}
 
 

@@ -52,8 +52,8 @@ def should_count_references_rows_partitions_and_unreferenced_files() -> None:
 
 
 def should_build_an_embedded_metric_format_record() -> None:
-    # Given metrics of a table at a moment
-    when = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
+    # Given metrics of a table at a moment (recent: CloudWatch drops metrics over 14 days old, and Powertools warns)
+    when = datetime.now(tz=UTC).replace(microsecond=0)
     # When they are made an EMF record
     record = emf_record(
         namespace="Sleeper",
@@ -61,7 +61,8 @@ def should_build_an_embedded_metric_format_record() -> None:
         metrics={"ActiveFileCount": 3, "RecordCount": 23},
         timestamp=when,
     )
-    # Then the directive names the namespace, the dimension set and each metric, and the values are top-level
+    # Then the directive names the namespace, the dimension set and each metric, and the values are top-level (as
+    # Powertools writes them, lists of the values recorded)
     assert record == {
         "_aws": {
             "Timestamp": int(when.timestamp() * 1000),
@@ -75,6 +76,6 @@ def should_build_an_embedded_metric_format_record() -> None:
         },
         "instanceId": "inst",
         "tableName": "table",
-        "ActiveFileCount": 3,
-        "RecordCount": 23,
+        "ActiveFileCount": [3.0],
+        "RecordCount": [23.0],
     }

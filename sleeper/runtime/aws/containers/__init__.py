@@ -12,8 +12,12 @@ import tempfile
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from sleeper.core.jobs.workspace import JobWorkspace
+
+if TYPE_CHECKING:
+    from sleeper.runtime.aws.instance import AwsInstance
 
 __all__ = ["IDLE_WAIT_ENV", "LOGGER", "configure_logging", "idle_wait_seconds", "task_workspace"]
 
@@ -54,6 +58,22 @@ def task_workspace(task_id: str | None = None, directory: str | None = None) -> 
         yield JobWorkspace(task_id=chosen, directory=scratch)
 
 
-def configure_logging() -> None:
-    """Logs to standard error with times and logger names, as each container's entry point does."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+def configure_logging(instance: AwsInstance | None = None) -> None:
+    """Logs to standard error with times, logger names and the ids of the work (the task, job, table), as each
+    container's entry point does; with the instance, at the levels its ``sleeper.logging.*`` properties set, and
+    publishing the task's metrics (each finished job's rows, duration and rate) as CloudWatch EMF lines on standard
+    output. Call it first without the instance, then again with it: if its properties cannot be read then, that is
+    logged and the levels stay as they were (the task meets the error again when it starts)."""
+    from sleeper.runtime.aws.metrics import publish_metrics_as_emf
+    from sleeper.runtime.logging_config import configure_text_logging
+
+    if instance is None:
+        configure_text_logging()
+        return
+    try:
+        properties = instance.properties
+    except Exception as e:
+        LOGGER.warning("could not read the instance properties to set logging and metrics: %s", e)
+        return
+    configure_text_logging(properties)
+    publish_metrics_as_emf(properties)

@@ -93,6 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     config_bucket, job_id, task_id, job_run_id = args[:4]
     instance = AwsInstance(AwsRuntimeConfig.from_environment({**os.environ, "CONFIG_BUCKET": config_bucket}))
+    configure_logging(instance)
     try:
         outcome = run_bulk_import_driver(instance, job_id, task_id, job_run_id)
     except BulkImportJobFileError as e:

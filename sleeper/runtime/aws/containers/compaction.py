@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from sleeper.compaction.entry import run_compaction_job
 from sleeper.compaction.task import TaskSettings, TaskSummary, run_compaction_task
+from sleeper.core.logcontext import log_context
 from sleeper.runtime.aws.containers import LOGGER, configure_logging, idle_wait_seconds, task_workspace
 from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
 
@@ -39,7 +40,7 @@ def task_settings(instance: AwsInstance, environ: Mapping[str, str] | None = Non
 def run_task(instance: AwsInstance, *, task_id: str | None = None, settings: TaskSettings | None = None) -> TaskSummary:
     """Runs compaction jobs until the task stops, as a task with its own id and scratch directory; returns what it
     did."""
-    with task_workspace(task_id) as workspace:
+    with task_workspace(task_id) as workspace, log_context(task_id=workspace.task_id):
         summary = run_compaction_task(
             instance,
             task_id=workspace.task_id,
@@ -60,7 +61,9 @@ def run_task(instance: AwsInstance, *, task_id: str | None = None, settings: Tas
 def main() -> int:
     """Container entry point: the instance its environment names (``CONFIG_BUCKET``)."""
     configure_logging()
-    run_task(AwsInstance(AwsRuntimeConfig.from_environment()))
+    instance = AwsInstance(AwsRuntimeConfig.from_environment())
+    configure_logging(instance)
+    run_task(instance)
     return 0
 
 

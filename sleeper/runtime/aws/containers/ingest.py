@@ -1,5 +1,6 @@
 """The ingest container's entry point (spec 3.3): an ECS task running ingest jobs from ``IngestJobQ`` until a
-receive (waiting up to 20 s, or ``SLEEPER_TASK_IDLE_WAIT_SECONDS`` if that is less) finds none
+receive (waiting ``sleeper.ingest.job.queue.wait.time``, 20 s by default, or ``SLEEPER_TASK_IDLE_WAIT_SECONDS`` if
+that is less) finds none
 (:func:`sleeper.ingest.task.run_ingest_task`, the same task loop as compaction's), each message through the ingest
 job queue's entry in the task's workspace, recording the task in the ingest task tracker."""
 
@@ -7,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sleeper.core.logcontext import log_context
+from sleeper.core.properties.instance_ingest import INGEST_JOB_WAIT_TIME_IN_SECONDS
 from sleeper.ingest.job_runner import QueueRunSummary
 from sleeper.ingest.task import WAIT_SECONDS, ingest_task_settings, run_ingest_task
 from sleeper.runtime.aws.containers import configure_logging, idle_wait_seconds, task_workspace
@@ -25,18 +28,21 @@ def run_task(
     """Runs ingest jobs until the queue is idle, as a task with its own id and scratch directory (``local_dir`` if
     given); returns the outcome of each."""
     settings = ingest_task_settings(instance.properties, wait_seconds=wait_seconds)
-    with task_workspace(task_id, None if local_dir is None else str(local_dir)) as workspace:
+    with (
+        task_workspace(task_id, None if local_dir is None else str(local_dir)) as workspace,
+        log_context(task_id=workspace.task_id),
+    ):
         return run_ingest_task(instance, workspace, settings)
 
 
 def main() -> int:
     """Container entry point: the instance its environment names (``CONFIG_BUCKET``)."""
     configure_logging()
+    instance = AwsInstance(AwsRuntimeConfig.from_environment())
+    configure_logging(instance)
+    wait = float(instance.properties.get_int(INGEST_JOB_WAIT_TIME_IN_SECONDS))  # the task needs the properties
     cap = idle_wait_seconds()
-    run_task(
-        AwsInstance(AwsRuntimeConfig.from_environment()),
-        wait_seconds=WAIT_SECONDS if cap is None else min(WAIT_SECONDS, cap),
-    )
+    run_task(instance, wait_seconds=wait if cap is None else min(wait, cap))
     return 0
 
 
