@@ -6,8 +6,8 @@ The contract
   gives a ``BackendFactory``: ``make()`` returns a
   new, empty ``sleeper.statestore.ports.StateStoreBackend`` on each call, and ``filesystem``/``snapshot_base`` say
   where a ``StateStore`` keeps its snapshot files in that family. ``state_store_backend`` is one such backend.
-- ``table_index_factory`` (``"memory"``, ``"sqlite"``, ``"aws"``) gives a function returning a new, empty ``sleeper.core.table.TableIndex``;
-  ``table_index`` is one such index.
+- ``table_index_factory`` (``"memory"``, ``"sqlite"``, ``"aws"``) gives a function returning a new, empty
+  ``sleeper.core.table.TableIndex``; ``table_index`` is one such index.
 - ``"memory"``: ``sleeper.adapters.memory`` (snapshots in an in-memory ``pyarrow`` filesystem).
 - ``"sqlite"``: ``sleeper.adapters.local`` on a database file under ``tmp_path`` (snapshots on local disk).
 - ``"aws"``: imported lazily from ``tests/contract/aws_backends.py``, owned by the AWS adapters, which must provide
