@@ -7,12 +7,23 @@ from collections.abc import Iterator
 
 import pytest
 
+import lambdas._common
 from lambdas._common import aws_instance, use_instance
 from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
 
 
 @pytest.fixture(autouse=True)
-def _environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def installed(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Records the instances whose user code was installed (installing reads the instance properties from S3, which
+    these tests do not provide)."""
+    calls: list[object] = []
+    monkeypatch.setattr(lambdas._common, "install_user_code", lambda properties, **_: calls.append(properties))
+    monkeypatch.setattr(AwsInstance, "properties", property(lambda self: self.config.config_bucket))
+    return calls
+
+
+@pytest.fixture(autouse=True)
+def _environment(monkeypatch: pytest.MonkeyPatch, installed: list[object]) -> Iterator[None]:
     for name in ("CONFIG_BUCKET", "SLEEPER_INSTANCE_ID", "SLEEPER_ACCOUNT", "AWS_DEFAULT_REGION"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_REGION", "eu-west-2")
@@ -22,13 +33,16 @@ def _environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     use_instance(None)
 
 
-def should_reuse_the_instance_while_the_environment_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def should_reuse_the_instance_while_the_environment_names_it(
+    monkeypatch: pytest.MonkeyPatch, installed: list[object]
+) -> None:
     # Given an environment naming an instance's config bucket
     monkeypatch.setenv("CONFIG_BUCKET", "sleeper-a-config-1")
     # When two invocations find their instance
     first, second = aws_instance(), aws_instance()
-    # Then it is the one built by the first, as warm Lambda invocations reuse it
+    # Then it is the one built by the first, as warm Lambda invocations reuse it, and its user code was installed once
     assert first is second
+    assert installed == ["sleeper-a-config-1"]
     assert first.config.config_bucket == "sleeper-a-config-1"
     assert first.config.settings.endpoint_url == "http://127.0.0.1:9"
 
