@@ -1,0 +1,139 @@
+"""A3 mixed race (RELIABILITY.md 4(a)): ingest, compaction, splitting, GC, snapshots and queries at once on one table.
+
+A local instance's table starts with 8 leaves, splits at 200 rows and compacts pairs of files. Two ingesters commit
+small batches (each row's key unique, so a row's presence is exact); two workers run the instance's rounds (every
+scheduled operation: compaction job creation, compaction, split finding and splitting, GC, snapshots, transaction
+deletion) against the same SQLite database; a reader queries the whole table at 20 checkpoints meanwhile. A query may
+only return rows that were acknowledged by the time it finished, and must return every row acknowledged before it
+started. At the end the instance runs until idle and the table must hold exactly the acknowledged rows with I1-I7
+holding. CI makes about 500 transactions; the nightly profile (``SLEEPER_NIGHTLY=1``) about 5,000.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from sleeper.core.statestore.transactions.log import LogType
+from sleeper.runtime.local.handlers import default_handlers
+from sleeper.runtime.local.instance import LocalInstance
+from sleeper.runtime.local.runner import LocalRunner
+from tests.integration.runtime.crash_harness import SCHEMA, check_converged, dead_letters, restart_until_idle
+from tests.model.invariants import Row, rows_of
+from tests.reliability_report import NIGHTLY, Reliability
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+INGESTS_PER_WRITER = 600 if NIGHTLY else 40
+ROWS_PER_INGEST = 20
+CHECKPOINTS = 20
+SPREAD = 50_000
+
+
+def _batch(writer: int, index: int) -> pa.Table:
+    keys = [writer * 1_000_000 + k * SPREAD + index for k in range(ROWS_PER_INGEST)]
+    return pa.table({"key": pa.array(keys, pa.int64()), "value": pa.array([index] * len(keys), pa.int64())})
+
+
+def should_keep_every_acknowledged_row_when_every_operation_races(tmp_path: Path, reliability: Reliability) -> None:
+    # Given a table of 8 leaves that splits at 200 rows and compacts pairs of files
+    directory = tmp_path / "instance"
+    instance = LocalInstance.create(directory)
+    instance.create_table(
+        "t",
+        SCHEMA,
+        split_points=[250_000 * n for n in range(1, 8)],
+        properties={
+            "sleeper.table.partition.splitting.threshold": "200",
+            "sleeper.table.compaction.strategy.class": "BasicCompactionStrategy",
+            "sleeper.table.compaction.files.batch.size": "2",
+        },
+    )
+    acknowledged: Counter[Row] = Counter()
+    lock = threading.Lock()
+    done = threading.Event()
+    errors: list[str] = []
+    anomalies: list[str] = []
+    failed_rounds: Counter[str] = Counter()
+
+    def ingester(writer: int) -> None:
+        table = LocalInstance(directory).table("t")
+        for index in range(INGESTS_PER_WRITER):
+            batch = _batch(writer, index)
+            try:
+                table.ingest(batch, job_id=f"w{writer}-{index}")
+            except Exception as e:  # noqa: BLE001 - reported: an ingest must not fail in this race
+                errors.append(f"ingest w{writer}-{index}: {type(e).__name__}: {e}")
+                continue
+            with lock:
+                acknowledged.update(rows_of(batch))
+
+    def worker() -> None:
+        runner = LocalRunner(LocalInstance(directory), default_handlers())
+        while not done.is_set():
+            summary = runner.run_round(force=True, retry_failed_now=True)
+            for queue, n in summary.failed.items():
+                failed_rounds[queue] += n
+
+    def reader() -> None:
+        for _ in range(CHECKPOINTS):
+            time.sleep(0.2)
+            with lock:
+                before = Counter(acknowledged)
+            try:
+                seen = rows_of(LocalInstance(directory).table("t").query())
+            except Exception as e:  # noqa: BLE001 - a query failing in the race is reported
+                anomalies.append(f"query failed: {type(e).__name__}: {e}")
+                continue
+            with lock:
+                after = Counter(acknowledged)
+            if before - seen:
+                anomalies.append(f"{sum((before - seen).values())} acknowledged rows missing from a query")
+            if seen - after:
+                anomalies.append(f"{sum((seen - after).values())} rows returned that were never acknowledged")
+
+    threads = [threading.Thread(target=ingester, args=(w,)) for w in range(2)]
+    helpers = [threading.Thread(target=worker) for _ in range(2)] + [threading.Thread(target=reader)]
+    began = time.perf_counter()
+    # When they all run at once
+    for t in threads + helpers:
+        t.start()
+    for t in threads:
+        t.join()
+    done.set()
+    for t in helpers:
+        t.join()
+    racing = time.perf_counter() - began
+    restarted, summary = restart_until_idle(directory)
+    # Then no ingest failed, every query saw a consistent table, and the table holds exactly the acknowledged rows
+    converged = check_converged(restarted, "t", acknowledged)
+    table_id = restarted.table("t").table_id
+    logs = restarted.state_store_backend
+    transactions = {
+        log.value: len(list(logs.transaction_log(table_id, log).read_transactions_after(0))) for log in LogType
+    }
+    reliability.record(
+        "A3",
+        writers=2,
+        workers=2,
+        ingests=2 * INGESTS_PER_WRITER,
+        transactions=converged.transactions,
+        transactions_retained=transactions,
+        leaves=len(restarted.table("t").leaf_partitions()),
+        seconds_racing=round(racing, 1),
+        rejected_by_queue=dict(failed_rounds),
+        ingest_failures=len(errors),
+        query_checkpoints=CHECKPOINTS,
+        query_anomalies=len(anomalies),
+        dead_lettered=sum(dead_letters(restarted).values()),
+        unhandled_exceptions=len(errors),
+        **{k: v for k, v in converged.figures().items() if k != "transactions"},
+    )
+    assert errors == [] and anomalies == [], (errors[:3], anomalies[:3])
+    assert summary.failed == {}
+    assert dead_letters(restarted) == {}
