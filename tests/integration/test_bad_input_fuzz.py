@@ -10,7 +10,9 @@ number) or removed, an unknown field is added, the whole body is replaced, or th
 * **entry**: on a local instance whose table ``fuzz`` holds rows, the message goes through its queue's feature entry
   (the handler the runner and the Lambdas run), with its table renamed to ``fuzz`` so it gets past the table lookup.
   The entry returns a line (work done, or the message rejected and recorded) or raises a ``SleeperError`` (the
-  message is retried, then dead-lettered); any other exception is unhandled. The table's rows (count and checksum)
+  message is retried, then dead-lettered); an ``OSError`` (a store or filesystem out of reach, which the batcher
+  documents as retried: a relative path on a local instance is an S3 ``bucket/key``, and this machine has no network)
+  is counted apart; any other exception is unhandled. The table's rows (count and checksum)
   must be unchanged after every message. The GC, snapshot, split-finder and job-creation queues, whose body is a table
   id, get mutated ids.
 
@@ -276,6 +278,8 @@ def should_handle_or_refuse_every_mutated_message_leaving_the_rows_unchanged(
             handler(instance, body)
         except SleeperError as e:
             tally[f"refused:{type(e).__name__}"] += 1
+        except OSError as e:  # a store or filesystem out of reach: documented as retried (then dead-lettered)
+            tally[f"retried:{type(e).__name__}"] += 1
         except Exception as e:
             unhandled.append(f"{type(e).__name__}: {e} on {body[:200]!r}")
         else:
@@ -291,6 +295,7 @@ def should_handle_or_refuse_every_mutated_message_leaving_the_rows_unchanged(
         handled=tally["handled"],
         refused_typed=sum(n for k, n in tally.items() if k.startswith("refused:")),
         refusals={k.removeprefix("refused:"): n for k, n in sorted(tally.items()) if k.startswith("refused:")},
+        retried_unreachable=sum(n for k, n in tally.items() if k.startswith("retried:")),
         unhandled_exceptions=len(unhandled),
         rows_lost=0,
         rows_duplicated=0,
