@@ -8,21 +8,18 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import pyarrow as pa
 import typer
 
-from sleeper.cli import admin_commands, aws_local, common, operations, properties_cmd, render
+from sleeper.cli import admin_commands, aws_local, common, operations, properties_cmd, render, reports
 from sleeper.cli import deploy as deploy_cli
 from sleeper.cli import export as export_cli
 from sleeper.cli import iceberg as iceberg_cli
 from sleeper.cli.query_output import DISPLAY_ROWS
 from sleeper.core.exceptions import SleeperError
 from sleeper.runtime.table import DEFAULT_WAIT_SECONDS as DEFAULT_INGEST_WAIT_SECONDS
-
-if TYPE_CHECKING:
-    from sleeper.runtime.admin import AdminInstance
 
 app = typer.Typer(
     help="Sleeper: a log-structured merge tree key-value store, on one machine or on AWS.",
@@ -264,48 +261,6 @@ def report_history(name: str, as_json: JsonOption = False) -> None:
     console.print(out)
 
 
-@report_app.command("files")
-def report_files(name: str, as_json: JsonOption = False) -> None:
-    """Files and their references, including files awaiting garbage collection."""
-    table = _open().table(name)
-    data = render.files_report(table)
-    if as_json:
-        _print_json(data)
-    else:
-        console.print(render.files_table(data))
-
-
-def _recover_local(admin: AdminInstance) -> None:
-    """Before a report of jobs on a local instance: records the runs of processes that are gone as failed, releases
-    their queue messages and deletes their temporary files (``sleeper.runtime.local.tasks``)."""
-    if admin.is_local:
-        from sleeper.runtime.local.tasks import recover_dead_tasks
-
-        recover_dead_tasks(admin.local_instance("report"))
-
-
-@report_app.command("ingest-jobs")
-def report_ingest_jobs(
-    name: Annotated[str | None, typer.Argument(help="The table (default: rejected jobs of every table).")] = None,
-    unfinished: Annotated[bool, typer.Option("--unfinished", help="Only jobs still in progress.")] = False,
-    as_json: JsonOption = False,
-) -> None:
-    """Ingest jobs of a table from the ingest job tracker; with no table, the jobs that were rejected."""
-    inst = _open()
-    _recover_local(inst)
-    tracker = inst.ingest_job_tracker
-    if name is None:
-        statuses = tracker.invalid_jobs()
-    else:
-        table_id = inst.table(name).table_id
-        statuses = tracker.unfinished_jobs(table_id) if unfinished else tracker.jobs(table_id)
-    data = render.ingest_jobs_report(statuses)
-    if as_json:
-        _print_json(data)
-    else:
-        console.print(render.ingest_jobs_table(data))
-
-
 @report_app.command("query")
 def report_query(
     query_id: Annotated[str | None, typer.Argument(help="A query id (default: every tracked query).")] = None,
@@ -333,32 +288,12 @@ def report_status(as_json: JsonOption = False) -> None:
     from sleeper.cli import status
 
     inst = _open()
-    _recover_local(inst)
+    reports.recover_local(inst)
     data = status.status_report(inst)
     if as_json:
         _print_json(data)
     else:
         console.print(status.status_renderable(data))
-
-
-@report_app.command("compaction-jobs")
-def report_compaction_jobs(
-    name: Annotated[str, typer.Argument(help="The table.")],
-    unfinished: Annotated[bool, typer.Option("--unfinished", help="Only jobs not yet committed.")] = False,
-    as_json: JsonOption = False,
-) -> None:
-    """Compaction jobs of a table from the compaction job tracker."""
-    from sleeper.cli import status
-
-    inst = _open()
-    _recover_local(inst)
-    table_id = inst.table(name).table_id
-    tracker = inst.compaction_job_tracker
-    data = status.compaction_jobs_report(tracker.unfinished_jobs(table_id) if unfinished else tracker.jobs(table_id))
-    if as_json:
-        _print_json(data)
-    else:
-        console.print(status.compaction_jobs_table(data))
 
 
 @report_app.command("tasks")
@@ -724,6 +659,7 @@ def run(argv: list[str]) -> int:
 
 admin_commands.register(app, instance_app, table_app, run)
 properties_cmd.register(instance_app, table_app)
+reports.register(report_app)
 operations.register(app, report_app)
 aws_local.register(app)
 export_cli.register(app)

@@ -13,7 +13,6 @@ from sleeper.core.partition import Partition
 from sleeper.core.properties import TableProperties
 from sleeper.core.range import Range
 from sleeper.core.table import TableStatus
-from sleeper.core.trackers.ingest import IngestJobStatus
 
 if TYPE_CHECKING:
     from sleeper.runtime.admin import AdminTable
@@ -115,50 +114,6 @@ def partitions_tree(table: AdminTable, report: list[dict[str, Any]]) -> Tree:
     return tree
 
 
-def files_report(table: AdminTable) -> dict[str, Any]:
-    """Files with their references, and files awaiting garbage collection."""
-    referenced: list[dict[str, Any]] = []
-    unreferenced: list[dict[str, Any]] = []
-    for f in table.files():
-        entry = {
-            "filename": f.filename,
-            "lastUpdateTime": f.last_update_time.isoformat() if f.last_update_time else None,
-            "references": [r.to_dict() for r in f.references.values()],
-        }
-        (referenced if f.references else unreferenced).append(entry)
-    return {
-        "referencedFiles": referenced,
-        "filesAwaitingGarbageCollection": unreferenced,
-        "totalReferences": sum(len(f["references"]) for f in referenced),
-        "totalRows": sum(r["numberOfRows"] for f in referenced for r in f["references"]),
-    }
-
-
-def files_table(report: dict[str, Any]) -> Table:
-    """The file references as a table."""
-    out = Table(
-        title=f"Files: {len(report['referencedFiles'])} referenced, "
-        f"{len(report['filesAwaitingGarbageCollection'])} awaiting GC, {report['totalRows']:,} rows"
-    )
-    out.add_column("File", overflow="fold")
-    out.add_column("Partition")
-    out.add_column("Rows", justify="right")
-    out.add_column("Job")
-    out.add_column("Exact")
-    for f in report["referencedFiles"]:
-        for r in f["references"]:
-            out.add_row(
-                f["filename"],
-                r["partitionId"],
-                f"{r['numberOfRows']:,}",
-                r.get("jobId") or "",
-                "no" if r["countApproximate"] else "yes",
-            )
-    for f in report["filesAwaitingGarbageCollection"]:
-        out.add_row(f["filename"], "(none)", "0", "", "")
-    return out
-
-
 def table_summary(table: AdminTable) -> dict[str, Any]:
     """A table's identity, schema and state in numbers."""
     refs = table.file_references()
@@ -189,53 +144,6 @@ def summary_panel(summary: dict[str, Any]) -> Panel:
         f"{summary['files']} files, {summary['fileReferences']} references, {summary['rows']:,} rows",
     ]
     return Panel("\n".join(lines), title=f"Table {summary['tableName']}")
-
-
-def ingest_jobs_report(statuses: list[IngestJobStatus]) -> list[dict[str, Any]]:
-    """Ingest job statuses as plain data.
-
-    The times and figures are those of the run that gave the job its status (for a finished job, the run that wrote
-    its data), the reasons and ``latestRunStatus`` those of the latest run (a rerun that was rejected, for example).
-    """
-    out: list[dict[str, Any]] = []
-    for status in statuses:
-        run = next(r for r in status.runs if r.status is status.status)
-        latest = status.latest_run
-        out.append(
-            {
-                "jobId": status.job_id,
-                "tableId": status.table_id,
-                "status": status.status.value,
-                "runs": len(status.runs),
-                "latestRunStatus": latest.status.value,
-                "startTime": run.start_time.isoformat(),
-                "finishTime": run.finish_time.isoformat() if run.finish_time else None,
-                "rowsRead": run.rows_read,
-                "rowsWritten": run.rows_written,
-                "filesWritten": run.files_written,
-                "reasons": list(latest.failure_reasons),
-            }
-        )
-    return out
-
-
-def ingest_jobs_table(report: list[dict[str, Any]]) -> Table:
-    """The ingest job report."""
-    out = Table(title=f"Ingest jobs ({len(report)})")
-    for column in ("Job", "Status", "Runs", "Started", "Rows read", "Rows written", "Reasons"):
-        out.add_column(column, overflow="fold")
-    for job in report:
-        latest = "" if job["latestRunStatus"] == job["status"] else f" (latest run {job['latestRunStatus']})"
-        out.add_row(
-            job["jobId"],
-            job["status"] + latest,
-            str(job["runs"]),
-            job["startTime"],
-            f"{job['rowsRead']:,}",
-            f"{job['rowsWritten']:,}",
-            "; ".join(job["reasons"]),
-        )
-    return out
 
 
 def rows_table(rows: list[dict[str, Any]], total: int) -> Table:

@@ -10,7 +10,6 @@ from rich.table import Table
 from sleeper.cli import render
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.queue import Queue, QueueCounts
-from sleeper.core.trackers.compaction import CompactionJobStatus
 from sleeper.core.trackers.task import TaskStatus
 
 if TYPE_CHECKING:
@@ -65,29 +64,6 @@ def dead_letters_report(instance: AdminInstance) -> list[dict[str, Any]]:
                 "deadLetterQueue": queue.name,
                 "messages": counts.visible + counts.in_flight,
                 "sample": [m.body for m in sample],
-            }
-        )
-    return out
-
-
-def compaction_jobs_report(statuses: list[CompactionJobStatus]) -> list[dict[str, Any]]:
-    """Compaction job statuses as plain data."""
-    out = []
-    for status in statuses:
-        run = status.latest_run
-        out.append(
-            {
-                "jobId": status.job_id,
-                "tableId": status.table_id,
-                "partitionId": status.partition_id,
-                "inputFiles": status.input_files_count,
-                "status": status.status.value,
-                "createTime": status.create_time.isoformat() if status.create_time else None,
-                "runs": len(status.runs),
-                "taskId": run.task_id if run else None,
-                "rowsRead": run.rows_read if run else 0,
-                "rowsWritten": run.rows_written if run else 0,
-                "reasons": list(run.failure_reasons) if run else [],
             }
         )
     return out
@@ -158,12 +134,6 @@ def _cell(value: object) -> str:
     if isinstance(value, list):
         return "; ".join(str(v) for v in value)
     return str(value)
-
-
-def compaction_jobs_table(report: list[dict[str, Any]]) -> Table:
-    """The compaction job report."""
-    columns = ["jobId", "partitionId", "inputFiles", "status", "runs", "rowsRead", "rowsWritten", "reasons"]
-    return _table(f"Compaction jobs ({len(report)})", report, columns)
 
 
 def tasks_table(kind: str, report: list[dict[str, Any]]) -> Table:

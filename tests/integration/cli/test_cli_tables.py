@@ -203,7 +203,7 @@ def should_report_files_after_adding_some(
     )
     report = _json(capsys, ["report", "files", "t", "--json"])
     assert report["totalRows"] == 10  # type: ignore[index]
-    assert run(["report", "files", "t"]) == 0
+    assert run(["report", "files", "t", "--verbose"]) == 0
     assert "a.parquet" in capsys.readouterr().out
 
 
