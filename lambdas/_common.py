@@ -283,6 +283,7 @@ def for_each_record(
         message = _record(record)
         fields = fields_of_message(message.body, body_is_table_id=body_is_table_id)
         with log_context(message_id=message.message_id, **fields):
+            LOGGER.debug("Handling message %s (%d characters)", message.message_id, len(message.body))
             settled = settle(lambda: handle(message))
             if settled.disposition is Disposition.DROPPED:
                 LOGGER.warning("Dropping message %s: %s", message.message_id, settled.error)

@@ -56,12 +56,19 @@ class LogContextFilter(logging.Filter):
         return True
 
 
-_MESSAGE_KEYS = (("table_id", ("tableId",)), ("job_id", ("jobId", "id")), ("query_id", ("queryId",)))
+_MESSAGE_KEYS = (
+    ("table_id", ("tableId",)),
+    ("job_id", ("jobId", "id")),
+    ("task_id", ("taskId",)),
+    ("run_id", ("jobRunId",)),
+    ("query_id", ("queryId",)),
+)
 
 
 def fields_of_message(body: str, *, body_is_table_id: bool = False) -> dict[str, str]:
     """The ids a queue message names, as far as they can be read without knowing its kind: a JSON object's
-    ``tableId``, ``jobId`` (else ``id``) and ``queryId``; with ``body_is_table_id`` (the queues a scheduled trigger
+    ``tableId``, ``jobId`` (else ``id``), ``taskId``, ``jobRunId`` and ``queryId``, at its top or under ``request`` (a
+    commit request); with ``body_is_table_id`` (the queues a scheduled trigger
     sends one message per table to), the body itself. Never raises."""
     text = body.strip()
     if text.startswith("{"):
@@ -72,10 +79,12 @@ def fields_of_message(body: str, *, body_is_table_id: bool = False) -> dict[str,
         if not isinstance(parsed, dict):
             return {}
         found: dict[str, str] = {}
-        for field, keys in _MESSAGE_KEYS:
-            value = next((parsed[k] for k in keys if isinstance(parsed.get(k), str) and parsed[k]), None)
-            if value is not None:
-                found[field] = value
+        nested = parsed.get("request")  # a commit request holds its job's ids under "request"
+        for source in (parsed, nested if isinstance(nested, dict) else {}):
+            for field, keys in _MESSAGE_KEYS:
+                value = next((source[k] for k in keys if isinstance(source.get(k), str) and source[k]), None)
+                if value is not None and field not in found:
+                    found[field] = value
         return found
     if body_is_table_id and text and len(text) <= 128 and not any(c.isspace() for c in text):
         return {"table_id": text}

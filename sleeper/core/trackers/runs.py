@@ -171,17 +171,17 @@ class TrackedRun(ABC, Generic[_U]):
         Returns:
             What the work returned, or the failure recorded.
         """
-        try:
-            with log_context(job_id=self.job_id, table_id=self.table_id, task_id=self.task_id, run_id=self.run_id):
+        with log_context(job_id=self.job_id, table_id=self.table_id, task_id=self.task_id, run_id=self.run_id):
+            try:
                 return work()
-        except Exception as e:
-            if isinstance(e, expected):
-                _LOG.info("job %s run %s failed: %s", self.job_id, self.run_id, e)
-            else:
-                _LOG.exception("job %s run %s failed", self.job_id, self.run_id)
-            reasons = failure_reasons(e, expected=expected)
-            self.failed(reasons)
-            return RunFailure(reasons, e)
+            except Exception as e:
+                if isinstance(e, expected):
+                    _LOG.info("job %s run %s failed: %s", self.job_id, self.run_id, e)
+                else:
+                    _LOG.exception("job %s run %s failed", self.job_id, self.run_id)
+                reasons = failure_reasons(e, expected=expected)
+                self.failed(reasons)
+                return RunFailure(reasons, e)
 
     def _common(self) -> _Common:
         return _Common(job_id=self.job_id, update_time=self._clock(), job_run_id=self.run_id, task_id=self.task_id)

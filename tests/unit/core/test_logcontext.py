@@ -51,3 +51,5 @@ def should_read_the_ids_a_message_names() -> None:
     assert fields_of_message("t1") == {}
     assert fields_of_message("{not json") == {}
     assert fields_of_message("[1]") == {}
+    request = '{"tableId": "t1", "request": {"jobId": "j", "taskId": "k", "jobRunId": "r"}}'
+    assert fields_of_message(request) == {"table_id": "t1", "job_id": "j", "task_id": "k", "run_id": "r"}

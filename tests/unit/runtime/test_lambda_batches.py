@@ -89,7 +89,10 @@ def should_show_debug_lines_when_the_instance_logs_at_debug(capsys: pytest.Captu
     _common.for_each_message(_event("t1"), handle, body_is_table_id=True)
     at_info = _json_lines(capsys.readouterr().out)
     # Then only the first logs the debug line, with the table the message names
-    assert [(x["level"], x["message"], x["table_id"]) for x in at_debug] == [("DEBUG", "looking at t1", "t1")]
+    assert [(x["level"], x["message"], x["table_id"]) for x in at_debug] == [
+        ("DEBUG", "Handling message m1 (2 characters)", "t1"),
+        ("DEBUG", "looking at t1", "t1"),
+    ]
     assert at_info == []
 
 
