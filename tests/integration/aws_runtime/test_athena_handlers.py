@@ -41,7 +41,12 @@ def table(instance: AwsInstance, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ta
     )
     monkeypatch.setenv(athena.SPILL_BUCKET_ENV, spill_bucket)
     monkeypatch.setenv(athena.SPILL_PREFIX_ENV, "spill")
-    created = instance.create_table(f"athena-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[20])
+    created = instance.create_table(
+        f"athena-{uuid.uuid4().hex[:8]}",
+        SCHEMA,
+        split_points=[20],
+        properties={"sleeper.table.ingest.job.files.commit.async": "false"},  # committed by the task itself
+    )
     rows = pa.table({"key": pa.array(range(40), pa.int64()), "value": [f"v{k}" for k in range(40)]})
     source = f"{instance.data_bucket}/athena-source/{uuid.uuid4()}.parquet"
     pq.write_table(rows, source, filesystem=instance.filesystem)
