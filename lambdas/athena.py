@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import aws_instance
+from lambdas._common import aws_instance, lambda_handler
 from sleeper.athena.handlers import (
     DEFAULT_SPILL_PREFIX,
     AthenaSettings,
@@ -60,11 +60,13 @@ def _connector(kind: ConnectorKind) -> CompositeHandler:
     return _connectors[kind]
 
 
+@lambda_handler
 def simple(event: Mapping[str, Any], context: object = None) -> dict[str, Any]:
     """The simple connector: one split per data file, the rows as stored (no merge, no table processing)."""
     return _connector(ConnectorKind.SIMPLE).handle(event, context)
 
 
+@lambda_handler
 def iterator_applying(event: Mapping[str, Any], context: object = None) -> dict[str, Any]:
     """The iterator-applying connector: one split per leaf partition, rows as a Sleeper query returns them."""
     return _connector(ConnectorKind.ITERATOR_APPLYING).handle(event, context)

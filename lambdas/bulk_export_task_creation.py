@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, aws_instance
+from lambdas._common import LOGGER, aws_instance, lambda_handler
 from sleeper.runtime.aws.bulk_export import create_bulk_export_tasks_on_ecs
 
 
+@lambda_handler
 def handler(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Lambda handler for the scheduled event."""
     created = create_bulk_export_tasks_on_ecs(aws_instance())

@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, aws_instance
+from lambdas._common import LOGGER, aws_instance, lambda_handler
 from sleeper.core import operations
 from sleeper.runtime.router import handler_entry
 
 
+@lambda_handler
 def handler(event: Mapping[str, Any], context: object = None) -> Any:
     """Lambda handler for one HTTP API request."""
     response = handler_entry(operations.REST_API)(aws_instance(), event)

@@ -15,7 +15,7 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lambdas._common import aws_instance
+from lambdas._common import aws_instance, lambda_handler
 from sleeper.core.exceptions import SleeperError
 from sleeper.runtime.table_definer import define_tables, parse_tables
 
@@ -37,6 +37,7 @@ def _put(url: str, body: bytes) -> None:
         response.read()
 
 
+@lambda_handler
 def handler(event: Mapping[str, Any], context: object, send: Sender = _put) -> dict[str, Any]:
     """Answers one custom resource request; returns the answer it sent."""
     request_type = str(event.get("RequestType", ""))
