@@ -11,6 +11,8 @@ import pytest
 from sleeper.core.statestore.transactions.log import LogType
 from tests.contract.aws_backends import AwsStateStore, moto_endpoint
 from tests.integration.aws._log_head_writer import add_files, filename, files_head, files_of, wait_together
+from tests.integration.aws.moto_atomic import atomic_moto_transactions  # noqa: F401 - a fixture
+from tests.reliability_report import Reliability
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws, pytest.mark.slow]
 
@@ -18,7 +20,10 @@ WRITERS = 8
 TRANSACTIONS_PER_WRITER = 200
 
 
-def should_add_every_file_of_concurrent_log_heads_exactly_once(aws_state_store: AwsStateStore) -> None:
+@pytest.mark.usefixtures("atomic_moto_transactions")  # moto's TransactWriteItems is not atomic: see moto_atomic.py
+def should_add_every_file_of_concurrent_log_heads_exactly_once(
+    aws_state_store: AwsStateStore, reliability: Reliability
+) -> None:
     # Given one table's files log, shared by writer processes with a log head each, that start writing together
     table_name = aws_state_store.table_names.files_log
     bucket = aws_state_store.data_bucket
@@ -49,3 +54,15 @@ def should_add_every_file_of_concurrent_log_heads_exactly_once(aws_state_store: 
         assert [json.loads(entries[n - 1].body or "")["files"][0]["filename"] for n in result.numbers] == [
             filename(result.writer, s) for s in range(TRANSACTIONS_PER_WRITER)
         ]
+    reliability.record(
+        "A1",
+        backend="dynamodb-moto",
+        kind="processes, log heads",
+        writers=WRITERS,
+        commits=total,
+        collisions=sum(r.collisions for r in results),
+        exhausted_retries=sum(r.exhausted for r in results),
+        rows_lost=0,
+        rows_duplicated=0,
+        unhandled_exceptions=0,
+    )

@@ -7,11 +7,9 @@ are the table defaults (10 attempts, full jitter from 200 ms, at most 30 s): on 
 commits/s (16 x 25 commits took 70 s), so CI keeps the run short. The checks are those of
 ``tests/integration/statestore/test_log_race_battery.py``, whose figures this reports beside.
 
-moto is not atomic where DynamoDB is: its TransactWriteItems (which the log's append uses, with a ConditionCheck on
-the table's tombstone) backs up each table it touches and, when a condition fails, puts the backup back, undoing
-every write other threads made meanwhile. Run as is, a loser's rollback erases a winner's acknowledged entry (seen
-here: 1 of 73 entries gone, a gap in the numbers). The ``atomic_moto_transactions`` fixture serialises moto's
-TransactWriteItems, as DynamoDB's own isolation does; what is tested is the log head and the adapter, not moto.
+moto is not atomic where DynamoDB is (see ``moto_atomic.py``): run as is, a loser's rollback erased a winner's
+acknowledged entry here (1 of 73 entries gone, a gap in the numbers), so the test serialises moto's TransactWriteItems
+as DynamoDB's own isolation does.
 """
 
 from __future__ import annotations
@@ -37,6 +35,7 @@ from sleeper.statestore.ports import (
 )
 from sleeper.statestore.store import StateStore
 from tests.contract.aws_backends import AwsStateStore
+from tests.integration.aws.moto_atomic import atomic_moto_transactions  # noqa: F401 - a fixture
 from tests.integration.statestore._sqlite_log_writer import SCHEMA, filename
 from tests.integration.statestore.test_log_race_battery import TABLE, RaceFigures, check_log
 from tests.reliability_report import NIGHTLY, Reliability
@@ -137,24 +136,6 @@ def _writer(backend: _AmbiguousBackend, writer: int, start: threading.Barrier, o
             outcome.attempts.append(added.attempts)
             outcome.ambiguous += added.ambiguous_failures
             break
-
-
-@pytest.fixture
-def atomic_moto_transactions() -> Iterator[None]:
-    """Makes the in-process moto server's TransactWriteItems atomic with respect to other writers (see the module
-    docstring)."""
-    from moto.dynamodb.models import DynamoDBBackend
-
-    original = DynamoDBBackend.transact_write_items
-    lock = threading.Lock()
-
-    def atomic(self: DynamoDBBackend, transact_items: list[dict[str, object]]) -> None:
-        with lock:
-            original(self, transact_items)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(DynamoDBBackend, "transact_write_items", atomic)
-        yield
 
 
 @pytest.mark.usefixtures("atomic_moto_transactions")

@@ -14,6 +14,7 @@ from sleeper.core.statestore.transactions.log import LogType
 from sleeper.statestore.log_head import StateStoreSettings
 from sleeper.statestore.store import StateStore
 from tests.integration.statestore._sqlite_log_writer import SCHEMA, add_files, filename, wait_together
+from tests.reliability_report import Reliability, percentiles
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -22,7 +23,9 @@ TRANSACTIONS_PER_WRITER = 200
 TABLE = "0a1b2c3d"
 
 
-def should_number_every_commit_of_concurrent_writer_processes_once_and_contiguously(tmp_path: Path) -> None:
+def should_number_every_commit_of_concurrent_writer_processes_once_and_contiguously(
+    tmp_path: Path, reliability: Reliability
+) -> None:
     # Given one table's files log in a SQLite database, shared by 8 writer processes that start together, with
     # short retry waits and enough attempts for 8-way contention
     database, data = tmp_path / "sleeper.db", tmp_path / "data"
@@ -55,3 +58,20 @@ def should_number_every_commit_of_concurrent_writer_processes_once_and_contiguou
     state = StateStore(schema=SCHEMA, table_id=TABLE, backend=SqliteStateStoreBackend(database, data)).files_state()
     assert {f.filename for f in state.files()} == expected
     assert sum(r.number_of_rows for r in state.references()) == WRITERS * sum(range(TRANSACTIONS_PER_WRITER))
+    spread = percentiles(attempts, 0.5, 0.99)
+    seconds = max(r.seconds for r in results)
+    reliability.record(
+        "A1",
+        backend="sqlite",
+        writers=WRITERS,
+        kind="processes, 50 attempts",
+        commits=total,
+        commits_per_s=round(total / seconds, 1) if seconds else 0.0,
+        attempts_p50=spread["p50"],
+        attempts_p99=spread["p99"],
+        attempts_max=spread["max"],
+        exhausted_retries=sum(r.exhausted for r in results),
+        rows_lost=0,
+        rows_duplicated=0,
+        unhandled_exceptions=0,
+    )

@@ -14,6 +14,7 @@ from sleeper.core.statestore.transactions.files import AddFilesTransaction
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.statestore.log_head import StateStoreSettings
 from sleeper.statestore.store import StateStore
+from tests.reliability_report import Reliability
 from tests.unit.core.statestore.builders import LONG_KEY_SCHEMA, reference
 
 TABLE = "table-1"
@@ -50,7 +51,7 @@ def _write(backend: InMemoryStateStoreBackend, writer: int, start: threading.Bar
 
 
 @pytest.mark.parametrize(("writers", "ambiguous"), [(4, 0.0), (4, 0.1)], ids=["conflicts", "conflicts-and-ambiguous"])
-def should_number_every_commit_once_when_writers_race(writers: int, ambiguous: float) -> None:
+def should_number_every_commit_once_when_writers_race(writers: int, ambiguous: float, reliability: Reliability) -> None:
     # Given a log shared by writer threads, where a fraction of appends land but raise a timeout
     backend = InMemoryStateStoreBackend(ambiguous_put_probability=ambiguous, seed=7)
     start = threading.Barrier(writers)
@@ -76,3 +77,14 @@ def should_number_every_commit_once_when_writers_race(writers: int, ambiguous: f
     # And a new reader's state has every file once
     reader = StateStore(schema=LONG_KEY_SCHEMA, table_id=TABLE, backend=backend)
     assert sorted(f.filename for f in reader.files()) == sorted(told)
+    reliability.record(
+        "A2" if ambiguous else "A1",
+        backend="memory",
+        writers=writers,
+        commits=len(told),
+        ambiguous_outcomes=log.ambiguous_puts,
+        wrongly_reported_failures=0,
+        rows_lost=0,
+        rows_duplicated=0,
+        unhandled_exceptions=0,
+    )
