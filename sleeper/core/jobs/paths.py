@@ -202,12 +202,7 @@ def join_under(root: str, *names: str) -> str:
         raise UnsafePathError(f"no name was given to join under {root!r}", path="$")
     for name in names:
         for form in _decodings(name):
-            if (
-                form in ("", ".", "..")
-                or "/" in form
-                or "\\" in form
-                or _CONTROL.search(form) is not None
-            ):
+            if form in ("", ".", "..") or "/" in form or "\\" in form or _CONTROL.search(form) is not None:
                 raise UnsafePathError(
                     f"{name!r} cannot be joined under {root!r}: a name must be one non-empty path segment, not '.' or "
                     "'..', with no '/', backslash or control character",
