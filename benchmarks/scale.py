@@ -216,7 +216,8 @@ def main() -> None:
             table_rows.append(row)
             print(
                 f"{leaves:,} leaves, {int(row['references']):,} references: snapshot save "
-                f"{row['snapshot_save_s']:.2f} s, load {row['snapshot_load_s']:.2f} s; state store load {row['state_load_s']:.2f} s; plan a lookup "
+                f"{row['snapshot_save_s']:.2f} s, load {row['snapshot_load_s']:.2f} s; state store load "
+                f"{row['state_load_s']:.2f} s; plan a lookup "
                 f"{row['plan_lookup_ms']:.2f} ms (first {row['plan_lookup_first_ms']:.0f} ms); split finder "
                 f"{row['split_finder_s']:.2f} s; GC scan {row['gc_scan_s']:.2f} s; job creation "
                 f"{row['job_creation_s']:.2f} s ({int(row['jobs_created']):,} jobs)",
