@@ -46,7 +46,7 @@ from sleeper.core.statestore.exceptions import (
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.state import FilesState
 from sleeper.core.statestore.transactions.files import ReplaceFileReferencesRequest, ReplaceFileReferencesTransaction
-from sleeper.core.trackers.compaction import CompactionJobStatusType, CompactionJobTracker
+from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobStatusType, CompactionJobTracker
 from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolve
 from sleeper.sketches import sketches_path
 from sleeper.statestore.committer import send_commit_request
@@ -66,6 +66,7 @@ __all__ = [
     "commit_mode",
     "delete_output",
     "handle_commit_messages",
+    "record_landed_commit",
     "was_committed",
 ]
 
@@ -392,6 +393,10 @@ def apply_compaction_commits(
         if done:
             transactions += 1
         now = clock()
+        for job in before:
+            if not was_committed(tracker, job.job_id):
+                # its commit landed but its worker stopped before telling the tracker (RELIABILITY C3): tell it now
+                record_compaction_committed(tracker, table_id, job, now)
         for job in done:
             committed.append((table_id, job.job_id))
             record_compaction_committed(tracker, table_id, job, now)
@@ -453,6 +458,25 @@ def _commit_table(
             refused = still_refused
         return fitting, refused, already
     raise AssertionError("unreachable")
+
+
+def record_landed_commit(tracker: CompactionJobTracker, table_id: str, job_id: str, now: datetime) -> bool:
+    """Records the commit of a job whose output the table already tracks but whose tracker shows no commit: its
+    worker stopped after the commit landed and before it told the tracker (RELIABILITY C3), and the job's message
+    came back. The commit is recorded on the job's last run that finished uncommitted; returns whether it was."""
+    if was_committed(tracker, job_id):
+        return False
+    status = tracker.job(job_id)
+    runs = [] if status is None else [r for r in status.runs if r.status is CompactionJobStatusType.UNCOMMITTED]
+    if not runs:
+        return False
+    run = runs[-1]
+    tracker.record(
+        CompactionJobCommitted(
+            job_id=job_id, table_id=table_id, update_time=now, job_run_id=run.job_run_id, task_id=run.task_id
+        )
+    )
+    return True
 
 
 def _record_failed(

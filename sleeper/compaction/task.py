@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 
 from pyarrow import fs as pafs
 
-from sleeper.compaction.commit import CommitOutcome, JobReadiness, check_job, commit_job
+from sleeper.compaction.commit import CommitOutcome, JobReadiness, check_job, commit_job, record_landed_commit
 from sleeper.compaction.execution import CompactionResult, ExecutionSettings, run_compaction
 from sleeper.compaction.ports import COMPACTION_JOB_QUEUE, CompactionInstance, CompactionTable
 from sleeper.core.exceptions import TableNotFoundError
@@ -208,6 +208,7 @@ class CompactionJobRunner:
             _LOG.exception("compaction job %s: checking the state store failed", job.job_id)
             return self._not_run(job, JobOutcome.FAILED, f"{type(e).__name__}: {e}")
         if check.readiness is JobReadiness.ALREADY_COMMITTED:
+            record_landed_commit(tracker, job.table_id, job.job_id, self._clock())
             return self._outcome(JobOutcome.ALREADY_COMMITTED, job, (check.reason,))
         if check.readiness is JobReadiness.NOT_ASSIGNED:
             return self._not_run(job, JobOutcome.REJECTED, check.reason)

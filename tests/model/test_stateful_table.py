@@ -77,7 +77,7 @@ from sleeper.gc.collector import collect_garbage
 from sleeper.gc.orphans import sweep_deleted_tables, sweep_orphans
 from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.parquet import SortedFileWriter
-from sleeper.runtime.local.admin import reinitialise_table
+from sleeper.runtime.local.admin import reinitialise_table, retry_dead_letters
 from sleeper.runtime.local.handlers import default_handlers
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
@@ -671,6 +671,13 @@ class TableMachine(RuleBasedStateMachine):
             while self._deliver(queue_name) is not None:
                 pass
         self._drain_commits()
+        # A committer request whose worker crashed after applying it is dead-lettered when it comes back (its queue
+        # gives one receive, as Sleeper's), and its job stays unfinished in the tracker until the operator moves it
+        # back ('sleeper dead-letters retry'), when it applies as a no-op and the tracker hears (see the C2 kill test)
+        redriven = retry_dead_letters(self.instance, [COMMITTER]).get(COMMITTER, 0)
+        if redriven:
+            STATS["outcome:committer requests dead-lettered after a crash, retried by the operator"] += redriven
+            self._drain_commits()
         table = self._fresh_table()
         collected = collect_garbage(
             table, now=self.clock(), send_commit=committer_sender(self.instance.queue(COMMITTER))

@@ -166,10 +166,10 @@ def check_converged(instance: LocalInstance, table_name: str, expected: Counter[
 
     I1 a full query holds exactly the expected rows (count and checksum); I2 each log is numbered contiguously from
     its first retained entry; I3 every referenced file exists under the table's prefix, once per partition; I4 the
-    leaves cover the key space; I5 no reference is left assigned to a job and every compaction run that failed has a
-    reason; I6 every retained snapshot plus the log tail equals the full state; I7 the untracked files (orphans of the
-    crash) survive a sweep just before the minimum age and are all gone after one just past it, with the rows
-    unchanged.
+    leaves cover the key space; I5 no reference is left assigned to a job, every compaction job whose output the table
+    tracks is FINISHED in the tracker and every run that failed has a reason; I6 every retained snapshot plus the log
+    tail equals the full state; I7 the untracked files (orphans of the crash) survive a sweep just before the minimum
+    age and are all gone after one just past it, with the rows unchanged.
     """
     table = instance.table(table_name)
     actual = rows_of(table.query())
@@ -193,6 +193,10 @@ def check_converged(instance: LocalInstance, table_name: str, expected: Counter[
         for run in status.runs:
             if run.status is CompactionJobStatusType.FAILED:
                 assert run.failure_reasons, f"I5 a run of compaction job {status.job_id} failed with no reason"
+        if status.job_id in {Path(f.filename).stem for f in files.files()}:  # its output is tracked: it landed
+            assert status.status is CompactionJobStatusType.FINISHED, (
+                f"I5 compaction job {status.job_id} landed but the tracker says {status.status.value}"
+            )
     snapshot_store = store.snapshot_store
     assert snapshot_store is not None
     replayed = check_replay_from_snapshots(
