@@ -77,3 +77,15 @@ def configure_logging(instance: AwsInstance | None = None) -> None:
         return
     configure_text_logging(properties)
     publish_metrics_as_emf(properties)
+
+
+def install_user_code_of(instance: AwsInstance) -> None:
+    """Installs the iterator code the instance's ``sleeper.userjars`` lists, as each task container does before it
+    takes a job (:func:`sleeper.iterators.shipping.install_user_code`; a no-op when none is listed).
+
+    Raises:
+        UserCodeError: If a listed wheel cannot be installed: the task stops before any job rather than fail each.
+    """
+    from sleeper.iterators.shipping import install_user_code
+
+    install_user_code(instance.properties, options=instance.filesystem_options)

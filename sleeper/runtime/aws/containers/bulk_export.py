@@ -13,7 +13,7 @@ import logging
 from sleeper.bulk_export.task import JOBS_PER_TASK, bulk_export_loop_settings
 from sleeper.core.jobs.task_loop import TaskLoop, run_task_loop
 from sleeper.core.operations import LEAF_PARTITION_BULK_EXPORT_Q
-from sleeper.runtime.aws.containers import LOGGER, configure_logging, idle_wait_seconds
+from sleeper.runtime.aws.containers import LOGGER, configure_logging, idle_wait_seconds, install_user_code_of
 from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
 from sleeper.runtime.router import Settled, dispatch
 
@@ -44,7 +44,10 @@ def run_task(
 def main() -> int:
     """Container entry point: the instance its environment names (``CONFIG_BUCKET``)."""
     configure_logging()
-    run_task(AwsInstance(AwsRuntimeConfig.from_environment()), wait_cap_seconds=idle_wait_seconds())
+    instance = AwsInstance(AwsRuntimeConfig.from_environment())
+    configure_logging(instance)
+    install_user_code_of(instance)
+    run_task(instance, wait_cap_seconds=idle_wait_seconds())
     return 0
 
 

@@ -17,7 +17,13 @@ from collections.abc import Mapping
 from sleeper.compaction.entry import run_compaction_job
 from sleeper.compaction.task import TaskSettings, TaskSummary, run_compaction_task
 from sleeper.core.logcontext import log_context
-from sleeper.runtime.aws.containers import LOGGER, configure_logging, idle_wait_seconds, task_workspace
+from sleeper.runtime.aws.containers import (
+    LOGGER,
+    configure_logging,
+    idle_wait_seconds,
+    install_user_code_of,
+    task_workspace,
+)
 from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
 
 __all__ = ["main", "run_task", "task_settings"]
@@ -63,6 +69,7 @@ def main() -> int:
     configure_logging()
     instance = AwsInstance(AwsRuntimeConfig.from_environment())
     configure_logging(instance)
+    install_user_code_of(instance)
     run_task(instance)
     return 0
 

@@ -12,7 +12,7 @@ from sleeper.core.logcontext import log_context
 from sleeper.core.properties.instance_ingest import INGEST_JOB_WAIT_TIME_IN_SECONDS
 from sleeper.ingest.job_runner import QueueRunSummary
 from sleeper.ingest.task import WAIT_SECONDS, ingest_task_settings, run_ingest_task
-from sleeper.runtime.aws.containers import configure_logging, idle_wait_seconds, task_workspace
+from sleeper.runtime.aws.containers import configure_logging, idle_wait_seconds, install_user_code_of, task_workspace
 from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
 
 __all__ = ["WAIT_SECONDS", "main", "run_task"]
@@ -40,6 +40,7 @@ def main() -> int:
     configure_logging()
     instance = AwsInstance(AwsRuntimeConfig.from_environment())
     configure_logging(instance)
+    install_user_code_of(instance)
     wait = float(instance.properties.get_int(INGEST_JOB_WAIT_TIME_IN_SECONDS))  # the task needs the properties
     cap = idle_wait_seconds()
     run_task(instance, wait_seconds=wait if cap is None else min(wait, cap))
