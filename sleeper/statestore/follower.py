@@ -15,7 +15,8 @@ The rules:
   records a commit of it. Skipped when ``sleeper.compaction.tracker.async.commit.updates.enabled`` is false.
 * REPLACE_FILE_REFERENCES refused, or a job of it skipped: the job's run is recorded failed with the reason, unless
   the tracker records a commit of the job (a refused duplicate of a committed job changes nothing, so it is not a
-  failure).
+  failure), or the table already tracks the job's output: its commit landed before and its worker stopped before the
+  tracker heard (RELIABILITY C3), so the job is recorded committed.
 * ADD_FILES committed, naming a job run the ingest tracker knows: the run is recorded as having its files added, once.
   That completes a run that reported its files as committed separately (ingest committing its own files names no
   run, so it is not followed).
@@ -28,7 +29,7 @@ The synchronous and batched compaction commits record through :func:`record_comp
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -147,6 +148,7 @@ def follow_commit(
     reason: str | None = None,
     skipped_jobs: Mapping[str, str] | None = None,
     track_compaction_commits: bool = True,
+    landed_outputs: Collection[str] = (),
 ) -> FollowedUpdates:
     """Records in the job trackers what one commit of a transaction did (see the module docs for the rules).
 
@@ -162,6 +164,9 @@ def follow_commit(
             the reason.
         track_compaction_commits: Whether committed compaction jobs are recorded
             (``sleeper.compaction.tracker.async.commit.updates.enabled``).
+        landed_outputs: For a refused REPLACE_FILE_REFERENCES: the output files of its jobs the table tracks. A job
+            whose output is there was committed before (a request delivered again after its commit landed and its
+            worker stopped before the tracker heard, RELIABILITY C3): it is recorded committed, not failed.
     """
     if isinstance(transaction, ReplaceFileReferencesTransaction):
         return _follow_compactions(
@@ -173,6 +178,7 @@ def follow_commit(
             reason=reason,
             skipped=skipped_jobs or {},
             track_commits=track_compaction_commits,
+            landed=frozenset(landed_outputs),
         )
     if isinstance(transaction, AddFilesTransaction):
         if committed:
@@ -195,13 +201,14 @@ def _follow_compactions(
     reason: str | None,
     skipped: Mapping[str, str],
     track_commits: bool,
+    landed: frozenset[str] = frozenset(),
 ) -> FollowedUpdates:
     commits: list[str] = []
     failures: list[str] = []
     for job in transaction.jobs:
         if was_committed(tracker, job.job_id):
             continue
-        if committed and job.job_id not in skipped:
+        if (committed and job.job_id not in skipped) or job.new_reference.filename in landed:
             if track_commits:
                 record_compaction_committed(tracker, table_id, job, update_time)
                 commits.append(job.job_id)
@@ -273,7 +280,11 @@ def follow_in(
     reason: str | None = None,
     skipped_jobs: Mapping[str, str] | None = None,
 ) -> FollowedUpdates:
-    """:func:`follow_commit` with an instance's trackers and its setting for tracking compaction commits."""
+    """:func:`follow_commit` with an instance's trackers and its setting for tracking compaction commits; for a refused
+    REPLACE_FILE_REFERENCES, the outputs of its jobs the table already tracks are read from the table."""
+    landed: frozenset[str] = frozenset()
+    if not committed and isinstance(transaction, ReplaceFileReferencesTransaction):
+        landed = _landed_outputs(instance, table_id, transaction)
     return follow_commit(
         table_id=table_id,
         transaction=transaction,
@@ -284,7 +295,18 @@ def follow_in(
         reason=reason,
         skipped_jobs=skipped_jobs,
         track_compaction_commits=instance.properties.get_bool(COMPACTION_TRACKER_ASYNC_COMMIT_UPDATES_ENABLED),
+        landed_outputs=landed,
     )
+
+
+def _landed_outputs(
+    instance: TrackedInstance, table_id: str, transaction: ReplaceFileReferencesTransaction
+) -> frozenset[str]:
+    try:
+        files = instance.table_by_id(table_id).state_store.files_state()
+    except TableNotFoundError:
+        return frozenset()
+    return frozenset(job.new_reference.filename for job in transaction.jobs if job.new_reference.filename in files)
 
 
 def follow_log_entry(instance: TrackedInstance, table_id: str, entry: TransactionLogEntry) -> FollowedUpdates | None:

@@ -1002,3 +1002,41 @@ def should_merge_two_one_row_files_within_a_region_with_datafusion(tmp_path: Pat
     merged = pa.Table.from_batches(list(datafusion_merge(files, SCHEMA, region, batch_rows=1024)))
     # Then both rows come back in order
     assert merged.column("key").to_pylist() == [-40, -34]
+
+
+@pytest.mark.parametrize("path", ["committer", "synchronous"])
+def should_record_a_compaction_committed_when_its_message_comes_back_after_a_crash_after_the_commit(
+    tmp_path: Path, path: str
+) -> None:
+    # Given a compaction job whose commit lands (through the committer, or in the job's own run) just before its
+    # worker is killed, so the tracker never hears of it
+    instance = LocalInstance.create(tmp_path / "instance")
+    table = instance.create_table(
+        "t",
+        SCHEMA,
+        properties={
+            "sleeper.table.compaction.job.commit.async": str(path == "committer").lower(),
+            "sleeper.table.compaction.job.async.commit.batching": "false",
+        },
+    )
+    table.ingest(_arrow(((1, 1), (2, 2))))
+    table.ingest(_arrow(((3, 3),)))
+    (job,) = create_compaction_jobs(
+        table, instance.queue(COMPACTION_JOBS), instance.compaction_job_tracker, compact_all=True
+    ).jobs
+    (job_message,) = instance.queue(COMPACTION_JOBS).receive(1)
+    queue, body = COMPACTION_JOBS, job_message.body
+    if path == "committer":
+        HANDLERS[COMPACTION_JOBS](instance, body)
+        (commit_message,) = instance.queue(COMMITTER).receive(1)
+        queue, body = COMMITTER, commit_message.body
+    with pytest.raises(CrashPointReached), faults.armed("statestore.after_log_put", times=1):
+        HANDLERS[queue](instance, body)
+    assert job.output_file in instance.table("t").state_store.files_state()
+    # When its message comes back
+    HANDLERS[queue](instance, body)
+    # Then the tracker shows the job finished, with one committed run
+    status = instance.compaction_job_tracker.job(job.job_id)
+    assert status is not None
+    assert status.status is CompactionJobStatusType.FINISHED, [(r.status, r.failure_reasons) for r in status.runs]
+    assert [r.commit_time is not None for r in status.runs].count(True) == 1
