@@ -30,10 +30,9 @@ from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter, read_sorted
-from sleeper.iterators import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY, ProcessingConfig
-from sleeper.iterators.apply import RowProcessor
+from sleeper.iterators.pipeline import RowIterators
 
-__all__ = ["ExportResult", "ExportTable", "export_batches", "run_leaf_export", "table_processing"]
+__all__ = ["ExportResult", "ExportTable", "export_batches", "run_leaf_export"]
 
 
 class ExportTable(Protocol):
@@ -75,15 +74,6 @@ class ExportResult:
     output: str
     rows_read: int
     rows_written: int
-
-
-def table_processing(properties: TableProperties, schema: Schema) -> ProcessingConfig:
-    """The table's iterators: ``sleeper.table.filters`` and ``sleeper.table.aggregations``.
-
-    Raises:
-        IteratorConfigError: If either does not suit the schema.
-    """
-    return ProcessingConfig.parse(properties.get(FILTERS_PROPERTY), properties.get(AGGREGATIONS_PROPERTY), schema)
 
 
 def _bounds(export: LeafPartitionExport) -> list[list[KeyBounds]]:
@@ -137,14 +127,16 @@ def run_leaf_export(
 
     Raises:
         FileOutsideTableError: If a file of the export is not under the table's data prefix.
-        IteratorConfigError: If the table's iterators do not suit its schema.
+        IteratorConfigError: If the table's filters or aggregations do not suit its schema, or its iterator cannot be
+            loaded (``IteratorLoadError``).
+        IteratorRunError: If the table's iterator fails or breaks its contract.
         MissingFileError: If a file does not exist.
     """
     for name in export.files:
         check_file_in_table(name, table.data_prefix, table_id=table.table_id)
     schema = table.schema
-    processor = RowProcessor(
-        schema, table_processing(table.properties, schema), now_ms if now_ms is not None else int(time.time() * 1000)
+    processor = RowIterators.for_table(
+        table.properties, schema, now_ms=now_ms if now_ms is not None else int(time.time() * 1000), writes=True
     )
     counter = _Counter()
     merged = export_batches(export, schema, options=options, batch_rows=batch_rows)
@@ -156,7 +148,7 @@ def run_leaf_export(
         sketches=False,
         writer_thread=writer_thread,
     ) as writer:
-        for batch in processor.process(counter.count(merged)):
+        for batch in processor.apply(counter.count(merged)):
             writer.write(batch)
     return ExportResult(
         sub_export_id=export.sub_export_id, output=output, rows_read=counter.rows, rows_written=writer.result.rows

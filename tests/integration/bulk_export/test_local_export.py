@@ -124,3 +124,21 @@ def should_not_duplicate_files_when_the_same_export_id_is_sent_again(instance: L
     assert second.already_finished and second.files == ()
     table_id = instance.table("big").table_id
     assert sorted(str(p) for p in (tmp_path / table_id / "twice").glob("*.parquet")) == sorted(first.files)
+
+
+def should_export_what_the_query_returns_with_the_tables_own_iterator(instance: LocalInstance, tmp_path: Path) -> None:
+    # Given the table's iterator (a Python plug-in) keeps only rows younger than a day
+    iterator = {
+        "sleeper.table.iterator.class.name": "sleeper.iterators.examples.FixedAgeOffIterator",
+        "sleeper.table.iterator.config": f"timestamp,{NOW_MS - DAY_MS}",
+    }
+    table = instance.table("big").set_properties(iterator)
+    expected = table.query()
+    assert 0 < expected.num_rows < ROWS
+    # When the table is exported
+    summary = export_table(instance, BulkExportQuery(export_id="iterated", table_name="big"), str(tmp_path))
+    # Then the export holds exactly the query's rows (the export used to skip the table's iterator)
+    exported = pa.concat_tables(_read(summary))
+    assert _checksum(exported) == _checksum(expected)
+    assert exported.equals(expected.select(exported.column_names))
+    table.set_properties({"sleeper.table.iterator.class.name": "", "sleeper.table.iterator.config": ""})
