@@ -133,6 +133,8 @@ def table_create(
     if split_points is not None:
         points = common.read_split_points_file(split_points, table_schema, base64=base64)
     props = _parse_assignments(prop, "property")
+    if points is not None and props.get("sleeper.table.splits.file"):
+        raise SleeperError("give split points once: --split-points or the property sleeper.table.splits.file")
     table = _open().create_table(name, table_schema, split_points=points, properties=props)
     leaves = len(table.leaf_partitions())
     if as_json:

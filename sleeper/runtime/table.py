@@ -16,16 +16,22 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, Self, TypeVar, cast, overload
 
 import pyarrow as pa
 
 from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
 from sleeper.core.jobs.workspace import JobWorkspace
-from sleeper.core.partition import Partition, partitions_from_split_points
+from sleeper.core.partition import Partition, partitions_from_split_points, read_split_points
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.properties.properties import edited_table_properties, new_table_properties
-from sleeper.core.properties.table import STATESTORE_CLASSNAME, state_store_class
+from sleeper.core.properties.table import (
+    SPLIT_POINTS_BASE64_ENCODED,
+    SPLIT_POINTS_FILE,
+    STATESTORE_CLASSNAME,
+    state_store_class,
+)
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
@@ -408,6 +414,26 @@ def edited_properties(current: TableProperties, values: Mapping[str, str | None]
 _Made = TypeVar("_Made", bound="Table[Any]")
 
 
+def _split_points_file(properties: TableProperties, schema: Schema) -> list[KeyValue] | None:
+    """The split points of the file ``sleeper.table.splits.file`` names, or None if it names none.
+
+    Raises:
+        SleeperError: Naming the property and the file, if it cannot be read or holds an invalid split point.
+    """
+    path = properties.get(SPLIT_POINTS_FILE)
+    if not path:
+        return None
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise SleeperError(f"{SPLIT_POINTS_FILE.name}: cannot read {path}: {e.strerror or e}") from None
+    base64 = properties.get_bool(SPLIT_POINTS_BASE64_ENCODED)
+    try:
+        return list(read_split_points(schema, lines, strings_base64=base64))
+    except SleeperError as e:
+        raise SleeperError(f"{SPLIT_POINTS_FILE.name}: {path}: {e}") from None
+
+
 def create_table(
     *,
     name: str,
@@ -422,6 +448,9 @@ def create_table(
     """Creates a table as Sleeper does, on either runtime: validates its name, properties and split points, saves its
     properties, adds it to the table index (taking the properties back if that fails) and initialises its partitions.
 
+    With no split points given, those of the file ``sleeper.table.splits.file`` names are used (a path on this
+    machine, base64 encoded strings if ``sleeper.table.splits.base64.encoded``), as Sleeper's table creation reads it.
+
     Raises:
         SleeperError: If the name is invalid.
         TableAlreadyExistsError: If the name is taken.
@@ -431,12 +460,14 @@ def create_table(
     check_table_name(name)
     if any(t.table_name == name for t in table_index.list_tables()):
         raise TableAlreadyExistsError(f"table {name!r} already exists")
-    partitions = partitions_from_split_points(schema, list(split_points or []))
     table_id = new_table_id()
     values = {str(k): str(v) for k, v in (properties or {}).items()}
     table_properties = new_table_properties(
         instance_properties, name=name, table_id=table_id, schema=schema, values=values
     )
+    if split_points is None:
+        split_points = _split_points_file(table_properties, schema)
+    partitions = partitions_from_split_points(schema, list(split_points or []))
     check_processing(table_properties)
     state_store_class(table_properties.get(STATESTORE_CLASSNAME))  # a state store this port has, or refused
     status = TableStatus(table_id=table_id, table_name=name, online=table_properties.get_bool("sleeper.table.online"))

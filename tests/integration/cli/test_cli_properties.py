@@ -116,3 +116,44 @@ def should_refuse_to_unset_the_table_name(instance: Path, capsys: pytest.Capture
     # Then it is refused, pointing to a rename
     assert code == 1
     assert "rename the table instead" in capsys.readouterr().err
+
+
+def should_create_a_table_from_the_splits_file_its_properties_name(
+    instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a splits file of base64 encoded strings
+    splits = tmp_path / "splits.txt"
+    splits.write_text("Zw==\nbQ==\n")  # g, m
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    # When a table is created with the file named by its properties
+    created = _json(
+        capsys,
+        ["table", "create", "split", "--schema", str(schema), "-p", f"sleeper.table.splits.file={splits}"]
+        + ["-p", "sleeper.table.splits.base64.encoded=true", "--json"],
+    )
+    # Then it starts with the partitions the split points make
+    assert created["leafPartitions"] == 3  # type: ignore[index]
+
+
+def should_refuse_split_points_given_twice_or_unreadable(
+    instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a splits file
+    splits = tmp_path / "splits.txt"
+    splits.write_text("m\n")
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    capsys.readouterr()
+    # When a table is given split points both ways, and then a splits file that does not exist
+    both = run(
+        ["table", "create", "a", "--schema", str(schema), "--split-points", str(splits)]
+        + ["-p", f"sleeper.table.splits.file={splits}"]
+    )
+    both_err = capsys.readouterr().err
+    missing = run(["table", "create", "b", "--schema", str(schema), "-p", f"sleeper.table.splits.file={tmp_path}/no"])
+    missing_err = capsys.readouterr().err
+    # Then each is refused in one line, and no table is made
+    assert both == 1 and "give split points once" in both_err
+    assert missing == 1 and "sleeper.table.splits.file: cannot read" in missing_err
+    assert run(["table", "show", "a"]) == 1 and run(["table", "show", "b"]) == 1

@@ -46,8 +46,6 @@ IN_PROGRESS = {
     "sleeper.table.retain.after.removal",
     "sleeper.default.table.reuse.existing",
     "sleeper.table.reuse.existing",
-    "sleeper.table.splits.file",
-    "sleeper.table.splits.base64.encoded",
     # issue 20 (h20a): the ingest Arrow buffer and its tuning, asynchronous commits of ingest and bulk import
     *(d.name for d in INSTANCE_PROPERTY_INDEX if d.name.startswith("sleeper.ingest.arrow.")),
     "sleeper.ingest.max.local.rows",
