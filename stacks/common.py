@@ -28,6 +28,7 @@ from sleeper.core import naming, operations
 from sleeper.core.operations import HandlerSpec
 from sleeper.core.properties import PropertyDefinition
 from sleeper.core.properties import instance_common as common
+from sleeper.core.user_code import user_wheel_keys
 from stacks import grants
 from stacks.artefacts import Images
 from stacks.context import DeployContext
@@ -168,6 +169,16 @@ class SleeperCore:
         grants.config_read(grantee, self.config)
         grants.table_read(grantee, *self.table_index_tables, *self.state_store_tables)
         grants.bucket_read(grantee, self.data, [grants.STATESTORE_PREFIX])
+        self.grant_user_code_read(grantee)
+
+    def grant_user_code_read(self, grantee: iam.IGrantable) -> None:
+        """Read the iterator wheels ``sleeper.userjars`` lists in ``sleeper.jars.bucket`` (each key named, nothing
+        else of the bucket), which every process that may run a table's iterator installs when it starts; nothing
+        when no wheel is listed or the jars bucket is not set."""
+        bucket = self.ctx.get(common.JARS_BUCKET)
+        keys = user_wheel_keys(self.ctx.properties)
+        if bucket and keys:
+            grants.allow(grantee, grants.S3_READ, [f"arn:{cdk.Aws.PARTITION}:s3:::{bucket}/{key}" for key in keys])
 
     def grant_table_state_commit(self, grantee: iam.IGrantable) -> None:
         """Read table state, append to the transaction logs synchronously and send asynchronous commits."""

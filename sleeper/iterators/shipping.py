@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties.instance_common import JARS_BUCKET, USER_JARS
+from sleeper.core.user_code import user_wheel_keys
 from sleeper.io.filesystem import FileSystemOptions, resolve
 
 __all__ = [
@@ -99,13 +100,13 @@ def user_code_locations(properties: InstanceProperties) -> list[str]:
     Raises:
         UserCodeError: If wheels are listed and the jars bucket is not set.
     """
-    wheels = [k for k in properties.get_list(USER_JARS) if k.lower().endswith(".whl")]
+    wheels = user_wheel_keys(properties)
     if not wheels:
         return []
     bucket = properties.get(JARS_BUCKET)
     if not bucket:
         raise UserCodeError(f"{USER_JARS.name} lists wheels but {JARS_BUCKET.name} is not set")
-    return [f"s3://{bucket}/{key.lstrip('/')}" for key in wheels]
+    return [f"s3://{bucket}/{key}" for key in wheels]
 
 
 def install_wheels(
