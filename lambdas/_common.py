@@ -298,20 +298,34 @@ def for_each_record(
     return batch_response([str(f["itemIdentifier"]) for f in response["batchItemFailures"]])
 
 
+_TIMED_QUEUES = {operations.QUERY_Q: "QuerySeconds", operations.LEAF_PARTITION_QUERY_Q: "SubQuerySeconds"}
+"""The queues whose every message's handling time is published, by metric name."""
+
+
 def route_messages(event: Mapping[str, Any], queue_name: str) -> dict[str, list[dict[str, str]]]:
     """Runs each message of a batch from a queue through the feature entry the registry names for the queue
     (:mod:`sleeper.runtime.router`), on the instance from the environment; on a FIFO queue a failure fails the rest
     of the batch too, so a group keeps its order. A batch from the state store committer's queue publishes its size
-    (``CommitBatchSize``) and how long it took (``CommitBatchSeconds``).
+    (``CommitBatchSize``) and how long it took (``CommitBatchSeconds``); each message of the query and leaf partition
+    query queues how long its handling took (``QuerySeconds``, ``SubQuerySeconds``), failed or not.
     """
     entry = feature_entry(queue_name)
     fifo = operations.queue(queue_name).fifo
     per_table = any(h.sends_to == queue_name for h in operations.HANDLERS)
+    timed = _TIMED_QUEUES.get(queue_name)
+
+    def handle(body: str) -> object:
+        if timed is None:
+            return entry(aws_instance(), body)
+        began = time.monotonic()
+        try:
+            return entry(aws_instance(), body)
+        finally:
+            publish_metrics({"queue": queue_name}, Metric(timed, time.monotonic() - began, "Seconds"))
+
     with _invocation():
         started = time.monotonic()
-        response = for_each_message(
-            event, lambda body: entry(aws_instance(), body), stop_at_failure=fifo, body_is_table_id=per_table
-        )
+        response = for_each_message(event, handle, stop_at_failure=fifo, body_is_table_id=per_table)
         if queue_name == operations.STATE_STORE_COMMITTER_Q and event.get("Records"):
             publish_metrics(
                 {"queue": queue_name},

@@ -13,7 +13,7 @@ import pytest
 from lambdas import _common
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.metrics import use_metrics_sink
-from sleeper.core.operations import STATE_STORE_COMMITTER_Q
+from sleeper.core.operations import LEAF_PARTITION_QUERY_Q, QUERY_Q, STATE_STORE_COMMITTER_Q
 from sleeper.core.properties import InstanceProperties
 from sleeper.io.filesystem import FileSystemOptions
 
@@ -157,3 +157,15 @@ def should_publish_the_size_of_each_batch_of_commits(capsys: pytest.CaptureFixtu
     assert record["CommitBatchSize"] == [2.0]
     assert record["instanceId"] == "inst"
     assert record["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "Sleeper"
+
+
+def should_publish_how_long_each_query_message_took(capsys: pytest.CaptureFixture[str]) -> None:
+    # Given a query and a sub-query message (unreadable: their handling fails fast)
+    _use()
+    # When each is routed to its queue's handler
+    _common.route_messages(_event("not a query"), QUERY_Q)
+    _common.route_messages(_event("nor a sub-query"), LEAF_PARTITION_QUERY_Q)
+    # Then an EMF line gives how long each took, by queue
+    records = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith('{"_aws"')]
+    timed = {(r["queue"], name) for r in records for name in ("QuerySeconds", "SubQuerySeconds") if name in r}
+    assert timed == {(QUERY_Q, "QuerySeconds"), (LEAF_PARTITION_QUERY_Q, "SubQuerySeconds")}
