@@ -53,6 +53,14 @@ ITEMS: tuple[MenuItem, ...] = (
     MenuItem("Put a table online", lambda ask: ["table", "online", _table(ask)]),
     MenuItem("Pause the system", lambda ask: ["pause"]),
     MenuItem("Resume the system", lambda ask: ["resume"]),
+    MenuItem("View instance properties by group", lambda ask: ["instance", "properties", "--group", ask("Group")]),
+    MenuItem(
+        "View table properties by group", lambda ask: ["table", "properties", _table(ask), "--group", ask("Group")]
+    ),
+    MenuItem(
+        "Compaction job in detail", lambda ask: ["report", "compaction-jobs", _table(ask), "--job", ask("Job id")]
+    ),
+    MenuItem("Ingest job in detail", lambda ask: ["report", "ingest-jobs", "--job", ask("Job id")]),
 )
 
 

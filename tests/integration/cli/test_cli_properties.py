@@ -3,6 +3,7 @@ use or that needs a deployment says (issue 19, items 1 and 5)."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -157,3 +158,20 @@ def should_refuse_split_points_given_twice_or_unreadable(
     assert both == 1 and "give split points once" in both_err
     assert missing == 1 and "sleeper.table.splits.file: cannot read" in missing_err
     assert run(["table", "show", "a"]) == 1 and run(["table", "show", "b"]) == 1
+
+
+def should_show_a_group_from_the_admin_menu(
+    instance: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given answers choosing the instance properties of a group, the logging group, then exit
+    from sleeper.cli.menu import ITEMS
+
+    choice = next(i for i, item in enumerate(ITEMS, start=1) if item.label == "View instance properties by group")
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{choice}\nlogging\n0\n"))
+    capsys.readouterr()
+    # When the menu runs
+    code = run(["admin"])
+    # Then the group's properties are shown
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "Instance properties: Logging" in out and "sleeper.logging.rust" in out
