@@ -166,14 +166,14 @@ def table_properties(
         changed = [key for key in updates if before.get(key) != after.get(key)]
         _print_notices(table.properties.index, changed, local=inst.is_local)
         if as_json:
-            print_json(
-                {
-                    "tableName": table.name,
-                    "tableId": table.table_id,
-                    "set": {k: v for k, v in updates.items() if v is not None},
-                    "unset": [k for k, v in updates.items() if v is None],
-                }
-            )
+            result: dict[str, Any] = {
+                "tableName": table.name,
+                "tableId": table.table_id,
+                "set": {k: v for k, v in updates.items() if v is not None},
+            }
+            if unset:
+                result["unset"] = [k for k, v in updates.items() if v is None]
+            print_json(result)
             return
         for key, value in updates.items():
             console.print(f"{key} = {value}" if value is not None else f"{key} unset (now {_shown(table, key)})")
