@@ -45,6 +45,13 @@ pytestmark = [pytest.mark.integration, pytest.mark.aws]
 KEY = Field("key", PrimitiveType.LONG)
 SCHEMA = Schema(row_key_fields=(KEY,), value_fields=(Field("value", PrimitiveType.STRING),))
 
+SYNC_INGEST_COMMITS = {
+    "sleeper.table.ingest.job.files.commit.async": "false",
+    "sleeper.table.bulk.import.job.files.commit.async": "false",
+}
+"""Ingest and bulk import commit in the job itself (asynchronous by default, as Sleeper's, through a committer these
+tests do not run)."""
+
 
 def _rows(start: int, stop: int) -> pa.Table:
     keys = list(range(start, stop))
@@ -52,7 +59,9 @@ def _rows(start: int, stop: int) -> pa.Table:
 
 
 def _new_table(instance: AwsInstance, *, split_points: list[int] | None = None) -> Table[AwsInstance]:
-    return instance.create_table(f"table-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=split_points or [])
+    return instance.create_table(
+        f"table-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=split_points or [], properties=SYNC_INGEST_COMMITS
+    )
 
 
 @pytest.fixture(scope="module")

@@ -32,9 +32,18 @@ SCHEMA = Schema(
     row_key_fields=(Field("key", PrimitiveType.LONG),), value_fields=(Field("value", PrimitiveType.STRING),)
 )
 
+SYNC_INGEST_COMMITS = {
+    "sleeper.table.ingest.job.files.commit.async": "false",
+    "sleeper.table.bulk.import.job.files.commit.async": "false",
+}
+"""Ingest and bulk import commit in the job itself (asynchronous by default, as Sleeper's, through a committer these
+tests do not run)."""
+
 
 def _table(instance: AwsInstance) -> Table[AwsInstance]:
-    return instance.create_table(f"bad-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[50])
+    return instance.create_table(
+        f"bad-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[50], properties=SYNC_INGEST_COMMITS
+    )
 
 
 def _upload(instance: AwsInstance, table: pa.Table) -> str:

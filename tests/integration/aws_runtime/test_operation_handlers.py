@@ -60,6 +60,13 @@ BATCH_AT_ONCE = {
 }
 SYNC_COMMITS = {"sleeper.table.partition.splitting.commit.async": "false", "sleeper.table.gc.commit.async": "false"}
 
+SYNC_INGEST_COMMITS = {
+    "sleeper.table.ingest.job.files.commit.async": "false",
+    "sleeper.table.bulk.import.job.files.commit.async": "false",
+}
+"""Ingest and bulk import commit in the job itself (asynchronous by default, as Sleeper's, through a committer these
+tests do not run)."""
+
 
 @pytest.fixture(scope="module")
 def instance() -> Iterator[AwsInstance]:
@@ -79,7 +86,9 @@ def instance() -> Iterator[AwsInstance]:
 
 
 def _table(instance: AwsInstance, prefix: str, **properties: str) -> Table[AwsInstance]:
-    return instance.create_table(f"{prefix}-{uuid.uuid4().hex[:8]}", SCHEMA, properties=properties)
+    return instance.create_table(
+        f"{prefix}-{uuid.uuid4().hex[:8]}", SCHEMA, properties={**SYNC_INGEST_COMMITS, **properties}
+    )
 
 
 def _rows(start: int, stop: int) -> pa.Table:
@@ -337,7 +346,9 @@ def should_log_a_tables_metrics_in_embedded_metric_format(
     instance: AwsInstance, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Given a table with 30 rows in two leaves, in one file each
-    table = instance.create_table(f"metrics-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[15])
+    table = instance.create_table(
+        f"metrics-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[15], properties=SYNC_INGEST_COMMITS
+    )
     _ingest(instance, table, _rows(0, 30))
     # When the metrics handler handles the table's message
     capsys.readouterr()

@@ -32,6 +32,13 @@ SCHEMA = Schema(
 )
 ROWS = [{"key": k, "value": f"v{k}"} for k in range(20)]
 
+SYNC_INGEST_COMMITS = {
+    "sleeper.table.ingest.job.files.commit.async": "false",
+    "sleeper.table.bulk.import.job.files.commit.async": "false",
+}
+"""Ingest and bulk import commit in the job itself (asynchronous by default, as Sleeper's, through a committer these
+tests do not run)."""
+
 
 def _answer_queries(instance: AwsInstance) -> None:
     """One round of what AWS delivers for queries: the query queue to its handler, then the leaf queue to its."""
@@ -47,7 +54,9 @@ def client(instance: AwsInstance) -> CompatClient:
 @pytest.fixture(scope="module")
 def table_name(instance: AwsInstance, client: CompatClient) -> str:
     """A table of two leaves that the client filled through ``for_ingest/`` and the ingest queue."""
-    table = instance.create_table(f"compat-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[10])
+    table = instance.create_table(
+        f"compat-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[10], properties=SYNC_INGEST_COMMITS
+    )
     client.write_single_batch(table.name, ROWS)
     summary = run_task(instance, wait_seconds=0)
     assert [o.outcome.name for o in summary.outcomes] == ["FINISHED"]
