@@ -61,3 +61,9 @@ def garbage_collection(event: Mapping[str, Any], context: object = None) -> dict
 def table_metrics(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
     """Starts publishing metrics for every online table (and offline ones if configured)."""
     return _trigger(operations.TABLE_METRICS_TRIGGER)
+
+
+@lambda_handler
+def iceberg_publish(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
+    """Starts publishing every online table's Iceberg view (tables naming none are skipped by the publisher)."""
+    return _trigger(operations.ICEBERG_PUBLISH_TRIGGER)

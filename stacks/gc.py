@@ -47,3 +47,5 @@ class GarbageCollectorStack(cdk.NestedStack):
         collector = self.schedule.handler
         core.grant_table_state_commit(collector)
         grants.bucket_delete(collector, core.data, [grants.DATA_PREFIX])
+        # The holds a table's Iceberg view keeps on files it lists (sleeper.core.held_files): never deleted while held.
+        grants.bucket_read(collector, core.data, [grants.HOLDS_PREFIX])

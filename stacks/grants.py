@@ -48,10 +48,13 @@ CONFIG_PREFIXES = ("instance.properties", "tables/*")
 DATA_PREFIX = "*/data/*"
 STATESTORE_PREFIX = "*/statestore/*"
 COMPACTIONS_PREFIX = "*/compactions/*"
-TABLE_DELETE_PREFIXES = (DATA_PREFIX, STATESTORE_PREFIX, COMPACTIONS_PREFIX, "*/")
+ICEBERG_PREFIX = "*/iceberg/*"
+"""A table's Iceberg view (beyond Sleeper): its metadata, trimmed copies and the holds the garbage collector reads."""
+HOLDS_PREFIX = "*/iceberg/holds/*"
+TABLE_DELETE_PREFIXES = (DATA_PREFIX, STATESTORE_PREFIX, COMPACTIONS_PREFIX, ICEBERG_PREFIX, "*/")
 """What deleting or reinitialising a table removes from the data bucket: data files, state store objects (snapshots,
-large transaction bodies), compaction job batches, and the directory marker ``<table id>/`` a prefix delete removes;
-nothing else there (``for_ingest/`` and other objects in the bucket's root)."""
+large transaction bodies), compaction job batches, its Iceberg view's files, and the directory marker ``<table id>/``
+a prefix delete removes; nothing else there (``for_ingest/`` and other objects in the bucket's root)."""
 FOR_INGEST_PREFIX = "for_ingest/*"
 
 

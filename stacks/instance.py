@@ -35,6 +35,7 @@ from stacks.context import DeployContext
 from stacks.dashboard import DashboardStack
 from stacks.eks_bulk_import import EksBulkImportStack
 from stacks.gc import GarbageCollectorStack
+from stacks.iceberg import IcebergViewsStack
 from stacks.ingest import IngestStack
 from stacks.ingest_batcher import IngestBatcherStack
 from stacks.monitoring import ConfigBucketStack, MonitoringStack, TableDataStack
@@ -184,6 +185,7 @@ class SleeperInstanceStack(cdk.Stack):
             "TableMetrics": lambda: TableMetricsStack(self, "TableMetrics", core),
             "Athena": lambda: AthenaStack(self, "Athena", core),
             "RestApi": lambda: RestApiStack(self, "RestApi", core),
+            "IcebergViews": lambda: IcebergViewsStack(self, "IcebergViews", core),
             "ManagedPolicies": lambda: ManagedPoliciesStack(self, "ManagedPolicies", core),
             "TableDefiner": lambda: TableDefinerStack(self, "TableDefiner", core),
             "Alarms": lambda: AlarmsStack(self, "Alarms", core),

@@ -81,6 +81,8 @@ SNAPSHOT_CREATION_Q = "TransactionLogSnapshotQ.fifo"
 SNAPSHOT_DELETION_Q = "TransactionLogSnapshotDeletionQ.fifo"
 TRANSACTION_DELETION_Q = "TransactionLogTransactionDeletionQ.fifo"
 METRICS_JOB_Q = "MetricsJobQ.fifo"
+ICEBERG_PUBLISH_Q = "IcebergPublishQ.fifo"
+"""Beyond Sleeper: tables to publish as Iceberg views (``sleeper.iceberg``)."""
 BULK_IMPORT_EKS_Q = "BulkImportEKSQ"
 """Sleeper's bulk import queue for EKS (``EksBulkImportStack``): its starter starts a Step Functions execution."""
 BULK_IMPORT_PLATFORM_QUEUES: Mapping[str, str] = {
@@ -220,6 +222,11 @@ QUEUES: tuple[QueueSpec, ...] = (
         url_property=cdk.TABLE_METRICS_QUEUE_URL.name,
         local=False,
     ),
+    QueueSpec(
+        name=ICEBERG_PUBLISH_Q,
+        description="Tables to publish as Iceberg views",
+        url_property=cdk.ICEBERG_PUBLISH_QUEUE_URL.name,
+    ),
 )
 """Every queue of an instance, local or on AWS."""
 
@@ -254,6 +261,8 @@ LEAF_PARTITION_QUERY = "leaf_partition_query"
 QUERY_WARM = "query_warm"
 TABLE_METRICS_TRIGGER = "table_metrics_trigger"
 TABLE_METRICS = "table_metrics"
+ICEBERG_PUBLISH_TRIGGER = "iceberg_publish_trigger"
+ICEBERG_PUBLISH = "iceberg_publish"
 BULK_EXPORT_PLANNER = "bulk_export_planner"
 BULK_EXPORT_TASK_CREATION = "bulk_export_task_creation"
 ATHENA_SIMPLE = "athena_simple"
@@ -620,6 +629,25 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         runs="sleeper.statestore.metrics:handle_table_metrics",
         description="Publishes a table's file and row counts as CloudWatch metrics",
         trigger=Trigger.sqs(METRICS_JOB_Q),
+    ),
+    # --- Iceberg views (beyond Sleeper) ---
+    _per_table_trigger(
+        ICEBERG_PUBLISH_TRIGGER,
+        "iceberg_publish",
+        rule=naming.ICEBERG_PUBLISH_RULE,
+        period_property="sleeper.iceberg.publish.period.minutes",
+        sends_to=ICEBERG_PUBLISH_Q,
+        what="publishing Iceberg views",
+        local_schedule="iceberg-publish",
+    ),
+    HandlerSpec(
+        name=ICEBERG_PUBLISH,
+        handler="lambdas.iceberg_publish:handler",
+        runs="sleeper.iceberg.entry:handle_publish_iceberg",
+        description="Publishes a table that names an Iceberg view as a new snapshot of it",
+        trigger=Trigger.sqs(ICEBERG_PUBLISH_Q),
+        memory_mb=4096,
+        timeout_seconds=900,
     ),
     # --- Athena (spec 11): invoked by Athena through the query federation protocol ---
     HandlerSpec(

@@ -59,6 +59,11 @@ __all__ = ["PublishResult", "iceberg_identifier", "processing_refusal", "publish
 NAME_MAPPING_KEY = "schema.name-mapping.default"
 """The Iceberg table property mapping column names to field ids, for data files written without field ids."""
 
+COMMIT_RETRIES_KEY = "commit.retry.num-retries"
+"""pyiceberg retries a commit that lost a race by replaying it on the new snapshot. A publish's snapshot is the whole
+table as one state read saw it, so replaying it over a newer publish could list a file beside its compaction's output:
+the view allows no retries, and the publish that lost gives up (the next one starts from a fresh state)."""
+
 METADATA_VERSIONS_KEPT = 10
 """How many earlier ``metadata.json`` files the view keeps (pyiceberg deletes older ones after each commit)."""
 
@@ -186,6 +191,7 @@ def publish_table(
             "files, so the garbage collector might already have deleted one; publish again"
         )
     committed = False
+    view: PyIcebergTable | None = None
     try:
         schema = table.schema
         plans = plan_files(entries, tree, lambda f: read_file_metadata(f, schema, options=options))
@@ -223,7 +229,7 @@ def publish_table(
             delay=delay,
         )
     except Exception as e:
-        if not committed:
+        if not committed and not _landed(view, hold_id):
             delete_hold(fs, table.data_prefix, hold_id)
         if _is_commit_conflict(e):
             raise PublishAbandonedError(
@@ -273,6 +279,7 @@ def _open_view(catalog: Catalog, table: IcebergTable, identifier: IcebergIdentif
                     SLEEPER_TABLE_ID_KEY: table.table_id,
                     "write.metadata.delete-after-commit.enabled": "true",
                     "write.metadata.previous-versions-max": str(METADATA_VERSIONS_KEPT),
+                    COMMIT_RETRIES_KEY: "0",
                 },
             )
         except TableAlreadyExistsError:
@@ -284,10 +291,15 @@ def _open_view(catalog: Catalog, table: IcebergTable, identifier: IcebergIdentif
             f"table {_name(table)}: the Iceberg table {identifier} exists and is {whose}; it is never overwritten. "
             f"Set {ICEBERG_NAME.name} to another name, or drop that Iceberg table"
         )
+    missing: dict[str, str] = {}
     if view.metadata.name_mapping() is None:
         # Sleeper's files carry no Parquet field ids: readers match their columns to the view's by name.
+        missing[NAME_MAPPING_KEY] = view.schema().name_mapping.model_dump_json()
+    if view.properties.get(COMMIT_RETRIES_KEY) != "0":
+        missing[COMMIT_RETRIES_KEY] = "0"
+    if missing:
         with view.transaction() as transaction:
-            transaction.set_properties({NAME_MAPPING_KEY: view.schema().name_mapping.model_dump_json()})
+            transaction.set_properties(missing)
         view.refresh()
     return view
 
@@ -321,7 +333,20 @@ def _commit(view: PyIcebergTable, hold_id: str, table_id: str, added: list[str],
 
 def _is_commit_conflict(error: Exception) -> bool:
     try:
-        from pyiceberg.exceptions import CommitFailedException
+        from pyiceberg.exceptions import CommitFailedException, ValidationException
     except ImportError:
         return False
-    return isinstance(error, CommitFailedException)
+    return isinstance(error, CommitFailedException | ValidationException)
+
+
+def _landed(view: PyIcebergTable | None, hold_id: str) -> bool:
+    """Whether a snapshot naming the hold is in the view after all (a commit reported failed that landed, as when a
+    lost response is retried): its hold must then stay. Unknown counts as landed, keeping the hold (a hold no
+    snapshot names is released after a day)."""
+    if view is None:
+        return False
+    try:
+        view.refresh()
+    except Exception:  # noqa: BLE001 - cannot tell: keep the hold
+        return True
+    return any(s.summary is not None and s.summary[SNAPSHOT_HOLD_KEY] == hold_id for s in view.metadata.snapshots)

@@ -56,6 +56,7 @@ def should_name_every_queue_and_dead_letter_queue_as_runtime_expects(synthesized
         o.QUERY_Q, o.LEAF_PARTITION_QUERY_Q, o.BULK_IMPORT_EMR_SERVERLESS_Q, o.BULK_IMPORT_EMR_Q,
         o.COMPACTION_JOB_CREATION_Q, o.FIND_PARTITIONS_TO_SPLIT_Q, o.GC_JOB_Q,
         o.SNAPSHOT_CREATION_Q, o.SNAPSHOT_DELETION_Q, o.TRANSACTION_DELETION_Q, o.METRICS_JOB_Q,
+        o.ICEBERG_PUBLISH_Q,
         BULK_IMPORT_PERSISTENT_EMR_Q,
     ]  # fmt: skip
 
@@ -224,6 +225,7 @@ def should_schedule_rules_with_the_periods_of_spec_12(synthesized: Any) -> None:
         "example-CompactionTasksCreationRule": "rate(1 minute)",
         "example-FindPartitionsToSplitPeriodicTrigger": "rate(30 minutes)",
         "example-GarbageCollectorPeriodicTrigger": "rate(15 minutes)",
+        "example-IcebergPublishRule": "rate(10 minutes)",
         "example-IngestTasksCreationRule": "rate(1 minute)",
         "example-IngestBatcherJobCreationRule": "rate(1 minute)",
         "example-MetricsPublishRule": "rate(1 minute)",

@@ -129,4 +129,10 @@ def should_let_the_admin_policy_delete_only_what_a_table_holds(synthesized: Any)
     # Then they cover the tables' data, state store objects, compaction batches and directory markers, not the
     # whole bucket (the ingest sources under for_ingest/, or anything else in its root)
     prefix = "arn:${P}:s3:::sleeper-example-table-data-${A}/"
-    assert sorted(r.removeprefix(prefix) for r in deletes) == ["*/", "*/compactions/*", "*/data/*", "*/statestore/*"]
+    assert sorted(r.removeprefix(prefix) for r in deletes) == [
+        "*/",
+        "*/compactions/*",
+        "*/data/*",
+        "*/iceberg/*",
+        "*/statestore/*",
+    ]

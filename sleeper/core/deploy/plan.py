@@ -112,6 +112,7 @@ def planned_stacks(properties: InstanceProperties) -> list[PlannedStack]:
     for stack in ("TableMetricsStack", "AthenaStack", "RestApiStack"):
         if stack in wanted:
             plan.append(PlannedStack(*OPTIONAL[stack]))
+    plan.append(PlannedStack("IcebergViews", "publishing tables that name an Iceberg view, on a schedule"))
     plan.append(PlannedStack("ManagedPolicies", "the ingest, query and admin managed policies"))
     plan.append(PlannedStack("TableDefiner", "creates the configuration's tables at deployment and keeps them"))
     plan.append(PlannedStack("Alarms", "alarms on function errors and throttles, work queue ages and failed tasks"))

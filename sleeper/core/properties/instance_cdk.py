@@ -99,6 +99,15 @@ TRANSACTION_LOG_TRANSACTION_DELETION_RULE = _common.cdk(
     "The schedule rule that starts deletion of old transaction log entries.",
 )
 (
+    ICEBERG_PUBLISH_QUEUE_URL,
+    ICEBERG_PUBLISH_QUEUE_ARN,
+    ICEBERG_PUBLISH_DLQ_URL,
+    ICEBERG_PUBLISH_DLQ_ARN,
+) = _common.queue("sleeper.iceberg.publish", "requests to publish tables as Iceberg views (beyond Sleeper)")
+ICEBERG_PUBLISH_RULE = _common.cdk(
+    "sleeper.iceberg.publish.rule", "The schedule rule that starts publishing tables as Iceberg views."
+)
+(
     STATESTORE_COMMITTER_QUEUE_URL,
     STATESTORE_COMMITTER_QUEUE_ARN,
     STATESTORE_COMMITTER_DLQ_URL,

@@ -533,6 +533,15 @@ STATESTORE_COMMITTER_EC2_INSTANCE_TYPE = _state.user(
     not_used="the state store committer always runs on Lambda here",
 )
 
+ICEBERG_PUBLISH_PERIOD_IN_MINUTES = _state.user(
+    "sleeper.iceberg.publish.period.minutes",
+    "Beyond Sleeper: how often, in minutes, every online table that names an Iceberg view "
+    "(`sleeper.table.iceberg.name`) is published as a new snapshot of it. See docs/usage/iceberg.md.",
+    default="10",
+    validation=POSITIVE_INT,
+    redeploy=True,
+)
+
 _metrics = PropertyList(InstancePropertyGroup.METRICS)
 
 METRICS_NAMESPACE = _metrics.user(

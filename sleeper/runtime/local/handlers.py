@@ -47,6 +47,7 @@ def default_handlers() -> dict[str, Handler]:
             operations.SNAPSHOT_CREATION_Q,
             operations.SNAPSHOT_DELETION_Q,
             operations.TRANSACTION_DELETION_Q,
+            operations.ICEBERG_PUBLISH_Q,
         )
     }
     return handlers

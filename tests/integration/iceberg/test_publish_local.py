@@ -273,3 +273,79 @@ def should_publish_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureF
     assert run(["--instance", str(tmp_path / "instance"), "table", "publish-iceberg", "plain"]) == 1
     error = capsys.readouterr().err
     assert error.startswith("error: table plain names no Iceberg table") and "Traceback" not in error
+
+
+def should_publish_on_the_local_instances_schedule(tmp_path: Path) -> None:
+    from sleeper.core import operations
+    from sleeper.runtime.local.handlers import default_handlers
+    from sleeper.runtime.local.runner import LocalRunner
+
+    # Given a table naming a view and one naming none
+    instance, table = _table(tmp_path, split_points=[50])
+    table.ingest(_rows(0, 100))
+    instance.create_table("plain", SCHEMA).ingest(_rows(0, 5))
+
+    # When the local runner's schedules all fire and it runs one round
+    summary = LocalRunner(instance, default_handlers()).run_round(force=True)
+
+    # Then the publishing queue was drained for both tables, and the view equals the table
+    assert summary.processed.get(operations.ICEBERG_PUBLISH_Q) == 2
+    assert summary.failed.get(operations.ICEBERG_PUBLISH_Q) is None
+    assert fingerprint(_view_rows(instance)) == fingerprint(_sleeper_rows(table))
+
+
+def should_publish_every_sleeper_type(tmp_path: Path) -> None:
+    from sleeper.core.schema import ListType, MapType
+
+    # Given a table with byte array and int row keys, a string sort key, a list, a map and a nullable value
+    instance = LocalInstance.create(tmp_path / "instance")
+    schema = Schema(
+        row_key_fields=(Field("k", PrimitiveType.BYTE_ARRAY), Field("k2", PrimitiveType.INT)),
+        sort_key_fields=(Field("s", PrimitiveType.STRING),),
+        value_fields=(
+            Field("l", ListType(PrimitiveType.LONG)),
+            Field("m", MapType(PrimitiveType.STRING, PrimitiveType.INT)),
+            Field("n", PrimitiveType.STRING, nullable=True),
+        ),
+    )
+    table = instance.create_table("typed", schema, split_points=[b"m"], properties={"sleeper.table.iceberg.name": VIEW})
+    table.ingest(
+        [
+            {"k": bytes([i]), "k2": i, "s": f"s{i}", "l": [i, i + 1], "m": {"a": i}, "n": None if i % 2 else "x"}
+            for i in range(200)
+        ]
+    )
+
+    # When it is published, then pyiceberg reads back exactly the table's rows
+    publish_table(instance, table)
+
+    def ordered(rows: pa.Table) -> list[dict[str, object]]:
+        return sorted(rows.to_pylist(), key=lambda r: (r["k"], r["k2"]))
+
+    assert ordered(_view_rows(instance)) == ordered(table.query(regions=[Region.whole(schema)]))
+
+
+def should_abandon_the_publish_that_loses_a_race_and_release_its_hold(tmp_path: Path) -> None:
+    # Given a published table, and a catalog that lets another publish commit after this one has read the view
+    instance, table = _table(tmp_path)
+    table.ingest(_rows(0, 10))
+    publish_table(instance, table)
+    table.ingest(_rows(10, 20))
+    catalog = load_catalog(instance.data_root, None)
+
+    class Racing:
+        def __getattr__(self, name: str) -> object:
+            return getattr(catalog, name)
+
+        def load_table(self, identifier: object) -> object:
+            stale = catalog.load_table(identifier)
+            publish_table(instance, table)  # the other publish wins
+            return stale
+
+    # When this publish commits on the view it read, then it is refused and leaves no hold of its own
+    holds = tmp_path / "instance" / "data" / table.table_id / "iceberg" / "holds"
+    with pytest.raises(PublishAbandonedError, match="another publish"):
+        publish_table(instance, table, catalog=Racing())  # type: ignore[arg-type]
+    assert len(list(holds.glob("*.json.gz"))) == 2  # the first publish's and the winner's
+    # And the view shows the winner's snapshot, equal to the table
+    assert fingerprint(_view_rows(instance)) == fingerprint(_sleeper_rows(table))

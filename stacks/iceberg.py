@@ -1,0 +1,60 @@
+"""Iceberg views (beyond Sleeper): every ``sleeper.iceberg.publish.period.minutes`` per online table, publish the
+tables naming a view (``sleeper.table.iceberg.name``) as a new snapshot in the Glue Data Catalog."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from constructs import Construct
+
+from sleeper.core import naming, operations
+from sleeper.core.properties import instance_cdk as cdkp
+from sleeper.core.properties import instance_common as common
+from stacks import grants
+from stacks.common import SleeperCore, per_table_schedule
+
+GLUE_ACTIONS = (
+    "glue:GetDatabase",
+    "glue:CreateDatabase",
+    "glue:GetTable",
+    "glue:CreateTable",
+    "glue:UpdateTable",
+)
+"""What the publisher does in the Glue Data Catalog: find or create a view's database and table, and point the table
+at each new ``metadata.json`` (pyiceberg's Glue catalog)."""
+
+
+class IcebergViewsStack(cdk.NestedStack):
+    """``sleeper-<id>-IcebergPublishQ.fifo`` fed by ``<id>-IcebergPublishRule``, and the publisher."""
+
+    def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
+        super().__init__(scope, construct_id, description="Sleeper Iceberg views")
+        ctx = core.ctx
+        self.schedule = per_table_schedule(
+            self,
+            core,
+            prefix="IcebergPublish",
+            queue_logical_name=operations.ICEBERG_PUBLISH_Q,
+            queue_properties=(
+                cdkp.ICEBERG_PUBLISH_QUEUE_URL,
+                cdkp.ICEBERG_PUBLISH_QUEUE_ARN,
+                cdkp.ICEBERG_PUBLISH_DLQ_URL,
+                cdkp.ICEBERG_PUBLISH_DLQ_ARN,
+            ),
+            rule=naming.ICEBERG_PUBLISH_RULE,
+            period=cdk.Duration.minutes(ctx.get_int(common.ICEBERG_PUBLISH_PERIOD_IN_MINUTES)),
+            rule_property=cdkp.ICEBERG_PUBLISH_RULE,
+            trigger_handler=operations.ICEBERG_PUBLISH_TRIGGER,
+            trigger_suffix="iceberg-publish-trigger",
+            handler=operations.ICEBERG_PUBLISH,
+            handler_suffix="iceberg-publisher",
+            description="publish Iceberg views",
+        )
+        publisher = self.schedule.handler
+        core.grant_table_state_read(publisher)
+        grants.bucket_read(publisher, core.data, [grants.DATA_PREFIX])
+        grants.bucket_read_write(publisher, core.data, [grants.ICEBERG_PREFIX])
+        grants.bucket_delete(publisher, core.data, [grants.ICEBERG_PREFIX])
+        region, account, partition = cdk.Aws.REGION, cdk.Aws.ACCOUNT_ID, cdk.Aws.PARTITION
+        glue = f"arn:{partition}:glue:{region}:{account}"
+        # Views are named by a table property, so only known at run time: any database and table in the catalog.
+        grants.allow(publisher, GLUE_ACTIONS, [f"{glue}:catalog", f"{glue}:database/*", f"{glue}:table/*/*"])
