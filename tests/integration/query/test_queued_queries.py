@@ -121,7 +121,7 @@ def should_query_through_the_queue_from_the_command_line(
     assert run(["query", "t", "--range", "key=[95,105)", "--via-queue", "--format", "json"]) == 0
     out = capsys.readouterr().out
     # Then the rows come back in key order, and the tracker shows the query completed
-    payload = json.loads(out[out.index('{\n  "count"') :])
+    payload = json.loads(out[out.index('{"rows"') :])
     assert [r["key"] for r in payload["rows"]] == list(range(95, 105))
     tracked = json.loads(_report(capsys))
     parents = [r for r in tracked if r["subQueryId"] == "-"]
@@ -164,7 +164,7 @@ def should_query_through_the_queue_with_results_on_the_results_queue(
     assert run(["query", "t", "--range", "key=[95,105)", "--via-queue", "--results", "sqs", "--format", "json"]) == 0
     out = capsys.readouterr().out
     # Then the rows collected from the queue come back in key order, and the queue is left empty
-    payload = json.loads(out[out.index('{\n  "count"') :])
+    payload = json.loads(out[out.index('{"rows"') :])
     assert [r["key"] for r in payload["rows"]] == list(range(95, 105))
     assert table.instance.query_results_queue.receive(10) == []
 
