@@ -1,9 +1,10 @@
 """Bulk import's runtime-neutral entries (spec 3.5), run through the router (:mod:`sleeper.runtime.router`).
 
 * A bulk import platform's queue (``BulkImportEMRServerlessQ``, ``BulkImportNonPersistentEMRQ``,
-  ``BulkImportPersistentEMRQ``, ``BulkImportEKSQ``): the starter validates the job, writes it for the Spark driver and starts it on the
-  platform the instance gives for the queue (:meth:`BulkImportStartRuntime.bulk_import_launch`). Each queue names its
-  own entry in the registry, so the one starter Lambda that all four feed runs the right one per message.
+  ``BulkImportPersistentEMRQ``, ``BulkImportEKSQ``): the starter validates the job, writes it for the Spark driver and
+  starts it on the platform the instance gives for the queue (:meth:`BulkImportStartRuntime.bulk_import_launch`). Each
+  queue names its own entry in the registry, so the one starter Lambda that all four feed runs the right one per
+  message.
 * A local instance's ``BulkImportJobQ``: the job is validated and run at once with local Spark
   (:func:`sleeper.bulk_import.runner.run_bulk_import_message`), where the instance says a job runs.
 """

@@ -193,6 +193,7 @@ def dashboard_name(instance_id: str) -> str:
     """The CloudWatch dashboard of an instance: its cleaned id, as Sleeper names it."""
     return clean_id(instance_id)
 
+
 # API Gateway APIs and their functions (``function_name`` suffixes), as Sleeper names them
 WEBSOCKET_QUERY_FUNCTION: Final = "query-websocket-handler"
 WEBSOCKET_QUERY_API: Final = "query-websocket-api"

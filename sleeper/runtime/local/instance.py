@@ -31,6 +31,7 @@ from functools import cached_property
 from pathlib import Path
 
 from pyarrow import fs as pafs
+
 from sleeper.adapters.local.batcher_store import SqliteIngestBatcherStore
 from sleeper.adapters.local.file_log import FileStateStoreBackend
 from sleeper.adapters.local.properties import LocalPropertiesStore
