@@ -305,6 +305,8 @@ TABLE_PROPERTIES_PROVIDER_TIMEOUT_IN_MINS = _state.user(
     "How long in minutes a process keeps table properties in its cache before reading them again.",
     default="60",
     validation=POSITIVE_INT,
+    not_used="a process reads a table's properties again once they are 60 seconds old, sooner than this cache's "
+    "default of 60 minutes",
 )
 STATESTORE_PROVIDER_CACHE_SIZE = _state.user(
     "sleeper.statestore.provider.cache.size",

@@ -362,6 +362,7 @@ DEFAULT_STATESTORE_COMMITTER_UPDATE_ON_EVERY_BATCH = _defaults.user(
     "reads the log before adding each batch of transactions.",
     default="true",
     validation=BOOLEAN,
+    not_used="the committer reads the log's new entries before every commit, so before every batch too",
 )
 DEFAULT_DATA_ENGINE = _defaults.user(
     "sleeper.default.table.data.engine",

@@ -372,6 +372,7 @@ STATESTORE_COMMITTER_UPDATE_ON_EVERY_BATCH = _metadata.user(
     "sleeper.table.statestore.committer.update.every.batch",
     "Whether the state store committer reads the transaction log before adding each batch of transactions.",
     falls_back_to=defaults.DEFAULT_STATESTORE_COMMITTER_UPDATE_ON_EVERY_BATCH,
+    not_used="the committer reads the log's new entries before every commit, so before every batch too",
 )
 ADD_TRANSACTION_MAX_ATTEMPTS = _metadata.user(
     "sleeper.table.statestore.transactionlog.add.transaction.max.attempts",
