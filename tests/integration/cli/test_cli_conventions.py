@@ -390,3 +390,36 @@ def should_accept_the_integer_columns_the_python_api_accepts_and_refuse_a_value_
     # fit fails the job naming it, adding nothing
     assert table.query().column("k").to_pylist() == [1, 2, 3, 5]
     assert "column 'k'" in err and "1099511627776" in err and "Traceback" not in err
+
+
+def should_name_a_missing_local_file_to_ingest_in_one_line_changing_nothing(
+    instance: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a table with rows, and a working directory with no file missing.parquet
+    assert run(["ingest", "things", str(_parquet(tmp_path / "a.parquet", 10))]) == 0
+    monkeypatch.chdir(tmp_path)
+    before = _snapshot(instance)
+
+    # When that file is ingested by a path relative to the working directory
+    err = _one_line_error(capsys, ["-i", str(instance), "ingest", "things", "./missing.parquet"])
+
+    # Then the one line names the file, and the instance (its table's files and rows) is unchanged
+    assert err.startswith("error: no file or directory ./missing.parquet") and str(tmp_path / "missing.parquet") in err
+    assert _snapshot(instance) == before
+    assert _json_out(capsys, ["query", "things", "--format", "json"])["count"] == 10  # type: ignore[index]
+
+
+def should_not_create_an_instance_when_connecting_to_a_mistyped_directory(tmp_path: Path) -> None:
+    import sleeper
+    from sleeper.runtime.local.instance import InstanceNotFoundError
+
+    # Given a directory that holds no instance (a typo of one that does)
+    assert run(["-i", str(tmp_path / "instance"), "instance", "create"]) == 0
+    typo = tmp_path / "typo"
+
+    # When Python connects to it
+    with pytest.raises(InstanceNotFoundError, match="no Sleeper instance in .*typo; create one with"):
+        sleeper.connect(typo)
+
+    # Then it is refused, and no directory was created
+    assert not typo.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["instance"]
