@@ -37,10 +37,10 @@ CUSTOM_RESOURCE_PROVIDER = (
 )
 
 DDB3_BY_PROPERTY = (
-    "Point-in-time recovery of this table is the instance's choice: the snapshot tables follow "
+    "Point-in-time recovery of this table is the instance's choice: the transaction logs and snapshot tables follow "
     "sleeper.statestore.dynamo.pointintimerecovery and the table index sleeper.tables.index.dynamo.pointintimerecovery "
-    "(off by default, as in Sleeper); trackers, the query table and the batcher store hold status records that "
-    "expire. The transaction logs, the only copy of each table's state, always have it."
+    "(on by default in this port, off in Sleeper); trackers, the query table and the batcher store hold status "
+    "records that expire."
 )
 
 ECS_AGENT = (

@@ -23,8 +23,8 @@ class StateStoreStack(cdk.NestedStack):
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper transaction log state store")
         ctx = core.ctx
-        # The transaction logs are the only copy of each table's state: point-in-time recovery is always on for
-        # them. The property decides it for the snapshot tables, which can be made again from the logs.
+        # The transaction logs are the only copy of each table's state: point-in-time recovery is on by default (a
+        # deviation from Sleeper's default), for the logs and the snapshots alike; the property turns it off.
         pitr = ctx.get_bool(common.DYNAMO_STATE_STORE_POINT_IN_TIME_RECOVERY)
         log_keys = {"hash_key": ("TABLE_ID", S), "range_key": ("TRANSACTION_NUMBER", N)}
         self.files_log = table(
@@ -32,7 +32,7 @@ class StateStoreStack(cdk.NestedStack):
             "FilesLog",
             ctx,
             suffix=naming.FILES_LOG,
-            point_in_time_recovery=True,
+            point_in_time_recovery=pitr,
             stream=dynamodb.StreamViewType.NEW_IMAGE,
             **log_keys,  # type: ignore[arg-type]
         )
@@ -41,7 +41,7 @@ class StateStoreStack(cdk.NestedStack):
             "PartitionsLog",
             ctx,
             suffix=naming.PARTITIONS_LOG,
-            point_in_time_recovery=True,
+            point_in_time_recovery=pitr,
             **log_keys,  # type: ignore[arg-type]
         )
         self.latest_snapshots = table(

@@ -1,6 +1,6 @@
 """Properties the deployment now honours (issue 19, item 1): EMR Serverless pre-initialised capacity, the EMR EBS and
-Athena spill KMS keys, the committer's and state store upkeep Lambdas' concurrency, and the compaction EC2 pool's
-fixed overhead, in one synthesis of an instance that sets them."""
+Athena spill KMS keys, the committer's and state store upkeep Lambdas' concurrency, the compaction EC2 pool's
+fixed overhead and point-in-time recovery turned off, in one synthesis of an instance that sets them."""
 
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ PROPERTIES = {
     "sleeper.statestore.committer.concurrency.max": "7",
     "sleeper.statestore.snapshot.deletion.concurrency.reserved": "3",
     "sleeper.statestore.transaction.follower.concurrency.reserved": "4",
+    "sleeper.statestore.dynamo.pointintimerecovery": "false",
+    "sleeper.tables.index.dynamo.pointintimerecovery": "false",
 }
 
 
@@ -110,3 +112,16 @@ def should_leave_the_fixed_overhead_out_of_the_compaction_task_memory(templates:
     (container,) = ec2["ContainerDefinitions"]
     # Then the EC2 task reserves the task memory less the 1000 MB ECS keeps for itself
     assert container["MemoryReservation"] == int(fargate["Memory"]) - 1000
+
+
+def should_turn_point_in_time_recovery_off_when_the_properties_say_so(templates: dict[str, dict[str, Any]]) -> None:
+    # Given the instance sets both point-in-time recovery properties false (they default to true in this port)
+    tables = _resources(templates, "AWS::DynamoDB::Table")
+
+    # When
+    pitr = {t["TableName"]: t["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] for t in tables}
+
+    # Then neither the state store's tables nor the table index have it
+    state_and_index = {name: on for name, on in pitr.items() if "transaction-log" in name or "table-index" in name}
+    assert len(state_and_index) == 7
+    assert not any(state_and_index.values())

@@ -1,5 +1,5 @@
 """Infrastructure-as-code checks over every template of the example instance: cfn-lint finds no error, and each
-check checkov fails is one listed with its reason in docs/deployment.md."""
+check checkov fails is one listed with its reason in docs/security.md."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "deployment.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "security.md"
 
 ALLOWED_CFN_LINT_WARNINGS = {"W3005"}
 """W3005: a DependsOn that a reference already implies. CDK writes both (nested stacks wait for the properties writer
@@ -41,7 +41,7 @@ def should_find_no_cfn_lint_error_in_any_template(synthesized: Any) -> None:
 
 
 def documented_checkov_checks() -> set[str]:
-    """The checkov check ids listed in the deployment guide with a reason."""
+    """The checkov check ids listed in docs/security.md with a reason."""
     text = DOCS.read_text(encoding="utf-8")
     return set(re.findall(r"^\| `(CKV_AWS_\d+)` \|", text, flags=re.MULTILINE))
 

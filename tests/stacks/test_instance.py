@@ -131,20 +131,24 @@ def should_name_dynamodb_tables_with_sleepers_keys(synthesized: Any) -> None:
     assert len(tables) == 15
 
 
-def should_always_enable_point_in_time_recovery_on_the_transaction_logs(synthesized: Any) -> None:
-    # Given the example leaves sleeper.statestore.dynamo.pointintimerecovery at its default (false)
-    tables = synthesized.json("StateStore")["Resources"].values()
+def should_enable_point_in_time_recovery_on_the_state_store_and_table_index_by_default(synthesized: Any) -> None:
+    # Given the example leaves sleeper.statestore.dynamo.pointintimerecovery and
+    # sleeper.tables.index.dynamo.pointintimerecovery at their defaults (true in this port, false in Sleeper)
+    parts = [synthesized.json("StateStore"), synthesized.json("TableIndex")]
 
     # When
-    props = [t["Properties"] for t in tables if t["Type"] == "AWS::DynamoDB::Table"]
+    props = [r["Properties"] for t in parts for r in t["Resources"].values() if r["Type"] == "AWS::DynamoDB::Table"]
     pitr = {p["TableName"]: p["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] for p in props}
 
-    # Then the logs, the only copy of each table's state, have it; the snapshot tables follow the property
+    # Then the logs (the only copy of each table's state), the snapshots and the index have it
     assert pitr == {
         "sleeper-example-file-transaction-log": True,
         "sleeper-example-partition-transaction-log": True,
-        "sleeper-example-transaction-log-latest-snapshots": False,
-        "sleeper-example-transaction-log-all-snapshots": False,
+        "sleeper-example-transaction-log-latest-snapshots": True,
+        "sleeper-example-transaction-log-all-snapshots": True,
+        "sleeper-example-table-index-by-name": True,
+        "sleeper-example-table-index-by-id": True,
+        "sleeper-example-table-index-by-online": True,
     }
 
 

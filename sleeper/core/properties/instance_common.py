@@ -325,9 +325,10 @@ STATESTORE_PROVIDER_MIN_FREE_HEAP_TARGET_AMOUNT = _state.user(
 )
 DYNAMO_STATE_STORE_POINT_IN_TIME_RECOVERY = _state.user(
     "sleeper.statestore.dynamo.pointintimerecovery",
-    "Whether point in time recovery is enabled on the snapshot tables of the state store. The transaction log "
-    "tables always have it: the log is the only copy of a table's state.",
-    default="false",
+    "Whether point in time recovery is enabled on the DynamoDB tables of the state store: the transaction logs "
+    "and the snapshot tables. On by default in this port (Sleeper's default is false): the transaction log is the "
+    "only copy of a table's state. Set false to save its cost.",
+    default="true",
     validation=BOOLEAN,
     redeploy=True,
 )
@@ -471,8 +472,9 @@ TRANSACTION_FOLLOWER_LAMBDA_MEMORY = _state.user(
 )
 TABLE_INDEX_DYNAMO_POINT_IN_TIME_RECOVERY = _state.user(
     "sleeper.tables.index.dynamo.pointintimerecovery",
-    "Whether point in time recovery is enabled on the DynamoDB tables of the table index.",
-    default="false",
+    "Whether point in time recovery is enabled on the DynamoDB tables of the table index. On by default in this port "
+    "(Sleeper's default is false): the index is the only record of which tables exist. Set false to save its cost.",
+    default="true",
     validation=BOOLEAN,
     redeploy=True,
 )
