@@ -9,7 +9,8 @@ pyarrow's S3 client ignores ``AWS_ENDPOINT_URL``, so an emulator (a moto server,
 :attr:`S3Options.endpoint_override`; reading the environment is left to the runtime.
 
 The helpers below take a filesystem and a path (as :func:`resolve` returns them) and translate "not found" into
-:class:`~sleeper.io.exceptions.MissingFileError`.
+:class:`~sleeper.io.exceptions.MissingFileError`. :func:`publish_no_clobber` moves a complete file to its final path
+unless a file is already there (RELIABILITY B3: a run's output never replaces another run's).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import logging
 import os
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeAlias
 
 import pyarrow as pa
 from pyarrow import fs as pafs
@@ -33,6 +35,7 @@ _LOG = logging.getLogger(__name__)
 __all__ = [
     "S3_SCHEMES",
     "FileSystemOptions",
+    "S3CopyIfAbsent",
     "S3Options",
     "delete",
     "delete_in_table",
@@ -44,6 +47,7 @@ __all__ = [
     "local_filesystem",
     "open_input",
     "open_output",
+    "publish_no_clobber",
     "read_bytes",
     "resolve",
     "s3_filesystem",
@@ -88,15 +92,25 @@ class S3Options:
     max_attempts: int = 3
 
 
+S3CopyIfAbsent: TypeAlias = Callable[[S3Options, str, str], bool]
+"""Copies an S3 object to a key only if no object has that key, atomically (a copy with ``If-None-Match: *``), given
+how to reach S3, the source and the target (each ``bucket/key``); returns whether it copied. pyarrow's S3 filesystem
+has no conditional write, so this comes from the AWS adapters (:func:`sleeper.adapters.aws.s3_publish.copy_if_absent`),
+given by the runtime in :attr:`FileSystemOptions.s3_copy_if_absent`."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FileSystemOptions:
     """Options for every filesystem a URI can name.
 
     Attributes:
         s3: How to reach S3, for ``s3://`` and ``s3a://`` URIs.
+        s3_copy_if_absent: The conditional copy :func:`publish_no_clobber` publishes S3 files with; without it an S3
+            publish checks then moves, which is not atomic.
     """
 
     s3: S3Options = field(default_factory=S3Options)
+    s3_copy_if_absent: S3CopyIfAbsent | None = None
 
 
 _DEFAULT_OPTIONS = FileSystemOptions()
@@ -265,6 +279,65 @@ def delete_unreferenced(filesystem: pafs.FileSystem, path: str, data_prefix: str
         _LOG.warning("Left unreferenced file %s for the orphan sweeper: %s", path, e)
         return False
     return True
+
+
+def publish_no_clobber(
+    filesystem: pafs.FileSystem, staging: str, final: str, *, options: FileSystemOptions | None = None
+) -> bool:
+    """Moves a complete file from a staging path to its final path, unless a file is already at the final path.
+
+    A file at the final path is never replaced, truncated or deleted, so a file published whole stays whole. How:
+
+    * local disk: ``os.link`` (atomic; fails if the final path exists), then the staging file is removed;
+    * S3 with :attr:`FileSystemOptions.s3_copy_if_absent`: a server-side copy with ``If-None-Match: *`` (atomic),
+      then the staging object is deleted;
+    * any other filesystem (an in-memory one in tests, S3 without the conditional copy): a check that the final path
+      is free, then a move. Not atomic: two publishers between the check and the move can both move.
+
+    Args:
+        filesystem: The filesystem both paths are on.
+        staging: The complete file, as ``filesystem`` names it.
+        final: Where to publish it, beside it (the same directory or key prefix).
+        options: How to reach S3 and the conditional copy to use there.
+
+    Returns:
+        True if the file was published (the staging file is gone); False if a file was already at the final path,
+        which is left untouched, as is the staging file (the caller discards it).
+
+    Raises:
+        MissingFileError: If there is no staging file.
+        OSError: If the filesystem fails; the final path then holds either nothing new or the whole file.
+    """
+    if filesystem.type_name == "local":
+        try:
+            os.link(staging, final)
+        except FileExistsError:
+            return False
+        except FileNotFoundError as e:
+            raise MissingFileError(f"no file at {staging!r}") from e
+        os.unlink(staging)
+        return True
+    copy_if_absent = (options or _DEFAULT_OPTIONS).s3_copy_if_absent
+    if filesystem.type_name == "s3" and copy_if_absent is not None:
+        if not exists(filesystem, staging):
+            raise MissingFileError(f"no file at {staging!r}")
+        if not copy_if_absent((options or _DEFAULT_OPTIONS).s3, staging, final):
+            return False
+        delete(filesystem, staging)
+        return True
+    if filesystem.type_name == "s3":
+        _warn_s3_publish_not_atomic()
+    if exists(filesystem, final):
+        return False
+    if not exists(filesystem, staging):
+        raise MissingFileError(f"no file at {staging!r}")
+    filesystem.move(staging, final)
+    return True
+
+
+@functools.cache
+def _warn_s3_publish_not_atomic() -> None:
+    _LOG.warning("Publishing files on S3 with a check then a move (not atomic): no s3_copy_if_absent was given")
 
 
 def list_files(filesystem: pafs.FileSystem, prefix: str) -> list[pafs.FileInfo]:
