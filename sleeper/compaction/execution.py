@@ -9,6 +9,15 @@ opened), and the rows are written through
 :class:`sleeper.io.parquet.SortedFileWriter` with the table's Parquet settings: row groups of exactly the table's row
 count, the ``.sketches`` sidecar, and encoding on a writer thread while the merge goes on.
 
+The output is first written at a path of the run's own beside the job's output file
+(``<jobId>.<runId>.staging.parquet``, with its ``.staging.sketches``), then published at the output file without
+replacing a file there (:func:`sleeper.io.filesystem.publish_no_clobber`, sketches first). Another run of the same
+job (a message delivered again while this run still went on, RELIABILITY B3) may have published it first: that file
+is a whole output of the same job, so this run's is discarded and the existing one is used (its row count read from
+its footer); committing it then either lands or is recognised as already committed. So a run never rewrites, truncates
+or deletes an output file another run may have committed, and a run that fails deletes only its own staging files (a
+run that dies leaves them to the orphan sweeper: they are ``.parquet`` and ``.sketches`` files no transaction adds).
+
 Memory depends on the number of inputs times the batch size, never on the number of rows. No row is handled in
 Python: the merge, the region filter, the iterators and the writer all work on whole Arrow columns.
 
@@ -22,10 +31,13 @@ Either way the iterators and the writer are the same, so both engines write the 
 
 from __future__ import annotations
 
+import logging
+import re
 import time
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -36,13 +48,20 @@ from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.partition import Partition
 from sleeper.core.range import Region as CoreRegion
 from sleeper.core.schema import Schema
-from sleeper.io.filesystem import FileSystemOptions
+from sleeper.io.filesystem import FileSystemOptions, delete, exists, publish_no_clobber, resolve, size
 from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.merge import merge_sorted
-from sleeper.io.parquet import ParquetSettings, SortedFileReader, SortedFileWriter, WrittenFile
+from sleeper.io.parquet import (
+    ParquetSettings,
+    SortedFileReader,
+    SortedFileWriter,
+    WrittenFile,
+    read_file_metadata,
+)
 from sleeper.iterators import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY, ProcessingConfig
 from sleeper.iterators.pipeline import RowIterators
 from sleeper.iterators.plugin import IteratorSpec
+from sleeper.sketches import sketches_path
 
 if TYPE_CHECKING:
     from sleeper.compaction.ports import CompactionTable
@@ -61,7 +80,11 @@ __all__ = [
     "processing_for_job",
     "resolve_engine",
     "run_compaction",
+    "staging_location",
 ]
+
+_LOG = logging.getLogger(__name__)
+_RUN_ID = re.compile(r"^[A-Za-z0-9_-]+$")
 
 DATA_ENGINE_PROPERTY = "sleeper.table.data.engine"
 
@@ -120,9 +143,12 @@ class CompactionResult:
     Attributes:
         job_id: The job.
         rows_read: The rows of the inputs within the partition's region (before filters and aggregations).
-        rows_written: The rows written to the output file.
-        output: The output file written, with its sketches.
+        rows_written: The rows in the output file.
+        output: The job's output file, with its sketches (their ``sketches`` are not read if another run published
+            the file).
         engine: The engine that merged the inputs (``ARROW`` or ``DATAFUSION``).
+        output_existed: Another run of the job had already published the output file; this run's was discarded and
+            ``rows_written`` is the existing file's row count.
     """
 
     job_id: str
@@ -130,6 +156,7 @@ class CompactionResult:
     rows_written: int
     output: WrittenFile
     engine: str
+    output_existed: bool = False
 
 
 DEFAULT_ENGINE = ENGINE_ARROW
@@ -228,11 +255,14 @@ def run_compaction(
     settings: ExecutionSettings | None = None,
     filesystem: pafs.FileSystem | None = None,
     options: FileSystemOptions | None = None,
+    run_id: str | None = None,
 ) -> CompactionResult:
     """Merges a job's input files within its partition's region into its output file (with sketches).
 
-    The output file is overwritten if it exists. If anything fails, what was written of the output is deleted.
-    Nothing is committed: see :mod:`sleeper.compaction.commit`.
+    The output is written at :func:`staging_location`, then published at the job's output file unless a file is
+    already there; such a file is a whole output of the same job, published by another run, and is kept and used
+    (see the module docstring). If anything fails, this run's staging files are deleted; the output file is never
+    replaced or deleted. Nothing is committed: see :mod:`sleeper.compaction.commit`.
 
     Args:
         job: The job.
@@ -242,14 +272,15 @@ def run_compaction(
         now_ms: The time age-off filters measure from, in epoch milliseconds; now if omitted.
         settings: Batch sizes and threads.
         filesystem: A filesystem to read and write every file on instead of the one each URI names (tests).
-        options: How to reach S3.
+        options: How to reach S3, and the conditional copy that publishes there.
+        run_id: The run, naming its staging files (letters, digits, ``-`` and ``_``); a new UUID if omitted.
 
     Returns:
         The rows read and written and the output file.
 
     Raises:
         CompactionInputError: If the job's partition does not exist.
-        CompactionConfigError: If the engine is not supported.
+        CompactionConfigError: If the engine is not supported, or the run id is not usable in a file name.
         IteratorLoadError: If the job's iterator cannot be loaded (before any file is opened).
         IteratorRunError: If the job's iterator fails or breaks its contract (what was written is deleted).
         MissingFileError: If an input file does not exist.
@@ -258,6 +289,7 @@ def run_compaction(
     """
     schema = table.schema
     chosen = settings or ExecutionSettings()
+    staging = staging_location(job.output_file, run_id if run_id is not None else str(uuid.uuid4()))
     if partition is None:
         partition = table.state_store.partitions_state().get(job.partition_id)
         if partition is None:
@@ -286,7 +318,7 @@ def run_compaction(
             stack=stack,
         )
         with SortedFileWriter(
-            job.output_file,
+            staging,
             schema,
             settings=ParquetSettings.from_table_properties(table.properties),
             filesystem=filesystem,
@@ -295,9 +327,79 @@ def run_compaction(
         ) as writer:
             for batch in iterators.apply(counter.count(merged)):
                 writer.write(batch)
-    written = writer.result
+    output, existed = _publish(job, writer.result, schema, filesystem=filesystem, options=options)
     return CompactionResult(
-        job_id=job.job_id, rows_read=counter.rows, rows_written=written.rows, output=written, engine=engine_used
+        job_id=job.job_id,
+        rows_read=counter.rows,
+        rows_written=output.rows,
+        output=output,
+        engine=engine_used,
+        output_existed=existed,
+    )
+
+
+def staging_location(output_file: str, run_id: str) -> str:
+    """Where a run writes a job's output before publishing it: beside the output file, with the run id before the
+    extension, ``<dir>/<jobId>.<runId>.staging.parquet`` (its sketches ``<jobId>.<runId>.staging.sketches``).
+
+    Raises:
+        CompactionConfigError: If the run id holds anything but letters, digits, ``-`` and ``_``.
+    """
+    if not _RUN_ID.match(run_id):
+        raise CompactionConfigError(f"run id {run_id!r} must be letters, digits, '-' and '_'")
+    slash = output_file.rfind("/")
+    dot = output_file.rfind(".")
+    stem, extension = (output_file[:dot], output_file[dot:]) if dot > slash + 1 else (output_file, "")
+    return f"{stem}.{run_id}.staging{extension}"
+
+
+def _publish(
+    job: CompactionJob,
+    staged: WrittenFile,
+    schema: Schema,
+    *,
+    filesystem: pafs.FileSystem | None,
+    options: FileSystemOptions | None,
+) -> tuple[WrittenFile, bool]:
+    """Publishes a run's staged output at the job's output file, sketches first (a published data file always has its
+    sketches beside it), or, if another run published the output first, discards the staged files and describes the
+    existing output. Returns the output and whether it existed.
+
+    The two publishes are separate: when two runs publish at once the sketches may come from one and the data from the
+    other. Both merged the same inputs, so they describe the same rows (bar rows an age-off filter measured from a
+    different time dropped).
+    """
+    fs, staging_path = resolve(staged.location, options, filesystem=filesystem)
+    _, final_path = resolve(job.output_file, options, filesystem=filesystem)
+    staging_sketches = sketches_path(staging_path)
+    try:
+        if staged.sketches_location is not None and not publish_no_clobber(
+            fs, staging_sketches, sketches_path(final_path), options=options
+        ):
+            delete(fs, staging_sketches)
+        if publish_no_clobber(fs, staging_path, final_path, options=options):
+            final_sketches = sketches_path(job.output_file) if staged.sketches_location is not None else None
+            return replace(staged, location=job.output_file, sketches_location=final_sketches), False
+        delete(fs, staging_path)
+    except BaseException:
+        for path in (staging_path, staging_sketches):
+            try:
+                delete(fs, path)
+            except OSError as e:  # the orphan sweeper removes it; the caller is told of the first error
+                _LOG.warning("Left staging file %s for the orphan sweeper: %s", path, e)
+        raise
+    _LOG.info("Job %s: another run published its output %s first; using that file", job.job_id, job.output_file)
+    existing = read_file_metadata(job.output_file, schema, filesystem=filesystem, options=options)
+    sketches = sketches_path(job.output_file)
+    return (
+        WrittenFile(
+            location=job.output_file,
+            rows=existing.rows,
+            size_bytes=size(fs, final_path),
+            row_groups=existing.row_group_count,
+            sketches_location=sketches if exists(fs, sketches_path(final_path)) else None,
+        ),
+        True,
     )
 
 

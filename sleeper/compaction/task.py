@@ -229,6 +229,7 @@ class CompactionJobRunner:
                 settings=self._settings,
                 filesystem=self._filesystem,
                 options=self._options,
+                run_id=run.run_id,
             ),
             expected=(IteratorLoadError, IteratorRunError),
         )

@@ -23,6 +23,7 @@ from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.compaction.task import CompactionJobRunner
 from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.trackers.compaction import CompactionJobStatusType
+from sleeper.core.trackers.runs import JobOutcome
 from sleeper.io.parquet import SortedFileWriter
 from sleeper.runtime.local.instance import LocalInstance
 from tests.integration.runtime.crash_harness import SCHEMA, rows
@@ -44,22 +45,7 @@ def _digest(path: Path) -> tuple[int, str]:
     return path.stat().st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-KNOWN_DEFECT = (
-    "B3 defect found by this test, not fixed yet: a compaction run writes its output at the job's fixed path "
-    "(<jobId>.parquet, as in Sleeper) after a readiness check another run can pass too, so a losing run rewrites the "
-    "winner's committed file (a local reader sees it truncated meanwhile) and, if its write then fails, its cleanup "
-    "deletes it (rows lost). Needs run-unique output keys or a conditional put (RELIABILITY B3)."
-)
-
-
-@pytest.mark.parametrize(
-    "loser",
-    [
-        pytest.param("finishes", marks=pytest.mark.xfail(reason=KNOWN_DEFECT, strict=True)),
-        "fails-reading",
-        pytest.param("fails-writing", marks=pytest.mark.xfail(reason=KNOWN_DEFECT, strict=True)),
-    ],
-)
+@pytest.mark.parametrize("loser", ["finishes", "fails-reading", "fails-writing"])
 def should_never_let_the_losing_run_overwrite_or_delete_the_winners_output(
     tmp_path: Path, loser: str, monkeypatch: pytest.MonkeyPatch, reliability: Reliability
 ) -> None:
@@ -113,6 +99,9 @@ def should_never_let_the_losing_run_overwrite_or_delete_the_winners_output(
     assert not deleted, "the losing run deleted the winner's committed output"
     assert not overwritten, "the losing run overwrote the winner's committed output"
     assert len(committed_runs) == 1
+    assert not list(output.parent.glob("*.staging.*")), "a run left its staging files"
+    if loser == "finishes":
+        assert outcome_a.outcome is JobOutcome.ALREADY_COMMITTED, outcome_a.reasons
     assert status is not None and status.status is CompactionJobStatusType.FINISHED
     state = after.state_store
     check_references(state.files_state(), state.partitions_state(), after.data_prefix)
