@@ -6,6 +6,10 @@ Batches on the results queue are those :mod:`sleeper.query.publishers` sends (``
 "batchNumber", "schema", "rows"}``); the collector takes the batches of one query, puts each sub-query's batches in
 order, and leaves other queries' messages for other readers. It is done once the tracker records the query finished
 and the rows collected add up to the row count the tracker holds.
+
+:func:`run_queued_query` is the whole round trip both ``sleeper query --via-queue`` and ``Table.scan(via_queue=True)``
+make: send the query (built by :func:`queued_query`) through an instance's admin port, wait for it, read its results,
+and :func:`raise_if_failed` refuses an answer the tracker records as failed.
 """
 
 from __future__ import annotations
@@ -13,26 +17,173 @@ from __future__ import annotations
 import base64
 import json
 import time
-from collections.abc import Callable
-from typing import Any
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.operations import QUERY_RESULTS_Q
+from sleeper.core.properties import InstanceProperties
+from sleeper.core.properties import instance_cdk as cdk
+from sleeper.core.query import Query, QueryProcessingConfig
 from sleeper.core.queue import Queue
+from sleeper.core.range import Region
 from sleeper.core.schema import ListType, MapType, PrimitiveType, Schema
-from sleeper.core.trackers.query import QueryTracker, TrackedQuery
+from sleeper.core.trackers.query import QueryState, QueryTracker, TrackedQuery
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import list_files
 from sleeper.query.publishers import output_schema, query_results_dir
 
-__all__ = ["QueryWaitTimeoutError", "SqsResultsCollector", "read_results_files", "wait_for_query"]
+__all__ = [
+    "RESULTS_DESTINATIONS",
+    "QueryQueueInstance",
+    "QueryWaitTimeoutError",
+    "QueuedQueryFailedError",
+    "SqsResultsCollector",
+    "queued_query",
+    "raise_if_failed",
+    "read_results_files",
+    "run_queued_query",
+    "tracked_rows",
+    "wait_for_query",
+]
+
+RESULTS_DESTINATIONS = ("s3", "sqs")
+"""Where a queued query's sub-queries put their rows: Parquet files in the results location, or the results queue."""
+
+_FAILED = (QueryState.FAILED, QueryState.PARTIALLY_FAILED)
 
 
 class QueryWaitTimeoutError(SleeperError):
     """A query did not finish (or its results did not all arrive) within the time allowed."""
+
+
+class QueuedQueryFailedError(SleeperError):
+    """The query tracker records a queued query FAILED or PARTIALLY_FAILED (its rows are not returned)."""
+
+
+class QueryQueueInstance(Protocol):
+    """What a query through the query queue needs of an instance: the admin port of either runtime
+    (``sleeper.runtime.admin.AdminInstance``; ``LocalAdmin`` runs the query at once, ``AwsAdmin`` only sends it)."""
+
+    @property
+    def properties(self) -> InstanceProperties: ...
+
+    @property
+    def query_tracker(self) -> QueryTracker: ...
+
+    def queue(self, logical_name: str) -> Queue: ...
+
+    def run_queued_query(self, query: Query, schema: Schema) -> pa.Table | None: ...
+
+
+def queued_query(
+    table_name: str,
+    schema: Schema,
+    regions: Sequence[Region],
+    requested: Sequence[str] | None,
+    *,
+    results: str = "s3",
+    iterator: str | None = None,
+    iterator_config: str | None = None,
+) -> Query:
+    """A query for the query queue, with a new id.
+
+    Args:
+        table_name: The table.
+        schema: The table schema.
+        regions: The regions of row keys to read (exact keys as ``Region.exact``); every row if empty.
+        requested: The value fields to return (None for all).
+        results: ``s3`` (Parquet files in the results location) or ``sqs`` (batches on the results queue).
+        iterator: A query-time iterator class name, applied after the table's.
+        iterator_config: Its config.
+    """
+    return Query(
+        query_id=str(uuid.uuid4()),
+        table_name=table_name,
+        regions=tuple(regions or [Region.whole(schema)]),
+        processing=QueryProcessingConfig(
+            requested_value_fields=None if requested is None else tuple(requested),
+            results_publisher_config={"destination": "SQS"} if results == "sqs" else {},
+            query_time_iterator_class_name=iterator,
+            query_time_iterator_config=iterator_config,
+        ),
+    )
+
+
+def run_queued_query(
+    instance: QueryQueueInstance,
+    query: Query,
+    schema: Schema,
+    *,
+    results_filesystem: Callable[[], pafs.FileSystem],
+    wait_seconds: float,
+    progress: Callable[[str], None] | None = None,
+) -> pa.Table | None:
+    """Sends a query to the query queue and returns its rows in key order. A local instance runs it at once; on AWS
+    the deployed functions run it, and this waits up to ``wait_seconds`` for the tracker to record it finished (0: only
+    send it, and return None), then reads the result files from the results bucket, or collects the batches from the
+    results queue if the query asks for them there. Follow with :func:`raise_if_failed`: a query that failed may have
+    returned some rows.
+
+    Args:
+        instance: The instance's admin port.
+        query: The query (see :func:`queued_query`).
+        schema: The table schema.
+        results_filesystem: The filesystem of the results bucket (S3; asked for only when the files are read).
+        wait_seconds: The longest to wait for the query to finish.
+        progress: Told what is being waited for, as it changes (to show it).
+
+    Raises:
+        QueryWaitTimeoutError: If the query does not finish, or its rows do not all arrive, in time.
+    """
+    result = instance.run_queued_query(query, schema)
+    if result is None and wait_seconds == 0:
+        return None
+    fields = query.processing.requested_value_fields
+    if query.processing.results_publisher_config.get("destination") == "SQS":
+        collector = SqsResultsCollector(instance.queue(QUERY_RESULTS_Q), query.query_id, schema, fields)
+        if progress is not None:
+            progress(f"Collecting the results of query {query.query_id} from the results queue")
+
+        def shown(rows: int) -> None:
+            if progress is not None:
+                progress(f"Collecting the results of query {query.query_id}: {collector.rows:,} rows so far")
+
+        return collector.collect(instance.query_tracker, timeout_seconds=wait_seconds, on_rows=shown)
+    if result is not None:
+        return result
+    if progress is not None:
+        progress(f"Waiting for query {query.query_id} to finish")
+    status = wait_for_query(instance.query_tracker, query.query_id, timeout_seconds=wait_seconds)
+    bucket = instance.properties.get(cdk.QUERY_RESULTS_BUCKET)
+    if status.last_known_state is not QueryState.COMPLETED or not bucket:
+        # the failure is in the tracker; no bucket means no results were written
+        return arrow_schema(output_schema(schema, fields)).empty_table()
+    return read_results_files(results_filesystem(), bucket, query.query_id, schema, fields)
+
+
+def tracked_rows(tracker: QueryTracker, query_id: str) -> list[TrackedQuery]:
+    """A query's tracker rows: the query's own (if tracked yet), then its sub-queries'."""
+    parent = tracker.status(query_id)
+    return ([parent] if parent else []) + tracker.sub_queries(query_id)
+
+
+def raise_if_failed(tracked: Sequence[TrackedQuery], query_id: str) -> None:
+    """Refuses a queued query whose tracker rows (the query's and its sub-queries') record it failed.
+
+    Raises:
+        QueuedQueryFailedError: If the query is FAILED or PARTIALLY_FAILED, with the reasons the tracker holds.
+    """
+    failed = [r for r in tracked if r.is_parent and r.last_known_state in _FAILED]
+    if failed:
+        reasons = sorted({r.error_message for r in tracked if r.error_message}) or ["no reason recorded"]
+        state = failed[0].last_known_state.value
+        raise QueuedQueryFailedError(f"query {query_id} {state} in the query tracker: {'; '.join(reasons)}")
 
 
 def wait_for_query(

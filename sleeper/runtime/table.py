@@ -14,12 +14,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, Self, TypeVar, cast, overload
 
 import pyarrow as pa
+from pyarrow import fs as pafs
 
 from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
 from sleeper.core.jobs.workspace import JobWorkspace
@@ -38,10 +39,18 @@ from sleeper.core.statestore.references import AllReferencesToAFile, FileReferen
 from sleeper.core.table import TableIndex, TableStatus, new_table_id
 from sleeper.ingest.inputs import ingest_rows
 from sleeper.ingest.standard import IngestResult
-from sleeper.io.filesystem import FileSystemOptions
+from sleeper.io.filesystem import FileSystemOptions, s3_filesystem
 from sleeper.iterators.exceptions import IteratorConfigError
 from sleeper.iterators.pipeline import check_table_iterators
 from sleeper.query.executor import table_query
+from sleeper.query.results_reader import (
+    RESULTS_DESTINATIONS,
+    QueryQueueInstance,
+    queued_query,
+    raise_if_failed,
+    run_queued_query,
+    tracked_rows,
+)
 from sleeper.runtime.ingest_job import (
     IngestData,
     IngestJobSent,
@@ -60,8 +69,13 @@ if TYPE_CHECKING:
 DEFAULT_WAIT_SECONDS = 900.0
 """How long ``Table.ingest`` waits for an ingest job it sent to finish, by default."""
 
+DEFAULT_QUERY_WAIT_SECONDS = 300.0
+"""How long ``Table.scan(via_queue=True)`` waits for the query to finish, by default (as ``sleeper query --wait``)."""
+
 __all__ = [
+    "DEFAULT_QUERY_WAIT_SECONDS",
     "DEFAULT_WAIT_SECONDS",
+    "QueuedScan",
     "TABLE_NAME_PATTERN",
     "Table",
     "TableInstance",
@@ -243,12 +257,21 @@ class Table(Generic[InstanceT]):
         columns: Sequence[str] | None = None,
         limit: int | None = None,
         as_of: int | datetime | str | None = None,
+        via_queue: bool = False,
+        queue_results: str | None = None,
+        queue_timeout_seconds: float | None = None,
     ) -> Scan:
         """The rows of exact row keys and/or ranges of row keys (every row if neither is given), read lazily with
         ``to_arrow()``, ``to_arrow_batch_reader()``, ``to_pandas()``, ``to_polars()`` or ``to_duckdb(name)``.
 
-        Rows come in key order, read straight from the data files (not through the query queue), with the table's
-        filters and aggregations applied.
+        Rows come in key order, with the table's filters, aggregations and iterator applied. By default they are read
+        straight from the data files, as Sleeper's direct query client reads them. With ``via_queue=True`` each
+        ``to_*`` call sends the query to the instance's query queue instead, as ``sleeper query --via-queue`` does:
+        on AWS the deployed query functions run it as sub-queries (the caller needs no access to the data bucket or
+        the state store, only to the queue, the query tracker and the results), it waits for the query tracker to
+        record the query finished and reads the results; on a local instance the query and leaf handlers run it at
+        once in this process, through the instance's own queues and query tracker. The whole result is then held in
+        memory, and ``limit`` trims it after the query (which reads every row it selects).
 
         Args:
             keys: Exact row keys, each a mapping by row key field name or the values in row key order.
@@ -259,13 +282,27 @@ class Table(Generic[InstanceT]):
             as_of: Beyond Sleeper, time travel: the rows of the table as it was after a files transaction (a number),
                 or at a time (a ``datetime``, or an ISO 8601 string; naive times are UTC). See
                 docs/usage/time-travel.md. The current rows if None.
+            via_queue: Run the query through the query queue (see above) rather than reading the files here.
+            queue_results: With ``via_queue``: ``s3`` (the default: each sub-query writes a Parquet file to the
+                query results bucket) or ``sqs`` (each sends its rows in batches to the query results queue).
+            queue_timeout_seconds: With ``via_queue``: how long to wait for the query to finish (300 s by default).
 
         Raises:
             KeyTypeError: If a key does not suit the schema.
             QueryExecutionError: If a column is not in the table, or the limit is negative.
             StateNotReadableError: If the state as of ``as_of`` can no longer be read (it names the oldest readable
                 transaction).
+            SleeperError: If ``via_queue`` is asked with ``as_of`` (a queued query reads the current state), or the
+                queue options are given without it or are invalid.
+
+        ``to_*`` on a queued scan raises ``QueuedQueryFailedError`` (with the tracker's reasons, and no rows) if the
+        tracker records the query FAILED or PARTIALLY_FAILED, and ``QueryWaitTimeoutError`` if it does not finish in
+        time.
         """
+        if via_queue:
+            return self._queued_scan(keys, ranges, columns, limit, as_of, queue_results, queue_timeout_seconds)
+        if queue_results is not None or queue_timeout_seconds is not None:
+            raise SleeperError("queue_results and queue_timeout_seconds apply to a scan with via_queue=True only")
         return Scan(
             self if as_of is None else past_table(self, as_of),
             keys=None if keys is None else tuple(keys),
@@ -274,6 +311,51 @@ class Table(Generic[InstanceT]):
             limit=limit,
             options=self.instance.filesystem_options,
         )
+
+    def _queued_scan(
+        self,
+        keys: KeysArg | None,
+        ranges: RangesArg | None,
+        columns: Sequence[str] | None,
+        limit: int | None,
+        as_of: int | datetime | str | None,
+        results: str | None,
+        timeout_seconds: float | None,
+    ) -> QueuedScan:
+        if as_of is not None:
+            raise SleeperError("as_of reads the table's past state directly: it cannot be used with via_queue=True")
+        if results is not None and results not in RESULTS_DESTINATIONS:
+            raise SleeperError(f"queue_results must be one of {', '.join(RESULTS_DESTINATIONS)}, got {results!r}")
+        wait = DEFAULT_QUERY_WAIT_SECONDS if timeout_seconds is None else timeout_seconds
+        if wait <= 0:
+            raise SleeperError(f"queue_timeout_seconds must be more than 0, got {wait:g}")
+        return QueuedScan(
+            self,
+            keys=None if keys is None else tuple(keys),
+            regions=None if ranges is None else tuple(regions_of(self, ranges)),
+            columns=None if columns is None else tuple(columns),
+            limit=limit,
+            options=self.instance.filesystem_options,
+            table_name=self.name,
+            admin=self._query_queue(),
+            results=results or "s3",
+            timeout_seconds=wait,
+        )
+
+    def _query_queue(self) -> QueryQueueInstance:
+        """The admin port of the instance holding the table, which sends (and locally runs) queued queries."""
+        from sleeper.runtime.local.instance import LocalInstance
+
+        if isinstance(self.instance, LocalInstance):
+            from sleeper.runtime.local.admin import LocalAdmin
+
+            return LocalAdmin(self.instance)
+        from sleeper.runtime.aws.admin import AwsAdmin
+        from sleeper.runtime.aws.instance import AwsInstance
+
+        if isinstance(self.instance, AwsInstance):
+            return AwsAdmin(self.instance)
+        raise SleeperError(f"a {type(self.instance).__name__} has no query queue: via_queue=True cannot be used")
 
     def query(
         self,
@@ -338,6 +420,52 @@ class Table(Generic[InstanceT]):
             PropertyError: If a value is invalid or a property may not change; nothing is saved.
         """
         return self.instance.update_table_properties(self.name, values)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueuedScan(Scan):
+    """A scan run through the query queue (``Table.scan(..., via_queue=True)``): each ``to_*`` call sends the query
+    and reads its results as ``sleeper query --via-queue`` does (:func:`sleeper.query.results_reader.run_queued_query`).
+
+    Attributes:
+        table_name: The table's name, as the query names it.
+        admin: The admin port of the instance, which sends the query (and runs it, locally).
+        results: ``s3`` or ``sqs``: where the sub-queries put their rows.
+        timeout_seconds: How long to wait for the query to finish.
+    """
+
+    table_name: str
+    admin: QueryQueueInstance = field(repr=False)
+    results: str = "s3"
+    timeout_seconds: float = DEFAULT_QUERY_WAIT_SECONDS
+
+    def to_arrow_batch_reader(self, *, batch_rows: int | None = None) -> pa.RecordBatchReader:
+        """The rows as record batches: the query is run through the queue, and its whole result read, first.
+
+        Args:
+            batch_rows: The most rows in a batch returned (every row in one batch per result file if None).
+
+        Raises:
+            QueuedQueryFailedError: If the query tracker records the query FAILED or PARTIALLY_FAILED.
+            QueryWaitTimeoutError: If the query does not finish in time.
+        """
+        schema = self.table.schema
+        requested = None if self.columns is None else [c for c in self.columns if c not in schema.key_names]
+        regions = [Region.exact(schema, k) for k in self.keys or ()] + list(self.regions or ())
+        query = queued_query(self.table_name, schema, regions, requested, results=self.results)
+        rows = run_queued_query(
+            self.admin, query, schema, results_filesystem=self._results_filesystem, wait_seconds=self.timeout_seconds
+        )
+        raise_if_failed(tracked_rows(self.admin.query_tracker, query.query_id), query.query_id)
+        assert rows is not None, "a queued scan always waits for its query"
+        if self.limit is not None:
+            rows = rows.slice(0, self.limit)
+        if self.columns is not None:
+            rows = rows.select(list(self.columns))
+        return pa.RecordBatchReader.from_batches(rows.schema, rows.to_batches(max_chunksize=batch_rows))
+
+    def _results_filesystem(self) -> pafs.FileSystem:
+        return s3_filesystem((self.options or FileSystemOptions()).s3)
 
 
 @dataclass(frozen=True, slots=True)

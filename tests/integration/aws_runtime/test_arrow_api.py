@@ -1,7 +1,8 @@
 """The Python API with Arrow in and out, the same on a local instance and an AWS instance on the moto server (issue
 15): ingest from a path relative to the working directory, pandas, polars and a DuckDB relation; scans returning the
 same rows through every ``to_*`` method; ``limit``; metadata as Arrow. On AWS, ``ingest`` sends an ingest job as
-Sleeper's client does and waits for the tracker: an ingest task stand-in runs the job queue in a thread."""
+Sleeper's client does and waits for the tracker: an ingest task stand-in runs the job queue in a thread; a scan through
+the query queue is answered by the query functions' handlers, run in a thread as Lambda would run them."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import sleeper
+from lambdas import leaf_partition_query, query
 from sleeper.core.exceptions import SleeperError
-from sleeper.core.operations import INGEST_JOB_Q, STATE_STORE_COMMITTER_Q
+from sleeper.core.operations import INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, QUERY_Q, STATE_STORE_COMMITTER_Q
 from sleeper.ingest.entry import run_ingest_job
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.exceptions import MissingFileError
@@ -28,6 +30,7 @@ from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.ingest_job import IngestJobError, IngestJobSent
 from sleeper.runtime.table import Table
 from sleeper.statestore.committer import handle_commit_request
+from tests.integration.aws_runtime.conftest import drain_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 
@@ -166,3 +169,74 @@ def should_send_an_ingest_job_without_waiting_and_raise_when_a_job_is_rejected(i
         # And the job sent earlier is run by the task
         table.ingest(pa.table({"name": ["y"], "age": [2]}, schema=ARROW_SCHEMA))
     assert table.scan().to_arrow().to_pylist() == [{"name": "x", "age": 1}, {"name": "y", "age": 2}]
+
+
+class _QueryFunctions:
+    """Delivers an AWS instance's query queue and leaf partition query queue to their Lambda handlers while it lives,
+    as the deployed query functions would."""
+
+    def __init__(self, instance: AwsInstance) -> None:
+        self._instance = instance
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> _QueryFunctions:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            for logical_name, function in ((QUERY_Q, query), (LEAF_PARTITION_QUERY_Q, leaf_partition_query)):
+                event = drain_event(self._instance, logical_name)
+                if event["Records"]:
+                    function.handler(event)
+            self._stop.wait(0.2)
+
+
+def should_scan_through_the_query_queue_returning_the_rows_of_a_direct_scan(any_instance: Any) -> None:
+    # Given a table of two leaves with rows in both
+    table = _table(any_instance)
+    table.ingest(pa.table({"name": ["alice", "bob", "nina", "zoe"], "age": [31, 42, 19, 27]}, schema=ARROW_SCHEMA))
+
+    completed_before = _completed_queries(any_instance)
+
+    # When it is scanned through the query queue (on AWS answered by the query functions), whole and in part
+    def both(**selection: Any) -> tuple[pa.Table, pa.Table]:
+        return table.scan(via_queue=True, **selection).to_arrow(), table.scan(**selection).to_arrow()
+
+    if isinstance(any_instance, AwsInstance):
+        with _QueryFunctions(any_instance):
+            every, part = both(), both(ranges={"name": ("b", "o")}, columns=["age", "name"])
+    else:
+        every, part = both(), both(ranges={"name": ("b", "o")}, columns=["age", "name"])
+
+    # Then the queued scans return the rows of the direct scans, in key order, with the columns asked for
+    assert every[0].equals(every[1]) and every[0].num_rows == 4
+    assert part[0].equals(part[1]) and part[0].to_pylist() == [{"age": 42, "name": "bob"}, {"age": 19, "name": "nina"}]
+    # And the two queries went through the query tracker, which records them completed
+    assert _completed_queries(any_instance) - completed_before == 2
+
+
+def _completed_queries(instance: Any) -> int:
+    return sum(
+        1 for q in instance.query_tracker.all_queries() if q.is_parent and q.last_known_state.value == "COMPLETED"
+    )
+
+
+def should_refuse_queue_options_that_do_not_apply(tmp_path: Path) -> None:
+    # Given a table of a local instance
+    table = _table(sleeper.create_instance(tmp_path / "instance"))
+
+    # When a scan asks for what a queued scan cannot do, or for queue options without the queue
+    # Then it is refused before anything is sent
+    with pytest.raises(SleeperError, match="cannot be used with via_queue=True"):
+        table.scan(via_queue=True, as_of=1)
+    with pytest.raises(SleeperError, match="queue_results must be one of s3, sqs, got 'ftp'"):
+        table.scan(via_queue=True, queue_results="ftp")
+    with pytest.raises(SleeperError, match="apply to a scan with via_queue=True only"):
+        table.scan(queue_results="sqs")
+    assert table.instance.query_tracker.all_queries() == []
