@@ -393,13 +393,13 @@ def apply_compaction_commits(
         if done:
             transactions += 1
         now = clock()
-        for job in before:
-            if not was_committed(tracker, job.job_id):
-                # its commit landed but its worker stopped before telling the tracker (RELIABILITY C3): tell it now
-                record_compaction_committed(tracker, table_id, job, now)
         for job in done:
             committed.append((table_id, job.job_id))
             record_compaction_committed(tracker, table_id, job, now)
+        for job in before:  # after this batch's commits, so a duplicate of one of them is not recorded committed twice
+            if not was_committed(tracker, job.job_id):
+                # its commit landed but its worker stopped before telling the tracker (RELIABILITY C3): tell it now
+                record_compaction_committed(tracker, table_id, job, now)
         for job, reason in refused:
             failed.append((table_id, job.job_id, reason))
             _record_failed(tracker, table_id, job, reason, clock)
