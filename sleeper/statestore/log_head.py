@@ -596,7 +596,7 @@ class FilesLogHead(TransactionLogHead[FilesState, FileTransaction]):
 
     def _validate(self, transaction: FileTransaction) -> None:
         if self._data_prefix is not None:
-            for filename in transaction.named_files():
+            for filename in transaction.files_it_may_track():
                 check_file_in_table(filename, self._data_prefix, table_id=self.table_id)
         transaction.validate(self._state)
         if self._partitions is not None and next(transaction.new_reference_partitions(), None) is not None:

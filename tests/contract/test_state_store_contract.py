@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 
 from sleeper.core.statestore.exceptions import (
+    FileNotFoundInStateError,
     FileOutsideTableError,
     JobIdReusedError,
     PartitionNotFoundError,
@@ -320,6 +321,14 @@ def should_refuse_every_file_transaction_naming_a_file_outside_the_table(
     for transaction in attempts:
         with pytest.raises(FileOutsideTableError, match="does not belong to table"):
             store.commit(transaction)
+    # and a job assignment naming it is refused as naming a file the table does not track (its files are not checked
+    # against the prefix again: every file it may name was checked when it was added)
+    with pytest.raises(FileNotFoundInStateError, match="is not tracked"):
+        store.commit(
+            AssignJobIdsTransaction(
+                requests=(AssignJobIdRequest(job_id="c2", partition_id="root", filenames=(outside,)),)
+            )
+        )
     assert stores.new().last_transaction_numbers() == before
     assert sorted(_summary(stores.new())) == [mine.filename]
 

@@ -67,6 +67,12 @@ class FileTransaction(ABC):
         """Every file the transaction names (each must lie under the table's data prefix)."""
         return iter(())
 
+    def files_it_may_track(self) -> Iterator[str]:
+        """The files the transaction may start tracking: the ones whose place the state store checks (each must lie
+        under the table's data prefix). A transaction that names files only as ones the state already tracks (its
+        ``validate`` refuses any other) names none here: they were checked when they were added."""
+        return self.named_files()
+
     def new_reference_partitions(self) -> Iterator[str]:
         """The partitions the transaction adds references on without needing an earlier reference there (these
         must exist when it is validated: see ``validate_partitions``)."""
@@ -234,6 +240,9 @@ class AssignJobIdsTransaction(FileTransaction):
     def named_files(self) -> Iterator[str]:
         for req in self.requests:
             yield from req.filenames
+
+    def files_it_may_track(self) -> Iterator[str]:
+        return iter(())  # validate refuses a file without a reference on the job's partition
 
     def apply(self, state: FilesState, time: datetime) -> None:
         for req in self.requests:
