@@ -7,7 +7,8 @@ from __future__ import annotations
 import io
 import json
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -17,22 +18,30 @@ import pytest
 from sleeper.adapters.aws.clients import events_client, s3_client
 from sleeper.adapters.aws.event_rules import EventBridgeRules
 from sleeper.adapters.aws.properties import S3PropertiesStore
+from sleeper.adapters.aws.resources import create_bucket
 from sleeper.cli.main import run
+from sleeper.core.naming import bulk_export_bucket_name
 from sleeper.core.operations import (
+    BULK_EXPORT_Q,
     COMPACTION_JOB_CREATION_Q,
     FIND_PARTITIONS_TO_SPLIT_Q,
     GC_JOB_Q,
     INGEST_JOB_Q,
+    LEAF_PARTITION_BULK_EXPORT_Q,
     LEAF_PARTITION_QUERY_Q,
     QUERY_Q,
+    QUERY_RESULTS_Q,
     STATE_STORE_COMMITTER_Q,
 )
 from sleeper.core.properties import INSTANCE_PROPERTIES_KEY
+from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.queue import Queue
 from sleeper.core.schema import Schema
+from sleeper.io.filesystem import resolve
 from sleeper.query.queued import handle_query_message
 from sleeper.runtime.aws.admin import scheduled_rule_names
 from sleeper.runtime.aws.instance import AwsInstance, provision_instance
+from sleeper.runtime.router import Disposition, dispatch
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
@@ -50,14 +59,23 @@ QUEUES = (
     FIND_PARTITIONS_TO_SPLIT_Q,
     GC_JOB_Q,
     STATE_STORE_COMMITTER_Q,
+    QUERY_RESULTS_Q,
+    BULK_EXPORT_Q,
+    LEAF_PARTITION_BULK_EXPORT_Q,
 )
 
 
 @pytest.fixture(scope="module")
 def instance() -> AwsInstance:
-    """An instance as a deployment leaves it: resources, properties, one table, its scheduled rules enabled."""
+    """An instance as a deployment leaves it: resources (with the bulk export bucket the bulk export stack adds),
+    properties, one table, its scheduled rules enabled."""
     settings = aws_settings()
-    config = provision_instance(settings, new_instance_id(), queues=QUEUES)
+    instance_id = new_instance_id()
+    export_bucket = bulk_export_bucket_name(instance_id, "123456789012")
+    create_bucket(s3_client(settings), export_bucket, settings.region)
+    config = provision_instance(
+        settings, instance_id, queues=QUEUES, properties={cdk.BULK_EXPORT_S3_BUCKET.name: export_bucket}
+    )
     aws = AwsInstance(config, table_cache_seconds=0)
     aws.create_table("nums", Schema.from_dict(SCHEMA))
     events = events_client(settings)
@@ -333,3 +351,118 @@ def should_fail_waiting_for_an_ingest_job_that_was_rejected(
     err = capsys.readouterr().err.strip()
     assert code == 1 and len(err.splitlines()) == 1 and "Traceback" not in err
     assert err.startswith("error: ingest job wait-2 rejected:") and "missing.parquet" in err
+
+
+LEAF_SPLITS = [500, 1000, 1500]
+LEAF_ROWS = 2000
+
+
+@pytest.fixture(scope="module")
+def four_leaves(instance: AwsInstance) -> str:
+    """A table of 2,000 rows over four leaves, written to the data bucket and committed directly."""
+    table = instance.create_table("four-leaves", Schema.from_dict(SCHEMA), split_points=LEAF_SPLITS)
+    keys = pa.array(range(LEAF_ROWS), pa.int64())
+    table.ingest(pa.table({"key": keys, "value": [f"v{k}" for k in range(LEAF_ROWS)]}), direct=True)
+    return table.name
+
+
+def _run_deployed_functions_later(instance: AwsInstance, first: str, fan_out: str) -> Callable[[], dict[str, int]]:
+    """What the deployed functions do with the next message sent to ``first``, in a thread: its feature entry (the one
+    the Lambda or container consuming the queue runs, resolved through the router) handles it, then every message it
+    fanned out to ``fan_out`` is handled the same way. Returns a join that re-raises a failure in the thread and gives
+    how many messages of each queue were handled."""
+    handled = {first: 0, fan_out: 0}
+    errors: list[BaseException] = []
+
+    def task() -> None:
+        try:
+            aws = AwsInstance(instance.config, table_cache_seconds=0)
+            deadline = time.monotonic() + 60
+            batch = aws.queue(first).receive(1, wait_seconds=1)
+            while not batch and time.monotonic() < deadline:
+                batch = aws.queue(first).receive(1, wait_seconds=1)
+            for name in (first, fan_out):
+                queue = aws.queue(name)
+                while batch:
+                    for message in batch:
+                        settled = dispatch(aws, name, message.body)
+                        assert settled.disposition is Disposition.DONE, settled.line
+                        queue.delete(message.receipt_handle)
+                        handled[name] += 1
+                    batch = queue.receive(10)
+                batch = aws.queue(fan_out).receive(10)
+        except BaseException as e:  # handed to the test by join
+            errors.append(e)
+
+    thread = threading.Thread(target=task, daemon=True)
+    thread.start()
+
+    def join() -> dict[str, int]:
+        thread.join(timeout=120)
+        assert not thread.is_alive(), "the deployed functions did not finish"
+        if errors:
+            raise errors[0]
+        return handled
+
+    return join
+
+
+@pytest.mark.parametrize("results", ["s3", "sqs"])
+def should_wait_for_a_queued_query_on_aws_and_print_the_rows_of_a_direct_query(
+    instance: AwsInstance, four_leaves: str, results: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a table of four leaves, and the query functions that will run the next query sent
+    functions = _run_deployed_functions_later(instance, QUERY_Q, LEAF_PARTITION_QUERY_Q)
+    # When a range over the four leaves is queried through the query queue, the CLI waiting for the results
+    capsys.readouterr()
+    code = run(
+        ["query", four_leaves, "--range", "key=[100,1900)", "--via-queue", "--results", results, "--wait", "90"]
+        + ["--format", "json"]
+    )
+    handled = functions()
+    out = capsys.readouterr().out
+    # Then the query was planned into one sub-query per leaf, all run while the CLI waited
+    assert code == 0
+    assert handled == {QUERY_Q: 1, LEAF_PARTITION_QUERY_Q: 4}
+    # And the CLI printed the rows of a direct query, in key order
+    printed = json.loads(out[out.index('{"rows"') :])["rows"]
+    direct = [r for r in instance.table(four_leaves).query().to_pylist() if 100 <= r["key"] < 1900]
+    assert len(direct) == 1800
+    assert printed == direct
+    # And SQS results were taken off the results queue
+    if results == "sqs":
+        assert instance.queue(QUERY_RESULTS_Q).receive(10) == []
+
+
+def should_wait_for_a_bulk_export_on_aws_and_report_one_file_per_leaf_with_the_tables_rows(
+    instance: AwsInstance, four_leaves: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a table of four leaves, and the planner Lambda and export tasks that will run the next export sent
+    functions = _run_deployed_functions_later(instance, BULK_EXPORT_Q, LEAF_PARTITION_BULK_EXPORT_Q)
+    # When it is exported through the CLI, which waits for the export
+    capsys.readouterr()
+    code = run(["export", four_leaves, "--export-id", "cli-export", "--timeout", "90", "--json"])
+    handled = functions()
+    report = json.loads(capsys.readouterr().out)
+    # Then the planner split it into one leaf export per leaf, all run while the CLI waited
+    assert code == 0
+    assert handled == {BULK_EXPORT_Q: 1, LEAF_PARTITION_BULK_EXPORT_Q: 4}
+    # And the CLI reports the export completed with every row, in one file per leaf under the table's export
+    table = instance.table(four_leaves)
+    assert (report["exportId"], report["tableId"], report["state"], report["rows"]) == (
+        "cli-export",
+        table.table_id,
+        "COMPLETED",
+        LEAF_ROWS,
+    )
+    prefix = f"s3://{instance.properties.get(cdk.BULK_EXPORT_S3_BUCKET)}/{table.table_id}/cli-export/"
+    assert len(report["files"]) == 4 and all(f.startswith(prefix) for f in report["files"])
+    # And those files hold, sorted, the rows of a direct query of the table
+    parts = []
+    for uri in report["files"]:
+        filesystem, path = resolve(uri, instance.filesystem_options)
+        part = pq.read_table(path, filesystem=filesystem)
+        assert part["key"].to_pylist() == sorted(part["key"].to_pylist())
+        parts.append(part)
+    exported = pa.concat_tables(sorted(parts, key=lambda p: p["key"][0].as_py()))
+    assert exported.to_pylist() == table.query().to_pylist()
