@@ -18,7 +18,8 @@ from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.query import QueryState
 from sleeper.core.websocket import MESSAGE_MAX_BYTES, WebSocketTarget
-from sleeper.query.entry import handle_leaf_query, handle_query
+from sleeper.io.thrift_compact import decode_struct
+from sleeper.query.entry import QueryRuntime, handle_leaf_query, handle_query
 from sleeper.query.publishers import ROWS_PAYLOAD_MAX_BYTES, rows_message_batches
 from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE, query_results_dir
 from sleeper.runtime.local.instance import LocalInstance
@@ -32,7 +33,9 @@ SCHEMA = Schema.of(
 ROWS = 10_000
 
 
-def _instance(tmp_path: Path, split_points: list[int] | None = None, **properties: str) -> LocalInstance:
+def _instance(
+    tmp_path: Path, split_points: list[int] | None = None, properties: dict[str, str] | None = None
+) -> LocalInstance:
     instance = LocalInstance.create(tmp_path / "instance")
     if properties:
         edited = instance.properties.copy()
@@ -45,7 +48,7 @@ def _instance(tmp_path: Path, split_points: list[int] | None = None, **propertie
     return instance
 
 
-def _run(instance: LocalInstance, query_id: str, config: dict[str, str]) -> None:
+def _run(instance: QueryRuntime, query_id: str, config: dict[str, str]) -> None:
     """Sends a whole-table query with a results publisher config through the query and leaf entries."""
     query = Query(
         query_id=query_id,
@@ -109,24 +112,137 @@ def should_write_s3_results_with_the_query_codec_and_row_group_size(tmp_path: Pa
     instance = _instance(tmp_path)
     # When they are queried with S3 results asking for snappy and 16 KiB row groups
     _run(instance, "s3-1", {"destination": "S3", "compressionCodec": "snappy", "rowGroupSize": "16384"})
-    # Then the results file is written with that codec, in several row groups
+    # Then the results file is written with that codec, in row groups of that size
     (path,) = Path(query_results_dir(str(instance.directory / "query-results"), "s3-1")).glob("*.parquet")
     metadata = pq.ParquetFile(path).metadata
     assert metadata.row_group(0).column(0).compression == "SNAPPY"
-    assert metadata.num_row_groups > 1
     assert metadata.num_rows == ROWS
+    _assert_row_groups_of(path, 16384)
+
+
+@pytest.mark.parametrize("row_group_bytes", [16384, 65536])
+def should_fill_each_row_group_to_the_requested_row_group_size(tmp_path: Path, row_group_bytes: int) -> None:
+    # Given a table of 10,000 rows (about 230 KB as Arrow data)
+    instance = _instance(tmp_path)
+    # When they are queried with S3 results asking for a row group size
+    _run(instance, "s3-rg", {"destination": "S3", "rowGroupSize": str(row_group_bytes)})
+    # Then every row group holds that size of data, to within a row group's last rows
+    (path,) = Path(query_results_dir(str(instance.directory / "query-results"), "s3-rg")).glob("*.parquet")
+    _assert_row_groups_of(path, row_group_bytes)
+
+
+def _assert_row_groups_of(path: Path, row_group_bytes: int) -> None:
+    """``rowGroupSize`` is in bytes, as in Sleeper (Parquet's row group size; ``S3ResultsOutput`` passes it to the
+    writer), so a row group holds as many rows as fit in it: here measured as the row group's rows read back as Arrow
+    data, the measure the writer cuts at. Every row group but the last holds between 90% and 100% of the size; the
+    last no more; together every row once, in order."""
+    parquet = pq.ParquetFile(path)
+    groups = [parquet.read_row_group(i) for i in range(parquet.metadata.num_row_groups)]
+    sizes = [group.nbytes for group in groups]
+    assert len(groups) >= math.ceil(sum(sizes) / row_group_bytes) > 1
+    assert all(0.9 * row_group_bytes <= size <= row_group_bytes for size in sizes[:-1]), sizes
+    assert 0 < sizes[-1] <= row_group_bytes
+    assert [k for group in groups for k in group["key"].to_pylist()] == list(range(ROWS))
 
 
 def should_write_s3_results_with_the_instance_defaults(tmp_path: Path) -> None:
     # Given an instance whose default results row group size is 32 KiB (the table's codec is zstd)
-    instance = _instance(tmp_path, **{"sleeper.default.query.results.rowgroup.size": "32768"})
+    instance = _instance(tmp_path, properties={"sleeper.default.query.results.rowgroup.size": "32768"})
     # When the table is queried with the default results destination
     _run(instance, "s3-2", {})
     # Then the file uses the table's codec and the instance's row group size
     (path,) = Path(query_results_dir(str(instance.directory / "query-results"), "s3-2")).glob("*.parquet")
     metadata = pq.ParquetFile(path).metadata
     assert metadata.row_group(0).column(0).compression == "ZSTD"
-    assert 1 < metadata.num_row_groups < math.ceil(ROWS / 100)
+    _assert_row_groups_of(path, 32768)
+
+
+def _data_page_sizes(path: Path, column: int) -> list[int]:
+    """The uncompressed size of each data page of a column's chunk in the first row group, read from the page headers
+    (Thrift compact ``PageHeader``: 1 type, 2 uncompressed size, 3 compressed size) that pyarrow does not expose."""
+    chunk = pq.ParquetFile(path).metadata.row_group(0).column(column)
+    start = chunk.dictionary_page_offset if chunk.has_dictionary_page else chunk.data_page_offset
+    data = path.read_bytes()[start : start + chunk.total_compressed_size]
+    sizes, offset = [], 0
+    while offset < len(data):
+        header, offset = decode_struct(data, offset)
+        if header.get(1) in (_DATA_PAGE, _DATA_PAGE_V2):
+            sizes.append(header.get(2))
+        offset += header.get(3)
+    return sizes
+
+
+_DATA_PAGE, _DATA_PAGE_V2 = 0, 3
+
+
+@pytest.mark.parametrize(
+    ("properties", "paged_config", "unpaged_config"),
+    [
+        ({}, {"destination": "S3", "pageSize": "16384"}, {}),
+        ({"sleeper.default.query.results.page.size": "16384"}, {}, {"destination": "S3", "pageSize": "131072"}),
+    ],
+    ids=["query-over-default", "instance-default-under-query"],
+)
+def should_cut_data_pages_at_the_requested_page_size(
+    tmp_path: Path, properties: dict[str, str], paged_config: dict[str, str], unpaged_config: dict[str, str]
+) -> None:
+    # Given a table of 10,000 rows (80,000 bytes of keys, under 128 KiB), and an instance default page size
+    instance = _instance(tmp_path, properties=properties)
+    # When they are queried with S3 results and 16 KiB pages (asked by the query, or the instance's default), and
+    # with 128 KiB pages (the instance's default, or asked by the query)
+    _run(instance, "paged", paged_config)
+    _run(instance, "unpaged", unpaged_config)
+    results = instance.directory / "query-results"
+    (paged,) = Path(query_results_dir(str(results), "paged")).glob("*.parquet")
+    (unpaged,) = Path(query_results_dir(str(results), "unpaged")).glob("*.parquet")
+    # Then each column's pages are cut once they reach 16 KiB (the writer checks after each batch of 1,024 values,
+    # which is under 16 KiB here, so a page is under twice the size); with 128 KiB each column is one page
+    for column in range(3):
+        sizes = _data_page_sizes(paged, column)
+        assert len(sizes) > 1
+        assert all(16384 <= size < 2 * 16384 for size in sizes[:-1]), sizes
+        assert 0 < sizes[-1] < 2 * 16384
+        assert len(_data_page_sizes(unpaged, column)) == 1
+    assert pq.read_table(paged).equals(pq.read_table(unpaged))
+
+
+@pytest.mark.aws
+def should_write_s3_results_to_the_bucket_the_query_names(tmp_path: Path) -> None:
+    # Given a table of four leaves on an instance on moto, and another bucket
+    from sleeper.adapters.aws.clients import s3_client
+    from sleeper.adapters.aws.resources import create_bucket
+    from sleeper.core.operations import LEAF_PARTITION_QUERY_Q
+    from sleeper.core.properties import instance_cdk as cdk
+    from sleeper.io.filesystem import resolve
+    from sleeper.runtime.aws.instance import AwsInstance, provision_instance
+    from tests.contract.aws_backends import aws_settings, new_instance_id
+
+    settings = aws_settings()
+    instance = AwsInstance(
+        provision_instance(settings, new_instance_id(), queues=[LEAF_PARTITION_QUERY_Q]), table_cache_seconds=0
+    )
+    other = f"results-elsewhere-{instance.instance_id}".lower()[:63]
+    s3 = s3_client(settings)
+    create_bucket(s3, other, settings.region)
+    table = instance.create_table("t", SCHEMA, split_points=[2500, 5000, 7500])
+    keys = pa.array(range(ROWS), pa.int64())
+    table.ingest(
+        pa.table({"key": keys, "value": [f"v{i}" for i in range(ROWS)], "blob": [b"\x00\x01"] * ROWS}), direct=True
+    )
+    # When it is queried with S3 results in that bucket, through the query and leaf entries
+    _run(instance, "to-bucket", {"destination": "S3", "bucket": other})
+    # Then each sub-query's file is in the named bucket, under the query's directory, and none in the results bucket
+    tracked = instance.query_tracker.status("to-bucket")
+    assert tracked is not None and tracked.last_known_state is QueryState.COMPLETED, tracked
+    written = [o["Key"] for o in s3.list_objects_v2(Bucket=other).get("Contents", [])]
+    assert len(written) == 4 and all(k.startswith("query-to-bucket/") and k.endswith(".parquet") for k in written)
+    default = instance.properties.get(cdk.QUERY_RESULTS_BUCKET)
+    assert default is not None and default != other
+    assert s3.list_objects_v2(Bucket=default).get("KeyCount") == 0
+    # And together they hold every row of the table
+    filesystem, root = resolve(f"s3a://{other}", instance.filesystem_options)
+    parts = [pq.read_table(f"{root}/{key}", filesystem=filesystem) for key in written]
+    assert sorted(k for part in parts for k in part["key"].to_pylist()) == list(range(ROWS))
 
 
 @pytest.mark.parametrize(
