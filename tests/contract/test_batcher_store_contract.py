@@ -254,3 +254,124 @@ def should_delete_the_given_records(store: IngestBatcherStore) -> None:
 
     # Then
     assert store.all_files_newest_first() == [b]
+
+
+MTIME = datetime(2024, 4, 30, 8, 15, 0, 250000, tzinfo=UTC)
+
+
+def _submitted(path: str, *, size: int = 100, seconds: float = 0, modified: datetime | None = MTIME) -> TrackedFile:
+    return TrackedFile(
+        file=path,
+        file_size_bytes=size,
+        table_id="t1",
+        received_time=T0 + timedelta(seconds=seconds),
+        file_modified_time=modified,
+    )
+
+
+def should_read_back_the_modification_time_of_pending_and_assigned_files(store: IngestBatcherStore) -> None:
+    # Given
+    file = _submitted("bucket/a.parquet", modified=MTIME + timedelta(microseconds=999))
+    other = _submitted("bucket/b.parquet", seconds=1, modified=None)
+
+    # When
+    store.add_file(file)
+    store.add_file(other)
+    store.assign_job_get_assigned("job-1", [file])
+
+    # Then the time is kept to the millisecond, and an unknown time stays unknown
+    assert store.all_files_newest_first() == [other, file.assigned_to("job-1")]
+    assert file.file_modified_time == MTIME
+    assert store.pending_files_oldest_first()[0].file_modified_time is None
+
+
+def should_not_track_again_a_file_batched_into_a_job_and_unchanged_since(store: IngestBatcherStore) -> None:
+    # Given
+    first = _submitted("bucket/a.parquet")
+    assert store.add_files_unless_batched([first]) == []
+    store.assign_job_get_assigned("job-1", [first])
+
+    # When the same file is submitted again (a redelivered request)
+    again = _submitted("bucket/a.parquet", seconds=600)
+    skipped = store.add_files_unless_batched([again])
+
+    # Then it is skipped, naming its job, and only the assigned record is kept
+    assert [(s.file, s.batched, s.job_id) for s in skipped] == [(again, first.assigned_to("job-1"), "job-1")]
+    assert "job-1" in skipped[0].reason
+    assert store.pending_files_oldest_first() == []
+    assert store.all_files_newest_first() == [first.assigned_to("job-1")]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param({"size": 101}, id="size"),
+        pytest.param({"modified": MTIME + timedelta(seconds=1)}, id="modification time"),
+        pytest.param({"modified": None}, id="modification time unknown"),
+    ],
+)
+def should_track_again_a_batched_file_that_changed_since(store: IngestBatcherStore, change: dict[str, Any]) -> None:
+    # Given
+    first = _submitted("bucket/a.parquet")
+    store.add_files_unless_batched([first])
+    store.assign_job_get_assigned("job-1", [first])
+
+    # When the file is rewritten under the same path and submitted again
+    rewritten = _submitted("bucket/a.parquet", seconds=600, **change)
+    skipped = store.add_files_unless_batched([rewritten])
+
+    # Then it is tracked again as pending, beside the assigned record
+    assert skipped == []
+    assert store.pending_files_oldest_first() == [rewritten]
+    assert store.all_files_newest_first() == [rewritten, first.assigned_to("job-1")]
+
+
+def should_track_again_a_batched_file_whose_record_has_no_modification_time(store: IngestBatcherStore) -> None:
+    # Given a record stored before modification times were kept
+    old = _submitted("bucket/a.parquet", modified=None)
+    store.add_file(old)
+    store.assign_job_get_assigned("job-1", [old])
+
+    # When
+    again = _submitted("bucket/a.parquet", seconds=600)
+    skipped = store.add_files_unless_batched([again])
+
+    # Then it counts as changed
+    assert skipped == []
+    assert store.pending_files_oldest_first() == [again]
+
+
+def should_replace_a_pending_file_when_it_is_submitted_again(store: IngestBatcherStore) -> None:
+    # Given
+    store.add_files_unless_batched([_submitted("bucket/a.parquet")])
+
+    # When the same, unchanged file is submitted again before any job took it
+    again = _submitted("bucket/a.parquet", seconds=30)
+    skipped = store.add_files_unless_batched([again])
+
+    # Then its pending record is replaced, as before
+    assert skipped == []
+    assert store.pending_files_oldest_first() == [again]
+    assert store.all_files_newest_first() == [again]
+
+
+def should_skip_only_the_batched_files_of_a_request(store: IngestBatcherStore) -> None:
+    # Given a was batched; b is pending; c is new; the same path of another table is not a's record
+    a, b = _submitted("bucket/a.parquet"), _submitted("bucket/b.parquet", seconds=1)
+    store.add_files_unless_batched([a, b])
+    store.assign_job_get_assigned("job-1", [a])
+
+    # When
+    request = [
+        _submitted("bucket/c.parquet", seconds=60),
+        _submitted("bucket/a.parquet", seconds=60),
+        _submitted("bucket/b.parquet", seconds=60),
+        TrackedFile(
+            file="bucket/a.parquet", file_size_bytes=100, table_id="t2", received_time=T0, file_modified_time=MTIME
+        ),
+    ]
+    skipped = store.add_files_unless_batched(request)
+
+    # Then
+    assert [s.file for s in skipped] == [request[1]]
+    assert store.pending_files_oldest_first() == [request[3], request[2], request[0]]  # ties: by table, path

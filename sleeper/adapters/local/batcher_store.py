@@ -4,6 +4,9 @@ One row per tracked file, keyed as Sleeper's DynamoDB table is: job id (``not_as
 ``<table id>/<file>``. Assigning a group of files to a job checks and moves the whole group in one ``BEGIN
 IMMEDIATE`` transaction, so job creators in several processes never put a file in two jobs. The table is prefixed
 ``batcher_`` because other adapters keep their tables in the same file.
+
+``file_modified_time`` (epoch milliseconds, NULL when unknown) is how a submitted file is told unchanged since it was
+batched; a database made before it was kept gains the column (NULL in old rows) when the store first opens it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,14 @@ from pathlib import Path
 
 from sleeper.adapters.local.sqlite import SqliteDatabase
 from sleeper.ingest.batcher.exceptions import BatcherStoreError
-from sleeper.ingest.batcher.model import NOT_ASSIGNED_TO_JOB, TrackedFile, from_epoch_millis, newest_first, oldest_first
+from sleeper.ingest.batcher.model import (
+    NOT_ASSIGNED_TO_JOB,
+    SkippedFile,
+    TrackedFile,
+    from_epoch_millis,
+    newest_first,
+    oldest_first,
+)
 from sleeper.ingest.batcher.ports import ASSIGN_JOB_BATCH_SIZE
 from sleeper.statestore.exceptions import StateStoreStorageError
 
@@ -29,20 +39,31 @@ CREATE TABLE IF NOT EXISTS batcher_files (
     file_size INTEGER NOT NULL,
     received_time INTEGER NOT NULL,
     expiry_time INTEGER NOT NULL,
+    file_modified_time INTEGER,
     PRIMARY KEY (job_id, file_path)
-)
+);
+CREATE INDEX IF NOT EXISTS batcher_files_by_path ON batcher_files (file_path)
 """
 
-_COLUMNS = "job_id, file_path, file_size, received_time, expiry_time"
-_Row = tuple[str, str, int, int, int]
+_MODIFIED_COLUMN = "file_modified_time"
+_COLUMNS = f"job_id, file_path, file_size, received_time, expiry_time, {_MODIFIED_COLUMN}"
+_INSERT_VALUES = "VALUES (?, ?, ?, ?, ?, ?)"
+_Row = tuple[str, str, int, int, int, int | None]
 
 
 def _row(file: TrackedFile) -> _Row:
-    return file.job_id_or_unassigned, file.key, file.file_size_bytes, file.received_millis, file.expiry_seconds
+    return (
+        file.job_id_or_unassigned,
+        file.key,
+        file.file_size_bytes,
+        file.received_millis,
+        file.expiry_seconds,
+        file.modified_millis,
+    )
 
 
 def _file(row: _Row) -> TrackedFile:
-    job_id, key, size, received, expiry = row
+    job_id, key, size, received, expiry, modified = row
     table_id, path = TrackedFile.split_key(key)
     return TrackedFile(
         file=path,
@@ -51,6 +72,7 @@ def _file(row: _Row) -> TrackedFile:
         received_time=from_epoch_millis(received),
         expiry_time=from_epoch_millis(expiry * 1000),
         job_id=None if job_id == NOT_ASSIGNED_TO_JOB else job_id,
+        file_modified_time=from_epoch_millis(modified) if modified is not None else None,
     )
 
 
@@ -67,10 +89,25 @@ class SqliteIngestBatcherStore:
     ) -> None:
         self._db = database if isinstance(database, SqliteDatabase) else SqliteDatabase(database, schema=SCHEMA)
         self._assign_batch_size = assign_batch_size
+        self._migrated = False
+
+    def _migrate(self) -> None:
+        """Adds ``file_modified_time`` to a table made before it was kept (once per store object)."""
+        if self._migrated:
+            return
+        with self._db.read() as connection:
+            columns = {row[1] for row in connection.execute("PRAGMA table_info(batcher_files)")}
+        if _MODIFIED_COLUMN not in columns:
+            with self._db.write() as connection:  # checked again under the write lock: another process may add it
+                columns = {row[1] for row in connection.execute("PRAGMA table_info(batcher_files)")}
+                if _MODIFIED_COLUMN not in columns:
+                    connection.execute(f"ALTER TABLE batcher_files ADD COLUMN {_MODIFIED_COLUMN} INTEGER")
+        self._migrated = True
 
     @contextmanager
     def _write(self, what: str) -> Iterator[sqlite3.Connection]:
         try:
+            self._migrate()
             with self._db.write() as connection:
                 yield connection
         except (sqlite3.Error, StateStoreStorageError) as e:
@@ -78,6 +115,7 @@ class SqliteIngestBatcherStore:
 
     def _select(self, where: str, parameters: tuple[str | int, ...] = ()) -> list[TrackedFile]:
         try:
+            self._migrate()
             with self._db.read() as connection:
                 rows = connection.execute(f"SELECT {_COLUMNS} FROM batcher_files WHERE {where}", parameters).fetchall()
         except (sqlite3.Error, StateStoreStorageError) as e:
@@ -91,7 +129,32 @@ class SqliteIngestBatcherStore:
             BatcherStoreError: If the database fails.
         """
         with self._write(f"adding {file.key}") as connection:
-            connection.execute(f"INSERT OR REPLACE INTO batcher_files ({_COLUMNS}) VALUES (?, ?, ?, ?, ?)", _row(file))
+            connection.execute(f"INSERT OR REPLACE INTO batcher_files ({_COLUMNS}) {_INSERT_VALUES}", _row(file))
+
+    def add_files_unless_batched(self, files: Sequence[TrackedFile]) -> list[SkippedFile]:
+        """Stores files as pending, except those batched into a job and unchanged since; returns those skipped.
+
+        The checks and writes are one write transaction, so no job creator assigns a file between its check and
+        its write.
+
+        Raises:
+            BatcherStoreError: If the database fails.
+        """
+        skipped: list[SkippedFile] = []
+        with self._write(f"adding {len(files)} files") as connection:
+            for file in files:
+                rows = connection.execute(
+                    f"SELECT {_COLUMNS} FROM batcher_files WHERE file_path = ? AND job_id != ?",
+                    (file.key, NOT_ASSIGNED_TO_JOB),
+                ).fetchall()
+                batched = next((b for b in (_file(r) for r in rows) if file.is_unchanged_since(b)), None)
+                if batched is not None:
+                    skipped.append(SkippedFile(file=file, batched=batched))
+                else:
+                    connection.execute(
+                        f"INSERT OR REPLACE INTO batcher_files ({_COLUMNS}) {_INSERT_VALUES}", _row(file)
+                    )
+        return skipped
 
     def assign_job_get_assigned(self, job_id: str, files: Sequence[TrackedFile]) -> list[str]:
         """Moves pending files into a job, each group of files all or nothing; returns the paths moved.
@@ -125,9 +188,7 @@ class SqliteIngestBatcherStore:
                 "DELETE FROM batcher_files WHERE job_id = ? AND file_path = ?",
                 [(NOT_ASSIGNED_TO_JOB, f.key) for f in group],
             )
-            connection.executemany(
-                f"INSERT INTO batcher_files ({_COLUMNS}) VALUES (?, ?, ?, ?, ?)", [_row(f) for f in moved]
-            )
+            connection.executemany(f"INSERT INTO batcher_files ({_COLUMNS}) {_INSERT_VALUES}", [_row(f) for f in moved])
         return True
 
     def all_files_newest_first(self) -> list[TrackedFile]:

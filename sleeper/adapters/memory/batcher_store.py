@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from sleeper.ingest.batcher.model import NOT_ASSIGNED_TO_JOB, TrackedFile, newest_first, oldest_first
+from sleeper.ingest.batcher.model import NOT_ASSIGNED_TO_JOB, SkippedFile, TrackedFile, newest_first, oldest_first
 from sleeper.ingest.batcher.ports import ASSIGN_JOB_BATCH_SIZE
 
 __all__ = ["InMemoryIngestBatcherStore"]
@@ -34,6 +34,20 @@ class InMemoryIngestBatcherStore:
         """Stores a file, replacing any record with the same key."""
         with self._lock:
             self._files[_key(file)] = file
+
+    def add_files_unless_batched(self, files: Sequence[TrackedFile]) -> list[SkippedFile]:
+        """Stores files as pending, except those batched into a job and unchanged since; returns those skipped."""
+        skipped: list[SkippedFile] = []
+        with self._lock:
+            for file in files:
+                batched = next(
+                    (f for f in self._files.values() if f.is_assigned_to_job and file.is_unchanged_since(f)), None
+                )
+                if batched is not None:
+                    skipped.append(SkippedFile(file=file, batched=batched))
+                else:
+                    self._files[_key(file)] = file
+        return skipped
 
     def assign_job_get_assigned(self, job_id: str, files: Sequence[TrackedFile]) -> list[str]:
         """Moves pending files into a job, each group of files all or nothing; returns the paths moved."""

@@ -2,7 +2,10 @@
 
 A file is tracked under its table and path. Until the job creator puts it in a job it is *pending* (Sleeper stores it
 under the job id ``not_assigned_to_job``); resubmitting a pending path replaces its record. Once assigned, the record
-keeps its job id until its time to live expires; submitting the same path again then tracks it afresh as pending.
+keeps its job id until its time to live expires. Submitting the same path again while that record is kept tracks it
+afresh as pending only if the file changed since (its size or modification time differ, or either is unknown): the
+same file submitted again (a redelivered request, which carries no id) is skipped, as a :class:`SkippedFile`, so it
+is never put in a second job. Sleeper tracks it again in either case.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 __all__ = [
     "DEFAULT_TRACKING_TTL",
     "NOT_ASSIGNED_TO_JOB",
+    "SkippedFile",
     "SubmitRequest",
     "TrackedFile",
     "from_epoch_millis",
@@ -58,6 +62,8 @@ class TrackedFile:
         received_time: When the submit request was received (timezone-aware).
         expiry_time: When the record may be forgotten; by default the received time plus a week.
         job_id: The job the file was assigned to, or None while it is pending.
+        file_modified_time: The file's modification time when it was submitted (milliseconds, rounded down), or None
+            if unknown (records stored before it was kept, or a filesystem that does not give it).
 
     Raises:
         ValueError: If a time is not timezone-aware, the size is negative, or the path or table id is empty.
@@ -69,6 +75,7 @@ class TrackedFile:
     received_time: datetime
     expiry_time: datetime | None = None
     job_id: str | None = None
+    file_modified_time: datetime | None = None
 
     def __post_init__(self) -> None:
         if not self.file:
@@ -87,6 +94,11 @@ class TrackedFile:
         object.__setattr__(self, "expiry_time", from_epoch_millis(_to_epoch_seconds(expiry) * 1000))
         if self.job_id == NOT_ASSIGNED_TO_JOB or self.job_id == "":
             object.__setattr__(self, "job_id", None)
+        if self.file_modified_time is not None:
+            if self.file_modified_time.tzinfo is None:
+                raise ValueError("file_modified_time must be timezone-aware")
+            modified = from_epoch_millis(to_epoch_millis(self.file_modified_time))
+            object.__setattr__(self, "file_modified_time", modified)
 
     @property
     def is_assigned_to_job(self) -> bool:
@@ -114,6 +126,23 @@ class TrackedFile:
         assert self.expiry_time is not None
         return _to_epoch_seconds(self.expiry_time)
 
+    @property
+    def modified_millis(self) -> int | None:
+        """The file's modification time in milliseconds since the epoch, or None if unknown."""
+        return to_epoch_millis(self.file_modified_time) if self.file_modified_time is not None else None
+
+    def is_unchanged_since(self, earlier: TrackedFile) -> bool:
+        """Whether this is the same file as an earlier record of it: same table, path, size and modification time.
+
+        A file whose modification time is unknown, in either record, counts as changed.
+        """
+        return (
+            self.key == earlier.key
+            and self.file_size_bytes == earlier.file_size_bytes
+            and self.file_modified_time is not None
+            and self.file_modified_time == earlier.file_modified_time
+        )
+
     def assigned_to(self, job_id: str) -> TrackedFile:
         """This file assigned to a job."""
         return replace(self, job_id=job_id)
@@ -129,6 +158,30 @@ class TrackedFile:
         if not sep or not table_id or not file:
             raise ValueError(f"invalid batcher file key {key!r}")
         return table_id, file
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkippedFile:
+    """A submitted file that was not tracked, because it was already batched into a job and is unchanged since.
+
+    Attributes:
+        file: The file as submitted (not stored).
+        batched: The kept record of the file in its job.
+    """
+
+    file: TrackedFile
+    batched: TrackedFile
+
+    @property
+    def job_id(self) -> str:
+        """The job the file was already batched into."""
+        assert self.batched.job_id is not None
+        return self.batched.job_id
+
+    @property
+    def reason(self) -> str:
+        """Why the file was skipped, for a log or a report."""
+        return f"already batched into job {self.job_id} and unchanged since (same size and modification time)"
 
 
 def newest_first(files: list[TrackedFile]) -> list[TrackedFile]:

@@ -12,7 +12,7 @@ from typing import Protocol
 
 from sleeper.core.properties import TableProperties
 from sleeper.core.queue import Queue
-from sleeper.ingest.batcher.model import TrackedFile
+from sleeper.ingest.batcher.model import SkippedFile, TrackedFile
 
 __all__ = ["ASSIGN_JOB_BATCH_SIZE", "BatcherInstance", "BatcherTable", "IngestBatcherStore"]
 
@@ -28,6 +28,23 @@ class IngestBatcherStore(Protocol):
 
     def add_file(self, file: TrackedFile) -> None:
         """Stores a file, replacing any record with the same job id (or pending state), table and path."""
+        ...
+
+    def add_files_unless_batched(self, files: Sequence[TrackedFile]) -> list[SkippedFile]:
+        """Stores submitted files as pending, except those already batched into a job and unchanged since.
+
+        A file is skipped when a record of it assigned to a job is kept and ``file.is_unchanged_since(record)``
+        (same table, path, size and modification time; a record or file without a modification time counts as
+        changed). Every other file is stored as ``add_file`` stores it: a pending record of the same path is
+        replaced. Each file's check and write are atomic against a job creator assigning the same path, so a file
+        assigned meanwhile is skipped rather than tracked a second time.
+
+        Args:
+            files: Pending files (no job id), as a submit request names them.
+
+        Returns:
+            The files not stored, each with the assigned record that stood in for it, in the order given.
+        """
         ...
 
     def assign_job_get_assigned(self, job_id: str, files: Sequence[TrackedFile]) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,6 +18,7 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest import IngestJobRunner
 from sleeper.ingest.batcher.job_creator import IngestBatcher
+from sleeper.ingest.batcher.model import TrackedFile
 from sleeper.ingest.batcher.submitter import SUBMIT_QUEUE, IngestBatcherSubmitter, handle_submit_message
 from sleeper.runtime.local.admin import LocalAdmin
 from sleeper.runtime.local.instance import LocalInstance
@@ -133,3 +135,36 @@ def should_put_each_file_in_one_job_when_creators_race_on_separate_connections(
         for f in IngestJob.from_json(m.body, allow_local=True).files
     ]
     assert sorted(sent) == sorted(batched)
+
+
+def should_read_and_extend_a_store_made_before_modification_times_were_kept(tmp_path: Path) -> None:
+    # Given a database whose batcher table has no modification time column, holding a batched file
+    database = tmp_path / "old.db"
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "CREATE TABLE batcher_files (job_id TEXT NOT NULL, file_path TEXT NOT NULL, file_size INTEGER NOT NULL, "
+            "received_time INTEGER NOT NULL, expiry_time INTEGER NOT NULL, PRIMARY KEY (job_id, file_path))"
+        )
+        connection.execute(
+            "INSERT INTO batcher_files VALUES ('job-1', 't1/bucket/a.parquet', 5, ?, ?)",
+            (int(T0.timestamp() * 1000), int(T0.timestamp()) + 3600),
+        )
+    connection.close()
+    store = SqliteIngestBatcherStore(database)
+
+    # When the same file is submitted again, now with its modification time
+    [old] = store.all_files_newest_first()
+    again = TrackedFile(
+        file="bucket/a.parquet",
+        file_size_bytes=5,
+        table_id="t1",
+        received_time=T0 + timedelta(minutes=1),
+        file_modified_time=T0 - timedelta(hours=1),
+    )
+    skipped = store.add_files_unless_batched([again])
+
+    # Then the old record reads with no modification time, so the file counts as changed and is tracked again
+    assert old.job_id == "job-1" and old.file_modified_time is None
+    assert skipped == []
+    assert store.pending_files_oldest_first() == [again]
+    assert SqliteIngestBatcherStore(database).all_files_newest_first() == [again, old]

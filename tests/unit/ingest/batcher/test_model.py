@@ -68,3 +68,27 @@ def should_reject_an_invalid_file(kwargs: dict[str, object]) -> None:
     # When / Then
     with pytest.raises(ValueError):
         TrackedFile(**values)  # type: ignore[arg-type]
+
+
+def _at(modified: datetime | None, *, size: int = 5, table: str = "t", path: str = "bucket/a") -> TrackedFile:
+    return TrackedFile(file=path, file_size_bytes=size, table_id=table, received_time=T0, file_modified_time=modified)
+
+
+def should_tell_a_file_unchanged_by_table_path_size_and_modification_time() -> None:
+    # Given
+    batched = _at(T0 - timedelta(hours=1)).assigned_to("job-1")
+
+    # When / Then the same file is unchanged, even received later; any difference, or an unknown time, is a change
+    assert _at(T0 - timedelta(hours=1, microseconds=-999)).is_unchanged_since(batched)  # kept to the millisecond
+    assert not _at(T0).is_unchanged_since(batched)
+    assert not _at(T0 - timedelta(hours=1), size=6).is_unchanged_since(batched)
+    assert not _at(T0 - timedelta(hours=1), table="u").is_unchanged_since(batched)
+    assert not _at(T0 - timedelta(hours=1), path="bucket/b").is_unchanged_since(batched)
+    assert not _at(None).is_unchanged_since(_at(None))
+    assert not _at(T0).is_unchanged_since(_at(None))
+
+
+def should_refuse_a_naive_modification_time() -> None:
+    # Given / When / Then
+    with pytest.raises(ValueError, match="file_modified_time"):
+        _at(datetime(2024, 5, 1, 12, 0, 0))  # noqa: DTZ001
