@@ -25,7 +25,9 @@ def report_rows(files: Sequence[TrackedFile], table_names: Mapping[str, str] | N
 
     Returns:
         Rows with ``file``, ``tableName``, ``tableId``, ``sizeBytes``, ``receivedTime`` (ISO 8601, UTC),
-        ``status`` (``PENDING`` or ``ASSIGNED``) and ``jobId`` (None while pending).
+        ``status`` (``PENDING`` or ``ASSIGNED``), ``jobId`` (None while pending) and ``modifiedTime`` (the file's
+        modification time when submitted, ISO 8601, UTC; None if unknown). While an assigned record is kept, the same
+        file submitted again with this size and modification time is skipped rather than tracked again.
     """
     names = table_names or {}
     return [
@@ -37,6 +39,9 @@ def report_rows(files: Sequence[TrackedFile], table_names: Mapping[str, str] | N
             "receivedTime": f.received_time.isoformat(timespec="milliseconds"),
             "status": "ASSIGNED" if f.is_assigned_to_job else "PENDING",
             "jobId": f.job_id,
+            "modifiedTime": (
+                f.file_modified_time.isoformat(timespec="milliseconds") if f.file_modified_time is not None else None
+            ),
         }
         for f in files
     ]

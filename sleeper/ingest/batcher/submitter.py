@@ -3,9 +3,14 @@
 A request is ``{"tableName": "...", "files": ["bucket/key", "bucket/dir", ...]}``. The submitter finds the table by
 name, expands each path to the files it names with their sizes (a file is itself; a directory is every file under
 it, recursively; Hadoop checksum files ending ``.crc`` are skipped, as Sleeper skips them), and stores every file as
-pending with the time the request was received and an expiry of
+pending with the time the request was received, its modification time and an expiry of
 ``sleeper.table.ingest.batcher.file.tracking.ttl.minutes`` after it. S3 files are stored as ``bucket/key`` (the form
 ingest jobs take), local files by absolute path.
+
+A file already batched into a job whose record is still kept, and unchanged since (same size and modification time),
+is not tracked again: a request carries no id, so this is how a redelivered request is kept from putting its files in
+a second job. Such files are logged at INFO with their job and returned as :class:`SkippedFile` in the
+:class:`SubmitResult`. A file rewritten under the same path is tracked again, as Sleeper tracks it.
 
 A request that can never succeed (not valid JSON, an unsafe path, an unknown table, a path naming no file) raises a
 ``SubmitRequestError`` before anything is stored; :func:`handle_submit_message` sends it to the dead-letter queue.
@@ -34,7 +39,7 @@ from sleeper.ingest.batcher.exceptions import (
     InvalidSubmitRequestError,
     SubmitRequestError,
 )
-from sleeper.ingest.batcher.model import SubmitRequest, TrackedFile
+from sleeper.ingest.batcher.model import SkippedFile, SubmitRequest, TrackedFile
 from sleeper.ingest.batcher.ports import BatcherInstance, IngestBatcherStore
 from sleeper.io.filesystem import FileSystemOptions, list_files, resolve
 
@@ -43,6 +48,7 @@ __all__ = [
     "SUBMIT_REQUEST_FIELDS",
     "IngestBatcherSubmitter",
     "SubmitOutcome",
+    "SubmitResult",
     "handle_submit_message",
     "parse_submit_request",
     "submit_files",
@@ -84,6 +90,26 @@ def parse_submit_request(
     return SubmitRequest(table_name=table_name, files=files, json_message=raw)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubmitResult:
+    """What one submit request did.
+
+    Attributes:
+        tracked: The files stored as pending, in the order of the request's paths.
+        skipped: The files not stored because they were already batched into a job and are unchanged since.
+    """
+
+    tracked: tuple[TrackedFile, ...] = field(default=())
+    skipped: tuple[SkippedFile, ...] = field(default=())
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    path: str
+    size: int
+    modified: datetime | None
+
+
 class IngestBatcherSubmitter:
     """Tracks the files of submit requests in the batcher's store.
 
@@ -117,23 +143,37 @@ class IngestBatcherSubmitter:
         self._clock = clock
 
     def submit_message(self, body: str | bytes, *, received_time: datetime | None = None) -> list[TrackedFile]:
-        """Reads a request message and tracks its files (see ``submit``).
+        """Reads a request message and tracks its files (see ``submit``); returns the files stored.
+
+        Raises:
+            SubmitRequestError: If the request can never be stored; nothing was stored.
+        """
+        return list(self.track_message(body, received_time=received_time).tracked)
+
+    def track_message(self, body: str | bytes, *, received_time: datetime | None = None) -> SubmitResult:
+        """Reads a request message and tracks its files (see ``track``).
 
         Raises:
             SubmitRequestError: If the request can never be stored; nothing was stored.
         """
         request = parse_submit_request(body, allow_local=self._allow_local, allowed_buckets=self._allowed_buckets)
-        return self.submit(request, received_time=received_time)
+        return self.track(request, received_time=received_time)
 
     def submit(self, request: SubmitRequest, *, received_time: datetime | None = None) -> list[TrackedFile]:
-        """Tracks every file a request names as pending, replacing pending records of the same paths.
+        """Tracks the files a request names (see ``track``); returns the files stored."""
+        return list(self.track(request, received_time=received_time).tracked)
+
+    def track(self, request: SubmitRequest, *, received_time: datetime | None = None) -> SubmitResult:
+        """Tracks every file a request names as pending, replacing pending records of the same paths, except files
+        already batched into a job and unchanged since (their record is kept; they are logged and skipped).
 
         Args:
             request: The request.
             received_time: When it was received; now if not given.
 
         Returns:
-            The files stored, in the order of the request's paths (each directory's files sorted by path).
+            The files stored and the files skipped, each in the order of the request's paths (each directory's
+            files sorted by path).
 
         Raises:
             SubmitRequestError: If the table does not exist, or a path names no file; nothing was stored.
@@ -156,32 +196,49 @@ class IngestBatcherSubmitter:
         ttl = timedelta(minutes=table.properties.get_int(INGEST_BATCHER_TRACKING_TTL_MINUTES))
         files = [
             TrackedFile(
-                file=path,
-                file_size_bytes=size,
+                file=found.path,
+                file_size_bytes=found.size,
                 table_id=table.table_id,
                 received_time=received,
                 expiry_time=received + ttl,
+                file_modified_time=found.modified,
             )
-            for path, size in self._expand(request)
+            for found in self._expand(request)
         ]
-        for file in files:
-            self._store.add_file(file)
-        _LOG.info("Tracked %d files for table %s in the ingest batcher", len(files), table.table_id)
-        return files
+        skipped = self._store.add_files_unless_batched(files)
+        for skip in skipped:
+            _LOG.info(
+                "Ingest batcher did not track %s for table %s again: it is already in job %s, unchanged since "
+                "(size %d, modified %s)",
+                skip.file.file,
+                table.table_id,
+                skip.job_id,
+                skip.file.file_size_bytes,
+                skip.file.file_modified_time,
+            )
+        not_tracked = {skip.file for skip in skipped}
+        tracked = tuple(f for f in files if f not in not_tracked)
+        _LOG.info(
+            "Tracked %d files for table %s in the ingest batcher (%d skipped as already batched)",
+            len(tracked),
+            table.table_id,
+            len(skipped),
+        )
+        return SubmitResult(tracked=tracked, skipped=tuple(skipped))
 
-    def _expand(self, request: SubmitRequest) -> list[tuple[str, int]]:
-        found: list[tuple[str, int]] = []
+    def _expand(self, request: SubmitRequest) -> list[_Found]:
+        found: list[_Found] = []
         for path in request.files:
             if path.endswith(CHECKSUM_SUFFIX):
                 continue
             fs, resolved = self._resolve(path)
             info = fs.get_file_info(resolved)
             if info.type == pafs.FileType.File:
-                found.append((self._job_path(path, resolved), int(info.size)))
+                found.append(_Found(self._job_path(path, resolved), int(info.size), _modified(info)))
                 continue
             listed = (
                 [
-                    (self._job_path(path, str(f.path)), int(f.size))
+                    _Found(self._job_path(path, str(f.path)), int(f.size), _modified(f))
                     for f in list_files(fs, resolved)
                     if not str(f.path).endswith(CHECKSUM_SUFFIX)
                 ]
@@ -204,6 +261,14 @@ class IngestBatcherSubmitter:
         return found.lstrip("/") if is_s3_path(requested) else found
 
 
+def _modified(info: pafs.FileInfo) -> datetime | None:
+    """A file's modification time, timezone-aware (UTC if the filesystem gives none), or None if unknown."""
+    modified = info.mtime
+    if not isinstance(modified, datetime):
+        return None
+    return modified if modified.tzinfo is not None else modified.replace(tzinfo=UTC)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SubmitOutcome:
     """What became of one submit request message.
@@ -211,10 +276,13 @@ class SubmitOutcome:
     Attributes:
         files: The files tracked (empty if the request was rejected).
         rejected_reason: Why the request was sent to the dead-letter queue, if it was.
+        skipped: The files not tracked because they were already batched into a job and are unchanged since (a
+            redelivered request, or the same files submitted again while their records are kept).
     """
 
     files: tuple[TrackedFile, ...] = field(default=())
     rejected_reason: str | None = None
+    skipped: tuple[SkippedFile, ...] = field(default=())
 
     @property
     def accepted(self) -> bool:
@@ -226,7 +294,14 @@ class SubmitOutcome:
         if self.rejected_reason is not None:
             return f"ingest batcher request sent to the dead-letter queue: {self.rejected_reason}"
         total = sum(f.file_size_bytes for f in self.files)
-        return f"ingest batcher tracked {len(self.files)} files ({total:,} bytes)"
+        line = f"ingest batcher tracked {len(self.files)} files ({total:,} bytes)"
+        if self.skipped:
+            first = self.skipped[0]
+            line += (
+                f"; skipped {len(self.skipped)} files already batched into a job and unchanged since"
+                f" (e.g. {first.file.file} in job {first.job_id})"
+            )
+        return line
 
 
 def handle_submit_message(
@@ -248,15 +323,15 @@ def handle_submit_message(
         received_time: When the message was received; now if not given.
 
     Returns:
-        The files tracked, or why the request was rejected.
+        The files tracked and those skipped as already batched, or why the request was rejected.
     """
     try:
-        files = submitter.submit_message(body, received_time=received_time)
+        result = submitter.track_message(body, received_time=received_time)
     except SubmitRequestError as e:
         _LOG.warning("Ingest batcher request rejected, sending it to the dead-letter queue: %s", e)
         dead_letter_queue.send(body)
         return SubmitOutcome(rejected_reason=str(e))
-    return SubmitOutcome(files=tuple(files))
+    return SubmitOutcome(files=result.tracked, skipped=result.skipped)
 
 
 def submit_files(

@@ -125,3 +125,63 @@ def should_submit_s3_paths_with_sizes_and_batch_them(store: DynamoDBIngestBatche
     [message] = instance.messages("IngestJobQ")
     assert IngestJob.from_json(message) == created.job
     assert sorted(created.job.files) == sorted(path for path, _ in expected)
+
+    # And when the request is delivered again after its files were batched, with one file rewritten since
+    s3.put_object(Bucket=bucket, Key="single.parquet", Body=b"t" * 6)
+    again = submitter.track_message(body)
+
+    # Then only the rewritten file is tracked again; the others are skipped, naming their job
+    assert all(f.file_modified_time is not None for f in submitted)
+    assert [(s.file.file, s.job_id) for s in again.skipped] == [(path, created.job.id) for path, _ in expected[:2]]
+    assert [(f.file, f.file_size_bytes) for f in again.tracked] == [(f"{bucket}/single.parquet", 6)]
+    assert store.pending_files_oldest_first() == list(again.tracked)
+
+
+def should_write_the_modification_time_beside_sleepers_attributes(store: DynamoDBIngestBatcherStore) -> None:
+    # Given
+    client = dynamodb_client(aws_backends.aws_settings())
+    modified = datetime(2024, 4, 30, 8, 0, 0, 456000, tzinfo=UTC)
+    file = TrackedFile(
+        file="bucket/a.parquet", file_size_bytes=5, table_id="abc", received_time=T0, file_modified_time=modified
+    )
+
+    # When
+    store.add_files_unless_batched([file])
+
+    # Then
+    [item] = client.scan(TableName=store.table_name)["Items"]
+    assert item["FileModificationTime"] == {"N": str(int(modified.timestamp() * 1000))}
+    assert set(item) == {"JobId", "FilePath", "FileSize", "ReceivedTime", "ExpiryTime", "FileModificationTime"}
+
+
+def should_skip_a_file_a_job_creator_assigned_while_it_was_being_checked(
+    store: DynamoDBIngestBatcherStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a pending file, and a job creator that assigns it just after the submitter looked for assigned records
+    modified = datetime(2024, 4, 30, 8, 0, 0, tzinfo=UTC)
+    first = TrackedFile(
+        file="bucket/a.parquet", file_size_bytes=5, table_id="abc", received_time=T0, file_modified_time=modified
+    )
+    store.add_file(first)
+    look_up = store._assigned_by_key
+    calls: list[int] = []
+
+    def assigned_meanwhile(keys: set[str]) -> dict[str, list[TrackedFile]]:
+        found = look_up(keys)
+        if not calls:
+            assert store.assign_job_get_assigned("job-1", [first]) == ["bucket/a.parquet"]
+        calls.append(1)
+        return found
+
+    monkeypatch.setattr(store, "_assigned_by_key", assigned_meanwhile)
+
+    # When the same file is submitted again
+    again = TrackedFile(
+        file="bucket/a.parquet", file_size_bytes=5, table_id="abc", received_time=T0, file_modified_time=modified
+    )
+    skipped = store.add_files_unless_batched([again])
+
+    # Then the put found the pending record gone, checked again and skipped the file
+    assert len(calls) == 2
+    assert [s.job_id for s in skipped] == ["job-1"]
+    assert store.pending_files_oldest_first() == []

@@ -13,7 +13,13 @@ from tests.unit.ingest.batcher.conftest import T0
 def should_report_every_file_or_only_pending_ones(store: InMemoryIngestBatcherStore) -> None:
     # Given
     old = TrackedFile(file="bucket/old", file_size_bytes=1, table_id="t1", received_time=T0)
-    new = TrackedFile(file="bucket/new", file_size_bytes=2, table_id="t2", received_time=T0 + timedelta(seconds=1))
+    new = TrackedFile(
+        file="bucket/new",
+        file_size_bytes=2,
+        table_id="t2",
+        received_time=T0 + timedelta(seconds=1),
+        file_modified_time=T0 - timedelta(hours=1),
+    )
     store.add_file(old)
     store.add_file(new)
     store.assign_job_get_assigned("job-1", [new])
@@ -32,6 +38,7 @@ def should_report_every_file_or_only_pending_ones(store: InMemoryIngestBatcherSt
             "receivedTime": "2024-05-01T12:00:01.000+00:00",
             "status": "ASSIGNED",
             "jobId": "job-1",
+            "modifiedTime": "2024-05-01T11:00:00.000+00:00",
         },
         {
             "file": "bucket/old",
@@ -41,6 +48,7 @@ def should_report_every_file_or_only_pending_ones(store: InMemoryIngestBatcherSt
             "receivedTime": "2024-05-01T12:00:00.000+00:00",
             "status": "PENDING",
             "jobId": None,
+            "modifiedTime": None,
         },
     ]
     assert pending == everything[1:]

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+import json
+import logging
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from pyarrow import fs as pafs
@@ -236,3 +240,110 @@ def should_reject_an_unsafe_path_submitted_directly(submitter: IngestBatcherSubm
     # Given / When / Then
     with pytest.raises(SubmitRequestError, match=r"\$\.files\[0\]"):
         submit_files(submitter, "events", ["bucket/../../etc/passwd"])
+
+
+# --- a file already batched into a job -------------------------------------------------------------------------------
+@pytest.fixture
+def local_submitter(
+    instance: FakeInstance, store: InMemoryIngestBatcherStore, clock: FakeClock
+) -> IngestBatcherSubmitter:
+    instance.add_table("events", "t1")
+    return IngestBatcherSubmitter(instance, store, allow_local=True, clock=clock)
+
+
+def _write_local(path: Path, size: int, *, modified: datetime = T0 - timedelta(hours=1)) -> str:
+    path.write_bytes(b"x" * size)
+    os.utime(path, (modified.timestamp(), modified.timestamp()))
+    return str(path)
+
+
+def should_keep_the_modification_time_of_each_file(
+    local_submitter: IngestBatcherSubmitter, store: InMemoryIngestBatcherStore, tmp_path: Path
+) -> None:
+    # Given
+    modified = datetime(2024, 4, 1, 9, 30, 15, 250000, tzinfo=UTC)
+    path = _write_local(tmp_path / "a.parquet", 5, modified=modified)
+    (tmp_path / "dir").mkdir()
+    _write_local(tmp_path / "dir" / "b.parquet", 6)
+
+    # When
+    files = local_submitter.submit(SubmitRequest(table_name="events", files=(path, str(tmp_path / "dir"))))
+
+    # Then
+    assert [f.file_modified_time for f in files] == [modified, T0 - timedelta(hours=1)]
+    assert store.pending_files_oldest_first() == files
+
+
+def should_skip_a_file_already_batched_into_a_job_and_unchanged_since(
+    local_submitter: IngestBatcherSubmitter,
+    store: InMemoryIngestBatcherStore,
+    instance: FakeInstance,
+    clock: FakeClock,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Given a request whose file was batched into a job
+    body = json.dumps({"tableName": "events", "files": [_write_local(tmp_path / "a.parquet", 5)]})
+    dead_letters = instance.queues.queue("IngestBatcherSubmitDLQ")
+    [first] = handle_submit_message(local_submitter, body, dead_letter_queue=dead_letters).files
+    store.assign_job_get_assigned("job-1", [first])
+    clock.advance(600)
+
+    # When the request is delivered again
+    with caplog.at_level(logging.INFO, logger="sleeper.ingest.batcher.submitter"):
+        outcome = handle_submit_message(local_submitter, body, dead_letter_queue=dead_letters)
+
+    # Then the file is not tracked again: the skip is reported with its job, and logged
+    assert outcome.accepted
+    assert outcome.files == ()
+    assert [(s.file.file, s.job_id) for s in outcome.skipped] == [(str(tmp_path / "a.parquet"), "job-1")]
+    assert "skipped 1 files already batched" in outcome.describe() and "job-1" in outcome.describe()
+    assert any("job-1" in r.getMessage() and r.levelno == logging.INFO for r in caplog.records)
+    assert store.all_files_newest_first() == [first.assigned_to("job-1")]
+    assert dead_letters.receive(max_messages=10) == []
+
+
+@pytest.mark.parametrize(
+    ("size", "modified"),
+    [pytest.param(6, T0 - timedelta(hours=1), id="size"), pytest.param(5, T0, id="modification time")],
+)
+def should_track_again_a_batched_file_rewritten_under_the_same_path(
+    local_submitter: IngestBatcherSubmitter,
+    store: InMemoryIngestBatcherStore,
+    clock: FakeClock,
+    tmp_path: Path,
+    size: int,
+    modified: datetime,
+) -> None:
+    # Given
+    path = _write_local(tmp_path / "a.parquet", 5)
+    request = SubmitRequest(table_name="events", files=(path,))
+    [first] = local_submitter.submit(request)
+    store.assign_job_get_assigned("job-1", [first])
+    clock.advance(600)
+
+    # When the file is rewritten and submitted again
+    _write_local(tmp_path / "a.parquet", size, modified=modified)
+    result = local_submitter.track(request)
+
+    # Then it is tracked again
+    assert result.skipped == ()
+    assert [(f.file_size_bytes, f.file_modified_time) for f in result.tracked] == [(size, modified)]
+    assert store.pending_files_oldest_first() == list(result.tracked)
+
+
+def should_track_again_a_batched_file_when_the_filesystem_gives_no_modification_time(
+    submitter: IngestBatcherSubmitter, store: InMemoryIngestBatcherStore, fs: pafs.FileSystem
+) -> None:
+    # Given a filesystem without modification times (the in-memory one)
+    _write(fs, "bucket/a.parquet", 5)
+    request = SubmitRequest(table_name="events", files=("bucket/a.parquet",))
+    [first] = submitter.submit(request)
+    store.assign_job_get_assigned("job-1", [first])
+
+    # When
+    result = submitter.track(request)
+
+    # Then it counts as changed, as before modification times were kept
+    assert result.skipped == ()
+    assert len(store.pending_files_oldest_first()) == 1
