@@ -252,13 +252,7 @@ TYPES: dict[str, Callable[[Path], Case]] = {
     "transaction deletion": _per_table(ops.TRANSACTION_DELETION_Q, compacted=True),
 }
 MODES = ("back to back", "after the window", "two workers at once")
-KNOWN_DEFECTS = {
-    ("batcher submission", "after the window"): (
-        "B1 defect found by this test, not fixed yet: a batcher submission delivered again after its file was batched "
-        "into a job tracks the file anew (as Sleeper's store replaces the record), so a second job ingests it again: "
-        "its rows are duplicated"
-    ),
-}
+KNOWN_DEFECTS: dict[tuple[str, str], str] = {}
 
 
 def _deliver(instance: LocalInstance, queue: str, body: str) -> str | None:
