@@ -16,8 +16,10 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
+from sleeper.cli.main import run
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.emulator.instance import EmulatedAwsInstance
+from sleeper.runtime.aws.instance import ACCOUNT_ENV, CONFIG_BUCKET_ENV, INSTANCE_ID_ENV
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 
@@ -27,7 +29,7 @@ SCHEMA = {"rowKeyFields": [{"name": "key", "type": "StringType"}], "valueFields"
 def _call(
     emulated: EmulatedAwsInstance, method: str, path: str, body: object = None, *, sign: str | None = "testing"
 ) -> tuple[int, Any]:
-    url = emulated.instance().properties.get(cdkp.REST_API_URL.name) + path
+    url = f"{emulated.instance().properties.get(cdkp.REST_API_URL.name)}{path}"
     data = json.dumps(body).encode() if body is not None else None
     request = AWSRequest(method=method, url=url, data=data, headers={"Content-Type": "application/json"})
     if sign is not None:
@@ -62,6 +64,30 @@ def should_create_a_table_that_the_instance_lists(emulated: EmulatedAwsInstance)
     assert status == 200 and {"tableName": name, "tableId": created["tableId"], "online": True} in listed["tables"]
     status, table = _call(emulated, "GET", f"/sleeper/tables/{name}")
     assert status == 200 and (table["leafPartitions"], table["rows"]) == (2, 0)
+
+
+def should_create_a_table_that_the_cli_table_list_shows(
+    emulated: EmulatedAwsInstance, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the CLI pointed at the emulated instance by its id alone, as a user's shell after 'sleeper aws-local up'
+    for name in (CONFIG_BUCKET_ENV, INSTANCE_ID_ENV, ACCOUNT_ENV, "SLEEPER_INSTANCE"):
+        monkeypatch.delenv(name, raising=False)
+    argv = ["--instance", f"aws:{emulated.instance_id}", "table", "list", "--json"]
+    capsys.readouterr()
+    assert run(argv) == 0
+    before = {t["tableName"] for t in json.loads(capsys.readouterr().out)}
+    # When a table is added through the REST API
+    name = f"rest-cli-{uuid.uuid4().hex[:8]}"
+    body = {"properties": {"sleeper.table.name": name}, "schema": SCHEMA, "splitPoints": ["g", "t"]}
+    status, created = _call(emulated, "POST", "/sleeper/tables", body)
+    assert status == 201
+    # Then 'sleeper table list' shows it, online and empty, with the id the API returned, beside the tables before
+    capsys.readouterr()  # the handler's log lines, written to this process's stdout as Lambda writes them
+    assert run(argv) == 0
+    listed = {t["tableName"]: t for t in json.loads(capsys.readouterr().out)}
+    assert name not in before and set(listed) == before | {name}
+    assert {"tableName": name, "online": True, "rows": 0}.items() <= listed[name].items()
+    assert listed[name]["tableId"] == created["tableId"]
 
 
 def should_refuse_a_bad_request_with_its_reason_and_create_nothing(emulated: EmulatedAwsInstance) -> None:
