@@ -1,12 +1,14 @@
 """Bulk import on EKS (Sleeper's ``EksBulkImportStack``): ``BulkImportEKSQ`` feeding the bulk import starter, an EKS
-cluster on Fargate with the jobs' namespace and service accounts, and a Step Functions state machine that runs each
-job's ``spark-submit`` as a Kubernetes job (the EKS ``runJob`` integration), deletes the finished job and its driver
-pod, and records a run whose Kubernetes job did not succeed as failed in the ingest job tracker.
+cluster on Fargate or on EKS Auto Mode (``sleeper.bulk.import.eks.cluster.type``; Auto Mode in
+``stacks/eks_automode.py``) with the jobs' namespace and service accounts, and a Step Functions state machine that
+runs each job's ``spark-submit`` as a Kubernetes job (the EKS ``runJob`` integration), deletes the finished job and
+its driver pod, and records a run whose Kubernetes job did not succeed as failed in the ingest job tracker. Only the
+cluster differs between the two types: everything else is applied to either in the same way.
 
-Names: the cluster, namespace, Fargate profile and state machine are ``sleeper-<id>-bulk-import-eks``; the service
-accounts ``spark-submit`` (the Kubernetes job: creates the driver pod) and ``spark`` (the driver: creates executor
-pods; its IAM role, through the cluster's OIDC provider, is the only one that may read the inputs and commit to the
-tables); the image is ``bulk-import-eks`` (``containers/bulk-import-eks``).
+Names: the cluster, namespace, Fargate profile (on Fargate) and state machine are
+``sleeper-<id>-bulk-import-eks``; the service accounts ``spark-submit`` (the Kubernetes job: creates the driver pod)
+and ``spark`` (the driver: creates executor pods; its IAM role, through the cluster's OIDC provider, is the only one
+that may read the inputs and commit to the tables); the image is ``bulk-import-eks`` (``containers/bulk-import-eks``).
 
 Least privilege: the starter may only start executions of this state machine (Sleeper gives it ``eks:*`` and
 ``states:*``); the state machine's role reaches the cluster through an access entry mapped to a Kubernetes group whose
@@ -14,9 +16,9 @@ role allows only jobs in the namespace, and reading and deleting pods there (Sle
 ``AmazonEKSEditPolicy``); the Spark roles are namespaced, limited to pods, services and config maps; the failure
 recorder may only read the config and write the ingest job tracker.
 
-Refused at synthesis, with the reason: ``sleeper.bulk.import.eks.cluster.type=automode`` (this port's CDK library has
-no Auto Mode cluster; use fargate) and ``sleeper.bulk.import.eks.is.native.libs.image=true`` (this port builds one
-image, without Sleeper's native Hadoop libraries).
+Refused at synthesis, with the reason: ``sleeper.bulk.import.eks.is.native.libs.image=true`` (this port builds one
+image, without Sleeper's native Hadoop libraries), and a cluster type other than fargate or automode (reachable only
+with validation off).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks as eks
+from aws_cdk import aws_eks_v2 as eks_v2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -40,6 +43,7 @@ from sleeper.core.properties import instance_eks as eksp
 from stacks import grants, nag
 from stacks.bulk_import import grant_job, job_starter
 from stacks.common import SleeperCore
+from stacks.eks_automode import NATIVE_OIDC_PROVIDER, acknowledge_automode, automode_cluster
 
 __all__ = ["EksBulkImportStack", "EksSettingsError", "check_eks_settings"]
 
@@ -73,29 +77,38 @@ STATE_MACHINE_TASKS = (
 )
 
 
+EksCluster = eks.FargateCluster | eks_v2.Cluster
+"""The Fargate cluster (``aws_eks``, its cluster a custom resource) or the Auto Mode one (``aws_eks_v2``, the native
+``AWS::EKS::Cluster``): both apply manifests through a kubectl provider, make IRSA service accounts and give the
+name, endpoint and certificate authority the state machine's EKS tasks need, so everything else is shared."""
+
+
 class EksSettingsError(ValueError):
     """The EKS properties ask for something this port does not deploy."""
 
 
-def check_eks_settings(cluster_type: str | None, native_libs_image: bool) -> None:
-    """Refuses EKS settings this port cannot honour (see the module docstring).
+def check_eks_settings(cluster_type: str | None, native_libs_image: bool) -> str:
+    """The cluster type to deploy (``fargate`` or ``automode``), refusing EKS settings this port cannot honour (see the
+    module docstring).
 
     Raises:
         EksSettingsError: Naming the property and what to set instead.
     """
-    if (cluster_type or "fargate").lower() != "fargate":
+    kind = (cluster_type or "fargate").lower()
+    if kind not in eksp.EKS_CLUSTER_TYPES:
         raise EksSettingsError(
-            f"{eksp.BULK_IMPORT_EKS_CLUSTER_TYPE.name}={cluster_type}: this port deploys EKS bulk import on Fargate "
-            "only (its CDK library has no Auto Mode cluster); set it to fargate"
+            f"{eksp.BULK_IMPORT_EKS_CLUSTER_TYPE.name}={cluster_type}: the EKS cluster type must be one of "
+            f"{', '.join(eksp.EKS_CLUSTER_TYPES)}"
         )
     if native_libs_image:
         raise EksSettingsError(
             f"{eksp.EKS_IS_NATIVE_LIBS_IMAGE.name}=true: this port builds one EKS image (containers/bulk-import-eks), "
             "without Sleeper's native Hadoop libraries; set it to false"
         )
+    return kind
 
 
-def _eks_state(state_json: dict[str, Any], cluster: eks.Cluster, namespace: str) -> dict[str, Any]:
+def _eks_state(state_json: dict[str, Any], cluster: EksCluster, namespace: str) -> dict[str, Any]:
     """An EKS task state's JSON with the cluster's connection parameters."""
     parameters = {
         "ClusterName": cluster.cluster_name,
@@ -109,13 +122,17 @@ def _eks_state(state_json: dict[str, Any], cluster: eks.Cluster, namespace: str)
 
 
 class EksBulkImportStack(cdk.NestedStack):
-    """``sleeper-<id>-BulkImportEKSQ`` and its starter, the ``sleeper-<id>-bulk-import-eks`` cluster on Fargate, its
-    namespace, service accounts and roles, and the state machine running jobs on it."""
+    """``sleeper-<id>-BulkImportEKSQ`` and its starter, the ``sleeper-<id>-bulk-import-eks`` cluster on Fargate or Auto
+    Mode, its namespace, service accounts and roles, and the state machine running jobs on it."""
 
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore, bucket: cdk.aws_s3.IBucket) -> None:
         super().__init__(scope, construct_id, description="Sleeper bulk import on EKS")
         ctx = core.ctx
-        check_eks_settings(ctx.get(eksp.BULK_IMPORT_EKS_CLUSTER_TYPE), ctx.get_bool(eksp.EKS_IS_NATIVE_LIBS_IMAGE))
+        self.cluster_type = check_eks_settings(
+            ctx.get(eksp.BULK_IMPORT_EKS_CLUSTER_TYPE), ctx.get_bool(eksp.EKS_IS_NATIVE_LIBS_IMAGE)
+        )
+        if self.cluster_type == "automode":  # before any child construct: context cannot be set after
+            self.node.set_context(NATIVE_OIDC_PROVIDER, True)
         if core.vpc is None:
             raise RuntimeError("EKS bulk import needs the instance VPC")
         name = ctx.function_name(naming.BULK_IMPORT_EKS)
@@ -128,7 +145,13 @@ class EksBulkImportStack(cdk.NestedStack):
             arn_property=cdkp.BULK_IMPORT_EKS_JOB_QUEUE_ARN,
             bucket=bucket,
         )
-        self.cluster = self._cluster(core, name)
+        # Both cluster constructs apply manifests through their kubectl provider and make IRSA service accounts, so
+        # the namespace, accounts, RBAC, access entries and state machine below are the same for either.
+        self.cluster: EksCluster
+        if self.cluster_type == "automode":
+            self.cluster = self._automode_cluster(core, name)
+        else:
+            self.cluster = self._cluster(core, name)
         self.namespace = self.cluster.add_manifest(
             "EksBulkImportNamespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
         )
@@ -156,11 +179,14 @@ class EksBulkImportStack(cdk.NestedStack):
             type="STANDARD",
         )
         for role in ctx.get_list(eksp.EKS_CLUSTER_ADMIN_ROLES):
-            admin = eks.AccessPolicy.from_access_policy_name(
-                "AmazonEKSClusterAdminPolicy", access_scope_type=eks.AccessScopeType.CLUSTER
-            )
             role_arn = iam.Role.from_role_name(self, f"Role{role}", role).role_arn
-            self.cluster.grant_access(f"ClusterAccessFor{role}", role_arn, [admin])
+            if isinstance(self.cluster, eks_v2.Cluster):
+                self.cluster.grant_cluster_admin(f"ClusterAccessFor{role}", role_arn)
+            else:
+                admin = eks.AccessPolicy.from_access_policy_name(
+                    "AmazonEKSClusterAdminPolicy", access_scope_type=eks.AccessScopeType.CLUSTER
+                )
+                self.cluster.grant_access(f"ClusterAccessFor{role}", role_arn, [admin])
         for group in ctx.get_list(eksp.EKS_API_ALLOWED_SECURITY_GROUPS):
             self.cluster.cluster_security_group.add_ingress_rule(
                 ec2.Peer.security_group_id(group), ec2.Port.tcp(443), f"Allow {group} to reach the Kubernetes API"
@@ -170,11 +196,21 @@ class EksBulkImportStack(cdk.NestedStack):
         core.set(cdkp.BULK_IMPORT_EKS_CLUSTER_CA_DATA, self.cluster.cluster_certificate_authority_data)
         core.set(cdkp.BULK_IMPORT_EKS_NAMESPACE, name)
         core.set(cdkp.BULK_IMPORT_EKS_STATE_MACHINE_ARN, self.state_machine.state_machine_arn)
-        self._acknowledge(name)
+        self._acknowledge_state_machine()
+        if isinstance(self.cluster, eks_v2.Cluster):
+            acknowledge_automode(self, self.cluster)
+        else:
+            self._acknowledge(name)
+
+    def _acknowledge_state_machine(self) -> None:
+        recorder = self.get_logical_id(self.failure_recorder.node.default_child)  # type: ignore[arg-type]
+        for rule in ("IAM5[Resource::*]", f"IAM5[Resource::<{recorder}.Arn>:*]"):
+            nag.acknowledge(self.state_machine, rule, STATE_MACHINE_TASKS)
+        nag.acknowledge(self.cluster, "EKS1", EKS_PUBLIC_ENDPOINT)
 
     def _acknowledge(self, name: str) -> None:
-        """The cdk-nag findings of CDK's own EKS machinery (the cluster's roles and resource handlers, the kubectl
-        provider) and of the state machine's and pod logs' generated policies, each acknowledged by its exact id."""
+        """The cdk-nag findings of the Fargate cluster: CDK's own EKS machinery (the cluster's roles and resource
+        handlers, the kubectl provider) and the pod logs' generated policy, each acknowledged by its exact id."""
         for policy in (
             "AmazonEC2ContainerRegistryPullOnly",
             "AmazonEKSClusterPolicy",
@@ -204,12 +240,8 @@ class EksBulkImportStack(cdk.NestedStack):
             if provider is not None:
                 for rule in ("SF1", "SF2", "L1", *self._provider_resources(name)):
                     nag.acknowledge(provider, rule, EKS_CLUSTER_RESOURCES)
-        recorder = self.get_logical_id(self.failure_recorder.node.default_child)  # type: ignore[arg-type]
-        for rule in ("IAM5[Resource::*]", f"IAM5[Resource::<{recorder}.Arn>:*]"):
-            nag.acknowledge(self.state_machine, rule, STATE_MACHINE_TASKS)
         logs_id = self.get_logical_id(self.log_group.node.default_child)  # type: ignore[arg-type]
         nag.acknowledge(self.cluster, f"IAM5[Resource::<{logs_id}.Arn>:*]", FARGATE_POD_LOGS)
-        nag.acknowledge(self.cluster, "EKS1", EKS_PUBLIC_ENDPOINT)
 
     def _provider_resources(self, name: str) -> list[str]:
         """The resource wildcards in the policies of CDK's EKS handlers: each handler's versions, and the cluster's
@@ -227,6 +259,11 @@ class EksBulkImportStack(cdk.NestedStack):
             f"IAM5[Resource::{arn}:cluster/{name}/*]",
             f"IAM5[Resource::{arn}:fargateprofile/{name}/*]",
         ]
+
+    def _automode_cluster(self, core: SleeperCore, name: str) -> eks_v2.Cluster:
+        assert core.vpc is not None
+        selection = core.subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
+        return automode_cluster(self, name, core.vpc, selection, core.ctx.get(eksp.BULK_IMPORT_EKS_AWSCLI_LAYER_ARN))
 
     def _cluster(self, core: SleeperCore, name: str) -> eks.FargateCluster:
         from aws_cdk.lambda_layer_kubectl_v35 import KubectlV35Layer
