@@ -1,7 +1,7 @@
 """Instance properties of bulk import on EKS (Sleeper's ``EKSProperty``): names, defaults and validation as Sleeper's.
 
 ``stacks/eks_bulk_import.py`` (``EksBulkImportStack``) reads the cluster's settings when it is synthesized, refusing
-what it does not deploy (an Auto Mode cluster, Sleeper's native-libraries image); the EKS platform of the bulk import
+what it does not deploy (Sleeper's native-libraries image); the EKS platform of the bulk import
 starter (``sleeper.adapters.aws.launchers.eks``) reads the Spark settings for each job
 (``sleeper.core.properties.spark.eks_spark_conf``).
 """
@@ -49,8 +49,11 @@ BULK_IMPORT_EKS_AWSCLI_LAYER_ARN = _user(
 )
 BULK_IMPORT_EKS_CLUSTER_TYPE = _user(
     "sleeper.bulk.import.eks.cluster.type",
-    "(EKS mode only) The type of EKS cluster to deploy for bulk import: fargate or automode. This port deploys "
-    "fargate: automode is refused when the stack is synthesized.",
+    "(EKS mode only) The type of EKS cluster to deploy for bulk import: fargate (pods run on AWS Fargate, their "
+    "output sent to CloudWatch Logs) or automode (EKS Auto Mode launches EC2 nodes from its general-purpose node "
+    "pool, whose default node class gives each node 80Gi of ephemeral storage: set "
+    "sleeper.bulk.import.eks.spark.executor.ephemeral.storage well below that, as its default of 175Gi cannot be "
+    "scheduled there).",
     "FARGATE",
     validation=ChoiceValue(EKS_CLUSTER_TYPES),
     redeploy=True,
