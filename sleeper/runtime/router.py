@@ -150,6 +150,23 @@ def dispatch(instance: object, queue_name: str, body: str) -> Settled:
     return settle(lambda: feature_entry(queue_name)(instance, body))
 
 
+def drain(instance: Any, queue_name: str) -> int:
+    """Handles one queue's visible messages through its feature entry until none is visible, as one worker does
+    (the local runner's drain adds tasks, crash points and counts around the same steps); returns how many were
+    settled. A message whose entry fails is left in flight, to be delivered again after its visibility timeout."""
+    queue = instance.queue(queue_name)
+    settled_count = 0
+    while messages := queue.receive(1):
+        message = messages[0]
+        settled = dispatch(instance, queue_name, message.body)
+        if settled.disposition is Disposition.RETRY:
+            LOGGER.error("%s: message %s failed; it will be delivered again", queue_name, message.message_id)
+            continue
+        queue.delete(message.receipt_handle)
+        settled_count += 1
+    return settled_count
+
+
 @dataclass(frozen=True, slots=True)
 class RoutedHandler:
     """A queue's handler for the local runner: the queue's feature entry, resolved through the registry when run."""

@@ -343,19 +343,11 @@ class Table(Generic[InstanceT]):
         )
 
     def _query_queue(self) -> QueryQueueInstance:
-        """The admin port of the instance holding the table, which sends (and locally runs) queued queries."""
-        from sleeper.runtime.local.instance import LocalInstance
-
-        if isinstance(self.instance, LocalInstance):
-            from sleeper.runtime.local.admin import LocalAdmin
-
-            return LocalAdmin(self.instance)
-        from sleeper.runtime.aws.admin import AwsAdmin
-        from sleeper.runtime.aws.instance import AwsInstance
-
-        if isinstance(self.instance, AwsInstance):
-            return AwsAdmin(self.instance)
-        raise SleeperError(f"a {type(self.instance).__name__} has no query queue: via_queue=True cannot be used")
+        """The instance holding the table, which sends (and, locally, runs) queued queries."""
+        instance = self.instance
+        if not callable(getattr(instance, "run_queued_query", None)):
+            raise SleeperError(f"a {type(instance).__name__} has no query queue: via_queue=True cannot be used")
+        return cast("QueryQueueInstance", instance)
 
     def query(
         self,

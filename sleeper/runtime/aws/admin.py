@@ -283,9 +283,7 @@ class AwsAdmin(InstanceAdmin[AwsInstance]):
 
     def run_queued_query(self, query: Query, schema: Schema) -> pa.Table | None:
         """Sends the query to the query queue; the deployed functions run it (returns None)."""
-        from sleeper.core.query import QuerySerDe
-
-        self.instance.queue(operations.QUERY_Q).send(QuerySerDe.for_schema(schema).to_json(query))
+        self.instance.run_queued_query(query, schema)
         return None
 
     # --- pause and resume --------------------------------------------------------------------------------------

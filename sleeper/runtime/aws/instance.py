@@ -93,6 +93,7 @@ from sleeper.core.properties.instance_ingest import (
 )
 from sleeper.core.properties.instance_query import QUERY_TRACKER_ITEM_TTL_IN_DAYS
 from sleeper.core.properties.table import S3_TRANSACTION_LOG_STATE_STORE, STATESTORE_CLASSNAME, state_store_class
+from sleeper.core.query import Query, QuerySerDe
 from sleeper.core.queue import OutgoingMessage, QueueConfig, QueueNotFoundError
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
@@ -537,6 +538,10 @@ class AwsInstance:
         """The compaction task tracker, keeping updates for ``sleeper.compaction.task.status.ttl``."""
         ttl = self._seconds(COMPACTION_TASK_STATUS_TTL_IN_SECONDS)
         return DynamoDBTaskTracker.for_instance(self.clients.dynamodb, self.instance_id, "compaction", ttl=ttl)
+
+    def run_queued_query(self, query: Query, schema: Schema) -> None:
+        """Sends a query to the query queue; the deployed functions run it (follow it in the query tracker)."""
+        self.queue(operations.QUERY_Q).send(QuerySerDe.for_schema(schema).to_json(query))
 
     @cached_property
     def query_tracker(self) -> DynamoDBQueryTracker:

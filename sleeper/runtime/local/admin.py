@@ -324,30 +324,8 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
 
     def run_queued_query(self, query: Query, schema: Schema) -> pa.Table:
         """Sends the query to the query queue, lets the query and leaf handlers run it, and reads the sub-queries'
-        result files back in key order."""
-        from pathlib import Path
-
-        import pyarrow.parquet as pq
-
-        from sleeper.core.query import QuerySerDe
-        from sleeper.io.arrow_schema import arrow_schema
-        from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE, QUERY_QUEUE, query_results_dir
-        from sleeper.runtime.local.handlers import default_handlers
-        from sleeper.runtime.local.runner import LocalRunner
-
-        self.instance.queue(QUERY_QUEUE).send(QuerySerDe.for_schema(schema).to_json(query))
-        runner = LocalRunner(self.instance, default_handlers())
-        runner.drain(QUERY_QUEUE)
-        runner.drain(LEAF_PARTITION_QUERY_QUEUE)
-        directory = Path(query_results_dir(str(self.instance.directory / "query-results"), query.query_id))
-        parts = [pq.read_table(p) for p in sorted(directory.glob("*.parquet"))] if directory.exists() else []
-        if not parts:
-            requested = query.processing.requested_value_fields
-            names = [f.name for f in schema.row_key_fields + schema.sort_key_fields]
-            values = [f.name for f in schema.value_fields if requested is None or f.name in requested]
-            return arrow_schema(schema).empty_table().select(names + values)
-        key_names = [(f.name, "ascending") for f in schema.row_key_fields + schema.sort_key_fields]
-        return pa.concat_tables(parts).sort_by(key_names)
+        result files back in key order (:meth:`LocalInstance.run_queued_query`)."""
+        return self.instance.run_queued_query(query, schema)
 
     def is_paused(self) -> bool:
         """Whether the scheduler is paused."""

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 
+import pyarrow as pa
 from pyarrow import fs as pafs
 
 from sleeper.adapters.local.batcher_store import SqliteIngestBatcherStore
@@ -53,6 +54,7 @@ from sleeper.core.properties import (
     TableProperties,
 )
 from sleeper.core.properties.table import S3_TRANSACTION_LOG_STATE_STORE, STATESTORE_CLASSNAME, state_store_class
+from sleeper.core.query import Query
 from sleeper.core.queue import Queue
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.table import TableStatus
@@ -291,6 +293,29 @@ class LocalInstance:
     def compaction_task_tracker(self) -> SqliteTaskTracker:
         """The compaction task tracker."""
         return SqliteTaskTracker(self.database, kind="compaction")
+
+    def run_queued_query(self, query: Query, schema: Schema) -> pa.Table:
+        """Sends a query to the query queue, runs it there at once through the query and leaf partition query
+        entries (:func:`sleeper.runtime.router.drain`), and reads the sub-queries' result files back in key order."""
+        import pyarrow.parquet as pq
+
+        from sleeper.core.query import QuerySerDe
+        from sleeper.io.arrow_schema import arrow_schema
+        from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE, QUERY_QUEUE, query_results_dir
+        from sleeper.runtime.router import drain
+
+        self.queue(QUERY_QUEUE).send(QuerySerDe.for_schema(schema).to_json(query))
+        drain(self, QUERY_QUEUE)
+        drain(self, LEAF_PARTITION_QUERY_QUEUE)
+        directory = Path(query_results_dir(str(self.directory / "query-results"), query.query_id))
+        parts = [pq.read_table(p) for p in sorted(directory.glob("*.parquet"))] if directory.exists() else []
+        if not parts:
+            requested = query.processing.requested_value_fields
+            names = [f.name for f in schema.row_key_fields + schema.sort_key_fields]
+            values = [f.name for f in schema.value_fields if requested is None or f.name in requested]
+            return arrow_schema(schema).empty_table().select(names + values)
+        key_names = [(f.name, "ascending") for f in schema.row_key_fields + schema.sort_key_fields]
+        return pa.concat_tables(parts).sort_by(key_names)
 
     @cached_property
     def query_tracker(self) -> SqliteQueryTracker:
