@@ -57,6 +57,7 @@ from sleeper.adapters.aws.resources import (
     create_task_tracker_table,
 )
 from sleeper.adapters.aws.s3_log import S3StateStoreBackend
+from sleeper.adapters.aws.s3_publish import copy_if_absent
 from sleeper.adapters.aws.sqs_queue import SqsQueue
 from sleeper.adapters.aws.websocket_api import ApiGatewayWebSocketPoster
 from sleeper.bulk_import.entry import BulkImportLaunch
@@ -199,14 +200,16 @@ class AwsRuntimeConfig:
 
     @property
     def filesystem_options(self) -> FileSystemOptions:
-        """How pyarrow reaches S3: the same region, endpoint and credentials as the boto3 clients."""
+        """How pyarrow reaches S3: the same region, endpoint and credentials as the boto3 clients; compaction outputs
+        are published with S3's conditional copy (``If-None-Match: *``, :mod:`sleeper.adapters.aws.s3_publish`)."""
         return FileSystemOptions(
             s3=S3Options(
                 region=self.settings.region,
                 endpoint_override=self.settings.endpoint_url,
                 access_key=self.settings.access_key_id,
                 secret_key=self.settings.secret_access_key,
-            )
+            ),
+            s3_copy_if_absent=copy_if_absent,
         )
 
 

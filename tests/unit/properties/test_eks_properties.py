@@ -53,9 +53,9 @@ def should_check_the_cluster_type_as_sleeper_does(value: str, valid: bool) -> No
     assert (problem is None) == valid
 
 
-def should_say_which_settings_the_stack_refuses() -> None:
+def should_say_which_settings_the_stack_refuses_and_what_automode_is() -> None:
     assert not any("Not used by this port" in d.description for d in eks.DEFINITIONS)
-    assert "automode is refused" in eks.BULK_IMPORT_EKS_CLUSTER_TYPE.description
+    assert "automode (EKS Auto Mode" in eks.BULK_IMPORT_EKS_CLUSTER_TYPE.description
     assert "true is refused" in eks.EKS_IS_NATIVE_LIBS_IMAGE.description
 
 
