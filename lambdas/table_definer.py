@@ -3,8 +3,10 @@ deployed configuration and keeping them on redeploys (:mod:`sleeper.runtime.tabl
 
 CloudFormation invokes the function directly with the request and a pre-signed URL, to which the function PUTs its
 answer (``SUCCESS``, or ``FAILED`` with the reason, which CloudFormation shows and which rolls the deployment back).
-On ``Delete`` nothing is done: the tables go with the instance's DynamoDB tables and buckets, or stay with them when
-``sleeper.retain.infra.after.destroy`` keeps those.
+On ``Update`` the previous deployment's tables (``OldResourceProperties``) tell which tables were added and removed
+(``sleeper.table.reuse.existing``, ``sleeper.table.retain.after.removal``). On ``Delete`` nothing is done: the tables
+go with the instance's DynamoDB tables and buckets, or stay with them when ``sleeper.retain.infra.after.destroy``
+keeps those.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from lambdas._common import aws_instance, lambda_handler
 from sleeper.core.exceptions import SleeperError
+from sleeper.runtime.aws.admin import AwsAdmin
 from sleeper.runtime.table_definer import define_tables, parse_tables
 
 LOGGER = logging.getLogger("lambdas.table_definer")
@@ -45,7 +48,9 @@ def handler(event: Mapping[str, Any], context: object, send: Sender = _put) -> d
     try:
         if request_type in ("Create", "Update"):
             tables = parse_tables(str(event.get("ResourceProperties", {}).get(TABLES_PROPERTY, "[]")))
-            done = define_tables(aws_instance(), tables)
+            old = event.get("OldResourceProperties") if request_type == "Update" else None
+            previous = parse_tables(str(old.get(TABLES_PROPERTY, "[]"))) if isinstance(old, Mapping) else None
+            done = define_tables(AwsAdmin(aws_instance()), tables, previous)
             reason = ", ".join(f"{t.name} {t.action}" for t in done) or "no tables"
             LOGGER.info("tables: %s", reason)
         elif request_type != "Delete":
