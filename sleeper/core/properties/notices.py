@@ -47,5 +47,9 @@ def property_notices(index: PropertyIndex, names: Iterable[str], *, local: bool)
         if local:
             lines.append(f"note: on AWS, {what} {verb} effect only when the instance is deployed ({DEPLOY_COMMAND})")
         else:
-            lines.append(f"note: {what} {verb} effect when the instance is deployed again: run {DEPLOY_COMMAND}")
+            lines.append(
+                f"note: {what} {verb} effect when the instance is deployed again: set the same value in the "
+                f"configuration's instance.properties and run {DEPLOY_COMMAND} DIR (a deployment writes that file "
+                "to the config bucket)"
+            )
     return lines

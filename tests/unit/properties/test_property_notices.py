@@ -32,7 +32,8 @@ def should_point_to_sleeper_deploy_for_a_property_only_a_deployment_applies() ->
     # Then one note names both deployment properties and the command that applies them
     assert aws == [
         "note: sleeper.optional.stacks, sleeper.log.retention.days take effect when the instance is deployed again: "
-        "run sleeper deploy"
+        "set the same value in the configuration's instance.properties and run sleeper deploy DIR (a deployment "
+        "writes that file to the config bucket)"
     ]
     assert local == [
         "note: on AWS, sleeper.optional.stacks, sleeper.log.retention.days take effect only when the instance is "
