@@ -26,8 +26,11 @@ from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExi
 from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.partition import Partition, partitions_from_split_points, read_split_points
 from sleeper.core.properties import InstanceProperties, TableProperties
+from sleeper.core.properties.instance_cdk import TRANSACTION_LOG_FILES_TABLENAME
+from sleeper.core.properties.instance_defaults import DEFAULT_STATESTORE_CLASSNAME
 from sleeper.core.properties.properties import edited_table_properties, new_table_properties
 from sleeper.core.properties.table import (
+    S3_TRANSACTION_LOG_STATE_STORE,
     SPLIT_POINTS_BASE64_ENCODED,
     SPLIT_POINTS_FILE,
     STATESTORE_CLASSNAME,
@@ -554,6 +557,29 @@ def _split_points_file(properties: TableProperties, schema: Schema) -> list[KeyV
         raise SleeperError(f"{SPLIT_POINTS_FILE.name}: {path}: {e}") from None
 
 
+def check_state_store_deployed(properties: TableProperties) -> None:
+    """Checks that a new table's state store exists on its instance. Beyond Sleeper: an instance whose
+    ``sleeper.default.table.statestore.classname`` is ``S3TransactionLogStateStore`` and that names no DynamoDB
+    files log table (a deployment whose tables all used that store deployed none; a local instance has none named)
+    has no DynamoDB transaction log, so a table asking for a DynamoDB store is refused.
+
+    Raises:
+        PropertyError: In one line, naming the property and what to do, or if the table names no state store.
+    """
+    store = state_store_class(properties.get(STATESTORE_CLASSNAME))
+    instance = properties.instance_properties
+    if (
+        store != S3_TRANSACTION_LOG_STATE_STORE
+        and state_store_class(instance.get(DEFAULT_STATESTORE_CLASSNAME)) == S3_TRANSACTION_LOG_STATE_STORE
+        and not instance.get(TRANSACTION_LOG_FILES_TABLENAME)
+    ):
+        raise PropertyError(
+            f"{STATESTORE_CLASSNAME.name}={store} needs the DynamoDB transaction log, which this instance does not "
+            f"have ({DEFAULT_STATESTORE_CLASSNAME.name}={S3_TRANSACTION_LOG_STATE_STORE} and no table deployed with "
+            f"it used DynamoDB): leave {STATESTORE_CLASSNAME.name} unset or set it to {S3_TRANSACTION_LOG_STATE_STORE}"
+        )
+
+
 def create_table(
     *,
     name: str,
@@ -589,7 +615,7 @@ def create_table(
         split_points = _split_points_file(table_properties, schema)
     partitions = partitions_from_split_points(schema, list(split_points or []))
     check_processing(table_properties)
-    state_store_class(table_properties.get(STATESTORE_CLASSNAME))  # a state store this port has, or refused
+    check_state_store_deployed(table_properties)  # a state store this port has and the instance deployed, or refused
     status = TableStatus(table_id=table_id, table_name=name, online=table_properties.get_bool("sleeper.table.online"))
     properties_store.save_table(table_id, dict(table_properties.items()))
     try:

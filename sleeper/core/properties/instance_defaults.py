@@ -10,6 +10,7 @@ from sleeper.core.properties.definitions import InstancePropertyGroup, PropertyL
 from sleeper.core.properties.validation import (
     BOOLEAN,
     BYTE_SIZE,
+    NON_EMPTY,
     NON_NEGATIVE_INT,
     POSITIVE_INT,
     ChoiceValue,
@@ -118,6 +119,16 @@ DEFAULT_PARQUET_ROWGROUP_ROWS = _defaults.user(
     "The default for `sleeper.table.parquet.rowgroup.rows.max`: the most rows in a Parquet row group.",
     default="100000",
     validation=POSITIVE_INT,
+)
+DEFAULT_STATESTORE_CLASSNAME = _defaults.user(
+    "sleeper.default.table.statestore.classname",
+    "Beyond Sleeper: the default for `sleeper.table.statestore.classname`, the state store of a table created without "
+    "one. An AWS deployment whose default is S3TransactionLogStateStore, and whose configuration's tables all use "
+    "that store, deploys no DynamoDB transaction log or snapshot tables; a table asking for a DynamoDB store is then "
+    "refused when it is created. Fixed when the instance is deployed (tables created before would change store).",
+    default="DynamoDBTransactionLogStateStore",
+    validation=NON_EMPTY,
+    editable=False,
 )
 DEFAULT_ADD_TRANSACTION_MAX_ATTEMPTS = _defaults.user(
     "sleeper.default.table.statestore.transactionlog.add.transaction.max.attempts",

@@ -347,9 +347,9 @@ STATESTORE_CLASSNAME = _metadata.user(
     + S3_TRANSACTION_LOG_STATE_STORE
     + ": its transaction logs and snapshot records kept as objects beside its data (S3 conditional writes on AWS, "
     "exclusively created files on a local instance), with no DynamoDB. A DynamoDB store's logs are SQLite on a local "
-    "instance. Checked when the table is created.",
-    default="DynamoDBTransactionLogStateStore",
-    validation=NON_EMPTY,
+    "instance. Checked when the table is created. Unset, it follows the instance's "
+    "`sleeper.default.table.statestore.classname` (beyond Sleeper; DynamoDBTransactionLogStateStore by default).",
+    falls_back_to=defaults.DEFAULT_STATESTORE_CLASSNAME,
     editable=False,
 )
 STATESTORE_ASYNC_COMMITS_ENABLED = _metadata.user(
