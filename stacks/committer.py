@@ -47,8 +47,8 @@ class StateStoreCommitterStack(cdk.NestedStack):
             reserved_concurrency=ctx.get_int(common.STATESTORE_COMMITTER_LAMBDA_CONCURRENCY_RESERVED),
         )
         core.grant_table_state_read(self.function)
-        files_log, partitions_log, _, _ = core.state_store_tables
-        grants.table_read_write(self.function, files_log, partitions_log)
+        if core.log_tables:  # none on an instance whose tables all keep their logs in S3
+            grants.table_read_write(self.function, *core.log_tables)
         grants.table_read_write(self.function, *core.ingest_tracker_tables, *core.compaction_tracker_tables)
         sqs_trigger(
             self.function,

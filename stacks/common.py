@@ -25,6 +25,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from sleeper.core import naming, operations
+from sleeper.core.deploy.plan import deploys_dynamodb_state_store
 from sleeper.core.operations import HandlerSpec
 from sleeper.core.properties import PropertyDefinition
 from sleeper.core.properties import instance_common as common
@@ -150,12 +151,31 @@ class SleeperCore:
         return _need(self.committer_queue, "state store committer queue")
 
     @property
+    def dynamodb_state_store(self) -> bool:
+        """Whether the DynamoDB transaction log and snapshot tables are deployed: not when the instance's default
+        state store and every table of the configuration are ``S3TransactionLogStateStore`` (beyond Sleeper)."""
+        return deploys_dynamodb_state_store(self.ctx.properties, self.ctx.tables)
+
+    @property
     def state_store_tables(self) -> tuple[dynamodb.ITable, ...]:
-        """The transaction log and snapshot tables."""
+        """The transaction log and snapshot tables (files log, partitions log, latest and all snapshots); none when
+        they are not deployed (:attr:`dynamodb_state_store`)."""
+        if not self.dynamodb_state_store:
+            return ()
         return tuple(
             _need(t, "state store table")
             for t in (self.files_log, self.partitions_log, self.latest_snapshots, self.all_snapshots)
         )
+
+    @property
+    def log_tables(self) -> tuple[dynamodb.ITable, ...]:
+        """The files and partitions transaction log tables; none when they are not deployed."""
+        return self.state_store_tables[:2]
+
+    @property
+    def snapshot_tables(self) -> tuple[dynamodb.ITable, ...]:
+        """The latest and all snapshots tables; none when they are not deployed."""
+        return self.state_store_tables[2:]
 
     @property
     def table_index_tables(self) -> tuple[dynamodb.ITable, ...]:
@@ -165,10 +185,11 @@ class SleeperCore:
     # --- grants used by many components ---------------------------------------------------------------------------
 
     def grant_table_state_read(self, grantee: iam.IGrantable) -> None:
-        """Read the instance, its tables and their state (properties, index, logs, snapshots, large bodies)."""
+        """Read the instance, its tables and their state (properties, index, logs, snapshots, large bodies), and the
+        tombstones of deleted tables an ``S3TransactionLogStateStore`` append checks after it lands."""
         grants.config_read(grantee, self.config)
         grants.table_read(grantee, *self.table_index_tables, *self.state_store_tables)
-        grants.bucket_read(grantee, self.data, [grants.STATESTORE_PREFIX])
+        grants.bucket_read(grantee, self.data, [grants.STATESTORE_PREFIX, DELETED_TABLES_KEYS])
         self.grant_user_code_read(grantee)
 
     def grant_user_code_read(self, grantee: iam.IGrantable) -> None:
@@ -183,11 +204,15 @@ class SleeperCore:
     def grant_table_state_commit(self, grantee: iam.IGrantable) -> None:
         """Read table state, append to the transaction logs synchronously and send asynchronous commits."""
         self.grant_table_state_read(grantee)
-        tables = self.state_store_tables
-        grants.table_read_write(grantee, tables[0], tables[1])
+        if self.log_tables:  # none on an instance whose tables all keep their logs in S3
+            grants.table_read_write(grantee, *self.log_tables)
         grants.bucket_write(grantee, self.data, [grants.STATESTORE_PREFIX])
         grants.queue_send(grantee, self.committer)
 
+
+DELETED_TABLES_KEYS = "_deleted_tables/*"
+"""The tombstones of deleted tables of ``S3TransactionLogStateStore`` (``sleeper.statestore.object_log``'s
+``DELETED_TABLES_PREFIX``; stacks import only ``sleeper.core``)."""
 
 _T = TypeVar("_T")
 

@@ -105,7 +105,7 @@ class SleeperInstanceStack(cdk.Stack):
         if ctx.optional_stacks & NEEDS_VPC:
             use_existing_vpc(self, core)  # sleeper.vpc given: no Networking stack is planned
         builders = self._builders()
-        for planned in planned_stacks(ctx.properties):
+        for planned in planned_stacks(ctx.properties, ctx.tables):
             self.parts[planned.name] = builders[planned.name]()
         policies = self.parts["ManagedPolicies"]
         assert isinstance(policies, ManagedPoliciesStack)

@@ -1,5 +1,10 @@
 """The transaction log state store (spec 2): the log and snapshot tables shared by all Sleeper tables, snapshot
-creation and cleanup on schedules with per-table FIFO queues, and the follower on the files log stream."""
+creation and cleanup on schedules with per-table FIFO queues, and the follower on the files log stream.
+
+Beyond Sleeper, an instance whose tables all use ``S3TransactionLogStateStore`` (its default and every table of the
+configuration: ``sleeper.core.deploy.plan.deploys_dynamodb_state_store``) has no DynamoDB log or snapshot tables: the
+``StateStore`` stack is not planned, the upkeep functions are granted nothing on them, and there is no follower (there
+is no stream to follow). The upkeep functions then work on the logs and snapshot records in the data bucket."""
 
 from __future__ import annotations
 
@@ -76,7 +81,7 @@ class StateStoreUpkeepStack(cdk.NestedStack):
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper transaction log snapshots and cleanup")
         ctx = core.ctx
-        files_log, partitions_log, latest, all_snapshots = core.state_store_tables
+        log_tables, snapshot_tables = core.log_tables, core.snapshot_tables  # none when no table uses DynamoDB
         creation_period = max(60, ctx.get_int(common.SNAPSHOT_CREATION_LAMBDA_PERIOD_IN_SECONDS))
         self.snapshot_creation = per_table_schedule(
             self,
@@ -105,7 +110,8 @@ class StateStoreUpkeepStack(cdk.NestedStack):
         )
         creator = self.snapshot_creation.handler
         core.grant_table_state_read(creator)
-        grants.table_read_write(creator, latest, all_snapshots)
+        if snapshot_tables:
+            grants.table_read_write(creator, *snapshot_tables)
         grants.bucket_write(creator, core.data, [grants.STATESTORE_PREFIX])
 
         self.snapshot_deletion = per_table_schedule(
@@ -134,7 +140,8 @@ class StateStoreUpkeepStack(cdk.NestedStack):
         deleter = self.snapshot_deletion.handler
         grants.config_read(deleter, core.config)
         grants.table_read(deleter, *core.table_index_tables)
-        grants.table_read_write(deleter, latest, all_snapshots)
+        if snapshot_tables:
+            grants.table_read_write(deleter, *snapshot_tables)
         grants.bucket_read(deleter, core.data, [grants.STATESTORE_PREFIX])
         grants.bucket_delete(deleter, core.data, [grants.STATESTORE_PREFIX])
 
@@ -163,12 +170,20 @@ class StateStoreUpkeepStack(cdk.NestedStack):
         )
         cleaner = self.transaction_deletion.handler
         grants.config_read(cleaner, core.config)
-        grants.table_read(cleaner, *core.table_index_tables, latest)
-        grants.table_read_write(cleaner, files_log, partitions_log)
+        grants.table_read(cleaner, *core.table_index_tables, *snapshot_tables[:1])  # the latest snapshots
+        if log_tables:
+            grants.table_read_write(cleaner, *log_tables)
         grants.bucket_read(cleaner, core.data, [grants.STATESTORE_PREFIX])
         grants.bucket_delete(cleaner, core.data, [grants.STATESTORE_PREFIX])
 
-        self.follower = core.lambdas.function(
+        self.follower: lambda_.Function | None = None
+        if log_tables:
+            self.follower = self._follower(core, files_log=log_tables[0])
+
+    def _follower(self, core: SleeperCore, *, files_log: dynamodb.ITable) -> lambda_.Function:
+        """The transaction log follower, fed by the files log's stream."""
+        ctx = core.ctx
+        follower = core.lambdas.function(
             self,
             "TransactionFollower",
             handler=operations.TRANSACTION_FOLLOWER,
@@ -178,10 +193,10 @@ class StateStoreUpkeepStack(cdk.NestedStack):
             timeout_seconds=ctx.get_int(common.TRANSACTION_FOLLOWER_LAMBDA_TIMEOUT_SECS),
             reserved_concurrency=ctx.get_optional_int(common.TRANSACTION_FOLLOWER_LAMBDA_CONCURRENCY_RESERVED),
         )
-        core.grant_table_state_read(self.follower)
-        grants.table_read_write(self.follower, *core.ingest_tracker_tables, *core.compaction_tracker_tables)
-        nag.acknowledge(self.follower.role, "IAM5[Resource::*]", nag.STREAM_EVENT_SOURCE)  # type: ignore[arg-type]
-        self.follower.add_event_source(
+        core.grant_table_state_read(follower)
+        grants.table_read_write(follower, *core.ingest_tracker_tables, *core.compaction_tracker_tables)
+        nag.acknowledge(follower.role, "IAM5[Resource::*]", nag.STREAM_EVENT_SOURCE)  # type: ignore[arg-type]
+        follower.add_event_source(
             sources.DynamoEventSource(
                 files_log,
                 starting_position=lambda_.StartingPosition.LATEST,
@@ -191,3 +206,4 @@ class StateStoreUpkeepStack(cdk.NestedStack):
                 report_batch_item_failures=True,
             )
         )
+        return follower

@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from sleeper.core.deploy.configuration import TableConfiguration
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_common as common
+from sleeper.core.properties import instance_defaults as defaults
+from sleeper.core.properties import table as table_props
 
 NEEDS_VPC = frozenset(
     {
@@ -78,10 +82,30 @@ def ignored_optional_stacks(properties: InstanceProperties) -> list[str]:
     return sorted(wanted_optional_stacks(properties) - SUPPORTED_OPTIONAL_STACKS)
 
 
-def planned_stacks(properties: InstanceProperties) -> list[PlannedStack]:
-    """The nested stacks an instance with these properties deploys, in the order they are built."""
+def deploys_dynamodb_state_store(properties: InstanceProperties, tables: Iterable[TableConfiguration] = ()) -> bool:
+    """Whether the deployment creates the DynamoDB transaction log and snapshot tables (beyond Sleeper, which always
+    does): unless the instance's ``sleeper.default.table.statestore.classname`` and every table of the configuration
+    name ``S3TransactionLogStateStore``, whose logs are objects in the data bucket.
+
+    Raises:
+        PropertyError: If the default or a table names no state store of this port.
+    """
+    default = table_props.state_store_class(properties.get(defaults.DEFAULT_STATESTORE_CLASSNAME))
+    stores = {default}
+    for table in tables:
+        stores.add(
+            table_props.state_store_class(table.properties.get(table_props.STATESTORE_CLASSNAME.name) or default)
+        )
+    return stores != {table_props.S3_TRANSACTION_LOG_STATE_STORE}
+
+
+def planned_stacks(properties: InstanceProperties, tables: Iterable[TableConfiguration] = ()) -> list[PlannedStack]:
+    """The nested stacks an instance with these properties and the configuration's tables deploys, in the order they
+    are built. ``StateStore`` (the DynamoDB log and snapshot tables) is left out when no table can use it
+    (:func:`deploys_dynamodb_state_store`)."""
     wanted = wanted_optional_stacks(properties)
-    plan = [PlannedStack(name, description) for name, description in CORE]
+    dynamodb_logs = deploys_dynamodb_state_store(properties, tables)
+    plan = [PlannedStack(name, description) for name, description in CORE if name != "StateStore" or dynamodb_logs]
     if wanted & NEEDS_VPC and not properties.get(common.VPC_ID):
         plan.append(PlannedStack("Networking", "a VPC with private subnets, a NAT gateway and S3/DynamoDB endpoints"))
     for stack in ("CompactionStack", "IngestStack"):
