@@ -1,6 +1,9 @@
 """The README's code blocks run verbatim: its bash and Python blocks, in order, in one new directory, with the
 virtualenv's ``sleeper`` on the PATH. A block right after a ``<!-- readme-test: skip ... -->`` line is only shown (the
-Quick start, which builds the virtualenv; the ``aws:ID`` example, which needs a deployed instance)."""
+Quick start, which builds the virtualenv). A block right after a ``<!-- readme-test: aws ... -->`` line (the ``aws:ID``
+example) runs with the AWS configuration a user of a deployed instance has, pointing at this process's moto server:
+instance ``my-instance`` is provisioned there as a deployment leaves it, with a table ``people`` of the README's
+schema, and an ingest task stand-in runs its ingest job queue while the block runs, so ``wait=True`` ingests finish."""
 
 from __future__ import annotations
 
@@ -9,23 +12,31 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from sleeper.core.schema import Schema
+
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-SKIP_MARKER = "<!-- readme-test: skip"
+SKIP, AWS = "skip", "aws"
+_MARK = re.compile(r"^<!-- readme-test: (\w+)")
 _BLOCK = re.compile(r"^```(bash|python)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+AWS_INSTANCE_ID, AWS_TABLE = "my-instance", "people"
+"""The instance and table the README's ``aws:ID`` example opens."""
 
 
-def readme_blocks(text: str) -> list[tuple[str, str, bool]]:
-    """Each bash or Python block of the README: (language, code, whether it is marked to skip)."""
+def readme_blocks(text: str) -> list[tuple[str, str, str | None]]:
+    """Each bash or Python block of the README: (language, code, its mark: ``skip``, ``aws`` or None)."""
     blocks = []
     for match in _BLOCK.finditer(text):
         before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
-        blocks.append((match.group(1), match.group(2), before.startswith(SKIP_MARKER)))
+        mark = _MARK.match(before)
+        blocks.append((match.group(1), match.group(2), mark.group(1) if mark else None))
     return blocks
 
 
@@ -34,18 +45,48 @@ def _run(language: str, code: str, cwd: Path, env: dict[str, str]) -> subprocess
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
 
 
+@contextmanager
+def _aws_instance(cwd: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """Provisions the README's AWS instance on this process's moto server, with its table of the README's schema, and
+    runs an ingest task for it while the block runs; gives the environment a user of that instance has."""
+    from sleeper.runtime.aws.instance import AwsInstance, provision_instance
+    from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint
+    from tests.integration.aws_runtime.conftest import QUEUES
+    from tests.integration.aws_runtime.test_arrow_api import _IngestTask
+
+    instance = AwsInstance(provision_instance(aws_settings(), AWS_INSTANCE_ID, queues=QUEUES))
+    schema = Schema.from_json((cwd / "schema.json").read_text(encoding="utf-8"))
+    instance.create_table(AWS_TABLE, schema, split_points=["m"])
+    aws_env = {
+        **env,
+        "AWS_REGION": REGION,
+        "AWS_ENDPOINT_URL": moto_endpoint(),
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+    }
+    with _IngestTask(instance):
+        yield aws_env
+
+
+@pytest.mark.aws
 def should_run_every_bash_and_python_block_of_the_readme_verbatim(tmp_path: Path) -> None:
     # Given the README's blocks and a new directory, with the virtualenv's sleeper first on the PATH
     blocks = readme_blocks(README.read_text(encoding="utf-8"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLEEPER_", "AWS_"))}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    run = [(language, code) for language, code, skip in blocks if not skip]
-    assert {language for language, _ in run} == {"bash", "python"}
-    assert len([skip for *_, skip in blocks if skip]) == 2  # the Quick start and the aws:ID example
+    run = [(language, code, mark) for language, code, mark in blocks if mark != SKIP]
+    assert {language for language, *_ in run} == {"bash", "python"}
+    assert [mark for *_, mark in blocks if mark] == [SKIP, AWS]  # the Quick start, then the aws:ID example
 
-    # When each block runs in turn
-    for index, (language, code) in enumerate(run):
-        result = _run(language, code, tmp_path, env)
+    # When each block runs in turn (the aws:ID example against the instance on moto)
+    aws_output = ""
+    for index, (language, code, mark) in enumerate(run):
+        if mark == AWS:
+            with _aws_instance(tmp_path, env) as aws_env:
+                result = _run(language, code, tmp_path, aws_env)
+            aws_output = result.stdout
+        else:
+            result = _run(language, code, tmp_path, env)
 
         # Then it succeeds, printing no traceback
         assert result.returncode == 0, f"README block {index} ({language}) failed:\n{code}\n{result.stderr}"
@@ -57,10 +98,13 @@ def should_run_every_bash_and_python_block_of_the_readme_verbatim(tmp_path: Path
         assert list(csv.reader(written))[1:] == [["alice", "31"], ["bob", "42"]]
     listed = _run("bash", "sleeper --instance ./my-instance table list", tmp_path, env).stdout
     assert "people-py" in listed
+    # And the aws:ID example printed the rows it ingested from the Parquet files into the instance on AWS
+    assert all(f'"{name}"' in aws_output for name in ("alice", "bob", "zoe")), aws_output
 
 
 def should_find_the_blocks_the_readme_shows() -> None:
-    # Given a README-like text with a skipped block and two run blocks
-    text = "x\n<!-- readme-test: skip (why) -->\n```bash\nmake\n```\n\n```python\nprint(1)\n```\n```bash\nls\n```\n"
-    # When its blocks are read, then each has its language, code and skip mark
-    assert readme_blocks(text) == [("bash", "make\n", True), ("python", "print(1)\n", False), ("bash", "ls\n", False)]
+    # Given a README-like text with a skipped block, an unmarked block and a block marked to run against AWS
+    text = "x\n<!-- readme-test: skip (why) -->\n```bash\nmake\n```\n\n```python\nprint(1)\n```\n"
+    text += "<!-- readme-test: aws (how) -->\n```bash\nls\n```\n"
+    # When its blocks are read, then each has its language, code and mark
+    assert readme_blocks(text) == [("bash", "make\n", SKIP), ("python", "print(1)\n", None), ("bash", "ls\n", AWS)]
