@@ -4,7 +4,8 @@ messages with per-message failures, by Lambda Powertools (``aws_lambda_powertool
 - **Logs** are JSON lines (Powertools' ``LambdaPowertoolsFormatter``) carrying the ids of the work where known
   (``table_id``, ``job_id``, ``task_id``, ``run_id``, ``query_id``, ``message_id``: :mod:`sleeper.core.logcontext`),
   at the levels of the instance's ``sleeper.logging.*`` properties (:mod:`sleeper.runtime.logging_config`), applied
-  when a handler first works on an instance and again whenever it reads the properties again.
+  when a handler first works on an instance and again whenever it reads the properties again (outside AWS Lambda, an
+  emulator, also as soon as the levels saved in the config bucket change: :func:`prepare`).
 - **Metrics** (:mod:`sleeper.core.metrics`) are CloudWatch EMF lines (:mod:`sleeper.runtime.aws.metrics`), among them
   the size of each batch of state store commits.
 - **SQS batches** go through Powertools' ``BatchProcessor`` (``SqsFifoPartialProcessor`` on a FIFO queue: it stops at
@@ -42,7 +43,7 @@ from sleeper.iterators.shipping import install_user_code
 from sleeper.runtime.aws.containers import IDLE_WAIT_ENV, idle_wait_seconds
 from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
 from sleeper.runtime.aws.metrics import emf_sink
-from sleeper.runtime.logging_config import apply_logging_levels, running_in_lambda
+from sleeper.runtime.logging_config import apply_logging_levels, logging_levels, running_in_lambda
 from sleeper.runtime.router import Disposition, feature_entry, settle
 
 __all__ = [
@@ -110,7 +111,12 @@ def prepare() -> AwsInstance:
     """The instance (:func:`aws_instance`), ready for an invocation: the first time the process works on it, and on
     every invocation when its ``sleeper.properties.force.reload`` is true (its properties and tables then read
     again), the logging levels and metrics of its properties are applied. A failure to read the properties is
-    logged, not raised: the handler meets it again when it needs them."""
+    logged, not raised: the handler meets it again when it needs them.
+
+    Outside AWS Lambda (an emulator, whose functions stay warm for as long as it runs and are never deployed again),
+    a warm invocation also reads the saved properties' logging levels and applies them when they changed, as the
+    next cold start of a function deployed again with the properties would: a level saved with ``sleeper instance
+    properties --set`` shows from the next invocation on."""
     global _prepared
     instance = aws_instance()
     _json_logs()
@@ -118,6 +124,8 @@ def prepare() -> AwsInstance:
         if instance is _prepared and instance.properties.get_bool(FORCE_RELOAD_PROPERTIES):
             instance.reload()
         elif instance is _prepared:
+            if not running_in_lambda():
+                _follow_saved_levels(instance)
             return instance
         _apply(instance.properties)
         _prepared = instance
@@ -126,10 +134,22 @@ def prepare() -> AwsInstance:
     return instance
 
 
+_levels: dict[str, int] = {}
+"""The logging levels last applied from the instance properties, by logger name."""
+
+
 def _apply(properties: InstanceProperties) -> None:
-    global _sink
-    apply_logging_levels(properties)
+    global _sink, _levels
+    _levels = apply_logging_levels(properties)
     _sink = emf_sink(properties)
+
+
+def _follow_saved_levels(instance: AwsInstance) -> None:
+    """Applies the logging levels of the properties saved in the config bucket if they differ from those applied."""
+    global _levels
+    saved = InstanceProperties(instance.properties_store.load_instance())
+    if logging_levels(saved) != _levels:
+        _levels = apply_logging_levels(saved)
 
 
 _in_invocation: ContextVar[bool] = ContextVar("sleeper_lambda_invocation", default=False)
