@@ -145,7 +145,7 @@ def teardown_command(
 def _describe(command: DeployCommand, heading: str) -> None:
     properties = command.configuration.properties
     console.print(f"{heading} [bold]{command.instance_id}[/] (CloudFormation stack {command.instance_id}):")
-    for stack in planned_stacks(properties):
+    for stack in planned_stacks(properties, command.configuration.tables):
         console.print(f"  {stack.name}: {stack.description}")
     for name in ignored_optional_stacks(properties):
         console.print(f"  ({name} is not deployed by this port)")

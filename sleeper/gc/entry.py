@@ -53,7 +53,7 @@ def garbage_collect_table(instance: GcRuntime, table_id: str) -> GcRun:
     swept = sweep_orphans(instance.table_by_id(table_id), options=options)
     leftovers = sweep_deleted_tables(
         instance.data_root,
-        instance.state_store_backend.is_deleted,
+        instance.is_table_deleted,
         live_table_ids=[t.table_id for t in instance.tables()],
         options=options,
     )

@@ -44,9 +44,8 @@ class GcRuntime(GcInstance, Protocol):
         """The URI every table's data prefix is under."""
         ...
 
-    @property
-    def state_store_backend(self) -> DeletedTables:
-        """The state store of every table, which knows the deleted ones."""
+    def is_table_deleted(self, table_id: str) -> bool:
+        """Whether a state store of the instance marks this table id deleted (any of its kinds of store)."""
         ...
 
     def tables(self) -> Sequence[TableStatus]:

@@ -557,6 +557,16 @@ def _split_points_file(properties: TableProperties, schema: Schema) -> list[KeyV
         raise SleeperError(f"{SPLIT_POINTS_FILE.name}: {path}: {e}") from None
 
 
+def has_dynamodb_transaction_log(instance: InstanceProperties) -> bool:
+    """Whether an instance has the DynamoDB transaction log (SQLite on a local instance): unless its
+    ``sleeper.default.table.statestore.classname`` is ``S3TransactionLogStateStore`` and it names no DynamoDB files
+    log table (a deployment whose tables all used that store deployed none)."""
+    return not (
+        state_store_class(instance.get(DEFAULT_STATESTORE_CLASSNAME)) == S3_TRANSACTION_LOG_STATE_STORE
+        and not instance.get(TRANSACTION_LOG_FILES_TABLENAME)
+    )
+
+
 def check_state_store_deployed(properties: TableProperties) -> None:
     """Checks that a new table's state store exists on its instance. Beyond Sleeper: an instance whose
     ``sleeper.default.table.statestore.classname`` is ``S3TransactionLogStateStore`` and that names no DynamoDB
@@ -567,12 +577,7 @@ def check_state_store_deployed(properties: TableProperties) -> None:
         PropertyError: In one line, naming the property and what to do, or if the table names no state store.
     """
     store = state_store_class(properties.get(STATESTORE_CLASSNAME))
-    instance = properties.instance_properties
-    if (
-        store != S3_TRANSACTION_LOG_STATE_STORE
-        and state_store_class(instance.get(DEFAULT_STATESTORE_CLASSNAME)) == S3_TRANSACTION_LOG_STATE_STORE
-        and not instance.get(TRANSACTION_LOG_FILES_TABLENAME)
-    ):
+    if store != S3_TRANSACTION_LOG_STATE_STORE and not has_dynamodb_transaction_log(properties.instance_properties):
         raise PropertyError(
             f"{STATESTORE_CLASSNAME.name}={store} needs the DynamoDB transaction log, which this instance does not "
             f"have ({DEFAULT_STATESTORE_CLASSNAME.name}={S3_TRANSACTION_LOG_STATE_STORE} and no table deployed with "

@@ -160,9 +160,7 @@ class AwsAdmin(InstanceAdmin[AwsInstance]):
         """Deletes a table: its index entries, transaction logs and snapshots, properties and data files."""
         table = self.instance.table(name)
         self.instance.table_index.delete(table.table_id)
-        self.instance.state_store_backend.delete_table(table.table_id)
-        if table.state_store.backend is not self.instance.state_store_backend:
-            table.state_store.backend.delete_table(table.table_id)  # its logs are S3 objects: their tombstone too
+        table.state_store.backend.delete_table(table.table_id)  # DynamoDB, or S3 objects for S3TransactionLogStateStore
         self.instance.properties_store.delete_table(table.table_id)
         prefix = f"{self.instance.data_bucket}/{table.table_id}"
         delete_in_table(self.instance.filesystem, prefix, table.data_prefix, whole_table=True)

@@ -101,7 +101,7 @@ from sleeper.core.table import TableStatus
 from sleeper.ingest.batcher.job_creator import INGEST_QUEUE_NAMES
 from sleeper.ingest.sources import IngestSources
 from sleeper.io.filesystem import FileSystemOptions, S3Options, s3_filesystem
-from sleeper.runtime.table import Table, create_table, edited_properties
+from sleeper.runtime.table import Table, create_table, edited_properties, has_dynamodb_transaction_log
 from sleeper.statestore.metrics import TableMetrics
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
@@ -375,6 +375,13 @@ class AwsInstance:
         """The state store of tables whose ``sleeper.table.statestore.classname`` is ``S3TransactionLogStateStore``:
         logs and snapshot records as objects in the data bucket, appended with conditional writes (no DynamoDB)."""
         return S3StateStoreBackend(self.clients.s3, self.data_bucket)
+
+    def is_table_deleted(self, table_id: str) -> bool:
+        """Whether a state store of the instance marks this table id deleted (for the sweep of deleted tables): the
+        S3 object logs, and the DynamoDB logs when the instance has them (:func:`has_dynamodb_transaction_log`)."""
+        if self.object_log_backend.is_deleted(table_id):
+            return True
+        return has_dynamodb_transaction_log(self.properties) and self.state_store_backend.is_deleted(table_id)
 
     def tables(self) -> list[TableStatus]:
         """Every table, by name."""

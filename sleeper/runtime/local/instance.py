@@ -416,14 +416,17 @@ class LocalInstance:
         return self._table(status)
 
     def delete_table(self, name: str) -> None:
-        """Deletes a table: its index entry, logs, snapshots, properties and every file under its prefix."""
+        """Deletes a table: its index entry, logs (with a tombstone a racing append sees), snapshots, properties and
+        every file under its prefix."""
         table = self.table(name)
         self.table_index.delete(table.table_id)
-        self.state_store_backend.delete_table(table.table_id)
+        table.state_store.backend.delete_table(table.table_id)  # SQLite, or files for an S3TransactionLogStateStore
         self._properties_store.delete_table(table.table_id)
-        if table.state_store.backend is not self.state_store_backend:
-            table.state_store.backend.delete_table(table.table_id)  # its logs are files: their tombstone too
         delete_in_table(self.filesystem, filesystem_path(table.data_prefix), table.data_prefix, whole_table=True)
+
+    def is_table_deleted(self, table_id: str) -> bool:
+        """Whether either kind of state store marks this table id deleted (for the sweep of deleted tables)."""
+        return self.object_log_backend.is_deleted(table_id) or self.state_store_backend.is_deleted(table_id)
 
     def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[LocalInstance]:
         """Validates and saves new values of table properties.

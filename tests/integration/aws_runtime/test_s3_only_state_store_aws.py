@@ -151,12 +151,12 @@ def should_mark_a_deleted_s3_store_table_in_its_own_store(instance: AwsInstance)
         store.add_transaction(ClearFilesTransaction())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="remaining (issue 22 item 2): AwsAdmin.delete_table always tombstones the table in the DynamoDB "
-    "partitions log (instance.state_store_backend), which an S3-only instance does not have",
-)
 def should_delete_a_table_on_an_instance_without_the_dynamodb_log(s3_only: AwsInstance) -> None:
+    # Given a table on an instance with no DynamoDB transaction log
     table = s3_only.create_table(f"del-{uuid.uuid4().hex[:8]}", SCHEMA)
+    # When it is deleted (its tombstone goes to its own store, never to the absent DynamoDB log)
     AwsAdmin(s3_only).delete_table(table.name)
+    # Then its store and the sweep of deleted tables know it deleted, and it is gone from the index
     assert s3_only.object_log_backend.is_deleted(table.table_id)
+    assert s3_only.is_table_deleted(table.table_id)
+    assert table.name not in {t.table_name for t in s3_only.tables()}

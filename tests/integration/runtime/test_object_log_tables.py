@@ -63,9 +63,9 @@ def should_refuse_appends_after_the_table_is_deleted_and_mark_it_for_the_sweep(t
                 )
             ]
         )
-    # Then both stores mark it deleted (the sweep of deleted tables asks the default one) and its log stays empty
+    # Then its store marks it deleted, so does the instance the sweep of deleted tables asks, and its log stays empty
     assert instance.object_log_backend.is_deleted(table.table_id)
-    assert instance.state_store_backend.is_deleted(table.table_id)
+    assert instance.is_table_deleted(table.table_id)
     assert (
         list(instance.object_log_backend.transaction_log(table.table_id, LogType.FILES).read_transactions_after(0))
         == []
