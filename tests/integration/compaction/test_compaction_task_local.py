@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -17,8 +18,9 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.files import AssignJobIdRequest, AssignJobIdsTransaction
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
-from sleeper.runtime.local.instance import LocalInstance
+from sleeper.runtime.local.instance import LOCAL_QUEUES, LocalInstance
 from sleeper.runtime.table import Table
+from tests.reliability_report import Reliability
 
 pytestmark = pytest.mark.integration
 
@@ -123,7 +125,7 @@ def should_commit_through_the_commit_queue_when_asynchronous(tmp_path: Path) -> 
     assert status is not None and status.status is CompactionJobStatusType.FINISHED
 
 
-def should_send_a_poison_message_to_the_dead_letter_queue(tmp_path: Path) -> None:
+def should_send_a_poison_message_to_the_dead_letter_queue(tmp_path: Path, reliability: Reliability) -> None:
     # Given a job of a table whose input file does not exist
     instance, table = _table(tmp_path, **{"sleeper.table.compaction.job.commit.async": "false"})
     job = _leaf_job(table, 0)
@@ -131,9 +133,28 @@ def should_send_a_poison_message_to_the_dead_letter_queue(tmp_path: Path) -> Non
     instance.queue("CompactionJobQ").send(job.to_json())
 
     # When
+    started = time.perf_counter()
     summary = run_compaction_task(instance, settings=QUICK)
+    to_dlq_s = time.perf_counter() - started
 
     # Then it failed on each of its 3 receives, then moved to the dead-letter queue
+    status = instance.compaction_job_tracker.job(job.job_id)
+    reasons = [reason for run in status.runs for reason in run.failure_reasons] if status is not None else []
+    still_assigned = [r for r in table.file_references() if r.filename in job.input_files and r.job_id == job.job_id]
+    reliability.record(
+        "B4",
+        case="compaction job whose input file is missing (fails on every delivery)",
+        max_receive_count=LOCAL_QUEUES["CompactionJobQ"][2],
+        receives_before_dlq=len(summary.outcomes),
+        failed_receives=sum(o.outcome is JobOutcome.FAILED for o in summary.outcomes),
+        dead_lettered=instance.dead_letter_queue("CompactionJobQ").approximate_counts().visible,
+        left_on_queue=sum(instance.queue("CompactionJobQ").approximate_counts()),
+        tracker_status=status.status.value if status is not None else None,
+        tracker_reason=reasons[0][:200] if reasons else None,
+        inputs_still_assigned=len(still_assigned),
+        inputs=len(job.input_files),
+        time_to_dlq_s=round(to_dlq_s, 3),
+    )
     assert [o.outcome for o in summary.outcomes] == [JobOutcome.FAILED] * 3
     assert instance.queue("CompactionJobQ").approximate_counts() == (0, 0)
     (dead,) = instance.dead_letter_queue("CompactionJobQ").receive(1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,15 +21,19 @@ from sleeper.compaction.commit import (
     delete_output,
     handle_commit_messages,
 )
+from sleeper.compaction.creation import pre_split_file_references
 from sleeper.compaction.execution import run_compaction
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.jobs.compaction import CompactionJob, CompactionJobCommitRequest
+from sleeper.core.partition import split_partition
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.files import ReplaceFileReferencesTransaction
 from sleeper.core.statestore.transactions.log import TransactionType
+from sleeper.core.statestore.transactions.partitions import SplitPartitionTransaction
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.sketches import sketches_path
+from tests.reliability_report import Reliability
 from tests.unit.compaction.execution_fixtures import FakeInstance, FakeTable, new_table, utc_clock
 
 SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("value", PrimitiveType.LONG)])
@@ -315,3 +320,45 @@ def should_leave_an_output_it_may_not_delete_to_the_orphan_sweeper(
     # Then the output and its sketches were both tried, nothing raised, and each refusal is logged for the sweeper
     assert [Path(p).name for p in filesystem.attempts] == ["out.parquet", "out.sketches"]
     assert caplog.text.count("for the orphan sweeper") == 2
+
+
+def should_commit_a_job_onto_its_partition_split_since_and_move_the_output_down_later(
+    reliability: Reliability,
+) -> None:
+    # Given a job created on the root leaf, whose partition is split before the job commits (RELIABILITY.md A6)
+    table, job = _table_with_job()
+    tracker = InMemoryCompactionJobTracker()
+    expected = sorted(table.read(f).column("key").to_pylist() for f in job.input_files)
+    parent, left, right = split_partition(SCHEMA, table.leaf(), 0, 3, id_supplier=iter(["L", "R"]).__next__)
+    table.state_store.commit(SplitPartitionTransaction(parent=parent, new_children=(left, right)))
+
+    # When the job runs and commits, then job creation pre-splits references on non-leaf partitions
+    outcome, _ = _run_and_commit(table, job, tracker)
+    on_parent = _references(table)
+    moved = pre_split_file_references(table.state_store)
+    after_move = _references(table)
+
+    # Then the commit is accepted onto the non-leaf root, with every row, and its reference later moves to both leaves
+    output_rows = sorted(table.read(job.output_file).column("key").to_pylist())
+    input_rows = sorted(key for keys in expected for key in keys)
+    lost = sum((Counter(input_rows) - Counter(output_rows)).values())
+    duplicated = sum((Counter(output_rows) - Counter(input_rows)).values())
+    reliability.record(
+        "A6",
+        case="job created on leaf P, P split, then the job commits",
+        commit_outcome=outcome.value,
+        committed_onto_non_leaf=[p for _, p, _, _ in on_parent] == ["root"] and table.leaf().id != "root",
+        rows_in=len(input_rows),
+        rows_out=len(output_rows),
+        rows_lost=lost,
+        rows_duplicated=duplicated,
+        references_moved_down=moved,
+        references_after=[p for _, p, _, _ in after_move],
+    )
+    assert outcome is CommitOutcome.COMMITTED
+    assert on_parent == [(job.output_file, "root", 5, None)]
+    assert output_rows == input_rows == [1, 2, 3, 4, 5]
+    assert moved == 1
+    assert sorted((f, p) for f, p, _, _ in after_move) == [(job.output_file, "L"), (job.output_file, "R")]
+    status = tracker.job(job.job_id)
+    assert status is not None and status.status is CompactionJobStatusType.FINISHED

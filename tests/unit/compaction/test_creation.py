@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -39,6 +40,7 @@ from sleeper.core.statestore.transactions.files import (
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.statestore.store import StateStore
+from tests.reliability_report import Reliability
 from tests.unit.core.statestore.builders import PartitionsBuilder
 
 SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("value", PrimitiveType.LONG)])
@@ -487,7 +489,7 @@ def claim(table: Table, job_id: str, *names: str) -> None:
     )
 
 
-def should_send_nothing_for_a_job_whose_files_a_racing_creator_assigned() -> None:
+def should_send_nothing_for_a_job_whose_files_a_racing_creator_assigned(reliability: Reliability) -> None:
     # Given another creator assigns one of the files just before this run's assignment lands
     table = make_table()
     add(table, *(ref(f"f{i}") for i in range(4)))
@@ -497,9 +499,30 @@ def should_send_nothing_for_a_job_whose_files_a_racing_creator_assigned() -> Non
     tracker = InMemoryCompactionJobTracker()
 
     # When
+    started = time.perf_counter()
     result = run(table, queue, tracker)
+    resolved_s = time.perf_counter() - started
 
     # Then nothing is sent or tracked, and the racer keeps its file
+    jobs_by_file: dict[str, set[str]] = {}
+    for entry in log.entries():
+        if entry.transaction_type.name == "ASSIGN_JOB_IDS":
+            assignment = table.state_store.serde.from_json(entry.transaction_type, entry.body)
+            assert isinstance(assignment, AssignJobIdsTransaction)
+            for request in assignment.requests:
+                for filename in request.filenames:
+                    jobs_by_file.setdefault(filename, set()).add(request.job_id)
+    reliability.record(
+        "A5",
+        case="two job creators assign overlapping files (one file claimed by a racer first)",
+        creators=2,
+        losing_jobs=result.jobs_lost_to_race,
+        losing_jobs_dispatched=queue.approximate_counts().visible,
+        losing_jobs_tracked=len(tracker.jobs(TABLE_ID)),
+        files_in_two_jobs=sum(len(jobs) > 1 for jobs in jobs_by_file.values()),
+        max_jobs_per_file=max((len(jobs) for jobs in jobs_by_file.values()), default=0),
+        time_to_resolve_s=round(resolved_s, 4),
+    )
     assert result.jobs_created == 0
     assert result.jobs_lost_to_race == 1
     assert drain(queue) == []

@@ -22,6 +22,7 @@ from sleeper.splitting import (
     split_partition_job,
 )
 from sleeper.splitting.ports import STATE_STORE_COMMITTER_QUEUE
+from tests.reliability_report import Reliability
 from tests.unit.splitting.splitting_fixtures import TWO_KEYS, FakeInstance, FakeTable, id_supplier, new_table
 
 
@@ -229,8 +230,11 @@ def should_split_from_a_queue_message_with_synchronous_commits() -> None:
     assert instance.queue(STATE_STORE_COMMITTER_QUEUE).receive(10) == []
 
 
-def should_apply_exactly_one_of_two_splitters_racing_on_the_same_leaf() -> None:
-    # Given two splitters, each with its own state store object, on files giving different split points
+@pytest.mark.parametrize("split_points", ["different", "identical"])
+def should_apply_exactly_one_of_two_splitters_racing_on_the_same_leaf(
+    split_points: str, reliability: Reliability
+) -> None:
+    # Given two splitters, each with its own state store object, on files giving different (or the same) split points
     table = new_table()
     low = list(range(100))
     high = list(range(50, 400))
@@ -238,8 +242,9 @@ def should_apply_exactly_one_of_two_splitters_racing_on_the_same_leaf() -> None:
     b = table.add_file("b", {"key": high, "v": high})
     root = _root(table)
     views = [dataclasses.replace(table, state_store=table.other_store()) for _ in range(2)]
-    jobs = [_job(table, root, a), _job(table, root, b)]
+    jobs = [_job(table, root, a), _job(table, root, b if split_points == "different" else a)]
     barrier = threading.Barrier(2)
+    references_before = sorted((r.filename, r.number_of_rows) for r in table.state_store.file_references())
 
     def run(i: int) -> SplitOutcome:
         barrier.wait()
@@ -250,6 +255,26 @@ def should_apply_exactly_one_of_two_splitters_racing_on_the_same_leaf() -> None:
         outcomes = sorted(pool.map(run, range(2)), key=lambda o: o.value)
 
     # Then
+    tree = table.state_store.partition_tree()
+    try:
+        tree.validate()
+        i4_holds = True
+    except Exception:  # noqa: BLE001 - any failure of the tree's own check is I4 broken
+        i4_holds = False
+    references_after = sorted((r.filename, r.number_of_rows) for r in table.state_store.file_references())
+    reliability.record(
+        "A4",
+        case=f"two splitters, {split_points} split points",
+        splitters=len(outcomes),
+        splits_applied=outcomes.count(SplitOutcome.SPLIT),
+        losers_reported_already_split=outcomes.count(SplitOutcome.ALREADY_SPLIT),
+        losers_unreported=len(outcomes)
+        - outcomes.count(SplitOutcome.SPLIT)
+        - outcomes.count(SplitOutcome.ALREADY_SPLIT),
+        partitions_after=len(tree),
+        i4_holds=i4_holds,
+        rows_lost=max(0, sum(n for _, n in references_before) - sum(n for _, n in references_after)),
+    )
     assert outcomes == [SplitOutcome.ALREADY_SPLIT, SplitOutcome.SPLIT]
     tree = table.state_store.partition_tree()
     assert len(tree) == 3

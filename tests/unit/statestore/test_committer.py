@@ -18,6 +18,7 @@ from sleeper.core.statestore.transactions.log import LogType
 from sleeper.statestore.committer import CommitStatus, apply_commit_requests, send_commit_request, send_transaction
 from sleeper.statestore.log_head import StateStoreSettings
 from sleeper.statestore.store import StateStore
+from tests.reliability_report import Reliability
 from tests.unit.statestore.fakes import new_table
 
 
@@ -129,7 +130,7 @@ def should_report_compaction_jobs_skipped_because_their_inputs_moved() -> None:
     assert [r.filename for r in table.store().file_references()] == ["in.parquet"]
 
 
-def should_collapse_a_repeated_send_of_the_same_request() -> None:
+def should_collapse_a_repeated_send_of_the_same_request(reliability: Reliability) -> None:
     # Given the committer's FIFO queue
     queue = InMemoryQueues().queue("StateStoreCommitterQ.fifo", fifo=True)
     request = StateStoreCommitRequest.of_transaction("table-1", _add("a.parquet"))
@@ -139,10 +140,27 @@ def should_collapse_a_repeated_send_of_the_same_request() -> None:
     send_commit_request(queue, StateStoreCommitRequest.of_transaction("table-1", _add("b.parquet")))
     # Then the queue holds each request once, in order (one message of the table's group is received at a time)
     received = []
+    bodies = []
     while messages := queue.receive(10):
         for message in messages:
+            bodies.append(message.body)
             received.append(json.loads(message.body)["transaction"]["files"][0]["filename"])
             queue.delete(message.receipt_handle)
+    # and the messages, applied, commit each request once
+    table = new_table()
+    store = table.store()
+    store.initialise()
+    results = apply_commit_requests(bodies, _lookup(store))
+    reliability.record(
+        "B5",
+        case="a producer sends the same commit request twice within the deduplication window",
+        sends=3,
+        distinct_requests=2,
+        delivered=len(received),
+        sends_collapsed=3 - len(received),
+        committed=sum(r.status is CommitStatus.COMMITTED for r in results),
+        rows_duplicated=max(0, sum(r.number_of_rows for r in store.file_references()) - 20),
+    )
     assert received == ["a.parquet", "b.parquet"]
 
 
@@ -155,7 +173,7 @@ def _job_add(filename: str, *, run: str, job: str = "job-1", inputs: str | None 
     )
 
 
-def should_not_add_a_redelivered_add_files_again() -> None:
+def should_not_add_a_redelivered_add_files_again(reliability: Reliability) -> None:
     # Given a job's ADD_FILES request that was applied
     table = new_table()
     store = table.store()
@@ -165,6 +183,15 @@ def should_not_add_a_redelivered_add_files_again() -> None:
     # When the same message is delivered again
     (again,) = apply_commit_requests([request], _lookup(table.store()))
     # Then it is a duplicate whose files landed, and the log holds one transaction
+    references = table.store().file_references()
+    reliability.record(
+        "B5",
+        case="the same ADD_FILES request reaching the committer again (as a send after the deduplication window would)",
+        sends=2,
+        statuses=[first.status.value, again.status.value],
+        transactions_in_log=table.store().last_transaction_numbers()[LogType.FILES],
+        rows_duplicated=max(0, sum(r.number_of_rows for r in references) - 10),
+    )
     assert first.status is CommitStatus.COMMITTED
     assert again.status is CommitStatus.DUPLICATE and again.status.done and again.landed
     assert again.reason is not None and "delivered again" in again.reason
