@@ -14,6 +14,7 @@ from sleeper.core.statestore.exceptions import (
     PartitionNotFoundError,
     TableDeletedError,
 )
+from sleeper.core.statestore.locations import file_outside_table
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.state import input_files_hash
 from sleeper.core.statestore.transactions.files import (
@@ -39,6 +40,7 @@ from sleeper.statestore.ports import (
 from sleeper.statestore.store import StateStore
 from sleeper.statestore.upkeep import create_snapshot, delete_old_transactions
 from tests.contract.conftest import BackendFactory
+from tests.reliability_report import Reliability
 from tests.unit.core.statestore.builders import LONG_KEY_SCHEMA, PartitionsBuilder, reference
 from tests.unit.statestore.fakes import FakeClock, RecordedSleeps, fixed_jitter
 
@@ -287,7 +289,7 @@ def _table_store(stores: Stores, backend: StateStoreBackend | None = None) -> St
     ],
 )
 def should_refuse_every_file_transaction_naming_a_file_outside_the_table(
-    backend_factory: BackendFactory, outside: str
+    backend_factory: BackendFactory, outside: str, reliability: Reliability
 ) -> None:
     # Given a table with one file, assigned to a compaction job
     stores = _stores(backend_factory)
@@ -318,9 +320,11 @@ def should_refuse_every_file_transaction_naming_a_file_outside_the_table(
         DeleteFilesTransaction(filenames=(outside,)),
     ]
     # Then each is refused naming the file, and nothing reached the log
+    refused = []
     for transaction in attempts:
         with pytest.raises(FileOutsideTableError, match="does not belong to table"):
             store.commit(transaction)
+        refused.append(type(transaction).__name__)
     # and a job assignment naming it is refused as naming a file the table does not track (its files are not checked
     # against the prefix again: every file it may name was checked when it was added)
     with pytest.raises(FileNotFoundInStateError, match="is not tracked"):
@@ -329,6 +333,18 @@ def should_refuse_every_file_transaction_naming_a_file_outside_the_table(
                 requests=(AssignJobIdRequest(job_id="c2", partition_id="root", filenames=(outside,)),)
             )
         )
+    refused.append("AssignJobIdsTransaction")
+    after = stores.new().last_transaction_numbers()
+    reliability.record(
+        "D4",
+        case="commit side: forged transactions naming a file outside the table",
+        backend=backend_factory.name,
+        file=outside,
+        forged_commits=len(attempts) + 1,
+        rejected_at_commit=len(refused),
+        transactions_appended=sum(after[log] - before[log] for log in after),
+        gc_would_delete=int(file_outside_table(outside, DATA_PREFIX) is None),
+    )
     assert stores.new().last_transaction_numbers() == before
     assert sorted(_summary(stores.new())) == [mine.filename]
 

@@ -27,6 +27,7 @@ from sleeper.query.executor import table_query
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 from sleeper.sketches import sketches_path
+from tests.reliability_report import Reliability
 
 pytestmark = pytest.mark.integration
 
@@ -98,7 +99,7 @@ def should_delete_compacted_inputs_and_sidecars_after_the_delay_and_still_return
     assert sorted(table_query(table).column("key").to_pylist()) == list(range(1000))
 
 
-def should_sweep_only_untracked_data_files_older_than_the_minimum_age(tmp_path: Path) -> None:
+def should_sweep_only_untracked_data_files_older_than_the_minimum_age(tmp_path: Path, reliability: Reliability) -> None:
     # Given a tracked file, a compacted-away file awaiting GC, an in-flight compaction output, and untracked files
     _, table = _table(tmp_path)
     kept = _ingest(table, np.arange(0, 100))
@@ -128,6 +129,19 @@ def should_sweep_only_untracked_data_files_older_than_the_minimum_age(tmp_path: 
     result = sweep_orphans(table, min_age=HOUR)
 
     # Then
+    tracked = [kept, compacted_away, waiting]
+    must_stay = [*tracked, *(sketches_path(f) for f in tracked)]
+    reliability.record(
+        "D5",
+        case="orphan sweeper against tracked files, a file awaiting GC, an in-flight compaction output, young orphans",
+        swept=len(result.deleted),
+        deleted_referenced=sum(not _exists(f) for f in must_stay),
+        deleted_in_flight=int(not in_flight.exists()),
+        deleted_young=int(not young_orphan.exists()),
+        orphans_left_after_sweep=sum(p.exists() for p in (old_orphan, old_sidecar)),
+        referenced_files_deleted=sum(not _exists(f) for f in tracked),
+        rows_lost=max(0, 300 - len(table_query(table).column("key"))),
+    )
     assert set(dry.deleted) == {str(old_orphan), str(old_sidecar)}
     assert {old_orphan.name, old_sidecar.name} <= after_dry_run
     assert set(result.deleted) == {str(old_orphan), str(old_sidecar)}

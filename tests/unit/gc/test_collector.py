@@ -7,6 +7,9 @@ from datetime import timedelta
 import pytest
 
 from sleeper.core.jobs.commit import StateStoreCommitRequest
+from sleeper.core.properties.instance_query import QUERY_PROCESSOR_LAMBDA_TIMEOUT_IN_SECONDS
+from sleeper.core.properties.table import QUERY_PROCESSOR_CACHE_TIMEOUT
+from sleeper.core.query import Query
 from sleeper.core.statestore.transactions.files import DeleteFilesTransaction
 from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.gc import (
@@ -19,7 +22,9 @@ from sleeper.gc import (
 )
 from sleeper.gc.ports import STATE_STORE_COMMITTER_QUEUE
 from sleeper.io.filesystem import delete, filesystem_path
+from sleeper.query.executor import plan_table_query
 from sleeper.sketches import sketches_path
+from tests.reliability_report import Reliability
 from tests.unit.gc.gc_fixtures import FakeInstance, FakeTable, new_table
 
 DELAY = timedelta(minutes=20)
@@ -80,34 +85,57 @@ def should_never_delete_a_referenced_file() -> None:
     assert table.tracked() == {kept}
 
 
-def should_take_the_delay_from_the_table_properties() -> None:
+def should_take_the_delay_from_the_table_properties(reliability: Reliability) -> None:
     # Given a shorter delay, made safe by a shorter query timeout
     table = new_table(
         properties={"sleeper.table.gc.delay.minutes": "3", "sleeper.table.query.processor.cache.timeout.seconds": "30"},
         instance_values={"sleeper.query.processor.timeout.seconds": "60"},
     )
     old = table.add_unreferenced(table.location("old"))
+    unreferenced_at = table.clock.now
 
     # When
     table.clock.advance(timedelta(minutes=3) - SECOND)
     early = _gc(table)
+    early_at = table.clock.now
     table.clock.advance(2 * SECOND)
     late = _gc(table)
 
     # Then
+    reliability.record(
+        "D2",
+        case="unreferenced at t, GC at t+delay-1s and at t+delay+1s",
+        delay_s=180,
+        gc_at_s=[(early_at - unreferenced_at).total_seconds(), (table.clock.now - unreferenced_at).total_seconds()],
+        early_deletions=len(early.deleted),
+        deleted_after_delay=len(late.deleted),
+        deletion_lag_s=(table.clock.now - unreferenced_at).total_seconds() - 180 if late.deleted else None,
+        referenced_files_deleted=len(
+            set(early.deleted + late.deleted) & {r.filename for r in table.state_store.file_references()}
+        ),
+    )
     assert early.deleted == ()
     assert late.deleted == (old,)
 
 
-def should_refuse_a_table_whose_delay_is_shorter_than_the_query_cache_and_query_timeouts() -> None:
+def should_refuse_a_table_whose_delay_is_shorter_than_the_query_cache_and_query_timeouts(
+    reliability: Reliability,
+) -> None:
     # Given 10 minutes, shorter than Sleeper's 60 s cache timeout plus 900 s query timeout
     table = new_table(properties={"sleeper.table.gc.delay.minutes": "10"})
     old = table.add_unreferenced(table.location("old"))
     table.clock.advance(timedelta(hours=1))
 
     # When / Then
-    with pytest.raises(UnsafeGcDelayError, match="sleeper.table.gc.delay.minutes"):
+    with pytest.raises(UnsafeGcDelayError, match="sleeper.table.gc.delay.minutes") as refused:
         _gc(table)
+    reliability.record(
+        "D3",
+        case="gc delay 10 min <= query cache 60 s + query timeout 900 s",
+        config_rejected=True,
+        error=type(refused.value).__name__,
+        files_deleted=int(not table.exists(old)),
+    )
     assert table.exists(old)
     assert table.tracked() == {old}
 
@@ -191,7 +219,7 @@ def should_report_a_failed_commit_and_commit_the_files_on_the_next_run() -> None
         "file:///data-bucket/table-1/data/partition_root/x.parquet",
     ],
 )
-def should_refuse_and_keep_a_file_outside_the_table_prefix(filename: str) -> None:
+def should_refuse_and_keep_a_file_outside_the_table_prefix(filename: str, reliability: Reliability) -> None:
     # Given the state store tracks a file that is not the table's
     table = new_table()
     table.add_unreferenced(filename)
@@ -202,6 +230,13 @@ def should_refuse_and_keep_a_file_outside_the_table_prefix(filename: str) -> Non
     result = _gc(table)
 
     # Then
+    reliability.record(
+        "D4",
+        case="GC side: a tracked file outside the table prefix",
+        file=filename,
+        refused_by_gc=[p.filename for p in result.refused].count(filename),
+        deleted_outside_table=int(filename in result.deleted or not table.exists(filename)),
+    )
     assert result.deleted == (inside,)
     assert [p.filename for p in result.refused] == [filename]
     assert table.exists(filename)
@@ -273,3 +308,51 @@ def should_read_settings_from_table_and_instance_properties() -> None:
 
     # Then
     assert settings == GcSettings(delay=timedelta(minutes=45), batch_size=7, max_files=70, async_commit=True)
+
+
+def should_keep_every_file_a_query_planned_before_a_compaction_reads_until_the_query_bound(
+    reliability: Reliability,
+) -> None:
+    # Given a table of two files, and a query planned against it at t (the table's defaults: a 20 minute delay, a
+    # 60 s query cache and a 900 s query timeout)
+    table = new_table()
+    a, b = table.add_referenced("a"), table.add_referenced("b")
+    planned_at = table.clock.now
+    root = table.state_store.partition_tree().root
+    plan = plan_table_query(
+        Query(query_id="q1", table_name="t", regions=(root.region,)), table.state_store, table_id=table.table_id
+    )
+    planned = sorted({f for leaf in plan for f in leaf.files})
+    bound = timedelta(
+        seconds=table.properties.get_int(QUERY_PROCESSOR_CACHE_TIMEOUT)
+        + table.properties.instance_properties.get_int(QUERY_PROCESSOR_LAMBDA_TIMEOUT_IN_SECONDS)
+    )
+
+    # When compaction replaces them at t, GC runs every 30 s, and the query reads its planned files at each t+x < bound
+    table.compact([a, b], "c")
+    moments = [timedelta(seconds=s) for s in range(30, int(bound.total_seconds()), 30)] + [bound - SECOND]
+    reads = failures = 0
+    deleted: list[str] = []
+    for x in moments:
+        table.clock.now = planned_at + x
+        deleted += _gc(table).deleted
+        reads += len(planned)
+        failures += sum(not table.exists(f) for f in planned)
+    table.clock.advance(DELAY)
+    after_delay = _gc(table).deleted
+
+    # Then no read failed below the bound, and the files went once the delay had passed
+    reliability.record(
+        "D3",
+        case="query planned at t, compaction and GC every 30 s, reads at t+x for x below cache + query timeout",
+        bound_s=bound.total_seconds(),
+        gc_runs=len(moments),
+        reads=reads,
+        query_failures=failures,
+        deleted_below_bound=len(deleted),
+        deleted_after_delay=len(after_delay),
+    )
+    assert planned == [a, b]
+    assert failures == 0
+    assert deleted == []
+    assert set(after_delay) == {a, b}
