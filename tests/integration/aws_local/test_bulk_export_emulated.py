@@ -11,6 +11,7 @@ over 16 leaves."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import subprocess
 import sys
@@ -36,6 +37,7 @@ from tests.reliability_report import nightly
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 
+_LOG = logging.getLogger(__name__)
 KEY_SPACE = 1_000_000
 SCHEMA = Schema.of(
     row_keys=[Field("key", PrimitiveType.LONG)],
@@ -148,29 +150,35 @@ def should_finish_an_export_sent_by_sleepers_client_script_with_one_sorted_file_
     expected = table.query()
     assert expected.num_rows == rows
 
-    # When Sleeper's client script sends an export, and the instance runs it
-    _send_export(emulated, table.name, "full-export", tmp_path)
+    # When Sleeper's client script sends an export, and the instance runs it (export ids are the instance's: each
+    # size's are its own, so the second is not taken for a repeat of the first)
+    full_export, filtered_export = f"full-export-{table.name}", f"filtered-export-{table.name}"
+    _send_export(emulated, table.name, full_export, tmp_path)
     finished = _run_export(emulated, tmp_path, task_seconds)
 
     # Then one task ran per leaf, each ending well, and the export is tracked COMPLETED with every row
     assert [code for _, code in finished] == [0] * leaves
-    status = instance.query_tracker.status("full-export")
+    status = instance.query_tracker.status(full_export)
     assert status is not None and status.last_known_state is QueryState.COMPLETED and status.row_count == rows
     # And the bucket holds one sorted file per leaf, together the full query's rows in order (count and checksum)
-    parts = _exported(emulated, table.table_id, "full-export")
+    parts = _exported(emulated, table.table_id, full_export)
     assert len(parts) == leaves
     exported = _in_key_order(parts)
-    assert _count_and_checksum(exported) == _count_and_checksum(expected)
+    figures = _count_and_checksum(exported)
+    assert figures == _count_and_checksum(expected)
+    _LOG.info("full export of %d leaves: %d rows, sha256 %s, equal to the query's", leaves, *figures)
     assert exported.equals(expected.select(exported.column_names))
 
     # When a filtering iterator is set on the table and another export is sent
     filtered_table = table.set_properties({"sleeper.table.filters": f"ageOff(timestamp,{DAY_MS})"})
     filtered = filtered_table.query()
     assert 0 < filtered.num_rows < rows
-    _send_export(emulated, table.name, "filtered-export", tmp_path)
+    _send_export(emulated, table.name, filtered_export, tmp_path)
     assert [code for _, code in _run_export(emulated, tmp_path, task_seconds)] == [0] * leaves
 
     # Then the export equals the filtered query
-    exported = _in_key_order(_exported(emulated, table.table_id, "filtered-export"))
-    assert _count_and_checksum(exported) == _count_and_checksum(filtered)
+    exported = _in_key_order(_exported(emulated, table.table_id, filtered_export))
+    figures = _count_and_checksum(exported)
+    assert figures == _count_and_checksum(filtered)
+    _LOG.info("filtered export of %d leaves: %d rows, sha256 %s, equal to the query's", leaves, *figures)
     assert exported.equals(filtered.select(exported.column_names))
