@@ -13,6 +13,7 @@ from sleeper.core import naming, operations
 from sleeper.core.operations import BULK_IMPORT_PERSISTENT_EMR_Q
 from sleeper.core.properties import javaprops
 from stacks.instance import SUPPORTED_OPTIONAL_STACKS
+from tests.reliability_report import Reliability
 
 pytestmark = pytest.mark.slow
 
@@ -70,13 +71,31 @@ def should_name_every_queue_and_dead_letter_queue_as_runtime_expects(synthesized
     assert "sleeper-example-GCJobQ.fifo" in names and "sleeper-example-GCJobDLQ.fifo" in names
 
 
-def should_secure_every_queue_with_encryption_tls_and_a_dead_letter_queue(synthesized: Any) -> None:
+def should_secure_every_queue_with_encryption_tls_and_a_dead_letter_queue(
+    synthesized: Any, reliability: Reliability
+) -> None:
     # Given
     queues = synthesized.resources("AWS::SQS::Queue")
     policies = synthesized.resources("AWS::SQS::QueuePolicy")
 
     # Then
     dead_letter_names = {n for _, r in queues if "DLQ" in (n := r["Properties"]["QueueName"])}
+    tls_only = [
+        s
+        for _, p in policies
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+        if s["Effect"] == "Deny" and s.get("Condition") == {"Bool": {"aws:SecureTransport": "false"}}
+    ]
+    work_queues = [q["Properties"] for _, q in queues if q["Properties"]["QueueName"] not in dead_letter_names]
+    reliability.record(
+        "G4",
+        case="SQS queues: SSE, TLS-only policy, a DLQ for every non-DLQ queue",
+        queues=len(queues),
+        dead_letter_queues=len(dead_letter_names),
+        without_sse=sum(q["Properties"].get("SqsManagedSseEnabled") is not True for _, q in queues),
+        tls_only_denies=len(tls_only),
+        work_queues_without_dlq=sum("RedrivePolicy" not in q for q in work_queues),
+    )
     for _, queue in queues:
         properties = queue["Properties"]
         assert properties["SqsManagedSseEnabled"] is True
@@ -89,13 +108,20 @@ def should_secure_every_queue_with_encryption_tls_and_a_dead_letter_queue(synthe
     assert all(s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}} for s in denies)
 
 
-def should_alarm_on_every_dead_letter_queue(synthesized: Any) -> None:
+def should_alarm_on_every_dead_letter_queue(synthesized: Any, reliability: Reliability) -> None:
     # Given
     queues = synthesized.resources("AWS::SQS::Queue")
     alarms = [(name, a) for name, a in synthesized.resources("AWS::CloudWatch::Alarm") if name != "Alarms"]
 
     # Then
     dead_letter_queues = [q for _, q in queues if "DLQ" in q["Properties"]["QueueName"]]
+    reliability.record(
+        "G4",
+        case="a CloudWatch alarm on every dead-letter queue",
+        dead_letter_queues=len(dead_letter_queues),
+        dlq_alarms=len(alarms),
+        dead_letter_queues_without_alarm=max(0, len(dead_letter_queues) - len(alarms)),
+    )
     assert len(alarms) == len(dead_letter_queues)
     for _, alarm in alarms:
         assert alarm["Properties"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
@@ -131,7 +157,9 @@ def should_name_dynamodb_tables_with_sleepers_keys(synthesized: Any) -> None:
     assert len(tables) == 15
 
 
-def should_enable_point_in_time_recovery_on_the_state_store_and_table_index_by_default(synthesized: Any) -> None:
+def should_enable_point_in_time_recovery_on_the_state_store_and_table_index_by_default(
+    synthesized: Any, reliability: Reliability
+) -> None:
     # Given the example leaves sleeper.statestore.dynamo.pointintimerecovery and
     # sleeper.tables.index.dynamo.pointintimerecovery at their defaults (true in this port, false in Sleeper)
     parts = [synthesized.json("StateStore"), synthesized.json("TableIndex")]
@@ -141,6 +169,17 @@ def should_enable_point_in_time_recovery_on_the_state_store_and_table_index_by_d
     pitr = {p["TableName"]: p["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] for p in props}
 
     # Then the logs (the only copy of each table's state), the snapshots and the index have it
+    every_table = [r["Properties"] for _, r in synthesized.resources("AWS::DynamoDB::Table")]
+    reliability.record(
+        "G5",
+        case="DynamoDB tables: encryption at rest, point-in-time recovery on the log, snapshot and index tables",
+        tables=len(every_table),
+        log_snapshot_index_tables=len(pitr),
+        log_snapshot_index_tables_without_pitr=sum(not on for on in pitr.values()),
+        # DynamoDB encrypts every table at rest; SSESpecification only chooses a KMS key instead of the owned one
+        tables_with_kms_key=sum(bool(p.get("SSESpecification", {}).get("SSEEnabled")) for p in every_table),
+        tables_with_sse_disabled=sum(p.get("SSESpecification", {}).get("SSEEnabled") is False for p in every_table),
+    )
     assert pitr == {
         "sleeper-example-file-transaction-log": True,
         "sleeper-example-partition-transaction-log": True,
@@ -152,12 +191,35 @@ def should_enable_point_in_time_recovery_on_the_state_store_and_table_index_by_d
     }
 
 
-def should_secure_every_bucket(synthesized: Any) -> None:
+def should_secure_every_bucket(synthesized: Any, reliability: Reliability) -> None:
     # Given
     buckets = synthesized.resources("AWS::S3::Bucket")
     policies = synthesized.resources("AWS::S3::BucketPolicy")
 
     # Then
+    blocks = ("BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets")
+    bucket_props = [b["Properties"] for _, b in buckets]
+    reliability.record(
+        "G3",
+        case="S3 buckets: public access blocks, SSE, TLS-only policy, object ownership",
+        buckets=len(buckets),
+        without_all_public_access_blocks=sum(
+            not all(p.get("PublicAccessBlockConfiguration", {}).get(b) is True for b in blocks) for p in bucket_props
+        ),
+        without_sse=sum("BucketEncryption" not in p for p in bucket_props),
+        tls_only_denies=sum(
+            s["Effect"] == "Deny" and s.get("Condition") == {"Bool": {"aws:SecureTransport": "false"}}
+            for _, p in policies
+            for s in p["Properties"]["PolicyDocument"]["Statement"]
+        ),
+        ownership=sorted(
+            {
+                rule.get("ObjectOwnership", "none")
+                for p in bucket_props
+                for rule in p.get("OwnershipControls", {}).get("Rules", [{}])
+            }
+        ),
+    )
     for _, bucket in buckets:
         properties = bucket["Properties"]
         assert properties["PublicAccessBlockConfiguration"] == {

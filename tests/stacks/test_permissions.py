@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests.reliability_report import Reliability
+
 pytestmark = pytest.mark.slow
 
 DATA_BUCKET = re.compile(r"^arn:\$\{P\}:s3:::sleeper-example-table-data-\$\{A\}(/.*)?$")
@@ -108,13 +110,20 @@ def should_let_no_query_role_or_policy_write_table_data_or_the_state_store(synth
     assert any(actions & {"s3:PutObject"} and "query-results" in " ".join(res) for actions, res in statements)
 
 
-def should_let_only_the_garbage_collector_delete_data_files(synthesized: Any) -> None:
+def should_let_only_the_garbage_collector_delete_data_files(synthesized: Any, reliability: Reliability) -> None:
     # When every role allowed to delete data files in the data bucket is found
     deleters = {
         (template, role)
         for template, role, actions, resources in _role_statements(synthesized)
         if actions & DELETES and _on_data(resources, files_only=True)
     }
+    reliability.record(
+        "G2",
+        case="roles that may delete data files in the data bucket",
+        roles=len({(t, r) for t, r, _, _ in _role_statements(synthesized)}),
+        roles_deleting_data_files=len(deleters),
+        other_roles_deleting_data_files=sum(not r.startswith("GarbageCollectorHandlerRole") for _, r in deleters),
+    )
     # Then it is the garbage collector's alone
     assert len(deleters) == 1
     ((template, role),) = deleters
