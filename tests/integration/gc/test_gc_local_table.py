@@ -129,8 +129,8 @@ def should_sweep_only_untracked_data_files_older_than_the_minimum_age(tmp_path: 
     result = sweep_orphans(table, min_age=HOUR)
 
     # Then
-    tracked = [kept, compacted_away, waiting]
-    must_stay = [*tracked, *(sketches_path(f) for f in tracked)]
+    tracked_files = [kept, compacted_away, waiting]
+    must_stay = [*tracked_files, *(sketches_path(f) for f in tracked_files)]
     reliability.record(
         "D5",
         case="orphan sweeper against tracked files, a file awaiting GC, an in-flight compaction output, young orphans",
@@ -139,7 +139,7 @@ def should_sweep_only_untracked_data_files_older_than_the_minimum_age(tmp_path: 
         deleted_in_flight=int(not in_flight.exists()),
         deleted_young=int(not young_orphan.exists()),
         orphans_left_after_sweep=sum(p.exists() for p in (old_orphan, old_sidecar)),
-        referenced_files_deleted=sum(not _exists(f) for f in tracked),
+        referenced_files_deleted=sum(not _exists(f) for f in tracked_files),
         rows_lost=max(0, 300 - len(table_query(table).column("key"))),
     )
     assert set(dry.deleted) == {str(old_orphan), str(old_sidecar)}

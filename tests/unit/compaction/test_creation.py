@@ -506,7 +506,7 @@ def should_send_nothing_for_a_job_whose_files_a_racing_creator_assigned(reliabil
     # Then nothing is sent or tracked, and the racer keeps its file
     jobs_by_file: dict[str, set[str]] = {}
     for entry in log.entries():
-        if entry.transaction_type.name == "ASSIGN_JOB_IDS":
+        if entry.transaction_type.name == "ASSIGN_JOB_IDS" and entry.body is not None:
             assignment = table.state_store.serde.from_json(entry.transaction_type, entry.body)
             assert isinstance(assignment, AssignJobIdsTransaction)
             for request in assignment.requests:

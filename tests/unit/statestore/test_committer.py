@@ -140,7 +140,7 @@ def should_collapse_a_repeated_send_of_the_same_request(reliability: Reliability
     send_commit_request(queue, StateStoreCommitRequest.of_transaction("table-1", _add("b.parquet")))
     # Then the queue holds each request once, in order (one message of the table's group is received at a time)
     received = []
-    bodies = []
+    bodies: list[str] = []
     while messages := queue.receive(10):
         for message in messages:
             bodies.append(message.body)
