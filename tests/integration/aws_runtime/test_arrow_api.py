@@ -10,7 +10,7 @@ import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import duckdb
 import pandas as pd
@@ -40,23 +40,30 @@ TABLE_ARROW = arrow_schema(SCHEMA)
 """The table's Arrow schema: the row key is not nullable."""
 
 
-class _IngestTask:
-    """Runs every message of an AWS instance's ingest job queue while it lives, as a deployed ingest task would, and
-    of its state store committer's queue, as the committer Lambda would (tables commit ingest asynchronously by
-    default)."""
+class _Background:
+    """A thread doing a deployed component's work on an AWS instance while the context is open."""
 
     def __init__(self, instance: AwsInstance) -> None:
         self._instance = instance
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
-    def __enter__(self) -> _IngestTask:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
     def __exit__(self, *_: object) -> None:
         self._stop.set()
         self._thread.join(timeout=30)
+
+    def _loop(self) -> None:
+        raise NotImplementedError
+
+
+class _IngestTask(_Background):
+    """Runs every message of an AWS instance's ingest job queue while it lives, as a deployed ingest task would, and
+    of its state store committer's queue, as the committer Lambda would (tables commit ingest asynchronously by
+    default)."""
 
     def _loop(self) -> None:
         queue = self._instance.queue(INGEST_JOB_Q)
@@ -171,22 +178,9 @@ def should_send_an_ingest_job_without_waiting_and_raise_when_a_job_is_rejected(i
     assert table.scan().to_arrow().to_pylist() == [{"name": "x", "age": 1}, {"name": "y", "age": 2}]
 
 
-class _QueryFunctions:
+class _QueryFunctions(_Background):
     """Delivers an AWS instance's query queue and leaf partition query queue to their Lambda handlers while it lives,
     as the deployed query functions would."""
-
-    def __init__(self, instance: AwsInstance) -> None:
-        self._instance = instance
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def __enter__(self) -> _QueryFunctions:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=30)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
