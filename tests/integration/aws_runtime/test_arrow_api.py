@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Self
@@ -40,7 +41,7 @@ TABLE_ARROW = arrow_schema(SCHEMA)
 """The table's Arrow schema: the row key is not nullable."""
 
 
-class _Background:
+class _Background(ABC):
     """A thread doing a deployed component's work on an AWS instance while the context is open."""
 
     def __init__(self, instance: AwsInstance) -> None:
@@ -56,8 +57,9 @@ class _Background:
         self._stop.set()
         self._thread.join(timeout=30)
 
+    @abstractmethod
     def _loop(self) -> None:
-        raise NotImplementedError
+        """The component's work, until ``self._stop`` is set."""
 
 
 class _IngestTask(_Background):
