@@ -66,9 +66,8 @@ def s3_only(instance: AwsInstance) -> Iterator[AwsInstance]:
         },
     )
     made = AwsInstance(config)
-    names = {
-        t for t in made.clients.dynamodb.list_tables()["TableNames"] if t.startswith(f"sleeper-{made.instance_id}")
-    }
+    pages = made.clients.dynamodb.get_paginator("list_tables").paginate()  # a page holds 100 of the server's tables
+    names = {t for page in pages for t in page["TableNames"] if t.startswith(f"sleeper-{made.instance_id}")}
     logs = {t for t in names if "transaction-log" in t or "snapshots" in t}
     assert len(logs) == 4, names
     for name in logs:
