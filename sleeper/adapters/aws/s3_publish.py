@@ -14,6 +14,7 @@ the race between that check and the copy is closed on S3 alone.
 from __future__ import annotations
 
 import functools
+import logging
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -40,6 +41,9 @@ _PRECONDITION_FAILED = frozenset({"PreconditionFailed", "412"})
 _CONFLICT = frozenset({"ConditionalRequestConflict", "409"})
 _MISSING = frozenset({"NoSuchKey", "404", "NotFound"})
 _CONFLICT_ATTEMPTS = 5
+
+
+_LOG = logging.getLogger(__name__)
 
 
 def copy_if_absent(options: S3Options, source: str, target: str) -> bool:
@@ -147,8 +151,10 @@ def _multipart_copy(
     except BaseException:
         try:
             client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
-        except (ClientError, BotoCoreError):
-            pass  # S3's lifecycle rule for incomplete uploads removes it; the caller is told of the first error
+        except (ClientError, BotoCoreError) as abort_error:
+            # the caller is told of the first error; the upload's parts are left to the bucket's lifecycle rule for
+            # incomplete multipart uploads
+            _LOG.warning("Could not abort multipart upload %s of %s/%s: %s", upload_id, bucket, key, abort_error)
         raise
 
 
