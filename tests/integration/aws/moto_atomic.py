@@ -35,7 +35,7 @@ def atomic_moto_transactions() -> Iterator[None]:
     from moto.dynamodb.models import DynamoDBBackend
 
     lock = threading.RLock()
-    tracked = list(model_data["dynamodb"].values())
+    tracked: list[Any] = list(model_data["dynamodb"].values())
 
     def serialised(original: Callable[..., Any]) -> Callable[..., Any]:
         def atomic(*args: Any, **kwargs: Any) -> Any:
