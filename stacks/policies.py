@@ -21,6 +21,8 @@ INGEST_QUEUES = (
     operations.INGEST_BATCHER_SUBMIT_Q,
     operations.BULK_IMPORT_EMR_SERVERLESS_Q,
     operations.BULK_IMPORT_EMR_Q,
+    operations.BULK_IMPORT_PERSISTENT_EMR_Q,
+    operations.BULK_IMPORT_EKS_Q,
 )
 
 
@@ -50,6 +52,9 @@ class ManagedPoliciesStack(cdk.NestedStack):
         grants.bucket_read(self.query, core.data, [grants.DATA_PREFIX])
         if operations.QUERY_Q in core.queues:
             grants.queue_send(self.query, core.queues[operations.QUERY_Q])
+        if operations.QUERY_RESULTS_Q in core.queues:
+            # Results a query asks for on SQS are collected by the user's client (sleeper.query.results_reader)
+            grants.queue_consume(self.query, core.queues[operations.QUERY_RESULTS_Q])
         if core.query_results_bucket is not None and core.query_tracker is not None:
             grants.bucket_read(self.query, core.query_results_bucket)
             grants.table_read(self.query, core.query_tracker)
