@@ -3,33 +3,119 @@
 The point is armed to raise ``CrashPointReached`` in this process (a ``BaseException``, so no handler records it as an
 error and recovers): the worker unwinds as if it had died there, and the test then does what a restarted worker
 does. The local runtime's kill -9 of each point is in ``tests/integration/runtime/test_crash_points.py``.
+
+The workers are the AWS runtime's own: the ingest and compaction ECS tasks (``sleeper.runtime.aws.containers``, run
+in this process; a restarted task is a new ``AwsInstance``, as a new container builds) and the Lambda handlers
+(``lambdas``, given the SQS event Lambda would send; a redelivery is the same event again, as Lambda sends it once
+the dead invocation's messages become visible). A task that dies receives its message with a visibility timeout of 0,
+so the message is visible again at once, as it would be once the dead task's visibility ran out.
+
+Which point serves which row of 4(c):
+
+======  ======================================================================================================
+C1      ``ingest.after_files_written`` (ingest task), ``compaction.after_output_written`` (compaction task)
+C2      ``compaction.after_commit`` (compaction task), ``committer.after_commit`` (state store committer Lambda)
+C3      ``statestore.after_log_put`` (an ingest's ADD_FILES)
+C4      ``snapshot.after_upload``, ``snapshot.after_metadata``
+C5      ``gc.after_delete`` (garbage collector Lambda)
+C6      ``statestore.after_snapshot_load``, with the log truncated behind a newer snapshot at that moment
+C7      ``statestore.after_body_put`` (an INITIALISE_PARTITIONS body over 200 KiB)
+C8      ``compaction.after_output_written`` with the job delivered twice, then again after GC removed its inputs
+======  ======================================================================================================
+
+``worker.before_message_delete`` is not reached here: only the local runner calls it. On AWS the message of a Lambda
+is deleted by Lambda after the handler returns, and an ECS task's by the task loop straight after the job's outcome;
+``compaction.after_commit`` and ``committer.after_commit`` are the last points before those deletes.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import posixpath
 import uuid
+from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+from lambdas import compaction_job_creation, gc, statestore_committer
+from lambdas._common import use_instance
+from sleeper.compaction.task import TaskSettings
 from sleeper.core import faults
 from sleeper.core.faults import CrashPointReached
+from sleeper.core.operations import COMPACTION_JOB_Q, INGEST_JOB_Q
+from sleeper.core.operations import STATE_STORE_COMMITTER_Q as COMMITTER_Q
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.statestore.transactions.log import LogType
-from sleeper.io.filesystem import list_files
+from sleeper.core.statestore.state import FilesState
+from sleeper.core.statestore.transactions.log import LogType, TransactionType
+from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobStatusType
+from sleeper.core.trackers.ingest import IngestJobStatusType
+from sleeper.core.trackers.runs import JobOutcome
+from sleeper.gc.collector import run_garbage_collection
+from sleeper.gc.orphans import DEFAULT_ORPHAN_MIN_AGE, sweep_orphans
+from sleeper.ingest.task import ingest_task_settings, run_ingest_task
+from sleeper.io.filesystem import exists, list_files
 from sleeper.runtime.admin import reinitialise_table
-from sleeper.runtime.aws.instance import AwsInstance
+from sleeper.runtime.aws.containers import compaction as compaction_container
+from sleeper.runtime.aws.containers import ingest as ingest_container
+from sleeper.runtime.aws.containers import task_workspace
+from sleeper.runtime.aws.instance import AwsInstance, provision_instance
 from sleeper.runtime.table import Table
 from sleeper.statestore.snapshots import filesystem_path
-from sleeper.statestore.upkeep import create_snapshot
-from tests.model.invariants import check_replay_from_snapshots, rows_of
+from sleeper.statestore.upkeep import create_snapshot, delete_old_transactions
+from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
+from tests.integration.aws_runtime.conftest import QUEUES, drain_event, sqs_event
+from tests.integration.aws_runtime.direct_commits import compact_one_file_long_ago
+from tests.model.invariants import (
+    Row,
+    check_log_numbers,
+    check_replay_from_snapshots,
+    check_tree,
+    checksum,
+    rows_of,
+)
 from tests.reliability_report import Reliability
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 
 SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("value", PrimitiveType.LONG)])
 SPLITS_OVER_200_KIB = 700
+SYNC = {
+    "sleeper.table.ingest.job.files.commit.async": "false",
+    "sleeper.table.compaction.job.commit.async": "false",
+    "sleeper.table.gc.commit.async": "false",
+}
+"""Ingest, compaction and GC commit in the worker itself (not through the committer, except where a test says so)."""
+COMPACT_PAIRS = {
+    "sleeper.table.compaction.strategy.class": "BasicCompactionStrategy",
+    "sleeper.table.compaction.files.batch.size": "2",
+}
+QUICK_TASK = TaskSettings(wait_seconds=0, max_idle_seconds=0, delay_before_retry_seconds=0)
+"""A compaction task that stops at the first empty receive."""
+DYING_TASK = dataclasses.replace(QUICK_TASK, visibility_timeout_seconds=0)
+"""A compaction task about to die: the message it takes is visible again at once, as after its visibility ran out."""
+
+
+@pytest.fixture(scope="module")
+def instance() -> Iterator[AwsInstance]:
+    """The package's instance (``conftest.py``), with the compaction job queue as well."""
+    queues = (*QUEUES, COMPACTION_JOB_Q)
+    config = provision_instance(aws_settings(), new_instance_id(), queues=queues)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("CONFIG_BUCKET", config.config_bucket)
+        env.setenv("AWS_REGION", REGION)
+        env.setenv("AWS_ENDPOINT_URL", moto_endpoint())
+        env.setenv("AWS_ACCESS_KEY_ID", "testing")
+        env.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        use_instance(None)
+        from_env = AwsInstance.from_environment()
+        use_instance(from_env)
+        yield from_env
+        use_instance(None)
 
 
 @pytest.fixture(autouse=True)
@@ -44,8 +130,10 @@ def _rows(start: int, count: int) -> pa.Table:
     return pa.table({"key": pa.array(keys, pa.int64()), "value": pa.array([k % 13 for k in keys], pa.int64())})
 
 
-def _table(instance: AwsInstance) -> Table[AwsInstance]:
-    return instance.create_table(f"crash-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[50])
+def _table(instance: AwsInstance, properties: dict[str, str] | None = None) -> Table[AwsInstance]:
+    return instance.create_table(
+        f"crash-{uuid.uuid4().hex[:8]}", SCHEMA, split_points=[50], properties=properties or {}
+    )
 
 
 def _bodies(instance: AwsInstance, table: Table[AwsInstance]) -> list[str]:
@@ -180,4 +268,487 @@ def should_keep_the_latest_snapshot_live_and_moving_forward_when_a_creator_crash
         rows_lost=0,
         rows_duplicated=0,
         unhandled_exceptions=0,
+    )
+
+
+# --- the workers, as a restart runs them --------------------------------------------------------------------------
+def _restarted(instance: AwsInstance) -> AwsInstance:
+    """The instance as a new container builds it: no table, state or client of the dead worker is reused."""
+    return AwsInstance(instance.config)
+
+
+def _ingest_job(instance: AwsInstance, table: Table[AwsInstance], data: pa.Table) -> tuple[str, str]:
+    """An ingest job of the rows, its file uploaded beside the table: (job id, message body)."""
+    source = f"{instance.data_bucket}/ingest-source/{uuid.uuid4()}.parquet"
+    pq.write_table(data, source, filesystem=instance.filesystem)
+    job_id = str(uuid.uuid4())
+    return job_id, json.dumps({"id": job_id, "tableName": table.name, "files": [source]})
+
+
+def _dying_ingest_task(instance: AwsInstance, point: str) -> None:
+    """Runs the ingest task with a crash point armed; it dies there, its message visible again at once."""
+    settings = dataclasses.replace(
+        ingest_task_settings(instance.properties, wait_seconds=0), visibility_timeout_seconds=0
+    )
+    with pytest.raises(CrashPointReached), faults.armed(point, times=1), task_workspace() as workspace:
+        run_ingest_task(instance, workspace, settings)
+
+
+def _dying_compaction_task(instance: AwsInstance, point: str) -> None:
+    """Runs the compaction task with a crash point armed; it dies there, its message visible again at once."""
+    with pytest.raises(CrashPointReached), faults.armed(point, times=1):
+        compaction_container.run_task(instance, settings=DYING_TASK)
+
+
+def _created_compaction_job(instance: AwsInstance, table: Table[AwsInstance]) -> str:
+    """Runs compaction job creation for the table (its Lambda) and takes the one job it sent: the message body."""
+    event = sqs_event([(str(uuid.uuid4()), table.table_id, table.table_id)])
+    assert compaction_job_creation.handler(event) == {"batchItemFailures": []}
+    records = drain_event(instance, COMPACTION_JOB_Q)["Records"]
+    assert isinstance(records, list) and len(records) == 1
+    return str(records[0]["body"])
+
+
+def _two_files_to_compact(instance: AwsInstance) -> tuple[Table[AwsInstance], Counter[Row]]:
+    """A table whose left leaf holds two files (keys 0-19 and 10-29): one compaction job of both."""
+    table = _table(instance, {**SYNC, **COMPACT_PAIRS})
+    table.ingest(_rows(0, 20), direct=True)
+    table.ingest(_rows(10, 20), direct=True)
+    return table, rows_of(_rows(0, 20)) + rows_of(_rows(10, 20))
+
+
+def _gc_lambda(table: Table[AwsInstance]) -> dict[str, list[dict[str, str]]]:
+    """The garbage collector's Lambda given the table's message: collects unreferenced files, sweeps orphans now."""
+    return gc.handler(sqs_event([(str(uuid.uuid4()), table.table_id, table.table_id)]))
+
+
+def _left_on(instance: AwsInstance, logical_name: str) -> int:
+    """Messages of a queue not deleted: visible or in flight."""
+    counts = instance.queue(logical_name).approximate_counts()
+    return counts.visible + counts.in_flight
+
+
+# --- the invariants after a restart --------------------------------------------------------------------------------
+def _untracked(instance: AwsInstance, table: Table[AwsInstance], files: FilesState) -> dict[str, datetime]:
+    """Data files and sidecars under the table's ``data/`` whose data file the state store does not track, with
+    their modification times."""
+    tracked = {f.filename.removeprefix("s3a://") for f in files.files()}
+    found = {}
+    for info in list_files(instance.filesystem, f"{instance.data_bucket}/{table.table_id}/data"):
+        stem, suffix = posixpath.splitext(info.path)
+        if suffix in (".parquet", ".sketches") and f"{stem}.parquet" not in tracked:
+            assert info.mtime is not None
+            found[info.path] = info.mtime if info.mtime.tzinfo else info.mtime.replace(tzinfo=UTC)
+    return found
+
+
+def _check_converged(instance: AwsInstance, table_name: str, expected: Counter[Row]) -> dict[str, object]:
+    """Checks I1-I7 on a table after the restart, as a new process reads it, with ``expected`` the rows acknowledged
+    to it; sweeps its orphans. Returns the figures for the report.
+
+    I1 a query holds exactly the expected rows (count and checksum); I2 each log is numbered contiguously from its
+    first retained entry; I3 every referenced file exists in S3 under the table's prefix, once per partition; I4 the
+    leaves cover the key space; I5 no reference is left assigned to a job, each compaction job whose output is
+    tracked is FINISHED, every failed run has a reason; I6 every retained snapshot plus the log tail equals the full
+    state; I7 the GC Lambda run now (the orphans are seconds old) and a sweep a second before their minimum age
+    delete none of them, one a second after it deletes them all, and the rows stay the same.
+    """
+    restarted = _restarted(instance)
+    table = restarted.table(table_name)
+    actual = rows_of(table.query())
+    lost = sum((expected - actual).values())
+    duplicated = sum((actual - expected).values())
+    assert checksum(actual) == checksum(expected), f"I1 {lost} rows lost, {duplicated} rows duplicated"
+    assert actual == expected
+    backend = restarted.state_store_backend
+    store = table.state_store
+    store.refresh()
+    files, partitions = store.files_state(), store.partitions_state()
+    deleted_up_to = {}
+    for log_type in LogType:
+        first = next(iter(backend.transaction_log(table.table_id, log_type).read_transactions_after(0)), None)
+        deleted_up_to[log_type] = 0 if first is None else first.transaction_number - 1
+    last = check_log_numbers(backend, table.table_id, deleted_up_to)
+    seen: set[tuple[str, str]] = set()
+    for entry in files.files():
+        assert entry.reference_count == len(entry.references), f"I3 {entry.filename}: reference count is wrong"
+        for partition_id in entry.references:
+            assert (entry.filename, partition_id) not in seen, f"I3 {entry.filename} referenced twice"
+            seen.add((entry.filename, partition_id))
+            assert partition_id in partitions, f"I3 {entry.filename} is referenced on an unknown partition"
+        if entry.references:
+            assert entry.filename.startswith(table.data_prefix + "/data/"), f"I3 {entry.filename} is outside the table"
+            assert exists(restarted.filesystem, entry.filename.removeprefix("s3a://")), f"I3 {entry.filename} is gone"
+    check_tree(SCHEMA, partitions.partitions())
+    assigned = [r.filename for r in files.references() if r.job_id is not None]
+    assert assigned == [], f"I5 references still assigned to jobs: {assigned}"
+    tracked_stems = {posixpath.splitext(posixpath.basename(f.filename))[0] for f in files.files()}
+    for status in restarted.compaction_job_tracker.jobs(table.table_id):
+        for run in status.runs:
+            if run.status is CompactionJobStatusType.FAILED:
+                assert run.failure_reasons, f"I5 a run of compaction job {status.job_id} failed with no reason"
+        if status.job_id in tracked_stems:
+            assert status.status is CompactionJobStatusType.FINISHED, f"I5 job {status.job_id} landed unfinished"
+    snapshots = store.snapshot_store
+    assert snapshots is not None
+    replayed = check_replay_from_snapshots(
+        backend=backend,
+        snapshots=snapshots,
+        schema=SCHEMA,
+        table_id=table.table_id,
+        expected_files=files,
+        expected_partitions=partitions,
+        deleted_up_to=deleted_up_to,
+        clock=lambda: datetime.now(tz=UTC),
+    )
+    orphans = _untracked(restarted, table, files)
+    early = swept = 0
+    if orphans:
+        assert _gc_lambda(table) == {"batchItemFailures": []}
+        assert _untracked(restarted, table, files) == orphans, "I7 the GC Lambda swept orphans seconds old"
+        oldest, youngest = min(orphans.values()), max(orphans.values())
+        options = restarted.filesystem_options
+        early = len(
+            sweep_orphans(table, now=oldest + DEFAULT_ORPHAN_MIN_AGE - timedelta(seconds=1), options=options).deleted
+        )
+        assert early == 0, "I7 orphans were swept before their minimum age"
+        late = sweep_orphans(table, now=youngest + DEFAULT_ORPHAN_MIN_AGE + timedelta(seconds=1), options=options)
+        swept = len(late.deleted)
+        assert {p.removeprefix("s3a://") for p in late.deleted} == set(orphans)
+        assert _untracked(restarted, table, files) == {}, "I7 orphans left after the sweep"
+        assert rows_of(_restarted(instance).table(table_name).query()) == expected, "I7 the sweep changed the rows"
+    return {
+        "rows_expected": sum(expected.values()),
+        "rows": sum(actual.values()),
+        "rows_lost": lost,
+        "rows_duplicated": duplicated,
+        "referenced_files_deleted": 0,
+        "orphans_left_by_crash": len(orphans),
+        "orphans_swept_before_min_age": early,
+        "orphans_swept_after_min_age": swept,
+        "snapshots_replayed": replayed,
+        "transactions": {log.value: number for log, number in last.items()},
+    }
+
+
+# --- C1: files written, not committed -----------------------------------------------------------------------------
+def should_commit_an_ingest_once_and_sweep_its_orphans_late_when_it_crashed_after_writing_its_files(
+    instance: AwsInstance, reliability: Reliability
+) -> None:
+    # Given a table with rows, and an ingest job of rows on both leaves
+    table = _table(instance, SYNC)
+    table.ingest(_rows(0, 30), direct=True)
+    job_id, body = _ingest_job(instance, table, _rows(30, 40))
+    instance.queue(INGEST_JOB_Q).send(body)
+    transactions = table.state_store.last_transaction_numbers()
+    # When the ingest task dies after writing the job's data files, before ADD_FILES
+    _dying_ingest_task(instance, "ingest.after_files_written")
+    # Then the table is unchanged, and the files written (a data file and its sketches) are untracked
+    after_crash = _restarted(instance).table(table.name)
+    assert after_crash.state_store.last_transaction_numbers() == transactions
+    assert rows_of(after_crash.query()) == rows_of(_rows(0, 30))
+    written = _untracked(instance, after_crash, after_crash.state_store.files_state())
+    assert sorted(posixpath.splitext(path)[1] for path in written) == [".parquet", ".sketches"]
+    # When the job's message is delivered to a new task
+    summary = ingest_container.run_task(_restarted(instance), wait_seconds=0)
+    # Then the job finished once, its rows are there once, and the crashed run's files are the only orphans
+    assert [o.outcome for o in summary.outcomes] == [JobOutcome.FINISHED]
+    assert _left_on(instance, INGEST_JOB_Q) == 0
+    entries = list(
+        instance.state_store_backend.transaction_log(table.table_id, LogType.FILES).read_transactions_after(0)
+    )
+    assert sum(job_id in (e.body or "") for e in entries) == 1
+    status = instance.ingest_job_tracker.job(job_id)
+    assert status is not None
+    finished = [run for run in status.runs if run.status is IngestJobStatusType.FINISHED]
+    assert [run.rows_written for run in finished] == [40]
+    converged = _check_converged(instance, table.name, rows_of(_rows(0, 70)))
+    assert converged["orphans_left_by_crash"] == len(written)
+    reliability.record(
+        "C1",
+        case="C1-ingest-aws",
+        crash_point="ingest.after_files_written",
+        deliveries=2,
+        tracker_runs=[run.status.value for run in status.runs],
+        unhandled_exceptions=0,
+        **converged,
+    )
+
+
+def should_commit_a_compaction_once_and_keep_its_output_while_its_job_can_commit_when_it_crashed_after_writing_it(
+    instance: AwsInstance, reliability: Reliability
+) -> None:
+    # Given a table of two files on one leaf, and a compaction job of both on the queue
+    table, expected = _two_files_to_compact(instance)
+    job = json.loads(_created_compaction_job(instance, table))
+    instance.queue(COMPACTION_JOB_Q).send(json.dumps(job))
+    files_before = sorted(table.state_store.files_state().files(), key=lambda f: f.filename)
+    # When the compaction task dies after writing the job's output, before the commit
+    _dying_compaction_task(instance, "compaction.after_output_written")
+    # Then the table is unchanged, and the output is in S3, untracked
+    after_crash = _restarted(instance).table(table.name)
+    files_now = sorted(after_crash.state_store.files_state().files(), key=lambda f: f.filename)
+    assert [(f.filename, f.references) for f in files_now] == [(f.filename, f.references) for f in files_before]
+    untracked = _untracked(instance, after_crash, after_crash.state_store.files_state())
+    output = job["outputFile"].removeprefix("s3a://")
+    assert output in untracked
+    # and the sweep keeps it even past the minimum age, since its job holds its inputs and may still commit
+    kept = sweep_orphans(
+        after_crash,
+        now=max(untracked.values()) + DEFAULT_ORPHAN_MIN_AGE + timedelta(days=1),
+        options=instance.filesystem_options,
+    )
+    assert kept.deleted == ()
+    assert output in {p.removeprefix("s3a://") for p in kept.in_flight}
+    # When the job's message is delivered to a new task
+    summary = compaction_container.run_task(_restarted(instance), settings=QUICK_TASK)
+    # Then it committed once: one output with every row, the tracker finished with one commit
+    assert [o.outcome for o in summary.outcomes] == [JobOutcome.FINISHED]
+    assert _left_on(instance, COMPACTION_JOB_Q) == 0
+    assert [f.filename for f in _restarted(instance).table(table.name).file_references()] == [job["outputFile"]]
+    status = instance.compaction_job_tracker.job(job["jobId"])
+    assert status is not None and status.status is CompactionJobStatusType.FINISHED
+    commits = [u for run in status.runs for u in run.updates if isinstance(u, CompactionJobCommitted)]
+    assert len(commits) == 1
+    converged = _check_converged(instance, table.name, expected)
+    reliability.record(
+        "C1",
+        case="C1-compaction-aws",
+        crash_point="compaction.after_output_written",
+        deliveries=2,
+        output_kept_while_job_can_commit=True,
+        tracker_runs=[run.status.value for run in status.runs],
+        tracker_commits=len(commits),
+        unhandled_exceptions=0,
+        **converged,
+    )
+
+
+# --- C2: committed, message not deleted ---------------------------------------------------------------------------
+def should_treat_a_compaction_delivered_again_after_its_commit_landed_as_already_committed(
+    instance: AwsInstance, reliability: Reliability
+) -> None:
+    # Given a table of two files on one leaf, and a compaction job of both on the queue
+    table, expected = _two_files_to_compact(instance)
+    job = json.loads(_created_compaction_job(instance, table))
+    instance.queue(COMPACTION_JOB_Q).send(json.dumps(job))
+    # When the compaction task dies after the commit, before the message is deleted
+    _dying_compaction_task(instance, "compaction.after_commit")
+    # Then the commit landed
+    after_crash = _restarted(instance).table(table.name)
+    assert [f.filename for f in after_crash.file_references()] == [job["outputFile"]]
+    transactions = after_crash.state_store.last_transaction_numbers()
+    # When the message is delivered to a new task
+    summary = compaction_container.run_task(_restarted(instance), settings=QUICK_TASK)
+    # Then it is a no-op: nothing committed, the message deleted, the tracker shows one commit and no failure
+    assert [o.outcome for o in summary.outcomes] == [JobOutcome.ALREADY_COMMITTED]
+    assert _restarted(instance).table(table.name).state_store.last_transaction_numbers() == transactions
+    assert _left_on(instance, COMPACTION_JOB_Q) == 0
+    status = instance.compaction_job_tracker.job(job["jobId"])
+    assert status is not None and status.status is CompactionJobStatusType.FINISHED
+    commits = [u for run in status.runs for u in run.updates if isinstance(u, CompactionJobCommitted)]
+    assert len(commits) == 1
+    assert not any(run.status is CompactionJobStatusType.FAILED for run in status.runs)
+    converged = _check_converged(instance, table.name, expected)
+    reliability.record(
+        "C2",
+        case="C2-compaction-aws",
+        crash_point="compaction.after_commit",
+        deliveries=2,
+        redelivery_outcome=summary.outcomes[0].outcome.value,
+        tracker_commits=len(commits),
+        spurious_failures=0,
+        unhandled_exceptions=0,
+        **converged,
+    )
+
+
+def should_apply_a_commit_request_once_when_the_committer_crashed_after_applying_it(
+    instance: AwsInstance, reliability: Reliability
+) -> None:
+    # Given a table with rows, and an ingest job whose files are committed through the state store committer
+    table = _table(instance, {"sleeper.table.ingest.job.files.commit.async": "true"})
+    table.ingest(_rows(0, 30), direct=True)
+    job_id, body = _ingest_job(instance, table, _rows(30, 40))
+    instance.queue(INGEST_JOB_Q).send(body)
+    summary = ingest_container.run_task(instance, wait_seconds=0)
+    assert [o.outcome for o in summary.outcomes] == [JobOutcome.FINISHED]
+    event = drain_event(instance, COMMITTER_Q)
+    assert len(event["Records"]) == 1  # type: ignore[arg-type]
+    # When the committer Lambda dies after applying the request, before recording it and returning
+    with pytest.raises(CrashPointReached), faults.armed("committer.after_commit", times=1):
+        statestore_committer.handler(event)
+    # Then the rows landed, but the tracker does not show the job's files added yet
+    assert rows_of(_restarted(instance).table(table.name).query()) == rows_of(_rows(0, 70))
+    status = instance.ingest_job_tracker.job(job_id)
+    assert status is not None and status.status is IngestJobStatusType.UNCOMMITTED
+    transactions = _restarted(instance).table(table.name).state_store.last_transaction_numbers()
+    # When Lambda delivers the request again
+    assert statestore_committer.handler(event) == {"batchItemFailures": []}
+    # Then nothing more is committed, and the tracker shows the job finished once
+    assert _restarted(instance).table(table.name).state_store.last_transaction_numbers() == transactions
+    entries = list(
+        instance.state_store_backend.transaction_log(table.table_id, LogType.FILES).read_transactions_after(0)
+    )
+    add_files = [e for e in entries if e.transaction_type is TransactionType.ADD_FILES and job_id in (e.body or "")]
+    assert len(add_files) == 1
+    status = instance.ingest_job_tracker.job(job_id)
+    assert status is not None and status.status is IngestJobStatusType.FINISHED
+    assert sum(run.status is IngestJobStatusType.FINISHED for run in status.runs) == 1
+    converged = _check_converged(instance, table.name, rows_of(_rows(0, 70)))
+    reliability.record(
+        "C2",
+        case="C2-committer-aws",
+        crash_point="committer.after_commit",
+        deliveries=2,
+        add_files_entries_for_job=len(add_files),
+        tracker_runs=[run.status.value for run in status.runs],
+        unhandled_exceptions=0,
+        **converged,
+    )
+
+
+# --- C5: GC deleted, DELETE_FILES not committed -------------------------------------------------------------------
+def should_tolerate_the_missing_object_when_gc_is_run_again_after_crashing_between_delete_and_commit(
+    instance: AwsInstance, reliability: Reliability
+) -> None:
+    # Given a table whose file was replaced by a compaction a day ago, so the old file is due for collection
+    table = _table(instance, SYNC)
+    table.ingest(_rows(0, 30), direct=True)
+    old, new = compact_one_file_long_ago(instance, table)
+    fs = instance.filesystem
+    # When the GC Lambda dies after deleting the old file, before DELETE_FILES
+    with pytest.raises(CrashPointReached), faults.armed("gc.after_delete", times=1):
+        _gc_lambda(table)
+    # Then the old file is gone from S3 but still in the table's files, unreferenced; the output is kept
+    assert not exists(fs, old.removeprefix("s3a://"))
+    assert exists(fs, new.removeprefix("s3a://"))
+    after_crash = _restarted(instance).table(table.name)
+    assert sorted(f.filename for f in after_crash.files()) == sorted([old, new])
+    # When the GC message is delivered again
+    assert _gc_lambda(table) == {"batchItemFailures": []}
+    # Then the missing object is tolerated: DELETE_FILES committed, the output and the rows unchanged
+    after = _restarted(instance).table(table.name)
+    assert [f.filename for f in after.files()] == [new]
+    assert exists(fs, new.removeprefix("s3a://"))
+    converged = _check_converged(instance, table.name, rows_of(_rows(0, 30)))
+    reliability.record(
+        "C5",
+        case="C5-gc-aws",
+        crash_point="gc.after_delete",
+        deliveries=2,
+        rerun_failures=0,
+        unhandled_exceptions=0,
+        **converged,
+    )
+
+
+# --- C6: the log truncated while a reader is on an old snapshot ---------------------------------------------------
+def should_bring_a_reader_on_an_old_snapshot_to_the_head_when_the_log_is_truncated_meanwhile(
+    instance: AwsInstance, reliability: Reliability
+) -> None:
+    # Given a table with a snapshot at its first ingest and two ingests since, whose logs are truncated right behind
+    # the latest snapshot
+    table = _table(instance, {"sleeper.table.statestore.transactionlog.delete.number.behind.latest.snapshot": "1"})
+    table.ingest(_rows(0, 20), direct=True)
+    old = create_snapshot(table.state_store).created
+    assert old
+    table.ingest(_rows(20, 20), direct=True)
+    table.ingest(_rows(40, 20), direct=True)
+    truncated: dict[LogType, int] = {}
+    reader_loads: list[str] = []
+    meanwhile = {"busy": False}
+
+    def truncate_behind_a_new_snapshot(name: str) -> None:
+        if meanwhile["busy"]:
+            return  # a snapshot load by the writer below, not by the reader
+        reader_loads.append(name)
+        if len(reader_loads) > 1:
+            return
+        # meanwhile: another ingest, a new snapshot, the log truncated up to it, and one more ingest after it
+        meanwhile["busy"] = True
+        try:
+            table.ingest(_rows(60, 20), direct=True)
+            assert create_snapshot(table.state_store).created
+            deleted = delete_old_transactions(table.state_store, now=datetime.now(tz=UTC) + timedelta(days=1))
+            truncated.update(deleted.deleted_up_to)
+            table.ingest(_rows(80, 20), direct=True)
+        finally:
+            meanwhile["busy"] = False
+
+    # When a new reader loads the old snapshot of the files log, and the log is truncated just then
+    reader = _restarted(instance).table(table.name).state_store
+    with faults.armed("statestore.after_snapshot_load", truncate_behind_a_new_snapshot):
+        files = reader.files_state()
+    # Then the log was truncated past the old snapshot, so the reader found a gap after it and loaded the new one
+    (old_files,) = [m for m in old if m.log_type is LogType.FILES]
+    assert truncated[LogType.FILES] > old_files.transaction_number + 1
+    assert len(reader_loads) == 2
+    # and it reached the head, with every file of the five ingests
+    table.state_store.refresh()
+    heads = table.state_store.last_transaction_numbers()
+    assert reader.last_transaction_numbers()[LogType.FILES] == heads[LogType.FILES]
+    assert files == table.state_store.files_state()
+    assert sum(r.number_of_rows for r in files.references()) == 100
+    converged = _check_converged(instance, table.name, rows_of(_rows(0, 100)))
+    reliability.record(
+        "C6",
+        case="C6-truncated-behind-reader-aws",
+        crash_point="statestore.after_snapshot_load",
+        reader_snapshot=old_files.transaction_number,
+        reader_snapshot_loads=len(reader_loads),
+        truncated_up_to=truncated[LogType.FILES],
+        head=heads[LogType.FILES],
+        reader_reached_head=True,
+        states_with_gaps=0,
+        unhandled_exceptions=0,
+        **converged,
+    )
+
+
+# --- C8: redelivery after GC removed the inputs -------------------------------------------------------------------
+def should_refuse_a_compaction_job_delivered_again_after_gc_removed_its_inputs(
+    instance: AwsInstance, reliability: Reliability
+) -> None:
+    # Given a compaction job delivered twice, the task taking the first copy dying after writing its output
+    table, expected = _two_files_to_compact(instance)
+    body = _created_compaction_job(instance, table)
+    job = json.loads(body)
+    queue = instance.queue(COMPACTION_JOB_Q)
+    queue.send(body)
+    queue.send(body)
+    _dying_compaction_task(instance, "compaction.after_output_written")
+    # When a new task takes both copies (one commits), and a day later the GC removes the inputs
+    summary = compaction_container.run_task(_restarted(instance), settings=QUICK_TASK)
+    assert sorted(o.outcome.value for o in summary.outcomes) == ["ALREADY_COMMITTED", "FINISHED"]
+    restarted = _restarted(instance)
+    collected = run_garbage_collection(
+        restarted, table.table_id, now=datetime.now(tz=UTC) + timedelta(days=1), options=restarted.filesystem_options
+    )
+    assert set(job["inputFiles"]) <= set(collected.deleted)
+    assert not any(exists(instance.filesystem, name.removeprefix("s3a://")) for name in job["inputFiles"])
+    output = job["outputFile"].removeprefix("s3a://")
+    written = instance.filesystem.get_file_info(output).mtime
+    transactions = _restarted(instance).table(table.name).state_store.last_transaction_numbers()
+    # When the job is delivered once more
+    queue.send(body)
+    late = compaction_container.run_task(_restarted(instance), settings=QUICK_TASK)
+    # Then the message is finished with: nothing committed, the output not rewritten, the job still finished
+    assert [o.outcome for o in late.outcomes] == [JobOutcome.ALREADY_COMMITTED]
+    assert _left_on(instance, COMPACTION_JOB_Q) == 0
+    assert _restarted(instance).table(table.name).state_store.last_transaction_numbers() == transactions
+    assert instance.filesystem.get_file_info(output).mtime == written
+    status = instance.compaction_job_tracker.job(job["jobId"])
+    assert status is not None and status.status is CompactionJobStatusType.FINISHED
+    converged = _check_converged(instance, table.name, expected)
+    reliability.record(
+        "C8",
+        case="C8-redelivered-after-gc-aws",
+        crash_point="compaction.after_output_written",
+        late_delivery_outcome=late.outcomes[0].outcome.value,
+        late_delivery_reason="; ".join(late.outcomes[0].reasons),
+        tracker_runs=[run.status.value for run in status.runs],
+        output_rewritten=False,
+        unhandled_exceptions=0,
+        **converged,
     )
