@@ -32,6 +32,8 @@ class GcRun:
             parts.append(f"{len(self.collected.deleted)} files garbage collected")
         if self.swept.deleted:
             parts.append(f"{len(self.swept.deleted)} orphaned files deleted")
+        if self.swept.bodies_deleted:
+            parts.append(f"{len(self.swept.bodies_deleted)} unused transaction bodies deleted")
         if self.leftovers.deleted:
             parts.append(f"{len(self.leftovers.deleted)} files of deleted tables deleted")
         if self.collected.held:

@@ -17,6 +17,12 @@ A listed file is deleted only if all of these hold:
 
 The listing is taken before the state is read, so a file committed between the two is seen as tracked.
 
+Large transaction bodies (``<table id>/statestore/transactions/*.json``, RELIABILITY.md C7) are swept alike: a body
+no entry of the table's logs names, older than :data:`DEFAULT_BODY_MIN_AGE`, was uploaded by a writer that crashed or
+lost its race before its log entry, or was left by a transaction deletion that failed half way. The body age is the
+longest SQS keeps a message, since a commit request sent to the committer may name a body it uploaded and wait in
+the queue that long before its entry exists.
+
 A deleted table has no state store left to compare with, and a writer racing its deletion may still write data files
 under its prefix after the table deletion removed everything there (its commit is then refused, but on AWS it may
 not delete what it wrote). :func:`sweep_deleted_tables` removes those: the data files and sidecars under the prefix of
@@ -33,10 +39,13 @@ from datetime import UTC, datetime, timedelta
 
 from pyarrow import fs as pafs
 
+from sleeper.core.jobs.commit import transaction_body_prefix
+from sleeper.core.statestore.transactions.log import LogType
 from sleeper.gc.ports import GcTable
 from sleeper.io.filesystem import FileSystemOptions, delete_in_table, filesystem_path, list_files, resolve
 
 __all__ = [
+    "DEFAULT_BODY_MIN_AGE",
     "DEFAULT_ORPHAN_MIN_AGE",
     "DeletedTablesSweepResult",
     "OrphanSweepResult",
@@ -49,6 +58,11 @@ DEFAULT_ORPHAN_MIN_AGE = timedelta(hours=24)
 may write files hours before it commits them; Iceberg's orphan removal defaults to 3 days, with 24 hours as its
 minimum."""
 
+DEFAULT_BODY_MIN_AGE = timedelta(days=14)
+"""How old a transaction body no log entry names must be before it is swept: the longest SQS keeps a message, so no
+commit request naming it can still be waiting in the committer queue."""
+
+_BODY_FILE = re.compile(r"^[^/]+\.json$")
 _DATA_FILE = re.compile(r"^partition_[^/]+/[^/]+\.(parquet|sketches)$")
 
 
@@ -63,6 +77,8 @@ class OrphanSweepResult:
         young: Untracked files kept because they are younger than the minimum age (or have no modification time).
         in_flight: Untracked files kept because they are named after a compaction job that holds input files.
         failed: Orphans whose delete failed, with the reason.
+        bodies_deleted: Keys of transaction bodies no log entry names, deleted.
+        bodies_young: Keys of unnamed transaction bodies kept because they are younger than the body minimum age.
         dry_run: Whether deletes were only reported.
     """
 
@@ -72,6 +88,8 @@ class OrphanSweepResult:
     young: tuple[str, ...] = ()
     in_flight: tuple[str, ...] = ()
     failed: tuple[tuple[str, str], ...] = ()
+    bodies_deleted: tuple[str, ...] = ()
+    bodies_young: tuple[str, ...] = ()
     dry_run: bool = False
 
 
@@ -79,16 +97,19 @@ def sweep_orphans(
     table: GcTable,
     *,
     min_age: timedelta = DEFAULT_ORPHAN_MIN_AGE,
+    body_min_age: timedelta = DEFAULT_BODY_MIN_AGE,
     now: datetime | None = None,
     dry_run: bool = False,
     filesystem: pafs.FileSystem | None = None,
     options: FileSystemOptions | None = None,
 ) -> OrphanSweepResult:
-    """Deletes the table's data files and sidecars that no transaction added and that are older than ``min_age``.
+    """Deletes the table's data files and sidecars that no transaction added and that are older than ``min_age``, and
+    its transaction bodies that no log entry names and that are older than ``body_min_age``.
 
     Args:
         table: The table.
         min_age: How old an untracked file must be, by its modification time.
+        body_min_age: How old a transaction body no log entry names must be, by its modification time.
         now: The time the ages are measured from; now if None.
         dry_run: Only report what would be deleted (as ``deleted``).
         filesystem: A filesystem to use instead of the one the data prefix names.
@@ -97,10 +118,11 @@ def sweep_orphans(
     Raises:
         ValueError: If ``min_age`` is not positive.
     """
-    if min_age <= timedelta(0):
-        raise ValueError(f"the minimum age of orphans must be positive, got {min_age}")
+    if min_age <= timedelta(0) or body_min_age <= timedelta(0):
+        raise ValueError(f"the minimum ages of orphans must be positive, got {min_age} and {body_min_age}")
     start = now or datetime.now(tz=UTC)
     fs, prefix = resolve(table.data_prefix, options, filesystem=filesystem)
+    bodies_deleted, bodies_young = _sweep_bodies(table, fs, prefix, min_age=body_min_age, now=start, dry_run=dry_run)
     data_dir = prefix.rstrip("/") + "/data"
     listing = list_files(fs, data_dir)  # before the state is read: a file committed since is then seen as tracked
     tracked, job_ids = _tracked(table)
@@ -151,8 +173,49 @@ def sweep_orphans(
         young=tuple(young),
         in_flight=tuple(in_flight),
         failed=tuple(failed),
+        bodies_deleted=bodies_deleted,
+        bodies_young=bodies_young,
         dry_run=dry_run,
     )
+
+
+def _sweep_bodies(
+    table: GcTable, fs: pafs.FileSystem, prefix: str, *, min_age: timedelta, now: datetime, dry_run: bool
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Deletes the table's transaction bodies that no log entry names and that are older than ``min_age``; returns
+    the keys deleted and the keys of unnamed bodies kept as too young.
+
+    The bodies are listed before the logs are read, so a body whose entry lands between the two is seen as named.
+    """
+    key_prefix = transaction_body_prefix(table.table_id)
+    body_dir = prefix.rstrip("/") + "/" + key_prefix.removeprefix(f"{table.table_id}/").rstrip("/")
+    listing = list_files(fs, body_dir)
+    if not listing:
+        return (), ()
+    store = table.state_store
+    named = {
+        entry.body_key
+        for log_type in LogType
+        for entry in store.backend.transaction_log(table.table_id, log_type).read_transactions_after(0)
+        if entry.body_key is not None
+    }
+    bodies = store.body_store
+    deleted: list[str] = []
+    young: list[str] = []
+    for info in listing:
+        relative = _relative(str(info.path), body_dir)
+        if relative is None or not _BODY_FILE.match(relative):
+            continue
+        key = key_prefix + relative
+        if key in named:
+            continue
+        if info.mtime is None or now - _aware(info.mtime) < min_age:
+            young.append(key)
+            continue
+        if not dry_run:
+            bodies.delete(key)
+        deleted.append(key)
+    return tuple(deleted), tuple(young)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

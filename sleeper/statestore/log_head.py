@@ -25,6 +25,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.faults import crash_point
+from sleeper.core.jobs.commit import transaction_body_prefix
 from sleeper.core.statestore.exceptions import StateStoreError, TableDeletedError
 from sleeper.core.statestore.locations import check_file_in_table
 from sleeper.core.statestore.state import FilesState, PartitionsState
@@ -77,7 +78,7 @@ def transaction_body_key(table_id: str, time: datetime, unique_id: str) -> str:
     text = instant.strftime("%Y-%m-%dT%H:%M:%S")
     if instant.microsecond:
         text += f".{instant.microsecond // 1000:03d}"
-    return f"{table_id}/statestore/transactions/{text}Z-{unique_id}.json"
+    return f"{transaction_body_prefix(table_id)}{text}Z-{unique_id}.json"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

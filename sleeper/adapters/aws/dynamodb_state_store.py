@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from sleeper.adapters.aws.dynamodb_snapshots import DynamoDBSnapshotMetadataStore
 from sleeper.adapters.aws.dynamodb_transaction_log import DynamoDBTransactionLogStore, has_tombstone, write_tombstone
 from sleeper.adapters.aws.s3_transaction_bodies import S3TransactionBodyStore
+from sleeper.core.jobs.commit import transaction_body_prefix
 from sleeper.core.naming import StateStoreTableNames
 from sleeper.core.statestore.transactions.log import LogType
 
@@ -16,11 +17,6 @@ if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 _EVERY_TRANSACTION = 2**63 - 1
-
-
-def transaction_bodies_prefix(table_id: str) -> str:
-    """Where Sleeper keeps a table's large transaction bodies in the data bucket."""
-    return f"{table_id}/statestore/transactions/"
 
 
 class DynamoDBStateStoreBackend:
@@ -97,7 +93,7 @@ class DynamoDBStateStoreBackend:
                 if entry.body_key is not None:
                     bodies.delete(entry.body_key)
             log.delete_transactions_at_or_before(_EVERY_TRANSACTION)
-        bodies.delete_under(transaction_bodies_prefix(table_id))
+        bodies.delete_under(transaction_body_prefix(table_id))
         self.snapshot_metadata(table_id).delete_all()
 
     def is_deleted(self, table_id: str) -> bool:

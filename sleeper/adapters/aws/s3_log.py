@@ -22,6 +22,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.exceptions import AwsError, error_code, translate
 from sleeper.adapters.aws.s3_transaction_bodies import S3TransactionBodyStore
+from sleeper.core.jobs.commit import transaction_body_prefix
 from sleeper.core.statestore.exceptions import TableDeletedError
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.statestore.object_log import (
@@ -325,7 +326,7 @@ class S3StateStoreBackend:
             for entry in self.transaction_log(table_id, log_type).delete_transactions_at_or_before(_EVERY_TRANSACTION):
                 if entry.body_key is not None:
                     bodies.delete(entry.body_key)
-        bodies.delete_under(f"{table_id}/statestore/transactions/")
+        bodies.delete_under(transaction_body_prefix(table_id))
         self.snapshot_metadata(table_id).delete_all()
 
     def is_deleted(self, table_id: str) -> bool:

@@ -315,10 +315,16 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
         if swept is not None:
             verb = "would delete" if dry_run else "deleted"
             lines.append(f"Orphans: {verb} {len(swept.deleted)}, {len(swept.young)} too young to delete")
+            lines.append(
+                f"Unused transaction bodies: {verb} {len(swept.bodies_deleted)}, "
+                f"{len(swept.bodies_young)} too young to delete"
+            )
         data = {
             "deleted": list(result.deleted),
             "orphansDeleted": list(swept.deleted) if swept else [],
             "orphansTooYoung": list(swept.young) if swept else [],
+            "unusedBodiesDeleted": list(swept.bodies_deleted) if swept else [],
+            "unusedBodiesTooYoung": list(swept.bodies_young) if swept else [],
         }
         return OperationReport(data, lines)
 

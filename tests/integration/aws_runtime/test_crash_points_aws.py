@@ -56,7 +56,7 @@ from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJ
 from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.gc.collector import run_garbage_collection
-from sleeper.gc.orphans import DEFAULT_ORPHAN_MIN_AGE, sweep_orphans
+from sleeper.gc.orphans import DEFAULT_BODY_MIN_AGE, DEFAULT_ORPHAN_MIN_AGE, sweep_orphans
 from sleeper.ingest.task import ingest_task_settings, run_ingest_task
 from sleeper.io.filesystem import exists, list_files
 from sleeper.runtime.admin import reinitialise_table
@@ -202,13 +202,23 @@ def should_store_a_large_body_in_s3_once_when_its_writer_crashed_before_the_log_
     final = instance.table(table.name)
     assert len(final.leaf_partitions()) == SPLITS_OVER_200_KIB + 1
     assert rows_of(final.query()) == {}
+    # When the orphan sweeper runs now, and again after the bodies' minimum age
+    options = instance.filesystem_options
+    early = sweep_orphans(final, options=options)
+    late = sweep_orphans(final, options=options, now=datetime.now(tz=UTC) + DEFAULT_BODY_MIN_AGE + timedelta(minutes=1))
+    # Then the unused body is kept while young and swept after; the used one stays and the table still reads it
+    assert len(early.bodies_young) == 1 and orphan.endswith(early.bodies_young[0]) and early.bodies_deleted == ()
+    assert len(late.bodies_deleted) == 1 and orphan.endswith(late.bodies_deleted[0])
+    assert [b for b in _bodies(instance, table) if any(b.endswith(key) for key in used)] == _bodies(instance, table)
+    assert len(instance.table(table.name).leaf_partitions()) == SPLITS_OVER_200_KIB + 1
     reliability.record(
         "C7",
         case="C7-partitions-body-s3",
         crash_point="statestore.after_body_put",
         bodies_referenced=len(used),
         unused_bodies_left=len(unused),
-        unused_bodies_swept=0,
+        unused_bodies_swept_before_min_age=len(early.bodies_deleted),
+        unused_bodies_swept=len(late.bodies_deleted),
         rows_lost=0,
         rows_duplicated=0,
         unhandled_exceptions=0,

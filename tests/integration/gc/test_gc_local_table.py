@@ -183,3 +183,41 @@ def should_collect_nothing_referenced_when_run_far_in_the_future(tmp_path: Path)
     # Then
     assert result.deleted == ()
     assert all(_exists(f) for f in files)
+
+
+def should_sweep_only_transaction_bodies_no_log_entry_names_older_than_their_minimum_age(
+    tmp_path: Path, reliability: Reliability
+) -> None:
+    # Given a table whose 700 split points made its partitions' transaction too large for a log entry (its body is
+    # stored beside the log), and bodies no entry names: one old, one young, and a file that is not a body
+    instance = LocalInstance.create(tmp_path / "instance")
+    table = instance.create_table("t", SCHEMA, split_points=list(range(0, 7000, 10)))
+    body_dir = Path(filesystem_path(table.data_prefix)) / "statestore" / "transactions"
+    [named] = list(body_dir.iterdir())
+    unused_old, unused_young, not_a_body = (body_dir / n for n in ("old-unused.json", "young-unused.json", "notes.txt"))
+    for path in (unused_old, unused_young, not_a_body):
+        path.write_text("{}")
+    for path in (named, unused_old, not_a_body):
+        _age(str(path), 48 * HOUR)
+
+    # When the sweeper runs with a body minimum age of a day, first as a dry run
+    dry = sweep_orphans(table, min_age=HOUR, body_min_age=24 * HOUR, dry_run=True)
+    after_dry_run = {p.name for p in body_dir.iterdir()}
+    result = sweep_orphans(table, min_age=HOUR, body_min_age=24 * HOUR)
+
+    # Then only the old body no entry names is deleted, and the table still reads its partitions from the named one
+    prefix = f"{table.table_id}/statestore/transactions/"
+    reliability.record(
+        "C7",
+        case="unused transaction bodies swept after their minimum age (local)",
+        unused_bodies_swept=len(result.bodies_deleted),
+        unused_bodies_kept_young=len(result.bodies_young),
+        named_bodies_deleted=int(not named.exists()),
+    )
+    assert dry.bodies_deleted == (prefix + unused_old.name,)
+    assert unused_old.name in after_dry_run
+    assert result.bodies_deleted == (prefix + unused_old.name,)
+    assert result.bodies_young == (prefix + unused_young.name,)
+    assert {p.name for p in body_dir.iterdir()} == {named.name, unused_young.name, not_a_body.name}
+    fresh = LocalInstance(tmp_path / "instance").table("t")
+    assert len(fresh.leaf_partitions()) == 701

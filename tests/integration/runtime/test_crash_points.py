@@ -44,6 +44,7 @@ from sleeper.core.operations import STATE_STORE_COMMITTER_Q as COMMITTER_Q
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.gc.collector import run_garbage_collection
+from sleeper.gc.orphans import DEFAULT_BODY_MIN_AGE, sweep_orphans
 from sleeper.runtime.local.admin import pause, resume, retry_dead_letters
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
@@ -271,6 +272,7 @@ def should_store_a_large_body_once_when_its_writer_is_killed_before_the_log_entr
     assert killed.returncode == KILLED_EXIT_CODE, killed.stderr[-2000:]
     stored = sorted(bodies.glob("*.json"))
     assert len(stored) == 1 and stored[0].stat().st_size >= 200 * 1024
+    body_bytes = stored[0].stat().st_size
     table = s.instance.table(TABLE)
     assert table.state_store.last_transaction_numbers() == transactions_before
     assert rows_of(table.query()) == s.expected
@@ -293,15 +295,24 @@ def should_store_a_large_body_once_when_its_writer_is_killed_before_the_log_entr
     unused = [name for name in all_bodies if not any(key.endswith(name) for key in used)]
     assert unused == [stored[0].name]
     converged = check_converged(instance, TABLE, s.expected)
+    # When the orphan sweeper runs now, and again after the bodies' minimum age
+    early = sweep_orphans(table)
+    late = sweep_orphans(table, now=datetime.now(tz=UTC) + DEFAULT_BODY_MIN_AGE + timedelta(minutes=1))
+    # Then the unused body is kept while young and swept after; the used one stays and the table still reads it
+    assert [k.rsplit("/", 1)[1] for k in early.bodies_young] == unused and early.bodies_deleted == ()
+    assert [k.rsplit("/", 1)[1] for k in late.bodies_deleted] == unused
+    assert sorted(p.name for p in bodies.glob("*.json")) == [k.rsplit("/", 1)[1] for k in used]
+    assert len(LocalInstance(s.directory).table(TABLE).leaf_partitions()) == SPLITS_OVER_200_KIB + 1
     reliability.record(
         "C7",
         case="C7-partitions-body",
         crash_point="statestore.after_body_put",
         exit_code=killed.returncode,
-        body_bytes=stored[0].stat().st_size,
+        body_bytes=body_bytes,
         bodies_referenced=len(used),
         unused_bodies_left=len(unused),
-        unused_bodies_swept=0,
+        unused_bodies_swept_before_min_age=len(early.bodies_deleted),
+        unused_bodies_swept=len(late.bodies_deleted),
         unhandled_exceptions=0,
         **converged.figures(),
     )
