@@ -2,7 +2,8 @@
 
 Each message is the one the system itself sent (an ingest job, the committer request an asynchronous ingest sent, a
 compaction job, the batched compaction commit, a split job, the query and one of its sub-queries, a batcher
-submission, and the scheduled per-table messages: job creation, split finding, GC, snapshot, transaction deletion).
+submission, a bulk import job, a bulk export and one of its leaf partition exports, and the scheduled per-table
+messages: job creation, split finding, GC, snapshot, transaction deletion).
 It is handled once as usual, then delivered again:
 
 * **back to back**: handled again at once (SQS delivering a message twice, or a lost delete);
@@ -14,13 +15,20 @@ It is handled once as usual, then delivered again:
 After the instance runs until idle, the table must hold exactly the acknowledged rows with I1-I7 holding
 (``crash_harness.check_converged``: count and checksum, contiguous logs, references, tree, jobs, replay, orphans swept
 only after their minimum age); a query's results must hold each row once; no redelivery may be reported as a failure
-(spurious failures = 0) and nothing may be dead-lettered. Bulk import is left out: its job runs Spark (its runner's
-own duplicate run is tested in ``tests/integration/bulk_import``).
+(spurious failures = 0) and nothing may be dead-lettered; an export's files must hold each row of the table once, one
+file per leaf.
+
+A bulk import job runs local Spark (PySpark), on a table that commits bulk import files at the end of the job (as the
+ingest job's case does; the committer request carries the asynchronous commit). Its two workers at once are two
+processes, since one process has one Spark session (a run stops it when done, under the other); starting two Spark
+JVMs takes about a minute on a small machine, so that case runs in the nightly profile only (``SLEEPER_NIGHTLY=1``).
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import uuid
 from collections import Counter
@@ -33,18 +41,23 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from sleeper.bulk_export.model import BulkExportQuery
+from sleeper.bulk_import.entry import BulkImportJobFailedError
 from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.core import operations as ops
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.statestore.transactions.log import LogType
+from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.query import QueryState
 from sleeper.query.results_reader import read_results_files
-from sleeper.runtime.local.admin import pause
-from sleeper.runtime.local.handlers import default_handlers
+from sleeper.runtime.local.admin import LocalAdmin, pause
+from sleeper.runtime.local.handlers import BULK_IMPORT_QUEUE, default_handlers
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.splitting.finder import run_find_partitions_to_split
 from tests.integration.runtime.crash_harness import (
+    REPOSITORY,
     SCHEMA,
     EarlierInstance,
     check_converged,
@@ -53,7 +66,7 @@ from tests.integration.runtime.crash_harness import (
     rows,
 )
 from tests.model.invariants import Row, local_path, rows_of
-from tests.reliability_report import Reliability
+from tests.reliability_report import NIGHTLY, Reliability
 
 pytestmark = pytest.mark.integration
 
@@ -70,6 +83,8 @@ class Case:
     body: str
     expected: Counter[Row]
     query: tuple[str, int, int] | None = None  # (query id, min key, max key)
+    export: str | None = None  # the bulk export's id
+    job_id: str | None = None  # a bulk import job's id, to find its runs in the ingest job tracker
 
 
 def _instance(tmp_path: Path, properties: dict[str, str] | None = None) -> LocalInstance:
@@ -196,6 +211,39 @@ def _sub_query(tmp_path: Path) -> Case:
     )
 
 
+def _bulk_import(tmp_path: Path) -> Case:
+    pytest.importorskip("pyspark")
+    instance = _instance(
+        tmp_path,
+        {
+            "sleeper.table.bulk.import.min.leaf.partitions": "2",
+            "sleeper.table.bulk.import.job.files.commit.async": "false",
+        },
+    )
+    expected = _ingested(instance, rows(0, 300))
+    source = tmp_path / "bulk.parquet"
+    pq.write_table(rows(200, 500), source)
+    job = BulkImportJob(id=f"bulk-{uuid.uuid4().hex[:6]}", table_name=TABLE, files=(str(source),))
+    LocalAdmin(instance).send_bulk_import_job(job)
+    expected.update(rows_of(rows(200, 500)))
+    return Case(instance, BULK_IMPORT_QUEUE, _take(instance, BULK_IMPORT_QUEUE), expected, job_id=job.id)
+
+
+def _bulk_export(tmp_path: Path) -> Case:
+    instance = _instance(tmp_path)
+    expected = _ingested(instance, rows(0, 350), rows(300, 400))
+    export_id = f"export-{uuid.uuid4().hex[:8]}"
+    body = BulkExportQuery(export_id=export_id, table_name=TABLE).to_json()
+    return Case(instance, ops.BULK_EXPORT_Q, body, expected, export=export_id)
+
+
+def _leaf_partition_export(tmp_path: Path) -> Case:
+    case = _bulk_export(tmp_path)
+    HANDLERS[ops.BULK_EXPORT_Q](case.instance, case.body)
+    body = _take_first(case.instance, ops.LEAF_PARTITION_BULK_EXPORT_Q)  # the other leaf's export stays queued
+    return Case(case.instance, ops.LEAF_PARTITION_BULK_EXPORT_Q, body, case.expected, export=case.export)
+
+
 def _batcher(tmp_path: Path) -> Case:
     instance = _instance(
         tmp_path,
@@ -245,6 +293,9 @@ TYPES: dict[str, Callable[[Path], Case]] = {
     "query": _query,
     "sub-query": _sub_query,
     "batcher submission": _batcher,
+    "bulk import job": _bulk_import,
+    "bulk export": _bulk_export,
+    "leaf partition export": _leaf_partition_export,
     "compaction job creation": _per_table(ops.COMPACTION_JOB_CREATION_Q),
     "split finding": _per_table(ops.FIND_PARTITIONS_TO_SPLIT_Q),
     "garbage collection": _per_table(ops.GC_JOB_Q, compacted=True),
@@ -253,24 +304,57 @@ TYPES: dict[str, Callable[[Path], Case]] = {
 }
 MODES = ("back to back", "after the window", "two workers at once")
 KNOWN_DEFECTS: dict[tuple[str, str], str] = {}
+SLOW = {"bulk import job"}
+"""Types that take more than a few seconds (Spark starts), marked ``slow``."""
+NIGHTLY_ONLY = {
+    ("bulk import job", "two workers at once"): "two Spark JVMs in two processes take about a minute to start",
+}
 
 
 def _deliver(instance: LocalInstance, queue: str, body: str) -> str | None:
     """Handles a message as a worker does; returns the error's name if it failed (the worker would retry it)."""
     try:
         HANDLERS[queue](instance, body)
-    except SleeperError as e:
+    except (SleeperError, BulkImportJobFailedError) as e:
         return type(e).__name__
     return None
 
 
+_WORKER = """
+import sys
+from sleeper.runtime.local.handlers import default_handlers
+from sleeper.runtime.local.instance import LocalInstance
+from sleeper.runtime.local.tasks import local_task
+directory, queue, body = sys.argv[1:]
+instance = LocalInstance(directory)
+with local_task(instance):
+    default_handlers()[queue](instance, body)
+"""
+"""A worker process handling one message (as a ``sleeper run`` worker does); it exits non-zero if the handler raised."""
+
+
+def _deliver_in_process(directory: Path, queue: str, body: str) -> str | None:
+    """Handles a message in a worker process of its own; returns the end of its error output if it failed."""
+    done = subprocess.run(
+        [sys.executable, "-c", _WORKER, str(directory), queue, body],
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    return None if done.returncode == 0 else (done.stderr.strip().splitlines() or ["exit " + str(done.returncode)])[-1]
+
+
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("kind", list(TYPES))
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=pytest.mark.slow) if k in SLOW else k for k in TYPES])
 def should_leave_the_table_as_one_delivery_does_when_a_message_comes_twice(
     tmp_path: Path, kind: str, mode: str, reliability: Reliability, request: pytest.FixtureRequest
 ) -> None:
     if (kind, mode) in KNOWN_DEFECTS:
         request.applymarker(pytest.mark.xfail(reason=KNOWN_DEFECTS[kind, mode], strict=True))
+    if (kind, mode) in NIGHTLY_ONLY and not NIGHTLY:
+        pytest.skip(f"nightly profile (SLEEPER_NIGHTLY=1): {NIGHTLY_ONLY[kind, mode]}")
     # Given a message the system sent, on its instance
     case = TYPES[kind](tmp_path)
     directory = case.instance.directory
@@ -282,6 +366,10 @@ def should_leave_the_table_as_one_delivery_does_when_a_message_comes_twice(
         results: list[str | None] = []
 
         def worker() -> None:
+            if case.queue == BULK_IMPORT_QUEUE:  # one Spark session per process: each worker is a process
+                start.wait()
+                results.append(_deliver_in_process(directory, case.queue, case.body))
+                return
             own = LocalInstance(directory)
             start.wait()
             results.append(_deliver(own, case.queue, case.body))
@@ -316,19 +404,36 @@ def should_leave_the_table_as_one_delivery_does_when_a_message_comes_twice(
         wanted = Counter({row: n for row, n in case.expected.items() if low <= row[0] < high})
         duplicated_results = sum((results_rows - wanted).values())
         assert results_rows == wanted, "the query's results are not those of one delivery"
+    runs_failed = 0
+    if case.job_id is not None:  # the job's runs: each delivery's is finished, the later one having added nothing
+        job = instance.ingest_job_tracker.job(case.job_id)
+        assert job is not None
+        runs_failed = sum(run.status is IngestJobStatusType.FAILED for run in job.runs)
+        assert job.status is IngestJobStatusType.FINISHED and len(job.runs) == 2
+    export_files = 0
+    if case.export is not None:
+        exported, export_files = _exported(instance, case.export)
+        duplicated_results = sum((exported - case.expected).values())
+        status = instance.query_tracker.status(case.export)
+        assert status is not None and status.last_known_state is QueryState.COMPLETED
+        assert status.row_count == sum(case.expected.values())
+        assert export_files == len(instance.table(TABLE).leaf_partitions()), "not one export file per leaf"
+        assert exported == case.expected, "the export's files do not hold each row once"
     reliability.record(
         "B1",
         message=kind,
         mode=mode,
-        spurious_failures=len(failures) + sum(summary.failed.values()),
+        spurious_failures=len(failures) + sum(summary.failed.values()) + runs_failed,
         failures=failures,
         dead_lettered=sum(dead.values()),
         duplicated_results=duplicated_results,
+        export_files=export_files,
         files_log_entries_added=len(_entries(instance)) - len(files_log_before),
         unhandled_exceptions=0,
         **converged.figures(),
     )
     assert failures == [] and summary.failed == {}, f"redelivery reported as a failure: {failures} {summary.failed}"
+    assert runs_failed == 0, "a run of the bulk import job is tracked as failed"
     assert dead == {}
 
 
@@ -336,3 +441,13 @@ def _entries(instance: LocalInstance) -> list[int]:
     table_id = instance.table(TABLE).table_id
     log = instance.state_store_backend.transaction_log(table_id, LogType.FILES)
     return [e.transaction_number for e in log.read_transactions_after(0)]
+
+
+def _exported(instance: LocalInstance, export_id: str) -> tuple[Counter[Row], int]:
+    """The rows in an export's files, and how many files (of any kind) its directory holds."""
+    directory = local_path(instance.bulk_export_uri) / instance.table(TABLE).table_id / export_id
+    files = sorted(p for p in directory.rglob("*") if p.is_file())
+    exported: Counter[Row] = Counter()
+    for path in files:
+        exported.update(rows_of(pq.read_table(path)))
+    return exported, len(files)
