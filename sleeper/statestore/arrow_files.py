@@ -15,8 +15,9 @@ a snapshot is written from (:meth:`ArrowFileEntries.to_table`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -70,7 +71,9 @@ class SnapshotFiles:
         self._approximate: np.ndarray = values.field("countApproximate").to_numpy(zero_copy_only=False)
         self._only_this: np.ndarray = values.field("onlyContainsDataForThisPartition").to_numpy(zero_copy_only=False)
         self._file_ms: np.ndarray = table.column("updateTime").cast(pa.int64()).to_numpy()
-        self._by_partition: tuple[dict[str, tuple[int, int]], list[str]] | None = None
+        self._by_partition: tuple[dict[str, tuple[int, int]], list[str], np.ndarray] | None = None
+        self._parents: np.ndarray | None = None
+        self._assigned: np.ndarray | None = None
         self._times = _Times()
         self._made: dict[int, AllReferencesToAFile] = {}
         self._singles = 0
@@ -139,23 +142,55 @@ class SnapshotFiles:
     def files_on(self, partition_id: str) -> list[str]:
         """The files of the snapshot referenced on a partition, in snapshot order (found through an index by
         partition built once, with numpy: no object per reference)."""
-        if self._by_partition is None:
-            self._by_partition = self._partition_index()
-        spans, names = self._by_partition
+        spans, names, _ = self._partition_index()
         span = spans.get(partition_id)
         return [] if span is None else names[span[0] : span[1]]
 
-    def _partition_index(self) -> tuple[dict[str, tuple[int, int]], list[str]]:
-        """For each partition, the span of a list of file names (grouped by partition, in snapshot order within
-        each) holding the files referenced on it."""
+    def references_on(self, partition_ids: Iterable[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The positions of the references (in the flattened reference columns) on some partitions, grouped by
+        partition in the order given and in snapshot order within each, through the index by partition.
+
+        Returns:
+            The partitions that have references, the positions, and where each partition's positions end.
+        """
+        spans, _, positions = self._partition_index()
+        found: list[str] = []
+        bounds: list[tuple[int, int]] = []
+        for partition_id in partition_ids:
+            span = spans.get(partition_id)
+            if span is not None:
+                found.append(partition_id)
+                bounds.append(span)
+        if not bounds:
+            return [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        starts, ends = np.array(bounds, dtype=np.int64).T
+        counts = ends - starts
+        ranges = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts - starts, counts)
+        return found, positions[ranges], np.cumsum(counts)
+
+    @property
+    def parents(self) -> np.ndarray:
+        """The row of the file each reference position belongs to."""
+        if self._parents is None:
+            self._parents = np.repeat(np.arange(self._count, dtype=np.int64), np.diff(self.offsets))
+        return self._parents
+
+    def _partition_index(self) -> tuple[dict[str, tuple[int, int]], list[str], np.ndarray]:
+        """For each partition, the span of a list of file names and of an array of reference positions (grouped by
+        partition, in snapshot order within each) holding the files referenced on it and their references there.
+        Built once."""
+        if self._by_partition is not None:
+            return self._by_partition
         if not len(self._partition_ids):
-            return {}, []
+            self._by_partition = {}, [], np.zeros(0, dtype=np.int64)
+            return self._by_partition
         codes = pc.dictionary_encode(self._partition_ids)
         indices = codes.indices.to_numpy(zero_copy_only=False)
-        parents = np.repeat(np.arange(self._count), np.diff(self.offsets))
+        parents = self.parents
+        positions = np.arange(len(parents), dtype=np.int64)
         if not self.unique:  # only the last row of a file named twice holds it
             live = self.live_rows(())[parents]
-            indices, parents = indices[live], parents[live]
+            indices, parents, positions = indices[live], parents[live], positions[live]
         order = np.argsort(indices, kind="stable")
         rows = parents[order]
         counts = np.bincount(indices, minlength=len(codes.dictionary))
@@ -164,7 +199,71 @@ class SnapshotFiles:
         partition_ids: list[str] = codes.dictionary.to_pylist()
         names = self._file_names()
         spans = dict(zip(partition_ids, zip(starts.tolist(), ends.tolist(), strict=True), strict=True))
-        return spans, [names[row] for row in rows.tolist()]
+        self._by_partition = spans, [names[row] for row in rows.tolist()], positions[order]
+        return self._by_partition
+
+    def positions_on(self, rows: np.ndarray, partition_ids: Sequence[str]) -> np.ndarray:
+        """For each of some rows, the position of its file's reference on a partition (``partition_ids[i]`` for
+        ``rows[i]``), or -1 if it has none there; compared as columns."""
+        if not len(rows):
+            return np.zeros(0, dtype=np.int64)
+        starts = self.offsets[rows].astype(np.int64)
+        counts = self.offsets[rows + 1].astype(np.int64) - starts
+        wanted = pa.array(partition_ids, pa.utf8())
+        if bool((counts == 1).all()):  # one reference per file: compared in place
+            pairs, candidates = np.arange(len(rows), dtype=np.int64), starts
+        else:
+            pairs = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
+            before = np.cumsum(counts) - counts
+            candidates = np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(starts - before, counts)
+            wanted = wanted.take(pa.array(pairs))
+        match = pc.equal(self._partition_ids.take(pa.array(candidates)), wanted)
+        matched = match.to_numpy(zero_copy_only=False)
+        out = np.full(len(rows), -1, dtype=np.int64)
+        out[pairs[matched]] = candidates[matched]
+        return out
+
+    def assigned(self, positions: np.ndarray) -> np.ndarray:
+        """Whether each of some reference positions is assigned to a job in the snapshot."""
+        if self._assigned is None:
+            self._assigned = np.asarray(self._job_ids.is_valid().to_numpy(zero_copy_only=False), dtype=np.bool_)
+        out: np.ndarray = self._assigned[positions]
+        return out
+
+    def make_references(self, positions: np.ndarray) -> list[FileReference]:
+        """The references at some positions as objects (made now, from Python lists of the columns; the files
+        they belong to are not made)."""
+        partition_ids, job_ids, ref_times, ref_rows, approximate, only_this, _, _ = self._python_lists()
+        names = self._file_names()
+        return [
+            FileReference(
+                filename=names[row],
+                partition_id=partition_ids[j],
+                number_of_rows=ref_rows[j],
+                job_id=job_ids[j],
+                count_approximate=approximate[j],
+                only_contains_data_for_this_partition=only_this[j],
+                last_update_time=ref_times[j],
+            )
+            for j, row in zip(positions.tolist(), self.parents[positions].tolist(), strict=True)
+        ]
+
+    @property
+    def job_id_column(self) -> pa.Array:
+        """The job id of each reference (null if unassigned)."""
+        return self._job_ids
+
+    def job_ids_of(self, row: int) -> list[str | None]:
+        """The job ids of a row's file's references, without making its objects."""
+        lists = self._python_lists()
+        offsets = lists[7]
+        return lists[1][offsets[row] : offsets[row + 1]]
+
+    def partitions_of(self, row: int) -> list[str]:
+        """The partitions a row's file is referenced on, without making its objects."""
+        lists = self._python_lists()
+        offsets = lists[7]
+        return lists[0][offsets[row] : offsets[row + 1]]
 
     def _make(self, row: int) -> AllReferencesToAFile:
         name = self._file_names()[row]
@@ -185,7 +284,9 @@ class SnapshotFiles:
             filename=name, references=references, last_update_time=times(int(self._file_ms[row]))
         )
 
-    def _make_many(self, rows: list[int]) -> None:
+    def _python_lists(self) -> tuple[list[Any], ...]:
+        """The columns as Python lists (made once): partition ids, job ids, reference times, rows, approximate,
+        only this partition, file times, offsets."""
         if self._lists is None:
             self._lists = (
                 self._partition_ids.to_pylist(),
@@ -197,7 +298,10 @@ class SnapshotFiles:
                 _datetimes(self._file_ms),
                 self.offsets.tolist(),
             )
-        partition_ids, job_ids, ref_times, ref_rows, approximate, only_this, file_times, offsets = self._lists
+        return self._lists
+
+    def _make_many(self, rows: list[int]) -> None:
+        partition_ids, job_ids, ref_times, ref_rows, approximate, only_this, file_times, offsets = self._python_lists()
         names = self._file_names()
         made = self._made
         for row in rows:
@@ -225,11 +329,20 @@ def _datetimes(epoch_ms: np.ndarray) -> list[datetime]:
     return [times[i] for i in positions.tolist()]
 
 
+_Assigned = tuple[int | AllReferencesToAFile, str, str, datetime]
+"""A file one of whose references was assigned to a job since, not yet made into objects: the file before (a row of
+the snapshot, or its objects), the partition, the job id and the time."""
+
+
 class ArrowFileEntries:
     """The files of a state by name: a snapshot's files as columns, and the changes since as objects.
 
-    Implements ``sleeper.core.statestore.state.FileEntries``. Iteration gives the snapshot's files in its order, then
-    the files added or replaced since in the order they were set.
+    Implements ``sleeper.core.statestore.state.FileEntries`` and ``BulkFileEntries``. Iteration gives the snapshot's
+    files in its order, then the files added or replaced since in the order they were set.
+
+    A job assignment (``assign_jobs``) records each file it changes as the file before and the assignment
+    (``_Assigned``), checked and recorded with a few column operations, a dict update and a set update for all of
+    them; such a file becomes objects when it is read.
 
     Args:
         base: The snapshot's files.
@@ -237,7 +350,7 @@ class ArrowFileEntries:
 
     def __init__(self, base: SnapshotFiles) -> None:
         self._base: SnapshotFiles | None = base
-        self._changed: dict[str, AllReferencesToAFile] = {}
+        self._changed: dict[str, AllReferencesToAFile | _Assigned] = {}
         self._removed: set[str] = set()
         self._changed_index: dict[str, list[str]] | None = None
 
@@ -267,7 +380,7 @@ class ArrowFileEntries:
         """A file by name, or None."""
         changed = self._changed.get(key)
         if changed is not None:
-            return changed
+            return self._made(key, changed) if isinstance(changed, tuple) else changed
         if self._base is None or key in self._removed:
             return None
         row = self._base.rows.get(key)
@@ -297,7 +410,8 @@ class ArrowFileEntries:
             else:
                 rows = range(len(self._base))
             out = self._base.entries(rows)
-        out.extend(self._changed.values())
+        self._make_assigned()
+        out.extend(self._changed.values())  # type: ignore[arg-type]  # all made above
         return out
 
     def clear(self) -> None:
@@ -316,6 +430,178 @@ class ArrowFileEntries:
         out._changed_index = None
         return out
 
+    # --- files assigned to jobs, made when read ----------------------------------------------------------------------
+    def _made(self, key: str, assigned: _Assigned) -> AllReferencesToAFile:
+        """The objects of a file recorded by ``assign_jobs``, made now and kept in its place."""
+        source, partition_id, job_id, time = assigned
+        if isinstance(source, int):
+            assert self._base is not None  # clear() drops the assignments with the snapshot
+            before = self._base.entry(source)
+        else:
+            before = source
+        references = dict(before.references)
+        references[partition_id] = references[partition_id].with_job(job_id).at(time)
+        made = AllReferencesToAFile(filename=key, references=references, last_update_time=time)
+        self._changed[key] = made
+        return made
+
+    def _make_assigned(self) -> None:
+        """Makes the objects of every file recorded by ``assign_jobs`` (the snapshot's rows together)."""
+        pending = [(key, value) for key, value in self._changed.items() if isinstance(value, tuple)]
+        if not pending:
+            return
+        if self._base is not None:
+            self._base.entries(value[0] for _, value in pending if isinstance(value[0], int))
+        for key, value in pending:
+            self._made(key, value)
+
+    def _partitions_of(self, value: AllReferencesToAFile | _Assigned) -> Iterable[str]:
+        if not isinstance(value, tuple):
+            return value.references
+        source = value[0]
+        if isinstance(source, int):
+            assert self._base is not None
+            return self._base.partitions_of(source)
+        return source.references
+
+    def _rows_of(self, filenames: Sequence[str]) -> np.ndarray:
+        """For each name: its snapshot row if the snapshot's file is in the state unchanged, -2 if the file was
+        added or replaced since, -1 if it is not tracked."""
+        assert self._base is not None
+        rows = self._base.rows
+        count = len(filenames)
+        found = np.fromiter(map(rows.get, filenames, repeat(-1, count)), dtype=np.int64, count=count)
+        if self._removed:  # replaced (then changed) or removed since
+            gone = np.fromiter(map(self._removed.__contains__, filenames), dtype=np.bool_, count=count)
+            found[gone] = -1
+        if self._changed:
+            changed = np.fromiter(map(self._changed.__contains__, filenames), dtype=np.bool_, count=count)
+            found[changed] = -2
+        return found
+
+    def _unassigned_in_snapshot(
+        self, rows: np.ndarray, partition_ids: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Of the names whose ``rows`` are the snapshot's: their positions among the names, and for each its
+        reference position on its partition and whether that reference exists and is assigned to no job."""
+        assert self._base is not None
+        in_snapshot = np.flatnonzero(rows >= 0)
+        wanted = partition_ids if len(in_snapshot) == len(rows) else [partition_ids[i] for i in in_snapshot.tolist()]
+        positions = self._base.positions_on(rows[in_snapshot], wanted)
+        found = positions >= 0
+        free = found.copy()
+        free[found] = ~self._base.assigned(positions[found])
+        return in_snapshot, positions, free
+
+    def _changed_free(self, filename: str, partition_id: str) -> AllReferencesToAFile | None:
+        """A changed file, if it has an unassigned reference on the partition."""
+        entry = self.get(filename)
+        ref = None if entry is None else entry.references.get(partition_id)
+        return entry if ref is not None and ref.job_id is None else None
+
+    def first_unassignable(self, filenames: Sequence[str], partition_ids: Sequence[str]) -> int | None:
+        """As ``FilesState.first_unassignable``, from the columns for the snapshot's files."""
+        if self._base is None:
+            return _first_unassignable_of(self, filenames, partition_ids)
+        rows = self._rows_of(filenames)
+        in_snapshot, _, free = self._unassigned_in_snapshot(rows, partition_ids)
+        bad = [int(i) for i in in_snapshot[~free][:1]]
+        bad.extend(np.flatnonzero(rows == -1)[:1].tolist())
+        for i in np.flatnonzero(rows == -2).tolist():
+            if self._changed_free(filenames[i], partition_ids[i]) is None:
+                bad.append(i)
+                break
+        return min(bad) if bad else None
+
+    def assign_jobs(
+        self, filenames: Sequence[str], partition_ids: Sequence[str], job_ids: Sequence[str], time: datetime
+    ) -> bool:
+        """As ``FilesState.assign_jobs``: the snapshot's files are checked as columns and recorded as assigned
+        without making objects (``_Assigned``). Leaves to the files state (returns False) an assignment naming a
+        file of the snapshot twice."""
+        if self._base is None:
+            return False
+        rows = self._rows_of(filenames)
+        in_snapshot, positions, free = self._unassigned_in_snapshot(rows, partition_ids)
+        snapshot_rows = rows[in_snapshot]
+        if len(np.unique(snapshot_rows)) != len(snapshot_rows):
+            return False
+        # Files added or replaced since the snapshot (objects, or assigned before): one at a time, in order. They
+        # are in the state already, so their places do not move.
+        for i in np.flatnonzero(rows == -2).tolist():
+            name, partition_id = filenames[i], partition_ids[i]
+            entry = self._changed_free(name, partition_id)
+            if entry is not None:
+                self._changed[name] = (entry, partition_id, job_ids[i], time)
+        # The snapshot's files: each recorded as assigned, in order (each is new to the changes: they go at the end
+        # in this order, as setting each file would put them).
+        chosen = in_snapshot[free].tolist()
+        if chosen:
+            names = [filenames[i] for i in chosen]
+            assigned = zip(
+                rows[chosen].tolist(),
+                [partition_ids[i] for i in chosen],
+                [job_ids[i] for i in chosen],
+                repeat(time),
+                strict=False,
+            )
+            self._changed.update(zip(names, assigned, strict=False))
+            self._removed.update(names)
+        self._changed_index = None
+        return True
+
+    def references_by_partition(self, partition_ids: Collection[str]) -> dict[str, list[FileReference]]:
+        """As ``FilesState.references_by_partition``: the snapshot's references found through its index by
+        partition and made into objects (not their files), then those of the files changed since."""
+        wanted = partition_ids if isinstance(partition_ids, (set, frozenset, dict)) else set(partition_ids)
+        out: dict[str, list[FileReference]] = {}
+        base = self._base
+        if base is not None and not base.unique:
+            return _references_by_partition_of(self, wanted)
+        if base is not None:
+            found, positions, ends = base.references_on(partition_ids)
+            if self._removed and len(positions):
+                live = base.live_rows(self._removed)[base.parents[positions]]
+                positions = positions[live]
+                ends = np.concatenate(([0], np.cumsum(live)))[ends]
+            references = base.make_references(positions)
+            start = 0
+            for partition_id, end in zip(found, ends.tolist(), strict=True):
+                if end > start:
+                    out[partition_id] = references[start:end]
+                start = end
+        if self._changed:
+            for key, value in list(self._changed.items()):
+                if any(pid in wanted for pid in self._partitions_of(value)):
+                    entry = self._made(key, value) if isinstance(value, tuple) else value
+                    for pid, ref in entry.references.items():
+                        if pid in wanted:
+                            out.setdefault(pid, []).append(ref)
+        return out
+
+    def job_ids(self) -> set[str]:
+        """As ``FilesState.job_ids``: the snapshot's from its column (of the files still in the state unchanged),
+        then those of the files changed since."""
+        out: set[str] = set()
+        base = self._base
+        if base is not None and len(base):
+            jobs = base.job_id_column
+            if self._removed or not base.unique:
+                jobs = jobs.filter(pa.array(base.live_rows(self._removed)[base.parents]))
+            out.update(job for job in pc.unique(jobs).to_pylist() if job is not None)
+        for value in self._changed.values():
+            if not isinstance(value, tuple):
+                out.update(r.job_id for r in value.references.values() if r.job_id is not None)
+                continue
+            source, _, job_id, _ = value
+            out.add(job_id)
+            if isinstance(source, int):
+                assert base is not None
+                out.update(job for job in base.job_ids_of(source) if job is not None)
+            else:
+                out.update(r.job_id for r in source.references.values() if r.job_id is not None)
+        return out
+
     # --- whole-state answers from the columns ----------------------------------------------------------------------
     def files_on(self, partition_id: str) -> list[str]:
         """The files referenced on a partition: the snapshot's still in the state, then those changed since."""
@@ -326,9 +612,9 @@ class ArrowFileEntries:
         if self._changed:
             if self._changed_index is None:
                 index: dict[str, list[str]] = {}
-                for entry in self._changed.values():
-                    for pid in entry.references:
-                        index.setdefault(pid, []).append(entry.filename)
+                for name, value in self._changed.items():
+                    for pid in self._partitions_of(value):
+                        index.setdefault(pid, []).append(name)
                 self._changed_index = index
             out.extend(self._changed_index.get(partition_id, ()))
         return out
@@ -345,8 +631,29 @@ class ArrowFileEntries:
             table = self._base.table
             parts.append(table if keep.all() else table.filter(pa.array(keep)))
         if self._changed or not parts:
+            self._make_assigned()
             parts.append(changed_table(list(self._changed.values())))
         return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+
+
+def _first_unassignable_of(
+    entries: ArrowFileEntries, filenames: Sequence[str], partition_ids: Sequence[str]
+) -> int | None:
+    for i, (name, pid) in enumerate(zip(filenames, partition_ids, strict=True)):
+        entry = entries.get(name)
+        ref = None if entry is None else entry.references.get(pid)
+        if ref is None or ref.job_id is not None:
+            return i
+    return None
+
+
+def _references_by_partition_of(entries: ArrowFileEntries, wanted: Collection[str]) -> dict[str, list[FileReference]]:
+    out: dict[str, list[FileReference]] = {}
+    for entry in entries.values():
+        for pid, ref in entry.references.items():
+            if pid in wanted:
+                out.setdefault(pid, []).append(ref)
+    return out
 
 
 class PartitionFiles:

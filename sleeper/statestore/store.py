@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime
 
 from pyarrow import fs as pafs
@@ -222,6 +222,23 @@ class StateStore:
         state = self._files()
         names = self.partition_files().files_on(partition_id)
         return [r for name in names if (r := state.reference(name, partition_id)) is not None]
+
+    def references_by_partition(self, partition_ids: Collection[str]) -> dict[str, list[FileReference]]:
+        """The references on each of some partitions, in state order; a partition with none is left out. A state
+        loaded from a snapshot makes an object of each reference returned (not of each file) from its columns,
+        found through its index by partition (``FilesState.references_by_partition``)."""
+        return self._files().references_by_partition(partition_ids)
+
+    def files_on_partitions(self, partition_ids: Iterable[str]) -> list[AllReferencesToAFile]:
+        """The files referenced on any of some partitions, in state order (found through ``partition_files``, not by
+        reading every file)."""
+        index = self.partition_files()
+        names = {name for partition_id in partition_ids for name in index.files_on(partition_id)}
+        return self._files().files_named(names) if names else []
+
+    def job_ids(self) -> set[str]:
+        """The distinct jobs references are assigned to (running or queued compaction jobs)."""
+        return self._files().job_ids()
 
     def unreferenced_files_before(self, time: datetime) -> list[str]:
         """Files with no references last updated before a time: ready for garbage collection."""

@@ -17,9 +17,9 @@ snapshot or log that holds only ids, or an ingest of rows rather than files) is 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from sleeper.core.partition import Partition, PartitionTree
 from sleeper.core.schema import Schema
@@ -66,6 +66,31 @@ class FileEntries(Protocol):
         ...
 
 
+@runtime_checkable
+class BulkFileEntries(FileEntries, Protocol):
+    """File entries that also answer and apply a job assignment of many references at once (without an object per
+    reference: ``sleeper.statestore.arrow_files``). The files state uses these when its entries have them."""
+
+    def first_unassignable(self, filenames: Sequence[str], partition_ids: Sequence[str], /) -> int | None:
+        """As :meth:`FilesState.first_unassignable`."""
+        ...
+
+    def assign_jobs(
+        self, filenames: Sequence[str], partition_ids: Sequence[str], job_ids: Sequence[str], time: datetime, /
+    ) -> bool:
+        """As :meth:`FilesState.assign_jobs`; returns False, having changed nothing, if it leaves the assignment to
+        the files state (which then assigns one reference at a time)."""
+        ...
+
+    def references_by_partition(self, partition_ids: Collection[str], /) -> dict[str, list[FileReference]]:
+        """As :meth:`FilesState.references_by_partition`."""
+        ...
+
+    def job_ids(self) -> set[str]:
+        """As :meth:`FilesState.job_ids`."""
+        ...
+
+
 class FilesState:
     """Every file of a table with its references, plus the ingest jobs whose files were added (with input hashes)."""
 
@@ -101,6 +126,49 @@ class FilesState:
     def references_on_partition(self, partition_id: str) -> list[FileReference]:
         """The references on one partition."""
         return [r for f in self._files.values() if (r := f.references.get(partition_id)) is not None]
+
+    def files_named(self, filenames: Collection[str]) -> list[AllReferencesToAFile]:
+        """The tracked files among some names, in state order (the order of ``files``)."""
+        wanted = filenames if isinstance(filenames, (set, frozenset, dict)) else set(filenames)
+        return [f for name in self._files if name in wanted and (f := self._files.get(name)) is not None]
+
+    def references_by_partition(self, partition_ids: Collection[str]) -> dict[str, list[FileReference]]:
+        """The references on each of some partitions, in state order (the order of ``references``); a partition with
+        none is left out. A state loaded from a snapshot answers from its columns, making an object of each reference
+        returned but none of each file."""
+        if isinstance(self._files, BulkFileEntries):
+            return self._files.references_by_partition(partition_ids)
+        wanted = partition_ids if isinstance(partition_ids, (set, frozenset, dict)) else set(partition_ids)
+        out: dict[str, list[FileReference]] = {}
+        for f in self._files.values():
+            for pid, ref in f.references.items():
+                if pid in wanted:
+                    out.setdefault(pid, []).append(ref)
+        return out
+
+    def job_ids(self) -> set[str]:
+        """The distinct jobs references are assigned to (a state loaded from a snapshot reads its files' from the
+        columns)."""
+        if isinstance(self._files, BulkFileEntries):
+            return self._files.job_ids()
+        return {r.job_id for f in self._files.values() for r in f.references.values() if r.job_id is not None}
+
+    def first_unassignable(self, filenames: Sequence[str], partition_ids: Sequence[str]) -> int | None:
+        """The position of the first of some references (``filenames[i]`` on ``partition_ids[i]``) that could not
+        be assigned to a job: its file is not tracked, has no reference on the partition, or the reference is
+        assigned to a job already. None if every one can be.
+
+        A state loaded from a snapshot answers from its columns, making no object per reference.
+        """
+        if isinstance(self._files, BulkFileEntries):
+            return self._files.first_unassignable(filenames, partition_ids)
+        files = self._files
+        for i, (name, pid) in enumerate(zip(filenames, partition_ids, strict=True)):
+            f = files.get(name)
+            ref = None if f is None else f.references.get(pid)
+            if ref is None or ref.job_id is not None:
+                return i
+        return None
 
     def unreferenced_files_before(self, time: datetime) -> list[str]:
         """Files with no references whose last update was before a time: ready for garbage collection."""
@@ -153,6 +221,28 @@ class FilesState:
     def set_references(self, filename: str, references: dict[str, FileReference], time: datetime) -> None:
         """Replaces the references of a tracked file, recording the update time."""
         self._files[filename] = AllReferencesToAFile(filename=filename, references=references, last_update_time=time)
+
+    def assign_jobs(
+        self, filenames: Sequence[str], partition_ids: Sequence[str], job_ids: Sequence[str], time: datetime
+    ) -> None:
+        """Assigns references to jobs, in order: ``filenames[i]`` on ``partition_ids[i]`` to ``job_ids[i]``. A
+        reference that is missing or already assigned (also by an earlier one of these) is skipped. Each reference
+        assigned, and its file, get the update time.
+
+        A state loaded from a snapshot records the assignment of a file of the snapshot without making objects: the
+        file becomes objects when it is read (``sleeper.statestore.arrow_files``).
+        """
+        files = self._files
+        if isinstance(files, BulkFileEntries) and files.assign_jobs(filenames, partition_ids, job_ids, time):
+            return
+        for name, pid, job_id in zip(filenames, partition_ids, job_ids, strict=True):
+            f = files.get(name)
+            ref = None if f is None else f.references.get(pid)
+            if f is None or ref is None or ref.job_id is not None:
+                continue
+            refs = dict(f.references)
+            refs[pid] = ref.with_job(job_id).at(time)
+            files[name] = AllReferencesToAFile(filename=name, references=refs, last_update_time=time)
 
     def remove(self, filename: str) -> None:
         """Stops tracking a file."""

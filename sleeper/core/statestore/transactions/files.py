@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import chain, repeat
 from typing import Any, ClassVar
 
 from sleeper.core.exceptions import SerDeError
@@ -221,21 +222,53 @@ class AssignJobIdsTransaction(FileTransaction):
     TYPE: ClassVar[TransactionType] = TransactionType.ASSIGN_JOB_IDS
     requests: tuple[AssignJobIdRequest, ...]
 
+    def _names(self) -> tuple[list[str], list[str]]:
+        """The references the requests name, one per input file in request order: the files and the partitions."""
+        names = list(chain.from_iterable(req.filenames for req in self.requests))
+        partition_ids = list(chain.from_iterable(repeat(req.partition_id, len(req.filenames)) for req in self.requests))
+        return names, partition_ids
+
+    def _job_ids(self) -> list[str]:
+        """The job of each reference named, as ``_names``."""
+        return list(chain.from_iterable(repeat(req.job_id, len(req.filenames)) for req in self.requests))
+
     def validate(self, state: FilesState) -> None:
-        claimed: dict[tuple[str, str], str] = {}
-        for req in self.requests:
-            for name in req.filenames:
-                ref = _reference(state, name, req.partition_id)
-                if ref.job_id is not None:
-                    raise FileReferenceAssignedToJobError(
-                        f"reference of {name} on partition {req.partition_id} is already assigned to job {ref.job_id}"
-                    )
-                other = claimed.setdefault((name, req.partition_id), req.job_id)
-                if other != req.job_id:
-                    raise FileReferenceAssignedToJobError(
-                        f"reference of {name} on partition {req.partition_id} is requested by jobs {other} and "
-                        f"{req.job_id}"
-                    )
+        """Checks that every reference named is tracked and assigned to no job, and that no two jobs request the
+        same reference (Sleeper's rules). The state answers for all the references at once
+        (``FilesState.first_unassignable``); the first problem in request order is reported.
+
+        Raises:
+            FileNotFoundInStateError: If a file is not tracked.
+            FileReferenceNotFoundError: If a file has no reference on the job's partition.
+            FileReferenceAssignedToJobError: If a reference is assigned to a job already, or requested by two jobs.
+        """
+        names, partition_ids = self._names()
+        first_bad = state.first_unassignable(names, partition_ids)
+        first_conflict = None
+        job_ids: list[str] = []
+        if len(set(names)) != len(names) and len(set(zip(names, partition_ids, strict=True))) != len(names):
+            job_ids = self._job_ids()
+            claimed: dict[tuple[str, str], str] = {}
+            for i, key in enumerate(zip(names, partition_ids, strict=True)):
+                if claimed.setdefault(key, job_ids[i]) != job_ids[i]:
+                    first_conflict = i
+                    break
+        # A reference named again is found unassignable where it was first named, so the earlier problem wins.
+        if first_bad is not None and (first_conflict is None or first_bad < first_conflict):
+            name, partition_id = names[first_bad], partition_ids[first_bad]
+            ref = _reference(state, name, partition_id)
+            raise FileReferenceAssignedToJobError(
+                f"reference of {name} on partition {partition_id} is already assigned to job {ref.job_id}"
+            )
+        if first_conflict is not None:
+            name, partition_id = names[first_conflict], partition_ids[first_conflict]
+            other = next(
+                job_ids[i] for i in range(first_conflict) if (names[i], partition_ids[i]) == (name, partition_id)
+            )
+            raise FileReferenceAssignedToJobError(
+                f"reference of {name} on partition {partition_id} is requested by jobs {other} and "
+                f"{job_ids[first_conflict]}"
+            )
 
     def named_files(self) -> Iterator[str]:
         for req in self.requests:
@@ -245,15 +278,8 @@ class AssignJobIdsTransaction(FileTransaction):
         return iter(())  # validate refuses a file without a reference on the job's partition
 
     def apply(self, state: FilesState, time: datetime) -> None:
-        for req in self.requests:
-            for name in req.filenames:
-                f = state.file(name)
-                ref = None if f is None else f.references.get(req.partition_id)
-                if f is None or ref is None or ref.job_id is not None:
-                    continue
-                refs = dict(f.references)
-                refs[req.partition_id] = ref.with_job(req.job_id).at(time)
-                state.set_references(name, refs, time)
+        names, partition_ids = self._names()
+        state.assign_jobs(names, partition_ids, self._job_ids(), time)
 
     def to_dict(self) -> dict[str, Any]:
         return {
