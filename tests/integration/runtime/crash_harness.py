@@ -218,8 +218,10 @@ def check_converged(instance: LocalInstance, table_name: str, expected: Counter[
     orphans = _untracked(table.data_prefix, {local_path(f.filename) for f in files.files()})
     early = swept = 0
     if orphans:
-        youngest = max(datetime.fromtimestamp(p.stat().st_mtime, tz=UTC) for p in orphans)
-        early = len(sweep_orphans(table, now=youngest + DEFAULT_ORPHAN_MIN_AGE - timedelta(seconds=1)).deleted)
+        ages = [datetime.fromtimestamp(p.stat().st_mtime, tz=UTC) for p in orphans]
+        oldest, youngest = min(ages), max(ages)
+        # Just before the oldest orphan reaches its minimum age nothing may go; just after the youngest, all of them
+        early = len(sweep_orphans(table, now=oldest + DEFAULT_ORPHAN_MIN_AGE - timedelta(seconds=1)).deleted)
         assert early == 0, "I7 orphans were swept before their minimum age"
         swept = len(sweep_orphans(table, now=youngest + DEFAULT_ORPHAN_MIN_AGE + timedelta(seconds=1)).deleted)
         left = _untracked(table.data_prefix, {local_path(f.filename) for f in files.files()})
