@@ -28,21 +28,27 @@ Running it again without new files creates nothing: assigned references are neve
 from __future__ import annotations
 
 import logging
+import operator
 import random
 import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import accumulate, chain, repeat
+from typing import TypeVar
+
+import numpy as np
 
 from sleeper.compaction.creation_ports import JobCreationTable
 from sleeper.compaction.strategies import (
+    BasicCompactionStrategy,
     FilesInPartition,
     InvalidCompactionStrategyError,
     PlannedJob,
+    SizeRatioCompactionStrategy,
     UnknownCompactionStrategyError,
     compact_to_split_jobs,
-    files_in_leaf_partitions,
     leftover_jobs,
     strategy_for_table,
 )
@@ -62,6 +68,7 @@ from sleeper.core.properties.table import (
 )
 from sleeper.core.queue import Queue
 from sleeper.core.statestore.exceptions import StateStoreError
+from sleeper.core.statestore.state import ReferenceColumns
 from sleeper.core.statestore.transactions.files import (
     AssignJobIdRequest,
     AssignJobIdsTransaction,
@@ -76,15 +83,19 @@ __all__ = [
     "CompactionJobSendError",
     "InvalidCompactionStrategyError",
     "JobFactory",
+    "PlannedFiles",
     "UnknownCompactionStrategyError",
     "compaction_output_file",
     "create_compaction_jobs",
     "limit_jobs",
     "plan_jobs",
+    "plan_jobs_from_columns",
     "pre_split_file_references",
 ]
 
 logger = logging.getLogger(__name__)
+
+_P = TypeVar("_P")
 
 SQS_SEND_BATCH = 10
 """The most messages one send to the job queue carries (SQS's SendMessageBatch limit)."""
@@ -184,6 +195,7 @@ class JobFactory:
     filter_config: str | None = None
     aggregation_config: str | None = None
     job_id_supplier: Callable[[], str] = _random_job_id
+    _partition_dirs: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def for_table(cls, table: JobCreationTable, job_id_supplier: Callable[[], str] | None = None) -> JobFactory:
@@ -199,20 +211,38 @@ class JobFactory:
             job_id_supplier=job_id_supplier if job_id_supplier is not None else _random_job_id,
         )
 
-    def job(self, planned: PlannedJob) -> CompactionJob:
+    def job(self, planned: PlannedJob | PlannedFiles) -> CompactionJob:
         """A new job compacting the planned files."""
         job_id = self.job_id_supplier()
+        if self.job_id_supplier is _random_job_id:
+            # A UUID is one safe path segment: only the partition's part of the path needs checking, once.
+            output_file = self._partition_dir(planned.partition_id) + f"{job_id}.parquet"
+        else:
+            output_file = compaction_output_file(self.data_prefix, planned.partition_id, job_id)
         return CompactionJob(
             table_id=self.table_id,
             job_id=job_id,
             input_files=planned.filenames,
-            output_file=compaction_output_file(self.data_prefix, planned.partition_id, job_id),
+            output_file=output_file,
             partition_id=planned.partition_id,
             iterator_class_name=self.iterator_class_name,
             iterator_config=self.iterator_config,
             filter_config=self.filter_config,
             aggregation_config=self.aggregation_config,
         )
+
+    def _partition_dir(self, partition_id: str) -> str:
+        """``<data_prefix>/data/partition_<partition id>/``, checked as ``compaction_output_file`` checks it.
+
+        Raises:
+            UnsafePathError: If the partition id could escape the table's data prefix.
+        """
+        found = self._partition_dirs.get(partition_id)
+        if found is None:
+            found = self._partition_dirs[partition_id] = (
+                join_under(self.data_prefix, "data", f"partition_{partition_id}") + "/"
+            )
+        return found
 
 
 # --- pre-split -----------------------------------------------------------------------------------------------------
@@ -221,21 +251,23 @@ def _split_requests(state_store: StateStore) -> list[SplitFileReferenceRequest]:
     non_leaf = {p.id: p for p in partitions if not p.is_leaf}
     if not non_leaf:
         return []
-    references = state_store.file_references()
-    existing = {(r.filename, r.partition_id) for r in references}
     requests: list[SplitFileReferenceRequest] = []
-    for ref in references:
-        parent = non_leaf.get(ref.partition_id)
-        if parent is None or ref.job_id is not None:
-            continue
-        children = parent.child_ids
-        if any((ref.filename, child) in existing for child in children):
-            # The file is already referenced on a child: splitting would be refused. Leave it for an operator.
-            logger.warning("not pre-splitting %s on %s: it already has a reference on a child", ref.filename, parent.id)
-            continue
-        requests.append(
-            SplitFileReferenceRequest(old_reference=ref, new_references=tuple(ref.split_to(c) for c in children))
-        )
+    # Only the files referenced on a non-leaf partition, found through the index by partition, in state order.
+    for file in state_store.files_on_partitions(non_leaf):
+        for ref in file.references.values():
+            parent = non_leaf.get(ref.partition_id)
+            if parent is None or ref.job_id is not None:
+                continue
+            children = parent.child_ids
+            if any(child in file.references for child in children):
+                # The file is already referenced on a child: splitting would be refused. Leave it for an operator.
+                logger.warning(
+                    "not pre-splitting %s on %s: it already has a reference on a child", ref.filename, parent.id
+                )
+                continue
+            requests.append(
+                SplitFileReferenceRequest(old_reference=ref, new_references=tuple(ref.split_to(c) for c in children))
+            )
     return requests
 
 
@@ -288,9 +320,136 @@ def plan_jobs(
     return planned
 
 
-def limit_jobs(
-    planned: Sequence[PlannedJob], creation_limit: int, running_jobs: int, rng: random.Random
-) -> list[PlannedJob]:
+# --- planning from the state's columns -----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class PlannedFiles:
+    """A planned job as its partition and input files (what ``PlannedJob`` holds, without a reference object per
+    file): what ``plan_jobs_from_columns`` plans."""
+
+    partition_id: str
+    filenames: tuple[str, ...]
+
+
+def _size_ratio_spans(sizes: Sequence[int], strategy: SizeRatioCompactionStrategy, allowed: int) -> list[range]:
+    """``SizeRatioCompactionStrategy.plan_partition`` over a leaf's unassigned files' sizes (ascending): the spans of
+    those files each job takes."""
+    if allowed < 1:
+        return []
+    ratio, batch = strategy.ratio, strategy.files_batch_size
+    prefix = [0, *accumulate(sizes)]  # prefix[i] = sum of sizes[:i]
+    count = len(sizes)
+    while count >= 2 and ratio * sizes[count - 1] > prefix[count - 1]:
+        count -= 1
+    if count < 2:
+        return []
+    if count <= batch:
+        return [range(count)]
+    spans: list[range] = []
+    position = 0
+    while position < count and len(spans) < allowed:
+        end = min(position + batch, count)
+        if end - position >= 2 and ratio * sizes[end - 1] <= prefix[end - 1] - prefix[position]:
+            spans.append(range(position, end))
+            position = end
+        else:
+            position += 1
+    return spans
+
+
+def _strategy_spans(
+    strategy: SizeRatioCompactionStrategy | BasicCompactionStrategy, sizes: Sequence[int], running: int
+) -> list[range]:
+    """The spans of a leaf's unassigned files (ascending by rows) that the strategy makes jobs of."""
+    if isinstance(strategy, SizeRatioCompactionStrategy):
+        return _size_ratio_spans(sizes, strategy, strategy.max_concurrent_jobs_per_partition - running)
+    size = strategy.files_batch_size
+    return [range(start, start + size) for start in range(0, len(sizes) - size + 1, size)]
+
+
+def _leaf_order(codes: np.ndarray, assigned: np.ndarray, rows: Sequence[int]) -> np.ndarray:
+    """The references ordered by leaf, the unassigned first within each leaf, by ascending rows (a stable sort:
+    ties keep the state's order, as ``files_in_leaf_partitions`` sorts)."""
+    try:
+        sizes = np.array(rows, dtype=np.int64)
+    except OverflowError:  # beyond 2^63 rows: sorted by Python instead
+        return np.array(
+            sorted(range(len(rows)), key=lambda i: (int(codes[i]), bool(assigned[i]), rows[i])), dtype=np.int64
+        )
+    order: np.ndarray = np.lexsort((sizes, assigned, codes))
+    return order
+
+
+def plan_jobs_from_columns(
+    properties: TableProperties, leaf_ids: Sequence[str], columns: ReferenceColumns, *, compact_all: bool = False
+) -> list[PlannedFiles]:
+    """The jobs ``plan_jobs`` plans, in the same order with the same files, from the leaves' references as columns
+    (``StateStore.reference_columns``) rather than as objects: grouped and sorted with numpy, each leaf planned over
+    lists of its sizes.
+
+    Args:
+        properties: The table's properties.
+        leaf_ids: The leaf partitions, in the order ``files_in_leaf_partitions`` keeps (the order of the partitions).
+        columns: The references on those leaves, in state order.
+        compact_all: Also plan every unassigned leaf file the strategy left out ("compact all" mode).
+
+    Raises:
+        UnknownCompactionStrategyError: If the strategy property names an unknown class.
+        InvalidCompactionStrategyError: If a strategy setting is below 1.
+    """
+    strategy = strategy_for_table(properties)
+    batch_size = properties.get_int(COMPACTION_FILES_BATCH_SIZE)
+    split_threshold = properties.get_int(PARTITION_SPLIT_THRESHOLD)
+    count = len(columns)
+    if not count:
+        return []
+    rank = {partition_id: i for i, partition_id in enumerate(leaf_ids)}
+    codes = np.fromiter(map(rank.__getitem__, columns.partition_ids), dtype=np.int64, count=count)
+    assigned = np.fromiter(map(operator.is_not, columns.job_ids, repeat(None)), dtype=np.bool_, count=count)
+    order = _leaf_order(codes, assigned, columns.number_of_rows)
+    per_leaf = np.bincount(codes, minlength=len(leaf_ids))
+    ends = np.cumsum(per_leaf)
+    starts = ends - per_leaf
+    free = np.bincount(codes[~assigned], minlength=len(leaf_ids))
+    positions = order.tolist()
+    names = [columns.filenames[i] for i in positions]
+    sizes = [columns.number_of_rows[i] for i in positions]
+    job_ids, approximate, only_this = (
+        columns.job_ids,
+        columns.count_approximate,
+        columns.only_contains_data_for_this_partition,
+    )
+    exact = [only_this[i] and not approximate[i] for i in positions]
+
+    planned: list[PlannedFiles] = []
+    leftovers: list[PlannedFiles] = []
+    unbusy: list[tuple[str, int, int]] = []  # leaves with no job planned or running: (leaf, first, unassigned)
+    for leaf in np.flatnonzero(free).tolist():
+        partition_id, first, unassigned, end = leaf_ids[leaf], int(starts[leaf]), int(free[leaf]), int(ends[leaf])
+        running = len({job_ids[i] for i in positions[first + unassigned : end]})
+        spans = _strategy_spans(strategy, sizes[first : first + unassigned], running)
+        planned.extend(PlannedFiles(partition_id, tuple(names[first + s.start : first + s.stop])) for s in spans)
+        busy = bool(spans)
+        if compact_all:
+            taken = set(chain.from_iterable(spans))
+            left = [names[first + k] for k in range(unassigned) if k not in taken]
+            leftovers.extend(
+                PlannedFiles(partition_id, tuple(left[i : i + batch_size])) for i in range(0, len(left), batch_size)
+            )
+            busy = busy or bool(left)
+        if not busy and not running:
+            unbusy.append((partition_id, first, unassigned))
+    to_split: list[PlannedFiles] = []
+    for partition_id, first, unassigned in unbusy:
+        leaf_sizes = sizes[first : first + unassigned]
+        known = sum(
+            size for size, is_exact in zip(leaf_sizes, exact[first : first + unassigned], strict=True) if is_exact
+        )
+        if sum(leaf_sizes) >= split_threshold > known:
+            to_split.append(PlannedFiles(partition_id, tuple(names[first : first + min(unassigned, batch_size)])))
+    return planned + leftovers + to_split
+
+
+def limit_jobs(planned: Sequence[_P], creation_limit: int, running_jobs: int, rng: random.Random) -> list[_P]:
     """Sleeper's job creation limit: at most ``creation_limit - running_jobs`` jobs (none if that is below 1); when
     more are planned, the ones kept are chosen at random (kept in planned order)."""
     allowed = max(creation_limit - running_jobs, 0)
@@ -374,11 +533,12 @@ def create_compaction_jobs(
     properties = table.properties
     split = pre_split_file_references(state_store)
 
-    partitions = state_store.partitions()
-    references = state_store.file_references()
-    leaves = files_in_leaf_partitions(references, partitions)
-    planned = plan_jobs(properties, leaves, compact_all=compact_all)
-    running = len({r.job_id for r in references if r.job_id is not None})
+    # The leaves' references as columns (found through the state's index by partition), planned as plan_jobs plans
+    # them as objects.
+    leaf_ids = [p.id for p in state_store.partitions() if p.is_leaf]
+    columns = state_store.reference_columns(leaf_ids)
+    planned = plan_jobs_from_columns(properties, leaf_ids, columns, compact_all=compact_all)
+    running = len(state_store.job_ids())
     limited = limit_jobs(
         planned, properties.get_int(COMPACTION_JOB_CREATION_LIMIT), running, rng if rng is not None else random.Random()
     )

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
+from sleeper.core.statestore.state import ReferenceColumns
 
 __all__ = ["ArrowFileEntries", "PartitionFiles", "SnapshotFiles"]
 
@@ -71,7 +72,8 @@ class SnapshotFiles:
         self._approximate: np.ndarray = values.field("countApproximate").to_numpy(zero_copy_only=False)
         self._only_this: np.ndarray = values.field("onlyContainsDataForThisPartition").to_numpy(zero_copy_only=False)
         self._file_ms: np.ndarray = table.column("updateTime").cast(pa.int64()).to_numpy()
-        self._by_partition: tuple[dict[str, tuple[int, int]], list[str], np.ndarray] | None = None
+        self._by_partition: tuple[dict[str, tuple[int, int]], np.ndarray] | None = None
+        self._names_by_partition: list[str] | None = None
         self._parents: np.ndarray | None = None
         self._assigned: np.ndarray | None = None
         self._times = _Times()
@@ -142,9 +144,14 @@ class SnapshotFiles:
     def files_on(self, partition_id: str) -> list[str]:
         """The files of the snapshot referenced on a partition, in snapshot order (found through an index by
         partition built once, with numpy: no object per reference)."""
-        spans, names, _ = self._partition_index()
+        spans, positions = self._partition_index()
         span = spans.get(partition_id)
-        return [] if span is None else names[span[0] : span[1]]
+        if span is None:
+            return []
+        if self._names_by_partition is None:  # made when first asked: planning from positions does not need it
+            names = self._file_names()
+            self._names_by_partition = [names[row] for row in self.parents[positions].tolist()]
+        return self._names_by_partition[span[0] : span[1]]
 
     def references_on(self, partition_ids: Iterable[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
         """The positions of the references (in the flattened reference columns) on some partitions, grouped by
@@ -153,7 +160,7 @@ class SnapshotFiles:
         Returns:
             The partitions that have references, the positions, and where each partition's positions end.
         """
-        spans, _, positions = self._partition_index()
+        spans, positions = self._partition_index()
         found: list[str] = []
         bounds: list[tuple[int, int]] = []
         for partition_id in partition_ids:
@@ -175,14 +182,13 @@ class SnapshotFiles:
             self._parents = np.repeat(np.arange(self._count, dtype=np.int64), np.diff(self.offsets))
         return self._parents
 
-    def _partition_index(self) -> tuple[dict[str, tuple[int, int]], list[str], np.ndarray]:
-        """For each partition, the span of a list of file names and of an array of reference positions (grouped by
-        partition, in snapshot order within each) holding the files referenced on it and their references there.
-        Built once."""
+    def _partition_index(self) -> tuple[dict[str, tuple[int, int]], np.ndarray]:
+        """For each partition, the span of an array of reference positions (grouped by partition, in snapshot order
+        within each) holding its references. Built once."""
         if self._by_partition is not None:
             return self._by_partition
         if not len(self._partition_ids):
-            self._by_partition = {}, [], np.zeros(0, dtype=np.int64)
+            self._by_partition = {}, np.zeros(0, dtype=np.int64)
             return self._by_partition
         codes = pc.dictionary_encode(self._partition_ids)
         indices = codes.indices.to_numpy(zero_copy_only=False)
@@ -192,14 +198,12 @@ class SnapshotFiles:
             live = self.live_rows(())[parents]
             indices, parents, positions = indices[live], parents[live], positions[live]
         order = np.argsort(indices, kind="stable")
-        rows = parents[order]
         counts = np.bincount(indices, minlength=len(codes.dictionary))
         ends = np.cumsum(counts)
         starts = ends - counts
         partition_ids: list[str] = codes.dictionary.to_pylist()
-        names = self._file_names()
         spans = dict(zip(partition_ids, zip(starts.tolist(), ends.tolist(), strict=True), strict=True))
-        self._by_partition = spans, [names[row] for row in rows.tolist()], positions[order]
+        self._by_partition = spans, positions[order]
         return self._by_partition
 
     def positions_on(self, rows: np.ndarray, partition_ids: Sequence[str]) -> np.ndarray:
@@ -258,6 +262,38 @@ class SnapshotFiles:
         lists = self._python_lists()
         offsets = lists[7]
         return lists[1][offsets[row] : offsets[row + 1]]
+
+    def reference_columns(self, positions: np.ndarray) -> ReferenceColumns:
+        """The references at some positions as columns (Python lists; no object per reference)."""
+        names = self._file_names()
+        partition_ids = self._python_lists()[0]
+        js = positions.tolist()
+        return ReferenceColumns(
+            filenames=[names[row] for row in self.parents[positions].tolist()],
+            partition_ids=[partition_ids[j] for j in js],
+            number_of_rows=self._ref_rows[positions].tolist(),
+            job_ids=self._job_ids.take(pa.array(positions, pa.int64())).to_pylist(),
+            count_approximate=self._approximate[positions].tolist(),
+            only_contains_data_for_this_partition=self._only_this[positions].tolist(),
+        )
+
+    def append_columns(
+        self, out: ReferenceColumns, row: int, wanted: Collection[str], assigned: tuple[str, str] | None = None
+    ) -> None:
+        """Adds the references of a row's file on the wanted partitions to some columns, one of them assigned to a
+        job since (``assigned``: the partition and the job), without making objects."""
+        partition_ids, job_ids, _, ref_rows, approximate, only_this, _, offsets = self._python_lists()
+        name = self._file_names()[row]
+        for j in range(offsets[row], offsets[row + 1]):
+            partition_id = partition_ids[j]
+            if partition_id not in wanted:
+                continue
+            out.filenames.append(name)
+            out.partition_ids.append(partition_id)
+            out.number_of_rows.append(ref_rows[j])
+            out.job_ids.append(assigned[1] if assigned is not None and assigned[0] == partition_id else job_ids[j])
+            out.count_approximate.append(approximate[j])
+            out.only_contains_data_for_this_partition.append(only_this[j])
 
     def partitions_of(self, row: int) -> list[str]:
         """The partitions a row's file is referenced on, without making its objects."""
@@ -352,6 +388,7 @@ class ArrowFileEntries:
         self._base: SnapshotFiles | None = base
         self._changed: dict[str, AllReferencesToAFile | _Assigned] = {}
         self._removed: set[str] = set()
+        self._gone: np.ndarray | None = None  # the rows of the files in _removed, once any is
         self._changed_index: dict[str, list[str]] | None = None
 
     # --- the mapping ---------------------------------------------------------------------------------------------
@@ -388,7 +425,7 @@ class ArrowFileEntries:
 
     def __setitem__(self, key: str, value: AllReferencesToAFile) -> None:
         if self._base is not None and key in self._base.rows:
-            self._removed.add(key)
+            self._remove(key)
         self._changed[key] = value
         self._changed_index = None
 
@@ -399,7 +436,7 @@ class ArrowFileEntries:
             return
         if self._base is None or key not in self._base.rows or key in self._removed:
             raise KeyError(key)
-        self._removed.add(key)
+        self._remove(key)
 
     def values(self) -> list[AllReferencesToAFile]:
         """Every file (the snapshot's not yet made are made together)."""
@@ -419,6 +456,7 @@ class ArrowFileEntries:
         self._base = None
         self._changed.clear()
         self._removed.clear()
+        self._gone = None
         self._changed_index = None
 
     def copy(self) -> ArrowFileEntries:
@@ -427,8 +465,25 @@ class ArrowFileEntries:
         out._base = self._base
         out._changed = dict(self._changed)
         out._removed = set(self._removed)
+        out._gone = None if self._gone is None else self._gone.copy()
         out._changed_index = None
         return out
+
+    def _remove(self, key: str) -> None:
+        """Records that a file of the snapshot was removed or replaced."""
+        assert self._base is not None
+        self._removed.add(key)
+        if self._gone is None:
+            self._gone = np.zeros(len(self._base), dtype=np.bool_)
+        self._gone[self._base.rows[key]] = True
+
+    def _live(self) -> np.ndarray:
+        """A mask of the snapshot's rows holding a file still in the state unchanged."""
+        assert self._base is not None
+        keep = self._base.live_rows(())
+        if self._gone is not None:
+            keep &= ~self._gone
+        return keep
 
     # --- files assigned to jobs, made when read ----------------------------------------------------------------------
     def _made(self, key: str, assigned: _Assigned) -> AllReferencesToAFile:
@@ -471,12 +526,12 @@ class ArrowFileEntries:
         rows = self._base.rows
         count = len(filenames)
         found = np.fromiter(map(rows.get, filenames, repeat(-1, count)), dtype=np.int64, count=count)
-        if self._removed:  # replaced (then changed) or removed since
-            gone = np.fromiter(map(self._removed.__contains__, filenames), dtype=np.bool_, count=count)
-            found[gone] = -1
-        if self._changed:
-            changed = np.fromiter(map(self._changed.__contains__, filenames), dtype=np.bool_, count=count)
-            found[changed] = -2
+        if self._gone is not None:  # removed or replaced since
+            in_snapshot = found >= 0
+            found[np.flatnonzero(in_snapshot)[self._gone[found[in_snapshot]]]] = -1
+        if self._changed:  # a file changed since is not in the snapshot, or its row is gone
+            changed = self._changed
+            found[[i for i in np.flatnonzero(found == -1).tolist() if filenames[i] in changed]] = -2
         return found
 
     def _unassigned_in_snapshot(
@@ -547,6 +602,9 @@ class ArrowFileEntries:
             )
             self._changed.update(zip(names, assigned, strict=False))
             self._removed.update(names)
+            if self._gone is None:
+                self._gone = np.zeros(len(self._base), dtype=np.bool_)
+            self._gone[rows[chosen]] = True
         self._changed_index = None
         return True
 
@@ -561,7 +619,7 @@ class ArrowFileEntries:
         if base is not None:
             found, positions, ends = base.references_on(partition_ids)
             if self._removed and len(positions):
-                live = base.live_rows(self._removed)[base.parents[positions]]
+                live = self._live()[base.parents[positions]]
                 positions = positions[live]
                 ends = np.concatenate(([0], np.cumsum(live)))[ends]
             references = base.make_references(positions)
@@ -579,6 +637,41 @@ class ArrowFileEntries:
                             out.setdefault(pid, []).append(ref)
         return out
 
+    def reference_columns(self, partition_ids: Collection[str]) -> ReferenceColumns:
+        """As ``FilesState.reference_columns``: the snapshot's references found through its index by partition and
+        read from its columns, then those of the files changed since (a file assigned since from its row too)."""
+        wanted = partition_ids if isinstance(partition_ids, (set, frozenset, dict)) else set(partition_ids)
+        base = self._base
+        out = ReferenceColumns()
+        if base is not None and not base.unique:
+            for entry in self.values():
+                for pid, ref in entry.references.items():
+                    if pid in wanted:
+                        out.append(ref)
+            return out
+        if base is not None:
+            _, positions, _ = base.references_on(partition_ids)
+            if len(positions):
+                positions = np.sort(positions)  # the snapshot's order
+                if self._removed:
+                    positions = positions[self._live()[base.parents[positions]]]
+                out = base.reference_columns(positions)
+        for value in self._changed.values():
+            if not isinstance(value, tuple):
+                for pid, ref in value.references.items():
+                    if pid in wanted:
+                        out.append(ref)
+                continue
+            source, assigned_on, job_id, _ = value
+            if isinstance(source, int):
+                assert base is not None
+                base.append_columns(out, source, wanted, (assigned_on, job_id))
+                continue
+            for pid, ref in source.references.items():
+                if pid in wanted:
+                    out.append(ref.with_job(job_id) if pid == assigned_on else ref)
+        return out
+
     def job_ids(self) -> set[str]:
         """As ``FilesState.job_ids``: the snapshot's from its column (of the files still in the state unchanged),
         then those of the files changed since."""
@@ -587,7 +680,7 @@ class ArrowFileEntries:
         if base is not None and len(base):
             jobs = base.job_id_column
             if self._removed or not base.unique:
-                jobs = jobs.filter(pa.array(base.live_rows(self._removed)[base.parents]))
+                jobs = jobs.filter(pa.array(self._live()[base.parents]))
             out.update(job for job in pc.unique(jobs).to_pylist() if job is not None)
         for value in self._changed.values():
             if not isinstance(value, tuple):
@@ -627,7 +720,7 @@ class ArrowFileEntries:
         """
         parts: list[pa.Table] = []
         if self._base is not None and len(self._base):
-            keep = self._base.live_rows(self._removed)
+            keep = self._live()
             table = self._base.table
             parts.append(table if keep.all() else table.filter(pa.array(keep)))
         if self._changed or not parts:

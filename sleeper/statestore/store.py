@@ -20,7 +20,7 @@ from sleeper.core.partition import Partition, PartitionTree, partitions_from_spl
 from sleeper.core.schema import Schema
 from sleeper.core.statestore.exceptions import StateStoreError
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
-from sleeper.core.statestore.state import FilesState, PartitionsState
+from sleeper.core.statestore.state import FilesState, PartitionsState, ReferenceColumns
 from sleeper.core.statestore.transactions.files import AddFilesTransaction, ClearFilesTransaction, FileTransaction
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.statestore.transactions.partitions import InitialisePartitionsTransaction, PartitionTransaction
@@ -229,12 +229,17 @@ class StateStore:
         found through its index by partition (``FilesState.references_by_partition``)."""
         return self._files().references_by_partition(partition_ids)
 
-    def files_on_partitions(self, partition_ids: Iterable[str]) -> list[AllReferencesToAFile]:
-        """The files referenced on any of some partitions, in state order (found through ``partition_files``, not by
-        reading every file)."""
-        index = self.partition_files()
-        names = {name for partition_id in partition_ids for name in index.files_on(partition_id)}
-        return self._files().files_named(names) if names else []
+    def reference_columns(self, partition_ids: Collection[str]) -> ReferenceColumns:
+        """The references on some partitions as columns, in state order: from a loaded snapshot's columns, with no
+        object per reference (``FilesState.reference_columns``)."""
+        return self._files().reference_columns(partition_ids)
+
+    def files_on_partitions(self, partition_ids: Collection[str]) -> list[AllReferencesToAFile]:
+        """The files referenced on any of some partitions, in state order (found from the references on them as
+        columns, not by reading every file)."""
+        state = self._files()
+        names = set(state.reference_columns(partition_ids).filenames)
+        return state.files_named(names) if names else []
 
     def job_ids(self) -> set[str]:
         """The distinct jobs references are assigned to (running or queued compaction jobs)."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -66,6 +67,40 @@ class FileEntries(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class ReferenceColumns:
+    """Some references of a files state as columns: lists of equal length, one item per reference, in state order
+    (the order of ``FilesState.references``)."""
+
+    filenames: list[str] = field(default_factory=list)
+    partition_ids: list[str] = field(default_factory=list)
+    number_of_rows: list[int] = field(default_factory=list)
+    job_ids: list[str | None] = field(default_factory=list)
+    count_approximate: list[bool] = field(default_factory=list)
+    only_contains_data_for_this_partition: list[bool] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.filenames)
+
+    def append(self, ref: FileReference) -> None:
+        """Adds a reference at the end."""
+        self.filenames.append(ref.filename)
+        self.partition_ids.append(ref.partition_id)
+        self.number_of_rows.append(ref.number_of_rows)
+        self.job_ids.append(ref.job_id)
+        self.count_approximate.append(ref.count_approximate)
+        self.only_contains_data_for_this_partition.append(ref.only_contains_data_for_this_partition)
+
+    def extend(self, other: ReferenceColumns) -> None:
+        """Adds another's references at the end."""
+        self.filenames.extend(other.filenames)
+        self.partition_ids.extend(other.partition_ids)
+        self.number_of_rows.extend(other.number_of_rows)
+        self.job_ids.extend(other.job_ids)
+        self.count_approximate.extend(other.count_approximate)
+        self.only_contains_data_for_this_partition.extend(other.only_contains_data_for_this_partition)
+
+
 @runtime_checkable
 class BulkFileEntries(FileEntries, Protocol):
     """File entries that also answer and apply a job assignment of many references at once (without an object per
@@ -88,6 +123,10 @@ class BulkFileEntries(FileEntries, Protocol):
 
     def job_ids(self) -> set[str]:
         """As :meth:`FilesState.job_ids`."""
+        ...
+
+    def reference_columns(self, partition_ids: Collection[str], /) -> ReferenceColumns:
+        """As :meth:`FilesState.reference_columns`."""
         ...
 
 
@@ -144,6 +183,20 @@ class FilesState:
             for pid, ref in f.references.items():
                 if pid in wanted:
                     out.setdefault(pid, []).append(ref)
+        return out
+
+    def reference_columns(self, partition_ids: Collection[str]) -> ReferenceColumns:
+        """The references on some partitions as columns, in state order (the order of ``references``). A state
+        loaded from a snapshot reads them from its columns through its index by partition, making no object per
+        reference or file."""
+        if isinstance(self._files, BulkFileEntries):
+            return self._files.reference_columns(partition_ids)
+        wanted = partition_ids if isinstance(partition_ids, (set, frozenset, dict)) else set(partition_ids)
+        out = ReferenceColumns()
+        for f in self._files.values():
+            for pid, ref in f.references.items():
+                if pid in wanted:
+                    out.append(ref)
         return out
 
     def job_ids(self) -> set[str]:
