@@ -13,8 +13,11 @@ of 10,000, and then, in this order:
   the first (which builds the tree and the files-by-partition index) and the median of 200 more;
 - ``split_finder_s``: ``find_partitions_to_split`` (no leaf is over the threshold, so no sketch is read);
 - ``gc_scan_s``: ``collect_garbage`` with nothing ready to delete (the scan of every file);
-- ``job_creation_s``: ``create_compaction_jobs`` with an in-memory queue and tracker (one job per leaf, assigned in
-  ASSIGN_JOB_IDS transactions and sent).
+- ``job_creation_s`` / ``job_creation_cpu_s``: ``create_compaction_jobs`` with an in-memory queue and tracker (two
+  jobs per leaf, assigned in ASSIGN_JOB_IDS transactions of 1,000 jobs and sent), wall and CPU time (this process's);
+  ``job_creation_gc_s``, the wall time Python's cyclic garbage collector ran for meanwhile (a full collection walks
+  every object this process holds, the references built as objects for the table included; one is made just before
+  job creation, so that it does not pay for the garbage of building the table).
 
 For each instance size (``--tables``, by default 25, 50 and 100 tables), ``trigger_s`` is one forced run of the local
 runner's scheduled per-table triggers (one message per online table to each operation's queue).
@@ -23,12 +26,19 @@ runner's scheduled per-table triggers (one message per online table to each oper
 growth, below 1 sub-linear. With ``--plot`` the figures are drawn against size in a PNG (matplotlib, installed into the
 virtualenv for the benchmark only). The last line printed is one JSON object with every figure.
 
-Usage: ``.venv/bin/python benchmarks/scale.py [--leaves 2500 5000 10000] [--tables 25 50 100] [--plot out.png]``.
+``--only creation`` times job creation alone on each table: after the snapshots are saved and a new state store has
+loaded them (nothing else has read the files, so none is an object yet, as in a process that only creates jobs), and
+without the instances of many tables.
+
+Usage: ``.venv/bin/python benchmarks/scale.py [--leaves 2500 5000 10000] [--tables 25 50 100] [--only creation]
+[--plot out.png]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
 import os
 import statistics
@@ -36,6 +46,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -72,8 +83,9 @@ def _timed(fn: Any) -> tuple[Any, float]:
     return out, time.perf_counter() - started
 
 
-def table_figures(directory: Path, leaves: int, seed: int) -> dict[str, float]:
-    """Builds a table of ``leaves`` leaves and 20 references each, and times the metadata operations on it."""
+def table_figures(directory: Path, leaves: int, seed: int, *, only_creation: bool = False) -> dict[str, float]:
+    """Builds a table of ``leaves`` leaves and 20 references each, and times the metadata operations on it (with
+    ``only_creation``, the snapshots, the state store's load and job creation only)."""
     instance = sleeper.create_instance(directory / f"instance-{leaves}")
     splits = [KEY_SPACE * i // leaves for i in range(1, leaves)]
     table = instance.create_table(
@@ -116,6 +128,45 @@ def table_figures(directory: Path, leaves: int, seed: int) -> dict[str, float]:
 
     fresh = instance.table("scale")  # a new process's view: its state store loads the snapshots
     _, figures["state_load_s"] = _timed(fresh.state_store.refresh)
+    if not only_creation:
+        _lookups_split_finder_and_gc(figures, fresh, seed)
+    queue = InMemoryQueues().queue("CompactionJobQ")
+    gc.collect()  # the garbage of building the table (200k references as objects) is not job creation's
+    cpu_before = time.process_time()
+    with _collections_timed() as collecting:
+        created, figures["job_creation_s"] = _timed(
+            lambda: create_compaction_jobs(fresh, queue, InMemoryCompactionJobTracker())
+        )
+    figures["job_creation_cpu_s"] = time.process_time() - cpu_before
+    figures["job_creation_gc_s"] = collecting[0]
+    if created.jobs_created < leaves:
+        raise AssertionError(f"job creation: {created.jobs_created} jobs for {leaves} leaves")
+    figures["jobs_created"] = created.jobs_created
+    return figures
+
+
+@contextlib.contextmanager
+def _collections_timed() -> Iterator[list[float]]:
+    """Adds up the wall time Python's cyclic garbage collector runs for, while in the block (into the list's
+    item)."""
+    total = [0.0]
+    started = [0.0]
+
+    def callback(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            total[0] += time.perf_counter() - started[0]
+
+    gc.callbacks.append(callback)
+    try:
+        yield total
+    finally:
+        gc.callbacks.remove(callback)
+
+
+def _lookups_split_finder_and_gc(figures: dict[str, float], fresh: Any, seed: int) -> None:
+    """Times planning lookups, the split finder and the GC scan on the loaded table (into ``figures``)."""
     rng = np.random.default_rng(seed)
     keys = [int(k) for k in rng.integers(0, KEY_SPACE, 201)]
 
@@ -137,18 +188,9 @@ def table_figures(directory: Path, leaves: int, seed: int) -> dict[str, float]:
     jobs, figures["split_finder_s"] = _timed(lambda: find_partitions_to_split(fresh))
     if jobs:
         raise AssertionError("split finder: no leaf should be over the threshold")
-    gc, figures["gc_scan_s"] = _timed(lambda: collect_garbage(fresh))
-    if gc.deleted:
+    collected, figures["gc_scan_s"] = _timed(lambda: collect_garbage(fresh))
+    if collected.deleted:
         raise AssertionError("gc: nothing should be ready")
-
-    queue = InMemoryQueues().queue("CompactionJobQ")
-    created, figures["job_creation_s"] = _timed(
-        lambda: create_compaction_jobs(fresh, queue, InMemoryCompactionJobTracker())
-    )
-    if created.jobs_created < leaves:
-        raise AssertionError(f"job creation: {created.jobs_created} jobs for {leaves} leaves")
-    figures["jobs_created"] = created.jobs_created
-    return figures
 
 
 def trigger_figures(directory: Path, tables: int) -> dict[str, float]:
@@ -207,41 +249,43 @@ def main() -> None:
     parser.add_argument("--tables", type=int, nargs="+", default=[25, 50, 100])
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--plot", help="write a PNG of the figures against size here")
+    parser.add_argument(
+        "--only", choices=["creation"], help="time only this figure (creation: compaction job creation)"
+    )
     args = parser.parse_args()
+    only_creation = args.only == "creation"
     table_rows: list[dict[str, float]] = []
     instance_rows: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory(prefix="sleeper-scale-bench-") as tmp:
         for leaves in args.leaves:
-            row = table_figures(Path(tmp), leaves, args.seed)
+            row = table_figures(Path(tmp), leaves, args.seed, only_creation=only_creation)
             table_rows.append(row)
+            others = (
+                ""
+                if only_creation
+                else f"plan a lookup {row['plan_lookup_ms']:.2f} ms (first {row['plan_lookup_first_ms']:.0f} ms); "
+                f"split finder {row['split_finder_s']:.2f} s; GC scan {row['gc_scan_s']:.2f} s; "
+            )
             print(
                 f"{leaves:,} leaves, {int(row['references']):,} references: snapshot save "
                 f"{row['snapshot_save_s']:.2f} s, load {row['snapshot_load_s']:.2f} s; state store load "
-                f"{row['state_load_s']:.2f} s; plan a lookup "
-                f"{row['plan_lookup_ms']:.2f} ms (first {row['plan_lookup_first_ms']:.0f} ms); split finder "
-                f"{row['split_finder_s']:.2f} s; GC scan {row['gc_scan_s']:.2f} s; job creation "
-                f"{row['job_creation_s']:.2f} s ({int(row['jobs_created']):,} jobs)",
+                f"{row['state_load_s']:.2f} s; {others}job creation {row['job_creation_s']:.2f} s "
+                f"(CPU {row['job_creation_cpu_s']:.2f} s; garbage collector {row['job_creation_gc_s']:.2f} s; "
+                f"{int(row['jobs_created']):,} jobs)",
                 flush=True,
             )
-        for tables in args.tables:
+        for tables in [] if only_creation else args.tables:
             row = trigger_figures(Path(tmp), tables)
             instance_rows.append(row)
             print(f"{tables} tables: triggers {row['trigger_s']:.3f} s ({int(row['messages'])} messages)", flush=True)
-    growth = {
-        figure: _growth(table_rows, "references", figure)
-        for figure in (
-            "snapshot_save_s",
-            "snapshot_load_s",
-            "state_load_s",
-            "plan_lookup_ms",
-            "split_finder_s",
-            "gc_scan_s",
-            "job_creation_s",
-        )
-    }
-    growth["trigger_s"] = _growth(instance_rows, "tables", "trigger_s")
+    figures = ["snapshot_save_s", "snapshot_load_s", "state_load_s", "job_creation_s", "job_creation_cpu_s"]
+    if not only_creation:
+        figures[3:3] = ["plan_lookup_ms", "split_finder_s", "gc_scan_s"]
+    growth = {figure: _growth(table_rows, "references", figure) for figure in figures}
+    if instance_rows:
+        growth["trigger_s"] = _growth(instance_rows, "tables", "trigger_s")
     print("growth over the size's growth (1.0 linear): " + ", ".join(f"{k} {v:.2f}" for k, v in growth.items()))
-    if args.plot:
+    if args.plot and not only_creation:
         _plot(args.plot, table_rows, instance_rows)
         print(f"plot written to {args.plot}")
     print(

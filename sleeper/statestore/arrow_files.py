@@ -578,8 +578,8 @@ class ArrowFileEntries:
             return False
         rows = self._rows_of(filenames)
         in_snapshot, positions, free = self._unassigned_in_snapshot(rows, partition_ids)
-        snapshot_rows = rows[in_snapshot]
-        if len(np.unique(snapshot_rows)) != len(snapshot_rows):
+        snapshot_rows = np.sort(rows[in_snapshot])
+        if bool((snapshot_rows[1:] == snapshot_rows[:-1]).any()):  # a file named twice
             return False
         # Files added or replaced since the snapshot (objects, or assigned before): one at a time, in order. They
         # are in the state already, so their places do not move.
