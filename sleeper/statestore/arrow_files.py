@@ -9,8 +9,14 @@ removed or replaced since. A file of the snapshot becomes an object when it is f
 shared columns' cache; entries are immutable). Reading every file (``values``) makes the rest in one pass.
 
 What is asked of the whole state is answered from the columns without making objects: the files on a partition a
-query plans from (:class:`PartitionFiles`, through an index by partition built once per snapshot) and the Arrow table
-a snapshot is written from (:meth:`ArrowFileEntries.to_table`).
+query plans from (:class:`PartitionFiles`, through an index by partition built once per snapshot), the references on
+some partitions as columns that compaction job creation plans from (``reference_columns``), the jobs references are
+assigned to (``job_ids``) and the Arrow table a snapshot is written from (:meth:`ArrowFileEntries.to_table`).
+
+A job assignment (ASSIGN_JOB_IDS) is checked and applied for all its files at once (``first_unassignable``,
+``assign_jobs``): a dict look-up per file finds its row, the reference on the job's partition and its job are read
+from the columns, and each snapshot file assigned is recorded as its row, partition, job and time, made into objects
+when it is read, in the place in the state's order that setting the file would give it.
 """
 
 from __future__ import annotations
