@@ -38,21 +38,20 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import accumulate, chain, repeat
+from itertools import chain, repeat
 from typing import TypeVar
 
 import numpy as np
 
 from sleeper.compaction.creation_ports import JobCreationTable
 from sleeper.compaction.strategies import (
-    BasicCompactionStrategy,
     FilesInPartition,
     InvalidCompactionStrategyError,
     PlannedJob,
-    SizeRatioCompactionStrategy,
     UnknownCompactionStrategyError,
     compact_to_split_jobs,
     leftover_jobs,
+    needs_compaction_to_split,
     strategy_for_table,
 )
 from sleeper.core.exceptions import SleeperError
@@ -333,42 +332,6 @@ class PlannedFiles:
     filenames: tuple[str, ...]
 
 
-def _size_ratio_spans(sizes: Sequence[int], strategy: SizeRatioCompactionStrategy, allowed: int) -> list[range]:
-    """``SizeRatioCompactionStrategy.plan_partition`` over a leaf's unassigned files' sizes (ascending): the spans of
-    those files each job takes."""
-    if allowed < 1:
-        return []
-    ratio, batch = strategy.ratio, strategy.files_batch_size
-    prefix = [0, *accumulate(sizes)]  # prefix[i] = sum of sizes[:i]
-    count = len(sizes)
-    while count >= 2 and ratio * sizes[count - 1] > prefix[count - 1]:
-        count -= 1
-    if count < 2:
-        return []
-    if count <= batch:
-        return [range(count)]
-    spans: list[range] = []
-    position = 0
-    while position < count and len(spans) < allowed:
-        end = min(position + batch, count)
-        if end - position >= 2 and ratio * sizes[end - 1] <= prefix[end - 1] - prefix[position]:
-            spans.append(range(position, end))
-            position = end
-        else:
-            position += 1
-    return spans
-
-
-def _strategy_spans(
-    strategy: SizeRatioCompactionStrategy | BasicCompactionStrategy, sizes: Sequence[int], running: int
-) -> list[range]:
-    """The spans of a leaf's unassigned files (ascending by rows) that the strategy makes jobs of."""
-    if isinstance(strategy, SizeRatioCompactionStrategy):
-        return _size_ratio_spans(sizes, strategy, strategy.max_concurrent_jobs_per_partition - running)
-    size = strategy.files_batch_size
-    return [range(start, start + size) for start in range(0, len(sizes) - size + 1, size)]
-
-
 def _leaf_order(codes: np.ndarray, assigned: np.ndarray, rows: Sequence[int]) -> np.ndarray:
     """The references ordered by leaf, the unassigned first within each leaf, by ascending rows (a stable sort:
     ties keep the state's order, as ``files_in_leaf_partitions`` sorts)."""
@@ -429,7 +392,7 @@ def plan_jobs_from_columns(
     for leaf in np.flatnonzero(free).tolist():
         partition_id, first, unassigned, end = leaf_ids[leaf], int(starts[leaf]), int(free[leaf]), int(ends[leaf])
         running = len({job_ids[i] for i in positions[first + unassigned : end]})
-        spans = _strategy_spans(strategy, sizes[first : first + unassigned], running)
+        spans = strategy.spans(sizes[first : first + unassigned], running)
         planned.extend(PlannedFiles(partition_id, tuple(names[first + s.start : first + s.stop])) for s in spans)
         busy = bool(spans)
         if compact_all:
@@ -443,11 +406,9 @@ def plan_jobs_from_columns(
             unbusy.append((partition_id, first, unassigned))
     to_split: list[PlannedFiles] = []
     for partition_id, first, unassigned in unbusy:
-        leaf_sizes = sizes[first : first + unassigned]
-        known = sum(
-            size for size, is_exact in zip(leaf_sizes, exact[first : first + unassigned], strict=True) if is_exact
-        )
-        if sum(leaf_sizes) >= split_threshold > known:
+        if needs_compaction_to_split(
+            sizes[first : first + unassigned], exact[first : first + unassigned], split_threshold
+        ):
             to_split.append(PlannedFiles(partition_id, tuple(names[first : first + min(unassigned, batch_size)])))
     return planned + leftovers + to_split
 

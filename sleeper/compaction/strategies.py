@@ -218,31 +218,37 @@ class SizeRatioCompactionStrategy:
 
     def plan_partition(self, files: FilesInPartition) -> list[PlannedJob]:
         """The jobs for one leaf partition."""
-        allowed = self.max_concurrent_jobs_per_partition - len(files.running_job_ids)
+        refs = files.unassigned
+        spans = self.spans([r.number_of_rows for r in refs], len(files.running_job_ids))
+        return [PlannedJob(partition_id=files.partition_id, files=refs[s.start : s.stop]) for s in spans]
+
+    def spans(self, sizes_ascending: Sequence[int], running_jobs: int) -> list[range]:
+        """The jobs for one leaf partition as spans of its unassigned files' sizes (ascending), given how many
+        distinct jobs already hold files on it: what :meth:`plan_partition` plans, without a reference per file."""
+        allowed = self.max_concurrent_jobs_per_partition - running_jobs
         if allowed < 1:
             return []
-        refs = files.unassigned
-        sizes = [r.number_of_rows for r in refs]
+        sizes = sizes_ascending
         prefix = [0, *accumulate(sizes)]  # prefix[i] = sum of sizes[:i]
         # Step 2: the longest ascending prefix of the files that meets the criterion.
-        count = len(refs)
+        count = len(sizes)
         while count >= 2 and self.ratio * sizes[count - 1] > prefix[count - 1]:
             count -= 1
         if count < 2:
             return []
         if count <= self.files_batch_size:
-            return [PlannedJob(partition_id=files.partition_id, files=refs[:count])]
+            return [range(count)]
         # Step 3: slide a window over the files that meet the criterion.
-        jobs: list[PlannedJob] = []
+        spans: list[range] = []
         position = 0
-        while position < count and len(jobs) < allowed:
+        while position < count and len(spans) < allowed:
             end = min(position + self.files_batch_size, count)
             if end - position >= 2 and self.ratio * sizes[end - 1] <= prefix[end - 1] - prefix[position]:
-                jobs.append(PlannedJob(partition_id=files.partition_id, files=refs[position:end]))
+                spans.append(range(position, end))
                 position = end
             else:
                 position += 1
-        return jobs
+        return spans
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -274,11 +280,14 @@ class BasicCompactionStrategy:
     def plan_partition(self, files: FilesInPartition) -> list[PlannedJob]:
         """The jobs for one leaf partition."""
         refs = files.unassigned
+        spans = self.spans([r.number_of_rows for r in refs], len(files.running_job_ids))
+        return [PlannedJob(partition_id=files.partition_id, files=refs[s.start : s.stop]) for s in spans]
+
+    def spans(self, sizes_ascending: Sequence[int], running_jobs: int) -> list[range]:
+        """The jobs for one leaf partition as spans of its unassigned files (see ``SizeRatioCompactionStrategy``):
+        every full batch; running jobs do not limit this strategy."""
         size = self.files_batch_size
-        return [
-            PlannedJob(partition_id=files.partition_id, files=refs[start : start + size])
-            for start in range(0, len(refs) - size + 1, size)
-        ]
+        return [range(start, start + size) for start in range(0, len(sizes_ascending) - size + 1, size)]
 
 
 def leftover_jobs(
@@ -320,15 +329,18 @@ def compact_to_split_jobs(
     for files in partitions:
         if files.partition_id in busy or files.running_job_ids or not files.unassigned:
             continue
-        estimated = sum(r.number_of_rows for r in files.unassigned)
-        known = sum(
-            r.number_of_rows
-            for r in files.unassigned
-            if r.only_contains_data_for_this_partition and not r.count_approximate
-        )
-        if estimated >= split_threshold > known:
+        sizes = [r.number_of_rows for r in files.unassigned]
+        exact = [r.only_contains_data_for_this_partition and not r.count_approximate for r in files.unassigned]
+        if needs_compaction_to_split(sizes, exact, split_threshold):
             jobs.append(PlannedJob(partition_id=files.partition_id, files=files.unassigned[:files_batch_size]))
     return jobs
+
+
+def needs_compaction_to_split(sizes: Sequence[int], exact: Sequence[bool], split_threshold: int) -> bool:
+    """Whether a leaf's unassigned files (their rows, and whether each count is exact and wholly in the leaf) are
+    estimated to reach the split threshold while the rows known exactly do not (see :func:`compact_to_split_jobs`)."""
+    known = sum(size for size, is_exact in zip(sizes, exact, strict=True) if is_exact)
+    return sum(sizes) >= split_threshold > known
 
 
 def strategy_for_table(properties: TableProperties) -> SizeRatioCompactionStrategy | BasicCompactionStrategy:
