@@ -9,9 +9,10 @@ One run for a table:
    each leaf partition. In "compact all" mode (Sleeper's ``compactAllFiles``, the admin's "run compaction now") every
    unassigned leaf reference the strategy left out is also put in jobs of up to
    ``sleeper.table.compaction.files.batch.size`` files, even one file alone. The leaves' references are read from
-   the state as columns and planned by ``plan_jobs_from_columns``, which plans exactly what ``plan_jobs`` plans over
-   reference objects with the strategies of ``sleeper.compaction.strategies`` (a change to a strategy is a change to
-   both; tests/unit/compaction/test_creation_columns.py compares them over random states).
+   the state as columns and planned by ``plan_jobs_from_columns``, which plans what ``plan_jobs`` plans over
+   reference objects: both take each leaf's jobs from its strategy's ``spans`` over the files' sizes and the
+   compact-to-split rule from ``needs_compaction_to_split`` (``sleeper.compaction.strategies``);
+   tests/unit/compaction/test_creation_columns.py compares them over random states.
 3. **Limit**: at most ``sleeper.table.compaction.job.creation.limit`` minus the distinct jobs already holding
    references are created; beyond it the jobs kept are chosen at random, as in Sleeper.
 4. **Assign, then send**: per batch of ``sleeper.table.compaction.job.send.batch.size`` jobs, the input references
