@@ -1,0 +1,436 @@
+"""A3 mixed race (RELIABILITY.md 4(a)) on the emulated AWS instance: the local runtime's test
+(``tests/integration/runtime/test_mixed_race.py``) with the table's logs, data, queues and trackers on moto, and the
+work done by the emulator's pump as AWS would do it.
+
+A table of 4 leaves splits at 60 rows and compacts pairs of files. Two ingesters ingest small batches (each row's key
+unique, so a row's presence is exact) by ``Table.ingest``, alternately the two ways a client of an AWS instance has:
+an ingest job (the rows uploaded under ``for_ingest/``, the job sent to the ingest queue, run by an ingest task whose
+commit goes through the state store committer, and the client waiting for the ingest job tracker to record it
+finished), and ``direct=True`` (written and committed to the log in the client's process, racing the committer).
+Meanwhile two pumps work: one fires the scheduled rules (ingest and compaction task creation, compaction job creation,
+partition splitting, GC, snapshot creation and deletion, transaction deletion; every 1-3 s, :data:`PERIODS`), delivers
+every queue to its function, follows the files log's stream and runs the ECS tasks started (ingest and compaction) as
+local processes; the other delivers every queue too, as concurrent invocations of the functions would. A reader
+queries the whole table at 20 checkpoints: a query must return every row acknowledged before it started, and may only
+return rows whose ingest was sent by the time it finished (a job's rows are committed before its client sees the
+tracker say so, so rows seen before they were acknowledged are counted, not refused). Then the first pump fires every
+rule and runs until idle, again until a cycle commits nothing, and the table must hold exactly the acknowledged rows,
+with no message dead-lettered and I1-I7 holding.
+
+The emulator runs one function body at a time in its process (``sleeper.emulator.functions``: the process has one
+environment); the task processes, the direct ingests and the reader run alongside. moto is made atomic where
+DynamoDB and SQS are (``moto_atomic.py``, ``atomic_moto_queues``), so the race tests Sleeper, not moto. CI makes
+2 x 8 ingests (about 50 transactions); the nightly profile (``SLEEPER_NIGHTLY=1``) 2 x 40.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import threading
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from sleeper.core import operations
+from sleeper.core.operations import TriggerKind
+from sleeper.core.statestore.transactions.log import LogType
+from sleeper.core.trackers.compaction import CompactionJobStatusType
+from sleeper.emulator.instance import EmulatedAwsInstance
+from sleeper.emulator.pump import Pump
+from sleeper.emulator.rounds import PumpRound
+from sleeper.gc.orphans import DEFAULT_ORPHAN_MIN_AGE, sweep_orphans
+from sleeper.io.filesystem import exists, list_files
+from sleeper.runtime.aws.admin import AwsAdmin
+from sleeper.runtime.aws.containers import IDLE_WAIT_ENV
+from sleeper.runtime.aws.instance import AwsInstance
+from sleeper.statestore.snapshots import filesystem_path
+from tests.integration.aws.moto_atomic import atomic_moto_transactions  # noqa: F401 - a fixture
+from tests.integration.aws_local.test_committer_ordering_emulated import atomic_moto_queues  # noqa: F401 - a fixture
+from tests.integration.runtime.crash_harness import SCHEMA
+from tests.integration.runtime.test_mixed_race import CHECKPOINTS, ROWS_PER_INGEST, _batch
+from tests.model.invariants import Row, check_log_numbers, check_replay_from_snapshots, check_tree, checksum, rows_of
+from tests.reliability_report import NIGHTLY, Reliability
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.aws,
+    pytest.mark.slow,
+    pytest.mark.usefixtures("atomic_moto_transactions", "atomic_moto_queues"),
+]
+
+INGESTS_PER_WRITER = 40 if NIGHTLY else 8
+CHECKPOINT_SECONDS = 1.0
+DRAIN_CYCLES = 30
+IDLE_SECONDS = 0.5
+"""The wait of a pump after a round with nothing to do (``Pump.run_forever`` waits its interval likewise)."""
+HANDLERS = tuple(
+    operations.handler(name)
+    for name in (
+        operations.STATESTORE_COMMITTER,
+        operations.INGEST_TASK_CREATION,
+        operations.COMPACTION_JOB_CREATION_TRIGGER,
+        operations.COMPACTION_JOB_CREATION,
+        operations.COMPACTION_JOB_DISPATCHER,
+        operations.COMPACTION_TASK_CREATION,
+        operations.COMPACTION_COMMIT_BATCHER,
+        operations.PARTITION_SPLITTING_TRIGGER,
+        operations.FIND_PARTITIONS_TO_SPLIT,
+        operations.SPLIT_PARTITION,
+        operations.GARBAGE_COLLECTOR_TRIGGER,
+        operations.GARBAGE_COLLECTOR,
+        operations.SNAPSHOT_CREATION_TRIGGER,
+        operations.SNAPSHOT_CREATION,
+        operations.SNAPSHOT_DELETION_TRIGGER,
+        operations.SNAPSHOT_DELETION,
+        operations.TRANSACTION_DELETION_TRIGGER,
+        operations.TRANSACTION_DELETION,
+        operations.TRANSACTION_FOLLOWER,
+    )
+)
+"""The functions that act on a table's data and logs (queries, metrics, Iceberg publishing, the ingest batcher and
+bulk import and export are left out: nothing in this test uses them, and each would cost moto calls every round)."""
+SQS_HANDLERS = tuple(h for h in HANDLERS if h.trigger.kind is TriggerKind.SQS)
+QUEUES = (*(q for h in SQS_HANDLERS for q in h.trigger.queues), operations.INGEST_JOB_Q, operations.COMPACTION_JOB_Q)
+"""Every queue a handler or a task of the pumps consumes."""
+PERIODS = {
+    "sleeper.ingest.task.creation.period.minutes": "1",
+    "sleeper.compaction.task.creation.period.minutes": "1",
+    "sleeper.compaction.job.creation.period.minutes": "1",
+    "sleeper.statestore.snapshot.creation.lambda.period.seconds": "120",
+    "sleeper.partition.splitting.period.minutes": "2",
+    "sleeper.gc.period.minutes": "2",
+    "sleeper.statestore.snapshot.deletion.lambda.period.minutes": "3",
+    "sleeper.statestore.transaction.deletion.lambda.period.minutes": "3",
+}
+"""The rules' periods in the race, in minutes of the pump's clock (:class:`_Clock`), which are seconds of the test."""
+
+
+@dataclass(frozen=True, slots=True)
+class Converged:
+    """What :func:`_check_converged` measured."""
+
+    rows: int
+    rows_lost: int
+    rows_duplicated: int
+    orphans: int
+    orphans_swept_early: int
+    orphans_swept: int
+    snapshots_replayed: int
+    snapshot_files_unrecorded: int
+    transactions: dict[str, int]
+
+    def figures(self) -> dict[str, object]:
+        """The figures as the local test's report names them."""
+        return {
+            "rows": self.rows,
+            "rows_lost": self.rows_lost,
+            "rows_duplicated": self.rows_duplicated,
+            "referenced_files_deleted": 0,
+            "orphans_left_by_crash": self.orphans,
+            "orphans_swept_before_min_age": self.orphans_swept_early,
+            "orphans_swept_after_min_age": self.orphans_swept,
+            "snapshots_replayed": self.snapshots_replayed,
+            "snapshot_files_unrecorded": self.snapshot_files_unrecorded,
+        }
+
+
+def _untracked(instance: AwsInstance, table_id: str, tracked: set[str]) -> dict[str, datetime]:
+    """Data files and sidecars under the table's ``data/`` whose data file is not tracked, with their times."""
+    found = {}
+    for info in list_files(instance.filesystem, f"{instance.data_bucket}/{table_id}/data"):
+        stem, suffix = posixpath.splitext(info.path)
+        if suffix in (".parquet", ".sketches") and f"{stem}.parquet" not in tracked:
+            assert info.mtime is not None
+            found[info.path] = info.mtime if info.mtime.tzinfo else info.mtime.replace(tzinfo=UTC)
+    return found
+
+
+def _check_converged(instance: AwsInstance, table_name: str, expected: Counter[Row]) -> Converged:
+    """Checks I1-I7 of RELIABILITY.md section 3 on the table as a new process reads it (as ``check_converged`` of
+    ``crash_harness`` does on a local instance), with ``expected`` the rows acknowledged to it; sweeps its orphans.
+
+    I1 a full query holds exactly the expected rows (count and checksum); I2 each log is numbered contiguously from
+    its first retained entry; I3 every referenced file exists in S3 under the table's prefix, once per partition; I4
+    the leaves cover the key space; I5 no reference is left assigned to a job, each compaction job whose output is
+    tracked is FINISHED and every failed run has a reason; I6 every retained snapshot plus the log tail equals the
+    full state; I7 untracked data files survive a sweep a second before their minimum age and are all gone after one
+    a second past it, with the rows unchanged.
+    """
+    table = instance.table(table_name)
+    actual = rows_of(table.query())
+    lost = sum((expected - actual).values())
+    duplicated = sum((actual - expected).values())
+    assert checksum(actual) == checksum(expected), f"I1 {lost} rows lost, {duplicated} rows duplicated"
+    backend = instance.state_store_backend
+    store = table.state_store
+    store.refresh()
+    files, partitions = store.files_state(), store.partitions_state()
+    deleted_up_to = {}
+    for log_type in LogType:
+        first = next(iter(backend.transaction_log(table.table_id, log_type).read_transactions_after(0)), None)
+        deleted_up_to[log_type] = 0 if first is None else first.transaction_number - 1
+    last = check_log_numbers(backend, table.table_id, deleted_up_to)
+    seen: set[tuple[str, str]] = set()
+    for entry in files.files():
+        assert entry.reference_count == len(entry.references), f"I3 {entry.filename}: reference count is wrong"
+        for partition_id in entry.references:
+            assert (entry.filename, partition_id) not in seen, f"I3 {entry.filename} referenced twice"
+            seen.add((entry.filename, partition_id))
+            assert partition_id in partitions, f"I3 {entry.filename} is referenced on an unknown partition"
+        if entry.references:
+            assert entry.filename.startswith(table.data_prefix + "/data/"), f"I3 {entry.filename} is outside the table"
+            assert exists(instance.filesystem, entry.filename.removeprefix("s3a://")), f"I3 {entry.filename} is gone"
+    check_tree(SCHEMA, partitions.partitions())
+    assigned = [r.filename for r in files.references() if r.job_id is not None]
+    assert assigned == [], f"I5 references still assigned to jobs after running until idle: {assigned}"
+    tracked_stems = {posixpath.splitext(posixpath.basename(f.filename))[0] for f in files.files()}
+    for status in instance.compaction_job_tracker.jobs(table.table_id):
+        for run in status.runs:
+            if run.status is CompactionJobStatusType.FAILED:
+                assert run.failure_reasons, f"I5 a run of compaction job {status.job_id} failed with no reason"
+        if status.job_id in tracked_stems:
+            assert status.status is CompactionJobStatusType.FINISHED, f"I5 job {status.job_id} landed unfinished"
+    snapshots = store.snapshot_store
+    assert snapshots is not None
+    replayed = check_replay_from_snapshots(
+        backend=backend,
+        snapshots=snapshots,
+        schema=SCHEMA,
+        table_id=table.table_id,
+        expected_files=files,
+        expected_partitions=partitions,
+        deleted_up_to=deleted_up_to,
+        clock=lambda: datetime.now(tz=UTC),
+    )
+    for log_type in LogType:
+        latest = snapshots.latest(log_type)
+        if latest is not None:
+            assert exists(instance.filesystem, filesystem_path(latest.path)), f"I6 the latest {log_type.value} is gone"
+    recorded = {filesystem_path(m.path) for log_type in LogType for m in snapshots.snapshots(log_type)}
+    unrecorded = [i.path for i in list_files(instance.filesystem, snapshots.directory) if i.path not in recorded]
+    tracked = {f.filename.removeprefix("s3a://") for f in files.files()}
+    orphans = _untracked(instance, table.table_id, tracked)
+    early = swept = 0
+    if orphans:
+        youngest = max(orphans.values())
+        options = instance.filesystem_options
+        early = len(
+            sweep_orphans(table, now=youngest + DEFAULT_ORPHAN_MIN_AGE - timedelta(seconds=1), options=options).deleted
+        )
+        assert early == 0, "I7 orphans were swept before their minimum age"
+        late = sweep_orphans(table, now=youngest + DEFAULT_ORPHAN_MIN_AGE + timedelta(seconds=1), options=options)
+        swept = len(late.deleted)
+        assert _untracked(instance, table.table_id, tracked) == {}, "I7 orphans left after the sweep"
+        assert rows_of(AwsInstance(instance.config).table(table_name).query()) == expected, "I7 the sweep changed rows"
+    return Converged(
+        rows=sum(actual.values()),
+        rows_lost=lost,
+        rows_duplicated=duplicated,
+        orphans=len(orphans),
+        orphans_swept_early=early,
+        orphans_swept=swept,
+        snapshots_replayed=replayed,
+        snapshot_files_unrecorded=len(unrecorded),
+        transactions={log.value: number for log, number in last.items()},
+    )
+
+
+class _Clock:
+    """The clock of the pump that fires the rules: a minute passes every second of the race, so each rule (its period
+    set to 1-3 minutes, :data:`PERIODS`) fires every 1-3 s; once frozen, time moves only when every rule is made due
+    at once."""
+
+    def __init__(self) -> None:
+        self._start = time.time()
+        self._began = time.monotonic()
+        self._frozen: float | None = None
+
+    def __call__(self) -> float:
+        if self._frozen is not None:
+            return self._frozen
+        return self._start + (time.monotonic() - self._began) * 60
+
+    def freeze(self) -> None:
+        """Stops the clock: no rule fires by itself any more."""
+        self._frozen = self()
+
+    def every_rule_due(self) -> float:
+        """An hour later: every rule is due (as the local runner's ``force`` makes every operation due)."""
+        self._frozen = self() + 3600
+        return self._frozen
+
+
+def _dead_letters(instance: AwsInstance) -> dict[str, int]:
+    counts = {name: instance.dead_letter_queue(name).approximate_counts().visible for name in QUEUES}
+    return {name: n for name, n in counts.items() if n}
+
+
+def _last_transactions(instance: AwsInstance, table_name: str) -> dict[LogType, int]:
+    store = instance.table(table_name).state_store
+    store.refresh()
+    return store.last_transaction_numbers()
+
+
+def _drain(pump: Pump, clock: _Clock, instance: AwsInstance, table_name: str) -> tuple[PumpRound, int]:
+    """Fires every rule and runs the pump until idle, again and again until a cycle adds no transaction (the
+    emulator's ``run_until_idle`` with the rules fired in between, as the local runner's ``run_until_idle`` forces
+    them). Returns the totals and the cycles run."""
+    total = PumpRound()
+    for cycle in range(1, DRAIN_CYCLES + 1):
+        before = _last_transactions(instance, table_name)
+        total.add(pump.run_once(now=clock.every_rule_due()))
+        total.add(pump.run_until_idle(timeout_seconds=180))
+        if _last_transactions(instance, table_name) == before:
+            return total, cycle
+    return total, DRAIN_CYCLES
+
+
+def should_keep_every_acknowledged_row_when_every_operation_races_on_the_emulated_instance(
+    emulated: EmulatedAwsInstance, tmp_path: Path, reliability: Reliability
+) -> None:
+    # Given a table of 4 leaves that splits at 60 rows and compacts pairs of files
+    name = f"a3-{uuid.uuid4().hex[:8]}"
+    emulated.instance().create_table(
+        name,
+        SCHEMA,
+        split_points=[500_000 * n for n in range(1, 4)],
+        properties={
+            "sleeper.table.partition.splitting.threshold": "60",
+            "sleeper.table.compaction.strategy.class": "BasicCompactionStrategy",
+            "sleeper.table.compaction.files.batch.size": "2",
+        },
+    )
+    # And a pump firing the rules every 1-3 s and running the tasks, and a second one delivering every queue
+    AwsAdmin.for_instance_id(emulated.instance_id).update_instance_properties(PERIODS)
+    clock = _Clock()
+    pump = emulated.pump(
+        handlers=HANDLERS,
+        clock=clock,
+        task_log_dir=str(tmp_path / "tasks"),
+        environment_extra={IDLE_WAIT_ENV: "1"},
+        max_running_tasks=3,
+        retry_failed_after_seconds=0,
+    )
+    second = emulated.pump(handlers=SQS_HANDLERS, containers=(), retry_failed_after_seconds=0)
+    acknowledged: Counter[Row] = Counter()
+    sent: Counter[Row] = Counter()
+    early_rows: list[int] = []
+    lock = threading.Lock()
+    done = threading.Event()
+    errors: list[str] = []
+    anomalies: list[str] = []
+    rounds = [PumpRound(), PumpRound()]
+
+    def ingester(writer: int) -> None:
+        table = emulated.instance().table(name)
+        for index in range(INGESTS_PER_WRITER):
+            batch = _batch(writer, index)
+            with lock:
+                sent.update(rows_of(batch))
+            try:
+                table.ingest(batch, job_id=f"w{writer}-{index}", direct=index % 2 == 1, timeout_seconds=300)
+            except Exception as e:  # noqa: BLE001 - reported: an ingest must not fail in this race
+                errors.append(f"ingest w{writer}-{index}: {type(e).__name__}: {e}")
+                continue
+            with lock:
+                acknowledged.update(rows_of(batch))
+
+    def scheduling_worker() -> None:
+        while not done.is_set():
+            result = pump.run_once()
+            rounds[0].add(result)
+            if not result.active:
+                done.wait(IDLE_SECONDS)
+
+    def delivering_worker() -> None:
+        while not done.is_set():
+            delivered = PumpRound()
+            for spec in SQS_HANDLERS:
+                delivered.add(second.deliver(spec.name))
+            rounds[1].add(delivered)
+            if not delivered.active:
+                done.wait(IDLE_SECONDS)
+
+    def reader() -> None:
+        for _ in range(CHECKPOINTS):
+            time.sleep(CHECKPOINT_SECONDS)
+            with lock:
+                before = Counter(acknowledged)
+            try:
+                seen = rows_of(emulated.instance().table(name).query())
+            except Exception as e:  # noqa: BLE001 - a query failing in the race is reported
+                anomalies.append(f"query failed: {type(e).__name__}: {e}")
+                continue
+            with lock:
+                after, sent_after = Counter(acknowledged), Counter(sent)
+            if before - seen:
+                anomalies.append(f"{sum((before - seen).values())} acknowledged rows missing from a query")
+            if seen - sent_after:
+                anomalies.append(f"{sum((seen - sent_after).values())} rows returned that were never sent")
+            early_rows.append(sum((seen - after).values()))
+
+    threads = [threading.Thread(target=ingester, args=(w,)) for w in range(2)]
+    workers = [threading.Thread(target=scheduling_worker), threading.Thread(target=delivering_worker)]
+    checkpoints = threading.Thread(target=reader)
+    began = time.perf_counter()
+    # When they all run at once
+    for t in [*threads, *workers, checkpoints]:
+        t.start()
+    for t in threads:
+        t.join()
+    done.set()
+    for t in workers:
+        t.join()
+    racing = time.perf_counter() - began
+    # And the first pump runs until the instance is idle (the reader's checkpoints go on meanwhile)
+    instance = emulated.instance()
+    table_id = instance.table(name).table_id
+    clock.freeze()
+    try:
+        drained, cycles = _drain(pump, clock, instance, name)
+    finally:
+        pump.close()
+    draining = time.perf_counter() - began - racing
+    checkpoints.join()
+    # Then no ingest failed, every query saw a consistent table, and the table holds exactly the acknowledged rows
+    restarted = AwsInstance(instance.config)
+    converged = _check_converged(restarted, name, acknowledged)
+    logs = restarted.state_store_backend
+    transactions = {
+        log.value: len(list(logs.transaction_log(table_id, log).read_transactions_after(0))) for log in LogType
+    }
+    failed: Counter[str] = Counter()
+    for summary in (*rounds, drained):
+        failed.update(summary.failed)
+    dead = _dead_letters(restarted)
+    reliability.record(
+        "A3",
+        backend="emulated",
+        writers=2,
+        workers=2,
+        ingests=2 * INGESTS_PER_WRITER,
+        transactions=converged.transactions,
+        transactions_retained=transactions,
+        leaves=len(restarted.table(name).leaf_partitions()),
+        seconds_racing=round(racing, 1),
+        seconds_draining=round(draining, 1),
+        drain_cycles=cycles,
+        rejected_by_queue=dict(failed),
+        task_processes=len(rounds[0].tasks_started) + len(drained.tasks_started),
+        ingest_failures=len(errors),
+        query_checkpoints=CHECKPOINTS,
+        query_anomalies=len(anomalies),
+        query_rows_seen_before_acknowledged=sum(early_rows),
+        dead_lettered=sum(dead.values()),
+        unhandled_exceptions=len(errors),
+        **converged.figures(),
+    )
+    assert errors == [] and anomalies == [], (errors[:3], anomalies[:3])
+    assert cycles < DRAIN_CYCLES, "the instance was still committing after every drain cycle"
+    assert dead == {}
+    assert converged.rows == sum(acknowledged.values()) == 2 * INGESTS_PER_WRITER * ROWS_PER_INGEST
