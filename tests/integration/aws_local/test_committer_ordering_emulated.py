@@ -12,9 +12,9 @@ two consumers interleave their receives, handler runs and deletes but not two ha
 100 requests (moto applied 6-11 commits/s on a busy 2-core machine); the nightly profile (``SLEEPER_NIGHTLY=1``) the
 local test's 1,000.
 
-moto's SQS is not atomic where SQS is (see :func:`atomic_moto_queues`): run as is, two consumers took messages of one
-group at once and 2 of 3 tables' requests were applied out of order, so the test serialises each queue's receives and
-deletes as SQS's own FIFO rule does.
+moto's SQS is not atomic where SQS is (see ``atomic_moto_queues`` in ``tests/integration/aws/moto_atomic.py``): run
+as is, two consumers took messages of one group at once and 2 of 3 tables' requests were applied out of order, so the
+test serialises each queue's receives and deletes as SQS's own FIFO rule does.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from typing import Any
 
 import pytest
 
@@ -37,6 +35,7 @@ from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
 from sleeper.emulator.rounds import PumpRound
 from sleeper.statestore.committer import send_transaction
+from tests.integration.aws.moto_atomic import atomic_moto_queues  # noqa: F401 - a fixture
 from tests.integration.runtime.crash_harness import SCHEMA
 from tests.integration.runtime.test_committer_ordering import LARGE_EVERY, LARGE_REFERENCES
 from tests.reliability_report import NIGHTLY, Reliability
@@ -45,40 +44,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.aws, pytest.mark.slow, pytest
 
 REQUESTS = 1000 if NIGHTLY else 100
 CONSUMERS = 2
-
-
-@pytest.fixture
-def atomic_moto_queues() -> Iterator[None]:
-    """Makes the in-process moto server's receives and deletes atomic per queue, as SQS's are.
-
-    moto's ReceiveMessage reads which FIFO message groups are in flight, then walks the queue marking messages
-    received, with no lock: two concurrent receives can both pass a group's check and take its messages, so two
-    consumers run one group's messages at once (seen with plain boto3: 1-3 of 3 groups of 300 messages received out of
-    order by two consumers, none with this fixture). Its DeleteMessage rebuilds the message list without the lock a
-    send appends under, so a message sent meanwhile could be dropped (read in moto 5.2's code, not seen). Both are
-    done here under the queue's own lock (a condition variable, which a long poll releases while it waits).
-    """
-    from moto.sqs.models import Queue, SQSBackend
-
-    def receive_atomically(original: Callable[..., Any]) -> Callable[..., Any]:
-        def atomic(backend: SQSBackend, queue_name: str, *args: Any, **kwargs: Any) -> Any:
-            with backend.get_queue(queue_name)._messages_lock:
-                return original(backend, queue_name, *args, **kwargs)
-
-        return atomic
-
-    def delete_atomically(original: Callable[..., Any]) -> Callable[..., Any]:
-        def atomic(queue: Queue, *args: Any, **kwargs: Any) -> Any:
-            with queue._messages_lock:
-                return original(queue, *args, **kwargs)
-
-        return atomic
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(SQSBackend, "receive_message", receive_atomically(SQSBackend.receive_message))
-        patch.setattr(SQSBackend, "change_message_visibility", receive_atomically(SQSBackend.change_message_visibility))
-        patch.setattr(Queue, "delete_message", delete_atomically(Queue.delete_message))
-        yield
 
 
 def _consume(pump: Pump, emulated: EmulatedAwsInstance, start: threading.Barrier, total: PumpRound) -> None:

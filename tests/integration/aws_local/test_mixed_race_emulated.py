@@ -25,13 +25,10 @@ DynamoDB and SQS are (``moto_atomic.py``, ``atomic_moto_queues``), so the race t
 
 from __future__ import annotations
 
-import posixpath
 import threading
 import time
 import uuid
 from collections import Counter
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -39,21 +36,17 @@ import pytest
 from sleeper.core import operations
 from sleeper.core.operations import TriggerKind
 from sleeper.core.statestore.transactions.log import LogType
-from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
 from sleeper.emulator.rounds import PumpRound
-from sleeper.gc.orphans import DEFAULT_ORPHAN_MIN_AGE, sweep_orphans
-from sleeper.io.filesystem import exists, list_files
 from sleeper.runtime.aws.admin import AwsAdmin
 from sleeper.runtime.aws.containers import IDLE_WAIT_ENV
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.statestore.snapshots import filesystem_path
-from tests.integration.aws.moto_atomic import atomic_moto_transactions  # noqa: F401 - a fixture
-from tests.integration.aws_local.test_committer_ordering_emulated import atomic_moto_queues  # noqa: F401 - a fixture
+from tests.integration.aws.moto_atomic import atomic_moto_queues, atomic_moto_transactions  # noqa: F401 - fixtures
+from tests.integration.aws_runtime.converged import check_converged_on_aws
 from tests.integration.runtime.crash_harness import SCHEMA
 from tests.integration.runtime.test_mixed_race import CHECKPOINTS, ROWS_PER_INGEST, _batch
-from tests.model.invariants import Row, check_log_numbers, check_replay_from_snapshots, check_tree, checksum, rows_of
+from tests.model.invariants import Row, rows_of
 from tests.reliability_report import NIGHTLY, Reliability
 
 pytestmark = [
@@ -108,136 +101,6 @@ PERIODS = {
     "sleeper.statestore.transaction.deletion.lambda.period.minutes": "3",
 }
 """The rules' periods in the race, in minutes of the pump's clock (:class:`_Clock`), which are seconds of the test."""
-
-
-@dataclass(frozen=True, slots=True)
-class Converged:
-    """What :func:`_check_converged` measured."""
-
-    rows: int
-    rows_lost: int
-    rows_duplicated: int
-    orphans: int
-    orphans_swept_early: int
-    orphans_swept: int
-    snapshots_replayed: int
-    snapshot_files_unrecorded: int
-    transactions: dict[str, int]
-
-    def figures(self) -> dict[str, object]:
-        """The figures as the local test's report names them."""
-        return {
-            "rows": self.rows,
-            "rows_lost": self.rows_lost,
-            "rows_duplicated": self.rows_duplicated,
-            "referenced_files_deleted": 0,
-            "orphans_left_by_crash": self.orphans,
-            "orphans_swept_before_min_age": self.orphans_swept_early,
-            "orphans_swept_after_min_age": self.orphans_swept,
-            "snapshots_replayed": self.snapshots_replayed,
-            "snapshot_files_unrecorded": self.snapshot_files_unrecorded,
-        }
-
-
-def _untracked(instance: AwsInstance, table_id: str, tracked: set[str]) -> dict[str, datetime]:
-    """Data files and sidecars under the table's ``data/`` whose data file is not tracked, with their times."""
-    found = {}
-    for info in list_files(instance.filesystem, f"{instance.data_bucket}/{table_id}/data"):
-        stem, suffix = posixpath.splitext(info.path)
-        if suffix in (".parquet", ".sketches") and f"{stem}.parquet" not in tracked:
-            assert info.mtime is not None
-            found[info.path] = info.mtime if info.mtime.tzinfo else info.mtime.replace(tzinfo=UTC)
-    return found
-
-
-def _check_converged(instance: AwsInstance, table_name: str, expected: Counter[Row]) -> Converged:
-    """Checks I1-I7 of RELIABILITY.md section 3 on the table as a new process reads it (as ``check_converged`` of
-    ``crash_harness`` does on a local instance), with ``expected`` the rows acknowledged to it; sweeps its orphans.
-
-    I1 a full query holds exactly the expected rows (count and checksum); I2 each log is numbered contiguously from
-    its first retained entry; I3 every referenced file exists in S3 under the table's prefix, once per partition; I4
-    the leaves cover the key space; I5 no reference is left assigned to a job, each compaction job whose output is
-    tracked is FINISHED and every failed run has a reason; I6 every retained snapshot plus the log tail equals the
-    full state; I7 untracked data files survive a sweep a second before their minimum age and are all gone after one
-    a second past it, with the rows unchanged.
-    """
-    table = instance.table(table_name)
-    actual = rows_of(table.query())
-    lost = sum((expected - actual).values())
-    duplicated = sum((actual - expected).values())
-    assert checksum(actual) == checksum(expected), f"I1 {lost} rows lost, {duplicated} rows duplicated"
-    backend = instance.state_store_backend
-    store = table.state_store
-    store.refresh()
-    files, partitions = store.files_state(), store.partitions_state()
-    deleted_up_to = {}
-    for log_type in LogType:
-        first = next(iter(backend.transaction_log(table.table_id, log_type).read_transactions_after(0)), None)
-        deleted_up_to[log_type] = 0 if first is None else first.transaction_number - 1
-    last = check_log_numbers(backend, table.table_id, deleted_up_to)
-    seen: set[tuple[str, str]] = set()
-    for entry in files.files():
-        assert entry.reference_count == len(entry.references), f"I3 {entry.filename}: reference count is wrong"
-        for partition_id in entry.references:
-            assert (entry.filename, partition_id) not in seen, f"I3 {entry.filename} referenced twice"
-            seen.add((entry.filename, partition_id))
-            assert partition_id in partitions, f"I3 {entry.filename} is referenced on an unknown partition"
-        if entry.references:
-            assert entry.filename.startswith(table.data_prefix + "/data/"), f"I3 {entry.filename} is outside the table"
-            assert exists(instance.filesystem, entry.filename.removeprefix("s3a://")), f"I3 {entry.filename} is gone"
-    check_tree(SCHEMA, partitions.partitions())
-    assigned = [r.filename for r in files.references() if r.job_id is not None]
-    assert assigned == [], f"I5 references still assigned to jobs after running until idle: {assigned}"
-    tracked_stems = {posixpath.splitext(posixpath.basename(f.filename))[0] for f in files.files()}
-    for status in instance.compaction_job_tracker.jobs(table.table_id):
-        for run in status.runs:
-            if run.status is CompactionJobStatusType.FAILED:
-                assert run.failure_reasons, f"I5 a run of compaction job {status.job_id} failed with no reason"
-        if status.job_id in tracked_stems:
-            assert status.status is CompactionJobStatusType.FINISHED, f"I5 job {status.job_id} landed unfinished"
-    snapshots = store.snapshot_store
-    assert snapshots is not None
-    replayed = check_replay_from_snapshots(
-        backend=backend,
-        snapshots=snapshots,
-        schema=SCHEMA,
-        table_id=table.table_id,
-        expected_files=files,
-        expected_partitions=partitions,
-        deleted_up_to=deleted_up_to,
-        clock=lambda: datetime.now(tz=UTC),
-    )
-    for log_type in LogType:
-        latest = snapshots.latest(log_type)
-        if latest is not None:
-            assert exists(instance.filesystem, filesystem_path(latest.path)), f"I6 the latest {log_type.value} is gone"
-    recorded = {filesystem_path(m.path) for log_type in LogType for m in snapshots.snapshots(log_type)}
-    unrecorded = [i.path for i in list_files(instance.filesystem, snapshots.directory) if i.path not in recorded]
-    tracked = {f.filename.removeprefix("s3a://") for f in files.files()}
-    orphans = _untracked(instance, table.table_id, tracked)
-    early = swept = 0
-    if orphans:
-        youngest = max(orphans.values())
-        options = instance.filesystem_options
-        early = len(
-            sweep_orphans(table, now=youngest + DEFAULT_ORPHAN_MIN_AGE - timedelta(seconds=1), options=options).deleted
-        )
-        assert early == 0, "I7 orphans were swept before their minimum age"
-        late = sweep_orphans(table, now=youngest + DEFAULT_ORPHAN_MIN_AGE + timedelta(seconds=1), options=options)
-        swept = len(late.deleted)
-        assert _untracked(instance, table.table_id, tracked) == {}, "I7 orphans left after the sweep"
-        assert rows_of(AwsInstance(instance.config).table(table_name).query()) == expected, "I7 the sweep changed rows"
-    return Converged(
-        rows=sum(actual.values()),
-        rows_lost=lost,
-        rows_duplicated=duplicated,
-        orphans=len(orphans),
-        orphans_swept_early=early,
-        orphans_swept=swept,
-        snapshots_replayed=replayed,
-        snapshot_files_unrecorded=len(unrecorded),
-        transactions={log.value: number for log, number in last.items()},
-    )
 
 
 class _Clock:
@@ -399,7 +262,7 @@ def should_keep_every_acknowledged_row_when_every_operation_races_on_the_emulate
     checkpoints.join()
     # Then no ingest failed, every query saw a consistent table, and the table holds exactly the acknowledged rows
     restarted = AwsInstance(instance.config)
-    converged = _check_converged(restarted, name, acknowledged)
+    converged = check_converged_on_aws(restarted, name, acknowledged, schema=SCHEMA)
     logs = restarted.state_store_backend
     transactions = {
         log.value: len(list(logs.transaction_log(table_id, log).read_transactions_after(0))) for log in LogType
@@ -414,7 +277,6 @@ def should_keep_every_acknowledged_row_when_every_operation_races_on_the_emulate
         writers=2,
         workers=2,
         ingests=2 * INGESTS_PER_WRITER,
-        transactions=converged.transactions,
         transactions_retained=transactions,
         leaves=len(restarted.table(name).leaf_partitions()),
         seconds_racing=round(racing, 1),

@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lambdas import compaction_job_creation, gc, statestore_committer
+from lambdas import compaction_job_creation, statestore_committer
 from lambdas._common import use_instance
 from sleeper.compaction.task import TaskSettings
 from sleeper.core import faults
@@ -50,7 +50,6 @@ from sleeper.core.faults import CrashPointReached
 from sleeper.core.operations import COMPACTION_JOB_Q, INGEST_JOB_Q
 from sleeper.core.operations import STATE_STORE_COMMITTER_Q as COMMITTER_Q
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.statestore.state import FilesState
 from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobStatusType
 from sleeper.core.trackers.ingest import IngestJobStatusType
@@ -69,15 +68,14 @@ from sleeper.statestore.snapshots import filesystem_path
 from sleeper.statestore.upkeep import create_snapshot, delete_old_transactions
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 from tests.integration.aws_runtime.conftest import QUEUES, drain_event, sqs_event
-from tests.integration.aws_runtime.direct_commits import compact_one_file_long_ago
-from tests.model.invariants import (
-    Row,
-    check_log_numbers,
-    check_replay_from_snapshots,
-    check_tree,
-    checksum,
-    rows_of,
+from tests.integration.aws_runtime.converged import (
+    check_converged_on_aws,
+    gc_lambda,
+    restarted_instance,
+    untracked_files,
 )
+from tests.integration.aws_runtime.direct_commits import compact_one_file_long_ago
+from tests.model.invariants import Row, check_replay_from_snapshots, rows_of
 from tests.reliability_report import Reliability
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
@@ -282,11 +280,6 @@ def should_keep_the_latest_snapshot_live_and_moving_forward_when_a_creator_crash
 
 
 # --- the workers, as a restart runs them --------------------------------------------------------------------------
-def _restarted(instance: AwsInstance) -> AwsInstance:
-    """The instance as a new container builds it: no table, state or client of the dead worker is reused."""
-    return AwsInstance(instance.config)
-
-
 def _ingest_job(instance: AwsInstance, table: Table[AwsInstance], data: pa.Table) -> tuple[str, str]:
     """An ingest job of the rows, its file uploaded beside the table: (job id, message body)."""
     source = f"{instance.data_bucket}/ingest-source/{uuid.uuid4()}.parquet"
@@ -327,118 +320,10 @@ def _two_files_to_compact(instance: AwsInstance) -> tuple[Table[AwsInstance], Co
     return table, rows_of(_rows(0, 20)) + rows_of(_rows(10, 20))
 
 
-def _gc_lambda(table: Table[AwsInstance]) -> dict[str, list[dict[str, str]]]:
-    """The garbage collector's Lambda given the table's message: collects unreferenced files, sweeps orphans now."""
-    return gc.handler(sqs_event([(str(uuid.uuid4()), table.table_id, table.table_id)]))
-
-
 def _left_on(instance: AwsInstance, logical_name: str) -> int:
     """Messages of a queue not deleted: visible or in flight."""
     counts = instance.queue(logical_name).approximate_counts()
     return counts.visible + counts.in_flight
-
-
-# --- the invariants after a restart --------------------------------------------------------------------------------
-def _untracked(instance: AwsInstance, table: Table[AwsInstance], files: FilesState) -> dict[str, datetime]:
-    """Data files and sidecars under the table's ``data/`` whose data file the state store does not track, with
-    their modification times."""
-    tracked = {f.filename.removeprefix("s3a://") for f in files.files()}
-    found = {}
-    for info in list_files(instance.filesystem, f"{instance.data_bucket}/{table.table_id}/data"):
-        stem, suffix = posixpath.splitext(info.path)
-        if suffix in (".parquet", ".sketches") and f"{stem}.parquet" not in tracked:
-            assert info.mtime is not None
-            found[info.path] = info.mtime if info.mtime.tzinfo else info.mtime.replace(tzinfo=UTC)
-    return found
-
-
-def _check_converged(instance: AwsInstance, table_name: str, expected: Counter[Row]) -> dict[str, object]:
-    """Checks I1-I7 on a table after the restart, as a new process reads it, with ``expected`` the rows acknowledged
-    to it; sweeps its orphans. Returns the figures for the report.
-
-    I1 a query holds exactly the expected rows (count and checksum); I2 each log is numbered contiguously from its
-    first retained entry; I3 every referenced file exists in S3 under the table's prefix, once per partition; I4 the
-    leaves cover the key space; I5 no reference is left assigned to a job, each compaction job whose output is
-    tracked is FINISHED, every failed run has a reason; I6 every retained snapshot plus the log tail equals the full
-    state; I7 the GC Lambda run now (the orphans are seconds old) and a sweep a second before their minimum age
-    delete none of them, one a second after it deletes them all, and the rows stay the same.
-    """
-    restarted = _restarted(instance)
-    table = restarted.table(table_name)
-    actual = rows_of(table.query())
-    lost = sum((expected - actual).values())
-    duplicated = sum((actual - expected).values())
-    assert checksum(actual) == checksum(expected), f"I1 {lost} rows lost, {duplicated} rows duplicated"
-    assert actual == expected
-    backend = restarted.state_store_backend
-    store = table.state_store
-    store.refresh()
-    files, partitions = store.files_state(), store.partitions_state()
-    deleted_up_to = {}
-    for log_type in LogType:
-        first = next(iter(backend.transaction_log(table.table_id, log_type).read_transactions_after(0)), None)
-        deleted_up_to[log_type] = 0 if first is None else first.transaction_number - 1
-    last = check_log_numbers(backend, table.table_id, deleted_up_to)
-    seen: set[tuple[str, str]] = set()
-    for entry in files.files():
-        assert entry.reference_count == len(entry.references), f"I3 {entry.filename}: reference count is wrong"
-        for partition_id in entry.references:
-            assert (entry.filename, partition_id) not in seen, f"I3 {entry.filename} referenced twice"
-            seen.add((entry.filename, partition_id))
-            assert partition_id in partitions, f"I3 {entry.filename} is referenced on an unknown partition"
-        if entry.references:
-            assert entry.filename.startswith(table.data_prefix + "/data/"), f"I3 {entry.filename} is outside the table"
-            assert exists(restarted.filesystem, entry.filename.removeprefix("s3a://")), f"I3 {entry.filename} is gone"
-    check_tree(SCHEMA, partitions.partitions())
-    assigned = [r.filename for r in files.references() if r.job_id is not None]
-    assert assigned == [], f"I5 references still assigned to jobs: {assigned}"
-    tracked_stems = {posixpath.splitext(posixpath.basename(f.filename))[0] for f in files.files()}
-    for status in restarted.compaction_job_tracker.jobs(table.table_id):
-        for run in status.runs:
-            if run.status is CompactionJobStatusType.FAILED:
-                assert run.failure_reasons, f"I5 a run of compaction job {status.job_id} failed with no reason"
-        if status.job_id in tracked_stems:
-            assert status.status is CompactionJobStatusType.FINISHED, f"I5 job {status.job_id} landed unfinished"
-    snapshots = store.snapshot_store
-    assert snapshots is not None
-    replayed = check_replay_from_snapshots(
-        backend=backend,
-        snapshots=snapshots,
-        schema=SCHEMA,
-        table_id=table.table_id,
-        expected_files=files,
-        expected_partitions=partitions,
-        deleted_up_to=deleted_up_to,
-        clock=lambda: datetime.now(tz=UTC),
-    )
-    orphans = _untracked(restarted, table, files)
-    early = swept = 0
-    if orphans:
-        assert _gc_lambda(table) == {"batchItemFailures": []}
-        assert _untracked(restarted, table, files) == orphans, "I7 the GC Lambda swept orphans seconds old"
-        oldest, youngest = min(orphans.values()), max(orphans.values())
-        options = restarted.filesystem_options
-        early = len(
-            sweep_orphans(table, now=oldest + DEFAULT_ORPHAN_MIN_AGE - timedelta(seconds=1), options=options).deleted
-        )
-        assert early == 0, "I7 orphans were swept before their minimum age"
-        late = sweep_orphans(table, now=youngest + DEFAULT_ORPHAN_MIN_AGE + timedelta(seconds=1), options=options)
-        swept = len(late.deleted)
-        assert {p.removeprefix("s3a://") for p in late.deleted} == set(orphans)
-        assert _untracked(restarted, table, files) == {}, "I7 orphans left after the sweep"
-        assert rows_of(_restarted(instance).table(table_name).query()) == expected, "I7 the sweep changed the rows"
-    return {
-        "rows_expected": sum(expected.values()),
-        "rows": sum(actual.values()),
-        "rows_lost": lost,
-        "rows_duplicated": duplicated,
-        "referenced_files_deleted": 0,
-        "orphans_left_by_crash": len(orphans),
-        "orphans_swept_before_min_age": early,
-        "orphans_swept_after_min_age": swept,
-        "snapshots_replayed": replayed,
-        "transactions": {log.value: number for log, number in last.items()},
-    }
 
 
 # --- C1: files written, not committed -----------------------------------------------------------------------------
@@ -454,13 +339,13 @@ def should_commit_an_ingest_once_and_sweep_its_orphans_late_when_it_crashed_afte
     # When the ingest task dies after writing the job's data files, before ADD_FILES
     _dying_ingest_task(instance, "ingest.after_files_written")
     # Then the table is unchanged, and the files written (a data file and its sketches) are untracked
-    after_crash = _restarted(instance).table(table.name)
+    after_crash = restarted_instance(instance).table(table.name)
     assert after_crash.state_store.last_transaction_numbers() == transactions
     assert rows_of(after_crash.query()) == rows_of(_rows(0, 30))
-    written = _untracked(instance, after_crash, after_crash.state_store.files_state())
+    written = untracked_files(instance, after_crash, after_crash.state_store.files_state())
     assert sorted(posixpath.splitext(path)[1] for path in written) == [".parquet", ".sketches"]
     # When the job's message is delivered to a new task
-    summary = ingest_container.run_task(_restarted(instance), wait_seconds=0)
+    summary = ingest_container.run_task(restarted_instance(instance), wait_seconds=0)
     # Then the job finished once, its rows are there once, and the crashed run's files are the only orphans
     assert [o.outcome for o in summary.outcomes] == [JobOutcome.FINISHED]
     assert _left_on(instance, INGEST_JOB_Q) == 0
@@ -472,8 +357,10 @@ def should_commit_an_ingest_once_and_sweep_its_orphans_late_when_it_crashed_afte
     assert status is not None
     finished = [run for run in status.runs if run.status is IngestJobStatusType.FINISHED]
     assert [run.rows_written for run in finished] == [40]
-    converged = _check_converged(instance, table.name, rows_of(_rows(0, 70)))
-    assert converged["orphans_left_by_crash"] == len(written)
+    converged = check_converged_on_aws(
+        instance, table.name, rows_of(_rows(0, 70)), schema=SCHEMA, restart=True, run_gc_lambda=True
+    )
+    assert converged.orphans == len(written)
     reliability.record(
         "C1",
         case="C1-ingest-aws",
@@ -481,7 +368,7 @@ def should_commit_an_ingest_once_and_sweep_its_orphans_late_when_it_crashed_afte
         deliveries=2,
         tracker_runs=[run.status.value for run in status.runs],
         unhandled_exceptions=0,
-        **converged,
+        **converged.figures(),
     )
 
 
@@ -496,10 +383,10 @@ def should_commit_a_compaction_once_and_keep_its_output_while_its_job_can_commit
     # When the compaction task dies after writing the job's output, before the commit
     _dying_compaction_task(instance, "compaction.after_output_written")
     # Then the table is unchanged, and the output is in S3, untracked
-    after_crash = _restarted(instance).table(table.name)
+    after_crash = restarted_instance(instance).table(table.name)
     files_now = sorted(after_crash.state_store.files_state().files(), key=lambda f: f.filename)
     assert [(f.filename, f.references) for f in files_now] == [(f.filename, f.references) for f in files_before]
-    untracked = _untracked(instance, after_crash, after_crash.state_store.files_state())
+    untracked = untracked_files(instance, after_crash, after_crash.state_store.files_state())
     output = job["outputFile"].removeprefix("s3a://")
     assert output in untracked
     # and the sweep keeps it even past the minimum age, since its job holds its inputs and may still commit
@@ -511,16 +398,16 @@ def should_commit_a_compaction_once_and_keep_its_output_while_its_job_can_commit
     assert kept.deleted == ()
     assert output in {p.removeprefix("s3a://") for p in kept.in_flight}
     # When the job's message is delivered to a new task
-    summary = compaction_container.run_task(_restarted(instance), settings=QUICK_TASK)
+    summary = compaction_container.run_task(restarted_instance(instance), settings=QUICK_TASK)
     # Then it committed once: one output with every row, the tracker finished with one commit
     assert [o.outcome for o in summary.outcomes] == [JobOutcome.FINISHED]
     assert _left_on(instance, COMPACTION_JOB_Q) == 0
-    assert [f.filename for f in _restarted(instance).table(table.name).file_references()] == [job["outputFile"]]
+    assert [f.filename for f in restarted_instance(instance).table(table.name).file_references()] == [job["outputFile"]]
     status = instance.compaction_job_tracker.job(job["jobId"])
     assert status is not None and status.status is CompactionJobStatusType.FINISHED
     commits = [u for run in status.runs for u in run.updates if isinstance(u, CompactionJobCommitted)]
     assert len(commits) == 1
-    converged = _check_converged(instance, table.name, expected)
+    converged = check_converged_on_aws(instance, table.name, expected, schema=SCHEMA, restart=True, run_gc_lambda=True)
     reliability.record(
         "C1",
         case="C1-compaction-aws",
@@ -530,7 +417,7 @@ def should_commit_a_compaction_once_and_keep_its_output_while_its_job_can_commit
         tracker_runs=[run.status.value for run in status.runs],
         tracker_commits=len(commits),
         unhandled_exceptions=0,
-        **converged,
+        **converged.figures(),
     )
 
 
@@ -545,21 +432,21 @@ def should_treat_a_compaction_delivered_again_after_its_commit_landed_as_already
     # When the compaction task dies after the commit, before the message is deleted
     _dying_compaction_task(instance, "compaction.after_commit")
     # Then the commit landed
-    after_crash = _restarted(instance).table(table.name)
+    after_crash = restarted_instance(instance).table(table.name)
     assert [f.filename for f in after_crash.file_references()] == [job["outputFile"]]
     transactions = after_crash.state_store.last_transaction_numbers()
     # When the message is delivered to a new task
-    summary = compaction_container.run_task(_restarted(instance), settings=QUICK_TASK)
+    summary = compaction_container.run_task(restarted_instance(instance), settings=QUICK_TASK)
     # Then it is a no-op: nothing committed, the message deleted, the tracker shows one commit and no failure
     assert [o.outcome for o in summary.outcomes] == [JobOutcome.ALREADY_COMMITTED]
-    assert _restarted(instance).table(table.name).state_store.last_transaction_numbers() == transactions
+    assert restarted_instance(instance).table(table.name).state_store.last_transaction_numbers() == transactions
     assert _left_on(instance, COMPACTION_JOB_Q) == 0
     status = instance.compaction_job_tracker.job(job["jobId"])
     assert status is not None and status.status is CompactionJobStatusType.FINISHED
     commits = [u for run in status.runs for u in run.updates if isinstance(u, CompactionJobCommitted)]
     assert len(commits) == 1
     assert not any(run.status is CompactionJobStatusType.FAILED for run in status.runs)
-    converged = _check_converged(instance, table.name, expected)
+    converged = check_converged_on_aws(instance, table.name, expected, schema=SCHEMA, restart=True, run_gc_lambda=True)
     reliability.record(
         "C2",
         case="C2-compaction-aws",
@@ -569,7 +456,7 @@ def should_treat_a_compaction_delivered_again_after_its_commit_landed_as_already
         tracker_commits=len(commits),
         spurious_failures=0,
         unhandled_exceptions=0,
-        **converged,
+        **converged.figures(),
     )
 
 
@@ -589,14 +476,14 @@ def should_apply_a_commit_request_once_when_the_committer_crashed_after_applying
     with pytest.raises(CrashPointReached), faults.armed("committer.after_commit", times=1):
         statestore_committer.handler(event)
     # Then the rows landed, but the tracker does not show the job's files added yet
-    assert rows_of(_restarted(instance).table(table.name).query()) == rows_of(_rows(0, 70))
+    assert rows_of(restarted_instance(instance).table(table.name).query()) == rows_of(_rows(0, 70))
     status = instance.ingest_job_tracker.job(job_id)
     assert status is not None and status.status is IngestJobStatusType.UNCOMMITTED
-    transactions = _restarted(instance).table(table.name).state_store.last_transaction_numbers()
+    transactions = restarted_instance(instance).table(table.name).state_store.last_transaction_numbers()
     # When Lambda delivers the request again
     assert statestore_committer.handler(event) == {"batchItemFailures": []}
     # Then nothing more is committed, and the tracker shows the job finished once
-    assert _restarted(instance).table(table.name).state_store.last_transaction_numbers() == transactions
+    assert restarted_instance(instance).table(table.name).state_store.last_transaction_numbers() == transactions
     entries = list(
         instance.state_store_backend.transaction_log(table.table_id, LogType.FILES).read_transactions_after(0)
     )
@@ -605,7 +492,9 @@ def should_apply_a_commit_request_once_when_the_committer_crashed_after_applying
     status = instance.ingest_job_tracker.job(job_id)
     assert status is not None and status.status is IngestJobStatusType.FINISHED
     assert sum(run.status is IngestJobStatusType.FINISHED for run in status.runs) == 1
-    converged = _check_converged(instance, table.name, rows_of(_rows(0, 70)))
+    converged = check_converged_on_aws(
+        instance, table.name, rows_of(_rows(0, 70)), schema=SCHEMA, restart=True, run_gc_lambda=True
+    )
     reliability.record(
         "C2",
         case="C2-committer-aws",
@@ -614,7 +503,7 @@ def should_apply_a_commit_request_once_when_the_committer_crashed_after_applying
         add_files_entries_for_job=len(add_files),
         tracker_runs=[run.status.value for run in status.runs],
         unhandled_exceptions=0,
-        **converged,
+        **converged.figures(),
     )
 
 
@@ -629,19 +518,21 @@ def should_tolerate_the_missing_object_when_gc_is_run_again_after_crashing_betwe
     fs = instance.filesystem
     # When the GC Lambda dies after deleting the old file, before DELETE_FILES
     with pytest.raises(CrashPointReached), faults.armed("gc.after_delete", times=1):
-        _gc_lambda(table)
+        gc_lambda(table)
     # Then the old file is gone from S3 but still in the table's files, unreferenced; the output is kept
     assert not exists(fs, old.removeprefix("s3a://"))
     assert exists(fs, new.removeprefix("s3a://"))
-    after_crash = _restarted(instance).table(table.name)
+    after_crash = restarted_instance(instance).table(table.name)
     assert sorted(f.filename for f in after_crash.files()) == sorted([old, new])
     # When the GC message is delivered again
-    assert _gc_lambda(table) == {"batchItemFailures": []}
+    assert gc_lambda(table) == {"batchItemFailures": []}
     # Then the missing object is tolerated: DELETE_FILES committed, the output and the rows unchanged
-    after = _restarted(instance).table(table.name)
+    after = restarted_instance(instance).table(table.name)
     assert [f.filename for f in after.files()] == [new]
     assert exists(fs, new.removeprefix("s3a://"))
-    converged = _check_converged(instance, table.name, rows_of(_rows(0, 30)))
+    converged = check_converged_on_aws(
+        instance, table.name, rows_of(_rows(0, 30)), schema=SCHEMA, restart=True, run_gc_lambda=True
+    )
     reliability.record(
         "C5",
         case="C5-gc-aws",
@@ -649,7 +540,7 @@ def should_tolerate_the_missing_object_when_gc_is_run_again_after_crashing_betwe
         deliveries=2,
         rerun_failures=0,
         unhandled_exceptions=0,
-        **converged,
+        **converged.figures(),
     )
 
 
@@ -687,7 +578,7 @@ def should_bring_a_reader_on_an_old_snapshot_to_the_head_when_the_log_is_truncat
             meanwhile["busy"] = False
 
     # When a new reader loads the old snapshot of the files log, and the log is truncated just then
-    reader = _restarted(instance).table(table.name).state_store
+    reader = restarted_instance(instance).table(table.name).state_store
     with faults.armed("statestore.after_snapshot_load", truncate_behind_a_new_snapshot):
         files = reader.files_state()
     # Then the log was truncated past the old snapshot, so the reader found a gap after it and loaded the new one
@@ -700,7 +591,9 @@ def should_bring_a_reader_on_an_old_snapshot_to_the_head_when_the_log_is_truncat
     assert reader.last_transaction_numbers()[LogType.FILES] == heads[LogType.FILES]
     assert files == table.state_store.files_state()
     assert sum(r.number_of_rows for r in files.references()) == 100
-    converged = _check_converged(instance, table.name, rows_of(_rows(0, 100)))
+    converged = check_converged_on_aws(
+        instance, table.name, rows_of(_rows(0, 100)), schema=SCHEMA, restart=True, run_gc_lambda=True
+    )
     reliability.record(
         "C6",
         case="C6-truncated-behind-reader-aws",
@@ -712,7 +605,7 @@ def should_bring_a_reader_on_an_old_snapshot_to_the_head_when_the_log_is_truncat
         reader_reached_head=True,
         states_with_gaps=0,
         unhandled_exceptions=0,
-        **converged,
+        **converged.figures(),
     )
 
 
@@ -729,9 +622,9 @@ def should_refuse_a_compaction_job_delivered_again_after_gc_removed_its_inputs(
     queue.send(body)
     _dying_compaction_task(instance, "compaction.after_output_written")
     # When a new task takes both copies (one commits), and a day later the GC removes the inputs
-    summary = compaction_container.run_task(_restarted(instance), settings=QUICK_TASK)
+    summary = compaction_container.run_task(restarted_instance(instance), settings=QUICK_TASK)
     assert sorted(o.outcome.value for o in summary.outcomes) == ["ALREADY_COMMITTED", "FINISHED"]
-    restarted = _restarted(instance)
+    restarted = restarted_instance(instance)
     collected = run_garbage_collection(
         restarted, table.table_id, now=datetime.now(tz=UTC) + timedelta(days=1), options=restarted.filesystem_options
     )
@@ -739,18 +632,18 @@ def should_refuse_a_compaction_job_delivered_again_after_gc_removed_its_inputs(
     assert not any(exists(instance.filesystem, name.removeprefix("s3a://")) for name in job["inputFiles"])
     output = job["outputFile"].removeprefix("s3a://")
     written = instance.filesystem.get_file_info(output).mtime
-    transactions = _restarted(instance).table(table.name).state_store.last_transaction_numbers()
+    transactions = restarted_instance(instance).table(table.name).state_store.last_transaction_numbers()
     # When the job is delivered once more
     queue.send(body)
-    late = compaction_container.run_task(_restarted(instance), settings=QUICK_TASK)
+    late = compaction_container.run_task(restarted_instance(instance), settings=QUICK_TASK)
     # Then the message is finished with: nothing committed, the output not rewritten, the job still finished
     assert [o.outcome for o in late.outcomes] == [JobOutcome.ALREADY_COMMITTED]
     assert _left_on(instance, COMPACTION_JOB_Q) == 0
-    assert _restarted(instance).table(table.name).state_store.last_transaction_numbers() == transactions
+    assert restarted_instance(instance).table(table.name).state_store.last_transaction_numbers() == transactions
     assert instance.filesystem.get_file_info(output).mtime == written
     status = instance.compaction_job_tracker.job(job["jobId"])
     assert status is not None and status.status is CompactionJobStatusType.FINISHED
-    converged = _check_converged(instance, table.name, expected)
+    converged = check_converged_on_aws(instance, table.name, expected, schema=SCHEMA, restart=True, run_gc_lambda=True)
     reliability.record(
         "C8",
         case="C8-redelivered-after-gc-aws",
@@ -760,5 +653,5 @@ def should_refuse_a_compaction_job_delivered_again_after_gc_removed_its_inputs(
         tracker_runs=[run.status.value for run in status.runs],
         output_rewritten=False,
         unhandled_exceptions=0,
-        **converged,
+        **converged.figures(),
     )
