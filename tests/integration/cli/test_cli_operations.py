@@ -89,7 +89,13 @@ def should_keep_files_younger_than_the_gc_delay(instance: Path, capsys: pytest.C
     # When garbage collection runs now, with orphans as a dry run
     result = _json(capsys, ["gc", "nums", "--orphans", "--dry-run", "--json"])
     # Then nothing is deleted: the replaced files are younger than the delay, and no file is an old orphan
-    assert result == {"deleted": [], "orphansDeleted": [], "orphansTooYoung": []}
+    assert result == {
+        "deleted": [],
+        "orphansDeleted": [],
+        "orphansTooYoung": [],
+        "unusedBodiesDeleted": [],
+        "unusedBodiesTooYoung": [],
+    }
     files = _json(capsys, ["report", "files", "nums", "--json"])
     assert len(files["filesAwaitingGarbageCollection"]) == 2  # type: ignore[index]
 
