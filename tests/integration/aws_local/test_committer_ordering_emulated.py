@@ -19,7 +19,6 @@ test serialises each queue's receives and deletes as SQS's own FIFO rule does.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import uuid
@@ -30,14 +29,13 @@ from sleeper.core.operations import STATE_STORE_COMMITTER_Q, STATESTORE_COMMITTE
 from sleeper.core.operations import handler as registry_handler
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions.files import AddFilesTransaction
-from sleeper.core.statestore.transactions.log import LogType
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
 from sleeper.emulator.rounds import PumpRound
 from sleeper.statestore.committer import send_transaction
 from tests.integration.aws.moto_atomic import atomic_moto_queues  # noqa: F401 - a fixture
 from tests.integration.runtime.crash_harness import SCHEMA
-from tests.integration.runtime.test_committer_ordering import LARGE_EVERY, LARGE_REFERENCES
+from tests.integration.runtime.test_committer_ordering import LARGE_EVERY, LARGE_REFERENCES, log_order
 from tests.reliability_report import NIGHTLY, Reliability
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws, pytest.mark.slow, pytest.mark.usefixtures("atomic_moto_queues")]
@@ -103,20 +101,7 @@ def should_apply_each_tables_commit_requests_once_in_the_order_sent_on_the_emula
         t.join()
     seconds = time.perf_counter() - began
     # Then each table's log holds its requests once, in the order sent, the large ones pointing at their stored body
-    out_of_order = lost = duplicated = from_body_store = 0
-    for name in names:
-        table_id = instance.table(name).table_id
-        entries = list(instance.state_store_backend.transaction_log(table_id, LogType.FILES).read_transactions_after(0))
-        firsts: list[str] = []
-        for entry in entries:
-            body = entry.body
-            if body is None:
-                from_body_store += 1
-                body = stores[name].body_store.load(entry.body_key or "")
-            firsts.append(json.loads(body)["files"][0]["filename"])
-        lost += len(set(sent[name]) - set(firsts))
-        duplicated += len(firsts) - len(set(firsts))
-        out_of_order += int([f for f in firsts if f in set(sent[name])] != sent[name])
+    out_of_order, lost, duplicated, from_body_store = log_order(instance, names, stores, sent)
     delivered = [total.delivered.get(STATESTORE_COMMITTER, 0) for total in totals]
     failed = sum(total.failed.get(STATESTORE_COMMITTER, 0) for total in totals)
     dead_lettered = instance.dead_letter_queue(STATE_STORE_COMMITTER_Q).approximate_counts().visible

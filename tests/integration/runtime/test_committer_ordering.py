@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -83,20 +85,7 @@ def should_apply_each_tables_commit_requests_once_in_the_order_sent(
         t.join()
     seconds = time.perf_counter() - began
     # Then each table's log holds its requests once, in the order sent, the large ones pointing at their stored body
-    out_of_order = lost = duplicated = from_body_store = 0
-    for name in names:
-        table_id = instance.table(name).table_id
-        entries = list(instance.state_store_backend.transaction_log(table_id, LogType.FILES).read_transactions_after(0))
-        firsts: list[str] = []
-        for entry in entries:
-            body = entry.body
-            if body is None:
-                from_body_store += 1
-                body = stores[name].body_store.load(entry.body_key or "")
-            firsts.append(json.loads(body)["files"][0]["filename"])
-        lost += len(set(sent[name]) - set(firsts))
-        duplicated += len(firsts) - len(set(firsts))
-        out_of_order += int([f for f in firsts if f in set(sent[name])] != sent[name])
+    out_of_order, lost, duplicated, from_body_store = log_order(instance, names, stores, sent)
     assert instance.queue(STATE_STORE_COMMITTER_Q).approximate_counts().visible == 0
     reliability.record(
         "A7",
@@ -116,3 +105,25 @@ def should_apply_each_tables_commit_requests_once_in_the_order_sent(
     )
     assert (lost, duplicated, out_of_order) == (0, 0, 0)
     assert from_body_store == large
+
+
+def log_order(
+    instance: Any, names: Sequence[str], stores: Mapping[str, Any], sent: Mapping[str, list[str]]
+) -> tuple[int, int, int, int]:
+    """Reads each table's files log and compares it with the first file of each request sent, in order: returns the
+    tables out of order, the requests lost and applied twice, and the entries whose body came from the body store."""
+    out_of_order = lost = duplicated = from_body_store = 0
+    for name in names:
+        table_id = instance.table(name).table_id
+        entries = list(instance.state_store_backend.transaction_log(table_id, LogType.FILES).read_transactions_after(0))
+        firsts: list[str] = []
+        for entry in entries:
+            body = entry.body
+            if body is None:
+                from_body_store += 1
+                body = stores[name].body_store.load(entry.body_key or "")
+            firsts.append(json.loads(body)["files"][0]["filename"])
+        lost += len(set(sent[name]) - set(firsts))
+        duplicated += len(firsts) - len(set(firsts))
+        out_of_order += int([f for f in firsts if f in set(sent[name])] != sent[name])
+    return out_of_order, lost, duplicated, from_body_store
