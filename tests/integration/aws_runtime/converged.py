@@ -15,14 +15,13 @@ from lambdas import gc
 from sleeper.core.schema import Schema
 from sleeper.core.statestore.state import FilesState
 from sleeper.core.statestore.transactions.log import LogType
-from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.gc.orphans import DEFAULT_ORPHAN_MIN_AGE, sweep_orphans
 from sleeper.io.filesystem import exists, list_files
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.table import Table
 from sleeper.statestore.snapshots import filesystem_path
 from tests.integration.aws_runtime.conftest import sqs_event
-from tests.integration.runtime.crash_harness import Converged
+from tests.integration.runtime.crash_harness import Converged, check_compaction_jobs_settled
 from tests.model.invariants import Row, check_log_numbers, check_replay_from_snapshots, check_tree, checksum, rows_of
 
 __all__ = ["ConvergedOnAws", "check_converged_on_aws", "gc_lambda", "restarted_instance", "untracked_files"]
@@ -123,13 +122,7 @@ def check_converged_on_aws(
     check_tree(schema, partitions.partitions())
     assigned = [r.filename for r in files.references() if r.job_id is not None]
     assert assigned == [], f"I5 references still assigned to jobs: {assigned}"
-    tracked_stems = {posixpath.splitext(posixpath.basename(f.filename))[0] for f in files.files()}
-    for status in reader.compaction_job_tracker.jobs(table.table_id):
-        for run in status.runs:
-            if run.status is CompactionJobStatusType.FAILED:
-                assert run.failure_reasons, f"I5 a run of compaction job {status.job_id} failed with no reason"
-        if status.job_id in tracked_stems:
-            assert status.status is CompactionJobStatusType.FINISHED, f"I5 job {status.job_id} landed unfinished"
+    check_compaction_jobs_settled(reader.compaction_job_tracker, table.table_id, files)
     snapshots = store.snapshot_store
     assert snapshots is not None
     replayed = check_replay_from_snapshots(

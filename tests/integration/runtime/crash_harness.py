@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import posixpath
 import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
 import sleeper
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.core.statestore.state import FilesState
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.table import TableStatus
 from sleeper.core.trackers.compaction import CompactionJobStatusType
@@ -189,14 +192,7 @@ def check_converged(instance: LocalInstance, table_name: str, expected: Counter[
     check_tree(SCHEMA, partitions.partitions())
     assigned = [r.filename for r in files.references() if r.job_id is not None]
     assert assigned == [], f"I5 references still assigned to jobs after running until idle: {assigned}"
-    for status in instance.compaction_job_tracker.jobs(table.table_id):
-        for run in status.runs:
-            if run.status is CompactionJobStatusType.FAILED:
-                assert run.failure_reasons, f"I5 a run of compaction job {status.job_id} failed with no reason"
-        if status.job_id in {Path(f.filename).stem for f in files.files()}:  # its output is tracked: it landed
-            assert status.status is CompactionJobStatusType.FINISHED, (
-                f"I5 compaction job {status.job_id} landed but the tracker says {status.status.value}"
-            )
+    check_compaction_jobs_settled(instance.compaction_job_tracker, table.table_id, files)
     snapshot_store = store.snapshot_store
     assert snapshot_store is not None
     replayed = check_replay_from_snapshots(
@@ -246,3 +242,17 @@ def _untracked(data_prefix: str, tracked: set[Path]) -> set[Path]:
     return {
         p for p in root.rglob("*") if p.suffix in (".parquet", ".sketches") and p.with_suffix(".parquet") not in tracked
     }
+
+
+def check_compaction_jobs_settled(tracker: Any, table_id: str, files: FilesState) -> None:
+    """I5 in the compaction job tracker: every failed run has a reason, and each job whose output is tracked (it
+    landed) is FINISHED."""
+    tracked_stems = {posixpath.splitext(posixpath.basename(f.filename))[0] for f in files.files()}
+    for status in tracker.jobs(table_id):
+        for run in status.runs:
+            if run.status is CompactionJobStatusType.FAILED:
+                assert run.failure_reasons, f"I5 a run of compaction job {status.job_id} failed with no reason"
+        if status.job_id in tracked_stems:
+            assert status.status is CompactionJobStatusType.FINISHED, (
+                f"I5 compaction job {status.job_id} landed but the tracker says {status.status.value}"
+            )
