@@ -11,6 +11,7 @@ from sleeper.splitting.finder import (
     run_find_partitions_to_split,
     send_split_jobs,
     split_jobs,
+    split_jobs_from_columns,
 )
 from sleeper.splitting.ports import (
     FIND_PARTITIONS_TO_SPLIT_QUEUE,
@@ -49,6 +50,7 @@ __all__ = [
     "run_split_job_message",
     "send_split_jobs",
     "split_jobs",
+    "split_jobs_from_columns",
     "split_partition_job",
     "split_point_candidates",
 ]

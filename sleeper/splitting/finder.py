@@ -6,6 +6,11 @@ References shared with other partitions (a file written once for several leaves,
 counted, because their counts are estimates; compaction turns them into exact files later. A leaf whose known rows
 reach ``sleeper.table.partition.splitting.threshold`` gets a split job naming those files, at most
 ``sleeper.partition.splitting.files.maximum`` of them (the ones with most rows), whose sketches give the split point.
+
+The scheduled finder (:func:`find_partitions_to_split`) reads the leaves' references as columns
+(``StateStore.reference_columns``), making no object per reference, and sums them per leaf with numpy
+(:func:`split_jobs_from_columns`); :func:`split_jobs` does the same over reference objects, and
+tests/unit/splitting/test_finder_columns.py compares the two over random states.
 """
 
 from __future__ import annotations
@@ -14,12 +19,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from sleeper.core.jobs.splitting import SplitPartitionJob
 from sleeper.core.partition import Partition
 from sleeper.core.properties.instance_compaction import MAX_NUMBER_FILES_IN_PARTITION_SPLITTING_JOB
 from sleeper.core.properties.table import PARTITION_SPLIT_THRESHOLD
 from sleeper.core.queue import Queue
 from sleeper.core.statestore.references import FileReference
+from sleeper.core.statestore.state import ReferenceColumns
 from sleeper.splitting.ports import PARTITION_SPLITTING_JOB_QUEUE, SplittingInstance, SplittingTable
 
 __all__ = [
@@ -30,6 +38,7 @@ __all__ = [
     "run_find_partitions_to_split",
     "send_split_jobs",
     "split_jobs",
+    "split_jobs_from_columns",
 ]
 
 
@@ -67,12 +76,19 @@ class PartitionSplitCheck:
         Raises:
             ValueError: If ``max_files`` is not positive.
         """
-        if max_files < 1:
-            raise ValueError(f"the most files in a split job must be positive, got {max_files}")
         chosen: Sequence[FileReference] = self.wholly_in_partition
-        if len(chosen) >= max_files:
-            chosen = sorted(chosen, key=lambda r: r.number_of_rows, reverse=True)[:max_files]
-        return [r.filename for r in chosen]
+        return _most_rows([r.filename for r in chosen], [r.number_of_rows for r in chosen], max_files)
+
+
+def _most_rows(filenames: Sequence[str], rows: Sequence[int], max_files: int) -> list[str]:
+    """The files a split job names: all of them, or the ``max_files`` with most rows (earlier first on ties) if
+    there are that many."""
+    if max_files < 1:
+        raise ValueError(f"the most files in a split job must be positive, got {max_files}")
+    if len(filenames) < max_files:
+        return list(filenames)
+    chosen = sorted(range(len(filenames)), key=rows.__getitem__, reverse=True)[:max_files]
+    return [filenames[i] for i in chosen]
 
 
 def check_leaf_partitions(
@@ -125,6 +141,58 @@ def split_jobs(
     ]
 
 
+def split_jobs_from_columns(
+    table_id: str,
+    leaves: Sequence[Partition],
+    columns: ReferenceColumns,
+    *,
+    threshold: int,
+    max_files: int,
+) -> list[SplitPartitionJob]:
+    """The jobs :func:`split_jobs` finds, in the same order naming the same files, from the leaves' references as
+    columns (``StateStore.reference_columns``, in state order) rather than as objects.
+
+    Args:
+        table_id: The table.
+        leaves: The leaf partitions.
+        columns: The references on those leaves (references on other partitions are not counted).
+        threshold: The split threshold.
+        max_files: The most files a job names (those with most rows are chosen).
+
+    Raises:
+        ValueError: If ``max_files`` is not positive.
+    """
+    if max_files < 1:
+        raise ValueError(f"the most files in a split job must be positive, got {max_files}")
+    count = len(columns)
+    if not count or not leaves:
+        return []
+    rank = {leaf.id: i for i, leaf in enumerate(leaves)}
+    codes = np.fromiter((rank.get(pid, -1) for pid in columns.partition_ids), dtype=np.int64, count=count)
+    wholly = np.fromiter(columns.only_contains_data_for_this_partition, dtype=np.bool_, count=count)
+    exact = ~np.fromiter(columns.count_approximate, dtype=np.bool_, count=count)
+    rows = np.fromiter(columns.number_of_rows, dtype=np.int64, count=count)
+    on_leaf = codes >= 0
+    counted = on_leaf & wholly & exact
+    known = np.zeros(len(leaves), dtype=np.int64)
+    np.add.at(known, codes[counted], rows[counted])
+    splitting = np.flatnonzero(known >= threshold)
+    if not len(splitting):
+        return []
+    # The references wholly on each leaf, grouped by leaf and in state order within it (a stable sort).
+    candidates = np.flatnonzero(on_leaf & wholly)
+    order = np.argsort(codes[candidates], kind="stable")
+    grouped, grouped_codes = candidates[order], codes[candidates][order]
+    starts = np.searchsorted(grouped_codes, splitting, side="left")
+    ends = np.searchsorted(grouped_codes, splitting, side="right")
+    jobs = []
+    for leaf_index, start, end in zip(splitting.tolist(), starts.tolist(), ends.tolist(), strict=True):
+        positions = grouped[start:end]
+        files = _most_rows([columns.filenames[i] for i in positions.tolist()], rows[positions].tolist(), max_files)
+        jobs.append(SplitPartitionJob.of(table_id, leaves[leaf_index], files))
+    return jobs
+
+
 def find_partitions_to_split(table: SplittingTable) -> list[SplitPartitionJob]:
     """The split jobs a table needs now, from its state store and properties.
 
@@ -136,8 +204,8 @@ def find_partitions_to_split(table: SplittingTable) -> list[SplitPartitionJob]:
     max_files = properties.instance_properties.get_int(MAX_NUMBER_FILES_IN_PARTITION_SPLITTING_JOB)
     store = table.state_store
     leaves = store.leaf_partitions()
-    references = store.file_references()
-    return split_jobs(table.table_id, leaves, references, threshold=threshold, max_files=max_files)
+    columns = store.reference_columns([leaf.id for leaf in leaves])
+    return split_jobs_from_columns(table.table_id, leaves, columns, threshold=threshold, max_files=max_files)
 
 
 def send_split_jobs(table: SplittingTable, queue: Queue) -> list[SplitPartitionJob]:

@@ -147,6 +147,24 @@ class SnapshotFiles:
             keep &= ~gone
         return keep
 
+    def state_rows(self) -> np.ndarray:
+        """The rows holding the files in state order (each name's last row, in the order names first appear)."""
+        if self.unique:
+            return np.arange(self._count, dtype=np.int64)
+        return np.fromiter(self.rows.values(), dtype=np.int64, count=len(self.rows))
+
+    def unreferenced_before(self, before_ms: float) -> np.ndarray:
+        """A mask of the rows whose file has no references and was updated before a time (epoch milliseconds)."""
+        mask: np.ndarray = (np.diff(self.offsets) == 0) & (self._file_ms < before_ms)
+        return mask
+
+    def file_names_of(self, rows: np.ndarray) -> list[str]:
+        """The names of the files of some rows."""
+        if not len(rows):
+            return []
+        names: list[str] = self.table.column("filename").take(pa.array(rows, pa.int64())).to_pylist()
+        return names
+
     def files_on(self, partition_id: str) -> list[str]:
         """The files of the snapshot referenced on a partition, in snapshot order (found through an index by
         partition built once, with numpy: no object per reference)."""
@@ -702,6 +720,26 @@ class ArrowFileEntries:
         return out
 
     # --- whole-state answers from the columns ----------------------------------------------------------------------
+    def unreferenced_files_before(self, time: datetime) -> list[str]:
+        """As ``FilesState.unreferenced_files_before``: the snapshot's files (still in the state unchanged) with no
+        references and updated before the time, from its columns, then those changed since."""
+        out: list[str] = []
+        base = self._base
+        if base is not None and len(base):
+            rows = base.state_rows()
+            if self._gone is not None:
+                rows = rows[~self._gone[rows]]
+            before_ms = (time - _EPOCH) / timedelta(milliseconds=1)
+            found = rows[base.unreferenced_before(before_ms)[rows]]
+            names = base.file_names_of(found)
+            out.extend(names)
+        for name, value in self._changed.items():
+            if isinstance(value, tuple):
+                continue  # a file assigned to a job since holds that reference
+            if not value.references and value.last_update_time is not None and value.last_update_time < time:
+                out.append(name)
+        return out
+
     def files_on(self, partition_id: str) -> list[str]:
         """The files referenced on a partition: the snapshot's still in the state, then those changed since."""
         out: list[str] = []

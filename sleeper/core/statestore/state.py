@@ -129,6 +129,10 @@ class BulkFileEntries(FileEntries, Protocol):
         """As :meth:`FilesState.reference_columns`."""
         ...
 
+    def unreferenced_files_before(self, time: datetime, /) -> list[str]:
+        """As :meth:`FilesState.unreferenced_files_before`."""
+        ...
+
 
 class FilesState:
     """Every file of a table with its references, plus the ingest jobs whose files were added (with input hashes)."""
@@ -224,7 +228,10 @@ class FilesState:
         return None
 
     def unreferenced_files_before(self, time: datetime) -> list[str]:
-        """Files with no references whose last update was before a time: ready for garbage collection."""
+        """Files with no references whose last update was before a time: ready for garbage collection, in state order.
+        A state loaded from a snapshot finds its files from the columns, making no object per file."""
+        if isinstance(self._files, BulkFileEntries):
+            return self._files.unreferenced_files_before(time)
         return [
             f.filename
             for f in self._files.values()

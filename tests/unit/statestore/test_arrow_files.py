@@ -163,3 +163,33 @@ def should_keep_the_last_of_a_file_named_twice_in_a_snapshot() -> None:
     assert PartitionFiles(entries).files_on(next(iter(second.references), "none")) == (
         ["dup"] if second.references else []
     )
+
+
+def should_find_the_unreferenced_files_from_the_columns_as_from_every_file() -> None:
+    # Given a loaded state, some of its files with no references, then files removed, replaced, added and assigned
+    rng = random.Random(4)
+    files = [_entry(rng, f"f{i}") for i in range(150)]
+    state = _loaded(files)
+    for i in range(0, 150, 9):
+        del state.entries[f"f{i}"]
+    for i in range(1, 150, 13):
+        state.entries[f"f{i}"] = _entry(rng, f"f{i}")
+    state.entries["unreferenced-new"] = AllReferencesToAFile(
+        filename="unreferenced-new", references={}, last_update_time=T0
+    )
+    free = [r for r in state.references() if r.job_id is None][:5]
+    state.assign_jobs([r.filename for r in free], [r.partition_id for r in free], ["job-z"] * len(free), T0)
+    assert isinstance(state.entries, ArrowFileEntries)
+
+    for before in (T0, T0 + timedelta(milliseconds=2), T0 + timedelta(microseconds=3500), T0 + timedelta(days=1)):
+        # When the files ready for garbage collection at a time are found
+        found = state.unreferenced_files_before(before)
+        # Then they are those every file read as an object gives, in the same order
+        expected = [
+            f.filename
+            for f in state.files()
+            if not f.references and f.last_update_time is not None and f.last_update_time < before
+        ]
+        assert found == expected
+    assert "unreferenced-new" in state.unreferenced_files_before(T0 + timedelta(days=1))
+    assert len(state.unreferenced_files_before(T0 + timedelta(days=1))) > 5
