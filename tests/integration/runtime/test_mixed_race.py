@@ -6,7 +6,15 @@ scheduled operation: compaction job creation, compaction, split finding and spli
 deletion) against the same SQLite database; a reader queries the whole table at 20 checkpoints meanwhile. A query may
 only return rows that were acknowledged by the time it finished, and must return every row acknowledged before it
 started. At the end the instance runs until idle and the table must hold exactly the acknowledged rows with I1-I7
-holding. CI makes about 500 transactions; the nightly profile (``SLEEPER_NIGHTLY=1``) about 5,000.
+holding.
+
+CI (2 x 40 ingests, about 500 transactions) spreads each ingest's keys over the key space, so once the table has split
+an ingest writes a file on up to 20 leaves. The nightly profile (``SLEEPER_NIGHTLY=1``: 2 x 1,200 ingests, about
+6,000 transactions) writes each ingest's keys next to each other at a scattered place (a file on one leaf, two at a
+boundary), queries at 60 checkpoints 2 s apart, and holds an ingester back while the table has more than
+``MAX_BACKLOG`` files beyond one a leaf: the runner snapshots the logs once a round and each message reads the log
+afresh from the latest snapshot, so a round of n compactions reads some n * n entries, and an unchecked backlog
+(2 x 600 ingests: 57 s racing) took 475 s to settle where this one takes about a second.
 """
 
 from __future__ import annotations
@@ -23,20 +31,30 @@ from sleeper.core.statestore.transactions.log import LogType
 from sleeper.runtime.local.handlers import default_handlers
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.local.runner import LocalRunner
+from sleeper.runtime.table import Table
 from tests.integration.runtime.crash_harness import SCHEMA, check_converged, dead_letters, restart_until_idle
 from tests.model.invariants import Row, rows_of
 from tests.reliability_report import NIGHTLY, Reliability
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-INGESTS_PER_WRITER = 600 if NIGHTLY else 40
+INGESTS_PER_WRITER = 1_200 if NIGHTLY else 40
 ROWS_PER_INGEST = 20
-CHECKPOINTS = 20
+CHECKPOINTS, CHECKPOINT_PAUSE = (60, 2.0) if NIGHTLY else (20, 0.2)
 SPREAD = 50_000
+"""CI: the distance between the keys of one ingest."""
+MAX_BACKLOG: int | None = 40 if NIGHTLY else None
+"""Nightly: an ingester waits (30 s at most) while the table has more files than this beyond one a leaf."""
 
 
 def _batch(writer: int, index: int) -> pa.Table:
-    keys = [writer * 1_000_000 + k * SPREAD + index for k in range(ROWS_PER_INGEST)]
+    if NIGHTLY:
+        # consecutive keys from a place in the writer's million keys that jumps about (7,919 is prime, so index ->
+        # place is one to one)
+        start = writer * 1_000_000 + index * 7_919 % INGESTS_PER_WRITER * (1_000_000 // INGESTS_PER_WRITER)
+        keys = list(range(start, start + ROWS_PER_INGEST))
+    else:
+        keys = [writer * 1_000_000 + k * SPREAD + index for k in range(ROWS_PER_INGEST)]
     return pa.table({"key": pa.array(keys, pa.int64()), "value": pa.array([index] * len(keys), pa.int64())})
 
 
@@ -60,10 +78,13 @@ def should_keep_every_acknowledged_row_when_every_operation_races(tmp_path: Path
     errors: list[str] = []
     anomalies: list[str] = []
     failed_rounds: Counter[str] = Counter()
+    held_back: list[float] = []
 
     def ingester(writer: int) -> None:
         table = LocalInstance(directory).table("t")
         for index in range(INGESTS_PER_WRITER):
+            if MAX_BACKLOG is not None:
+                held_back.append(_wait_for_compactions(table, MAX_BACKLOG))
             batch = _batch(writer, index)
             try:
                 table.ingest(batch, job_id=f"w{writer}-{index}")
@@ -82,7 +103,7 @@ def should_keep_every_acknowledged_row_when_every_operation_races(tmp_path: Path
 
     def reader() -> None:
         for _ in range(CHECKPOINTS):
-            time.sleep(0.2)
+            time.sleep(CHECKPOINT_PAUSE)
             with lock:
                 before = Counter(acknowledged)
             try:
@@ -110,6 +131,7 @@ def should_keep_every_acknowledged_row_when_every_operation_races(tmp_path: Path
         t.join()
     racing = time.perf_counter() - began
     restarted, summary = restart_until_idle(directory)
+    settling = time.perf_counter() - began - racing
     # Then no ingest failed, every query saw a consistent table, and the table holds exactly the acknowledged rows
     converged = check_converged(restarted, "t", acknowledged)
     table_id = restarted.table("t").table_id
@@ -126,6 +148,8 @@ def should_keep_every_acknowledged_row_when_every_operation_races(tmp_path: Path
         transactions_retained=transactions,
         leaves=len(restarted.table("t").leaf_partitions()),
         seconds_racing=round(racing, 1),
+        seconds_settling=round(settling, 1),
+        seconds_ingests_held_back=round(sum(held_back), 1),
         rejected_by_queue=dict(failed_rounds),
         ingest_failures=len(errors),
         query_checkpoints=CHECKPOINTS,
@@ -137,3 +161,12 @@ def should_keep_every_acknowledged_row_when_every_operation_races(tmp_path: Path
     assert errors == [] and anomalies == [], (errors[:3], anomalies[:3])
     assert summary.failed == {}
     assert dead_letters(restarted) == {}
+
+
+def _wait_for_compactions(table: Table[LocalInstance], backlog: int) -> float:
+    """Waits while the table has more than ``backlog`` file references beyond one a leaf (30 s at most); returns the
+    seconds waited."""
+    began = time.perf_counter()
+    while len(table.file_references()) - len(table.leaf_partitions()) > backlog and time.perf_counter() - began < 30:
+        time.sleep(0.05)
+    return time.perf_counter() - began
