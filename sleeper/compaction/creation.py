@@ -15,18 +15,32 @@ One run for a table:
    tests/unit/compaction/test_creation_columns.py compares them over random states.
 3. **Limit**: at most ``sleeper.table.compaction.job.creation.limit`` minus the distinct jobs already holding
    references are created; beyond it the jobs kept are chosen at random, as in Sleeper.
-4. **Assign, then send**: per batch of ``sleeper.table.compaction.job.send.batch.size`` jobs, the input references
-   are assigned to their jobs with one synchronous ASSIGN_JOB_IDS transaction, and only once it is committed are the
-   jobs' JSON messages sent to the compaction job queue and recorded as created in the job tracker. If the batch is
-   refused because another creator claimed some of its files first, each job is assigned on its own and the jobs
-   refused are dropped: nothing is ever sent for a job whose files are not assigned to it, so no two jobs compact
-   the same reference.
+4. **Assign, then send**, per batch of ``sleeper.table.compaction.job.send.batch.size`` jobs, one of two ways, as
+   :func:`assigns_job_ids_async` decides from ``sleeper.table.compaction.job.id.assignment.commit.async`` (resolved
+   with ``sleeper.table.statestore.commit.async.enabled`` as every ``...commit.async`` property is; by default true
+   for transaction log tables):
 
-This differs from Sleeper's AWS pipeline, which writes each batch to S3, sends a pending-batch message and lets a
-dispatcher send the jobs once the (asynchronous) assignment has landed. Committing the assignment synchronously
-first gives the same guarantee without the dispatcher.
+   * **asynchronously**, as Sleeper's ``BatchCreateCompactionJobs``: the batch of jobs is written to
+     ``<tableId>/compactions/<batchId>.json`` in the data bucket, ``{"tableId", "batchKey", "createTime"}`` is sent
+     to the pending batch queue, and then an ASSIGN_JOB_IDS commit request for the whole batch is sent to the state
+     store committer. Nothing is sent to the compaction job queue here: the dispatcher
+     (:mod:`sleeper.compaction.dispatch`) sends the jobs, and records them created, once it sees every input file
+     assigned to its job; if the committer refused the assignment because another creator claimed some of the files
+     first, the dispatcher finds them assigned to another job and dead-letters the batch, so nothing is sent for it.
+     The files of a batch whose assignment was refused stay unassigned, for the next run;
+   * **synchronously** (the property false, asynchronous commits disabled for the table, or a caller that gives no
+     :class:`PendingBatches`): the input references are assigned with one ASSIGN_JOB_IDS transaction committed here,
+     and only once it is committed are the jobs' JSON messages sent to the compaction job queue and recorded as
+     created in the job tracker. If the batch is refused because another creator claimed some of its files first,
+     each job is assigned on its own and the jobs refused are dropped.
 
-Running it again without new files creates nothing: assigned references are never planned again.
+   Either way nothing is ever sent for a job whose files are not assigned to it, so no two jobs compact the same
+   reference. Sleeper writes a pending batch on the synchronous path too; sending the jobs here once their
+   assignment is committed gives the same guarantee without the dispatcher.
+
+Running it again without new files creates nothing: assigned references are never planned again. On the asynchronous
+path a run before the last run's assignment has landed plans the same files again; its assignment is then refused and
+its batch dead-lettered, as in Sleeper.
 """
 
 from __future__ import annotations
@@ -56,13 +70,19 @@ from sleeper.compaction.strategies import (
     strategy_for_table,
 )
 from sleeper.core.exceptions import SleeperError
-from sleeper.core.jobs.compaction import CompactionJob
+from sleeper.core.jobs.compaction import (
+    CompactionJob,
+    CompactionJobBatch,
+    CompactionJobDispatchRequest,
+    batch_key_prefix,
+)
 from sleeper.core.jobs.paths import join_under
 from sleeper.core.properties import TableProperties
 from sleeper.core.properties.table import (
     AGGREGATION_CONFIG,
     COMPACTION_FILES_BATCH_SIZE,
     COMPACTION_JOB_CREATION_LIMIT,
+    COMPACTION_JOB_ID_ASSIGNMENT_COMMIT_ASYNC,
     COMPACTION_JOB_SEND_BATCH_SIZE,
     FILTERING_CONFIG,
     ITERATOR_CLASS_NAME,
@@ -79,6 +99,7 @@ from sleeper.core.statestore.transactions.files import (
     SplitFileReferencesTransaction,
 )
 from sleeper.core.trackers.compaction import CompactionJobCreated, CompactionJobTracker
+from sleeper.statestore.committer import send_transaction
 from sleeper.statestore.store import StateStore
 
 __all__ = [
@@ -86,8 +107,11 @@ __all__ = [
     "CompactionJobSendError",
     "InvalidCompactionStrategyError",
     "JobFactory",
+    "PendingBatchError",
+    "PendingBatches",
     "PlannedFiles",
     "UnknownCompactionStrategyError",
+    "assigns_job_ids_async",
     "compaction_output_file",
     "create_compaction_jobs",
     "limit_jobs",
@@ -102,6 +126,22 @@ _P = TypeVar("_P")
 
 SQS_SEND_BATCH = 10
 """The most messages one send to the job queue carries (SQS's SendMessageBatch limit)."""
+
+
+class PendingBatchError(SleeperError):
+    """A batch of jobs could not be made pending (asynchronous assignment): its batch file, its pending batch message
+    or its assignment request could not be written or sent.
+
+    No assignment of its files has been sent, or the one sent may still be applied: either way the dispatcher sends
+    the jobs only if every input file is assigned to its job, and otherwise dead-letters the batch once
+    ``sleeper.table.compaction.job.send.timeout.seconds`` has passed; files left unassigned are planned again by the
+    next run. ``batch_key`` and ``job_ids`` name the batch for an operator.
+    """
+
+    def __init__(self, message: str, *, batch_key: str, job_ids: Sequence[str]) -> None:
+        super().__init__(message)
+        self.batch_key = batch_key
+        self.job_ids = tuple(job_ids)
 
 
 class CompactionJobSendError(SleeperError):
@@ -123,11 +163,15 @@ class CompactionJobCreationResult:
     Attributes:
         table_id: The table.
         references_pre_split: References on non-leaf partitions replaced by references on their children.
-        jobs: The jobs created: assigned their files, sent to the queue and recorded in the tracker.
+        jobs: The jobs created. Synchronously: assigned their files, sent to the queue and recorded in the tracker;
+            asynchronously: written to a pending batch whose assignment was sent to the committer (the dispatcher
+            sends and records them once it has landed).
         jobs_per_partition: How many of ``jobs`` are on each leaf partition.
         jobs_over_limit: Jobs planned but not created because of ``sleeper.table.compaction.job.creation.limit``.
-        jobs_lost_to_race: Jobs not created because another creator assigned some of their files first.
+        jobs_lost_to_race: Jobs not created because another creator assigned some of their files first (synchronous
+            assignment only: asynchronously, the dispatcher finds the race and dead-letters the losing batch).
         compact_all: Whether every unassigned leaf file was put in a job ("compact all" mode).
+        pending_batches: The keys of the pending batch files written (asynchronous assignment), in order.
     """
 
     table_id: str
@@ -137,6 +181,7 @@ class CompactionJobCreationResult:
     jobs_over_limit: int = 0
     jobs_lost_to_race: int = 0
     compact_all: bool = False
+    pending_batches: tuple[str, ...] = ()
 
     @property
     def jobs_created(self) -> int:
@@ -159,6 +204,7 @@ class CompactionJobCreationResult:
             "jobsOverLimit": self.jobs_over_limit,
             "jobsLostToRace": self.jobs_lost_to_race,
             "compactAll": self.compact_all,
+            "pendingBatches": list(self.pending_batches),
             "jobIds": [j.job_id for j in self.jobs],
         }
 
@@ -463,6 +509,107 @@ def _send(queue: Queue, jobs: Sequence[CompactionJob]) -> None:
             ) from e
 
 
+def _assign_and_send(
+    state_store: StateStore,
+    queue: Queue,
+    tracker: CompactionJobTracker,
+    jobs: Sequence[CompactionJob],
+    clock: Callable[[], datetime],
+) -> list[CompactionJob]:
+    """Synchronous assignment of one batch: assigns, sends the jobs assigned and records them created."""
+    assigned = _assign(state_store, jobs)
+    _send(queue, assigned)
+    now = clock()
+    for job in assigned:
+        tracker.record(
+            CompactionJobCreated(
+                job_id=job.job_id,
+                table_id=job.table_id,
+                update_time=now,
+                partition_id=job.partition_id,
+                input_files_count=len(job.input_files),
+            )
+        )
+    return assigned
+
+
+# --- asynchronous assignment --------------------------------------------------------------------------------------
+def assigns_job_ids_async(properties: TableProperties) -> bool:
+    """Whether the table's new jobs have their input files assigned through the state store committer: the one rule,
+    ``sleeper.table.compaction.job.id.assignment.commit.async`` as resolved with
+    ``sleeper.table.statestore.commit.async.enabled`` (as every ``...commit.async`` property is)."""
+    return properties.get_bool(COMPACTION_JOB_ID_ASSIGNMENT_COMMIT_ASYNC)
+
+
+def _random_batch_id() -> str:
+    return str(uuid.uuid4())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingBatches:
+    """Where asynchronous assignment puts each batch of jobs (see the module docs).
+
+    Attributes:
+        write_batch: Writes a batch file, given its key in the data bucket and its JSON.
+        pending_queue: The pending batch queue (``PendingCompactionJobBatchQ``), which the dispatcher reads.
+        committer_queue: The state store committer's queue (``StateStoreCommitterQ.fifo``).
+        batch_id_supplier: New batch ids (random UUIDs, as Sleeper's).
+    """
+
+    write_batch: Callable[[str, str], None]
+    pending_queue: Queue
+    committer_queue: Queue
+    batch_id_supplier: Callable[[], str] = _random_batch_id
+
+
+def _send_pending_batch(
+    state_store: StateStore, pending: PendingBatches, jobs: Sequence[CompactionJob], create_time: datetime
+) -> str:
+    """Writes the batch, sends its pending batch message, then its assignment request (in Sleeper's order: the
+    dispatcher is waiting for the batch before its files can be assigned). Returns the batch key.
+
+    Raises:
+        PendingBatchError: If a step failed.
+    """
+    table_id = state_store.table_id
+    key = f"{batch_key_prefix(table_id)}{pending.batch_id_supplier()}.json"
+    job_ids = [j.job_id for j in jobs]
+    try:
+        request = CompactionJobDispatchRequest(table_id=table_id, batch_key=key, create_time=create_time)
+        pending.write_batch(key, CompactionJobBatch.of(jobs).to_json())
+    except Exception as e:
+        raise PendingBatchError(
+            f"the batch of {len(jobs)} compaction jobs of table {table_id} could not be written to {key}: {e}; "
+            "its files stay unassigned for the next run",
+            batch_key=key,
+            job_ids=job_ids,
+        ) from e
+    try:
+        pending.pending_queue.send(request.to_json())
+    except Exception as e:
+        raise PendingBatchError(
+            f"the pending batch {key} of table {table_id} could not be sent to {pending.pending_queue.name}: {e}; "
+            "its files stay unassigned for the next run",
+            batch_key=key,
+            job_ids=job_ids,
+        ) from e
+    try:
+        send_transaction(
+            pending.committer_queue,
+            state_store,
+            AssignJobIdsTransaction(requests=tuple(_assign_request(j) for j in jobs)),
+        )
+    except Exception as e:
+        raise PendingBatchError(
+            f"the assignment of pending batch {key} of table {table_id} could not be sent to "
+            f"{pending.committer_queue.name}: {e}; the dispatcher will dead-letter the batch once it times out, and "
+            "its files stay unassigned for the next run",
+            batch_key=key,
+            job_ids=job_ids,
+        ) from e
+    return key
+
+
 # --- the operation -------------------------------------------------------------------------------------------------
 def create_compaction_jobs(
     table: JobCreationTable,
@@ -470,20 +617,25 @@ def create_compaction_jobs(
     tracker: CompactionJobTracker,
     *,
     compact_all: bool = False,
+    pending: PendingBatches | None = None,
     job_id_supplier: Callable[[], str] | None = None,
     rng: random.Random | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(tz=UTC),
 ) -> CompactionJobCreationResult:
-    """Creates compaction jobs for one table: pre-split, plan, limit, assign, send, track (see the module docs).
+    """Creates compaction jobs for one table: pre-split, plan, limit, then per batch assign and send, or make it
+    pending (see the module docs).
 
     Args:
         table: The table.
-        queue: The compaction job queue (``CompactionJobQ``).
-        tracker: Where each created job is recorded.
+        queue: The compaction job queue (``CompactionJobQ``), for synchronous assignment.
+        tracker: Where each job created with synchronous assignment is recorded.
         compact_all: Also put every unassigned leaf file the strategy left out into jobs (Sleeper's force-all).
+        pending: Where batches go when the table assigns asynchronously (:func:`assigns_job_ids_async`). Without it
+            the assignment is always committed here, whatever the table says (as the partition splitter commits
+            without a committer sender): for callers with no pending queue or dispatcher.
         job_id_supplier: New job ids (random UUIDs by default).
         rng: Chooses the jobs kept when more are planned than the creation limit allows.
-        clock: The time recorded in the tracker.
+        clock: The time recorded in the tracker, or in a pending batch message.
 
     Returns:
         What was done.
@@ -492,6 +644,7 @@ def create_compaction_jobs(
         UnknownCompactionStrategyError: If the strategy property names an unknown class.
         InvalidCompactionStrategyError: If a strategy setting is below 1.
         CompactionJobSendError: If assigned jobs could not be sent to the queue.
+        PendingBatchError: If a batch could not be made pending (asynchronous assignment).
         StateStoreError: If the pre-split is refused (twice).
     """
     state_store = table.state_store
@@ -511,22 +664,16 @@ def create_compaction_jobs(
     jobs = [factory.job(p) for p in limited]
 
     batch_size = max(properties.get_int(COMPACTION_JOB_SEND_BATCH_SIZE), 1)
+    batches = [jobs[start : start + batch_size] for start in range(0, len(jobs), batch_size)]
     created: list[CompactionJob] = []
-    for start in range(0, len(jobs), batch_size):
-        assigned = _assign(state_store, jobs[start : start + batch_size])
-        _send(queue, assigned)
-        now = clock()
-        for job in assigned:
-            tracker.record(
-                CompactionJobCreated(
-                    job_id=job.job_id,
-                    table_id=job.table_id,
-                    update_time=now,
-                    partition_id=job.partition_id,
-                    input_files_count=len(job.input_files),
-                )
-            )
-        created.extend(assigned)
+    batch_keys: list[str] = []
+    if pending is not None and assigns_job_ids_async(properties):
+        for batch in batches:
+            batch_keys.append(_send_pending_batch(state_store, pending, batch, clock()))
+            created.extend(batch)
+    else:
+        for batch in batches:
+            created.extend(_assign_and_send(state_store, queue, tracker, batch, clock))
 
     result = CompactionJobCreationResult(
         table_id=table.table_id,
@@ -536,13 +683,16 @@ def create_compaction_jobs(
         jobs_over_limit=len(planned) - len(limited),
         jobs_lost_to_race=len(jobs) - len(created),
         compact_all=compact_all,
+        pending_batches=tuple(batch_keys),
     )
     logger.info(
-        "created %d compaction jobs for table %s (%d references pre-split, %d over the limit, %d lost to a race)",
+        "created %d compaction jobs for table %s (%d references pre-split, %d over the limit, %d lost to a race, "
+        "%d pending batches awaiting their assignment)",
         result.jobs_created,
         table.table_id,
         split,
         result.jobs_over_limit,
         result.jobs_lost_to_race,
+        len(batch_keys),
     )
     return result

@@ -1,10 +1,12 @@
 """The compaction job dispatcher (spec 4.1 step 5): sends a pending batch of jobs once their input files are assigned.
 
-Sleeper's job creator writes each batch of jobs to ``<tableId>/compactions/<batchId>.json`` in the data bucket, sends
-``{"tableId", "batchKey", "createTime"}`` to ``PendingCompactionJobBatchQ`` and only then asks for the input files to
-be assigned (asynchronously). This port's creator assigns synchronously and sends the jobs itself
-(:mod:`sleeper.compaction.creation`), so pending batches come from Sleeper-format producers; the dispatcher handles
-them as Sleeper's ``CompactionJobDispatcher`` does:
+When a table assigns input files through the state store committer
+(``sleeper.table.compaction.job.id.assignment.commit.async``, by default for transaction log tables), job creation
+(:mod:`sleeper.compaction.creation`) writes each batch of jobs to ``<tableId>/compactions/<batchId>.json`` in the data
+bucket, sends ``{"tableId", "batchKey", "createTime"}`` to ``PendingCompactionJobBatchQ`` and only then sends the
+batch's ASSIGN_JOB_IDS to the committer, as Sleeper's creator does. (A table that assigns them itself has its jobs sent
+by job creation once assigned, with no pending batch.) The dispatcher handles each request as Sleeper's
+``CompactionJobDispatcher`` does:
 
 * every input file of every job is referenced on the job's partition and assigned to that job: the jobs are sent to
   the compaction job queue, recorded "created" in the tracker, and the batch file is deleted;
@@ -12,7 +14,9 @@ them as Sleeper's ``CompactionJobDispatcher`` does:
   ``sleeper.table.compaction.job.send.retry.delay.seconds``, until ``...send.timeout.seconds`` after its create
   time; then it goes to the dead-letter queue;
 * some input is gone from the partition or assigned to another job, or the batch file is not a batch: the request
-  goes to the dead-letter queue (a retry cannot help), and nothing is sent;
+  goes to the dead-letter queue (a retry cannot help), and nothing is sent. This is how a batch that lost a race
+  ends: another creator planned the same files and its assignment landed first, so the committer refused this
+  batch's whole assignment; no reference is ever in two jobs sent;
 * the batch file is gone: the batch was dispatched already (its file is deleted once its jobs are sent), so a
   repeated request changes nothing.
 
@@ -197,4 +201,4 @@ def dispatch_pending_batch(
         )
     delete_batch(request.batch_key)
     _LOG.info("sent %d compaction jobs of batch %s", len(batch.jobs), request.batch_key)
-    return DispatchResult(outcome=DispatchOutcome.SENT, jobs_sent=len(batch.jobs))
+    return result(DispatchOutcome.SENT, jobs_sent=len(batch.jobs))

@@ -1,6 +1,10 @@
 """The runtime-neutral entries of compaction's queue-fed and per-table operations, run by either runtime through the
 router (:mod:`sleeper.runtime.router`): job creation, the pending batch dispatcher, the compaction job (run by the
-local runner for each message, and by the compaction container's task loop in its own workspace) and the commit."""
+local runner for each message, and by the compaction container's task loop in its own workspace) and the commit.
+
+Job creation and the dispatcher share the instance's pending batches: batch files under the data root (the data
+bucket on AWS), the pending batch queue and, for the assignment, the state store committer's queue
+(:func:`pending_batches`)."""
 
 from __future__ import annotations
 
@@ -9,10 +13,11 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 from sleeper.compaction.commit import handle_commit_messages
-from sleeper.compaction.creation import create_compaction_jobs
+from sleeper.compaction.creation import CompactionJobCreationResult, PendingBatches, create_compaction_jobs
+from sleeper.compaction.creation_ports import JobCreationTable
 from sleeper.compaction.dispatch import BatchFileMissing, DispatchOutcome, dispatch_pending_batch
 from sleeper.compaction.exceptions import CompactionError
-from sleeper.compaction.ports import COMPACTION_JOB_QUEUE, CompactionInstance
+from sleeper.compaction.ports import COMPACTION_JOB_QUEUE, STATE_STORE_COMMITTER_QUEUE, CompactionInstance
 from sleeper.compaction.task import CompactionJobRunner, JobRunOutcome
 from sleeper.core.jobs.paths import join_under
 from sleeper.core.jobs.workspace import JobWorkspace
@@ -20,15 +25,17 @@ from sleeper.core.operations import PENDING_COMPACTION_JOB_BATCH_Q
 from sleeper.core.queue import Queue
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.io.exceptions import MissingFileError
-from sleeper.io.filesystem import FileSystemOptions, delete, read_bytes, resolve
+from sleeper.io.filesystem import FileSystemOptions, delete, read_bytes, resolve, write_bytes
 
 __all__ = [
     "CompactionRuntime",
     "compaction_job_line",
+    "create_jobs_for_table",
     "handle_compaction_commit",
     "handle_compaction_job",
     "handle_compaction_job_creation",
     "handle_compaction_job_dispatch",
+    "pending_batches",
     "run_compaction_job",
 ]
 
@@ -58,10 +65,64 @@ class CompactionRuntime(CompactionInstance, Protocol):
         ...
 
 
-def handle_compaction_job_creation(instance: CompactionInstance, body: str) -> str:
+class _BatchFiles:
+    """The pending batch files of an instance, by their keys under its data root."""
+
+    def __init__(self, instance: CompactionRuntime) -> None:
+        self._root = instance.data_root
+        self._options = instance.filesystem_options
+
+    def _located(self, key: str) -> str:
+        return join_under(self._root, *key.split("/"))
+
+    def read(self, key: str) -> str:
+        filesystem, path = resolve(self._located(key), self._options)
+        try:
+            return read_bytes(filesystem, path).decode("utf-8")
+        except MissingFileError as e:
+            raise BatchFileMissing(str(e)) from e
+
+    def write(self, key: str, text: str) -> None:
+        write_bytes(*resolve(self._located(key), self._options), text.encode("utf-8"))
+
+    def delete(self, key: str) -> None:
+        delete(*resolve(self._located(key), self._options))
+
+
+def pending_batches(instance: CompactionRuntime) -> PendingBatches:
+    """Where job creation puts batches whose assignment goes through the committer: batch files under the instance's
+    data root, the pending batch queue the dispatcher reads, and the state store committer's queue."""
+    return PendingBatches(
+        write_batch=_BatchFiles(instance).write,
+        pending_queue=instance.queue(PENDING_COMPACTION_JOB_BATCH_Q),
+        committer_queue=instance.queue(STATE_STORE_COMMITTER_QUEUE),
+    )
+
+
+def create_jobs_for_table(
+    instance: CompactionRuntime, table: JobCreationTable, *, compact_all: bool = False
+) -> CompactionJobCreationResult:
+    """Creates a table's compaction jobs in an instance (:func:`sleeper.compaction.creation.create_compaction_jobs`):
+    sent to ``CompactionJobQ`` once assigned here, or put in pending batches for the dispatcher when the table
+    assigns through the committer (``sleeper.table.compaction.job.id.assignment.commit.async``).
+
+    Raises:
+        As ``create_compaction_jobs``.
+    """
+    return create_compaction_jobs(
+        table,
+        instance.queue(COMPACTION_JOB_QUEUE),
+        instance.compaction_job_tracker,
+        compact_all=compact_all,
+        pending=pending_batches(instance),
+    )
+
+
+def handle_compaction_job_creation(instance: CompactionRuntime, body: str) -> str:
     """One ``CompactionJobCreationQ.fifo`` message (body: the table id): pre-splits the table's file references,
-    plans jobs with its strategy, assigns their input files and sends them to ``CompactionJobQ`` (recorded created
-    in the compaction job tracker).
+    plans jobs with its strategy, and assigns their input files and sends them to ``CompactionJobQ`` (recorded created
+    in the compaction job tracker), or, when the table assigns through the committer, puts them in pending batches
+    for the dispatcher (:func:`create_jobs_for_table`).
 
     Returns:
         A line for the log (empty when nothing was done).
@@ -70,18 +131,19 @@ def handle_compaction_job_creation(instance: CompactionInstance, body: str) -> s
         TableNotFoundError: If there is no such table.
         UnknownCompactionStrategyError: If the table's strategy is unknown.
         CompactionJobSendError: If assigned jobs could not all be sent.
+        PendingBatchError: If a batch could not be made pending.
         StateStoreError: If the pre-split is refused twice.
     """
     table_id = body.strip()
-    result = create_compaction_jobs(
-        instance.table_by_id(table_id), instance.queue(COMPACTION_JOB_QUEUE), instance.compaction_job_tracker
-    )
+    result = create_jobs_for_table(instance, instance.table_by_id(table_id))
     if not result.jobs_created and not result.references_pre_split and not result.jobs_over_limit:
         return ""
     line = (
         f"table {table_id}: {result.jobs_created} compaction jobs created, "
         f"{result.references_pre_split} file references pre-split"
     )
+    if result.pending_batches:
+        line += f", in {len(result.pending_batches)} pending batches awaiting their assignment"
     return line + (f", {result.jobs_over_limit} over the limit" if result.jobs_over_limit else "")
 
 
@@ -122,26 +184,12 @@ def handle_compaction_job_dispatch(instance: CompactionRuntime, body: str) -> st
         UnsafePathError: If the batch key could leave the data root (delivered again, then dead-lettered).
         Exception: If the batch file or a queue could not be reached (the message is delivered again).
     """
-    root, options = instance.data_root, instance.filesystem_options
-
-    def located(key: str) -> str:
-        return join_under(root, *key.split("/"))
-
-    def read_batch(key: str) -> str:
-        filesystem, path = resolve(located(key), options)
-        try:
-            return read_bytes(filesystem, path).decode("utf-8")
-        except MissingFileError as e:
-            raise BatchFileMissing(str(e)) from e
-
-    def delete_batch(key: str) -> None:
-        delete(*resolve(located(key), options))
-
+    files = _BatchFiles(instance)
     result = dispatch_pending_batch(
         body,
         table_by_id=instance.table_by_id,
-        read_batch=read_batch,
-        delete_batch=delete_batch,
+        read_batch=files.read,
+        delete_batch=files.delete,
         job_queue=instance.queue(COMPACTION_JOB_QUEUE),
         pending_queue=instance.queue(PENDING_COMPACTION_JOB_BATCH_Q),
         dead_letter_queue=instance.dead_letter_queue(PENDING_COMPACTION_JOB_BATCH_Q),

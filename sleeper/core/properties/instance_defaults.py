@@ -315,7 +315,6 @@ DEFAULT_COMPACTION_JOB_ID_ASSIGNMENT_COMMIT_ASYNC = _defaults.user(
     "compaction jobs goes through the state store committer (when asynchronous commits are enabled).",
     default="true",
     validation=BOOLEAN,
-    not_used=("compaction job creation always commits the assignment of input files itself, before it sends the jobs"),
 )
 DEFAULT_COMPACTION_JOB_COMMIT_ASYNC = _defaults.user(
     "sleeper.default.table.compaction.job.commit.async",

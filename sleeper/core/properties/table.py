@@ -307,10 +307,12 @@ COMPACTION_JOB_SEND_RETRY_DELAY_SECS = _compaction.user(
 COMPACTION_JOB_ID_ASSIGNMENT_COMMIT_ASYNC = _compaction.user(
     "sleeper.table.compaction.job.id.assignment.commit.async",
     "Whether input files are assigned to new compaction jobs through the state store committer rather than by job "
-    "creation directly. Only applies when asynchronous commits are enabled for the table.",
+    "creation directly. Only applies when asynchronous commits are enabled for the table. When they are, job creation "
+    "writes each batch of jobs to a pending batch file, sends it to the pending batch queue and sends the assignment "
+    "to the committer; the dispatcher sends the jobs once their files are assigned. Otherwise job creation assigns the "
+    "files and then sends the jobs itself.",
     falls_back_to=defaults.DEFAULT_COMPACTION_JOB_ID_ASSIGNMENT_COMMIT_ASYNC,
     default_rule=DefaultRule.ASYNC_COMMIT_FOR_UPDATE,
-    not_used=("compaction job creation always commits the assignment of input files itself, before it sends the jobs"),
 )
 COMPACTION_JOB_COMMIT_ASYNC = _compaction.user(
     "sleeper.table.compaction.job.commit.async",

@@ -251,17 +251,26 @@ class AwsAdmin(InstanceAdmin[AwsInstance]):
 
     def compact_now(self, name: str, *, compact_all: bool = False, wait: bool = True) -> OperationReport:
         """Sends the table to the compaction job creation queue; with ``compact_all``, creates jobs over every file
-        here and sends them to the compaction job queue (as Sleeper's ``compactAllFiles``). Never waits."""
+        here (as Sleeper's ``compactAllFiles``) and sends them to the compaction job queue, or, when the table assigns
+        through the committer, to pending batches the deployed dispatcher sends once assigned. Never waits."""
         if not compact_all:
             return self._send_for_table(name, operations.COMPACTION_JOB_CREATION_Q, "create its compaction jobs")
-        from sleeper.compaction.creation import create_compaction_jobs
+        from sleeper.compaction.entry import create_jobs_for_table
 
         table = self.instance.table(name)
         queue = self.instance.queue(operations.COMPACTION_JOB_Q)
-        result = create_compaction_jobs(table, queue, self.instance.compaction_job_tracker, compact_all=True)
+        result = create_jobs_for_table(self.instance, table, compact_all=True)
+        if result.pending_batches:
+            pending = self.instance.queue(operations.PENDING_COMPACTION_JOB_BATCH_Q)
+            where = (
+                f"in {len(result.pending_batches)} pending batches on {pending.name}; the deployed dispatcher sends "
+                f"them to {queue.name} once the state store committer has assigned their files"
+            )
+        else:
+            where = f"sent to {queue.name} for the compaction tasks"
         lines = [
             f"Table {name}: {result.jobs_created} compaction jobs created over {result.input_files} input files, "
-            f"sent to {queue.name} for the compaction tasks"
+            + where
         ]
         return OperationReport({**result.to_dict(), "queue": queue.name}, lines)
 

@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING, TypeVar
 import pyarrow as pa
 
 from sleeper.core.exceptions import SleeperError
-from sleeper.core.operations import COMPACTION_COMMIT_Q, COMPACTION_JOB_Q, STATE_STORE_COMMITTER_Q
+from sleeper.core.operations import (
+    COMPACTION_COMMIT_Q,
+    COMPACTION_JOB_Q,
+    PENDING_COMPACTION_JOB_BATCH_Q,
+    STATE_STORE_COMMITTER_Q,
+)
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.queue import Queue
 from sleeper.core.schema import KeyValue, Schema
@@ -272,14 +277,17 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
             )
 
     def compact_now(self, name: str, *, compact_all: bool = False, wait: bool = True) -> OperationReport:
-        """Creates compaction jobs for a table now and, unless told not to wait, runs them and their commits."""
-        from sleeper.compaction.creation import create_compaction_jobs
+        """Creates compaction jobs for a table now and, unless told not to wait, runs them and their commits (first
+        applying the assignment of any pending batches and dispatching them, when the table assigns through the
+        committer)."""
+        from sleeper.compaction.entry import create_jobs_for_table
 
         table = self.instance.table(name)
-        result = create_compaction_jobs(
-            table, self.instance.queue(COMPACTION_JOB_Q), self.instance.compaction_job_tracker, compact_all=compact_all
-        )
-        processed = self._drain([COMPACTION_JOB_Q, COMPACTION_COMMIT_Q, STATE_STORE_COMMITTER_Q]) if wait else {}
+        result = create_jobs_for_table(self.instance, table, compact_all=compact_all)
+        queues = [COMPACTION_JOB_Q, COMPACTION_COMMIT_Q, STATE_STORE_COMMITTER_Q]
+        if result.pending_batches:
+            queues = [STATE_STORE_COMMITTER_Q, PENDING_COMPACTION_JOB_BATCH_Q, *queues]
+        processed = self._drain(queues) if wait else {}
         lines = [
             f"Table {name}: {result.jobs_created} compaction jobs created over {result.input_files} input files, "
             f"{result.references_pre_split} references pre-split"
