@@ -282,6 +282,29 @@ class SqliteQueue:
             ).fetchone()
             return QueueCounts(visible=int(visible), in_flight=int(in_flight))
 
+    def delayed_count(self) -> int:
+        """Messages sent with a delay that has not passed yet (beyond ``QueueCounts``, which counts neither them nor
+        SQS's ``ApproximateNumberOfMessagesDelayed``)."""
+        with self._db.read() as connection:
+            (count,) = connection.execute(
+                "SELECT COUNT(*) FROM queue_messages"
+                " WHERE queue_name = ? AND receipt_handle IS NULL AND visible_at > ?",
+                (self._name, self._clock()),
+            ).fetchone()
+            return int(count)
+
+    def deliver_delayed_now(self) -> int:
+        """Makes the messages sent with a delay that has not passed yet visible now (a local runner that would
+        otherwise wait out the delay); returns how many."""
+        with self._db.write() as connection:
+            now = self._clock()
+            cursor = connection.execute(
+                "UPDATE queue_messages SET visible_at = ?"
+                " WHERE queue_name = ? AND receipt_handle IS NULL AND visible_at > ?",
+                (now, self._name, now),
+            )
+            return int(cursor.rowcount)
+
     def redrive_dead_letters(self, to_queue: str | None = None) -> int:
         """Moves messages not in flight to ``to_queue`` or back to their source (see ``Queue.redrive_dead_letters``)."""
         with self._db.write() as connection:

@@ -9,10 +9,15 @@ maxReceiveCount, moved to the dead-letter queue), so stopping and starting again
 table that no longer exists is dropped.
 
 ``run_until_idle`` runs every operation once per round and drains the queues until the instance is idle: no queue
-the runner drains holds a message, visible or in flight. A message whose handler failed is made visible again at the
-end of its round, so it is retried in the next round (until it succeeds or its queue's receive limit moves it to the
-dead-letter queue) rather than after its visibility timeout. Messages in flight in other processes are waited for;
-those of processes found gone are released at once (``sleeper.runtime.local.tasks.recover_dead_tasks``).
+the runner drains holds a message, visible, in flight or delayed (a delayed message, such as a pending batch of
+compaction jobs the dispatcher returned to wait for its assignment, is made visible at once when nothing else is left,
+rather than waited for). A round drains the queues in handler order, and some again right after another
+(:data:`DRAIN_AGAIN_AFTER`): the committer's after job creation, so that a pending batch of compaction jobs whose
+assignment creation sent to the committer is assigned before the dispatcher looks at it. A message whose handler
+failed is made visible again at the end of its round, so it is retried in the next round (until it succeeds or its
+queue's receive limit moves it to the dead-letter queue) rather than after its visibility timeout. Messages in flight
+in other processes are waited for; those of processes found gone are released at once
+(``sleeper.runtime.local.tasks.recover_dead_tasks``).
 """
 
 from __future__ import annotations
@@ -28,13 +33,20 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from sleeper.core.faults import crash_point
-from sleeper.core.operations import COMPACTION_JOB_Q, Schedule, local_schedules
+from sleeper.core.operations import (
+    COMPACTION_JOB_CREATION_Q,
+    COMPACTION_JOB_Q,
+    STATE_STORE_COMMITTER_Q,
+    Schedule,
+    local_schedules,
+)
 from sleeper.core.queue import OutgoingMessage, QueueCounts, ReceiptHandleError
 from sleeper.runtime.local.instance import LocalInstance, is_paused
 from sleeper.runtime.local.tasks import recover_dead_tasks
 from sleeper.runtime.router import Disposition, settle
 
 __all__ = [
+    "DRAIN_AGAIN_AFTER",
     "SCHEDULES",
     "Handler",
     "LocalRunner",
@@ -43,6 +55,14 @@ __all__ = [
 ]
 
 LOGGER = logging.getLogger("sleeper.runtime")
+
+DRAIN_AGAIN_AFTER: Mapping[str, tuple[str, ...]] = {COMPACTION_JOB_CREATION_Q: (STATE_STORE_COMMITTER_Q,)}
+"""Queues a round drains again right after draining another. Job creation sends the assignment of each pending batch
+of jobs to the committer, whose queue comes before it in the round (the committer applies the splits and other
+commits that creation should see); draining the committer again before the dispatcher lets the batch be assigned and
+dispatched in the same round. Otherwise the dispatcher would find its files unassigned and return it to the pending
+queue with a delay (``sleeper.table.compaction.job.send.retry.delay.seconds``) that ``run_until_idle`` does not wait
+for: a delayed message is neither visible nor in flight."""
 
 Handler = Callable[[LocalInstance, str], str]
 """Runs one message body on an instance; returns a line for the log; raises if the message should be retried."""
@@ -237,13 +257,17 @@ class LocalRunner:
             self._executor = None
 
     def run_round(self, *, force: bool = False, retry_failed_now: bool = False) -> RoundSummary:
-        """Triggers due operations, then drains every queue once, in handler order (see ``drain``)."""
+        """Triggers due operations, then drains every queue once, in handler order, and those of
+        :data:`DRAIN_AGAIN_AFTER` again (see ``drain``)."""
         summary = RoundSummary(triggered=self.trigger(force=force))
         for queue_name in self.handlers:
-            if queue_name in self._parallel:
-                summary.add(self.drain_in_workers(queue_name, retry_failed_now=retry_failed_now))
-            else:
-                summary.add(self.drain(queue_name, retry_failed_now=retry_failed_now))
+            for name in (queue_name, *DRAIN_AGAIN_AFTER.get(queue_name, ())):
+                if name not in self.handlers:
+                    continue
+                if name in self._parallel:
+                    summary.add(self.drain_in_workers(name, retry_failed_now=retry_failed_now))
+                else:
+                    summary.add(self.drain(name, retry_failed_now=retry_failed_now))
         return summary
 
     def pending(self) -> dict[str, QueueCounts]:
@@ -283,6 +307,10 @@ class LocalRunner:
                     break
                 continue
             if not pending:
+                # messages sent with a delay (a pending compaction job batch returned to wait for its assignment)
+                # are neither visible nor in flight: deliver them now rather than stop with work left
+                if self._deliver_delayed_now():
+                    continue
                 break
             # the round found nothing to do, yet messages are left: in flight in other processes (or visible only
             # after them, in a FIFO group): release those of processes that are gone, and wait for the others
@@ -293,6 +321,15 @@ class LocalRunner:
             self._sleep(poll_seconds)
         total.pending = pending
         return total
+
+    def _deliver_delayed_now(self) -> int:
+        released = 0
+        for queue_name in self.handlers:
+            count = self.instance.queues.queue(queue_name).deliver_delayed_now()
+            if count:
+                LOGGER.info("%s: %d delayed messages made visible now, to finish the work", queue_name, count)
+            released += count
+        return released
 
     def run_forever(self, stop: threading.Event, *, poll_seconds: float = 1.0) -> RoundSummary:
         """Runs rounds until ``stop`` is set, waiting ``poll_seconds`` after a round that did no work."""
