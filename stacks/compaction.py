@@ -98,10 +98,14 @@ class CompactionStack(cdk.NestedStack):
             reserved_concurrency=ctx.get_optional_int(cp.COMPACTION_JOB_CREATION_LAMBDA_CONCURRENCY_RESERVED),
             trigger_property=cdkp.COMPACTION_JOB_CREATION_TRIGGER_LAMBDA_FUNCTION,
         )
+        # A table assigning input files through the committer (the default) has its jobs written to pending batches
+        # and its assignment sent to the committer; one assigning them itself has its jobs sent to the job queue and
+        # recorded created, once assigned (sleeper.table.compaction.job.id.assignment.commit.async).
         creator = self.job_creation.handler
         core.grant_table_state_commit(creator)
         grants.bucket_write(creator, data, [grants.COMPACTIONS_PREFIX])
-        grants.queue_send(creator, self.pending_queue.queue)
+        grants.queue_send(creator, self.pending_queue.queue, self.job_queue.queue)
+        grants.table_read_write(creator, *tracker)
 
         # Dispatch of pending batches once their input files are assigned (spec 4.1 step 5).
         self.dispatcher = core.lambdas.function(
