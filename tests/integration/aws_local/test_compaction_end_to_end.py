@@ -32,6 +32,9 @@ SCHEMA = Schema(
 COMPACT_THREE = {
     "sleeper.table.compaction.strategy.class": "BasicCompactionStrategy",
     "sleeper.table.compaction.files.batch.size": "3",
+    # a pending batch the dispatcher sees before the committer assigned its files is checked again at once, rather
+    # than after a delay the pump's run until idle does not wait for
+    "sleeper.table.compaction.job.send.retry.delay.seconds": "0",
 }
 HANDLERS = tuple(
     operations.handler(name)
@@ -100,8 +103,11 @@ def should_compact_a_partition_through_job_creation_a_task_and_the_commit_batche
     # When job creation runs, then task creation, and the pump runs until idle
     created = _create_jobs(pump)
     ran = _run_tasks(pump)
-    # Then one job was created, one task ran as a local process and exited cleanly, and its commit was delivered
-    assert created.delivered == {operations.COMPACTION_JOB_CREATION: 1}
+    # Then one job was created in a pending batch, the committer assigned its files and the dispatcher sent it, one
+    # task ran as a local process and exited cleanly, and its commit was delivered
+    assert created.delivered.get(operations.COMPACTION_JOB_CREATION) == 1
+    assert created.delivered.get(operations.STATESTORE_COMMITTER) == 1
+    assert created.delivered.get(operations.COMPACTION_JOB_DISPATCHER, 0) >= 1
     assert [code for _, code in ran.tasks_finished] == [0]
     assert ran.delivered == {operations.COMPACTION_COMMIT_BATCHER: 1}
     assert created.failed == ran.failed == {}

@@ -166,6 +166,9 @@ def should_keep_every_acknowledged_row_when_every_operation_races_on_the_emulate
             "sleeper.table.partition.splitting.threshold": "60",
             "sleeper.table.compaction.strategy.class": "BasicCompactionStrategy",
             "sleeper.table.compaction.files.batch.size": "2",
+            # a pending batch seen before its assignment landed is checked again at once (the pumps do not wait out
+            # a delayed message)
+            "sleeper.table.compaction.job.send.retry.delay.seconds": "0",
         },
     )
     # And a pump firing the rules every 1-3 s and running the tasks, and a second one delivering every queue

@@ -18,6 +18,7 @@ from lambdas import (
     compaction_job_creation,
     compaction_job_dispatcher,
     compaction_task_creation,
+    statestore_committer,
     transaction_follower,
 )
 from lambdas._common import use_instance
@@ -53,7 +54,7 @@ from sleeper.runtime.aws.containers.compaction import run_task, task_settings
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.table import Table
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
-from tests.integration.aws_runtime.conftest import drain_event, sqs_event
+from tests.integration.aws_runtime.conftest import create_compaction_jobs_through_handlers, drain_event, sqs_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 
@@ -114,9 +115,8 @@ def _drain(instance: AwsInstance, logical_name: str) -> list[str]:
 
 
 def _create_jobs(instance: AwsInstance, table: Table[AwsInstance]) -> list[CompactionJob]:
-    event = sqs_event([(str(uuid.uuid4()), table.table_id, table.table_id)])
-    assert compaction_job_creation.handler(event) == {"batchItemFailures": []}
-    return [CompactionJob.from_json(body) for body in _drain(instance, operations.COMPACTION_JOB_Q)]
+    """The jobs creation sends for the table, through the committer and the dispatcher when it makes pending batches."""
+    return [CompactionJob.from_json(body) for body in create_compaction_jobs_through_handlers(instance, table.table_id)]
 
 
 def _updates_of(instance: AwsInstance, job_id: str) -> list[object]:
@@ -128,12 +128,46 @@ def _updates_of(instance: AwsInstance, job_id: str) -> list[object]:
 # --- job creation ----------------------------------------------------------------------------------------------------
 
 
-def should_create_a_job_of_the_files_assigned_to_it_and_track_it(instance: AwsInstance) -> None:
-    # Given a table of three small files and a strategy compacting three at a time
+def should_create_a_pending_batch_the_dispatcher_sends_once_the_committer_assigned_its_files(
+    instance: AwsInstance,
+) -> None:
+    # Given a table of three small files that assigns input files through the committer (the default)
     table = _table_of_three_files(instance)
     # When the job creation handler gets the table's id
-    jobs = _create_jobs(instance, table)
-    # Then one job of the three files was sent, each file assigned to it, and the tracker records it created
+    event = sqs_event([(str(uuid.uuid4()), table.table_id, table.table_id)])
+    assert compaction_job_creation.handler(event) == {"batchItemFailures": []}
+    # Then nothing is sent or assigned yet: the batch file is in the data bucket, its request on the pending queue and
+    # the assignment on the committer's queue
+    assert _drain(instance, operations.COMPACTION_JOB_Q) == []
+    assert {r.job_id for r in _files(table)} == {None}
+    (pending,) = _drain(instance, operations.PENDING_COMPACTION_JOB_BATCH_Q)
+    request = CompactionJobDispatchRequest.from_json(pending)
+    (job,) = CompactionJobBatch.from_json(
+        instance.filesystem.open_input_stream(f"{instance.data_bucket}/{request.batch_key}").read()
+    ).jobs
+    (commit,) = _drain(instance, operations.STATE_STORE_COMMITTER_Q)
+    assert json.loads(commit)["transactionType"] == "ASSIGN_JOB_IDS"
+    # When the committer applies the assignment and the dispatcher gets the request
+    assert statestore_committer.handler(sqs_event([("c1", commit, table.table_id)])) == {"batchItemFailures": []}
+    assert compaction_job_dispatcher.handler(sqs_event([("p1", pending, None)])) == {"batchItemFailures": []}
+    # Then the job is sent once, its files assigned to it, and the tracker records it created
+    assert _drain(instance, operations.COMPACTION_JOB_Q) == [job.to_json()]
+    assert {r.job_id for r in _files(table)} == {job.job_id}
+    status = instance.compaction_job_tracker.job(job.job_id)
+    assert status is not None and status.status is CompactionJobStatusType.CREATED
+    # And a second run creates nothing more (the files are assigned)
+    assert _create_jobs(instance, table) == []
+
+
+def should_create_a_job_of_the_files_assigned_to_it_and_track_it(instance: AwsInstance) -> None:
+    # Given a table of three small files and a strategy compacting three at a time, assigning input files itself
+    table = _table_of_three_files(instance, **{"sleeper.table.compaction.job.id.assignment.commit.async": "false"})
+    # When the job creation handler gets the table's id
+    event = sqs_event([(str(uuid.uuid4()), table.table_id, table.table_id)])
+    assert compaction_job_creation.handler(event) == {"batchItemFailures": []}
+    jobs = [CompactionJob.from_json(body) for body in _drain(instance, operations.COMPACTION_JOB_Q)]
+    # Then one job of the three files was sent at once, each file assigned to it, and the tracker records it created
+    assert _drain(instance, operations.PENDING_COMPACTION_JOB_BATCH_Q) == []
     assert len(jobs) == 1
     assert sorted(jobs[0].input_files) == sorted(r.filename for r in _files(table))
     assert {r.job_id for r in _files(table)} == {jobs[0].job_id}

@@ -42,12 +42,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lambdas import compaction_job_creation, statestore_committer
+from lambdas import statestore_committer
 from lambdas._common import use_instance
 from sleeper.compaction.task import TaskSettings
 from sleeper.core import faults
 from sleeper.core.faults import CrashPointReached
-from sleeper.core.operations import COMPACTION_JOB_Q, INGEST_JOB_Q
+from sleeper.core.operations import COMPACTION_JOB_Q, INGEST_JOB_Q, PENDING_COMPACTION_JOB_BATCH_Q
 from sleeper.core.operations import STATE_STORE_COMMITTER_Q as COMMITTER_Q
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.log import LogType, TransactionType
@@ -67,7 +67,11 @@ from sleeper.runtime.table import Table
 from sleeper.statestore.snapshots import filesystem_path
 from sleeper.statestore.upkeep import create_snapshot, delete_old_transactions
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
-from tests.integration.aws_runtime.conftest import QUEUES, drain_event, sqs_event
+from tests.integration.aws_runtime.conftest import (
+    QUEUES,
+    create_compaction_jobs_through_handlers,
+    drain_event,
+)
 from tests.integration.aws_runtime.converged import (
     check_converged_on_aws,
     gc_lambda,
@@ -100,8 +104,8 @@ DYING_TASK = dataclasses.replace(QUICK_TASK, visibility_timeout_seconds=0)
 
 @pytest.fixture(scope="module")
 def instance() -> Iterator[AwsInstance]:
-    """The package's instance (``conftest.py``), with the compaction job queue as well."""
-    queues = (*QUEUES, COMPACTION_JOB_Q)
+    """The package's instance (``conftest.py``), with the compaction job queue and the pending batch queue as well."""
+    queues = (*QUEUES, COMPACTION_JOB_Q, PENDING_COMPACTION_JOB_BATCH_Q)
     config = provision_instance(aws_settings(), new_instance_id(), queues=queues)
     with pytest.MonkeyPatch.context() as env:
         env.setenv("CONFIG_BUCKET", config.config_bucket)
@@ -304,12 +308,10 @@ def _dying_compaction_task(instance: AwsInstance, point: str) -> None:
 
 
 def _created_compaction_job(instance: AwsInstance, table: Table[AwsInstance]) -> str:
-    """Runs compaction job creation for the table (its Lambda) and takes the one job it sent: the message body."""
-    event = sqs_event([(str(uuid.uuid4()), table.table_id, table.table_id)])
-    assert compaction_job_creation.handler(event) == {"batchItemFailures": []}
-    records = drain_event(instance, COMPACTION_JOB_Q)["Records"]
-    assert isinstance(records, list) and len(records) == 1
-    return str(records[0]["body"])
+    """Runs compaction job creation for the table (its Lambda, then the committer's and the dispatcher's for its
+    pending batch) and takes the one job sent: the message body."""
+    (body,) = create_compaction_jobs_through_handlers(instance, table.table_id)
+    return body
 
 
 def _two_files_to_compact(instance: AwsInstance) -> tuple[Table[AwsInstance], Counter[Row]]:

@@ -134,6 +134,36 @@ def dead_letters(instance: LocalInstance) -> dict[str, int]:
     return {name: n for name, n in counts.items() if n}
 
 
+def lost_race_batches(instance: LocalInstance) -> int:
+    """How many pending compaction job batches were dead-lettered, checking that each is a batch that lost a race
+    (Sleeper's design when job creation assigns input files through the committer: a creator that ran before
+    another's assignment landed planned the same files, the committer refused its assignment, and the dispatcher
+    dead-lettered its batch): none of its jobs was ever sent or tracked, and its batch file is still there.
+
+    Raises:
+        AssertionError: If a dead-lettered batch had a job tracked, or its batch file is gone.
+    """
+    from sleeper.core.jobs.compaction import CompactionJobBatch, CompactionJobDispatchRequest
+    from sleeper.core.operations import PENDING_COMPACTION_JOB_BATCH_Q
+
+    queue = instance.dead_letter_queue(PENDING_COMPACTION_JOB_BATCH_Q)
+    received = []
+    while batch := queue.receive(10):
+        received.extend(batch)
+    try:
+        for message in received:
+            request = CompactionJobDispatchRequest.from_json(message.body)
+            path = local_path(instance.data_root) / request.batch_key
+            assert path.is_file(), f"dead-lettered pending batch {request.batch_key} has no batch file"
+            for job in CompactionJobBatch.from_json(path.read_text()).jobs:
+                status = instance.compaction_job_tracker.job(job.job_id)
+                assert status is None, f"job {job.job_id} of dead-lettered batch {request.batch_key} was sent"
+    finally:
+        for message in received:
+            queue.change_visibility(message.receipt_handle, 0)
+    return len(received)
+
+
 @dataclass(frozen=True, slots=True)
 class Converged:
     """What :func:`check_converged` measured (figures for the report)."""

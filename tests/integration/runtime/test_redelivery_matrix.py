@@ -260,11 +260,14 @@ def _batcher(tmp_path: Path) -> Case:
     return Case(instance, ops.INGEST_BATCHER_SUBMIT_Q, body, (rows_of(rows(0, 250))))
 
 
-def _per_table(queue: str, *, compacted: bool = False) -> Callable[[Path], Case]:
+def _per_table(
+    queue: str, *, compacted: bool = False, properties: dict[str, str] | None = None
+) -> Callable[[Path], Case]:
     def make(tmp_path: Path) -> Case:
         instance = _instance(
             tmp_path,
             {
+                **(properties or {}),
                 **_COMPACT,
                 "sleeper.table.compaction.job.commit.async": "false",
                 "sleeper.table.gc.commit.async": "false",
@@ -296,7 +299,12 @@ TYPES: dict[str, Callable[[Path], Case]] = {
     "bulk import job": _bulk_import,
     "bulk export": _bulk_export,
     "leaf partition export": _leaf_partition_export,
-    "compaction job creation": _per_table(ops.COMPACTION_JOB_CREATION_Q),
+    "compaction job creation": _per_table(
+        ops.COMPACTION_JOB_CREATION_Q, properties={"sleeper.table.compaction.job.id.assignment.commit.async": "false"}
+    ),
+    "compaction job creation, assigned by the committer": _per_table(
+        ops.COMPACTION_JOB_CREATION_Q, properties={"sleeper.table.compaction.job.id.assignment.commit.async": "true"}
+    ),
     "split finding": _per_table(ops.FIND_PARTITIONS_TO_SPLIT_Q),
     "garbage collection": _per_table(ops.GC_JOB_Q, compacted=True),
     "snapshot creation": _per_table(ops.SNAPSHOT_CREATION_Q),
@@ -304,6 +312,21 @@ TYPES: dict[str, Callable[[Path], Case]] = {
 }
 MODES = ("back to back", "after the window", "two workers at once")
 KNOWN_DEFECTS: dict[tuple[str, str], str] = {}
+_LOST_RACE = (
+    "the second delivery plans the same jobs before the first's assignment has landed: the committer refuses its "
+    "assignment and the dispatcher dead-letters its pending batch, as Sleeper's does (nothing of it is sent)"
+)
+EXPECTED_DEAD_LETTERS: dict[tuple[str, str], tuple[dict[str, int], str]] = {
+    ("compaction job creation, assigned by the committer", "back to back"): (
+        {ops.PENDING_COMPACTION_JOB_BATCH_Q: 1},
+        _LOST_RACE,
+    ),
+    ("compaction job creation, assigned by the committer", "two workers at once"): (
+        {ops.PENDING_COMPACTION_JOB_BATCH_Q: 1},
+        _LOST_RACE,
+    ),
+}
+"""Dead letters a redelivery leaves by design, with the reason: none is a failure."""
 SLOW = {"bulk import job"}
 """Types that take more than a few seconds (Spark starts), marked ``slow``."""
 NIGHTLY_ONLY = {
@@ -425,7 +448,7 @@ def should_leave_the_table_as_one_delivery_does_when_a_message_comes_twice(
         mode=mode,
         spurious_failures=len(failures) + sum(summary.failed.values()) + runs_failed,
         failures=failures,
-        dead_lettered=sum(dead.values()),
+        dead_lettered=sum(dead.values()) - sum(EXPECTED_DEAD_LETTERS.get((kind, mode), ({}, ""))[0].values()),
         duplicated_results=duplicated_results,
         export_files=export_files,
         files_log_entries_added=len(_entries(instance)) - len(files_log_before),
@@ -434,7 +457,7 @@ def should_leave_the_table_as_one_delivery_does_when_a_message_comes_twice(
     )
     assert failures == [] and summary.failed == {}, f"redelivery reported as a failure: {failures} {summary.failed}"
     assert runs_failed == 0, "a run of the bulk import job is tracked as failed"
-    assert dead == {}
+    assert dead == EXPECTED_DEAD_LETTERS.get((kind, mode), ({}, ""))[0]
 
 
 def _entries(instance: LocalInstance) -> list[int]:
