@@ -59,6 +59,7 @@ from typing import TypeVar
 import numpy as np
 
 from sleeper.compaction.creation_ports import JobCreationTable
+from sleeper.compaction.dispatch import record_created
 from sleeper.compaction.strategies import (
     FilesInPartition,
     InvalidCompactionStrategyError,
@@ -98,7 +99,7 @@ from sleeper.core.statestore.transactions.files import (
     SplitFileReferenceRequest,
     SplitFileReferencesTransaction,
 )
-from sleeper.core.trackers.compaction import CompactionJobCreated, CompactionJobTracker
+from sleeper.core.trackers.compaction import CompactionJobTracker
 from sleeper.statestore.committer import send_transaction
 from sleeper.statestore.store import StateStore
 
@@ -519,17 +520,7 @@ def _assign_and_send(
     """Synchronous assignment of one batch: assigns, sends the jobs assigned and records them created."""
     assigned = _assign(state_store, jobs)
     _send(queue, assigned)
-    now = clock()
-    for job in assigned:
-        tracker.record(
-            CompactionJobCreated(
-                job_id=job.job_id,
-                table_id=job.table_id,
-                update_time=now,
-                partition_id=job.partition_id,
-                input_files_count=len(job.input_files),
-            )
-        )
+    record_created(tracker, assigned, clock())
     return assigned
 
 

@@ -26,7 +26,7 @@ Nothing here knows S3 or SQS: the batch file is read and deleted through callabl
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import Enum
@@ -39,12 +39,27 @@ from sleeper.core.queue import OutgoingMessage, Queue
 from sleeper.core.statestore.state import FilesState
 from sleeper.core.trackers.compaction import CompactionJobCreated, CompactionJobTracker
 
-__all__ = ["BatchFileMissing", "DispatchOutcome", "DispatchResult", "dispatch_pending_batch"]
+__all__ = ["BatchFileMissing", "DispatchOutcome", "DispatchResult", "dispatch_pending_batch", "record_created"]
 
 _LOG = logging.getLogger(__name__)
 
 _SQS_SEND_BATCH = 10
 _MAX_SQS_DELAY_SECONDS = 900
+
+
+def record_created(tracker: CompactionJobTracker, jobs: Iterable[CompactionJob], now: datetime) -> None:
+    """Records jobs sent to the compaction job queue as created in the job tracker (by the dispatcher, or by job
+    creation when it assigns the input files itself)."""
+    for job in jobs:
+        tracker.record(
+            CompactionJobCreated(
+                job_id=job.job_id,
+                table_id=job.table_id,
+                update_time=now,
+                partition_id=job.partition_id,
+                input_files_count=len(job.input_files),
+            )
+        )
 
 
 class BatchFileMissing(LookupError):
@@ -188,17 +203,7 @@ def dispatch_pending_batch(
 
     for start in range(0, len(batch.jobs), _SQS_SEND_BATCH):
         job_queue.send_batch([OutgoingMessage(body=j.to_json()) for j in batch.jobs[start : start + _SQS_SEND_BATCH]])
-    now = clock()
-    for job in batch.jobs:
-        tracker.record(
-            CompactionJobCreated(
-                job_id=job.job_id,
-                table_id=job.table_id,
-                update_time=now,
-                partition_id=job.partition_id,
-                input_files_count=len(job.input_files),
-            )
-        )
+    record_created(tracker, batch.jobs, clock())
     delete_batch(request.batch_key)
     _LOG.info("sent %d compaction jobs of batch %s", len(batch.jobs), request.batch_key)
     return result(DispatchOutcome.SENT, jobs_sent=len(batch.jobs))
