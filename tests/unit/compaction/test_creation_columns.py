@@ -38,7 +38,7 @@ from sleeper.core.statestore.transactions.files import (
 )
 from sleeper.statestore.arrow_files import ArrowFileEntries
 from sleeper.statestore.store import StateStore
-from tests.unit.core.statestore.builders import PartitionsBuilder
+from tests.unit.core.statestore.builders import nested_partitions, random_references
 
 SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("value", PrimitiveType.LONG)])
 TABLE_ID = "table-1"
@@ -47,15 +47,7 @@ NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
 
 def _partitions() -> list[Partition]:
-    """root -> L, R; L -> LL, LR; R -> RL, RR; LR -> LRL, LRR."""
-    return (
-        PartitionsBuilder(SCHEMA)
-        .split("root", "L", "R", 0)
-        .split("L", "LL", "LR", -100)
-        .split("R", "RL", "RR", 100)
-        .split("LR", "LRL", "LRR", -50)
-        .partitions()
-    )
+    return nested_partitions(SCHEMA)
 
 
 def _properties(rng: random.Random) -> TableProperties:
@@ -72,26 +64,7 @@ def _properties(rng: random.Random) -> TableProperties:
 
 
 def _random_references(rng: random.Random, partitions: list[Partition], count: int) -> list[FileReference]:
-    """References on random partitions (leaves mostly), some files on two partitions, some assigned, sizes with
-    ties, exact or not."""
-    ids = [p.id for p in partitions]
-    leaves = [p.id for p in partitions if p.is_leaf]
-    out: list[FileReference] = []
-    for i in range(count):
-        name = f"{PREFIX}/data/f{i}.parquet"
-        where = rng.sample(leaves, 2) if rng.random() < 0.15 else [rng.choice(leaves if rng.random() < 0.9 else ids)]
-        for pid in where:
-            out.append(
-                FileReference(
-                    filename=name,
-                    partition_id=pid,
-                    number_of_rows=rng.choice([0, 10, 10, 20, 100, rng.randint(0, 400)]),
-                    job_id=rng.choice(["job-a", "job-b", "job-c"]) if rng.random() < 0.15 else None,
-                    count_approximate=rng.random() < 0.3,
-                    only_contains_data_for_this_partition=rng.random() < 0.7,
-                )
-            )
-    return out
+    return random_references(rng, partitions, count, PREFIX)
 
 
 @pytest.mark.parametrize("seed", range(40))

@@ -8,50 +8,14 @@ import random
 
 import pytest
 
-from sleeper.core.partition import Partition
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.state import ReferenceColumns
 from sleeper.splitting.finder import split_jobs, split_jobs_from_columns
-from tests.unit.core.statestore.builders import PartitionsBuilder
+from tests.unit.core.statestore.builders import nested_partitions, random_references
 
 SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("value", PrimitiveType.LONG)])
 TABLE_ID = "table-1"
-
-
-def _partitions() -> list[Partition]:
-    """root -> L, R; L -> LL, LR; R -> RL, RR; LR -> LRL, LRR."""
-    return (
-        PartitionsBuilder(SCHEMA)
-        .split("root", "L", "R", 0)
-        .split("L", "LL", "LR", -100)
-        .split("R", "RL", "RR", 100)
-        .split("LR", "LRL", "LRR", -50)
-        .partitions()
-    )
-
-
-def _random_references(rng: random.Random, partitions: list[Partition], count: int) -> list[FileReference]:
-    """References mostly on leaves, some files on two leaves, row counts with ties, exact or approximate, wholly in
-    their partition or not."""
-    ids = [p.id for p in partitions]
-    leaves = [p.id for p in partitions if p.is_leaf]
-    out: list[FileReference] = []
-    for i in range(count):
-        name = f"file:///data/{TABLE_ID}/data/f{i}.parquet"
-        where = rng.sample(leaves, 2) if rng.random() < 0.15 else [rng.choice(leaves if rng.random() < 0.9 else ids)]
-        for pid in where:
-            out.append(
-                FileReference(
-                    filename=name,
-                    partition_id=pid,
-                    number_of_rows=rng.choice([0, 10, 10, 20, 100, rng.randint(0, 400)]),
-                    job_id=rng.choice(["job-a", None, None]),
-                    count_approximate=rng.random() < 0.3,
-                    only_contains_data_for_this_partition=rng.random() < 0.7,
-                )
-            )
-    return out
 
 
 def _columns(references: list[FileReference], leaf_ids: set[str]) -> ReferenceColumns:
@@ -66,10 +30,10 @@ def _columns(references: list[FileReference], leaf_ids: set[str]) -> ReferenceCo
 def should_find_from_columns_the_jobs_found_from_objects(seed: int) -> None:
     # Given references in a random state order, a random threshold and a random most files per job
     rng = random.Random(seed)
-    partitions = _partitions()
+    partitions = nested_partitions(SCHEMA)
     leaves = [p for p in partitions if p.is_leaf]
     rng.shuffle(leaves)
-    references = _random_references(rng, partitions, rng.randint(0, 80))
+    references = random_references(rng, partitions, rng.randint(0, 80), f"file:///data/{TABLE_ID}")
     threshold = rng.choice([0, 1, 50, 200, 600, 10**9])
     max_files = rng.choice([1, 2, 3, 100])
 
@@ -85,7 +49,7 @@ def should_find_from_columns_the_jobs_found_from_objects(seed: int) -> None:
 
 def should_name_the_files_with_most_rows_earlier_first_on_ties() -> None:
     # Given a leaf over the threshold with four files wholly in it, two tied on rows, and one shared with another leaf
-    leaf = next(p for p in _partitions() if p.id == "LL")
+    leaf = next(p for p in nested_partitions(SCHEMA) if p.id == "LL")
     sizes = {"a": 10, "b": 30, "c": 30, "d": 5}
     refs = [FileReference(filename=name, partition_id="LL", number_of_rows=rows) for name, rows in sizes.items()]
     refs.append(

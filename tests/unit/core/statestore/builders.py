@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -65,3 +66,38 @@ def reference(
 def file_with(*references: FileReference) -> AllReferencesToAFile:
     """A new file with its references (no update time: as a transaction carries it)."""
     return AllReferencesToAFile(filename=references[0].filename, references={r.partition_id: r for r in references})
+
+
+def nested_partitions(schema: Schema) -> list[Partition]:
+    """root -> L, R; L -> LL, LR; R -> RL, RR; LR -> LRL, LRR (split on the first row key, a long)."""
+    return (
+        PartitionsBuilder(schema)
+        .split("root", "L", "R", 0)
+        .split("L", "LL", "LR", -100)
+        .split("R", "RL", "RR", 100)
+        .split("LR", "LRL", "LRR", -50)
+        .partitions()
+    )
+
+
+def random_references(rng: random.Random, partitions: list[Partition], count: int, prefix: str) -> list[FileReference]:
+    """References of ``count`` files on random partitions (leaves mostly), some files on two leaves, some assigned to
+    jobs, row counts with ties, exact or not, wholly in their partition or not."""
+    ids = [p.id for p in partitions]
+    leaves = [p.id for p in partitions if p.is_leaf]
+    out: list[FileReference] = []
+    for i in range(count):
+        name = f"{prefix}/data/f{i}.parquet"
+        where = rng.sample(leaves, 2) if rng.random() < 0.15 else [rng.choice(leaves if rng.random() < 0.9 else ids)]
+        for pid in where:
+            out.append(
+                FileReference(
+                    filename=name,
+                    partition_id=pid,
+                    number_of_rows=rng.choice([0, 10, 10, 20, 100, rng.randint(0, 400)]),
+                    job_id=rng.choice(["job-a", "job-b", "job-c"]) if rng.random() < 0.15 else None,
+                    count_approximate=rng.random() < 0.3,
+                    only_contains_data_for_this_partition=rng.random() < 0.7,
+                )
+            )
+    return out
