@@ -116,6 +116,7 @@ class SleeperCore:
     index_by_online: dynamodb.ITable | None = None
     ingest_tracker_tables: tuple[dynamodb.ITable, ...] = ()
     compaction_tracker_tables: tuple[dynamodb.ITable, ...] = ()
+    ingest_batcher_store: dynamodb.ITable | None = None
     committer_queue: sqs.IQueue | None = None
     query_results_bucket: s3.IBucket | None = None
     query_tracker: dynamodb.ITable | None = None

@@ -50,6 +50,7 @@ class IngestBatcherStack(cdk.NestedStack):
             range_key=("FilePath", S),
             time_to_live="ExpiryTime",
         )
+        core.ingest_batcher_store = self.store  # the ingest policy reads it, as Sleeper's IngestByQueuePolicy does
         self.submitter = core.lambdas.function(
             self,
             "Submitter",

@@ -40,6 +40,9 @@ class ManagedPoliciesStack(cdk.NestedStack):
         grants.table_read(self.ingest, *core.table_index_tables)
         grants.bucket_read_write(self.ingest, core.data, [grants.FOR_INGEST_PREFIX])
         grants.table_read(self.ingest, *core.ingest_tracker_tables)
+        if core.ingest_batcher_store is not None:
+            # Who submits files to the batcher may read what it holds (Sleeper grants its store's read to the policy)
+            grants.table_read(self.ingest, core.ingest_batcher_store)
         ingest_queues = [core.queues[q] for q in INGEST_QUEUES if q in core.queues]
         if ingest_queues:
             grants.queue_send(self.ingest, *ingest_queues)
