@@ -1,0 +1,69 @@
+"""A local instance keeps each table's state store per thread between calls (``LocalInstance._state_store``), as
+Sleeper's state store provider keeps one per table in a warm function: reads still see every commit, whoever made it,
+and a store is never shared between threads or kept across a change of the table's state store settings."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pyarrow as pa
+
+from sleeper.runtime.local.instance import LocalInstance
+from tests.integration.runtime.crash_harness import SCHEMA
+
+
+def _rows(start: int, count: int) -> pa.Table:
+    keys = pa.array(range(start, start + count), pa.int64())
+    return pa.table({"key": keys, "value": keys})
+
+
+def _instance(tmp_path: Path) -> LocalInstance:
+    instance = LocalInstance.create(tmp_path / "instance")
+    instance.create_table("t", SCHEMA)
+    return instance
+
+
+def should_keep_one_state_store_per_thread_between_calls(tmp_path: Path) -> None:
+    # Given an instance with a table
+    instance = _instance(tmp_path)
+    # When the table is looked up twice on this thread and once on another
+    first, second = instance.table("t").state_store, instance.table_by_id(instance.table("t").table_id).state_store
+    elsewhere = []
+    thread = threading.Thread(target=lambda: elsewhere.append(instance.table("t").state_store))
+    thread.start()
+    thread.join()
+    # Then this thread is given the same store each time, and the other thread a store of its own
+    assert first is second
+    assert elsewhere[0] is not first
+
+
+def should_read_commits_made_through_other_stores_with_a_kept_store(tmp_path: Path) -> None:
+    # Given a kept state store that has read the table
+    instance = _instance(tmp_path)
+    kept = instance.table("t").state_store
+    assert kept.file_references() == []
+    # When another instance object (as another process would) and this one ingest
+    LocalInstance(instance.directory).table("t").ingest(_rows(0, 10), job_id="other")
+    instance.table("t").ingest(_rows(10, 5), job_id="this")
+    # Then the kept store's reads see both commits, and queries all the rows
+    assert instance.table("t").state_store is kept
+    assert sorted(r.number_of_rows for r in kept.file_references()) == [5, 10]
+    assert instance.table("t").query().num_rows == 15
+
+
+def should_make_a_new_store_when_the_state_store_settings_change_or_none_is_kept(tmp_path: Path) -> None:
+    # Given a kept state store
+    instance = _instance(tmp_path)
+    kept = instance.table("t").state_store
+    # When a setting the state store is made with changes
+    instance.update_table_properties(
+        "t", {"sleeper.table.statestore.transactionlog.time.between.transaction.checks.ms": "5"}
+    )
+    changed = instance.table("t").state_store
+    # Then the table gets a new store, kept from then on
+    assert changed is not kept
+    assert instance.table("t").state_store is changed
+    # And an instance told to keep none makes one per call
+    instance.keep_state_stores = False
+    assert instance.table("t").state_store is not instance.table("t").state_store
