@@ -1,5 +1,6 @@
 """Benchmark: a local instance working through a backlog, with each table's state store kept between messages
-(``LocalInstance.keep_state_stores``) and, as the baseline in the same run, with a new state store per message.
+(``LocalInstance._state_store``) and, as the baseline in the same run, with a new state store per message
+(``sleeper.statestore.provider.cache.size`` set to 0, as before the state stores were kept).
 
 A table of ``--leaves`` leaves (split points evenly over the keys) that compacts pairs of files
 (``BasicCompactionStrategy``, batch size 2) and splits at ``--threshold`` rows takes ``--ingests`` small ingests of
@@ -32,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from sleeper.core.properties.instance_common import STATESTORE_PROVIDER_CACHE_SIZE  # noqa: E402
 from sleeper.core.schema import Field, PrimitiveType, Schema  # noqa: E402
 from sleeper.runtime.local.handlers import default_handlers  # noqa: E402
 from sleeper.runtime.local.instance import LocalInstance  # noqa: E402
@@ -67,7 +69,8 @@ def build(directory: Path, ingests: int, leaves: int, threshold: int) -> int:
 def settle(directory: Path, *, keep_state_stores: bool) -> dict[str, Any]:
     """Runs the instance until idle; returns the seconds and the transactions made."""
     instance = LocalInstance(directory)
-    instance.keep_state_stores = keep_state_stores
+    if not keep_state_stores:
+        instance.properties.set(STATESTORE_PROVIDER_CACHE_SIZE, "0")
     table_id = instance.table("t").table_id
     before = _transactions(instance, table_id)
     runner = LocalRunner(instance, default_handlers())

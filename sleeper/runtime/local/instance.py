@@ -25,6 +25,7 @@ import os
 import stat
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
@@ -54,6 +55,7 @@ from sleeper.core.properties import (
     InstanceProperties,
     TableProperties,
 )
+from sleeper.core.properties.instance_common import STATESTORE_PROVIDER_CACHE_SIZE
 from sleeper.core.properties.table import S3_TRANSACTION_LOG_STATE_STORE, STATESTORE_CLASSNAME, state_store_class
 from sleeper.core.query import Query
 from sleeper.core.queue import Queue
@@ -160,9 +162,6 @@ class LocalInstance:
         under each table's directory, created exclusively (``sleeper.adapters.local.file_log``)."""
         self.filesystem = pafs.LocalFileSystem()
         self._state_stores = threading.local()
-        self.keep_state_stores = True
-        """Whether each thread keeps a table's state store between calls (see ``_state_store``); if false, every call
-        makes a new one, which loads the latest snapshot and reads the log after it."""
         self.task: LocalTask | None = None
         """The local task this process runs as, while it runs as one (``sleeper.runtime.local.tasks.local_task``)."""
 
@@ -446,37 +445,42 @@ class LocalInstance:
 
     def _state_store(self, table_id: str, properties: TableProperties) -> StateStore:
         """The table's state store, kept per thread between calls as Sleeper's state store provider keeps one per
-        table in a warm function.
+        table in a process (``sleeper.statestore.provider.cache.size`` tables, the least recently used dropped first;
+        0 keeps none, a negative size every table).
 
         Every read brings a state store up to date from its log, reading only the transactions after those it has
-        (``sleeper.statestore.store``). A new state store would load the latest snapshot and read every transaction
-        after it: handling n messages with one each read about n squared transactions once the log ran ahead of the
+        (``sleeper.statestore.store``). A new state store loads the latest snapshot and reads every transaction after
+        it: with one per message, handling n messages read about n squared transactions once the log ran ahead of the
         snapshots (58 per message in a profiled local run). A store is kept while the table's schema, state store
         class and settings stay as they were, and is never shared between threads.
         """
         schema = properties.schema
         object_log = state_store_class(properties.get(STATESTORE_CLASSNAME)) == S3_TRANSACTION_LOG_STATE_STORE
         settings = StateStoreSettings.from_properties(properties)
-        stores: dict[str, tuple[tuple[object, ...], StateStore]] | None = getattr(self._state_stores, "by_table", None)
-        if stores is None:
-            stores = self._state_stores.by_table = {}
-        key = (schema, object_log, settings)
-        kept = stores.get(table_id)
-        if kept is not None and kept[0] == key and self.keep_state_stores:
-            return kept[1]
-        store = StateStore(
-            schema=schema,
-            table_id=table_id,
-            backend=self.object_log_backend if object_log else self.state_store_backend,
-            filesystem=self.filesystem,
-            snapshot_base_path=str(self.directory / "data" / table_id),
-            settings=settings,
-            clock=lambda: datetime.now(tz=UTC),
-            data_prefix=self.data_uri(table_id),
+        stores: OrderedDict[str, tuple[tuple[object, ...], StateStore]] | None = getattr(
+            self._state_stores, "by_table", None
         )
-        if self.keep_state_stores:
-            stores[table_id] = (key, store)
-        return store
+        if stores is None:
+            stores = self._state_stores.by_table = OrderedDict()
+        key = (schema, object_log, settings)
+        size = self.properties.get_int(STATESTORE_PROVIDER_CACHE_SIZE)
+        kept = stores.pop(table_id, None)
+        if kept is None or kept[0] != key or size == 0:
+            store = StateStore(
+                schema=schema,
+                table_id=table_id,
+                backend=self.object_log_backend if object_log else self.state_store_backend,
+                filesystem=self.filesystem,
+                snapshot_base_path=str(self.directory / "data" / table_id),
+                settings=settings,
+                clock=lambda: datetime.now(tz=UTC),
+                data_prefix=self.data_uri(table_id),
+            )
+            kept = (key, store)
+        stores[table_id] = kept  # last: the least recently used are first
+        while 0 <= size < len(stores):
+            stores.popitem(last=False)
+        return kept[1]
 
     def _table(self, status: TableStatus) -> Table[LocalInstance]:
         properties = TableProperties(self.properties, self._properties_store.load_table(status.table_id))

@@ -1,6 +1,7 @@
 """A local instance keeps each table's state store per thread between calls (``LocalInstance._state_store``), as
 Sleeper's state store provider keeps one per table in a warm function: reads still see every commit, whoever made it,
-and a store is never shared between threads or kept across a change of the table's state store settings."""
+a store is never shared between threads or kept across a change of the table's state store settings, and at most
+``sleeper.statestore.provider.cache.size`` tables are kept."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from sleeper.core.properties.instance_common import STATESTORE_PROVIDER_CACHE_SIZE
 from sleeper.runtime.local.instance import LocalInstance
 from tests.integration.runtime.crash_harness import SCHEMA
 
@@ -65,5 +67,20 @@ def should_make_a_new_store_when_the_state_store_settings_change_or_none_is_kept
     assert changed is not kept
     assert instance.table("t").state_store is changed
     # And an instance told to keep none makes one per call
-    instance.keep_state_stores = False
+    instance.properties.set(STATESTORE_PROVIDER_CACHE_SIZE, "0")
     assert instance.table("t").state_store is not instance.table("t").state_store
+
+
+def should_keep_at_most_the_provider_cache_size_of_tables(tmp_path: Path) -> None:
+    # Given an instance keeping 2 tables' state stores, with 3 tables
+    instance = _instance(tmp_path)
+    instance.create_table("u", SCHEMA)
+    instance.create_table("v", SCHEMA)
+    instance.properties.set(STATESTORE_PROVIDER_CACHE_SIZE, "2")
+    t, u = instance.table("t").state_store, instance.table("u").state_store
+    # When t is used again, then v: u is the least recently used
+    assert instance.table("t").state_store is t
+    instance.table("v")
+    # Then t is still kept and u was dropped
+    assert instance.table("t").state_store is t
+    assert instance.table("u").state_store is not u
