@@ -369,9 +369,10 @@ class MetadataHandler:
         table = self._tables.table(request.table_name)
         schema = table.schema
         intervals = key_intervals(schema, request.summary)
-        tree = table.state_store.partition_tree()
+        references = table.state_store.file_references()
+        tree = table.state_store.partition_tree()  # after the files: see sleeper.query.executor.plan_table_query
         files_by_partition: dict[str, list[str]] = {}
-        for reference in table.state_store.file_references():
+        for reference in references:
             files_by_partition.setdefault(reference.partition_id, []).append(reference.filename)
         rows: dict[str, list[object]] = {name: [] for name in self._layout_schema(schema).names}
         for leaf in tree.leaves:

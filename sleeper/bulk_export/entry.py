@@ -174,7 +174,9 @@ def plan_bulk_export(
         return ExportPlan(export_id=parsed.export_id, table_id=table.table_id, already_finished=True)
     tracker.record(QueryUpdate(query_id=parsed.export_id, state=QueryState.IN_PROGRESS, update_time=clock()))
     store = table.state_store
-    leaves = plan_export(parsed, store.partition_tree(), store.file_references(), table_id=table.table_id)
+    references = store.file_references()
+    tree = store.partition_tree()  # after the files: see sleeper.query.executor.plan_table_query
+    leaves = plan_export(parsed, tree, references, table_id=table.table_id)
     _delete_stale_output(
         root if root is not None else instance.bulk_export_uri, table.table_id, parsed.export_id, leaves,
         instance.filesystem_options,

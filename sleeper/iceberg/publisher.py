@@ -180,8 +180,8 @@ def publish_table(
     started = now()
     store = table.state_store
     store.refresh()
-    tree = store.partition_tree()
     entries = [entry for entry in store.files_state().files() if entry.references]
+    tree = store.partition_tree()  # after the files: see sleeper.query.executor.plan_table_query
     hold_id = f"{started.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}"
     write_hold(fs, table.data_prefix, hold_id, table.table_id, started, (e.filename for e in entries))
     if now() - started >= delay / 2:

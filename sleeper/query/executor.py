@@ -86,11 +86,12 @@ def plan_table_query(query: Query, state_store: QueryableStateStore, *, table_id
     """Plans a query against a table's state: from the state store's files by partition where it keeps them (so a
     lookup visits only the leaves it touches and their ancestors' files), else from every reference.
 
-    The files are read before the partitions. Partitions are only ever added, so a split landing between the two
-    reads gives leaves whose ancestors hold the files read, and each sub-query reads them cut to its leaf. Read the
-    other way round, a split and the move of its parent's references to the new leaves (job creation's pre-split)
-    landing between the reads left those references on leaves the old tree does not have, and a query running
-    beside them missed their rows (seen in the A3 mixed race: 225 acknowledged rows missing from one query).
+    The files are read before the partitions (as every planner of reads by partition does: bulk export, Athena's
+    layout, the Iceberg publisher). Partitions are only ever added, so a split landing between the two reads gives
+    leaves whose ancestors hold the files read, and each sub-query reads them cut to its leaf. Read the other way
+    round, a split and the move of its parent's references to the new leaves (job creation's pre-split) landing
+    between the reads leave references on leaves the older tree lacks, and their rows are missed (the A3 mixed race
+    saw a query miss 225 acknowledged rows).
     """
     if isinstance(state_store, IndexedStateStore):
         files_on = state_store.partition_files().files_on
