@@ -20,11 +20,13 @@ with no message dead-lettered and I1-I7 holding.
 The emulator runs one function body at a time in its process (``sleeper.emulator.functions``: the process has one
 environment); the task processes, the direct ingests and the reader run alongside. moto is made atomic where
 DynamoDB and SQS are (``moto_atomic.py``, ``atomic_moto_queues``), so the race tests Sleeper, not moto. CI makes
-2 x 8 ingests (about 50 transactions); the nightly profile (``SLEEPER_NIGHTLY=1``) 2 x 40.
+2 x 8 ingests (about 50 transactions); the nightly profile (``SLEEPER_NIGHTLY=1``) 2 x 40 (about 200 transactions, 3
+minutes); ``SLEEPER_A3_INGESTS_PER_WRITER`` sets another size.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import uuid
@@ -56,7 +58,8 @@ pytestmark = [
     pytest.mark.usefixtures("atomic_moto_transactions", "atomic_moto_queues"),
 ]
 
-INGESTS_PER_WRITER = 40 if NIGHTLY else 8
+INGESTS_PER_WRITER = int(os.environ.get("SLEEPER_A3_INGESTS_PER_WRITER", "40" if NIGHTLY else "8"))
+"""Ingests per writer: 8 in CI, 40 nightly, or ``SLEEPER_A3_INGESTS_PER_WRITER`` (about 2.5 transactions per ingest)."""
 CHECKPOINT_SECONDS = 1.0
 DRAIN_CYCLES = 30
 IDLE_SECONDS = 0.5
