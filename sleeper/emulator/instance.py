@@ -17,6 +17,7 @@ from sleeper.core.exceptions import SleeperError
 from sleeper.core.extras import install_command
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.properties.javaprops import load as load_java_properties
+from sleeper.emulator.moto_speedups import speed_up_moto
 from sleeper.emulator.pump import Pump
 from sleeper.emulator.resources import DEFAULT_ACCOUNT, DEFAULT_REGION, provision_emulated_instance
 from sleeper.runtime.aws.instance import (
@@ -47,28 +48,6 @@ def load_properties_file(path: str | Path) -> dict[str, str]:
         return load_java_properties(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
         raise EmulatorError(f"cannot read properties file {path}: {e}") from e
-
-
-def keep_moto_service_list() -> None:
-    """Makes moto's server list its services once per process rather than on every request.
-
-    To route a request, moto's server (``moto.moto_server.werkzeug_app``) asks whether the request's host names one
-    of its services by listing its own package directory, a ``stat`` per entry (about 170), on every request: about
-    24 s of one profiled emulated A3 run. The list cannot change while the process runs, so it is read once and the
-    same set is answered afterwards. This replaces ``moto.backends.list_of_moto_modules``, which nothing else in moto
-    calls; it is done once and only in a process that runs an emulated instance.
-    """
-    from moto import backends
-
-    if getattr(backends.list_of_moto_modules, "_listed_once", False):
-        return
-    services = frozenset(backends.list_of_moto_modules())
-
-    def listed_once() -> frozenset[str]:
-        return services
-
-    listed_once._listed_once = True  # type: ignore[attr-defined]
-    backends.list_of_moto_modules = listed_once
 
 
 def _check_free(host: str, port: int) -> None:
@@ -139,7 +118,7 @@ class EmulatedAwsInstance:
                 f"({install_command('aws-local')})"
             ) from e
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # werkzeug logs every request at INFO otherwise
-        keep_moto_service_list()
+        speed_up_moto()
         _check_free(self._host, self._port)  # moto's server thread would die on a taken port and start() wait forever
         server = ThreadedMotoServer(ip_address=self._host, port=self._port, verbose=False)
         server.start()

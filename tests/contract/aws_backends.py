@@ -46,7 +46,7 @@ from sleeper.adapters.aws.resources import (
 )
 from sleeper.adapters.aws.s3_log import S3StateStoreBackend
 from sleeper.core.naming import StateStoreTableNames, TableIndexTableNames
-from sleeper.emulator.instance import keep_moto_service_list
+from sleeper.emulator.moto_speedups import speed_up_moto
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -66,7 +66,7 @@ def moto_endpoint() -> str:
         if _endpoint is None:
             # werkzeug logs every request at INFO to stderr unless told otherwise.
             logging.getLogger("werkzeug").setLevel(logging.WARNING)
-            keep_moto_service_list()
+            speed_up_moto()
             server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
             server.start()
             host, port = server.get_host_and_port()

@@ -13,7 +13,7 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.emulator.instance import keep_moto_service_list
+from sleeper.emulator.moto_speedups import speed_up_moto
 from sleeper.io.exceptions import MissingFileError
 from sleeper.io.filesystem import FileSystemOptions, S3Options, delete, exists, list_files, resolve, size
 from sleeper.io.parquet import KeyBounds, ParquetSettings, SortedFileWriter, read_file_metadata, read_sorted
@@ -32,7 +32,7 @@ SCHEMA = Schema.of(
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[str]:
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    keep_moto_service_list()
+    speed_up_moto()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()

@@ -20,7 +20,7 @@ from moto.server import ThreadedMotoServer
 
 import sleeper.adapters.aws.s3_publish as s3_publish
 from sleeper.adapters.aws.s3_publish import copy_if_absent, copy_object_if_absent
-from sleeper.emulator.instance import keep_moto_service_list
+from sleeper.emulator.moto_speedups import speed_up_moto
 from sleeper.io.filesystem import FileSystemOptions, S3Options, exists, publish_no_clobber, resolve
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ REGION: Final = "eu-west-2"
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[str]:
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    keep_moto_service_list()
+    speed_up_moto()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
