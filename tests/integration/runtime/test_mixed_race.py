@@ -23,6 +23,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -91,7 +92,7 @@ def should_keep_every_acknowledged_row_when_every_operation_races(tmp_path: Path
         table = LocalInstance(directory).table("t")
         for index in range(INGESTS_PER_WRITER):
             if MAX_BACKLOG is not None:
-                held_back.append(_wait_for_compactions(table, MAX_BACKLOG))
+                held_back.append(wait_for_compactions(table, MAX_BACKLOG))
             batch = _batch(writer, index)
             try:
                 table.ingest(batch, job_id=f"w{writer}-{index}")
@@ -173,10 +174,10 @@ def should_keep_every_acknowledged_row_when_every_operation_races(tmp_path: Path
     assert dead_letters(restarted) == ({PENDING_COMPACTION_JOB_BATCH_Q: lost} if lost else {})
 
 
-def _wait_for_compactions(table: Table[LocalInstance], backlog: int) -> float:
-    """Waits while the table has more than ``backlog`` file references beyond one a leaf (30 s at most); returns the
-    seconds waited."""
+def wait_for_compactions(table: Table[Any], backlog: int, *, pause: float = 0.05) -> float:
+    """Waits while the table has more than ``backlog`` file references beyond one a leaf (30 s at most), looking again
+    every ``pause`` seconds; returns the seconds waited."""
     began = time.perf_counter()
     while len(table.file_references()) - len(table.leaf_partitions()) > backlog and time.perf_counter() - began < 30:
-        time.sleep(0.05)
+        time.sleep(pause)
     return time.perf_counter() - began
