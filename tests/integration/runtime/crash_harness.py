@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -48,6 +48,9 @@ from tests.model.invariants import (
     local_path,
     rows_of,
 )
+
+if TYPE_CHECKING:
+    from sleeper.runtime.aws.instance import AwsInstance
 
 __all__ = [
     "REPOSITORY",
@@ -134,17 +137,21 @@ def dead_letters(instance: LocalInstance) -> dict[str, int]:
     return {name: n for name, n in counts.items() if n}
 
 
-def lost_race_batches(instance: LocalInstance) -> int:
+def lost_race_batches(instance: LocalInstance | AwsInstance) -> int:
     """How many pending compaction job batches were dead-lettered, checking that each is a batch that lost a race
     (Sleeper's design when job creation assigns input files through the committer: a creator that ran before
     another's assignment landed planned the same files, the committer refused its assignment, and the dispatcher
-    dead-lettered its batch): none of its jobs was ever sent or tracked, and its batch file is still there.
+    dead-lettered its batch): none of its jobs was ever sent or tracked, and its batch file is still there. Works on
+    the local instance and on an AWS one (the batch files under the data root, local or S3).
 
     Raises:
         AssertionError: If a dead-lettered batch had a job tracked, or its batch file is gone.
     """
     from sleeper.core.jobs.compaction import CompactionJobBatch, CompactionJobDispatchRequest
+    from sleeper.core.jobs.paths import join_under
     from sleeper.core.operations import PENDING_COMPACTION_JOB_BATCH_Q
+    from sleeper.io.exceptions import MissingFileError
+    from sleeper.io.filesystem import read_bytes, resolve
 
     queue = instance.dead_letter_queue(PENDING_COMPACTION_JOB_BATCH_Q)
     received = []
@@ -153,9 +160,12 @@ def lost_race_batches(instance: LocalInstance) -> int:
     try:
         for message in received:
             request = CompactionJobDispatchRequest.from_json(message.body)
-            path = local_path(instance.data_root) / request.batch_key
-            assert path.is_file(), f"dead-lettered pending batch {request.batch_key} has no batch file"
-            for job in CompactionJobBatch.from_json(path.read_text()).jobs:
+            location = join_under(instance.data_root, *request.batch_key.split("/"))
+            try:
+                text = read_bytes(*resolve(location, instance.filesystem_options)).decode("utf-8")
+            except MissingFileError:
+                raise AssertionError(f"dead-lettered pending batch {request.batch_key} has no batch file") from None
+            for job in CompactionJobBatch.from_json(text).jobs:
                 status = instance.compaction_job_tracker.job(job.job_id)
                 assert status is None, f"job {job.job_id} of dead-lettered batch {request.batch_key} was sent"
     finally:
