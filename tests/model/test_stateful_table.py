@@ -70,6 +70,7 @@ from sleeper.core.faults import CrashPointReached
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.exceptions import PartitionNotFoundError, TableDeletedError
+from sleeper.core.statestore.state import FilesState
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.table import TableStatus
 from sleeper.core.trackers.compaction import CompactionJobStatusType
@@ -238,6 +239,11 @@ class TableMachine(RuleBasedStateMachine):
         self.partition_count = 0
         self.unsettled_jobs: set[str] = set()
         """Compaction jobs whose commit may have landed in a crash before the tracker heard of it (until settled)."""
+        self.untrackable_jobs: set[str] = set()
+        """Jobs whose commit landed in a crash before the tracker heard, and whose output left the table (a reinit, or
+        compacted again and collected) before their message came back: the run that comes back finds neither its
+        inputs nor its output, so nothing can tell it the commit landed, and the tracker keeps it uncommitted (as
+        Sleeper's tracker keeps every commit whose update a crash lost). Exempt from I5's FINISHED check for good."""
         if STATS["examples"] % PROGRESS_EVERY == 0:
             _progress()
 
@@ -694,8 +700,23 @@ class TableMachine(RuleBasedStateMachine):
         leaked = [p for p in on_disk if p.with_suffix(".parquet") not in allowed]
         assert not leaked, f"I7 files leaked after settling: {leaked}"
         STATS["outcome:settled with no leaks"] += 1
+        self._keep_untrackable(state)
         self.unsettled_jobs.clear()  # every message came back and was handled again
         self._delete_old_transactions()
+
+    def _keep_untrackable(self, files: FilesState) -> None:
+        """Moves to ``untrackable_jobs`` the unsettled jobs whose output landed, is no longer in the table and whose
+        commit the tracker never heard of (see ``untrackable_jobs``); a landed output still in the table must have had
+        its commit recorded when the job's message came back, and I5 goes on checking it."""
+        tracker = self.instance.compaction_job_tracker
+        for job_id in self.unsettled_jobs - self.untrackable_jobs:
+            job = self.jobs.get(job_id)
+            if job is None or job.output_file not in self.landed or job.output_file in files:
+                continue
+            status = tracker.job(job_id)
+            if status is None or not any(run.commit_time is not None for run in status.runs):
+                self.untrackable_jobs.add(job_id)
+                STATS["outcome:landed commit the tracker could not learn (output gone before redelivery)"] += 1
 
     @rule(minutes=st.sampled_from([0, 3]), snapshot_first=st.booleans())
     def truncate_log(self, minutes: int, snapshot_first: bool) -> None:
@@ -786,7 +807,12 @@ class TableMachine(RuleBasedStateMachine):
         check_references(files, partitions, self.table.data_prefix)
         check_tree(SCHEMA, partitions.partitions())
         check_jobs(
-            files, self.jobs, self.landed, self.instance.compaction_job_tracker, table_id, unsettled=self.unsettled_jobs
+            files,
+            self.jobs,
+            self.landed,
+            self.instance.compaction_job_tracker,
+            table_id,
+            unsettled=self.unsettled_jobs | self.untrackable_jobs,
         )
         STATS["outcome:partitions split"] += (len(partitions) - self.partition_count) // 2
         self.partition_count = len(partitions)
