@@ -209,10 +209,14 @@ def find_partitions_to_split(table: SplittingTable) -> list[SplitPartitionJob]:
 
 
 def send_split_jobs(table: SplittingTable, queue: Queue) -> list[SplitPartitionJob]:
-    """Finds the table's split jobs and sends each to a queue, as Sleeper's JSON; returns the jobs sent."""
+    """Finds the table's split jobs and sends them to a queue, as Sleeper's JSON; returns the jobs sent.
+
+    They go in batches (SQS's ``SendMessageBatch``, 10 a call) rather than one call each as Sleeper's finder sends
+    them: a table of many leaves over the threshold makes one call per ten jobs.
+    """
     jobs = find_partitions_to_split(table)
-    for job in jobs:
-        queue.send(job.to_json(table.schema))
+    if jobs:
+        queue.send_batch([job.to_json(table.schema) for job in jobs])
     return jobs
 
 

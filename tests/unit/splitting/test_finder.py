@@ -12,6 +12,7 @@ from sleeper.splitting import (
     check_leaf_partitions,
     find_partitions_to_split,
     run_find_partitions_to_split,
+    send_split_jobs,
     split_jobs,
 )
 from tests.unit.splitting.splitting_fixtures import LONG_KEY, FakeInstance, new_table
@@ -137,3 +138,40 @@ def should_send_nothing_when_no_leaf_reaches_the_threshold() -> None:
     # Then
     assert sent == []
     assert instance.queue(PARTITION_SPLITTING_JOB_QUEUE).receive(10) == []
+
+
+class _CountingQueue:
+    """A queue that records how its messages were sent (one call each, or in batches)."""
+
+    def __init__(self) -> None:
+        self.single_sends = 0
+        self.batches: list[list[str]] = []
+
+    def send(self, body: str, **_: object) -> str:
+        self.single_sends += 1
+        return "id"
+
+    def send_batch(self, messages: list[str]) -> list[str]:
+        self.batches.append(list(messages))
+        return ["id"] * len(messages)
+
+
+def should_send_the_split_jobs_of_many_leaves_together() -> None:
+    # Given 24 leaves, each with a file over the threshold
+    table = new_table(
+        split_points=list(range(100, 2400, 100)), properties={"sleeper.table.partition.splitting.threshold": "10"}
+    )
+    leaves = table.state_store.leaf_partitions()
+    table.state_store.add_files([_ref(f"f{i}", 10, partition_id=leaf.id) for i, leaf in enumerate(leaves)])
+    queue = _CountingQueue()
+
+    # When
+    sent = send_split_jobs(table, queue)  # type: ignore[arg-type]
+
+    # Then every job goes in one batch request (the queue cuts it into SQS's calls of 10), none one at a time
+    assert len(sent) == len(leaves) == 24
+    assert queue.single_sends == 0
+    assert [len(batch) for batch in queue.batches] == [24]
+    assert {SplitPartitionJob.from_json(body, table.schema).partition.id for body in queue.batches[0]} == {
+        leaf.id for leaf in leaves
+    }
