@@ -95,3 +95,24 @@ def should_answer_a_table_query_from_its_hash_key_alone_with_the_same_pages(monk
         )
         assert missing["Items"] == []
         assert len(client.scan(TableName="log")["Items"]) == 15
+
+
+def should_count_a_clusters_fargate_tasks_whose_desired_status_is_running() -> None:
+    from sleeper.adapters.aws.emulated import register_task_definition
+    from sleeper.emulator.moto_speedups import count_cluster_tasks
+
+    count_cluster_tasks()
+    with mock_aws():
+        ecs = boto3.client("ecs", region_name="eu-west-2")
+        ecs.create_cluster(clusterName="tasks")
+        register_task_definition(ecs, "job", "job", "job:latest")
+        # Given three Fargate tasks started
+        arns = [
+            task["taskArn"]
+            for task in ecs.run_task(cluster="tasks", taskDefinition="job", launchType="FARGATE", count=3)["tasks"]
+        ]
+        # When one is stopped
+        ecs.stop_task(cluster="tasks", task=arns[0])
+        [cluster] = ecs.describe_clusters(clusters=["tasks"])["clusters"]
+        # Then the cluster counts the two others, as ECS counts running and pending tasks
+        assert cluster["runningTasksCount"] + cluster["pendingTasksCount"] == 2
