@@ -47,7 +47,7 @@ from sleeper.runtime.aws.containers import IDLE_WAIT_ENV
 from sleeper.runtime.aws.instance import AwsInstance
 from tests.integration.aws.moto_atomic import atomic_moto_queues, atomic_moto_transactions  # noqa: F401 - fixtures
 from tests.integration.aws_runtime.converged import check_converged_on_aws
-from tests.integration.runtime.crash_harness import SCHEMA, lost_race_batches
+from tests.integration.runtime.crash_harness import SCHEMA, lost_race_batches, where
 from tests.integration.runtime.test_mixed_race import CHECKPOINTS, ROWS_PER_INGEST, _batch, wait_for_compactions
 from tests.model.invariants import Row, rows_of
 from tests.reliability_report import NIGHTLY, Reliability
@@ -242,7 +242,7 @@ def should_keep_every_acknowledged_row_when_every_operation_races_on_the_emulate
             try:
                 seen = rows_of(emulated.instance().table(name).query())
             except Exception as e:  # noqa: BLE001 - a query failing in the race is reported
-                anomalies.append(f"query failed: {type(e).__name__}: {e}")
+                anomalies.append(f"query failed: {type(e).__name__}: {e} ({where(e)})")
                 continue
             with lock:
                 after, sent_after = Counter(acknowledged), Counter(sent)

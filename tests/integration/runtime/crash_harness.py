@@ -15,6 +15,7 @@ import os
 import posixpath
 import subprocess
 import sys
+import traceback
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -62,6 +63,7 @@ __all__ = [
     "restart_until_idle",
     "rows",
     "run_sleeper",
+    "where",
 ]
 
 SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("value", PrimitiveType.LONG)])
@@ -129,6 +131,16 @@ class EarlierInstance(LocalInstance):
             data_prefix=table.data_prefix,
         )
         return dataclasses.replace(table, state_store=store)
+
+
+def where(error: BaseException) -> str:
+    """Where an error was raised: ``path:line in function`` of its traceback's last frame (a racing reader's
+    failure names its place, even an ``assert`` without a message)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return "no traceback"
+    last = frames[-1]
+    return f"{last.filename}:{last.lineno} in {last.name}"
 
 
 def dead_letters(instance: LocalInstance) -> dict[str, int]:

@@ -40,6 +40,7 @@ from tests.integration.runtime.crash_harness import (
     dead_letters,
     lost_race_batches,
     restart_until_idle,
+    where,
 )
 from tests.model.invariants import Row, rows_of
 from tests.reliability_report import NIGHTLY, Reliability
@@ -117,7 +118,7 @@ def should_keep_every_acknowledged_row_when_every_operation_races(tmp_path: Path
             try:
                 seen = rows_of(LocalInstance(directory).table("t").query())
             except Exception as e:  # noqa: BLE001 - a query failing in the race is reported
-                anomalies.append(f"query failed: {type(e).__name__}: {e}")
+                anomalies.append(f"query failed: {type(e).__name__}: {e} ({where(e)})")
                 continue
             with lock:
                 after = Counter(acknowledged)
