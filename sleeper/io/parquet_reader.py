@@ -77,6 +77,7 @@ class _Footer:
     info: dict[tuple[tuple[str, str], ...], SortedFileMetadata] = field(default_factory=dict)
     index: FooterIndex | None = None
     index_failed: bool = False
+    index_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 _CacheKey = tuple[int, str, int, int]
@@ -363,11 +364,12 @@ class SortedFileReader:
                 yield from self._read_row_groups(step.row_groups, None, names, batch_size, use_threads)
                 continue
             for group in step.row_groups:
-                pages = self._page_reads(group, step.regions, names)
-                if pages is None:
+                planned = self._page_reads(group, step.regions, names)
+                if planned is None:
                     yield from self._read_row_groups((group,), step.regions, names, batch_size, use_threads)
                 else:
-                    yield from self._read_pages(pages, group, step.regions, names, batch_size)
+                    index, pages = planned
+                    yield from self._read_pages(index, pages, group, step.regions, names, batch_size)
 
     def _read_row_groups(
         self,
@@ -394,20 +396,24 @@ class SortedFileReader:
             yield batch
 
     def _page_index(self) -> FooterIndex | None:
+        """The file's page index, made once per kept footer: readers of one file in several threads share it, so a
+        row group one of them loaded is loaded for all (two made at once would each lack the other's loads)."""
         footer = self._footer
-        if footer.index is None and not footer.index_failed:
-            raw = footer_bytes(footer.parquet)
-            try:
-                footer.index = None if raw is None else FooterIndex(raw)
-            except ThriftError:
-                footer.index = None
-            footer.index_failed = footer.index is None
-        return footer.index
+        with footer.index_lock:
+            if footer.index is None and not footer.index_failed:
+                raw = footer_bytes(footer.parquet)
+                try:
+                    footer.index = None if raw is None else FooterIndex(raw)
+                except ThriftError:
+                    footer.index = None
+                footer.index_failed = footer.index is None
+            return footer.index
 
     def _page_reads(
         self, group: int, regions: tuple[NormalisedRegion, ...], names: list[str]
-    ) -> list[tuple[int, int]] | None:
-        """The spans of rows of a row group to read page by page, or None to read the whole row group."""
+    ) -> tuple[FooterIndex, list[tuple[int, int]]] | None:
+        """The page index holding the row group (loaded) and the spans of its rows to read page by page, or None to
+        read the whole row group."""
         first = self._schema.row_key_fields[0].name
         bounds: list[FieldBounds] = []
         for region in regions:
@@ -436,10 +442,11 @@ class SortedFileReader:
                 merged[-1] = (merged[-1][0], max(merged[-1][1], end))
             else:
                 merged.append((start, end))
-        return merged
+        return index, merged
 
     def _read_pages(
         self,
+        index: FooterIndex,
         spans: list[tuple[int, int]],
         group: int,
         regions: tuple[NormalisedRegion, ...],
@@ -447,9 +454,7 @@ class SortedFileReader:
         batch_size: int,
     ) -> Iterator[pa.RecordBatch]:
         """Reads spans of a row group: the row key columns the regions bound first, then the other columns over the
-        pages holding the rows that match."""
-        index = self._page_index()
-        assert index is not None
+        pages holding the rows that match, with the page index :meth:`_page_reads` loaded the row group into."""
         key_names = [f.name for f in self._schema.row_key_fields if f.name in _region_field_set(regions)]
         others = [name for name in names if name not in key_names]
         file_schema = self._arrow_schema

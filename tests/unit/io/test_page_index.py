@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import random
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sleeper.core.schema import Field, KeyValue, ListType, MapType, PrimitiveType, Schema
+from sleeper.io import parquet_reader
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.exceptions import DataFileError
 from sleeper.io.filesystem import local_filesystem
@@ -299,3 +302,39 @@ def should_keep_a_local_files_footer_until_the_file_changes(tmp_path: Path) -> N
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
     with pytest.raises(DataFileError):
         _read(local_filesystem(), str(path), schema, None)
+
+
+def should_share_one_page_index_between_threads_reading_a_kept_footer_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given: a file whose footer is kept, and page indexes slow to make (so threads reading at once overlap there)
+    schema = key_schema(PrimitiveType.LONG)
+    path = str(tmp_path / "f.parquet")
+    rows = sorted_rows(schema, 1200, seed=11)
+    _write_paged(pafs.LocalFileSystem(), path, schema, rows_table(schema, rows))
+    assert _read(local_filesystem(), path, schema, None) == rows  # keeps the footer (a whole read needs no index)
+    made: list[FooterIndex] = []
+
+    class SlowIndex(FooterIndex):
+        def __init__(self, footer: bytes) -> None:
+            threading.Event().wait(0.05)
+            super().__init__(footer)
+            made.append(self)
+
+    monkeypatch.setattr(parquet_reader, "FooterIndex", SlowIndex)
+    keys = sorted({r["key"] for r in rows})
+    step = len(keys) // 9
+    ranges = [(keys[n * step], keys[n * step + step // 3]) for n in range(8)]
+    start = threading.Barrier(len(ranges))
+
+    def read(low: KeyValue, high: KeyValue) -> list[dict[str, Any]]:
+        start.wait()
+        return _read(local_filesystem(), path, schema, [[KeyBounds("key", low, high)]])
+
+    # When: eight threads read ranges of it at once
+    with ThreadPoolExecutor(len(ranges)) as pool:
+        results = list(pool.map(lambda r: read(*r), ranges))
+
+    # Then: each read its rows through the one page index made (the row groups loaded into it by any thread)
+    assert results == [[r for r in rows if low <= r["key"] < high] for low, high in ranges]
+    assert len(made) == 1
