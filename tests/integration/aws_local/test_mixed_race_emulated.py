@@ -48,7 +48,13 @@ from sleeper.runtime.aws.instance import AwsInstance
 from tests.integration.aws.moto_atomic import atomic_moto_queues, atomic_moto_transactions  # noqa: F401 - fixtures
 from tests.integration.aws_runtime.converged import check_converged_on_aws
 from tests.integration.runtime.crash_harness import SCHEMA, lost_race_batches, where
-from tests.integration.runtime.test_mixed_race import CHECKPOINTS, ROWS_PER_INGEST, _batch, wait_for_compactions
+from tests.integration.runtime.test_mixed_race import (
+    CHECKPOINTS,
+    ROWS_PER_INGEST,
+    _batch,
+    checkpoint_pause,
+    wait_for_compactions,
+)
 from tests.model.invariants import Row, rows_of
 from tests.reliability_report import NIGHTLY, Reliability
 
@@ -199,6 +205,8 @@ def should_keep_every_acknowledged_row_when_every_operation_races_on_the_emulate
     done = threading.Event()
     errors: list[str] = []
     anomalies: list[str] = []
+    queries = [0]
+    drained = threading.Event()
     rounds = [PumpRound(), PumpRound()]
     held_back: list[float] = []
 
@@ -235,8 +243,9 @@ def should_keep_every_acknowledged_row_when_every_operation_races_on_the_emulate
                 done.wait(IDLE_SECONDS)
 
     def reader() -> None:
-        for _ in range(CHECKPOINTS):
-            time.sleep(CHECKPOINT_SECONDS)
+        while not drained.is_set() or queries[0] < CHECKPOINTS:
+            drained.wait(checkpoint_pause(time.perf_counter() - began, CHECKPOINT_SECONDS))
+            queries[0] += 1
             with lock:
                 before = Counter(acknowledged)
             try:
@@ -254,7 +263,7 @@ def should_keep_every_acknowledged_row_when_every_operation_races_on_the_emulate
 
     threads = [threading.Thread(target=ingester, args=(w,)) for w in range(2)]
     workers = [threading.Thread(target=scheduling_worker), threading.Thread(target=delivering_worker)]
-    checkpoints = threading.Thread(target=reader)
+    checkpoints = threading.Thread(target=reader, daemon=True)  # stops with the drain, or the process
     began = time.perf_counter()
     # When they all run at once
     for t in [*threads, *workers, checkpoints]:
@@ -270,8 +279,9 @@ def should_keep_every_acknowledged_row_when_every_operation_races_on_the_emulate
     table_id = instance.table(name).table_id
     clock.freeze()
     try:
-        drained, cycles = _drain(pump, clock, instance, name)
+        drain, cycles = _drain(pump, clock, instance, name)
     finally:
+        drained.set()
         pump.close()
     draining = time.perf_counter() - began - racing
     checkpoints.join()
@@ -283,7 +293,7 @@ def should_keep_every_acknowledged_row_when_every_operation_races_on_the_emulate
         log.value: len(list(logs.transaction_log(table_id, log).read_transactions_after(0))) for log in LogType
     }
     failed: Counter[str] = Counter()
-    for summary in (*rounds, drained):
+    for summary in (*rounds, drain):
         failed.update(summary.failed)
     dead = _dead_letters(restarted)
     reliability.record(
@@ -299,9 +309,9 @@ def should_keep_every_acknowledged_row_when_every_operation_races_on_the_emulate
         seconds_draining=round(draining, 1),
         drain_cycles=cycles,
         rejected_by_queue=dict(failed),
-        task_processes=len(rounds[0].tasks_started) + len(drained.tasks_started),
+        task_processes=len(rounds[0].tasks_started) + len(drain.tasks_started),
         ingest_failures=len(errors),
-        query_checkpoints=CHECKPOINTS,
+        query_checkpoints=queries[0],
         query_anomalies=len(anomalies),
         query_rows_seen_before_acknowledged=sum(early_rows),
         dead_lettered=sum(dead.values()),

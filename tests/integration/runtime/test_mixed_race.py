@@ -50,6 +50,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 INGESTS_PER_WRITER = 1_200 if NIGHTLY else 40
 ROWS_PER_INGEST = 20
 CHECKPOINTS, CHECKPOINT_PAUSE = (60, 2.0) if NIGHTLY else (20, 0.2)
+"""The reader's queries: at least this many, and on until the race ends (:func:`checkpoint_pause`)."""
 SPREAD = 50_000
 """CI: the distance between the keys of one ingest."""
 MAX_BACKLOG: int | None = 40 if NIGHTLY else None
@@ -86,6 +87,7 @@ def should_keep_every_acknowledged_row_when_every_operation_races(tmp_path: Path
     done = threading.Event()
     errors: list[str] = []
     anomalies: list[str] = []
+    queries = [0]
     failed_rounds: Counter[str] = Counter()
     held_back: list[float] = []
 
@@ -111,8 +113,9 @@ def should_keep_every_acknowledged_row_when_every_operation_races(tmp_path: Path
                 failed_rounds[queue] += n
 
     def reader() -> None:
-        for _ in range(CHECKPOINTS):
-            time.sleep(CHECKPOINT_PAUSE)
+        while not done.is_set() or queries[0] < CHECKPOINTS:
+            done.wait(checkpoint_pause(time.perf_counter() - began, CHECKPOINT_PAUSE))
+            queries[0] += 1
             with lock:
                 before = Counter(acknowledged)
             try:
@@ -161,7 +164,7 @@ def should_keep_every_acknowledged_row_when_every_operation_races(tmp_path: Path
         seconds_ingests_held_back=round(sum(held_back), 1),
         rejected_by_queue=dict(failed_rounds),
         ingest_failures=len(errors),
-        query_checkpoints=CHECKPOINTS,
+        query_checkpoints=queries[0],
         query_anomalies=len(anomalies),
         dead_lettered=sum(dead_letters(restarted).values()) - lost_race_batches(restarted),
         pending_batches_lost_to_races=lost_race_batches(restarted),
@@ -173,6 +176,13 @@ def should_keep_every_acknowledged_row_when_every_operation_races(tmp_path: Path
     # and the only dead letters are pending compaction job batches that lost a race, none of whose jobs was sent
     lost = lost_race_batches(restarted)
     assert dead_letters(restarted) == ({PENDING_COMPACTION_JOB_BATCH_Q: lost} if lost else {})
+
+
+def checkpoint_pause(elapsed: float, pause: float) -> float:
+    """How long the race's reader waits before its next query: ``pause`` for the first :data:`CHECKPOINTS` (given
+    seconds of the race so far), then longer as the race goes on, so a race of any length is checked to its end with
+    about ``CHECKPOINTS`` queries more for each time it grows e-fold."""
+    return max(pause, elapsed / CHECKPOINTS)
 
 
 def wait_for_compactions(table: Table[Any], backlog: int, *, pause: float = 0.05) -> float:
