@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("moto")
 
 import boto3  # noqa: E402
 from moto import backends, mock_aws  # noqa: E402
+from moto.dynamodb.models.dynamo_type import Item  # noqa: E402
 from moto.dynamodb.models.table import Table  # noqa: E402
 
 from sleeper.emulator.moto_speedups import keep_moto_service_list, query_by_hash_key  # noqa: E402
@@ -82,10 +85,11 @@ def should_answer_a_table_query_from_its_hash_key_alone_with_the_same_pages(monk
         # When one key is queried above a range key, in pages of two items
         pages = _pages(client, "b")
         queried = list(listed)
-        # Then its items come in range key order, paged as moto pages, having listed only that key's 5 items
+        # Then its items come in range key order, paged as moto pages, having listed only that key's 4 items in the
+        # key condition
         assert [v for page in pages for v in page] == ["b2", "b3", "b4", "b5"]
         assert [len(page) for page in pages[:2]] == [2, 2]
-        assert queried and set(queried) == {5}
+        assert queried and set(queried) == {4}
         # And a scan, which is not a query, still lists every item
         assert len(client.scan(TableName="log")["Items"]) == 15
         assert listed[-1] == 15
@@ -95,6 +99,111 @@ def should_answer_a_table_query_from_its_hash_key_alone_with_the_same_pages(monk
         )
         assert missing["Items"] == []
         assert len(client.scan(TableName="log")["Items"]) == 15
+
+
+_CONDITIONS = {
+    "=": lambda r, a, b: r == a,
+    "<": lambda r, a, b: r < a,
+    "<=": lambda r, a, b: r <= a,
+    ">": lambda r, a, b: r > a,
+    ">=": lambda r, a, b: r >= a,
+    "BETWEEN": lambda r, a, b: a <= r <= b,
+    "begins_with": lambda r, a, b: r.startswith(a),
+}
+
+
+def _key_condition(comparison: str) -> str:
+    if comparison == "BETWEEN":
+        return "h = :h AND r BETWEEN :a AND :b"
+    if comparison == "begins_with":
+        return "h = :h AND begins_with(r, :a)"
+    return f"h = :h AND r {comparison} :a"
+
+
+def _string_table(client: Any, name: str) -> None:
+    client.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "h", "KeyType": "HASH"}, {"AttributeName": "r", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "h", "AttributeType": "S"},
+            {"AttributeName": "r", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    keys=st.sets(st.text("abc", min_size=1, max_size=3), min_size=1, max_size=8),
+    comparison=st.sampled_from(sorted(_CONDITIONS)),
+    bounds=st.lists(st.text("abc", min_size=1, max_size=3), min_size=2, max_size=2).map(sorted),
+    limit=st.integers(1, 5),
+    forward=st.booleans(),
+)
+def should_answer_every_key_condition_as_dynamodb_does(
+    keys: set[str], comparison: str, bounds: list[str], limit: int, forward: bool
+) -> None:
+    query_by_hash_key()
+    low, high = bounds
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="eu-west-2")
+        _string_table(client, "t")
+        # Given items of the queried hash key and of another
+        for h in ("q", "other"):
+            for r in keys:
+                client.put_item(TableName="t", Item={"h": {"S": h}, "r": {"S": r}})
+        values = {":h": {"S": "q"}, ":a": {"S": low}}
+        if comparison == "BETWEEN":
+            values[":b"] = {"S": high}
+        # When the key is queried with the condition, page by page
+        found: list[str] = []
+        start: dict[str, Any] | None = None
+        while True:
+            answer = client.query(
+                TableName="t",
+                KeyConditionExpression=_key_condition(comparison),
+                ExpressionAttributeValues=values,
+                Limit=limit,
+                ScanIndexForward=forward,
+                **({"ExclusiveStartKey": start} if start else {}),
+            )
+            assert len(answer["Items"]) <= limit
+            assert all(item["h"]["S"] == "q" for item in answer["Items"])
+            found += [item["r"]["S"] for item in answer["Items"]]
+            start = answer.get("LastEvaluatedKey")
+            if not start:
+                break
+        # Then the items in the condition come once each, in range key order (descending if asked)
+        expected = sorted((r for r in keys if _CONDITIONS[comparison](r, low, high)), reverse=not forward)
+        assert found == expected
+
+
+def should_weigh_only_the_items_in_a_querys_key_condition(monkeypatch: pytest.MonkeyPatch) -> None:
+    query_by_hash_key()
+    # Given moto's weighing of items against its page size, counted
+    weighed: list[int] = []
+    size = Item.size
+
+    def counted(self: Item) -> int:
+        weighed.append(1)
+        return size(self)
+
+    monkeypatch.setattr(Item, "size", counted)
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="eu-west-2")
+        _string_table(client, "log")
+        for n in range(200):
+            client.put_item(TableName="log", Item={"h": {"S": "t"}, "r": {"S": f"{n:05d}"}, "v": {"S": "x" * 100}})
+        weighed.clear()
+        # When the two items after the 198th are queried (as a log is read after a transaction number)
+        answer = client.query(
+            TableName="log",
+            KeyConditionExpression="h = :h AND r > :r",
+            ExpressionAttributeValues={":h": {"S": "t"}, ":r": {"S": "00197"}},
+        )
+        # Then they alone come back, and moto weighed those two rather than all 200 (twice each: page size, total)
+        assert [item["r"]["S"] for item in answer["Items"]] == ["00198", "00199"]
+        assert len(weighed) <= 4
 
 
 def should_count_a_clusters_fargate_tasks_whose_desired_status_is_running() -> None:
