@@ -157,7 +157,8 @@ def handle_commit_request(instance: TrackedInstance, body: str) -> str:
     Raises:
         CommitRetryError: If the request is to be delivered again.
     """
-    (result,) = apply_commit_requests([body], _stores_of(instance).state_store)
+    stores = _stores_of(instance)
+    (result,) = apply_commit_requests([body], lambda table_id: stores.state_store(instance, table_id))
     follow_result(instance, result)
     if result.status is CommitStatus.RETRY:
         raise CommitRetryError(f"state store commit for table {result.table_id} to be retried: {result.reason}")
@@ -286,24 +287,28 @@ class _CachedStores:
     again. The table is still looked up for every request (through the instance, which caches table properties as
     it does for every reader), so a deleted table's requests are dropped as before. At most
     ``sleeper.statestore.provider.cache.size`` tables are kept, the least recently used dropped first (a negative
-    size keeps every table, 0 none)."""
+    size keeps every table, 0 none).
 
-    def __init__(self, instance: TrackedInstance) -> None:
-        self._instance = instance
+    They are kept against the instance weakly (:data:`_STORES`), and hold no reference to it: an entry whose value
+    held its key would keep the instance, its database connections and its clients alive for the life of the
+    process (one SQLite connection leaked per local instance made, until a long model run ran out of file
+    descriptors)."""
+
+    def __init__(self) -> None:
         self._stores: OrderedDict[str, StateStore] = OrderedDict()
 
-    def state_store(self, table_id: str) -> StateStore:
+    def state_store(self, instance: TrackedInstance, table_id: str) -> StateStore:
         """The table's state store: the one kept for it, or the one the instance gives.
 
         Raises:
             TableNotFoundError: If the table does not exist.
         """
-        given = self._instance.table_by_id(table_id).state_store
+        given = instance.table_by_id(table_id).state_store
         kept = self._stores.get(table_id)
         if kept is not None:
             self._stores.move_to_end(table_id)
             return kept
-        size = self._instance.properties.get_int(STATESTORE_PROVIDER_CACHE_SIZE)
+        size = instance.properties.get_int(STATESTORE_PROVIDER_CACHE_SIZE)
         if size != 0:
             self._stores[table_id] = given
             while 0 < size < len(self._stores):
@@ -320,7 +325,7 @@ def _stores_of(instance: TrackedInstance) -> _CachedStores:
         try:
             stores = _STORES.get(instance)
         except TypeError:  # an instance that cannot be weakly referenced: nothing is kept
-            return _CachedStores(instance)
+            return _CachedStores()
         if stores is None:
-            stores = _STORES[instance] = _CachedStores(instance)
+            stores = _STORES[instance] = _CachedStores()
         return stores

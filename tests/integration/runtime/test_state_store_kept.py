@@ -5,13 +5,20 @@ a store is never shared between threads or kept across a change of the table's s
 
 from __future__ import annotations
 
+import gc
+import os
 import threading
+import weakref
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
+from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.properties.instance_common import STATESTORE_PROVIDER_CACHE_SIZE
+from sleeper.core.statestore.transactions.files import AddFilesTransaction
 from sleeper.runtime.local.instance import LocalInstance
+from sleeper.statestore.committer import handle_commit_request
 from tests.integration.runtime.crash_harness import SCHEMA
 
 
@@ -84,3 +91,30 @@ def should_keep_at_most_the_provider_cache_size_of_tables(tmp_path: Path) -> Non
     # Then t is still kept and u was dropped
     assert instance.table("t").state_store is t
     assert instance.table("u").state_store is not u
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors through /proc")
+def should_free_an_instance_and_its_database_once_dropped_after_its_committer_kept_its_stores(
+    tmp_path: Path,
+) -> None:
+    # Given instances made one after another, each committing a transaction through the committer (which keeps the
+    # table's state store against the instance)
+    gc.collect()
+    before = _open_descriptors()
+    freed: list[weakref.ref[LocalInstance]] = []
+    for n in range(5):
+        instance = _instance(tmp_path / str(n))
+        transaction = AddFilesTransaction(files=(), job_id=f"job-{n}")
+        request = StateStoreCommitRequest.of_transaction(instance.table("t").table_id, transaction)
+        handle_commit_request(instance, request.to_json())
+        freed.append(weakref.ref(instance))
+        # When the instance is dropped
+        del instance
+    gc.collect()
+    # Then each is freed, and its database connections closed with it
+    assert [ref() for ref in freed] == [None] * 5
+    assert _open_descriptors() <= before
