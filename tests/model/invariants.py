@@ -68,6 +68,27 @@ def checksum(rows: Counter[Row]) -> tuple[int, int, int]:
     return sum(rows.values()), xor, total
 
 
+def describe_difference(actual: Counter[Row], expected: Counter[Row]) -> str:
+    """I1's message when the rows differ, telling three faults apart, each with up to 5 (key, value) examples: rows
+    lost (acknowledged, missing), rows duplicated (acknowledged, seen more often) and rows that landed without being
+    acknowledged (an ingest its writer saw fail, which committed anyway)."""
+    missing = expected - actual
+    extra = actual - expected
+    duplicated = Counter({row: n for row, n in extra.items() if expected[row] > 0})
+    unacknowledged = extra - duplicated
+
+    def part(name: str, rows: Counter[Row]) -> str:
+        return f"{sum(rows.values())} rows {name} {sorted(rows)[:5]}"
+
+    return ", ".join(
+        (
+            part("lost", missing),
+            part("duplicated", duplicated),
+            part("landed without being acknowledged", unacknowledged),
+        )
+    )
+
+
 def check_content(actual: Counter[Row], expected: Counter[Row], what: str) -> None:
     """I1: the rows returned equal the model's (count and checksum, then the rows themselves for the message)."""
     if checksum(actual) == checksum(expected) and actual == expected:

@@ -22,7 +22,15 @@ from sleeper.runtime.table import Table
 from sleeper.statestore.snapshots import filesystem_path
 from tests.integration.aws_runtime.conftest import sqs_event
 from tests.integration.runtime.crash_harness import Converged, check_compaction_jobs_settled
-from tests.model.invariants import Row, check_log_numbers, check_replay_from_snapshots, check_tree, checksum, rows_of
+from tests.model.invariants import (
+    Row,
+    check_log_numbers,
+    check_replay_from_snapshots,
+    check_tree,
+    checksum,
+    describe_difference,
+    rows_of,
+)
 
 __all__ = ["ConvergedOnAws", "check_converged_on_aws", "gc_lambda", "restarted_instance", "untracked_files"]
 
@@ -98,7 +106,7 @@ def check_converged_on_aws(
     actual = rows_of(table.query())
     lost = sum((expected - actual).values())
     duplicated = sum((actual - expected).values())
-    assert checksum(actual) == checksum(expected), f"I1 {lost} rows lost, {duplicated} rows duplicated"
+    assert checksum(actual) == checksum(expected), f"I1 {describe_difference(actual, expected)}"
     assert actual == expected
     backend = reader.state_store_backend
     store = table.state_store

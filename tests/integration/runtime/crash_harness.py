@@ -46,6 +46,7 @@ from tests.model.invariants import (
     check_replay_from_snapshots,
     check_tree,
     checksum,
+    describe_difference,
     local_path,
     rows_of,
 )
@@ -230,7 +231,7 @@ def check_converged(instance: LocalInstance, table_name: str, expected: Counter[
     actual = rows_of(table.query())
     lost = sum((expected - actual).values())
     duplicated = sum((actual - expected).values())
-    assert checksum(actual) == checksum(expected), f"I1 {lost} rows lost, {duplicated} rows duplicated"
+    assert checksum(actual) == checksum(expected), f"I1 {describe_difference(actual, expected)}"
     backend = instance.state_store_backend
     store = table.state_store
     store.refresh()
