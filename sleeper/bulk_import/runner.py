@@ -307,8 +307,7 @@ def commit_bulk_import_files(
             references=tuple(references),
             commit_sent=True,
         )
-    first = references[0]
-    if not any(r.filename == first.filename for r in state_store.references_on_partition(first.partition_id)):
+    if not state_store.holds_file_as_last_committed(references[0].filename):
         # another run of the job committed first, so the state store skipped this commit: drop this run's files
         delete_written(references, data_prefix, options)
         return BulkImportResult(rows_read=rows_read, rows_written=0, already_added=True)

@@ -252,7 +252,11 @@ def ingest_batches(
     except COMMIT_NOT_IN_LOG:
         writer.delete_files()  # known not to be in the log; after any other error it may be, so the files stay
         raise
-    if send_commit is None and job_id is not None and not _was_added(state_store, references[0]):
+    if (
+        send_commit is None
+        and job_id is not None
+        and not state_store.holds_file_as_last_committed(references[0].filename)
+    ):
         # another run of the job committed first, so the state store skipped this commit: drop the files
         writer.delete_files()
         return replace(counts, already_added=True)
@@ -263,10 +267,6 @@ def ingest_batches(
         references=tuple(references),
         commit_sent=send_commit is not None,
     )
-
-
-def _was_added(state_store: StateStore, reference: FileReference) -> bool:
-    return any(r.filename == reference.filename for r in state_store.references_on_partition(reference.partition_id))
 
 
 class _TableWriter:

@@ -257,6 +257,16 @@ class StateStore:
         """Whether an ADD_FILES transaction carrying this job id has been applied."""
         return self._files().has_added_job(job_id)
 
+    def holds_file_as_last_committed(self, filename: str) -> bool:
+        """Whether the files state as this store last read or wrote it holds a file, without reading the log again.
+
+        Right after :meth:`commit` of an ADD_FILES carrying a job id, this tells whether that commit added its files or
+        was skipped because another run of the job had added them first. A fresh read could not tell: a split of the
+        file's references, a compaction or a reinitialisation landing just after the commit would move them or
+        remove them (and a writer that took the file for unadded would delete files the table references).
+        """
+        return filename in self.files_head.state
+
     def job_already_added(self, job_id: str, inputs_hash: str | None) -> bool:
         """Whether a job's files were added from these input files (see ``FilesState.job_already_added``).
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -27,6 +27,8 @@ from sleeper.runtime.local.admin import LocalAdmin
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 from sleeper.sketches import Sketches, sketches_path
+from sleeper.statestore.store import StateStore
+from tests.integration.racing_store import SplitRightAfterCommit
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -224,3 +226,37 @@ def should_drop_the_files_of_a_run_when_another_run_of_the_job_committed_first(
     second = filesystem_path(written[1].filename)
     assert not Path(second).exists() and not Path(sketches_path(second)).exists()
     assert Path(filesystem_path(written[0].filename)).exists()
+
+
+def should_keep_the_files_it_committed_when_their_references_move_right_after_the_commit(
+    instance: LocalInstance,
+) -> None:
+    # Given a run of a job having written a file on the root, and a split of the root whose pre-split lands right
+    # after the run's commit
+    table = instance.create_table("moved", SCHEMA)
+    rows = pa.table({"key": ["a", "m"], "time": pa.array([1, 2], pa.int64()), "value": pa.array([3, 4], pa.int64())})
+    with SortedFileWriter(f"{table.data_prefix}/data/partition_root/run.parquet", SCHEMA) as writer:
+        writer.write(rows)
+    written = FileReference(filename=writer.result.location, partition_id="root", number_of_rows=2)
+    racing = SplitRightAfterCommit(
+        table.state_store, LocalInstance(instance.directory).table("moved").state_store, split_point="g"
+    )
+
+    # When the run commits
+    result = commit_bulk_import_files(
+        cast(StateStore, racing),
+        [written],
+        job_id="moved-job",
+        task_id=None,
+        job_run_id="run-1",
+        rows_read=2,
+        options=None,
+        clock=lambda: datetime.now(tz=UTC),
+        data_prefix=table.data_prefix,
+    )
+
+    # Then its reference moved to the new leaves, yet it knew its commit landed and kept its file
+    assert racing.split_done
+    assert not result.already_added
+    assert Path(filesystem_path(written.filename)).exists()
+    assert sorted(table.query()["key"].to_pylist()) == ["a", "m"]

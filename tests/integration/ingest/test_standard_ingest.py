@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 from typing import cast
+from urllib.parse import urlparse
 
 import numpy as np
 import pyarrow as pa
@@ -20,6 +21,7 @@ from sleeper.io.sort import is_sorted
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
 from sleeper.statestore.store import StateStore
+from tests.integration.racing_store import SplitRightAfterCommit
 
 pytestmark = pytest.mark.integration
 
@@ -370,3 +372,28 @@ def should_delete_its_files_when_another_run_of_the_job_committed_first(tmp_path
     assert sum(r.number_of_rows for r in table.file_references()) == rows.num_rows
     data_files = {p.as_uri() for p in (tmp_path / "data").rglob("*.parquet")}
     assert data_files == {f.location for f in first.files}
+
+
+def should_keep_its_committed_files_when_their_references_move_right_after_the_commit(tmp_path: Path) -> None:
+    # Given a table of one partition, and a split of it whose pre-split lands right after the ingest's commit
+    table = sleeper.connect(tmp_path, create=True).create_table("t", _schema(PrimitiveType.LONG))
+    racing = SplitRightAfterCommit(
+        table.state_store, sleeper.connect(tmp_path).table("t").state_store, split_point=500 * 1_000_000_007
+    )
+    rows = _rows(PrimitiveType.LONG)
+
+    # When an ingest carrying a job id commits its one file
+    result = ingest_batches(
+        table.schema,
+        table.properties,
+        cast(StateStore, racing),
+        table.data_prefix,
+        rows.to_batches(),
+        job_id="job-1",
+    )
+
+    # Then its reference moved to the new leaves, yet the ingest knew its commit landed and kept its file
+    assert racing.split_done
+    assert not result.already_added
+    assert [Path(urlparse(f.location).path).exists() for f in result.files] == [True]
+    assert _multiset(table.query()) == _multiset(rows)
