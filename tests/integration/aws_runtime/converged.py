@@ -5,11 +5,16 @@ the AWS runtime (``test_crash_points_aws.py``) and the mixed race on the emulate
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import posixpath
 import uuid
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pyarrow.parquet as pq
 
 from lambdas import gc
 from sleeper.core.schema import Schema
@@ -31,8 +36,16 @@ from tests.model.invariants import (
     describe_difference,
     rows_of,
 )
+from tests.reliability_report import REPORT_PATH
 
-__all__ = ["ConvergedOnAws", "check_converged_on_aws", "gc_lambda", "restarted_instance", "untracked_files"]
+__all__ = [
+    "ConvergedOnAws",
+    "check_converged_on_aws",
+    "gc_lambda",
+    "keep_for_post_mortem",
+    "restarted_instance",
+    "untracked_files",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +119,9 @@ def check_converged_on_aws(
     actual = rows_of(table.query())
     lost = sum((expected - actual).values())
     duplicated = sum((actual - expected).values())
-    assert checksum(actual) == checksum(expected), f"I1 {describe_difference(actual, expected)}"
+    if checksum(actual) != checksum(expected):
+        kept = keep_for_post_mortem(reader, table, actual, expected)
+        raise AssertionError(f"I1 {describe_difference(actual, expected)}; the table's state is kept in {kept}")
     assert actual == expected
     backend = reader.state_store_backend
     store = table.state_store
@@ -179,3 +194,45 @@ def check_converged_on_aws(
         snapshot_files_unrecorded=len(unrecorded),
         transactions={log.value: number for log, number in last.items()},
     )
+
+
+def keep_for_post_mortem(
+    instance: AwsInstance, table: Table[AwsInstance], actual: Counter[Row], expected: Counter[Row]
+) -> Path:
+    """Writes what a post-mortem of an I1 failure needs, since moto's state dies with the test's process: the
+    difference, the partitions, the references, the retained entries of both logs, and for up to 5 rows returned more
+    often than acknowledged, every referenced file holding them. Returns the file written (in ``test-reports/``)."""
+    store = table.state_store
+    store.refresh()
+    references = store.file_references()
+    extra = sorted(actual - expected)[:5]
+    holders: dict[str, list[dict[str, object]]] = {str(row): [] for row in extra}
+    if extra:
+        for filename in sorted({r.filename for r in references}):
+            rows = rows_of(
+                pq.read_table(filesystem_path(filename), columns=["key", "value"], filesystem=instance.filesystem)
+            )
+            for row in extra:
+                if rows[row]:
+                    holders[str(row)].append(
+                        {"file": filename, "partitions": [r.partition_id for r in references if r.filename == filename]}
+                    )
+    logs = {
+        log.value: [
+            {"number": e.transaction_number, "type": e.transaction_type.value, "body": e.body, "body_key": e.body_key}
+            for e in instance.state_store_backend.transaction_log(table.table_id, log).read_transactions_after(0)
+        ]
+        for log in LogType
+    }
+    kept = {
+        "table_id": table.table_id,
+        "difference": describe_difference(actual, expected),
+        "holders": holders,
+        "partitions": [dataclasses.asdict(p) for p in store.partitions()],
+        "references": [dataclasses.asdict(r) for r in references],
+        "logs": logs,
+    }
+    path = REPORT_PATH.parent / f"i1-failure-{table.table_id}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(kept, default=str, indent=1))
+    return path
