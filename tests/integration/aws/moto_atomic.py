@@ -1,4 +1,4 @@
-"""Fixtures making the in-process moto server's item writes and queries atomic with respect to each other
+"""Fixtures making the in-process moto server's item writes, reads and queries atomic with respect to each other
 (``atomic_moto_transactions``), and its queues' receives and deletes atomic per queue (``atomic_moto_queues``).
 
 moto is not atomic where DynamoDB is: its TransactWriteItems (which the transaction log's append uses, with a
@@ -7,8 +7,11 @@ back, undoing every write other threads made meanwhile. A losing append's rollba
 acknowledged entry (seen in the concurrent log tests: one entry of 73 gone, a gap). Its conditional PutItem checks and
 writes without a lock too, so two writers can both pass ``attribute_not_exists`` and the second overwrite the first
 (seen: one acknowledged entry of 1,600 gone), and a query can iterate a table another thread is changing
-("dictionary changed size during iteration"). Serialising moto's item writes and queries gives it DynamoDB's isolation,
-so the concurrency tests test the log head and the adapter, not moto.
+("dictionary changed size during iteration"). Its UpdateItem makes a new item and then sets its attributes one by one,
+so a GetItem meanwhile can see an item holding its key alone (seen in the emulated A3: an ingest's wait read a job's
+tracker entry without its ``TableId`` and failed with ``KeyError``, while the job went on and landed). Serialising
+moto's item writes, reads, queries and scans gives it DynamoDB's isolation, so the concurrency tests test the log head
+and the adapter, not moto.
 
 moto also keeps every model object it ever made (``BaseModel.instances_tracked``, for its dashboard), and the backup
 above is a deep copy of each table, items and stream records included. Each TransactWriteItems so left one more copy
@@ -37,7 +40,7 @@ __all__ = ["atomic_moto_queues", "atomic_moto_transactions"]
 
 @pytest.fixture
 def atomic_moto_transactions() -> Iterator[None]:
-    """Serialises the in-process moto server's item writes and queries (see the module docstring)."""
+    """Serialises the in-process moto server's item writes, reads, queries and scans (see the module docstring)."""
     from moto.core.model_instances import model_data
     from moto.dynamodb.models import DynamoDBBackend
 
@@ -56,7 +59,7 @@ def atomic_moto_transactions() -> Iterator[None]:
         return atomic
 
     with pytest.MonkeyPatch.context() as patch:
-        for name in ("put_item", "update_item", "delete_item", "query", "batch_write_item"):
+        for name in ("put_item", "update_item", "delete_item", "query", "batch_write_item", "get_item", "scan"):
             if hasattr(DynamoDBBackend, name):
                 patch.setattr(DynamoDBBackend, name, serialised(getattr(DynamoDBBackend, name)))
         patch.setattr(
