@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from sleeper.bulk_import import LeafTagger, run_bulk_import
+from sleeper.bulk_import import BulkImportResult, LeafTagger, run_bulk_import
 from sleeper.bulk_import.runner import commit_bulk_import_files
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
@@ -194,6 +194,23 @@ def should_fail_the_job_when_the_data_cannot_be_split_into_enough_leaves(
     assert len(table.leaf_partitions()) == 1
 
 
+def _commit_run(
+    store: StateStore, written: FileReference, *, job_id: str, run_id: str, data_prefix: str
+) -> BulkImportResult:
+    """Commits one file of a bulk import run of two rows, as the run's driver does."""
+    return commit_bulk_import_files(
+        store,
+        [written],
+        job_id=job_id,
+        task_id=None,
+        job_run_id=run_id,
+        rows_read=2,
+        options=None,
+        clock=lambda: datetime.now(tz=UTC),
+        data_prefix=data_prefix,
+    )
+
+
 def should_drop_the_files_of_a_run_when_another_run_of_the_job_committed_first(
     instance: LocalInstance, tmp_path: Path
 ) -> None:
@@ -208,16 +225,8 @@ def should_drop_the_files_of_a_run_when_another_run_of_the_job_committed_first(
     table.state_store.add_files([written[0]], job_id="race-job")
 
     # When the second run commits
-    result = commit_bulk_import_files(
-        table.state_store,
-        [written[1]],
-        job_id="race-job",
-        task_id=None,
-        job_run_id="run-2",
-        rows_read=2,
-        options=None,
-        clock=lambda: datetime.now(tz=UTC),
-        data_prefix=table.data_prefix,
+    result = _commit_run(
+        table.state_store, written[1], job_id="race-job", run_id="run-2", data_prefix=table.data_prefix
     )
 
     # Then its commit was skipped and its files deleted
@@ -243,16 +252,8 @@ def should_keep_the_files_it_committed_when_their_references_move_right_after_th
     )
 
     # When the run commits
-    result = commit_bulk_import_files(
-        cast(StateStore, racing),
-        [written],
-        job_id="moved-job",
-        task_id=None,
-        job_run_id="run-1",
-        rows_read=2,
-        options=None,
-        clock=lambda: datetime.now(tz=UTC),
-        data_prefix=table.data_prefix,
+    result = _commit_run(
+        cast(StateStore, racing), written, job_id="moved-job", run_id="run-1", data_prefix=table.data_prefix
     )
 
     # Then its reference moved to the new leaves, yet it knew its commit landed and kept its file
