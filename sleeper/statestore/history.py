@@ -35,13 +35,18 @@ from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.state import FilesState, PartitionsState
 from sleeper.core.statestore.transactions.files import ClearFilesTransaction, DeleteFilesTransaction, FileTransaction
 from sleeper.core.statestore.transactions.log import LogType, TransactionType
-from sleeper.core.statestore.transactions.partitions import PartitionTransaction
+from sleeper.core.statestore.transactions.partitions import (
+    ExtendPartitionTreeTransaction,
+    PartitionTransaction,
+    SplitPartitionTransaction,
+)
 from sleeper.core.statestore.transactions.serde import log_type_of
 from sleeper.statestore.ports import SnapshotMetadata, TransactionLogEntry
 from sleeper.statestore.store import StateStore
 
 __all__ = [
     "AsOf",
+    "AsOfError",
     "StateNotReadableError",
     "TableHistory",
     "TableStateAsOf",
@@ -58,16 +63,24 @@ class AsOfError(StateStoreError):
     """An ``as of`` value is neither a transaction number nor a time."""
 
 
-def parse_as_of(value: str | int | datetime) -> AsOf:
-    """A transaction number (digits) or a time (ISO 8601, e.g. ``2025-01-02T03:04:05Z``; naive times are UTC).
+_AS_OF_ACCEPTS = (
+    "as of must be a files transaction number (an int, or a string of digits) or a time (a datetime, or an ISO 8601 "
+    "string such as 2025-01-02T03:04:05Z)"
+)
+
+
+def parse_as_of(value: object) -> AsOf:
+    """A transaction number (an int or a string of digits) or a time (a ``datetime``, or ISO 8601 text such as
+    ``2025-01-02T03:04:05Z``; naive times are UTC).
 
     Raises:
-        AsOfError: If the value is neither.
+        AsOfError: If the value is neither, naming what it is and what is accepted (a float, bool or bytes is refused:
+            a transaction number is a whole number, and 1.5 or True is not one).
     """
     if isinstance(value, datetime):
         return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    if isinstance(value, bool):
-        raise AsOfError(f"as of must be a transaction number or a time, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise AsOfError(f"{_AS_OF_ACCEPTS}; got {value!r} ({type(value).__name__})")
     if isinstance(value, int):
         return value
     text = value.strip()
@@ -76,9 +89,7 @@ def parse_as_of(value: str | int | datetime) -> AsOf:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
     except ValueError:
-        raise AsOfError(
-            f"as of must be a transaction number or an ISO 8601 time (e.g. 2025-01-02T03:04:05Z), got {value!r}"
-        ) from None
+        raise AsOfError(f"{_AS_OF_ACCEPTS}; got {value!r} (str)") from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
@@ -240,7 +251,7 @@ class TableHistory:
             )
         files = self._rebuild_files(number)
         time = self._entry_time(number)
-        partitions, partitions_number = self._partitions_as_of(time)
+        partitions, partitions_number = self._partitions_for(files, number, time)
         return TableStateAsOf(
             schema=self.store.schema,
             files_number=number,
@@ -267,28 +278,84 @@ class TableHistory:
                 transaction.apply(state, entry.update_time)
         return state
 
-    def _partitions_as_of(self, time: datetime) -> tuple[PartitionsState, int]:
+    def _partitions_for(self, files: FilesState, number: int, time: datetime) -> tuple[PartitionsState, int]:
+        """The partitions of the state as of files transaction ``number``: a partitions state holding every partition
+        the files reference, found from the transaction's time but not trusting it (see the module notes).
+
+        Raises:
+            StateNotReadableError: If no kept partitions state holds every partition the files reference.
+        """
+        referenced = {reference.partition_id for reference in files.references()}
         replay = self.partitions
-        chosen = replay.base
+        by_time = replay.base
         for entry in replay.entries:
             if entry.update_time > time:
                 break
-            chosen = entry.transaction_number
-        if chosen == replay.base and replay.base > 0 and (replay.base_time is None or replay.base_time > time):
-            raise StateNotReadableError(
-                f"the partitions of table {self.store.table_id} as of {time.isoformat()} are no longer kept"
-                f"{self._oldest_text()}",
-                oldest_readable=self.oldest_readable,
-            )
+            by_time = entry.transaction_number
+        # The state at the time, else the nearest later one that fits (a split committed by a clock running ahead
+        # has a later time than the references validated against it).
         state = _load_base(self.store, LogType.PARTITIONS, replay.base)
         assert isinstance(state, PartitionsState)
+        chosen = replay.base
+        missing = _missing(state, referenced)
         for entry in replay.entries:
-            if entry.transaction_number > chosen:
+            if chosen >= by_time and not missing and len(state):
+                return state, chosen
+            transaction = _read(self.store, LogType.PARTITIONS, entry)
+            if isinstance(transaction, PartitionTransaction):
+                transaction.apply(state, entry.update_time)
+                missing = _missing(state, missing if _only_adds(transaction) else referenced)
+            chosen = entry.transaction_number
+        if not missing and len(state):
+            return state, chosen
+        # Else the latest earlier one that fits (a reinitialisation committed by a clock running behind).
+        earlier = self._latest_fitting_before(referenced, by_time)
+        if earlier is not None:
+            return earlier
+        unknown = sorted(_missing(state, referenced)) or sorted(referenced)
+        raise StateNotReadableError(
+            f"the state of table {self.store.table_id} as of transaction {number} cannot be read: its files reference "
+            f"partitions ({', '.join(unknown[:5])}{', ...' if len(unknown) > 5 else ''}) that no kept partitions "
+            f"state holds{self._oldest_text()}",
+            oldest_readable=self.oldest_readable,
+        )
+
+    def _latest_fitting_before(self, referenced: set[str], before: int) -> tuple[PartitionsState, int] | None:
+        replay = self.partitions
+        state = _load_base(self.store, LogType.PARTITIONS, replay.base)
+        assert isinstance(state, PartitionsState)
+        fitting: int | None = replay.base if len(state) and not _missing(state, referenced) else None
+        missing = _missing(state, referenced)
+        for entry in replay.entries:
+            if entry.transaction_number >= before:
                 break
             transaction = _read(self.store, LogType.PARTITIONS, entry)
             if isinstance(transaction, PartitionTransaction):
                 transaction.apply(state, entry.update_time)
-        return state, chosen
+                missing = _missing(state, missing if _only_adds(transaction) else referenced)
+            if not missing and len(state):
+                fitting = entry.transaction_number
+        if fitting is None:
+            return None
+        state = _load_base(self.store, LogType.PARTITIONS, replay.base)
+        assert isinstance(state, PartitionsState)
+        for entry in replay.entries:
+            if entry.transaction_number > fitting:
+                break
+            transaction = _read(self.store, LogType.PARTITIONS, entry)
+            if isinstance(transaction, PartitionTransaction):
+                transaction.apply(state, entry.update_time)
+        return state, fitting
+
+
+def _missing(state: PartitionsState, partition_ids: Iterable[str]) -> set[str]:
+    return {partition_id for partition_id in partition_ids if partition_id not in state}
+
+
+def _only_adds(transaction: PartitionTransaction) -> bool:
+    """Whether a transaction only adds partitions (a split or an extension), so none missing before it reappears
+    unless it adds it."""
+    return isinstance(transaction, SplitPartitionTransaction | ExtendPartitionTreeTransaction)
 
 
 def table_history(store: StateStore, *, collectable_before: datetime | None = None) -> TableHistory:
@@ -330,6 +397,9 @@ def table_history(store: StateStore, *, collectable_before: datetime | None = No
             last_referenced[name] = (entry.transaction_number - 1, entry.update_time)
         if isinstance(transaction, DeleteFilesTransaction):
             deleted.update(transaction.filenames)
+        elif isinstance(transaction, ClearFilesTransaction):
+            # Only a reinitialisation clears a table's files, and it deletes every file it cleared straight after.
+            deleted.update(names)
     for entry in partitions.entries:
         history.records.append(_record(LogType.PARTITIONS, entry))
     history.records.sort(key=lambda r: (r.time, r.log is LogType.FILES, r.number))
