@@ -1,0 +1,534 @@
+"""The door matrix (docs/usage/doors.md): every door that hands out a table's rows either applies the table's rules
+exactly as a query does, or refuses with a typed error.
+
+The rules: a security filter with the table's authorisations (``SecurityFilteringIterator`` as the table's iterator,
+config ``visibility,A``), an age-off filter (``sleeper.table.filters``), aggregations (``sleeper.table.aggregations``)
+and a user iterator (``FixedAgeOffIterator`` as the table's iterator). Each rule's table holds the same 1,000 stored
+rows (two files per leaf, so a key's two rows are merged from two files), written before the rule was set, so the files
+hold rows the rule drops or combines; each rule keeps 500 of them. A second set of cells gives the caller's own
+authorisations to the doors that take them (a query-time ``SecurityFilteringIterator``, as Sleeper's fine-grained
+security does) on top of the table's security filter.
+
+Each cell compares the door's rows with ``Table.scan``'s (``Table.query`` with the query-time iterator for the
+caller's authorisations), and ``Table.scan`` itself with a pyarrow model of the rule. The doors that run locally run on
+a local instance; the doors that exist only on AWS (the Athena connectors', the WebSocket API's and the REST API's
+Lambda handlers) also run on an instance on moto.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from sleeper.athena.exceptions import AthenaConnectorError
+from sleeper.athena.handlers import AthenaSettings, CompositeHandler, iterator_applying_connector, simple_connector
+from sleeper.bulk_export.exceptions import BulkExportError
+from sleeper.bulk_export.local import export_table
+from sleeper.bulk_export.model import BulkExportQuery
+from sleeper.core.exceptions import SleeperError
+from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.core.websocket import WebSocketTarget
+from sleeper.io.filesystem import s3_filesystem
+from sleeper.query.entry import handle_leaf_query
+from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE
+from sleeper.query.results_reader import queued_query, raise_if_failed, run_queued_query, tracked_rows
+from sleeper.query.websocket import handle_websocket_event
+from sleeper.rest_api.handler import TABLES_PATH, handle_rest_request
+from sleeper.runtime.local.instance import LocalInstance
+from sleeper.runtime.table import Table
+from tests.unit.athena import federation_requests as fr
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = Schema.of(
+    row_keys=[Field("key", PrimitiveType.LONG)],
+    values=[
+        Field("timestamp", PrimitiveType.LONG),
+        Field("count", PrimitiveType.LONG),
+        Field("visibility", PrimitiveType.STRING),
+    ],
+)
+COLUMNS = ("key", "timestamp", "count", "visibility")
+ROWS = 1_000
+SPLIT_POINT = 125
+DAY_MS = 86_400_000
+NOW_MS = int(time.time() * 1000)
+SECURITY = "sleeper.iterators.examples.SecurityFilteringIterator"
+TABLE_AUTHS = "A"
+
+RULES: dict[str, dict[str, str]] = {
+    "security": {
+        "sleeper.table.iterator.class.name": SECURITY,
+        "sleeper.table.iterator.config": f"visibility,{TABLE_AUTHS}",
+    },
+    "age-off": {"sleeper.table.filters": f"ageOff(timestamp,{DAY_MS})"},
+    "aggregation": {"sleeper.table.aggregations": "sum(count),max(timestamp),min(visibility)"},
+    "user-iterator": {
+        "sleeper.table.iterator.class.name": "sleeper.iterators.examples.FixedAgeOffIterator",
+        "sleeper.table.iterator.config": f"count,{ROWS // 2}",
+    },
+}
+CALLERS = {"A": 500, "B": 250, "none": 250}
+"""A caller's authorisations (``none``: no authorisations), and how many rows they see of the security table."""
+LABELS = ("A", "B", "B", "")
+"""The visibility of key ``k`` is ``LABELS[k % 4]``: the table's authorisation ``A`` sees ``A`` and the unlabelled."""
+
+
+def _stored_rows() -> pa.Table:
+    """1,000 rows, two of each of 500 keys: half the keys older than the age-off, half labelled beyond ``A``."""
+    index = list(range(ROWS))
+    keys = [i // 2 for i in index]
+    return pa.table(
+        {
+            "key": pa.array(keys, pa.int64()),
+            "timestamp": pa.array([NOW_MS - (10 * DAY_MS if k < 250 else 3_600_000) for k in keys], pa.int64()),
+            "count": pa.array(index, pa.int64()),
+            "visibility": pa.array([LABELS[k % 4] for k in keys], pa.string()),
+        }
+    )
+
+
+def _batch(rows: pa.Table, parity: int) -> pa.Table:
+    """The stored rows of even (0) or odd (1) index: each key once, so the two ingests give each leaf two files."""
+    return rows.filter(pc.equal(pc.bit_wise_and(rows.column("count"), 1), parity))
+
+
+def _visible(rows: pa.Table, auths: str) -> pa.Table:
+    labels = rows.column("visibility")
+    allowed = pa.array(["", *(a for a in auths.split(",") if a)], pa.string())
+    return rows.filter(pc.or_kleene(pc.is_null(labels), pc.is_in(labels, value_set=allowed)))
+
+
+def _model(rule: str, rows: pa.Table) -> pa.Table:
+    """What a rule leaves of stored rows, computed with pyarrow alone."""
+    if rule == "security":
+        return _visible(rows, TABLE_AUTHS)
+    if rule == "age-off":
+        return rows.filter(pc.greater_equal(rows.column("timestamp"), int(time.time() * 1000) - DAY_MS))
+    if rule == "aggregation":
+        grouped = rows.group_by("key").aggregate([("timestamp", "max"), ("count", "sum"), ("visibility", "min")])
+        return grouped.rename_columns(["key", "timestamp", "count", "visibility"])
+    assert rule == "user-iterator"
+    return rows.filter(pc.greater_equal(rows.column("count"), ROWS // 2))
+
+
+def _canonical(rows: pa.Table | list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """Rows as sorted tuples of the table's columns, however a door returned them."""
+    records = rows.select(list(COLUMNS)).to_pylist() if isinstance(rows, pa.Table) else rows
+    return sorted(tuple(r[c] for c in COLUMNS) for r in records)
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A door's refusal: the typed error it raised (or sent), and its message."""
+
+    error: str
+    message: str
+
+
+Outcome = pa.Table | list[dict[str, Any]] | Refused
+
+
+class Policy(Enum):
+    """What the rule asks of a door (docs/usage/doors.md)."""
+
+    APPLIES = "applies the rules: its rows equal Table.scan's"
+    APPLIES_OR_REFUSES = "applies the rules or refuses with a typed error"
+    NO_ROWS = "hands out no rows"
+
+
+DOORS: dict[str, Policy] = {
+    "scan": Policy.APPLIES,
+    "queue-s3": Policy.APPLIES,
+    "queue-sqs": Policy.APPLIES,
+    "websocket": Policy.APPLIES,
+    "bulk-export": Policy.APPLIES,
+    "athena-simple": Policy.APPLIES_OR_REFUSES,
+    "athena-iterator": Policy.APPLIES,
+    "iceberg": Policy.APPLIES_OR_REFUSES,
+    "time-travel": Policy.APPLIES,
+    "rest": Policy.NO_ROWS,
+}
+CALLER_DOORS = ("scan", "queue-s3", "queue-sqs", "websocket")
+"""The doors that take a caller's authorisations (the others serve the table's rules alone)."""
+
+
+def _assert_cell(door: str, outcome: Outcome, expected: pa.Table) -> None:
+    policy = DOORS[door]
+    if isinstance(outcome, Refused):
+        assert policy is not Policy.APPLIES, f"{door} must apply the table's rules, but refused: {outcome}"
+        assert outcome.error and outcome.message.strip(), f"{door} refused with no reason: {outcome}"
+        return
+    assert policy is not Policy.NO_ROWS, f"{door} hands out no rows, but returned {len(outcome)}"
+    got = _canonical(outcome)
+    want = _canonical(expected)
+    assert len(got) == len(want), f"{door}: {len(got)} rows where Table.scan gives {len(want)}"
+    assert got == want, f"{door}: the rows differ from Table.scan's"
+
+
+# --- the doors, driven as their callers drive them ---------------------------------------------------------------
+
+
+class RecordingPoster:
+    """API Gateway's management API as a list of the messages posted to connections."""
+
+    def __init__(self) -> None:
+        self.posted: list[tuple[WebSocketTarget, str]] = []
+
+    def post(self, target: WebSocketTarget, data: str, *, attempts: int, base_delay: float, max_delay: float) -> None:
+        self.posted.append((target, data))
+
+    def messages(self) -> list[dict[str, Any]]:
+        return [json.loads(data) for _, data in self.posted]
+
+
+class SocketInstance:
+    """An instance whose query functions post to WebSocket connections through a :class:`RecordingPoster`."""
+
+    def __init__(self, instance: Any, poster: RecordingPoster) -> None:
+        self._instance = instance
+        self.websocket_poster = poster
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._instance, name)
+
+
+def _security_iterator(caller: str | None) -> dict[str, Any]:
+    """A query's query-time iterator carrying a caller's authorisations (none for ``None``: the table's rules only)."""
+    if caller is None:
+        return {}
+    auths = "" if caller == "none" else caller
+    return {"queryTimeIteratorClassName": SECURITY, "queryTimeIteratorConfig": f"visibility,{auths}"}
+
+
+def _websocket_event(body: Mapping[str, Any], connection_id: str) -> dict[str, Any]:
+    return {
+        "requestContext": {
+            "eventType": "MESSAGE",
+            "routeKey": "$default",
+            "connectionId": connection_id,
+            "domainName": "abc123.execute-api.eu-west-2.amazonaws.com",
+            "stage": "live",
+        },
+        "body": json.dumps(body),
+        "isBase64Encoded": False,
+    }
+
+
+def _websocket_outcome(messages: list[dict[str, Any]]) -> Outcome:
+    errors = [m for m in messages if m.get("message") == "error"]
+    if errors:
+        return Refused("websocket error message", "; ".join(str(m.get("error")) for m in errors))
+    assert any(m.get("message") == "completed" for m in messages), messages
+    return [row for m in messages if m.get("message") == "rows" for row in m["rows"]]
+
+
+def _read_websocket(
+    send: Callable[[dict[str, Any]], object],
+    run_leaves: Callable[[], None],
+    poster: RecordingPoster,
+    name: str,
+    caller: str | None,
+) -> Outcome:
+    connection = f"conn-{uuid.uuid4().hex[:8]}"
+    whole = {"key": {"min": -(2**63), "minInclusive": True, "maxInclusive": False}}
+    query = {"queryId": str(uuid.uuid4()), "tableName": name, "type": "Query", "regions": [whole]}
+    send(_websocket_event({**query, **_security_iterator(caller)}, connection))
+    run_leaves()
+    return _websocket_outcome([json.loads(d) for t, d in poster.posted if t.connection_id == connection])
+
+
+def _read_athena(
+    handle: Callable[[dict[str, Any]], dict[str, Any]], schema_name: str, name: str, tags: Mapping[str, str]
+) -> Outcome:
+    """Every row a connector returns for the whole table, driven as Athena drives it, for a caller with these tags."""
+
+    def ask(request: dict[str, Any]) -> dict[str, Any]:
+        request["identity"] = {**fr.identity(), "principalTags": dict(tags)}
+        return handle(request)
+
+    try:
+        full = fr.decode_schema(ask(fr.get_table(schema_name.lower(), name.lower()))["schema"])
+        layout = ask(fr.get_table_layout(schema_name, name, full))
+        page = ask(fr.get_splits(schema_name, name, layout["partitions"]))
+        assert page["continuationToken"] is None
+        batches = []
+        for split in page["splits"]:
+            response = ask(fr.read_records(schema_name, name, full, split))
+            assert response["@type"] == "ReadRecordsResponse", response["@type"]
+            batches.append(fr.decode_block(response["records"]))
+    except AthenaConnectorError as e:
+        return Refused(type(e).__name__, str(e))
+    return pa.Table.from_batches(batches, schema=full)
+
+
+def _rest_event(method: str, path: str) -> dict[str, Any]:
+    return {
+        "version": "2.0",
+        "rawPath": path,
+        "requestContext": {"http": {"method": method, "path": path}, "authorizer": {"iam": {"accessKey": "AKIA"}}},
+        "headers": {},
+    }
+
+
+TABLE_STATUS_KEYS = {
+    "tableName",
+    "tableId",
+    "online",
+    "partitions",
+    "leafPartitions",
+    "fileReferences",
+    "files",
+    "rows",
+    "rowsApproximate",
+}
+
+
+def _read_rest(handle: Callable[[dict[str, Any]], dict[str, Any]], name: str) -> Outcome:
+    """The REST API's answers about a table: its status holds metadata only, and no route returns rows."""
+    status = handle(_rest_event("GET", f"{TABLES_PATH}/{name}"))
+    assert status["statusCode"] == 200, status
+    body = json.loads(status["body"])
+    assert set(body) <= TABLE_STATUS_KEYS, f"the REST API's table status has more than metadata: {sorted(body)}"
+    for path in (f"{TABLES_PATH}/{name}/rows", f"{TABLES_PATH}/{name}/query", f"{TABLES_PATH}/{name}/export"):
+        for method in ("GET", "POST"):
+            answer = handle(_rest_event(method, path))
+            assert answer["statusCode"] == 404, (method, path, answer)
+    return Refused("not_found", "the REST API has no route that returns a table's rows")
+
+
+# --- the local instance ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LocalDoors:
+    """A local instance with one table per rule (and one Iceberg view per rule), and the doors to read them."""
+
+    instance: LocalInstance
+    tables: dict[str, Table[LocalInstance]]
+    iceberg: dict[str, tuple[Table[LocalInstance], Refused | None]]
+    export_root: Path
+    poster: RecordingPoster
+
+    def table(self, rule: str) -> Table[LocalInstance]:
+        return self.tables[rule]
+
+    def expected(self, rule: str, caller: str | None) -> pa.Table:
+        table = self.table(rule)
+        if caller is None:
+            return table.scan().to_arrow()
+        auths = "" if caller == "none" else caller
+        return table.query(iterator=SECURITY, iterator_config=f"visibility,{auths}")
+
+    def read(self, door: str, rule: str, caller: str | None = None) -> Outcome:
+        table = self.table(rule)
+        if door == "scan":
+            return self.expected(rule, caller)
+        if door in ("queue-s3", "queue-sqs"):
+            iterator = _security_iterator(caller)
+            query = queued_query(
+                table.name,
+                SCHEMA,
+                [],
+                None,
+                results=door.removeprefix("queue-"),
+                iterator=iterator.get("queryTimeIteratorClassName"),
+                iterator_config=iterator.get("queryTimeIteratorConfig"),
+            )
+            rows = run_queued_query(
+                self.instance, query, SCHEMA, results_filesystem=lambda: s3_filesystem(None), wait_seconds=30
+            )
+            try:
+                raise_if_failed(tracked_rows(self.instance.query_tracker, query.query_id), query.query_id)
+            except SleeperError as e:
+                return Refused(type(e).__name__, str(e))
+            assert rows is not None
+            return rows
+        if door == "websocket":
+            socket = SocketInstance(self.instance, self.poster)
+
+            def run_leaves() -> None:
+                queue = self.instance.queue(LEAF_PARTITION_QUERY_QUEUE)
+                while messages := queue.receive(10):
+                    for message in messages:
+                        handle_leaf_query(socket, message.body)  # type: ignore[arg-type]
+                        queue.delete(message.receipt_handle)
+
+            return _read_websocket(
+                lambda event: handle_websocket_event(socket, event),  # type: ignore[arg-type]
+                run_leaves,
+                self.poster,
+                table.name,
+                caller,
+            )
+        if door == "bulk-export":
+            query = BulkExportQuery(export_id=str(uuid.uuid4()), table_name=table.name)
+            try:
+                summary = export_table(self.instance, query, str(self.export_root))
+            except BulkExportError as e:
+                return Refused(type(e).__name__, str(e))
+            return pa.concat_tables([pq.read_table(path) for path in summary.files])
+        if door in ("athena-simple", "athena-iterator"):
+            assert caller is None, "a request to Athena's connectors carries no authorisations they may trust"
+            return _read_athena(self.athena(door).handle, self.schema_name, table.name, {})
+        if door == "iceberg":
+            return self._read_iceberg(rule)
+        if door == "time-travel":
+            return table.scan(as_of=_files_transactions(table)[-1]).to_arrow()
+        if door == "rest":
+            return _read_rest(lambda event: handle_rest_request(self.instance, event), table.name)
+        raise AssertionError(f"no door {door!r}")
+
+    @property
+    def schema_name(self) -> str:
+        return str(self.instance.properties.get("sleeper.id"))
+
+    def athena(self, door: str, query_time_config: str | None = None) -> CompositeHandler:
+        """A connector as deployed; the iterator-applying one with a fixed query-time security filter if given."""
+        if door == "athena-simple":
+            return simple_connector(self.instance, AthenaSettings(instance_id=self.schema_name, spill_bucket="spill"))
+        settings = AthenaSettings(
+            instance_id=self.schema_name,
+            spill_bucket="spill",
+            query_time_iterator_class_name=None if query_time_config is None else SECURITY,
+            query_time_iterator_config=query_time_config,
+        )
+        return iterator_applying_connector(self.instance, settings)
+
+    def _read_iceberg(self, rule: str) -> Outcome:
+        from pyiceberg.exceptions import NoSuchTableError
+
+        from sleeper.iceberg import IcebergPublishError
+        from sleeper.iceberg.catalog import load_catalog
+        from sleeper.iceberg.publisher import publish_table
+
+        table, set_refused = self.iceberg[rule]
+        if set_refused is not None:
+            return set_refused
+        view = table.properties.get("sleeper.table.iceberg.name")
+        try:
+            publish_table(self.instance, table)
+        except IcebergPublishError as e:  # a table with rules gets no view: the earlier one must be gone too
+            refused: Refused | None = Refused(type(e).__name__, str(e))
+        else:
+            refused = None
+        try:
+            rows = load_catalog(self.instance.data_root, None).load_table(view).scan().to_arrow()
+        except NoSuchTableError as e:
+            return refused or Refused(type(e).__name__, str(e))
+        return rows
+
+
+def _files_transactions(table: Table[Any]) -> list[int]:
+    """The numbers of the table's kept files transactions, oldest first."""
+    history = table.history().to_pylist()
+    return [r["transaction_number"] for r in history if r["log"] == "files"]
+
+
+def _table_with_rule(instance: Any, name: str, rule: str, properties: Mapping[str, str] | None = None) -> Table[Any]:
+    """A table holding the 1,000 stored rows in two files per leaf, then given the rule."""
+    table = instance.create_table(name, SCHEMA, split_points=[SPLIT_POINT], properties=dict(properties or {}))
+    stored = _stored_rows()
+    for parity in (0, 1):
+        table.ingest(_batch(stored, parity), **({} if isinstance(instance, LocalInstance) else {"direct": True}))
+    assert sum(r.number_of_rows for r in table.file_references()) == ROWS
+    return table
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory: pytest.TempPathFactory) -> LocalDoors:
+    """The rule tables, built once: each holds the 1,000 stored rows, then is given its rule."""
+    from sleeper.iceberg.publisher import publish_table
+
+    root = tmp_path_factory.mktemp("doors")
+    instance = LocalInstance.create(root / "instance")
+    tables = {rule: _table_with_rule(instance, rule, rule).set_properties(values) for rule, values in RULES.items()}
+    iceberg: dict[str, tuple[Table[LocalInstance], Refused | None]] = {}
+    for rule, values in RULES.items():
+        view = f"doors.{rule.replace('-', '_')}"
+        plain = _table_with_rule(
+            instance,
+            f"iceberg-{rule}",
+            rule,
+            {"sleeper.table.iceberg.name": view, "sleeper.table.gc.commit.async": "false"},
+        )
+        publish_table(instance, plain)
+        try:
+            iceberg[rule] = (plain.set_properties(values), None)
+        except SleeperError as e:  # refusing to set a rule the view would bypass is a refusal of the door
+            iceberg[rule] = (plain, Refused(type(e).__name__, str(e)))
+    return LocalDoors(instance, tables, iceberg, root / "export", RecordingPoster())
+
+
+@pytest.mark.parametrize("rule", list(RULES))
+def should_scan_the_rows_the_rule_leaves(local: LocalDoors, rule: str) -> None:
+    # Given a table whose files hold 1,000 rows written before its rule was set
+    # When it is scanned directly, then it gives the rows the rule leaves of them: 500
+    scanned = local.table(rule).scan().to_arrow()
+    assert _canonical(scanned) == _canonical(_model(rule, _stored_rows()))
+    assert scanned.num_rows == ROWS // 2
+
+
+@pytest.mark.parametrize("door", list(DOORS))
+@pytest.mark.parametrize("rule", list(RULES))
+def should_apply_the_tables_rules_or_refuse_at_every_door(local: LocalDoors, rule: str, door: str) -> None:
+    # Given a table with the rule, whose files hold rows the rule drops or combines
+    expected = local.expected(rule, None)
+    # When its rows are read through the door
+    outcome = local.read(door, rule)
+    # Then they are Table.scan's rows, or the door refused with a typed error (as its policy allows)
+    _assert_cell(door, outcome, expected)
+
+
+@pytest.mark.parametrize("door", CALLER_DOORS)
+@pytest.mark.parametrize("caller", list(CALLERS))
+def should_apply_the_callers_authorisations_after_the_tables_rules(local: LocalDoors, caller: str, door: str) -> None:
+    # Given the table's security filter (authorisation A) and a caller with their own authorisations
+    expected = local.expected("security", caller)
+    assert expected.num_rows == CALLERS[caller]
+    # When the caller reads the table through a door that takes their authorisations
+    outcome = local.read(door, "security", caller)
+    # Then they see exactly what Table.query with the same authorisations gives
+    _assert_cell(door, outcome, expected)
+
+
+@pytest.mark.parametrize("rule", list(RULES))
+def should_apply_todays_rules_to_a_past_state(local: LocalDoors, rule: str) -> None:
+    # Given a table whose rule was set after both ingests
+    table = local.table(rule)
+    # When it is read as of its first ingest
+    past = table.scan(as_of=_files_transactions(table)[0]).to_arrow()
+    # Then the rule applies to the rows of that state
+    assert _canonical(past) == _canonical(_model(rule, _batch(_stored_rows(), 0)))
+
+
+FORGED_TAGS = {
+    "no tags": {},
+    "tagged A": {"sleeper-auths": "A"},
+    "tagged A and B": {"sleeper-auths": "A:B", "auths": "A,B"},
+}
+
+
+@pytest.mark.parametrize("tags", list(FORGED_TAGS))
+def should_give_every_athena_caller_the_connectors_authorisations_whatever_the_request_says(
+    local: LocalDoors, tags: str
+) -> None:
+    # Given the iterator-applying connector set up with a security filter for authorisation B
+    connector = local.athena("athena-iterator", "visibility,B")
+    expected = local.expected("security", "B")
+    assert expected.num_rows == CALLERS["B"]
+    # When a caller reads the security table with principal tags of their own writing in the request
+    outcome = _read_athena(connector.handle, local.schema_name, "security", FORGED_TAGS[tags])
+    # Then they see what a query with authorisation B sees, and nothing their tags claim
+    _assert_cell("athena-iterator", outcome, expected)
