@@ -5,6 +5,10 @@ partition that has since been split still holds rows of its descendants until co
 file is read only within the sub-query's regions, which lie inside the leaf, so a row of a file referenced from an
 ancestor, or from several leaves, is returned by exactly one sub-query.
 
+A reference on a partition the tree does not hold is refused (:class:`ReferenceOnUnknownPartitionError`): no leaf
+would read it, so planning on would silently leave out its rows. The partitions and files given must fit together
+(every partition a reference names is in the tree); the state store and time travel read them so that they do.
+
 Sub-query ids are derived from the query id and the leaf's id (Sleeper draws random ones), so planning a query that is
 delivered again yields the same sub-queries while the partitions are unchanged, and their results overwrite the same
 files instead of adding a second copy of every row under ``query-<id>/``.
@@ -13,14 +17,63 @@ files instead of adding a second copy of every row under ``query-<id>/``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from sleeper.core.partition import Partition, PartitionTree
 from sleeper.core.query import LeafPartitionQuery, Query
 from sleeper.core.range import Region
 from sleeper.core.statestore.references import FileReference
+from sleeper.query.exceptions import QueryExecutionError
 
-__all__ = ["leaf_regions", "plan_query", "sub_query_id_for"]
+__all__ = [
+    "ReferenceOnUnknownPartitionError",
+    "check_references_in_tree",
+    "leaf_regions",
+    "plan_query",
+    "sub_query_id_for",
+]
+
+
+class ReferenceOnUnknownPartitionError(QueryExecutionError):
+    """A file reference names a partition the partition tree does not hold, so a plan by partition would leave out
+    its rows: the partitions and files read do not fit together.
+
+    Attributes:
+        table_id: The table.
+        partition_ids: The partitions referenced but not in the tree, sorted.
+    """
+
+    def __init__(self, message: str, *, table_id: str, partition_ids: Sequence[str]) -> None:
+        super().__init__(message)
+        self.table_id = table_id
+        self.partition_ids = tuple(partition_ids)
+
+
+def check_references_in_tree(tree: PartitionTree, partition_ids: Iterable[str], *, table_id: str) -> None:
+    """Checks that every partition a file is referenced on is in the tree, before planning reads by partition.
+
+    Every planner that reads a table's files by leaf partition (queries, bulk export) calls it: a reference on a
+    partition outside the tree is reached by no leaf.
+
+    Args:
+        tree: The partitions planned over.
+        partition_ids: The partitions of the file references (repeats are fine).
+        table_id: The table, named in the error.
+
+    Raises:
+        ReferenceOnUnknownPartitionError: If any is not in the tree, naming them.
+    """
+    unknown = sorted({partition_id for partition_id in partition_ids if partition_id not in tree})
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise ReferenceOnUnknownPartitionError(
+            f"table {table_id} has files referenced on partitions its partition tree does not hold ({shown}): a plan "
+            f"by partition would leave out their rows, so nothing is read. The files and partitions read do not fit "
+            f"together: a `table reinit` running, or stopped between its two steps, leaves this; try again, and if "
+            f"it persists run the reinit again",
+            table_id=table_id,
+            partition_ids=unknown,
+        )
 
 
 _SUB_QUERY_NAMESPACE = uuid.UUID("5b1e3f0e-8c1a-4a57-9d0c-53a1ee9e0c7d")
@@ -57,6 +110,7 @@ def plan_query(
     table_id: str,
     sub_query_id: Callable[[str, str], str] = sub_query_id_for,
     files_on: Callable[[str], Sequence[str]] | None = None,
+    referenced_partitions: Collection[str] | None = None,
 ) -> list[LeafPartitionQuery]:
     """Splits a query into sub-queries on the leaf partitions overlapping any of its regions.
 
@@ -72,20 +126,29 @@ def plan_query(
         table_id: The table's id, recorded in each sub-query.
         sub_query_id: Makes each sub-query's id from the query id and the leaf id (see the module notes).
         files_on: The files referenced on a partition; built from ``references`` if not given.
+        referenced_partitions: With ``files_on``, every partition with a file referenced on it (from the same read of
+            the state), checked against the tree as ``references`` are.
 
     Returns:
         The sub-queries in key order of their leaves. Each holds the leaf's region, the query's regions cut to the
         leaf, and the files to read: those referenced on the leaf's ancestors (root first), then on the leaf, each
         file once.
+
+    Raises:
+        ReferenceOnUnknownPartitionError: If a reference (or one of ``referenced_partitions``) is on a partition not
+            in the tree.
     """
     if files_on is None:
         files_by_partition: dict[str, list[str]] = {}
         for reference in references or ():
             files_by_partition.setdefault(reference.partition_id, []).append(reference.filename)
+        check_references_in_tree(tree, files_by_partition, table_id=table_id)
 
         def files_on(partition_id: str) -> Sequence[str]:
             return files_by_partition.get(partition_id, ())
 
+    elif referenced_partitions is not None:
+        check_references_in_tree(tree, referenced_partitions, table_id=table_id)
     out: list[LeafPartitionQuery] = []
     for leaf in _leaves_overlapping_any(tree, query.regions):
         files = _files_for_leaf(tree, leaf.id, files_on)

@@ -4,12 +4,19 @@ import itertools
 from collections.abc import Callable
 from dataclasses import replace
 
+import pytest
+
 from sleeper.core.partition import ROOT_ID, PartitionTree, partitions_from_split_points
 from sleeper.core.query import Query, QueryProcessingConfig
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
-from sleeper.query.planner import leaf_regions, plan_query
+from sleeper.query.planner import (
+    ReferenceOnUnknownPartitionError,
+    check_references_in_tree,
+    leaf_regions,
+    plan_query,
+)
 
 KEY = Field("key", PrimitiveType.LONG)
 SCHEMA = Schema(row_key_fields=(KEY,), value_fields=(Field("value", PrimitiveType.STRING),))
@@ -172,3 +179,56 @@ def should_give_the_same_sub_query_ids_each_time_a_query_is_planned() -> None:
     assert ids == [p.sub_query_id for p in again]
     assert len(set(ids)) == 2
     assert not set(ids) & {p.sub_query_id for p in other}
+
+
+def should_refuse_a_reference_on_a_partition_the_tree_does_not_hold() -> None:
+    # Given a tree of two leaves, and references on a leaf and on two partitions the tree does not hold
+    tree = _tree([100])
+    low, _ = tree.leaves
+    refs = [_ref("low.parquet", low.id), _ref("gone-1.parquet", "gone-1"), _ref("gone-2.parquet", "gone-2")]
+    # When a query of everything is planned from them
+    # Then it is refused, naming the partitions and the table, rather than planned without their rows
+    with pytest.raises(ReferenceOnUnknownPartitionError, match=r"table tid .*\(gone-1, gone-2\)") as e:
+        plan_query(_query(Region.whole(SCHEMA)), tree, refs, table_id="tid")
+    assert e.value.partition_ids == ("gone-1", "gone-2")
+    assert e.value.table_id == "tid"
+    # And so is a query of a range far from them: the state does not fit together, whatever the query
+    with pytest.raises(ReferenceOnUnknownPartitionError):
+        plan_query(_query(_range(0, 10)), tree, refs, table_id="tid")
+
+
+def should_refuse_a_partition_with_files_the_tree_does_not_hold_when_planning_from_an_index() -> None:
+    # Given a tree of two leaves, and an index of the files on each partition naming one partition not in the tree
+    tree = _tree([100])
+    low, high = tree.leaves
+    index = {low.id: ["low.parquet"], "gone": ["gone.parquet"]}
+    # When a query is planned through the index, given the partitions it holds files for
+    # Then it is refused
+    with pytest.raises(ReferenceOnUnknownPartitionError, match="gone"):
+        plan_query(
+            _query(Region.whole(SCHEMA)),
+            tree,
+            table_id="tid",
+            files_on=lambda pid: index.get(pid, []),
+            referenced_partitions=index.keys(),
+        )
+    # And with the index fitting the tree, the plan reads the leaf's file
+    del index["gone"]
+    plans = plan_query(
+        _query(Region.whole(SCHEMA)),
+        tree,
+        table_id="tid",
+        files_on=lambda pid: index.get(pid, []),
+        referenced_partitions=index.keys(),
+    )
+    assert [(p.leaf_partition_id, list(p.files)) for p in plans] == [(low.id, ["low.parquet"])]
+    assert high.id not in {p.leaf_partition_id for p in plans}
+
+
+def should_check_every_reference_against_the_tree_in_the_shared_helper() -> None:
+    # Given a tree of one root
+    tree = _tree([])
+    # When the partitions of references are checked, Then the root passes and an unknown one is refused
+    check_references_in_tree(tree, [ROOT_ID, ROOT_ID], table_id="tid")
+    with pytest.raises(ReferenceOnUnknownPartitionError, match="x1, x2"):
+        check_references_in_tree(tree, ["x2", ROOT_ID, "x1"], table_id="tid")
