@@ -6,6 +6,8 @@ alphanumerics and dashes of at most 63 characters, and at least one file. Here:
 * the table must exist (looked up by id when the job has one, else by name);
 * every path must exist; a directory is expanded recursively to the ``.parquet`` files inside it (``.crc`` and other
   files are ignored), and a path that holds no such file rejects the job;
+* no file may be named twice (the same path twice, or a directory and a file inside it), as for ingest jobs
+  (:func:`sleeper.core.jobs.ingest.expand_job_files`);
 * every file must be readable Parquet holding each column of the table with a type that reads as the table's;
 * the algorithm the job names (its ``className``, else ``sleeper.bulk.import.class.name``) must be one this port runs
   (:mod:`sleeper.core.jobs.bulk_import_algorithm`).
@@ -30,6 +32,7 @@ from sleeper.core.jobs.bulk_import_algorithm import (
     UnknownBulkImportAlgorithmError,
     bulk_import_algorithm,
 )
+from sleeper.core.jobs.ingest import expand_job_files
 from sleeper.core.properties.instance_bulk import BULK_IMPORT_CLASS_NAME
 from sleeper.core.statestore.state import input_files_hash
 from sleeper.io.arrow_schema import arrow_schema
@@ -109,7 +112,9 @@ def validate_job(
         missing = TableNotFoundError.of(table_name=job.table_name, table_id=job.table_id)
         return JobValidation(table=None, reasons=(str(missing),))
     algorithm, reasons = _algorithm(job, table)
-    paths, path_reasons = expand_paths(job.files, options, filesystem=filesystem)
+    paths, path_reasons = expand_job_files(
+        job.files, lambda p: expand_paths([p], options, filesystem=filesystem), lambda f: f.uri
+    )
     reasons.extend(path_reasons)
     files: list[InputFile] = []
     if not path_reasons:

@@ -14,6 +14,7 @@ from typing import TypeAlias
 
 import pyarrow as pa
 
+from sleeper.core.jobs.ingest import expand_job_files
 from sleeper.core.schema import Schema
 from sleeper.core.statestore.state import input_files_hash
 from sleeper.ingest.exceptions import IngestError
@@ -40,17 +41,22 @@ def parquet_batches(
     """The table's columns of Parquet files, batch by batch; a directory stands for the .parquet files under it.
 
     Raises:
-        IngestError: If a path names nothing, or a directory holds no .parquet file.
+        IngestError: If a path names nothing, a directory holds no .parquet file, or a file is named twice (the
+            same path twice, or a directory and a file inside it).
         InputFileError: If a file cannot be read or decoded (naming the file, row group and column).
     """
     yield from _read_parquet(_expand(paths, options), schema)
 
 
 def _expand(paths: Iterable[str | Path], options: FileSystemOptions | None) -> list[InputFile]:
-    inputs, reasons = expand_paths([str(p) for p in paths], options)
+    inputs, reasons = expand_job_files([str(p) for p in paths], lambda p: expand_paths([p], options), _uri)
     if reasons:
         raise IngestError("; ".join(reasons))
     return inputs
+
+
+def _uri(file: InputFile) -> str:
+    return file.uri
 
 
 def _read_parquet(inputs: Iterable[InputFile], schema: Schema) -> Iterator[pa.RecordBatch]:

@@ -7,6 +7,8 @@ A job names a table and Parquet files or directories. :class:`IngestJobRunner` c
   outside the tables' prefixes and the buckets of ``sleeper.ingest.source.bucket``), checked before any read;
 * every path must exist; a directory is expanded recursively to the ``.parquet`` files inside it, and a path that
   holds no such file rejects the job;
+* no file may be named twice (the same path twice, or a directory and a file inside it: its rows would be added
+  twice), :func:`sleeper.core.jobs.ingest.expand_job_files`;
 * every file must be readable Parquet holding each column of the table with a type that reads as the table's;
 * if files were already added under the job id, it must have been from the same input files (the hash of the sorted
   file list, :func:`sleeper.core.statestore.state.input_files_hash`): a job id cannot be reused for other files.
@@ -40,7 +42,7 @@ from pyarrow import fs as pafs
 
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.jobs.ingest import IngestJob
+from sleeper.core.jobs.ingest import IngestJob, expand_job_files
 from sleeper.core.operations import INGEST_JOB_Q as INGEST_JOB_QUEUE
 from sleeper.core.operations import STATE_STORE_COMMITTER_Q
 from sleeper.core.properties.table import INGEST_FILES_COMMIT_ASYNC
@@ -191,7 +193,9 @@ class IngestJobRunner:
         refused = self._instance.ingest_sources.problems(job.files, lambda name: self._table_by_id(name) is not None)
         if refused:  # before anything is read
             return self._reject(job, run, (), tuple(refused))
-        inputs, reasons = expand_paths(job.files, self._options, filesystem=self._filesystem)
+        inputs, reasons = expand_job_files(
+            job.files, lambda p: expand_paths([p], self._options, filesystem=self._filesystem), _uri
+        )
         files = tuple(i.path for i in inputs)
         if not reasons:
             reasons = self._check_schemas(table, inputs)
@@ -297,6 +301,10 @@ class IngestJobRunner:
         columns = list(table.schema.field_names)
         for file in inputs:
             yield from read_batches(file, columns, batch_rows=READ_BATCH_ROWS)
+
+
+def _uri(file: InputFile) -> str:
+    return file.uri
 
 
 def run_ingest_queue(

@@ -5,20 +5,27 @@ replaced by a new one from an injected supplier; a given id must be a safe id (`
 keys the job's tracker records; ``files`` is required, non-empty and holds no nulls; at least one of ``tableName``
 and ``tableId`` is given, and the table id wins when both are. Every file path passes the safety check of
 ``sleeper.core.jobs.paths`` before the job is accepted. The raw message is kept for the tracker.
+
+A job must name each input file once: :func:`expand_job_files` expands a job's paths (directories to the files
+inside) and refuses a file reached by two of them (the same path twice, ``./x`` and ``x``, ``s3://b/k`` and ``b/k``,
+or a directory and a file inside it), which would add its rows twice. Every path that reads a job's files (ingest
+jobs, ``Table.ingest``, the ingest batcher, bulk import) expands them through it.
 """
 
 from __future__ import annotations
 
+import os
 import uuid
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import MessageError, MissingFieldError
-from sleeper.core.jobs.paths import check_safe_id, check_safe_path, is_safe_id
+from sleeper.core.jobs.paths import check_safe_id, check_safe_path, is_s3_path, is_safe_id, normalise_s3_path
 
 T = TypeVar("T")
+F = TypeVar("F")
 
 INGEST_JOB_FIELDS = frozenset({"id", "tableName", "tableId", "files"})
 """The fields of an ingest job message."""
@@ -221,3 +228,82 @@ def _parse(text: str | bytes, id_supplier: wire.JobIdSupplier) -> tuple[object, 
         e.job_id = id_supplier()
         e.json_message = raw
         raise
+
+
+def input_file_key(path: str) -> str:
+    """The one name of an input file however a job spells it: ``s3a://bucket/key`` for an S3 path (``bucket/key``,
+    ``s3://`` and ``s3a://`` alike; keys are taken literally, as S3 does), and for a local path (or ``file://`` URI)
+    the absolute path with ``.``, ``..``, repeated separators and symbolic links resolved."""
+    if is_s3_path(path):
+        return f"s3a://{normalise_s3_path(path)}"
+    local = path[len("file://") :] if path.lower().startswith("file://") else path
+    return os.path.realpath(local)
+
+
+def duplicate_file_problems(expanded: Iterable[tuple[str, Iterable[str]]]) -> list[str]:
+    """Why a job's paths name some file more than once (empty if each file is named once).
+
+    Args:
+        expanded: Each path as the job gives it, with the files it names (a file itself; a directory, the files
+            found inside), in the job's order.
+
+    Returns:
+        One reason per pair of paths that name the same files, naming both paths, how many files they share, one
+        of them, and what to do.
+    """
+    first_named_by: dict[str, int] = {}
+    given_paths: list[str] = []
+    shared: dict[tuple[int, int], list[str]] = {}
+    for index, (given, files) in enumerate(expanded):
+        given_paths.append(given)
+        for file in files:
+            key = input_file_key(file)
+            earlier = first_named_by.get(key)
+            if earlier is None:
+                first_named_by[key] = index
+            else:
+                shared.setdefault((earlier, index), []).append(file)
+    problems: list[str] = []
+    for (earlier, later), files in shared.items():
+        first, second = given_paths[earlier], given_paths[later]
+        if earlier == later:
+            where = f"the path {first!r} names it twice"
+        elif first == second:
+            where = f"the path {first!r} is given more than once"
+        else:
+            where = f"the paths {first!r} and {second!r} both name it"
+        more = f", and {len(files) - 1} more files" if len(files) > 1 else ""
+        problems.append(
+            f"Input file {files[0]} is named more than once ({where}{more}): its rows would be ingested twice; "
+            f"name each file or directory once (remove the repeated path)"
+        )
+    return problems
+
+
+def expand_job_files(
+    paths: Sequence[str],
+    expand: Callable[[str], tuple[Sequence[F], Sequence[str]]],
+    file_path: Callable[[F], str],
+) -> tuple[list[F], list[str]]:
+    """Expands a job's paths to its input files and checks that no file is named twice.
+
+    Args:
+        paths: The paths the job names, in order.
+        expand: Expands one path to its files, with any reasons it is unusable (e.g.
+            ``lambda p: sleeper.io.input_files.expand_paths([p])``).
+        file_path: The path or URI of an expanded file.
+
+    Returns:
+        Every file in the job's order, and the reasons to reject the job: each unusable path, then each file named
+        more than once (:func:`duplicate_file_problems`); empty if the job's files may be read.
+    """
+    files: list[F] = []
+    reasons: list[str] = []
+    named: list[tuple[str, list[str]]] = []
+    for given in paths:
+        found, unusable = expand(given)
+        files.extend(found)
+        reasons.extend(unusable)
+        named.append((given, [file_path(f) for f in found]))
+    reasons.extend(duplicate_file_problems(named))
+    return files, reasons

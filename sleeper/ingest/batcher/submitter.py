@@ -12,7 +12,8 @@ is not tracked again: a request carries no id, so this is how a redelivered requ
 a second job. Such files are logged at INFO with their job and returned as :class:`SkippedFile` in the
 :class:`SubmitResult`. A file rewritten under the same path is tracked again, as Sleeper tracks it.
 
-A request that can never succeed (not valid JSON, an unsafe path, an unknown table, a path naming no file) raises a
+A request that can never succeed (not valid JSON, an unsafe path, an unknown table, a path naming no file, a file
+named twice: the same path twice or a directory and a file inside it) raises a
 ``SubmitRequestError`` before anything is stored; :func:`handle_submit_message` sends it to the dead-letter queue.
 Other failures (a filesystem or store that cannot be reached) propagate, so the message is delivered again.
 """
@@ -29,6 +30,7 @@ from pyarrow import fs as pafs
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import MessageError
+from sleeper.core.jobs.ingest import expand_job_files
 from sleeper.core.jobs.paths import check_safe_path, is_s3_path, normalise_s3_path
 from sleeper.core.operations import INGEST_BATCHER_SUBMIT_Q as SUBMIT_QUEUE
 from sleeper.core.properties.table import INGEST_BATCHER_TRACKING_TTL_MINUTES
@@ -227,28 +229,34 @@ class IngestBatcherSubmitter:
         return SubmitResult(tracked=tracked, skipped=tuple(skipped))
 
     def _expand(self, request: SubmitRequest) -> list[_Found]:
-        found: list[_Found] = []
-        for path in request.files:
-            if path.endswith(CHECKSUM_SUFFIX):
-                continue
-            fs, resolved = self._resolve(path)
-            info = fs.get_file_info(resolved)
-            if info.type == pafs.FileType.File:
-                found.append(_Found(self._job_path(path, resolved), int(info.size), _modified(info)))
-                continue
-            listed = (
-                [
-                    _Found(self._job_path(path, str(f.path)), int(f.size), _modified(f))
-                    for f in list_files(fs, resolved)
-                    if not str(f.path).endswith(CHECKSUM_SUFFIX)
-                ]
-                if info.type == pafs.FileType.Directory
-                else []
+        found, duplicates = expand_job_files(
+            [p for p in request.files if not p.endswith(CHECKSUM_SUFFIX)],
+            lambda path: (self._expand_path(path, request), ()),
+            lambda f: f.path,
+        )
+        if duplicates:
+            raise InvalidSubmitRequestError(
+                f"invalid ingest batcher request: {'; '.join(duplicates)}", json_message=request.json_message
             )
-            if not listed:
-                raise BatcherFileNotFoundError(f"no files found at {path}", json_message=request.json_message)
-            found.extend(listed)
         return found
+
+    def _expand_path(self, path: str, request: SubmitRequest) -> list[_Found]:
+        fs, resolved = self._resolve(path)
+        info = fs.get_file_info(resolved)
+        if info.type == pafs.FileType.File:
+            return [_Found(self._job_path(path, resolved), int(info.size), _modified(info))]
+        listed = (
+            [
+                _Found(self._job_path(path, str(f.path)), int(f.size), _modified(f))
+                for f in list_files(fs, resolved)
+                if not str(f.path).endswith(CHECKSUM_SUFFIX)
+            ]
+            if info.type == pafs.FileType.Directory
+            else []
+        )
+        if not listed:
+            raise BatcherFileNotFoundError(f"no files found at {path}", json_message=request.json_message)
+        return listed
 
     def _resolve(self, path: str) -> tuple[pafs.FileSystem, str]:
         if is_s3_path(path):

@@ -164,3 +164,26 @@ def should_reject_a_job_naming_an_unknown_algorithm_without_starting_spark(
     assert reason.startswith("className 'com.example.MyDriver' is not a bulk import algorithm this port runs")
     assert "local-sort" in reason and "BulkImportJobDataframeDriver" in reason
     assert instance.table("t").file_references() == []
+
+
+def should_reject_a_file_named_twice_without_starting_spark(instance: LocalInstance, tmp_path: Path) -> None:
+    # Given a directory and a file inside it, and a file given twice under two spellings
+    inside = _good(tmp_path / "dir" / "a.parquet")
+    single = _good(tmp_path / "single.parquet")
+    jobs = {
+        "job-dir": (f"{tmp_path / 'dir'}/", inside),
+        "job-twice": (single, f"file://{single}"),
+    }
+
+    for job_id, files in jobs.items():
+        # When the validation runs and the job is run
+        validation = validate_job(instance, BulkImportJob(id=job_id, table_name="t", files=files))
+        outcome = run_bulk_import(instance, BulkImportJob(id=job_id, table_name="t", files=files))
+
+        # Then the job is rejected, naming the file and what to do, and nothing is added
+        assert not validation.accepted
+        (reason,) = validation.reasons
+        assert "is named more than once" in reason and "name each file or directory once" in reason, job_id
+        assert outcome.outcome is JobOutcome.REJECTED
+        assert _rejected_reasons(instance, job_id) == (reason,)
+    assert instance.table("t").file_references() == []

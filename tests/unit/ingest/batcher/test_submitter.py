@@ -347,3 +347,27 @@ def should_track_again_a_batched_file_when_the_filesystem_gives_no_modification_
     # Then it counts as changed, as before modification times were kept
     assert result.skipped == ()
     assert len(store.pending_files_oldest_first()) == 1
+
+
+def should_send_a_request_naming_a_file_twice_to_the_dead_letter_queue(
+    submitter: IngestBatcherSubmitter, instance: FakeInstance, store: InMemoryIngestBatcherStore, fs: pafs.FileSystem
+) -> None:
+    # Given a directory and a file inside it, named in two spellings
+    fs.create_dir("bucket/dir")
+    _write(fs, "bucket/dir/a.parquet", 10)
+    _write(fs, "bucket/dir/b.parquet", 20)
+    body = json.dumps({"tableName": "events", "files": ["s3://bucket/dir", "bucket/dir/b.parquet"]})
+    dlq = instance.queues.queue("IngestBatcherSubmitDLQ")
+
+    # When
+    outcome = handle_submit_message(submitter, body, dead_letter_queue=dlq)
+
+    # Then the request is refused, naming the file and both paths, and nothing is tracked
+    assert not outcome.accepted
+    assert outcome.rejected_reason is not None
+    assert "bucket/dir/b.parquet is named more than once" in outcome.rejected_reason
+    assert "'s3://bucket/dir' and 'bucket/dir/b.parquet'" in outcome.rejected_reason
+    assert [m.body for m in dlq.receive(10)] == [body]
+    assert store.all_files_newest_first() == []
+    with pytest.raises(InvalidSubmitRequestError, match="named more than once"):
+        submit_files(submitter, "events", ["bucket/dir/a.parquet", "s3a://bucket/dir/a.parquet"])
