@@ -35,7 +35,7 @@ from sleeper.core.query import LeafPartitionQuery
 from sleeper.core.queue import Queue
 from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
 from sleeper.core.websocket import WebSocketPostError, WebSocketTarget
-from sleeper.io.filesystem import FileSystemOptions
+from sleeper.io.filesystem import FileSystemOptions, delete, list_files, resolve
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter
 from sleeper.query.executor import QueryableTable, output_fields
 from sleeper.query.results_config import (
@@ -58,6 +58,7 @@ __all__ = [
     "WebSocketPoster",
     "WebSocketPostError",
     "check_destination",
+    "clear_results",
     "output_schema",
     "query_results_dir",
     "results_path",
@@ -204,6 +205,24 @@ def check_destination(settings: PublisherSettings, destination: ResultsDestinati
         raise ResultsConfigError(NO_WEBSOCKET)
     elif not isinstance(destination, NoResults | WebSocketResults):  # pragma: no cover - the union is closed
         raise ResultsConfigError(f"unknown destination {destination!r}")
+
+
+def clear_results(settings: PublisherSettings, destination: ResultsDestination, query_id: str) -> int:
+    """Deletes the result files an earlier run of a query id left where this run's go (the results location's
+    ``query-<query id>/``), so a reader of this run's results never reads the earlier run's rows; returns how many
+    files were deleted. Results sent to a queue or a connection leave nothing to delete.
+
+    Raises:
+        ResultsConfigError: If the instance cannot publish to the destination.
+    """
+    if not isinstance(destination, S3Results):
+        return 0
+    directory_uri = query_results_dir(_s3_results_uri(settings, destination), query_id)
+    filesystem, directory = resolve(directory_uri, settings.options)
+    files = list_files(filesystem, directory)
+    for info in files:
+        delete(filesystem, info.path)
+    return len(files)
 
 
 # --- S3 --------------------------------------------------------------------------------------------------------

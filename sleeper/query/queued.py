@@ -24,15 +24,17 @@ location.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.exceptions import MessageError
+from sleeper.core.logcontext import current_log_context
 from sleeper.core.operations import LEAF_PARTITION_QUERY_Q as LEAF_PARTITION_QUERY_QUEUE
 from sleeper.core.operations import QUERY_Q as QUERY_QUEUE
 from sleeper.core.operations import QUERY_RESULTS_Q as QUERY_RESULTS_QUEUE
@@ -49,6 +51,7 @@ from sleeper.query.publishers import (
     ResultsPublisher,
     WebSocketPoster,
     check_destination,
+    clear_results,
     query_results_dir,
     results_path,
 )
@@ -72,6 +75,8 @@ __all__ = [
     "handle_query_message",
     "query_results_dir",
     "results_path",
+    "run_of",
+    "run_tag",
 ]
 
 
@@ -148,12 +153,19 @@ def handle_query_message(
     tracker: QueryTracker,
     clock: Callable[[], datetime] = lambda: datetime.now(tz=UTC),
     settings: PublisherSettings | None = None,
+    delivery_id: str | None = None,
 ) -> QueryOutcome:
     """Validates, plans and fans out one query (see the module docs). Never raises for a bad query.
 
-    A query delivered again once the tracker records it finished is left alone. One delivered again before that (its
-    first handling stopped part way) is planned again: while the partitions are unchanged its sub-queries get the
-    same ids, so their results replace, never add to, those already written.
+    A query is one run per message: the delivery id names the message (an SQS message id, which stays the same
+    when SQS delivers the message again; a WebSocket message's id), and every sub-query id of the run starts with a
+    tag made from it (:func:`run_tag`). The same message delivered again once the tracker records its run finished is
+    left alone; delivered again before that (its first handling stopped part way) it is planned again, and while the
+    partitions are unchanged its sub-queries get the same ids, so their results replace, never add to, those already
+    written, and a sub-query that finished is not run again (:func:`handle_leaf_query_message`). Another message with
+    the id of a query seen before is a new query, as Sleeper treats it (its Python client sends every query of a
+    process under one default id): it runs again, after the result files of the earlier run are deleted from where
+    this run's go, so a reader of ``query-<query id>/`` gets this run's rows only.
 
     Args:
         body: The query JSON.
@@ -162,7 +174,11 @@ def handle_query_message(
         tracker: The query tracker.
         clock: The time of tracker updates.
         settings: What the instance can publish results to, so a destination it cannot honour fails the query here;
-            None checks only that the results config can be read, and sends no status messages.
+            None checks only that the results config can be read, sends no status messages and deletes no earlier
+            results.
+        delivery_id: The id of the message delivering the query; None takes the ``message_id`` of the log context
+            (the id of the SQS message the Lambda handler is handling). With neither, the delivery is unknown and a
+            query id the tracker holds a finished run of is taken for that run delivered again.
     """
     poster = settings.websocket if settings is not None else None
     serde = _serde(tables)
@@ -184,11 +200,45 @@ def handle_query_message(
     except (ResultsConfigError, IteratorConfigError) as e:
         reporter = StatusReporter(poster, _lenient_targets(query.processing.status_report_destinations))
         return _failed(query.query_id, e, tracker, reporter, clock)
+    if delivery_id is None:
+        delivery_id = current_log_context().get("message_id")
+    run = run_tag(delivery_id)
     previous = tracker.status(query.query_id)
-    if previous is not None and previous.last_known_state.is_finished:
-        return QueryOutcome(query_id=query.query_id, already_finished=True)
+    if previous is not None:
+        if _delivered_before(tracker, query.query_id, run):
+            if previous.last_known_state.is_finished:
+                return QueryOutcome(query_id=query.query_id, already_finished=True)
+        elif settings is not None:
+            cleared = clear_results(settings, destination, query.query_id)
+            _LOG.info("query %s run again under a reused id: %d earlier result files deleted", query.query_id, cleared)
     tracker.record(QueryUpdate(query_id=query.query_id, state=QueryState.IN_PROGRESS, update_time=clock()))
-    return _fan_out(query, table, serde, leaf_queue, tracker, clock, StatusReporter(poster, targets))
+    return _fan_out(query, table, serde, leaf_queue, tracker, clock, StatusReporter(poster, targets), run)
+
+
+RUN_SEPARATOR = "."
+"""Separates the run tag from the rest of a sub-query id (``<run tag>.<id>``); a run tag never holds it."""
+
+
+def run_tag(delivery_id: str | None) -> str | None:
+    """The tag of a query's run: the same for every delivery of one message, different for another message (a query
+    sent again under the same id). None when the delivery id is unknown."""
+    if not delivery_id:
+        return None
+    return hashlib.sha256(delivery_id.encode()).hexdigest()[:16]
+
+
+def run_of(sub_query_id: str) -> str | None:
+    """The run tag a sub-query id carries, or None for a sub-query planned without one."""
+    tag, separator, _ = sub_query_id.partition(RUN_SEPARATOR)
+    return tag if separator else None
+
+
+def _delivered_before(tracker: QueryTracker, query_id: str, run: str | None) -> bool:
+    """Whether the tracker holds a run of the query from this delivery (always, when the delivery is unknown: a
+    query id seen before is then taken for the same message delivered again)."""
+    if run is None:
+        return True
+    return any(run_of(row.sub_query_id) == run for row in tracker.sub_queries(query_id))
 
 
 def _failed(
@@ -214,9 +264,12 @@ def _fan_out(
     tracker: QueryTracker,
     clock: Callable[[], datetime],
     reporter: StatusReporter,
+    run: str | None,
 ) -> QueryOutcome:
     store = table.state_store
     sub_queries = plan_table_query(query, store, table_id=table.table_id)
+    if run is not None:
+        sub_queries = [replace(q, sub_query_id=f"{run}{RUN_SEPARATOR}{q.sub_query_id}") for q in sub_queries]
     if not sub_queries:
         tracker.record(QueryUpdate(query_id=query.query_id, state=QueryState.COMPLETED, update_time=clock()))
         reporter.completed(query.query_id, 0)
@@ -246,13 +299,18 @@ def handle_leaf_query_message(
     poster: WebSocketPoster | None = None,
 ) -> int:
     """Runs one sub-query, publishes its rows and tracks it; returns the rows published. The WebSocket connections
-    the query names for status get the sub-query's completed or error message (sent through ``poster``).
+    the query names for status get the sub-query's completed or error message (sent through ``poster``). A sub-query
+    the tracker records finished is a message delivered again: it is not run again, and 0 is returned.
 
     Raises:
         SleeperError: If the message is not a valid leaf partition query (it cannot be tracked).
     """
     leaf_query = _serde(tables).leaf_query_from_json(body)
     query_id, sub_query_id = leaf_query.query_id, leaf_query.sub_query_id
+    done = tracker.status(query_id, sub_query_id)
+    if done is not None and done.last_known_state.is_finished:
+        _LOG.info("sub-query %s of query %s already %s: not run again", sub_query_id, query_id, done.last_known_state)
+        return 0
     reporter = StatusReporter(poster, _lenient_targets(leaf_query.processing.status_report_destinations))
     tracker.record(
         QueryUpdate(query_id=query_id, sub_query_id=sub_query_id, state=QueryState.IN_PROGRESS, update_time=clock())

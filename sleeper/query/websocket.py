@@ -7,7 +7,9 @@ more. A message is a query in Sleeper's JSON: the handler names the connection a
 unless the query asks for another results destination, as its results destination (the management endpoint comes
 from the event's ``domainName`` and ``stage``), then validates, plans and fans the query out exactly as the query
 queue's handler does (:func:`sleeper.query.queued.handle_query_message`), which sends the ``subqueries`` message, or
-the ``error`` message of a query it cannot run (an unknown table, a bad region). Each sub-query then posts its
+the ``error`` message of a query it cannot run (an unknown table, a bad region). Each message is a query of its own,
+named by the message's id: a client sending a second query under the id of an earlier one (Sleeper's Python client
+gives every query of a process the same default id) gets it run and answered again. Each sub-query then posts its
 ``rows`` and its ``completed`` or ``error`` message to the connection from the leaf handler. A message that is not a
 JSON object gets an ``error`` message at once.
 """
@@ -15,6 +17,7 @@ JSON object gets an ``error`` message at once.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -69,5 +72,17 @@ def handle_websocket_event(instance: QueryRuntime, event: Mapping[str, Any]) -> 
         leaf_queue=instance.queue(LEAF_PARTITION_QUERY_QUEUE),
         tracker=instance.query_tracker,
         settings=settings,
+        delivery_id=_message_id(context),
     )
     return _OK
+
+
+def _message_id(context: Mapping[str, Any]) -> str:
+    """The id of the WebSocket message: API Gateway's ``messageId`` (else the ``requestId``), new for every message a
+    client sends, so a client sending a query again under the same id gets it run again. An event naming neither
+    gets a fresh id, as every event is a message of its own."""
+    for key in ("messageId", "requestId"):
+        value = context.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return f"websocket-{uuid.uuid4()}"

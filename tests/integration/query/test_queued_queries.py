@@ -197,3 +197,81 @@ def should_report_only_the_queries_in_a_state(
     assert [(r["queryId"], r["lastKnownState"]) for r in failed] == [("bad", "FAILED")]
     assert {r["lastKnownState"] for r in completed} == {"COMPLETED"} and len(completed) == 3
     assert run(["report", "query", "--state", "lost"]) == 1
+
+
+def _sqs_event(*messages: tuple[str, str]) -> dict[str, object]:
+    """An SQS event as Lambda gives it, of (message id, body) pairs."""
+    return {
+        "Records": [
+            {"messageId": message_id, "receiptHandle": f"r-{n}", "body": body, "eventSource": "aws:sqs"}
+            for n, (message_id, body) in enumerate(messages)
+        ]
+    }
+
+
+def _through_the_query_lambdas(instance: LocalInstance, message_id: str, body: str) -> list[str]:
+    """Delivers a query message to the query Lambda handler, then its sub-queries to the leaf one; returns the
+    sub-query messages delivered."""
+    from lambdas import _common, leaf_partition_query, query
+
+    _common.use_instance(instance)  # type: ignore[arg-type]
+    try:
+        assert query.handler(_sqs_event((message_id, body))) == {"batchItemFailures": []}
+        leaf_queue = instance.queue("LeafPartitionQueryQueue")
+        sent = []
+        while messages := leaf_queue.receive(10):
+            for m in messages:
+                assert leaf_partition_query.handler(_sqs_event((m.message_id, m.body))) == {"batchItemFailures": []}
+                leaf_queue.delete(m.receipt_handle)
+                sent.append(m.body)
+        return sent
+    finally:
+        _common.use_instance(None)
+
+
+def _result_keys(instance: LocalInstance, query_id: str) -> list[int]:
+    from sleeper.query.results_reader import read_results_files
+
+    results = str(Path(instance.query_results_uri.removeprefix("file://")))
+    return sorted(read_results_files(instance.filesystem, results, query_id, SCHEMA, None).column("key").to_pylist())
+
+
+def should_run_a_second_query_message_under_a_reused_id_and_a_redelivered_one_once(table: Table[LocalInstance]) -> None:
+    # Given a query answered through the query queue's Lambda handlers
+    instance = table.instance
+    assert len(_through_the_query_lambdas(instance, "m-1", _query_json("reused", 50, 150))) == 2
+    assert _result_keys(instance, "reused") == list(range(50, 150))
+    # When the same message is delivered again, then Sleeper's client sends another query under the same id
+    redelivered = _through_the_query_lambdas(instance, "m-1", _query_json("reused", 50, 150))
+    assert redelivered == []
+    second = _through_the_query_lambdas(instance, "m-2", _query_json("reused", 250, 260))
+    # Then the redelivery ran nothing, and the second query ran and its results are its own rows only
+    assert len(second) == 1
+    assert _result_keys(instance, "reused") == list(range(250, 260))
+    status = instance.query_tracker.status("reused")
+    assert status is not None and status.last_known_state is QueryState.COMPLETED
+
+
+def should_not_run_a_finished_sub_query_delivered_again(table: Table[LocalInstance], tmp_path: Path) -> None:
+    # Given a query whose sub-query ran and published its rows
+    instance = table.instance
+    leaf_queue = InMemoryQueues().queue("LeafPartitionQueryQueue")
+    tracker = InMemoryQueryTracker()
+    handle_query_message(
+        _query_json("q3", 0, 10), tables=instance, leaf_queue=leaf_queue, tracker=tracker, delivery_id="m-1"
+    )
+    (message,) = leaf_queue.receive(10)
+    published: list[str] = []
+    publish = results_publisher(PublisherSettings(results_uri=(tmp_path / "results").as_uri()))
+
+    def counting(leaf_query, table, batches):  # type: ignore[no-untyped-def]
+        published.append(leaf_query.sub_query_id)
+        return publish(leaf_query, table, batches)
+
+    assert handle_leaf_query_message(message.body, tables=instance, tracker=tracker, publish=counting) == 10
+    # When the sub-query's message is delivered again
+    again = handle_leaf_query_message(message.body, tables=instance, tracker=tracker, publish=counting)
+    # Then it is not run or published again, and the tracker still holds the one run's rows
+    assert again == 0 and len(published) == 1
+    parent = tracker.status("q3")
+    assert parent is not None and (parent.last_known_state, parent.row_count) == (QueryState.COMPLETED, 10)

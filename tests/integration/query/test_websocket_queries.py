@@ -170,3 +170,46 @@ def should_route_the_api_events_through_the_lambda_handler(socket_instance: Sock
     assert connected == answered == {"statusCode": 200}
     (message,) = socket_instance.websocket_poster.messages()
     assert message["message"] == "error" and message["queryId"] == "ws-4"
+
+
+def _rows_of(messages: list[dict[str, Any]]) -> list[int]:
+    return sorted(row["key"] for m in messages if m["message"] == "rows" for row in m["rows"])
+
+
+def should_answer_a_second_query_sent_under_the_id_of_an_earlier_one(socket_instance: SocketInstance) -> None:
+    # Given a query answered over a connection, as Sleeper's Python client sends it (its default query id is the same
+    # for every query of a process)
+    poster = socket_instance.websocket_poster
+    first = _message_event(_range_query("sleeper-default", "t", 0, 10))
+    first["requestContext"]["messageId"] = "msg-1"
+    handle_websocket_event(socket_instance, first)  # type: ignore[arg-type]
+    _run_leaves(socket_instance)
+    assert _rows_of(poster.messages()) == list(range(10))
+    poster.posted.clear()
+    # When the client sends its next query under the same id, as a new message
+    second = _message_event(_range_query("sleeper-default", "t", 5000, 5005))
+    second["requestContext"]["messageId"] = "msg-2"
+    handle_websocket_event(socket_instance, second)  # type: ignore[arg-type]
+    _run_leaves(socket_instance)
+    # Then it is run and answered too, with its own rows and a completed message
+    messages = poster.messages()
+    assert _rows_of(messages) == list(range(5000, 5005))
+    assert [m["rowCount"] for m in messages if m["message"] == "completed"] == [5]
+    status = socket_instance.query_tracker.status("sleeper-default")
+    assert status is not None and status.last_known_state.is_finished
+
+
+def should_run_a_websocket_message_handled_twice_once(socket_instance: SocketInstance) -> None:
+    # Given a query message handled and answered
+    poster = socket_instance.websocket_poster
+    event = _message_event(_range_query("ws-5", "t", 0, 10))
+    event["requestContext"]["messageId"] = "msg-1"
+    handle_websocket_event(socket_instance, event)  # type: ignore[arg-type]
+    _run_leaves(socket_instance)
+    poster.posted.clear()
+    # When the same message is handled again
+    handle_websocket_event(socket_instance, event)  # type: ignore[arg-type]
+    _run_leaves(socket_instance)
+    # Then nothing is sent again
+    assert poster.messages() == []
+    assert socket_instance.queue(LEAF_PARTITION_QUERY_QUEUE).receive(10) == []
