@@ -7,20 +7,23 @@ against it; a table reinitialised deletes the files of every earlier state; an `
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
-from sleeper.core.partition import split_partition
+from sleeper.adapters.memory.statestore import InMemoryStateStoreBackend
+from sleeper.core.partition import partitions_from_split_points, split_partition
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions.log import LogType
-from sleeper.core.statestore.transactions.partitions import SplitPartitionTransaction
+from sleeper.core.statestore.transactions.partitions import InitialisePartitionsTransaction, SplitPartitionTransaction
 from sleeper.runtime.local.admin import LocalAdmin
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.table import Table
-from sleeper.statestore.history import AsOfError, StateNotReadableError
+from sleeper.statestore.history import AsOfError, StateNotReadableError, table_history
 from sleeper.statestore.store import StateStore
 
 pytestmark = pytest.mark.integration
@@ -147,3 +150,76 @@ def should_refuse_an_as_of_of_no_accepted_type_naming_what_it_accepts(tmp_path: 
     with pytest.raises(AsOfError, match="transaction number .*time") as e:
         table.scan(as_of=value).count()  # type: ignore[arg-type]
     assert type(value).__name__ in str(e.value)
+
+
+class _Clock:
+    """A clock set by the test: each process's store reads it with its own offset."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def offset(self, by: timedelta) -> Callable[[], datetime]:
+        return lambda: self.now + by
+
+    def tick(self) -> None:
+        self.now += timedelta(milliseconds=10)
+
+
+def _store(backend: InMemoryStateStoreBackend, clock: Callable[[], datetime], *, checked: bool = True) -> StateStore:
+    return StateStore(
+        schema=SCHEMA, table_id="t", backend=backend, clock=clock, data_prefix="file:///data/t" if checked else None
+    )
+
+
+def _file(name: str, partition_id: str) -> FileReference:
+    return FileReference(filename=f"file:///data/t/data/{name}", partition_id=partition_id, number_of_rows=10)
+
+
+def should_pair_files_with_the_partitions_before_a_repartition_committed_by_a_clock_behind() -> None:
+    # Given a table of one root given a file, then repartitioned by a process whose clock runs 5 seconds behind
+    # (its INITIALISE_PARTITIONS gets a time before the file's), the files left as they were
+    clock, backend = _Clock(), InMemoryStateStoreBackend()
+    store = _store(backend, clock.offset(timedelta()))
+    store.initialise()
+    clock.tick()
+    store.add_files([_file("a.parquet", "root")])
+    clock.tick()
+    behind = _store(backend, clock.offset(timedelta(seconds=-5)))
+    behind.add_transaction(InitialisePartitionsTransaction(partitions=tuple(partitions_from_split_points(SCHEMA, [5]))))
+    # When the state as of the file's transaction is rebuilt
+    state = table_history(store).state_as_of(1)
+    # Then its partitions are the ones holding the file's partition (the first), not the later ones by time
+    assert state.partitions_number == 1
+    assert [r.partition_id for r in state.file_references()] == ["root"]
+    assert "root" in state.partition_tree()
+
+
+def should_pair_files_with_the_split_they_were_validated_against_when_it_has_a_later_time() -> None:
+    # Given a table of one root, split by a process whose clock runs 5 seconds ahead, then a file added on a new leaf
+    clock, backend = _Clock(), InMemoryStateStoreBackend()
+    store = _store(backend, clock.offset(timedelta()))
+    store.initialise()
+    clock.tick()
+    _split_root(_store(backend, clock.offset(timedelta(seconds=5))), SCHEMA, 5)
+    clock.tick()
+    left = next(p for p in store.leaf_partitions())
+    store.add_files([_file("a.parquet", left.id)])
+    # When the state as of the file's transaction is rebuilt
+    state = table_history(store).state_as_of(1)
+    # Then its partitions are the split's, whose time is later than the file's
+    assert state.partitions_number == 2
+    assert left.id in state.partition_tree()
+
+
+def should_refuse_a_state_whose_files_no_kept_partitions_hold() -> None:
+    # Given a table whose store checks no partitions (as a log written without them), given a file on a partition
+    # its partitions log never held
+    clock, backend = _Clock(), InMemoryStateStoreBackend()
+    store = _store(backend, clock.offset(timedelta()), checked=False)
+    store.initialise()
+    clock.tick()
+    store.add_files([_file("a.parquet", "ghost")])
+    # When the state as of it is rebuilt
+    # Then it is refused, naming the partition, rather than read without the file's rows
+    with pytest.raises(StateNotReadableError, match=r"as of transaction 1 cannot be read: .*\(ghost\)"):
+        table_history(store).state_as_of(1)
