@@ -3,10 +3,19 @@ history of transactions.
 
 What "as of" means
 ------------------
-A table's state **as of transaction N** is the files state after files-log transaction N was applied, with the
-partitions state as of that transaction's time: every partitions-log transaction whose update time is at or before
-it (times are milliseconds; a partition transaction in the same millisecond counts as before). A state **as of a
-time T** is the state as of the last files transaction at or before T.
+A table's state **as of transaction N** is the files state after files-log transaction N was applied, with a
+partitions state that holds every partition those files are referenced on. The two logs are written by different
+processes whose clocks need not agree, so their times only say where to start looking: the partitions state as of N's
+time (every partitions-log transaction at or before it; the same millisecond counts as before) if it holds every
+referenced partition, else the nearest later one that does (a split committed by a clock running ahead is later, by
+time, than the references validated against it), else the latest earlier one that does (a repartition committed by a
+clock running behind). No kept partitions state holding them all: the read is refused (:class:`StateNotReadableError`).
+
+Any partitions state that holds every referenced partition gives the same rows: a partition's region never changes
+once it exists, partitions are only split below it (a split or a tree extension), and a query reads a file referenced
+on a partition through the leaves beneath it, each cut to its leaf. Partition ids are random UUIDs, but for ``root``,
+the whole key space in every tree, so an id names the same region in any tree holding it. A state **as of a time T**
+is the state as of the last files transaction at or before T.
 
 A past state is rebuilt from the earliest snapshot the log still follows on from (or the start of the log) by
 replaying the log's entries, read through the same ports the state store reads (``StateStoreBackend``).
@@ -14,10 +23,11 @@ replaying the log's entries, read through the same ports the state store reads (
 What can be read
 ----------------
 A state is readable when it can be rebuilt (the log back to it, or a snapshot of it, is kept) and none of the files it
-references can have been deleted by the garbage collector: a file is counted as deleted once a DELETE_FILES names it,
-or once it has had no references since before ``collectable_before`` (the garbage collector may delete it at any
-moment). The **oldest readable transaction** is the first from which every later state is readable; reading an
-earlier state is refused with :class:`StateNotReadableError` naming it. A table property,
+references can have been deleted by the garbage collector: a file is counted as deleted once a DELETE_FILES names it, or
+once it has had no references since before ``collectable_before`` (the garbage collector may delete it at any moment).
+``CLEAR_FILES`` counts as deleting every file it clears: only ``table reinit`` clears a table, and it deletes those
+files straight after. The **oldest readable transaction** is the first from which every later state is readable; reading
+an earlier state is refused with :class:`StateNotReadableError` naming it. A table property,
 ``sleeper.table.time.travel.retention.minutes``, keeps states of that many minutes readable: the garbage collector,
 transaction deletion and snapshot deletion all wait for it (see ``docs/usage/time-travel.md``).
 """
@@ -138,7 +148,8 @@ class TableStateAsOf:
     Attributes:
         schema: The table schema.
         files_number: The files-log transaction it is the state after.
-        partitions_number: The partitions-log transaction of its partitions.
+        partitions_number: The partitions-log transaction of its partitions (one holding every partition its files
+            are referenced on; see the module notes).
         time: The time of its files transaction.
         files: Its files.
         partitions: Its partitions.
@@ -234,8 +245,8 @@ class TableHistory:
         """The table's state as of a files transaction, or a time (see :meth:`transaction_at`).
 
         Raises:
-            StateNotReadableError: If that state cannot be read (naming the oldest readable transaction), or there is
-                no such transaction yet.
+            StateNotReadableError: If that state cannot be read (naming the oldest readable transaction), there is
+                no such transaction yet, or no kept partitions state holds every partition its files are on.
         """
         number = as_of if isinstance(as_of, int) else self.transaction_at(as_of)
         if number < 1 or number > self.head:
