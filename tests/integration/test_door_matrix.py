@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -532,3 +532,87 @@ def should_give_every_athena_caller_the_connectors_authorisations_whatever_the_r
     outcome = _read_athena(connector.handle, local.schema_name, "security", FORGED_TAGS[tags])
     # Then they see what a query with authorisation B sees, and nothing their tags claim
     _assert_cell("athena-iterator", outcome, expected)
+
+
+# --- the doors that exist only on AWS, through their Lambda handlers, on an instance on moto ----------------------
+
+AWS_DOORS = ("athena-simple", "athena-iterator", "websocket", "rest")
+
+
+@dataclass
+class AwsDoors:
+    """An instance on moto with one table per rule, its Lambda handlers using it (WebSocket posts recorded)."""
+
+    instance: Any
+    tables: dict[str, Table[Any]]
+    poster: RecordingPoster
+
+    def read(self, door: str, rule: str) -> Outcome:
+        from lambdas import athena, leaf_partition_query, rest_api, websocket_query
+        from sleeper.core.operations import LEAF_PARTITION_QUERY_Q
+        from tests.integration.aws_runtime.conftest import drain_event
+
+        name = self.tables[rule].name
+        if door in ("athena-simple", "athena-iterator"):
+            handle = athena.simple if door == "athena-simple" else athena.iterator_applying
+            return _read_athena(handle, self.instance.instance_id, name, {})
+        if door == "websocket":
+
+            def run_leaves() -> None:
+                while (event := drain_event(self.instance, LEAF_PARTITION_QUERY_Q))["Records"]:
+                    assert leaf_partition_query.handler(event) == {"batchItemFailures": []}
+
+            return _read_websocket(websocket_query.handler, run_leaves, self.poster, name, None)
+        assert door == "rest"
+        return _read_rest(rest_api.handler, name)
+
+
+@pytest.fixture(scope="module")
+def aws() -> Iterator[AwsDoors]:
+    """An instance on moto as a deployment leaves it, its rule tables built once, the handlers pointed at it."""
+    from lambdas import athena
+    from lambdas._common import use_instance
+    from sleeper.adapters.aws.clients import s3_client
+    from sleeper.runtime.aws.instance import AwsInstance, provision_instance
+    from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
+    from tests.integration.aws_runtime.conftest import QUEUES
+
+    config = provision_instance(aws_settings(), new_instance_id(), queues=QUEUES)
+    spill_bucket = f"spill-{uuid.uuid4().hex[:10]}"
+    s3_client(aws_settings()).create_bucket(
+        Bucket=spill_bucket, CreateBucketConfiguration={"LocationConstraint": REGION}
+    )
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("CONFIG_BUCKET", config.config_bucket)
+        env.setenv("AWS_REGION", REGION)
+        env.setenv("AWS_ENDPOINT_URL", moto_endpoint())
+        env.setenv("AWS_ACCESS_KEY_ID", "testing")
+        env.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        env.setenv(athena.SPILL_BUCKET_ENV, spill_bucket)
+        use_instance(None)
+        instance = AwsInstance.from_environment()
+        tables = {
+            rule: _table_with_rule(instance, f"doors-{rule}", rule).set_properties(values)
+            for rule, values in RULES.items()
+        }
+        poster = RecordingPoster()
+        use_instance(SocketInstance(instance, poster))  # type: ignore[arg-type]
+        athena.reset()
+        try:
+            yield AwsDoors(instance, tables, poster)
+        finally:
+            athena.reset()
+            use_instance(None)
+
+
+@pytest.mark.aws
+@pytest.mark.parametrize("door", AWS_DOORS)
+@pytest.mark.parametrize("rule", list(RULES))
+def should_apply_the_tables_rules_or_refuse_at_every_aws_door(aws: AwsDoors, rule: str, door: str) -> None:
+    # Given a table on AWS with the rule, whose files hold rows the rule drops or combines
+    expected = aws.tables[rule].scan().to_arrow()
+    assert _canonical(expected) == _canonical(_model(rule, _stored_rows()))
+    # When its rows are read through the door's Lambda handler
+    outcome = aws.read(door, rule)
+    # Then they are Table.scan's rows, or the door refused with a typed error (as its policy allows)
+    _assert_cell(door, outcome, expected)
