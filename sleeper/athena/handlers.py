@@ -3,11 +3,19 @@
 Sleeper offers two connectors (spec 11), chosen by :class:`ConnectorKind`:
 
 * **simple**: one split per distinct data file, read with the key ranges pushed down and no merge or table
-  processing;
+  processing; so it serves only tables whose rows are their files' rows, and refuses (``OPERATION_NOT_SUPPORTED``,
+  naming the table and the property) a table that sets filters, aggregations or an iterator
+  (:func:`~sleeper.iterators.pipeline.table_rules_refusal`), at layout, splits and read alike;
 * **iterator applying**: one split per leaf partition, carrying the leaf's files and key bounds; its files are read
   within the leaf, merged, and the table's filters, aggregations and iterator applied, so the rows equal a Sleeper
-  query's; then, if the connector is given one, a query-time iterator whose config may carry the caller's
-  authorisations from an IAM principal tag (fine-grained security, docs/usage/iterators.md).
+  query's; then, if the connector is given one, a query-time iterator with a fixed config (fine-grained security,
+  docs/usage/iterators.md).
+
+Nothing a request holds is trusted to say who the caller is: the ``identity`` of a federation request (principal
+tags, ARN, groups) is part of the event body, written by whoever invokes the function, and the Lambda runtime
+passes no authenticated caller. So no authorisation is taken from a request; a query-time iterator's config (a
+security filter's authorisations among it) comes only from the connector's settings, which the instance's admin
+controls.
 
 Both choose the leaf partitions from the row key predicates. The layout has one row per chosen leaf with files on it
 or its ancestors: ``_SleeperRelevantFiles`` (a JSON list of the files) and the leaf's bounds ``_MinRowKey-<field>`` /
@@ -37,7 +45,7 @@ from typing import Any
 import pyarrow as pa
 from pyarrow import fs as pafs
 
-from sleeper.athena.exceptions import ENTITY_NOT_FOUND, INVALID_INPUT, AthenaConnectorError
+from sleeper.athena.exceptions import ENTITY_NOT_FOUND, INVALID_INPUT, OPERATION_NOT_SUPPORTED, AthenaConnectorError
 from sleeper.athena.ports import AthenaInstance, AthenaTable
 from sleeper.athena.predicates import (
     ValueSet,
@@ -77,7 +85,7 @@ from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
 from sleeper.io.parquet import read_sorted
 from sleeper.iterators.exceptions import IteratorConfigError
-from sleeper.iterators.pipeline import RowIterators
+from sleeper.iterators.pipeline import RowIterators, table_rules_refusal
 from sleeper.iterators.plugin import IteratorSpec
 
 __all__ = [
@@ -132,12 +140,14 @@ class AthenaSettings:
         batch_rows: The most rows in a batch read from a data file and merged.
         query_time_iterator_class_name: An iterator the iterator-applying connector applies after the table's, as a
             Sleeper query's ``queryTimeIteratorClassName`` (e.g.
-            ``sleeper.iterators.examples.SecurityFilteringIterator`` for fine-grained security); None for none.
-        query_time_iterator_config: Its config; :data:`AUTHS_PLACEHOLDER` in it is replaced by the caller's
-            authorisations, comma separated, read from the principal tag ``auths_principal_tag``.
-        auths_principal_tag: The IAM principal tag holding each caller's authorisations, separated by ``:`` (tag
-            values cannot hold commas). Athena fills the caller's tags in, so callers cannot choose their own. A
-            caller without the tag has no authorisations.
+            ``sleeper.iterators.examples.SecurityFilteringIterator`` for fine-grained security); None for none. The
+            simple connector applies no iterator, so it refuses settings that name one.
+        query_time_iterator_config: Its config, the same for every caller (e.g. ``visibility,PUBLIC``: every Athena
+            reader has the authorisation ``PUBLIC``). A per-caller placeholder (:data:`AUTHS_PLACEHOLDER`) is refused:
+            a request's identity is written by whoever invokes the function, so it cannot say who may see what.
+
+    Raises:
+        AthenaConnectorError: If the config asks for the caller's authorisations.
     """
 
     instance_id: str
@@ -148,37 +158,29 @@ class AthenaSettings:
     batch_rows: int = DEFAULT_BATCH_ROWS
     query_time_iterator_class_name: str | None = None
     query_time_iterator_config: str | None = None
-    auths_principal_tag: str | None = None
 
     def __post_init__(self) -> None:
         config = self.query_time_iterator_config or ""
-        if self.auths_principal_tag and AUTHS_PLACEHOLDER not in config:
+        if AUTHS_PLACEHOLDER in config:
             raise AthenaConnectorError(
-                f"the caller's authorisations come from principal tag {self.auths_principal_tag!r}, but the query "
-                f"time iterator config {config!r} has no {AUTHS_PLACEHOLDER} to put them in",
-                error_code=INVALID_INPUT,
-            )
-        if AUTHS_PLACEHOLDER in config and not self.auths_principal_tag:
-            raise AthenaConnectorError(
-                f"the query time iterator config {config!r} needs the caller's authorisations: set the principal "
-                "tag that holds them",
+                f"the Athena query time iterator config {config!r} asks for each caller's authorisations "
+                f"({AUTHS_PLACEHOLDER}), but the connector takes none from a request: its identity (principal tags "
+                "among it) is written by whoever invokes the function. Write into the config the authorisations "
+                "every Athena reader may have (e.g. 'visibility,PUBLIC'), and give per-user authorisations through "
+                "a service that authenticates its users and sends their queries to the query queue",
                 error_code=INVALID_INPUT,
             )
 
-    def query_time_iterator(self, principal_tags: Mapping[str, str]) -> IteratorSpec | None:
-        """The query-time iterator for a caller, with the caller's authorisations put into its config."""
-        spec = IteratorSpec.optional(
+    def query_time_iterator(self) -> IteratorSpec | None:
+        """The query-time iterator every read of the iterator-applying connector applies, or None."""
+        return IteratorSpec.optional(
             self.query_time_iterator_class_name, self.query_time_iterator_config, "Athena query time iterator"
         )
-        if spec is None or not self.auths_principal_tag:
-            return spec
-        raw = principal_tags.get(self.auths_principal_tag, "")
-        auths = ",".join(a.strip() for a in raw.split(":") if a.strip())
-        return IteratorSpec(spec.class_name, (spec.config or "").replace(AUTHS_PLACEHOLDER, auths), spec.source)
 
 
 AUTHS_PLACEHOLDER = "{auths}"
-"""Where the caller's authorisations go in the Athena query-time iterator's config."""
+"""A per-caller placeholder for authorisations in a query-time iterator's config: refused (see
+:class:`AthenaSettings`)."""
 
 
 def athena_schema(schema: Schema) -> pa.Schema:
@@ -215,11 +217,19 @@ def _arrow_key_type(t: PrimitiveType) -> pa.DataType:
 
 
 class _Tables:
-    """Resolves Athena's (lower-cased) schema and table names against the instance."""
+    """Resolves Athena's (lower-cased) schema and table names against the instance, and refuses the tables a
+    connector cannot serve."""
 
-    def __init__(self, instance: AthenaInstance, instance_id: str) -> None:
+    def __init__(self, instance: AthenaInstance, settings: AthenaSettings, kind: ConnectorKind) -> None:
+        if kind is ConnectorKind.SIMPLE and settings.query_time_iterator_class_name:
+            raise AthenaConnectorError(
+                f"the simple connector applies no iterator, so it cannot apply the query time iterator "
+                f"{settings.query_time_iterator_class_name!r}: set it on the iterator-applying connector only",
+                error_code=INVALID_INPUT,
+            )
         self._instance = instance
-        self._instance_id = instance_id
+        self._instance_id = settings.instance_id
+        self._kind = kind
 
     def check_schema(self, schema_name: str | None) -> None:
         if schema_name is not None and schema_name.lower() != self._instance_id.lower():
@@ -244,6 +254,25 @@ class _Tables:
         raise AthenaConnectorError(
             f"no table {name.table_name!r} in schema {name.schema_name!r}", error_code=ENTITY_NOT_FOUND
         )
+
+    def readable(self, name: TableName) -> AthenaTable:
+        """The table, if this connector may return its rows.
+
+        Raises:
+            AthenaConnectorError: ``ENTITY_NOT_FOUND`` for an unknown table; ``OPERATION_NOT_SUPPORTED`` if the
+                connector is the simple one and the table's rules change its rows as they are read.
+        """
+        table = self.table(name)
+        if self._kind is ConnectorKind.SIMPLE:
+            refusal = table_rules_refusal(table.properties, "the simple connector")
+            if refusal is not None:
+                raise AthenaConnectorError(
+                    f"table {table.name!r} cannot be read through the simple connector: {refusal}. Query it through "
+                    f"the iterator-applying connector (Athena data catalog "
+                    f"{self._instance_id}IteratorApplyingSleeperConnector), which applies them",
+                    error_code=OPERATION_NOT_SUPPORTED,
+                )
+        return table
 
 
 def _bounds(partition: Partition, schema: Schema) -> dict[str, tuple[KeyValue, KeyValue | None]]:
@@ -309,7 +338,7 @@ class MetadataHandler:
         random_bytes: Callable[[int], bytes] = os.urandom,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
     ) -> None:
-        self._tables = _Tables(instance, settings.instance_id)
+        self._tables = _Tables(instance, settings, kind)
         self._settings = settings
         self._kind = kind
         self._random_bytes = random_bytes
@@ -366,7 +395,7 @@ class MetadataHandler:
         return pa.schema(fields)
 
     def _layout(self, request: GetTableLayoutRequest) -> dict[str, Any]:
-        table = self._tables.table(request.table_name)
+        table = self._tables.readable(request.table_name)
         schema = table.schema
         intervals = key_intervals(schema, request.summary)
         references = table.state_store.file_references()
@@ -412,7 +441,7 @@ class MetadataHandler:
         )
 
     def _splits(self, request: GetSplitsRequest) -> dict[str, Any]:
-        table = self._tables.table(request.table_name)
+        table = self._tables.readable(request.table_name)
         schema = table.schema
         rows = request.partitions.to_pylist()
         if self._kind is ConnectorKind.ITERATOR_APPLYING:
@@ -495,7 +524,7 @@ class RecordHandler:
         clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
         spill_filesystem: pafs.FileSystem | None = None,
     ) -> None:
-        self._tables = _Tables(instance, settings.instance_id)
+        self._tables = _Tables(instance, settings, kind)
         self._settings = settings
         self._kind = kind
         self._clock_ms = clock_ms
@@ -514,7 +543,7 @@ class RecordHandler:
             raise AthenaConnectorError(
                 f"{type(request).__name__} goes to the metadata handler", error_code=INVALID_INPUT
             )
-        table = self._tables.table(request.table_name)
+        table = self._tables.readable(request.table_name)
         spiller = BlockSpiller(
             request.schema,
             request.split,
@@ -568,13 +597,14 @@ class RecordHandler:
         )
 
     def _iterators(self, request: ReadRecordsRequest, table: AthenaTable) -> RowIterators:
-        """The table's processing and iterator, then the connector's query-time iterator for this caller; loaded
-        before anything is read, so a read fails (never returns unfiltered rows) if one cannot be loaded."""
+        """The table's processing and iterator, then the connector's query-time iterator (the same for every
+        request); loaded before anything is read, so a read fails (never returns unfiltered rows) if one cannot be
+        loaded."""
         try:
             return RowIterators.for_table(
                 table.properties,
                 table.schema,
-                query_time=self._settings.query_time_iterator(request.principal_tags),
+                query_time=self._settings.query_time_iterator(),
                 now_ms=self._clock_ms(),
             )
         except IteratorConfigError as e:
@@ -690,7 +720,13 @@ def _connector(
 def simple_connector(
     instance: AthenaInstance, settings: AthenaSettings, *, spill_filesystem: pafs.FileSystem | None = None
 ) -> CompositeHandler:
-    """The simple connector (``<id>SimpleSleeperConnector``): one split per data file, no table processing."""
+    """The simple connector (``<id>SimpleSleeperConnector``): one split per data file, no table processing; it refuses
+    a table that sets filters, aggregations or an iterator.
+
+    Raises:
+        AthenaConnectorError: If the settings name a query-time iterator (only the iterator-applying connector applies
+            one).
+    """
     return _connector(ConnectorKind.SIMPLE, instance, settings, spill_filesystem)
 
 

@@ -6,6 +6,9 @@ Every request and response is an object whose ``@type`` names its class in the A
 ``identity``, the ``queryId`` and the ``catalogName``; tables are named ``{"schemaName", "tableName"}``. Arrow schemas
 and blocks travel as base64 IPC messages (see :mod:`sleeper.athena.arrow_ipc`).
 
+Of the ``identity`` only ``configOptions`` (a spill location) is read. Its principal tags, ARN and groups are not: they
+are part of the event body, which whoever invokes the function writes, so they prove nothing about the caller.
+
 The connector answers a ping with serialisation version :data:`SERDE_VERSION` (4): Athena then sends requests in that
 version's shapes, and expects Arrow data in the current IPC format. Requests are read leniently: fields of other
 versions (``expression``, ``orderByClause``, ``limit``, ``queryPassthroughArguments``, ``queryPlan``) are ignored, and
@@ -201,8 +204,6 @@ class _Base:
     catalog_name: str
     query_id: str
     config_options: Mapping[str, str] = field(default_factory=dict)
-    principal_tags: Mapping[str, str] = field(default_factory=dict)
-    """The caller's IAM principal tags, as Athena puts them in the request's ``identity`` (``principalTags``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -293,16 +294,6 @@ def _config_options(event: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in options.items() if v is not None}
 
 
-def _principal_tags(event: Mapping[str, Any]) -> dict[str, str]:
-    identity = event.get("identity")
-    if not isinstance(identity, Mapping):
-        return {}
-    tags = identity.get("principalTags")
-    if not isinstance(tags, Mapping):
-        return {}
-    return {str(k): str(v) for k, v in tags.items() if v is not None}
-
-
 def _schema_field(obj: Mapping[str, Any], name: str, where: str) -> pa.Schema | None:
     raw = obj.get(name)
     if raw is None:
@@ -336,7 +327,6 @@ def parse_request(event: object) -> FederationRequest:
         "catalog_name": _string(obj, "catalogName", where, required=False) or "",
         "query_id": _string(obj, "queryId", where, required=False) or "",
         "config_options": _config_options(obj),
-        "principal_tags": _principal_tags(obj),
     }
     if kind == "PingRequest":
         return PingRequest(**base)

@@ -32,6 +32,7 @@ __all__ = [
     "check_table_iterators",
     "table_iterator_spec",
     "table_processing",
+    "table_rules_refusal",
 ]
 
 QUERY_TIME_SOURCE = "queryTimeIteratorClassName"
@@ -51,6 +52,34 @@ def table_iterator_spec(properties: TableProperties) -> IteratorSpec | None:
     """The table's iterator (``sleeper.table.iterator.class.name`` and ``.config``), if it has one."""
     return IteratorSpec.optional(
         properties.get(ITERATOR_CLASS_NAME), properties.get(ITERATOR_CONFIG), ITERATOR_CLASS_NAME.name
+    )
+
+
+def table_rules_refusal(properties: TableProperties, reader: str = "a reader of its files") -> str | None:
+    """Why a reader that returns a table's stored rows as they are would return other rows than a Sleeper query, or
+    None if the table's rows are exactly the union of its files' rows.
+
+    A table's filters (``sleeper.table.filters``, such as an age-off), aggregations (``sleeper.table.aggregations``)
+    and iterator (``sleeper.table.iterator.class.name``, such as a security filter) change its rows whenever they are
+    read, so its files do not hold its rows. Every door that hands out stored rows without applying
+    :class:`RowIterators` (the simple Athena connector, an Iceberg view) must refuse a table for which this returns a
+    reason, and include the reason in its error.
+
+    Args:
+        properties: The table's properties.
+        reader: Who would read the files as they are, for the reason's wording (e.g. ``"an Iceberg reader"``).
+
+    Returns:
+        One sentence naming each of those properties the table sets, or None if it sets none of them.
+    """
+    applied = [
+        p.name for p in (ITERATOR_CLASS_NAME, AGGREGATION_CONFIG, FILTERING_CONFIG) if (properties.get(p) or "").strip()
+    ]
+    if not applied:
+        return None
+    return (
+        f"it sets {', '.join(applied)}: its rows are changed whenever they are read, so its files do not hold its "
+        f"rows and {reader}, which reads the files as they are, would see other rows than Sleeper queries"
     )
 
 
