@@ -40,12 +40,15 @@ def parquet_batches(
 ) -> Iterator[pa.RecordBatch]:
     """The table's columns of Parquet files, batch by batch; a directory stands for the .parquet files under it.
 
+    The paths are expanded and checked when this is called, before any batch is asked for, so a caller that opens an
+    output for the batches (staging them for an ingest job) opens nothing for paths that are refused.
+
     Raises:
         IngestError: If a path names nothing, a directory holds no .parquet file, or a file is named twice (the
             same path twice, or a directory and a file inside it).
         InputFileError: If a file cannot be read or decoded (naming the file, row group and column).
     """
-    yield from _read_parquet(_expand(paths, options), schema)
+    return _read_parquet(_expand(paths, options), schema)
 
 
 def _expand(paths: Iterable[str | Path], options: FileSystemOptions | None) -> list[InputFile]:
