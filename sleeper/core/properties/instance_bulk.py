@@ -9,9 +9,8 @@ from sleeper.core.properties.instance_compaction import CPU_ARCHITECTURES
 from sleeper.core.properties.validation import (
     ANY_TEXT,
     BOOLEAN,
-    DECIMAL,
+    FRACTION,
     INSTANCE_TYPES,
-    INTEGER,
     LAMBDA_TIMEOUT,
     NON_NEGATIVE_INT,
     POSITIVE_INT,
@@ -57,7 +56,7 @@ BULK_IMPORT_SPARK_SPECULATION_QUANTILE = _bulk.user(
     "Sets spark.speculation.quantile on EMR: the fraction of a stage's tasks that must finish before speculation "
     "starts. " + SPARK_DOCS,
     default="0.75",
-    validation=DECIMAL,
+    validation=FRACTION,
     redeploy=True,
 )
 BULK_IMPORT_STARTER_LAMBDA_MEMORY = _bulk.user(
@@ -139,11 +138,11 @@ BULK_IMPORT_EMR_SPARK_DYNAMIC_ALLOCATION_ENABLED = _spark(
 )  # fmt: skip
 BULK_IMPORT_EMR_SPARK_MEMORY_FRACTION = _spark(
     "sleeper.bulk.import.emr.spark.memory.fraction", "spark.memory.fraction", "0.80",
-    _EMR + "the fraction of heap used for execution and storage.", validation=DECIMAL, redeploy=True,
+    _EMR + "the fraction of heap used for execution and storage.", validation=FRACTION, redeploy=True,
 )  # fmt: skip
 BULK_IMPORT_EMR_SPARK_MEMORY_STORAGE_FRACTION = _spark(
     "sleeper.bulk.import.emr.spark.memory.storage.fraction", "spark.memory.storageFraction", "0.30",
-    _EMR + "the fraction of that memory kept for storage, immune to eviction.", validation=DECIMAL, redeploy=True,
+    _EMR + "the fraction of that memory kept for storage, immune to eviction.", validation=FRACTION, redeploy=True,
 )  # fmt: skip
 BULK_IMPORT_EMR_SPARK_EXECUTOR_EXTRA_JAVA_OPTIONS = _spark(
     "sleeper.bulk.import.emr.spark.executor.extra.java.options", "spark.executor.extraJavaOptions",
@@ -245,9 +244,9 @@ BULK_IMPORT_EMR_SERVERLESS_AUTOSTOP = _bulk.user(
 )
 BULK_IMPORT_EMR_SERVERLESS_AUTOSTOP_TIMEOUT_MINUTES = _bulk.user(
     "sleeper.bulk.import.emr.serverless.autostop.timeout",
-    _SERVERLESS + "How many idle minutes before the application stops.",
+    _SERVERLESS + "How many idle minutes before the application stops (EMR Serverless accepts 1 to 10080).",
     default="15",
-    validation=INTEGER,
+    validation=IntegerValue(minimum=1, maximum=10080),
     redeploy=True,
 )
 BULK_IMPORT_EMR_SERVERLESS_EXECUTOR_CORES = _spark(
@@ -314,11 +313,11 @@ BULK_IMPORT_EMR_SERVERLESS_SPARK_EXECUTOR_HEARTBEAT_INTERVAL = _spark(
 )  # fmt: skip
 BULK_IMPORT_EMR_SERVERLESS_SPARK_MEMORY_FRACTION = _spark(
     "sleeper.bulk.import.emr.serverless.spark.memory.fraction", "spark.memory.fraction", "0.80",
-    _SERVERLESS + "the fraction of heap used for execution and storage.", validation=DECIMAL, redeploy=False,
+    _SERVERLESS + "the fraction of heap used for execution and storage.", validation=FRACTION, redeploy=False,
 )  # fmt: skip
 BULK_IMPORT_EMR_SERVERLESS_SPARK_MEMORY_STORAGE_FRACTION = _spark(
     "sleeper.bulk.import.emr.serverless.spark.memory.storage.fraction", "spark.memory.storageFraction", "0.30",
-    _SERVERLESS + "the fraction of that memory kept for storage, immune to eviction.", validation=DECIMAL,
+    _SERVERLESS + "the fraction of that memory kept for storage, immune to eviction.", validation=FRACTION,
     redeploy=False,
 )  # fmt: skip
 BULK_IMPORT_EMR_SERVERLESS_SPARK_SPECULATION = _spark(
@@ -328,7 +327,7 @@ BULK_IMPORT_EMR_SERVERLESS_SPARK_SPECULATION = _spark(
 BULK_IMPORT_EMR_SERVERLESS_SPARK_SPECULATION_QUANTILE = _spark(
     "sleeper.bulk.import.emr.serverless.spark.speculation.quantile", "spark.speculation.quantile", "0.75",
     _SERVERLESS + "the fraction of a stage's tasks that must finish before speculation starts.",
-    validation=DECIMAL, redeploy=False,
+    validation=FRACTION, redeploy=False,
 )  # fmt: skip
 BULK_IMPORT_EMR_SERVERLESS_SPARK_SHUFFLE_MAPSTATUS_COMPRESSION_CODEC = _spark(
     "sleeper.bulk.import.emr.serverless.spark.shuffle.mapStatus.compression.codec",

@@ -310,8 +310,9 @@ TABLE_PROPERTIES_PROVIDER_TIMEOUT_IN_MINS = _state.user(
 )
 STATESTORE_PROVIDER_CACHE_SIZE = _state.user(
     "sleeper.statestore.provider.cache.size",
-    "How many tables' state stores a process keeps in memory. When the cache is full the oldest is dropped. A "
-    "negative value disables the limit.",
+    "How many tables' state stores a process keeps in memory. When the cache is full the one used longest ago is "
+    "dropped. 0 keeps none (every use reads the table again); a negative value disables the limit. Sleeper accepts "
+    "only positive values.",
     default="10",
     validation=IntegerValue(),
 )

@@ -580,10 +580,11 @@ GARBAGE_COLLECTOR_MAXIMUM_FILE_DELETION_PER_INVOCATION = _gc.user(
 DEFAULT_GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION = _gc.user(
     "sleeper.default.table.gc.delay.minutes",
     "The default for `sleeper.table.gc.delay.minutes`: how many minutes a file must have had no references before "
-    "it is deleted, because queries that started earlier may still read it. It must be longer than the query "
-    "state cache timeout (`sleeper.default.table.query.processor.cache.timeout.seconds`) plus the query processor "
-    "timeout (`sleeper.query.processor.timeout.seconds`): 60 s + 900 s by default. Sleeper's default of 15 minutes "
-    "is shorter than that, so this port's default is 20 minutes.",
+    "it is deleted, because queries that started earlier may still read it. To be safe it must be longer than the "
+    "query state cache timeout (`sleeper.default.table.query.processor.cache.timeout.seconds`) plus the query "
+    "processor timeout (`sleeper.query.processor.timeout.seconds`): 60 s + 900 s by default. Sleeper's default of 15 "
+    "minutes is not, so this port's default is 20 minutes. A shorter delay is accepted with a warning naming the "
+    "least safe one: a query planned before a garbage collection may find a file it reads already deleted.",
     default="20",
     validation=POSITIVE_INT,
 )

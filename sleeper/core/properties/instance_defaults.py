@@ -14,6 +14,7 @@ from sleeper.core.properties.validation import (
     NON_NEGATIVE_INT,
     POSITIVE_INT,
     ChoiceValue,
+    IntegerValue,
 )
 
 _defaults = PropertyList(InstancePropertyGroup.TABLE_PROPERTY_DEFAULTS)
@@ -23,6 +24,11 @@ PARQUET_WRITER_VERSIONS = ("v1", "v2")
 INGEST_FILE_WRITING_STRATEGIES = ("one_file_per_leaf", "one_reference_per_leaf")
 INGEST_ROW_BATCH_TYPES = ("arraylist", "arrow")
 INGEST_PARTITION_FILE_WRITER_TYPES = ("direct", "async")
+SNAPSHOT_BATCH_SIZE = IntegerValue(
+    minimum=1, note="Sleeper writes each element in a record batch of its own for 0: set 1 for that"
+)
+"""The elements in one Arrow record batch of a snapshot. Sleeper also accepts 0, which it treats as 1; this port's
+snapshot writer needs at least 1, so 0 is refused with that advice rather than breaking every snapshot."""
 INGEST_QUEUES = (
     "standard_ingest",
     "bulk_import_emr",
@@ -157,14 +163,14 @@ DEFAULT_FILES_SNAPSHOT_BATCH_SIZE = _defaults.user(
     "The default for `sleeper.table.statestore.transactionlog.files.snapshot.batch.size`: how many file references "
     "go in one Arrow record batch of a files snapshot (a file's references are never split between batches).",
     default="1000",
-    validation=NON_NEGATIVE_INT,
+    validation=SNAPSHOT_BATCH_SIZE,
 )
 DEFAULT_PARTITIONS_SNAPSHOT_BATCH_SIZE = _defaults.user(
     "sleeper.default.table.statestore.transactionlog.partitions.snapshot.batch.size",
     "The default for `sleeper.table.statestore.transactionlog.partitions.snapshot.batch.size`: how many partitions "
     "go in one Arrow record batch of a partitions snapshot.",
     default="1000",
-    validation=NON_NEGATIVE_INT,
+    validation=SNAPSHOT_BATCH_SIZE,
 )
 DEFAULT_TIME_BETWEEN_SNAPSHOT_CHECKS_SECS = _defaults.user(
     "sleeper.default.table.statestore.transactionlog.time.between.snapshot.checks.seconds",

@@ -9,7 +9,7 @@ starter (``sleeper.adapters.aws.launchers.eks``) reads the Spark settings for ea
 from __future__ import annotations
 
 from sleeper.core.properties.definitions import InstancePropertyGroup, PropertyDefinition, PropertyList
-from sleeper.core.properties.validation import ChoiceValue
+from sleeper.core.properties.validation import BOOLEAN, FRACTION, POSITIVE_INT, ChoiceValue
 
 _eks = PropertyList(InstancePropertyGroup.BULK_IMPORT)
 
@@ -40,6 +40,7 @@ EKS_IS_NATIVE_LIBS_IMAGE = _user(
     "stack is synthesized.",
     "false",
     redeploy=True,
+    validation=BOOLEAN,
 )
 BULK_IMPORT_EKS_AWSCLI_LAYER_ARN = _user(
     "sleeper.bulk.import.eks.awscli.layer.arn",
@@ -62,6 +63,7 @@ BULK_IMPORT_EKS_SPARK_EXECUTOR_INSTANCES = _user(
     "sleeper.bulk.import.eks.spark.executor.instances",
     "(EKS mode only) The number of Spark executors (spark.executor.instances). " + SPARK_DOCS,
     "29",
+    validation=POSITIVE_INT,
 )
 BULK_IMPORT_EKS_SPARK_DRIVER_MEMORY = _user(
     "sleeper.bulk.import.eks.spark.driver.memory",
@@ -92,26 +94,31 @@ BULK_IMPORT_EKS_SPARK_EXECUTOR_CORES = _user(
     "sleeper.bulk.import.eks.spark.executor.cores",
     "(EKS mode only) The cores of a Spark executor (spark.executor.cores). " + SPARK_DOCS,
     "5",
+    validation=POSITIVE_INT,
 )
 BULK_IMPORT_EKS_SPARK_DRIVER_CORES = _user(
     "sleeper.bulk.import.eks.spark.driver.cores",
     "(EKS mode only) The cores of the Spark driver (spark.driver.cores). " + SPARK_DOCS,
     "5",
+    validation=POSITIVE_INT,
 )
 BULK_IMPORT_EKS_SPARK_DEFAULT_PARALLELISM = _user(
     "sleeper.bulk.import.eks.spark.default.parallelism",
     "(EKS mode only) The default parallelism of the Spark job (spark.default.parallelism). " + SPARK_DOCS,
     "290",
+    validation=POSITIVE_INT,
 )
 BULK_IMPORT_EKS_SPARK_SQL_SHUFFLE_PARTITIONS = _user(
     "sleeper.bulk.import.eks.spark.sql.shuffle.partitions",
     "(EKS mode only) The partitions of a Spark SQL shuffle (spark.sql.shuffle.partitions). " + SPARK_DOCS,
     "290",
+    validation=POSITIVE_INT,
 )
 BULK_IMPORT_EKS_SPARK_DYNAMIC_ALLOCATION_ENABLED = _user(
     "sleeper.bulk.import.eks.spark.dynamic.allocation.enabled",
     "(EKS mode only) Whether Spark scales executors up and down (spark.dynamicAllocation.enabled). " + SPARK_DOCS,
     "false",
+    validation=BOOLEAN,
 )
 _JAVA_OPTIONS = (
     "-XX:+UseG1GC -XX:+UnlockDiagnosticVMOptions -XX:+G1SummarizeConcMark -XX:InitiatingHeapOccupancyPercent=35 "
@@ -141,12 +148,14 @@ BULK_IMPORT_EKS_SPARK_MEMORY_FRACTION = _user(
     "sleeper.bulk.import.eks.spark.memory.fraction",
     "The fraction of heap space used for execution and storage (spark.memory.fraction). " + SPARK_DOCS,
     "0.80",
+    validation=FRACTION,
 )
 BULK_IMPORT_EKS_SPARK_MEMORY_STORAGE_FRACTION = _user(
     "sleeper.bulk.import.eks.spark.memory.storage.fraction",
     "The storage memory immune to eviction, as a fraction of the heap space used for execution and storage "
     "(spark.memory.storageFraction). " + SPARK_DOCS,
     "0.30",
+    validation=FRACTION,
 )
 BULK_IMPORT_EKS_SPARK_STORAGE_LEVEL = _user(
     "sleeper.bulk.import.eks.spark.storage.level",
@@ -157,16 +166,19 @@ BULK_IMPORT_EKS_SPARK_RDD_COMPRESS = _user(
     "sleeper.bulk.import.eks.spark.rdd.compress",
     "Whether to compress serialized RDD partitions (spark.rdd.compress). " + SPARK_DOCS,
     "true",
+    validation=BOOLEAN,
 )
 BULK_IMPORT_EKS_SPARK_SHUFFLE_COMPRESS = _user(
     "sleeper.bulk.import.eks.spark.shuffle.compress",
     "Whether to compress map output files (spark.shuffle.compress). " + SPARK_DOCS,
     "true",
+    validation=BOOLEAN,
 )
 BULK_IMPORT_EKS_SPARK_SHUFFLE_SPILL_COMPRESS = _user(
     "sleeper.bulk.import.eks.spark.shuffle.spill.compress",
     "Whether to compress data spilled during shuffles (spark.shuffle.spill.compress). " + SPARK_DOCS,
     "true",
+    validation=BOOLEAN,
 )
 BULK_IMPORT_EKS_SPARK_EXECUTOR_EPHEMERAL_STORAGE = _user(
     "sleeper.bulk.import.eks.spark.executor.ephemeral.storage",

@@ -9,6 +9,7 @@ A property is named either by its name or by its ``PropertyDefinition`` constant
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -38,6 +39,8 @@ from sleeper.core.properties.validation import ChoiceValue, parse_bytes, parse_i
 from sleeper.core.schema import Schema
 from sleeper.core.table import TableStatus
 
+LOGGER = logging.getLogger(__name__)
+
 PropertyRef = str | PropertyDefinition
 """A property named by its name or by its definition."""
 
@@ -46,7 +49,7 @@ PropertyValue = str | bool | int | Sequence[str] | None
 unset."""
 
 INSTANCE_PROPERTIES_KEY = "instance.properties"
-"""The key of the instance properties object in the config bucket (spec 8)."""
+"""The key of the instance properties object in the config bucket."""
 
 
 def table_properties_key(table_id: str) -> str:
@@ -252,8 +255,9 @@ class _Properties:
     def problems(self) -> list[str]:
         """Everything wrong with these properties, one line each; empty if they are valid.
 
-        Checks every explicitly set value against its definition, that every required property has a value, and the
-        rules that relate several properties. Properties that only a deployment sets are not checked.
+        Checks every explicitly set value against its definition and that every required property has a value.
+        Properties that only a deployment sets are not checked. Valid values that carry a risk are reported by
+        ``warnings`` instead.
         """
         problems: list[str] = []
         for definition in self._index:
@@ -267,18 +271,28 @@ class _Properties:
             problem = definition.problem(value)
             if problem is not None:
                 problems.append(problem)
-        if not problems:
-            try:
-                problems.extend(self._cross_property_problems())
-            except PropertyError as error:
-                problems.append(str(error))
         return problems
 
-    def _cross_property_problems(self) -> list[str]:
+    def warnings(self) -> list[str]:
+        """Valid values that carry a risk, one line each naming the risk and the value that removes it; empty if
+        there is none (or if a value the rules need is invalid, which ``problems`` reports).
+
+        These are settings Sleeper accepts that break a safety rule of this port, such as a garbage collection delay
+        no longer than a query may take: they are kept and take effect, and the risk is reported.
+        """
+        try:
+            return self._cross_property_warnings()
+        except PropertyError:
+            return []
+
+    def _cross_property_warnings(self) -> list[str]:
         return []
 
-    def validate_all(self) -> None:
-        """Checks all the properties.
+    def validate_all(self) -> list[str]:
+        """Checks all the properties, and logs each warning (see ``warnings``) at WARNING level.
+
+        Returns:
+            The warnings, for a caller that shows them to a user.
 
         Raises:
             PropertyError: Listing every problem found, separated by ``; ``.
@@ -286,6 +300,10 @@ class _Properties:
         problems = self.problems()
         if problems:
             raise PropertyError("; ".join(problems))
+        found = self.warnings()
+        for warning in found:
+            LOGGER.warning("%s", warning)
+        return found
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, _Properties) or type(other) is not type(self):
@@ -345,7 +363,7 @@ class InstanceProperties(_Properties):
             return {}
         return dict(zip(items[0::2], items[1::2], strict=True))
 
-    def _cross_property_problems(self) -> list[str]:
+    def _cross_property_warnings(self) -> list[str]:
         problem = gc_delay_problem(
             gc_delay=DEFAULT_GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION.name,
             gc_delay_minutes=self.get_int(DEFAULT_GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION),
@@ -475,7 +493,7 @@ class TableProperties(_Properties):
         """
         return TableStatus(table_id=self.table_id, table_name=self.table_name, online=self.get_bool(TABLE_ONLINE))
 
-    def _cross_property_problems(self) -> list[str]:
+    def _cross_property_warnings(self) -> list[str]:
         problem = gc_delay_problem(
             gc_delay=GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION.name,
             gc_delay_minutes=self.get_int(GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION),
@@ -501,10 +519,12 @@ def gc_delay_problem(
     cache_timeout_seconds: int,
     query_timeout_seconds: int,
 ) -> str | None:
-    """Checks that files are not garbage collected while a query may still read them (RELIABILITY.md D3).
+    """Says whether a garbage collection delay leaves a query time to read the files it planned.
 
     A query may use file references cached up to the cache timeout ago and then run for up to the query processor
-    timeout, so a file must stay unreferenced for longer than both together before it is deleted.
+    timeout, so a file is only safe to delete once it has had no references for longer than both together. A shorter
+    delay is what Sleeper itself ships (15 minutes against 60 s plus 900 s), so it is accepted: this names the risk
+    and the least delay that removes it. This port's defaults (20 minutes) have no such risk.
 
     Args:
         gc_delay: The name of the garbage collection delay property.
@@ -514,14 +534,18 @@ def gc_delay_problem(
         query_timeout_seconds: The value of ``sleeper.query.processor.timeout.seconds``.
 
     Returns:
-        A one-line message naming the three properties, or None if the delay is long enough.
+        A one-line message naming the three properties, the risk and the safe delay, or None if the delay is long
+        enough.
     """
-    if gc_delay_minutes * 60 > cache_timeout_seconds + query_timeout_seconds:
+    window_seconds = cache_timeout_seconds + query_timeout_seconds
+    if gc_delay_minutes * 60 > window_seconds:
         return None
+    safe_minutes = window_seconds // 60 + 1
     return (
-        f"{gc_delay} ({gc_delay_minutes} min) must be longer than {cache_timeout} ({cache_timeout_seconds} s) "
-        f"plus {QUERY_PROCESSOR_LAMBDA_TIMEOUT_IN_SECONDS.name} ({query_timeout_seconds} s), or a query could lose "
-        "a file it is reading"
+        f"{gc_delay} ({gc_delay_minutes} min) is not longer than {cache_timeout} ({cache_timeout_seconds} s) plus "
+        f"{QUERY_PROCESSOR_LAMBDA_TIMEOUT_IN_SECONDS.name} ({query_timeout_seconds} s): a query planned before a "
+        f"garbage collection may find a file it reads already deleted; set {gc_delay} to {safe_minutes} or more to "
+        "remove the risk"
     )
 
 

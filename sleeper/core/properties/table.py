@@ -223,9 +223,10 @@ COMPRESSION_CODEC = _storage.user(
 GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION = _storage.user(
     "sleeper.table.gc.delay.minutes",
     "How many minutes a file must have had no references before the garbage collector deletes it, because queries "
-    "that started earlier may still read it. It must be longer than `sleeper.table.query.processor.cache.timeout."
-    "seconds` plus `sleeper.query.processor.timeout.seconds` (60 s + 900 s by default), or a query could lose a file "
-    "it is reading. Sleeper's default of 15 minutes is shorter than that, so this port's default is 20.",
+    "that started earlier may still read it. To be safe it must be longer than `sleeper.table.query.processor.cache."
+    "timeout.seconds` plus `sleeper.query.processor.timeout.seconds` (60 s + 900 s by default). Sleeper's default of "
+    "15 minutes is not, so this port's default is 20. A shorter delay is accepted with a warning naming the least "
+    "safe one: a query planned before a garbage collection may find a file it reads already deleted.",
     falls_back_to=compaction.DEFAULT_GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION,
 )
 TIME_TRAVEL_RETENTION_MINUTES = _storage.user(

@@ -75,21 +75,28 @@ class NonEmptyText:
 
 @dataclass(frozen=True, slots=True)
 class IntegerValue:
-    """Accepts a decimal integer within the range of a Java ``int`` (or ``long``) and optional bounds."""
+    """Accepts a decimal integer within the range of a Java ``int`` (or ``long``) and optional bounds.
+
+    Attributes:
+        minimum: The least value accepted, or None for no bound.
+        maximum: The greatest value accepted, or None for no bound.
+        long: Whether the range is a Java ``long``'s rather than an ``int``'s.
+        note: Added to the message when a value is out of bounds, e.g. what to set instead of a value Sleeper
+            accepts but this port does not.
+    """
 
     minimum: int | None = None
     maximum: int | None = None
     long: bool = False
+    note: str | None = None
 
     def problem(self, value: str) -> str | None:
         """Rejects values that are not integers in range."""
         number = parse_integer(value, long=self.long)
         if number is None:
             return f"expected {self.describe()}"
-        if self.minimum is not None and number < self.minimum:
-            return f"expected {self.describe()}"
-        if self.maximum is not None and number > self.maximum:
-            return f"expected {self.describe()}"
+        if (self.minimum is not None and number < self.minimum) or (self.maximum is not None and number > self.maximum):
+            return f"expected {self.describe()}" + ("" if self.note is None else f" ({self.note})")
         return None
 
     def describe(self) -> str:
@@ -109,20 +116,37 @@ class IntegerValue:
 
 @dataclass(frozen=True, slots=True)
 class DecimalValue:
-    """Accepts a decimal number, optionally required to be greater than zero."""
+    """Accepts a decimal number, optionally required to be greater than zero or within inclusive bounds.
+
+    Attributes:
+        positive: Whether the number must be greater than zero.
+        minimum: The least value accepted, or None for no bound.
+        maximum: The greatest value accepted, or None for no bound.
+    """
 
     positive: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
 
     def problem(self, value: str) -> str | None:
-        """Rejects values that are not decimal numbers (or not positive, if required)."""
+        """Rejects values that are not decimal numbers, or are out of bounds."""
         if not _DECIMAL.fullmatch(value):
             return f"expected {self.describe()}"
-        if self.positive and float(value) <= 0:
+        number = float(value)
+        if self.positive and number <= 0:
+            return f"expected {self.describe()}"
+        if (self.minimum is not None and number < self.minimum) or (self.maximum is not None and number > self.maximum):
             return f"expected {self.describe()}"
         return None
 
     def describe(self) -> str:
         """Describes the accepted values."""
+        if self.minimum is not None and self.maximum is not None:
+            return f"a number from {self.minimum:g} to {self.maximum:g}"
+        if self.minimum is not None:
+            return f"a number of at least {self.minimum:g}"
+        if self.maximum is not None:
+            return f"a number of at most {self.maximum:g}"
         return "a positive number" if self.positive else "a number"
 
 
@@ -301,6 +325,8 @@ SQS_LAMBDA_CONCURRENCY = IntegerValue(minimum=2)
 QUEUE_WAIT_SECONDS = IntegerValue(minimum=0, maximum=20)
 POSITIVE_DECIMAL = DecimalValue(positive=True)
 DECIMAL = DecimalValue()
+FRACTION = DecimalValue(minimum=0, maximum=1)
+"""A fraction, such as Spark's ``spark.memory.fraction``: a number from 0 to 1."""
 BYTE_SIZE = ByteSizeValue()
 SCHEMA_JSON = SchemaValue()
 INSTANCE_TYPES = InstanceTypesValue()

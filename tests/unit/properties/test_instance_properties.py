@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from sleeper.core.exceptions import PropertyError
@@ -227,17 +229,21 @@ def should_accept_the_defaults_as_valid() -> None:
     assert properties.problems() == []
 
 
-def should_reject_a_default_gc_delay_shorter_than_query_cache_plus_query_timeout() -> None:
+def should_accept_sleepers_default_gc_delay_with_a_warning_naming_the_risk_and_the_safe_value() -> None:
     # Given Sleeper's default GC delay of 15 minutes with the default query timeouts (60 s + 900 s)
     properties = _valid_instance(**{"sleeper.default.table.gc.delay.minutes": "15"})
     # When the properties are validated
-    with pytest.raises(PropertyError) as error:
-        properties.validate_all()
-    # Then the problem names the three properties involved
-    message = str(error.value)
-    assert "sleeper.default.table.gc.delay.minutes" in message
-    assert "sleeper.default.table.query.processor.cache.timeout.seconds" in message
-    assert "sleeper.query.processor.timeout.seconds" in message
+    warnings = properties.validate_all()
+    # Then they are accepted, with one warning naming the three properties, the risk and the delay that removes it
+    assert properties.problems() == []
+    assert properties.warnings() == warnings
+    assert len(warnings) == 1
+    message = warnings[0]
+    assert "sleeper.default.table.gc.delay.minutes (15 min)" in message
+    assert "sleeper.default.table.query.processor.cache.timeout.seconds (60 s)" in message
+    assert "sleeper.query.processor.timeout.seconds (900 s)" in message
+    assert "may find a file it reads already deleted" in message
+    assert "set sleeper.default.table.gc.delay.minutes to 17 or more" in message
 
 
 def should_accept_a_short_gc_delay_when_queries_are_short() -> None:
@@ -250,19 +256,32 @@ def should_accept_a_short_gc_delay_when_queries_are_short() -> None:
         }
     )
     # When the properties are validated
-    problems = properties.problems()
-    # Then 300 s is longer than 150 s, so there is no problem
-    assert problems == []
+    warnings = properties.validate_all()
+    # Then 300 s is longer than 150 s, so there is no problem and no warning
+    assert properties.problems() == []
+    assert warnings == []
 
 
-def should_reject_a_gc_delay_exactly_equal_to_the_query_window() -> None:
+def should_warn_of_a_gc_delay_exactly_equal_to_the_query_window() -> None:
     # Given a GC delay of 16 minutes against a 60 s cache and 900 s queries (960 s in all)
     properties = _valid_instance(**{"sleeper.default.table.gc.delay.minutes": "16"})
     # When validated
-    problems = properties.problems()
-    # Then equal is not longer
-    assert len(problems) == 1
-    assert "sleeper.default.table.gc.delay.minutes (16 min)" in problems[0]
+    warnings = properties.warnings()
+    # Then equal is not longer: one warning, and the least safe delay is 17 minutes
+    assert len(warnings) == 1
+    assert "sleeper.default.table.gc.delay.minutes (16 min)" in warnings[0]
+    assert "to 17 or more" in warnings[0]
+
+
+def should_log_each_warning_when_validating(caplog: pytest.LogCaptureFixture) -> None:
+    # Given instance properties with Sleeper's 15 minute GC delay
+    properties = _valid_instance(**{"sleeper.default.table.gc.delay.minutes": "15"})
+    # When they are validated
+    with caplog.at_level(logging.WARNING, logger="sleeper.core.properties"):
+        properties.validate_all()
+    # Then the warning is logged at WARNING level
+    assert [r.levelno for r in caplog.records] == [logging.WARNING]
+    assert "sleeper.default.table.gc.delay.minutes (15 min)" in caplog.records[0].getMessage()
 
 
 def should_refuse_to_change_the_instance_id_of_a_deployed_instance() -> None:

@@ -43,5 +43,5 @@ def should_show_the_instance_property_a_table_property_falls_back_to() -> None:
     page = render_docs()["table/data_storage.md"]
     # When the GC delay row is found
     row = next(line for line in page.splitlines() if line.startswith("| `sleeper.table.gc.delay.minutes`"))
-    # Then it shows the default and the instance property it falls back to
-    assert row.endswith("| `20` | `sleeper.default.table.gc.delay.minutes` |")
+    # Then it shows the values it accepts, the default and the instance property it falls back to
+    assert row.endswith("| a positive integer | `20` | `sleeper.default.table.gc.delay.minutes` |")

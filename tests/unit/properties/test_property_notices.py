@@ -3,13 +3,16 @@ an edit warns, and a property whose omission would weaken security is refused (i
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 from sleeper.core.exceptions import PropertyError
 from sleeper.core.properties import INSTANCE_PROPERTY_INDEX, TABLE_PROPERTY_INDEX, InstanceProperties
 from sleeper.core.properties.definitions import InstancePropertyGroup, PropertyDefinition, PropertyIndex, PropertyList
 from sleeper.core.properties.docs import render_docs
-from sleeper.core.properties.notices import property_notices
+from sleeper.core.properties.notices import TABLE_CACHE_SECONDS, change_notice, property_notices
+from sleeper.runtime.aws.instance import AwsInstance
 
 
 def should_warn_when_a_property_this_port_does_not_use_is_set() -> None:
@@ -93,3 +96,33 @@ def should_keep_and_accept_a_value_of_a_property_not_used() -> None:
     # Then it is kept, so Sleeper's configuration loads and saves unchanged
     assert properties.get("sleeper.logging.rust") == "debug"
     assert not properties.definition("sleeper.logging.rust").used
+
+
+def should_say_within_what_bound_running_processes_see_a_table_property_change_on_aws() -> None:
+    # Given an AWS instance's properties
+    instance = InstanceProperties({"sleeper.id": "inst"})
+    # When the notice of a table property change is drawn, on AWS and on a local instance
+    aws = change_notice(instance, table=True, local=False)
+    local = change_notice(instance, table=True, local=True)
+    # Then on AWS it states the bound, which is the table cache of the AWS runtime; a local instance has nothing to say
+    assert aws == (
+        "note: on AWS, running processes use the new table properties within 60 s (each reads a table's properties "
+        "again once its copy is 60 s old); work already under way finishes with the properties it started with"
+    )
+    assert local is None
+    default = inspect.signature(AwsInstance.__init__).parameters["table_cache_seconds"].default
+    assert default == TABLE_CACHE_SECONDS == 60
+
+
+def should_say_when_running_processes_see_an_instance_property_change_on_aws() -> None:
+    # Given an instance that does not force a reload of its properties, and one that does
+    kept = InstanceProperties({"sleeper.id": "inst"})
+    reloaded = InstanceProperties({"sleeper.id": "inst", "sleeper.properties.force.reload": "true"})
+    # When the notices of an instance property change are drawn
+    kept_notice = change_notice(kept, table=False, local=False)
+    reloaded_notice = change_notice(reloaded, table=False, local=False)
+    # Then the first says a process sees it when it starts again, and how to make functions read it every time
+    assert kept_notice is not None and reloaded_notice is not None
+    assert "keep the instance properties they started with" in kept_notice
+    assert "set sleeper.properties.force.reload=true" in kept_notice
+    assert "read the instance properties again at every invocation" in reloaded_notice

@@ -175,17 +175,18 @@ def should_reject_unknown_table_properties_on_set_and_instance_properties_on_a_t
         table.set("sleeper.gc.batch.size", "1")
 
 
-def should_validate_gc_delay_against_table_cache_timeout_and_query_timeout() -> None:
+def should_warn_of_a_gc_delay_against_table_cache_timeout_and_query_timeout() -> None:
     # Given a table whose query cache lasts 10 minutes, with the default 20 minute GC delay and 900 s queries
     table = _table(values={"sleeper.table.query.processor.cache.timeout.seconds": "600"})
     # When it is validated
-    with pytest.raises(PropertyError) as error:
-        table.validate_all()
-    # Then the problem names the three properties
-    message = str(error.value)
+    warnings = table.validate_all()
+    # Then it is accepted with a warning naming the three properties and the least safe delay (1500 s: 26 min)
+    assert len(warnings) == 1
+    message = warnings[0]
     assert "sleeper.table.gc.delay.minutes (20 min)" in message
     assert "sleeper.table.query.processor.cache.timeout.seconds (600 s)" in message
     assert "sleeper.query.processor.timeout.seconds (900 s)" in message
+    assert "set sleeper.table.gc.delay.minutes to 26 or more" in message
 
 
 def should_accept_gc_delay_longer_than_cache_timeout_plus_query_timeout() -> None:
@@ -198,8 +199,9 @@ def should_accept_gc_delay_longer_than_cache_timeout_plus_query_timeout() -> Non
     )
     # When it is validated
     problems = table.problems()
-    # Then it is valid
+    # Then it is valid, with no warning
     assert problems == []
+    assert table.warnings() == []
 
 
 def should_use_instance_query_timeout_in_the_gc_rule() -> None:
@@ -209,6 +211,7 @@ def should_use_instance_query_timeout_in_the_gc_rule() -> None:
     problems = table.problems()
     # Then 180 s is longer than 60 s + 60 s
     assert problems == []
+    assert table.warnings() == []
 
 
 @pytest.mark.parametrize(
