@@ -6,9 +6,18 @@ if the snapshot is far enough ahead (checked at most once a minute), then applie
 number. ``add_transaction`` appends a transaction with the next number, using the log's conditional write to detect
 other writers: on a collision it backs off with full jitter, catches up with the log, validates again and retries.
 
-Beyond Sleeper, an append that fails with an error other than a collision (e.g. a timeout) is treated as ambiguous:
-the entry may have landed. The head then reads the log, and if the entry at that number is its own (same type, body
-and update time), the transaction is reported as added and is applied once, from the log (reliability A2).
+Beyond Sleeper, every append carries a transaction id (a UUID, the same on each attempt of one ``add_transaction``)
+that the backends keep beside the entry, and an append's outcome is settled from the log whenever it is not certain,
+as Iceberg settles a commit whose state is unknown:
+
+* an error other than a collision (e.g. a timeout): the entry may have landed;
+* a collision: the number may be taken by this very append, when the client (botocore) retried a conditional write
+  whose response was lost and the retry found the first request's entry (S3 answers 412, DynamoDB
+  ``ConditionalCheckFailed``).
+
+The head then reads the log, and if an entry holds its transaction id (or, on a backend that keeps no id, is at a
+number it tried with the same type, body and update time), the transaction is reported as added and is applied once,
+from the log. Only an entry of another writer is a collision.
 """
 
 from __future__ import annotations
@@ -189,7 +198,8 @@ class AddTransactionResult:
         transaction_number: The number the transaction got.
         attempts: How many attempts were made (1 if there was no collision).
         collisions: How many attempts found the number taken by another writer.
-        ambiguous_failures: How many attempts failed with an error that left the outcome unknown.
+        ambiguous_failures: How many attempts failed with an error that left the outcome unknown (a collision
+            that turned out to be the append's own entry is counted here, not as a collision).
         body_key: Where the body is stored, if it went to the body store.
     """
 
@@ -217,15 +227,37 @@ class SnapshotSource(Protocol[S_co]):
 
 @dataclass(slots=True)
 class _Pending:
-    """An attempt whose outcome is unknown: its entry may be in the log."""
+    """The attempts of one append whose entry may be in the log: failed with an unknown outcome, or collided (the
+    entry found may be the append's own, written by a request whose response was lost).
 
+    Attributes:
+        transaction_id: The append's transaction id, on each of its entries.
+        entries: The attempts, by number.
+        collided: The numbers of attempts that collided.
+        unknown: Whether an attempt failed with an unknown outcome (its request may land later, so its large body
+            is kept even if no entry is found).
+        landed: The number of the append's entry, once found in the log.
+    """
+
+    transaction_id: str
     entries: dict[int, list[TransactionLogEntry]] = field(default_factory=dict)
+    collided: set[int] = field(default_factory=set)
+    unknown: bool = False
     landed: int | None = None
 
-    def add(self, entry: TransactionLogEntry) -> None:
+    def add(self, entry: TransactionLogEntry, *, unknown: bool) -> None:
         self.entries.setdefault(entry.transaction_number, []).append(entry)
+        if unknown:
+            self.unknown = True
+        else:
+            self.collided.add(entry.transaction_number)
 
     def check(self, found: TransactionLogEntry) -> None:
+        if found.transaction_id is not None:
+            if found.transaction_id == self.transaction_id:
+                self.landed = found.transaction_number
+            return
+        # A backend that keeps no id: the entry is ours if it is one we tried, to the millisecond.
         if any(_same_entry(mine, found) for mine in self.entries.get(found.transaction_number, ())):
             self.landed = found.transaction_number
 
@@ -247,6 +279,7 @@ class TransactionLogHead(ABC, Generic[S, T]):
         sleep: Waits before a retry (injected so tests do not sleep).
         jitter: Random fractions for full jitter (injected so tests are deterministic).
         id_supplier: Makes the unique part of large body keys.
+        transaction_id_supplier: Makes the id each appended transaction carries (a UUID by default).
     """
 
     log_type: LogType
@@ -264,6 +297,7 @@ class TransactionLogHead(ABC, Generic[S, T]):
         sleep: Sleeper = time.sleep,
         jitter: JitterSource = random.random,
         id_supplier: Callable[[], str] = lambda: str(uuid.uuid4()),
+        transaction_id_supplier: Callable[[], str] = lambda: str(uuid.uuid4()),
     ) -> None:
         self.table_id = table_id
         self._log = log_store
@@ -275,6 +309,7 @@ class TransactionLogHead(ABC, Generic[S, T]):
         self._sleep = sleep
         self._jitter = jitter
         self._id_supplier = id_supplier
+        self._transaction_id_supplier = transaction_id_supplier
         self._state: S = self._new_state()
         self._last = 0
         self._next_snapshot_check: datetime | None = None
@@ -373,7 +408,7 @@ class TransactionLogHead(ABC, Generic[S, T]):
         self._last = number
         crash_point("statestore.after_snapshot_load")
         pending = self._pending
-        if pending is not None and pending.landed is None and any(n <= number for n in pending.entries):
+        if pending is not None and pending.landed is None and pending.entries and min(pending.entries) <= number:
             # The snapshot covers an attempt whose outcome was unknown; the entries themselves tell if it landed.
             self._check_pending_in_log(pending, number)
 
@@ -422,6 +457,9 @@ class TransactionLogHead(ABC, Generic[S, T]):
     def add_transaction(self, transaction: T, *, body_key: str | None = None) -> AddTransactionResult:
         """Adds a transaction to the log and applies it to the local state.
 
+        Each attempt's entry carries the same new transaction id. When an attempt collides or fails with an unknown
+        outcome, the next read of the log settles it: an entry holding the id is this append's, which has landed.
+
         Args:
             transaction: The transaction; it must belong to this head's log.
             body_key: Where the body is already stored in the body store (the committer reuses uploaded bodies);
@@ -450,7 +488,7 @@ class TransactionLogHead(ABC, Generic[S, T]):
                 stored_body = True
                 crash_point("statestore.after_body_put")
                 body = None
-        pending = _Pending()
+        pending = _Pending(transaction_id=self._transaction_id_supplier())
         self._pending = pending
         collisions = 0
         ambiguous = 0
@@ -463,7 +501,7 @@ class TransactionLogHead(ABC, Generic[S, T]):
                 if refreshed:
                     self.force_update()
                 if pending.landed is not None:
-                    return self._result(pending.landed, attempt - 1, collisions, ambiguous, body_key)
+                    return self._landed(pending, attempt - 1, collisions, ambiguous, body_key)
                 try:
                     self._validate(transaction)
                 except StateStoreError:
@@ -471,7 +509,7 @@ class TransactionLogHead(ABC, Generic[S, T]):
                         raise
                     self.force_update()
                     if pending.landed is not None:
-                        return self._result(pending.landed, attempt - 1, collisions, ambiguous, body_key)
+                        return self._landed(pending, attempt - 1, collisions, ambiguous, body_key)
                     self._validate(transaction)
                 number = self._last + 1
                 update_time = to_millis(self._clock())
@@ -481,12 +519,16 @@ class TransactionLogHead(ABC, Generic[S, T]):
                     transaction_type=transaction.TYPE,
                     body=body,
                     body_key=None if body is not None else body_key,
+                    transaction_id=pending.transaction_id,
                 )
                 try:
                     self._log.add_transaction(entry)
                 except DuplicateTransactionNumberError as e:
+                    # Another writer's entry, or this one's if a retried request found its lost predecessor's: the
+                    # read of the log before the next attempt (or the last read below) tells.
                     collisions += 1
                     last_error = e
+                    pending.add(entry, unknown=False)
                     LOGGER.debug(
                         "Transaction %d of table %s was taken by another writer (attempt %d of %d)",
                         number,
@@ -501,7 +543,7 @@ class TransactionLogHead(ABC, Generic[S, T]):
                     # The entry may have landed: a later read of the log tells.
                     ambiguous += 1
                     last_error = e
-                    pending.add(entry)
+                    pending.add(entry, unknown=True)
                     LOGGER.warning(
                         "Adding transaction %d to table %s failed with an unknown outcome (attempt %d of %d): %s",
                         number,
@@ -519,8 +561,8 @@ class TransactionLogHead(ABC, Generic[S, T]):
             if pending.entries:
                 self.force_update()
                 if pending.landed is not None:
-                    return self._result(pending.landed, settings.max_add_attempts, collisions, ambiguous, body_key)
-            if stored_body and not pending.entries:
+                    return self._landed(pending, settings.max_add_attempts, collisions, ambiguous, body_key)
+            if stored_body and not pending.unknown:
                 self._bodies.delete(body_key or "")
             raise AddTransactionRetriesExhaustedError(
                 f"failed adding {transaction.TYPE.value} transaction to table {self.table_id} after "
@@ -531,11 +573,26 @@ class TransactionLogHead(ABC, Generic[S, T]):
                 attempts=settings.max_add_attempts,
             ) from last_error
         except StateStoreError:
-            if stored_body and not pending.entries:
+            if stored_body and not pending.unknown:
                 self._bodies.delete(body_key or "")
             raise
         finally:
             self._pending = None
+
+    def _landed(
+        self, pending: _Pending, attempts: int, collisions: int, ambiguous: int, body_key: str | None
+    ) -> AddTransactionResult:
+        number = pending.landed
+        assert number is not None
+        if number in pending.collided:
+            # The collision was with this append's own entry: its outcome was unknown, not another writer's.
+            LOGGER.info(
+                "Transaction %d of table %s was this writer's own (a retried request found it), not another's",
+                number,
+                self.table_id,
+            )
+            collisions, ambiguous = collisions - 1, ambiguous + 1
+        return self._result(number, attempts, collisions, ambiguous, body_key)
 
     def _result(
         self, number: int, attempts: int, collisions: int, ambiguous: int, body_key: str | None

@@ -85,7 +85,8 @@ def _ms(time: datetime) -> int:
 
 
 def encode_entry(entry: TransactionLogEntry) -> bytes:
-    """The object holding a log entry (UTF-8 JSON)."""
+    """The object holding a log entry (UTF-8 JSON): ``transactionNumber``, ``updateTime`` (epoch ms), ``type``,
+    ``body`` or ``bodyKey``, and ``transactionId`` when the entry has one."""
     data: dict[str, object] = {
         "transactionNumber": entry.transaction_number,
         "updateTime": _ms(entry.update_time),
@@ -95,6 +96,8 @@ def encode_entry(entry: TransactionLogEntry) -> bytes:
         data["body"] = entry.body
     else:
         data["bodyKey"] = entry.body_key
+    if entry.transaction_id is not None:
+        data["transactionId"] = entry.transaction_id
     return json.dumps(data, separators=(",", ":")).encode("utf-8")
 
 
@@ -112,9 +115,16 @@ def decode_entry(data: bytes, *, where: str) -> TransactionLogEntry:
             transaction_type=TransactionType(item["type"]),
             body=item.get("body"),
             body_key=item.get("bodyKey"),
+            transaction_id=_optional_text(item.get("transactionId")),
         )
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
         raise ObjectLogFormatError(f"{where} is not a transaction log entry: {e}") from None
+
+
+def _optional_text(value: object) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"transactionId must be a string, not {type(value).__name__}")
 
 
 def encode_snapshot(snapshot: SnapshotMetadata) -> bytes:

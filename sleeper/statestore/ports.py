@@ -31,6 +31,12 @@ class TransactionLogEntry:
     """One entry of a table's transaction log.
 
     Exactly one of ``body`` (the transaction JSON) and ``body_key`` (where a large body is stored) is set.
+
+    ``transaction_id`` is beyond Sleeper: a unique id (a UUID) the writer gives one transaction, the same on every
+    attempt to append it. Backends that can keep it beside the entry (an extra DynamoDB attribute, a field of the
+    object log's JSON) do, where Sleeper's readers ignore it; it lets a writer whose append's response was lost
+    (a retry answered "number taken", or a timeout) tell its own entry from another writer's. None on entries Sleeper
+    wrote and on backends that keep no id (SQLite, where no response can be lost).
     """
 
     transaction_number: int
@@ -38,6 +44,7 @@ class TransactionLogEntry:
     transaction_type: TransactionType
     body: str | None = None
     body_key: str | None = None
+    transaction_id: str | None = None
 
     def __post_init__(self) -> None:
         if (self.body is None) == (self.body_key is None):
@@ -52,8 +59,12 @@ class TransactionLogStore(Protocol):
     def add_transaction(self, entry: TransactionLogEntry) -> None:
         """Appends an entry if no entry has its number yet and the table is not deleted (one atomic check).
 
+        Keeps the entry's ``transaction_id`` with it if the backend can.
+
         Raises:
-            DuplicateTransactionNumberError: If an entry with that number exists.
+            DuplicateTransactionNumberError: If an entry with that number exists. The entry may be this one, if
+                the backend's client retried an append whose first response was lost: the caller reads the log
+                to tell (``sleeper.statestore.log_head``).
             TableDeletedError: If the backend's ``delete_table`` marked the table deleted; nothing is appended.
         """
         ...

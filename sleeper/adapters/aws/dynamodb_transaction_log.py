@@ -3,6 +3,10 @@
 One DynamoDB table per log type holds the logs of every Sleeper table: hash key ``TABLE_ID``, range key
 ``TRANSACTION_NUMBER``. Appends are conditional puts, so two writers can never both take the same number.
 
+Beyond Sleeper, an item also holds its writer's transaction id (``TRANSACTION_ID``, which Sleeper's readers ignore):
+when botocore retries an append whose first response was lost, the retry fails its condition on the append's own
+item, and the log head tells that from another writer's item by the id.
+
 Beyond Sleeper, a deleted table's logs refuse appends: deleting a table first writes a tombstone, an item at
 transaction number 0 (no log entry has that number, and reads start after it) in the partitions log table, and each
 append is one ``TransactWriteItems`` of the conditional put and a ``ConditionCheck`` that no tombstone exists. A writer
@@ -32,6 +36,9 @@ if TYPE_CHECKING:
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 TOMBSTONE_NUMBER = 0
 """The transaction number of a deleted table's tombstone item (log entries are numbered from 1)."""
+TRANSACTION_ID = "TRANSACTION_ID"
+"""Beyond Sleeper: the attribute of a log item holding its writer's transaction id (Sleeper's readers ignore it),
+by which a writer whose append's response was lost recognises its own entry."""
 DELETED_TIME = "DELETED_TIME"
 """The attribute of a tombstone holding when the table was deleted (epoch milliseconds)."""
 _BATCH_WRITE_LIMIT = 25
@@ -102,6 +109,8 @@ class DynamoDBTransactionLogStore:
         else:
             assert entry.body_key is not None
             item[BODY_S3_KEY] = {"S": entry.body_key}
+        if entry.transaction_id is not None:
+            item[TRANSACTION_ID] = {"S": entry.transaction_id}
         if self._tombstone_table is not None:
             self._append_unless_deleted(entry, item, self._tombstone_table)
             return
@@ -285,10 +294,12 @@ def has_tombstone(client: DynamoDBClient, table_name: str, table_id: str) -> boo
 def _entry(item: dict[str, AttributeValueTypeDef]) -> TransactionLogEntry:
     body = item.get(BODY)
     body_key = item.get(BODY_S3_KEY)
+    transaction_id = item.get(TRANSACTION_ID)
     return TransactionLogEntry(
         transaction_number=int(item[TRANSACTION_NUMBER]["N"]),
         update_time=from_epoch_ms(int(item[UPDATE_TIME]["N"])),
         transaction_type=TransactionType(item[TYPE]["S"]),
         body=body["S"] if body is not None else None,
         body_key=body_key["S"] if body_key is not None else None,
+        transaction_id=transaction_id["S"] if transaction_id is not None else None,
     )

@@ -164,13 +164,23 @@ class S3TransactionLogStore:
     def add_transaction(self, entry: TransactionLogEntry) -> None:
         """Writes the entry's object if no entry has its number, then refuses it if the table was deleted.
 
+        The object holds the entry's transaction id: when botocore retries a put whose response was lost, the retry
+        gets 412 on the put's own object, and the log head tells it from another writer's by the id.
+
         Raises:
-            DuplicateTransactionNumberError: If an entry with that number exists (nothing was written).
-            TableDeletedError: If the table has a tombstone; the entry written is deleted again.
+            DuplicateTransactionNumberError: If an entry with that number exists (nothing was written by this
+                request; an earlier request of the same call, retried by botocore, may have written it).
+            TableDeletedError: If the table has a tombstone; an entry written is deleted again.
             AwsError: If S3 fails otherwise (the entry may or may not have been written).
         """
         key = self._key(entry.transaction_number)
         if not self._s3.put_if_absent(key, encode_entry(entry)):
+            if self._s3.exists(tombstone_key(self._table_id)):
+                # The key may hold this very entry (botocore retried a put whose response was lost): refuse it as
+                # any append to a deleted table is; deleting the table again removes what is left.
+                raise TableDeletedError(
+                    f"table {self._table_id} was deleted: transaction {entry.transaction_number} is refused"
+                )
             raise DuplicateTransactionNumberError(
                 f"table {self._table_id} already has transaction {entry.transaction_number} in its "
                 f"{self._log_type.value} log (s3://{self._s3.bucket}/{key})"
