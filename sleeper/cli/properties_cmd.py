@@ -3,7 +3,8 @@ value in effect), or edit them (validated before anything is saved).
 
 An edit of a property this port does not use, or of one that takes effect only when the instance is deployed again,
 prints a line saying so on standard error (:func:`sleeper.core.properties.notices.property_notices`), on both
-runtimes.
+runtimes. So does an edit that withdraws the table's Iceberg view (an iterator, aggregations or filters set on a table
+naming a view: :mod:`sleeper.iceberg.withdrawal`).
 """
 
 from __future__ import annotations
@@ -79,6 +80,16 @@ def _group_table(title: str, rows: list[dict[str, Any]]) -> Table:
 def _print_notices(index: PropertyIndex, names: list[str], *, local: bool) -> None:
     for line in property_notices(index, names, local=local):
         err_console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _print_view_notice(before: TableProperties, after: TableProperties) -> None:
+    """Says on standard error that the edit withdrew the table's Iceberg view (the runtime's update withdrew it:
+    :mod:`sleeper.iceberg.withdrawal`)."""
+    from sleeper.iceberg.withdrawal import view_notice
+
+    notice = view_notice(before, after)
+    if notice is not None:
+        err_console.print(notice, markup=False, highlight=False, soft_wrap=True)
 
 
 def instance_properties(
@@ -160,11 +171,13 @@ def table_properties(
             console.print(_group_table(f"Properties of table {name}: {chosen.title}", rows))
         return
     if updates:
-        before = dict(table.properties.items())
+        previous = table.properties
+        before = dict(previous.items())
         table = inst.update_table_properties(name, updates)
         after = dict(table.properties.items())
         changed = [key for key in updates if before.get(key) != after.get(key)]
         _print_notices(table.properties.index, changed, local=inst.is_local)
+        _print_view_notice(previous, table.properties)
         if as_json:
             result: dict[str, Any] = {
                 "tableName": table.name,

@@ -3,7 +3,8 @@
 One publish, for a table naming its view in ``sleeper.table.iceberg.name``:
 
 1. refuse a table whose rows are not the rows of its files: an iterator, aggregations or filters change them when
-   read, and an Iceberg reader would not apply them;
+   read, and an Iceberg reader would not apply them. Whatever view such a table still has is withdrawn
+   (:mod:`sleeper.iceberg.withdrawal`), and the refusal says so;
 2. read the table's state (partitions and file references, at one transaction) at time ``t0``;
 3. write a hold (:mod:`sleeper.core.held_files`) naming every referenced file, and give up unless it was written
    within half the table's GC delay of ``t0``: the collector only deletes a file unreferenced for the whole delay,
@@ -13,38 +14,45 @@ One publish, for a table naming its view in ``sleeper.table.iceberg.name``:
    partitions (:mod:`sleeper.iceberg.trim`);
 5. commit one Iceberg snapshot (an overwrite: files that left Sleeper's state leave the view, new ones are registered
    in place from their footers, with no data rewritten), carrying the hold's id in its summary. The catalog's commit
-   is conditional on the view not having moved, so of two racing publishes one fails and releases its hold;
+   is conditional on the view not having moved, so of two racing publishes one fails and releases its hold. The
+   table's properties are read again as saved just before the commit and just after it: if rules were set meanwhile,
+   the publish withdraws the view (an edit setting rules withdraws it too, before and after saving them, so whichever
+   comes last takes the view away);
 6. expire the snapshots superseded for longer than the GC delay and release their holds, so the collector may then
    delete their files (:mod:`sleeper.iceberg.retention`).
 
 If nothing changed since the current snapshot, no snapshot is made and the new hold is released.
+
+A reinitialisation of the table runs through :func:`reinitialise_with_view`: the view is withdrawn before any file is
+deleted and published again once the table is empty (or repartitioned), so it never lists a deleted file.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from sleeper.core.held_files import iceberg_location
 from sleeper.core.iceberg import SLEEPER_TABLE_ID_KEY, SNAPSHOT_HOLD_KEY, IcebergIdentifier, parse_iceberg_name
 from sleeper.core.properties.properties import TableProperties
-from sleeper.core.properties.table import (
-    AGGREGATION_CONFIG,
-    FILTERING_CONFIG,
-    GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION,
-    ICEBERG_NAME,
-    ITERATOR_CLASS_NAME,
-)
+from sleeper.core.properties.table import GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION, ICEBERG_NAME
 from sleeper.iceberg.catalog import iceberg_path, load_catalog
 from sleeper.iceberg.coverage import FilePlan, plan_files
-from sleeper.iceberg.exceptions import NotPublishableError, PublishAbandonedError, ViewOwnershipError
+from sleeper.iceberg.exceptions import (
+    NotPublishableError,
+    PublishAbandonedError,
+    RulesRefusedError,
+    ViewOwnershipError,
+)
 from sleeper.iceberg.holds import delete_hold, write_hold
 from sleeper.iceberg.ports import IcebergRuntime, IcebergTable
 from sleeper.iceberg.retention import PENDING_MAX_AGE, RetentionResult, apply_retention
 from sleeper.iceberg.trim import trimmed_location, write_trimmed
+from sleeper.iceberg.withdrawal import REINIT_REASON, rules_refusal, withdraw_views
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import resolve
 from sleeper.io.parquet_reader import read_file_metadata
@@ -54,7 +62,18 @@ if TYPE_CHECKING:
     from pyiceberg.manifest import DataFile
     from pyiceberg.table import Table as PyIcebergTable
 
-__all__ = ["PublishResult", "iceberg_identifier", "processing_refusal", "publish_table", "view_location"]
+__all__ = [
+    "PublishResult",
+    "iceberg_identifier",
+    "processing_refusal",
+    "publish_table",
+    "reinitialise_with_view",
+    "view_location",
+]
+
+_LOG = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 NAME_MAPPING_KEY = "schema.name-mapping.default"
 """The Iceberg table property mapping column names to field ids, for data files written without field ids."""
@@ -127,14 +146,43 @@ def iceberg_identifier(properties: TableProperties) -> IcebergIdentifier | None:
 
 
 def processing_refusal(properties: TableProperties) -> str | None:
-    """Why a table's rows are not the union of its files' rows, or None if they are."""
-    applied = [p.name for p in (ITERATOR_CLASS_NAME, AGGREGATION_CONFIG, FILTERING_CONFIG) if properties.is_set(p)]
-    if not applied:
-        return None
-    return (
-        f"it sets {', '.join(applied)}: its rows are changed whenever they are read, so its files do not hold its "
-        "rows and an Iceberg reader, which reads the files as they are, would see other rows than Sleeper queries"
+    """Why a table's rows are not the union of its files' rows, or None if they are (an iterator, aggregations or
+    filters: :func:`sleeper.iceberg.withdrawal.rules_refusal`)."""
+    return rules_refusal(properties)
+
+
+def _refused(instance: IcebergRuntime, table: IcebergTable, refusal: str, when: str = "") -> RulesRefusedError:
+    """Withdraws whatever view the table has (it may have none) and returns the error refusing the publish."""
+    withdrawal = withdraw_views(instance, table, refusal)
+    withdrawn = (
+        f"; its view was withdrawn ({', '.join(withdrawal.dropped) or 'none in the catalog'} dropped, "
+        f"{withdrawal.released_holds} holds released)"
+        if withdrawal.withdrew_anything
+        else ""
     )
+    return RulesRefusedError(
+        f"table {_name(table)} cannot be published as an Iceberg view{when}: {refusal}{withdrawn}", withdrawal
+    )
+
+
+def _saved_refusal(instance: IcebergRuntime, table: IcebergTable) -> str | None:
+    """Why the table's properties as saved now (not as the publish first read them) refuse a view, or None.
+
+    Raises:
+        PublishAbandonedError: If the table is no longer found under its name with its id (renamed or deleted).
+    """
+    from sleeper.core.exceptions import TableNotFoundError
+
+    try:
+        saved = instance.table(_name(table))
+    except TableNotFoundError:
+        saved = None
+    if saved is None or saved.table_id != table.table_id:
+        raise PublishAbandonedError(
+            f"table {_name(table)} was renamed or deleted during the Iceberg publish, so its rules could not be "
+            "checked again; publish again"
+        )
+    return rules_refusal(saved.properties)
 
 
 def view_location(table: IcebergTable, identifier: IcebergIdentifier) -> str:
@@ -158,7 +206,9 @@ def publish_table(
         catalog: The catalog to use instead of the instance's (:func:`sleeper.iceberg.catalog.load_catalog`).
 
     Raises:
-        NotPublishableError: If the table names no view or its rows are not its files' rows.
+        NotPublishableError: If the table names no view.
+        RulesRefusedError: If its rows are not its files' rows (an iterator, aggregations or filters, as the publish
+            first read the properties or as they were saved when it came to commit); any view it had is withdrawn.
         ViewOwnershipError: If the named Iceberg table exists but is not this table's view.
         PublishAbandonedError: If the publish was too slow to be safe or lost a race; nothing became current.
         MissingExtraError / ImportError: If pyiceberg is not installed.
@@ -172,7 +222,7 @@ def publish_table(
         )
     refusal = processing_refusal(properties)
     if refusal is not None:
-        raise NotPublishableError(f"table {_name(table)} cannot be published as an Iceberg view: {refusal}")
+        raise _refused(instance, table, refusal)
     delay = timedelta(minutes=properties.get_int(GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION))
     options = instance.filesystem_options
     fs, _ = resolve(table.data_prefix, options)
@@ -217,6 +267,9 @@ def publish_table(
                     f"table {_name(table)}: the Iceberg publish ran for longer than {PENDING_MAX_AGE / 2}; "
                     "publish again"
                 )
+            refusal = _saved_refusal(instance, table)
+            if refusal is not None:
+                raise _refused(instance, table, refusal, " (its rules changed during the publish)")
             _commit(view, hold_id, table.table_id, added, removed)
             committed = True
             view.refresh()
@@ -238,6 +291,14 @@ def publish_table(
         raise
     if not committed:
         delete_hold(fs, table.data_prefix, hold_id)
+    else:
+        try:
+            refusal = _saved_refusal(instance, table)
+        except PublishAbandonedError:
+            withdraw_views(instance, table, "it was renamed or deleted while its view was published")
+            raise
+        if refusal is not None:
+            raise _refused(instance, table, refusal, " (its rules changed during the publish)")
     snapshot = view.current_snapshot()
     summary = snapshot.summary if snapshot is not None else None
     rows = int(summary["total-records"] or 0) if summary is not None else 0
@@ -255,6 +316,32 @@ def publish_table(
         rows=rows,
         retention=result,
     )
+
+
+def reinitialise_with_view(instance: IcebergRuntime, table: IcebergTable, reinitialise: Callable[[], _T]) -> _T:
+    """Runs a reinitialisation of the table with its view withdrawn first, and published again after it if it was
+    published and can be (a failed publish is logged: the next scheduled one tries again; the view stays withdrawn
+    meanwhile, never listing a deleted file).
+
+    Raises:
+        WithdrawalError: If the view could not be withdrawn; the table is not reinitialised.
+    """
+    withdrawal = withdraw_views(instance, table, REINIT_REASON)
+    result = reinitialise()
+    withdrawal = withdrawal.merged(withdraw_views(instance, table, REINIT_REASON))
+    if withdrawal.dropped and processing_refusal(table.properties) is None:
+        try:
+            if iceberg_identifier(table.properties) is not None:
+                _LOG.info("%s", publish_table(instance, table).describe())
+        except Exception as e:  # noqa: BLE001 - the view stays withdrawn; the schedule publishes it again
+            _LOG.warning(
+                "table %s: reinitialised with its Iceberg view withdrawn; publishing it again failed (the next "
+                "scheduled publish tries again): %s: %s",
+                _name(table),
+                type(e).__name__,
+                e,
+            )
+    return result
 
 
 def _name(table: IcebergTable) -> str:

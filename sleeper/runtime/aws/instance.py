@@ -439,12 +439,21 @@ class AwsInstance:
     def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[AwsInstance]:
         """Validates and saves new values of a table's properties to the config bucket; returns the table with them.
 
+        An edit leaving the table with an iterator, aggregations or filters withdraws its Iceberg view before the
+        properties are saved (:func:`sleeper.iceberg.withdrawal.save_table_properties`).
+
         Raises:
             PropertyError: If a value is invalid or a property may not change; nothing is saved.
+            WithdrawalError: If the edit sets an iterator, aggregations or filters and the table's Iceberg view
+                could not be withdrawn first; nothing is saved (:mod:`sleeper.iceberg.withdrawal`).
         """
+        from sleeper.iceberg.withdrawal import save_table_properties
+
         table = self.table(name)
         updated = edited_properties(table.properties, values)
-        self.properties_store.save_table(table.table_id, dict(updated.items()))
+        save_table_properties(
+            self, table, updated, lambda: self.properties_store.save_table(table.table_id, dict(updated.items()))
+        )
         return self._table(table.status)
 
     def _table(self, status: TableStatus) -> Table[AwsInstance]:

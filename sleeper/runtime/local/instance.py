@@ -435,12 +435,21 @@ class LocalInstance:
     def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[LocalInstance]:
         """Validates and saves new values of table properties.
 
+        An edit leaving the table with an iterator, aggregations or filters withdraws its Iceberg view before the
+        properties are saved (:func:`sleeper.iceberg.withdrawal.save_table_properties`).
+
         Raises:
             PropertyError: If a value is invalid or a property may not change; nothing is saved.
+            WithdrawalError: If the edit sets an iterator, aggregations or filters and the table's Iceberg view
+                could not be withdrawn first; nothing is saved (:mod:`sleeper.iceberg.withdrawal`).
         """
+        from sleeper.iceberg.withdrawal import save_table_properties
+
         table = self.table(name)
         updated = edited_properties(table.properties, values)
-        self._properties_store.save_table(table.table_id, dict(updated.items()))
+        save_table_properties(
+            self, table, updated, lambda: self._properties_store.save_table(table.table_id, dict(updated.items()))
+        )
         return self._table(table.status)
 
     def _state_store(self, table_id: str, properties: TableProperties) -> StateStore:
