@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -317,7 +318,7 @@ class LocalDoors:
 
     instance: LocalInstance
     tables: dict[str, Table[LocalInstance]]
-    iceberg: dict[str, tuple[Table[LocalInstance], Refused | None]]
+    iceberg: dict[str, IcebergCase]
     export_root: Path
     poster: RecordingPoster
 
@@ -407,27 +408,42 @@ class LocalDoors:
         return iterator_applying_connector(self.instance, settings)
 
     def _read_iceberg(self, rule: str) -> Outcome:
+        """The view's rows as a catalog reader and as a reader of its last published ``metadata.json`` (DuckDB's
+        ``iceberg_scan``) get them, after the rule was set; a refusal if neither can read the view."""
         from pyiceberg.exceptions import NoSuchTableError
+        from pyiceberg.table import StaticTable
 
         from sleeper.iceberg import IcebergPublishError
         from sleeper.iceberg.catalog import load_catalog
         from sleeper.iceberg.publisher import publish_table
 
-        table, set_refused = self.iceberg[rule]
-        if set_refused is not None:
-            return set_refused
-        view = table.properties.get("sleeper.table.iceberg.name")
+        case = self.iceberg[rule]
+        if case.set_refused is not None:
+            return case.set_refused
         try:
-            publish_table(self.instance, table)
+            publish_table(self.instance, case.table)
         except IcebergPublishError as e:  # a table with rules gets no view: the earlier one must be gone too
-            refused: Refused | None = Refused(type(e).__name__, str(e))
+            refused = Refused(type(e).__name__, str(e))
         else:
-            refused = None
+            refused = Refused("no view", "the publish made no view")
+        view = case.table.properties.get("sleeper.table.iceberg.name")
+        assert view is not None
         try:
-            rows = load_catalog(self.instance.data_root, None).load_table(view).scan().to_arrow()
+            return load_catalog(self.instance.data_root, None).load_table(view).scan().to_arrow()
         except NoSuchTableError as e:
-            return refused or Refused(type(e).__name__, str(e))
-        return rows
+            refused = Refused(type(e).__name__, f"{refused.message}; {e}")
+        if Path(urlparse(case.metadata_location).path).exists():
+            return StaticTable.from_metadata(case.metadata_location).scan().to_arrow()
+        return refused
+
+
+@dataclass(frozen=True, slots=True)
+class IcebergCase:
+    """A table published as a view before its rule was set: the table, and where its view's metadata was."""
+
+    table: Table[LocalInstance]
+    metadata_location: str
+    set_refused: Refused | None
 
 
 def _files_transactions(table: Table[Any]) -> list[int]:
@@ -454,7 +470,7 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> LocalDoors:
     root = tmp_path_factory.mktemp("doors")
     instance = LocalInstance.create(root / "instance")
     tables = {rule: _table_with_rule(instance, rule, rule).set_properties(values) for rule, values in RULES.items()}
-    iceberg: dict[str, tuple[Table[LocalInstance], Refused | None]] = {}
+    iceberg: dict[str, IcebergCase] = {}
     for rule, values in RULES.items():
         view = f"doors.{rule.replace('-', '_')}"
         plain = _table_with_rule(
@@ -463,11 +479,11 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> LocalDoors:
             rule,
             {"sleeper.table.iceberg.name": view, "sleeper.table.gc.commit.async": "false"},
         )
-        publish_table(instance, plain)
+        published = publish_table(instance, plain).metadata_location
         try:
-            iceberg[rule] = (plain.set_properties(values), None)
+            iceberg[rule] = IcebergCase(plain.set_properties(values), published, None)
         except SleeperError as e:  # refusing to set a rule the view would bypass is a refusal of the door
-            iceberg[rule] = (plain, Refused(type(e).__name__, str(e)))
+            iceberg[rule] = IcebergCase(plain, published, Refused(type(e).__name__, str(e)))
     return LocalDoors(instance, tables, iceberg, root / "export", RecordingPoster())
 
 
