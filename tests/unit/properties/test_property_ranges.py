@@ -186,9 +186,9 @@ def should_refuse_a_value_outside_every_enum_propertys_choices(definition: Prope
 
 def should_give_every_integer_property_a_least_value_unless_every_integer_means_something() -> None:
     # Given every integer property a user sets
-    integers = [d for d in NUMERIC if isinstance(d.validation, IntegerValue)]
+    integers = [(d.name, d.validation) for d in NUMERIC if isinstance(d.validation, IntegerValue)]
     # When those with no least value are found
-    unbounded = {d.name for d in integers if d.validation.minimum is None}  # type: ignore[union-attr]
+    unbounded = {name for name, validation in integers if validation.minimum is None}
     # Then they are only those whose every integer is documented to mean something
     assert unbounded == set(UNBOUNDED_INTEGERS)
     assert len(integers) > 200
@@ -196,12 +196,12 @@ def should_give_every_integer_property_a_least_value_unless_every_integer_means_
 
 def should_give_every_decimal_property_a_range() -> None:
     # Given every decimal property a user sets
-    decimals = [d for d in NUMERIC if isinstance(d.validation, DecimalValue)]
+    decimals = [(d.name, d.validation) for d in NUMERIC if isinstance(d.validation, DecimalValue)]
     # When those that accept any number are found
     unbounded = [
-        d.name
-        for d in decimals
-        if not d.validation.positive and d.validation.minimum is None and d.validation.maximum is None  # type: ignore[union-attr]
+        name
+        for name, validation in decimals
+        if not validation.positive and validation.minimum is None and validation.maximum is None
     ]
     # Then there are none
     assert unbounded == []
