@@ -13,7 +13,7 @@ from sleeper.gc.collector import (
     file_outside_table,
     run_garbage_collection,
 )
-from sleeper.gc.exceptions import GarbageCollectionError, GarbageCollectionFailedError, UnsafeGcDelayError
+from sleeper.gc.exceptions import GarbageCollectionError, GarbageCollectionFailedError
 from sleeper.gc.orphans import (
     DEFAULT_ORPHAN_MIN_AGE,
     DeletedTablesSweepResult,
@@ -36,7 +36,6 @@ __all__ = [
     "GcSettings",
     "GcTable",
     "OrphanSweepResult",
-    "UnsafeGcDelayError",
     "collect_garbage",
     "committer_sender",
     "file_outside_table",

@@ -14,8 +14,10 @@ Safety beyond Sleeper:
 
 * A file outside the table's own data prefix (another table, another bucket, a path with ``..``) is never deleted:
   it is refused and reported, and left tracked.
-* A table whose GC delay is not longer than the query cache timeout plus the query timeout is refused as a whole
-  (:class:`UnsafeGcDelayError`); property validation rejects such a configuration too.
+* A table whose GC delay is not longer than the query cache timeout plus the query timeout (Sleeper's own 15
+  minutes against 60 s plus 900 s) is collected as configured, with a warning logged on each run naming the risk (a
+  query planned before the collection may find its file gone) and the least delay that removes it; property
+  validation gives the same warning when the value is set.
 * A file an outside reader holds (:mod:`sleeper.core.held_files`: a published Iceberg snapshot, current or superseded
   for less than the GC delay, may read it) is kept, and collected by a later run once the hold is released. The holds
   are read after the ready files are chosen, so a hold written before a file became ready is always seen.
@@ -23,6 +25,7 @@ Safety beyond Sleeper:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -47,7 +50,7 @@ from sleeper.core.properties.table import (
 from sleeper.core.statestore.exceptions import StateStoreError
 from sleeper.core.statestore.locations import file_outside_table
 from sleeper.core.statestore.transactions.files import DeleteFilesTransaction
-from sleeper.gc.exceptions import GarbageCollectionFailedError, UnsafeGcDelayError
+from sleeper.gc.exceptions import GarbageCollectionFailedError
 from sleeper.gc.held import held_files
 from sleeper.gc.ports import STATE_STORE_COMMITTER_QUEUE, GcInstance, GcTable
 from sleeper.io.filesystem import FileSystemOptions, delete_in_table, resolve
@@ -67,6 +70,8 @@ __all__ = [
 
 DEFAULT_DELETE_THREADS = 8
 """How many deletes run at once (object store deletes are latency bound)."""
+
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,8 +144,8 @@ class GcSettings:
     def of(cls, table: GcTable) -> GcSettings:
         """The settings of a table, from its properties and the instance properties they fall back to.
 
-        Raises:
-            UnsafeGcDelayError: If the GC delay is not longer than the query cache timeout plus the query timeout.
+        A GC delay not longer than the query cache timeout plus the query timeout is used as it is, and logged at
+        WARNING with the risk and the safe value (see the module docs).
         """
         properties = table.properties
         instance = properties.instance_properties
@@ -153,7 +158,7 @@ class GcSettings:
             query_timeout_seconds=instance.get_int(QUERY_PROCESSOR_LAMBDA_TIMEOUT_IN_SECONDS),
         )
         if problem is not None:
-            raise UnsafeGcDelayError(f"table {table.table_id}: {problem}")
+            _LOG.warning("table %s: %s", table.table_id, problem)
         # Time travel: files of the states within the retention stay (sleeper.statestore.history).
         retention_minutes = properties.get_int(TIME_TRAVEL_RETENTION_MINUTES)
         return cls(
@@ -193,7 +198,6 @@ def collect_garbage(
         What was deleted, refused and failed. Failures do not stop the run; see ``GcResult.raise_if_failed``.
 
     Raises:
-        UnsafeGcDelayError: If the table's GC delay is unsafe (nothing is deleted).
         HoldFormatError: If a hold cannot be read (nothing is deleted).
     """
     settings = settings or GcSettings.of(table)
@@ -319,7 +323,6 @@ def run_garbage_collection(
 
     Raises:
         TableNotFoundError: If there is no table with this id.
-        UnsafeGcDelayError: If the table's GC delay is unsafe.
         GarbageCollectionFailedError: If some files were not collected.
     """
     table = instance.table_by_id(table_id.strip())

@@ -46,7 +46,6 @@ def garbage_collect_table(instance: GcRuntime, table_id: str) -> GcRun:
 
     Raises:
         TableNotFoundError: If there is no such table.
-        UnsafeGcDelayError: If the table's GC delay is unsafe (nothing is deleted).
         GarbageCollectionFailedError: If some files could not be collected (the others were; nothing is swept).
     """
     table_id = table_id.strip()

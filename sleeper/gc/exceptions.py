@@ -4,16 +4,11 @@ from __future__ import annotations
 
 from sleeper.core.exceptions import SleeperError
 
-__all__ = ["GarbageCollectionError", "GarbageCollectionFailedError", "UnsafeGcDelayError"]
+__all__ = ["GarbageCollectionError", "GarbageCollectionFailedError"]
 
 
 class GarbageCollectionError(SleeperError):
     """Garbage collection could not be run for a table."""
-
-
-class UnsafeGcDelayError(GarbageCollectionError):
-    """The table's garbage collection delay is not longer than the query cache timeout plus the query timeout, so a
-    query could lose a file it is reading: nothing is deleted until the configuration is fixed."""
 
 
 class GarbageCollectionFailedError(GarbageCollectionError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
 import pytest
@@ -15,7 +16,6 @@ from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.gc import (
     GarbageCollectionFailedError,
     GcSettings,
-    UnsafeGcDelayError,
     collect_garbage,
     file_outside_table,
     run_garbage_collection,
@@ -118,26 +118,32 @@ def should_take_the_delay_from_the_table_properties(reliability: Reliability) ->
     assert late.deleted == (old,)
 
 
-def should_refuse_a_table_whose_delay_is_shorter_than_the_query_cache_and_query_timeouts(
-    reliability: Reliability,
+def should_collect_with_a_delay_shorter_than_the_query_cache_and_query_timeouts_and_warn_of_the_risk(
+    reliability: Reliability, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # Given 10 minutes, shorter than Sleeper's 60 s cache timeout plus 900 s query timeout
+    # Given 10 minutes, shorter than Sleeper's 60 s cache timeout plus 900 s query timeout (Sleeper accepts it)
     table = new_table(properties={"sleeper.table.gc.delay.minutes": "10"})
     old = table.add_unreferenced(table.location("old"))
     table.clock.advance(timedelta(hours=1))
 
-    # When / Then
-    with pytest.raises(UnsafeGcDelayError, match="sleeper.table.gc.delay.minutes") as refused:
-        _gc(table)
+    # When
+    with caplog.at_level(logging.WARNING, logger="sleeper.gc.collector"):
+        result = _gc(table)
+
+    # Then the file is collected as configured, and the run names the risk and the delay that removes it
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     reliability.record(
         "D3",
-        case="gc delay 10 min <= query cache 60 s + query timeout 900 s",
-        config_rejected=True,
-        error=type(refused.value).__name__,
+        case="gc delay 10 min <= query cache 60 s + query timeout 900 s: collected with a warning",
+        config_rejected=False,
+        warnings=len(warnings),
         files_deleted=int(not table.exists(old)),
     )
-    assert table.exists(old)
-    assert table.tracked() == {old}
+    assert result.deleted == (old,)
+    assert not table.exists(old)
+    assert len(warnings) == 1
+    assert "sleeper.table.gc.delay.minutes" in warnings[0]
+    assert "17" in warnings[0]
 
 
 def should_commit_one_delete_per_batch_of_the_instance_batch_size() -> None:
