@@ -15,9 +15,9 @@ One publish, for a table naming its view in ``sleeper.table.iceberg.name``:
 5. commit one Iceberg snapshot (an overwrite: files that left Sleeper's state leave the view, new ones are registered
    in place from their footers, with no data rewritten), carrying the hold's id in its summary. The catalog's commit
    is conditional on the view not having moved, so of two racing publishes one fails and releases its hold. The
-   table's properties are read again as saved just before the commit and just after it: if rules were set meanwhile,
-   the publish withdraws the view (an edit setting rules withdraws it too, before and after saving them, so whichever
-   comes last takes the view away);
+   table's properties are read as saved at the start (the table given may be a cached copy), just before the commit
+   and just after it: if rules were set meanwhile, the publish withdraws the view (an edit setting rules withdraws it
+   too, before and after saving them, so whichever comes last takes the view away);
 6. expire the snapshots superseded for longer than the GC delay and release their holds, so the collector may then
    delete their files (:mod:`sleeper.iceberg.retention`).
 
@@ -220,7 +220,7 @@ def publish_table(
         raise NotPublishableError(
             f"table {_name(table)} names no Iceberg table: set {ICEBERG_NAME.name} to namespace.table first"
         )
-    refusal = processing_refusal(properties)
+    refusal = processing_refusal(properties) or _saved_refusal(instance, table)  # the table given may be cached
     if refusal is not None:
         raise _refused(instance, table, refusal)
     delay = timedelta(minutes=properties.get_int(GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION))

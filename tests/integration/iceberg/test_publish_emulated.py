@@ -21,7 +21,7 @@ from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
 from sleeper.iceberg.catalog import load_catalog
 from sleeper.iceberg.publisher import publish_table
-from sleeper.io.filesystem import exists
+from sleeper.io.filesystem import exists, list_files
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.table import Table
 from tests.integration.aws_runtime.direct_commits import compact_one_file_long_ago
@@ -147,3 +147,83 @@ def should_keep_a_file_the_view_lists_from_the_collector_until_the_view_has_move
     assert not exists(fs, old.removeprefix("s3a://"))
     assert exists(fs, new.removeprefix("s3a://"))
     assert fingerprint(_view_rows(emulated, view)) == fingerprint(_sleeper_rows(table))
+
+
+def _view_exists(emulated: EmulatedAwsInstance, view: str) -> bool:
+    instance = emulated.instance()
+    return bool(load_catalog(instance.data_root, instance.filesystem_options).table_exists(view))
+
+
+def _iceberg_files(instance: AwsInstance, table: Table[AwsInstance]) -> list[str]:
+    return [str(i.path) for i in list_files(instance.filesystem, f"{table.data_prefix.removeprefix('s3a://')}/iceberg")]
+
+
+def should_withdraw_the_glue_view_and_let_the_collector_delete_its_files_when_the_table_gets_a_filter(
+    emulated: EmulatedAwsInstance, tmp_path: Path
+) -> None:
+    # Given a published table (two files in one leaf) one of whose files a compaction replaced a day ago
+    view = f"sleeper_{uuid.uuid4().hex[:8]}.rows"
+    table = _table(emulated, view, (0, 100), (100, 200), **{"sleeper.table.gc.commit.async": "false"})
+    instance = emulated.instance()
+    metadata = publish_table(instance, table).metadata_location
+    old, new = compact_one_file_long_ago(instance, table)
+
+    # When the table is given an age-off filter
+    updated = instance.update_table_properties(table.name, {"sleeper.table.filters": "ageOff(key,1000)"})
+
+    # Then the filter is saved, the view is gone from Glue, its metadata is unreadable, and its holds are released
+    assert updated.properties.get("sleeper.table.filters") == "ageOff(key,1000)"
+    assert not _view_exists(emulated, view)
+    assert not exists(instance.filesystem, metadata.removeprefix("s3://"))
+    assert _iceberg_files(instance, table) == []
+
+    # And the collector's Lambda deletes the replaced file the view held
+    pump = _pump(emulated, tmp_path)
+    assert pump.fire(operations.GARBAGE_COLLECTOR_TRIGGER)
+    assert pump.run_until_idle(timeout_seconds=120).failed == {}
+    assert not exists(instance.filesystem, old.removeprefix("s3a://"))
+    assert exists(instance.filesystem, new.removeprefix("s3a://"))
+
+
+def should_withdraw_a_view_left_behind_on_the_schedule_instead_of_failing_for_ever(
+    emulated: EmulatedAwsInstance, tmp_path: Path
+) -> None:
+    # Given a published table given a security iterator without the view being withdrawn (as an older version saved)
+    view = f"sleeper_{uuid.uuid4().hex[:8]}.rows"
+    table = _table(emulated, view, (0, 100))
+    instance = emulated.instance()
+    publish_table(instance, table)
+    saved = dict(table.properties.items())
+    saved["sleeper.table.iterator.class.name"] = "sleeper.iterators.examples.SecurityFilteringIterator"
+    saved["sleeper.table.iterator.config"] = "value,A"
+    instance.properties_store.save_table(table.table_id, saved)
+
+    # When the publishing schedule fires twice and the pump delivers its messages to the publisher function
+    pump = _pump(emulated, tmp_path)
+    for _ in range(2):
+        assert pump.fire(operations.ICEBERG_PUBLISH_TRIGGER)
+        assert pump.run_until_idle(timeout_seconds=180).failed == {}
+
+    # Then the view is withdrawn from Glue with its holds, and no message failed
+    assert not _view_exists(emulated, view)
+    assert _iceberg_files(instance, table) == []
+
+
+def should_never_list_a_deleted_file_after_a_reinitialisation_on_aws(emulated: EmulatedAwsInstance) -> None:
+    from sleeper.runtime.aws.admin import AwsAdmin
+
+    # Given a published table
+    view = f"sleeper_{uuid.uuid4().hex[:8]}.rows"
+    table = _table(emulated, view, (0, 100), (250, 400))
+    instance = emulated.instance()
+    publish_table(instance, table)
+    files = [f.filename for f in table.files()]
+
+    # When it is reinitialised through the admin port
+    AwsAdmin(instance).reinitialise_table(table.name, None)
+
+    # Then its files are gone, and the view in Glue (published again) lists none of them and reads no rows
+    assert not any(exists(instance.filesystem, f.removeprefix("s3a://")) for f in files)
+    loaded = load_catalog(instance.data_root, instance.filesystem_options).load_table(view)
+    assert [t.file.file_path for t in loaded.scan().plan_files()] == []
+    assert loaded.scan().to_arrow().num_rows == 0
