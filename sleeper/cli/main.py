@@ -398,7 +398,7 @@ def ingest(
             console.print(f"Ingest job [bold]{job.id}[/]: {done.rows_read:,} rows read, {done.rows_written:,} written")
         return
     inst = admin.local_instance("ingest without --job-queue")
-    with console.status(f"Ingesting {len(paths)} paths into {name} as job {job.id}"), local_task(inst) as task:
+    with err_console.status(f"Ingesting {len(paths)} paths into {name} as job {job.id}"), local_task(inst) as task:
         outcome = IngestJobRunner(inst, task_id=task.task_id, local_dir=task.directory).run(job)
     if outcome.outcome is not JobOutcome.FINISHED or outcome.result is None:
         raise SleeperError(f"ingest job {job.id} {outcome.outcome.value.lower()}: {'; '.join(outcome.reasons)}")
@@ -517,7 +517,7 @@ def query(
             keys,
             regions,
             requested,
-            console=console,
+            console=err_console,
             results=results,
             wait_seconds=wait,
             iterator=iterator,

@@ -36,7 +36,8 @@ def run_through_queue(
     iterator: str | None = None,
     iterator_config: str | None = None,
 ) -> pa.Table | None:
-    """Sends the query to the query queue, waits for its results and shows the tracker. Locally the query and leaf
+    """Sends the query to the query queue, waits for its results and shows the tracker on ``console`` (the command
+    passes a stderr console: the rows it returns are the command's data on stdout). Locally the query and leaf
     handlers run it at once; on AWS the deployed functions run it and this waits up to ``wait_seconds`` (0: only send
     it, and return None). The rows are returned in key order (:func:`sleeper.query.results_reader.run_queued_query`,
     which ``Table.scan(via_queue=True)`` uses too).

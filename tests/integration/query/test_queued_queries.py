@@ -121,11 +121,27 @@ def should_query_through_the_queue_from_the_command_line(
     assert run(["query", "t", "--range", "key=[95,105)", "--via-queue", "--format", "json"]) == 0
     out = capsys.readouterr().out
     # Then the rows come back in key order, and the tracker shows the query completed
-    payload = json.loads(out[out.index('{"rows"') :])
+    payload = json.loads(out)
     assert [r["key"] for r in payload["rows"]] == list(range(95, 105))
     tracked = json.loads(_report(capsys))
     parents = [r for r in tracked if r["subQueryId"] == "-"]
     assert [(p["lastKnownState"], p["rowCount"]) for p in parents] == [("COMPLETED", 10)]
+
+
+@pytest.mark.parametrize("results", ["s3", "sqs"])
+def should_write_only_the_rows_to_stdout_and_the_tracker_to_stderr(
+    table: Table[LocalInstance], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], results: str
+) -> None:
+    # Given the table's instance
+    monkeypatch.setenv("SLEEPER_INSTANCE", str(table.instance.directory))
+    # When a range is queried through the query queue as CSV, as 'sleeper query ... --format csv > f' does
+    capsys.readouterr()
+    argv = ["query", "t", "--range", "key=[98,102)", "--via-queue", "--results", results, "--format", "csv"]
+    assert run(argv) == 0
+    captured = capsys.readouterr()
+    # Then stdout is exactly the rows' CSV, and the tracker's table went to stderr
+    assert captured.out.splitlines() == ['"key","value"', '98,"98"', '99,"99"', '100,"100"', '101,"101"']
+    assert "COMPLETED" in captured.err
 
 
 def should_exit_non_zero_with_the_reason_when_the_tracker_records_the_query_failed(
@@ -164,7 +180,7 @@ def should_query_through_the_queue_with_results_on_the_results_queue(
     assert run(["query", "t", "--range", "key=[95,105)", "--via-queue", "--results", "sqs", "--format", "json"]) == 0
     out = capsys.readouterr().out
     # Then the rows collected from the queue come back in key order, and the queue is left empty
-    payload = json.loads(out[out.index('{"rows"') :])
+    payload = json.loads(out)
     assert [r["key"] for r in payload["rows"]] == list(range(95, 105))
     assert table.instance.query_results_queue.receive(10) == []
 
