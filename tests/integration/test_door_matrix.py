@@ -165,11 +165,16 @@ CALLER_DOORS = ("scan", "queue-s3", "queue-sqs", "websocket")
 """The doors that take a caller's authorisations (the others serve the table's rules alone)."""
 
 
-def _assert_cell(door: str, outcome: Outcome, expected: pa.Table) -> None:
+def _assert_cell(door: str, outcome: Outcome, expected: pa.Table, rule: str | None = None) -> None:
+    """A door's outcome against Table.scan's rows, by the door's policy; a refusal of a table for its rule must name
+    the property that sets the rule."""
     policy = DOORS[door]
     if isinstance(outcome, Refused):
         assert policy is not Policy.APPLIES, f"{door} must apply the table's rules, but refused: {outcome}"
         assert outcome.error and outcome.message.strip(), f"{door} refused with no reason: {outcome}"
+        if policy is Policy.APPLIES_OR_REFUSES and rule is not None:
+            named = [p for p in RULES[rule] if p in outcome.message]
+            assert named, f"{door} refused without naming the property that sets the rule: {outcome}"
         return
     assert policy is not Policy.NO_ROWS, f"{door} hands out no rows, but returned {len(outcome)}"
     got = _canonical(outcome)
@@ -504,7 +509,7 @@ def should_apply_the_tables_rules_or_refuse_at_every_door(local: LocalDoors, rul
     # When its rows are read through the door
     outcome = local.read(door, rule)
     # Then they are Table.scan's rows, or the door refused with a typed error (as its policy allows)
-    _assert_cell(door, outcome, expected)
+    _assert_cell(door, outcome, expected, rule)
 
 
 @pytest.mark.parametrize("door", CALLER_DOORS)
@@ -631,4 +636,4 @@ def should_apply_the_tables_rules_or_refuse_at_every_aws_door(aws: AwsDoors, rul
     # When its rows are read through the door's Lambda handler
     outcome = aws.read(door, rule)
     # Then they are Table.scan's rows, or the door refused with a typed error (as its policy allows)
-    _assert_cell(door, outcome, expected)
+    _assert_cell(door, outcome, expected, rule)
