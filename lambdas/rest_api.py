@@ -17,6 +17,8 @@ from sleeper.runtime.router import handler_entry
 def handler(event: Mapping[str, Any], context: object = None) -> Any:
     """Lambda handler for one HTTP API request."""
     response = handler_entry(operations.REST_API)(aws_instance(), event)
-    http = (event.get("requestContext") or {}).get("http") or {}
-    LOGGER.info("REST API %s %s: %s", http.get("method"), http.get("path"), response.get("statusCode"))
+    context = event.get("requestContext") if isinstance(event, Mapping) else None
+    http = context.get("http") if isinstance(context, Mapping) else None
+    method, path = (http.get("method"), http.get("path")) if isinstance(http, Mapping) else (None, None)
+    LOGGER.info("REST API %s %s: %s", method, path, response.get("statusCode"))
     return response

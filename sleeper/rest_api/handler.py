@@ -7,13 +7,17 @@ Routes (request and response JSON as Sleeper's ``java/rest-api``, plus two read-
   creates a table (:func:`sleeper.runtime.table.create_table`, through the instance): 201 ``{"tableId", "tableName"}``.
   A body that is not JSON, lacks ``properties``, ``schema`` or the table name, names the table id, has an invalid
   schema, property or split point gets 400 ``invalid_request`` with the reason, and a taken name 409
-  ``table_already_exists``; either way nothing is created. Split points are read as Sleeper reads a split points
+  ``table_already_exists``; either way nothing is created. An iterator class
+  (``sleeper.table.iterator.class.name``) must be one the instance offers: one of this port's own, or a class of the
+  user code it ships (the wheels ``sleeper.userjars`` lists); any other is refused with 400 before anything is
+  imported. A body nested too deeply to read is a 400 too. Split points are read as Sleeper reads a split points
   file, one value per element (row key field of a single-field key only).
 * ``GET /sleeper/tables``: 200 ``{"tables": [{"tableName", "tableId", "online"}, ...]}``.
 * ``GET /sleeper/tables/{name}``: 200 with the table's id, whether it is online, its partitions, leaf partitions, file
   references and rows (``rowsApproximate`` when a reference's count is an estimate); 404 ``table_not_found``.
 
-Any other route is 404 ``not_found``; an unexpected failure is 500 ``internal_error`` (logged, not shown). Errors
+An event whose ``requestContext`` or its ``http`` is not an object is 400 ``invalid_request``. Any other route is 404
+``not_found``; an unexpected failure is 500 ``internal_error`` (logged, not shown). Errors
 are ``{"error": <code>, "message": <reason>}``.
 """
 
@@ -21,17 +25,25 @@ from __future__ import annotations
 
 import base64
 import binascii
+import importlib.util
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import unquote
 
 from sleeper.core import naming
 from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError, TableNotFoundError
 from sleeper.core.partition import read_split_points
+from sleeper.core.properties import InstanceProperties
+from sleeper.core.properties.instance_common import USER_JARS
+from sleeper.core.properties.table import ITERATOR_CLASS_NAME
 from sleeper.core.schema import Schema
 from sleeper.core.table import TableStatus
+from sleeper.io.filesystem import FileSystemOptions
+from sleeper.iterators.plugin import resolve_class_name
+from sleeper.iterators.shipping import UserCodeError, install_user_code
 
 __all__ = ["TABLES_PATH", "RestApiInstance", "handle_rest_request"]
 
@@ -60,6 +72,12 @@ class RestApiInstance(Protocol):
         properties: Mapping[str, str] | None = None,
     ) -> Any: ...
 
+    @property
+    def properties(self) -> InstanceProperties: ...
+
+    @property
+    def filesystem_options(self) -> FileSystemOptions | None: ...
+
 
 class _BadRequest(Exception):
     def __init__(self, message: str) -> None:
@@ -69,7 +87,14 @@ class _BadRequest(Exception):
 
 def handle_rest_request(instance: RestApiInstance, event: Mapping[str, Any]) -> dict[str, Any]:
     """One request to the REST API (see the module docs); returns the HTTP API response."""
-    http = (event.get("requestContext") or {}).get("http") or {}
+    if not isinstance(event, Mapping):
+        return error_response(400, "invalid_request", "Not an HTTP API event: expected a JSON object")
+    context = event.get("requestContext")
+    http = context.get("http") if isinstance(context, Mapping) else None
+    malformed = context is not None and not isinstance(context, Mapping)
+    if malformed or (http is not None and not isinstance(http, Mapping)):
+        return error_response(400, "invalid_request", "Not an HTTP API event: requestContext.http must be an object")
+    http = http or {}
     method = str(http.get("method") or event.get("httpMethod") or "").upper()
     path = str(http.get("path") or event.get("rawPath") or "").rstrip("/") or "/"
     try:
@@ -101,6 +126,7 @@ def _status(table: TableStatus) -> dict[str, Any]:
 def _add_table(instance: RestApiInstance, event: Mapping[str, Any]) -> dict[str, Any]:
     try:
         name, schema, split_points, properties = _read_add_table(event)
+        _check_iterator_allowed(instance, properties)
         table = instance.create_table(name, schema, split_points=split_points, properties=properties)
     except _BadRequest as e:
         return error_response(400, "invalid_request", e.message)
@@ -119,6 +145,8 @@ def _read_add_table(event: Mapping[str, Any]) -> tuple[str, Schema, list[Any], d
         request = json.loads(body)
     except ValueError:
         raise _BadRequest("Request body is not valid JSON") from None
+    except RecursionError:
+        raise _BadRequest("Request body is nested too deeply to be an add-table request") from None
     if not isinstance(request, dict):
         raise _BadRequest("Request body must be a JSON object with 'properties', 'schema' and optional 'splitPoints'")
     unknown = sorted(set(request) - {"properties", "schema", "splitPoints"})
@@ -141,6 +169,8 @@ def _read_add_table(event: Mapping[str, Any]) -> tuple[str, Schema, list[Any], d
         schema = Schema.from_dict(raw_schema)
     except (SleeperError, ValueError, TypeError, KeyError) as e:
         raise _BadRequest(f"invalid schema: {e}") from None
+    except RecursionError:
+        raise _BadRequest("invalid schema: nested too deeply") from None
     split_points = _split_points(request.get("splitPoints"), schema)
     return name, schema, split_points, properties
 
@@ -156,6 +186,45 @@ def _split_points(raw: object, schema: Schema) -> list[Any]:
         return read_split_points(schema, [str(p) for p in raw])
     except (SleeperError, ValueError) as e:
         raise _BadRequest(f"invalid split points: {e}") from None
+
+
+def _check_iterator_allowed(instance: RestApiInstance, properties: Mapping[str, str]) -> None:
+    """Refuses an iterator class the instance does not offer, before anything is imported: a request may name this
+    port's own iterators (``AGGREGATORS``, Sleeper's Java names of its built-in and example iterators, classes under
+    ``sleeper.iterators``) or a class of the user code the instance ships (a package of the wheels
+    ``sleeper.userjars`` lists, as installed for the instance's functions). Any other module installed beside the
+    handler is not an iterator this instance offers, and naming it imports nothing."""
+    class_name = (properties.get(ITERATOR_CLASS_NAME.name) or "").strip()
+    if not class_name:
+        return
+    path = resolve_class_name(class_name)
+    if path.startswith(_OWN_ITERATORS):
+        return
+    top = path.split(".", 1)[0]
+    shipped = _user_code_directory(instance)
+    if shipped is not None and top.isidentifier():
+        spec = importlib.util.find_spec(top)  # a top-level name: found without importing anything
+        origins = [spec.origin, *(spec.submodule_search_locations or [])] if spec is not None else []
+        if any(origin and Path(origin).resolve().is_relative_to(shipped) for origin in origins):
+            return
+    raise _BadRequest(
+        f"{ITERATOR_CLASS_NAME.name} {class_name!r}: not an iterator this instance offers; name one of this port's "
+        f"iterators ({_OWN_ITERATORS}..., AGGREGATORS or Sleeper's Java names of them) or a class in a wheel "
+        f"{USER_JARS.name} lists (see docs/usage/iterators.md)"
+    )
+
+
+_OWN_ITERATORS = "sleeper.iterators."
+
+
+def _user_code_directory(instance: RestApiInstance) -> Path | None:
+    """Where the wheels the instance lists are installed (installing them if this process has not), or None."""
+    try:
+        installed = install_user_code(instance.properties, options=instance.filesystem_options)
+    except UserCodeError as e:
+        _LOG.warning("the instance's user code cannot be installed: %s", e)
+        return None
+    return installed.directory.resolve() if installed.directory is not None else None
 
 
 def _body(event: Mapping[str, Any]) -> str:

@@ -169,3 +169,92 @@ def should_route_requests_through_the_lambda_handler(instance: LocalInstance) ->
     # Then the table is created
     assert response["statusCode"] == 201
     assert [t.table_name for t in instance.tables()] == ["via-lambda"]
+
+
+@pytest.mark.parametrize(
+    "context", ["a string", ["a", "list"], 7, {"http": "not an object"}, {"http": ["GET", "/sleeper/tables"]}]
+)
+def should_answer_400_to_an_event_whose_request_context_is_not_an_object(instance: LocalInstance, context: Any) -> None:
+    from lambdas import _common
+    from lambdas.rest_api import handler
+
+    event = _request("GET", "/sleeper/tables") | {"requestContext": context}
+    response = handle_rest_request(instance, event)
+    assert response["statusCode"] == 400 and _body(response)["error"] == "invalid_request"
+    assert "requestContext" in _body(response)["message"]
+    _common.use_instance(instance)  # type: ignore[arg-type]
+    try:
+        assert handler(event)["statusCode"] == 400
+    finally:
+        _common.use_instance(None)
+
+
+@pytest.mark.parametrize("depth", [10_000, 200_000])
+def should_answer_400_to_a_body_nested_too_deeply(instance: LocalInstance, depth: int) -> None:
+    nested = '{"properties": {"sleeper.table.name": "t"}, "schema": ' + "[" * depth + "]" * depth + "}"
+    response = handle_rest_request(instance, _request("POST", "/sleeper/tables", raw=nested))
+    assert response["statusCode"] == 400 and "nested too deeply" in _body(response)["message"]
+    assert instance.tables() == []
+
+
+@pytest.fixture
+def installed_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A module installed beside the handler that records being imported (in a file, as its only effect)."""
+    name = f"not_an_offered_iterator_{tmp_path.name.replace('-', '_')}"
+    marker = tmp_path / "imported"
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / f"{name}.py").write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text('yes')\n\n\nclass Iterator:\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    return name
+
+
+def should_refuse_an_iterator_class_the_instance_does_not_offer_without_importing_it(
+    instance: LocalInstance, installed_module: str, tmp_path: Path
+) -> None:
+    import sys
+
+    # When a table is asked for with an iterator from a module installed beside the handler, not offered by the instance
+    request = _add("t")
+    request["properties"]["sleeper.table.iterator.class.name"] = f"{installed_module}.Iterator"
+    response = handle_rest_request(instance, _request("POST", "/sleeper/tables", request))
+    # Then it is refused with 400 naming the class, the module was never imported, and no table exists
+    assert response["statusCode"] == 400, response
+    assert f"{installed_module}.Iterator" in _body(response)["message"]
+    assert "not an iterator this instance offers" in _body(response)["message"]
+    assert installed_module not in sys.modules and not (tmp_path / "imported").exists()
+    assert instance.tables() == []
+
+
+def should_accept_this_ports_own_iterators_and_the_user_code_the_instance_ships(
+    instance: LocalInstance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sleeper.rest_api import handler as rest_handler
+
+    # Given user code the instance ships: a package in the directory its wheels are installed in
+    shipped = tmp_path / "user-code"
+    (shipped / "shipped_iterators").mkdir(parents=True)
+    (shipped / "shipped_iterators" / "__init__.py").write_text(
+        "class PassThrough:\n"
+        "    def init(self, config, schema):\n        pass\n\n"
+        "    def required_value_fields(self):\n        return []\n\n"
+        "    def apply(self, batches):\n        return batches\n"
+    )
+    monkeypatch.syspath_prepend(str(shipped))
+    monkeypatch.setattr(rest_handler, "_user_code_directory", lambda _instance: shipped.resolve())
+    # When tables are asked for with one of this port's iterators, one by Sleeper's Java name, and the shipped one
+    for name, class_name, config in [
+        ("own", "sleeper.iterators.examples.SecurityFilteringIterator", "value"),
+        ("java", "sleeper.example.iterator.SecurityFilteringIterator", "value"),
+        ("shipped", "shipped_iterators.PassThrough", ""),
+    ]:
+        request = _add(name)
+        request["properties"] |= {
+            "sleeper.table.iterator.class.name": class_name,
+            "sleeper.table.iterator.config": config,
+        }
+        response = handle_rest_request(instance, _request("POST", "/sleeper/tables", request))
+        # Then each is created
+        assert response["statusCode"] == 201, response
+    assert sorted(t.table_name for t in instance.tables()) == ["java", "own", "shipped"]
