@@ -17,6 +17,7 @@ from sleeper.core.exceptions import SleeperError
 from sleeper.core.extras import install_command
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.properties.javaprops import load as load_java_properties
+from sleeper.emulator.moto_guards import MotoGuardError, guard_moto
 from sleeper.emulator.moto_speedups import speed_up_moto
 from sleeper.emulator.pump import Pump
 from sleeper.emulator.resources import DEFAULT_ACCOUNT, DEFAULT_REGION, provision_emulated_instance
@@ -107,8 +108,12 @@ class EmulatedAwsInstance:
     def start(self) -> None:
         """Starts the moto server and provisions the instance.
 
+        moto is first given the guards of :mod:`sleeper.emulator.moto_guards`, so its conditional writes are atomic as
+        DynamoDB's and S3's are.
+
         Raises:
-            EmulatorError: If moto's server is not installed or cannot listen on the port.
+            EmulatorError: If moto's server is not installed, cannot be guarded (a moto version whose internals the
+                guards do not know) or cannot listen on the port.
         """
         try:
             from moto.server import ThreadedMotoServer
@@ -119,6 +124,10 @@ class EmulatedAwsInstance:
             ) from e
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # werkzeug logs every request at INFO otherwise
         speed_up_moto()
+        try:
+            guard_moto()  # moto's conditional writes are not atomic alone: see sleeper.emulator.moto_guards
+        except MotoGuardError as e:
+            raise EmulatorError(str(e)) from e
         _check_free(self._host, self._port)  # moto's server thread would die on a taken port and start() wait forever
         server = ThreadedMotoServer(ip_address=self._host, port=self._port, verbose=False)
         server.start()

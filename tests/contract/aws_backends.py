@@ -21,7 +21,9 @@ A server also serves pyarrow's S3 client, which ``mock_aws`` cannot intercept: p
 ``pyarrow.fs.S3FileSystem(endpoint_override=..., scheme="http")`` explicitly (pyarrow ignores AWS_ENDPOINT_URL).
 Tests in this process that use ``mock_aws`` must not overlap with a test using these resources.
 
-moto serves about 100 conditional writes per second over HTTP: keep contract tests small.
+moto serves about 100 conditional writes per second over HTTP: keep contract tests small. The server runs with the
+emulator's guards (``sleeper.emulator.moto_guards``), which make moto's conditional writes atomic as AWS's are;
+``atomic_conditional_puts`` is re-exported for callers that run moto otherwise.
 """
 
 from __future__ import annotations
@@ -46,11 +48,27 @@ from sleeper.adapters.aws.resources import (
 )
 from sleeper.adapters.aws.s3_log import S3StateStoreBackend
 from sleeper.core.naming import StateStoreTableNames, TableIndexTableNames
+from sleeper.emulator.moto_guards import atomic_conditional_puts, guard_moto
 from sleeper.emulator.moto_speedups import speed_up_moto
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_s3 import S3Client
+
+__all__ = [
+    "REGION",
+    "AwsStateStore",
+    "AwsTableIndex",
+    "atomic_conditional_puts",
+    "aws_settings",
+    "create_state_store",
+    "create_table_index",
+    "make_s3_state_store_backend",
+    "make_state_store_backend",
+    "make_table_index",
+    "moto_endpoint",
+    "new_instance_id",
+]
 
 REGION = "eu-west-2"
 
@@ -67,6 +85,7 @@ def moto_endpoint() -> str:
             # werkzeug logs every request at INFO to stderr unless told otherwise.
             logging.getLogger("werkzeug").setLevel(logging.WARNING)
             speed_up_moto()
+            guard_moto()  # as the emulator does: moto's conditional writes are not atomic alone
             server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
             server.start()
             host, port = server.get_host_and_port()
@@ -147,35 +166,8 @@ def make_state_store_backend(tmp_path: Path) -> DynamoDBStateStoreBackend:
     return create_state_store().backend
 
 
-_atomic_puts = threading.Lock()
-
-
-def atomic_conditional_puts() -> None:
-    """Makes this process's moto server check ``If-None-Match`` and write an object in one step, as S3 does.
-
-    moto 5 checks for an existing key and then writes, with nothing held between, so two requests served by its
-    threads at once can both pass the check (S3 guarantees only one succeeds). Serialising moto's PutObject handler
-    gives the tests S3's guarantee; the adapter under test is unchanged.
-    """
-    from moto.s3.responses import S3Response
-
-    with _atomic_puts:
-        if getattr(S3Response.put_object, "_sleeper_atomic", False):
-            return
-        original = S3Response.put_object
-        lock = threading.Lock()
-
-        def put_object(self: S3Response) -> object:
-            with lock:
-                return original(self)
-
-        put_object._sleeper_atomic = True  # type: ignore[attr-defined]
-        S3Response.put_object = put_object  # type: ignore[assignment,method-assign]
-
-
 def make_s3_state_store_backend(tmp_path: Path) -> S3StateStoreBackend:
     """A state store backend whose logs are objects in a fresh bucket (no DynamoDB; ``tmp_path`` is not used)."""
-    atomic_conditional_puts()
     s3 = s3_client(aws_settings())
     bucket = f"sleeper-{new_instance_id()}-table-data"
     create_bucket(s3, bucket, REGION)
