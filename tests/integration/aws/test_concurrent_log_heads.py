@@ -20,7 +20,7 @@ WRITERS = 8
 TRANSACTIONS_PER_WRITER = 200
 
 
-@pytest.mark.usefixtures("atomic_moto_transactions")  # moto's TransactWriteItems is not atomic: see moto_atomic.py
+@pytest.mark.usefixtures("atomic_moto_transactions")  # moto alone is not atomic: see moto_guards
 def should_add_every_file_of_concurrent_log_heads_exactly_once(
     aws_state_store: AwsStateStore, reliability: Reliability
 ) -> None:

@@ -24,7 +24,7 @@ WRITERS = 4
 TRANSACTIONS_PER_WRITER = 50
 
 
-@pytest.mark.usefixtures("atomic_moto_transactions")  # moto's conditional writes are not atomic: see moto_atomic.py
+@pytest.mark.usefixtures("atomic_moto_transactions")  # moto alone is not atomic: see moto_guards
 def should_number_every_transaction_of_concurrent_writers_once_and_contiguously(
     aws_state_store: AwsStateStore, reliability: Reliability
 ) -> None:

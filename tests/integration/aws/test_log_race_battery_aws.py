@@ -7,9 +7,9 @@ are the table defaults (10 attempts, full jitter from 200 ms, at most 30 s): on 
 commits/s (16 x 25 commits took 70 s), so CI keeps the run short. The checks are those of
 ``tests/integration/statestore/test_log_race_battery.py``, whose figures this reports beside.
 
-moto is not atomic where DynamoDB is (see ``moto_atomic.py``): run as is, a loser's rollback erased a winner's
-acknowledged entry here (1 of 73 entries gone, a gap in the numbers), so the test serialises moto's TransactWriteItems
-as DynamoDB's own isolation does.
+moto is not atomic where DynamoDB is (see ``sleeper.emulator.moto_guards``): run as is, a loser's rollback erased a
+winner's acknowledged entry here (1 of 73 entries gone, a gap in the numbers), so the test serialises moto's
+TransactWriteItems as DynamoDB's own isolation does, with the emulator's guards.
 """
 
 from __future__ import annotations
