@@ -2,7 +2,9 @@
 the loopback address: ``http://127.0.0.1:<port>``, written to ``sleeper.rest.api.url``.
 
 Each request must carry a SigV4 signature for ``execute-api`` by the emulator's credentials
-(:mod:`sleeper.adapters.aws.sigv4`), else it is answered 403 as API Gateway answers it, and nothing runs; a signed
+(:mod:`sleeper.adapters.aws.sigv4`), with any ``X-Amz-Content-SHA256`` header holding the SHA-256 of the body
+received (:func:`check_payload_hash`), else it is answered 403 as API Gateway answers it, and nothing runs. A
+``Content-Length`` that is not one whole number (or a chunked body) is answered 400. A signed
 request becomes an HTTP API (payload 2.0) event for the registry's ``rest_api`` handler, invoked through the
 ``invoke`` callable given (the emulated instance runs it as Lambda would), whose response is returned.
 """
@@ -10,6 +12,7 @@ request becomes an HTTP API (payload 2.0) event for the registry's ``rest_api`` 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import logging
 import threading
@@ -22,11 +25,14 @@ from urllib.parse import urlsplit
 
 from sleeper.adapters.aws.sigv4 import SigningKey, SigV4Error, check_signature
 
-__all__ = ["RestApiServer"]
+__all__ = ["RestApiServer", "check_payload_hash"]
 
 _LOG = logging.getLogger(__name__)
 _MAX_BODY = 10 * 1024 * 1024
 """API Gateway's limit on an HTTP API request's payload."""
+
+_READ_TIMEOUT_SECONDS = 30.0
+"""How long a connection may stay silent while its request is read (API Gateway's integration limit)."""
 
 Invoke = Callable[[dict[str, Any]], Any]
 
@@ -73,6 +79,7 @@ class RestApiServer:
         """One request: the signature checked, then the function's response (status, headers, body)."""
         host = next((v for k, v in headers.items() if k.lower() == "host"), "")
         try:
+            check_payload_hash(headers, body)
             check_signature(method, f"http://{host}{target}", headers, body, self._key)
         except SigV4Error as e:
             return 403, {"Content-Type": "application/json", "x-amzn-ErrorType": "ForbiddenException"}, _message(e)
@@ -108,22 +115,73 @@ class RestApiServer:
         return int(response.get("statusCode", 200)), dict(response.get("headers") or {}), payload
 
 
+def check_payload_hash(headers: Mapping[str, str], body: bytes) -> None:
+    """Checks that an ``X-Amz-Content-SHA256`` header, if the request has one, is the SHA-256 of the body received.
+
+    A SigV4 signature covers the payload through that header's value when it is present (botocore's signer takes the
+    header as the payload's hash rather than hashing the body), so without this check a request signed over one body
+    could carry another. API Gateway hashes the body it received; so does this.
+
+    Raises:
+        SigV4Error: If the header does not hold the body's SHA-256 (``UNSIGNED-PAYLOAD`` included: API Gateway signs
+            every payload).
+    """
+    claimed = [v for k, v in headers.items() if k.lower() == "x-amz-content-sha256"]
+    if not claimed:
+        return
+    actual = hashlib.sha256(body).hexdigest()
+    if len(claimed) > 1 or claimed[0].strip().lower() != actual:
+        raise SigV4Error(
+            "The request signature we calculated does not match the signature you provided: X-Amz-Content-SHA256 "
+            "is not the SHA-256 of the body received"
+        )
+
+
+def _content_length(value: str | None) -> int | None:
+    """The body's length a ``Content-Length`` header gives (0 when absent), or None if it is not a length."""
+    if value is None:
+        return 0
+    text = value.strip()
+    if not text.isascii() or not text.isdigit():
+        return None
+    return int(text)
+
+
 def _message(reason: object) -> bytes:
     return json.dumps({"message": str(reason)}).encode("utf-8")
 
 
 def _handler(api: RestApiServer) -> type[BaseHTTPRequestHandler]:
     class RestHandler(BaseHTTPRequestHandler):
+        timeout = _READ_TIMEOUT_SECONDS
+
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
             _LOG.debug(format, *args)
 
         def _serve(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > _MAX_BODY:
-                self._send(413, {"Content-Type": "application/json"}, _message("Request Entity Too Large"))
+            lengths = self.headers.get_all("Content-Length") or []
+            length = _content_length(lengths[0]) if len(lengths) == 1 else (0 if not lengths else None)
+            if length is None or "Transfer-Encoding" in self.headers:
+                self._refuse(400, "Content-Length must be one whole number of bytes (chunked bodies are not accepted)")
                 return
-            body = self.rfile.read(length) if length else b""
+            if length > _MAX_BODY:
+                self._refuse(413, "Request Entity Too Large")
+                return
+            try:
+                body = self.rfile.read(length) if length else b""
+            except OSError:  # the client stopped sending (the read timed out) or went away
+                self.close_connection = True
+                return
+            if len(body) < length:
+                self._refuse(400, f"the body ended after {len(body)} of the {length} bytes Content-Length gives")
+                return
             self._send(*api.respond(self.command, self.path, dict(self.headers.items()), body))
+
+        def _refuse(self, status: int, reason: str) -> None:
+            """Answers without reading the rest of the request, and closes the connection (what is left of the
+            request cannot be told from a next one)."""
+            self.close_connection = True
+            self._send(status, {"Content-Type": "application/json"}, _message(reason))
 
         def _send(self, status: int, headers: Mapping[str, str], body: bytes) -> None:
             self.send_response(status)
