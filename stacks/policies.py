@@ -1,7 +1,14 @@
-"""Managed policies for people and services using the instance: ingest, query and admin.
+"""Managed policies for people and services using the instance: ingest, query, direct query and admin.
 
 Attach them to your own roles or users (their ARNs are stack outputs). Each grants only what its use needs, on the
 resources of this instance that are deployed.
+
+A table's filters, aggregations and iterators (a security filter among them) are applied by whoever reads its data
+files, so a principal that may read the files directly sees every stored row. The query policy therefore reads no
+data file: its queries run in the instance's functions (the query queue, the WebSocket API, Athena), which apply the
+table's rules. Only the direct query policy (queries run in the user's own process, ``sleeper query`` and
+``Table.scan`` against the deployed instance) and the admin policy (table deletion and reinitialisation; an admin may
+change any table's rules anyway) read data files: attach them only to principals cleared to see every row.
 """
 
 from __future__ import annotations
@@ -16,6 +23,13 @@ from stacks.common import SleeperCore
 
 ATHENA_HANDLERS = (operations.ATHENA_SIMPLE, operations.ATHENA_ITERATOR_APPLYING)
 
+ATHENA_SERVICE = "athena.amazonaws.com"
+CALLED_VIA_ATHENA = {"ForAnyValue:StringEquals": {"aws:CalledVia": [ATHENA_SERVICE]}}
+"""The condition on a user's ``lambda:InvokeFunction`` of the Athena connectors: only Athena, running a query for the
+user, may make the call (Athena invokes a LAMBDA catalog's function with the caller's credentials and names itself in
+``aws:CalledVia``); a direct invocation, whose request body (the identity in it among the rest) the caller writes, is
+denied."""
+
 INGEST_QUEUES = (
     operations.INGEST_JOB_Q,
     operations.INGEST_BATCHER_SUBMIT_Q,
@@ -27,7 +41,7 @@ INGEST_QUEUES = (
 
 
 class ManagedPoliciesStack(cdk.NestedStack):
-    """``sleeper-<cid>-IngestPolicy``, ``-QueryPolicy`` and ``-AdminPolicy``."""
+    """``sleeper-<cid>-IngestPolicy``, ``-QueryPolicy``, ``-DirectQueryPolicy`` and ``-AdminPolicy``."""
 
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper managed policies")
@@ -49,10 +63,9 @@ class ManagedPoliciesStack(cdk.NestedStack):
 
         self.query = iam.ManagedPolicy(
             self, "QueryPolicy", managed_policy_name=ctx.policy_name("QueryPolicy"),
-            description="Submit queries and read their status and results; query directly from the data",
+            description="Submit queries and read their status and results; query through Athena; no data file reads",
         )  # fmt: skip
         core.grant_table_state_read(self.query)
-        grants.bucket_read(self.query, core.data, [grants.DATA_PREFIX])
         if operations.QUERY_Q in core.queues:
             grants.queue_send(self.query, core.queues[operations.QUERY_Q])
         if operations.QUERY_RESULTS_Q in core.queues:
@@ -63,8 +76,21 @@ class ManagedPoliciesStack(cdk.NestedStack):
             grants.table_read(self.query, core.query_tracker)
         connectors = [core.functions[h] for h in ATHENA_HANDLERS if h in core.functions]
         if connectors:
-            # Athena calls a LAMBDA catalog's function with the credentials of the user running the query
-            grants.allow(self.query, ["lambda:InvokeFunction"], [f.function_arn for f in connectors])
+            # Athena calls a LAMBDA catalog's function with the credentials of the user running the query; the
+            # condition keeps the user from invoking it directly with a request of their own
+            grants.allow(
+                self.query,
+                ["lambda:InvokeFunction"],
+                [f.function_arn for f in connectors],
+                conditions=CALLED_VIA_ATHENA,
+            )
+
+        self.direct_query = iam.ManagedPolicy(
+            self, "DirectQueryPolicy", managed_policy_name=ctx.policy_name("DirectQueryPolicy"),
+            description="Run queries in your own process from the data files: sees every stored row of every table",
+        )  # fmt: skip
+        core.grant_table_state_read(self.direct_query)
+        grants.bucket_read(self.direct_query, core.data, [grants.DATA_PREFIX])
 
         self.admin = iam.ManagedPolicy(
             self, "AdminPolicy", managed_policy_name=ctx.policy_name("AdminPolicy"),

@@ -3,6 +3,7 @@ handlers, an Athena LAMBDA data catalog for each, and roles that read the tables
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -94,13 +95,24 @@ def should_let_the_connectors_read_tables_and_write_only_spilled_blocks(synthesi
     )
 
 
-def should_let_the_query_policy_invoke_the_connectors(synthesized: Any) -> None:
+def should_let_the_query_policy_invoke_the_connectors_only_through_athena(synthesized: Any) -> None:
     # When the query managed policy's Lambda statements are read
     for resource in synthesized.json("ManagedPolicies")["Resources"].values():
         if resource["Type"] == "AWS::IAM::ManagedPolicy" and resource["Properties"]["ManagedPolicyName"].endswith(
-            "QueryPolicy"
+            "-QueryPolicy"
         ):
             statements = resource["Properties"]["PolicyDocument"]["Statement"]
-    invokes = [s for s in statements if s["Action"] == "lambda:InvokeFunction"]
-    # Then the users it is attached to may invoke both connectors (Athena calls them with the user's credentials)
+    invokes = [s for s in statements if "lambda:InvokeFunction" in s["Action"]]
+    # Then the users it is attached to may invoke both connectors (Athena calls them with the user's credentials),
+    # but only when Athena makes the call: a request the user writes never reaches them
     assert len(invokes) == 1 and len(invokes[0]["Resource"]) == 2
+    assert invokes[0]["Condition"] == {"ForAnyValue:StringEquals": {"aws:CalledVia": ["athena.amazonaws.com"]}}
+
+
+def should_open_the_connectors_to_no_one_by_a_resource_policy(synthesized: Any) -> None:
+    # When the Lambda permissions (resource policies) of every template are collected
+    permissions = synthesized.resources("AWS::Lambda::Permission")
+    # Then none is in the Athena stack or names a connector: only identities of the account that IAM allows may
+    # invoke them, and the instance allows its users that only through Athena
+    assert not any(template == "Athena" for template, _ in permissions)
+    assert not any("Connector" in json.dumps(r["Properties"].get("FunctionName")) for _, r in permissions)

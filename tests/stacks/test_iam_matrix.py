@@ -441,3 +441,47 @@ def should_let_each_function_receive_only_from_its_own_queue(
     assert len(queues_of) > 15
     assert {role: sorted(q) for role, q in queues_of.items() if len(q) > 1} == {}
     assert elsewhere == []
+
+
+DATA_FILE_READERS = {
+    "ManagedPolicies/DirectQueryPolicy": "queries run in the user's own process read the data files and apply the "
+    "table's rules there, so it sees every stored row: for principals cleared to see all of the instance's data",
+    "ManagedPolicies/AdminPolicy": "table deletion and reinitialisation; an admin may change any table's rules anyway",
+}
+"""The instance's managed policies (for users' own roles) that may read data files, and why; the query, ingest and
+other policies query only through the instance's functions, which apply the tables' rules."""
+
+CALLED_VIA_ATHENA = ' when {"ForAnyValue:StringEquals": {"aws:CalledVia": ["athena.amazonaws.com"]}}'
+
+
+def should_let_only_the_listed_user_policies_read_data_files(computed: tuple[list[Grant], dict[str, str]]) -> None:
+    # Given every managed policy of the instance (what users attach to their own roles)
+    grants, kinds = computed
+    policies = {who for who, kind in kinds.items() if kind == "managed policy"}
+    # When those that may read a data file are collected
+    readers = {
+        g.principal
+        for g in grants
+        if g.principal in policies and g.action == "s3:GetObject" and fnmatch.fnmatchcase(A_DATA_FILE, g.resource)
+    }
+    # Then they are the direct query and admin policies, each with its reason; the query policy is not among them
+    assert readers == set(DATA_FILE_READERS)
+    assert "ManagedPolicies/QueryPolicy" in policies
+
+
+def should_let_users_invoke_the_athena_connectors_only_through_athena(
+    computed: tuple[list[Grant], dict[str, str]],
+) -> None:
+    # Given every grant to invoke a function
+    grants, _ = computed
+    invokes = [g for g in grants if g.action == "lambda:InvokeFunction" and g.resource.startswith("${Athena/")]
+    # When those on the Athena connectors are read
+    principals = {g.principal for g in invokes}
+    # Then only the query policy has them, both connectors, and only when Athena makes the call: no role or policy
+    # may invoke a connector directly with a request (and an identity in it) of its own
+    assert principals == {"ManagedPolicies/QueryPolicy"}
+    assert {g.resource.split(" when ")[0] for g in invokes} == {
+        "${Athena/SimpleConnector.Arn}",
+        "${Athena/IteratorApplyingConnector.Arn}",
+    }
+    assert all(g.resource.endswith(CALLED_VIA_ATHENA) for g in invokes), [g.line() for g in invokes]

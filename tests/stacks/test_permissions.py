@@ -63,7 +63,9 @@ def _role_statements(synthesized: Any) -> Iterator[tuple[str, str, set[str], lis
 
 def _managed_policy(synthesized: Any, name: str) -> list[tuple[set[str], list[str]]]:
     for resource in synthesized.json("ManagedPolicies")["Resources"].values():
-        if resource["Type"] == "AWS::IAM::ManagedPolicy" and resource["Properties"]["ManagedPolicyName"].endswith(name):
+        if resource["Type"] == "AWS::IAM::ManagedPolicy" and resource["Properties"]["ManagedPolicyName"].endswith(
+            f"-{name}"
+        ):
             return [
                 (set(_listed(s["Action"])), [_text(r) for r in _listed(s["Resource"])])
                 for s in resource["Properties"]["PolicyDocument"]["Statement"]
@@ -91,8 +93,8 @@ def should_let_no_ingest_role_or_policy_delete_table_data(synthesized: Any) -> N
 
 
 def should_let_no_query_role_or_policy_write_table_data_or_the_state_store(synthesized: Any) -> None:
-    # Given the query managed policy and the query functions' roles
-    statements = _managed_policy(synthesized, "QueryPolicy")
+    # Given the query and direct query managed policies and the query functions' roles
+    statements = _managed_policy(synthesized, "QueryPolicy") + _managed_policy(synthesized, "DirectQueryPolicy")
     statements += [(a, r) for t, role, a, r in _role_statements(synthesized) if t == "Query"]
     # When writes to the data bucket and to the state store tables are collected
     data_writes = [r for actions, resources in statements if actions & WRITES for r in _on_data(resources)]
