@@ -45,7 +45,13 @@ from typing import Any
 import pyarrow as pa
 from pyarrow import fs as pafs
 
-from sleeper.athena.exceptions import ENTITY_NOT_FOUND, INVALID_INPUT, OPERATION_NOT_SUPPORTED, AthenaConnectorError
+from sleeper.athena.exceptions import (
+    ACCESS_DENIED,
+    ENTITY_NOT_FOUND,
+    INVALID_INPUT,
+    OPERATION_NOT_SUPPORTED,
+    AthenaConnectorError,
+)
 from sleeper.athena.ports import AthenaInstance, AthenaTable
 from sleeper.athena.predicates import (
     ValueSet,
@@ -562,6 +568,7 @@ class RecordHandler:
         if unknown:
             raise AthenaConnectorError(f"table has no column {unknown[0]!r}", error_code=INVALID_INPUT)
         filtered = [n for n in request.summary if schema.has_field(n)]
+        _check_split_files(request.split.properties, table, self._kind)
         if self._kind is ConnectorKind.ITERATOR_APPLYING:
             batches = self._read_leaf(request, table, filtered, self._iterators(request, table))
         else:
@@ -639,6 +646,33 @@ class RecordHandler:
         ]
         merged = merge_sorted(streams, schema.key_names, batch_rows=rows)
         yield from iterators.apply(merged)
+
+
+def _check_split_files(properties: Mapping[str, str], table: AthenaTable, kind: ConnectorKind) -> None:
+    """Checks that every file a split names is a data file of the table it is read as.
+
+    A split comes back in the read request as the metadata handler made it only if Athena sends the request; the
+    check keeps a request written by anyone else from reading another table's files under this table's (weaker)
+    rules. Every writer puts a table's data files under ``<data bucket>/<table id>/data/``.
+
+    Raises:
+        AthenaConnectorError: ``ACCESS_DENIED``, naming the file and the table, for any other file.
+    """
+    raw = properties.get(RELEVANT_FILES_FIELD)
+    if kind is ConnectorKind.SIMPLE:
+        files = [raw] if raw else []
+    else:
+        files = _row_files({RELEVANT_FILES_FIELD: raw})
+    marker = f"/{table.table_id}/data/"
+    for file in files:
+        _, found, rest = file.partition(marker)
+        segments = file.replace("://", "/").split("/")
+        if not found or not rest or "." in segments or ".." in segments:
+            raise AthenaConnectorError(
+                f"the split names {file!r}, which is not a data file of table {table.name!r} "
+                f"(those are under <data bucket>/{table.table_id}/data/)",
+                error_code=ACCESS_DENIED,
+            )
 
 
 def _parse_file_regions(text: str, schema: Schema) -> list[dict[str, tuple[KeyValue, KeyValue | None]]]:

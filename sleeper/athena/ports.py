@@ -38,6 +38,11 @@ class AthenaTable(Protocol):
         ...
 
     @property
+    def table_id(self) -> str:
+        """The table id: its data files are under ``<data bucket>/<table id>/data/``."""
+        ...
+
+    @property
     def schema(self) -> Schema:
         """The table schema."""
         ...

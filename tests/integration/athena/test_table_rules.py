@@ -15,7 +15,7 @@ import pytest
 
 from lambdas.athena import athena_settings
 from sleeper.athena import AthenaConnectorError, AthenaSettings, iterator_applying_connector, simple_connector
-from sleeper.athena.exceptions import INVALID_INPUT, OPERATION_NOT_SUPPORTED
+from sleeper.athena.exceptions import ACCESS_DENIED, INVALID_INPUT, OPERATION_NOT_SUPPORTED
 from sleeper.athena.handlers import CompositeHandler
 from sleeper.athena.protocol import parse_request
 from sleeper.core.schema import Field, PrimitiveType, Schema
@@ -205,3 +205,30 @@ def should_refuse_a_query_time_iterator_on_the_simple_connector(instance: LocalI
     # Then it refuses to be built rather than return unfiltered rows
     with pytest.raises(AthenaConnectorError, match="simple connector applies no iterator"):
         simple_connector(instance, settings)
+
+
+@pytest.mark.parametrize(
+    "connector_factory", [simple_connector, iterator_applying_connector], ids=["simple", "iterator"]
+)
+def should_refuse_a_split_naming_another_tables_file(instance: LocalInstance, connector_factory: Any) -> None:
+    # Given a read request for a table without rules whose split names a file of a table with a security filter
+    # (a request written by someone invoking the function directly, not one Athena sent)
+    schema_name = str(instance.properties.get("sleeper.id"))
+    connector = connector_factory(instance, _settings(instance))
+    secret = instance.table("security_iterator").file_references()[0].filename
+    plain = instance.table("plain").file_references()[0].filename
+    escaped = plain.replace("/data/", f"/data/../../{instance.table('security_iterator').table_id}/data/", 1)
+    full = fr.decode_schema(connector.handle(fr.get_table(schema_name, "plain"))["schema"])
+    for file in (secret, escaped):
+        names = file if connector_factory is simple_connector else json.dumps([file])
+        split = {
+            "spillLocation": {"@type": "S3SpillLocation", "bucket": "spill", "key": "k", "directory": True},
+            "encryptionKey": None,
+            "properties": {"_SleeperRelevantFiles": names, "_MinRowKey-key": str(-(2**63))},
+        }
+        # When it is read
+        with pytest.raises(AthenaConnectorError) as refused:
+            connector.handle(fr.read_records(schema_name, "plain", full, split))
+        # Then it is refused, naming the file and the table, and nothing is read
+        assert refused.value.error_code == ACCESS_DENIED
+        assert repr(file) in str(refused.value) and "'plain'" in str(refused.value)

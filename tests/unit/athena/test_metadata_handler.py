@@ -40,6 +40,7 @@ class FakeTable:
     schema: Schema
     state_store: FakeStateStore
     properties: TableProperties = field(default_factory=lambda: TableProperties(InstanceProperties()))
+    table_id: str = "t-id"
 
 
 @dataclass
