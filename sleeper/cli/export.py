@@ -1,6 +1,7 @@
 """``sleeper export TABLE [DIR]``: a bulk export, one sorted Parquet file per leaf partition.
 
-On a local instance the export runs in this process and writes ``DIR/<tableId>/<exportId>/<subExportId>.parquet``.
+On a local instance the export runs in this process and writes ``DIR/<tableId>/<exportId>/<subExportId>.parquet``;
+DIR may be an ``s3://`` URI (:func:`sleeper.bulk_export.local.export_root` says what is accepted).
 On AWS (``--instance aws:ID``) the query is sent to the bulk export queue, as Sleeper's clients send it; the command
 waits until the query tracker records the export finished and lists the files in the bulk export bucket.
 """
@@ -8,7 +9,6 @@ waits until the query tracker records the export finished and lists the files in
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -24,8 +24,11 @@ DEFAULT_WAIT_SECONDS = 900.0
 def export(
     name: Annotated[str, typer.Argument(help="The table.")],
     directory: Annotated[
-        Path | None,
-        typer.Argument(help="Where to write the files (a local instance); on AWS they go to the bulk export bucket."),
+        str | None,
+        typer.Argument(
+            help="Where to write the files (a local instance): a directory, or an s3:// URI (reached with the standard "
+            "AWS configuration, as local ingest reads s3:// inputs); on AWS they go to the bulk export bucket."
+        ),
     ] = None,
     export_id: Annotated[str | None, typer.Option("--export-id", help="The export id (default: a new UUID).")] = None,
     no_wait: Annotated[bool, typer.Option("--no-wait", help="On AWS: send the export and return.")] = False,
@@ -55,7 +58,7 @@ def export(
             raise SleeperError("give the directory to export to: sleeper export TABLE DIR")
         from sleeper.bulk_export.local import export_table
 
-        summary = export_table(instance, query, str(directory.resolve()))
+        summary = export_table(instance, query, directory)
         result = {
             "exportId": summary.export_id,
             "tableId": summary.table_id,
