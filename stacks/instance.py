@@ -112,7 +112,12 @@ class SleeperInstanceStack(cdk.Stack):
         websocket = self.parts.get("WebSocketQuery")
         if isinstance(websocket, WebSocketQueryStack):
             websocket.grant_connect(policies.query)
-        for name, policy in (("Ingest", policies.ingest), ("Query", policies.query), ("Admin", policies.admin)):
+        for name, policy in (
+            ("Ingest", policies.ingest),
+            ("Query", policies.query),
+            ("DirectQuery", policies.direct_query),
+            ("Admin", policies.admin),
+        ):
             cdk.CfnOutput(self, f"{name}PolicyArn", value=policy.managed_policy_arn)
         cdk.CfnOutput(self, "ConfigBucketName", value=core.config.bucket_name)
         self.properties_writer = InstancePropertiesWriter(self, "InstanceProperties", core)

@@ -467,9 +467,20 @@ def should_output_the_managed_policies(synthesized: Any) -> None:
     outputs = synthesized.json("Instance")["Outputs"]
 
     # Then
-    assert {"IngestPolicyArn", "QueryPolicyArn", "AdminPolicyArn", "ConfigBucketName"} <= set(outputs)
+    assert {
+        "IngestPolicyArn",
+        "QueryPolicyArn",
+        "DirectQueryPolicyArn",
+        "AdminPolicyArn",
+        "ConfigBucketName",
+    } <= set(outputs)
     names = _names(synthesized, "AWS::IAM::ManagedPolicy", "ManagedPolicyName")
-    assert names == {"sleeper-example-IngestPolicy", "sleeper-example-QueryPolicy", "sleeper-example-AdminPolicy"}
+    assert names == {
+        "sleeper-example-IngestPolicy",
+        "sleeper-example-QueryPolicy",
+        "sleeper-example-DirectQueryPolicy",
+        "sleeper-example-AdminPolicy",
+    }
 
 
 def should_name_functions_without_collisions(synthesized: Any) -> None:
