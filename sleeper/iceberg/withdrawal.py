@@ -159,8 +159,13 @@ def withdraw_views(
     """
     options = instance.filesystem_options
     prefix = table.data_prefix
-    fs, directory = resolve(iceberg_location(prefix), options)
-    files = [str(info.path) for info in list_files(fs, directory)]
+    try:
+        fs, directory = resolve(iceberg_location(prefix), options)
+        files = [str(info.path) for info in list_files(fs, directory)]
+    except OSError as e:
+        raise WithdrawalError(
+            f"table {_name(table)}: could not list its Iceberg directory to withdraw its view: {type(e).__name__}: {e}"
+        ) from e
     if not files:
         return Withdrawal(table_name=_name(table), reason=reason)
     holds_dir = f"{directory.rstrip('/')}/{HOLDS_DIRECTORY.rsplit('/', 1)[-1]}/"
