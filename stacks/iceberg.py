@@ -18,9 +18,11 @@ GLUE_ACTIONS = (
     "glue:GetTable",
     "glue:CreateTable",
     "glue:UpdateTable",
+    "glue:DeleteTable",
 )
-"""What the publisher does in the Glue Data Catalog: find or create a view's database and table, and point the table
-at each new ``metadata.json`` (pyiceberg's Glue catalog)."""
+"""What the publisher does in the Glue Data Catalog: find or create a view's database and table, point the table
+at each new ``metadata.json`` (pyiceberg's Glue catalog), and drop the view of a table that gained filters,
+aggregations or an iterator (``sleeper.iceberg.withdrawal``)."""
 
 
 class IcebergViewsStack(cdk.NestedStack):

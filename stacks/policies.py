@@ -114,3 +114,11 @@ class ManagedPoliciesStack(cdk.NestedStack):
             ["events:EnableRule", "events:DisableRule", "events:DescribeRule"],
             [rule.rule_arn for rule in core.rules],
         )
+        # Editing a table's properties so that it gains filters, aggregations or an iterator drops its Iceberg view
+        # first (sleeper.iceberg.withdrawal); views are named by a table property, so any table in the catalog.
+        glue = f"arn:{cdk.Aws.PARTITION}:glue:{cdk.Aws.REGION}:{cdk.Aws.ACCOUNT_ID}"
+        grants.allow(
+            self.admin,
+            ["glue:GetTable", "glue:DeleteTable"],
+            [f"{glue}:catalog", f"{glue}:database/*", f"{glue}:table/*/*"],
+        )
