@@ -3,12 +3,17 @@ value in effect), or edit them (validated before anything is saved).
 
 An edit of a property this port does not use, or of one that takes effect only when the instance is deployed again,
 prints a line saying so on standard error (:func:`sleeper.core.properties.notices.property_notices`), on both
-runtimes. So does an edit that withdraws the table's Iceberg view (an iterator, aggregations or filters set on a table
+runtimes; so does a value that carries a risk (``warnings()`` of the properties, e.g. a GC delay shorter than a query
+may take) and, on AWS, when running processes see the change (:func:`sleeper.core.properties.notices.change_notice`).
+So does an edit that withdraws the table's Iceberg view (an iterator, aggregations or filters set on a table
 naming a view: :mod:`sleeper.iceberg.withdrawal`).
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
@@ -17,9 +22,12 @@ from rich.table import Table
 from sleeper.cli.common import JsonOption, console, err_console, open_instance, parse_assignments, print_json
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.properties import InstanceProperties, PropertyGroup, PropertyIndex, TableProperties
-from sleeper.core.properties.notices import property_notices
+from sleeper.core.properties.notices import change_notice, property_notices
 
 __all__ = ["group_rows", "instance_properties", "register", "table_properties"]
+
+PROPERTIES_LOGGER = "sleeper.core.properties.properties"
+"""The logger property validation logs its warnings to (``validate_all``)."""
 
 GroupOption = Annotated[
     str | None,
@@ -77,9 +85,42 @@ def _group_table(title: str, rows: list[dict[str, Any]]) -> Table:
     return out
 
 
-def _print_notices(index: PropertyIndex, names: list[str], *, local: bool) -> None:
-    for line in property_notices(index, names, local=local):
+def _print_notices(
+    index: PropertyIndex,
+    names: list[str],
+    *,
+    local: bool,
+    before: InstanceProperties | TableProperties,
+    after: InstanceProperties | TableProperties,
+    instance: InstanceProperties,
+) -> None:
+    """Says on standard error what the user should know of a saved change: properties that do nothing or wait for a
+    deployment, values that carry a risk (``warnings()``) new with this edit, and when running AWS processes see it."""
+    if not names:
+        return
+    earlier = set(before.warnings())
+    lines = property_notices(index, names, local=local)
+    lines += [f"warning: {w}" for w in after.warnings() if w not in earlier]
+    note = change_notice(instance, table=isinstance(after, TableProperties), local=local)
+    if note is not None:
+        lines.append(note)
+    for line in lines:
         err_console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+@contextmanager
+def _warnings_shown_by_the_command() -> Iterator[None]:
+    """Keeps property validation's logged warnings off standard error while the command prints them itself, once,
+    as ``warning: ...`` lines (with no logging configured, Python would print each bare)."""
+    logger = logging.getLogger(PROPERTIES_LOGGER)
+    handler = logging.NullHandler()
+    logger.addHandler(handler)
+    propagate, logger.propagate = logger.propagate, False
+    try:
+        yield
+    finally:
+        logger.propagate = propagate
+        logger.removeHandler(handler)
 
 
 def _print_view_notice(before: TableProperties, after: TableProperties) -> None:
@@ -122,8 +163,18 @@ def instance_properties(
         else:
             console.print(render.properties_table("Instance properties", values))
         return
-    changes = inst.update_instance_properties(updates, unset or [], dry_run=dry_run)
-    _print_notices(inst.properties.index, [c.name for c in changes], local=inst.is_local)
+    before_edit = inst.properties
+    with _warnings_shown_by_the_command():
+        changes = inst.update_instance_properties(updates, unset or [], dry_run=dry_run)
+    edited = InstanceProperties(dict(before_edit.items()))
+    for change in changes:
+        if change.after is None:
+            edited.unset(change.name)
+        else:
+            edited.set(change.name, change.after)
+    _print_notices(
+        edited.index, [c.name for c in changes], local=inst.is_local, before=before_edit, after=edited, instance=edited
+    )
     if as_json:
         print_json([{"property": c.name, "before": c.before, "after": c.after} for c in changes])
         return
@@ -173,10 +224,18 @@ def table_properties(
     if updates:
         previous = table.properties
         before = dict(previous.items())
-        table = inst.update_table_properties(name, updates)
+        with _warnings_shown_by_the_command():
+            table = inst.update_table_properties(name, updates)
         after = dict(table.properties.items())
         changed = [key for key in updates if before.get(key) != after.get(key)]
-        _print_notices(table.properties.index, changed, local=inst.is_local)
+        _print_notices(
+            table.properties.index,
+            changed,
+            local=inst.is_local,
+            before=previous,
+            after=table.properties,
+            instance=table.properties.instance_properties,
+        )
         _print_view_notice(previous, table.properties)
         if as_json:
             result: dict[str, Any] = {

@@ -459,7 +459,12 @@ class AwsInstance:
     def _table(self, status: TableStatus) -> Table[AwsInstance]:
         properties = TableProperties(self.properties, self.properties_store.load_table(status.table_id))
         cached = self._tables.get(status.table_id)
-        if cached is not None and cached.table.schema == properties.schema:
+        settings = StateStoreSettings.from_properties(properties)
+        if (
+            cached is not None
+            and cached.table.schema == properties.schema
+            and cached.table.state_store.settings == settings
+        ):
             store = cached.table.state_store  # keep the loaded state: the next read only fetches new transactions
         else:
             store = StateStore(
@@ -471,7 +476,7 @@ class AwsInstance:
                 filesystem=self.filesystem,
                 snapshot_base_path=f"{self.data_bucket}/{status.table_id}",
                 snapshot_uri_scheme="s3a://",
-                settings=StateStoreSettings.from_properties(properties),
+                settings=settings,
                 clock=lambda: datetime.now(tz=UTC),
                 data_prefix=self.data_uri(status.table_id),
             )

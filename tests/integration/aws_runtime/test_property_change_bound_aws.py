@@ -43,3 +43,23 @@ def should_see_a_changed_table_property_within_the_bound_the_notice_states(
     # And the bound is the one the notice states
     notice = change_notice(InstanceProperties(instance.properties_store.load_instance()), table=True, local=False)
     assert notice is not None and f"within {TABLE_CACHE_SECONDS} s" in notice
+
+
+def should_use_changed_state_store_settings_within_the_same_bound(
+    instance: AwsInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a warm process that has loaded a table's state store with the default snapshot batch size
+    snapshot_batch = "sleeper.table.statestore.transactionlog.files.snapshot.batch.size"
+    now = [1000.0]
+    monkeypatch.setattr(aws_instance_module, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    warm = AwsInstance(AwsRuntimeConfig(config_bucket=instance.config.config_bucket, settings=instance.config.settings))
+    name = f"bound-{uuid.uuid4().hex[:8]}"
+    table_id = instance.create_table(name, SCHEMA).table_id
+    assert warm.table_by_id(table_id).state_store.settings.files_snapshot_batch_size == 1000
+    # When the setting is changed and the warm copy reaches the bound
+    instance.update_table_properties(name, {snapshot_batch: "5"})
+    now[0] += TABLE_CACHE_SECONDS
+    table = warm.table_by_id(table_id)
+    # Then the state store the process uses has the new setting, not only the properties
+    assert table.properties.get_int(snapshot_batch) == 5
+    assert table.state_store.settings.files_snapshot_batch_size == 5
