@@ -4,13 +4,18 @@ bulk import, sendToIngestBatcher), instead of waiting for the scheduler."""
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from sleeper.cli.common import ChangeJsonOption, JsonOption, console, open_instance, print_json
 from sleeper.core.exceptions import SleeperError
 from sleeper.runtime.admin import OperationReport
+
+if TYPE_CHECKING:
+    from sleeper.core.trackers.compaction import CompactionJobStatus, CompactionJobTracker
+    from sleeper.runtime.admin import AdminInstance
 
 batcher_app = typer.Typer(help="The ingest batcher.", no_args_is_help=True)
 
@@ -33,9 +38,69 @@ def compact(
 ) -> None:
     """Create compaction jobs for a table now, and run them and their commits.
 
+    First the table's compaction jobs on the dead-letter queue (jobs that failed every retry, whose input files are
+    still assigned to them) are sent back to the job queue, to run again. A job that fails exits 1 naming it and the
+    cause (it is retried, then dead-lettered, as in Sleeper).
+
     On AWS: send the table to the compaction job creation queue (with --all: create jobs over every file here and
     send them to the compaction job queue); the deployed functions and tasks do the rest."""
-    _print_report(open_instance().compact_now(name, compact_all=compact_all, wait=not no_wait), as_json)
+    admin = open_instance()
+    table_id = admin.table(name).table_id
+    retried = _retry_dead_lettered(admin, table_id)
+    started = datetime.now(tz=UTC)
+    try:
+        report = admin.compact_now(name, compact_all=compact_all, wait=not no_wait)
+    except SleeperError as e:
+        failed = _failed_since(admin.compaction_job_tracker, table_id, started)
+        if not failed:
+            raise
+        raise SleeperError(_failures_message(name, failed)) from e
+    if retried:
+        report.data["retriedFromDeadLetters"] = retried
+        report.lines.insert(0, f"Table {name}: {len(retried)} dead-lettered compaction jobs sent again")
+    _print_report(report, as_json)
+
+
+def _retry_dead_lettered(admin: AdminInstance, table_id: str) -> list[str]:
+    """Sends the table's dead-lettered compaction jobs back to the job queue (none if the queue has no dead-letter
+    queue)."""
+    from sleeper.compaction.retry import retry_dead_lettered_jobs
+    from sleeper.core.operations import COMPACTION_JOB_Q
+    from sleeper.core.queue import QueueNotFoundError
+
+    try:
+        dead_letters = admin.dead_letter_queue(COMPACTION_JOB_Q)
+    except (QueueNotFoundError, SleeperError):  # no dead-letter queue: no dead letters to send again
+        return []
+    return retry_dead_lettered_jobs(admin.queue(COMPACTION_JOB_Q), dead_letters, table_id)
+
+
+def _failed_since(tracker: CompactionJobTracker, table_id: str, since: datetime) -> list[CompactionJobStatus]:
+    """The table's compaction jobs whose latest run failed at or after a time."""
+    from sleeper.core.trackers.compaction import CompactionJobStatusType
+
+    return [
+        job
+        for job in tracker.jobs(table_id)
+        if job.latest_run is not None
+        and job.latest_run.status is CompactionJobStatusType.FAILED
+        and job.latest_run.start_time >= since
+    ]
+
+
+def _failures_message(name: str, failed: list[CompactionJobStatus]) -> str:
+    causes = "; ".join(
+        f"compaction job {job.job_id} failed: {' '.join(job.latest_run.failure_reasons) or 'no reason recorded'}"
+        for job in failed
+        if job.latest_run is not None
+    )
+    return (
+        f"{causes}. Table {name}: a failed job is run again by 'sleeper run' until it has been received "
+        "sleeper.compaction.job.max.retries times, then moved to the dead-letter queue; its input files stay "
+        f"assigned to it meanwhile. Mend the cause (e.g. install the iterator's code again), then run 'sleeper "
+        f"compact {name}', which sends the table's dead-lettered jobs again (see 'sleeper report compaction-jobs "
+        f"{name}')"
+    )
 
 
 def split(

@@ -10,11 +10,14 @@ in the compaction task tracker (started, finished with totals).
 What happens to a message:
 
 * finished (committed or commit request sent), already committed (a duplicate delivery: nothing is written), or
-  rejected (its table is gone, or its inputs are assigned elsewhere or gone, so it can never commit; or its iterator
-  cannot be loaded or fails, which no retry can mend: the run is tracked failed with the reason, once): deleted;
-* failed (an error while running or committing, an unreadable message, or inputs not assigned yet): made visible
-  again after ``sleeper.compaction.job.failed.visibility.timeout.seconds``; the queue moves it to the dead-letter
-  queue once it has been received its maximum number of times.
+  rejected (its table is gone, or its inputs are assigned elsewhere or gone, so it can never commit): deleted;
+* failed (an error while running or committing, an iterator that cannot be loaded or whose own code fails, an
+  unreadable message, or inputs not assigned yet): the run is tracked failed with the reason, and the message made
+  visible again after ``sleeper.compaction.job.failed.visibility.timeout.seconds``; the queue moves it to the
+  dead-letter queue once it has been received ``sleeper.compaction.job.max.retries`` times, as in Sleeper. Its input
+  files stay assigned to it meanwhile and there (no other job may take them): sending the job again from the
+  dead-letter queue (:func:`sleeper.compaction.retry.retry_dead_lettered_jobs`, which ``sleeper compact`` does) runs
+  it again once its cause is mended, e.g. the iterator's code installed again.
 
 The task stops when no job has arrived for ``sleeper.compaction.task.max.idle.time.seconds`` (receiving with long
 polls of ``...task.wait.time.seconds`` and pausing ``...task.delay.before.retry.seconds`` between empty receives),
@@ -234,10 +237,9 @@ class CompactionJobRunner:
             expected=(IteratorLoadError, IteratorRunError),
         )
         if isinstance(result, RunFailure):
-            # an iterator that cannot be loaded, or whose own code fails, fails every run alike: no retries
-            never = isinstance(result.error, IteratorLoadError | IteratorRunError)
-            kind = JobOutcome.REJECTED if never else JobOutcome.FAILED
-            return self._outcome(kind, job, result.reasons, run_id=run.run_id)
+            # retried, then dead-lettered, as Sleeper does: the job keeps its input files, so it must not be deleted
+            # (an iterator that cannot be loaded now, e.g. its code not yet installed again, may load on a retry)
+            return self._outcome(JobOutcome.FAILED, job, result.reasons, run_id=run.run_id)
         run.finished(rows_read=result.rows_read, rows_written=result.rows_written)
         crash_point("compaction.after_output_written")
         committed = run.attempt(
