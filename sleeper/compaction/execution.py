@@ -230,8 +230,8 @@ def iterators_for_job(
     ``sleeper.table.iterator.class.name`` and ``.config`` when the job was created), loaded here.
 
     Raises:
-        IteratorLoadError: If the job's iterator cannot be loaded or refuses its config; running the job again cannot
-            help, so the job is not retried (see :mod:`sleeper.compaction.task`).
+        IteratorLoadError: If the job's iterator cannot be loaded or refuses its config; the run fails and the job is
+            retried, then dead-lettered, as any failed job (see :mod:`sleeper.compaction.task`).
         IteratorConfigError: If the filters or aggregations do not suit the schema.
     """
     spec = IteratorSpec.optional(job.iterator_class_name, job.iterator_config, f"compaction job {job.job_id} iterator")

@@ -178,7 +178,8 @@ class IngestBatcherSubmitter:
             files sorted by path).
 
         Raises:
-            SubmitRequestError: If the table does not exist, or a path names no file; nothing was stored.
+            SubmitRequestError: If the table does not exist, a path names no file, or a file is named twice (the same
+                path twice, or a directory and a file inside it); nothing was stored.
             OSError: If a filesystem could not be reached (the request may be retried).
         """
         received = received_time if received_time is not None else self._clock()
