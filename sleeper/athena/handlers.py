@@ -48,6 +48,7 @@ from pyarrow import fs as pafs
 from sleeper.athena.exceptions import (
     ACCESS_DENIED,
     ENTITY_NOT_FOUND,
+    INTERNAL_SERVICE,
     INVALID_INPUT,
     OPERATION_NOT_SUPPORTED,
     AthenaConnectorError,
@@ -85,7 +86,7 @@ from sleeper.athena.protocol import (
 )
 from sleeper.athena.spill import BlockSpiller
 from sleeper.core.exceptions import TableNotFoundError
-from sleeper.core.partition import Partition
+from sleeper.core.partition import Partition, references_outside_tree_message
 from sleeper.core.schema import Field, KeyValue, ListType, MapType, PrimitiveType, Schema
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
@@ -409,6 +410,11 @@ class MetadataHandler:
         files_by_partition: dict[str, list[str]] = {}
         for reference in references:
             files_by_partition.setdefault(reference.partition_id, []).append(reference.filename)
+        unknown = tree.not_held(files_by_partition)
+        if unknown:  # reached by no leaf: refused rather than served without their rows
+            raise AthenaConnectorError(
+                references_outside_tree_message(table.table_id, unknown), error_code=INTERNAL_SERVICE
+            )
         rows: dict[str, list[object]] = {name: [] for name in self._layout_schema(schema).names}
         for leaf in tree.leaves:
             bounds = _bounds(leaf, schema)

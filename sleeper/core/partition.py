@@ -112,6 +112,15 @@ class PartitionTree:
     def __contains__(self, partition_id: object) -> bool:
         return partition_id in self._by_id
 
+    def not_held(self, partition_ids: Iterable[str]) -> list[str]:
+        """The partitions named (repeats are fine) that the tree does not hold, sorted, each once.
+
+        A planner of reads by leaf partition checks the partitions its file references are on with this: a reference
+        on a partition outside the tree is reached by no leaf, so its rows would be left out
+        (:func:`references_outside_tree_message` says so in one line).
+        """
+        return sorted({partition_id for partition_id in partition_ids if partition_id not in self._by_id})
+
     def get(self, partition_id: str) -> Partition:
         """The partition with an id.
 
@@ -419,3 +428,15 @@ def read_split_points(schema: Schema, lines: Iterable[str], *, strings_base64: b
                 f"split points line {number}: {line!r} is not a valid {ptype.value}: {e}"
             ) from None
     return out
+
+
+def references_outside_tree_message(table_id: str, partition_ids: Sequence[str]) -> str:
+    """Why reads of a table planned by partition are refused when its files are referenced on partitions its tree
+    does not hold (:meth:`PartitionTree.not_held`), and what to do; every door planning by partition says this."""
+    shown = ", ".join(partition_ids[:5]) + (f" and {len(partition_ids) - 5} more" if len(partition_ids) > 5 else "")
+    return (
+        f"table {table_id} has files referenced on partitions its partition tree does not hold ({shown}): a plan "
+        "by partition would leave out their rows, so nothing is read. The files and partitions read do not fit "
+        "together: a `table reinit` running, or stopped between its two steps, leaves this; try again, and if "
+        "it persists run the reinit again"
+    )

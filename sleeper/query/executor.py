@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 import pyarrow as pa
@@ -81,6 +81,10 @@ class FilesOnPartitions(Protocol):
         """The files referenced on a partition."""
         ...
 
+    def maybe_referenced_partitions(self) -> Collection[str]:
+        """Every partition a file may be referenced on (a superset is fine: ``files_on`` tells)."""
+        ...
+
 
 def plan_table_query(query: Query, state_store: QueryableStateStore, *, table_id: str) -> list[LeafPartitionQuery]:
     """Plans a query against a table's state: from the state store's files by partition where it keeps them (so a
@@ -94,8 +98,12 @@ def plan_table_query(query: Query, state_store: QueryableStateStore, *, table_id
     saw a query miss 225 acknowledged rows).
     """
     if isinstance(state_store, IndexedStateStore):
-        files_on = state_store.partition_files().files_on
-        return plan_query(query, state_store.partition_tree(), table_id=table_id, files_on=files_on)
+        index = state_store.partition_files()
+        tree = state_store.partition_tree()
+        # A reference on a partition the tree lacks is reached by no leaf: refused, never left out (checked from the
+        # index's partitions, so a lookup still goes through no reference of the leaves it does not touch).
+        outside = [p for p in index.maybe_referenced_partitions() if p not in tree and index.files_on(p)]
+        return plan_query(query, tree, table_id=table_id, files_on=index.files_on, referenced_partitions=outside)
     references = state_store.file_references()
     return plan_query(query, state_store.partition_tree(), references, table_id=table_id)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Collection, Iterable, Sequence
 
-from sleeper.core.partition import Partition, PartitionTree
+from sleeper.core.partition import Partition, PartitionTree, references_outside_tree_message
 from sleeper.core.query import LeafPartitionQuery, Query
 from sleeper.core.range import Region
 from sleeper.core.statestore.references import FileReference
@@ -63,16 +63,10 @@ def check_references_in_tree(tree: PartitionTree, partition_ids: Iterable[str], 
     Raises:
         ReferenceOnUnknownPartitionError: If any is not in the tree, naming them.
     """
-    unknown = sorted({partition_id for partition_id in partition_ids if partition_id not in tree})
+    unknown = tree.not_held(partition_ids)
     if unknown:
-        shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
         raise ReferenceOnUnknownPartitionError(
-            f"table {table_id} has files referenced on partitions its partition tree does not hold ({shown}): a plan "
-            f"by partition would leave out their rows, so nothing is read. The files and partitions read do not fit "
-            f"together: a `table reinit` running, or stopped between its two steps, leaves this; try again, and if "
-            f"it persists run the reinit again",
-            table_id=table_id,
-            partition_ids=unknown,
+            references_outside_tree_message(table_id, unknown), table_id=table_id, partition_ids=unknown
         )
 
 

@@ -177,6 +177,11 @@ class SnapshotFiles:
             self._names_by_partition = [names[row] for row in self.parents[positions].tolist()]
         return self._names_by_partition[span[0] : span[1]]
 
+    def partition_ids(self) -> list[str]:
+        """The partitions the snapshot references a file on (from the index by partition)."""
+        spans, _ = self._partition_index()
+        return list(spans)
+
     def references_on(self, partition_ids: Iterable[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
         """The positions of the references (in the flattened reference columns) on some partitions, grouped by
         partition in the order given and in snapshot order within each, through the index by partition.
@@ -756,6 +761,14 @@ class ArrowFileEntries:
             out.extend(self._changed_index.get(partition_id, ()))
         return out
 
+    def maybe_referenced_partitions(self) -> set[str]:
+        """Every partition a file may be referenced on: the snapshot's (some of whose files may have gone since) and
+        the changed files'. A superset, from the indexes alone; ``files_on`` tells whether a partition has files."""
+        out: set[str] = set() if self._base is None else set(self._base.partition_ids())
+        for value in self._changed.values():
+            out.update(self._partitions_of(value))
+        return out
+
     def to_table(self, changed_table: Any) -> pa.Table:
         """The files as a snapshot's table: the snapshot's rows still in the state, then the changed files.
 
@@ -819,3 +832,11 @@ class PartitionFiles:
         if self._entries is not None:
             return self._entries.files_on(partition_id)
         return list(self._index.get(partition_id, ()))
+
+    def maybe_referenced_partitions(self) -> set[str]:
+        """Every partition a file may be referenced on: a superset (for a state loaded from a snapshot, a partition
+        whose files have all gone since may be in it), found from the indexes without going through every reference.
+        ``files_on`` tells whether one has files."""
+        if self._entries is not None:
+            return self._entries.maybe_referenced_partitions()
+        return set(self._index)

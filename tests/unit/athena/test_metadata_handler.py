@@ -180,3 +180,17 @@ def should_give_encryption_keys_of_aes_256_with_12_byte_nonces() -> None:
     }
     assert keys == {(32, 12)}
     assert len({s["encryptionKey"]["key"] for s in splits}) == len(splits)
+
+
+@pytest.mark.parametrize("kind", [ConnectorKind.SIMPLE, ConnectorKind.ITERATOR_APPLYING])
+def should_refuse_a_layout_when_a_file_is_referenced_on_a_partition_the_tree_does_not_hold(kind: ConnectorKind) -> None:
+    # Given a table whose references name a partition its tree does not hold (files and partitions not fitting)
+    table = _table()
+    table.state_store.references.append(
+        FileReference(filename="s3a://d/gone.parquet", partition_id="gone", number_of_rows=1)
+    )
+    full = pa.schema([pa.field("key", pa.binary()), pa.field("v", pa.int64())])
+
+    # When the layout is asked for, Then it is refused naming the partition, rather than served without its rows
+    with pytest.raises(AthenaConnectorError, match=r"table t-id has files referenced on partitions .*\(gone\)"):
+        _handler(kind, table).handle(fr.get_table_layout("inst", "t", full, None))

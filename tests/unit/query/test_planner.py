@@ -11,6 +11,7 @@ from sleeper.core.query import Query, QueryProcessingConfig
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
+from sleeper.query.executor import plan_table_query
 from sleeper.query.planner import (
     ReferenceOnUnknownPartitionError,
     check_references_in_tree,
@@ -232,3 +233,40 @@ def should_check_every_reference_against_the_tree_in_the_shared_helper() -> None
     check_references_in_tree(tree, [ROOT_ID, ROOT_ID], table_id="tid")
     with pytest.raises(ReferenceOnUnknownPartitionError, match="x1, x2"):
         check_references_in_tree(tree, ["x2", ROOT_ID, "x1"], table_id="tid")
+
+
+class _IndexedStore:
+    """A state store keeping its files by partition, whose files and partitions do not fit together."""
+
+    def __init__(self, tree: PartitionTree, files: dict[str, list[str]]) -> None:
+        self._tree = tree
+        self._files = files
+
+    def partition_tree(self) -> PartitionTree:
+        return self._tree
+
+    def file_references(self) -> list[FileReference]:
+        return [_ref(name, pid) for pid, names in self._files.items() for name in names]
+
+    def partition_files(self) -> _IndexedStore:
+        return self
+
+    def files_on(self, partition_id: str) -> list[str]:
+        return list(self._files.get(partition_id, ()))
+
+    def maybe_referenced_partitions(self) -> set[str]:
+        return set(self._files) | {"emptied"}  # a superset: a partition whose files all went since a snapshot
+
+
+def should_refuse_a_table_query_planned_through_the_index_when_a_partition_with_files_is_not_in_the_tree() -> None:
+    # Given a table whose index names files on a leaf and on a partition its tree does not hold
+    tree = _tree([100])
+    low, _ = tree.leaves
+    store = _IndexedStore(tree, {low.id: ["low.parquet"], "gone": ["gone.parquet"]})
+    # When a lookup far from it is planned, Then it is refused rather than planned without the partition's rows
+    with pytest.raises(ReferenceOnUnknownPartitionError, match="gone"):
+        plan_table_query(_query(_range(0, 10)), store, table_id="tid")
+    # And a partition the index names without files is no reason to refuse
+    del store._files["gone"]
+    plans = plan_table_query(_query(_range(0, 10)), store, table_id="tid")
+    assert [(p.leaf_partition_id, list(p.files)) for p in plans] == [(low.id, ["low.parquet"])]

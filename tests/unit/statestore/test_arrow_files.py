@@ -193,3 +193,24 @@ def should_find_the_unreferenced_files_from_the_columns_as_from_every_file() -> 
         assert found == expected
     assert "unreferenced-new" in state.unreferenced_files_before(T0 + timedelta(days=1))
     assert len(state.unreferenced_files_before(T0 + timedelta(days=1))) > 5
+
+
+def should_name_every_partition_with_files_among_those_it_may_reference() -> None:
+    # Given a loaded state changed by transactions: a file moved to a partition no snapshot file is on, one removed
+    rng = random.Random(3)
+    files = [_entry(rng, f"f{i}") for i in range(100)]
+    state = _loaded(files)
+    state.set_references("f4", {"p9": FileReference(filename="f4", partition_id="p9", number_of_rows=2)}, T0)
+    del state.entries["f5"]
+
+    # When
+    index = PartitionFiles(state.entries)
+    by_dict = PartitionFiles({f.filename: f for f in state.files()})
+
+    # Then every partition holding a file is named (p9 from the changes), from the columns and from a dict alike
+    with_files = {pid for f in state.files() for pid in f.references}
+    assert "p9" in with_files
+    assert with_files <= index.maybe_referenced_partitions()
+    assert by_dict.maybe_referenced_partitions() == with_files
+    # And what it names beyond them has no files
+    assert all(not index.files_on(pid) for pid in index.maybe_referenced_partitions() - with_files)
