@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 import pyarrow as pa
 
@@ -544,8 +544,21 @@ class InstanceAdmin(Generic[_Instance]):
         self.instance = instance
 
     def reinitialise_table(self, name: str, split_points: Sequence[KeyValue] | None) -> Any:
-        """See :func:`reinitialise_table`."""
-        return reinitialise_table(self.instance.table(name), split_points)
+        """Reinitialises a table (:func:`reinitialise_table`) with its Iceberg view withdrawn first and published
+        again after (:func:`sleeper.iceberg.publisher.reinitialise_with_view`), so the view never lists a deleted
+        file. Split points are checked before the view is withdrawn.
+
+        Raises:
+            WithdrawalError: If the view could not be withdrawn; the table is not reinitialised.
+        """
+        from sleeper.iceberg.ports import IcebergRuntime
+        from sleeper.iceberg.publisher import reinitialise_with_view
+
+        table = self.instance.table(name)
+        if split_points is not None:
+            partitions_from_split_points(table.schema, list(split_points))  # refused before the view is withdrawn
+        instance = cast(IcebergRuntime, self.instance)  # both runtimes' instances publish views
+        return reinitialise_with_view(instance, table, lambda: reinitialise_table(table, split_points))
 
     def estimate_split_points(self, name: str, partitions: int) -> list[KeyValue]:
         """See :func:`estimate_split_points`."""

@@ -165,19 +165,6 @@ class AwsAdmin(InstanceAdmin[AwsInstance]):
         prefix = f"{self.instance.data_bucket}/{table.table_id}"
         delete_in_table(self.instance.filesystem, prefix, table.data_prefix, whole_table=True)
 
-    def reinitialise_table(self, name: str, split_points: Sequence[KeyValue] | None) -> Table[AwsInstance]:
-        """Reinitialises a table (:func:`sleeper.runtime.admin.reinitialise_table`) with its Iceberg view withdrawn
-        first and published again after (:func:`sleeper.iceberg.publisher.reinitialise_with_view`), so the view
-        never lists a deleted file."""
-        from sleeper.core.partition import partitions_from_split_points
-        from sleeper.iceberg.publisher import reinitialise_with_view
-
-        table = self.instance.table(name)
-        if split_points is not None:
-            partitions_from_split_points(table.schema, list(split_points))  # refused before the view is withdrawn
-        reinitialise = super().reinitialise_table
-        return reinitialise_with_view(self.instance, table, lambda: reinitialise(name, split_points))
-
     def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[AwsInstance]:
         """Validates and saves table property edits to the config bucket (nothing saved if one is invalid); a value of
         None unsets the property."""

@@ -172,19 +172,6 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
         """Puts a table online or takes it offline."""
         return self.instance.set_table_online(name, online)
 
-    def reinitialise_table(self, name: str, split_points: Sequence[KeyValue] | None) -> Table[LocalInstance]:
-        """Reinitialises a table (:func:`sleeper.runtime.admin.reinitialise_table`) with its Iceberg view withdrawn
-        first and published again after (:func:`sleeper.iceberg.publisher.reinitialise_with_view`), so the view
-        never lists a deleted file."""
-        from sleeper.core.partition import partitions_from_split_points
-        from sleeper.iceberg.publisher import reinitialise_with_view
-
-        table = self.instance.table(name)
-        if split_points is not None:
-            partitions_from_split_points(table.schema, list(split_points))  # refused before the view is withdrawn
-        reinitialise = super().reinitialise_table
-        return reinitialise_with_view(self.instance, table, lambda: reinitialise(name, split_points))
-
     def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[LocalInstance]:
         """Validates and saves table property edits (a value of None unsets the property)."""
         return self.instance.update_table_properties(name, values)
