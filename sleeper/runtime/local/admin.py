@@ -244,7 +244,7 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
         total = RoundSummary()
         with local_task(self.instance):
             for queue in queues:
-                total.add(runner.drain(queue))
+                total.add(runner.drain(queue, retry_failed_now=True))
         if total.failed:
             failed = ", ".join(f"{q} {n}" for q, n in total.failed.items())
             raise SleeperError(f"some messages failed and will be retried by 'run': {failed}")
