@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
-from sleeper.core.exceptions import TableNotFoundError
+from sleeper.core.exceptions import SleeperError, TableNotFoundError
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.logcontext import current_log_context
 from sleeper.core.operations import LEAF_PARTITION_QUERY_Q as LEAF_PARTITION_QUERY_QUEUE
@@ -70,6 +70,7 @@ __all__ = [
     "QUERY_QUEUE",
     "QUERY_RESULTS_QUEUE",
     "QueryTables",
+    "ReusedQueryIdError",
     "ResultsPublisher",
     "handle_leaf_query_message",
     "handle_query_message",
@@ -209,10 +210,23 @@ def handle_query_message(
             if previous.last_known_state.is_finished:
                 return QueryOutcome(query_id=query.query_id, already_finished=True)
         elif settings is not None:
-            cleared = clear_results(settings, destination, query.query_id)
+            try:
+                cleared = clear_results(settings, destination, query.query_id)
+            except (OSError, ResultsConfigError) as e:
+                reporter = StatusReporter(poster, targets)
+                reason = ReusedQueryIdError(
+                    f"query id {query.query_id!r} was used before and its earlier results cannot be deleted "
+                    f"({type(e).__name__}: {e}); send the query under a new id"
+                )
+                return _failed(query.query_id, reason, tracker, reporter, clock)
             _LOG.info("query %s run again under a reused id: %d earlier result files deleted", query.query_id, cleared)
     tracker.record(QueryUpdate(query_id=query.query_id, state=QueryState.IN_PROGRESS, update_time=clock()))
     return _fan_out(query, table, serde, leaf_queue, tracker, clock, StatusReporter(poster, targets), run)
+
+
+class ReusedQueryIdError(SleeperError):
+    """A query sent under the id of an earlier one cannot run again: the earlier run's result files, which a reader of
+    ``query-<query id>/`` would take for this run's, cannot be deleted."""
 
 
 RUN_SEPARATOR = "."

@@ -291,3 +291,26 @@ def should_not_run_a_finished_sub_query_delivered_again(table: Table[LocalInstan
     assert again == 0 and len(published) == 1
     parent = tracker.status("q3")
     assert parent is not None and (parent.last_known_state, parent.row_count) == (QueryState.COMPLETED, 10)
+
+
+def should_fail_a_reused_query_id_whose_earlier_results_cannot_be_deleted(
+    table: Table[LocalInstance], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sleeper.query.queued as queued
+
+    # Given a query answered through the query queue, whose results the query function may not delete (on AWS, a
+    # role without s3:DeleteObject on the results bucket)
+    instance = table.instance
+    _through_the_query_lambdas(instance, "m-1", _query_json("kept", 50, 150))
+
+    def denied(*_args: object) -> int:
+        raise OSError("AWS Error ACCESS_DENIED during DeleteObject operation")
+
+    monkeypatch.setattr(queued, "clear_results", denied)
+    # When another message sends a query under the same id
+    sent = _through_the_query_lambdas(instance, "m-2", _query_json("kept", 250, 260))
+    # Then it is tracked FAILED saying why and what to do, nothing runs, and the earlier results are not mixed in
+    assert sent == []
+    status = instance.query_tracker.status("kept")
+    assert status is not None and status.last_known_state is QueryState.FAILED
+    assert "used before" in (status.error_message or "") and "new id" in (status.error_message or "")
