@@ -102,6 +102,10 @@ class QueryStack(cdk.NestedStack):
             grants.bucket_write(function, self.results_bucket)
             grants.queue_send(function, self.results_queue)
         grants.queue_send(self.query_function, self.leaf_queue.queue)
+        # A query sent again under an earlier query's id deletes that run's result files first
+        # (sleeper.query.queued.handle_query_message), so a reader never takes them for this run's.
+        grants.bucket_read(self.query_function, self.results_bucket, ["query-*"])
+        grants.bucket_delete(self.query_function, self.results_bucket, ["query-*"])
         grants.bucket_read(self.leaf_function, core.data, [grants.DATA_PREFIX])
         sqs_trigger(self.query_function, self.query_queue.queue)
         sqs_trigger(self.leaf_function, self.leaf_queue.queue)

@@ -41,7 +41,7 @@ from sleeper.core.operations import QUERY_RESULTS_Q as QUERY_RESULTS_QUEUE
 from sleeper.core.query import LeafPartitionQuery, Query, QuerySerDe
 from sleeper.core.queue import Queue
 from sleeper.core.schema import Schema
-from sleeper.core.trackers.query import QueryState, QueryTracker, QueryUpdate
+from sleeper.core.trackers.query import RUN_SEPARATOR, QueryState, QueryTracker, QueryUpdate, run_of
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.iterators.exceptions import IteratorConfigError
 from sleeper.query.executor import QueryableTable, plan_table_query, query_iterators, run_leaf_query
@@ -76,7 +76,6 @@ __all__ = [
     "handle_query_message",
     "query_results_dir",
     "results_path",
-    "run_of",
     "run_tag",
 ]
 
@@ -229,22 +228,12 @@ class ReusedQueryIdError(SleeperError):
     ``query-<query id>/`` would take for this run's, cannot be deleted."""
 
 
-RUN_SEPARATOR = "."
-"""Separates the run tag from the rest of a sub-query id (``<run tag>.<id>``); a run tag never holds it."""
-
-
 def run_tag(delivery_id: str | None) -> str | None:
     """The tag of a query's run: the same for every delivery of one message, different for another message (a query
     sent again under the same id). None when the delivery id is unknown."""
     if not delivery_id:
         return None
     return hashlib.sha256(delivery_id.encode()).hexdigest()[:16]
-
-
-def run_of(sub_query_id: str) -> str | None:
-    """The run tag a sub-query id carries, or None for a sub-query planned without one."""
-    tag, separator, _ = sub_query_id.partition(RUN_SEPARATOR)
-    return tag if separator else None
 
 
 def _delivered_before(tracker: QueryTracker, query_id: str, run: str | None) -> bool:

@@ -36,7 +36,7 @@ from sleeper.core.trackers.ingest import (
     IngestJobTracker,
     IngestJobValidated,
 )
-from sleeper.core.trackers.query import QueryState, QueryTracker, QueryUpdate
+from sleeper.core.trackers.query import RUN_SEPARATOR, QueryState, QueryTracker, QueryUpdate
 from sleeper.core.trackers.task import TaskFinished, TaskStarted, TaskTracker
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, 123456, tzinfo=UTC)
@@ -307,6 +307,31 @@ def should_ignore_a_duplicate_update_of_a_finished_sub_query(query_tracker: Quer
     assert parent is not None
     assert (sub.last_known_state, sub.last_update_time) == (QueryState.COMPLETED, at(1))
     assert (parent.last_known_state, parent.row_count) == (QueryState.COMPLETED, 4)
+
+
+def should_roll_up_only_the_sub_queries_of_the_finishing_run_of_a_reused_query_id(query_tracker: QueryTracker) -> None:
+    # Given a query whose first run (tag r1) returned 100 rows
+    first = [f"r1{RUN_SEPARATOR}{s}" for s in "ab"]
+    query_tracker.record(QueryUpdate(query_id="q", state=QueryState.IN_PROGRESS, update_time=at(0)))
+    for sub in first:
+        query_tracker.record(
+            QueryUpdate(query_id="q", sub_query_id=sub, state=QueryState.COMPLETED, update_time=at(1), row_count=50)
+        )
+    assert query_tracker.status("q") is not None
+    # When the same id is sent again (run r2) and returns 10 rows
+    second = [f"r2{RUN_SEPARATOR}{s}" for s in "ab"]
+    query_tracker.record(QueryUpdate(query_id="q", state=QueryState.IN_PROGRESS, update_time=at(2)))
+    query_tracker.record_all(
+        [QueryUpdate(query_id="q", sub_query_id=s, state=QueryState.QUEUED, update_time=at(2)) for s in second]
+    )
+    for sub in second:
+        query_tracker.record(
+            QueryUpdate(query_id="q", sub_query_id=sub, state=QueryState.COMPLETED, update_time=at(3), row_count=5)
+        )
+    # Then the query reports the second run's rows, not the sum of both runs
+    parent = query_tracker.status("q")
+    assert parent is not None
+    assert (parent.last_known_state, parent.row_count) == (QueryState.COMPLETED, 10)
 
 
 def should_list_every_query_with_parents_first(query_tracker: QueryTracker) -> None:

@@ -104,6 +104,8 @@ DELETES = {
     "run of the same export not in the new plan (sleeper.bulk_export.entry), in the export results bucket",
     ("RestApi/RestApiHandlerlambdaRole", "arn:${P}:s3:::sleeper-example-config-${A}/tables/*"): "table properties "
     "of a table deleted through the REST API",
+    ("Query/QueryExecutorRole", "arn:${P}:s3:::sleeper-example-query-results-${A}/query-*"): "result files of an "
+    "earlier run of a query sent again under the same id (sleeper.query.queued.handle_query_message)",
     (
         "Instance/AWS679f53fac002430cb0da5b7982bd2287ServiceRole",
         "${ConfigBucket/ConfigBucket.Arn}/instance.properties",

@@ -32,6 +32,7 @@ from sleeper.core.trackers.query import (
     TrackedQuery,
     apply_query_update,
     roll_up_parent,
+    run_of,
 )
 
 if TYPE_CHECKING:
@@ -115,9 +116,9 @@ class DynamoDBQueryTracker:
         if not rows or not self._write(rows[0], only_if_unfinished=True):
             return
         if update.state.is_finished:
-            parent = roll_up_parent(
-                update.query_id, self.sub_queries(update.query_id), update.update_time, ttl=self._ttl
-            )
+            run = run_of(update.sub_query_id)
+            children = [c for c in self.sub_queries(update.query_id) if run_of(c.sub_query_id) == run]
+            parent = roll_up_parent(update.query_id, children, update.update_time, ttl=self._ttl)
             if parent is not None:
                 self._write(parent, only_if_unfinished=False)
 

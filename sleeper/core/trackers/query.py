@@ -141,9 +141,23 @@ def apply_query_update(
     )
     if row.is_parent or not update.state.is_finished:
         return [row]
-    children = [r for key, r in rows.items() if key not in (PARENT_SUB_QUERY_ID, update.sub_query_id)] + [row]
+    run = run_of(update.sub_query_id)
+    children = [
+        r for key, r in rows.items() if key not in (PARENT_SUB_QUERY_ID, update.sub_query_id) and run_of(key) == run
+    ] + [row]
     parent = roll_up_parent(update.query_id, children, update.update_time, ttl=ttl)
     return [row] if parent is None else [row, parent]
+
+
+RUN_SEPARATOR = "."
+"""Separates a run's tag from the rest of a sub-query id (``<run tag>.<id>``): each message sending a query is one run
+of it, and a query id sent again by another message is a new run whose sub-queries roll up on their own."""
+
+
+def run_of(sub_query_id: str) -> str | None:
+    """The run tag a sub-query id carries, or None for a sub-query planned without one."""
+    tag, separator, _ = sub_query_id.partition(RUN_SEPARATOR)
+    return tag if separator else None
 
 
 class QueryTracker(Protocol):

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from sleeper.core.faults import crash_point
+from sleeper.core.logcontext import log_context
 from sleeper.core.operations import (
     COMPACTION_JOB_CREATION_Q,
     COMPACTION_JOB_Q,
@@ -209,7 +210,8 @@ class LocalRunner:
                 break
             message = messages[0]
             handled += 1
-            settled = settle(partial(handler, self.instance, message.body))
+            with log_context(message_id=message.message_id):
+                settled = settle(partial(handler, self.instance, message.body))
             if settled.disposition is Disposition.RETRY:
                 LOGGER.error(
                     "%s: message %s failed; it will be delivered again",
