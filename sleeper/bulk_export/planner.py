@@ -12,8 +12,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 
+from sleeper.bulk_export.exceptions import BulkExportError
 from sleeper.bulk_export.model import BulkExportQuery, LeafPartitionExport
-from sleeper.core.partition import PartitionTree
+from sleeper.core.partition import PartitionTree, references_outside_tree_message
 from sleeper.core.statestore.references import FileReference
 
 __all__ = ["plan_export", "sub_export_id_for"]
@@ -40,10 +41,17 @@ def plan_export(
     Returns:
         The leaf exports; none for an empty table. Each lists the files of the leaf's ancestors (root first), then
         the leaf's own, each file once.
+
+    Raises:
+        BulkExportError: If a file is referenced on a partition the tree does not hold (no leaf would reach it, so
+            its rows would be left out of the export).
     """
     by_partition: dict[str, list[str]] = {}
     for reference in references:
         by_partition.setdefault(reference.partition_id, []).append(reference.filename)
+    unknown = tree.not_held(by_partition)
+    if unknown:
+        raise BulkExportError(f"bulk export {query.export_id}: {references_outside_tree_message(table_id, unknown)}")
     out: list[LeafPartitionExport] = []
     for leaf in tree.leaves:
         chain = [p.id for p in reversed(tree.ancestors(leaf.id))] + [leaf.id]

@@ -6,6 +6,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
+import pytest
+
+from sleeper.bulk_export.exceptions import BulkExportError
 from sleeper.bulk_export.model import BulkExportQuery
 from sleeper.bulk_export.planner import plan_export, sub_export_id_for
 from sleeper.core.partition import PartitionTree, partitions_from_split_points
@@ -60,3 +63,12 @@ def should_give_the_same_sub_export_ids_when_planned_again() -> None:
     assert [p.sub_export_id for p in first] == [p.sub_export_id for p in again]
     assert len({p.sub_export_id for p in first}) == len(first)
     assert first[0].sub_export_id == sub_export_id_for("e1", first[0].leaf_partition_id)
+
+
+def should_refuse_an_export_when_a_file_is_referenced_on_a_partition_the_tree_does_not_hold() -> None:
+    # Given a reference on a leaf and one on a partition the tree does not hold (files and partitions not fitting)
+    tree = _tree()
+    references = [_ref("a.parquet", tree.leaves[0].id), _ref("gone.parquet", "gone")]
+    # When the export is planned, Then it is refused naming the partition, rather than planned without its rows
+    with pytest.raises(BulkExportError, match=r"bulk export e1: table tid has files referenced on .*\(gone\)"):
+        plan_export(QUERY, tree, references, table_id="tid")
