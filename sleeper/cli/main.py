@@ -369,10 +369,22 @@ def ingest(
     admin = _open()
     from sleeper.io.input_paths import resolve_input_paths
 
-    files = resolve_input_paths(paths) if admin.is_local else tuple(paths)  # job messages on AWS keep bucket/key
-    job = IngestJob(id=job_id or str(uuid.uuid4()), files=files, table_name=name)
-    if queue or not admin.is_local:
-        sent_to = admin.send_ingest_job(job)
+    sent_to: str | None = None
+    if admin.is_local:
+        job = IngestJob(id=job_id or str(uuid.uuid4()), files=resolve_input_paths(paths), table_name=name)
+        if queue:
+            sent_to = admin.send_ingest_job(job)
+    else:
+        # As Table.ingest on AWS: S3 paths are sent as they are; local files are first staged under for_ingest/ in
+        # the data bucket (the ingest tasks cannot read this machine's files).
+        from sleeper.runtime.aws.admin import AwsAdmin
+        from sleeper.runtime.ingest_job import send_ingest_job
+
+        assert isinstance(admin, AwsAdmin)  # an instance that is not local is on AWS
+        sent = send_ingest_job(admin.instance, name, admin.table(name).schema, list(paths), job_id=job_id)
+        job = IngestJob(id=sent.job_id, files=sent.files, table_name=name)
+        sent_to = sent.queue
+    if sent_to is not None:
         if not wait:
             if as_json:
                 _print_json({"jobId": job.id, "tableName": name, "sentTo": sent_to, "status": "SENT"})

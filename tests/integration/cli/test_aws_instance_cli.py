@@ -180,15 +180,46 @@ def _by_name(listed: object) -> dict[str, dict[str, object]]:
     return {str(t["tableName"]): t for t in listed}
 
 
-def should_send_an_ingest_job_to_the_ingest_job_queue(
-    instance: AwsInstance, capsys: pytest.CaptureFixture[str]
-) -> None:
+def should_send_an_ingest_job_naming_s3_files_as_they_are(instance: AwsInstance) -> None:
     # Given an instance on AWS
-    # When files are ingested through the CLI
-    assert run(["ingest", "nums", "bucket/dir/file.parquet", "--job-id", "job-1"]) == 0
-    # Then the job is on the ingest job queue for the ingest tasks
+    # When S3 files are ingested through the CLI
+    assert run(["ingest", "nums", "s3a://bucket/dir/file.parquet", "--job-id", "job-1"]) == 0
+    # Then the job naming them is on the ingest job queue for the ingest tasks
     [(body, _)] = _take_all(instance.queue(INGEST_JOB_Q))
-    assert json.loads(body) == {"id": "job-1", "files": ["bucket/dir/file.parquet"], "tableName": "nums"}
+    assert json.loads(body) == {"id": "job-1", "files": ["s3a://bucket/dir/file.parquet"], "tableName": "nums"}
+
+
+def should_stage_local_files_and_send_a_job_naming_the_staged_file(
+    instance: AwsInstance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a directory of Parquet files on this machine, named relative to the working directory
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "parquet-files").mkdir()
+    rows = pa.table({"key": pa.array([1, 2, 3], pa.int64()), "value": ["a", "b", "c"]})
+    pq.write_table(rows, tmp_path / "parquet-files" / "rows.parquet")
+    # When they are ingested through the CLI, as the README does locally
+    assert run(["ingest", "nums", "./parquet-files/", "--job-id", "local-1"]) == 0
+    # Then the job names one file staged in the data bucket, holding the rows, as Table.ingest sends
+    [(body, _)] = _take_all(instance.queue(INGEST_JOB_Q))
+    job = json.loads(body)
+    assert job["id"] == "local-1" and job["tableName"] == "nums"
+    [staged] = job["files"]
+    assert staged.startswith(tuple(f"{scheme}://{instance.data_bucket}/for_ingest/" for scheme in ("s3", "s3a")))
+    key = staged.split(f"{instance.data_bucket}/", 1)[1]
+    body_bytes = s3_client(aws_settings()).get_object(Bucket=instance.data_bucket, Key=key)["Body"].read()
+    assert pq.read_table(io.BytesIO(body_bytes)).sort_by("key").to_pylist() == rows.to_pylist()
+
+
+def should_refuse_a_local_path_that_names_nothing_and_send_no_job(
+    instance: AwsInstance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a working directory without the path
+    monkeypatch.chdir(tmp_path)
+    # When it is ingested
+    err = _fails(capsys, ["ingest", "nums", "bucket/dir/file.parquet", "--job-id", "job-2"])
+    # Then the command fails naming it, and nothing is sent
+    assert "bucket/dir/file.parquet" in err
+    assert _take_all(instance.queue(INGEST_JOB_Q)) == []
 
 
 @pytest.mark.parametrize(
