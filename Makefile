@@ -10,6 +10,7 @@ BASE_STAMP := $(VENV)/.installed-base
 help:
 	@echo "make demo   - set up a virtualenv and run the demo on a local instance"
 	@echo "make test   - set up a virtualenv, lint (ruff, mypy, import rules) and run every test"
+	@echo "make test-unit - the fast lane: ruff and the unit tests only (no moto, Spark or CDK synthesis)"
 	@echo "make docs   - regenerate docs/usage/properties from the property definitions"
 
 $(STAMP): pyproject.toml
@@ -36,6 +37,10 @@ lint: $(STAMP)
 
 test: lint
 	$(PY) -m pytest -q
+
+test-unit: $(STAMP)
+	$(VENV)/bin/ruff check sleeper lambdas tests benchmarks stacks app.py
+	$(PY) -m pytest -q tests/unit -m "not slow and not integration and not aws"
 
 docs: $(STAMP)
 	$(PY) -m sleeper.core.properties.docs docs/usage/properties
