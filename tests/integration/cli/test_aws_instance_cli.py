@@ -288,7 +288,7 @@ def should_send_a_query_to_the_query_queue_and_report_it_from_the_tracker(
     # Given a query sent through the CLI (the table is empty: the query needs no sub-query)
     capsys.readouterr()
     assert run(["query", "nums", "--exact", "key=5", "--via-queue", "--wait", "0"]) == 0
-    sent = " ".join(capsys.readouterr().out.split())
+    sent = " ".join(capsys.readouterr().err.split())  # a notice: on standard error, where no data goes
     [(body, _)] = _take_all(instance.queue(QUERY_Q))
     query_id = json.loads(body)["queryId"]
     assert f"Sent query {query_id} to the query queue" in sent

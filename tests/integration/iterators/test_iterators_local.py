@@ -269,25 +269,29 @@ def should_fail_queries_with_no_rows_when_a_forced_in_iterator_cannot_load(
     assert outcome.sub_queries == () and leaf_queue.receive(10) == []
 
 
-def should_record_one_compaction_failure_and_commit_nothing_when_a_forced_in_iterator_cannot_load(
+def should_record_each_compaction_failure_dead_letter_the_job_and_commit_nothing_when_a_forced_in_iterator_cannot_load(
     table: Table[LocalInstance], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given an unknown iterator written straight into the table's properties
     _force(table, "com.example.SecurityFilter")
     files_before = sorted(r.filename for r in table.file_references())
     monkeypatch.setenv("SLEEPER_INSTANCE", str(table.instance.directory))
-    # When the table is compacted and the instance runs until idle
-    run(["compact", "events", "--all"])
+    # When the table is compacted (which fails, saying so) and the instance runs until idle
+    assert run(["compact", "events", "--all"]) == 1
     assert run(["run", "--until-idle", "--poll", "0"]) == 0
-    # Then each job has exactly one run, failed with the reason, and was not retried
+    # Then each job was tried sleeper.compaction.job.max.retries times, each run failed with the reason, and the job
+    # went to the dead-letter queue (as in Sleeper), not back to the job queue
     instance = table.instance
+    retries = instance.properties.get_int("sleeper.compaction.job.max.retries")
     jobs = instance.compaction_job_tracker.jobs(table.table_id)
     assert jobs
     for job in jobs:
-        assert len(job.runs) == 1
-        assert job.runs[0].status is CompactionJobStatusType.FAILED
-        assert any("com.example.SecurityFilter" in reason for reason in job.runs[0].failure_reasons)
+        assert len(job.runs) == retries
+        for job_run in job.runs:
+            assert job_run.status is CompactionJobStatusType.FAILED
+            assert any("com.example.SecurityFilter" in reason for reason in job_run.failure_reasons)
     assert instance.queue("CompactionJobQ").receive(10) == []
+    assert instance.dead_letter_queue("CompactionJobQ").approximate_counts().visible == len(jobs)
     # And nothing was committed: the table's files are those it had
     assert sorted(r.filename for r in instance.table("events").file_references()) == files_before
 
