@@ -8,8 +8,9 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
 
+import copy  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -36,14 +37,20 @@ class Synthesized:
     def template(self, name: str) -> Template:
         return self.templates[name]
 
+    json_cache: dict[str, dict[str, Any]] = field(default_factory=dict)
+
     def json(self, name: str) -> dict[str, Any]:
-        return self.templates[name].to_json()  # type: ignore[no-any-return]
+        """A template as JSON: read from the CDK's assertions once (each read goes through jsii, about a second for
+        the larger templates), then copied, so a test changing its copy changes no other test's."""
+        if name not in self.json_cache:
+            self.json_cache[name] = self.templates[name].to_json()
+        return copy.deepcopy(self.json_cache[name])
 
     def resources(self, resource_type: str) -> list[tuple[str, dict[str, Any]]]:
         """Every resource of a type across all templates, as (template name, resource)."""
         found: list[tuple[str, dict[str, Any]]] = []
-        for name, template in self.templates.items():
-            for resource in template.to_json().get("Resources", {}).values():
+        for name in self.templates:
+            for resource in self.json(name).get("Resources", {}).values():
                 if resource["Type"] == resource_type:
                     found.append((name, resource))
         return found

@@ -17,8 +17,8 @@ CDK_GENERATED_WILDCARDS = {"ecs:Submit*"}
 
 
 def _statements(synthesized: Any) -> Iterator[tuple[str, dict[str, Any]]]:
-    for template_name, template in synthesized.templates.items():
-        for logical_id, resource in template.to_json().get("Resources", {}).items():
+    for template_name in synthesized.templates:
+        for logical_id, resource in synthesized.json(template_name).get("Resources", {}).items():
             kind = resource["Type"]
             documents = []
             if kind in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"):
@@ -143,8 +143,8 @@ def should_let_no_role_be_assumed_by_an_account_or_anyone(synthesized: Any, reli
     # Given every role of the example instance and who may assume it
     trusts = [
         (f"{template_name}/{logical_id}", kind, who)
-        for template_name, template in synthesized.templates.items()
-        for logical_id, resource in template.to_json().get("Resources", {}).items()
+        for template_name in synthesized.templates
+        for logical_id, resource in synthesized.json(template_name).get("Resources", {}).items()
         if resource["Type"] == "AWS::IAM::Role"
         for statement in resource["Properties"]["AssumeRolePolicyDocument"]["Statement"]
         for kind, who in _principals(statement)

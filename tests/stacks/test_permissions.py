@@ -49,8 +49,8 @@ def _listed(value: Any) -> list[Any]:
 
 def _role_statements(synthesized: Any) -> Iterator[tuple[str, str, set[str], list[str]]]:
     """(template, role logical id, actions, resources) of every statement of a policy attached to a role."""
-    for template_name, template in synthesized.templates.items():
-        for resource in template.to_json().get("Resources", {}).values():
+    for template_name in synthesized.templates:
+        for resource in synthesized.json(template_name).get("Resources", {}).values():
             if resource["Type"] != "AWS::IAM::Policy":
                 continue
             roles = [r["Ref"] for r in resource["Properties"].get("Roles", []) if "Ref" in r]

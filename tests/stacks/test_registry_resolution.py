@@ -37,8 +37,8 @@ def _resolve(value: Any) -> Any:
 def _functions(synthesized: Any, spec: HandlerSpec) -> list[tuple[str, str, dict[str, Any]]]:
     """(template, logical id, properties) of every function deployed for a handler."""
     found = []
-    for name, template in synthesized.templates.items():
-        for logical_id, resource in template.to_json().get("Resources", {}).items():
+    for name in synthesized.templates:
+        for logical_id, resource in synthesized.json(name).get("Resources", {}).items():
             if resource["Type"] != "AWS::Lambda::Function":
                 continue
             variables = resource["Properties"].get("Environment", {}).get("Variables", {})

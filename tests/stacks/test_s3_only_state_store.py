@@ -123,7 +123,7 @@ def should_deploy_no_dynamodb_log_or_grants_on_one_when_every_table_uses_the_s3_
 
 def should_keep_the_dynamodb_logs_and_their_grants_on_the_default_instance(synthesized: Any) -> None:
     # When the example instance (Sleeper's default state store) is synthesized
-    templates = {name: t.to_json() for name, t in synthesized.templates.items()}
+    templates = {name: synthesized.json(name) for name in synthesized.templates}
     tables = [str(t["TableName"]) for t in _resources(templates, "AWS::DynamoDB::Table")]
     policies = _policy_text(templates)
     functions = [str(f.get("FunctionName", "")) for f in _resources(templates, "AWS::Lambda::Function")]

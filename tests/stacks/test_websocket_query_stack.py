@@ -26,8 +26,8 @@ def _resources(synthesized: Any, kind: str) -> dict[str, dict[str, Any]]:
 
 def _execute_api_statements(synthesized: Any) -> list[tuple[str, dict[str, Any]]]:
     found = []
-    for template_name, template in synthesized.templates.items():
-        for logical_id, resource in template.to_json().get("Resources", {}).items():
+    for template_name in synthesized.templates:
+        for logical_id, resource in synthesized.json(template_name).get("Resources", {}).items():
             if resource["Type"] not in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"):
                 continue
             for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
