@@ -369,9 +369,10 @@ def ingest(
     admin = _open()
     from sleeper.io.input_paths import resolve_input_paths
 
+    files = resolve_input_paths(paths)  # local paths made absolute (refused if they name nothing), S3 URIs kept
     sent_to: str | None = None
     if admin.is_local:
-        job = IngestJob(id=job_id or str(uuid.uuid4()), files=resolve_input_paths(paths), table_name=name)
+        job = IngestJob(id=job_id or str(uuid.uuid4()), files=files, table_name=name)
         if queue:
             sent_to = admin.send_ingest_job(job)
     else:
@@ -381,7 +382,7 @@ def ingest(
         from sleeper.runtime.ingest_job import send_ingest_job
 
         assert isinstance(admin, AwsAdmin)  # an instance that is not local is on AWS
-        sent = send_ingest_job(admin.instance, name, admin.table(name).schema, list(paths), job_id=job_id)
+        sent = send_ingest_job(admin.instance, name, admin.table(name).schema, list(files), job_id=job_id)
         job = IngestJob(id=sent.job_id, files=sent.files, table_name=name)
         sent_to = sent.queue
     if sent_to is not None:
