@@ -54,7 +54,7 @@ from sleeper.core.schema import Field, PrimitiveType, Schema  # noqa: E402
 from sleeper.core.trackers.runs import JobOutcome  # noqa: E402
 from sleeper.ingest.standard import ingest_batches  # noqa: E402
 from sleeper.runtime.local.instance import LocalInstance  # noqa: E402
-from sleeper.runtime.table import Table  # noqa: E402
+from sleeper.api.table import Table  # noqa: E402
 
 SCHEMA = Schema.of(
     row_keys=[Field("key", PrimitiveType.STRING)],

@@ -53,7 +53,7 @@ from sleeper.io.parquet_reader import SortedFileReader  # noqa: E402
 from sleeper.query.executor import region_bounds, table_query  # noqa: E402
 from sleeper.query.planner import plan_query  # noqa: E402
 from sleeper.runtime.local.instance import LocalInstance  # noqa: E402
-from sleeper.runtime.table import Table  # noqa: E402
+from sleeper.api.table import Table  # noqa: E402
 
 KEY = Field("key", PrimitiveType.LONG)
 SCHEMA = Schema(

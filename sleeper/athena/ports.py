@@ -1,6 +1,6 @@
 """Ports of the Athena connector: the instance's tables, each with its schema, properties and state store.
 
-``sleeper.runtime.local.instance.LocalInstance`` and its tables (``sleeper.runtime.table.Table``) fit these Protocols
+``sleeper.runtime.local.instance.LocalInstance`` and its tables (``sleeper.api.table.Table``) fit these Protocols
 as they are; the AWS runtime's instance must offer the same two methods.
 """
 

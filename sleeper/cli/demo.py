@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from sleeper.api.table import Table
 from sleeper.cli import render, status
 from sleeper.core.operations import COMPACTION_JOB_Q, PARTITION_SPLITTING_JOB_Q
 from sleeper.core.range import Range, Region
@@ -21,7 +22,6 @@ from sleeper.runtime.local.admin import LocalAdmin
 from sleeper.runtime.local.handlers import default_handlers
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.local.runner import LocalRunner
-from sleeper.runtime.table import Table
 
 DEMO_SCHEMA = Schema.of(
     row_keys=[Field("key", PrimitiveType.STRING)],

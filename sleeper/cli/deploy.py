@@ -19,6 +19,7 @@ from typing import Annotated
 
 import typer
 
+from sleeper.api.table import check_table_name
 from sleeper.cli.common import console, parse_assignments
 from sleeper.core.deploy import context as keys
 from sleeper.core.deploy.configuration import InstanceConfiguration, load_configuration_dir
@@ -26,7 +27,6 @@ from sleeper.core.deploy.context import read_context
 from sleeper.core.deploy.plan import ignored_optional_stacks, planned_stacks
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.properties import instance_common as common
-from sleeper.runtime.table import check_table_name
 
 __all__ = [
     "DeployCommand",

@@ -13,13 +13,13 @@ from typing import Annotated
 import pyarrow as pa
 import typer
 
+from sleeper.api.table import DEFAULT_WAIT_SECONDS as DEFAULT_INGEST_WAIT_SECONDS
 from sleeper.cli import admin_commands, aws_local, common, operations, properties_cmd, render, reports
 from sleeper.cli import deploy as deploy_cli
 from sleeper.cli import export as export_cli
 from sleeper.cli import iceberg as iceberg_cli
 from sleeper.cli.query_output import DISPLAY_ROWS
 from sleeper.core.exceptions import SleeperError
-from sleeper.runtime.table import DEFAULT_WAIT_SECONDS as DEFAULT_INGEST_WAIT_SECONDS
 
 app = typer.Typer(
     help="Sleeper: a log-structured merge tree key-value store, on one machine or on AWS.",
@@ -378,8 +378,8 @@ def ingest(
     else:
         # As Table.ingest on AWS: S3 paths are sent as they are; local files are first staged under for_ingest/ in
         # the data bucket (the ingest tasks cannot read this machine's files).
+        from sleeper.api.ingest_job import send_ingest_job
         from sleeper.runtime.aws.admin import AwsAdmin
-        from sleeper.runtime.ingest_job import send_ingest_job
 
         assert isinstance(admin, AwsAdmin)  # an instance that is not local is on AWS
         sent = send_ingest_job(admin.instance, name, admin.table(name).schema, list(files), job_id=job_id)
@@ -392,7 +392,7 @@ def ingest(
             else:
                 console.print(f"Sent ingest job [bold]{job.id}[/] to {sent_to}")
             return
-        from sleeper.runtime.ingest_job import wait_for_ingest_job
+        from sleeper.api.ingest_job import wait_for_ingest_job
 
         if not as_json:
             console.print(f"Sent ingest job [bold]{job.id}[/] to {sent_to}; waiting for it to finish")

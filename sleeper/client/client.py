@@ -25,6 +25,8 @@ from typing import Any
 import pyarrow as pa
 
 from sleeper.adapters.aws.s3_objects import put_bytes, upload_file
+from sleeper.api.ingest_job import STAGING_PREFIX
+from sleeper.api.table import Table
 from sleeper.bulk_export.model import BulkExportQuery as ExportModel
 from sleeper.bulk_export.model import read_bulk_export_query
 from sleeper.client.connect import dynamodb_client_like, low_level_client, open_instance
@@ -43,8 +45,6 @@ from sleeper.ingest.batcher.model import SubmitRequest
 from sleeper.ingest.batcher.submitter import parse_submit_request
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.runtime.ingest_job import STAGING_PREFIX
-from sleeper.runtime.table import Table
 
 __all__ = ["BULK_IMPORT_PLATFORMS", "DEFAULT_MAX_WAIT_TIME", "BatchWriter", "SleeperClient"]
 
@@ -61,7 +61,7 @@ BULK_IMPORT_PLATFORMS: dict[str, str] = {
 FOR_INGEST_PREFIX = f"{STAGING_PREFIX}/"
 """Where in the data bucket the client writes the rows it ingests, as Sleeper's client and ``Table.ingest`` on AWS do.
 The client uploads through the S3 client it was given (Sleeper's ``s3_client``) and names the file ``bucket/key`` as
-Sleeper's client does, where ``Table.ingest`` (``sleeper.runtime.ingest_job.send_ingest_job``) writes with pyarrow."""
+Sleeper's client does, where ``Table.ingest`` (``sleeper.api.ingest_job.send_ingest_job``) writes with pyarrow."""
 
 
 def _new_id(given: str | None, what: str) -> str:

@@ -4,7 +4,7 @@
 Routes (request and response JSON as Sleeper's ``java/rest-api``, plus two read-only ones):
 
 * ``POST /sleeper/tables``: ``{"properties": {"sleeper.table.name": ..., ...}, "schema": {...}, "splitPoints": [...]}``
-  creates a table (:func:`sleeper.runtime.table.create_table`, through the instance): 201 ``{"tableId", "tableName"}``.
+  creates a table (:func:`sleeper.api.table.create_table`, through the instance): 201 ``{"tableId", "tableName"}``.
   A body that is not JSON, lacks ``properties``, ``schema`` or the table name, names the table id, has an invalid
   schema, property or split point gets 400 ``invalid_request`` with the reason, and a taken name 409
   ``table_already_exists``; either way nothing is created. An iterator class

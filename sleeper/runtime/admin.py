@@ -43,13 +43,13 @@ from sleeper.statestore.store import StateStore
 if TYPE_CHECKING:
     from pyarrow import fs as pafs
 
+    from sleeper.api.scan import Scan
     from sleeper.core.jobs.bulk_import import BulkImportJob
     from sleeper.core.jobs.ingest import IngestJob
     from sleeper.core.partition import Partition
     from sleeper.core.query import Query
     from sleeper.ingest.batcher.ports import IngestBatcherStore
     from sleeper.runtime.local.instance import LocalInstance
-    from sleeper.runtime.scan import Scan
 
 __all__ = [
     "AWS_PREFIX",
@@ -133,7 +133,7 @@ class EditableInstance(Protocol):
 
 
 class AdminTable(Protocol):
-    """A table as the admin commands see it (``sleeper.runtime.table.Table`` of either runtime is one)."""
+    """A table as the admin commands see it (``sleeper.api.table.Table`` of either runtime is one)."""
 
     @property
     def instance(self) -> _HasFilesystem:
@@ -217,7 +217,7 @@ class AdminTable(Protocol):
         ...
 
     def history(self) -> pa.Table:
-        """The table's kept transactions (time travel: ``sleeper.runtime.time_travel.history_table``)."""
+        """The table's kept transactions (time travel: ``sleeper.api.time_travel.history_table``)."""
         ...
 
 

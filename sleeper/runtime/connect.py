@@ -1,6 +1,6 @@
 """One entry point to an instance wherever it lives: :func:`connect` opens a local instance directory or an instance
 on AWS (``aws:ID``); :func:`create_instance` creates a local one. Both return the instance, whose ``table(name)``,
-``tables()`` and ``create_table(...)`` give the one table facade (``sleeper.runtime.table.Table``).
+``tables()`` and ``create_table(...)`` give the one table facade (``sleeper.api.table.Table``).
 
 An instance on AWS is found as Sleeper's client finds it: its config bucket ``sleeper-<id>-config-<account>``, with
 the region, credentials and any ``AWS_ENDPOINT_URL`` (an emulated instance) from the usual AWS configuration. It is

@@ -1,7 +1,7 @@
 """What every feature sees of a table and of the instance it runs in: the ports shared by ingest, bulk import,
 compaction, splitting and garbage collection.
 
-The instances of both runtimes and their tables (one facade, ``sleeper.runtime.table.Table``) implement them
+The instances of both runtimes and their tables (one facade, ``sleeper.api.table.Table``) implement them
 structurally. Each feature's own ``ports.py`` adds only what that feature needs beyond these (trackers, queue names).
 """
 

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.athena.exceptions import AthenaConnectorError
 from sleeper.athena.handlers import AthenaSettings, CompositeHandler, iterator_applying_connector, simple_connector
 from sleeper.bulk_export.exceptions import BulkExportError
@@ -47,7 +48,6 @@ from sleeper.query.results_reader import queued_query, raise_if_failed, run_queu
 from sleeper.query.websocket import handle_websocket_event
 from sleeper.rest_api.handler import TABLES_PATH, handle_rest_request
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 from tests.unit.athena import federation_requests as fr
 
 pytestmark = pytest.mark.integration

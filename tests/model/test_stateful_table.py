@@ -63,6 +63,7 @@ from hypothesis.stateful import (
 )
 
 from sleeper.adapters.local.queue import SqliteQueues
+from sleeper.api.table import Table
 from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.compaction.datafusion_engine import datafusion_merge
 from sleeper.core import faults
@@ -81,7 +82,6 @@ from sleeper.io.parquet import SortedFileWriter
 from sleeper.runtime.local.admin import reinitialise_table, retry_dead_letters
 from sleeper.runtime.local.handlers import default_handlers
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 from sleeper.splitting.finder import run_find_partitions_to_split
 from sleeper.statestore.committer import committer_sender
 from sleeper.statestore.exceptions import TransactionLogGapError

@@ -102,6 +102,14 @@ def _violations() -> list[str]:
                 other = target.removeprefix("sleeper.")
                 if other in FEATURES and other != own:
                     problems.append(f"{module} imports {imported}: feature packages never import each other")
+            if area == "sleeper.api" and target in (
+                "sleeper.adapters",
+                "sleeper.runtime",
+                "sleeper.cli",
+                "sleeper.emulator",
+                "sleeper.client",
+            ):
+                problems.append(f"{module} imports {imported}: the user API never imports the runtimes or adapters")
             if area == "sleeper.adapters" and target in ("sleeper.runtime", "sleeper.cli", "sleeper.emulator"):
                 problems.append(f"{module} imports {imported}: adapters never import the runtime or the CLI")
             if area == "sleeper.emulator" and top == "sleeper" and not _within(imported, EMULATOR_MAY_IMPORT):

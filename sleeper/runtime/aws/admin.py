@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from sleeper.adapters.aws.batcher_store import DynamoDBIngestBatcherStore
 from sleeper.adapters.aws.event_rules import EventBridgeRules
+from sleeper.api.table import Table, check_table_name
 from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.naming import queue_name
@@ -38,7 +39,6 @@ from sleeper.runtime.admin import (
     update_instance_properties,
 )
 from sleeper.runtime.aws.instance import QUEUE_URL_PROPERTIES, AwsInstance, AwsRuntimeConfig
-from sleeper.runtime.table import Table, check_table_name
 
 if TYPE_CHECKING:
     from sleeper.core.jobs.bulk_import import BulkImportJob

@@ -60,6 +60,7 @@ from sleeper.adapters.aws.s3_log import S3StateStoreBackend
 from sleeper.adapters.aws.s3_publish import copy_if_absent
 from sleeper.adapters.aws.sqs_queue import SqsQueue
 from sleeper.adapters.aws.websocket_api import ApiGatewayWebSocketPoster
+from sleeper.api.table import Table, create_table, edited_properties, has_dynamodb_transaction_log
 from sleeper.bulk_import.entry import BulkImportLaunch
 from sleeper.bulk_import.launch_ports import BulkImportPlatform, BulkImportRequeue
 from sleeper.core import operations
@@ -101,7 +102,6 @@ from sleeper.core.table import TableStatus
 from sleeper.ingest.batcher.job_creator import INGEST_QUEUE_NAMES
 from sleeper.ingest.sources import IngestSources
 from sleeper.io.filesystem import FileSystemOptions, S3Options, s3_filesystem
-from sleeper.runtime.table import Table, create_table, edited_properties, has_dynamodb_transaction_log
 from sleeper.statestore.metrics import TableMetrics
 from sleeper.statestore.store import StateStore, StateStoreSettings
 

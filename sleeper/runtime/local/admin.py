@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
 
+from sleeper.api.table import Table
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.operations import (
     COMPACTION_COMMIT_Q,
@@ -37,7 +38,6 @@ from sleeper.runtime.local.instance import (
     check_local_instance_properties,
     is_paused,
 )
-from sleeper.runtime.table import Table
 
 if TYPE_CHECKING:
     from sleeper.core.jobs.bulk_import import BulkImportJob

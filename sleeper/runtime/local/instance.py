@@ -47,6 +47,7 @@ from sleeper.adapters.local.trackers import (
     SqliteQueryTracker,
     SqliteTaskTracker,
 )
+from sleeper.api.table import Table, check_table_name, create_table, edited_properties
 from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
 from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.naming import local_dead_letter_queue_name
@@ -65,7 +66,6 @@ from sleeper.ingest.batcher.job_creator import route_bulk_import_to
 from sleeper.ingest.sources import IngestSources
 from sleeper.io.filesystem import delete_in_table, filesystem_path
 from sleeper.runtime.local.tasks import LocalTask, job_workspace
-from sleeper.runtime.table import Table, check_table_name, create_table, edited_properties
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
 DATABASE_FILE = "sleeper.db"

@@ -14,6 +14,7 @@ import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from sleeper.adapters.aws.clients import s3_client
+from sleeper.api.table import Table
 from sleeper.athena import (
     AthenaConnectorError,
     AthenaSettings,
@@ -34,7 +35,6 @@ from sleeper.io.filesystem import FileSystemOptions, S3Options
 from sleeper.io.parquet import SortedFileWriter
 from sleeper.query.executor import table_query
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 from sleeper.statestore.store import StateStore
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint
 from tests.unit.athena import federation_requests as fr

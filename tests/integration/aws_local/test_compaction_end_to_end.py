@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.core import operations
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobFailed, CompactionJobStatusType
@@ -22,7 +23,6 @@ from sleeper.emulator.rounds import PumpRound
 from sleeper.ingest.standard import ingest_batches
 from sleeper.runtime.aws.containers import IDLE_WAIT_ENV
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.runtime.table import Table
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 

@@ -15,12 +15,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.core import operations
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
 from sleeper.runtime.aws.admin import AwsAdmin
-from sleeper.runtime.table import Table
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 

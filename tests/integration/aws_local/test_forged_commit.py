@@ -10,13 +10,13 @@ import uuid
 import pyarrow as pa
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, filesystem_path
 from sleeper.runtime.aws.admin import AwsAdmin
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.runtime.table import Table
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 from sleeper.adapters.memory.queue import InMemoryQueues
+from sleeper.api.table import Table
 from sleeper.core import operations
 from sleeper.core.jobs.paths import SAFE_ID_RULE, split_s3_path
 from sleeper.core.schema import Field, PrimitiveType, Schema
@@ -22,7 +23,6 @@ from sleeper.emulator.pump import Pump
 from sleeper.ingest.standard import ingest_batches
 from sleeper.query.queued import handle_query_message
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.runtime.table import Table
 from tests.integration.aws_runtime.sleeper_client import CompatClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

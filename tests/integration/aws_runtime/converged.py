@@ -17,13 +17,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from lambdas import gc
+from sleeper.api.table import Table
 from sleeper.core.schema import Schema
 from sleeper.core.statestore.state import FilesState
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.gc.orphans import DEFAULT_ORPHAN_MIN_AGE, sweep_orphans
 from sleeper.io.filesystem import exists, list_files
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.runtime.table import Table
 from sleeper.statestore.snapshots import filesystem_path
 from tests.integration.aws_runtime.conftest import sqs_event
 from tests.integration.runtime.crash_harness import Converged, check_compaction_jobs_settled

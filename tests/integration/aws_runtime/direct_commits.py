@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
+from sleeper.api.table import Table
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions.files import (
     AssignJobIdRequest,
@@ -13,7 +14,6 @@ from sleeper.core.statestore.transactions.files import (
     ReplaceFileReferencesTransaction,
 )
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.runtime.table import Table
 from sleeper.sketches import sketches_path
 from sleeper.statestore.store import StateStore
 

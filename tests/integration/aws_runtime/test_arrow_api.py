@@ -22,14 +22,14 @@ import pytest
 
 import sleeper
 from lambdas import leaf_partition_query, query
+from sleeper.api.ingest_job import IngestJobError, IngestJobSent
+from sleeper.api.table import Table
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.operations import INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, QUERY_Q, STATE_STORE_COMMITTER_Q
 from sleeper.ingest.entry import run_ingest_job
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.exceptions import MissingFileError
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.runtime.ingest_job import IngestJobError, IngestJobSent
-from sleeper.runtime.table import Table
 from sleeper.statestore.committer import handle_commit_request
 from tests.integration.aws_runtime.conftest import drain_event
 

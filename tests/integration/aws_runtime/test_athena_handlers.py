@@ -15,13 +15,13 @@ import pytest
 
 from lambdas import athena
 from sleeper.adapters.aws.clients import s3_client
+from sleeper.api.table import Table
 from sleeper.athena.exceptions import AthenaConnectorError
 from sleeper.core import operations
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.runtime.table import Table
 from tests.contract.aws_backends import aws_settings
 from tests.unit.athena import federation_requests as fr
 

@@ -22,6 +22,7 @@ from lambdas import (
 from sleeper.adapters.aws.clients import s3_client
 from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError
 from sleeper.adapters.aws.properties import S3PropertiesStore
+from sleeper.api.table import Table
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.commit import StateStoreCommitRequest, transaction_body_prefix
 from sleeper.core.operations import COMPACTION_JOB_Q, INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, SNAPSHOT_CREATION_Q
@@ -37,7 +38,6 @@ from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import list_files
 from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.runtime.table import Table
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

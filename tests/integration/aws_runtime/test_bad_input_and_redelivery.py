@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lambdas import leaf_partition_query, query, statestore_committer
+from sleeper.api.table import Table
 from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.operations import INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, QUERY_Q
 from sleeper.core.schema import Field, PrimitiveType, Schema
@@ -23,7 +24,6 @@ from sleeper.core.trackers.runs import JobOutcome
 from sleeper.io.filesystem import list_files
 from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.runtime.table import Table
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

@@ -24,6 +24,7 @@ from lambdas import (
 from lambdas._common import use_instance
 from sleeper.adapters.aws.clients import ecs_client
 from sleeper.adapters.aws.emulated import running_ecs_tasks
+from sleeper.api.table import Table
 from sleeper.compaction.creation import compaction_output_file
 from sleeper.compaction.task import TaskSettings
 from sleeper.core import operations
@@ -52,7 +53,6 @@ from sleeper.io.filesystem import exists, write_bytes
 from sleeper.runtime.aws.containers import IDLE_WAIT_ENV, idle_wait_seconds
 from sleeper.runtime.aws.containers.compaction import run_task, task_settings
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.runtime.table import Table
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 from tests.integration.aws_runtime.conftest import create_compaction_jobs_through_handlers, drain_event, sqs_event
 

@@ -44,6 +44,7 @@ import pytest
 
 from lambdas import statestore_committer
 from lambdas._common import use_instance
+from sleeper.api.table import Table
 from sleeper.compaction.task import TaskSettings
 from sleeper.core import faults
 from sleeper.core.faults import CrashPointReached
@@ -63,7 +64,6 @@ from sleeper.runtime.aws.containers import compaction as compaction_container
 from sleeper.runtime.aws.containers import ingest as ingest_container
 from sleeper.runtime.aws.containers import task_workspace
 from sleeper.runtime.aws.instance import AwsInstance, provision_instance
-from sleeper.runtime.table import Table
 from sleeper.statestore.snapshots import filesystem_path
 from sleeper.statestore.upkeep import create_snapshot, delete_old_transactions
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id

@@ -30,6 +30,7 @@ from lambdas import (
 from lambdas._common import use_instance
 from sleeper.adapters.aws.clients import ecs_client, emr_serverless_client
 from sleeper.adapters.aws.emulated import emr_serverless_job_runs, running_ecs_tasks
+from sleeper.api.table import Table
 from sleeper.core import operations
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.range import Region
@@ -42,7 +43,6 @@ from sleeper.runtime.aws.containers import bulk_import as bulk_import_driver
 from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.aws.operations import ingest_batcher_store
-from sleeper.runtime.table import Table
 from sleeper.sketches import sketches_path
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event

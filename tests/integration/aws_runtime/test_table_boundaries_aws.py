@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 from lambdas import statestore_committer
+from sleeper.api.table import Table
 from sleeper.core import faults
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.exceptions import PartitionNotFoundError, StateStoreError
@@ -22,7 +23,6 @@ from sleeper.io.filesystem import exists, filesystem_path, write_bytes
 from sleeper.runtime.aws.admin import AwsAdmin
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.local.admin import reinitialise_table
-from sleeper.runtime.table import Table
 from tests.integration.aws_runtime.conftest import sqs_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

@@ -12,11 +12,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from sleeper.api.table import Table, TableInstance
 from sleeper.core.exceptions import PropertyError, SleeperError
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table, TableInstance
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.bulk_import import LeafTagger, run_bulk_import
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.properties.instance_bulk import BULK_IMPORT_CLASS_NAME
@@ -20,7 +21,6 @@ from sleeper.io.filesystem import filesystem_path
 from sleeper.io.sort import is_sorted
 from sleeper.runtime.local.admin import LocalAdmin
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

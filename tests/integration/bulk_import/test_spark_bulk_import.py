@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.bulk_import import BulkImportResult, LeafTagger, run_bulk_import
 from sleeper.bulk_import.runner import commit_bulk_import_files
 from sleeper.core.jobs.bulk_import import BulkImportJob
@@ -25,7 +26,6 @@ from sleeper.io.parquet import SortedFileWriter
 from sleeper.query.executor import table_query
 from sleeper.runtime.local.admin import LocalAdmin
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 from sleeper.sketches import Sketches, sketches_path
 from sleeper.statestore.store import StateStore
 from tests.integration.racing_store import SplitRightAfterCommit

@@ -14,10 +14,10 @@ import pyarrow as pa
 import pytest
 
 import sleeper
+from sleeper.api.table import Table
 from sleeper.cli.main import run
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.compaction.entry import handle_compaction_commit
 from sleeper.compaction.task import TaskExit, TaskSettings, run_compaction_task
 from sleeper.core.jobs.compaction import CompactionJob
@@ -19,7 +20,6 @@ from sleeper.core.statestore.transactions.files import AssignJobIdRequest, Assig
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.runtime.local.instance import LOCAL_QUEUES, LocalInstance
-from sleeper.runtime.table import Table
 from tests.reliability_report import Reliability
 
 pytestmark = pytest.mark.integration

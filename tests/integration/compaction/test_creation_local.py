@@ -8,6 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.compaction.task import TaskSettings, run_compaction_task
 from sleeper.core.jobs.compaction import CompactionJob
@@ -15,7 +16,6 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions.files import (
@@ -25,7 +26,6 @@ from sleeper.io.filesystem import filesystem_path
 from sleeper.io.parquet import SortedFileWriter
 from sleeper.query.executor import table_query
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 from sleeper.sketches import sketches_path
 from tests.reliability_report import Reliability
 

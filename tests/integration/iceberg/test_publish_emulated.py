@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.core import operations
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
@@ -23,7 +24,6 @@ from sleeper.iceberg.catalog import load_catalog
 from sleeper.iceberg.publisher import publish_table
 from sleeper.io.filesystem import exists, list_files
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.runtime.table import Table
 from tests.integration.aws_runtime.direct_commits import compact_one_file_long_ago
 from tests.integration.iceberg.fingerprints import duckdb_fingerprint, fingerprint
 

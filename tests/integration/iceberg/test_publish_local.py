@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
@@ -29,7 +30,6 @@ from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.parquet import SortedFileWriter
 from sleeper.io.parquet_reader import read_sorted
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 from tests.integration.iceberg.fingerprints import duckdb_fingerprint, fingerprint
 
 pytestmark = pytest.mark.integration

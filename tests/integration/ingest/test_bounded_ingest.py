@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.core.partition import split_partition
 from sleeper.core.properties import instance_ingest as ip
 from sleeper.core.schema import Field, PrimitiveType, Schema
@@ -21,7 +22,6 @@ from sleeper.ingest import standard as standard_ingest
 from sleeper.io.parquet import read_sorted
 from sleeper.io.sort import is_sorted
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import sleeper
+from sleeper.api.table import Table
 from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.operations import STATE_STORE_COMMITTER_Q
@@ -27,7 +28,6 @@ from sleeper.ingest import IngestJobOutcome, IngestJobRunner
 from sleeper.io.parquet import read_sorted
 from sleeper.runtime.local.admin import LocalAdmin
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 from sleeper.statestore.committer import handle_commit_request
 from sleeper.statestore.log_head import AddTransactionResult
 from sleeper.statestore.store import StateStore

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import sleeper
+from sleeper.api.table import Table
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.exceptions import JobIdReusedError
@@ -21,7 +22,6 @@ from sleeper.ingest import IngestJobRunner, run_ingest_queue
 from sleeper.io.parquet import read_sorted
 from sleeper.runtime.local.admin import LocalAdmin
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 

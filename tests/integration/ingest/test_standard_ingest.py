@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 import sleeper
+from sleeper.api.table import Table
 from sleeper.core.partition import partitions_from_split_points, split_partition
 from sleeper.core.schema import Field, KeyValue, PrimitiveType, Schema
 from sleeper.ingest import ONE_FILE_PER_LEAF, ONE_REFERENCE_PER_LEAF, IngestLimits, IngestResult, ingest_batches
@@ -19,7 +20,6 @@ from sleeper.io.exceptions import SchemaMismatchError
 from sleeper.io.parquet import read_sorted
 from sleeper.io.sort import is_sorted
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 from sleeper.statestore.store import StateStore
 from tests.integration.racing_store import SplitRightAfterCommit
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from sleeper.api.table import Table
 from sleeper.athena.handlers import CompositeHandler
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 from tests.unit.athena import federation_requests as fr
 
 

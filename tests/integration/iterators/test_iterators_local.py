@@ -14,6 +14,7 @@ import pytest
 
 from sleeper.adapters.memory.queue import InMemoryQueues
 from sleeper.adapters.memory.trackers import InMemoryQueryTracker
+from sleeper.api.table import Table
 from sleeper.athena.handlers import AthenaSettings, iterator_applying_connector
 from sleeper.cli.main import run
 from sleeper.core.exceptions import PropertyError
@@ -26,7 +27,6 @@ from sleeper.iterators.exceptions import IteratorLoadError
 from sleeper.query.publishers import PublisherSettings, results_path, results_publisher
 from sleeper.query.queued import handle_leaf_query_message, handle_query_message
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 from tests.integration.iterators.athena_requests import read_all_rows
 
 pytestmark = pytest.mark.integration

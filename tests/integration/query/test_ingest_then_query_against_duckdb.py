@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
@@ -15,7 +16,6 @@ from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest.job_runner import IngestJobRunner
 from sleeper.runtime.local.admin import LocalAdmin
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 

@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 import pytest
 
 import sleeper
+from sleeper.api.table import Table
 from sleeper.core.exceptions import RangeError, SleeperError
 from sleeper.core.query import Query, QuerySerDe, QueryValidationError
 from sleeper.core.range import Range, Region
@@ -21,7 +22,6 @@ from sleeper.io.parquet import ParquetSettings, SortedFileWriter
 from sleeper.query import execute, plan_query, table_query
 from sleeper.query.exceptions import QueryExecutionError
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 

@@ -11,6 +11,7 @@ import pytest
 
 from sleeper.adapters.memory.queue import InMemoryQueues
 from sleeper.adapters.memory.trackers import InMemoryQueryTracker
+from sleeper.api.table import Table
 from sleeper.cli.main import run
 from sleeper.core.query import Query, QuerySerDe
 from sleeper.core.range import Range, Region
@@ -19,7 +20,6 @@ from sleeper.core.trackers.query import QueryState
 from sleeper.query.publishers import PublisherSettings, results_path, results_publisher
 from sleeper.query.queued import handle_leaf_query_message, handle_query_message
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 

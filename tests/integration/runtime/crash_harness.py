@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 import sleeper
+from sleeper.api.table import Table
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.state import FilesState
 from sleeper.core.statestore.transactions.log import LogType
@@ -36,7 +37,6 @@ from sleeper.runtime.local.handlers import default_handlers
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.local.runner import LocalRunner, RoundSummary
 from sleeper.runtime.local.tasks import local_task
-from sleeper.runtime.table import Table
 from sleeper.statestore.snapshots import filesystem_path
 from sleeper.statestore.store import StateStore
 from tests.model.invariants import (

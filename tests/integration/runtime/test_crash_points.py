@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.core import faults
 from sleeper.core.faults import CRASH_POINTS, KILLED_EXIT_CODE
@@ -47,7 +48,6 @@ from sleeper.gc.collector import run_garbage_collection
 from sleeper.gc.orphans import DEFAULT_BODY_MIN_AGE, sweep_orphans
 from sleeper.runtime.local.admin import pause, resume, retry_dead_letters
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 from sleeper.statestore.upkeep import create_snapshot
 from tests.integration.runtime.crash_harness import (
     SCHEMA,

@@ -27,6 +27,7 @@ import pytest
 
 import sleeper
 from sleeper.adapters.local.queue import SqliteQueues
+from sleeper.api.table import Table
 from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.core import faults
 from sleeper.core.faults import KILLED_EXIT_CODE, CrashPointReached
@@ -41,7 +42,6 @@ from sleeper.runtime.local.handlers import default_handlers
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.local.runner import Handler, LocalRunner
 from sleeper.runtime.local.tasks import local_task
-from sleeper.runtime.table import Table
 from tests.reliability_report import Reliability
 
 pytestmark = pytest.mark.integration

@@ -28,12 +28,12 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.core.operations import PENDING_COMPACTION_JOB_BATCH_Q
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.runtime.local.handlers import default_handlers
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.local.runner import LocalRunner
-from sleeper.runtime.table import Table
 from tests.integration.runtime.crash_harness import (
     SCHEMA,
     check_converged,

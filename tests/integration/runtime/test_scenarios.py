@@ -9,13 +9,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.compaction.creation import create_compaction_jobs, plan_jobs
 from sleeper.compaction.strategies import files_in_leaf_partitions
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.runtime.local.handlers import default_handlers
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.local.runner import LocalRunner
-from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 

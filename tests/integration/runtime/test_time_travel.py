@@ -10,13 +10,13 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.cli.main import run
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.gc.collector import collect_garbage
 from sleeper.runtime.local.admin import LocalAdmin
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 from sleeper.statestore.history import StateNotReadableError
 from sleeper.statestore.upkeep import create_snapshot, delete_old_transactions
 

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sleeper.adapters.memory.queue import InMemoryQueues
+from sleeper.api.table import Table
 from sleeper.cli.main import run
 from sleeper.core.jobs.paths import SAFE_ID_RULE
 from sleeper.core.schema import Schema
@@ -22,7 +23,6 @@ from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE, QUERY_QUEUE, handle
 from sleeper.runtime.local.handlers import default_handlers
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.local.runner import LocalRunner
-from sleeper.runtime.table import Table
 
 pytestmark = pytest.mark.integration
 

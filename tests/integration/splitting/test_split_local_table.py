@@ -8,12 +8,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from sleeper.api.table import Table
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.ingest.standard import ingest_batches
 from sleeper.query.executor import table_query
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 from sleeper.splitting import (
     PARTITION_SPLITTING_JOB_QUEUE,
     SplitOutcome,

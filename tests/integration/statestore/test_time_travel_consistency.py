@@ -15,6 +15,7 @@ import pyarrow as pa
 import pytest
 
 from sleeper.adapters.memory.statestore import InMemoryStateStoreBackend
+from sleeper.api.table import Table
 from sleeper.core.partition import partitions_from_split_points, split_partition
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
@@ -22,7 +23,6 @@ from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.statestore.transactions.partitions import InitialisePartitionsTransaction, SplitPartitionTransaction
 from sleeper.runtime.local.admin import LocalAdmin
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.table import Table
 from sleeper.statestore.history import AsOfError, StateNotReadableError, table_history
 from sleeper.statestore.store import StateStore
 

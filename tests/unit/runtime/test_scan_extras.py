@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
+from sleeper.api import scan
 from sleeper.core.extras import DISTRIBUTION, MissingExtraError
-from sleeper.runtime import scan
 
 
 @pytest.mark.parametrize("module", ["pandas", "polars", "duckdb"])

@@ -22,6 +22,16 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, Self, TypeVar
 import pyarrow as pa
 from pyarrow import fs as pafs
 
+from sleeper.api.ingest_job import (
+    IngestData,
+    IngestJobSent,
+    normalise_ingest_data,
+    send_ingest_job,
+    wait_for_ingest_job,
+)
+from sleeper.api.metadata import files_table, partitions_table
+from sleeper.api.scan import KeysArg, RangesArg, Scan, regions_of
+from sleeper.api.time_travel import history_table, past_table
 from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
 from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.partition import Partition, partitions_from_split_points, read_split_points
@@ -54,20 +64,10 @@ from sleeper.query.results_reader import (
     run_queued_query,
     tracked_rows,
 )
-from sleeper.runtime.ingest_job import (
-    IngestData,
-    IngestJobSent,
-    normalise_ingest_data,
-    send_ingest_job,
-    wait_for_ingest_job,
-)
-from sleeper.runtime.metadata import files_table, partitions_table
-from sleeper.runtime.scan import KeysArg, RangesArg, Scan, regions_of
-from sleeper.runtime.time_travel import history_table, past_table
 from sleeper.statestore.store import StateStore
 
 if TYPE_CHECKING:
-    from sleeper.runtime.ingest_job import IngestJobInstance
+    from sleeper.api.ingest_job import IngestJobInstance
 
 DEFAULT_WAIT_SECONDS = 900.0
 """How long ``Table.ingest`` waits for an ingest job it sent to finish, by default."""
