@@ -2,7 +2,7 @@
 
 For each key type (int64, and 13-character strings) ``--rows`` sorted random keys (default 10M) are sketched:
 
-- ``one_file``: one file of all the rows (one :class:`sleeper.sketches.SketchBuilder` fed 64k-row batches, as
+- ``one_file``: one file of all the rows (one :class:`sleeper.io.sketches.SketchBuilder` fed 64k-row batches, as
   :class:`sleeper.io.parquet.SortedFileWriter` feeds it);
 - ``ten_files``: ten files, each a random tenth of the keys in sorted order, whose sketches are merged
   (:meth:`Sketches.merge`), as the splitter merges a partition's files.
@@ -37,7 +37,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from sleeper.core.schema import Field, PrimitiveType, Schema  # noqa: E402
-from sleeper.sketches import SketchBuilder, Sketches  # noqa: E402
+from sleeper.io.sketches import SketchBuilder, Sketches  # noqa: E402
 
 BATCH_ROWS = 65536
 

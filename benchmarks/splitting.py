@@ -39,7 +39,7 @@ from sleeper.core.statestore.transactions.files import AddFilesTransaction  # no
 from sleeper.gc import collect_garbage  # noqa: E402
 from sleeper.io.filesystem import local_filesystem  # noqa: E402
 from sleeper.runtime.local.instance import LocalInstance  # noqa: E402
-from sleeper.sketches import Sketches, sketches_path  # noqa: E402
+from sleeper.io.sketches import Sketches, sketches_path  # noqa: E402
 from sleeper.splitting import find_split_point, read_sketches  # noqa: E402
 
 SCHEMA = Schema(row_key_fields=(Field("key", PrimitiveType.LONG),), value_fields=(Field("value", PrimitiveType.LONG),))

@@ -28,9 +28,9 @@ import pyarrow.parquet as pq
 
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.jobs.ingest import IngestJob
-from sleeper.core.jobs.paths import check_safe_id, join_under
 from sleeper.core.naming import INGEST_STAGING_PREFIX
 from sleeper.core.operations import INGEST_JOB_Q
+from sleeper.core.paths import check_safe_id, join_under
 from sleeper.core.queue import Queue
 from sleeper.core.schema import Schema
 from sleeper.core.trackers.ingest import IngestJobStatusType, IngestJobTracker

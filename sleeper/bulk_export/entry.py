@@ -34,9 +34,9 @@ from sleeper.bulk_export.model import (
 )
 from sleeper.bulk_export.planner import plan_export
 from sleeper.core.exceptions import TableNotFoundError
-from sleeper.core.jobs.paths import join_under
 from sleeper.core.operations import BULK_EXPORT_Q, LEAF_PARTITION_BULK_EXPORT_Q
 from sleeper.core.partition import PartitionTree
+from sleeper.core.paths import join_under
 from sleeper.core.queue import Queue
 from sleeper.core.schema import Schema
 from sleeper.core.statestore.references import FileReference

@@ -5,7 +5,7 @@ A :class:`BulkExportQuery` names its table by ``tableName`` or ``tableId`` (exac
 ``exportId`` (a UUID is drawn when it does not). A :class:`LeafPartitionExport` is what the planner sends for one leaf:
 the table id, the export and sub-export ids, the regions (the leaf's region), the leaf id, its region and the files to
 read (those referenced on the leaf and its ancestors). Field order on the wire is Sleeper's (Gson's declaration order),
-checked by the approval tests. Ids are safe ids (:func:`sleeper.core.jobs.paths.check_safe_id`): they become part of
+checked by the approval tests. Ids are safe ids (:func:`sleeper.core.paths.check_safe_id`): they become part of
 the output path ``<export root>/<tableId>/<exportId>/<subExportId>.parquet``.
 """
 
@@ -20,7 +20,7 @@ from sleeper.bulk_export.exceptions import BulkExportQueryError
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.jobs.paths import check_safe_id, check_safe_path, join_under
+from sleeper.core.paths import check_safe_id, check_safe_path, join_under
 from sleeper.core.range import Region
 from sleeper.core.schema import Schema
 

@@ -13,7 +13,7 @@ from enum import Enum
 from typing import Protocol
 
 from sleeper.core.jobs.bulk_import import BulkImportJob
-from sleeper.core.jobs.paths import join_under
+from sleeper.core.paths import join_under
 from sleeper.core.properties import TableProperties
 
 __all__ = [

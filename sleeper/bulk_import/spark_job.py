@@ -51,20 +51,20 @@ from sleeper.bulk_import.leaves import LeafTagger, spark_partition_keys
 from sleeper.bulk_import.presplit import PreSplitSettings, plan_partition_tree_extension, sample_fraction
 from sleeper.core.extras import install_command
 from sleeper.core.jobs.bulk_import_algorithm import BulkImportAlgorithm
-from sleeper.core.jobs.paths import join_under
 from sleeper.core.partition import PartitionTree
+from sleeper.core.paths import join_under
 from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
 from sleeper.core.statestore.exceptions import StateStoreError
 from sleeper.core.statestore.references import FileReference
 from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolve
 from sleeper.io.merge import merge_sorted
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter
+from sleeper.io.sketches import sketches_path
 from sleeper.io.sort import sort_table
 from sleeper.iterators.config import ProcessingConfig
 from sleeper.iterators.pipeline import RowIterators, table_iterator_spec, table_processing
 from sleeper.iterators.plugin import IteratorSpec
 from sleeper.iterators.shipping import install_wheels, user_code_locations
-from sleeper.sketches import sketches_path
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

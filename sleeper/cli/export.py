@@ -74,8 +74,8 @@ def _is_aws(instance: object) -> bool:
 
 
 def _export_on_aws(instance: Any, query: Any, table_id: str, *, wait: bool, timeout: float) -> dict[str, Any]:
-    from sleeper.core.jobs.paths import join_under
     from sleeper.core.operations import BULK_EXPORT_Q
+    from sleeper.core.paths import join_under
     from sleeper.io.filesystem import resolve
 
     instance.queue(BULK_EXPORT_Q).send(query.to_json())

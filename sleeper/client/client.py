@@ -38,7 +38,7 @@ from sleeper.client.websocket import query_over_websocket
 from sleeper.core import operations
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.jobs.ingest import IngestJob
-from sleeper.core.jobs.paths import check_safe_id
+from sleeper.core.paths import check_safe_id
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.query import QuerySerDe
 from sleeper.ingest.batcher.model import SubmitRequest

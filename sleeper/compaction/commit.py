@@ -48,7 +48,7 @@ from sleeper.core.statestore.state import FilesState
 from sleeper.core.statestore.transactions.files import ReplaceFileReferencesRequest, ReplaceFileReferencesTransaction
 from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobStatusType, CompactionJobTracker
 from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolve
-from sleeper.sketches import sketches_path
+from sleeper.io.sketches import sketches_path
 from sleeper.statestore.committer import send_commit_request
 from sleeper.statestore.follower import record_compaction_committed, record_compaction_failed, was_committed
 

@@ -77,7 +77,7 @@ from sleeper.core.jobs.compaction import (
     CompactionJobDispatchRequest,
     batch_key_prefix,
 )
-from sleeper.core.jobs.paths import join_under
+from sleeper.core.paths import join_under
 from sleeper.core.properties import TableProperties
 from sleeper.core.properties.table import (
     AGGREGATION_CONFIG,

@@ -19,9 +19,9 @@ from sleeper.compaction.dispatch import BatchFileMissing, DispatchOutcome, dispa
 from sleeper.compaction.exceptions import CompactionError
 from sleeper.compaction.ports import COMPACTION_JOB_QUEUE, STATE_STORE_COMMITTER_QUEUE, CompactionInstance
 from sleeper.compaction.task import CompactionJobRunner, JobRunOutcome
-from sleeper.core.jobs.paths import join_under
 from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.operations import PENDING_COMPACTION_JOB_BATCH_Q
+from sleeper.core.paths import join_under
 from sleeper.core.queue import Queue
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.io.exceptions import MissingFileError

@@ -58,10 +58,10 @@ from sleeper.io.parquet import (
     WrittenFile,
     read_file_metadata,
 )
+from sleeper.io.sketches import sketches_path
 from sleeper.iterators import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY, ProcessingConfig
 from sleeper.iterators.pipeline import RowIterators
 from sleeper.iterators.plugin import IteratorSpec
-from sleeper.sketches import sketches_path
 
 if TYPE_CHECKING:
     from sleeper.compaction.ports import CompactionTable

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sleeper.core.exceptions import PartitionTreeError, SerDeError
-from sleeper.core.jobs.paths import check_safe_id
+from sleeper.core.paths import check_safe_id
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Key, KeyValue, PrimitiveType, Schema
 

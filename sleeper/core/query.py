@@ -12,7 +12,7 @@ instead of ``tableName``, plus ``subQueryId``, ``leafPartitionId``, ``partitionR
 Regions are read against the table's schema, so ``QuerySerDe`` takes schema lookups by table name and id and calls
 them with the table read from the message. The Python client's form is read too: ``"stringsBase64Encoded": false``
 with raw strings, and ``"max": null`` for an unbounded range. Query and sub-query ids name result files, so they must
-follow the safe id rule (``sleeper.core.jobs.paths.SAFE_ID_RULE``; the client's UUIDs do). Every problem raises
+follow the safe id rule (``sleeper.core.paths.SAFE_ID_RULE``; the client's UUIDs do). Every problem raises
 ``QueryValidationError`` naming the JSON path, the query id and the status report destinations (where they could be
 read), so the failure can be reported.
 """
@@ -31,7 +31,7 @@ from sleeper.core.jobs.exceptions import (
     QueryValidationError,
     UnknownFieldError,
 )
-from sleeper.core.jobs.paths import check_safe_id, check_safe_path
+from sleeper.core.paths import check_safe_id, check_safe_path
 from sleeper.core.range import Region
 from sleeper.core.schema import PrimitiveType, Schema
 

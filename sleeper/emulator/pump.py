@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from sleeper.adapters.aws.clients import AwsSettings
-from sleeper.adapters.aws.emulated import DynamoDBStreamSource, SqsEventSource, rule_state
 from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.naming import InstanceNames, StateStoreTableNames
@@ -40,6 +39,7 @@ from sleeper.core.operations import ContainerSpec, HandlerSpec, TriggerKind
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.queue import QueueNotFoundError
+from sleeper.emulator.aws_services import DynamoDBStreamSource, SqsEventSource, rule_state
 from sleeper.emulator.functions import LambdaContext, function_environment, resolve_handler, scheduled_event
 from sleeper.emulator.resources import DEFAULT_ACCOUNT, schedule_period_seconds
 from sleeper.emulator.rounds import PumpRound

@@ -9,13 +9,6 @@ from collections.abc import Mapping
 
 from sleeper.adapters.aws.batcher_store import create_batcher_store_table
 from sleeper.adapters.aws.clients import AwsSettings
-from sleeper.adapters.aws.emulated import (
-    create_ecs_cluster,
-    create_emr_serverless_application,
-    create_network,
-    put_schedule_rule,
-    register_task_definition,
-)
 from sleeper.adapters.aws.instance_clients import AwsClients
 from sleeper.adapters.aws.resources import create_bucket
 from sleeper.core import operations
@@ -31,7 +24,15 @@ from sleeper.core.operations import HandlerSpec, TriggerKind
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.properties.instance_common import SUBNETS, VPC_ID
-from sleeper.runtime.aws.instance import CONFIG_BUCKET_ENV, INSTANCE_ID_ENV, AwsRuntimeConfig, provision_instance
+from sleeper.emulator.aws_services import (
+    create_ecs_cluster,
+    create_emr_serverless_application,
+    create_network,
+    put_schedule_rule,
+    register_task_definition,
+)
+from sleeper.emulator.provision import provision_instance
+from sleeper.runtime.aws.instance import CONFIG_BUCKET_ENV, INSTANCE_ID_ENV, AwsRuntimeConfig
 
 __all__ = ["DEFAULT_ACCOUNT", "DEFAULT_REGION", "provision_emulated_instance", "schedule_period_seconds"]
 

@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from sleeper.adapters.aws.emulated import (
+from sleeper.core import operations
+from sleeper.core.exceptions import SleeperError
+from sleeper.core.naming import BULK_EXPORT_CONTAINER_NAME, COMPACTION_CONTAINER_NAME, INGEST_CONTAINER_NAME
+from sleeper.core.operations import ContainerSpec
+from sleeper.core.properties import InstanceProperties
+from sleeper.core.properties import instance_cdk as cdk
+from sleeper.emulator.aws_services import (
     EcsTask,
     active_emr_steps,
     cancel_emr_serverless_job_run,
@@ -23,12 +29,6 @@ from sleeper.adapters.aws.emulated import (
     stop_ecs_task,
     terminate_emr_cluster,
 )
-from sleeper.core import operations
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.naming import BULK_EXPORT_CONTAINER_NAME, COMPACTION_CONTAINER_NAME, INGEST_CONTAINER_NAME
-from sleeper.core.operations import ContainerSpec
-from sleeper.core.properties import InstanceProperties
-from sleeper.core.properties import instance_cdk as cdk
 from sleeper.emulator.functions import resolve_handler
 from sleeper.emulator.rounds import PumpRound
 from sleeper.runtime.aws.instance import AwsInstance

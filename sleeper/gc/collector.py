@@ -54,7 +54,7 @@ from sleeper.gc.exceptions import GarbageCollectionFailedError
 from sleeper.gc.held import held_files
 from sleeper.gc.ports import STATE_STORE_COMMITTER_QUEUE, GcInstance, GcTable
 from sleeper.io.filesystem import FileSystemOptions, delete_in_table, resolve
-from sleeper.sketches import sketches_path
+from sleeper.io.sketches import sketches_path
 from sleeper.statestore.committer import committer_sender
 
 __all__ = [

@@ -45,8 +45,8 @@ import pyarrow.compute as pc
 from pyarrow import fs as pafs
 
 from sleeper.core.faults import crash_point
-from sleeper.core.jobs.paths import join_under
 from sleeper.core.partition import Partition, PartitionTree
+from sleeper.core.paths import join_under
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions.files import AddFilesTransaction
@@ -56,8 +56,8 @@ from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolve
 from sleeper.io.merge import merge_sorted
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter, WrittenFile
+from sleeper.io.sketches import sketches_path
 from sleeper.iterators.pipeline import RowIterators
-from sleeper.sketches import sketches_path
 from sleeper.statestore.exceptions import COMMIT_NOT_IN_LOG
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 Writing: :class:`SortedFileWriter` takes Arrow batches already sorted by row keys then sort keys, buffers them into
 row groups of exactly ``row_group_rows`` rows (the last may be smaller), writes them with the table's
-:class:`ParquetSettings`, samples the row keys into :class:`~sleeper.sketches.Sketches`, and writes the ``.sketches``
+:class:`ParquetSettings`, samples the row keys into :class:`~sleeper.io.sketches.Sketches`, and writes the ``.sketches``
 sidecar file when closed. It can encode on a background thread (pyarrow releases the GIL while encoding), which lets
 the producer of the batches run at the same time.
 
@@ -41,7 +41,7 @@ from sleeper.io.parquet_reader import SortedFileMetadata as SortedFileMetadata
 from sleeper.io.parquet_reader import SortedFileReader as SortedFileReader
 from sleeper.io.parquet_reader import read_file_metadata as read_file_metadata
 from sleeper.io.parquet_reader import read_sorted as read_sorted
-from sleeper.sketches import SketchBuilder, Sketches, sketches_path
+from sleeper.io.sketches import SketchBuilder, Sketches, sketches_path
 
 if TYPE_CHECKING:
     from sleeper.core.properties import TableProperties

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from sleeper.core.jobs.paths import join_under
+from sleeper.core.paths import join_under
 from sleeper.core.query import LeafPartitionQuery
 from sleeper.core.queue import Queue
 from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema

@@ -37,7 +37,7 @@ from sleeper.core.trackers.query import QueryTracker
 from sleeper.core.trackers.task import TaskTracker
 from sleeper.io.exceptions import UnsafeDeleteError
 from sleeper.io.filesystem import delete_in_table, filesystem_path
-from sleeper.sketches import Sketches, sketches_path
+from sleeper.io.sketches import Sketches, sketches_path
 from sleeper.statestore.store import StateStore
 
 if TYPE_CHECKING:

@@ -2,8 +2,8 @@
 
 The sketches of the job's files are merged per row key. The median is read as Sleeper's splitter reads it: the item
 at position ``floor(n / 2)`` of the merged sketch's sorted stream (DataSketches 3.3.0's ``getQuantile(0.5)``,
-:meth:`sleeper.sketches.Sketches.median`), and the minimum and maximum are the sketch's exact ones. Since every data
-file's sketch holds all its rows as Sleeper's does (:class:`sleeper.sketches.SketchBuilder`), a partition of fewer
+:meth:`sleeper.io.sketches.Sketches.median`), and the minimum and maximum are the sketch's exact ones. Since every data
+file's sketch holds all its rows as Sleeper's does (:class:`sleeper.io.sketches.SketchBuilder`), a partition of fewer
 than 2,048 rows splits exactly where Sleeper's would. Dimensions are tried in row key order; the first whose
 minimum < median < maximum is split at the median: children ``[parent.min, median)`` and ``[median, parent.max)``
 on that dimension, with new random ids, and the parent becomes a non-leaf split on that dimension. A dimension whose
@@ -42,7 +42,7 @@ from sleeper.core.statestore.exceptions import PartitionNotFoundError, Partition
 from sleeper.core.statestore.transactions.partitions import SplitPartitionTransaction
 from sleeper.io.exceptions import MissingFileError
 from sleeper.io.filesystem import FileSystemOptions, resolve
-from sleeper.sketches import Sketches, SketchesError, sketches_path
+from sleeper.io.sketches import Sketches, SketchesError, sketches_path
 from sleeper.splitting.exceptions import MissingSketchesError, UntrackedFileError
 from sleeper.splitting.ports import STATE_STORE_COMMITTER_QUEUE, SplittingInstance, SplittingRuntime, SplittingTable
 from sleeper.statestore.committer import committer_sender

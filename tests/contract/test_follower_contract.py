@@ -29,8 +29,9 @@ from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.statestore.transactions.serde import Transaction
 from sleeper.core.trackers.compaction import CompactionJobCreated, CompactionJobFinished, CompactionJobStarted
 from sleeper.core.trackers.ingest import IngestJobStarted
+from sleeper.emulator.provision import provision_instance
 from sleeper.runtime.aws.compaction import follow_transactions
-from sleeper.runtime.aws.instance import AwsInstance, provision_instance
+from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.statestore.committer import handle_commit_request
 from sleeper.statestore.follower import TrackedInstance

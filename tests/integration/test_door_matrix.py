@@ -41,6 +41,7 @@ from sleeper.bulk_export.model import BulkExportQuery
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.websocket import WebSocketTarget
+from sleeper.emulator.provision import provision_instance
 from sleeper.io.filesystem import s3_filesystem
 from sleeper.query.entry import handle_leaf_query
 from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE
@@ -594,7 +595,7 @@ def aws() -> Iterator[AwsDoors]:
     from lambdas import athena
     from lambdas._common import use_instance
     from sleeper.adapters.aws.clients import s3_client
-    from sleeper.runtime.aws.instance import AwsInstance, provision_instance
+    from sleeper.runtime.aws.instance import AwsInstance
     from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
     from tests.integration.aws_runtime.conftest import QUEUES
 

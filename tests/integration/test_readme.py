@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from sleeper.core.schema import Schema
+from sleeper.emulator.provision import provision_instance
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -49,7 +50,7 @@ def _run(language: str, code: str, cwd: Path, env: dict[str, str]) -> subprocess
 def _aws_instance(cwd: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
     """Provisions the README's AWS instance on this process's moto server, with its table of the README's schema, and
     runs an ingest task for it while the block runs; gives the environment a user of that instance has."""
-    from sleeper.runtime.aws.instance import AwsInstance, provision_instance
+    from sleeper.runtime.aws.instance import AwsInstance
     from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint
     from tests.integration.aws_runtime.conftest import QUEUES
     from tests.integration.aws_runtime.test_arrow_api import _IngestTask

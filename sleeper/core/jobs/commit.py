@@ -17,7 +17,7 @@ from typing import Any
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import InvalidFieldError, MessageError, MissingFieldError
-from sleeper.core.jobs.paths import check_key_under
+from sleeper.core.paths import check_key_under
 from sleeper.core.schema import Schema
 from sleeper.core.statestore.transactions.files import FILE_TRANSACTIONS, FileTransaction
 from sleeper.core.statestore.transactions.log import TransactionType

@@ -9,7 +9,7 @@
 
 File names are checked for path traversal (local paths are allowed, for the local runtime); pointers to batch files
 must lie under the table's own ``compactions/`` prefix. Job ids name output files and key tracker records, so they
-must be safe ids (``sleeper.core.jobs.paths.SAFE_ID_RULE``).
+must be safe ids (``sleeper.core.paths.SAFE_ID_RULE``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import InvalidFieldError, MessageError
-from sleeper.core.jobs.paths import check_key_under, check_safe_id, check_safe_path
+from sleeper.core.paths import check_key_under, check_safe_id, check_safe_path
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions.files import ReplaceFileReferencesRequest
 

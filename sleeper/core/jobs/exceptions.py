@@ -68,7 +68,7 @@ class UnsafePathError(MessageError):
 
 class UnsafeIdError(UnsafePathError):
     """An id that becomes part of a file name, object key or tracker key breaks the safe id rule
-    (``sleeper.core.jobs.paths.SAFE_ID_RULE``), so it could escape its place or collide with another id's keys."""
+    (``sleeper.core.paths.SAFE_ID_RULE``), so it could escape its place or collide with another id's keys."""
 
 
 class InvalidJobIdError(MessageError):

@@ -1,10 +1,10 @@
 """Ingest jobs: the message on the ingest job queue (spec 3.2, 13.2).
 
 Wire JSON: ``{"id", "tableName"|"tableId", "files": ["bucket/key", "bucket/dir/", …]}``. A blank or absent id is
-replaced by a new one from an injected supplier; a given id must be a safe id (``sleeper.core.jobs.paths``), as it
+replaced by a new one from an injected supplier; a given id must be a safe id (``sleeper.core.paths``), as it
 keys the job's tracker records; ``files`` is required, non-empty and holds no nulls; at least one of ``tableName``
 and ``tableId`` is given, and the table id wins when both are. Every file path passes the safety check of
-``sleeper.core.jobs.paths`` before the job is accepted. The raw message is kept for the tracker.
+``sleeper.core.paths`` before the job is accepted. The raw message is kept for the tracker.
 
 A job must name each input file once: :func:`expand_job_files` expands a job's paths (directories to the files
 inside) and refuses a file reached by two of them (the same path twice, ``./x`` and ``x``, ``s3://b/k`` and ``b/k``,
@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import MessageError, MissingFieldError
-from sleeper.core.jobs.paths import check_safe_id, check_safe_path, is_s3_path, is_safe_id, normalise_s3_path
+from sleeper.core.paths import check_safe_id, check_safe_path, is_s3_path, is_safe_id, normalise_s3_path
 
 T = TypeVar("T")
 F = TypeVar("F")

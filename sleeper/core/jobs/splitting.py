@@ -13,8 +13,8 @@ from typing import Any
 
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.jobs import wire
-from sleeper.core.jobs.paths import check_safe_path
 from sleeper.core.partition import Partition
+from sleeper.core.paths import check_safe_path
 from sleeper.core.schema import Schema
 
 SPLIT_PARTITION_JOB_FIELDS = frozenset({"tableId", "filenames", "partition"})

@@ -21,7 +21,7 @@ from sleeper.core.jobs.exceptions import (
     UnknownFieldError,
     UnknownTableError,
 )
-from sleeper.core.jobs.paths import check_safe_id
+from sleeper.core.paths import check_safe_id
 from sleeper.core.schema import Schema
 
 SchemaLookup = Callable[[str], Schema | None]

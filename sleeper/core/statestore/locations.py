@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from sleeper.core.jobs.exceptions import UnsafePathError
-from sleeper.core.jobs.paths import check_safe_path
+from sleeper.core.paths import check_safe_path
 from sleeper.core.statestore.exceptions import FileOutsideTableError
 
 __all__ = ["check_file_in_table", "file_outside_table", "is_table_prefix"]

@@ -31,8 +31,8 @@ from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.jobs.ingest import expand_job_files
-from sleeper.core.jobs.paths import check_safe_path, is_s3_path, normalise_s3_path
 from sleeper.core.operations import INGEST_BATCHER_SUBMIT_Q as SUBMIT_QUEUE
+from sleeper.core.paths import check_safe_path, is_s3_path, normalise_s3_path
 from sleeper.core.properties.table import INGEST_BATCHER_TRACKING_TTL_MINUTES
 from sleeper.core.queue import Queue
 from sleeper.ingest.batcher.exceptions import (

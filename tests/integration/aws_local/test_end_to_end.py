@@ -14,10 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from sleeper.adapters.aws.clients import emr_serverless_client
-from sleeper.adapters.aws.emulated import emr_serverless_job_runs
 from sleeper.core import operations
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.log import LogType
+from sleeper.emulator.aws_services import emr_serverless_job_runs
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.runtime.aws.containers import IDLE_WAIT_ENV
 from tests.integration.aws_runtime.sleeper_client import CompatClient

@@ -19,9 +19,9 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
 from sleeper.io.filesystem import exists
+from sleeper.io.sketches import sketches_path
 from sleeper.runtime.aws.containers import IDLE_WAIT_ENV
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.sketches import sketches_path
 from tests.integration.aws_runtime.direct_commits import compact_one_file_long_ago
 from tests.integration.aws_runtime.sleeper_client import CompatClient
 

@@ -15,7 +15,7 @@ import pytest
 from sleeper.adapters.memory.queue import InMemoryQueues
 from sleeper.api.table import Table
 from sleeper.core import operations
-from sleeper.core.jobs.paths import SAFE_ID_RULE, split_s3_path
+from sleeper.core.paths import SAFE_ID_RULE, split_s3_path
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.query import QueryState
 from sleeper.emulator.instance import EmulatedAwsInstance

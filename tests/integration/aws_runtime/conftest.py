@@ -16,7 +16,8 @@ from sleeper.core.operations import (
     SNAPSHOT_CREATION_Q,
     STATE_STORE_COMMITTER_Q,
 )
-from sleeper.runtime.aws.instance import AwsInstance, provision_instance
+from sleeper.emulator.provision import provision_instance
+from sleeper.runtime.aws.instance import AwsInstance
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 
 QUEUES = (INGEST_JOB_Q, QUERY_Q, LEAF_PARTITION_QUERY_Q, QUERY_RESULTS_Q, STATE_STORE_COMMITTER_Q, SNAPSHOT_CREATION_Q)

@@ -13,8 +13,8 @@ from sleeper.core.statestore.transactions.files import (
     ReplaceFileReferencesRequest,
     ReplaceFileReferencesTransaction,
 )
+from sleeper.io.sketches import sketches_path
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.sketches import sketches_path
 from sleeper.statestore.store import StateStore
 
 

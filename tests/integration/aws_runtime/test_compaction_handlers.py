@@ -23,7 +23,6 @@ from lambdas import (
 )
 from lambdas._common import use_instance
 from sleeper.adapters.aws.clients import ecs_client
-from sleeper.adapters.aws.emulated import running_ecs_tasks
 from sleeper.api.table import Table
 from sleeper.compaction.creation import compaction_output_file
 from sleeper.compaction.task import TaskSettings
@@ -47,6 +46,7 @@ from sleeper.core.trackers.compaction import (
     CompactionJobStatusType,
 )
 from sleeper.core.trackers.runs import JobOutcome
+from sleeper.emulator.aws_services import running_ecs_tasks
 from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, write_bytes

@@ -55,6 +55,7 @@ from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobStatusType
 from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
+from sleeper.emulator.provision import provision_instance
 from sleeper.gc.collector import run_garbage_collection
 from sleeper.gc.orphans import DEFAULT_BODY_MIN_AGE, DEFAULT_ORPHAN_MIN_AGE, sweep_orphans
 from sleeper.ingest.task import ingest_task_settings, run_ingest_task
@@ -63,7 +64,7 @@ from sleeper.runtime.admin import reinitialise_table
 from sleeper.runtime.aws.containers import compaction as compaction_container
 from sleeper.runtime.aws.containers import ingest as ingest_container
 from sleeper.runtime.aws.containers import task_workspace
-from sleeper.runtime.aws.instance import AwsInstance, provision_instance
+from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.statestore.snapshots import filesystem_path
 from sleeper.statestore.upkeep import create_snapshot, delete_old_transactions
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id

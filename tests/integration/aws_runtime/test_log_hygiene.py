@@ -22,8 +22,9 @@ from lambdas import leaf_partition_query, query, statestore_committer
 from lambdas._common import use_instance
 from sleeper.core.operations import INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, QUERY_Q
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.emulator.provision import provision_instance
 from sleeper.runtime.aws.containers.ingest import run_task
-from sleeper.runtime.aws.instance import AwsInstance, provision_instance
+from sleeper.runtime.aws.instance import AwsInstance
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 from tests.integration.aws_runtime.conftest import QUEUES, drain_event, sqs_event
 from tests.reliability_report import Reliability

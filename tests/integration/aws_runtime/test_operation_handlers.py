@@ -29,7 +29,6 @@ from lambdas import (
 )
 from lambdas._common import use_instance
 from sleeper.adapters.aws.clients import ecs_client, emr_serverless_client
-from sleeper.adapters.aws.emulated import emr_serverless_job_runs, running_ecs_tasks
 from sleeper.api.table import Table
 from sleeper.core import operations
 from sleeper.core.properties import instance_cdk as cdk
@@ -37,13 +36,14 @@ from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.query import QueryState
+from sleeper.emulator.aws_services import emr_serverless_job_runs, running_ecs_tasks
 from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.io.filesystem import exists, list_files, resolve
+from sleeper.io.sketches import sketches_path
 from sleeper.runtime.aws.containers import bulk_import as bulk_import_driver
 from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.aws.operations import ingest_batcher_store
-from sleeper.sketches import sketches_path
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event
 from tests.integration.aws_runtime.direct_commits import compact_one_file_long_ago

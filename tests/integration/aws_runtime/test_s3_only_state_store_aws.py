@@ -22,9 +22,10 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.exceptions import TableDeletedError
 from sleeper.core.statestore.transactions.files import ClearFilesTransaction
 from sleeper.core.statestore.transactions.log import LogType
+from sleeper.emulator.provision import provision_instance
 from sleeper.rest_api.handler import handle_rest_request
 from sleeper.runtime.aws.admin import AwsAdmin
-from sleeper.runtime.aws.instance import AwsInstance, provision_instance
+from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.table_definer import define_tables
 from sleeper.statestore.object_log import tombstone_key
 from tests.contract.aws_backends import aws_settings, new_instance_id

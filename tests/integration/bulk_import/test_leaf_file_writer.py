@@ -14,7 +14,7 @@ from sleeper.bulk_import.spark_job import BUCKET_COLUMN, LEAF_COLUMN, _WriteLeaf
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.io.filesystem import local_filesystem
 from sleeper.io.parquet import ParquetSettings
-from sleeper.sketches import Sketches, sketches_path
+from sleeper.io.sketches import Sketches, sketches_path
 
 pytestmark = pytest.mark.integration
 

@@ -23,10 +23,10 @@ from sleeper.core.trackers.runs import JobOutcome
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import filesystem_path, local_filesystem
 from sleeper.io.parquet import SortedFileWriter
+from sleeper.io.sketches import Sketches, sketches_path
 from sleeper.query.executor import table_query
 from sleeper.runtime.local.admin import LocalAdmin
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.sketches import Sketches, sketches_path
 from sleeper.statestore.store import StateStore
 from tests.integration.racing_store import SplitRightAfterCommit
 

@@ -18,8 +18,9 @@ from sleeper.core.operations import (
     BULK_IMPORT_PLATFORM_QUEUES,
 )
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.emulator.provision import provision_instance
 from sleeper.ingest.batcher.job_creator import INGEST_QUEUE_NAMES
-from sleeper.runtime.aws.instance import AwsInstance, provision_instance
+from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.local.instance import LocalInstance
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 

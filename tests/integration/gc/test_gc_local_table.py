@@ -24,9 +24,9 @@ from sleeper.gc import collect_garbage, run_garbage_collection, sweep_orphans
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import filesystem_path
 from sleeper.io.parquet import SortedFileWriter
+from sleeper.io.sketches import sketches_path
 from sleeper.query.executor import table_query
 from sleeper.runtime.local.instance import LocalInstance
-from sleeper.sketches import sketches_path
 from tests.reliability_report import Reliability
 
 pytestmark = pytest.mark.integration

@@ -9,7 +9,7 @@ import pytest
 
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.io.parquet import KeyBounds, SortedFileWriter, read_sorted
-from sleeper.sketches import Sketches
+from sleeper.io.sketches import Sketches
 
 pytestmark = pytest.mark.integration
 

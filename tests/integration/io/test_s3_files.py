@@ -17,7 +17,7 @@ from sleeper.emulator.moto_speedups import speed_up_moto
 from sleeper.io.exceptions import MissingFileError
 from sleeper.io.filesystem import FileSystemOptions, S3Options, delete, exists, list_files, resolve, size
 from sleeper.io.parquet import KeyBounds, ParquetSettings, SortedFileWriter, read_file_metadata, read_sorted
-from sleeper.sketches import Sketches
+from sleeper.io.sketches import Sketches
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 

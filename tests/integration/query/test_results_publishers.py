@@ -18,6 +18,7 @@ from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.query import QueryState
 from sleeper.core.websocket import MESSAGE_MAX_BYTES, WebSocketTarget
+from sleeper.emulator.provision import provision_instance
 from sleeper.io.thrift_compact import decode_struct
 from sleeper.query.entry import QueryRuntime, handle_leaf_query, handle_query
 from sleeper.query.publishers import ROWS_PAYLOAD_MAX_BYTES, rows_message_batches
@@ -214,7 +215,7 @@ def should_write_s3_results_to_the_bucket_the_query_names(tmp_path: Path) -> Non
     from sleeper.core.operations import LEAF_PARTITION_QUERY_Q
     from sleeper.core.properties import instance_cdk as cdk
     from sleeper.io.filesystem import resolve
-    from sleeper.runtime.aws.instance import AwsInstance, provision_instance
+    from sleeper.runtime.aws.instance import AwsInstance
     from tests.contract.aws_backends import aws_settings, new_instance_id
 
     settings = aws_settings()

@@ -161,8 +161,8 @@ def lost_race_batches(instance: LocalInstance | AwsInstance) -> int:
         AssertionError: If a dead-lettered batch had a job tracked, or its batch file is gone.
     """
     from sleeper.core.jobs.compaction import CompactionJobBatch, CompactionJobDispatchRequest
-    from sleeper.core.jobs.paths import join_under
     from sleeper.core.operations import PENDING_COMPACTION_JOB_BATCH_Q
+    from sleeper.core.paths import join_under
     from sleeper.io.exceptions import MissingFileError
     from sleeper.io.filesystem import read_bytes, resolve
 

@@ -13,7 +13,7 @@ import pytest
 from sleeper.adapters.memory.queue import InMemoryQueues
 from sleeper.api.table import Table
 from sleeper.cli.main import run
-from sleeper.core.jobs.paths import SAFE_ID_RULE
+from sleeper.core.paths import SAFE_ID_RULE
 from sleeper.core.schema import Schema
 from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.query import QueryState

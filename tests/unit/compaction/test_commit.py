@@ -32,7 +32,7 @@ from sleeper.core.statestore.transactions.files import ReplaceFileReferencesTran
 from sleeper.core.statestore.transactions.log import TransactionType
 from sleeper.core.statestore.transactions.partitions import SplitPartitionTransaction
 from sleeper.core.trackers.compaction import CompactionJobStatusType
-from sleeper.sketches import sketches_path
+from sleeper.io.sketches import sketches_path
 from tests.reliability_report import Reliability
 from tests.unit.compaction.execution_fixtures import FakeInstance, FakeTable, new_table, utc_clock
 

@@ -27,9 +27,9 @@ from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.parquet import ParquetSettings
+from sleeper.io.sketches import Sketches, sketches_path
 from sleeper.io.sort import sort_table
 from sleeper.iterators.exceptions import IteratorLoadError
-from sleeper.sketches import Sketches, sketches_path
 from tests.unit.compaction.execution_fixtures import new_table
 from tests.unit.io.parquet_fixtures import key_schema, rows_table, sorted_rows
 

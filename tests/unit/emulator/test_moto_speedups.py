@@ -207,7 +207,7 @@ def should_weigh_only_the_items_in_a_querys_key_condition(monkeypatch: pytest.Mo
 
 
 def should_count_a_clusters_fargate_tasks_whose_desired_status_is_running() -> None:
-    from sleeper.adapters.aws.emulated import register_task_definition
+    from sleeper.emulator.aws_services import register_task_definition
     from sleeper.emulator.moto_speedups import count_cluster_tasks
 
     count_cluster_tasks()

@@ -23,7 +23,7 @@ from sleeper.core.statestore.transactions.files import (
     ReplaceFileReferencesTransaction,
 )
 from sleeper.io.filesystem import exists, filesystem_path, write_bytes
-from sleeper.sketches import sketches_path
+from sleeper.io.sketches import sketches_path
 from sleeper.statestore.store import StateStore
 
 SCHEMA = Schema(row_key_fields=(Field("key", PrimitiveType.LONG),), value_fields=(Field("v", PrimitiveType.LONG),))

@@ -22,8 +22,8 @@ from sleeper.gc import (
 )
 from sleeper.gc.ports import STATE_STORE_COMMITTER_QUEUE
 from sleeper.io.filesystem import delete, filesystem_path
+from sleeper.io.sketches import sketches_path
 from sleeper.query.executor import plan_table_query
-from sleeper.sketches import sketches_path
 from tests.reliability_report import Reliability
 from tests.unit.gc.gc_fixtures import FakeInstance, FakeTable, new_table
 

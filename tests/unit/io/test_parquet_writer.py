@@ -15,7 +15,7 @@ from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
 from sleeper.io.exceptions import SchemaMismatchError, UnsupportedSettingError, WriterClosedError
 from sleeper.io.filesystem import exists
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter, read_sorted
-from sleeper.sketches import Sketches
+from sleeper.io.sketches import Sketches
 from tests.unit.io.parquet_fixtures import key_schema, rows_table, sorted_rows
 
 KEY_TYPES = [PrimitiveType.INT, PrimitiveType.LONG, PrimitiveType.STRING, PrimitiveType.BYTE_ARRAY]

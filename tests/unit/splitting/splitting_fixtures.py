@@ -17,7 +17,7 @@ from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.schema import Field, KeyValue, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
 from sleeper.io.filesystem import filesystem_path
-from sleeper.sketches import Sketches, sketches_path
+from sleeper.io.sketches import Sketches, sketches_path
 from sleeper.statestore.store import StateStore
 
 LONG_KEY = Schema(row_key_fields=(Field("key", PrimitiveType.LONG),), value_fields=(Field("v", PrimitiveType.LONG),))

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from sleeper.core.jobs.exceptions import UnsafeIdError, UnsafePathError
-from sleeper.core.jobs.paths import (
+from sleeper.core.paths import (
     MAX_ID_LENGTH,
     SAFE_ID_RULE,
     check_key_under,

@@ -13,8 +13,8 @@ import pytest
 from sleeper.core.jobs.compaction import CompactionJob, CompactionJobCommitRequest
 from sleeper.core.jobs.exceptions import QueryValidationError, UnsafeIdError
 from sleeper.core.jobs.ingest import IngestJob
-from sleeper.core.jobs.paths import SAFE_ID_RULE
 from sleeper.core.partition import Partition
+from sleeper.core.paths import SAFE_ID_RULE
 from sleeper.core.query import LeafPartitionQuery, Query, QuerySerDe
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema

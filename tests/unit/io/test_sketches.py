@@ -11,7 +11,7 @@ import pytest
 from sleeper.adapters.memory.filesystem import in_memory_filesystem
 from sleeper.core.schema import Field, KeyValue, PrimitiveType, Schema
 from sleeper.io.exceptions import MissingFileError
-from sleeper.sketches import (
+from sleeper.io.sketches import (
     SKETCH_K,
     BytesSerDe,
     LongsSerDe,

@@ -395,7 +395,7 @@ class SketchBuilder:
     """Builds the sketches of a data file from its rows in sorted order, as Sleeper's sketch of every row would be.
 
     The result is the sketch that updating a classic quantiles sketch with each row in turn gives (the
-    :mod:`module notes <sleeper.sketches>` explain how it is built without a per-row loop): ``n`` is the number of
+    :mod:`module notes <sleeper.io.sketches>` explain how it is built without a per-row loop): ``n`` is the number of
     rows, the minimum and maximum are exact, a file of fewer than ``2k`` rows is held exactly, and a larger one holds
     the same number of items at each level, chosen with the same random zips.
 
