@@ -48,7 +48,8 @@ from sleeper.core.schema import Field, PrimitiveType
 from sleeper.core.statestore.references import AllReferencesToAFile
 from sleeper.core.statestore.state import FilesState, PartitionsState
 from sleeper.core.statestore.transactions.log import LogType
-from sleeper.statestore.arrow_files import ArrowFileEntries, SnapshotFiles
+from sleeper.statestore.arrow_files import ArrowFileEntries
+from sleeper.statestore.snapshot_files import SnapshotFiles
 from sleeper.statestore.exceptions import SnapshotFormatError
 from sleeper.statestore.ports import SnapshotConflictError, SnapshotMetadata, SnapshotMetadataStore
 
