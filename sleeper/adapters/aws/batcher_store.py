@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sleeper.adapters.aws.dynamodb_paging import query_items, scan_items
 from sleeper.adapters.aws.exceptions import AwsThrottledError, cancellation_codes, error_code, translate
 from sleeper.core.naming import batcher_store_table_name
 from sleeper.ingest.batcher.model import (
@@ -46,8 +47,8 @@ if TYPE_CHECKING:
         AttributeValueTypeDef,
         KeysAndAttributesTypeDef,
         PutItemInputTypeDef,
-        QueryInputTypeDef,
-        ScanInputTypeDef,
+        QueryInputPaginateTypeDef,
+        ScanInputPaginateTypeDef,
         TransactWriteItemTypeDef,
         WriteRequestTypeDef,
     )
@@ -250,7 +251,7 @@ class DynamoDBIngestBatcherStore:
 
     def _assigned_by_key(self, keys: set[str]) -> dict[str, list[TrackedFile]]:
         """The assigned records of the given keys (one strongly consistent scan of the table)."""
-        request: ScanInputTypeDef = {
+        request: ScanInputPaginateTypeDef = {
             "TableName": self._table_name,
             "ConsistentRead": True,
             "FilterExpression": "#job <> :pending",
@@ -266,19 +267,11 @@ class DynamoDBIngestBatcherStore:
                 **{name: {"S": k} for name, k in names.items()},
             }
         found: dict[str, list[TrackedFile]] = {}
-        while True:
-            try:
-                page = self._client.scan(**request)
-            except (ClientError, BotoCoreError) as e:
-                raise translate(e, f"Scan {self._table_name}") from e
-            for item in page.get("Items", []):
-                if item[FILE_PATH]["S"] in keys:
-                    file = _file(item)
-                    found.setdefault(file.key, []).append(file)
-            last_key = page.get("LastEvaluatedKey")
-            if not last_key:
-                return found
-            request["ExclusiveStartKey"] = last_key
+        for item in scan_items(self._client, request):
+            if item[FILE_PATH]["S"] in keys:
+                file = _file(item)
+                found.setdefault(file.key, []).append(file)
+        return found
 
     def _put_if_pending_is(self, file: TrackedFile, received_millis: str | None) -> bool:
         """Puts a pending file if its pending item is still as read (absent, or with this received time)."""
@@ -362,18 +355,8 @@ class DynamoDBIngestBatcherStore:
         Raises:
             AwsError: If DynamoDB fails.
         """
-        request: ScanInputTypeDef = {"TableName": self._table_name, "ConsistentRead": True}
-        files: list[TrackedFile] = []
-        while True:
-            try:
-                page = self._client.scan(**request)
-            except (ClientError, BotoCoreError) as e:
-                raise translate(e, f"Scan {self._table_name}") from e
-            files.extend(_file(item) for item in page.get("Items", []))
-            last_key = page.get("LastEvaluatedKey")
-            if not last_key:
-                return newest_first(files)
-            request["ExclusiveStartKey"] = last_key
+        request: ScanInputPaginateTypeDef = {"TableName": self._table_name, "ConsistentRead": True}
+        return newest_first([_file(item) for item in scan_items(self._client, request)])
 
     def pending_files_oldest_first(self) -> list[TrackedFile]:
         """The pending files, oldest first (a strongly consistent query).
@@ -381,24 +364,14 @@ class DynamoDBIngestBatcherStore:
         Raises:
             AwsError: If DynamoDB fails.
         """
-        request: QueryInputTypeDef = {
+        request: QueryInputPaginateTypeDef = {
             "TableName": self._table_name,
             "KeyConditionExpression": "#job = :pending",
             "ExpressionAttributeNames": {"#job": JOB_ID},
             "ExpressionAttributeValues": {":pending": {"S": NOT_ASSIGNED_TO_JOB}},
             "ConsistentRead": True,
         }
-        files: list[TrackedFile] = []
-        while True:
-            try:
-                page = self._client.query(**request)
-            except (ClientError, BotoCoreError) as e:
-                raise translate(e, f"Query {self._table_name}") from e
-            files.extend(_file(item) for item in page.get("Items", []))
-            last_key = page.get("LastEvaluatedKey")
-            if not last_key:
-                return oldest_first(files)
-            request["ExclusiveStartKey"] = last_key
+        return oldest_first([_file(item) for item in query_items(self._client, request)])
 
     def delete_all_pending(self) -> None:
         """Forgets every pending file.

@@ -1,4 +1,4 @@
-"""The query tracker in DynamoDB, in the table Sleeper's query tracker uses (spec 7.3, 13.7).
+"""The query tracker in DynamoDB, in the table Sleeper's query tracker uses.
 
 Table ``sleeper-<cid>-query-tracking-table`` (``sleeper.query.tracker.table.name``): hash ``queryId``, range
 ``subQueryId`` (``"-"`` for the query itself). Each row holds ``lastKnownState`` (``QUEUED``, ``IN_PROGRESS``,
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Self
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sleeper.adapters.aws.dynamodb_paging import query_items, scan_items
 from sleeper.adapters.aws.exceptions import error_code, translate
 from sleeper.adapters.aws.resources import LAST_KNOWN_STATE, QUERY_EXPIRY_DATE, QUERY_ID, SUB_QUERY_ID
 from sleeper.core.naming import query_tracker_table_name
@@ -37,7 +38,7 @@ from sleeper.core.trackers.query import (
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef, QueryInputTypeDef, ScanInputTypeDef
+    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef, QueryInputPaginateTypeDef, ScanInputPaginateTypeDef
 
 LAST_UPDATE_TIME = "lastUpdateTime"
 FIRST_UPDATE_TIME = "firstUpdateTime"
@@ -154,24 +155,14 @@ class DynamoDBQueryTracker:
         Raises:
             AwsError: If DynamoDB fails.
         """
-        request: QueryInputTypeDef = {
+        request: QueryInputPaginateTypeDef = {
             "TableName": self._table_name,
             "KeyConditionExpression": "#query = :query",
             "ExpressionAttributeNames": {"#query": QUERY_ID},
             "ExpressionAttributeValues": {":query": {"S": query_id}},
             "ConsistentRead": True,
         }
-        rows: list[TrackedQuery] = []
-        while True:
-            try:
-                page = self._client.query(**request)
-            except (ClientError, BotoCoreError) as e:
-                raise translate(e, f"Query {self._table_name}") from e
-            rows.extend(_tracked_query(item) for item in page.get("Items", []))
-            last_key = page.get("LastEvaluatedKey")
-            if not last_key:
-                break
-            request["ExclusiveStartKey"] = last_key
+        rows = map(_tracked_query, query_items(self._client, request))
         return sorted((row for row in rows if not row.is_parent), key=_order)
 
     def all_queries(self) -> list[TrackedQuery]:
@@ -199,24 +190,13 @@ class DynamoDBQueryTracker:
         return self._scan([QueryState.FAILED, QueryState.PARTIALLY_FAILED])
 
     def _scan(self, states: list[QueryState] | None) -> list[TrackedQuery]:
-        request: ScanInputTypeDef = {"TableName": self._table_name, "ConsistentRead": True}
+        request: ScanInputPaginateTypeDef = {"TableName": self._table_name, "ConsistentRead": True}
         if states is not None:
             placeholders = {f":s{index}": state for index, state in enumerate(states)}
             request["FilterExpression"] = f"#state IN ({', '.join(placeholders)})"
             request["ExpressionAttributeNames"] = {"#state": LAST_KNOWN_STATE}
             request["ExpressionAttributeValues"] = {name: {"S": state.value} for name, state in placeholders.items()}
-        rows: list[TrackedQuery] = []
-        while True:
-            try:
-                page = self._client.scan(**request)
-            except (ClientError, BotoCoreError) as e:
-                raise translate(e, f"Scan {self._table_name}") from e
-            rows.extend(_tracked_query(item) for item in page.get("Items", []))
-            last_key = page.get("LastEvaluatedKey")
-            if not last_key:
-                break
-            request["ExclusiveStartKey"] = last_key
-        return sorted(rows, key=_order)
+        return sorted(map(_tracked_query, scan_items(self._client, request)), key=_order)
 
     def _write(self, row: TrackedQuery, *, only_if_unfinished: bool) -> bool:
         """Writes a row's attributes (keeping others, such as ``firstUpdateTime``); False if the condition failed."""

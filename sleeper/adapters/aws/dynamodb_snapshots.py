@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sleeper.adapters.aws.dynamodb_paging import query_items
 from sleeper.adapters.aws.dynamodb_transaction_log import from_epoch_ms, to_epoch_ms
 from sleeper.adapters.aws.exceptions import cancellation_codes, translate
 from sleeper.adapters.aws.resources import (
@@ -38,7 +39,7 @@ from sleeper.statestore.ports import SnapshotConflictError, SnapshotMetadata
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-    from mypy_boto3_dynamodb.type_defs import QueryInputTypeDef
+    from mypy_boto3_dynamodb.type_defs import QueryInputPaginateTypeDef
 
 # Beyond Sleeper's attributes, the latest item keeps each log's own update time: UPDATE_TIME is shared by both logs.
 FILES_UPDATE_TIME = "FILES_UPDATE_TIME"
@@ -217,7 +218,7 @@ class DynamoDBSnapshotMetadataStore:
             raise translate(e, self._operation("DeleteItem", self._latest_table)) from e
 
     def _query(self, log_type: LogType) -> Iterator[SnapshotMetadata]:
-        request: QueryInputTypeDef = {
+        request: QueryInputPaginateTypeDef = {
             "TableName": self._all_table,
             "KeyConditionExpression": "#key = :key",
             "ExpressionAttributeNames": {"#key": TABLE_ID_AND_SNAPSHOT_TYPE},
@@ -225,22 +226,13 @@ class DynamoDBSnapshotMetadataStore:
             "ConsistentRead": True,
             "ScanIndexForward": True,
         }
-        while True:
-            try:
-                page = self._client.query(**request)
-            except (ClientError, BotoCoreError) as e:
-                raise translate(e, self._operation("Query", self._all_table)) from e
-            for item in page.get("Items", []):
-                yield SnapshotMetadata(
-                    log_type=log_type,
-                    path=item[PATH]["S"],
-                    transaction_number=int(item[TRANSACTION_NUMBER]["N"]),
-                    update_time=from_epoch_ms(int(item[UPDATE_TIME]["N"])),
-                )
-            last_key = page.get("LastEvaluatedKey")
-            if not last_key:
-                return
-            request["ExclusiveStartKey"] = last_key
+        for item in query_items(self._client, request, operation=self._operation("Query", self._all_table)):
+            yield SnapshotMetadata(
+                log_type=log_type,
+                path=item[PATH]["S"],
+                transaction_number=int(item[TRANSACTION_NUMBER]["N"]),
+                update_time=from_epoch_ms(int(item[UPDATE_TIME]["N"])),
+            )
 
     def _snapshot_key(self, log_type: LogType) -> str:
         return f"{self._table_id}|{snapshot_type(log_type)}"

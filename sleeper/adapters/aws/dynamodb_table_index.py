@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sleeper.adapters.aws.dynamodb_paging import query_items, scan_items
 from sleeper.adapters.aws.exceptions import AwsError, cancellation_codes, translate
 from sleeper.adapters.aws.resources import ONLINE, TABLE_ID_FIELD, TABLE_NAME
 from sleeper.core.exceptions import TableAlreadyExistsError, TableNotFoundError
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import (
         AttributeValueTypeDef,
         PutTypeDef,
-        QueryInputTypeDef,
-        ScanInputTypeDef,
+        QueryInputPaginateTypeDef,
+        ScanInputPaginateTypeDef,
         TransactWriteItemTypeDef,
     )
 
@@ -136,18 +137,8 @@ class DynamoDBTableIndex:
         Raises:
             AwsError: If DynamoDB fails.
         """
-        request: ScanInputTypeDef = {"TableName": self._names.by_name, "ConsistentRead": self._consistent}
-        tables: list[TableStatus] = []
-        while True:
-            try:
-                page = self._client.scan(**request)
-            except (ClientError, BotoCoreError) as e:
-                raise translate(e, f"Scan {self._names.by_name}") from e
-            tables.extend(_status(item) for item in page.get("Items", []))
-            last_key = page.get("LastEvaluatedKey")
-            if not last_key:
-                break
-            request["ExclusiveStartKey"] = last_key
+        request: ScanInputPaginateTypeDef = {"TableName": self._names.by_name, "ConsistentRead": self._consistent}
+        tables = [_status(item) for item in scan_items(self._client, request)]
         return sorted(tables, key=lambda table: table.table_name)
 
     def list_online_tables(self) -> list[TableStatus]:
@@ -156,24 +147,14 @@ class DynamoDBTableIndex:
         Raises:
             AwsError: If DynamoDB fails.
         """
-        request: QueryInputTypeDef = {
+        request: QueryInputPaginateTypeDef = {
             "TableName": self._names.by_online,
             "KeyConditionExpression": "#online = :online",
             "ExpressionAttributeNames": {"#online": ONLINE},
             "ExpressionAttributeValues": {":online": {"S": "true"}},
             "ConsistentRead": self._consistent,
         }
-        tables: list[TableStatus] = []
-        while True:
-            try:
-                page = self._client.query(**request)
-            except (ClientError, BotoCoreError) as e:
-                raise translate(e, f"Query {self._names.by_online}") from e
-            tables.extend(_status(item) for item in page.get("Items", []))
-            last_key = page.get("LastEvaluatedKey")
-            if not last_key:
-                break
-            request["ExclusiveStartKey"] = last_key
+        tables = [_status(item) for item in query_items(self._client, request)]
         # DynamoDB orders the range key by UTF-8 bytes, which is code point order: already sorted, kept explicit.
         return sorted(tables, key=lambda table: table.table_name)
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sleeper.adapters.aws.dynamodb_paging import query_items
 from sleeper.adapters.aws.exceptions import AwsError, error_code, translate
 from sleeper.adapters.aws.resources import BODY, BODY_S3_KEY, TABLE_ID, TRANSACTION_NUMBER, TYPE, UPDATE_TIME
 from sleeper.core.statestore.exceptions import TableDeletedError
@@ -31,7 +32,7 @@ from sleeper.statestore.ports import DuplicateTransactionNumberError, Transactio
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef, QueryInputTypeDef, WriteRequestTypeDef
+    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef, QueryInputPaginateTypeDef, WriteRequestTypeDef
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 TOMBSTONE_NUMBER = 0
@@ -205,7 +206,7 @@ class DynamoDBTransactionLogStore:
         }
         if ":first" in condition:
             values[":first"] = {"N": str(TOMBSTONE_NUMBER + 1)}  # never the tombstone
-        request: QueryInputTypeDef = {
+        request: QueryInputPaginateTypeDef = {
             "TableName": self._table_name,
             "KeyConditionExpression": f"#table = :table AND {condition}",
             "ExpressionAttributeNames": {"#table": TABLE_ID, "#number": TRANSACTION_NUMBER},
@@ -213,19 +214,8 @@ class DynamoDBTransactionLogStore:
             "ConsistentRead": True,
             "ScanIndexForward": True,
         }
-        if self._page_size is not None:
-            request["Limit"] = self._page_size
-        while True:
-            try:
-                page = self._client.query(**request)
-            except (ClientError, BotoCoreError) as e:
-                raise translate(e, self._operation("Query")) from e
-            for item in page.get("Items", []):
-                yield _entry(item)
-            last_key = page.get("LastEvaluatedKey")
-            if not last_key:
-                return
-            request["ExclusiveStartKey"] = last_key
+        items = query_items(self._client, request, page_size=self._page_size, operation=self._operation("Query"))
+        yield from map(_entry, items)
 
     def _batch_delete(self, entries: Sequence[TransactionLogEntry]) -> None:
         requests: list[WriteRequestTypeDef] = [

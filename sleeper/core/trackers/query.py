@@ -84,7 +84,7 @@ class TrackedQuery:
 
 
 def parent_state_if_finished(child_states: Iterable[QueryState]) -> QueryState | None:
-    """The state of a query once all its sub-queries finished (spec 7.3), or None while any is unfinished.
+    """The state of a query once all its sub-queries finished, or None while any is unfinished.
 
     All COMPLETED gives COMPLETED; none COMPLETED (all FAILED or PARTIALLY_FAILED) gives FAILED; a mix gives
     PARTIALLY_FAILED.
