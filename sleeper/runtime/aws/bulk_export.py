@@ -6,14 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from sleeper.adapters.aws.launchers.ecs import bulk_export_task_launcher
-from sleeper.bulk_export.task_creation import BulkExportTaskCreation, create_bulk_export_tasks
+from sleeper.bulk_export.task_creation import create_bulk_export_tasks
+from sleeper.core.jobs.task_creation import TaskCreation
 from sleeper.core.operations import LEAF_PARTITION_BULK_EXPORT_Q
 from sleeper.runtime.aws.instance import AwsInstance
 
 __all__ = ["create_bulk_export_tasks_on_ecs"]
 
 
-def create_bulk_export_tasks_on_ecs(instance: AwsInstance, **launcher_options: Any) -> BulkExportTaskCreation:
+def create_bulk_export_tasks_on_ecs(instance: AwsInstance, **launcher_options: Any) -> TaskCreation:
     """One scheduled run of bulk export task creation: an ECS task per visible leaf export, within the maximum.
 
     Raises:

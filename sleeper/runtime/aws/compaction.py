@@ -20,8 +20,9 @@ from typing import Any
 
 from sleeper.adapters.aws.dynamodb_stream import TransactionStreamRecord, transaction_stream_records
 from sleeper.adapters.aws.launchers.ecs import compaction_task_launcher
-from sleeper.compaction.task_creation import CompactionTaskCreation, create_compaction_tasks
+from sleeper.compaction.task_creation import create_compaction_tasks
 from sleeper.core import operations
+from sleeper.core.jobs.task_creation import TaskCreation
 from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.core.statestore.transactions.serde import log_type_of
 from sleeper.runtime.aws.instance import AwsInstance
@@ -39,7 +40,7 @@ _LOG = logging.getLogger(__name__)
 # --- tasks (spec 4.4) ------------------------------------------------------------------------------------------------
 
 
-def create_compaction_tasks_on_ecs(instance: AwsInstance, **launcher_options: Any) -> CompactionTaskCreation:
+def create_compaction_tasks_on_ecs(instance: AwsInstance, **launcher_options: Any) -> TaskCreation:
     """One scheduled run of compaction task creation: an ECS task per visible compaction job, within
     ``sleeper.compaction.max.concurrent.tasks``.
 

@@ -6,12 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from sleeper.compaction.task_creation import (
-    CompactionTaskPlan,
-    create_compaction_tasks,
-    plan_compaction_tasks,
-    run_compaction_tasks_to_target,
-)
+from sleeper.compaction.task_creation import create_compaction_tasks, run_compaction_tasks_to_target
+from sleeper.core.jobs.task_creation import TaskPlan, plan_tasks
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties.instance_compaction import MAXIMUM_CONCURRENT_COMPACTION_TASKS
 from sleeper.core.queue import QueueCounts
@@ -65,21 +61,21 @@ def _properties(maximum: int) -> InstanceProperties:
 @pytest.mark.parametrize(
     ("visible", "running", "maximum", "expected"),
     [
-        (5, 0, 300, CompactionTaskPlan(create=5, target=5)),
-        (500, 0, 300, CompactionTaskPlan(create=300, target=300)),
-        (10, 295, 300, CompactionTaskPlan(create=5, target=300)),
-        (0, 7, 300, CompactionTaskPlan(create=0, target=7)),
-        (10, 300, 300, CompactionTaskPlan(create=0, target=300)),
-        (10, 12, 10, CompactionTaskPlan(create=-2, target=10)),
+        (5, 0, 300, TaskPlan(create=5, target=5)),
+        (500, 0, 300, TaskPlan(create=300, target=300)),
+        (10, 295, 300, TaskPlan(create=5, target=300)),
+        (0, 7, 300, TaskPlan(create=0, target=7)),
+        (10, 300, 300, TaskPlan(create=0, target=300)),
+        (10, 12, 10, TaskPlan(create=-2, target=10)),
     ],
 )
 def should_plan_one_task_per_visible_job_within_the_maximum(
-    visible: int, running: int, maximum: int, expected: CompactionTaskPlan
+    visible: int, running: int, maximum: int, expected: TaskPlan
 ) -> None:
     # Given the queue, the tasks running and the maximum
 
     # When
-    plan = plan_compaction_tasks(visible_jobs=visible, running_and_pending=running, maximum_running=maximum)
+    plan = plan_tasks(visible_jobs=visible, running_and_pending=running, maximum_running=maximum)
 
     # Then
     assert plan == expected
@@ -123,7 +119,7 @@ def should_not_launch_when_no_jobs_are_visible() -> None:
 
     # Then
     assert launcher.requested == []
-    assert result.plan == CompactionTaskPlan(create=0, target=0)
+    assert result.plan == TaskPlan(create=0, target=0)
 
 
 def should_stop_launching_after_the_time_limit() -> None:

@@ -6,10 +6,11 @@ from collections.abc import Callable
 
 import pytest
 
+from sleeper.core.jobs.task_creation import plan_tasks
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties.instance_ingest import MAXIMUM_CONCURRENT_INGEST_TASKS
 from sleeper.core.queue import QueueCounts
-from sleeper.ingest.task_creation import create_ingest_tasks, ingest_tasks_to_create
+from sleeper.ingest.task_creation import create_ingest_tasks
 
 
 class FakeQueue:
@@ -59,7 +60,7 @@ def should_create_one_task_per_visible_job_within_the_maximum(
     # Given the queue, the tasks running and the maximum
 
     # When
-    count = ingest_tasks_to_create(visible_jobs=visible, running_and_pending=running, maximum_running=maximum)
+    count = plan_tasks(visible_jobs=visible, running_and_pending=running, maximum_running=maximum).to_launch
 
     # Then
     assert count == expected
