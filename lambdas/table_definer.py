@@ -19,7 +19,7 @@ from typing import Any
 
 from lambdas._common import aws_instance, lambda_handler
 from sleeper.core.exceptions import SleeperError
-from sleeper.runtime.aws.admin import AwsAdmin
+from sleeper.runtime.aws.api import AwsApi
 from sleeper.runtime.table_definer import define_tables, parse_tables
 
 LOGGER = logging.getLogger("lambdas.table_definer")
@@ -50,7 +50,7 @@ def handler(event: Mapping[str, Any], context: object, send: Sender = _put) -> d
             tables = parse_tables(str(event.get("ResourceProperties", {}).get(TABLES_PROPERTY, "[]")))
             old = event.get("OldResourceProperties") if request_type == "Update" else None
             previous = parse_tables(str(old.get(TABLES_PROPERTY, "[]"))) if isinstance(old, Mapping) else None
-            done = define_tables(AwsAdmin(aws_instance()), tables, previous)
+            done = define_tables(AwsApi(aws_instance()), tables, previous)
             reason = ", ".join(f"{t.name} {t.action}" for t in done) or "no tables"
             LOGGER.info("tables: %s", reason)
         elif request_type != "Delete":

@@ -16,13 +16,12 @@ from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from sleeper.runtime.aws.instance import AwsInstance
-    from sleeper.runtime.local.instance import LocalInstance
+    from sleeper.api.instance import Instance
 
 __all__ = ["Field", "ListType", "MapType", "PrimitiveType", "Schema", "connect", "create_instance", "local"]
 
 
-def connect(location: str | Path, *, create: bool = False) -> LocalInstance | AwsInstance:
+def connect(location: str | Path, *, create: bool = False) -> Instance:
     """Opens an instance: a local instance directory, or ``aws:<instance id>`` (never creates one unless
     ``create=True``; see :func:`sleeper.runtime.connect.connect`).
 
@@ -34,7 +33,7 @@ def connect(location: str | Path, *, create: bool = False) -> LocalInstance | Aw
     return _connect(location, create=create)
 
 
-def create_instance(directory: str | Path, *, instance_id: str | None = None) -> LocalInstance:
+def create_instance(directory: str | Path, *, instance_id: str | None = None) -> Instance:
     """Creates a local instance in a directory (see :func:`sleeper.runtime.connect.create_instance`).
 
     Raises:
@@ -45,11 +44,12 @@ def create_instance(directory: str | Path, *, instance_id: str | None = None) ->
     return _create_instance(directory, instance_id=instance_id)
 
 
-def local(directory: str | Path) -> LocalInstance:
+def local(directory: str | Path) -> Instance:
     """Deprecated: opens the local instance in a directory, creating one if there is none (with a warning).
 
     Use :func:`connect` to open an instance (it never creates one) and :func:`create_instance` to create one.
     """
+    from sleeper.runtime.local.api import LocalApi
     from sleeper.runtime.local.instance import LocalInstance
 
     warnings.warn(
@@ -58,4 +58,4 @@ def local(directory: str | Path) -> LocalInstance:
         FutureWarning,
         stacklevel=2,
     )
-    return LocalInstance.open_or_create(directory)
+    return LocalApi(LocalInstance.open_or_create(directory))

@@ -8,6 +8,7 @@ Each is defined once, in the package that raises it, and named here; ``sleeper.e
 from __future__ import annotations
 
 from sleeper.api.ingest_job import IngestJobError
+from sleeper.api.instance import LocalOnlyError, UnknownPlatformError
 from sleeper.bulk_export.exceptions import BulkExportError
 from sleeper.bulk_import.exceptions import BulkImportError
 from sleeper.compaction.exceptions import CompactionError
@@ -30,7 +31,6 @@ from sleeper.query.exceptions import QueryExecutionError
 from sleeper.query.planner import ReferenceOnUnknownPartitionError
 from sleeper.query.queued import ReusedQueryIdError
 from sleeper.query.results_reader import QueryWaitTimeoutError, QueuedQueryFailedError
-from sleeper.runtime.admin import LocalOnlyError, UnknownPlatformError
 from sleeper.runtime.local.instance import InstanceAlreadyExistsError, InstanceNotFoundError
 from sleeper.statestore.exceptions import AddTransactionRetriesExhaustedError
 from sleeper.statestore.history import AsOfError, StateNotReadableError

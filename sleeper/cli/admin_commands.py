@@ -27,14 +27,12 @@ def pause(as_json: ChangeJsonOption = False) -> None:
     """Pause the system: the scheduler triggers no periodic operation until resumed (queued work still runs).
 
     On AWS: disable the instance's EventBridge rules."""
-    admin = open_instance()
-    admin.pause()
+    said = open_instance().pause()
     if as_json:
         print_json({"instance": instance_location(), "paused": True})
         return
-    console.print("Paused: no compaction, splitting, garbage collection or snapshots are scheduled")
-    if not admin.is_local:
-        console.print("(the instance's EventBridge rules are disabled)")
+    for line in said.splitlines():
+        console.print(line)
 
 
 def resume(as_json: ChangeJsonOption = False) -> None:
@@ -142,7 +140,7 @@ def admin_menu(run_command: Callable[[list[str]], int]) -> Callable[[], None]:
         from sleeper.cli.menu import run_menu
 
         admin = open_instance()
-        location = admin.location if admin.is_local else instance_location()
+        location = admin.location
         run_menu(console, lambda argv: run_command(["--instance", location, *argv]))
 
     return admin

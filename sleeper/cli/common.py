@@ -14,7 +14,7 @@ from sleeper.core.exceptions import SleeperError
 from sleeper.core.schema import KeyValue, Schema
 
 if TYPE_CHECKING:
-    from sleeper.runtime.admin import AdminInstance
+    from sleeper.api.instance import Instance
 
 console = Console()
 err_console = Console(stderr=True)
@@ -45,7 +45,7 @@ def version_line() -> str:
 
 class _Context:
     instance_dir: str | None = None
-    admin: tuple[str, AdminInstance] | None = None
+    admin: tuple[str, Instance] | None = None
 
 
 context = _Context()
@@ -70,59 +70,31 @@ def instance_location() -> str:
 
 def is_aws_instance() -> bool:
     """Whether the instance given is one on AWS (``aws:ID``)."""
-    from sleeper.runtime.admin import AWS_PREFIX
+    from sleeper.api.instance import AWS_PREFIX
 
     return bool(context.instance_dir) and str(context.instance_dir).startswith(AWS_PREFIX)
 
 
-def instance_dir() -> str:
-    """The local instance directory given with ``--instance`` or ``SLEEPER_INSTANCE``.
-
-    Raises:
-        SleeperError: If none was given.
-        LocalOnlyError: If an instance on AWS (``aws:ID``) was given.
-    """
-    location = instance_location()
-    if is_aws_instance():
-        from sleeper.runtime.admin import LocalOnlyError
-
-        raise LocalOnlyError(
-            f"this command works only on a local instance directory, not on an instance on AWS ({location})"
-        )
-    return location
-
-
-def open_instance() -> AdminInstance:
-    """The chosen instance: a local instance directory, or ``aws:ID`` for an instance on AWS (found through its
-    config bucket, with the region, credentials and any ``AWS_ENDPOINT_URL`` from the environment).
+def open_instance() -> Instance:
+    """The chosen instance's front door (:func:`sleeper.runtime.connect.connect`): a local instance directory, or
+    ``aws:ID`` for an instance on AWS (found through its config bucket, with the region, credentials and any
+    ``AWS_ENDPOINT_URL`` from the environment). Opened once per command.
 
     Raises:
         SleeperError: If no instance was given, or ``aws:`` has no id.
-        InstanceNotFoundError: If the directory holds no instance.
+        InstanceNotFoundError: If there is no instance there.
     """
-    from sleeper.runtime.admin import AWS_PREFIX
-
     location = instance_location()
     if context.admin is not None and context.admin[0] == location:
         return context.admin[1]
-    admin: AdminInstance
-    if location.startswith(AWS_PREFIX):
-        try:
-            from sleeper.runtime.aws.admin import AwsAdmin
-        except ImportError as e:
-            raise _missing(e, f"an instance on AWS ({location})", "aws") from None
+    try:
+        from sleeper.runtime.connect import connect
 
-        instance_id = location.removeprefix(AWS_PREFIX)
-        if not instance_id:
-            raise SleeperError("aws: needs an instance id, for example --instance aws:my-instance")
-        admin = AwsAdmin.for_instance_id(instance_id)
-    else:
-        from sleeper.runtime.local.admin import LocalAdmin
-        from sleeper.runtime.local.instance import LocalInstance
-
-        admin = LocalAdmin(LocalInstance(location))
-    context.admin = (location, admin)
-    return admin
+        instance = connect(location)
+    except ImportError as e:
+        raise _missing(e, f"the instance {location}", "aws") from None
+    context.admin = (location, instance)
+    return instance
 
 
 def _missing(error: ImportError, purpose: str, extra: str) -> ImportError | SleeperError:

@@ -18,7 +18,7 @@ from sleeper.cli import render, status
 from sleeper.core.operations import COMPACTION_JOB_Q, PARTITION_SPLITTING_JOB_Q
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.runtime.local.admin import LocalAdmin
+from sleeper.runtime.local.api import LocalApi
 from sleeper.runtime.local.handlers import default_handlers
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.local.runner import LocalRunner
@@ -98,7 +98,7 @@ def run_demo(directory: str | None, *, rows: int, batches: int, console: Console
     console.print(f"Full scan: {everything.num_rows:,} rows in {time.perf_counter() - started:.2f} s")
     console.print(render.summary_panel(render.table_summary(table)))
     console.print(render.partitions_tree(table, render.partitions_report(table)))
-    console.print(status.status_renderable(status.status_report(LocalAdmin(instance))))
+    console.print(status.status_renderable(status.status_report(LocalApi(instance))))
     return table
 
 

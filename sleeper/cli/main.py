@@ -39,7 +39,6 @@ console = common.console
 err_console = common.err_console
 JsonOption = common.JsonOption
 _open = common.open_instance
-_instance_dir = common.instance_dir
 _print_json = common.print_json
 _parse_assignments = common.parse_assignments
 
@@ -78,17 +77,13 @@ def instance_create(
     as_json: Annotated[bool, typer.Option("--json", help="Print the instance id and directory as JSON.")] = False,
 ) -> None:
     """Create a new local instance in the instance directory."""
-    from sleeper.runtime.local.instance import LocalInstance
+    from sleeper.runtime.connect import create_instance
 
-    directory = Path(_instance_dir())
-    if directory.exists() and not directory.is_dir():
-        raise SleeperError(f"cannot create an instance in {directory}: it is a file, not a directory")
-    inst = LocalInstance.create(directory, instance_id=instance_id)
-    created_id = inst.properties.get("sleeper.id")
+    inst = create_instance(common.instance_location(), instance_id=instance_id)
     if as_json:
-        _print_json({"instanceId": created_id, "directory": str(inst.directory)})
+        _print_json({"instanceId": inst.instance_id, **inst.location_fields})
     else:
-        console.print(f"Created instance [bold]{created_id}[/] in {inst.directory}")
+        console.print(f"Created instance [bold]{inst.instance_id}[/] in {inst.location}")
 
 
 @instance_app.command("show")
@@ -290,7 +285,7 @@ def report_status(as_json: JsonOption = False) -> None:
     from sleeper.cli import status
 
     inst = _open()
-    reports.recover_local(inst)
+    inst.recover_dead_tasks()
     data = status.status_report(inst)
     if as_json:
         _print_json(data)
@@ -357,88 +352,38 @@ def ingest(
 ) -> None:
     """Ingest Parquet files into a table as an ingest job (validated, tracked, idempotent per job id); waits.
 
-    On an instance on AWS the job is always sent to the ingest job queue, for the ingest tasks; --wait then polls the
-    ingest job tracker until the job finished (exit 1 if it failed or was rejected, with the tracker's reasons)."""
+    On an instance on AWS the job is always sent to the ingest job queue, for the ingest tasks (local files are first
+    staged in the data bucket); --wait then polls the ingest job tracker until the job finished (exit 1 if it failed or
+    was rejected, with the tracker's reasons)."""
     import uuid
 
-    from sleeper.core.jobs.ingest import IngestJob
-    from sleeper.core.trackers.runs import JobOutcome
-    from sleeper.ingest.job_runner import IngestJobRunner
-    from sleeper.runtime.local.tasks import local_task
+    from sleeper.api.instance import IngestJobReport
 
-    admin = _open()
-    from sleeper.io.input_paths import resolve_input_paths
+    inst = _open()
+    job = job_id or str(uuid.uuid4())
 
-    files = resolve_input_paths(paths)  # local paths made absolute (refused if they name nothing), S3 URIs kept
-    sent_to: str | None = None
-    if admin.is_local:
-        job = IngestJob(id=job_id or str(uuid.uuid4()), files=files, table_name=name)
-        if queue:
-            sent_to = admin.send_ingest_job(job)
-    else:
-        # As Table.ingest on AWS: S3 paths are sent as they are; local files are first staged under for_ingest/ in
-        # the data bucket (the ingest tasks cannot read this machine's files).
-        from sleeper.api.ingest_job import send_ingest_job
-        from sleeper.runtime.aws.admin import AwsAdmin
+    def sent(report: IngestJobReport) -> None:
+        if wait and not as_json:
+            console.print(f"Sent ingest job [bold]{report.job_id}[/] to {report.sent_to}; waiting for it to finish")
 
-        assert isinstance(admin, AwsAdmin)  # an instance that is not local is on AWS
-        sent = send_ingest_job(admin.instance, name, admin.table(name).schema, list(files), job_id=job_id)
-        job = IngestJob(id=sent.job_id, files=sent.files, table_name=name)
-        sent_to = sent.queue
-    if sent_to is not None:
-        if not wait:
-            if as_json:
-                _print_json({"jobId": job.id, "tableName": name, "sentTo": sent_to, "status": "SENT"})
-            else:
-                console.print(f"Sent ingest job [bold]{job.id}[/] to {sent_to}")
-            return
-        from sleeper.api.ingest_job import wait_for_ingest_job
-
-        if not as_json:
-            console.print(f"Sent ingest job [bold]{job.id}[/] to {sent_to}; waiting for it to finish")
-        done = wait_for_ingest_job(admin.ingest_job_tracker, job.id, timeout_seconds=timeout)
-        if as_json:
-            _print_json(
-                {
-                    "jobId": job.id,
-                    "tableName": name,
-                    "status": "FINISHED",
-                    "rowsRead": done.rows_read,
-                    "rowsWritten": done.rows_written,
-                }
-            )
-        else:
-            console.print(f"Ingest job [bold]{job.id}[/]: {done.rows_read:,} rows read, {done.rows_written:,} written")
-        return
-    inst = admin.local_instance("ingest without --job-queue")
-    with err_console.status(f"Ingesting {len(paths)} paths into {name} as job {job.id}"), local_task(inst) as task:
-        outcome = IngestJobRunner(inst, task_id=task.task_id, local_dir=task.directory).run(job)
-    if outcome.outcome is not JobOutcome.FINISHED or outcome.result is None:
-        raise SleeperError(f"ingest job {job.id} {outcome.outcome.value.lower()}: {'; '.join(outcome.reasons)}")
-    result = outcome.result
-    if result.commit_sent:  # the table commits asynchronously: play the committer here, as 'run' would
-        from sleeper.runtime.local.admin import LocalAdmin
-
-        if isinstance(admin, LocalAdmin):  # always: local_instance() above accepts only a local instance
-            admin.apply_job_commit(name, job.id)
-    if as_json:
-        _print_json(
-            {
-                "jobId": job.id,
-                "tableName": name,
-                "status": "FINISHED",
-                "rowsRead": result.rows_read,
-                "rowsWritten": result.rows_written,
-                "files": [f.location for f in result.files],
-                "alreadyDone": result.already_added,
-            }
+    with err_console.status(f"Ingesting {len(paths)} paths into {name} as job {job}"):
+        report = inst.ingest_files(
+            name, paths, job_id=job, via_queue=queue, wait=wait, timeout_seconds=timeout, on_sent=sent
         )
-    elif result.already_added:
-        console.print(f"Ingest job [bold]{job.id}[/] was already done: nothing added")
+    if as_json:
+        _print_json(report.to_dict())
+    elif report.status == "SENT":
+        console.print(f"Sent ingest job [bold]{report.job_id}[/] to {report.sent_to}")
+    elif report.already_added:
+        console.print(f"Ingest job [bold]{report.job_id}[/] was already done: nothing added")
+    elif report.files is None:
+        console.print(
+            f"Ingest job [bold]{report.job_id}[/]: {report.rows_read:,} rows read, {report.rows_written:,} written"
+        )
     else:
         console.print(
-            f"Ingest job [bold]{job.id}[/]: {result.rows_read:,} rows read, {result.rows_written:,} written "
-            f"to {len(result.files)} files"
+            f"Ingest job [bold]{report.job_id}[/]: {report.rows_read:,} rows read, {report.rows_written:,} written "
+            f"to {len(report.files)} files"
         )
 
 
@@ -577,30 +522,19 @@ def run_instance(
     import threading
 
     from sleeper.runtime.faults_env import arm_crash_points_from_environment
-    from sleeper.runtime.local.handlers import default_handlers, drain_in_worker
-    from sleeper.runtime.local.runner import LocalRunner
-    from sleeper.runtime.local.tasks import local_task
     from sleeper.runtime.logging_config import configure_text_logging
 
     configure_text_logging()
     arm_crash_points_from_environment()
-    inst = _open().local_instance("run")
+    inst = _open()
     configure_text_logging(inst.properties)
-    with local_task(inst):
-        runner = LocalRunner(inst, default_handlers(), workers=workers, worker_drain=drain_in_worker)
-        try:
-            if until_idle:
-                summary = runner.run_until_idle(poll_seconds=poll)
-            else:
-                stop = threading.Event()
-                try:
-                    summary = runner.run_forever(stop, poll_seconds=poll)
-                except KeyboardInterrupt:
-                    stop.set()
-                    console.print("stopped")
-                    return
-        finally:
-            runner.close()
+    stop = threading.Event()
+    try:
+        summary = inst.run(until_idle=until_idle, poll_seconds=poll, workers=workers, stop=stop)
+    except KeyboardInterrupt:
+        stop.set()
+        console.print("stopped")
+        return
     handled = ", ".join(f"{queue} {count}" for queue, count in sorted(summary.processed.items())) or "nothing"
     failed = sum(summary.failed.values())
     if summary.pending:

@@ -3,19 +3,18 @@ bulk import, sendToIngestBatcher), instead of waiting for the scheduler."""
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from sleeper.api.instance import OperationReport
 from sleeper.cli.common import ChangeJsonOption, JsonOption, console, open_instance, print_json
 from sleeper.core.exceptions import SleeperError
-from sleeper.runtime.admin import OperationReport
 
 if TYPE_CHECKING:
+    from sleeper.api.instance import Instance
     from sleeper.core.trackers.compaction import CompactionJobStatus, CompactionJobTracker
-    from sleeper.runtime.admin import AdminInstance
 
 batcher_app = typer.Typer(help="The ingest batcher.", no_args_is_help=True)
 
@@ -61,7 +60,7 @@ def compact(
     _print_report(report, as_json)
 
 
-def _retry_dead_lettered(admin: AdminInstance, table_id: str) -> list[str]:
+def _retry_dead_lettered(admin: Instance, table_id: str) -> list[str]:
     """Sends the table's dead-lettered compaction jobs back to the job queue (none if the queue has no dead-letter
     queue)."""
     from sleeper.compaction.retry import retry_dead_lettered_jobs
@@ -149,59 +148,19 @@ def bulk_import(
     """Bulk import Parquet files with Spark (local[*]): one sorted file per leaf partition, committed once.
 
     On AWS only --queue works: the job goes to the queue of the --platform (EMR Serverless by default)."""
-    from sleeper.bulk_import.runner import run_bulk_import
-    from sleeper.core.jobs.bulk_import import BulkImportJob
-    from sleeper.core.jobs.bulk_import_algorithm import bulk_import_algorithm
-    from sleeper.core.trackers.runs import JobOutcome
-
-    if platform is not None and not queue:
-        raise SleeperError("--platform chooses the queue a job is sent to: give --queue too")
-    if class_name is not None:
-        bulk_import_algorithm(class_name, source="--class-name")
-    admin = open_instance()
-    job = BulkImportJob(id=job_id or str(uuid.uuid4()), files=tuple(paths), table_name=name, class_name=class_name)
-    if queue:
-        sent_to = admin.send_bulk_import_job(job, platform=platform)
-        if as_json:
-            print_json({"jobId": job.id, "tableName": name, "sentTo": sent_to, "status": "SENT"})
-        else:
-            console.print(f"Sent bulk import job [bold]{job.id}[/] to {sent_to}")
-        return
-    inst = admin.local_instance("bulk-import with Spark local[*] (use --queue on AWS)")
-    from sleeper.io.input_paths import resolve_input_paths
-
-    files = resolve_input_paths(paths)
-    job = BulkImportJob(id=job.id, files=files, table_name=name, class_name=class_name)
-    from sleeper.runtime.local.tasks import local_task
-
-    with local_task(inst) as task:
-        outcome = run_bulk_import(inst, job, task_id=task.task_id)
-    if outcome.outcome is not JobOutcome.FINISHED or outcome.result is None:
-        raise SleeperError(f"bulk import job {job.id} {outcome.outcome.value.lower()}: {'; '.join(outcome.reasons)}")
-    result = outcome.result
-    if result.commit_sent:  # the table commits asynchronously: play the committer here, as 'run' would
-        from sleeper.runtime.local.admin import LocalAdmin
-
-        if isinstance(admin, LocalAdmin):  # always: local_instance() above accepts only a local instance
-            admin.apply_job_commit(name, job.id, what="bulk import job")
+    report = open_instance().bulk_import_files(
+        name, paths, job_id=job_id, class_name=class_name, via_queue=queue, platform=platform
+    )
     if as_json:
-        print_json(
-            {
-                "jobId": job.id,
-                "tableName": name,
-                "status": "FINISHED",
-                "rowsWritten": result.rows_written,
-                "files": len(result.references),
-                "alreadyDone": result.already_added,
-                "seconds": dict(result.seconds),
-            }
-        )
-    elif result.already_added:
-        console.print(f"Bulk import job [bold]{job.id}[/] was already done: nothing added")
+        print_json(report.to_dict())
+    elif report.status == "SENT":
+        console.print(f"Sent bulk import job [bold]{report.job_id}[/] to {report.sent_to}")
+    elif report.already_added:
+        console.print(f"Bulk import job [bold]{report.job_id}[/] was already done: nothing added")
     else:
-        phases = ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in result.seconds.items())
+        phases = ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in report.seconds.items())
         console.print(
-            f"Bulk import job [bold]{job.id}[/]: {result.rows_written:,} rows in {len(result.references)} files"
+            f"Bulk import job [bold]{report.job_id}[/]: {report.rows_written:,} rows in {report.files} files"
             + (f" ({phases})" if phases else "")
         )
 

@@ -173,7 +173,12 @@ def instance_properties(
         else:
             edited.set(change.name, change.after)
     _print_notices(
-        edited.index, [c.name for c in changes], local=inst.is_local, before=before_edit, after=edited, instance=edited
+        edited.index,
+        [c.name for c in changes],
+        local=not inst.deployed,
+        before=before_edit,
+        after=edited,
+        instance=edited,
     )
     if as_json:
         print_json([{"property": c.name, "before": c.before, "after": c.after} for c in changes])
@@ -231,7 +236,7 @@ def table_properties(
         _print_notices(
             table.properties.index,
             changed,
-            local=inst.is_local,
+            local=not inst.deployed,
             before=previous,
             after=table.properties,
             instance=table.properties.instance_properties,

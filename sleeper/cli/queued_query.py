@@ -20,12 +20,13 @@ from sleeper.core.range import Region
 from sleeper.core.trackers.query import QueryState, TrackedQuery
 
 if TYPE_CHECKING:
-    from sleeper.runtime.admin import AdminInstance, AdminTable
+    from sleeper.api.instance import Instance
+    from sleeper.api.table import Table as SleeperTable
 
 
 def run_through_queue(
-    instance: AdminInstance,
-    table: AdminTable,
+    instance: Instance,
+    table: SleeperTable[Any],
     keys: Sequence[Mapping[str, object]],
     regions: Sequence[Region],
     requested: Sequence[str] | None,
@@ -81,7 +82,7 @@ def run_through_queue(
     return result
 
 
-def tracker_rows(instance: AdminInstance, query_id: str | None, state: QueryState | None = None) -> list[TrackedQuery]:
+def tracker_rows(instance: Instance, query_id: str | None, state: QueryState | None = None) -> list[TrackedQuery]:
     """The tracker's rows: one query with its sub-queries, or every query; with a state, only the rows in it."""
     from sleeper.query.results_reader import tracked_rows
 

@@ -15,7 +15,7 @@ from sleeper.core.range import Range
 from sleeper.core.table import TableStatus
 
 if TYPE_CHECKING:
-    from sleeper.runtime.admin import AdminTable
+    from sleeper.api.table import Table as SleeperTable
 
 
 def _bound(value: object) -> str:
@@ -68,7 +68,7 @@ def effective_table_properties(properties: TableProperties) -> dict[str, str]:
     return out
 
 
-def partitions_report(table: AdminTable) -> list[dict[str, Any]]:
+def partitions_report(table: SleeperTable[Any]) -> list[dict[str, Any]]:
     """One entry per partition: id, parent, children, leaf, region, references and known rows."""
     refs_by_partition: dict[str, list[int]] = {}
     for ref in table.file_references():
@@ -92,7 +92,7 @@ def partitions_report(table: AdminTable) -> list[dict[str, Any]]:
     return out
 
 
-def partitions_tree(table: AdminTable, report: list[dict[str, Any]]) -> Tree:
+def partitions_tree(table: SleeperTable[Any], report: list[dict[str, Any]]) -> Tree:
     """The partition tree as a rich tree."""
     by_id = {r["partitionId"]: r for r in report}
 
@@ -114,7 +114,7 @@ def partitions_tree(table: AdminTable, report: list[dict[str, Any]]) -> Tree:
     return tree
 
 
-def table_summary(table: AdminTable) -> dict[str, Any]:
+def table_summary(table: SleeperTable[Any]) -> dict[str, Any]:
     """A table's identity, schema and state in numbers."""
     refs = table.file_references()
     return {

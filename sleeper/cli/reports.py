@@ -20,12 +20,12 @@ from sleeper.cli.common import JsonOption, console, err_console, open_instance, 
 from sleeper.core.exceptions import SleeperError
 
 if TYPE_CHECKING:
+    from sleeper.api.table import Table
     from sleeper.core.statestore.references import FileReference
     from sleeper.core.trackers.compaction import CompactionJobStatus
     from sleeper.core.trackers.ingest import IngestJobStatus
-    from sleeper.runtime.admin import AdminInstance, AdminTable
 
-__all__ = ["files_csv", "files_report", "recover_local", "reference_stats", "register"]
+__all__ = ["files_csv", "files_report", "reference_stats", "register"]
 
 DEFAULT_MAX_GC_FILES = 1000
 """How many files awaiting garbage collection the files report lists at most, as Sleeper's."""
@@ -76,7 +76,7 @@ def _reference(ref: FileReference) -> dict[str, Any]:
     return out
 
 
-def files_report(table: AdminTable, *, max_gc_files: int = DEFAULT_MAX_GC_FILES) -> dict[str, Any]:
+def files_report(table: Table[Any], *, max_gc_files: int = DEFAULT_MAX_GC_FILES) -> dict[str, Any]:
     """Files with their references, files awaiting garbage collection (at most ``max_gc_files`` of them, with
     ``moreThanMax`` when there are more), and a summary: partitions, files, references per partition, rows."""
     tree = table.state_store.partition_tree()
@@ -267,15 +267,6 @@ def report_files(
 # --- jobs ---------------------------------------------------------------------------------------------------------
 
 
-def recover_local(admin: AdminInstance) -> None:
-    """Before a report of jobs on a local instance: records the runs of processes that are gone as failed, releases
-    their queue messages and deletes their temporary files (``sleeper.runtime.local.tasks``)."""
-    if admin.is_local:
-        from sleeper.runtime.local.tasks import recover_dead_tasks
-
-        recover_dead_tasks(admin.local_instance("report"))
-
-
 def _job_ids(values: list[str] | None) -> list[str]:
     return [j.strip() for v in values or [] for j in v.split(",") if j.strip()]
 
@@ -311,7 +302,7 @@ def report_compaction_jobs(
     """Compaction jobs of a table from the compaction job tracker: a summary, then every run of each job (task,
     start, finish and commit times, rows and rates); --job for one job in detail, --since/--until for a period."""
     inst = open_instance()
-    recover_local(inst)
+    inst.recover_dead_tasks()
     table_id = inst.table(name).table_id
     tracker = inst.compaction_job_tracker
     ids = _job_ids(job)
@@ -344,7 +335,7 @@ def report_ingest_jobs(
     finish and commit times, rows and rates); with no table, the jobs that were rejected; --job for one job in
     detail (of any table), --since/--until for a period."""
     inst = open_instance()
-    recover_local(inst)
+    inst.recover_dead_tasks()
     tracker = inst.ingest_job_tracker
     ids = _job_ids(job)
     statuses: list[IngestJobStatus]

@@ -13,20 +13,20 @@ from sleeper.core.queue import Queue, QueueCounts
 from sleeper.core.trackers.task import TaskStatus
 
 if TYPE_CHECKING:
-    from sleeper.runtime.admin import AdminInstance
+    from sleeper.api.instance import Instance
 
 DEAD_LETTER_SAMPLE = 10
 """How many messages of each dead-letter queue the report shows."""
 
 
-def _dead_letter_queue(instance: AdminInstance, name: str) -> Queue | None:
+def _dead_letter_queue(instance: Instance, name: str) -> Queue | None:
     try:
         return instance.dead_letter_queue(name)
     except SleeperError:
         return None  # a queue without a dead-letter queue (on AWS, the query results queue)
 
 
-def queues_report(instance: AdminInstance) -> list[dict[str, Any]]:
+def queues_report(instance: Instance) -> list[dict[str, Any]]:
     """Every queue of the instance with its visible, in-flight and dead-lettered message counts."""
     out = []
     for name in instance.queue_names():
@@ -44,7 +44,7 @@ def queues_report(instance: AdminInstance) -> list[dict[str, Any]]:
     return out
 
 
-def dead_letters_report(instance: AdminInstance) -> list[dict[str, Any]]:
+def dead_letters_report(instance: Instance) -> list[dict[str, Any]]:
     """Each dead-letter queue holding messages, with its count and up to a few of its message bodies.
 
     Reading the sample leaves the messages where they are (they are received with no visibility timeout).
@@ -92,7 +92,7 @@ def _by_status(statuses: list[str]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def status_report(instance: AdminInstance) -> dict[str, Any]:
+def status_report(instance: Instance) -> dict[str, Any]:
     """The whole instance: tables in numbers, queues, jobs by status and tasks in progress."""
     tables = []
     ingest_jobs: list[str] = []
@@ -106,7 +106,7 @@ def status_report(instance: AdminInstance) -> dict[str, Any]:
         compaction_jobs.extend(j.status.value for j in instance.compaction_job_tracker.jobs(status.table_id))
     return {
         "instanceId": instance.properties.get("sleeper.id"),
-        ("directory" if instance.is_local else "configBucket"): instance.location,
+        **instance.location_fields,
         "tables": tables,
         "queues": queues_report(instance),
         "ingestJobs": _by_status(ingest_jobs),

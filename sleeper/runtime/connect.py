@@ -1,6 +1,8 @@
 """One entry point to an instance wherever it lives: :func:`connect` opens a local instance directory or an instance
-on AWS (``aws:ID``); :func:`create_instance` creates a local one. Both return the instance, whose ``table(name)``,
-``tables()`` and ``create_table(...)`` give the one table facade (``sleeper.api.table.Table``).
+on AWS (``aws:ID``); :func:`create_instance` creates a local one. Both return the instance's front door
+(:class:`sleeper.api.instance.Instance`, the same verbs on both runtimes), whose ``table(name)``, ``tables()`` and
+``create_table(...)`` give the one table facade (``sleeper.api.table.Table``). The ``sleeper`` command opens its
+``--instance`` through :func:`connect` too.
 
 An instance on AWS is found as Sleeper's client finds it: its config bucket ``sleeper-<id>-config-<account>``, with
 the region, credentials and any ``AWS_ENDPOINT_URL`` (an emulated instance) from the usual AWS configuration. It is
@@ -12,17 +14,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sleeper.api.instance import AWS_PREFIX, Instance
 from sleeper.core.exceptions import SleeperError
-from sleeper.runtime.admin import AWS_PREFIX
 
 if TYPE_CHECKING:
-    from sleeper.runtime.aws.instance import AwsInstance
-    from sleeper.runtime.local.instance import LocalInstance
+    from sleeper.runtime.aws.api import AwsApi
 
 __all__ = ["connect", "create_instance"]
 
 
-def connect(location: str | Path, *, create: bool = False) -> LocalInstance | AwsInstance:
+def connect(location: str | Path, *, create: bool = False) -> Instance:
     """Opens an instance: a local instance directory, or ``aws:<instance id>`` for an instance on AWS.
 
     It never creates one unless asked: a mistyped directory is an error naming it, not a new empty instance.
@@ -33,7 +34,7 @@ def connect(location: str | Path, *, create: bool = False) -> LocalInstance | Aw
             created here).
 
     Returns:
-        The instance.
+        The instance's front door.
 
     Raises:
         InstanceNotFoundError: If the directory holds no instance (and ``create`` is False), or no instance on AWS
@@ -49,20 +50,21 @@ def connect(location: str | Path, *, create: bool = False) -> LocalInstance | Aw
                 "(or emulated with 'sleeper aws-local'); connect to it once deployed"
             )
         return _connect_aws(text.removeprefix(AWS_PREFIX))
+    from sleeper.runtime.local.api import LocalApi
     from sleeper.runtime.local.instance import InstanceNotFoundError, LocalInstance
 
     directory = Path(location)
     if create and not (directory / "instance.properties").exists():
-        return LocalInstance.create(directory)
+        return LocalApi(LocalInstance.create(directory))
     if not (directory / "instance.properties").exists():
         raise InstanceNotFoundError(
             f"no Sleeper instance in {directory.resolve()}; create one with sleeper.create_instance({text!r}) or "
             f"'sleeper --instance {text} instance create'"
         )
-    return LocalInstance(directory)
+    return LocalApi(LocalInstance(directory))
 
 
-def create_instance(directory: str | Path, *, instance_id: str | None = None) -> LocalInstance:
+def create_instance(directory: str | Path, *, instance_id: str | None = None) -> Instance:
     """Creates a local instance in a directory (which may exist, but must hold no instance).
 
     Args:
@@ -71,14 +73,26 @@ def create_instance(directory: str | Path, *, instance_id: str | None = None) ->
 
     Raises:
         InstanceAlreadyExistsError: If the directory already holds an instance.
+        SleeperError: If ``aws:ID`` is given (an instance on AWS is deployed, not created here), or the path is a
+            file.
     """
+    from sleeper.runtime.local.api import LocalApi
+
+    if str(directory).startswith(AWS_PREFIX):
+        raise SleeperError(
+            f"cannot create {directory} here: an instance on AWS is deployed with the CDK stacks ('sleeper deploy'), "
+            "or emulated with 'sleeper aws-local'; a local instance is created in a directory"
+        )
+    if Path(directory).exists() and not Path(directory).is_dir():
+        raise SleeperError(f"cannot create an instance in {directory}: it is a file, not a directory")
     from sleeper.runtime.local.instance import LocalInstance
 
-    return LocalInstance.create(directory, instance_id=instance_id)
+    return LocalApi(LocalInstance.create(directory, instance_id=instance_id))
 
 
-def _connect_aws(instance_id: str) -> AwsInstance:
+def _connect_aws(instance_id: str) -> AwsApi:
     from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError
+    from sleeper.runtime.aws.api import AwsApi
     from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
     from sleeper.runtime.local.instance import InstanceNotFoundError
 
@@ -89,4 +103,4 @@ def _connect_aws(instance_id: str) -> AwsInstance:
         instance.properties  # noqa: B018 - read now, so a wrong id fails here rather than at first use
     except AwsResourceNotFoundError as e:
         raise InstanceNotFoundError(f"no Sleeper instance {AWS_PREFIX}{instance_id}: {e}") from None
-    return instance
+    return AwsApi(instance)

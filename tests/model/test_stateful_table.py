@@ -63,6 +63,7 @@ from hypothesis.stateful import (
 )
 
 from sleeper.adapters.local.queue import SqliteQueues
+from sleeper.api.instance import reinitialise_table
 from sleeper.api.table import Table
 from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.compaction.datafusion_engine import datafusion_merge
@@ -79,7 +80,7 @@ from sleeper.gc.collector import collect_garbage
 from sleeper.gc.orphans import sweep_deleted_tables, sweep_orphans
 from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.parquet import SortedFileWriter
-from sleeper.runtime.local.admin import reinitialise_table, retry_dead_letters
+from sleeper.runtime.local.api import retry_dead_letters
 from sleeper.runtime.local.handlers import default_handlers
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.splitting.finder import run_find_partitions_to_split

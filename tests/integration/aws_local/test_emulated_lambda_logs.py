@@ -20,7 +20,7 @@ from sleeper.core import operations
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
-from sleeper.runtime.aws.admin import AwsAdmin
+from sleeper.runtime.aws.api import AwsApi
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 
@@ -67,7 +67,7 @@ def should_log_json_lines_with_the_table_and_job_and_debug_lines_once_the_level_
     source = f"{instance.data_bucket}/source/{uuid.uuid4()}.parquet"
     pq.write_table(pa.Table.from_pylist(ROWS), source, filesystem=instance.filesystem)
     pump = _pump(emulated)
-    admin = AwsAdmin.for_instance_id(emulated.instance_id)
+    admin = AwsApi.for_instance_id(emulated.instance_id)
     capsys.readouterr()
     # When a bulk import job is sent and the starter's Lambda takes it, at the instance's default level
     first = _start_job(emulated, pump, table, source)

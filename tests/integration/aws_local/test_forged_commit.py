@@ -15,7 +15,7 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, filesystem_path
-from sleeper.runtime.aws.admin import AwsAdmin
+from sleeper.runtime.aws.api import AwsApi
 from sleeper.runtime.aws.instance import AwsInstance
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
@@ -54,7 +54,7 @@ def should_refuse_a_forged_add_files_on_the_committer_queue_and_keep_the_other_t
     instance.queue(COMMITTER_QUEUE).send(body, group_id=a.table_id, dedup_id=str(uuid.uuid4()))
     # When the pump delivers it to the committer, and table a is reinitialised through the admin client
     delivered = emulated.pump().run_until_idle(timeout_seconds=60)
-    AwsAdmin(emulated.instance()).reinitialise_table(a.name, None)
+    AwsApi(emulated.instance()).reinitialise_table(a.name, None)
     # Then the committer handled it without failing (rejected, not retried), table a tracks nothing, and b's file
     # and rows are intact
     assert delivered.delivered.get("statestore_committer") == 1 and delivered.failed == {}

@@ -43,7 +43,7 @@ from sleeper.core.statestore.transactions.log import LogType
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
 from sleeper.emulator.rounds import PumpRound
-from sleeper.runtime.aws.admin import AwsAdmin
+from sleeper.runtime.aws.api import AwsApi
 from sleeper.runtime.aws.containers import IDLE_WAIT_ENV
 from sleeper.runtime.aws.instance import AwsInstance
 from tests.integration.aws.moto_atomic import atomic_moto_queues, atomic_moto_transactions  # noqa: F401 - fixtures
@@ -191,7 +191,7 @@ def should_keep_every_acknowledged_row_when_every_operation_races_on_the_emulate
         },
     )
     # And a pump firing the rules every 1-10 s and running the tasks, and a second one delivering every queue
-    AwsAdmin.for_instance_id(emulated.instance_id).update_instance_properties(PERIODS)
+    AwsApi.for_instance_id(emulated.instance_id).update_instance_properties(PERIODS)
     clock = _Clock()
     pump = emulated.pump(
         handlers=HANDLERS,

@@ -15,7 +15,7 @@ from sleeper.core import operations
 from sleeper.core.exceptions import PropertyError, SleeperError
 from sleeper.core.operations import TriggerKind
 from sleeper.emulator.pump import Pump
-from sleeper.runtime.aws.admin import AwsAdmin
+from sleeper.runtime.aws.api import AwsApi
 from sleeper.runtime.aws.compaction import create_compaction_tasks_on_ecs
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.aws.operations import bulk_import_platform, create_ingest_tasks_on_ecs, ingest_batcher_store
@@ -80,7 +80,7 @@ def should_share_one_client_of_each_service_between_every_aws_path_of_an_instanc
         create_ingest_tasks_on_ecs(fresh)
     with pytest.raises(PropertyError):
         create_compaction_tasks_on_ecs(fresh)
-    admin = AwsAdmin(fresh)
+    admin = AwsApi(fresh)
     assert admin.batcher_store is not None
     with pytest.raises(SleeperError, match="no EventBridge rules"):
         admin.pause()

@@ -137,10 +137,10 @@ def should_refuse_an_invalid_table_name_on_either_runtime(any_instance: Any, nam
 
 def should_refuse_renaming_a_table_to_an_invalid_name_on_either_runtime(any_instance: Any) -> None:
     # Given a table on either runtime, and that runtime's admin
-    from sleeper.runtime.aws.admin import AwsAdmin
-    from sleeper.runtime.local.admin import LocalAdmin
+    from sleeper.runtime.aws.api import AwsApi
+    from sleeper.runtime.local.api import LocalApi
 
-    admin = LocalAdmin(any_instance) if isinstance(any_instance, LocalInstance) else AwsAdmin(any_instance)
+    admin = LocalApi(any_instance) if isinstance(any_instance, LocalInstance) else AwsApi(any_instance)
     name = f"renamed-{uuid.uuid4().hex[:8]}"
     any_instance.create_table(name, SCHEMA)
     # When it is renamed to a name that could not be a file or key segment

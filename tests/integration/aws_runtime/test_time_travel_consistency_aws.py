@@ -11,12 +11,12 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from sleeper.api.instance import reinitialise_table
 from sleeper.core.partition import split_partition
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.statestore.transactions.partitions import SplitPartitionTransaction
 from sleeper.core.trackers.runs import JobOutcome
-from sleeper.runtime.admin import reinitialise_table
 from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.statestore.history import StateNotReadableError

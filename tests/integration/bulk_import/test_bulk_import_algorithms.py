@@ -19,7 +19,7 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.io.filesystem import filesystem_path
 from sleeper.io.sort import is_sorted
-from sleeper.runtime.local.admin import LocalAdmin
+from sleeper.runtime.local.api import LocalApi
 from sleeper.runtime.local.instance import LocalInstance
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -82,7 +82,7 @@ def _import(spark: Any, instance: LocalInstance, table_name: str, input_dir: Pat
     job = BulkImportJob(id=f"job-{table_name}", table_name=table_name, files=(str(input_dir),), class_name=class_name)
     outcome = run_bulk_import(instance, job, spark=spark)
     assert outcome.outcome is JobOutcome.FINISHED, outcome.reasons
-    LocalAdmin(instance).apply_commits()  # the job sent its files to the state store committer
+    LocalApi(instance).apply_commits()  # the job sent its files to the state store committer
 
 
 def should_give_each_leaf_the_same_rows_from_the_local_sort_and_the_dataframe_sort(

@@ -25,7 +25,7 @@ from sleeper.io.filesystem import filesystem_path, local_filesystem
 from sleeper.io.parquet import SortedFileWriter
 from sleeper.io.sketches import Sketches, sketches_path
 from sleeper.query.executor import table_query
-from sleeper.runtime.local.admin import LocalAdmin
+from sleeper.runtime.local.api import LocalApi
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.statestore.store import StateStore
 from tests.integration.racing_store import SplitRightAfterCommit
@@ -103,7 +103,7 @@ def should_import_into_a_table_with_16_leaves_one_sorted_file_per_leaf(
 
     # When
     outcome = run_bulk_import(instance, job, spark=spark, task_id="task-1")
-    LocalAdmin(instance).apply_commits()  # the job sent its files to the state store committer
+    LocalApi(instance).apply_commits()  # the job sent its files to the state store committer
 
     # Then
     assert outcome.outcome is JobOutcome.FINISHED, outcome.reasons
@@ -126,7 +126,7 @@ def should_add_the_rows_of_a_job_run_twice_only_once(
 
     # When
     outcome = run_bulk_import(instance, job, spark=spark)
-    LocalAdmin(instance).apply_commits()  # the job sent its files to the state store committer
+    LocalApi(instance).apply_commits()  # the job sent its files to the state store committer
 
     # Then
     assert outcome.outcome is JobOutcome.FINISHED
@@ -147,7 +147,7 @@ def should_pre_split_a_table_with_only_a_root_partition_first(
 
     # When
     outcome = run_bulk_import(instance, job, spark=spark)
-    LocalAdmin(instance).apply_commits()  # the job sent its files to the state store committer
+    LocalApi(instance).apply_commits()  # the job sent its files to the state store committer
 
     # Then
     assert outcome.outcome is JobOutcome.FINISHED, outcome.reasons
@@ -183,7 +183,7 @@ def should_fail_the_job_when_the_data_cannot_be_split_into_enough_leaves(
 
     # When
     outcome = run_bulk_import(instance, job, spark=spark)
-    LocalAdmin(instance).apply_commits()  # the job sent its files to the state store committer
+    LocalApi(instance).apply_commits()  # the job sent its files to the state store committer
 
     # Then
     assert outcome.outcome is JobOutcome.FAILED

@@ -40,7 +40,7 @@ from sleeper.core.schema import Schema
 from sleeper.emulator.provision import provision_instance
 from sleeper.io.filesystem import resolve
 from sleeper.query.queued import handle_query_message
-from sleeper.runtime.aws.admin import scheduled_rule_names
+from sleeper.runtime.aws.api import scheduled_rule_names
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.router import Disposition, dispatch
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id

@@ -210,7 +210,7 @@ def should_withdraw_a_view_left_behind_on_the_schedule_instead_of_failing_for_ev
 
 
 def should_never_list_a_deleted_file_after_a_reinitialisation_on_aws(emulated: EmulatedAwsInstance) -> None:
-    from sleeper.runtime.aws.admin import AwsAdmin
+    from sleeper.runtime.aws.api import AwsApi
 
     # Given a published table
     view = f"sleeper_{uuid.uuid4().hex[:8]}.rows"
@@ -220,7 +220,7 @@ def should_never_list_a_deleted_file_after_a_reinitialisation_on_aws(emulated: E
     files = [f.filename for f in table.files()]
 
     # When it is reinitialised through the admin port
-    AwsAdmin(instance).reinitialise_table(table.name, None)
+    AwsApi(instance).reinitialise_table(table.name, None)
 
     # Then its files are gone, and the view in Glue (published again) lists none of them and reads no rows
     assert not any(exists(instance.filesystem, f.removeprefix("s3a://")) for f in files)

@@ -29,7 +29,7 @@ from sleeper.iceberg.exceptions import RulesRefusedError, WithdrawalError
 from sleeper.iceberg.publisher import publish_table
 from sleeper.io.filesystem import filesystem_path
 from sleeper.io.parquet import SortedFileWriter
-from sleeper.runtime.local.admin import LocalAdmin
+from sleeper.runtime.local.api import LocalApi
 from sleeper.runtime.local.instance import LocalInstance
 
 pytestmark = pytest.mark.integration
@@ -252,7 +252,7 @@ def should_never_list_a_deleted_file_after_a_reinitialisation(tmp_path: Path) ->
     files = sorted(f.filename for f in table.state_store.files())
 
     # When it is reinitialised
-    LocalAdmin(instance).reinitialise_table("rows", None)
+    LocalApi(instance).reinitialise_table("rows", None)
 
     # Then its files are gone, and the view (published again) lists none of them and reads no rows
     assert not any(Path(filesystem_path(f)).exists() for f in files)

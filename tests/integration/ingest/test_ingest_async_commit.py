@@ -26,7 +26,7 @@ from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest import IngestJobOutcome, IngestJobRunner
 from sleeper.io.parquet import read_sorted
-from sleeper.runtime.local.admin import LocalAdmin
+from sleeper.runtime.local.api import LocalApi
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.statestore.committer import handle_commit_request
 from sleeper.statestore.log_head import AddTransactionResult
@@ -157,7 +157,7 @@ def should_add_the_rows_once_when_two_workers_run_the_job_at_once(
         thread.start()
     for thread in threads:
         thread.join()
-    LocalAdmin(instance).apply_commits()
+    LocalApi(instance).apply_commits()
     # Then both wrote and sent their files, but the table holds the rows once, from one ADD_FILES
     assert [o.outcome for o in outcomes] == [JobOutcome.FINISHED, JobOutcome.FINISHED]
     assert _table_rows(table) == _multiset(rows)

@@ -20,7 +20,7 @@ from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest import IngestJobRunner, run_ingest_queue
 from sleeper.io.parquet import read_sorted
-from sleeper.runtime.local.admin import LocalAdmin
+from sleeper.runtime.local.api import LocalApi
 from sleeper.runtime.local.instance import LocalInstance
 
 pytestmark = pytest.mark.integration
@@ -78,7 +78,7 @@ def table(instance: LocalInstance, request: pytest.FixtureRequest) -> Table[Loca
 
 def _settle(instance: LocalInstance) -> None:
     """Applies the commit requests jobs sent to the state store committer, as the local runner does."""
-    LocalAdmin(instance).apply_commits()
+    LocalApi(instance).apply_commits()
 
 
 def should_ingest_files_and_directories_and_track_the_job_finished(

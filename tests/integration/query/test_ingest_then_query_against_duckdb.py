@@ -14,7 +14,7 @@ from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest.job_runner import IngestJobRunner
-from sleeper.runtime.local.admin import LocalAdmin
+from sleeper.runtime.local.api import LocalApi
 from sleeper.runtime.local.instance import LocalInstance
 
 pytestmark = pytest.mark.integration
@@ -58,7 +58,7 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Table[LocalInstanc
     instance.create_table("typed", SCHEMA, split_points=["n100", "n200", "n300"])
     outcome = IngestJobRunner(instance).run(IngestJob(id="typed-job", files=(str(path),), table_name="typed"))
     assert outcome.outcome is JobOutcome.FINISHED, outcome.reasons
-    LocalAdmin(instance).apply_commits()  # the job sent its files to the state store committer
+    LocalApi(instance).apply_commits()  # the job sent its files to the state store committer
     return instance.table("typed"), str(path)
 
 

@@ -46,7 +46,7 @@ from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.gc.collector import run_garbage_collection
 from sleeper.gc.orphans import DEFAULT_BODY_MIN_AGE, sweep_orphans
-from sleeper.runtime.local.admin import pause, resume, retry_dead_letters
+from sleeper.runtime.local.api import pause, resume, retry_dead_letters
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.statestore.upkeep import create_snapshot
 from tests.integration.runtime.crash_harness import (

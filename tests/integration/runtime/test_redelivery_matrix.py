@@ -52,7 +52,7 @@ from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.query import QueryState
 from sleeper.query.results_reader import read_results_files
-from sleeper.runtime.local.admin import LocalAdmin, pause
+from sleeper.runtime.local.api import LocalApi, pause
 from sleeper.runtime.local.handlers import BULK_IMPORT_QUEUE, default_handlers
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.splitting.finder import run_find_partitions_to_split
@@ -224,7 +224,7 @@ def _bulk_import(tmp_path: Path) -> Case:
     source = tmp_path / "bulk.parquet"
     pq.write_table(rows(200, 500), source)
     job = BulkImportJob(id=f"bulk-{uuid.uuid4().hex[:6]}", table_name=TABLE, files=(str(source),))
-    LocalAdmin(instance).send_bulk_import_job(job)
+    LocalApi(instance).send_bulk_import_job(job)
     expected.update(rows_of(rows(200, 500)))
     return Case(instance, BULK_IMPORT_QUEUE, _take(instance, BULK_IMPORT_QUEUE), expected, job_id=job.id)
 

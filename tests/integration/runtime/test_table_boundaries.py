@@ -12,13 +12,13 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from sleeper.api.instance import reinitialise_table
 from sleeper.core import faults
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.exceptions import PartitionNotFoundError, StateStoreError
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.gc.orphans import sweep_deleted_tables
-from sleeper.runtime.local.admin import reinitialise_table
 from sleeper.runtime.local.handlers import default_handlers
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.statestore.store import StateStore

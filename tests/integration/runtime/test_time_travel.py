@@ -15,7 +15,7 @@ from sleeper.cli.main import run
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.gc.collector import collect_garbage
-from sleeper.runtime.local.admin import LocalAdmin
+from sleeper.runtime.local.api import LocalApi
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.statestore.history import StateNotReadableError
 from sleeper.statestore.upkeep import create_snapshot, delete_old_transactions
@@ -51,7 +51,7 @@ def _table(tmp_path: Path, **properties: str) -> tuple[LocalInstance, Table[Loca
 def _ingest_compact_split(instance: LocalInstance) -> dict[int, list[tuple[int, str]]]:
     """Ingests three batches, compacts them into one file and splits root; returns the model: the rows present
     after each files transaction."""
-    admin = LocalAdmin(instance)
+    admin = LocalApi(instance)
     model: dict[int, list[tuple[int, str]]] = {}
     present: list[tuple[int, str]] = []
     for i in range(3):

@@ -29,7 +29,7 @@ from sleeper.core import operations
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.gc.collector import GcSettings, collect_garbage
-from sleeper.runtime.local.admin import LocalAdmin
+from sleeper.runtime.local.api import LocalApi
 from sleeper.runtime.local.handlers import default_handlers
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.local.runner import LocalRunner
@@ -78,7 +78,7 @@ def should_read_every_past_state_exactly_while_compaction_splitting_and_gc_run(t
     # And a pre-history of two batches compacted into one file, whose inputs the garbage collector may delete
     for index in range(PRE_HISTORY_BATCHES):
         instance.table("t").ingest(_batch(index))
-    LocalAdmin(instance).compact_now("t", compact_all=True)
+    LocalApi(instance).compact_now("t", compact_all=True)
     pre_history_inputs = set(
         instance.table("t").state_store.unreferenced_files_before(datetime.now(tz=UTC) + timedelta(days=1))
     )

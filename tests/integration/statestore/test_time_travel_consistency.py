@@ -21,7 +21,7 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.statestore.transactions.partitions import InitialisePartitionsTransaction, SplitPartitionTransaction
-from sleeper.runtime.local.admin import LocalAdmin
+from sleeper.runtime.local.api import LocalApi
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.statestore.history import AsOfError, StateNotReadableError, table_history
 from sleeper.statestore.store import StateStore
@@ -109,7 +109,7 @@ def should_refuse_states_before_a_reinitialisation_naming_the_oldest_readable(tm
     instance, table = _table(tmp_path, store)
     table.ingest(_batch(0, 100))
     table.ingest(_batch(100, 100))
-    admin = LocalAdmin(instance)
+    admin = LocalApi(instance)
     admin.reinitialise_table("t", [50])
     table = instance.table("t")
     table.ingest(_batch(200, 10))

@@ -20,7 +20,7 @@ from sleeper.ingest import IngestJobRunner
 from sleeper.ingest.batcher.job_creator import IngestBatcher
 from sleeper.ingest.batcher.model import TrackedFile
 from sleeper.ingest.batcher.submitter import SUBMIT_QUEUE, IngestBatcherSubmitter, handle_submit_message
-from sleeper.runtime.local.admin import LocalAdmin
+from sleeper.runtime.local.api import LocalApi
 from sleeper.runtime.local.instance import LocalInstance
 
 pytestmark = pytest.mark.integration
@@ -67,7 +67,7 @@ def should_ingest_files_submitted_to_the_batcher(instance: LocalInstance, tmp_pa
     queue = instance.queue("IngestJobQ")
     messages = queue.receive(max_messages=10)
     outcomes = [IngestJobRunner(instance, local_dir=tmp_path / "work").run_message(m.body) for m in messages]
-    LocalAdmin(instance).apply_commits()  # the jobs sent their files to the state store committer
+    LocalApi(instance).apply_commits()  # the jobs sent their files to the state store committer
 
     # Then two jobs (at most two files each) ingested every row
     assert sorted(len(c.job.files) for c in created) == [1, 2]

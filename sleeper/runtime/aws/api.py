@@ -1,12 +1,13 @@
-"""The admin port (``sleeper.runtime.admin.AdminInstance``) on an instance on AWS (or an emulator: the clients honour
-``AWS_ENDPOINT_URL``), found by its id as ``sleeper --instance aws:ID`` names it.
+"""The front door (:class:`sleeper.api.instance.Instance`) on an instance on AWS (or an emulator: the clients honour
+``AWS_ENDPOINT_URL``), found by its id as ``sleeper --instance aws:ID`` and ``sleeper.connect("aws:ID")`` name it.
 
 It does what Sleeper's admin client does to a deployed instance: properties are read from and saved to the config
 bucket, tables go through the DynamoDB table index and transaction logs, jobs and queries are sent to their SQS
 queues, and the reports read the DynamoDB trackers and the queues' counts. Pausing disables the instance's EventBridge
 rules (``<id>-<RuleName>``) and resuming enables them. Running compaction, splitting or garbage collection "now" sends
 the table's message to the FIFO queue its scheduled rule would send to, so the deployed functions do the work; only
-``compact --all`` creates the jobs here, as Sleeper's ``compactAllFiles`` script does.
+``compact --all`` creates the jobs here, as Sleeper's ``compactAllFiles`` script does. Running the scheduler, a bulk
+import with local Spark and the orphan sweep are refused with :class:`~sleeper.api.instance.LocalOnlyError`.
 """
 
 from __future__ import annotations
@@ -14,40 +15,32 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping, Sequence
-from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
-from sleeper.adapters.aws.batcher_store import DynamoDBIngestBatcherStore
 from sleeper.adapters.aws.event_rules import EventBridgeRules
+from sleeper.api.instance import (
+    BulkImportReport,
+    IngestJobReport,
+    Instance,
+    LocalOnlyError,
+    OperationReport,
+    bulk_import_platform_queue,
+    job_table_name,
+)
 from sleeper.api.table import Table, check_table_name
 from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.naming import queue_name
 from sleeper.core.properties import InstanceProperties, TableProperties
-from sleeper.core.queue import Queue, QueueNotFoundError
-from sleeper.core.schema import KeyValue, Schema
-from sleeper.core.table import TableStatus
+from sleeper.core.queue import QueueNotFoundError
 from sleeper.io.filesystem import delete_in_table
-from sleeper.runtime.admin import (
-    InstanceAdmin,
-    LocalOnlyError,
-    OperationReport,
-    PropertyChange,
-    bulk_import_platform_queue,
-    update_instance_properties,
-)
 from sleeper.runtime.aws.instance import QUEUE_URL_PROPERTIES, AwsInstance, AwsRuntimeConfig
 
 if TYPE_CHECKING:
     from sleeper.core.jobs.bulk_import import BulkImportJob
     from sleeper.core.jobs.ingest import IngestJob
-    from sleeper.core.query import Query
-    from sleeper.ingest.batcher.ports import IngestBatcherStore
-    from sleeper.runtime.local.instance import LocalInstance
 
-__all__ = ["MAX_RULE_NAME", "AwsAdmin", "scheduled_rule_names"]
+__all__ = ["MAX_RULE_NAME", "AwsApi", "scheduled_rule_names"]
 
 MAX_RULE_NAME = 64
 """EventBridge's limit on rule names."""
@@ -64,132 +57,81 @@ def scheduled_rule_names(instance_id: str) -> list[str]:
     return sorted(rules)
 
 
-class AwsAdmin(InstanceAdmin[AwsInstance]):
-    """The admin port on an instance on AWS.
+class AwsApi(Instance):
+    """The front door on an instance on AWS.
 
     Args:
-        instance: The instance (its config bucket and how to reach AWS).
+        runtime: The instance (its config bucket and how to reach AWS).
     """
 
+    runtime: AwsInstance
+
+    def __init__(self, runtime: AwsInstance) -> None:
+        super().__init__(runtime)
+
     @classmethod
-    def for_instance_id(cls, instance_id: str, environ: Mapping[str, str] | None = None) -> AwsAdmin:
+    def for_instance_id(cls, instance_id: str, environ: Mapping[str, str] | None = None) -> AwsApi:
         """The instance with an id, found as :meth:`AwsRuntimeConfig.for_instance_id` says; tables are read afresh
         on every use (a command may follow another that changed them)."""
         return cls(AwsInstance(AwsRuntimeConfig.for_instance_id(instance_id, environ), table_cache_seconds=0))
 
     @property
-    def is_local(self) -> bool:
-        """Always False."""
-        return False
-
-    @property
     def location(self) -> str:
-        """``s3://<config bucket>``."""
-        return f"s3://{self.instance.config.config_bucket}"
+        """``aws:<instance id>``."""
+        return f"aws:{self.runtime.instance_id}"
 
     @property
-    def properties(self) -> InstanceProperties:
-        """The instance properties, from the config bucket."""
-        return self.instance.properties
+    def location_fields(self) -> dict[str, str]:
+        """``{"configBucket": "s3://<config bucket>"}``."""
+        return {"configBucket": f"s3://{self.runtime.config.config_bucket}"}
 
-    def local_instance(self, what: str) -> LocalInstance:
-        """Always refuses: this is an instance on AWS.
-
-        Raises:
-            LocalOnlyError: Naming what was asked for.
-        """
-        raise LocalOnlyError(
-            f"{what} works only on a local instance directory, not on an instance on AWS "
-            f"(aws:{self.instance.instance_id})"
-        )
+    @property
+    def deployed(self) -> bool:
+        """Always True: the CDK stacks build the instance from its properties."""
+        return True
 
     # --- instance properties -----------------------------------------------------------------------------------
     def save_instance_properties(self, properties: InstanceProperties) -> None:
         """Writes the instance properties to the config bucket (validate them first)."""
-        self.instance.properties_store.save_instance(dict(properties.items()))
-        self.instance.reload()
-
-    def update_instance_properties(
-        self, values: Mapping[str, str], unset: Sequence[str] = (), *, dry_run: bool = False
-    ) -> list[PropertyChange]:
-        """Validates instance property edits, refusing deployment-only properties, and saves them to the config
-        bucket; returns the diff."""
-
-        return update_instance_properties(self, values, unset, dry_run=dry_run)
+        self.runtime.properties_store.save_instance(dict(properties.items()))
+        self.runtime.reload()
 
     # --- tables ------------------------------------------------------------------------------------------------
-    def tables(self) -> list[TableStatus]:
-        """Every table, by name."""
-        return self.instance.tables()
-
-    def table(self, name: str) -> Table[AwsInstance]:
-        """A table by name."""
-        return self.instance.table(name)
-
-    def table_by_id(self, table_id: str) -> Table[AwsInstance]:
-        """A table by id."""
-        return self.instance.table_by_id(table_id)
-
-    def create_table(
-        self,
-        name: str,
-        schema: Schema,
-        *,
-        split_points: Sequence[KeyValue] | None = None,
-        properties: Mapping[str, str] | None = None,
-    ) -> Table[AwsInstance]:
-        """See :meth:`AwsInstance.create_table`."""
-        return self.instance.create_table(name, schema, split_points=split_points, properties=properties)
-
     def rename_table(self, old_name: str, new_name: str) -> Table[AwsInstance]:
         """Renames a table in the table index and its properties (the new name follows the one table name rule)."""
         check_table_name(new_name)
-        table = self.instance.table(old_name)
-        status = self.instance.table_index.rename(table.table_id, new_name)
+        table = self.runtime.table(old_name)
+        status = self.runtime.table_index.rename(table.table_id, new_name)
         self._save_table_properties(table, {"sleeper.table.name": status.table_name})
-        return self.instance.table_by_id(table.table_id)
+        return self.runtime.table_by_id(table.table_id)
 
     def set_table_online(self, name: str, online: bool) -> Table[AwsInstance]:
         """Puts a table online or takes it offline, in the table index and its properties."""
-        table = self.instance.table(name)
-        self.instance.table_index.set_online(table.table_id, online)
+        table = self.runtime.table(name)
+        self.runtime.table_index.set_online(table.table_id, online)
         self._save_table_properties(table, {"sleeper.table.online": "true" if online else "false"})
-        return self.instance.table_by_id(table.table_id)
+        return self.runtime.table_by_id(table.table_id)
 
     def delete_table(self, name: str) -> None:
         """Deletes a table: its index entries, transaction logs and snapshots, properties and data files."""
-        table = self.instance.table(name)
-        self.instance.table_index.delete(table.table_id)
+        table = self.runtime.table(name)
+        self.runtime.table_index.delete(table.table_id)
         table.state_store.backend.delete_table(table.table_id)  # DynamoDB, or S3 objects for S3TransactionLogStateStore
-        self.instance.properties_store.delete_table(table.table_id)
-        prefix = f"{self.instance.data_bucket}/{table.table_id}"
-        delete_in_table(self.instance.filesystem, prefix, table.data_prefix, whole_table=True)
-
-    def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[AwsInstance]:
-        """Validates and saves table property edits to the config bucket (nothing saved if one is invalid); a value of
-        None unsets the property."""
-        return self.instance.update_table_properties(name, values)
+        self.runtime.properties_store.delete_table(table.table_id)
+        prefix = f"{self.runtime.data_bucket}/{table.table_id}"
+        delete_in_table(self.runtime.filesystem, prefix, table.data_prefix, whole_table=True)
 
     def _save_table_properties(self, table: Table[AwsInstance], values: Mapping[str, str]) -> None:
-        updated = TableProperties(self.instance.properties, dict(table.properties.items()))
+        updated = TableProperties(self.runtime.properties, dict(table.properties.items()))
         for key, value in values.items():
             updated.set(key, value)
-        self.instance.properties_store.save_table(table.table_id, dict(updated.items()))
+        self.runtime.properties_store.save_table(table.table_id, dict(updated.items()))
 
     # --- trackers and queues -----------------------------------------------------------------------------------
 
-    @cached_property
-    def batcher_store(self) -> IngestBatcherStore:
-        """The ingest batcher's DynamoDB store."""
-        return DynamoDBIngestBatcherStore.for_instance(self.instance.clients.dynamodb, self.instance.instance_id)
-
     def queue_names(self) -> list[str]:
         """The logical names of the queues whose URLs the instance properties hold (those the deployment made)."""
-        return [name for name, prop in QUEUE_URL_PROPERTIES.items() if self.instance.properties.get(prop)]
-
-    def dead_letter_queue(self, logical_name: str) -> Queue:
-        """The dead-letter queue of a queue."""
-        return self.instance.dead_letter_queue(logical_name)
+        return [name for name, prop in QUEUE_URL_PROPERTIES.items() if self.runtime.properties.get(prop)]
 
     def retry_dead_letters(self, queue_names: Sequence[str] | None = None) -> dict[str, int]:
         """Moves the messages of each dead-letter queue back to its queue; returns how many per queue (non-zero).
@@ -203,22 +145,34 @@ class AwsAdmin(InstanceAdmin[AwsInstance]):
         moved: dict[str, int] = {}
         for name in list(queue_names) if queue_names else self.queue_names():
             try:
-                dead_letters = self.instance.dead_letter_queue(name)
+                dead_letters = self.runtime.dead_letter_queue(name)
             except QueueNotFoundError:
                 if queue_names:
                     raise
                 continue  # a queue without a dead-letter queue (the query results queue)
-            count = dead_letters.redrive_dead_letters(queue_name(self.instance.instance_id, name))
+            count = dead_letters.redrive_dead_letters(queue_name(self.runtime.instance_id, name))
             if count:
                 moved[name] = count
         return moved
 
     # --- operations --------------------------------------------------------------------------------------------
-    def send_ingest_job(self, job: IngestJob) -> str:
-        """Sends an ingest job to the ingest job queue, for the ingest tasks."""
-        queue = self.instance.queue(operations.INGEST_JOB_Q)
-        queue.send(job.to_json())
-        return queue.name
+    def send_ingest_job(self, job: IngestJob) -> IngestJobReport:
+        """Sends an ingest job to the ingest job queue, for the ingest tasks: S3 files as they are; local files are
+        first staged as one Parquet file under ``for_ingest/`` in the data bucket, as ``Table.ingest`` does (the tasks
+        cannot read this machine's files)."""
+        from sleeper.api.ingest_job import send_ingest_job
+
+        schema = self.table(job_table_name(job)).schema
+        sent = send_ingest_job(self.runtime, job_table_name(job), schema, list(job.files), job_id=job.id)
+        return IngestJobReport(sent.job_id, job_table_name(job), "SENT", sent_to=sent.queue)
+
+    def run_ingest_job(self, job: IngestJob) -> IngestJobReport:
+        """Refused: on AWS an ingest job runs on the instance's ingest tasks.
+
+        Raises:
+            LocalOnlyError: Always.
+        """
+        raise self._local_only("running an ingest job in this process (send it to the ingest job queue)")
 
     def send_bulk_import_job(self, job: BulkImportJob, *, platform: str | None = None) -> str:
         """Sends a bulk import job to the queue of a platform (EMR Serverless by default).
@@ -227,20 +181,28 @@ class AwsAdmin(InstanceAdmin[AwsInstance]):
             UnknownPlatformError: If the platform is not one of ``operations.BULK_IMPORT_PLATFORM_QUEUES``.
             PropertyError: If the platform's stack is not deployed (its queue URL is not set).
         """
-        queue = self.instance.queue(bulk_import_platform_queue(platform))
+        queue = self.runtime.queue(bulk_import_platform_queue(platform))
         queue.send(job.to_json())
         return queue.name
 
+    def run_bulk_import_job(self, job: BulkImportJob) -> BulkImportReport:
+        """Refused: on AWS a bulk import job runs on a platform of the instance (send it with ``--queue``).
+
+        Raises:
+            LocalOnlyError: Always.
+        """
+        raise self._local_only("bulk-import with Spark local[*] (use --queue on AWS)")
+
     def submit_to_batcher(self, table_name: str, files: Sequence[str]) -> str:
         """Sends a submit request for the files to the batcher's submit queue, as Sleeper's ``sendToIngestBatcher``."""
-        self.instance.table(table_name)
-        queue = self.instance.queue(operations.INGEST_BATCHER_SUBMIT_Q)
+        self.runtime.table(table_name)
+        queue = self.runtime.queue(operations.INGEST_BATCHER_SUBMIT_Q)
         queue.send(json.dumps({"tableName": table_name, "files": list(files)}))
         return f"Sent {len(files)} files for table {table_name} to {queue.name}"
 
     def _send_for_table(self, name: str, logical_queue: str, what: str) -> OperationReport:
-        table = self.instance.table(name)
-        queue = self.instance.queue(logical_queue)
+        table = self.runtime.table(name)
+        queue = self.runtime.queue(logical_queue)
         message_id = queue.send(table.table_id, group_id=table.table_id, dedup_id=str(uuid.uuid4()))
         lines = [f"Table {name}: sent to {queue.name}; the deployed functions will {what}"]
         if not table.status.online:
@@ -257,11 +219,11 @@ class AwsAdmin(InstanceAdmin[AwsInstance]):
             return self._send_for_table(name, operations.COMPACTION_JOB_CREATION_Q, "create its compaction jobs")
         from sleeper.compaction.entry import create_jobs_for_table
 
-        table = self.instance.table(name)
-        queue = self.instance.queue(operations.COMPACTION_JOB_Q)
-        result = create_jobs_for_table(self.instance, table, compact_all=True)
+        table = self.runtime.table(name)
+        queue = self.runtime.queue(operations.COMPACTION_JOB_Q)
+        result = create_jobs_for_table(self.runtime, table, compact_all=True)
         if result.pending_batches:
-            pending = self.instance.queue(operations.PENDING_COMPACTION_JOB_BATCH_Q)
+            pending = self.runtime.queue(operations.PENDING_COMPACTION_JOB_BATCH_Q)
             where = (
                 f"in {len(result.pending_batches)} pending batches on {pending.name}; the deployed dispatcher sends "
                 f"them to {queue.name} once the state store committer has assigned their files"
@@ -285,25 +247,41 @@ class AwsAdmin(InstanceAdmin[AwsInstance]):
             LocalOnlyError: With ``orphans``: the orphan sweep runs only on a local instance.
         """
         if orphans:
-            self.local_instance("gc --orphans")
+            raise self._local_only("gc --orphans")
         return self._send_for_table(name, operations.GC_JOB_Q, "garbage collect it")
 
-    def run_queued_query(self, query: Query, schema: Schema) -> pa.Table | None:
-        """Sends the query to the query queue; the deployed functions run it (returns None)."""
-        self.instance.run_queued_query(query, schema)
-        return None
+    def run(
+        self,
+        *,
+        until_idle: bool = False,
+        poll_seconds: float = 1.0,
+        workers: int = 1,
+        stop: Any = None,
+    ) -> None:
+        """Refused: on AWS the deployed functions and tasks do this work.
+
+        Raises:
+            LocalOnlyError: Always.
+        """
+        raise self._local_only("run")
+
+    def _local_only(self, what: str) -> LocalOnlyError:
+        return LocalOnlyError(
+            f"{what} works only on a local instance directory, not on an instance on AWS "
+            f"(aws:{self.runtime.instance_id})"
+        )
 
     # --- pause and resume --------------------------------------------------------------------------------------
     @property
     def _rules(self) -> EventBridgeRules:
-        return EventBridgeRules(self.instance.clients.events)
+        return EventBridgeRules(self.runtime.clients.events)
 
     def _rule_states(self) -> dict[str, str]:
-        states = {name: self._rules.state(name) for name in scheduled_rule_names(self.instance.instance_id)}
+        states = {name: self._rules.state(name) for name in scheduled_rule_names(self.runtime.instance_id)}
         found = {name: state for name, state in states.items() if state is not None}
         if not found:
             raise SleeperError(
-                f"instance {self.instance.instance_id} has no EventBridge rules (looked for "
+                f"instance {self.runtime.instance_id} has no EventBridge rules (looked for "
                 f"{', '.join(sorted(states)[:2])}, ...): is it deployed?"
             )
         return found
@@ -312,7 +290,7 @@ class AwsAdmin(InstanceAdmin[AwsInstance]):
         """Whether every rule of the instance is disabled."""
         return all(state == "DISABLED" for state in self._rule_states().values())
 
-    def pause(self) -> None:
+    def pause(self) -> str:
         """Disables every enabled rule of the instance.
 
         Raises:
@@ -323,6 +301,10 @@ class AwsAdmin(InstanceAdmin[AwsInstance]):
             raise SleeperError("the system is already paused: every EventBridge rule of the instance is disabled")
         for name in enabled:
             self._rules.set_enabled(name, False)
+        return (
+            "Paused: no compaction, splitting, garbage collection or snapshots are scheduled\n"
+            "(the instance's EventBridge rules are disabled)"
+        )
 
     def resume(self) -> None:
         """Enables every disabled rule of the instance.
@@ -335,14 +317,3 @@ class AwsAdmin(InstanceAdmin[AwsInstance]):
             raise SleeperError("the system is not paused: every EventBridge rule of the instance is enabled")
         for name in disabled:
             self._rules.set_enabled(name, True)
-
-
-if TYPE_CHECKING:
-    from sleeper.runtime.admin import AdminInstance
-    from sleeper.runtime.local.admin import LocalAdmin
-
-    def _conforms_to_the_admin_port(aws: AwsAdmin, local: LocalAdmin) -> None:
-        """Checked by mypy: both admins fit the port the CLI uses."""
-        on_aws: AdminInstance = aws
-        on_local: AdminInstance = local
-        del on_aws, on_local

@@ -1,14 +1,23 @@
-"""Operator actions on a local instance (spec 10): instance properties, pause/resume, reinitialise tables,
-split point estimates, dead-letter retries."""
+"""The front door (:class:`sleeper.api.instance.Instance`) on a local instance directory: everything runs in this
+process, on the instance's SQLite queues and trackers. Running an operation "now" runs it here, with the local runner
+draining the queues it feeds; pausing writes a file the scheduler looks for (as disabling Sleeper's rules does).
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
+from sleeper.api.instance import (
+    BulkImportReport,
+    IngestJobReport,
+    Instance,
+    OperationReport,
+    UnknownPlatformError,
+    job_table_name,
+)
 from sleeper.api.table import Table
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.operations import (
@@ -18,19 +27,6 @@ from sleeper.core.operations import (
     STATE_STORE_COMMITTER_Q,
 )
 from sleeper.core.properties import InstanceProperties
-from sleeper.core.queue import Queue
-from sleeper.core.schema import KeyValue, Schema
-from sleeper.core.table import TableStatus
-from sleeper.runtime.admin import (
-    AdminTable,
-    InstanceAdmin,
-    OperationReport,
-    PropertyChange,
-    UnknownPlatformError,
-    estimate_split_points,
-    reinitialise_table,
-    update_instance_properties,
-)
 from sleeper.runtime.local.instance import (
     LOCAL_QUEUES,
     PAUSED_FILE,
@@ -42,25 +38,10 @@ from sleeper.runtime.local.instance import (
 if TYPE_CHECKING:
     from sleeper.core.jobs.bulk_import import BulkImportJob
     from sleeper.core.jobs.ingest import IngestJob
-    from sleeper.core.query import Query
-    from sleeper.ingest.batcher.ports import IngestBatcherStore
+    from sleeper.runtime.local.runner import RoundSummary
 
-__all__ = [
-    "PAUSED_FILE",
-    "LocalAdmin",
-    "PropertyChange",
-    "estimate_split_points",
-    "is_paused",
-    "pause",
-    "reinitialise_table",
-    "resume",
-    "retry_dead_letters",
-    "update_instance_properties",
-]
+__all__ = ["PAUSED_FILE", "LocalApi", "is_paused", "pause", "resume", "retry_dead_letters"]
 
-"""The file whose presence in the instance directory pauses the scheduler (as disabling Sleeper's rules does)."""
-
-_Table = TypeVar("_Table", bound=AdminTable)
 _LOG = logging.getLogger(__name__)
 
 
@@ -101,110 +82,90 @@ def retry_dead_letters(instance: LocalInstance, queue_names: Sequence[str] | Non
     return moved
 
 
-class LocalAdmin(InstanceAdmin[LocalInstance]):
-    """The admin port (``sleeper.runtime.admin.AdminInstance``) on a local instance directory: delegates to
-    :class:`LocalInstance`, the functions above and the local runner, which runs an operation now in this process.
+class LocalApi(Instance):
+    """The front door on a local instance directory.
 
     Args:
-        instance: The local instance.
+        runtime: The local instance.
     """
 
-    @property
-    def is_local(self) -> bool:
-        """Always True."""
-        return True
+    runtime: LocalInstance
+
+    def __init__(self, runtime: LocalInstance) -> None:
+        super().__init__(runtime)
 
     @property
     def location(self) -> str:
         """The instance directory."""
-        return str(self.instance.directory)
+        return str(self.runtime.directory)
 
     @property
-    def properties(self) -> InstanceProperties:
-        """The instance properties."""
-        return self.instance.properties
+    def location_fields(self) -> dict[str, str]:
+        """``{"directory": <the instance directory>}``."""
+        return {"directory": self.location}
 
-    def local_instance(self, what: str) -> LocalInstance:
-        """The local instance."""
-        return self.instance
+    @property
+    def deployed(self) -> bool:
+        """Always False: nothing deploys a local instance; every command reads the saved properties."""
+        return False
 
-    def update_instance_properties(
-        self, values: Mapping[str, str], unset: Sequence[str] = (), *, dry_run: bool = False
-    ) -> list[PropertyChange]:
-        """See :func:`update_instance_properties`; ``sleeper.filesystem`` must stay ``file://``."""
-        return update_instance_properties(
-            self.instance, values, unset, dry_run=dry_run, check=check_local_instance_properties
-        )
+    def save_instance_properties(self, properties: InstanceProperties) -> None:
+        """Writes ``instance.properties``."""
+        self.runtime.save_instance_properties(properties)
+
+    def check_instance_properties(self, properties: InstanceProperties) -> None:
+        """``sleeper.filesystem`` must stay ``file://`` (:func:`check_local_instance_properties`)."""
+        check_local_instance_properties(properties)
 
     # --- tables ------------------------------------------------------------------------------------------------
-    def tables(self) -> list[TableStatus]:
-        """Every table, by name."""
-        return self.instance.tables()
-
-    def table(self, name: str) -> Table[LocalInstance]:
-        """A table by name."""
-        return self.instance.table(name)
-
-    def table_by_id(self, table_id: str) -> Table[LocalInstance]:
-        """A table by id."""
-        return self.instance.table_by_id(table_id)
-
-    def create_table(
-        self,
-        name: str,
-        schema: Schema,
-        *,
-        split_points: Sequence[KeyValue] | None = None,
-        properties: Mapping[str, str] | None = None,
-    ) -> Table[LocalInstance]:
-        """See :meth:`LocalInstance.create_table`."""
-        return self.instance.create_table(name, schema, split_points=split_points, properties=properties)
-
     def rename_table(self, old_name: str, new_name: str) -> Table[LocalInstance]:
         """Renames a table."""
-        return self.instance.rename_table(old_name, new_name)
+        return self.runtime.rename_table(old_name, new_name)
 
     def delete_table(self, name: str) -> None:
         """Deletes a table with all its data."""
-        self.instance.delete_table(name)
+        self.runtime.delete_table(name)
 
     def set_table_online(self, name: str, online: bool) -> Table[LocalInstance]:
         """Puts a table online or takes it offline."""
-        return self.instance.set_table_online(name, online)
+        return self.runtime.set_table_online(name, online)
 
-    def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[LocalInstance]:
-        """Validates and saves table property edits (a value of None unsets the property)."""
-        return self.instance.update_table_properties(name, values)
-
-    # --- trackers and queues -----------------------------------------------------------------------------------
-
-    @property
-    def batcher_store(self) -> IngestBatcherStore:
-        """The ingest batcher's store."""
-        return self.instance.batcher_store
-
-    def queue_names(self) -> list[str]:
-        """Every queue of a local instance."""
-        return list(LOCAL_QUEUES)
-
-    def dead_letter_queue(self, logical_name: str) -> Queue:
-        """The dead-letter queue of a queue."""
-        return self.instance.dead_letter_queue(logical_name)
-
-    def retry_dead_letters(self, queue_names: Sequence[str] | None = None) -> dict[str, int]:
-        """See :func:`retry_dead_letters`."""
-        return retry_dead_letters(self.instance, queue_names)
-
-    # --- operations --------------------------------------------------------------------------------------------
-    def send_ingest_job(self, job: IngestJob) -> str:
-        """Sends an ingest job to ``IngestJobQ`` (local paths made absolute)."""
-        from dataclasses import replace
-
+    # --- data --------------------------------------------------------------------------------------------------
+    def send_ingest_job(self, job: IngestJob) -> IngestJobReport:
+        """Sends an ingest job to ``IngestJobQ`` (local paths made absolute: the local ingest tasks read them)."""
         from sleeper.ingest.job_runner import INGEST_JOB_QUEUE
 
         job = replace(job, files=_absolute(job.files))
-        self.instance.queue(INGEST_JOB_QUEUE).send(job.to_json())
-        return INGEST_JOB_QUEUE
+        self.runtime.queue(INGEST_JOB_QUEUE).send(job.to_json())
+        return IngestJobReport(job.id, job_table_name(job), "SENT", sent_to=INGEST_JOB_QUEUE)
+
+    def run_ingest_job(self, job: IngestJob) -> IngestJobReport:
+        """Runs an ingest job in this process (in a local task, as the ingest tasks do) and, when the table commits
+        asynchronously, applies the commit as the state store committer would.
+
+        Raises:
+            SleeperError: If the job fails or is rejected (with the tracker's reasons).
+        """
+        from sleeper.core.trackers.runs import JobOutcome
+        from sleeper.ingest.job_runner import IngestJobRunner
+        from sleeper.runtime.local.tasks import local_task
+
+        with local_task(self.runtime) as task:
+            outcome = IngestJobRunner(self.runtime, task_id=task.task_id, local_dir=task.directory).run(job)
+        if outcome.outcome is not JobOutcome.FINISHED or outcome.result is None:
+            raise SleeperError(f"ingest job {job.id} {outcome.outcome.value.lower()}: {'; '.join(outcome.reasons)}")
+        result = outcome.result
+        if result.commit_sent:
+            self.apply_job_commit(job_table_name(job), job.id)
+        return IngestJobReport(
+            job.id,
+            job_table_name(job),
+            "FINISHED",
+            rows_read=result.rows_read,
+            rows_written=result.rows_written,
+            files=tuple(f.location for f in result.files),
+            already_added=result.already_added,
+        )
 
     def send_bulk_import_job(self, job: BulkImportJob, *, platform: str | None = None) -> str:
         """Sends a bulk import job to ``BulkImportJobQ`` (local paths made absolute).
@@ -213,8 +174,6 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
             UnknownPlatformError: If a platform is given: a local instance runs every bulk import job with local
                 Spark.
         """
-        from dataclasses import replace
-
         from sleeper.runtime.local.handlers import BULK_IMPORT_QUEUE
 
         if platform is not None:
@@ -222,16 +181,46 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
                 f"a local instance has no bulk import platforms ({platform!r} given): its jobs run with local Spark; "
                 "leave out --platform"
             )
+        job = replace(job, files=_absolute(job.files))
+        self.runtime.queue(BULK_IMPORT_QUEUE).send(job.to_json())
+        return BULK_IMPORT_QUEUE
+
+    def run_bulk_import_job(self, job: BulkImportJob) -> BulkImportReport:
+        """Runs a bulk import job here with Spark ``local[*]`` and, when the table commits asynchronously, applies
+        the commit.
+
+        Raises:
+            SleeperError: If the job fails or is rejected.
+        """
+        from sleeper.bulk_import.runner import run_bulk_import
+        from sleeper.core.trackers.runs import JobOutcome
+        from sleeper.runtime.local.tasks import local_task
 
         job = replace(job, files=_absolute(job.files))
-        self.instance.queue(BULK_IMPORT_QUEUE).send(job.to_json())
-        return BULK_IMPORT_QUEUE
+        with local_task(self.runtime) as task:
+            outcome = run_bulk_import(self.runtime, job, task_id=task.task_id)
+        if outcome.outcome is not JobOutcome.FINISHED or outcome.result is None:
+            raise SleeperError(
+                f"bulk import job {job.id} {outcome.outcome.value.lower()}: {'; '.join(outcome.reasons)}"
+            )
+        result = outcome.result
+        if result.commit_sent:
+            self.apply_job_commit(job_table_name(job), job.id, what="bulk import job")
+        return BulkImportReport(
+            job.id,
+            job_table_name(job),
+            "FINISHED",
+            rows_written=result.rows_written,
+            files=len(result.references),
+            already_added=result.already_added,
+            seconds=dict(result.seconds),
+        )
 
     def submit_to_batcher(self, table_name: str, files: Sequence[str]) -> str:
         """Tracks files in the batcher's store at once (local paths made absolute)."""
         from sleeper.ingest.batcher.submitter import IngestBatcherSubmitter, submit_files
 
-        submitter = IngestBatcherSubmitter(self.instance, self.instance.batcher_store, allow_local=True)
+        submitter = IngestBatcherSubmitter(self.runtime, self.runtime.batcher_store, allow_local=True)
         tracked = submit_files(submitter, table_name, list(_absolute(files)))
         return f"{len(tracked)} files sent to the ingest batcher for table {table_name}"
 
@@ -240,9 +229,9 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
         from sleeper.runtime.local.runner import LocalRunner, RoundSummary
         from sleeper.runtime.local.tasks import local_task
 
-        runner = LocalRunner(self.instance, default_handlers())
+        runner = LocalRunner(self.runtime, default_handlers())
         total = RoundSummary()
-        with local_task(self.instance):
+        with local_task(self.runtime):
             for queue in queues:
                 total.add(runner.drain(queue, retry_failed_now=True))
         if total.failed:
@@ -270,20 +259,21 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
             SleeperError: If the job's files are not in the table afterwards (the job tracker says why).
         """
         self.apply_commits()
-        if not self.instance.table(table_name).state_store.has_added_job(job_id):
+        if not self.runtime.table(table_name).state_store.has_added_job(job_id):
             raise SleeperError(
                 f"{what} {job_id}: its files were sent to the state store committer but not added; "
                 f"see 'sleeper report ingest-jobs {table_name}'"
             )
 
+    # --- operations now ----------------------------------------------------------------------------------------
     def compact_now(self, name: str, *, compact_all: bool = False, wait: bool = True) -> OperationReport:
         """Creates compaction jobs for a table now and, unless told not to wait, runs them and their commits (first
         applying the assignment of any pending batches and dispatching them, when the table assigns through the
         committer)."""
         from sleeper.compaction.entry import create_jobs_for_table
 
-        table = self.instance.table(name)
-        result = create_jobs_for_table(self.instance, table, compact_all=compact_all)
+        table = self.runtime.table(name)
+        result = create_jobs_for_table(self.runtime, table, compact_all=compact_all)
         queues = [COMPACTION_JOB_Q, COMPACTION_COMMIT_Q, STATE_STORE_COMMITTER_Q]
         if result.pending_batches:
             queues = [STATE_STORE_COMMITTER_Q, PENDING_COMPACTION_JOB_BATCH_Q, *queues]
@@ -301,10 +291,10 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
         from sleeper.splitting.finder import send_split_jobs
         from sleeper.splitting.ports import PARTITION_SPLITTING_JOB_QUEUE
 
-        table = self.instance.table(name)
-        jobs = send_split_jobs(table, self.instance.queue(PARTITION_SPLITTING_JOB_QUEUE))
+        table = self.runtime.table(name)
+        jobs = send_split_jobs(table, self.runtime.queue(PARTITION_SPLITTING_JOB_QUEUE))
         processed = self._drain([PARTITION_SPLITTING_JOB_QUEUE, STATE_STORE_COMMITTER_Q])
-        leaves = len(self.instance.table(name).leaf_partitions())
+        leaves = len(self.runtime.table(name).leaf_partitions())
         return OperationReport(
             {"splitJobs": [j.partition.id for j in jobs], "messagesHandled": processed, "leafPartitions": leaves},
             [f"Table {name}: {len(jobs)} partitions to split; now {leaves} leaf partitions"],
@@ -315,8 +305,8 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
         from sleeper.gc.collector import run_garbage_collection
         from sleeper.gc.orphans import sweep_orphans
 
-        table = self.instance.table(name)
-        result = run_garbage_collection(self.instance, table.table_id)
+        table = self.runtime.table(name)
+        result = run_garbage_collection(self.runtime, table.table_id)
         self._drain([STATE_STORE_COMMITTER_Q])
         swept = sweep_orphans(table, dry_run=dry_run) if orphans else None
         lines = [f"Table {name}: {len(result.deleted)} files garbage collected"]
@@ -336,22 +326,64 @@ class LocalAdmin(InstanceAdmin[LocalInstance]):
         }
         return OperationReport(data, lines)
 
-    def run_queued_query(self, query: Query, schema: Schema) -> pa.Table:
-        """Sends the query to the query queue, lets the query and leaf handlers run it, and reads the sub-queries'
-        result files back in key order (:meth:`LocalInstance.run_queued_query`)."""
-        return self.instance.run_queued_query(query, schema)
+    def run(
+        self,
+        *,
+        until_idle: bool = False,
+        poll_seconds: float = 1.0,
+        workers: int = 1,
+        stop: Any = None,
+    ) -> RoundSummary:
+        """Runs the scheduler and the queue workers of the instance in this process (with ``workers`` processes for
+        compaction jobs): until no work is left (``until_idle``), else until ``stop`` (a ``threading.Event``) is set.
 
+        Returns:
+            What the rounds did (``pending`` is what is left when ``until_idle`` gave up after its most rounds).
+        """
+        import threading
+
+        from sleeper.runtime.local.handlers import default_handlers, drain_in_worker
+        from sleeper.runtime.local.runner import LocalRunner
+        from sleeper.runtime.local.tasks import local_task
+
+        with local_task(self.runtime):
+            runner = LocalRunner(self.runtime, default_handlers(), workers=workers, worker_drain=drain_in_worker)
+            try:
+                if until_idle:
+                    return runner.run_until_idle(poll_seconds=poll_seconds)
+                return runner.run_forever(stop if stop is not None else threading.Event(), poll_seconds=poll_seconds)
+            finally:
+                runner.close()
+
+    # --- queues and reports ------------------------------------------------------------------------------------
+    def queue_names(self) -> list[str]:
+        """Every queue of a local instance."""
+        return list(LOCAL_QUEUES)
+
+    def retry_dead_letters(self, queue_names: Sequence[str] | None = None) -> dict[str, int]:
+        """See :func:`retry_dead_letters`."""
+        return retry_dead_letters(self.runtime, queue_names)
+
+    def recover_dead_tasks(self) -> None:
+        """Records the runs of this instance's processes that are gone as failed, releases their queue messages and
+        deletes their temporary files (``sleeper.runtime.local.tasks.recover_dead_tasks``)."""
+        from sleeper.runtime.local.tasks import recover_dead_tasks
+
+        recover_dead_tasks(self.runtime)
+
+    # --- scheduling --------------------------------------------------------------------------------------------
     def is_paused(self) -> bool:
         """Whether the scheduler is paused."""
-        return is_paused(self.instance)
+        return is_paused(self.runtime)
 
-    def pause(self) -> None:
+    def pause(self) -> str:
         """See :func:`pause`."""
-        pause(self.instance)
+        pause(self.runtime)
+        return "Paused: no compaction, splitting, garbage collection or snapshots are scheduled"
 
     def resume(self) -> None:
         """See :func:`resume`."""
-        resume(self.instance)
+        resume(self.runtime)
 
 
 def _absolute(paths: Sequence[str]) -> tuple[str, ...]:

@@ -1,0 +1,730 @@
+"""The front door of an instance: the one API ``sleeper.connect(...)`` hands a user and the ``sleeper`` command is a
+shell over, the same verbs for a local instance directory and for an instance on AWS (``aws:ID``).
+
+:class:`Instance` groups the verbs a user sees; the plumbing stays behind :attr:`Instance.runtime` (the runtime's
+composition root, ``LocalInstance`` or ``AwsInstance``). It is implemented once per runtime,
+``sleeper.runtime.local.api.LocalApi`` and ``sleeper.runtime.aws.api.AwsApi``, which add only what differs between
+the two: where the instance lives, renaming and deleting tables, what "now" means for compaction, splitting and
+garbage collection (run here locally; on AWS the table's message goes to the FIFO queue its scheduled rule would send
+to, for the deployed functions), how pausing works (a file locally, EventBridge rules on AWS) and where a job runs.
+
+A verb one runtime cannot do is refused there with :class:`LocalOnlyError` naming what to do instead, never missing:
+running the scheduler (``run``), a bulk import with Spark ``local[*]``, and the orphan sweep are local only.
+
+The groups:
+
+- identity and properties: :attr:`location`, :attr:`location_fields`, :attr:`properties`,
+  :meth:`update_instance_properties`;
+- tables: :meth:`tables`, :meth:`table`, :meth:`create_table`, :meth:`rename_table`, :meth:`delete_table`,
+  :meth:`set_table_online`, :meth:`update_table_properties`, :meth:`reinitialise_table`,
+  :meth:`estimate_split_points`;
+- data: :meth:`ingest_files`, :meth:`bulk_import_files`, :meth:`submit_to_batcher`, :meth:`run_queued_query`
+  (rows in and out of one table go through :class:`~sleeper.api.table.Table`: ``ingest`` and ``scan``);
+- operations now: :meth:`compact_now`, :meth:`split_now`, :meth:`gc_now`, :meth:`run`;
+- queues and dead letters: :meth:`queue_names`, :meth:`queue`, :meth:`dead_letter_queue`,
+  :meth:`retry_dead_letters`;
+- reports: the trackers (:attr:`ingest_job_tracker`, :attr:`compaction_job_tracker`, :attr:`ingest_task_tracker`,
+  :attr:`compaction_task_tracker`, :attr:`query_tracker`, :attr:`batcher_store`) and :meth:`recover_dead_tasks`;
+- scheduling: :meth:`is_paused`, :meth:`pause`, :meth:`resume`.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+
+from sleeper.core import operations
+from sleeper.core.exceptions import SleeperError
+from sleeper.core.jobs.bulk_import import BulkImportJob
+from sleeper.core.jobs.ingest import IngestJob
+from sleeper.core.partition import partitions_from_split_points
+from sleeper.core.properties import InstanceProperties
+from sleeper.core.properties.properties import validate_instance_update
+from sleeper.core.queue import Queue
+from sleeper.core.schema import KeyValue, Schema
+from sleeper.core.table import TableStatus
+from sleeper.core.trackers.compaction import CompactionJobTracker
+from sleeper.core.trackers.ingest import IngestJobTracker
+from sleeper.core.trackers.query import QueryTracker
+from sleeper.core.trackers.task import TaskTracker
+from sleeper.io.exceptions import UnsafeDeleteError
+from sleeper.io.filesystem import delete_in_table, filesystem_path
+from sleeper.io.input_paths import resolve_input_paths
+from sleeper.io.sketches import Sketches, sketches_path
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyarrow import fs as pafs
+
+    from sleeper.api.table import Table
+    from sleeper.core.query import Query
+    from sleeper.ingest.batcher.ports import IngestBatcherStore
+    from sleeper.statestore.store import StateStore
+
+__all__ = [
+    "AWS_PREFIX",
+    "BulkImportReport",
+    "IngestJobReport",
+    "Instance",
+    "InstanceRuntime",
+    "LocalOnlyError",
+    "OperationReport",
+    "PropertyChange",
+    "UnknownPlatformError",
+    "bulk_import_platform_queue",
+    "estimate_split_points",
+    "job_table_name",
+    "reinitialise_table",
+]
+
+AWS_PREFIX = "aws:"
+"""``--instance aws:ID`` (and ``sleeper.connect("aws:ID")``) names an instance on AWS by its id; anything else is a
+local instance directory."""
+
+_LOG = logging.getLogger(__name__)
+
+
+class LocalOnlyError(SleeperError):
+    """The verb works only on a local instance, and was asked of an instance on AWS."""
+
+
+class UnknownPlatformError(SleeperError):
+    """A bulk import platform the instance does not have."""
+
+
+def bulk_import_platform_queue(platform: str | None) -> str:
+    """The queue of an AWS instance's bulk import platform (``operations.BULK_IMPORT_PLATFORM_QUEUES``; the first,
+    EMR Serverless, if None).
+
+    Raises:
+        UnknownPlatformError: If the platform is not one of them.
+    """
+    platforms = operations.BULK_IMPORT_PLATFORM_QUEUES
+    if platform is None:
+        return next(iter(platforms.values()))
+    queue = platforms.get(platform)
+    if queue is None:
+        raise UnknownPlatformError(f"unknown bulk import platform {platform!r}: use one of {', '.join(platforms)}")
+    return queue
+
+
+@dataclass(frozen=True, slots=True)
+class PropertyChange:
+    """One property's value before and after an edit (None = unset)."""
+
+    name: str
+    before: str | None
+    after: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class OperationReport:
+    """What an operation run now did: plain data (printed as JSON) and lines for people."""
+
+    data: dict[str, Any]
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class IngestJobReport:
+    """What :meth:`Instance.ingest_files` did with an ingest job: sent it (``SENT``), or saw it finish (``FINISHED``).
+
+    Attributes:
+        job_id: The job id.
+        table_name: The table.
+        status: ``SENT`` or ``FINISHED``.
+        sent_to: The queue the job was sent to (None if it ran in this process).
+        rows_read: Rows read (None if only sent).
+        rows_written: Rows written (None if only sent).
+        files: The files written (only known when the job ran in this process).
+        already_added: Whether the job had been done before, so nothing was added (only known when it ran here).
+    """
+
+    job_id: str
+    table_name: str
+    status: str
+    sent_to: str | None = None
+    rows_read: int | None = None
+    rows_written: int | None = None
+    files: tuple[str, ...] | None = None
+    already_added: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as Sleeper-style JSON fields (those known)."""
+        out: dict[str, Any] = {"jobId": self.job_id, "tableName": self.table_name}
+        if self.status == "SENT":
+            return {**out, "sentTo": self.sent_to, "status": "SENT"}
+        out.update(status=self.status, rowsRead=self.rows_read, rowsWritten=self.rows_written)
+        if self.files is not None:
+            out.update(files=list(self.files), alreadyDone=self.already_added)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class BulkImportReport:
+    """What :meth:`Instance.bulk_import_files` did with a bulk import job: sent it, or ran it with local Spark.
+
+    Attributes:
+        job_id: The job id.
+        table_name: The table.
+        status: ``SENT`` or ``FINISHED``.
+        sent_to: The queue the job was sent to (None if it ran here).
+        rows_written: Rows written (None if only sent).
+        files: How many files it wrote (None if only sent).
+        already_added: Whether the job had been done before (None if only sent).
+        seconds: Seconds per phase (empty if only sent).
+    """
+
+    job_id: str
+    table_name: str
+    status: str
+    sent_to: str | None = None
+    rows_written: int | None = None
+    files: int | None = None
+    already_added: bool | None = None
+    seconds: Mapping[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as Sleeper-style JSON fields (those known)."""
+        out: dict[str, Any] = {"jobId": self.job_id, "tableName": self.table_name}
+        if self.status == "SENT":
+            return {**out, "sentTo": self.sent_to, "status": "SENT"}
+        return {
+            **out,
+            "status": self.status,
+            "rowsWritten": self.rows_written,
+            "files": self.files,
+            "alreadyDone": self.already_added,
+            "seconds": dict(self.seconds),
+        }
+
+
+class InstanceRuntime(Protocol):
+    """What the front door needs of a runtime's composition root (``LocalInstance`` and ``AwsInstance`` have it)."""
+
+    @property
+    def properties(self) -> InstanceProperties: ...
+
+    @property
+    def filesystem(self) -> pafs.FileSystem: ...
+
+    @property
+    def ingests_in_process(self) -> bool: ...
+
+    def tables(self) -> list[TableStatus]: ...
+
+    def table(self, name: str) -> Table[Any]: ...
+
+    def table_by_id(self, table_id: str) -> Table[Any]: ...
+
+    def create_table(
+        self,
+        name: str,
+        schema: Schema,
+        *,
+        split_points: Sequence[KeyValue] | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> Table[Any]: ...
+
+    def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[Any]: ...
+
+    @property
+    def ingest_job_tracker(self) -> IngestJobTracker: ...
+
+    @property
+    def compaction_job_tracker(self) -> CompactionJobTracker: ...
+
+    @property
+    def ingest_task_tracker(self) -> TaskTracker: ...
+
+    @property
+    def compaction_task_tracker(self) -> TaskTracker: ...
+
+    @property
+    def query_tracker(self) -> QueryTracker: ...
+
+    @property
+    def batcher_store(self) -> IngestBatcherStore: ...
+
+    def queue(self, logical_name: str) -> Queue: ...
+
+    def dead_letter_queue(self, logical_name: str) -> Queue: ...
+
+    def run_queued_query(self, query: Query, schema: Schema) -> pa.Table | None: ...
+
+
+class Instance(ABC):
+    """An instance, local or on AWS: the verbs of the module docstring, the same on both runtimes.
+
+    Args:
+        runtime: The runtime's composition root (``LocalInstance`` or ``AwsInstance``): the plumbing the features
+            run on, for tools that need it.
+    """
+
+    def __init__(self, runtime: Any) -> None:
+        self.runtime = runtime
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.location!r})"
+
+    # --- identity and properties -------------------------------------------------------------------------------
+    @property
+    @abstractmethod
+    def location(self) -> str:
+        """Where the instance is, as ``--instance`` names it (a directory, or ``aws:ID``)."""
+
+    @property
+    @abstractmethod
+    def location_fields(self) -> dict[str, str]:
+        """Where the instance keeps its properties, as a status report names it (``directory`` or
+        ``configBucket``)."""
+
+    @property
+    @abstractmethod
+    def deployed(self) -> bool:
+        """Whether a deployment (``cdk deploy``) builds the instance's resources from its properties, so that some
+        property edits only take effect when it is deployed again."""
+
+    @property
+    def instance_id(self) -> str:
+        """The instance id (``sleeper.id``)."""
+        return str(self.properties.get("sleeper.id"))
+
+    @property
+    def properties(self) -> InstanceProperties:
+        """The instance properties."""
+        return cast(InstanceProperties, self.runtime.properties)
+
+    @abstractmethod
+    def save_instance_properties(self, properties: InstanceProperties) -> None:
+        """Saves instance properties as they are (validate them first: :meth:`update_instance_properties` does)."""
+
+    def check_instance_properties(self, properties: InstanceProperties) -> None:  # noqa: B027 - optional hook
+        """A further rule of the kind of instance on edited properties (none by default).
+
+        Raises:
+            PropertyError: If the properties break it.
+        """
+
+    def update_instance_properties(
+        self, values: Mapping[str, str], unset: Sequence[str] = (), *, dry_run: bool = False
+    ) -> list[PropertyChange]:
+        """Validates and saves instance property edits; returns the changes (the diff). Nothing is saved if one is
+        invalid or with ``dry_run``.
+
+        Raises:
+            PropertyError: If a value is invalid or a property may not change (nothing is saved).
+            SleeperError: If a property is one only a deployment sets.
+        """
+        old = self.properties
+        updated = InstanceProperties(dict(old.items()))
+        for name in [*values, *unset]:
+            definition = updated.index.get(name)
+            if definition is not None and definition.set_by_cdk:
+                raise SleeperError(f"{name} is set by the deployment (cdk deploy) and cannot be edited")
+        for name, value in values.items():
+            updated.set(name, value)
+        for name in unset:
+            updated.unset(name)
+        updated.validate_all()
+        validate_instance_update(old, updated)
+        self.check_instance_properties(updated)
+        before, after = old.to_dict(), updated.to_dict()
+        changes = [
+            PropertyChange(name, before.get(name), after.get(name))
+            for name in sorted(set(before) | set(after))
+            if before.get(name) != after.get(name)
+        ]
+        if changes and not dry_run:
+            self.save_instance_properties(updated)
+        return changes
+
+    # --- tables ------------------------------------------------------------------------------------------------
+    def tables(self) -> list[TableStatus]:
+        """Every table, by name."""
+        return cast("list[TableStatus]", self.runtime.tables())
+
+    def table(self, name: str) -> Table[Any]:
+        """A table by name.
+
+        Raises:
+            TableNotFoundError: If there is none.
+        """
+        return cast("Table[Any]", self.runtime.table(name))
+
+    def table_by_id(self, table_id: str) -> Table[Any]:
+        """A table by id.
+
+        Raises:
+            TableNotFoundError: If there is none.
+        """
+        return cast("Table[Any]", self.runtime.table_by_id(table_id))
+
+    def create_table(
+        self,
+        name: str,
+        schema: Schema,
+        *,
+        split_points: Sequence[KeyValue] | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> Table[Any]:
+        """Creates a table (with one root partition, or the partitions the split points give).
+
+        Raises:
+            TableAlreadyExistsError: If a table has the name.
+            PropertyError: If a property is invalid.
+        """
+        return cast(
+            "Table[Any]", self.runtime.create_table(name, schema, split_points=split_points, properties=properties)
+        )
+
+    @abstractmethod
+    def rename_table(self, old_name: str, new_name: str) -> Table[Any]:
+        """Renames a table (the new name follows the one table name rule)."""
+
+    @abstractmethod
+    def delete_table(self, name: str) -> None:
+        """Deletes a table with all its data."""
+
+    @abstractmethod
+    def set_table_online(self, name: str, online: bool) -> Table[Any]:
+        """Puts a table online or takes it offline."""
+
+    def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[Any]:
+        """Validates and saves table property edits (a value of None unsets the property); nothing is saved if one
+        is invalid. An edit that gives the table rules (filters, aggregations, an iterator) withdraws its Iceberg
+        view first."""
+        return cast("Table[Any]", self.runtime.update_table_properties(name, values))
+
+    def reinitialise_table(self, name: str, split_points: Sequence[KeyValue] | None = None) -> Table[Any]:
+        """Empties a table (:func:`reinitialise_table`) with its Iceberg view withdrawn first and published again
+        after (:func:`sleeper.iceberg.publisher.reinitialise_with_view`), so the view never lists a deleted file.
+        Split points are checked before the view is withdrawn.
+
+        Raises:
+            WithdrawalError: If the view could not be withdrawn; the table is not reinitialised.
+        """
+        from sleeper.iceberg.publisher import reinitialise_with_view
+
+        table = self.table(name)
+        if split_points is not None:
+            partitions_from_split_points(table.schema, list(split_points))  # refused before the view is withdrawn
+        return reinitialise_with_view(self.runtime, table, lambda: reinitialise_table(table, split_points))
+
+    def estimate_split_points(self, name: str, partitions: int) -> list[KeyValue]:
+        """See :func:`estimate_split_points`."""
+        return estimate_split_points(self.table(name), partitions)
+
+    # --- data --------------------------------------------------------------------------------------------------
+    def ingest_files(
+        self,
+        table_name: str,
+        paths: Sequence[str],
+        *,
+        job_id: str | None = None,
+        via_queue: bool = False,
+        wait: bool = False,
+        timeout_seconds: float = 600.0,
+        on_sent: Callable[[IngestJobReport], None] | None = None,
+    ) -> IngestJobReport:
+        """Ingests Parquet files into a table as an ingest job (validated, tracked, idempotent per job id).
+
+        Where the job runs is the instance's way, as ``Table.ingest`` decides it: a local instance runs it in this
+        process (unless ``via_queue``); an instance on AWS always sends it to the ingest job queue, for its ingest
+        tasks, first staging local files under ``for_ingest/`` in the data bucket (the tasks cannot read this
+        machine's files). A job sent is waited for only with ``wait`` (polling the ingest job tracker).
+
+        Args:
+            table_name: The table.
+            paths: Parquet files or directories: local paths (relative to the working directory) or S3 URIs.
+            job_id: The job id (generated if None).
+            via_queue: Send the job to the ingest job queue even where it could run here.
+            wait: For a job sent: wait until the tracker has it finished.
+            timeout_seconds: With ``wait``: the most seconds to wait.
+            on_sent: Called with the ``SENT`` report once a job is sent, before waiting.
+
+        Raises:
+            MissingFileError: If a local path names nothing.
+            TableNotFoundError: If there is no such table.
+            IngestJobError: If a job waited for is rejected, fails or does not finish in time.
+            SleeperError: If the job run here fails or is rejected.
+        """
+        job = IngestJob(id=job_id or str(uuid.uuid4()), files=resolve_input_paths(paths), table_name=table_name)
+        if not (via_queue or self.runtime.ingests_in_process):
+            via_queue = True
+        if not via_queue:
+            return self.run_ingest_job(job)
+        self.table(table_name)  # an unknown table is refused before anything is staged or sent
+        sent = self.send_ingest_job(job)
+        if on_sent is not None:
+            on_sent(sent)
+        if not wait:
+            return sent
+        from sleeper.api.ingest_job import wait_for_ingest_job
+
+        done = wait_for_ingest_job(self.ingest_job_tracker, sent.job_id, timeout_seconds=timeout_seconds)
+        return IngestJobReport(
+            sent.job_id, table_name, "FINISHED", sent.sent_to, rows_read=done.rows_read, rows_written=done.rows_written
+        )
+
+    @abstractmethod
+    def send_ingest_job(self, job: IngestJob) -> IngestJobReport:
+        """Sends an ingest job to the ingest job queue (local files made absolute, or staged where the ingest tasks
+        cannot read them); returns the ``SENT`` report."""
+
+    @abstractmethod
+    def run_ingest_job(self, job: IngestJob) -> IngestJobReport:
+        """Runs an ingest job in this process and commits it (local only).
+
+        Raises:
+            LocalOnlyError: On an instance on AWS.
+        """
+
+    def bulk_import_files(
+        self,
+        table_name: str,
+        paths: Sequence[str],
+        *,
+        job_id: str | None = None,
+        class_name: str | None = None,
+        via_queue: bool = False,
+        platform: str | None = None,
+    ) -> BulkImportReport:
+        """Bulk imports Parquet files into a table: with ``via_queue``, sends the job to the bulk import queue (on
+        AWS, the queue of ``platform``, EMR Serverless by default); otherwise runs it here with Spark ``local[*]``
+        (local only).
+
+        Raises:
+            SleeperError: If ``platform`` is given without ``via_queue``.
+            UnknownPlatformError: If the platform is not one of the instance's.
+            LocalOnlyError: A run here asked of an instance on AWS.
+        """
+        if platform is not None and not via_queue:
+            raise SleeperError("--platform chooses the queue a job is sent to: give --queue too (via_queue=True)")
+        if class_name is not None:
+            from sleeper.core.jobs.bulk_import_algorithm import bulk_import_algorithm
+
+            bulk_import_algorithm(class_name, source="--class-name")
+        job = BulkImportJob(
+            id=job_id or str(uuid.uuid4()), files=tuple(paths), table_name=table_name, class_name=class_name
+        )
+        if via_queue:
+            queue = self.send_bulk_import_job(job, platform=platform)
+            return BulkImportReport(job.id, table_name, "SENT", sent_to=queue)
+        return self.run_bulk_import_job(job)
+
+    @abstractmethod
+    def send_bulk_import_job(self, job: BulkImportJob, *, platform: str | None = None) -> str:
+        """Sends a bulk import job to its queue; returns the queue's name.
+
+        Raises:
+            UnknownPlatformError: If a platform is given that the instance does not have.
+        """
+
+    @abstractmethod
+    def run_bulk_import_job(self, job: BulkImportJob) -> BulkImportReport:
+        """Runs a bulk import job here with Spark ``local[*]`` and commits it (local only).
+
+        Raises:
+            LocalOnlyError: On an instance on AWS.
+        """
+
+    @abstractmethod
+    def submit_to_batcher(self, table_name: str, files: Sequence[str]) -> str:
+        """Hands files to the ingest batcher; returns what was done, for people."""
+
+    def run_queued_query(self, query: Query, schema: Schema) -> pa.Table | None:
+        """Sends a query to the query queue: a local instance runs it at once and returns the rows; on AWS the
+        deployed functions run it (None is returned: follow it in the query tracker)."""
+        return cast("pa.Table | None", self.runtime.run_queued_query(query, schema))
+
+    # --- operations now ----------------------------------------------------------------------------------------
+    @abstractmethod
+    def compact_now(self, name: str, *, compact_all: bool = False, wait: bool = True) -> OperationReport:
+        """Creates a table's compaction jobs now (locally runs them unless told not to wait; on AWS the deployed
+        functions do)."""
+
+    @abstractmethod
+    def split_now(self, name: str) -> OperationReport:
+        """Splits a table's partitions over the threshold now (on AWS: through the deployed functions)."""
+
+    @abstractmethod
+    def gc_now(self, name: str, *, orphans: bool = False, dry_run: bool = False) -> OperationReport:
+        """Garbage collects a table now (on AWS: through the deployed functions); ``orphans`` also sweeps files no
+        transaction referenced (local only)."""
+
+    @abstractmethod
+    def run(
+        self,
+        *,
+        until_idle: bool = False,
+        poll_seconds: float = 1.0,
+        workers: int = 1,
+        stop: Any = None,
+    ) -> Any:
+        """Runs the scheduler and the queue workers in this process (local only): until idle, or until ``stop``
+        (a ``threading.Event``) is set. Returns the rounds' summary.
+
+        Raises:
+            LocalOnlyError: On an instance on AWS, whose deployed functions do this work.
+        """
+
+    # --- queues ------------------------------------------------------------------------------------------------
+    @abstractmethod
+    def queue_names(self) -> list[str]:
+        """The logical names of the instance's queues."""
+
+    def queue(self, logical_name: str) -> Queue:
+        """A queue by logical name."""
+        return cast(Queue, self.runtime.queue(logical_name))
+
+    def dead_letter_queue(self, logical_name: str) -> Queue:
+        """The dead-letter queue of a queue."""
+        return cast(Queue, self.runtime.dead_letter_queue(logical_name))
+
+    @abstractmethod
+    def retry_dead_letters(self, queue_names: Sequence[str] | None = None) -> dict[str, int]:
+        """Moves dead letters back to their queues; returns how many per queue (non-zero).
+
+        Raises:
+            SleeperError: If a queue named is not one of the instance's.
+        """
+
+    # --- reports -----------------------------------------------------------------------------------------------
+    @property
+    def ingest_job_tracker(self) -> IngestJobTracker:
+        """The ingest job tracker."""
+        return cast(IngestJobTracker, self.runtime.ingest_job_tracker)
+
+    @property
+    def compaction_job_tracker(self) -> CompactionJobTracker:
+        """The compaction job tracker."""
+        return cast(CompactionJobTracker, self.runtime.compaction_job_tracker)
+
+    @property
+    def ingest_task_tracker(self) -> TaskTracker:
+        """The ingest task tracker."""
+        return cast(TaskTracker, self.runtime.ingest_task_tracker)
+
+    @property
+    def compaction_task_tracker(self) -> TaskTracker:
+        """The compaction task tracker."""
+        return cast(TaskTracker, self.runtime.compaction_task_tracker)
+
+    @property
+    def query_tracker(self) -> QueryTracker:
+        """The query tracker."""
+        return cast(QueryTracker, self.runtime.query_tracker)
+
+    @property
+    def batcher_store(self) -> IngestBatcherStore:
+        """The ingest batcher's store."""
+        return cast("IngestBatcherStore", self.runtime.batcher_store)
+
+    def recover_dead_tasks(self) -> None:  # noqa: B027 - only a local instance has processes of its own to recover
+        """Before a report of jobs: records the runs of this machine's processes that are gone as failed (a local
+        instance's tasks run here; on AWS nothing is to do: the deployed tasks' runs are recorded by them)."""
+
+    # --- scheduling --------------------------------------------------------------------------------------------
+    @abstractmethod
+    def is_paused(self) -> bool:
+        """Whether the scheduled operations are paused."""
+
+    @abstractmethod
+    def pause(self) -> str:
+        """Pauses the scheduled operations; returns what was done, for people.
+
+        Raises:
+            SleeperError: If already paused (nothing changes).
+        """
+
+    @abstractmethod
+    def resume(self) -> None:
+        """Resumes the scheduled operations.
+
+        Raises:
+            SleeperError: If not paused (nothing changes).
+        """
+
+
+def job_table_name(job: IngestJob | BulkImportJob) -> str:
+    """The name of the table a job sent from here names (jobs from the front door always name their table).
+
+    Raises:
+        SleeperError: If the job names its table only by id.
+    """
+    if job.table_name is None:
+        raise SleeperError(f"job {job.id} names no table name: give the table by name")
+    return job.table_name
+
+
+class _AdministeredTable(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def schema(self) -> Schema: ...
+
+    @property
+    def data_prefix(self) -> str: ...
+
+    @property
+    def state_store(self) -> StateStore: ...
+
+    @property
+    def instance(self) -> Any: ...
+
+
+_T = TypeVar("_T", bound=_AdministeredTable)
+
+
+def reinitialise_table(table: _T, split_points: Sequence[KeyValue] | None = None) -> _T:
+    """Empties a table: stops tracking every file and deletes the files; with split points, repartitions it too.
+
+    Without split points the partition tree is kept. The split points are validated before anything changes. With
+    them the new partitions are committed before the files are cleared, so a write racing the reinitialisation is
+    either cleared with the rest of the table or refused, never left on partitions that no longer exist (see
+    :meth:`sleeper.statestore.store.StateStore.reinitialise`). Only files under the table's data prefix are deleted
+    (through :func:`sleeper.io.filesystem.delete_in_table`): a tracked file anywhere else is logged and left.
+    """
+    partitions = partitions_from_split_points(table.schema, list(split_points)) if split_points is not None else None
+    store = table.state_store
+    store.refresh()
+    files = [f.filename for f in store.files()]
+    store.reinitialise(partitions)
+    filesystem = table.instance.filesystem
+    for filename in files:
+        for location in (filename, sketches_path(filename)):
+            try:
+                delete_in_table(filesystem, filesystem_path(location), table.data_prefix)
+            except UnsafeDeleteError as e:
+                _LOG.warning("Table %s reinitialised without deleting a file it tracked: %s", table.name, e)
+    return table
+
+
+def estimate_split_points(table: Table[Any], partitions: int) -> list[KeyValue]:
+    """Split points that cut the table's rows into ``partitions`` parts of about equal size, from the files' sketches.
+
+    Raises:
+        SleeperError: If the table has no files, or fewer than 2 partitions are asked for.
+    """
+    if partitions < 2:
+        raise SleeperError("estimate split points for at least 2 partitions")
+    filenames = sorted({r.filename for r in table.file_references()})
+    if not filenames:
+        raise SleeperError(f"table {table.name} has no files to estimate split points from")
+    filesystem = table.instance.filesystem
+    merged = Sketches.merge(
+        Sketches.read(filesystem, filesystem_path(sketches_path(name)), table.schema) for name in filenames
+    )
+    key = table.schema.row_key_fields[0].name
+    ranks = [i / partitions for i in range(1, partitions)]
+    points: list[KeyValue] = []
+    for value in merged.quantiles(key, ranks):
+        if not points or value != points[-1]:
+            points.append(value)
+    return points
