@@ -1,4 +1,4 @@
-"""Job and task trackers in DynamoDB, in the tables Sleeper's trackers use (spec 3.6).
+"""Job and task trackers in DynamoDB, in the tables Sleeper's trackers use .
 
 A job tracker (ingest or compaction) has two tables:
 
@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sleeper.adapters.aws.dynamodb_paging import query_items, scan_items
 from sleeper.adapters.aws.dynamodb_transaction_log import to_epoch_ms
 from sleeper.adapters.aws.exceptions import AwsError, error_code, translate
 from sleeper.adapters.aws.resources import (
@@ -55,7 +56,6 @@ from sleeper.core.trackers.compaction import (
     CompactionJobStarted,
     CompactionJobStatus,
     CompactionJobUpdate,
-    compaction_job_statuses,
 )
 from sleeper.core.trackers.ingest import (
     IngestJobAddedFiles,
@@ -63,15 +63,13 @@ from sleeper.core.trackers.ingest import (
     IngestJobFinished,
     IngestJobStarted,
     IngestJobStatus,
-    IngestJobStatusType,
     IngestJobUpdate,
     IngestJobValidated,
     ValidationResult,
-    ingest_job_statuses,
 )
+from sleeper.core.trackers.jobs import COMPACTION_JOBS, INGEST_JOBS, JobKind, JobStatus, JobTracker
 from sleeper.core.trackers.serde import (
-    compaction_update_from_json,
-    ingest_update_from_json,
+    JobUpdate,
     task_update_from_json,
     update_to_json,
     update_type_name,
@@ -80,7 +78,7 @@ from sleeper.core.trackers.task import TaskFinished, TaskStarted, TaskStatus, Ta
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef, QueryInputTypeDef, ScanInputTypeDef
+    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +93,8 @@ _LAST_UPDATE_TIME = "LastUpdateTime"
 _LAST_UPDATE_TYPE = "LastUpdateType"
 _SAME_MILLISECOND_ATTEMPTS = 1000
 
-_J = TypeVar("_J", IngestJobUpdate, CompactionJobUpdate)
+_U = TypeVar("_U", bound=JobUpdate)
+_S = TypeVar("_S", bound=JobStatus)
 _Item = dict[str, "AttributeValueTypeDef"]
 
 
@@ -162,35 +161,7 @@ def _sleeper_job_attributes(update: IngestJobUpdate | CompactionJobUpdate) -> _I
     return item
 
 
-def _query_all(client: DynamoDBClient, request: QueryInputTypeDef) -> list[_Item]:
-    items: list[_Item] = []
-    while True:
-        try:
-            page = client.query(**request)
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"Query {request['TableName']}") from e
-        items.extend(page.get("Items", []))
-        last_key = page.get("LastEvaluatedKey")
-        if not last_key:
-            return items
-        request["ExclusiveStartKey"] = last_key
-
-
-def _scan_all(client: DynamoDBClient, request: ScanInputTypeDef) -> list[_Item]:
-    items: list[_Item] = []
-    while True:
-        try:
-            page = client.scan(**request)
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"Scan {request['TableName']}") from e
-        items.extend(page.get("Items", []))
-        last_key = page.get("LastEvaluatedKey")
-        if not last_key:
-            return items
-        request["ExclusiveStartKey"] = last_key
-
-
-def _bodies(items: list[_Item], table_name: str) -> list[str]:
+def _bodies(items: Iterable[_Item], table_name: str) -> list[str]:
     bodies: list[str] = []
     for item in items:
         body = item.get(UPDATE_BODY, {}).get("S")
@@ -201,24 +172,41 @@ def _bodies(items: list[_Item], table_name: str) -> list[str]:
     return bodies
 
 
-class _JobUpdateStore(Generic[_J]):
-    """Stores the updates of one kind of job in its updates and lookup tables, and reads them back."""
+class DynamoDBJobUpdateStore(Generic[_U]):
+    """Implements ``sleeper.core.trackers.jobs.JobUpdateStore`` in a job tracker's updates and lookup tables.
+
+    A table's jobs are the updates stored under the table; rejected jobs are found through the ``by-validation``
+    index of the lookup table (eventually consistent), then read in full.
+
+    Args:
+        client: The DynamoDB client.
+        names: The updates and lookup tables.
+        kind: The kind of job whose updates the tables keep.
+        ttl: How long DynamoDB keeps an update (``ExpiryDate``).
+        clock: The current time, recorded with each update.
+    """
 
     def __init__(
         self,
         client: DynamoDBClient,
         names: JobTrackerTableNames,
-        ttl: timedelta,
-        clock: Clock,
-        read: Callable[[str], _J],
+        kind: JobKind[_U, Any],
+        *,
+        ttl: timedelta = JOB_UPDATE_TTL,
+        clock: Clock = _now,
     ) -> None:
         self._client = client
         self._names = names
         self._ttl = ttl
         self._clock = clock
-        self._read: Callable[[str], _J] = read
+        self._read: Callable[[str], _U] = kind.from_json
 
-    def record(self, update: _J) -> None:
+    def append(self, update: _U) -> None:
+        """Stores an update: an item of the updates table, and the job's item of the lookup table updated.
+
+        Raises:
+            AwsError: If DynamoDB fails.
+        """
         now = self._clock()
         now_ms = to_epoch_ms(now)
         expiry = int((now + self._ttl).timestamp())
@@ -272,7 +260,7 @@ class _JobUpdateStore(Generic[_J]):
         except (ClientError, BotoCoreError) as e:
             raise translate(e, f"UpdateItem {self._names.lookup}") from e
 
-    def updates_of_job(self, job_id: str) -> list[_J]:
+    def updates_of_job(self, job_id: str) -> list[_U]:
         """The job's updates in the order they were recorded (empty if the tracker does not know the job)."""
         try:
             lookup = self._client.get_item(
@@ -287,7 +275,7 @@ class _JobUpdateStore(Generic[_J]):
         for table_id in sorted(table_ids):
             items.extend(
                 item
-                for item in _query_all(
+                for item in query_items(
                     self._client,
                     {
                         "TableName": self._names.updates,
@@ -302,9 +290,9 @@ class _JobUpdateStore(Generic[_J]):
         items.sort(key=lambda item: (int(item[TRACKER_UPDATE_TIME]["N"]), item[JOB_ID_AND_UPDATE]["S"]))
         return [self._read(body) for body in _bodies(items, self._names.updates)]
 
-    def updates_of_table(self, table_id: str) -> list[_J]:
+    def updates_of_table(self, table_id: str) -> list[_U]:
         """Every update stored under a table, by job then in the order they were recorded."""
-        items = _query_all(
+        items = query_items(
             self._client,
             {
                 "TableName": self._names.updates,
@@ -316,9 +304,13 @@ class _JobUpdateStore(Generic[_J]):
         )
         return [self._read(body) for body in _bodies(items, self._names.updates)]
 
-    def rejected_job_ids(self) -> list[str]:
+    def updates_of_rejected_jobs(self) -> list[_U]:
+        """Every update of each job whose last validation rejected it (as the index knows at the time)."""
+        return [update for job_id in self._rejected_job_ids() for update in self.updates_of_job(job_id)]
+
+    def _rejected_job_ids(self) -> list[str]:
         """Ids of jobs whose last validation rejected them (from the eventually consistent index)."""
-        items = _query_all(
+        items = query_items(
             self._client,
             {
                 "TableName": self._names.lookup,
@@ -331,15 +323,19 @@ class _JobUpdateStore(Generic[_J]):
         return sorted({item[TRACKER_JOB_ID]["S"] for item in items})
 
 
-class DynamoDBIngestJobTracker:
-    """Implements ``sleeper.core.trackers.ingest.IngestJobTracker`` in Sleeper's ingest job tracker tables.
+class DynamoDBJobTracker(JobTracker[_U, _S]):
+    """A job tracker (``sleeper.core.trackers.jobs.JobTracker``) in DynamoDB tables; a subclass names the kind.
+
+    Every read and write raises ``AwsError`` if DynamoDB fails.
 
     Args:
         client: The DynamoDB client.
-        table_names: The updates and lookup tables (``JobTrackerTableNames.ingest(instance_id)``).
+        table_names: The updates and lookup tables (``kind.table_names(instance_id)``).
         ttl: How long DynamoDB keeps an update (``ExpiryDate``); also the expiry date of derived statuses.
         clock: The current time, recorded with each update.
     """
+
+    kind: ClassVar[JobKind[Any, Any]]
 
     def __init__(
         self,
@@ -349,120 +345,25 @@ class DynamoDBIngestJobTracker:
         ttl: timedelta = JOB_UPDATE_TTL,
         clock: Clock = _now,
     ) -> None:
-        self._ttl = ttl
-        self._store: _JobUpdateStore[IngestJobUpdate] = _JobUpdateStore(
-            client, table_names, ttl, clock, ingest_update_from_json
-        )
+        store: DynamoDBJobUpdateStore[_U] = DynamoDBJobUpdateStore(client, table_names, self.kind, ttl=ttl, clock=clock)
+        super().__init__(store, self.kind, ttl=ttl)
 
     @classmethod
     def for_instance(cls, client: DynamoDBClient, instance_id: str, *, ttl: timedelta = JOB_UPDATE_TTL) -> Self:
-        """The ingest job tracker of an instance, in the tables Sleeper names for it."""
-        return cls(client, JobTrackerTableNames.ingest(instance_id), ttl=ttl)
-
-    def record(self, update: IngestJobUpdate) -> None:
-        """Stores an update.
-
-        Raises:
-            AwsError: If DynamoDB fails.
-        """
-        self._store.record(update)
-
-    def job(self, job_id: str) -> IngestJobStatus | None:
-        """The status of a job, or None if the tracker has no update for it.
-
-        Raises:
-            AwsError: If DynamoDB fails.
-        """
-        statuses = ingest_job_statuses(self._store.updates_of_job(job_id), ttl=self._ttl)
-        return statuses[0] if statuses else None
-
-    def jobs(self, table_id: str) -> list[IngestJobStatus]:
-        """Statuses of the jobs with updates stored under the table, ordered by each job's first update.
-
-        Raises:
-            AwsError: If DynamoDB fails.
-        """
-        return ingest_job_statuses(self._store.updates_of_table(table_id), ttl=self._ttl)
-
-    def unfinished_jobs(self, table_id: str) -> list[IngestJobStatus]:
-        """Statuses of the table's unfinished jobs.
-
-        Raises:
-            AwsError: If DynamoDB fails.
-        """
-        return [status for status in self.jobs(table_id) if status.is_unfinished]
-
-    def invalid_jobs(self) -> list[IngestJobStatus]:
-        """Statuses of rejected jobs of every table, ordered by each job's first update.
-
-        Raises:
-            AwsError: If DynamoDB fails.
-        """
-        updates = [update for job_id in self._store.rejected_job_ids() for update in self._store.updates_of_job(job_id)]
-        statuses = ingest_job_statuses(updates, ttl=self._ttl)
-        return [status for status in statuses if status.status == IngestJobStatusType.REJECTED]
+        """The tracker of an instance, in the tables Sleeper names for it."""
+        return cls(client, cls.kind.table_names(instance_id), ttl=ttl)
 
 
-class DynamoDBCompactionJobTracker:
-    """Implements ``sleeper.core.trackers.compaction.CompactionJobTracker`` in Sleeper's compaction job tracker tables.
+class DynamoDBIngestJobTracker(DynamoDBJobTracker[IngestJobUpdate, IngestJobStatus]):
+    """Implements ``sleeper.core.trackers.ingest.IngestJobTracker`` in Sleeper's ingest job tracker tables."""
 
-    Args:
-        client: The DynamoDB client.
-        table_names: The updates and lookup tables (``JobTrackerTableNames.compaction(instance_id)``).
-        ttl: How long DynamoDB keeps an update (``ExpiryDate``); also the expiry date of derived statuses.
-        clock: The current time, recorded with each update.
-    """
+    kind = INGEST_JOBS
 
-    def __init__(
-        self,
-        client: DynamoDBClient,
-        table_names: JobTrackerTableNames,
-        *,
-        ttl: timedelta = JOB_UPDATE_TTL,
-        clock: Clock = _now,
-    ) -> None:
-        self._ttl = ttl
-        self._store: _JobUpdateStore[CompactionJobUpdate] = _JobUpdateStore(
-            client, table_names, ttl, clock, compaction_update_from_json
-        )
 
-    @classmethod
-    def for_instance(cls, client: DynamoDBClient, instance_id: str, *, ttl: timedelta = JOB_UPDATE_TTL) -> Self:
-        """The compaction job tracker of an instance, in the tables Sleeper names for it."""
-        return cls(client, JobTrackerTableNames.compaction(instance_id), ttl=ttl)
+class DynamoDBCompactionJobTracker(DynamoDBJobTracker[CompactionJobUpdate, CompactionJobStatus]):
+    """Implements ``sleeper.core.trackers.compaction.CompactionJobTracker`` in Sleeper's compaction tracker tables."""
 
-    def record(self, update: CompactionJobUpdate) -> None:
-        """Stores an update.
-
-        Raises:
-            AwsError: If DynamoDB fails.
-        """
-        self._store.record(update)
-
-    def job(self, job_id: str) -> CompactionJobStatus | None:
-        """The status of a job, or None if the tracker has no update for it.
-
-        Raises:
-            AwsError: If DynamoDB fails.
-        """
-        statuses = compaction_job_statuses(self._store.updates_of_job(job_id), ttl=self._ttl)
-        return statuses[0] if statuses else None
-
-    def jobs(self, table_id: str) -> list[CompactionJobStatus]:
-        """Statuses of the table's jobs, ordered by each job's first update.
-
-        Raises:
-            AwsError: If DynamoDB fails.
-        """
-        return compaction_job_statuses(self._store.updates_of_table(table_id), ttl=self._ttl)
-
-    def unfinished_jobs(self, table_id: str) -> list[CompactionJobStatus]:
-        """Statuses of the table's unfinished jobs.
-
-        Raises:
-            AwsError: If DynamoDB fails.
-        """
-        return [status for status in self.jobs(table_id) if status.is_unfinished]
+    kind = COMPACTION_JOBS
 
 
 class DynamoDBTaskTracker:
@@ -528,7 +429,7 @@ class DynamoDBTaskTracker:
         Raises:
             AwsError: If DynamoDB fails.
         """
-        items = _query_all(
+        items = query_items(
             self._client,
             {
                 "TableName": self._table_name,
@@ -547,7 +448,7 @@ class DynamoDBTaskTracker:
         Raises:
             AwsError: If DynamoDB fails.
         """
-        return self._statuses(_scan_all(self._client, {"TableName": self._table_name, "ConsistentRead": True}))
+        return self._statuses(scan_items(self._client, {"TableName": self._table_name, "ConsistentRead": True}))
 
     def tasks_in_progress(self) -> list[TaskStatus]:
         """Tasks that started and have not finished, ordered by start time.
@@ -557,9 +458,9 @@ class DynamoDBTaskTracker:
         """
         return [status for status in self.all_tasks() if not status.is_finished]
 
-    def _statuses(self, items: list[_Item]) -> list[TaskStatus]:
-        items.sort(key=lambda item: (item[TRACKER_TASK_ID]["S"], int(item[TRACKER_UPDATE_TIME]["N"])))
-        bodies = _bodies(items, self._table_name)
+    def _statuses(self, items: Iterable[_Item]) -> list[TaskStatus]:
+        ordered = sorted(items, key=lambda item: (item[TRACKER_TASK_ID]["S"], int(item[TRACKER_UPDATE_TIME]["N"])))
+        bodies = _bodies(ordered, self._table_name)
         return task_statuses([task_update_from_json(body) for body in bodies], ttl=self._ttl)
 
 

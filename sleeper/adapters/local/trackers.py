@@ -8,15 +8,16 @@ Tables are prefixed ``tracker_`` because other adapters keep their tables in the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from sleeper.adapters.local.sqlite import SqliteDatabase
 from sleeper.core.trackers.base import JOB_UPDATE_TTL
-from sleeper.core.trackers.compaction import CompactionJobStatus, CompactionJobUpdate, compaction_job_statuses
-from sleeper.core.trackers.ingest import IngestJobStatus, IngestJobStatusType, IngestJobUpdate, ingest_job_statuses
+from sleeper.core.trackers.compaction import CompactionJobStatus, CompactionJobUpdate
+from sleeper.core.trackers.ingest import IngestJobStatus, IngestJobUpdate
+from sleeper.core.trackers.jobs import COMPACTION_JOBS, INGEST_JOBS, JobKind, JobStatus, JobTracker
 from sleeper.core.trackers.query import (
     PARENT_SUB_QUERY_ID,
     QUERY_TTL,
@@ -25,13 +26,7 @@ from sleeper.core.trackers.query import (
     TrackedQuery,
     apply_query_update,
 )
-from sleeper.core.trackers.serde import (
-    compaction_update_from_json,
-    ingest_update_from_json,
-    task_update_from_json,
-    update_to_json,
-    update_type_name,
-)
+from sleeper.core.trackers.serde import JobUpdate, task_update_from_json, update_to_json, update_type_name
 from sleeper.core.trackers.task import TaskStatus, TaskUpdate, task_statuses
 
 _SCHEMA = """
@@ -70,8 +65,8 @@ CREATE TABLE IF NOT EXISTS tracker_queries (
 );
 """
 
-_S = TypeVar("_S")
-_J = TypeVar("_J", bound=IngestJobUpdate | CompactionJobUpdate)
+_U = TypeVar("_U", bound=JobUpdate)
+_S = TypeVar("_S", bound=JobStatus)
 
 
 def _database(db_path: str | Path) -> SqliteDatabase:
@@ -79,30 +74,31 @@ def _database(db_path: str | Path) -> SqliteDatabase:
     return SqliteDatabase(db_path, schema=_SCHEMA)
 
 
-class _SqliteJobTracker(Generic[_J, _S]):
-    """Stores job updates of one kind and derives statuses with the given core functions."""
+class SqliteJobUpdateStore(Generic[_U]):
+    """Implements ``sleeper.core.trackers.jobs.JobUpdateStore`` in the ``tracker_job_updates`` table of a database.
 
-    def __init__(
-        self,
-        db: SqliteDatabase,
-        kind: str,
-        ttl: timedelta,
-        read: Callable[[str], _J],
-        statuses: Callable[[list[_J]], list[_S]],
-    ) -> None:
+    Each update is a JSON row tagged with its kind of job; reads return rows in the order they were written, and a
+    table's jobs are those with any update naming the table (all their updates are read).
+
+    Args:
+        db: The SQLite database (shared with other adapters).
+        kind: The kind of job whose updates this store keeps.
+        ttl: How long an update is kept (see ``delete_expired``).
+    """
+
+    def __init__(self, db: SqliteDatabase, kind: JobKind[_U, Any], ttl: timedelta = JOB_UPDATE_TTL) -> None:
         self._db = db
         self._kind = kind
         self._ttl = ttl
-        self._read: Callable[[str], _J] = read
-        self._statuses: Callable[[list[_J]], list[_S]] = statuses
 
-    def _record(self, update: _J) -> None:
+    def append(self, update: _U) -> None:
+        """Stores an update."""
         with self._db.write() as connection:
             connection.execute(
                 "INSERT INTO tracker_job_updates"
                 " (kind, job_id, table_id, update_type, update_time, expires_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
-                    self._kind,
+                    self._kind.name,
                     update.job_id,
                     update.table_id,
                     update_type_name(update),
@@ -112,76 +108,55 @@ class _SqliteJobTracker(Generic[_J, _S]):
                 ),
             )
 
-    def _select(self, where: str, parameters: tuple[str, ...]) -> list[_S]:
-        with self._db.read() as connection:
-            rows = connection.execute(
-                f"SELECT body FROM tracker_job_updates WHERE kind = ? AND {where} ORDER BY seq",
-                (self._kind, *parameters),
-            ).fetchall()
-        return self._statuses([self._read(row[0]) for row in rows])
+    def updates_of_job(self, job_id: str) -> list[_U]:
+        """Every update of a job."""
+        return self._select("job_id = ?", (job_id,))
 
-    def _job(self, job_id: str) -> _S | None:
-        statuses = self._select("job_id = ?", (job_id,))
-        return statuses[0] if statuses else None
-
-    def _jobs(self, table_id: str) -> list[_S]:
+    def updates_of_table(self, table_id: str) -> list[_U]:
+        """Every update of each job with an update naming the table."""
         return self._select(
             "job_id IN (SELECT job_id FROM tracker_job_updates WHERE kind = ? AND table_id = ?)",
-            (self._kind, table_id),
+            (self._kind.name, table_id),
         )
 
-    def _all(self) -> list[_S]:
+    def updates_of_rejected_jobs(self) -> list[_U]:
+        """Every update of this kind (the tracker keeps the rejected jobs)."""
         return self._select("1 = 1", ())
-
-    def close(self) -> None:
-        """Closes this process's connection (it reopens on next use)."""
-        self._db.close()
 
     def delete_expired(self, now: datetime) -> int:
         """Forgets updates older than the time to live; returns how many."""
         with self._db.write() as connection:
             cursor = connection.execute(
-                "DELETE FROM tracker_job_updates WHERE kind = ? AND expires_at <= ?", (self._kind, now.timestamp())
+                "DELETE FROM tracker_job_updates WHERE kind = ? AND expires_at <= ?", (self._kind.name, now.timestamp())
             )
             return cursor.rowcount
 
+    def close(self) -> None:
+        """Closes this process's connection (it reopens on next use)."""
+        self._db.close()
 
-class SqliteIngestJobTracker:
-    """Implements ``sleeper.core.trackers.ingest.IngestJobTracker`` in a SQLite database.
+    def _select(self, where: str, parameters: tuple[str, ...]) -> list[_U]:
+        with self._db.read() as connection:
+            rows = connection.execute(
+                f"SELECT body FROM tracker_job_updates WHERE kind = ? AND {where} ORDER BY seq",
+                (self._kind.name, *parameters),
+            ).fetchall()
+        return [self._kind.from_json(row[0]) for row in rows]
+
+
+class SqliteJobTracker(JobTracker[_U, _S]):
+    """A job tracker (``sleeper.core.trackers.jobs.JobTracker``) in a SQLite database; a subclass names the kind.
 
     Args:
         db_path: The SQLite database file (shared with other adapters).
         ttl: How long an update is kept (see ``delete_expired``).
     """
 
+    kind: ClassVar[JobKind[Any, Any]]
+
     def __init__(self, db_path: str | Path, *, ttl: timedelta = JOB_UPDATE_TTL) -> None:
-        self._store: _SqliteJobTracker[IngestJobUpdate, IngestJobStatus] = _SqliteJobTracker(
-            _database(db_path),
-            "ingest",
-            ttl,
-            ingest_update_from_json,
-            lambda updates: ingest_job_statuses(updates, ttl=ttl),
-        )
-
-    def record(self, update: IngestJobUpdate) -> None:
-        """Stores an update."""
-        self._store._record(update)
-
-    def job(self, job_id: str) -> IngestJobStatus | None:
-        """The status of a job, or None."""
-        return self._store._job(job_id)
-
-    def jobs(self, table_id: str) -> list[IngestJobStatus]:
-        """Statuses of the table's jobs, ordered by each job's first update."""
-        return self._store._jobs(table_id)
-
-    def unfinished_jobs(self, table_id: str) -> list[IngestJobStatus]:
-        """Statuses of the table's unfinished jobs."""
-        return [status for status in self.jobs(table_id) if status.is_unfinished]
-
-    def invalid_jobs(self) -> list[IngestJobStatus]:
-        """Statuses of rejected jobs of every table."""
-        return [status for status in self._store._all() if status.status == IngestJobStatusType.REJECTED]
+        self._store: SqliteJobUpdateStore[_U] = SqliteJobUpdateStore(_database(db_path), self.kind, ttl)
+        super().__init__(self._store, self.kind, ttl=ttl)
 
     def delete_expired(self, now: datetime) -> int:
         """Forgets updates older than the time to live; returns how many."""
@@ -192,46 +167,16 @@ class SqliteIngestJobTracker:
         self._store.close()
 
 
-class SqliteCompactionJobTracker:
-    """Implements ``sleeper.core.trackers.compaction.CompactionJobTracker`` in a SQLite database.
+class SqliteIngestJobTracker(SqliteJobTracker[IngestJobUpdate, IngestJobStatus]):
+    """Implements ``sleeper.core.trackers.ingest.IngestJobTracker`` in a SQLite database."""
 
-    Args:
-        db_path: The SQLite database file (shared with other adapters).
-        ttl: How long an update is kept (see ``delete_expired``).
-    """
+    kind = INGEST_JOBS
 
-    def __init__(self, db_path: str | Path, *, ttl: timedelta = JOB_UPDATE_TTL) -> None:
-        self._store: _SqliteJobTracker[CompactionJobUpdate, CompactionJobStatus] = _SqliteJobTracker(
-            _database(db_path),
-            "compaction",
-            ttl,
-            compaction_update_from_json,
-            lambda updates: compaction_job_statuses(updates, ttl=ttl),
-        )
 
-    def record(self, update: CompactionJobUpdate) -> None:
-        """Stores an update."""
-        self._store._record(update)
+class SqliteCompactionJobTracker(SqliteJobTracker[CompactionJobUpdate, CompactionJobStatus]):
+    """Implements ``sleeper.core.trackers.compaction.CompactionJobTracker`` in a SQLite database."""
 
-    def job(self, job_id: str) -> CompactionJobStatus | None:
-        """The status of a job, or None."""
-        return self._store._job(job_id)
-
-    def jobs(self, table_id: str) -> list[CompactionJobStatus]:
-        """Statuses of the table's jobs, ordered by each job's first update."""
-        return self._store._jobs(table_id)
-
-    def unfinished_jobs(self, table_id: str) -> list[CompactionJobStatus]:
-        """Statuses of the table's unfinished jobs."""
-        return [status for status in self.jobs(table_id) if status.is_unfinished]
-
-    def delete_expired(self, now: datetime) -> int:
-        """Forgets updates older than the time to live; returns how many."""
-        return self._store.delete_expired(now)
-
-    def close(self) -> None:
-        """Closes this process's connection (it reopens on next use)."""
-        self._store.close()
+    kind = COMPACTION_JOBS
 
 
 class SqliteTaskTracker:

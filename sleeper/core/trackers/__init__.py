@@ -16,5 +16,6 @@ All times are timezone-aware ``datetime`` values. Updates carry their own time; 
 Modules: ``base`` (the error, the checks and the base of job updates, with the grouping of updates into runs shared
 by ingest and compaction), ``ingest`` and ``compaction`` (job updates, statuses and tracker ports), ``task`` (task
 updates, statuses, port), ``query`` (query rows, the roll-up of sub-queries, port), ``serde`` (the JSON of updates
-kept by durable adapters) and ``runs`` (the skeleton of one tracked job run, shared by every job runner).
+kept by durable adapters), ``jobs`` (the one job tracker, generic over the kind of job, on the update-store port each
+backend implements once) and ``runs`` (the skeleton of one tracked job run, shared by every job runner).
 """
