@@ -1,69 +1,52 @@
-"""Scheduled per-table triggers (spec 12): each sends one message per online table (body and message group = table
-id) to the FIFO queue its registry entry names, so one handler runs per table at a time."""
+"""The one generic scheduled per-table trigger: ``lambdas.table_trigger:<function>`` serves the registry
+entry whose handler it is (:mod:`sleeper.core.operations`), sending one message per online table (body and message
+group = table id) to the FIFO queue the entry ``sends_to``, so one handler runs per table at a time; offline tables
+too when the entry's ``offline_property`` is true. The handler is an attribute of this module, resolved from the
+registry when asked for (by the Lambda runtime interface client, the emulator or a test)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from lambdas._common import LOGGER, aws_instance, lambda_handler
 from sleeper.core import operations
 
+__all__ = ["TriggerHandler", "handler_for"]
 
-def _trigger(name: str) -> dict[str, int]:
-    spec = operations.handler(name)
-    if spec.sends_to is None:
-        raise ValueError(f"handler {name} sends to no queue")
-    instance = aws_instance()
-    offline = spec.offline_property is not None and instance.properties.get_bool(spec.offline_property)
-    sent = instance.send_per_table(spec.sends_to, include_offline=offline)
-    LOGGER.info("%s: sent %d table messages to %s", name, sent, spec.sends_to)
-    return {"tablesSent": sent}
+TriggerHandler = Callable[..., dict[str, int]]
+"""A Lambda handler for a scheduled event: ``(event, context=None)`` returning ``{"tablesSent": n}``."""
 
 
-@lambda_handler
-def snapshot_creation(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
-    """Starts snapshot creation for every online table."""
-    return _trigger(operations.SNAPSHOT_CREATION_TRIGGER)
+def handler_for(function: str) -> TriggerHandler:
+    """The Lambda handler serving the registry entry whose handler is ``lambdas.table_trigger:<function>``.
+
+    Raises:
+        AttributeError: If no entry of the registry is ``lambdas.table_trigger:<function>``, or it sends to no queue.
+    """
+    try:
+        spec = operations.served_by(__name__, function)
+    except KeyError as e:
+        raise AttributeError(f"module {__name__!r} serves no trigger {function!r}: {e.args[0]}") from None
+    sends_to = spec.sends_to
+    if sends_to is None:
+        raise AttributeError(f"handler {spec.name!r} names no queue to send to: set its sends_to")
+
+    @lambda_handler
+    def trigger(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
+        instance = aws_instance()
+        offline = spec.offline_property is not None and instance.properties.get_bool(spec.offline_property)
+        sent = instance.send_per_table(sends_to, include_offline=offline)
+        LOGGER.info("%s: sent %d table messages to %s", spec.name, sent, sends_to)
+        return {"tablesSent": sent}
+
+    trigger.__name__ = trigger.__qualname__ = function
+    trigger.__module__ = __name__
+    trigger.__doc__ = f"Lambda handler for the scheduled event: {spec.description}."
+    return trigger
 
 
-@lambda_handler
-def snapshot_deletion(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
-    """Starts old snapshot deletion for every online table."""
-    return _trigger(operations.SNAPSHOT_DELETION_TRIGGER)
-
-
-@lambda_handler
-def transaction_deletion(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
-    """Starts old transaction deletion for every online table."""
-    return _trigger(operations.TRANSACTION_DELETION_TRIGGER)
-
-
-@lambda_handler
-def compaction_job_creation(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
-    """Starts compaction job creation for every online table."""
-    return _trigger(operations.COMPACTION_JOB_CREATION_TRIGGER)
-
-
-@lambda_handler
-def find_partitions_to_split(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
-    """Starts finding partitions to split for every online table."""
-    return _trigger(operations.PARTITION_SPLITTING_TRIGGER)
-
-
-@lambda_handler
-def garbage_collection(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
-    """Starts garbage collection for every online table (and offline ones if ``sleeper.run.gc.offline``)."""
-    return _trigger(operations.GARBAGE_COLLECTOR_TRIGGER)
-
-
-@lambda_handler
-def table_metrics(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
-    """Starts publishing metrics for every online table (and offline ones if configured)."""
-    return _trigger(operations.TABLE_METRICS_TRIGGER)
-
-
-@lambda_handler
-def iceberg_publish(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
-    """Starts publishing every online table's Iceberg view (tables naming none are skipped by the publisher)."""
-    return _trigger(operations.ICEBERG_PUBLISH_TRIGGER)
+def __getattr__(name: str) -> TriggerHandler:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return handler_for(name)

@@ -43,6 +43,8 @@ __all__ = [
     "CONTAINERS",
     "HANDLERS",
     "QUEUES",
+    "SQS_HANDLER_MODULE",
+    "TRIGGER_HANDLER_MODULE",
     "ContainerSpec",
     "HandlerSpec",
     "QueueSpec",
@@ -55,6 +57,8 @@ __all__ = [
     "local_queues",
     "local_schedules",
     "queue",
+    "queue_fed",
+    "served_by",
 ]
 
 
@@ -104,48 +108,17 @@ INGEST_BATCHER_JOB_CREATION_Q = "IngestBatcherJobCreationQ.fifo"
 """A local instance's scheduler sends here to create batcher jobs (Sleeper's rule invokes the Lambda directly)."""
 
 QUEUES: tuple[QueueSpec, ...] = (
-    QueueSpec(name=INGEST_JOB_Q, description="Ingest jobs", url_property=cdk.INGEST_JOB_QUEUE_URL.name),
-    QueueSpec(
-        name=BULK_IMPORT_JOB_Q,
-        description="Bulk import jobs run by local Spark",
-        runs="sleeper.bulk_import.entry:handle_bulk_import_job",
-    ),
-    QueueSpec(name=INGEST_BATCHER_JOB_CREATION_Q, description="Requests to create the ingest batcher's jobs"),
     QueueSpec(
         name=INGEST_BATCHER_SUBMIT_Q,
         description="Files submitted to the ingest batcher",
         url_property=cdk.INGEST_BATCHER_SUBMIT_QUEUE_URL.name,
     ),
-    QueueSpec(name=COMPACTION_JOB_Q, description="Compaction jobs", url_property=cdk.COMPACTION_JOB_QUEUE_URL.name),
+    QueueSpec(name=INGEST_BATCHER_JOB_CREATION_Q, description="Requests to create the ingest batcher's jobs"),
+    QueueSpec(name=INGEST_JOB_Q, description="Ingest jobs", url_property=cdk.INGEST_JOB_QUEUE_URL.name),
     QueueSpec(
-        name=PENDING_COMPACTION_JOB_BATCH_Q,
-        description="Batches of created compaction jobs waiting for their input files to be assigned",
-        url_property=cdk.COMPACTION_PENDING_QUEUE_URL.name,
-    ),
-    QueueSpec(
-        name=COMPACTION_COMMIT_Q,
-        description="Finished compactions waiting to be committed in batches",
-        url_property=cdk.COMPACTION_COMMIT_QUEUE_URL.name,
-    ),
-    QueueSpec(
-        name=STATE_STORE_COMMITTER_Q,
-        description="Asynchronous state store commit requests (grouped by table)",
-        url_property=cdk.STATESTORE_COMMITTER_QUEUE_URL.name,
-        max_receive_count=1,
-    ),
-    QueueSpec(
-        name=PARTITION_SPLITTING_JOB_Q,
-        description="Partition splitting jobs",
-        url_property=cdk.PARTITION_SPLITTING_JOB_QUEUE_URL.name,
-    ),
-    QueueSpec(name=QUERY_Q, description="Queries", url_property=cdk.QUERY_QUEUE_URL.name),
-    QueueSpec(
-        name=LEAF_PARTITION_QUERY_Q,
-        description="Sub-queries, one per leaf partition",
-        url_property=cdk.LEAF_PARTITION_QUERY_QUEUE_URL.name,
-    ),
-    QueueSpec(
-        name=QUERY_RESULTS_Q, description="Results of sub-queries", url_property=cdk.QUERY_RESULTS_QUEUE_URL.name
+        name=BULK_IMPORT_JOB_Q,
+        description="Bulk import jobs run by local Spark",
+        runs="sleeper.bulk_import.entry:handle_bulk_import_job",
     ),
     QueueSpec(
         name=BULK_IMPORT_EMR_SERVERLESS_Q,
@@ -177,6 +150,50 @@ QUEUES: tuple[QueueSpec, ...] = (
         runs="sleeper.bulk_import.entry:handle_eks_start",
     ),
     QueueSpec(
+        name=FIND_PARTITIONS_TO_SPLIT_Q,
+        description="Tables to find partitions to split in",
+        url_property=cdk.FIND_PARTITIONS_TO_SPLIT_QUEUE_URL.name,
+    ),
+    QueueSpec(
+        name=PARTITION_SPLITTING_JOB_Q,
+        description="Partition splitting jobs",
+        url_property=cdk.PARTITION_SPLITTING_JOB_QUEUE_URL.name,
+    ),
+    QueueSpec(
+        name=STATE_STORE_COMMITTER_Q,
+        description="Asynchronous state store commit requests (grouped by table)",
+        url_property=cdk.STATESTORE_COMMITTER_QUEUE_URL.name,
+        max_receive_count=1,
+    ),
+    QueueSpec(
+        name=COMPACTION_JOB_CREATION_Q,
+        description="Tables to create compaction jobs for",
+        url_property=cdk.COMPACTION_JOB_CREATION_QUEUE_URL.name,
+    ),
+    QueueSpec(
+        name=PENDING_COMPACTION_JOB_BATCH_Q,
+        description="Batches of created compaction jobs waiting for their input files to be assigned",
+        url_property=cdk.COMPACTION_PENDING_QUEUE_URL.name,
+    ),
+    QueueSpec(name=COMPACTION_JOB_Q, description="Compaction jobs", url_property=cdk.COMPACTION_JOB_QUEUE_URL.name),
+    QueueSpec(
+        name=COMPACTION_COMMIT_Q,
+        description="Finished compactions waiting to be committed in batches",
+        url_property=cdk.COMPACTION_COMMIT_QUEUE_URL.name,
+    ),
+    QueueSpec(
+        name=GC_JOB_Q, description="Tables to collect garbage in", url_property=cdk.GARBAGE_COLLECTOR_QUEUE_URL.name
+    ),
+    QueueSpec(name=QUERY_Q, description="Queries", url_property=cdk.QUERY_QUEUE_URL.name),
+    QueueSpec(
+        name=LEAF_PARTITION_QUERY_Q,
+        description="Sub-queries, one per leaf partition",
+        url_property=cdk.LEAF_PARTITION_QUERY_QUEUE_URL.name,
+    ),
+    QueueSpec(
+        name=QUERY_RESULTS_Q, description="Results of sub-queries", url_property=cdk.QUERY_RESULTS_QUEUE_URL.name
+    ),
+    QueueSpec(
         name=BULK_EXPORT_Q,
         description="Bulk export queries",
         url_property=cdk.BULK_EXPORT_QUEUE_URL.name,
@@ -187,19 +204,6 @@ QUEUES: tuple[QueueSpec, ...] = (
         description="Bulk exports of one leaf partition each",
         url_property=cdk.LEAF_PARTITION_BULK_EXPORT_QUEUE_URL.name,
         max_receive_count=1,
-    ),
-    QueueSpec(
-        name=COMPACTION_JOB_CREATION_Q,
-        description="Tables to create compaction jobs for",
-        url_property=cdk.COMPACTION_JOB_CREATION_QUEUE_URL.name,
-    ),
-    QueueSpec(
-        name=FIND_PARTITIONS_TO_SPLIT_Q,
-        description="Tables to find partitions to split in",
-        url_property=cdk.FIND_PARTITIONS_TO_SPLIT_QUEUE_URL.name,
-    ),
-    QueueSpec(
-        name=GC_JOB_Q, description="Tables to collect garbage in", url_property=cdk.GARBAGE_COLLECTOR_QUEUE_URL.name
     ),
     QueueSpec(
         name=SNAPSHOT_CREATION_Q,
@@ -228,7 +232,8 @@ QUEUES: tuple[QueueSpec, ...] = (
         url_property=cdk.ICEBERG_PUBLISH_QUEUE_URL.name,
     ),
 )
-"""Every queue of an instance, local or on AWS."""
+"""Every queue of an instance, local or on AWS, in the order a local instance drains them each round: work flows from
+earlier queues to later ones (a new queue goes after the queues sending to it)."""
 
 # --- handlers ---------------------------------------------------------------------------------------------------------
 
@@ -279,6 +284,19 @@ BULK_IMPORT_IMAGE = "bulk-import"
 BULK_EXPORT_IMAGE = "bulk-export"
 BULK_IMPORT_EKS_IMAGE = "bulk-import-eks"
 
+SQS_HANDLER_MODULE = "lambdas.sqs"
+"""The one generic SQS handler's module: ``lambdas.sqs:<name>`` serves the registry entry of that name, running each
+message of its one queue through the feature entry the registry names for the queue."""
+TRIGGER_HANDLER_MODULE = "lambdas.table_trigger"
+"""The one generic per-table trigger's module: ``lambdas.table_trigger:<function>`` serves the registry entry whose
+handler it is, sending one message per online table to the queue the entry ``sends_to``."""
+
+
+def _sqs(name: str) -> str:
+    """The handler of a registry entry served by the generic SQS handler."""
+    return f"{SQS_HANDLER_MODULE}:{name}"
+
+
 _TABLE_BATCH_MEMORY = "sleeper.batch.table.lambdas.memory.mb"
 _TABLE_BATCH_TIMEOUT = "sleeper.batch.table.lambdas.timeout.seconds"
 
@@ -296,7 +314,7 @@ def _per_table_trigger(
 ) -> HandlerSpec:
     return HandlerSpec(
         name=name,
-        handler=f"lambdas.table_trigger:{function}",
+        handler=f"{TRIGGER_HANDLER_MODULE}:{function}",
         description=f"Sends one message per online table to {sends_to} to start {what}",
         trigger=Trigger.schedule(rule, period_property, unit_seconds=unit_seconds),
         memory_mb=1024,
@@ -312,7 +330,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     # --- state store (spec 2.5-2.7) ---
     HandlerSpec(
         name=STATESTORE_COMMITTER,
-        handler="lambdas.statestore_committer:handler",
+        handler=_sqs(STATESTORE_COMMITTER),
         runs="sleeper.statestore.committer:handle_commit_request",
         description="Applies state store commit requests, refreshing each table once per batch",
         trigger=Trigger.sqs(STATE_STORE_COMMITTER_Q, batch_size=10),
@@ -332,7 +350,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=SNAPSHOT_CREATION,
-        handler="lambdas.snapshot_creation:handler",
+        handler=_sqs(SNAPSHOT_CREATION),
         runs="sleeper.statestore.upkeep:handle_snapshot_creation",
         description="Snapshots each transaction log of a table that advanced past its latest snapshot",
         trigger=Trigger.sqs(SNAPSHOT_CREATION_Q),
@@ -351,7 +369,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=SNAPSHOT_DELETION,
-        handler="lambdas.snapshot_deletion:handler",
+        handler=_sqs(SNAPSHOT_DELETION),
         runs="sleeper.statestore.upkeep:handle_snapshot_deletion",
         description="Deletes a table's expired snapshots, never the latest of each log",
         trigger=Trigger.sqs(SNAPSHOT_DELETION_Q),
@@ -367,7 +385,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=TRANSACTION_DELETION,
-        handler="lambdas.transaction_deletion:handler",
+        handler=_sqs(TRANSACTION_DELETION),
         runs="sleeper.statestore.upkeep:handle_transaction_deletion",
         description="Deletes a table's transactions far enough behind a snapshot, with their large bodies",
         trigger=Trigger.sqs(TRANSACTION_DELETION_Q),
@@ -394,7 +412,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=COMPACTION_JOB_CREATION,
-        handler="lambdas.compaction_job_creation:handler",
+        handler=_sqs(COMPACTION_JOB_CREATION),
         runs="sleeper.compaction.entry:handle_compaction_job_creation",
         description="Creates compaction jobs for a table with its strategy, pre-splitting file references",
         trigger=Trigger.sqs(COMPACTION_JOB_CREATION_Q),
@@ -404,7 +422,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=COMPACTION_JOB_DISPATCHER,
-        handler="lambdas.compaction_job_dispatcher:handler",
+        handler=_sqs(COMPACTION_JOB_DISPATCHER),
         runs="sleeper.compaction.entry:handle_compaction_job_dispatch",
         description="Sends a batch of created compaction jobs once their input files are assigned",
         trigger=Trigger.sqs(PENDING_COMPACTION_JOB_BATCH_Q),
@@ -445,7 +463,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=INGEST_BATCHER_SUBMITTER,
-        handler="lambdas.ingest_batcher_submitter:handler",
+        handler=_sqs(INGEST_BATCHER_SUBMITTER),
         runs="sleeper.ingest.batcher.entry:handle_batcher_submit",
         description="Records files sent to the ingest batcher",
         trigger=Trigger.sqs(INGEST_BATCHER_SUBMIT_Q),
@@ -489,7 +507,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     # --- bulk export ---
     HandlerSpec(
         name=BULK_EXPORT_PLANNER,
-        handler="lambdas.bulk_export_planner:handler",
+        handler=_sqs(BULK_EXPORT_PLANNER),
         runs="sleeper.bulk_export.entry:handle_bulk_export",
         description="Plans bulk exports, sending one leaf partition export per leaf partition",
         trigger=Trigger.sqs(BULK_EXPORT_Q),
@@ -520,7 +538,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=FIND_PARTITIONS_TO_SPLIT,
-        handler="lambdas.splitting_find:handler",
+        handler=_sqs(FIND_PARTITIONS_TO_SPLIT),
         runs="sleeper.splitting.finder:handle_find_partitions_to_split",
         description="Finds a table's leaf partitions over the split threshold and sends split jobs",
         trigger=Trigger.sqs(FIND_PARTITIONS_TO_SPLIT_Q),
@@ -530,7 +548,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=SPLIT_PARTITION,
-        handler="lambdas.splitting_split:handler",
+        handler=_sqs(SPLIT_PARTITION),
         runs="sleeper.splitting.splitter:handle_split_partition",
         description="Splits a partition at the median of its files' sketches",
         trigger=Trigger.sqs(PARTITION_SPLITTING_JOB_Q),
@@ -541,7 +559,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     # --- garbage collection (spec 6) ---
     HandlerSpec(
         name=GARBAGE_COLLECTOR_TRIGGER,
-        handler="lambdas.table_trigger:garbage_collection",
+        handler=f"{TRIGGER_HANDLER_MODULE}:garbage_collection",
         description=f"Sends one message per online table to {GC_JOB_Q} to start garbage collection",
         trigger=Trigger.schedule(naming.GARBAGE_COLLECTOR_RULE, "sleeper.gc.period.minutes"),
         memory_mb=1024,
@@ -554,7 +572,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=GARBAGE_COLLECTOR,
-        handler="lambdas.gc:handler",
+        handler=_sqs(GARBAGE_COLLECTOR),
         runs="sleeper.gc.entry:handle_garbage_collection",
         description="Deletes a table's files no longer referenced after the delay, then commits DELETE_FILES",
         trigger=Trigger.sqs(GC_JOB_Q),
@@ -566,7 +584,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     # --- queries (spec 7) ---
     HandlerSpec(
         name=QUERY,
-        handler="lambdas.query:handler",
+        handler=_sqs(QUERY),
         runs="sleeper.query.entry:handle_query",
         description="Validates and plans queries, sending one sub-query per leaf partition",
         trigger=Trigger.sqs(QUERY_Q),
@@ -576,7 +594,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=LEAF_PARTITION_QUERY,
-        handler="lambdas.leaf_partition_query:handler",
+        handler=_sqs(LEAF_PARTITION_QUERY),
         runs="sleeper.query.entry:handle_leaf_query",
         description="Runs a sub-query on one leaf partition and publishes its rows",
         trigger=Trigger.sqs(LEAF_PARTITION_QUERY_Q),
@@ -613,7 +631,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     # --- table metrics ---
     HandlerSpec(
         name=TABLE_METRICS_TRIGGER,
-        handler="lambdas.table_trigger:table_metrics",
+        handler=f"{TRIGGER_HANDLER_MODULE}:table_metrics",
         description=f"Sends one message per online table to {METRICS_JOB_Q} to publish table metrics",
         trigger=Trigger.schedule(naming.TABLE_METRICS_RULE, None, fixed_period_seconds=60),
         memory_mb=1024,
@@ -625,7 +643,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=TABLE_METRICS,
-        handler="lambdas.table_metrics:handler",
+        handler=_sqs(TABLE_METRICS),
         runs="sleeper.statestore.metrics:handle_table_metrics",
         description="Publishes a table's file and row counts as CloudWatch metrics",
         trigger=Trigger.sqs(METRICS_JOB_Q),
@@ -642,7 +660,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=ICEBERG_PUBLISH,
-        handler="lambdas.iceberg_publish:handler",
+        handler=_sqs(ICEBERG_PUBLISH),
         runs="sleeper.iceberg.entry:handle_publish_iceberg",
         description="Publishes a table that names an Iceberg view as a new snapshot of it",
         trigger=Trigger.sqs(ICEBERG_PUBLISH_Q),
@@ -724,20 +742,17 @@ CONTAINERS: tuple[ContainerSpec, ...] = (
 )
 """Every container image of an instance."""
 
-_BY_NAME = {spec.name: spec for spec in HANDLERS}
-_CONTAINERS_BY_NAME = {spec.name: spec for spec in CONTAINERS}
-
 
 def handler(name: str) -> HandlerSpec:
-    """The handler registered under a name.
+    """The handler registered under a name (looked up in :data:`HANDLERS` as it is when called).
 
     Raises:
         KeyError: If no handler has the name.
     """
-    try:
-        return _BY_NAME[name]
-    except KeyError:
-        raise KeyError(f"no handler named {name!r} in the registry") from None
+    found = next((spec for spec in HANDLERS if spec.name == name), None)
+    if found is None:
+        raise KeyError(f"no handler named {name!r} in the registry")
+    return found
 
 
 def container(name: str) -> ContainerSpec:
@@ -746,13 +761,10 @@ def container(name: str) -> ContainerSpec:
     Raises:
         KeyError: If no container has the name.
     """
-    try:
-        return _CONTAINERS_BY_NAME[name]
-    except KeyError:
-        raise KeyError(f"no container named {name!r} in the registry") from None
-
-
-_QUEUES_BY_NAME = {spec.name: spec for spec in QUEUES}
+    found = next((spec for spec in CONTAINERS if spec.name == name), None)
+    if found is None:
+        raise KeyError(f"no container named {name!r} in the registry")
+    return found
 
 
 def queue(name: str) -> QueueSpec:
@@ -761,14 +773,47 @@ def queue(name: str) -> QueueSpec:
     Raises:
         KeyError: If no queue has the name.
     """
+    found = next((spec for spec in QUEUES if spec.name == name), None)
+    if found is None:
+        raise KeyError(f"no queue named {name!r} in the registry")
+    return found
+
+
+def served_by(module: str, function: str) -> HandlerSpec:
+    """The handler whose ``module:function`` this is: how a generic handler module (:data:`SQS_HANDLER_MODULE`,
+    :data:`TRIGGER_HANDLER_MODULE`) finds the entry it serves under an attribute name.
+
+    Raises:
+        KeyError: If no handler of the registry is ``module:function``.
+    """
+    path = f"{module}:{function}"
+    found = next((spec for spec in HANDLERS if spec.handler == path), None)
+    if found is None:
+        raise KeyError(f"no handler of the registry is {path}")
+    return found
+
+
+def queue_fed(spec: HandlerSpec) -> QueueSpec:
+    """The one queue feeding an SQS-triggered handler.
+
+    Raises:
+        ValueError: If the handler is not fed by exactly one queue of the registry.
+    """
+    if spec.trigger.kind is not TriggerKind.SQS or len(spec.trigger.queues) != 1:
+        raise ValueError(
+            f"handler {spec.name!r} is not fed by exactly one queue (trigger {spec.trigger.kind.value}, "
+            f"queues {list(spec.trigger.queues)}): give it Trigger.sqs(<one queue>)"
+        )
     try:
-        return _QUEUES_BY_NAME[name]
+        return queue(spec.trigger.queues[0])
     except KeyError:
-        raise KeyError(f"no queue named {name!r} in the registry") from None
+        raise ValueError(
+            f"handler {spec.name!r} is fed by {spec.trigger.queues[0]!r}, which is not in QUEUES: register it"
+        ) from None
 
 
 def local_queues() -> tuple[QueueSpec, ...]:
-    """The queues of a local instance, in the order its admin lists them."""
+    """The queues of a local instance, in registry order (the order a round drains them)."""
     return tuple(spec for spec in QUEUES if spec.local)
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "entry_name",
     "feature_entry",
     "handler_entry",
+    "has_entry",
     "routed",
     "settle",
 ]
@@ -110,6 +111,16 @@ def entry_name(queue_name: str) -> str:
         if local is not None and local.queue == queue_name and handler.runs is not None:
             return handler.runs
     raise KeyError(f"no operation names a feature entry for queue {queue_name}")
+
+
+def has_entry(queue_name: str) -> bool:
+    """Whether the registry names a feature entry for a queue's messages (a queue such as the query results queue is
+    read by clients, not routed)."""
+    try:
+        entry_name(queue_name)
+    except KeyError:
+        return False
+    return True
 
 
 @cache

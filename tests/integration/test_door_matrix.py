@@ -570,7 +570,7 @@ class AwsDoors:
     poster: RecordingPoster
 
     def read(self, door: str, rule: str) -> Outcome:
-        from lambdas import athena, leaf_partition_query, rest_api, websocket_query
+        from lambdas import athena, rest_api, sqs, websocket_query
         from sleeper.core.operations import LEAF_PARTITION_QUERY_Q
         from tests.integration.aws_runtime.conftest import drain_event
 
@@ -582,7 +582,7 @@ class AwsDoors:
 
             def run_leaves() -> None:
                 while (event := drain_event(self.instance, LEAF_PARTITION_QUERY_Q))["Records"]:
-                    assert leaf_partition_query.handler(event) == {"batchItemFailures": []}
+                    assert sqs.leaf_partition_query(event) == {"batchItemFailures": []}
 
             return _read_websocket(websocket_query.handler, run_leaves, self.poster, name, None)
         assert door == "rest"

@@ -17,40 +17,16 @@ from sleeper.runtime.faults_env import arm_crash_points_from_environment
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.local.runner import Handler, LocalRunner, RoundSummary
 from sleeper.runtime.local.tasks import local_task
-from sleeper.runtime.router import routed
+from sleeper.runtime.router import has_entry, routed
 
 __all__ = ["BULK_IMPORT_QUEUE", "default_handlers", "drain_in_worker"]
 
 
 def default_handlers() -> dict[str, Handler]:
-    """Every queue's handler, in the order a round drains them (work flows from earlier queues to later ones): each
-    runs the feature entry the registry names for its queue (:mod:`sleeper.runtime.router`), the same function its
-    Lambda or container runs on AWS."""
-    handlers: dict[str, Handler] = {
-        **routed(
-            operations.INGEST_BATCHER_SUBMIT_Q,
-            operations.INGEST_BATCHER_JOB_CREATION_Q,
-            operations.INGEST_JOB_Q,
-            BULK_IMPORT_QUEUE,
-            operations.FIND_PARTITIONS_TO_SPLIT_Q,
-            operations.PARTITION_SPLITTING_JOB_Q,
-            operations.STATE_STORE_COMMITTER_Q,
-            operations.COMPACTION_JOB_CREATION_Q,
-            operations.PENDING_COMPACTION_JOB_BATCH_Q,
-            operations.COMPACTION_JOB_Q,
-            operations.COMPACTION_COMMIT_Q,
-            operations.GC_JOB_Q,
-            operations.QUERY_Q,
-            operations.LEAF_PARTITION_QUERY_Q,
-            operations.BULK_EXPORT_Q,
-            operations.LEAF_PARTITION_BULK_EXPORT_Q,
-            operations.SNAPSHOT_CREATION_Q,
-            operations.SNAPSHOT_DELETION_Q,
-            operations.TRANSACTION_DELETION_Q,
-            operations.ICEBERG_PUBLISH_Q,
-        )
-    }
-    return handlers
+    """Every queue of a local instance whose messages the registry routes, in registry order, the order a round
+    drains them (work flows from earlier queues to later ones): each runs the feature entry the registry names for
+    its queue (:mod:`sleeper.runtime.router`), the same function its Lambda or container runs on AWS."""
+    return dict(routed(*(spec.name for spec in operations.local_queues() if has_entry(spec.name))))
 
 
 def drain_in_worker(directory: str, queue_name: str, retry_failed_now: bool = False) -> RoundSummary:

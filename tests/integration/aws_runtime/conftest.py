@@ -70,17 +70,17 @@ def create_compaction_jobs_through_handlers(instance: AwsInstance, table_id: str
     made (its table assigning input files through the committer, Sleeper's default), the state store committer's and
     the dispatcher's Lambdas over what it sent. Returns the job messages then on the compaction job queue (taken).
     """
-    from lambdas import compaction_job_creation, compaction_job_dispatcher, statestore_committer
+    from lambdas import sqs
     from sleeper.core.operations import COMPACTION_JOB_Q, PENDING_COMPACTION_JOB_BATCH_Q
 
     no_failures = {"batchItemFailures": []}
-    assert compaction_job_creation.handler(sqs_event([("creation", table_id, table_id)])) == no_failures
+    assert sqs.compaction_job_creation(sqs_event([("creation", table_id, table_id)])) == no_failures
     commits = drain_event(instance, STATE_STORE_COMMITTER_Q, max_messages=100)
     if commits["Records"]:
-        assert statestore_committer.handler(commits) == no_failures
+        assert sqs.statestore_committer(commits) == no_failures
     pending = drain_event(instance, PENDING_COMPACTION_JOB_BATCH_Q, max_messages=100)
     if pending["Records"]:
-        assert compaction_job_dispatcher.handler(pending) == no_failures
+        assert sqs.compaction_job_dispatcher(pending) == no_failures
     records = drain_event(instance, COMPACTION_JOB_Q, max_messages=100)["Records"]
     assert isinstance(records, list)
     return [str(record["body"]) for record in records]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from lambdas import gc
+from lambdas import sqs
 from sleeper.api.table import Table
 from sleeper.core.schema import Schema
 from sleeper.core.statestore.state import FilesState
@@ -68,7 +68,7 @@ def gc_lambda(table: Table[AwsInstance]) -> dict[str, list[dict[str, str]]]:
     """The garbage collector's Lambda given the table's message: collects unreferenced files, sweeps orphans now.
 
     The handler finds the instance from the environment (``CONFIG_BUCKET`` and the AWS variables)."""
-    return gc.handler(sqs_event([(str(uuid.uuid4()), table.table_id, table.table_id)]))
+    return sqs.garbage_collector(sqs_event([(str(uuid.uuid4()), table.table_id, table.table_id)]))
 
 
 def untracked_files(instance: AwsInstance, table: Table[AwsInstance], files: FilesState) -> dict[str, datetime]:

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import sleeper
-from lambdas import leaf_partition_query, query
+from lambdas import sqs
 from sleeper.api.ingest_job import IngestJobError, IngestJobSent
 from sleeper.api.table import Table
 from sleeper.core.exceptions import SleeperError
@@ -186,10 +186,10 @@ class _QueryFunctions(_Background):
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            for logical_name, function in ((QUERY_Q, query), (LEAF_PARTITION_QUERY_Q, leaf_partition_query)):
+            for logical_name, handler in ((QUERY_Q, sqs.query), (LEAF_PARTITION_QUERY_Q, sqs.leaf_partition_query)):
                 event = drain_event(self._instance, logical_name)
                 if event["Records"]:
-                    function.handler(event)
+                    handler(event)
             self._stop.wait(0.2)
 
 

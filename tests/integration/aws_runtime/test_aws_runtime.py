@@ -10,15 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lambdas import (
-    leaf_partition_query,
-    query,
-    snapshot_creation,
-    snapshot_deletion,
-    statestore_committer,
-    table_trigger,
-    transaction_deletion,
-)
+from lambdas import sqs, table_trigger
 from sleeper.adapters.aws.clients import s3_client
 from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError
 from sleeper.adapters.aws.properties import S3PropertiesStore
@@ -100,10 +92,10 @@ def should_answer_a_query_through_the_query_and_leaf_handlers_as_a_direct_query(
     region = {"key": {"min": 10, "minInclusive": True, "max": 80, "maxInclusive": False}, "stringsBase64Encoded": False}
     body = json.dumps({"queryId": query_id, "tableName": queried.name, "type": "Query", "regions": [region]})
     # When the query handler and then the leaf handler process it
-    planned = query.handler(sqs_event([("q1", body, None)]))
+    planned = sqs.query(sqs_event([("q1", body, None)]))
     leaf_event = drain_event(instance, LEAF_PARTITION_QUERY_Q)
     queued = instance.query_tracker.sub_queries(query_id)
-    answered = leaf_partition_query.handler(leaf_event)
+    answered = sqs.leaf_partition_query(leaf_event)
     # Then one sub-query per leaf was queued and each wrote one results file
     assert planned == answered == {"batchItemFailures": []}
     assert len(leaf_event["Records"]) == 2  # type: ignore[arg-type]
@@ -129,7 +121,7 @@ def should_track_a_query_of_an_unknown_table_as_failed(instance: AwsInstance) ->
     query_id = str(uuid.uuid4())
     body = json.dumps({"queryId": query_id, "tableName": "no-such-table", "type": "Query", "regions": []})
     # When the query handler processes it
-    response = query.handler(sqs_event([("q1", body, None)]))
+    response = sqs.query(sqs_event([("q1", body, None)]))
     # Then the message is done with, and the query is tracked FAILED with the reason
     assert response == {"batchItemFailures": []}
     status = instance.query_tracker.status(query_id)
@@ -163,7 +155,7 @@ def should_commit_in_order_and_return_the_rest_of_the_batch_after_a_request_to_r
         ]
     )
     # When the committer handles the batch
-    response = statestore_committer.handler(event)
+    response = sqs.statestore_committer(event)
     # Then the request to retry and every message after it go back to the queue, and only the first file is added
     assert response == {"batchItemFailures": [{"itemIdentifier": "missing"}, {"itemIdentifier": "second"}]}
     names = {r.filename for r in AwsInstance.from_environment().table_by_id(tid).file_references()}
@@ -201,7 +193,7 @@ def should_trigger_one_message_per_online_table_and_snapshot_it(
     records = event["Records"]
     assert isinstance(records, list)
     mine = [r for r in records if r["body"] == queried.table_id]
-    response = snapshot_creation.handler({"Records": mine})
+    response = sqs.snapshot_creation({"Records": mine})
     # Then there was one message per online table, grouped by table, and the table's logs were snapshotted
     assert sent == {"tablesSent": len(online)}
     assert sorted(r["body"] for r in records) == sorted(online)
@@ -218,7 +210,7 @@ def should_run_the_hourly_upkeep_handlers_on_a_table(instance: AwsInstance, quer
     # Given a message naming a table, and one naming a table that does not exist
     event = sqs_event([("m1", queried.table_id, queried.table_id), ("m2", "no-such-table", "no-such-table")])
     # When the snapshot deletion and transaction deletion handlers take them
-    responses = [snapshot_deletion.handler(event), transaction_deletion.handler(event)]
+    responses = [sqs.snapshot_deletion(event), sqs.transaction_deletion(event)]
     # Then both finish every message (nothing is old enough to delete, and an unknown table cannot be retried)
     assert responses == [{"batchItemFailures": []}] * 2
     assert sum(r.number_of_rows for r in instance.table_by_id(queried.table_id).file_references()) == 100

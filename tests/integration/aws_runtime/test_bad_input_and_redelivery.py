@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lambdas import leaf_partition_query, query, statestore_committer
+from lambdas import sqs
 from sleeper.api.table import Table
 from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.operations import INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, QUERY_Q
@@ -134,8 +134,8 @@ def should_reject_an_ingest_job_id_reused_for_another_file_keeping_the_first_row
 
 
 def _answer(instance: AwsInstance) -> None:
-    query.handler(drain_event(instance, QUERY_Q))
-    leaf_partition_query.handler(drain_event(instance, LEAF_PARTITION_QUERY_Q))
+    sqs.query(drain_event(instance, QUERY_Q))
+    sqs.leaf_partition_query(drain_event(instance, LEAF_PARTITION_QUERY_Q))
 
 
 def _results(instance: AwsInstance, query_id: str) -> pa.Table:
@@ -156,7 +156,7 @@ def should_fail_bad_queries_in_the_tracker(instance: AwsInstance) -> None:
     queue.send(json.dumps({"queryId": unknown, "tableName": "nope", "type": "Query", "regions": [good_region]}))
     queue.send('{"queryId": "x", "tableName": ')
     # When the query handler takes them
-    response = query.handler(drain_event(instance, QUERY_Q))
+    response = sqs.query(drain_event(instance, QUERY_Q))
     # Then each is deleted (a retry cannot help), the two with ids are FAILED with a reason, and no sub-query was sent
     assert response == {"batchItemFailures": []}
     for query_id in (wrong_type, unknown):
@@ -193,8 +193,8 @@ def should_apply_a_commit_request_once_when_it_is_delivered_twice(instance: AwsI
     ).to_json()
     group = table.table_id
     # When it is delivered twice
-    first = statestore_committer.handler(sqs_event([("m1", body, group)]))
-    second = statestore_committer.handler(sqs_event([("m2", body, group)]))
+    first = sqs.statestore_committer(sqs_event([("m1", body, group)]))
+    second = sqs.statestore_committer(sqs_event([("m2", body, group)]))
     # Then both are consumed and the file is referenced once
     assert first == second == {"batchItemFailures": []}
     assert [r.filename for r in table.file_references()] == [path]

@@ -13,14 +13,7 @@ from datetime import UTC, datetime
 import pyarrow as pa
 import pytest
 
-from lambdas import (
-    compaction_commit_batcher,
-    compaction_job_creation,
-    compaction_job_dispatcher,
-    compaction_task_creation,
-    statestore_committer,
-    transaction_follower,
-)
+from lambdas import compaction_commit_batcher, compaction_task_creation, sqs, transaction_follower
 from lambdas._common import use_instance
 from sleeper.adapters.aws.clients import ecs_client
 from sleeper.api.table import Table
@@ -135,7 +128,7 @@ def should_create_a_pending_batch_the_dispatcher_sends_once_the_committer_assign
     table = _table_of_three_files(instance)
     # When the job creation handler gets the table's id
     event = sqs_event([(str(uuid.uuid4()), table.table_id, table.table_id)])
-    assert compaction_job_creation.handler(event) == {"batchItemFailures": []}
+    assert sqs.compaction_job_creation(event) == {"batchItemFailures": []}
     # Then nothing is sent or assigned yet: the batch file is in the data bucket, its request on the pending queue and
     # the assignment on the committer's queue
     assert _drain(instance, operations.COMPACTION_JOB_Q) == []
@@ -148,8 +141,8 @@ def should_create_a_pending_batch_the_dispatcher_sends_once_the_committer_assign
     (commit,) = _drain(instance, operations.STATE_STORE_COMMITTER_Q)
     assert json.loads(commit)["transactionType"] == "ASSIGN_JOB_IDS"
     # When the committer applies the assignment and the dispatcher gets the request
-    assert statestore_committer.handler(sqs_event([("c1", commit, table.table_id)])) == {"batchItemFailures": []}
-    assert compaction_job_dispatcher.handler(sqs_event([("p1", pending, None)])) == {"batchItemFailures": []}
+    assert sqs.statestore_committer(sqs_event([("c1", commit, table.table_id)])) == {"batchItemFailures": []}
+    assert sqs.compaction_job_dispatcher(sqs_event([("p1", pending, None)])) == {"batchItemFailures": []}
     # Then the job is sent once, its files assigned to it, and the tracker records it created
     assert _drain(instance, operations.COMPACTION_JOB_Q) == [job.to_json()]
     assert {r.job_id for r in _files(table)} == {job.job_id}
@@ -164,7 +157,7 @@ def should_create_a_job_of_the_files_assigned_to_it_and_track_it(instance: AwsIn
     table = _table_of_three_files(instance, **{"sleeper.table.compaction.job.id.assignment.commit.async": "false"})
     # When the job creation handler gets the table's id
     event = sqs_event([(str(uuid.uuid4()), table.table_id, table.table_id)])
-    assert compaction_job_creation.handler(event) == {"batchItemFailures": []}
+    assert sqs.compaction_job_creation(event) == {"batchItemFailures": []}
     jobs = [CompactionJob.from_json(body) for body in _drain(instance, operations.COMPACTION_JOB_Q)]
     # Then one job of the three files was sent at once, each file assigned to it, and the tracker records it created
     assert _drain(instance, operations.PENDING_COMPACTION_JOB_BATCH_Q) == []
@@ -182,7 +175,7 @@ def should_drop_a_job_creation_message_of_a_table_that_does_not_exist(instance: 
     # Given a job creation message naming no table
     event = sqs_event([("m1", "no-such-table-id", "no-such-table-id")])
     # When the handler gets it
-    response = compaction_job_creation.handler(event)
+    response = sqs.compaction_job_creation(event)
     # Then it is dropped (deleted, not retried) and no job is sent
     assert response == {"batchItemFailures": []}
     assert _drain(instance, operations.COMPACTION_JOB_Q) == []
@@ -286,15 +279,15 @@ def should_send_a_pending_batch_once_its_files_are_assigned_and_only_once(instan
     table = _table_of_three_files(instance, **{"sleeper.table.compaction.job.send.retry.delay.seconds": "0"})
     job, request = _pending_batch(instance, table)
     # When the dispatcher gets it
-    first = compaction_job_dispatcher.handler(sqs_event([("p1", request, None)]))
+    first = sqs.compaction_job_dispatcher(sqs_event([("p1", request, None)]))
     # Then nothing is sent and the request is back on the pending queue
     assert first == {"batchItemFailures": []}
     assert _drain(instance, operations.COMPACTION_JOB_Q) == []
     assert _drain(instance, operations.PENDING_COMPACTION_JOB_BATCH_Q) == [request]
     # When the files are assigned and the dispatcher gets the request again, and once more
     _assign(table, job)
-    second = compaction_job_dispatcher.handler(sqs_event([("p2", request, None)]))
-    third = compaction_job_dispatcher.handler(sqs_event([("p3", request, None)]))
+    second = sqs.compaction_job_dispatcher(sqs_event([("p2", request, None)]))
+    third = sqs.compaction_job_dispatcher(sqs_event([("p3", request, None)]))
     # Then the job was sent once, tracked created, and the batch file deleted; nothing went back or to dead letters
     assert second == third == {"batchItemFailures": []}
     assert _drain(instance, operations.COMPACTION_JOB_Q) == [job.to_json()]
@@ -313,7 +306,7 @@ def should_dead_letter_a_pending_batch_whose_files_belong_to_another_job(instanc
     _assign(table, other)
     dead_letters = instance.dead_letter_queue(operations.PENDING_COMPACTION_JOB_BATCH_Q)
     # When the dispatcher gets it
-    response = compaction_job_dispatcher.handler(sqs_event([("p1", request, None)]))
+    response = sqs.compaction_job_dispatcher(sqs_event([("p1", request, None)]))
     # Then it goes to the dead-letter queue, nothing is sent and the files stay with the other job
     assert response == {"batchItemFailures": []}
     assert [m.body for m in dead_letters.receive(10)] == [request]
@@ -332,7 +325,7 @@ def should_dead_letter_an_unreadable_pending_batch_request_and_one_past_its_send
     unreadable = '{"tableId": "x", "batchKey": "../../etc/passwd", "createTime": 1}'
     dead_letters = instance.dead_letter_queue(operations.PENDING_COMPACTION_JOB_BATCH_Q)
     # When the dispatcher gets both
-    response = compaction_job_dispatcher.handler(sqs_event([("u", unreadable, None), ("s", stale, None)]))
+    response = sqs.compaction_job_dispatcher(sqs_event([("u", unreadable, None), ("s", stale, None)]))
     # Then both go to the dead-letter queue at once, nothing is sent or requeued, and the files stay unassigned
     assert response == {"batchItemFailures": []}
     assert sorted(m.body for m in dead_letters.receive(10)) == sorted([unreadable, stale])

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lambdas import gc
+from lambdas import sqs
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.runtime.aws.instance import AwsInstance
 from tests.integration.aws_runtime.conftest import sqs_event
@@ -49,11 +49,11 @@ def should_log_json_lines_with_the_table_at_the_level_the_properties_set(
     _save(instance, **{"sleeper.logging.level": "DEBUG", "sleeper.properties.force.reload": "true"})
     capsys.readouterr()
     # When the garbage collector's Lambda handles the table's scheduled message
-    response = gc.handler(sqs_event([("m1", table.table_id, table.table_id)]))
+    response = sqs.garbage_collector(sqs_event([("m1", table.table_id, table.table_id)]))
     debug = _json_lines(capsys.readouterr().out)
     # And again once the level is saved back to INFO
     _save(instance, **{"sleeper.logging.level": "INFO"})
-    gc.handler(sqs_event([("m2", table.table_id, table.table_id)]))
+    sqs.garbage_collector(sqs_event([("m2", table.table_id, table.table_id)]))
     info = _json_lines(capsys.readouterr().out)
     # Then each line is JSON naming the table and the message; debug lines show only while the level is DEBUG
     assert response == {"batchItemFailures": []}

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lambdas import leaf_partition_query, query, statestore_committer
+from lambdas import sqs
 from lambdas._common import use_instance
 from sleeper.core.operations import INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, QUERY_Q
 from sleeper.core.schema import Field, PrimitiveType, Schema
@@ -111,9 +111,9 @@ def should_log_no_credential_at_info_or_above(
     ]
     for q in queries:
         instance.queue(QUERY_Q).send(json.dumps(q))
-    query.handler(drain_event(instance, QUERY_Q))
-    leaf_partition_query.handler(drain_event(instance, LEAF_PARTITION_QUERY_Q))
-    statestore_committer.handler(sqs_event([("m1", '{"password": "' + QUERY_SECRET + '"', table.table_id)]))
+    sqs.query(drain_event(instance, QUERY_Q))
+    sqs.leaf_partition_query(drain_event(instance, LEAF_PARTITION_QUERY_Q))
+    sqs.statestore_committer(sqs_event([("m1", '{"password": "' + QUERY_SECRET + '"', table.table_id)]))
     # Then the work ran, and no sentinel is in any INFO (or higher) log record or in anything printed
     assert len(outcomes) == 3
     logged = _formatted(caplog.records)

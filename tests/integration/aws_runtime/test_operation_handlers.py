@@ -14,19 +14,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
-from lambdas import (
-    bulk_import_starter,
-    gc,
-    ingest_batcher_job_creation,
-    ingest_batcher_submitter,
-    ingest_task_creation,
-    leaf_partition_query,
-    query,
-    query_warm,
-    splitting_find,
-    splitting_split,
-    table_metrics,
-)
+from lambdas import bulk_import_starter, ingest_batcher_job_creation, ingest_task_creation, query_warm, sqs
 from lambdas._common import use_instance
 from sleeper.adapters.aws.clients import ecs_client, emr_serverless_client
 from sleeper.api.table import Table
@@ -150,7 +138,7 @@ def should_batch_submitted_files_into_an_ingest_job_that_adds_their_rows(instanc
     files = [_upload(instance, _rows(0, 10)), _upload(instance, _rows(10, 25))]
     request = json.dumps({"tableName": table.name, "files": files})
     # When the submitter handles the request
-    response = ingest_batcher_submitter.handler(sqs_event([("m1", request, None)]))
+    response = sqs.ingest_batcher_submitter(sqs_event([("m1", request, None)]))
     # Then both files are pending in the store
     assert response == {"batchItemFailures": []}
     pending = [f for f in ingest_batcher_store(instance).pending_files_oldest_first() if f.table_id == table.table_id]
@@ -170,7 +158,7 @@ def should_send_a_batcher_request_for_an_unknown_table_to_the_dead_letter_queue(
     before = store.all_files_newest_first()
     body = json.dumps({"tableName": "no-such-table", "files": [_upload(instance, _rows(0, 3))]})
     # When the submitter handles it
-    response = ingest_batcher_submitter.handler(sqs_event([("bad", body, None)]))
+    response = sqs.ingest_batcher_submitter(sqs_event([("bad", body, None)]))
     # Then the message is done with (not retried), it is on the dead-letter queue, and nothing was stored
     assert response == {"batchItemFailures": []}
     dead = instance.dead_letter_queue(operations.INGEST_BATCHER_SUBMIT_Q).receive(10)
@@ -274,14 +262,14 @@ def should_split_a_partition_over_the_threshold_once_when_the_split_job_is_deliv
     table = _table(instance, "split", **{"sleeper.table.partition.splitting.threshold": "20"}, **SYNC_COMMITS)
     _ingest(instance, table, _rows(0, 40))
     # When the finder handles the table's message
-    response = splitting_find.handler(sqs_event([("f1", table.table_id, table.table_id)]))
+    response = sqs.find_partitions_to_split(sqs_event([("f1", table.table_id, table.table_id)]))
     jobs = _drain(instance, operations.PARTITION_SPLITTING_JOB_Q)
     # Then one split job was sent for the root
     assert response == {"batchItemFailures": []}
     assert len(jobs) == 1 and json.loads(jobs[0])["partition"]["partitionId"] == "root"
     # When the split job is delivered twice
-    first = splitting_split.handler(sqs_event([("s1", jobs[0], None)]))
-    second = splitting_split.handler(sqs_event([("s2", jobs[0], None)]))
+    first = sqs.split_partition(sqs_event([("s1", jobs[0], None)]))
+    second = sqs.split_partition(sqs_event([("s2", jobs[0], None)]))
     # Then the root was split once into two leaves, and every row is still there
     assert first == second == {"batchItemFailures": []}
     table.state_store.refresh()
@@ -294,12 +282,12 @@ def should_fail_bad_split_jobs_and_leave_the_partitions_unchanged(instance: AwsI
     # Given a table with rows, a malformed split job, and one naming a file the table does not track
     table = _table(instance, "badsplit", **{"sleeper.table.partition.splitting.threshold": "5"}, **SYNC_COMMITS)
     _ingest(instance, table, _rows(0, 10))
-    splitting_find.handler(sqs_event([("f1", table.table_id, table.table_id)]))
+    sqs.find_partitions_to_split(sqs_event([("f1", table.table_id, table.table_id)]))
     (job,) = _drain(instance, operations.PARTITION_SPLITTING_JOB_Q)
     untracked = json.loads(job)
     untracked["filenames"] = [f"s3a://{instance.data_bucket}/{table.table_id}/data/partition_root/nope.parquet"]
     # When the splitter handles them
-    response = splitting_split.handler(
+    response = sqs.split_partition(
         sqs_event([("malformed", '{"tableId": ', None), ("untracked", json.dumps(untracked), None)])
     )
     # Then both are reported failed (so they are retried, then dead-lettered), and the root is not split
@@ -317,8 +305,8 @@ def should_delete_unreferenced_files_once_when_the_gc_message_is_delivered_twice
     _ingest(instance, table, _rows(0, 12))
     old, new = compact_one_file_long_ago(instance, table)
     # When the collector handles the table's message twice
-    first = gc.handler(sqs_event([("g1", table.table_id, table.table_id)]))
-    second = gc.handler(sqs_event([("g2", table.table_id, table.table_id)]))
+    first = sqs.garbage_collector(sqs_event([("g1", table.table_id, table.table_id)]))
+    second = sqs.garbage_collector(sqs_event([("g2", table.table_id, table.table_id)]))
     # Then the old file and its sketches are gone from S3 and the table, the output remains, and so do the rows
     assert first == second == {"batchItemFailures": []}
     fs = instance.filesystem
@@ -333,7 +321,7 @@ def should_drop_a_gc_message_for_an_unknown_table_and_delete_nothing(instance: A
     # Given the data objects of the instance
     before = {f.path for f in list_files(instance.filesystem, instance.data_bucket)}
     # When the collector gets a table id that does not exist
-    response = gc.handler(sqs_event([("g", "no-such-table-id", "no-such-table-id")]))
+    response = sqs.garbage_collector(sqs_event([("g", "no-such-table-id", "no-such-table-id")]))
     # Then the message is dropped (a retry cannot help) and nothing was deleted
     assert response == {"batchItemFailures": []}
     assert before <= {f.path for f in list_files(instance.filesystem, instance.data_bucket)}
@@ -352,7 +340,7 @@ def should_log_a_tables_metrics_in_embedded_metric_format(
     _ingest(instance, table, _rows(0, 30))
     # When the metrics handler handles the table's message
     capsys.readouterr()
-    response = table_metrics.handler(sqs_event([("m", table.table_id, table.table_id)]))
+    response = sqs.table_metrics(sqs_event([("m", table.table_id, table.table_id)]))
     # Then one EMF line names the namespace, the dimensions and Sleeper's metrics with the table's values
     assert response == {"batchItemFailures": []}
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith('{"_aws"')]
@@ -381,8 +369,8 @@ def should_send_a_warm_up_query_per_online_table_that_the_query_handlers_complet
     event = drain_event(instance, operations.QUERY_Q, max_messages=online + 10)
     bodies = [json.loads(r["body"]) for r in event["Records"]]  # type: ignore[index]
     assert len(bodies) == online
-    assert query.handler(event) == {"batchItemFailures": []}
-    leaf_partition_query.handler(drain_event(instance, operations.LEAF_PARTITION_QUERY_Q, max_messages=100))
+    assert sqs.query(event) == {"batchItemFailures": []}
+    sqs.leaf_partition_query(drain_event(instance, operations.LEAF_PARTITION_QUERY_Q, max_messages=100))
     (ours,) = [b["queryId"] for b in bodies if b["tableName"] == table.name]
     tracked = instance.query_tracker.status(ours)
     assert tracked is not None and tracked.last_known_state is QueryState.COMPLETED

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from lambdas import leaf_partition_query, query
+from lambdas import sqs
 from sleeper.core.operations import LEAF_PARTITION_QUERY_Q, QUERY_Q
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.runtime.aws.containers.ingest import run_task
@@ -42,8 +42,8 @@ tests do not run)."""
 
 def _answer_queries(instance: AwsInstance) -> None:
     """One round of what AWS delivers for queries: the query queue to its handler, then the leaf queue to its."""
-    query.handler(drain_event(instance, QUERY_Q))
-    leaf_partition_query.handler(drain_event(instance, LEAF_PARTITION_QUERY_Q))
+    sqs.query(drain_event(instance, QUERY_Q))
+    sqs.leaf_partition_query(drain_event(instance, LEAF_PARTITION_QUERY_Q))
 
 
 @pytest.fixture(scope="module")

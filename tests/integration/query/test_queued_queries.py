@@ -228,16 +228,16 @@ def _sqs_event(*messages: tuple[str, str]) -> dict[str, object]:
 def _through_the_query_lambdas(instance: LocalInstance, message_id: str, body: str) -> list[str]:
     """Delivers a query message to the query Lambda handler, then its sub-queries to the leaf one; returns the
     sub-query messages delivered."""
-    from lambdas import _common, leaf_partition_query, query
+    from lambdas import _common, sqs
 
     _common.use_instance(instance)  # type: ignore[arg-type]
     try:
-        assert query.handler(_sqs_event((message_id, body))) == {"batchItemFailures": []}
+        assert sqs.query(_sqs_event((message_id, body))) == {"batchItemFailures": []}
         leaf_queue = instance.queue("LeafPartitionQueryQueue")
         sent = []
         while messages := leaf_queue.receive(10):
             for m in messages:
-                assert leaf_partition_query.handler(_sqs_event((m.message_id, m.body))) == {"batchItemFailures": []}
+                assert sqs.leaf_partition_query(_sqs_event((m.message_id, m.body))) == {"batchItemFailures": []}
                 leaf_queue.delete(m.receipt_handle)
                 sent.append(m.body)
         return sent

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from lambdas import query as query_lambda
+from lambdas import sqs
 from sleeper.core import operations
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.query import QueryState
@@ -81,18 +81,18 @@ def should_run_a_query_message_delivered_twice_once_and_a_new_message_under_its_
     leaf_queue = instance.queue(operations.LEAF_PARTITION_QUERY_Q)
     body = _query("sqs-reused", table, 0, 10)
     # Given a query message handled by the query function, its sub-query answered
-    assert query_lambda.handler(_sqs_event("m-1", body)) == {"batchItemFailures": []}
+    assert sqs.query(_sqs_event("m-1", body)) == {"batchItemFailures": []}
     pump = emulated.pump()
     try:
         pump.run_until_idle(timeout_seconds=60)
         status = instance.query_tracker.status("sqs-reused")
         assert status is not None and status.last_known_state is QueryState.COMPLETED
         # When SQS delivers the same message again
-        assert query_lambda.handler(_sqs_event("m-1", body)) == {"batchItemFailures": []}
+        assert sqs.query(_sqs_event("m-1", body)) == {"batchItemFailures": []}
         # Then no sub-query is sent again
         assert leaf_queue.approximate_counts().visible == 0
         # And when another message carries the same query id, it is planned and answered again
-        assert query_lambda.handler(_sqs_event("m-2", body)) == {"batchItemFailures": []}
+        assert sqs.query(_sqs_event("m-2", body)) == {"batchItemFailures": []}
         assert leaf_queue.approximate_counts().visible == 1
         pump.run_until_idle(timeout_seconds=60)
     finally:

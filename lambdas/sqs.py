@@ -1,0 +1,54 @@
+"""The one generic SQS handler: ``lambdas.sqs:<name>`` serves the registry entry named ``<name>``
+(:mod:`sleeper.core.operations`), fed by one queue, by running each message of a batch through the feature entry the
+registry names for that queue (:func:`lambdas._common.route_messages`). The stacks deploy such an entry with the
+image command ``lambdas.sqs.<name>``; the Lambda runtime interface client, the emulator and tests find the handler
+as an attribute of this module, resolved from the registry when asked for, so a new queue-driven operation needs no
+module here.
+
+Example::
+
+    from lambdas import sqs
+
+    sqs.garbage_collector({"Records": [...]})  # one batch of GCJobQ.fifo, as Lambda delivers it
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from lambdas._common import route_messages
+from sleeper.core import operations
+
+__all__ = ["SqsHandler", "handler_for"]
+
+SqsHandler = Callable[..., dict[str, list[dict[str, str]]]]
+"""A Lambda handler for an SQS batch: ``(event, context=None)`` returning the partial batch response."""
+
+
+def handler_for(name: str) -> SqsHandler:
+    """The Lambda handler serving the registry entry ``name``, whose handler is ``lambdas.sqs:<name>``.
+
+    Raises:
+        AttributeError: If no entry of the registry is ``lambdas.sqs:<name>``, or it is not fed by exactly one queue
+            (the message says which, and what to register).
+    """
+    try:
+        spec = operations.served_by(__name__, name)
+        queue_name = operations.queue_fed(spec).name
+    except (KeyError, ValueError) as e:
+        raise AttributeError(f"module {__name__!r} serves no handler {name!r}: {e.args[0]}") from None
+
+    def handler(event: Mapping[str, Any], context: object = None) -> dict[str, list[dict[str, str]]]:
+        return route_messages(event, queue_name)
+
+    handler.__name__ = handler.__qualname__ = name
+    handler.__module__ = __name__
+    handler.__doc__ = f"Lambda handler for an SQS batch from {queue_name}: {spec.description}."
+    return handler
+
+
+def __getattr__(name: str) -> SqsHandler:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return handler_for(name)
