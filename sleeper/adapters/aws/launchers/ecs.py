@@ -1,14 +1,15 @@
-"""ECS tasks for compaction and ingest (spec 3.3, 4.4): the ``TaskLauncher`` ports of
-:mod:`sleeper.compaction.launch_ports` and :mod:`sleeper.ingest.launch_ports`.
+"""ECS tasks for ingest, compaction and bulk export: the ``TaskLauncher`` port of
+:mod:`sleeper.core.jobs.task_creation`.
 
 * tasks running and pending = ``pendingTasksCount + runningTasksCount`` of ``DescribeClusters`` on the cluster;
-* ``RunTask`` on the cluster (``sleeper.compaction.cluster`` / ``sleeper.ingest.cluster``) with the task definition
-  family from the instance properties, at most 10 tasks per call and one call a second (ECS's sustained rate), the
-  container override Sleeper uses (the command is the config bucket; the ``CONFIG_BUCKET`` environment variable is
-  set too), and tags propagated from the task definition;
-* Fargate (ingest always, compaction by default): ``sleeper.fargate.version``, the subnets ``sleeper.subnets`` and the
-  security group ``sleeper.ecs.security.group.id``; EC2 (compaction with ``sleeper.compaction.ecs.launch.type=EC2``):
-  the EC2 task definition family, bridge networking, no network configuration;
+* ``RunTask`` on the kind's cluster (``sleeper.compaction.cluster``, ``sleeper.ingest.cluster``, ...) with the
+  task definition family from the instance properties, at most 10 tasks per call and one call a second (ECS's
+  sustained rate), the container override Sleeper uses (the command is the config bucket; the ``CONFIG_BUCKET``
+  environment variable is set too), and tags propagated from the task definition;
+* Fargate (ingest and bulk export always, compaction by default): ``sleeper.fargate.version``, the subnets
+  ``sleeper.subnets`` and the security group ``sleeper.ecs.security.group.id``; EC2 (compaction with
+  ``sleeper.compaction.ecs.launch.type=EC2``): the EC2 task definition family, bridge networking, no network
+  configuration;
 * a call whose failures are only "capacity is unavailable" is retried every 5 s for up to a minute; any other failure,
   or an error from ECS, stops the launch (logged, as Sleeper does: the next scheduled run tries again).
 
@@ -28,7 +29,7 @@ from sleeper.adapters.aws.clients import EcsClient
 from sleeper.adapters.aws.exceptions import AwsError, translate
 from sleeper.adapters.aws.launchers.common import required_property
 from sleeper.core.naming import BULK_EXPORT_CONTAINER_NAME, COMPACTION_CONTAINER_NAME, INGEST_CONTAINER_NAME
-from sleeper.core.properties import InstanceProperties
+from sleeper.core.properties import InstanceProperties, PropertyDefinition
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.properties.instance_common import FARGATE_VERSION, SUBNETS
 from sleeper.core.properties.instance_compaction import COMPACTION_ECS_LAUNCHTYPE
@@ -63,27 +64,27 @@ MAX_TASKS_PER_RUN_TASK = 10
 def _run_task_request(
     properties: InstanceProperties,
     *,
-    cluster: str,
-    task_definition: str,
+    cluster: PropertyDefinition,
+    family: PropertyDefinition,
     container_name: str,
-    fargate: bool,
+    fargate: bool = True,
 ) -> dict[str, Any]:
-    config_bucket = required_property(properties, cdk.CONFIG_BUCKET)
     request: dict[str, Any] = {
-        "cluster": cluster,
-        "taskDefinition": task_definition,
+        "cluster": required_property(properties, cluster),
+        "taskDefinition": required_property(properties, family),
         "launchType": "FARGATE" if fargate else "EC2",
-        "overrides": {
-            "containerOverrides": [
-                {
-                    "name": container_name,
-                    "command": [config_bucket],
-                    "environment": [{"name": CONFIG_BUCKET_ENV, "value": config_bucket}],
-                }
-            ]
-        },
-        "propagateTags": "TASK_DEFINITION",
     }
+    config_bucket = required_property(properties, cdk.CONFIG_BUCKET)
+    request["overrides"] = {
+        "containerOverrides": [
+            {
+                "name": container_name,
+                "command": [config_bucket],
+                "environment": [{"name": CONFIG_BUCKET_ENV, "value": config_bucket}],
+            }
+        ]
+    }
+    request["propagateTags"] = "TASK_DEFINITION"
     if fargate:
         vpc: dict[str, Any] = {"subnets": properties.get_list(SUBNETS)}
         security_group = properties.get(cdk.ECS_SECURITY_GROUP)
@@ -106,11 +107,7 @@ def compaction_run_task_request(
     fargate = properties.get_enum(COMPACTION_ECS_LAUNCHTYPE) == "FARGATE"
     family = cdk.COMPACTION_TASK_FARGATE_DEFINITION_FAMILY if fargate else cdk.COMPACTION_TASK_EC2_DEFINITION_FAMILY
     return _run_task_request(
-        properties,
-        cluster=required_property(properties, cdk.COMPACTION_CLUSTER),
-        task_definition=required_property(properties, family),
-        container_name=container_name,
-        fargate=fargate,
+        properties, cluster=cdk.COMPACTION_CLUSTER, family=family, container_name=container_name, fargate=fargate
     )
 
 
@@ -122,13 +119,8 @@ def ingest_run_task_request(
     Raises:
         PropertyError: If a property the request needs is not set.
     """
-    return _run_task_request(
-        properties,
-        cluster=required_property(properties, cdk.INGEST_CLUSTER),
-        task_definition=required_property(properties, cdk.INGEST_TASK_DEFINITION_FAMILY),
-        container_name=container_name,
-        fargate=True,
-    )
+    family = cdk.INGEST_TASK_DEFINITION_FAMILY
+    return _run_task_request(properties, cluster=cdk.INGEST_CLUSTER, family=family, container_name=container_name)
 
 
 def bulk_export_run_task_request(
@@ -139,13 +131,8 @@ def bulk_export_run_task_request(
     Raises:
         PropertyError: If a property the request needs is not set (no bulk export stack).
     """
-    return _run_task_request(
-        properties,
-        cluster=required_property(properties, cdk.BULK_EXPORT_CLUSTER),
-        task_definition=required_property(properties, cdk.BULK_EXPORT_TASK_FARGATE_DEFINITION_FAMILY),
-        container_name=container_name,
-        fargate=True,
-    )
+    family = cdk.BULK_EXPORT_TASK_FARGATE_DEFINITION_FAMILY
+    return _run_task_request(properties, cluster=cdk.BULK_EXPORT_CLUSTER, family=family, container_name=container_name)
 
 
 class EcsTaskLauncher:
