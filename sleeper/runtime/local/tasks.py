@@ -36,24 +36,24 @@ import re
 import shutil
 import socket
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from sleeper.adapters.local.queue import SqliteQueues
 from sleeper.core.jobs.workspace import JobWorkspace
-from sleeper.core.trackers.compaction import CompactionJobFailed, CompactionJobStatusType
-from sleeper.core.trackers.ingest import IngestJobFailed
-
-if TYPE_CHECKING:
-    from sleeper.runtime.local.instance import LocalInstance
+from sleeper.core.table import TableStatus
+from sleeper.core.trackers.compaction import CompactionJobFailed, CompactionJobStatusType, CompactionJobTracker
+from sleeper.core.trackers.ingest import IngestJobFailed, IngestJobTracker
 
 __all__ = [
     "TASK_PREFIX",
     "TMP_DIRECTORY",
     "LocalTask",
     "Recovery",
+    "TaskHost",
     "job_workspace",
     "local_task",
     "owned_directory",
@@ -69,6 +69,38 @@ TASK_PREFIX = "local-"
 _LOCK_SUFFIX = ".lock"
 _UNSAFE = re.compile(r"[^A-Za-z0-9-]+")
 _LOG = logging.getLogger(__name__)
+
+
+class TaskHost(Protocol):
+    """What local tasks need of the instance they work on (a ``sleeper.runtime.local.instance.LocalInstance`` is one):
+    its directory, the task this process runs as, its queues, its job trackers and its tables."""
+
+    task: LocalTask | None
+    """The local task this process runs as, while it runs as one (set by :func:`local_task`)."""
+
+    @property
+    def directory(self) -> Path:
+        """The instance's directory (temporary files go in its ``tmp/``)."""
+        ...
+
+    @property
+    def queues(self) -> SqliteQueues:
+        """The instance's queues (recording the messages each task receives)."""
+        ...
+
+    @property
+    def ingest_job_tracker(self) -> IngestJobTracker:
+        """Where ingest and bulk import job runs are recorded."""
+        ...
+
+    @property
+    def compaction_job_tracker(self) -> CompactionJobTracker:
+        """Where compaction job runs are recorded."""
+        ...
+
+    def tables(self) -> Sequence[TableStatus]:
+        """Every table."""
+        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,7 +211,7 @@ class _Lock:
             self._fd = None
 
 
-def _tmp_root(instance: LocalInstance) -> Path:
+def _tmp_root(instance: TaskHost) -> Path:
     root = instance.directory / TMP_DIRECTORY
     root.mkdir(parents=True, exist_ok=True)
     return root
@@ -198,7 +230,7 @@ def _owner_record() -> dict[str, object]:
 
 
 @contextlib.contextmanager
-def owned_directory(instance: LocalInstance) -> Iterator[Path]:
+def owned_directory(instance: TaskHost) -> Iterator[Path]:
     """A new temporary directory under the instance's ``tmp/``, owned by this process until the block ends.
 
     It is deleted when the block ends; if the process dies first, the next :func:`recover_dead_tasks` deletes it.
@@ -215,7 +247,7 @@ def owned_directory(instance: LocalInstance) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def job_workspace(instance: LocalInstance) -> Iterator[JobWorkspace]:
+def job_workspace(instance: TaskHost) -> Iterator[JobWorkspace]:
     """Where a job runs on a local instance: under the local task this process runs as (its id recorded on the run,
     its directory for scratch files), else under no task with a directory this process owns while the job runs."""
     if instance.task is not None:
@@ -233,7 +265,7 @@ class LocalTask:
         directory: Its temporary directory, deleted when it ends.
     """
 
-    def __init__(self, instance: LocalInstance) -> None:
+    def __init__(self, instance: TaskHost) -> None:
         root = _tmp_root(instance)
         owner = _owner_record()
         host = _UNSAFE.sub("-", str(owner["host"])).strip("-")[:40] or "host"
@@ -251,7 +283,7 @@ class LocalTask:
 
 
 @contextlib.contextmanager
-def local_task(instance: LocalInstance) -> Iterator[LocalTask]:
+def local_task(instance: TaskHost) -> Iterator[LocalTask]:
     """Runs the block as a local task of the instance, after recovering the tasks found gone.
 
     While the block runs, ``instance.task`` is the task: the handlers record its id on job runs, spill to its
@@ -272,7 +304,7 @@ def local_task(instance: LocalInstance) -> Iterator[LocalTask]:
         task.close()
 
 
-def recover_dead_tasks(instance: LocalInstance) -> Recovery:
+def recover_dead_tasks(instance: TaskHost) -> Recovery:
     """Finds the local tasks that are gone and the temporary directories no live process owns, and cleans up after
     them (see the module docstring).
 
@@ -329,7 +361,7 @@ def _gone_reason(task_id: str, owner: dict[str, object]) -> str:
     )
 
 
-def _fail_ingest_runs(instance: LocalInstance, task_id: str, reason: str) -> int:
+def _fail_ingest_runs(instance: TaskHost, task_id: str, reason: str) -> int:
     tracker = instance.ingest_job_tracker
     failed = 0
     for table in instance.tables():
@@ -351,7 +383,7 @@ def _fail_ingest_runs(instance: LocalInstance, task_id: str, reason: str) -> int
     return failed
 
 
-def _fail_compaction_runs(instance: LocalInstance, task_id: str, reason: str) -> int:
+def _fail_compaction_runs(instance: TaskHost, task_id: str, reason: str) -> int:
     tracker = instance.compaction_job_tracker
     failed = 0
     for table in instance.tables():
