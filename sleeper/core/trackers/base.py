@@ -1,11 +1,12 @@
-"""What every tracker update shares: the error, the checks of ids and times, and the base of job updates with the
-grouping of a job's updates into runs (shared by the ingest and compaction job trackers)."""
+"""What every tracker update shares: the error, the checks of ids and times, the base of job updates with the
+grouping of a job's updates into runs, and the job tracker port (shared by the ingest and compaction job trackers)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from sleeper.core.exceptions import SleeperError
 
@@ -28,8 +29,9 @@ def check_id(name: str, value: str) -> None:
         raise TrackerError(f"{name} must not be empty")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class JobUpdateBase:
-    """The fields every ingest and compaction job update has, and their checks (run after each dataclass's init).
+    """The fields every ingest and compaction job update has, and their checks (run after each update's init).
 
     Attributes:
         job_id: The job id (must not be empty).
@@ -39,20 +41,27 @@ class JobUpdateBase:
         task_id: The task that reported it, if any.
     """
 
-    __slots__ = ()
-
     job_id: str
     table_id: str | None
     update_time: datetime
-    job_run_id: str | None
-    task_id: str | None
+    job_run_id: str | None = None
+    task_id: str | None = None
 
     def __post_init__(self) -> None:
         check_id("job_id", self.job_id)
         check_time(self.update_time)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableJobUpdate(JobUpdateBase):
+    """A job update that always names its table (every update but an ingest validation, which may name none)."""
+
+    table_id: str
+
+
 _U = TypeVar("_U", bound=JobUpdateBase)
+_S = TypeVar("_S")
+_U_contra = TypeVar("_U_contra", contravariant=True)
 
 
 def in_time_order(updates: Iterable[_U]) -> list[_U]:
@@ -89,3 +98,29 @@ def group_by_job(updates: Iterable[_U]) -> list[list[_U]]:
     for update in updates:
         groups.setdefault(update.job_id, []).append(update)
     return sorted(groups.values(), key=lambda group: (min(u.update_time for u in group), group[0].job_id))
+
+
+def statuses_by_job(updates: Iterable[_U], status_of: Callable[[list[_U], timedelta], _S], ttl: timedelta) -> list[_S]:
+    """The status of every job among the updates, ordered by the time of each job's first update."""
+    return [status_of(group, ttl) for group in group_by_job(updates)]
+
+
+class JobTrackerPort(Protocol[_U_contra, _S]):
+    """Records job updates of one kind and reports job statuses (specialised as ``IngestJobTracker`` and
+    ``CompactionJobTracker``; ``sleeper.core.trackers.jobs.JobTracker`` implements both)."""
+
+    def record(self, update: _U_contra) -> None:
+        """Stores an update."""
+        ...
+
+    def job(self, job_id: str) -> _S | None:
+        """The status of a job, or None if the tracker has no update for it."""
+        ...
+
+    def jobs(self, table_id: str) -> list[_S]:
+        """Statuses of the table's jobs, ordered by each job's first update."""
+        ...
+
+    def unfinished_jobs(self, table_id: str) -> list[_S]:
+        """Statuses of the table's jobs that are unfinished (see each status's ``is_unfinished``)."""
+        ...

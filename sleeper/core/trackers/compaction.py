@@ -8,7 +8,14 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Protocol
 
-from sleeper.core.trackers.base import JOB_UPDATE_TTL, JobUpdateBase, group_by_job, in_time_order, split_runs
+from sleeper.core.trackers.base import (
+    JOB_UPDATE_TTL,
+    JobTrackerPort,
+    TableJobUpdate,
+    in_time_order,
+    split_runs,
+    statuses_by_job,
+)
 
 
 class CompactionJobStatusType(Enum):
@@ -25,62 +32,35 @@ _COMPACTION_JOB_ORDER = {status: order for order, status in enumerate(Compaction
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionJobCreated(JobUpdateBase):
+class CompactionJobCreated(TableJobUpdate):
     """A compaction job was created and sent to the job queue (not part of any run)."""
 
-    job_id: str
-    table_id: str
-    update_time: datetime
     partition_id: str
     input_files_count: int
-    job_run_id: str | None = None
-    task_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionJobStarted(JobUpdateBase):
+class CompactionJobStarted(TableJobUpdate):
     """A task started a run of a compaction job."""
 
-    job_id: str
-    table_id: str
-    update_time: datetime
-    job_run_id: str | None = None
-    task_id: str | None = None
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionJobFinished(JobUpdateBase):
+class CompactionJobFinished(TableJobUpdate):
     """A run wrote its output file; the commit to the state store may still be pending."""
 
-    job_id: str
-    table_id: str
-    update_time: datetime
-    job_run_id: str | None = None
-    task_id: str | None = None
     rows_read: int = 0
     rows_written: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionJobCommitted(JobUpdateBase):
+class CompactionJobCommitted(TableJobUpdate):
     """A run's output was committed to the state store."""
-
-    job_id: str
-    table_id: str
-    update_time: datetime
-    job_run_id: str | None = None
-    task_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionJobFailed(JobUpdateBase):
+class CompactionJobFailed(TableJobUpdate):
     """A run failed (running or committing), with reasons."""
 
-    job_id: str
-    table_id: str
-    update_time: datetime
-    job_run_id: str | None = None
-    task_id: str | None = None
     reasons: tuple[str, ...] = ()
 
 
@@ -226,24 +206,8 @@ def compaction_job_statuses(
     updates: Iterable[CompactionJobUpdate], *, ttl: timedelta = JOB_UPDATE_TTL
 ) -> list[CompactionJobStatus]:
     """Statuses of every job among the updates, ordered by the time of each job's first update."""
-    return [compaction_job_status(group, ttl=ttl) for group in group_by_job(updates)]
+    return statuses_by_job(updates, lambda group, ttl: compaction_job_status(group, ttl=ttl), ttl)
 
 
-class CompactionJobTracker(Protocol):
+class CompactionJobTracker(JobTrackerPort[CompactionJobUpdate, CompactionJobStatus], Protocol):
     """Records compaction job updates and reports job statuses."""
-
-    def record(self, update: CompactionJobUpdate) -> None:
-        """Stores an update."""
-        ...
-
-    def job(self, job_id: str) -> CompactionJobStatus | None:
-        """The status of a job, or None if the tracker has no update for it."""
-        ...
-
-    def jobs(self, table_id: str) -> list[CompactionJobStatus]:
-        """Statuses of the table's jobs, ordered by each job's first update."""
-        ...
-
-    def unfinished_jobs(self, table_id: str) -> list[CompactionJobStatus]:
-        """Statuses of the table's jobs that are unfinished (see ``CompactionJobStatus.is_unfinished``)."""
-        ...

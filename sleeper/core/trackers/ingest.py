@@ -8,7 +8,15 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Protocol
 
-from sleeper.core.trackers.base import JOB_UPDATE_TTL, JobUpdateBase, group_by_job, in_time_order, split_runs
+from sleeper.core.trackers.base import (
+    JOB_UPDATE_TTL,
+    JobTrackerPort,
+    JobUpdateBase,
+    TableJobUpdate,
+    in_time_order,
+    split_runs,
+    statuses_by_job,
+)
 
 
 class ValidationResult(Enum):
@@ -57,11 +65,6 @@ class IngestJobValidated(JobUpdateBase):
         json_message: The message as received (kept for rejected jobs so they can be fixed and resent).
     """
 
-    job_id: str
-    table_id: str | None
-    update_time: datetime
-    job_run_id: str | None = None
-    task_id: str | None = None
     file_count: int = 0
     reasons: tuple[str, ...] = ()
     json_message: str | None = None
@@ -73,32 +76,22 @@ class IngestJobValidated(JobUpdateBase):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class IngestJobStarted(JobUpdateBase):
+class IngestJobStarted(TableJobUpdate):
     """A task started a run of an ingest job (``start_of_run`` is False when a validation already started it)."""
 
-    job_id: str
-    table_id: str
-    update_time: datetime
-    job_run_id: str | None = None
-    task_id: str | None = None
     file_count: int = 0
     start_of_run: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class IngestJobAddedFiles(JobUpdateBase):
+class IngestJobAddedFiles(TableJobUpdate):
     """Files written by a run were committed to the state store (asynchronous commits report these separately)."""
 
-    job_id: str
-    table_id: str
-    update_time: datetime
-    job_run_id: str | None = None
-    task_id: str | None = None
     file_count: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class IngestJobFinished(JobUpdateBase):
+class IngestJobFinished(TableJobUpdate):
     """A run finished writing.
 
     Attributes:
@@ -107,11 +100,6 @@ class IngestJobFinished(JobUpdateBase):
             ``IngestJobAddedFiles`` updates: the run is then UNCOMMITTED until they add up to ``files_written``.
     """
 
-    job_id: str
-    table_id: str
-    update_time: datetime
-    job_run_id: str | None = None
-    task_id: str | None = None
     rows_read: int = 0
     rows_written: int = 0
     files_written: int = 0
@@ -119,14 +107,9 @@ class IngestJobFinished(JobUpdateBase):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class IngestJobFailed(JobUpdateBase):
+class IngestJobFailed(TableJobUpdate):
     """A run failed, with reasons."""
 
-    job_id: str
-    table_id: str
-    update_time: datetime
-    job_run_id: str | None = None
-    task_id: str | None = None
     reasons: tuple[str, ...] = ()
 
 
@@ -284,27 +267,11 @@ def ingest_job_statuses(
     updates: Iterable[IngestJobUpdate], *, ttl: timedelta = JOB_UPDATE_TTL
 ) -> list[IngestJobStatus]:
     """Statuses of every job among the updates, ordered by the time of each job's first update."""
-    return [ingest_job_status(group, ttl=ttl) for group in group_by_job(updates)]
+    return statuses_by_job(updates, lambda group, ttl: ingest_job_status(group, ttl=ttl), ttl)
 
 
-class IngestJobTracker(Protocol):
+class IngestJobTracker(JobTrackerPort[IngestJobUpdate, IngestJobStatus], Protocol):
     """Records ingest and bulk import job updates and reports job statuses."""
-
-    def record(self, update: IngestJobUpdate) -> None:
-        """Stores an update."""
-        ...
-
-    def job(self, job_id: str) -> IngestJobStatus | None:
-        """The status of a job, or None if the tracker has no update for it."""
-        ...
-
-    def jobs(self, table_id: str) -> list[IngestJobStatus]:
-        """Statuses of the table's jobs, ordered by each job's first update."""
-        ...
-
-    def unfinished_jobs(self, table_id: str) -> list[IngestJobStatus]:
-        """Statuses of the table's jobs that are unfinished (see ``IngestJobStatus.is_unfinished``)."""
-        ...
 
     def invalid_jobs(self) -> list[IngestJobStatus]:
         """Statuses of rejected jobs of every table (including ones that named no valid table)."""
