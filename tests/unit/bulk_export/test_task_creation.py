@@ -3,38 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
 from sleeper.bulk_export.task_creation import create_bulk_export_tasks
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties.instance_bulk import MAXIMUM_CONCURRENT_BULK_EXPORT_TASKS
-from sleeper.core.queue import QueueCounts
-
-
-class FakeQueue:
-    def __init__(self, visible: int) -> None:
-        self.visible = visible
-
-    def approximate_counts(self) -> QueueCounts:
-        return QueueCounts(visible=self.visible, in_flight=3)
-
-
-class FakeLauncher:
-    def __init__(self, running: int) -> None:
-        self.running = running
-        self.counted = 0
-        self.requested: list[int] = []
-
-    def running_and_pending_tasks(self) -> int:
-        self.counted += 1
-        return self.running
-
-    def launch_tasks(self, count: int, *, should_abort: Callable[[], bool]) -> int:
-        self.requested.append(count)
-        assert not should_abort()
-        return count
+from tests.unit.core.jobs.task_fakes import FakeLauncher, FakeQueue
 
 
 def _properties(maximum: int) -> InstanceProperties:
@@ -51,10 +25,10 @@ def should_launch_a_task_per_visible_export_within_the_maximum(
     visible: int, running: int, maximum: int, expected: list[int]
 ) -> None:
     # Given
-    launcher = FakeLauncher(running=running)
+    launcher = FakeLauncher(running=running, abortable=False)
 
     # When
-    result = create_bulk_export_tasks(_properties(maximum), FakeQueue(visible=visible), launcher)
+    result = create_bulk_export_tasks(_properties(maximum), FakeQueue(visible=visible, in_flight=3), launcher)
 
     # Then
     assert launcher.requested == expected
@@ -64,10 +38,10 @@ def should_launch_a_task_per_visible_export_within_the_maximum(
 
 def should_not_count_tasks_when_no_export_is_waiting() -> None:
     # Given
-    launcher = FakeLauncher(running=5)
+    launcher = FakeLauncher(running=5, abortable=False)
 
     # When
-    result = create_bulk_export_tasks(_properties(10), FakeQueue(visible=0), launcher)
+    result = create_bulk_export_tasks(_properties(10), FakeQueue(visible=0, in_flight=3), launcher)
 
     # Then
     assert (launcher.counted, launcher.requested) == (0, [])

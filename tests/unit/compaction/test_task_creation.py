@@ -2,54 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
 from sleeper.compaction.task_creation import create_compaction_tasks, run_compaction_tasks_to_target
 from sleeper.core.jobs.task_creation import TaskPlan, plan_tasks
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties.instance_compaction import MAXIMUM_CONCURRENT_COMPACTION_TASKS
-from sleeper.core.queue import QueueCounts
-
-
-class FakeQueue:
-    def __init__(self, visible: int) -> None:
-        self.visible = visible
-
-    def approximate_counts(self) -> QueueCounts:
-        return QueueCounts(visible=self.visible, in_flight=0)
-
-
-class FakeLauncher:
-    """Starts tasks one at a time, checking for an abort after each, like the ECS launcher between batches."""
-
-    def __init__(self, running: int, *, on_launch: Callable[[], None] = lambda: None) -> None:
-        self.running = running
-        self.requested: list[int] = []
-        self._on_launch = on_launch
-
-    def running_and_pending_tasks(self) -> int:
-        return self.running
-
-    def launch_tasks(self, count: int, *, should_abort: Callable[[], bool]) -> int:
-        self.requested.append(count)
-        launched = 0
-        for _ in range(count):
-            self.running += 1
-            launched += 1
-            self._on_launch()
-            if should_abort():
-                break
-        return launched
-
-
-class FakeScaler:
-    def __init__(self) -> None:
-        self.targets: list[int] = []
-
-    def scale_to(self, tasks: int) -> None:
-        self.targets.append(tasks)
+from tests.unit.core.jobs.task_fakes import FakeLauncher, FakeQueue, FakeScaler
 
 
 def _properties(maximum: int) -> InstanceProperties:

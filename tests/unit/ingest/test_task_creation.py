@@ -2,39 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
 from sleeper.core.jobs.task_creation import plan_tasks
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties.instance_ingest import MAXIMUM_CONCURRENT_INGEST_TASKS
-from sleeper.core.queue import QueueCounts
 from sleeper.ingest.task_creation import create_ingest_tasks
-
-
-class FakeQueue:
-    def __init__(self, visible: int, in_flight: int = 0) -> None:
-        self.counts = QueueCounts(visible=visible, in_flight=in_flight)
-
-    def approximate_counts(self) -> QueueCounts:
-        return self.counts
-
-
-class FakeLauncher:
-    def __init__(self, running: int) -> None:
-        self.running = running
-        self.counted = 0
-        self.requested: list[int] = []
-
-    def running_and_pending_tasks(self) -> int:
-        self.counted += 1
-        return self.running
-
-    def launch_tasks(self, count: int, *, should_abort: Callable[[], bool]) -> int:
-        self.requested.append(count)
-        assert not should_abort()
-        return count
+from tests.unit.core.jobs.task_fakes import FakeLauncher, FakeQueue
 
 
 def _properties(maximum: int) -> InstanceProperties:
@@ -68,7 +42,7 @@ def should_create_one_task_per_visible_job_within_the_maximum(
 
 def should_launch_tasks_for_the_visible_jobs() -> None:
     # Given
-    launcher = FakeLauncher(running=2)
+    launcher = FakeLauncher(running=2, abortable=False)
 
     # When
     result = create_ingest_tasks(_properties(5), FakeQueue(visible=10, in_flight=4), launcher)
@@ -80,7 +54,7 @@ def should_launch_tasks_for_the_visible_jobs() -> None:
 
 def should_not_count_tasks_when_the_queue_is_empty() -> None:
     # Given
-    launcher = FakeLauncher(running=0)
+    launcher = FakeLauncher(running=0, abortable=False)
 
     # When
     result = create_ingest_tasks(_properties(200), FakeQueue(visible=0, in_flight=7), launcher)
@@ -93,7 +67,7 @@ def should_not_count_tasks_when_the_queue_is_empty() -> None:
 
 def should_not_launch_when_the_maximum_is_reached() -> None:
     # Given
-    launcher = FakeLauncher(running=200)
+    launcher = FakeLauncher(running=200, abortable=False)
 
     # When
     result = create_ingest_tasks(_properties(200), FakeQueue(visible=10), launcher)

@@ -3,39 +3,15 @@ on an empty queue skips, and the errors on bad counts, over fake ports."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
 from sleeper.core.jobs.task_creation import TaskKind, TaskPlan, create_tasks, plan_tasks, run_tasks_to_target
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties.instance_ingest import MAXIMUM_CONCURRENT_INGEST_TASKS
-from sleeper.core.queue import QueueCounts
+from tests.unit.core.jobs.task_fakes import FakeLauncher, FakeQueue
 
 KIND = TaskKind(name="example", maximum_tasks=MAXIMUM_CONCURRENT_INGEST_TASKS)
 COUNTING_KIND = TaskKind(name="example", maximum_tasks=MAXIMUM_CONCURRENT_INGEST_TASKS, count_when_queue_empty=True)
-
-
-class FakeQueue:
-    def __init__(self, visible: int) -> None:
-        self.visible = visible
-
-    def approximate_counts(self) -> QueueCounts:
-        return QueueCounts(visible=self.visible, in_flight=0)
-
-
-class RecordingLauncher:
-    def __init__(self, running: int, events: list[str]) -> None:
-        self.running = running
-        self.events = events
-
-    def running_and_pending_tasks(self) -> int:
-        self.events.append("count")
-        return self.running
-
-    def launch_tasks(self, count: int, *, should_abort: Callable[[], bool]) -> int:
-        self.events.append(f"launch {count}")
-        return count
 
 
 def _properties(maximum: int) -> InstanceProperties:
@@ -47,7 +23,7 @@ def _properties(maximum: int) -> InstanceProperties:
 def should_size_the_hosts_for_the_target_before_launching() -> None:
     # Given
     events: list[str] = []
-    launcher = RecordingLauncher(running=2, events=events)
+    launcher = FakeLauncher(running=2, events=events)
 
     # When
     result = create_tasks(
@@ -63,7 +39,7 @@ def should_size_the_hosts_for_the_target_before_launching() -> None:
 def should_count_and_size_on_an_empty_queue_only_for_a_kind_that_asks(kind: TaskKind, expected: list[str]) -> None:
     # Given
     events: list[str] = []
-    launcher = RecordingLauncher(running=4, events=events)
+    launcher = FakeLauncher(running=4, events=events)
 
     # When
     result = create_tasks(
@@ -85,7 +61,7 @@ def should_refuse_negative_counts() -> None:
 
 def should_name_the_kind_when_refusing_a_negative_target() -> None:
     # Given
-    launcher = RecordingLauncher(running=0, events=[])
+    launcher = FakeLauncher(running=0)
 
     # When / Then
     with pytest.raises(ValueError, match="desired number of example tasks is negative: -1"):
