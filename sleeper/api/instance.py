@@ -35,6 +35,7 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from sleeper.core import operations
@@ -531,6 +532,29 @@ class Instance(ABC):
 
         Raises:
             LocalOnlyError: On an instance on AWS.
+        """
+
+    @abstractmethod
+    def export_table(
+        self,
+        name: str,
+        directory: str | Path | None = None,
+        *,
+        export_id: str | None = None,
+        wait: bool = True,
+        timeout: float = 600.0,
+    ) -> dict[str, Any]:
+        """Exports every row of a table, through its rules, as one sorted Parquet file per leaf partition: a local
+        instance writes them to ``directory`` in this process; on AWS the export is sent to the bulk export queue and
+        written to the instance's bulk export bucket (``directory`` is refused), waited for up to ``timeout`` seconds
+        unless ``wait`` is False.
+
+        Returns:
+            ``exportId``, ``tableId``, ``state`` (``SENT``, ``COMPLETED``, ``ALREADY_FINISHED`` or the tracker's final
+            state), ``rows`` and ``files`` (and ``error`` if the tracker has one).
+
+        Raises:
+            SleeperError: If ``directory`` is missing locally or given on AWS, or the export does not finish in time.
         """
 
     @abstractmethod

@@ -87,22 +87,11 @@ def open_instance() -> Instance:
     location = instance_location()
     if context.admin is not None and context.admin[0] == location:
         return context.admin[1]
-    try:
-        from sleeper.runtime.connect import connect
+    from sleeper.runtime.connect import connect
 
-        instance = connect(location)
-    except ImportError as e:
-        raise _missing(e, f"the instance {location}", "aws") from None
+    instance = connect(location)
     context.admin = (location, instance)
     return instance
-
-
-def _missing(error: ImportError, purpose: str, extra: str) -> ImportError | SleeperError:
-    """The error naming the extra to install for a failed import of an optional module (the import error itself if the
-    missing module is not optional: a bug, shown as one)."""
-    from sleeper.core.extras import missing_extra
-
-    return missing_extra(error, purpose, extra) or error
 
 
 def print_json(data: object) -> None:

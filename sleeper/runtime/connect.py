@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sleeper.api.instance import AWS_PREFIX, Instance
+from sleeper.api.instance import AWS_PREFIX, Instance, LocalOnlyError
 from sleeper.core.exceptions import SleeperError
 
 if TYPE_CHECKING:
@@ -79,9 +79,10 @@ def create_instance(directory: str | Path, *, instance_id: str | None = None) ->
     from sleeper.runtime.local.api import LocalApi
 
     if str(directory).startswith(AWS_PREFIX):
-        raise SleeperError(
-            f"cannot create {directory} here: an instance on AWS is deployed with the CDK stacks ('sleeper deploy'), "
-            "or emulated with 'sleeper aws-local'; a local instance is created in a directory"
+        raise LocalOnlyError(
+            f"creating an instance works only on a local instance directory, not on an instance on AWS ({directory}): "
+            "an instance on AWS is deployed with the CDK stacks ('sleeper deploy'), or emulated with "
+            "'sleeper aws-local'"
         )
     if Path(directory).exists() and not Path(directory).is_dir():
         raise SleeperError(f"cannot create an instance in {directory}: it is a file, not a directory")
@@ -91,10 +92,16 @@ def create_instance(directory: str | Path, *, instance_id: str | None = None) ->
 
 
 def _connect_aws(instance_id: str) -> AwsApi:
-    from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError
-    from sleeper.runtime.aws.api import AwsApi
-    from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
     from sleeper.runtime.local.instance import InstanceNotFoundError
+
+    try:
+        from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError
+        from sleeper.runtime.aws.api import AwsApi
+        from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
+    except ImportError as e:
+        from sleeper.core.extras import missing_extra
+
+        raise (missing_extra(e, f"an instance on AWS ({AWS_PREFIX}{instance_id})", "aws") or e) from None
 
     if not instance_id:
         raise SleeperError("aws: needs an instance id, for example sleeper.connect('aws:my-instance')")

@@ -13,8 +13,10 @@ import with local Spark and the orphan sweep are refused with :class:`~sleeper.a
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sleeper.adapters.aws.event_rules import EventBridgeRules
@@ -192,6 +194,58 @@ class AwsApi(Instance):
             LocalOnlyError: Always.
         """
         raise self._local_only("bulk-import with Spark local[*] (use --queue on AWS)")
+
+    def export_table(
+        self,
+        name: str,
+        directory: str | Path | None = None,
+        *,
+        export_id: str | None = None,
+        wait: bool = True,
+        timeout: float = 600.0,
+    ) -> dict[str, Any]:
+        """Sends the export to the bulk export queue and, with ``wait``, polls the query tracker (where an export is
+        tracked) until it finishes, then lists the files written under the bulk export bucket. See
+        :meth:`Instance.export_table`."""
+        from pyarrow import fs as pafs
+
+        from sleeper.bulk_export.model import BulkExportQuery
+        from sleeper.core.paths import join_under
+        from sleeper.io.filesystem import resolve
+
+        if directory is not None:
+            raise SleeperError(
+                "on AWS a bulk export is written to the instance's bulk export bucket; leave out DIR "
+                "(DIR is where a local instance's export goes)"
+            )
+        table = self.table(name)
+        query = BulkExportQuery(export_id=export_id, table_name=name) if export_id else BulkExportQuery.for_table(
+            table_name=name
+        )  # fmt: skip
+        self.runtime.queue(operations.BULK_EXPORT_Q).send(query.to_json())
+        result: dict[str, Any] = {"exportId": query.export_id, "tableId": table.table_id, "state": "SENT"}
+        if not wait:
+            return result
+        tracker = self.runtime.query_tracker
+        deadline = time.monotonic() + timeout
+        while True:
+            status = tracker.status(query.export_id)
+            if status is not None and status.last_known_state.is_finished:
+                break
+            if time.monotonic() > deadline:
+                raise SleeperError(
+                    f"bulk export {query.export_id} did not finish within {timeout:.0f} s; "
+                    f"see 'sleeper report queries' (the export is tracked as a query)"
+                )
+            time.sleep(2.0)
+        root = join_under(self.runtime.bulk_export_uri, table.table_id, query.export_id)
+        filesystem, path = resolve(root, self.runtime.filesystem_options)
+        infos = filesystem.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+        files = sorted(f"s3://{info.path}" for info in infos if info.type == pafs.FileType.File)
+        result.update(state=status.last_known_state.value, rows=status.row_count, files=files)
+        if status.error_message:
+            result["error"] = status.error_message
+        return result
 
     def submit_to_batcher(self, table_name: str, files: Sequence[str]) -> str:
         """Sends a submit request for the files to the batcher's submit queue, as Sleeper's ``sendToIngestBatcher``."""

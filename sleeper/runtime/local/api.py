@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sleeper.api.instance import (
@@ -215,6 +216,35 @@ class LocalApi(Instance):
             already_added=result.already_added,
             seconds=dict(result.seconds),
         )
+
+    def export_table(
+        self,
+        name: str,
+        directory: str | Path | None = None,
+        *,
+        export_id: str | None = None,
+        wait: bool = True,
+        timeout: float = 600.0,
+    ) -> dict[str, Any]:
+        """Exports the table in this process to ``directory`` (``wait`` and ``timeout`` do not apply: it is done when
+        this returns). See :meth:`Instance.export_table`."""
+        from sleeper.bulk_export.local import export_table
+        from sleeper.bulk_export.model import BulkExportQuery
+
+        if directory is None:
+            raise SleeperError("give the directory to export to: sleeper export TABLE DIR")
+        self.table(name)
+        query = BulkExportQuery(export_id=export_id, table_name=name) if export_id else BulkExportQuery.for_table(
+            table_name=name
+        )  # fmt: skip
+        summary = export_table(self.runtime, query, str(directory))
+        return {
+            "exportId": summary.export_id,
+            "tableId": summary.table_id,
+            "state": "ALREADY_FINISHED" if summary.already_finished else "COMPLETED",
+            "rows": summary.rows_written,
+            "files": list(summary.files),
+        }
 
     def submit_to_batcher(self, table_name: str, files: Sequence[str]) -> str:
         """Tracks files in the batcher's store at once (local paths made absolute)."""
