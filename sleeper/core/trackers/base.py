@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from operator import attrgetter
 from typing import Protocol, TypeVar
 
 from sleeper.core.exceptions import SleeperError
@@ -62,19 +63,31 @@ class TableJobUpdate(JobUpdateBase):
 _U = TypeVar("_U", bound=JobUpdateBase)
 _S = TypeVar("_S")
 _U_contra = TypeVar("_U_contra", contravariant=True)
+_S_co = TypeVar("_S_co", covariant=True)
 
 
-def in_time_order(updates: Iterable[_U]) -> list[_U]:
-    """A job's updates in time order (stable: ties keep the recorded order).
+class _Timed(Protocol):
+    @property
+    def update_time(self) -> datetime: ...
+
+
+_T = TypeVar("_T", bound=_Timed)
+
+
+def in_time_order(
+    updates: Iterable[_T], id_of: Callable[[_T], str] = attrgetter("job_id"), what: str = "job"
+) -> list[_T]:
+    """The updates of one job (or of what ``what`` names, identified by ``id_of``) in time order (stable: ties keep
+    the recorded order).
 
     Raises:
         TrackerError: If there are no updates or they belong to different jobs.
     """
     ordered = sorted(updates, key=lambda u: u.update_time)
     if not ordered:
-        raise TrackerError("a job status needs at least one update")
-    if len({u.job_id for u in ordered}) > 1:
-        raise TrackerError("updates of one job status must share a job id")
+        raise TrackerError(f"a {what} status needs at least one update")
+    if len({id_of(u) for u in ordered}) > 1:
+        raise TrackerError(f"updates of one {what} status must share a {what} id")
     return ordered
 
 
@@ -100,9 +113,15 @@ def group_by_job(updates: Iterable[_U]) -> list[list[_U]]:
     return sorted(groups.values(), key=lambda group: (min(u.update_time for u in group), group[0].job_id))
 
 
-def statuses_by_job(updates: Iterable[_U], status_of: Callable[[list[_U], timedelta], _S], ttl: timedelta) -> list[_S]:
+class StatusOf(Protocol[_U_contra, _S_co]):
+    """Derives the status of one job from its updates (``ingest_job_status``, ``compaction_job_status``)."""
+
+    def __call__(self, updates: Iterable[_U_contra], *, ttl: timedelta = ...) -> _S_co: ...
+
+
+def statuses_by_job(updates: Iterable[_U], status_of: StatusOf[_U, _S], *, ttl: timedelta = JOB_UPDATE_TTL) -> list[_S]:
     """The status of every job among the updates, ordered by the time of each job's first update."""
-    return [status_of(group, ttl) for group in group_by_job(updates)]
+    return [status_of(group, ttl=ttl) for group in group_by_job(updates)]
 
 
 class JobTrackerPort(Protocol[_U_contra, _S]):

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
+from functools import partial
 from typing import Protocol
 
 from sleeper.core.trackers.base import (
@@ -202,11 +203,8 @@ def compaction_job_status(
     )
 
 
-def compaction_job_statuses(
-    updates: Iterable[CompactionJobUpdate], *, ttl: timedelta = JOB_UPDATE_TTL
-) -> list[CompactionJobStatus]:
-    """Statuses of every job among the updates, ordered by the time of each job's first update."""
-    return statuses_by_job(updates, lambda group, ttl: compaction_job_status(group, ttl=ttl), ttl)
+compaction_job_statuses = partial(statuses_by_job, status_of=compaction_job_status)
+"""Statuses of every compaction job among the updates (``ttl`` optional), ordered by each job's first update."""
 
 
 class CompactionJobTracker(JobTrackerPort[CompactionJobUpdate, CompactionJobStatus], Protocol):

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
+from functools import partial
 from typing import Protocol
 
 from sleeper.core.trackers.base import (
@@ -263,11 +264,8 @@ def ingest_job_status(updates: Iterable[IngestJobUpdate], *, ttl: timedelta = JO
     )
 
 
-def ingest_job_statuses(
-    updates: Iterable[IngestJobUpdate], *, ttl: timedelta = JOB_UPDATE_TTL
-) -> list[IngestJobStatus]:
-    """Statuses of every job among the updates, ordered by the time of each job's first update."""
-    return statuses_by_job(updates, lambda group, ttl: ingest_job_status(group, ttl=ttl), ttl)
+ingest_job_statuses = partial(statuses_by_job, status_of=ingest_job_status)
+"""Statuses of every ingest job among the updates (``ttl`` optional), ordered by each job's first update."""
 
 
 class IngestJobTracker(JobTrackerPort[IngestJobUpdate, IngestJobStatus], Protocol):

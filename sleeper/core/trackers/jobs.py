@@ -15,15 +15,15 @@ Usage::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Generic, Protocol, TypeVar
 
 from sleeper.core.naming import JobTrackerTableNames
-from sleeper.core.trackers.base import JOB_UPDATE_TTL
-from sleeper.core.trackers.compaction import CompactionJobStatus, CompactionJobUpdate, compaction_job_statuses
-from sleeper.core.trackers.ingest import IngestJobStatus, IngestJobStatusType, IngestJobUpdate, ingest_job_statuses
+from sleeper.core.trackers.base import JOB_UPDATE_TTL, StatusOf, statuses_by_job
+from sleeper.core.trackers.compaction import CompactionJobStatus, CompactionJobUpdate, compaction_job_status
+from sleeper.core.trackers.ingest import IngestJobStatus, IngestJobStatusType, IngestJobUpdate, ingest_job_status
 from sleeper.core.trackers.serde import JobUpdate, compaction_update_from_json, ingest_update_from_json
 
 
@@ -38,14 +38,6 @@ class JobStatus(Protocol):
 
 U = TypeVar("U", bound=JobUpdate)
 S = TypeVar("S", bound=JobStatus)
-_U_contra = TypeVar("_U_contra", bound=JobUpdate, contravariant=True)
-_S_co = TypeVar("_S_co", bound=JobStatus, covariant=True)
-
-
-class StatusesOf(Protocol[_U_contra, _S_co]):
-    """Derives the statuses of every job among some updates (``ingest_job_statuses``, ``compaction_job_statuses``)."""
-
-    def __call__(self, updates: Iterable[_U_contra], *, ttl: timedelta) -> Sequence[_S_co]: ...
 
 
 @dataclass(frozen=True)
@@ -55,14 +47,14 @@ class JobKind(Generic[U, S]):
     Attributes:
         name: The kind's name (``"ingest"``, ``"compaction"``), under which durable stores keep its updates apart.
         from_json: Reads an update of this kind written by ``sleeper.core.trackers.serde.update_to_json``.
-        statuses: Derives the statuses of every job among updates of this kind.
+        status_of: Derives the status of one job of this kind from its updates.
         table_names: The DynamoDB tables Sleeper names for this kind's tracker in an instance.
         is_rejected: Whether a status is of a job its validation rejected; None for kinds that are not validated.
     """
 
     name: str
     from_json: Callable[[str], U]
-    statuses: StatusesOf[U, S]
+    status_of: StatusOf[U, S]
     table_names: Callable[[str], JobTrackerTableNames]
     is_rejected: Callable[[S], bool] | None = None
 
@@ -72,12 +64,12 @@ def _is_rejected_ingest_job(status: IngestJobStatus) -> bool:
 
 
 INGEST_JOBS: JobKind[IngestJobUpdate, IngestJobStatus] = JobKind(
-    "ingest", ingest_update_from_json, ingest_job_statuses, JobTrackerTableNames.ingest, _is_rejected_ingest_job
+    "ingest", ingest_update_from_json, ingest_job_status, JobTrackerTableNames.ingest, _is_rejected_ingest_job
 )
 """Ingest and bulk import jobs (validated: rejected jobs are listed by ``JobTracker.invalid_jobs``)."""
 
 COMPACTION_JOBS: JobKind[CompactionJobUpdate, CompactionJobStatus] = JobKind(
-    "compaction", compaction_update_from_json, compaction_job_statuses, JobTrackerTableNames.compaction
+    "compaction", compaction_update_from_json, compaction_job_status, JobTrackerTableNames.compaction
 )
 """Compaction jobs."""
 
@@ -147,4 +139,4 @@ class JobTracker(Generic[U, S]):
         return [status for status in self._statuses(self._updates.updates_of_rejected_jobs()) if is_rejected(status)]
 
     def _statuses(self, updates: list[U]) -> list[S]:
-        return list(self._kind.statuses(updates, ttl=self._ttl))
+        return statuses_by_job(updates, self._kind.status_of, ttl=self._ttl)

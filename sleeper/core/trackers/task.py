@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from operator import attrgetter
 from typing import Protocol
 
-from sleeper.core.trackers.base import JOB_UPDATE_TTL, TrackerError, check_id, check_time
+from sleeper.core.trackers.base import JOB_UPDATE_TTL, check_id, check_time, in_time_order
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,11 +82,7 @@ def task_status(updates: Iterable[TaskUpdate], *, ttl: timedelta = JOB_UPDATE_TT
     Raises:
         TrackerError: If there are no updates or they belong to different tasks.
     """
-    ordered = sorted(updates, key=lambda u: u.update_time)
-    if not ordered:
-        raise TrackerError("a task status needs at least one update")
-    if len({u.task_id for u in ordered}) > 1:
-        raise TrackerError("updates of one task status must share a task id")
+    ordered = in_time_order(updates, attrgetter("task_id"), "task")
     started = next((u for u in ordered if isinstance(u, TaskStarted)), ordered[0])
     finished = next((u for u in reversed(ordered) if isinstance(u, TaskFinished)), None)
     return TaskStatus(
