@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeAlias
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -31,20 +31,19 @@ from sleeper.core.jobs.ingest import IngestJob
 from sleeper.core.naming import INGEST_STAGING_PREFIX
 from sleeper.core.operations import INGEST_JOB_Q
 from sleeper.core.paths import check_safe_id, join_under
-from sleeper.core.queue import Queue
 from sleeper.core.schema import Schema
 from sleeper.core.trackers.ingest import IngestJobStatusType, IngestJobTracker
 from sleeper.ingest.inputs import IngestInput, parquet_batches
 from sleeper.ingest.standard import IngestResult
 from sleeper.io.arrow_schema import arrow_schema, conform_batch
-from sleeper.io.filesystem import FileSystemOptions, resolve
+from sleeper.io.filesystem import resolve
 from sleeper.io.input_paths import is_s3_uri, resolve_input_paths
+from sleeper.statestore.tables import SleeperRuntime
 
 __all__ = [
     "STAGING_PREFIX",
     "IngestData",
     "IngestJobError",
-    "IngestJobInstance",
     "IngestJobSent",
     "normalise_ingest_data",
     "send_ingest_job",
@@ -81,29 +80,6 @@ class IngestJobSent:
     job_id: str
     files: tuple[str, ...]
     queue: str
-
-
-class IngestJobInstance(Protocol):
-    """What sending an ingest job needs of an instance (both runtimes have it)."""
-
-    @property
-    def data_root(self) -> str:
-        """The URI every table's data prefix is under (the data bucket)."""
-        ...
-
-    @property
-    def filesystem_options(self) -> FileSystemOptions | None:
-        """How pyarrow reaches the data bucket."""
-        ...
-
-    def queue(self, logical_name: str) -> Queue:
-        """A queue by Sleeper's logical name."""
-        ...
-
-    @property
-    def ingest_job_tracker(self) -> IngestJobTracker:
-        """The ingest job tracker."""
-        ...
 
 
 def normalise_ingest_data(data: object) -> IngestInput:
@@ -149,7 +125,7 @@ def _paths(data: IngestInput) -> list[str] | None:
 
 
 def send_ingest_job(
-    instance: IngestJobInstance,
+    instance: SleeperRuntime,
     table_name: str,
     schema: Schema,
     data: IngestInput,
@@ -186,7 +162,7 @@ def _as_batches(data: IngestInput, schema: Schema) -> Iterable[pa.RecordBatch]:
     return as_batches(data, schema)
 
 
-def _stage(instance: IngestJobInstance, job_id: str, schema: Schema, batches: Iterable[pa.RecordBatch]) -> str:
+def _stage(instance: SleeperRuntime, job_id: str, schema: Schema, batches: Iterable[pa.RecordBatch]) -> str:
     """Writes the rows as one Parquet file ``<data root>/for_ingest/<job id>.parquet``; returns its URI."""
     uri = join_under(instance.data_root, STAGING_PREFIX, f"{job_id}.parquet")
     filesystem, path = resolve(uri, instance.filesystem_options)

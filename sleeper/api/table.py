@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, Self, TypeVar, cast, overload
+from typing import Any, Generic, Literal, Protocol, Self, TypeVar, overload
 
 import pyarrow as pa
 from pyarrow import fs as pafs
@@ -33,7 +32,6 @@ from sleeper.api.metadata import files_table, partitions_table
 from sleeper.api.scan import KeysArg, RangesArg, Scan, regions_of
 from sleeper.api.time_travel import history_table, past_table
 from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
-from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.partition import Partition, partitions_from_split_points, read_split_points
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.properties.instance_cdk import TRANSACTION_LOG_FILES_TABLENAME
@@ -49,8 +47,9 @@ from sleeper.core.properties.table import (
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
-from sleeper.core.table import TableIndex, TableStatus, new_table_id
+from sleeper.core.table import PropertiesStore, TableIndex, TableStatus, new_table_id
 from sleeper.ingest.inputs import ingest_rows
+from sleeper.ingest.ports import IngestRuntime
 from sleeper.ingest.standard import IngestResult
 from sleeper.io.filesystem import FileSystemOptions, s3_filesystem
 from sleeper.iterators.exceptions import IteratorConfigError
@@ -58,16 +57,13 @@ from sleeper.iterators.pipeline import check_table_iterators
 from sleeper.query.executor import table_query
 from sleeper.query.results_reader import (
     RESULTS_DESTINATIONS,
-    QueryQueueInstance,
     queued_query,
     raise_if_failed,
     run_queued_query,
     tracked_rows,
 )
 from sleeper.statestore.store import StateStore
-
-if TYPE_CHECKING:
-    from sleeper.api.ingest_job import IngestJobInstance
+from sleeper.statestore.tables import QueuedQueries
 
 DEFAULT_WAIT_SECONDS = 900.0
 """How long ``Table.ingest`` waits for an ingest job it sent to finish, by default."""
@@ -83,32 +79,60 @@ __all__ = [
     "Table",
     "TableInstance",
     "TableMetadata",
-    "TablePropertiesStore",
     "check_table_name",
     "create_table",
 ]
 
 
-class TableInstance(Protocol):
-    """What a :class:`Table` needs of the instance holding it: the part that differs between the runtimes."""
+class TableInstance(IngestRuntime, Protocol):
+    """What a :class:`Table` needs of the instance holding it: the shared runtime port with ingest's part
+    (:class:`sleeper.ingest.ports.IngestRuntime`), and what differs between the runtimes for a table's facade."""
+
+    @property
+    def filesystem(self) -> pafs.FileSystem:
+        """The pyarrow filesystem of the data files (local, or S3 with paths ``bucket/key``)."""
+        ...
 
     def data_uri(self, table_id: str) -> str:
         """The URI of a table's data prefix (``file:///.../data/<id>`` locally, ``s3a://<data bucket>/<id>`` on AWS)."""
         ...
 
     @property
-    def filesystem_options(self) -> FileSystemOptions | None:
-        """How pyarrow reaches the data files (None: the defaults)."""
-        ...
-
-    def job_workspace(self) -> AbstractContextManager[JobWorkspace]:
-        """Where a job runs: the directory ingest spills sorted runs to (None: the system's temporary directory)."""
-        ...
-
-    @property
     def ingests_in_process(self) -> bool:
         """Whether ``Table.ingest`` writes and commits the rows in this process (a local instance), rather than
         sending them as an ingest job for the instance's ingest tasks (an instance on AWS, as Sleeper's client does)."""
+        ...
+
+    def table(self, name: str) -> Table[Self]:
+        """The table with this name.
+
+        Raises:
+            TableNotFoundError: If there is none.
+        """
+        ...
+
+    def table_by_id(self, table_id: str) -> Table[Self]:
+        """The table with this id.
+
+        Raises:
+            TableNotFoundError: If there is none.
+        """
+        ...
+
+    def create_table(
+        self,
+        name: str,
+        schema: Schema,
+        *,
+        split_points: Sequence[KeyValue] | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> Table[Self]:
+        """Creates a table (:func:`create_table`).
+
+        Raises:
+            TableAlreadyExistsError: If the name is taken.
+            PropertyError: If a property value is invalid.
+        """
         ...
 
     def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[Self]:
@@ -127,8 +151,8 @@ InstanceT = TypeVar("InstanceT", bound=TableInstance, covariant=True)
 class Table(Generic[InstanceT]):
     """A table of an instance: its identity, properties and state store.
 
-    Satisfies the table ports of the features (``sleeper.statestore.tables.SleeperTable``, ingest's
-    ``IngestTable``, the query executor's ``QueryableTable``) and the admin commands' ``AdminTable``.
+    Satisfies the table port every feature types against (``sleeper.statestore.tables.SleeperTable``) and the query
+    executor's ``QueryableTable``.
     """
 
     instance: InstanceT
@@ -246,7 +270,7 @@ class Table(Generic[InstanceT]):
                 return ingest_rows(
                     self, rows, job_id=job_id, local_dir=workspace.directory, options=self.instance.filesystem_options
                 )
-        instance = cast("IngestJobInstance", self.instance)
+        instance = self.instance
         sent = send_ingest_job(instance, self.name, self.schema, rows, job_id=job_id)
         if not wait:
             return sent
@@ -345,12 +369,12 @@ class Table(Generic[InstanceT]):
             timeout_seconds=wait,
         )
 
-    def _query_queue(self) -> QueryQueueInstance:
+    def _query_queue(self) -> QueuedQueries:
         """The instance holding the table, which sends (and, locally, runs) queued queries."""
         instance = self.instance
         if not callable(getattr(instance, "run_queued_query", None)):
             raise SleeperError(f"a {type(instance).__name__} has no query queue: via_queue=True cannot be used")
-        return cast("QueryQueueInstance", instance)
+        return instance
 
     def query(
         self,
@@ -424,13 +448,13 @@ class QueuedScan(Scan):
 
     Attributes:
         table_name: The table's name, as the query names it.
-        admin: The admin port of the instance, which sends the query (and runs it, locally).
+        admin: The instance, which sends the query (and runs it, locally).
         results: ``s3`` or ``sqs``: where the sub-queries put their rows.
         timeout_seconds: How long to wait for the query to finish.
     """
 
     table_name: str
-    admin: QueryQueueInstance = field(repr=False)
+    admin: QueuedQueries = field(repr=False)
     results: str = "s3"
     timeout_seconds: float = DEFAULT_QUERY_WAIT_SECONDS
 
@@ -498,14 +522,6 @@ def check_table_name(name: str) -> str:
     if not TABLE_NAME_PATTERN.match(name):
         raise SleeperError(f"invalid table name {name!r}: use letters, digits, '_', '.', '-' (at most 128)")
     return name
-
-
-class TablePropertiesStore(Protocol):
-    """Where an instance keeps its tables' properties (the instance directory, or the config bucket)."""
-
-    def save_table(self, table_id: str, values: dict[str, str]) -> None: ...
-
-    def delete_table(self, table_id: str) -> None: ...
 
 
 def check_processing(properties: TableProperties) -> None:
@@ -593,7 +609,7 @@ def create_table(
     properties: Mapping[str, str] | None,
     instance_properties: InstanceProperties,
     table_index: TableIndex,
-    properties_store: TablePropertiesStore,
+    properties_store: PropertiesStore,
     make_table: Callable[[TableStatus], _Made],
 ) -> _Made:
     """Creates a table as Sleeper does, on either runtime: validates its name, properties and split points, saves its

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
 
 import pyarrow as pa
 
@@ -17,7 +16,7 @@ from sleeper.core.properties import TableProperties
 from sleeper.core.properties.table import GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION, TIME_TRAVEL_RETENTION_MINUTES
 from sleeper.core.schema import Schema
 from sleeper.statestore.history import AsOf, TableHistory, TableStateAsOf, parse_as_of, table_history
-from sleeper.statestore.store import StateStore
+from sleeper.statestore.tables import SleeperTable
 
 __all__ = ["PastTable", "collectable_before", "history_table", "past_table", "read_history"]
 
@@ -42,28 +41,12 @@ class PastTable:
     state_store: TableStateAsOf
 
 
-class TimeTravelTable(Protocol):
-    """What time travel needs of a table (a runtime ``Table``)."""
-
-    @property
-    def table_id(self) -> str: ...
-
-    @property
-    def schema(self) -> Schema: ...
-
-    @property
-    def properties(self) -> TableProperties: ...
-
-    @property
-    def state_store(self) -> StateStore: ...
-
-
-def read_history(table: TimeTravelTable) -> TableHistory:
+def read_history(table: SleeperTable) -> TableHistory:
     """A table's kept history."""
     return table_history(table.state_store, collectable_before=collectable_before(table.properties))
 
 
-def past_table(table: TimeTravelTable, as_of: AsOf | str) -> PastTable:
+def past_table(table: SleeperTable, as_of: AsOf | str) -> PastTable:
     """A table as it was as of a files transaction number or a time.
 
     Raises:
@@ -89,7 +72,7 @@ _HISTORY_SCHEMA = pa.schema(
 )
 
 
-def history_table(table: TimeTravelTable) -> pa.Table:
+def history_table(table: SleeperTable) -> pa.Table:
     """A table's kept transactions, oldest first, as Arrow: log, number, type, time, files and rows added and
     removed, and (for the files log) whether the state as of it is readable."""
     history = read_history(table)

@@ -22,14 +22,10 @@ from sleeper.athena.handlers import (
     iterator_applying_connector,
     simple_connector,
 )
-from sleeper.athena.ports import AthenaInstance, AthenaStateStore, AthenaTable
 
 __all__ = [
     "AthenaConnectorError",
-    "AthenaInstance",
     "AthenaSettings",
-    "AthenaStateStore",
-    "AthenaTable",
     "CompositeHandler",
     "ConnectorKind",
     "MetadataHandler",

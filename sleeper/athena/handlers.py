@@ -53,7 +53,6 @@ from sleeper.athena.exceptions import (
     OPERATION_NOT_SUPPORTED,
     AthenaConnectorError,
 )
-from sleeper.athena.ports import AthenaInstance, AthenaTable
 from sleeper.athena.predicates import (
     ValueSet,
     intersect_intervals,
@@ -94,6 +93,7 @@ from sleeper.io.parquet import read_sorted
 from sleeper.iterators.exceptions import IteratorConfigError
 from sleeper.iterators.pipeline import RowIterators, table_rules_refusal
 from sleeper.iterators.plugin import IteratorSpec
+from sleeper.statestore.tables import SleeperInstance, SleeperTable
 
 __all__ = [
     "FILE_REGIONS_FIELD",
@@ -227,7 +227,7 @@ class _Tables:
     """Resolves Athena's (lower-cased) schema and table names against the instance, and refuses the tables a
     connector cannot serve."""
 
-    def __init__(self, instance: AthenaInstance, settings: AthenaSettings, kind: ConnectorKind) -> None:
+    def __init__(self, instance: SleeperInstance, settings: AthenaSettings, kind: ConnectorKind) -> None:
         if kind is ConnectorKind.SIMPLE and settings.query_time_iterator_class_name:
             raise AthenaConnectorError(
                 f"the simple connector applies no iterator, so it cannot apply the query time iterator "
@@ -247,7 +247,7 @@ class _Tables:
     def names(self) -> list[str]:
         return sorted(t.table_name for t in self._instance.tables())
 
-    def table(self, name: TableName) -> AthenaTable:
+    def table(self, name: TableName) -> SleeperTable:
         self.check_schema(name.schema_name)
         try:
             return self._instance.table(name.table_name)
@@ -262,7 +262,7 @@ class _Tables:
             f"no table {name.table_name!r} in schema {name.schema_name!r}", error_code=ENTITY_NOT_FOUND
         )
 
-    def readable(self, name: TableName) -> AthenaTable:
+    def readable(self, name: TableName) -> SleeperTable:
         """The table, if this connector may return its rows.
 
         Raises:
@@ -338,7 +338,7 @@ class MetadataHandler:
 
     def __init__(
         self,
-        instance: AthenaInstance,
+        instance: SleeperInstance,
         settings: AthenaSettings,
         kind: ConnectorKind,
         *,
@@ -529,7 +529,7 @@ class RecordHandler:
 
     def __init__(
         self,
-        instance: AthenaInstance,
+        instance: SleeperInstance,
         settings: AthenaSettings,
         kind: ConnectorKind,
         *,
@@ -567,7 +567,7 @@ class RecordHandler:
         spiller.write_all(self.read(request, table))
         return spiller.response(request.catalog_name)
 
-    def read(self, request: ReadRecordsRequest, table: AthenaTable) -> Iterator[pa.RecordBatch]:
+    def read(self, request: ReadRecordsRequest, table: SleeperTable) -> Iterator[pa.RecordBatch]:
         """The split's rows that satisfy the request's predicates, with exactly the request's columns."""
         schema = table.schema
         unknown = [n for n in request.schema.names if not schema.has_field(n)]
@@ -609,7 +609,7 @@ class RecordHandler:
             batch_size=self._settings.batch_rows,
         )
 
-    def _iterators(self, request: ReadRecordsRequest, table: AthenaTable) -> RowIterators:
+    def _iterators(self, request: ReadRecordsRequest, table: SleeperTable) -> RowIterators:
         """The table's processing and iterator, then the connector's query-time iterator (the same for every
         request); loaded before anything is read, so a read fails (never returns unfiltered rows) if one cannot be
         loaded."""
@@ -624,7 +624,7 @@ class RecordHandler:
             raise AthenaConnectorError(str(e), error_code=INVALID_INPUT) from e
 
     def _read_leaf(
-        self, request: ReadRecordsRequest, table: AthenaTable, filtered: list[str], iterators: RowIterators
+        self, request: ReadRecordsRequest, table: SleeperTable, filtered: list[str], iterators: RowIterators
     ) -> Iterator[pa.RecordBatch]:
         schema = table.schema
         properties = request.split.properties
@@ -654,7 +654,7 @@ class RecordHandler:
         yield from iterators.apply(merged)
 
 
-def _check_split_files(properties: Mapping[str, str], table: AthenaTable, kind: ConnectorKind) -> None:
+def _check_split_files(properties: Mapping[str, str], table: SleeperTable, kind: ConnectorKind) -> None:
     """Checks that every file a split names is a data file of the table it is read as.
 
     A split comes back in the read request as the metadata handler made it only if Athena sends the request; the
@@ -747,7 +747,7 @@ class CompositeHandler:
 
 def _connector(
     kind: ConnectorKind,
-    instance: AthenaInstance,
+    instance: SleeperInstance,
     settings: AthenaSettings,
     spill_filesystem: pafs.FileSystem | None,
 ) -> CompositeHandler:
@@ -758,7 +758,7 @@ def _connector(
 
 
 def simple_connector(
-    instance: AthenaInstance, settings: AthenaSettings, *, spill_filesystem: pafs.FileSystem | None = None
+    instance: SleeperInstance, settings: AthenaSettings, *, spill_filesystem: pafs.FileSystem | None = None
 ) -> CompositeHandler:
     """The simple connector (``<id>SimpleSleeperConnector``): one split per data file, no table processing; it refuses
     a table that sets filters, aggregations or an iterator.
@@ -771,7 +771,7 @@ def simple_connector(
 
 
 def iterator_applying_connector(
-    instance: AthenaInstance, settings: AthenaSettings, *, spill_filesystem: pafs.FileSystem | None = None
+    instance: SleeperInstance, settings: AthenaSettings, *, spill_filesystem: pafs.FileSystem | None = None
 ) -> CompositeHandler:
     """The iterator-applying connector (``<id>IteratorApplyingSleeperConnector``): one split per leaf, merged and
     processed like a Sleeper query."""

@@ -21,10 +21,9 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
 
 from sleeper.bulk_export.exceptions import BulkExportQueryError
-from sleeper.bulk_export.executor import ExportResult, ExportTable, run_leaf_export
+from sleeper.bulk_export.executor import ExportResult, run_leaf_export
 from sleeper.bulk_export.model import (
     BulkExportQuery,
     LeafPartitionExport,
@@ -35,18 +34,15 @@ from sleeper.bulk_export.model import (
 from sleeper.bulk_export.planner import plan_export
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.operations import BULK_EXPORT_Q, LEAF_PARTITION_BULK_EXPORT_Q
-from sleeper.core.partition import PartitionTree
 from sleeper.core.paths import join_under
-from sleeper.core.queue import Queue
 from sleeper.core.schema import Schema
-from sleeper.core.statestore.references import FileReference
-from sleeper.core.trackers.query import QueryState, QueryTracker, QueryUpdate
+from sleeper.core.trackers.query import QueryState, QueryUpdate
 from sleeper.io.filesystem import FileSystemOptions, resolve
+from sleeper.statestore.tables import SleeperRuntime
 
 __all__ = [
     "BULK_EXPORT_Q",
     "LEAF_PARTITION_BULK_EXPORT_Q",
-    "BulkExportRuntime",
     "ExportPlan",
     "handle_bulk_export",
     "handle_leaf_partition_export",
@@ -55,58 +51,6 @@ __all__ = [
 ]
 
 _LOG = logging.getLogger(__name__)
-
-
-class ExportableStateStore(Protocol):
-    """What planning an export needs of a table's state store."""
-
-    def partition_tree(self) -> PartitionTree:
-        """The table's partitions."""
-        ...
-
-    def file_references(self) -> list[FileReference]:
-        """Every file reference of the table."""
-        ...
-
-
-class ExportableTable(ExportTable, Protocol):
-    """A table an export can name."""
-
-    @property
-    def state_store(self) -> ExportableStateStore:
-        """The table's state store."""
-        ...
-
-
-class BulkExportRuntime(Protocol):
-    """The instance the bulk export entries run in."""
-
-    def table(self, name: str) -> ExportableTable:
-        """The table with this name (raises ``TableNotFoundError`` if none)."""
-        ...
-
-    def table_by_id(self, table_id: str) -> ExportableTable:
-        """The table with this id (raises ``TableNotFoundError`` if none)."""
-        ...
-
-    @property
-    def query_tracker(self) -> QueryTracker:
-        """Where exports (as queries) and their leaf exports (as sub-queries) are tracked."""
-        ...
-
-    @property
-    def bulk_export_uri(self) -> str:
-        """Where exports are written (the bulk export bucket on AWS)."""
-        ...
-
-    @property
-    def filesystem_options(self) -> FileSystemOptions | None:
-        """How to reach the data and export files."""
-        ...
-
-    def queue(self, logical_name: str) -> Queue:
-        """The queue with this logical name."""
-        ...
 
 
 def _now() -> datetime:
@@ -132,7 +76,7 @@ class ExportPlan:
     already_finished: bool = False
 
 
-def _serde(instance: BulkExportRuntime) -> LeafPartitionExportSerDe:
+def _serde(instance: SleeperRuntime) -> LeafPartitionExportSerDe:
     def by_id(table_id: str) -> Schema:
         return instance.table_by_id(table_id).schema
 
@@ -140,7 +84,7 @@ def _serde(instance: BulkExportRuntime) -> LeafPartitionExportSerDe:
 
 
 def plan_bulk_export(
-    instance: BulkExportRuntime,
+    instance: SleeperRuntime,
     query: BulkExportQuery | str,
     *,
     root: str | None = None,
@@ -214,7 +158,7 @@ def _delete_stale_output(
             filesystem.delete_file(info.path)
 
 
-def handle_bulk_export(instance: BulkExportRuntime, body: str) -> str:
+def handle_bulk_export(instance: SleeperRuntime, body: str) -> str:
     """One ``BulkExport-Q`` message: plans the export and sends one leaf partition export per leaf with files to
     ``BulkExportLeafPartition-Q``. A bad query is tracked FAILED and its message is done.
 
@@ -235,7 +179,7 @@ def handle_bulk_export(instance: BulkExportRuntime, body: str) -> str:
 
 
 def run_leaf_partition_export(
-    instance: BulkExportRuntime,
+    instance: SleeperRuntime,
     leaf: LeafPartitionExport,
     *,
     root: str | None = None,
@@ -285,7 +229,7 @@ def run_leaf_partition_export(
     return result
 
 
-def handle_leaf_partition_export(instance: BulkExportRuntime, body: str) -> str:
+def handle_leaf_partition_export(instance: SleeperRuntime, body: str) -> str:
     """One ``BulkExportLeafPartition-Q`` message: exports the leaf partition to its file.
 
     Returns:

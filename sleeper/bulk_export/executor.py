@@ -18,12 +18,10 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
 
 import pyarrow as pa
 
 from sleeper.bulk_export.model import LeafPartitionExport
-from sleeper.core.properties import TableProperties
 from sleeper.core.schema import Schema
 from sleeper.core.statestore.locations import check_file_in_table
 from sleeper.io.filesystem import FileSystemOptions
@@ -31,32 +29,9 @@ from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter, read_sorted
 from sleeper.iterators.pipeline import RowIterators
+from sleeper.statestore.tables import SleeperTable
 
-__all__ = ["ExportResult", "ExportTable", "export_batches", "run_leaf_export"]
-
-
-class ExportTable(Protocol):
-    """What a leaf export needs of its table (the runtime's table facade fits)."""
-
-    @property
-    def table_id(self) -> str:
-        """The table id."""
-        ...
-
-    @property
-    def schema(self) -> Schema:
-        """The table schema."""
-        ...
-
-    @property
-    def properties(self) -> TableProperties:
-        """The table properties (iterators, Parquet settings)."""
-        ...
-
-    @property
-    def data_prefix(self) -> str:
-        """The URI under which the table's files live."""
-        ...
+__all__ = ["ExportResult", "export_batches", "run_leaf_export"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,7 +81,7 @@ def export_batches(
 
 def run_leaf_export(
     export: LeafPartitionExport,
-    table: ExportTable,
+    table: SleeperTable,
     output: str,
     *,
     now_ms: int | None = None,

@@ -7,12 +7,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sleeper.bulk_export.entry import BulkExportRuntime, plan_bulk_export, run_leaf_partition_export
+from sleeper.bulk_export.entry import plan_bulk_export, run_leaf_partition_export
 from sleeper.bulk_export.exceptions import BulkExportError
 from sleeper.bulk_export.model import BulkExportQuery, export_output_path
 from sleeper.io.exceptions import UnsupportedLocationError
 from sleeper.io.filesystem import S3_SCHEMES
 from sleeper.io.input_paths import is_s3_uri
+from sleeper.statestore.tables import SleeperRuntime
 
 __all__ = ["ExportSummary", "export_root", "export_table"]
 
@@ -78,7 +79,7 @@ def export_root(root: str) -> str:
     return os.path.abspath(os.path.expanduser(text))
 
 
-def export_table(instance: BulkExportRuntime, query: BulkExportQuery, root: str) -> ExportSummary:
+def export_table(instance: SleeperRuntime, query: BulkExportQuery, root: str) -> ExportSummary:
     """Exports a table: one sorted Parquet file per leaf partition under ``root`` (a local directory or an S3 URI:
     see :func:`export_root`).
 

@@ -13,7 +13,6 @@ from sleeper.bulk_import.exceptions import (
     SparkUnavailableError,
 )
 from sleeper.bulk_import.leaves import LeafTagger, spark_partition_keys
-from sleeper.bulk_import.ports import BulkImportInstance, BulkImportTable
 from sleeper.bulk_import.presplit import PreSplitSettings, plan_partition_tree_extension
 from sleeper.bulk_import.runner import (
     BulkImportOutcome,
@@ -27,10 +26,8 @@ from sleeper.bulk_import.validation import InputFile, JobValidation, validate_jo
 __all__ = [
     "BulkImportConfigError",
     "BulkImportError",
-    "BulkImportInstance",
     "BulkImportOutcome",
     "BulkImportResult",
-    "BulkImportTable",
     "InputFile",
     "InsufficientDataForSplittingError",
     "JobValidation",

@@ -24,13 +24,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from sleeper.bulk_import.exceptions import BulkImportError
-from sleeper.bulk_import.ports import BulkImportInstance
 from sleeper.bulk_import.runner import BulkImportOutcome, import_validated
 from sleeper.bulk_import.validation import validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.operations import STATE_STORE_COMMITTER_Q
 from sleeper.core.trackers.runs import IngestRun, JobOutcome
 from sleeper.io.filesystem import FileSystemOptions
+from sleeper.statestore.tables import SleeperRuntime
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -45,7 +45,7 @@ class BulkImportJobFileError(BulkImportError):
 
 
 def run_started_bulk_import(
-    instance: BulkImportInstance,
+    instance: SleeperRuntime,
     job: BulkImportJob,
     *,
     job_run_id: str,

@@ -2,32 +2,25 @@
 
 * A bulk import platform's queue (``BulkImportEMRServerlessQ``, ``BulkImportNonPersistentEMRQ``,
   ``BulkImportPersistentEMRQ``, ``BulkImportEKSQ``): the starter validates the job, writes it for the Spark driver and
-  starts it on the platform the instance gives for the queue (:meth:`BulkImportStartRuntime.bulk_import_launch`). Each
-  queue names its own entry in the registry, so the one starter Lambda that all four feed runs the right one per
-  message.
+  starts it on the platform the instance gives for the queue
+  (:meth:`sleeper.bulk_import.ports.BulkImportStartRuntime.bulk_import_launch`). Each queue names its own entry in
+  the registry, so the one starter Lambda that all four feed runs the right one per message.
 * A local instance's ``BulkImportJobQ``: the job is validated and run at once with local Spark
   (:func:`sleeper.bulk_import.runner.run_bulk_import_message`), where the instance says a job runs.
 """
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from typing import Protocol
-
-from sleeper.bulk_import.launch_ports import BulkImportJobStore, BulkImportPlatform, BulkImportRequeue
-from sleeper.bulk_import.ports import BulkImportInstance
+from sleeper.bulk_import.ports import BulkImportLaunch, BulkImportStartRuntime
 from sleeper.bulk_import.runner import run_bulk_import_message
 from sleeper.bulk_import.starter import start_bulk_import_message
 from sleeper.core import operations
-from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.trackers.runs import JobOutcome
-from sleeper.io.filesystem import FileSystemOptions
+from sleeper.statestore.tables import SleeperRuntime
 
 __all__ = [
     "BulkImportJobFailedError",
     "BulkImportLaunch",
-    "BulkImportRuntime",
     "BulkImportStartRuntime",
     "handle_bulk_import_job",
     "handle_eks_start",
@@ -40,54 +33,6 @@ __all__ = [
 
 class BulkImportJobFailedError(RuntimeError):
     """A bulk import job run at once failed (its message is delivered again)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BulkImportLaunch:
-    """Where the jobs of one bulk import queue are started.
-
-    Attributes:
-        platform: Starts a job (EMR Serverless, an EMR cluster per job, the persistent EMR cluster).
-        job_store: Where the job file is written for the Spark driver.
-        requeue: Puts a job back on its queue when the platform is full (None: the platform is never full).
-    """
-
-    platform: BulkImportPlatform
-    job_store: BulkImportJobStore
-    requeue: BulkImportRequeue | None = None
-
-
-class BulkImportStartRuntime(BulkImportInstance, Protocol):
-    """The instance the starter runs in: tables, the ingest job tracker, how to reach the input files and where each
-    bulk import queue's jobs are started."""
-
-    @property
-    def filesystem_options(self) -> FileSystemOptions | None:
-        """How to reach the input files."""
-        ...
-
-    def bulk_import_launch(self, queue_name: str) -> BulkImportLaunch:
-        """Where the jobs of a bulk import queue are started.
-
-        Raises:
-            ValueError: If the queue is not a bulk import queue of the instance.
-            PropertyError: If the platform's resources are not set (its stack is not deployed).
-        """
-        ...
-
-
-class BulkImportRuntime(BulkImportInstance, Protocol):
-    """The instance a bulk import job is run in at once: tables, the ingest job tracker, how to reach the files and
-    where a job runs."""
-
-    @property
-    def filesystem_options(self) -> FileSystemOptions | None:
-        """How to reach the input and data files (None for the defaults: a local instance)."""
-        ...
-
-    def job_workspace(self) -> AbstractContextManager[JobWorkspace]:
-        """Where a job runs while the block lasts: the task recorded on its run."""
-        ...
 
 
 def start_from_queue(instance: BulkImportStartRuntime, body: str, queue_name: str) -> str:
@@ -134,7 +79,7 @@ def handle_eks_start(instance: BulkImportStartRuntime, body: str) -> str:
     return start_from_queue(instance, body, operations.BULK_IMPORT_EKS_Q)
 
 
-def handle_bulk_import_job(instance: BulkImportRuntime, body: str) -> str:
+def handle_bulk_import_job(instance: SleeperRuntime, body: str) -> str:
     """One ``BulkImportJobQ`` message of a local instance: validates, tracks and runs the job with local Spark.
 
     Returns:

@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from sleeper.bulk_import.ports import BulkImportInstance
 from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.runs import IngestRun
+from sleeper.statestore.tables import SleeperRuntime
 
 __all__ = ["PlatformOutcomeError", "record_platform_failure"]
 
@@ -34,7 +34,7 @@ def _text(value: object, what: str) -> str:
 
 
 def record_platform_failure(
-    instance: BulkImportInstance,
+    instance: SleeperRuntime,
     event: Mapping[str, Any],
     *,
     clock: Callable[[], datetime] = lambda: datetime.now(tz=UTC),

@@ -1,29 +1,42 @@
-"""Ports of bulk import: the tables imported into and the instance the job runs in (see
-:mod:`sleeper.statestore.tables`)."""
+"""The port of bulk import: what starting a job needs of an instance on AWS beyond the shared runtime port
+(:mod:`sleeper.statestore.tables`), where each bulk import queue's jobs are started. A job run at once (a local
+instance's ``BulkImportJobQ``) needs only the shared port."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
-from sleeper.core.queue import Queue
-from sleeper.core.trackers.ingest import IngestJobTracker
-from sleeper.statestore.tables import SleeperTable, TableLookup
+from sleeper.bulk_import.launch_ports import BulkImportJobStore, BulkImportPlatform, BulkImportRequeue
+from sleeper.statestore.tables import SleeperRuntime
 
-__all__ = ["BulkImportInstance", "BulkImportTable"]
-
-BulkImportTable = SleeperTable
-"""A table bulk imported into."""
+__all__ = ["BulkImportLaunch", "BulkImportStartRuntime"]
 
 
-class BulkImportInstance(TableLookup, Protocol):
-    """The instance a bulk import job runs in: its tables, the ingest job tracker (which tracks bulk imports) and its
-    queues (the state store committer's, for asynchronous commits)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BulkImportLaunch:
+    """Where the jobs of one bulk import queue are started.
 
-    @property
-    def ingest_job_tracker(self) -> IngestJobTracker:
-        """Where job runs are recorded."""
-        ...
+    Attributes:
+        platform: Starts a job (EMR Serverless, an EMR cluster per job, the persistent EMR cluster).
+        job_store: Where the job file is written for the Spark driver.
+        requeue: Puts a job back on its queue when the platform is full (None: the platform is never full).
+    """
 
-    def queue(self, logical_name: str) -> Queue:
-        """The queue with this logical name (for example ``StateStoreCommitterQ.fifo``)."""
+    platform: BulkImportPlatform
+    job_store: BulkImportJobStore
+    requeue: BulkImportRequeue | None = None
+
+
+class BulkImportStartRuntime(SleeperRuntime, Protocol):
+    """The instance the starter runs in: the shared runtime port, and where each bulk import queue's jobs are
+    started."""
+
+    def bulk_import_launch(self, queue_name: str) -> BulkImportLaunch:
+        """Where the jobs of a bulk import queue are started.
+
+        Raises:
+            ValueError: If the queue is not a bulk import queue of the instance.
+            PropertyError: If the platform's resources are not set (its stack is not deployed).
+        """
         ...

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from sleeper.bulk_import.ports import BulkImportInstance, BulkImportTable
 from sleeper.bulk_import.spark_job import delete_written, spark_session, write_with_spark
 from sleeper.bulk_import.validation import JobValidation, validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
@@ -43,6 +42,7 @@ from sleeper.core.trackers.runs import IngestRun, JobOutcome, RunFailure
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.statestore.committer import send_transaction
 from sleeper.statestore.exceptions import COMMIT_NOT_IN_LOG
+from sleeper.statestore.tables import SleeperRuntime, SleeperTable
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -98,7 +98,7 @@ class BulkImportOutcome:
 
 
 def run_bulk_import(
-    instance: BulkImportInstance,
+    instance: SleeperRuntime,
     job: BulkImportJob,
     *,
     spark: SparkSession | None = None,
@@ -156,7 +156,7 @@ def run_bulk_import(
 def import_validated(
     run: IngestRun,
     validation: JobValidation,
-    table: BulkImportTable,
+    table: SleeperTable,
     *,
     spark: SparkSession | None,
     options: FileSystemOptions | None,
@@ -203,7 +203,7 @@ def import_validated(
     )
 
 
-def _commit_sender(committer: Queue, table: BulkImportTable) -> Callable[[AddFilesTransaction], None]:
+def _commit_sender(committer: Queue, table: SleeperTable) -> Callable[[AddFilesTransaction], None]:
     def send(transaction: AddFilesTransaction) -> None:
         send_transaction(committer, table.state_store, transaction)
 
@@ -213,7 +213,7 @@ def _commit_sender(committer: Queue, table: BulkImportTable) -> Callable[[AddFil
 def _write_and_commit(
     run: IngestRun,
     validation: JobValidation,
-    table: BulkImportTable,
+    table: SleeperTable,
     *,
     spark: SparkSession | None,
     options: FileSystemOptions | None,
@@ -317,7 +317,7 @@ def commit_bulk_import_files(
 
 
 def run_bulk_import_message(
-    instance: BulkImportInstance,
+    instance: SleeperRuntime,
     body: str,
     *,
     spark: SparkSession | None = None,

@@ -34,12 +34,12 @@ from sleeper.bulk_import.launch_ports import (
     PlatformStart,
     bulk_import_job_key,
 )
-from sleeper.bulk_import.ports import BulkImportInstance
 from sleeper.bulk_import.validation import validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.trackers.runs import IngestRun, RunFailure
 from sleeper.io.filesystem import FileSystemOptions
+from sleeper.statestore.tables import SleeperRuntime
 
 __all__ = [
     "BulkImportStart",
@@ -86,7 +86,7 @@ class BulkImportStart:
 
 
 def start_bulk_import(
-    instance: BulkImportInstance,
+    instance: SleeperRuntime,
     job: BulkImportJob,
     *,
     platform: BulkImportPlatform,
@@ -166,7 +166,7 @@ def start_bulk_import(
 
 
 def start_bulk_import_message(
-    instance: BulkImportInstance,
+    instance: SleeperRuntime,
     body: str,
     *,
     platform: BulkImportPlatform,

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 
 from pyarrow import fs as pafs
 
-from sleeper.bulk_import.ports import BulkImportInstance, BulkImportTable
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.jobs.bulk_import_algorithm import (
@@ -38,6 +37,7 @@ from sleeper.core.statestore.state import input_files_hash
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.input_files import expand_paths, read_footer, reads_as, schema_problems
+from sleeper.statestore.tables import SleeperRuntime, SleeperTable
 
 __all__ = ["InputFile", "JobValidation", "reads_as", "validate_job"]
 
@@ -66,7 +66,7 @@ class JobValidation:
         algorithm: The algorithm the job runs (None if it names none this port runs, a reason to reject it).
     """
 
-    table: BulkImportTable | None
+    table: SleeperTable | None
     files: tuple[InputFile, ...] = ()
     reasons: tuple[str, ...] = field(default=())
     algorithm: BulkImportAlgorithm | None = None
@@ -88,7 +88,7 @@ class JobValidation:
 
 
 def validate_job(
-    instance: BulkImportInstance,
+    instance: SleeperRuntime,
     job: BulkImportJob,
     *,
     options: FileSystemOptions | None = None,
@@ -130,7 +130,7 @@ def validate_job(
     return JobValidation(table=table, files=tuple(files), reasons=tuple(reasons), algorithm=algorithm)
 
 
-def _algorithm(job: BulkImportJob, table: BulkImportTable) -> tuple[BulkImportAlgorithm | None, list[str]]:
+def _algorithm(job: BulkImportJob, table: SleeperTable) -> tuple[BulkImportAlgorithm | None, list[str]]:
     """The job's algorithm: its ``className``, else the instance's ``sleeper.bulk.import.class.name``."""
     if job.class_name is not None:
         name, source = job.class_name, "className"
@@ -143,7 +143,7 @@ def _algorithm(job: BulkImportJob, table: BulkImportTable) -> tuple[BulkImportAl
         return None, [str(e)]
 
 
-def _find(lookup: object, key: str) -> BulkImportTable | None:
+def _find(lookup: object, key: str) -> SleeperTable | None:
     try:
         return lookup(key)  # type: ignore[operator,no-any-return]
     except TableNotFoundError:

@@ -31,7 +31,7 @@ from enum import Enum
 
 from pyarrow import fs as pafs
 
-from sleeper.compaction.ports import COMPACTION_COMMIT_QUEUE, STATE_STORE_COMMITTER_QUEUE, CompactionTable
+from sleeper.compaction.ports import COMPACTION_COMMIT_QUEUE, STATE_STORE_COMMITTER_QUEUE
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.jobs.compaction import CompactionJob, CompactionJobCommitRequest, commit_requests_by_table
@@ -51,6 +51,7 @@ from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolv
 from sleeper.io.sketches import sketches_path
 from sleeper.statestore.committer import send_commit_request
 from sleeper.statestore.follower import record_compaction_committed, record_compaction_failed, was_committed
+from sleeper.statestore.tables import SleeperTable
 
 _LOG = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ class JobCheck:
     reason: str = ""
 
 
-def check_job(job: CompactionJob, table: CompactionTable, *, tracker: CompactionJobTracker | None = None) -> JobCheck:
+def check_job(job: CompactionJob, table: SleeperTable, *, tracker: CompactionJobTracker | None = None) -> JobCheck:
     """Checks, from the table's latest state, whether a job can run and commit.
 
     Args:
@@ -168,7 +169,7 @@ class CommitMode(Enum):
     ASYNC = "ASYNC"
 
 
-def commit_mode(table: CompactionTable) -> CommitMode:
+def commit_mode(table: SleeperTable) -> CommitMode:
     """The table's commit mode, from ``sleeper.table.compaction.job.commit.async`` and
     ``sleeper.table.compaction.job.async.commit.batching``."""
     from sleeper.core.properties import table as tp
@@ -199,7 +200,7 @@ class CommitOutcome(Enum):
 
 def commit_job(
     job: CompactionJob,
-    table: CompactionTable,
+    table: SleeperTable,
     *,
     rows_written: int,
     task_id: str | None,
@@ -276,7 +277,7 @@ def _send(
 
 def _refused(
     job: CompactionJob,
-    table: CompactionTable,
+    table: SleeperTable,
     request: ReplaceFileReferencesRequest,
     reason: str,
     tracker: CompactionJobTracker,
@@ -342,7 +343,7 @@ class CommitBatchResult:
 
 def apply_compaction_commits(
     requests: Sequence[CompactionJobCommitRequest],
-    table_by_id: Callable[[str], CompactionTable],
+    table_by_id: Callable[[str], SleeperTable],
     tracker: CompactionJobTracker,
     *,
     clock: Clock = _utc_now,
@@ -409,7 +410,7 @@ def apply_compaction_commits(
 
 
 def _commit_table(
-    table: CompactionTable,
+    table: SleeperTable,
     jobs: Sequence[ReplaceFileReferencesRequest],
     committed_before: Callable[[ReplaceFileReferencesRequest], bool],
     filesystem: pafs.FileSystem | None,
@@ -487,7 +488,7 @@ def _record_failed(
 
 def handle_commit_messages(
     bodies: Sequence[str],
-    table_by_id: Callable[[str], CompactionTable],
+    table_by_id: Callable[[str], SleeperTable],
     tracker: CompactionJobTracker,
     *,
     clock: Clock = _utc_now,

@@ -58,7 +58,6 @@ from typing import TypeVar
 
 import numpy as np
 
-from sleeper.compaction.creation_ports import JobCreationTable
 from sleeper.compaction.dispatch import record_created
 from sleeper.compaction.strategies import (
     FilesInPartition,
@@ -102,6 +101,7 @@ from sleeper.core.statestore.transactions.files import (
 from sleeper.core.trackers.compaction import CompactionJobTracker
 from sleeper.statestore.committer import send_transaction
 from sleeper.statestore.store import StateStore
+from sleeper.statestore.tables import SleeperTable
 
 __all__ = [
     "CompactionJobCreationResult",
@@ -248,7 +248,7 @@ class JobFactory:
     _partition_dirs: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
-    def for_table(cls, table: JobCreationTable, job_id_supplier: Callable[[], str] | None = None) -> JobFactory:
+    def for_table(cls, table: SleeperTable, job_id_supplier: Callable[[], str] | None = None) -> JobFactory:
         """The factory for a table, copying its iterator, filter and aggregation settings into each job."""
         props = table.properties
         return cls(
@@ -603,7 +603,7 @@ def _send_pending_batch(
 
 # --- the operation -------------------------------------------------------------------------------------------------
 def create_compaction_jobs(
-    table: JobCreationTable,
+    table: SleeperTable,
     queue: Queue,
     tracker: CompactionJobTracker,
     *,

@@ -31,13 +31,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import Enum
 
-from sleeper.compaction.creation_ports import JobCreationTable
 from sleeper.core.jobs.compaction import CompactionJob, CompactionJobBatch, CompactionJobDispatchRequest
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.properties.table import COMPACTION_JOB_SEND_RETRY_DELAY_SECS, COMPACTION_JOB_SEND_TIMEOUT_SECS
 from sleeper.core.queue import OutgoingMessage, Queue
 from sleeper.core.statestore.state import FilesState
 from sleeper.core.trackers.compaction import CompactionJobCreated, CompactionJobTracker
+from sleeper.statestore.tables import SleeperTable
 
 __all__ = ["BatchFileMissing", "DispatchOutcome", "DispatchResult", "dispatch_pending_batch", "record_created"]
 
@@ -126,7 +126,7 @@ def _problems(jobs: tuple[CompactionJob, ...], files: FilesState) -> tuple[list[
 def dispatch_pending_batch(
     body: str,
     *,
-    table_by_id: Callable[[str], JobCreationTable],
+    table_by_id: Callable[[str], SleeperTable],
     read_batch: Callable[[str], str],
     delete_batch: Callable[[str], None],
     job_queue: Queue,

@@ -9,26 +9,22 @@ bucket on AWS), the pending batch queue and, for the assignment, the state store
 from __future__ import annotations
 
 import logging
-from contextlib import AbstractContextManager
-from typing import Protocol
 
 from sleeper.compaction.commit import handle_commit_messages
 from sleeper.compaction.creation import CompactionJobCreationResult, PendingBatches, create_compaction_jobs
-from sleeper.compaction.creation_ports import JobCreationTable
 from sleeper.compaction.dispatch import BatchFileMissing, DispatchOutcome, dispatch_pending_batch
 from sleeper.compaction.exceptions import CompactionError
-from sleeper.compaction.ports import COMPACTION_JOB_QUEUE, STATE_STORE_COMMITTER_QUEUE, CompactionInstance
+from sleeper.compaction.ports import COMPACTION_JOB_QUEUE, STATE_STORE_COMMITTER_QUEUE
 from sleeper.compaction.task import CompactionJobRunner, JobRunOutcome
 from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.operations import PENDING_COMPACTION_JOB_BATCH_Q
 from sleeper.core.paths import join_under
-from sleeper.core.queue import Queue
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.io.exceptions import MissingFileError
-from sleeper.io.filesystem import FileSystemOptions, delete, read_bytes, resolve, write_bytes
+from sleeper.io.filesystem import delete, read_bytes, resolve, write_bytes
+from sleeper.statestore.tables import SleeperRuntime, SleeperTable
 
 __all__ = [
-    "CompactionRuntime",
     "compaction_job_line",
     "create_jobs_for_table",
     "handle_compaction_commit",
@@ -42,33 +38,10 @@ __all__ = [
 _LOG = logging.getLogger(__name__)
 
 
-class CompactionRuntime(CompactionInstance, Protocol):
-    """The instance compaction's entries run in: :class:`CompactionInstance`, how to reach the data files, where
-    they lie, the dead-letter queues and where a job runs."""
-
-    @property
-    def filesystem_options(self) -> FileSystemOptions | None:
-        """How to reach the data files (None for the defaults: a local instance)."""
-        ...
-
-    @property
-    def data_root(self) -> str:
-        """The URI every table's data prefix is under (the data bucket on AWS), where pending batch files lie."""
-        ...
-
-    def dead_letter_queue(self, name: str) -> Queue:
-        """The dead-letter queue of a queue, by the queue's logical name."""
-        ...
-
-    def job_workspace(self) -> AbstractContextManager[JobWorkspace]:
-        """Where a job runs while the block lasts: the task recorded on its run and its scratch directory."""
-        ...
-
-
 class _BatchFiles:
     """The pending batch files of an instance, by their keys under its data root."""
 
-    def __init__(self, instance: CompactionRuntime) -> None:
+    def __init__(self, instance: SleeperRuntime) -> None:
         self._root = instance.data_root
         self._options = instance.filesystem_options
 
@@ -89,7 +62,7 @@ class _BatchFiles:
         delete(*resolve(self._located(key), self._options))
 
 
-def pending_batches(instance: CompactionRuntime) -> PendingBatches:
+def pending_batches(instance: SleeperRuntime) -> PendingBatches:
     """Where job creation puts batches whose assignment goes through the committer: batch files under the instance's
     data root, the pending batch queue the dispatcher reads, and the state store committer's queue."""
     return PendingBatches(
@@ -100,7 +73,7 @@ def pending_batches(instance: CompactionRuntime) -> PendingBatches:
 
 
 def create_jobs_for_table(
-    instance: CompactionRuntime, table: JobCreationTable, *, compact_all: bool = False
+    instance: SleeperRuntime, table: SleeperTable, *, compact_all: bool = False
 ) -> CompactionJobCreationResult:
     """Creates a table's compaction jobs in an instance (:func:`sleeper.compaction.creation.create_compaction_jobs`):
     sent to ``CompactionJobQ`` once assigned here, or put in pending batches for the dispatcher when the table
@@ -118,7 +91,7 @@ def create_jobs_for_table(
     )
 
 
-def handle_compaction_job_creation(instance: CompactionRuntime, body: str) -> str:
+def handle_compaction_job_creation(instance: SleeperRuntime, body: str) -> str:
     """One ``CompactionJobCreationQ.fifo`` message (body: the table id): pre-splits the table's file references,
     plans jobs with its strategy, and assigns their input files and sends them to ``CompactionJobQ`` (recorded created
     in the compaction job tracker), or, when the table assigns through the committer, puts them in pending batches
@@ -147,7 +120,7 @@ def handle_compaction_job_creation(instance: CompactionRuntime, body: str) -> st
     return line + (f", {result.jobs_over_limit} over the limit" if result.jobs_over_limit else "")
 
 
-def handle_compaction_commit(instance: CompactionRuntime, body: str) -> str:
+def handle_compaction_commit(instance: SleeperRuntime, body: str) -> str:
     """One ``CompactionCommitQ`` message: a batch of one for the queue's one batch reader
     (:func:`sleeper.compaction.commit.handle_commit_messages`), which the commit batcher Lambda gives its batches.
 
@@ -170,7 +143,7 @@ def handle_compaction_commit(instance: CompactionRuntime, body: str) -> str:
     return "; ".join(parts)
 
 
-def handle_compaction_job_dispatch(instance: CompactionRuntime, body: str) -> str:
+def handle_compaction_job_dispatch(instance: SleeperRuntime, body: str) -> str:
     """One ``PendingCompactionJobBatchQ`` message (Sleeper's pending batch request, see
     :mod:`sleeper.compaction.dispatch`): the batch file is read from (and, once its jobs are sent, deleted from) the
     instance's data root; a request that can never be sent goes to the queue's dead-letter queue.
@@ -201,9 +174,7 @@ def handle_compaction_job_dispatch(instance: CompactionRuntime, body: str) -> st
     return f"Compaction {result.describe()}"
 
 
-def run_compaction_job(
-    instance: CompactionRuntime, body: str, *, workspace: JobWorkspace | None = None
-) -> JobRunOutcome:
+def run_compaction_job(instance: SleeperRuntime, body: str, *, workspace: JobWorkspace | None = None) -> JobRunOutcome:
     """Runs one ``CompactionJobQ`` message in a workspace (by default the instance's ``job_workspace()``; a
     compaction task gives its own): checks, runs and commits the job, every step tracked under the workspace's task.
     An unreadable message is a failed run."""
@@ -228,7 +199,7 @@ def compaction_job_line(outcome: JobRunOutcome) -> str:
     return f"compaction job {outcome.job_id} finished: {rows:,} rows written"
 
 
-def handle_compaction_job(instance: CompactionRuntime, body: str) -> str:
+def handle_compaction_job(instance: SleeperRuntime, body: str) -> str:
     """One ``CompactionJobQ`` message, run where the instance says a job runs (:func:`run_compaction_job`).
 
     Returns:

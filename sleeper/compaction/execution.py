@@ -64,8 +64,8 @@ from sleeper.iterators.pipeline import RowIterators
 from sleeper.iterators.plugin import IteratorSpec
 
 if TYPE_CHECKING:
-    from sleeper.compaction.ports import CompactionTable
     from sleeper.core.properties import TableProperties
+    from sleeper.statestore.tables import SleeperTable
 
 __all__ = [
     "DATA_ENGINE_PROPERTY",
@@ -247,7 +247,7 @@ def partition_bounds(region: CoreRegion) -> list[KeyBounds]:
 
 def run_compaction(
     job: CompactionJob,
-    table: CompactionTable,
+    table: SleeperTable,
     *,
     partition: Partition | None = None,
     engine: str | None = None,

@@ -40,7 +40,7 @@ from pyarrow import fs as pafs
 
 from sleeper.compaction.commit import CommitOutcome, JobReadiness, check_job, commit_job, record_landed_commit
 from sleeper.compaction.execution import CompactionResult, ExecutionSettings, run_compaction
-from sleeper.compaction.ports import COMPACTION_JOB_QUEUE, CompactionInstance, CompactionTable
+from sleeper.compaction.ports import COMPACTION_JOB_QUEUE
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.faults import crash_point
 from sleeper.core.jobs.compaction import CompactionJob
@@ -51,6 +51,7 @@ from sleeper.core.trackers.runs import CompactionRun, JobOutcome, RunFailure
 from sleeper.core.trackers.task import TaskFinished, TaskStarted
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.iterators.exceptions import IteratorLoadError, IteratorRunError
+from sleeper.statestore.tables import SleeperRuntime, SleeperTable
 
 __all__ = [
     "CompactionJobRunner",
@@ -170,7 +171,7 @@ class CompactionJobRunner:
 
     def __init__(
         self,
-        instance: CompactionInstance,
+        instance: SleeperRuntime,
         *,
         task_id: str | None = None,
         engine: str | None = None,
@@ -219,7 +220,7 @@ class CompactionJobRunner:
             return self._not_run(job, JobOutcome.FAILED, check.reason)
         return self._run_ready(job, table)
 
-    def _run_ready(self, job: CompactionJob, table: CompactionTable) -> JobRunOutcome:
+    def _run_ready(self, job: CompactionJob, table: SleeperTable) -> JobRunOutcome:
         tracker = self._instance.compaction_job_tracker
         run = self._tracked(job)
         run.started()
@@ -321,7 +322,7 @@ class TaskSummary:
 
 
 def run_compaction_task(
-    instance: CompactionInstance,
+    instance: SleeperRuntime,
     *,
     task_id: str | None = None,
     settings: TaskSettings | None = None,

@@ -21,7 +21,7 @@ from sleeper.gc.orphans import (
     sweep_deleted_tables,
     sweep_orphans,
 )
-from sleeper.gc.ports import GC_QUEUE, GcInstance, GcTable
+from sleeper.gc.ports import GC_QUEUE
 
 __all__ = [
     "DEFAULT_DELETE_THREADS",
@@ -31,10 +31,8 @@ __all__ = [
     "DeletedTablesSweepResult",
     "GarbageCollectionError",
     "GarbageCollectionFailedError",
-    "GcInstance",
     "GcResult",
     "GcSettings",
-    "GcTable",
     "OrphanSweepResult",
     "collect_garbage",
     "committer_sender",

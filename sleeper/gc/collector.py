@@ -52,10 +52,11 @@ from sleeper.core.statestore.locations import file_outside_table
 from sleeper.core.statestore.transactions.files import DeleteFilesTransaction
 from sleeper.gc.exceptions import GarbageCollectionFailedError
 from sleeper.gc.held import held_files
-from sleeper.gc.ports import STATE_STORE_COMMITTER_QUEUE, GcInstance, GcTable
+from sleeper.gc.ports import STATE_STORE_COMMITTER_QUEUE
 from sleeper.io.filesystem import FileSystemOptions, delete_in_table, resolve
 from sleeper.io.sketches import sketches_path
 from sleeper.statestore.committer import committer_sender
+from sleeper.statestore.tables import SleeperInstance, SleeperTable
 
 __all__ = [
     "DEFAULT_DELETE_THREADS",
@@ -141,7 +142,7 @@ class GcSettings:
     async_commit: bool
 
     @classmethod
-    def of(cls, table: GcTable) -> GcSettings:
+    def of(cls, table: SleeperTable) -> GcSettings:
         """The settings of a table, from its properties and the instance properties they fall back to.
 
         A GC delay not longer than the query cache timeout plus the query timeout is used as it is, and logged at
@@ -170,7 +171,7 @@ class GcSettings:
 
 
 def collect_garbage(
-    table: GcTable,
+    table: SleeperTable,
     *,
     now: datetime | None = None,
     settings: GcSettings | None = None,
@@ -280,7 +281,7 @@ def _delete_files(
 
 
 def _commit(
-    table: GcTable,
+    table: SleeperTable,
     filenames: list[str],
     async_commit: bool,
     send_commit: Callable[[StateStoreCommitRequest], None] | None,
@@ -309,7 +310,7 @@ def _commit(
 
 
 def run_garbage_collection(
-    instance: GcInstance,
+    instance: SleeperInstance,
     table_id: str,
     *,
     now: datetime | None = None,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from sleeper.gc.collector import GcResult, run_garbage_collection
 from sleeper.gc.orphans import DeletedTablesSweepResult, OrphanSweepResult, sweep_deleted_tables, sweep_orphans
-from sleeper.gc.ports import GcRuntime
+from sleeper.statestore.tables import SleeperRuntime
 
 __all__ = ["GcRun", "garbage_collect_table", "handle_garbage_collection"]
 
@@ -41,7 +41,7 @@ class GcRun:
         return f"table {table_id}: {', '.join(parts)}" if parts else ""
 
 
-def garbage_collect_table(instance: GcRuntime, table_id: str) -> GcRun:
+def garbage_collect_table(instance: SleeperRuntime, table_id: str) -> GcRun:
     """Collects a table's garbage, sweeps its orphans and the leftovers of deleted tables.
 
     Raises:
@@ -61,7 +61,7 @@ def garbage_collect_table(instance: GcRuntime, table_id: str) -> GcRun:
     return GcRun(collected=collected, swept=swept, leftovers=leftovers)
 
 
-def handle_garbage_collection(instance: GcRuntime, body: str) -> str:
+def handle_garbage_collection(instance: SleeperRuntime, body: str) -> str:
     """One ``GCJobQ.fifo`` message (body: the table id): see :func:`garbage_collect_table`.
 
     Returns:

@@ -41,8 +41,8 @@ from pyarrow import fs as pafs
 
 from sleeper.core.jobs.commit import transaction_body_prefix
 from sleeper.core.statestore.transactions.log import LogType
-from sleeper.gc.ports import GcTable
 from sleeper.io.filesystem import FileSystemOptions, delete_in_table, filesystem_path, list_files, resolve
+from sleeper.statestore.tables import SleeperTable
 
 __all__ = [
     "DEFAULT_BODY_MIN_AGE",
@@ -94,7 +94,7 @@ class OrphanSweepResult:
 
 
 def sweep_orphans(
-    table: GcTable,
+    table: SleeperTable,
     *,
     min_age: timedelta = DEFAULT_ORPHAN_MIN_AGE,
     body_min_age: timedelta = DEFAULT_BODY_MIN_AGE,
@@ -180,7 +180,7 @@ def sweep_orphans(
 
 
 def _sweep_bodies(
-    table: GcTable, fs: pafs.FileSystem, prefix: str, *, min_age: timedelta, now: datetime, dry_run: bool
+    table: SleeperTable, fs: pafs.FileSystem, prefix: str, *, min_age: timedelta, now: datetime, dry_run: bool
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Deletes the table's transaction bodies that no log entry names and that are older than ``min_age``; returns
     the keys deleted and the keys of unnamed bodies kept as too young.
@@ -307,7 +307,7 @@ def sweep_deleted_tables(
     )
 
 
-def _tracked(table: GcTable) -> tuple[set[str], set[str]]:
+def _tracked(table: SleeperTable) -> tuple[set[str], set[str]]:
     """The filesystem paths of every tracked file, and the ids of compaction jobs holding input files."""
     store = table.state_store
     store.refresh()

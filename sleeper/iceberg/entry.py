@@ -4,12 +4,12 @@ rules (an iterator, aggregations or filters) forbid a view has whatever view it 
 
 from __future__ import annotations
 
-from sleeper.iceberg.ports import IcebergRuntime
+from sleeper.statestore.tables import SleeperRuntime
 
 __all__ = ["handle_publish_iceberg"]
 
 
-def handle_publish_iceberg(instance: IcebergRuntime, body: str) -> str:
+def handle_publish_iceberg(instance: SleeperRuntime, body: str) -> str:
     """Publishes the table's Iceberg view if it names one (see :func:`sleeper.iceberg.publisher.publish_table`).
 
     A table with an iterator, aggregations or filters is never published: any view it still has (whatever name it

@@ -49,13 +49,13 @@ from sleeper.iceberg.exceptions import (
     ViewOwnershipError,
 )
 from sleeper.iceberg.holds import delete_hold, write_hold
-from sleeper.iceberg.ports import IcebergRuntime, IcebergTable
 from sleeper.iceberg.retention import PENDING_MAX_AGE, RetentionResult, apply_retention
 from sleeper.iceberg.trim import trimmed_location, write_trimmed
 from sleeper.iceberg.withdrawal import REINIT_REASON, rules_refusal, withdraw_views
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import resolve
 from sleeper.io.parquet_reader import read_file_metadata
+from sleeper.statestore.tables import SleeperRuntime, SleeperTable
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -151,7 +151,7 @@ def processing_refusal(properties: TableProperties) -> str | None:
     return rules_refusal(properties)
 
 
-def _refused(instance: IcebergRuntime, table: IcebergTable, refusal: str, when: str = "") -> RulesRefusedError:
+def _refused(instance: SleeperRuntime, table: SleeperTable, refusal: str, when: str = "") -> RulesRefusedError:
     """Withdraws whatever view the table has (it may have none) and returns the error refusing the publish."""
     withdrawal = withdraw_views(instance, table, refusal)
     withdrawn = (
@@ -165,7 +165,7 @@ def _refused(instance: IcebergRuntime, table: IcebergTable, refusal: str, when: 
     )
 
 
-def _saved_refusal(instance: IcebergRuntime, table: IcebergTable) -> str | None:
+def _saved_refusal(instance: SleeperRuntime, table: SleeperTable) -> str | None:
     """Why the table's properties as saved now (not as the publish first read them) refuse a view, or None.
 
     Raises:
@@ -185,14 +185,14 @@ def _saved_refusal(instance: IcebergRuntime, table: IcebergTable) -> str | None:
     return rules_refusal(saved.properties)
 
 
-def view_location(table: IcebergTable, identifier: IcebergIdentifier) -> str:
+def view_location(table: SleeperTable, identifier: IcebergIdentifier) -> str:
     """Where the view's metadata lives: ``<table data prefix>/iceberg/<namespace>.<table>`` (``s3://`` on AWS)."""
     return iceberg_path(f"{iceberg_location(table.data_prefix)}/{identifier}")
 
 
 def publish_table(
-    instance: IcebergRuntime,
-    table: IcebergTable,
+    instance: SleeperRuntime,
+    table: SleeperTable,
     *,
     clock: Callable[[], datetime] | None = None,
     catalog: Catalog | None = None,
@@ -318,7 +318,7 @@ def publish_table(
     )
 
 
-def reinitialise_with_view(instance: IcebergRuntime, table: IcebergTable, reinitialise: Callable[[], _T]) -> _T:
+def reinitialise_with_view(instance: SleeperRuntime, table: SleeperTable, reinitialise: Callable[[], _T]) -> _T:
     """Runs a reinitialisation of the table with its view withdrawn first, and published again after it if it was
     published and can be (a failed publish is logged: the next scheduled one tries again; the view stays withdrawn
     meanwhile, never listing a deleted file).
@@ -344,11 +344,11 @@ def reinitialise_with_view(instance: IcebergRuntime, table: IcebergTable, reinit
     return result
 
 
-def _name(table: IcebergTable) -> str:
+def _name(table: SleeperTable) -> str:
     return table.properties.get("sleeper.table.name") or table.table_id
 
 
-def _open_view(catalog: Catalog, table: IcebergTable, identifier: IcebergIdentifier) -> PyIcebergTable:
+def _open_view(catalog: Catalog, table: SleeperTable, identifier: IcebergIdentifier) -> PyIcebergTable:
     """The view, created (with its namespace) if missing; refused if the table exists and is not this table's."""
     from pyiceberg.exceptions import NoSuchTableError, TableAlreadyExistsError
 

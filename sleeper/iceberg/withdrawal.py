@@ -42,8 +42,8 @@ from sleeper.core.iceberg import SLEEPER_TABLE_ID_KEY, IcebergIdentifier, parse_
 from sleeper.core.properties.properties import TableProperties
 from sleeper.core.properties.table import AGGREGATION_CONFIG, FILTERING_CONFIG, ICEBERG_NAME, ITERATOR_CLASS_NAME
 from sleeper.iceberg.exceptions import WithdrawalError
-from sleeper.iceberg.ports import IcebergRuntime, IcebergTable
 from sleeper.io.filesystem import delete_in_table, list_files, resolve
+from sleeper.statestore.tables import SleeperRuntime, SleeperTable
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -122,7 +122,7 @@ def rules_refusal(properties: TableProperties) -> str | None:
     )
 
 
-def _name(table: IcebergTable) -> str:
+def _name(table: SleeperTable) -> str:
     return table.properties.get("sleeper.table.name") or table.table_id
 
 
@@ -137,8 +137,8 @@ def _named(properties: Iterable[TableProperties]) -> list[IcebergIdentifier]:
 
 
 def withdraw_views(
-    instance: IcebergRuntime,
-    table: IcebergTable,
+    instance: SleeperRuntime,
+    table: SleeperTable,
     reason: str,
     *,
     also_named: Iterable[TableProperties] = (),
@@ -202,8 +202,8 @@ def withdraw_views(
 
 
 def _drop_owned(
-    instance: IcebergRuntime,
-    table: IcebergTable,
+    instance: SleeperRuntime,
+    table: SleeperTable,
     identifiers: list[IcebergIdentifier],
     catalog: Catalog | None,
 ) -> tuple[str, ...]:
@@ -239,8 +239,8 @@ def _drop_owned(
 
 
 def save_table_properties(
-    instance: IcebergRuntime,
-    table: IcebergTable,
+    instance: SleeperRuntime,
+    table: SleeperTable,
     updated: TableProperties,
     save: Callable[[], None],
 ) -> Withdrawal | None:

@@ -7,30 +7,12 @@
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from typing import Protocol
-
 from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest.job_runner import IngestJobOutcome, IngestJobRunner
-from sleeper.ingest.ports import IngestInstance
-from sleeper.io.filesystem import FileSystemOptions
+from sleeper.ingest.ports import IngestRuntime
 
-__all__ = ["IngestRuntime", "handle_ingest_job", "ingest_job_line", "run_ingest_job"]
-
-
-class IngestRuntime(IngestInstance, Protocol):
-    """The instance an ingest job's entry runs in: :class:`IngestInstance`, how to reach the input and data files,
-    and where the job runs."""
-
-    @property
-    def filesystem_options(self) -> FileSystemOptions | None:
-        """How to reach the files (None for the defaults: a local instance)."""
-        ...
-
-    def job_workspace(self) -> AbstractContextManager[JobWorkspace]:
-        """Where a job runs while the block lasts: the task recorded on its run and the directory it spills to."""
-        ...
+__all__ = ["handle_ingest_job", "ingest_job_line", "run_ingest_job"]
 
 
 def run_ingest_job(instance: IngestRuntime, body: str, *, workspace: JobWorkspace | None = None) -> IngestJobOutcome:

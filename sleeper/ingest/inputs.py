@@ -18,11 +18,11 @@ from sleeper.core.jobs.ingest import expand_job_files
 from sleeper.core.schema import Schema
 from sleeper.core.statestore.state import input_files_hash
 from sleeper.ingest.exceptions import IngestError
-from sleeper.ingest.ports import IngestTable
 from sleeper.ingest.standard import IngestLimits, IngestResult, ingest_batches
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.input_files import InputFile, expand_paths, read_batches
+from sleeper.statestore.tables import SleeperTable
 
 __all__ = ["READ_BATCH_ROWS", "IngestInput", "as_batches", "ingest_rows", "parquet_batches"]
 
@@ -110,7 +110,7 @@ def as_batches(
 
 
 def ingest_rows(
-    table: IngestTable,
+    table: SleeperTable,
     data: IngestInput,
     *,
     job_id: str | None = None,

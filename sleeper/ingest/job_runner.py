@@ -50,13 +50,14 @@ from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.statestore.state import input_files_hash
 from sleeper.core.statestore.transactions.files import AddFilesTransaction
 from sleeper.core.trackers.runs import IngestRun, JobOutcome, RunFailure
-from sleeper.ingest.ports import IngestInstance, IngestTable
+from sleeper.ingest.ports import IngestRuntime
 from sleeper.ingest.standard import IngestLimits, IngestResult, ingest_batches
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.exceptions import InputFileError, SchemaMismatchError
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.input_files import InputFile, expand_paths, read_batches, read_footer, schema_problems
 from sleeper.statestore.committer import send_transaction
+from sleeper.statestore.tables import SleeperTable
 
 __all__ = [
     "INGEST_JOB_QUEUE",
@@ -125,7 +126,7 @@ class IngestJobRunner:
 
     def __init__(
         self,
-        instance: IngestInstance,
+        instance: IngestRuntime,
         *,
         task_id: str | None = None,
         limits: IngestLimits | None = None,
@@ -245,12 +246,12 @@ class IngestJobRunner:
             job_id=job.id, outcome=JobOutcome.FINISHED, table_id=run.table_id, files=files, result=result
         )
 
-    def _commits_async(self, table: IngestTable) -> bool:
+    def _commits_async(self, table: SleeperTable) -> bool:
         if self._async_commit is not None:
             return self._async_commit
         return table.properties.get_bool(INGEST_FILES_COMMIT_ASYNC)
 
-    def _commit_sender(self, table: IngestTable) -> Callable[[AddFilesTransaction], None]:
+    def _commit_sender(self, table: SleeperTable) -> Callable[[AddFilesTransaction], None]:
         queue = self._instance.queue(STATE_STORE_COMMITTER_Q)
 
         def send(transaction: AddFilesTransaction) -> None:
@@ -259,19 +260,19 @@ class IngestJobRunner:
         return send
 
     # --- validation ------------------------------------------------------------------------------------------
-    def _table_by_id(self, table_id: str) -> IngestTable | None:
+    def _table_by_id(self, table_id: str) -> SleeperTable | None:
         try:
             return self._instance.table_by_id(table_id)
         except TableNotFoundError:
             return None
 
-    def _table_by_name(self, name: str) -> IngestTable | None:
+    def _table_by_name(self, name: str) -> SleeperTable | None:
         try:
             return self._instance.table(name)
         except TableNotFoundError:
             return None
 
-    def _check_schemas(self, table: IngestTable, inputs: Sequence[InputFile]) -> list[str]:
+    def _check_schemas(self, table: SleeperTable, inputs: Sequence[InputFile]) -> list[str]:
         target = arrow_schema(table.schema)
         reasons: list[str] = []
         for file in inputs:
@@ -297,7 +298,7 @@ class IngestJobRunner:
         )
 
     # --- reading -----------------------------------------------------------------------------------------------
-    def _read(self, table: IngestTable, inputs: Sequence[InputFile]) -> Iterator[pa.RecordBatch]:
+    def _read(self, table: SleeperTable, inputs: Sequence[InputFile]) -> Iterator[pa.RecordBatch]:
         columns = list(table.schema.field_names)
         for file in inputs:
             yield from read_batches(file, columns, batch_rows=READ_BATCH_ROWS)
@@ -308,7 +309,7 @@ def _uri(file: InputFile) -> str:
 
 
 def run_ingest_queue(
-    instance: IngestInstance,
+    instance: IngestRuntime,
     *,
     until_idle: bool = True,
     runner: IngestJobRunner | None = None,

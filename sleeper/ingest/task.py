@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Protocol
 
 from sleeper.core.jobs.task_loop import LoopSettings, TaskLoop, run_task_loop
 from sleeper.core.jobs.workspace import JobWorkspace
@@ -25,25 +24,17 @@ from sleeper.core.properties.instance_ingest import (
     INGEST_QUEUE_VISIBILITY_TIMEOUT_IN_SECONDS,
 )
 from sleeper.core.trackers.runs import JobOutcome
-from sleeper.core.trackers.task import TaskFinished, TaskStarted, TaskTracker
-from sleeper.ingest.entry import IngestRuntime, run_ingest_job
+from sleeper.core.trackers.task import TaskFinished, TaskStarted
+from sleeper.ingest.entry import run_ingest_job
 from sleeper.ingest.job_runner import IngestJobOutcome, QueueRunSummary
+from sleeper.ingest.ports import IngestRuntime
 
-__all__ = ["WAIT_SECONDS", "IngestTaskRuntime", "ingest_task_settings", "run_ingest_task"]
+__all__ = ["WAIT_SECONDS", "ingest_task_settings", "run_ingest_task"]
 
 _LOG = logging.getLogger(__name__)
 
 WAIT_SECONDS = 20.0
 """How long a receive waits for a job before the task decides the queue is idle."""
-
-
-class IngestTaskRuntime(IngestRuntime, Protocol):
-    """The instance an ingest task runs in: an ingest job's runtime and the ingest task tracker."""
-
-    @property
-    def ingest_task_tracker(self) -> TaskTracker:
-        """Where ingest tasks are recorded."""
-        ...
 
 
 def ingest_task_settings(properties: InstanceProperties, *, wait_seconds: float = WAIT_SECONDS) -> LoopSettings:
@@ -72,7 +63,7 @@ def _failed(outcome: IngestJobOutcome) -> bool:
 
 
 def run_ingest_task(
-    instance: IngestTaskRuntime,
+    instance: IngestRuntime,
     workspace: JobWorkspace,
     settings: LoopSettings,
     *,

@@ -6,53 +6,16 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_query as qp
-from sleeper.core.queue import Queue
-from sleeper.core.trackers.query import QueryTracker
-from sleeper.io.filesystem import FileSystemOptions
 from sleeper.query.publishers import PublisherSettings, WebSocketPoster, results_publisher
 from sleeper.query.queued import (
     LEAF_PARTITION_QUERY_QUEUE,
-    QueryTables,
     handle_leaf_query_message,
     handle_query_message,
 )
+from sleeper.statestore.tables import SleeperRuntime
 
-__all__ = ["QueryRuntime", "WebSocketRuntime", "handle_leaf_query", "handle_query", "publisher_settings"]
-
-
-class QueryRuntime(QueryTables, Protocol):
-    """The instance the query entries run in: its tables, query tracker and queues, and where results go."""
-
-    @property
-    def query_tracker(self) -> QueryTracker:
-        """Where queries and sub-queries are tracked."""
-        ...
-
-    @property
-    def query_results_uri(self) -> str:
-        """Where a sub-query's rows are written by default (``<uri>/query-<query id>/<sub-query id>.parquet``)."""
-        ...
-
-    @property
-    def query_results_queue(self) -> Queue | None:
-        """The queue a query asking for results on SQS gets them on (None when the instance has none)."""
-        ...
-
-    @property
-    def filesystem_options(self) -> FileSystemOptions | None:
-        """How to reach the data and results files (None for the defaults: a local instance)."""
-        ...
-
-    @property
-    def properties(self) -> InstanceProperties:
-        """The instance properties (the results batch size, row group and page size defaults)."""
-        ...
-
-    def queue(self, logical_name: str) -> Queue:
-        """The queue with this logical name (for example ``LeafPartitionQueryQueue``)."""
-        ...
+__all__ = ["WebSocketRuntime", "handle_leaf_query", "handle_query", "publisher_settings"]
 
 
 @runtime_checkable
@@ -65,7 +28,7 @@ class WebSocketRuntime(Protocol):
         ...
 
 
-def publisher_settings(instance: QueryRuntime) -> PublisherSettings:
+def publisher_settings(instance: SleeperRuntime) -> PublisherSettings:
     """What the instance gives the results publishers: its results location and queue, the results defaults of its
     properties, and a WebSocket poster when it has one."""
     props = instance.properties
@@ -80,7 +43,7 @@ def publisher_settings(instance: QueryRuntime) -> PublisherSettings:
     )
 
 
-def handle_query(instance: QueryRuntime, body: str) -> str:
+def handle_query(instance: SleeperRuntime, body: str) -> str:
     """One ``QueryQueue`` message: validates and plans the query and sends one sub-query per leaf partition to
     ``LeafPartitionQueryQueue`` (see :func:`sleeper.query.queued.handle_query_message`). A bad query is tracked
     FAILED and its message is done.
@@ -100,7 +63,7 @@ def handle_query(instance: QueryRuntime, body: str) -> str:
     return f"query {outcome.query_id}: {len(outcome.sub_queries)} sub-queries sent"
 
 
-def handle_leaf_query(instance: QueryRuntime, body: str) -> str:
+def handle_leaf_query(instance: SleeperRuntime, body: str) -> str:
     """One ``LeafPartitionQueryQueue`` message: runs the sub-query and publishes its rows where the query asks
     (:mod:`sleeper.query.publishers`: the results location by default, the results queue, or a WebSocket
     connection; see :func:`sleeper.query.queued.handle_leaf_query_message`).

@@ -30,7 +30,6 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Protocol
 
 from sleeper.core.exceptions import SleeperError, TableNotFoundError
 from sleeper.core.jobs.exceptions import MessageError
@@ -63,13 +62,13 @@ from sleeper.query.results_config import (
     read_status_destinations,
 )
 from sleeper.query.status import StatusReporter, describe
+from sleeper.statestore.tables import SleeperInstance
 
 __all__ = [
     "LEAF_PARTITION_QUERY_QUEUE",
     "NO_RESULTS_OUTPUT",
     "QUERY_QUEUE",
     "QUERY_RESULTS_QUEUE",
-    "QueryTables",
     "ReusedQueryIdError",
     "ResultsPublisher",
     "handle_leaf_query_message",
@@ -83,19 +82,7 @@ __all__ = [
 _LOG = logging.getLogger(__name__)
 
 
-class QueryTables(Protocol):
-    """The tables queries may name."""
-
-    def table(self, name: str) -> QueryableTable:
-        """The table with this name (raises ``TableNotFoundError`` if none)."""
-        ...
-
-    def table_by_id(self, table_id: str) -> QueryableTable:
-        """The table with this id (raises ``TableNotFoundError`` if none)."""
-        ...
-
-
-def _serde(tables: QueryTables) -> QuerySerDe:
+def _serde(tables: SleeperInstance) -> QuerySerDe:
     def by_name(name: str) -> Schema | None:
         try:
             return tables.table(name).schema
@@ -148,7 +135,7 @@ class QueryOutcome:
 def handle_query_message(
     body: str,
     *,
-    tables: QueryTables,
+    tables: SleeperInstance,
     leaf_queue: Queue,
     tracker: QueryTracker,
     clock: Callable[[], datetime] = lambda: datetime.now(tz=UTC),
@@ -294,7 +281,7 @@ def _fan_out(
 def handle_leaf_query_message(
     body: str,
     *,
-    tables: QueryTables,
+    tables: SleeperInstance,
     tracker: QueryTracker,
     publish: ResultsPublisher,
     clock: Callable[[], datetime] = lambda: datetime.now(tz=UTC),

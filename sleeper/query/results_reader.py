@@ -19,7 +19,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -27,7 +27,6 @@ from pyarrow import fs as pafs
 
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.operations import QUERY_RESULTS_Q
-from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.query import Query, QueryProcessingConfig
 from sleeper.core.queue import Queue
@@ -37,10 +36,10 @@ from sleeper.core.trackers.query import QueryState, QueryTracker, TrackedQuery
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import list_files
 from sleeper.query.publishers import output_schema, query_results_dir
+from sleeper.statestore.tables import QueuedQueries
 
 __all__ = [
     "RESULTS_DESTINATIONS",
-    "QueryQueueInstance",
     "QueryWaitTimeoutError",
     "QueuedQueryFailedError",
     "SqsResultsCollector",
@@ -64,21 +63,6 @@ class QueryWaitTimeoutError(SleeperError):
 
 class QueuedQueryFailedError(SleeperError):
     """The query tracker records a queued query FAILED or PARTIALLY_FAILED (its rows are not returned)."""
-
-
-class QueryQueueInstance(Protocol):
-    """What a query through the query queue needs of an instance: the admin port of either runtime
-    (``sleeper.runtime.admin.AdminInstance``; ``LocalAdmin`` runs the query at once, ``AwsAdmin`` only sends it)."""
-
-    @property
-    def properties(self) -> InstanceProperties: ...
-
-    @property
-    def query_tracker(self) -> QueryTracker: ...
-
-    def queue(self, logical_name: str) -> Queue: ...
-
-    def run_queued_query(self, query: Query, schema: Schema) -> pa.Table | None: ...
 
 
 def queued_query(
@@ -116,7 +100,7 @@ def queued_query(
 
 
 def run_queued_query(
-    instance: QueryQueueInstance,
+    instance: QueuedQueries,
     query: Query,
     schema: Schema,
     *,
@@ -131,7 +115,7 @@ def run_queued_query(
     returned some rows.
 
     Args:
-        instance: The instance's admin port.
+        instance: The instance (its runtime, or its instance API).
         query: The query (see :func:`queued_query`).
         schema: The table schema.
         results_filesystem: The filesystem of the results bucket (S3; asked for only when the files are read).

@@ -22,17 +22,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from sleeper.core.websocket import WebSocketTarget, management_endpoint
-from sleeper.query.entry import QueryRuntime, publisher_settings
+from sleeper.query.entry import publisher_settings
 from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE, handle_query_message
 from sleeper.query.results_config import CONNECTION_ID, DESTINATION, ENDPOINT, WEBSOCKET
 from sleeper.query.status import StatusReporter
+from sleeper.statestore.tables import SleeperRuntime
 
 __all__ = ["handle_websocket_event"]
 
 _OK = {"statusCode": 200}
 
 
-def handle_websocket_event(instance: QueryRuntime, event: Mapping[str, Any]) -> dict[str, Any]:
+def handle_websocket_event(instance: SleeperRuntime, event: Mapping[str, Any]) -> dict[str, Any]:
     """One event of the WebSocket API (see the module docs).
 
     Returns:

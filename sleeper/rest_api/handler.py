@@ -28,24 +28,23 @@ import binascii
 import importlib.util
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import unquote
 
 from sleeper.core import naming
 from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError, TableNotFoundError
 from sleeper.core.partition import read_split_points
-from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties.instance_common import USER_JARS
 from sleeper.core.properties.table import ITERATOR_CLASS_NAME
 from sleeper.core.schema import Schema
 from sleeper.core.table import TableStatus
-from sleeper.io.filesystem import FileSystemOptions
 from sleeper.iterators.plugin import resolve_class_name
 from sleeper.iterators.shipping import UserCodeError, install_user_code
+from sleeper.statestore.tables import SleeperRuntime
 
-__all__ = ["TABLES_PATH", "RestApiInstance", "handle_rest_request"]
+__all__ = ["TABLES_PATH", "handle_rest_request"]
 
 _LOG = logging.getLogger(__name__)
 
@@ -56,36 +55,13 @@ TABLE_ID_PROPERTY = "sleeper.table.id"
 _JSON = {"Content-Type": "application/json"}
 
 
-class RestApiInstance(Protocol):
-    """What the REST API needs of an instance (both runtimes' instances have it)."""
-
-    def tables(self) -> list[TableStatus]: ...
-
-    def table(self, name: str) -> Any: ...
-
-    def create_table(
-        self,
-        name: str,
-        schema: Schema,
-        *,
-        split_points: Sequence[Any] | None = None,
-        properties: Mapping[str, str] | None = None,
-    ) -> Any: ...
-
-    @property
-    def properties(self) -> InstanceProperties: ...
-
-    @property
-    def filesystem_options(self) -> FileSystemOptions | None: ...
-
-
 class _BadRequest(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 
 
-def handle_rest_request(instance: RestApiInstance, event: Mapping[str, Any]) -> dict[str, Any]:
+def handle_rest_request(instance: SleeperRuntime, event: Mapping[str, Any]) -> dict[str, Any]:
     """One request to the REST API (see the module docs); returns the HTTP API response."""
     if not isinstance(event, Mapping):
         return error_response(400, "invalid_request", "Not an HTTP API event: expected a JSON object")
@@ -123,7 +99,7 @@ def _status(table: TableStatus) -> dict[str, Any]:
     return {"tableName": table.table_name, "tableId": table.table_id, "online": table.online}
 
 
-def _add_table(instance: RestApiInstance, event: Mapping[str, Any]) -> dict[str, Any]:
+def _add_table(instance: SleeperRuntime, event: Mapping[str, Any]) -> dict[str, Any]:
     try:
         name, schema, split_points, properties = _read_add_table(event)
         _check_iterator_allowed(instance, properties)
@@ -188,7 +164,7 @@ def _split_points(raw: object, schema: Schema) -> list[Any]:
         raise _BadRequest(f"invalid split points: {e}") from None
 
 
-def _check_iterator_allowed(instance: RestApiInstance, properties: Mapping[str, str]) -> None:
+def _check_iterator_allowed(instance: SleeperRuntime, properties: Mapping[str, str]) -> None:
     """Refuses an iterator class the instance does not offer, before anything is imported: a request may name this
     port's own iterators (``AGGREGATORS``, Sleeper's Java names of its built-in and example iterators, classes under
     ``sleeper.iterators``) or a class of the user code the instance ships (a package of the wheels
@@ -217,7 +193,7 @@ def _check_iterator_allowed(instance: RestApiInstance, properties: Mapping[str, 
 _OWN_ITERATORS = "sleeper.iterators."
 
 
-def _user_code_directory(instance: RestApiInstance) -> Path | None:
+def _user_code_directory(instance: SleeperRuntime) -> Path | None:
     """Where the wheels the instance lists are installed (installing them if this process has not), or None."""
     try:
         installed = install_user_code(instance.properties, options=instance.filesystem_options)
@@ -239,20 +215,20 @@ def _body(event: Mapping[str, Any]) -> str:
     return str(body)
 
 
-def _table_status(instance: RestApiInstance, name: str) -> dict[str, Any]:
+def _table_status(instance: SleeperRuntime, name: str) -> dict[str, Any]:
     try:
         table = instance.table(name)
     except TableNotFoundError as e:
         return error_response(404, "table_not_found", str(e))
-    references = table.file_references()
+    references = table.state_store.file_references()
     return _response(
         200,
         {
             "tableName": table.name,
             "tableId": table.table_id,
             "online": next((t.online for t in instance.tables() if t.table_id == table.table_id), True),
-            "partitions": len(table.partitions()),
-            "leafPartitions": len(table.leaf_partitions()),
+            "partitions": len(table.state_store.partitions()),
+            "leafPartitions": len(table.state_store.partition_tree().leaves),
             "fileReferences": len(references),
             "files": len({r.filename for r in references}),
             "rows": sum(r.number_of_rows for r in references),

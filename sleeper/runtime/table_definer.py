@@ -17,42 +17,18 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
+from sleeper.api.instance import Instance
 from sleeper.core.exceptions import SleeperError, TableNotFoundError
 from sleeper.core.partition import read_split_points
 from sleeper.core.properties import instance_common as instance_props
 from sleeper.core.properties import table as table_props
-from sleeper.core.properties.properties import InstanceProperties
-from sleeper.core.schema import KeyValue, Schema
+from sleeper.core.schema import Schema
 
 
 class TableDefinitionError(SleeperError):
     """A table of the configuration cannot be created or updated as given."""
-
-
-class DefinableInstance(Protocol):
-    """What the table definer needs of an instance (``AwsInstance``, ``LocalInstance``)."""
-
-    @property
-    def properties(self) -> InstanceProperties: ...
-
-    def table(self, name: str) -> Any: ...
-
-    def create_table(
-        self,
-        name: str,
-        schema: Schema,
-        *,
-        split_points: Sequence[KeyValue] | None = None,
-        properties: Mapping[str, str] | None = None,
-    ) -> Any: ...
-
-    def update_table_properties(self, name: str, values: Mapping[str, str]) -> Any: ...
-
-    def set_table_online(self, name: str, online: bool) -> Any: ...
-
-    def delete_table(self, name: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +55,7 @@ def parse_tables(text: str) -> list[dict[str, Any]]:
 
 
 def define_tables(
-    instance: DefinableInstance,
+    instance: Instance,
     tables: Sequence[Mapping[str, Any]],
     previous: Sequence[Mapping[str, Any]] | None = None,
 ) -> list[TableDefined]:
@@ -153,6 +129,6 @@ def _flag(properties: Mapping[str, str], name: str, default: bool) -> bool:
     return default if value is None else value.strip().lower() == "true"
 
 
-def _reuse_default(instance: DefinableInstance) -> bool:
+def _reuse_default(instance: Instance) -> bool:
     """The instance's ``sleeper.default.table.reuse.existing``."""
     return instance.properties.get_bool(instance_props.DEFAULT_TABLE_REUSE_EXISTING)

@@ -16,8 +16,6 @@ from sleeper.splitting.finder import (
 from sleeper.splitting.ports import (
     FIND_PARTITIONS_TO_SPLIT_QUEUE,
     PARTITION_SPLITTING_JOB_QUEUE,
-    SplittingInstance,
-    SplittingTable,
 )
 from sleeper.splitting.splitter import (
     SplitOutcome,
@@ -38,8 +36,6 @@ __all__ = [
     "SplitOutcome",
     "SplitResult",
     "SplittingError",
-    "SplittingInstance",
-    "SplittingTable",
     "UntrackedFileError",
     "check_leaf_partitions",
     "committer_sender",

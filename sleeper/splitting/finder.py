@@ -28,7 +28,8 @@ from sleeper.core.properties.table import PARTITION_SPLIT_THRESHOLD
 from sleeper.core.queue import Queue
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.state import ReferenceColumns
-from sleeper.splitting.ports import PARTITION_SPLITTING_JOB_QUEUE, SplittingInstance, SplittingTable
+from sleeper.splitting.ports import PARTITION_SPLITTING_JOB_QUEUE
+from sleeper.statestore.tables import SleeperInstance, SleeperTable
 
 __all__ = [
     "handle_find_partitions_to_split",
@@ -193,7 +194,7 @@ def split_jobs_from_columns(
     return jobs
 
 
-def find_partitions_to_split(table: SplittingTable) -> list[SplitPartitionJob]:
+def find_partitions_to_split(table: SleeperTable) -> list[SplitPartitionJob]:
     """The split jobs a table needs now, from its state store and properties.
 
     The threshold is the table's ``sleeper.table.partition.splitting.threshold``; the most files per job is the
@@ -208,7 +209,7 @@ def find_partitions_to_split(table: SplittingTable) -> list[SplitPartitionJob]:
     return split_jobs_from_columns(table.table_id, leaves, columns, threshold=threshold, max_files=max_files)
 
 
-def send_split_jobs(table: SplittingTable, queue: Queue) -> list[SplitPartitionJob]:
+def send_split_jobs(table: SleeperTable, queue: Queue) -> list[SplitPartitionJob]:
     """Finds the table's split jobs and sends them to a queue, as Sleeper's JSON; returns the jobs sent.
 
     They go in batches (SQS's ``SendMessageBatch``, 10 a call) rather than one call each as Sleeper's finder sends
@@ -220,7 +221,7 @@ def send_split_jobs(table: SplittingTable, queue: Queue) -> list[SplitPartitionJ
     return jobs
 
 
-def run_find_partitions_to_split(instance: SplittingInstance, table_id: str) -> list[SplitPartitionJob]:
+def run_find_partitions_to_split(instance: SleeperInstance, table_id: str) -> list[SplitPartitionJob]:
     """Handles one message of the finder's per-table queue: finds the table's split jobs and sends them to the
     ``PartitionSplittingJobQueue``.
 
@@ -231,7 +232,7 @@ def run_find_partitions_to_split(instance: SplittingInstance, table_id: str) -> 
     return send_split_jobs(table, instance.queue(PARTITION_SPLITTING_JOB_QUEUE))
 
 
-def handle_find_partitions_to_split(instance: SplittingInstance, body: str) -> str:
+def handle_find_partitions_to_split(instance: SleeperInstance, body: str) -> str:
     """The finder's runtime-neutral entry: one ``FindPartitionsToSplitQ.fifo`` message (body: the table id).
 
     Returns:

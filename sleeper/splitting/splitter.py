@@ -44,8 +44,9 @@ from sleeper.io.exceptions import MissingFileError
 from sleeper.io.filesystem import FileSystemOptions, resolve
 from sleeper.io.sketches import Sketches, SketchesError, sketches_path
 from sleeper.splitting.exceptions import MissingSketchesError, UntrackedFileError
-from sleeper.splitting.ports import STATE_STORE_COMMITTER_QUEUE, SplittingInstance, SplittingRuntime, SplittingTable
+from sleeper.splitting.ports import STATE_STORE_COMMITTER_QUEUE
 from sleeper.statestore.committer import committer_sender
+from sleeper.statestore.tables import SleeperInstance, SleeperRuntime, SleeperTable
 
 __all__ = [
     "SplitOutcome",
@@ -158,7 +159,7 @@ def read_sketches(
 
 def split_partition_job(
     job: SplitPartitionJob,
-    table: SplittingTable,
+    table: SleeperTable,
     *,
     send_commit: Callable[[StateStoreCommitRequest], None] | None = None,
     async_commit: bool | None = None,
@@ -247,7 +248,7 @@ def _same_region(a: Region, b: Region) -> bool:
 
 
 def run_split_job_message(
-    instance: SplittingInstance,
+    instance: SleeperInstance,
     body: str,
     *,
     async_commit: bool | None = None,
@@ -289,7 +290,7 @@ def run_split_job_message(
     )
 
 
-def handle_split_partition(instance: SplittingRuntime, body: str) -> str:
+def handle_split_partition(instance: SleeperRuntime, body: str) -> str:
     """The splitter's runtime-neutral entry: one ``PartitionSplittingJobQueue`` message (a split job).
 
     Returns:

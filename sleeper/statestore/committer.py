@@ -41,9 +41,10 @@ from sleeper.core.statestore.transactions.files import (
     ReplaceFileReferencesTransaction,
 )
 from sleeper.core.statestore.transactions.serde import Transaction
-from sleeper.statestore.follower import TrackedInstance, follow_in
+from sleeper.statestore.follower import follow_in
 from sleeper.statestore.log_head import transaction_body_key
 from sleeper.statestore.store import StateStore
+from sleeper.statestore.tables import SleeperRuntime
 
 __all__ = [
     "CommitRetryError",
@@ -147,7 +148,7 @@ class CommitRetryError(SleeperError):
     could not be read): the message is to be delivered again."""
 
 
-def handle_commit_request(instance: TrackedInstance, body: str) -> str:
+def handle_commit_request(instance: SleeperRuntime, body: str) -> str:
     """The committer's entry point for one ``StateStoreCommitterQ.fifo`` message, in either runtime: applies it and
     records in the job trackers what it did (:mod:`sleeper.statestore.follower`).
 
@@ -168,7 +169,7 @@ def handle_commit_request(instance: TrackedInstance, body: str) -> str:
     return f"table {result.table_id}: {kind} {result.status.value.lower()}: {result.reason}"
 
 
-def follow_result(instance: TrackedInstance, result: CommitterResult) -> None:
+def follow_result(instance: SleeperRuntime, result: CommitterResult) -> None:
     """Records a committed, duplicate or rejected request's jobs in the trackers (see
     :mod:`sleeper.statestore.follower`): a duplicate whose files landed before counts as committed (recording it again
     changes nothing), one superseded by another run's commit as refused."""
@@ -297,7 +298,7 @@ class _CachedStores:
     def __init__(self) -> None:
         self._stores: OrderedDict[str, StateStore] = OrderedDict()
 
-    def state_store(self, instance: TrackedInstance, table_id: str) -> StateStore:
+    def state_store(self, instance: SleeperRuntime, table_id: str) -> StateStore:
         """The table's state store: the one kept for it, or the one the instance gives.
 
         Raises:
@@ -316,11 +317,11 @@ class _CachedStores:
         return given
 
 
-_STORES: weakref.WeakKeyDictionary[TrackedInstance, _CachedStores] = weakref.WeakKeyDictionary()
+_STORES: weakref.WeakKeyDictionary[SleeperRuntime, _CachedStores] = weakref.WeakKeyDictionary()
 _STORES_LOCK = threading.Lock()
 
 
-def _stores_of(instance: TrackedInstance) -> _CachedStores:
+def _stores_of(instance: SleeperRuntime) -> _CachedStores:
     with _STORES_LOCK:
         try:
             stores = _STORES.get(instance)

@@ -32,10 +32,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
 
 from sleeper.core.exceptions import TableNotFoundError
-from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties.instance_compaction import COMPACTION_TRACKER_ASYNC_COMMIT_UPDATES_ENABLED
 from sleeper.core.statestore.transactions.files import (
     AddFilesTransaction,
@@ -46,11 +44,10 @@ from sleeper.core.statestore.transactions.serde import Transaction
 from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobFailed, CompactionJobTracker
 from sleeper.core.trackers.ingest import IngestJobAddedFiles, IngestJobFailed, IngestJobTracker
 from sleeper.statestore.ports import TransactionLogEntry
-from sleeper.statestore.tables import TableLookup
+from sleeper.statestore.tables import SleeperRuntime
 
 __all__ = [
     "FollowedUpdates",
-    "TrackedInstance",
     "follow_commit",
     "follow_in",
     "follow_log_entry",
@@ -75,25 +72,6 @@ class FollowedUpdates:
     compaction_failures: tuple[str, ...] = ()
     ingest_file_commits: tuple[str, ...] = ()
     ingest_failures: tuple[str, ...] = ()
-
-
-class TrackedInstance(TableLookup, Protocol):
-    """What the follower needs of an instance: its tables, properties and job trackers (both runtimes have them)."""
-
-    @property
-    def properties(self) -> InstanceProperties:
-        """The instance properties."""
-        ...
-
-    @property
-    def compaction_job_tracker(self) -> CompactionJobTracker:
-        """The compaction job tracker."""
-        ...
-
-    @property
-    def ingest_job_tracker(self) -> IngestJobTracker:
-        """The ingest job tracker."""
-        ...
 
 
 def was_committed(tracker: CompactionJobTracker, job_id: str) -> bool:
@@ -271,7 +249,7 @@ def _follow_refused_files(
 
 
 def follow_in(
-    instance: TrackedInstance,
+    instance: SleeperRuntime,
     table_id: str,
     transaction: Transaction,
     update_time: datetime,
@@ -300,7 +278,7 @@ def follow_in(
 
 
 def _landed_outputs(
-    instance: TrackedInstance, table_id: str, transaction: ReplaceFileReferencesTransaction
+    instance: SleeperRuntime, table_id: str, transaction: ReplaceFileReferencesTransaction
 ) -> frozenset[str]:
     try:
         files = instance.table_by_id(table_id).state_store.files_state()
@@ -309,7 +287,7 @@ def _landed_outputs(
     return frozenset(job.new_reference.filename for job in transaction.jobs if job.new_reference.filename in files)
 
 
-def follow_log_entry(instance: TrackedInstance, table_id: str, entry: TransactionLogEntry) -> FollowedUpdates | None:
+def follow_log_entry(instance: SleeperRuntime, table_id: str, entry: TransactionLogEntry) -> FollowedUpdates | None:
     """Follows one committed entry of a table's files log (its body read from the table's body store when large),
     at the entry's time.
 

@@ -15,8 +15,9 @@ from typing import Protocol
 
 from sleeper.core import naming
 from sleeper.statestore.store import StateStore
+from sleeper.statestore.tables import SleeperInstance
 
-__all__ = ["MetricsRuntime", "MetricsTable", "TableMetrics", "handle_table_metrics", "table_metrics"]
+__all__ = ["MetricsRuntime", "TableMetrics", "handle_table_metrics", "table_metrics"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,35 +89,13 @@ def table_metrics(instance_id: str, table_name: str, store: StateStore) -> Table
     )
 
 
-class MetricsTable(Protocol):
-    """A table whose metrics are computed: its name and state store."""
-
-    @property
-    def name(self) -> str:
-        """The table's name."""
-        ...
-
-    @property
-    def state_store(self) -> StateStore:
-        """The table's state store."""
-        ...
-
-
-class MetricsRuntime(Protocol):
-    """The instance the table metrics entry runs in: its id, its tables, and where metrics are published (CloudWatch,
-    through embedded metric format log lines, on AWS)."""
+class MetricsRuntime(SleeperInstance, Protocol):
+    """The instance the table metrics entry runs in (an instance on AWS): the shared instance port, its id, and where
+    metrics are published (CloudWatch, through embedded metric format log lines)."""
 
     @property
     def instance_id(self) -> str:
         """The instance's id (a dimension of every metric)."""
-        ...
-
-    def table_by_id(self, table_id: str) -> MetricsTable:
-        """The table with this id.
-
-        Raises:
-            TableNotFoundError: If there is none.
-        """
         ...
 
     def publish_table_metrics(self, metrics: TableMetrics) -> None:

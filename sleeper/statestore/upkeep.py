@@ -25,7 +25,7 @@ from sleeper.statestore.log_head import to_millis
 from sleeper.statestore.ports import SnapshotConflictError, SnapshotMetadata
 from sleeper.statestore.snapshots import SnapshotStore
 from sleeper.statestore.store import StateStore
-from sleeper.statestore.tables import TableLookup
+from sleeper.statestore.tables import SleeperInstance
 
 LOGGER = logging.getLogger(__name__)
 
@@ -194,7 +194,7 @@ def delete_old_transactions(store: StateStore, *, now: datetime | None = None) -
 # --- runtime-neutral entries (one table id per message of each operation's FIFO queue) ------------------------------
 
 
-def handle_snapshot_creation(instance: TableLookup, body: str) -> str:
+def handle_snapshot_creation(instance: SleeperInstance, body: str) -> str:
     """One ``TransactionLogSnapshotQ.fifo`` message (body: the table id): a snapshot of each log that moved on.
 
     Returns:
@@ -208,7 +208,7 @@ def handle_snapshot_creation(instance: TableLookup, body: str) -> str:
     return f"table {table_id}: {len(created)} snapshots created" if created else ""
 
 
-def handle_snapshot_deletion(instance: TableLookup, body: str) -> str:
+def handle_snapshot_deletion(instance: SleeperInstance, body: str) -> str:
     """One ``TransactionLogSnapshotDeletionQ.fifo`` message (body: the table id): old snapshots deleted.
 
     Raises:
@@ -219,7 +219,7 @@ def handle_snapshot_deletion(instance: TableLookup, body: str) -> str:
     return f"table {table_id}: {len(deleted)} old snapshots deleted" if deleted else ""
 
 
-def handle_transaction_deletion(instance: TableLookup, body: str) -> str:
+def handle_transaction_deletion(instance: SleeperInstance, body: str) -> str:
     """One ``TransactionLogTransactionDeletionQ.fifo`` message (body: the table id): transactions older than the
     latest snapshot, and than the table's minimum age, deleted.
 

@@ -34,7 +34,7 @@ from sleeper.runtime.aws.compaction import follow_transactions
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.statestore.committer import handle_commit_request
-from sleeper.statestore.follower import TrackedInstance
+from sleeper.statestore.tables import SleeperRuntime
 from tests.contract.aws_backends import aws_settings, new_instance_id
 
 SCHEMA = Schema(row_key_fields=(Field("key", PrimitiveType.LONG),), value_fields=())
@@ -69,17 +69,15 @@ def _aws(_tmp_path: Path) -> tuple[AwsInstance, Callable[[str], Follow]]:
 
 
 @pytest.fixture(params=[pytest.param(_local, id="local"), pytest.param(_aws, id="aws", marks=pytest.mark.aws)])
-def runtime(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> Iterator[tuple[TrackedInstance, Callable[[str], Follow]]]:
+def runtime(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[SleeperRuntime, Callable[[str], Follow]]]:
     yield request.param(tmp_path)
 
 
-def _commit(instance: TrackedInstance, table_id: str, transaction: Transaction) -> str:
+def _commit(instance: SleeperRuntime, table_id: str, transaction: Transaction) -> str:
     return handle_commit_request(instance, StateStoreCommitRequest.of_transaction(table_id, transaction).to_json())
 
 
-def _updates(instance: TrackedInstance, job_ids: list[str]) -> dict[str, list[tuple[object, ...]]]:
+def _updates(instance: SleeperRuntime, job_ids: list[str]) -> dict[str, list[tuple[object, ...]]]:
     """Each job's tracker updates, without their times and table (which differ between runs)."""
     out: dict[str, list[tuple[object, ...]]] = {}
     for job_id in job_ids:
@@ -98,7 +96,7 @@ def _updates(instance: TrackedInstance, job_ids: list[str]) -> dict[str, list[tu
     return out
 
 
-def _scenario(instance: TrackedInstance, stream_of: Callable[[str], Follow]) -> dict[str, list[tuple[object, ...]]]:
+def _scenario(instance: SleeperRuntime, stream_of: Callable[[str], Follow]) -> dict[str, list[tuple[object, ...]]]:
     """A compaction committed, its duplicate refused, a compaction of unassigned files refused, and an ingest run
     whose files are committed by the committer."""
     table = instance.create_table("follow", SCHEMA)  # type: ignore[attr-defined]
@@ -175,7 +173,7 @@ EXPECTED: dict[str, list[tuple[object, ...]]] = {
 
 
 def should_record_the_same_tracker_updates_for_the_same_commits(
-    runtime: tuple[TrackedInstance, Callable[[str], Follow]],
+    runtime: tuple[SleeperRuntime, Callable[[str], Follow]],
 ) -> None:
     # Given an instance of the runtime and its follower
     instance, stream_of = runtime

@@ -2,28 +2,24 @@
 ``IngestBatcherSubmitQ`` and its scheduler's ``IngestBatcherJobCreationQ.fifo`` to them through the router
 (:mod:`sleeper.runtime.router`), and the submitter and job creation Lambdas run the same functions.
 
-What differs between the runtimes comes from the instance (:class:`BatcherRuntime`): its batcher store (SQLite or
-DynamoDB), whether requests may name local files, which queue each ``sleeper.table.ingest.batcher.ingest.queue``
-value sends jobs to (a local instance has one bulk import queue for every platform), and how expired records go (a
-local instance deletes them after each run; DynamoDB's time to live removes them on AWS).
+What differs between the runtimes comes from the instance (:class:`sleeper.ingest.ports.IngestRuntime`): its batcher
+store (SQLite or DynamoDB), whether requests may name local files, which queue each
+``sleeper.table.ingest.batcher.ingest.queue`` value sends jobs to (a local instance has one bulk import queue for every
+platform), and how expired records go (a local instance deletes them after each run; DynamoDB's time to live removes
+them on AWS).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Protocol
 
 from sleeper.core.operations import INGEST_BATCHER_SUBMIT_Q
-from sleeper.core.queue import Queue
 from sleeper.ingest.batcher.job_creator import CreatedJob, IngestBatcher
-from sleeper.ingest.batcher.ports import BatcherInstance, IngestBatcherStore
 from sleeper.ingest.batcher.submitter import IngestBatcherSubmitter, SubmitOutcome, handle_submit_message
-from sleeper.io.filesystem import FileSystemOptions
+from sleeper.ingest.ports import IngestRuntime
 
 __all__ = [
     "BatcherJobsNotSentError",
-    "BatcherRuntime",
     "create_batcher_jobs",
     "handle_batcher_job_creation",
     "handle_batcher_submit",
@@ -35,39 +31,7 @@ class BatcherJobsNotSentError(RuntimeError):
     """Some jobs the batcher created could not be sent (their files stay assigned, as in Sleeper)."""
 
 
-class BatcherRuntime(BatcherInstance, Protocol):
-    """The instance the batcher's entries run in: :class:`BatcherInstance` and what differs between runtimes."""
-
-    @property
-    def batcher_store(self) -> IngestBatcherStore:
-        """The batcher's store of tracked files."""
-        ...
-
-    @property
-    def filesystem_options(self) -> FileSystemOptions | None:
-        """How to reach the submitted files (None for the defaults: a local instance)."""
-        ...
-
-    @property
-    def accepts_local_files(self) -> bool:
-        """Whether requests and jobs may name local files (only a local instance can read them)."""
-        ...
-
-    @property
-    def batcher_queue_names(self) -> Mapping[str, str]:
-        """The logical queue each ``sleeper.table.ingest.batcher.ingest.queue`` value sends jobs to."""
-        ...
-
-    def dead_letter_queue(self, name: str) -> Queue:
-        """The dead-letter queue of a queue, by the queue's logical name."""
-        ...
-
-    def delete_expired_batcher_records(self, now: datetime) -> None:
-        """Removes the store's records past their time to live (nothing where the store expires them itself)."""
-        ...
-
-
-def submit_to_batcher(instance: BatcherRuntime, body: str) -> SubmitOutcome:
+def submit_to_batcher(instance: IngestRuntime, body: str) -> SubmitOutcome:
     """Tracks the files of one ``IngestBatcherSubmitQ`` request; a request that can never be stored goes to the
     queue's dead-letter queue and is reported rejected.
 
@@ -83,7 +47,7 @@ def submit_to_batcher(instance: BatcherRuntime, body: str) -> SubmitOutcome:
     return handle_submit_message(submitter, body, dead_letter_queue=instance.dead_letter_queue(INGEST_BATCHER_SUBMIT_Q))
 
 
-def handle_batcher_submit(instance: BatcherRuntime, body: str) -> str:
+def handle_batcher_submit(instance: IngestRuntime, body: str) -> str:
     """One ``IngestBatcherSubmitQ`` message (:func:`submit_to_batcher`).
 
     Returns:
@@ -92,7 +56,7 @@ def handle_batcher_submit(instance: BatcherRuntime, body: str) -> str:
     return submit_to_batcher(instance, body).describe()
 
 
-def create_batcher_jobs(instance: BatcherRuntime, *, now: datetime | None = None) -> list[CreatedJob]:
+def create_batcher_jobs(instance: IngestRuntime, *, now: datetime | None = None) -> list[CreatedJob]:
     """One run of the batcher's job creator: pending files into jobs on the queue each table's batcher settings
     name; then the store's expired records are removed (where the store does not remove them itself)."""
     batcher = IngestBatcher(instance, instance.batcher_store, queue_names=instance.batcher_queue_names)
@@ -101,7 +65,7 @@ def create_batcher_jobs(instance: BatcherRuntime, *, now: datetime | None = None
     return created
 
 
-def handle_batcher_job_creation(instance: BatcherRuntime, body: str) -> str:
+def handle_batcher_job_creation(instance: IngestRuntime, body: str) -> str:
     """One scheduled run of the batcher's job creator (:func:`create_batcher_jobs`; the message body is ignored).
 
     Returns:

@@ -36,7 +36,8 @@ from sleeper.core.properties.table import (
 )
 from sleeper.core.queue import Queue
 from sleeper.ingest.batcher.model import TrackedFile
-from sleeper.ingest.batcher.ports import BatcherInstance, IngestBatcherStore
+from sleeper.ingest.batcher.ports import IngestBatcherStore
+from sleeper.statestore.tables import SleeperInstance
 
 __all__ = [
     "INGEST_QUEUE_NAMES",
@@ -197,7 +198,7 @@ class IngestBatcher:
 
     def __init__(
         self,
-        instance: BatcherInstance,
+        instance: SleeperInstance,
         store: IngestBatcherStore,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(tz=UTC),

@@ -1,8 +1,8 @@
-"""Ports of the ingest batcher: the store of tracked files, and the instance whose tables and queues it uses.
+"""The port of the ingest batcher's store of tracked files (the instance the batcher runs in is
+``sleeper.ingest.ports.IngestRuntime``).
 
 Adapters of ``IngestBatcherStore``: ``sleeper.adapters.memory.batcher_store`` (tests), ``sleeper.adapters.local``
-(SQLite, the local instance) and ``sleeper.adapters.aws`` (Sleeper's DynamoDB table). The local runtime's
-``LocalInstance`` and its ``Table`` implement ``BatcherInstance`` and ``BatcherTable``.
+(SQLite, the local instance) and ``sleeper.adapters.aws`` (Sleeper's DynamoDB table).
 """
 
 from __future__ import annotations
@@ -10,11 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from sleeper.core.properties import TableProperties
-from sleeper.core.queue import Queue
 from sleeper.ingest.batcher.model import SkippedFile, TrackedFile
 
-__all__ = ["ASSIGN_JOB_BATCH_SIZE", "BatcherInstance", "BatcherTable", "IngestBatcherStore"]
+__all__ = ["ASSIGN_JOB_BATCH_SIZE", "IngestBatcherStore"]
 
 ASSIGN_JOB_BATCH_SIZE = 50
 """Files assigned to a job in one atomic step (two DynamoDB write items each, within the limit of 100)."""
@@ -77,51 +75,4 @@ class IngestBatcherStore(Protocol):
 
     def delete_files(self, files: Sequence[TrackedFile]) -> None:
         """Forgets the given records (each identified by job id or pending state, table id and path)."""
-        ...
-
-
-class BatcherTable(Protocol):
-    """A table that files can be submitted for."""
-
-    @property
-    def table_id(self) -> str:
-        """The table id."""
-        ...
-
-    @property
-    def name(self) -> str:
-        """The table name."""
-        ...
-
-    @property
-    def properties(self) -> TableProperties:
-        """The table properties (the batcher's settings)."""
-        ...
-
-
-class BatcherInstance(Protocol):
-    """The instance the batcher runs in: its tables and queues."""
-
-    def table(self, name: str) -> BatcherTable:
-        """The table with this name.
-
-        Raises:
-            TableNotFoundError: If there is none.
-        """
-        ...
-
-    def table_by_id(self, table_id: str) -> BatcherTable:
-        """The table with this id.
-
-        Raises:
-            TableNotFoundError: If there is none.
-        """
-        ...
-
-    def queue(self, logical_name: str) -> Queue:
-        """The queue with this logical name (for example ``IngestJobQ``).
-
-        Raises:
-            SleeperError: If the instance has no such queue.
-        """
         ...

@@ -42,8 +42,9 @@ from sleeper.ingest.batcher.exceptions import (
     SubmitRequestError,
 )
 from sleeper.ingest.batcher.model import SkippedFile, SubmitRequest, TrackedFile
-from sleeper.ingest.batcher.ports import BatcherInstance, IngestBatcherStore
+from sleeper.ingest.batcher.ports import IngestBatcherStore
 from sleeper.io.filesystem import FileSystemOptions, list_files, resolve
+from sleeper.statestore.tables import SleeperInstance
 
 __all__ = [
     "SUBMIT_QUEUE",
@@ -127,7 +128,7 @@ class IngestBatcherSubmitter:
 
     def __init__(
         self,
-        instance: BatcherInstance,
+        instance: SleeperInstance,
         store: IngestBatcherStore,
         *,
         options: FileSystemOptions | None = None,

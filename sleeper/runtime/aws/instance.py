@@ -53,8 +53,8 @@ from sleeper.adapters.aws.s3_publish import copy_if_absent
 from sleeper.adapters.aws.sqs_queue import SqsQueue
 from sleeper.adapters.aws.websocket_api import ApiGatewayWebSocketPoster
 from sleeper.api.table import Table, create_table, edited_properties, has_dynamodb_transaction_log
-from sleeper.bulk_import.entry import BulkImportLaunch
 from sleeper.bulk_import.launch_ports import BulkImportPlatform, BulkImportRequeue
+from sleeper.bulk_import.ports import BulkImportLaunch
 from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.jobs.workspace import JobWorkspace
@@ -633,31 +633,22 @@ def print_line(line: str) -> None:
 
 
 if TYPE_CHECKING:
-    from sleeper.bulk_import.entry import BulkImportStartRuntime
-    from sleeper.compaction.entry import CompactionRuntime
-    from sleeper.ingest.batcher.entry import BatcherRuntime
-    from sleeper.ingest.entry import IngestRuntime
-    from sleeper.ingest.ports import IngestInstance, IngestTable
-    from sleeper.ingest.task import IngestTaskRuntime
-    from sleeper.query.entry import QueryRuntime
+    from sleeper.api.table import TableInstance
+    from sleeper.bulk_import.ports import BulkImportStartRuntime
+    from sleeper.ingest.ports import IngestRuntime
+    from sleeper.query.entry import WebSocketRuntime
     from sleeper.query.executor import QueryableTable
-    from sleeper.query.queued import QueryTables
     from sleeper.statestore.metrics import MetricsRuntime
-    from sleeper.statestore.tables import SleeperInstance
+    from sleeper.statestore.tables import SleeperRuntime, SleeperTable
 
     def _conforms_to_the_feature_ports(instance: AwsInstance, table: Table[AwsInstance]) -> None:
-        """Checked by mypy: the AWS instance and tables fit the ports the features declare."""
-        ingest_instance: IngestInstance = instance
-        sleeper_instance: SleeperInstance = instance
-        query_tables: QueryTables = instance
-        query_runtime: QueryRuntime = instance
-        ingest_runtime: IngestRuntime = instance
-        ingest_table: IngestTable = table
-        queryable: QueryableTable = table
-        del ingest_instance, sleeper_instance, query_tables, query_runtime, ingest_runtime, ingest_table, queryable
-        compaction_runtime: CompactionRuntime = instance
-        batcher_runtime: BatcherRuntime = instance
+        """Checked by mypy: the AWS instance and its tables fit the shared ports and the features' own."""
+        runtime: SleeperRuntime = instance
+        ingest: IngestRuntime = instance
+        table_instance: TableInstance = instance
         bulk_import_start: BulkImportStartRuntime = instance
-        ingest_task: IngestTaskRuntime = instance
-        metrics_runtime: MetricsRuntime = instance
-        del compaction_runtime, batcher_runtime, bulk_import_start, ingest_task, metrics_runtime
+        websocket: WebSocketRuntime = instance
+        metrics: MetricsRuntime = instance
+        sleeper_table: SleeperTable = table
+        queryable: QueryableTable = table
+        del runtime, ingest, table_instance, bulk_import_start, websocket, metrics, sleeper_table, queryable

@@ -31,6 +31,7 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from pyarrow import fs as pafs
@@ -495,3 +496,20 @@ class LocalInstance:
         properties = TableProperties(self.properties, self._properties_store.load_table(status.table_id))
         store = self._state_store(status.table_id, properties)
         return Table(instance=self, status=status, properties=properties, state_store=store)
+
+
+if TYPE_CHECKING:
+    from sleeper.api.table import TableInstance
+    from sleeper.ingest.ports import IngestRuntime
+    from sleeper.query.executor import QueryableTable
+    from sleeper.statestore.tables import SleeperRuntime, SleeperTable
+
+    def _conforms_to_the_feature_ports(instance: LocalInstance, table: Table[LocalInstance]) -> None:
+        """Checked by mypy: the local instance and its tables fit the shared ports and ingest's (the ports only an
+        instance on AWS fits, bulk import's launch, the WebSocket poster and the metrics publisher, are not its)."""
+        runtime: SleeperRuntime = instance
+        ingest: IngestRuntime = instance
+        table_instance: TableInstance = instance
+        sleeper_table: SleeperTable = table
+        queryable: QueryableTable = table
+        del runtime, ingest, table_instance, sleeper_table, queryable

@@ -20,10 +20,11 @@ from sleeper.core.trackers.query import QueryState
 from sleeper.core.websocket import MESSAGE_MAX_BYTES, WebSocketTarget
 from sleeper.emulator.provision import provision_instance
 from sleeper.io.thrift_compact import decode_struct
-from sleeper.query.entry import QueryRuntime, handle_leaf_query, handle_query
+from sleeper.query.entry import handle_leaf_query, handle_query
 from sleeper.query.publishers import ROWS_PAYLOAD_MAX_BYTES, rows_message_batches
 from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE, query_results_dir
 from sleeper.runtime.local.instance import LocalInstance
+from sleeper.statestore.tables import SleeperRuntime
 
 pytestmark = pytest.mark.integration
 
@@ -49,7 +50,7 @@ def _instance(
     return instance
 
 
-def _run(instance: QueryRuntime, query_id: str, config: dict[str, str]) -> None:
+def _run(instance: SleeperRuntime, query_id: str, config: dict[str, str]) -> None:
     """Sends a whole-table query with a results publisher config through the query and leaf entries."""
     query = Query(
         query_id=query_id,

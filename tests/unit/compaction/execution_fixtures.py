@@ -37,7 +37,7 @@ QUEUES: dict[str, tuple[bool, int, int]] = {
 
 @dataclass
 class FakeTable:
-    """A table on an in-memory state store (implements ``CompactionTable``)."""
+    """A table on an in-memory state store (implements ``sleeper.statestore.tables.SleeperTable``)."""
 
     table_id: str
     schema: Schema
@@ -162,7 +162,7 @@ class FakeClock:
 
 @dataclass
 class FakeInstance:
-    """An instance in memory (implements ``CompactionInstance``)."""
+    """An instance in memory (implements ``sleeper.statestore.tables.SleeperRuntime``)."""
 
     properties: InstanceProperties = field(default_factory=instance_properties)
     clock: FakeClock = field(default_factory=FakeClock)

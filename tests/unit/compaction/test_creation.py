@@ -51,7 +51,7 @@ NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
 @dataclass
 class Table:
-    """A table over an in-memory state store (implements ``JobCreationTable``)."""
+    """A table over an in-memory state store (implements ``sleeper.statestore.tables.SleeperTable``)."""
 
     backend: InMemoryStateStoreBackend
     properties: TableProperties

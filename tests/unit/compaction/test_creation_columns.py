@@ -91,7 +91,7 @@ def should_plan_from_columns_as_plan_jobs_plans_from_objects(seed: int) -> None:
 
 @dataclass
 class _Table:
-    """A table (``JobCreationTable``) over a state store that loads snapshots."""
+    """A table (``sleeper.statestore.tables.SleeperTable``) over a state store that loads snapshots."""
 
     state_store: StateStore
     properties: TableProperties

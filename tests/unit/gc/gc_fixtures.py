@@ -46,7 +46,7 @@ class FakeClock:
 
 @dataclass
 class FakeTable:
-    """A table in memory (implements ``GcTable``)."""
+    """A table in memory (implements ``sleeper.statestore.tables.SleeperTable``)."""
 
     table_id: str
     schema: Schema
@@ -145,7 +145,7 @@ def new_table(
 
 @dataclass
 class FakeInstance:
-    """An instance in memory (implements ``GcInstance``)."""
+    """An instance in memory (implements ``sleeper.statestore.tables.SleeperInstance``)."""
 
     properties: InstanceProperties = field(default_factory=lambda: InstanceProperties({"sleeper.id": "test"}))
     queues: InMemoryQueues = field(default_factory=InMemoryQueues)

@@ -29,7 +29,7 @@ TWO_KEYS = Schema(
 
 @dataclass
 class FakeTable:
-    """A table in memory (implements ``SplittingTable``)."""
+    """A table in memory (implements ``sleeper.statestore.tables.SleeperTable``)."""
 
     table_id: str
     schema: Schema
@@ -100,7 +100,7 @@ def new_table(
 
 @dataclass
 class FakeInstance:
-    """An instance in memory (implements ``SplittingInstance``)."""
+    """An instance in memory (implements ``sleeper.statestore.tables.SleeperInstance``)."""
 
     properties: InstanceProperties = field(default_factory=lambda: InstanceProperties({"sleeper.id": "test"}))
     queues: InMemoryQueues = field(default_factory=InMemoryQueues)
