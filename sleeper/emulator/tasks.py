@@ -247,15 +247,18 @@ class TaskRunner:
         except SleeperError:
             return False
 
+    def _bulk_import_container_if_free(self) -> ContainerSpec | None:
+        """The bulk import container, if a slot is free and its entry point exists."""
+        if len(self._running) >= self._max_running:
+            return None
+        return self._container(operations.BULK_IMPORT_IMAGE)
+
     def _start_job_runs(self, application_id: str, result: PumpRound) -> None:
-        container = None
         for run in emr_serverless_job_runs(self._emr_serverless, application_id):
             key = f"emr-serverless/{run.job_run_id}"
             if key in self._seen:
                 continue
-            if len(self._running) >= self._max_running:
-                return
-            container = container or self._container(operations.BULK_IMPORT_IMAGE)
+            container = self._bulk_import_container_if_free()
             if container is None:
                 return
 
@@ -266,7 +269,6 @@ class TaskRunner:
 
     def _start_emr_steps(self, props: InstanceProperties, result: PumpRound) -> None:
         persistent = props.get(cdk.BULK_IMPORT_PERSISTENT_EMR_CLUSTER_NAME.name)
-        container = None
         try:
             steps = active_emr_steps(self._emr)
         except SleeperError as e:
@@ -276,9 +278,7 @@ class TaskRunner:
             key = f"emr/{step.cluster_id}/{step.step_id}"
             if key in self._seen:
                 continue
-            if len(self._running) >= self._max_running:
-                return
-            container = container or self._container(operations.BULK_IMPORT_IMAGE)
+            container = self._bulk_import_container_if_free()
             if container is None:
                 return
             # spark-submit [options] <driver> <config bucket> <job id> <task id> <job run id> EMR
