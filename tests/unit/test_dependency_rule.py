@@ -1,4 +1,5 @@
-"""The dependency rule of docs/design (ARCHITECTURE.md), checked on every import statement of the package."""
+"""The dependency rule of docs/design.md, checked on every import statement of the package: what each package may
+import, the layers of the package (no upward arrow) and no import circle."""
 
 from __future__ import annotations
 
@@ -262,10 +263,20 @@ def _runtime_import_nodes(path: Path) -> list[ast.Import | ast.ImportFrom]:
     ]
 
 
-def _runtime_imports(path: Path, known: set[str]) -> set[str]:
-    """The modules of ``known`` a module imports when it runs."""
+def _all_import_nodes(path: Path) -> list[ast.Import | ast.ImportFrom]:
+    """Every absolute import statement of a module: at the top, inside functions and under ``if TYPE_CHECKING:``."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and node.module and node.level == 0)
+    ]
+
+
+def _runtime_imports(path: Path, known: set[str], *, type_only: bool = False) -> set[str]:
+    """The modules of ``known`` a module imports when it runs (with ``type_only``, for type checkers too)."""
     found: set[str] = set()
-    for node in _runtime_import_nodes(path):
+    for node in _all_import_nodes(path) if type_only else _runtime_import_nodes(path):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name in known)
             continue
@@ -278,11 +289,14 @@ def _runtime_imports(path: Path, known: set[str]) -> set[str]:
     return found
 
 
-def _import_cycles(modules: dict[str, Path]) -> list[list[str]]:
+def _import_cycles(modules: dict[str, Path], *, type_only: bool = False) -> list[list[str]]:
     """The groups of modules that import each other, directly or through others (Tarjan's strongly connected
-    components of the import graph, function-level imports included)."""
+    components of the import graph, function-level imports included; with ``type_only``, the imports under
+    ``if TYPE_CHECKING:`` too)."""
     known = set(modules)
-    graph = {name: sorted(_runtime_imports(path, known) - {name}) for name, path in modules.items()}
+    graph = {
+        name: sorted(_runtime_imports(path, known, type_only=type_only) - {name}) for name, path in modules.items()
+    }
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -358,6 +372,124 @@ def should_have_no_import_cycles() -> None:
     cycles = _import_cycles(_all_modules())
     # Then there are none
     assert cycles == []
+
+
+KNOWN_CIRCLES: tuple[tuple[str, ...], ...] = (
+    # A type-only circle: the error's attribute is typed with the withdrawal it reports. Goes when ``Withdrawal``
+    # moves out of ``sleeper.iceberg.withdrawal`` (into ``sleeper.iceberg.exceptions`` or a module of its own).
+    ("sleeper.iceberg.exceptions", "sleeper.iceberg.withdrawal"),
+)
+"""Import circles of the package known and being removed; a new one fails the check, and so does one of these once
+it is gone (remove it from here then)."""
+
+
+def _package_modules() -> dict[str, Path]:
+    return {name: path for name, path in _all_modules().items() if _top(name) == "sleeper"}
+
+
+def should_have_no_import_circle_between_modules_of_the_package() -> None:
+    # Given every module of the package, with every import it makes: at run time, inside functions and for type
+    # checkers only
+    # When the import graph is searched for circles
+    cycles = _import_cycles(_package_modules(), type_only=True)
+    # Then there are none but the known ones
+    assert cycles == [list(circle) for circle in KNOWN_CIRCLES]
+
+
+def should_detect_a_type_only_import_circle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given two modules of the package that import each other, one of them only for type checkers
+    package = tmp_path / "sleeper" / "feature"
+    package.mkdir(parents=True)
+    (tmp_path / "lambdas").mkdir()
+    (package / "errors.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from sleeper.feature.model import Thing\n"
+    )
+    (package / "model.py").write_text("from sleeper.feature.errors import ThingError\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    # When checked with type-only imports, and without
+    with_type_only = _import_cycles(_package_modules(), type_only=True)
+    at_run_time = _import_cycles(_package_modules())
+    # Then the circle is found only when type-only imports count
+    assert with_type_only == [["sleeper.feature.errors", "sleeper.feature.model"]]
+    assert at_run_time == []
+
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("sleeper.core",),
+    ("sleeper.io",),
+    ("sleeper.statestore", "sleeper.iterators"),
+    tuple(f"sleeper.{feature}" for feature in FEATURES),
+    ("sleeper.api", "sleeper.adapters"),
+    ("sleeper.runtime",),
+    ("sleeper.cli", "sleeper.emulator", "sleeper.client"),
+    ("sleeper", "sleeper.exceptions"),
+)
+"""The layers of the package, lowest first: a package imports only packages of its own layer or below (what a
+package may import of its own layer, the rules above say: features never import each other, only the CLI imports
+the emulator and the client). The package's faces (``sleeper`` and ``sleeper.exceptions``) are the top."""
+
+
+def _layer_of(package: str) -> int | None:
+    return next((i for i, layer in enumerate(LAYERS) if package in layer), None)
+
+
+def _package_of(module: str) -> str:
+    """The package of the layering a module or imported name belongs to (``sleeper`` for the package itself)."""
+    return "sleeper" if module == "sleeper" else _sub(module)
+
+
+def _upward_arrows() -> list[str]:
+    """Each import of a package of a higher layer, and each package of no layer (every import counted: at run time,
+    inside functions and for type checkers only)."""
+    problems = []
+    for module, path in _package_modules().items():
+        area = _package_of(module)
+        layer = _layer_of(area)
+        if layer is None:
+            problems.append(f"{module}: {area} is in no layer (add it to LAYERS)")
+            continue
+        for node in _all_import_nodes(path):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [str(node.module)]
+            for imported in names:
+                if _top(imported) != "sleeper":
+                    continue
+                target = _package_of(imported)
+                target_layer = _layer_of(target)
+                if target_layer is not None and target_layer > layer:
+                    problems.append(f"{module} imports {imported}: {area} is below {target}")
+    return sorted(problems)
+
+
+def should_have_no_upward_arrow_between_packages() -> None:
+    # Given every module of the package and the layers (core, io, state store and iterators, features, the user API
+    # and the adapters, the runtimes, the CLI, emulator and client, the package's faces)
+    # When each import is checked against them
+    problems = _upward_arrows()
+    # Then no package imports one of a higher layer, and every package has a layer
+    assert problems == []
+
+
+def should_detect_an_upward_arrow_and_a_package_of_no_layer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given io importing the state store only for type checkers, a feature importing the runtime inside a function,
+    # the runtime importing a feature, and a package of no layer
+    for folder, name, text in (
+        ("io", "bad.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from sleeper.statestore import x\n"),
+        ("gc", "bad.py", "def f():\n    import sleeper.runtime.local.api\n"),
+        ("runtime", "good.py", "from sleeper.gc.collector import run_garbage_collection\n"),
+        ("misc", "new.py", "import json\n"),
+    ):
+        (tmp_path / "sleeper" / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "sleeper" / folder / name).write_text(text)
+    (tmp_path / "lambdas").mkdir()
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    # When checked
+    problems = _upward_arrows()
+    # Then the two upward imports and the package of no layer are reported, the downward import is not
+    assert problems == [
+        "sleeper.gc.bad imports sleeper.runtime.local.api: sleeper.gc is below sleeper.runtime",
+        "sleeper.io.bad imports sleeper.statestore: sleeper.io is below sleeper.statestore",
+        "sleeper.misc.new: sleeper.misc is in no layer (add it to LAYERS)",
+    ]
 
 
 def should_detect_an_import_cycle_through_a_function_level_import(
