@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from operator import attrgetter
-from typing import Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from sleeper.core.exceptions import SleeperError
 
@@ -61,6 +61,36 @@ class TableJobUpdate(JobUpdateBase):
 
 
 _U = TypeVar("_U", bound=JobUpdateBase)
+_R = TypeVar("_R")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobRunBase(Generic[_U, _R]):
+    """What a run of any kind of job reports, summarised from the run's updates.
+
+    Attributes:
+        job_run_id: The run id (None for updates that carried none).
+        task_id: The task that ran it, if known.
+        updates: The run's updates in time order.
+        status: The run's status.
+        start_time: Time of the run's first update.
+        finish_time: Time of the update that ended the run, if any.
+        rows_read: Rows read (from the finished update).
+        rows_written: Rows written (from the finished update).
+        failure_reasons: Reasons of the updates that failed (or rejected) the run.
+    """
+
+    job_run_id: str | None
+    task_id: str | None
+    updates: tuple[_U, ...]
+    status: _R
+    start_time: datetime
+    finish_time: datetime | None
+    rows_read: int
+    rows_written: int
+    failure_reasons: tuple[str, ...]
+
+
 _S = TypeVar("_S")
 _U_contra = TypeVar("_U_contra", contravariant=True)
 _S_co = TypeVar("_S_co", covariant=True)

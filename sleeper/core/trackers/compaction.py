@@ -11,6 +11,7 @@ from typing import Protocol
 
 from sleeper.core.trackers.base import (
     JOB_UPDATE_TTL,
+    JobRunBase,
     JobTrackerPort,
     TableJobUpdate,
     in_time_order,
@@ -71,32 +72,15 @@ CompactionJobUpdate = (
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionJobRun:
-    """One run of a compaction job, summarised from its updates.
+class CompactionJobRun(JobRunBase[CompactionJobUpdate, CompactionJobStatusType]):
+    """One run of a compaction job (status IN_PROGRESS, UNCOMMITTED, FINISHED or FAILED; ``finish_time`` is the
+    finished update's), summarised from its updates.
 
     Attributes:
-        job_run_id: The run id (None for updates that carried none).
-        task_id: The task that ran it, if known.
-        updates: The run's updates in time order.
-        status: The run's status (IN_PROGRESS, UNCOMMITTED, FINISHED or FAILED).
-        start_time: Time of the run's first update.
-        finish_time: Time of the finished update, if any.
         commit_time: Time of the committed update, if any.
-        rows_read: Rows read (from the finished update).
-        rows_written: Rows written (from the finished update).
-        failure_reasons: Reasons of failed updates.
     """
 
-    job_run_id: str | None
-    task_id: str | None
-    updates: tuple[CompactionJobUpdate, ...]
-    status: CompactionJobStatusType
-    start_time: datetime
-    finish_time: datetime | None
     commit_time: datetime | None
-    rows_read: int
-    rows_written: int
-    failure_reasons: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from sleeper.core.trackers.base import (
     JOB_UPDATE_TTL,
+    JobRunBase,
     JobTrackerPort,
     JobUpdateBase,
     TableJobUpdate,
@@ -118,34 +119,17 @@ IngestJobUpdate = IngestJobValidated | IngestJobStarted | IngestJobAddedFiles | 
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class IngestJobRun:
-    """One run of an ingest job, summarised from its updates.
+class IngestJobRun(JobRunBase[IngestJobUpdate, IngestJobStatusType]):
+    """One run of an ingest job (``finish_time`` is the finished, failed or rejected update's), summarised from its
+    updates.
 
     Attributes:
-        job_run_id: The run id (None for updates that carried none).
-        task_id: The task that ran it, if known.
-        updates: The run's updates in time order.
-        status: The run's status.
-        start_time: Time of the run's first update.
-        finish_time: Time of the finished, failed or rejected update, if any.
-        rows_read: Rows read (from the finished update).
-        rows_written: Rows written (from the finished update).
         files_written: Files written (from the finished update).
         files_added: Files reported committed by added-files updates.
-        failure_reasons: Reasons of failed or rejected updates.
     """
 
-    job_run_id: str | None
-    task_id: str | None
-    updates: tuple[IngestJobUpdate, ...]
-    status: IngestJobStatusType
-    start_time: datetime
-    finish_time: datetime | None
-    rows_read: int
-    rows_written: int
     files_written: int
     files_added: int
-    failure_reasons: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
