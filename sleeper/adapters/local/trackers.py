@@ -74,6 +74,73 @@ def _database(db_path: str | Path) -> SqliteDatabase:
     return SqliteDatabase(db_path, schema=_SCHEMA)
 
 
+class _UpdateRows:
+    """The updates of one kind in one tracker table: appended as JSON rows, read back in the order they were written.
+
+    Args:
+        db: The SQLite database (shared with other adapters).
+        table: The table (``tracker_job_updates`` or ``tracker_task_updates``).
+        kind: The kind of job or task, kept apart from the others in the same table.
+        ttl: How long an update is kept (see ``delete_expired``).
+    """
+
+    def __init__(self, db: SqliteDatabase, table: str, kind: str, ttl: timedelta) -> None:
+        self._db = db
+        self._table = table
+        self._kind = kind
+        self._ttl = ttl
+
+    def append(self, update: JobUpdate | TaskUpdate, **ids: str | None) -> None:
+        """Stores an update with the id columns given (``job_id`` and ``table_id``, or ``task_id``)."""
+        columns = ["kind", *ids, "update_type", "update_time", "expires_at", "body"]
+        with self._db.write() as connection:
+            connection.execute(
+                f"INSERT INTO {self._table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                (
+                    self._kind,
+                    *ids.values(),
+                    update_type_name(update),
+                    update.update_time.timestamp(),
+                    (update.update_time + self._ttl).timestamp(),
+                    update_to_json(update),
+                ),
+            )
+
+    def bodies(self, where: str = "1 = 1", parameters: tuple[str, ...] = ()) -> list[str]:
+        """The JSON of the kind's updates matching a condition, in the order they were written."""
+        with self._db.read() as connection:
+            rows = connection.execute(
+                f"SELECT body FROM {self._table} WHERE kind = ? AND {where} ORDER BY seq", (self._kind, *parameters)
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def delete_expired(self, now: datetime) -> int:
+        """Forgets updates older than the time to live; returns how many."""
+        with self._db.write() as connection:
+            cursor = connection.execute(
+                f"DELETE FROM {self._table} WHERE kind = ? AND expires_at <= ?", (self._kind, now.timestamp())
+            )
+            return cursor.rowcount
+
+    def close(self) -> None:
+        """Closes this process's connection (it reopens on next use)."""
+        self._db.close()
+
+
+class _Upkeep:
+    """What a SQLite tracker over one kind's update rows offers besides its port."""
+
+    _rows: _UpdateRows
+
+    def delete_expired(self, now: datetime) -> int:
+        """Forgets updates older than the time to live; returns how many."""
+        return self._rows.delete_expired(now)
+
+    def close(self) -> None:
+        """Closes this process's connection (it reopens on next use)."""
+        self._rows.close()
+
+
 class SqliteJobUpdateStore(Generic[_U]):
     """Implements ``sleeper.core.trackers.jobs.JobUpdateStore`` in the ``tracker_job_updates`` table of a database.
 
@@ -87,26 +154,12 @@ class SqliteJobUpdateStore(Generic[_U]):
     """
 
     def __init__(self, db: SqliteDatabase, kind: JobKind[_U, Any], ttl: timedelta = JOB_UPDATE_TTL) -> None:
-        self._db = db
+        self.rows = _UpdateRows(db, "tracker_job_updates", kind.name, ttl)
         self._kind = kind
-        self._ttl = ttl
 
     def append(self, update: _U) -> None:
         """Stores an update."""
-        with self._db.write() as connection:
-            connection.execute(
-                "INSERT INTO tracker_job_updates"
-                " (kind, job_id, table_id, update_type, update_time, expires_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    self._kind.name,
-                    update.job_id,
-                    update.table_id,
-                    update_type_name(update),
-                    update.update_time.timestamp(),
-                    (update.update_time + self._ttl).timestamp(),
-                    update_to_json(update),
-                ),
-            )
+        self.rows.append(update, job_id=update.job_id, table_id=update.table_id)
 
     def updates_of_job(self, job_id: str) -> list[_U]:
         """Every update of a job."""
@@ -121,30 +174,13 @@ class SqliteJobUpdateStore(Generic[_U]):
 
     def updates_of_rejected_jobs(self) -> list[_U]:
         """Every update of this kind (the tracker keeps the rejected jobs)."""
-        return self._select("1 = 1", ())
+        return self._select()
 
-    def delete_expired(self, now: datetime) -> int:
-        """Forgets updates older than the time to live; returns how many."""
-        with self._db.write() as connection:
-            cursor = connection.execute(
-                "DELETE FROM tracker_job_updates WHERE kind = ? AND expires_at <= ?", (self._kind.name, now.timestamp())
-            )
-            return cursor.rowcount
-
-    def close(self) -> None:
-        """Closes this process's connection (it reopens on next use)."""
-        self._db.close()
-
-    def _select(self, where: str, parameters: tuple[str, ...]) -> list[_U]:
-        with self._db.read() as connection:
-            rows = connection.execute(
-                f"SELECT body FROM tracker_job_updates WHERE kind = ? AND {where} ORDER BY seq",
-                (self._kind.name, *parameters),
-            ).fetchall()
-        return [self._kind.from_json(row[0]) for row in rows]
+    def _select(self, where: str = "1 = 1", parameters: tuple[str, ...] = ()) -> list[_U]:
+        return [self._kind.from_json(body) for body in self.rows.bodies(where, parameters)]
 
 
-class SqliteJobTracker(JobTracker[_U, _S]):
+class SqliteJobTracker(_Upkeep, JobTracker[_U, _S]):
     """A job tracker (``sleeper.core.trackers.jobs.JobTracker``) in a SQLite database; a subclass names the kind.
 
     Args:
@@ -155,16 +191,9 @@ class SqliteJobTracker(JobTracker[_U, _S]):
     kind: ClassVar[JobKind[Any, Any]]
 
     def __init__(self, db_path: str | Path, *, ttl: timedelta = JOB_UPDATE_TTL) -> None:
-        self._store: SqliteJobUpdateStore[_U] = SqliteJobUpdateStore(_database(db_path), self.kind, ttl)
-        super().__init__(self._store, self.kind, ttl=ttl)
-
-    def delete_expired(self, now: datetime) -> int:
-        """Forgets updates older than the time to live; returns how many."""
-        return self._store.delete_expired(now)
-
-    def close(self) -> None:
-        """Closes this process's connection (it reopens on next use)."""
-        self._store.close()
+        store: SqliteJobUpdateStore[_U] = SqliteJobUpdateStore(_database(db_path), self.kind, ttl)
+        self._rows = store.rows
+        super().__init__(store, self.kind, ttl=ttl)
 
 
 class SqliteIngestJobTracker(SqliteJobTracker[IngestJobUpdate, IngestJobStatus]):
@@ -179,7 +208,7 @@ class SqliteCompactionJobTracker(SqliteJobTracker[CompactionJobUpdate, Compactio
     kind = COMPACTION_JOBS
 
 
-class SqliteTaskTracker:
+class SqliteTaskTracker(_Upkeep):
     """Implements ``sleeper.core.trackers.task.TaskTracker`` in a SQLite database.
 
     Args:
@@ -189,25 +218,12 @@ class SqliteTaskTracker:
     """
 
     def __init__(self, db_path: str | Path, *, kind: str, ttl: timedelta = JOB_UPDATE_TTL) -> None:
-        self._db = _database(db_path)
-        self._kind = kind
+        self._rows = _UpdateRows(_database(db_path), "tracker_task_updates", kind, ttl)
         self._ttl = ttl
 
     def record(self, update: TaskUpdate) -> None:
         """Stores an update."""
-        with self._db.write() as connection:
-            connection.execute(
-                "INSERT INTO tracker_task_updates (kind, task_id, update_type, update_time, expires_at, body)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    self._kind,
-                    update.task_id,
-                    update_type_name(update),
-                    update.update_time.timestamp(),
-                    (update.update_time + self._ttl).timestamp(),
-                    update_to_json(update),
-                ),
-            )
+        self._rows.append(update, task_id=update.task_id)
 
     def task(self, task_id: str) -> TaskStatus | None:
         """The status of a task, or None."""
@@ -216,31 +232,15 @@ class SqliteTaskTracker:
 
     def all_tasks(self) -> list[TaskStatus]:
         """Every task, ordered by start time."""
-        return self._select("1 = 1", ())
+        return self._select()
 
     def tasks_in_progress(self) -> list[TaskStatus]:
         """Unfinished tasks, ordered by start time."""
         return [status for status in self.all_tasks() if not status.is_finished]
 
-    def delete_expired(self, now: datetime) -> int:
-        """Forgets updates older than the time to live; returns how many."""
-        with self._db.write() as connection:
-            cursor = connection.execute(
-                "DELETE FROM tracker_task_updates WHERE kind = ? AND expires_at <= ?", (self._kind, now.timestamp())
-            )
-            return cursor.rowcount
-
-    def close(self) -> None:
-        """Closes this process's connection (it reopens on next use)."""
-        self._db.close()
-
-    def _select(self, where: str, parameters: tuple[str, ...]) -> list[TaskStatus]:
-        with self._db.read() as connection:
-            rows = connection.execute(
-                f"SELECT body FROM tracker_task_updates WHERE kind = ? AND {where} ORDER BY seq",
-                (self._kind, *parameters),
-            ).fetchall()
-        return task_statuses([task_update_from_json(row[0]) for row in rows], ttl=self._ttl)
+    def _select(self, where: str = "1 = 1", parameters: tuple[str, ...] = ()) -> list[TaskStatus]:
+        updates = [task_update_from_json(body) for body in self._rows.bodies(where, parameters)]
+        return task_statuses(updates, ttl=self._ttl)
 
 
 _QUERY_COLUMNS = "query_id, sub_query_id, state, last_update_time, expiry_date, row_count, error_message"
