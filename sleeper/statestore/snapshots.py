@@ -49,9 +49,9 @@ from sleeper.core.statestore.references import AllReferencesToAFile
 from sleeper.core.statestore.state import FilesState, PartitionsState
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.statestore.arrow_files import ArrowFileEntries
-from sleeper.statestore.snapshot_files import SnapshotFiles
 from sleeper.statestore.exceptions import SnapshotFormatError
 from sleeper.statestore.ports import SnapshotConflictError, SnapshotMetadata, SnapshotMetadataStore
+from sleeper.statestore.snapshot_files import SnapshotFiles
 
 DEFAULT_BATCH_SIZE = 1000
 """Elements per record batch: ``sleeper.table.statestore.transactionlog.files.snapshot.batch.size`` and
