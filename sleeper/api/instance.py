@@ -17,8 +17,9 @@ The groups:
   :meth:`update_instance_properties`;
 - tables: :meth:`tables`, :meth:`table`, :meth:`create_table`, :meth:`rename_table`, :meth:`delete_table`,
   :meth:`set_table_online`, :meth:`update_table_properties`, :meth:`reinitialise_table`,
-  :meth:`estimate_split_points`;
-- data: :meth:`ingest_files`, :meth:`bulk_import_files`, :meth:`submit_to_batcher`, :meth:`run_queued_query`
+  :meth:`estimate_split_points`, :meth:`publish_iceberg`;
+- data: :meth:`ingest_files`, :meth:`bulk_import_files`, :meth:`submit_to_batcher`, :meth:`export_table`,
+  :meth:`run_queued_query`
   (rows in and out of one table go through :class:`~sleeper.api.table.Table`: ``ingest`` and ``scan``);
 - operations now: :meth:`compact_now`, :meth:`split_now`, :meth:`gc_now`, :meth:`run`;
 - queues and dead letters: :meth:`queue_names`, :meth:`queue`, :meth:`dead_letter_queue`,
@@ -59,10 +60,10 @@ from sleeper.io.sketches import Sketches, sketches_path
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyarrow import fs as pafs
 
     from sleeper.api.table import Table
     from sleeper.core.query import Query
+    from sleeper.iceberg.publisher import PublishResult
     from sleeper.ingest.batcher.ports import IngestBatcherStore
     from sleeper.statestore.store import StateStore
 
@@ -71,7 +72,6 @@ __all__ = [
     "BulkImportReport",
     "IngestJobReport",
     "Instance",
-    "InstanceRuntime",
     "LocalOnlyError",
     "OperationReport",
     "PropertyChange",
@@ -202,60 +202,6 @@ class BulkImportReport:
             "alreadyDone": self.already_added,
             "seconds": dict(self.seconds),
         }
-
-
-class InstanceRuntime(Protocol):
-    """What the front door needs of a runtime's composition root (``LocalInstance`` and ``AwsInstance`` have it)."""
-
-    @property
-    def properties(self) -> InstanceProperties: ...
-
-    @property
-    def filesystem(self) -> pafs.FileSystem: ...
-
-    @property
-    def ingests_in_process(self) -> bool: ...
-
-    def tables(self) -> list[TableStatus]: ...
-
-    def table(self, name: str) -> Table[Any]: ...
-
-    def table_by_id(self, table_id: str) -> Table[Any]: ...
-
-    def create_table(
-        self,
-        name: str,
-        schema: Schema,
-        *,
-        split_points: Sequence[KeyValue] | None = None,
-        properties: Mapping[str, str] | None = None,
-    ) -> Table[Any]: ...
-
-    def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[Any]: ...
-
-    @property
-    def ingest_job_tracker(self) -> IngestJobTracker: ...
-
-    @property
-    def compaction_job_tracker(self) -> CompactionJobTracker: ...
-
-    @property
-    def ingest_task_tracker(self) -> TaskTracker: ...
-
-    @property
-    def compaction_task_tracker(self) -> TaskTracker: ...
-
-    @property
-    def query_tracker(self) -> QueryTracker: ...
-
-    @property
-    def batcher_store(self) -> IngestBatcherStore: ...
-
-    def queue(self, logical_name: str) -> Queue: ...
-
-    def dead_letter_queue(self, logical_name: str) -> Queue: ...
-
-    def run_queued_query(self, query: Query, schema: Schema) -> pa.Table | None: ...
 
 
 class Instance(ABC):
@@ -416,6 +362,17 @@ class Instance(ABC):
             partitions_from_split_points(table.schema, list(split_points))  # refused before the view is withdrawn
         return reinitialise_with_view(self.runtime, table, lambda: reinitialise_table(table, split_points))
 
+    def publish_iceberg(self, name: str) -> PublishResult:
+        """Publishes a table's current state as a new snapshot of its Apache Iceberg view, in this process (a local
+        instance's SQL catalog, or the Glue Data Catalog on AWS); see docs/usage/iceberg.md.
+
+        Raises:
+            RulesRefusedError: If the table has filters, aggregations or an iterator (a view would bypass them).
+        """
+        from sleeper.iceberg.publisher import publish_table
+
+        return publish_table(self.runtime, self.table(name))
+
     def estimate_split_points(self, name: str, partitions: int) -> list[KeyValue]:
         """See :func:`estimate_split_points`."""
         return estimate_split_points(self.table(name), partitions)
@@ -505,7 +462,7 @@ class Instance(ABC):
             LocalOnlyError: A run here asked of an instance on AWS.
         """
         if platform is not None and not via_queue:
-            raise SleeperError("--platform chooses the queue a job is sent to: give --queue too (via_queue=True)")
+            raise SleeperError("--platform chooses the queue a job is sent to: give --queue too")
         if class_name is not None:
             from sleeper.core.jobs.bulk_import_algorithm import bulk_import_algorithm
 

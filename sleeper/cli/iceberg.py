@@ -4,7 +4,7 @@ S3 and Glue access). The table names its view in ``sleeper.table.iceberg.name``.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -18,11 +18,7 @@ def publish_iceberg(
     as_json: JsonOption = False,
 ) -> None:
     """Publish a table as an Apache Iceberg view over its Parquet files, for DuckDB, Spark, Athena and pyiceberg."""
-    from sleeper.iceberg.publisher import publish_table
-
-    admin = open_instance()
-    instance: Any = getattr(admin, "instance", None)
-    result = publish_table(instance, admin.table(name))
+    result = open_instance().publish_iceberg(name)
     if as_json:
         print_json(
             {
