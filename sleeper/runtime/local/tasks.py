@@ -40,13 +40,18 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from sleeper.adapters.local.queue import SqliteQueues
 from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.table import TableStatus
-from sleeper.core.trackers.compaction import CompactionJobFailed, CompactionJobStatusType, CompactionJobTracker
-from sleeper.core.trackers.ingest import IngestJobFailed, IngestJobTracker
+from sleeper.core.trackers.compaction import (
+    CompactionJobFailed,
+    CompactionJobRun,
+    CompactionJobStatusType,
+    CompactionJobTracker,
+)
+from sleeper.core.trackers.ingest import IngestJobFailed, IngestJobRun, IngestJobTracker
 
 __all__ = [
     "TASK_PREFIX",
@@ -328,8 +333,8 @@ def recover_dead_tasks(instance: TaskHost) -> Recovery:
         try:
             if owner_name.startswith(TASK_PREFIX):
                 reason = _gone_reason(owner_name, owner)
-                ingest_failed += _fail_ingest_runs(instance, owner_name, reason)
-                compaction_failed += _fail_compaction_runs(instance, owner_name, reason)
+                ingest_runs, compaction_runs = _fail_runs(instance, owner_name, reason)
+                ingest_failed, compaction_failed = ingest_failed + ingest_runs, compaction_failed + compaction_runs
                 released += instance.queues.release_received_by(owner_name)
             shutil.rmtree(root / owner_name, ignore_errors=True)
             removed.append(owner_name)
@@ -361,45 +366,39 @@ def _gone_reason(task_id: str, owner: dict[str, object]) -> str:
     )
 
 
-def _fail_ingest_runs(instance: TaskHost, task_id: str, reason: str) -> int:
-    tracker = instance.ingest_job_tracker
-    failed = 0
-    for table in instance.tables():
-        for status in tracker.unfinished_jobs(table.table_id):
-            for run in status.runs:
-                if run.task_id != task_id or not run.status.is_run_in_progress:
-                    continue
-                tracker.record(
-                    IngestJobFailed(
-                        job_id=status.job_id,
-                        table_id=table.table_id,
-                        update_time=datetime.now(tz=UTC),
-                        job_run_id=run.job_run_id,
-                        task_id=task_id,
-                        reasons=(reason,),
-                    )
-                )
-                failed += 1
-    return failed
+def _fail_runs(instance: TaskHost, task_id: str, reason: str) -> tuple[int, int]:
+    """Records failed, naming the task and why, each of its ingest, bulk import and compaction runs still in progress.
+
+    Returns:
+        The ingest and bulk import runs, and the compaction runs, recorded failed.
+    """
+    ingest, compaction = instance.ingest_job_tracker, instance.compaction_job_tracker
+    ingest_failed = compaction_failed = 0
+    for table_id in [table.table_id for table in instance.tables()]:
+        for job in ingest.unfinished_jobs(table_id):
+            for run in job.runs:
+                if run.task_id == task_id and run.status.is_run_in_progress:
+                    ingest.record(_failed(IngestJobFailed, job.job_id, table_id, run, task_id, reason))
+                    ingest_failed += 1
+        for cjob in compaction.unfinished_jobs(table_id):
+            for crun in cjob.runs:
+                if crun.task_id == task_id and crun.status is CompactionJobStatusType.IN_PROGRESS:
+                    compaction.record(_failed(CompactionJobFailed, cjob.job_id, table_id, crun, task_id, reason))
+                    compaction_failed += 1
+    return ingest_failed, compaction_failed
 
 
-def _fail_compaction_runs(instance: TaskHost, task_id: str, reason: str) -> int:
-    tracker = instance.compaction_job_tracker
-    failed = 0
-    for table in instance.tables():
-        for status in tracker.unfinished_jobs(table.table_id):
-            for run in status.runs:
-                if run.task_id != task_id or run.status is not CompactionJobStatusType.IN_PROGRESS:
-                    continue
-                tracker.record(
-                    CompactionJobFailed(
-                        job_id=status.job_id,
-                        table_id=table.table_id,
-                        update_time=datetime.now(tz=UTC),
-                        job_run_id=run.job_run_id,
-                        task_id=task_id,
-                        reasons=(reason,),
-                    )
-                )
-                failed += 1
-    return failed
+_Failed = TypeVar("_Failed", IngestJobFailed, CompactionJobFailed)
+
+
+def _failed(
+    failed: type[_Failed], job_id: str, table_id: str, run: IngestJobRun | CompactionJobRun, task_id: str, reason: str
+) -> _Failed:
+    return failed(
+        job_id=job_id,
+        table_id=table_id,
+        update_time=datetime.now(tz=UTC),
+        job_run_id=run.job_run_id,
+        task_id=task_id,
+        reasons=(reason,),
+    )
