@@ -60,7 +60,7 @@ class JobQueueCounts(Protocol):
 
 
 class TaskLauncher(Protocol):
-    """Counts and starts the tasks of one job kind (ECS tasks on AWS, processes on an emulated instance)."""
+    """Counts and starts the tasks of one job kind (ECS tasks on AWS; the emulator runs them as local processes)."""
 
     def running_and_pending_tasks(self) -> int:
         """How many tasks are running or about to run."""
