@@ -5,21 +5,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any, ClassVar, Generic, TypeVar
 
 from sleeper.core.trackers.base import JOB_UPDATE_TTL
-from sleeper.core.trackers.compaction import (
-    CompactionJobStatus,
-    CompactionJobUpdate,
-    compaction_job_status,
-    compaction_job_statuses,
-)
-from sleeper.core.trackers.ingest import (
-    IngestJobStatus,
-    IngestJobStatusType,
-    IngestJobUpdate,
-    ingest_job_status,
-    ingest_job_statuses,
-)
+from sleeper.core.trackers.compaction import CompactionJobStatus, CompactionJobUpdate
+from sleeper.core.trackers.ingest import IngestJobStatus, IngestJobUpdate
+from sleeper.core.trackers.jobs import COMPACTION_JOBS, INGEST_JOBS, JobKind, JobStatus, JobTracker
 from sleeper.core.trackers.query import (
     PARENT_SUB_QUERY_ID,
     QUERY_TTL,
@@ -28,11 +19,16 @@ from sleeper.core.trackers.query import (
     TrackedQuery,
     apply_query_update,
 )
+from sleeper.core.trackers.serde import JobUpdate
 from sleeper.core.trackers.task import TaskStatus, TaskUpdate, task_status, task_statuses
 
+_U = TypeVar("_U", bound=JobUpdate)
+_S = TypeVar("_S", bound=JobStatus)
 
-class InMemoryIngestJobTracker:
-    """Implements ``sleeper.core.trackers.ingest.IngestJobTracker`` in memory.
+
+class InMemoryJobUpdateStore(Generic[_U]):
+    """Implements ``sleeper.core.trackers.jobs.JobUpdateStore`` in a list; a table's jobs are those with any update
+    naming the table (all their updates are read).
 
     Args:
         ttl: How long an update is kept (see ``delete_expired``).
@@ -41,36 +37,28 @@ class InMemoryIngestJobTracker:
     def __init__(self, *, ttl: timedelta = JOB_UPDATE_TTL) -> None:
         self._ttl = ttl
         self._lock = threading.Lock()
-        self._updates: list[IngestJobUpdate] = []
+        self._updates: list[_U] = []
 
-    def record(self, update: IngestJobUpdate) -> None:
+    def append(self, update: _U) -> None:
         """Stores an update."""
         with self._lock:
             self._updates.append(update)
 
-    def job(self, job_id: str) -> IngestJobStatus | None:
-        """The status of a job, or None."""
+    def updates_of_job(self, job_id: str) -> list[_U]:
+        """Every update of a job."""
         with self._lock:
-            updates = [u for u in self._updates if u.job_id == job_id]
-        return ingest_job_status(updates, ttl=self._ttl) if updates else None
+            return [u for u in self._updates if u.job_id == job_id]
 
-    def jobs(self, table_id: str) -> list[IngestJobStatus]:
-        """Statuses of the table's jobs, ordered by each job's first update."""
+    def updates_of_table(self, table_id: str) -> list[_U]:
+        """Every update of each job with an update naming the table."""
         with self._lock:
             job_ids = {u.job_id for u in self._updates if u.table_id == table_id}
-            updates = [u for u in self._updates if u.job_id in job_ids]
-        return ingest_job_statuses(updates, ttl=self._ttl)
+            return [u for u in self._updates if u.job_id in job_ids]
 
-    def unfinished_jobs(self, table_id: str) -> list[IngestJobStatus]:
-        """Statuses of the table's unfinished jobs."""
-        return [status for status in self.jobs(table_id) if status.is_unfinished]
-
-    def invalid_jobs(self) -> list[IngestJobStatus]:
-        """Statuses of rejected jobs of every table."""
+    def updates_of_rejected_jobs(self) -> list[_U]:
+        """Every update (the tracker keeps the rejected jobs)."""
         with self._lock:
-            updates = list(self._updates)
-        statuses = ingest_job_statuses(updates, ttl=self._ttl)
-        return [status for status in statuses if status.status == IngestJobStatusType.REJECTED]
+            return list(self._updates)
 
     def delete_expired(self, now: datetime) -> int:
         """Forgets updates older than the time to live; returns how many."""
@@ -81,46 +69,34 @@ class InMemoryIngestJobTracker:
             return removed
 
 
-class InMemoryCompactionJobTracker:
-    """Implements ``sleeper.core.trackers.compaction.CompactionJobTracker`` in memory.
+class InMemoryJobTracker(JobTracker[_U, _S]):
+    """A job tracker (``sleeper.core.trackers.jobs.JobTracker``) in memory; a subclass names the kind.
 
     Args:
         ttl: How long an update is kept (see ``delete_expired``).
     """
 
+    kind: ClassVar[JobKind[Any, Any]]
+
     def __init__(self, *, ttl: timedelta = JOB_UPDATE_TTL) -> None:
-        self._ttl = ttl
-        self._lock = threading.Lock()
-        self._updates: list[CompactionJobUpdate] = []
-
-    def record(self, update: CompactionJobUpdate) -> None:
-        """Stores an update."""
-        with self._lock:
-            self._updates.append(update)
-
-    def job(self, job_id: str) -> CompactionJobStatus | None:
-        """The status of a job, or None."""
-        with self._lock:
-            updates = [u for u in self._updates if u.job_id == job_id]
-        return compaction_job_status(updates, ttl=self._ttl) if updates else None
-
-    def jobs(self, table_id: str) -> list[CompactionJobStatus]:
-        """Statuses of the table's jobs, ordered by each job's first update."""
-        with self._lock:
-            updates = [u for u in self._updates if u.table_id == table_id]
-        return compaction_job_statuses(updates, ttl=self._ttl)
-
-    def unfinished_jobs(self, table_id: str) -> list[CompactionJobStatus]:
-        """Statuses of the table's unfinished jobs."""
-        return [status for status in self.jobs(table_id) if status.is_unfinished]
+        self._store: InMemoryJobUpdateStore[_U] = InMemoryJobUpdateStore(ttl=ttl)
+        super().__init__(self._store, self.kind, ttl=ttl)
 
     def delete_expired(self, now: datetime) -> int:
         """Forgets updates older than the time to live; returns how many."""
-        with self._lock:
-            kept = [u for u in self._updates if u.update_time + self._ttl > now]
-            removed = len(self._updates) - len(kept)
-            self._updates = kept
-            return removed
+        return self._store.delete_expired(now)
+
+
+class InMemoryIngestJobTracker(InMemoryJobTracker[IngestJobUpdate, IngestJobStatus]):
+    """Implements ``sleeper.core.trackers.ingest.IngestJobTracker`` in memory."""
+
+    kind = INGEST_JOBS
+
+
+class InMemoryCompactionJobTracker(InMemoryJobTracker[CompactionJobUpdate, CompactionJobStatus]):
+    """Implements ``sleeper.core.trackers.compaction.CompactionJobTracker`` in memory."""
+
+    kind = COMPACTION_JOBS
 
 
 class InMemoryTaskTracker:

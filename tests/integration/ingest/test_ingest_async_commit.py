@@ -145,7 +145,7 @@ def should_add_the_rows_once_when_two_workers_run_the_job_at_once(
     outcomes: list[IngestJobOutcome] = []
 
     def work(task: str) -> None:
-        worker = sleeper.connect(instance.directory)
+        worker = sleeper.connect(instance.directory).runtime
         assert isinstance(worker, LocalInstance)
         runner = IngestJobRunner(worker, task_id=task, local_dir=tmp_path / task)
         start.wait()

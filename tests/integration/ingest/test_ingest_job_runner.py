@@ -65,7 +65,7 @@ def _multiset(*tables: pa.Table) -> Counter[tuple[object, ...]]:
 
 @pytest.fixture
 def instance(tmp_path: Path) -> LocalInstance:
-    return sleeper.connect(tmp_path / "instance", create=True)
+    return sleeper.connect(tmp_path / "instance", create=True).runtime
 
 
 @pytest.fixture(params=["async", "sync"])

@@ -1,8 +1,8 @@
-"""Starting work on AWS: ECS tasks for compaction and ingest (spec 3.3, 4.4), and bulk import Spark jobs on EMR
-Serverless, an EMR cluster per job, or a persistent EMR cluster (spec 3.5). One module per way of starting work:
+"""Starting work on AWS: ECS tasks for compaction, ingest and bulk export, and bulk import Spark jobs on EMR
+Serverless, an EMR cluster per job, or a persistent EMR cluster. One module per way of starting work:
 
-* :mod:`~sleeper.adapters.aws.launchers.ecs`: ECS tasks (the ``TaskLauncher`` ports of
-  :mod:`sleeper.compaction.launch_ports` and :mod:`sleeper.ingest.launch_ports`);
+* :mod:`~sleeper.adapters.aws.launchers.ecs`: ECS tasks (the ``TaskLauncher`` port of
+  :mod:`sleeper.core.jobs.task_creation`);
 * :mod:`~sleeper.adapters.aws.launchers.bulk_import`: what every bulk import platform shares (the ports of
   :mod:`sleeper.bulk_import.launch_ports`): the job file in the bulk import bucket, the requeue, the Spark driver and
   its arguments;
