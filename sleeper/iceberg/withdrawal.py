@@ -34,14 +34,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sleeper.core.held_files import HOLDS_DIRECTORY, iceberg_location
 from sleeper.core.iceberg import SLEEPER_TABLE_ID_KEY, IcebergIdentifier, parse_iceberg_name
 from sleeper.core.properties.properties import TableProperties
 from sleeper.core.properties.table import AGGREGATION_CONFIG, FILTERING_CONFIG, ICEBERG_NAME, ITERATOR_CLASS_NAME
-from sleeper.iceberg.exceptions import WithdrawalError
+from sleeper.iceberg.exceptions import Withdrawal, WithdrawalError
 from sleeper.io.filesystem import delete_in_table, list_files, resolve
 from sleeper.statestore.tables import SleeperRuntime, SleeperTable
 
@@ -65,50 +64,6 @@ RULE_PROPERTIES = (ITERATOR_CLASS_NAME, AGGREGATION_CONFIG, FILTERING_CONFIG)
 
 REINIT_REASON = "the table is being reinitialised, which deletes every file the view lists"
 """Why a reinitialisation withdraws the view (:func:`sleeper.iceberg.publisher.reinitialise_with_view`)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Withdrawal:
-    """What withdrawing a table's view did.
-
-    Attributes:
-        table_name: The Sleeper table.
-        reason: Why the view was withdrawn.
-        dropped: The Iceberg tables dropped from the catalog, ``namespace.table``.
-        deleted_files: Metadata files and trimmed copies deleted under the table's Iceberg directory.
-        released_holds: Holds released (the garbage collector may now delete the files they held).
-    """
-
-    table_name: str
-    reason: str
-    dropped: tuple[str, ...] = ()
-    deleted_files: int = 0
-    released_holds: int = 0
-
-    @property
-    def withdrew_anything(self) -> bool:
-        """Whether there was a view (or anything of one) to withdraw."""
-        return bool(self.dropped or self.deleted_files or self.released_holds)
-
-    def merged(self, other: Withdrawal) -> Withdrawal:
-        """This withdrawal followed by another of the same table."""
-        return Withdrawal(
-            table_name=self.table_name,
-            reason=self.reason,
-            dropped=tuple(dict.fromkeys(self.dropped + other.dropped)),
-            deleted_files=self.deleted_files + other.deleted_files,
-            released_holds=self.released_holds + other.released_holds,
-        )
-
-    def describe(self) -> str:
-        """One line saying what was withdrawn and why (empty if there was nothing to withdraw)."""
-        if not self.withdrew_anything:
-            return ""
-        views = ", ".join(self.dropped) if self.dropped else "none in the catalog"
-        return (
-            f"table {self.table_name}: Iceberg view withdrawn ({views} dropped, {self.deleted_files} metadata and "
-            f"trimmed files deleted, {self.released_holds} holds released) because {self.reason}"
-        )
 
 
 def rules_refusal(properties: TableProperties) -> str | None:

@@ -374,11 +374,7 @@ def should_have_no_import_cycles() -> None:
     assert cycles == []
 
 
-KNOWN_CIRCLES: tuple[tuple[str, ...], ...] = (
-    # A type-only circle: the error's attribute is typed with the withdrawal it reports. Goes when ``Withdrawal``
-    # moves out of ``sleeper.iceberg.withdrawal`` (into ``sleeper.iceberg.exceptions`` or a module of its own).
-    ("sleeper.iceberg.exceptions", "sleeper.iceberg.withdrawal"),
-)
+KNOWN_CIRCLES: tuple[tuple[str, ...], ...] = ()
 """Import circles of the package known and being removed; a new one fails the check, and so does one of these once
 it is gone (remove it from here then)."""
 
