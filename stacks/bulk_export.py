@@ -12,6 +12,8 @@ tracked in the query tracker, so the stack needs the query stack's tracker table
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import aws_cdk as cdk
 from aws_cdk import aws_ecs as ecs
 from constructs import Construct
@@ -22,7 +24,7 @@ from sleeper.core.properties import instance_bulk as bp
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
 from stacks import grants, nag
-from stacks.common import SleeperCore, SleeperQueue, schedule_rule, secure_bucket, sqs_trigger
+from stacks.common import SleeperCore, registered_queue, schedule_rule, secure_bucket, sqs_trigger
 from stacks.ecs_tasks import cluster, container_environment, grant_run_tasks, task_log_group
 
 __all__ = ["BulkExportStack", "task_shape"]
@@ -42,6 +44,9 @@ class BulkExportStack(cdk.NestedStack):
     """``sleeper-<id>-BulkExport-Q``, ``-BulkExportLeafPartition-Q``, ``sleeper-<cid>-bulk-export-results-<account>``,
     the ``bulk-export-cluster`` with the ``BulkExportTaskOnFargate`` family, the planner and the task creator."""
 
+    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.BULK_EXPORT_PLANNER,)
+    """The queue-driven operations of the registry this stack deploys."""
+
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper bulk export")
         ctx = core.ctx
@@ -49,30 +54,20 @@ class BulkExportStack(cdk.NestedStack):
             raise ValueError("BulkExportStack needs QueryStack: bulk exports are tracked in the query tracker")
         tracker = core.query_tracker
         visibility = ctx.get_int(bp.BULK_EXPORT_QUEUE_VISIBILITY_TIMEOUT_IN_SECONDS)
-        self.export_queue = SleeperQueue(
+        self.export_queue = registered_queue(
             self,
             "ExportQueue",
             core,
-            logical_name=operations.BULK_EXPORT_Q,
+            operations.BULK_EXPORT_Q,
             visibility_timeout_seconds=visibility,
-            max_receive_count=operations.queue(operations.BULK_EXPORT_Q).max_receive_count,
-            url_property=cdkp.BULK_EXPORT_QUEUE_URL,
-            arn_property=cdkp.BULK_EXPORT_QUEUE_ARN,
-            dlq_url_property=cdkp.BULK_EXPORT_QUEUE_DLQ_URL,
-            dlq_arn_property=cdkp.BULK_EXPORT_QUEUE_DLQ_ARN,
             alarm_description="Bulk export queries failed",
         )
-        self.leaf_queue = SleeperQueue(
+        self.leaf_queue = registered_queue(
             self,
             "LeafPartitionQueue",
             core,
-            logical_name=operations.LEAF_PARTITION_BULK_EXPORT_Q,
+            operations.LEAF_PARTITION_BULK_EXPORT_Q,
             visibility_timeout_seconds=visibility,
-            max_receive_count=operations.queue(operations.LEAF_PARTITION_BULK_EXPORT_Q).max_receive_count,
-            url_property=cdkp.LEAF_PARTITION_BULK_EXPORT_QUEUE_URL,
-            arn_property=cdkp.LEAF_PARTITION_BULK_EXPORT_QUEUE_ARN,
-            dlq_url_property=cdkp.LEAF_PARTITION_BULK_EXPORT_QUEUE_DLQ_URL,
-            dlq_arn_property=cdkp.LEAF_PARTITION_BULK_EXPORT_QUEUE_DLQ_ARN,
             alarm_description="Leaf partition bulk exports failed",
         )
         self.results_bucket = secure_bucket(

@@ -13,11 +13,10 @@ from constructs import Construct
 
 from sleeper.core import naming, operations
 from sleeper.core.operations import BULK_IMPORT_IMAGE
-from sleeper.core.properties import PropertyDefinition
 from sleeper.core.properties import instance_bulk as bp
 from sleeper.core.properties import instance_cdk as cdkp
 from stacks import grants, nag
-from stacks.common import SleeperCore, SleeperQueue, secure_bucket, sqs_trigger
+from stacks.common import SleeperCore, SleeperQueue, registered_queue, secure_bucket, sqs_trigger
 from stacks.context import DeployContext
 from stacks.ingest import grant_ingest_sources
 
@@ -65,20 +64,17 @@ def job_starter(
     *,
     platform: str,
     logical_name: str,
-    url_property: PropertyDefinition,
-    arn_property: PropertyDefinition,
     bucket: cdk.aws_s3.IBucket,
 ) -> tuple[SleeperQueue, cdk.aws_lambda.Function]:
     """A platform's job queue (``JobQueue``) and the registry's bulk import starter fed by it (``JobStarter``), told
     its platform by ``BULK_IMPORT_PLATFORM``, allowed to validate jobs, write job files and track them."""
     ctx = core.ctx
-    queue = SleeperQueue(
+    queue = registered_queue(
         scope,
         "JobQueue",
         core,
-        logical_name=logical_name,
-        url_property=url_property,
-        arn_property=arn_property,
+        logical_name,
+        max_receive_count=3,  # a job start is tried three times on every platform
         alarm_description=f"Bulk import jobs could not be started on {platform}",
     )
     starter = core.lambdas.function(
@@ -140,8 +136,6 @@ class EmrServerlessBulkImportStack(cdk.NestedStack):
             core,
             platform="EMRServerless",
             logical_name=operations.BULK_IMPORT_EMR_SERVERLESS_Q,
-            url_property=cdkp.BULK_IMPORT_EMR_SERVERLESS_JOB_QUEUE_URL,
-            arn_property=cdkp.BULK_IMPORT_EMR_SERVERLESS_JOB_QUEUE_ARN,
             bucket=bucket,
         )
         grants.allow(
@@ -268,8 +262,6 @@ class EmrBulkImportStack(cdk.NestedStack):
             core,
             platform="NonPersistentEMR",
             logical_name=operations.BULK_IMPORT_EMR_Q,
-            url_property=cdkp.BULK_IMPORT_EMR_JOB_QUEUE_URL,
-            arn_property=cdkp.BULK_IMPORT_EMR_JOB_QUEUE_ARN,
             bucket=bucket,
         )
         # RunJobFlow supports no resource-level permissions; the roles it may pass are named.

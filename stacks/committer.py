@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import aws_cdk as cdk
 from constructs import Construct
 
@@ -9,7 +11,7 @@ from sleeper.core import naming, operations
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
 from stacks import grants
-from stacks.common import SleeperCore, SleeperQueue, sqs_trigger
+from stacks.common import SleeperCore, registered_queue, sqs_trigger
 
 COMMITTER_FUNCTION = "statestore-committer"
 """The suffix of the committer function's name."""
@@ -18,21 +20,19 @@ COMMITTER_FUNCTION = "statestore-committer"
 class StateStoreCommitterStack(cdk.NestedStack):
     """``sleeper-<id>-StateStoreCommitterQ.fifo`` -> ``sleeper-<cid>-statestore-committer`` (batch 10)."""
 
+    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.STATESTORE_COMMITTER,)
+    """The queue-driven operations of the registry this stack deploys."""
+
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper state store committer")
         ctx = core.ctx
         timeout = ctx.get_int(common.STATESTORE_COMMITTER_LAMBDA_TIMEOUT_IN_SECONDS)
-        self.queue = SleeperQueue(
+        self.queue = registered_queue(
             self,
             "CommitterQueue",
             core,
-            logical_name=operations.STATE_STORE_COMMITTER_Q,
+            operations.STATE_STORE_COMMITTER_Q,
             visibility_timeout_seconds=timeout,
-            max_receive_count=1,
-            url_property=cdkp.STATESTORE_COMMITTER_QUEUE_URL,
-            arn_property=cdkp.STATESTORE_COMMITTER_QUEUE_ARN,
-            dlq_url_property=cdkp.STATESTORE_COMMITTER_DLQ_URL,
-            dlq_arn_property=cdkp.STATESTORE_COMMITTER_DLQ_ARN,
             alarm_description="State store commits failed",
         )
         core.committer_queue = self.queue.queue

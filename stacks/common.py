@@ -28,6 +28,7 @@ from sleeper.core import naming, operations
 from sleeper.core.deploy.plan import deploys_dynamodb_state_store
 from sleeper.core.operations import HandlerSpec
 from sleeper.core.properties import PropertyDefinition
+from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
 from sleeper.core.user_code import user_wheel_keys
 from stacks import grants
@@ -240,10 +241,10 @@ class SleeperQueue(Construct):
         logical_name: str,
         visibility_timeout_seconds: int = 900,
         max_receive_count: int = 3,
-        url_property: PropertyDefinition | None = None,
-        arn_property: PropertyDefinition | None = None,
-        dlq_url_property: PropertyDefinition | None = None,
-        dlq_arn_property: PropertyDefinition | None = None,
+        url_property: PropertyDefinition | str | None = None,
+        arn_property: PropertyDefinition | str | None = None,
+        dlq_url_property: PropertyDefinition | str | None = None,
+        dlq_arn_property: PropertyDefinition | str | None = None,
         alarm_description: str = "",
     ) -> None:
         super().__init__(scope, construct_id)
@@ -325,8 +326,10 @@ class LambdaFactory:
             handler: The handler's name in the registry.
             name_suffix: The function name is ``sleeper-<cid>-<suffix>``.
             description: The function description.
-            memory_mb: Memory, overriding the registry's default (usually from an instance property).
-            timeout_seconds: Timeout, overriding the registry's default.
+            memory_mb: Memory; by default the instance property the registry names for it, else the registry's
+                default.
+            timeout_seconds: Timeout; by default the instance property the registry names for it, else the
+                registry's default.
             reserved_concurrency: Reserved concurrency, if any.
             environment: Extra environment variables.
         """
@@ -361,8 +364,8 @@ class LambdaFactory:
             function_name=name,
             description=description,
             code=self._core.images.lambda_code(scope, spec.handler),
-            memory_size=memory_mb or spec.memory_mb,
-            timeout=cdk.Duration.seconds(timeout_seconds or spec.timeout_seconds),
+            memory_size=memory_mb or _sized(ctx, spec.memory_property, spec.memory_mb),
+            timeout=cdk.Duration.seconds(timeout_seconds or _sized(ctx, spec.timeout_property, spec.timeout_seconds)),
             reserved_concurrent_executions=reserved_concurrency,
             environment=env,
             role=role,
@@ -371,6 +374,11 @@ class LambdaFactory:
         )
         self._core.functions[handler] = function
         return function
+
+
+def _sized(ctx: DeployContext, prop: str | None, default: int) -> int:
+    """A function's memory or timeout: the instance property the registry names for it, else the default."""
+    return ctx.get_int(prop) if prop is not None and ctx.get(prop) else default
 
 
 def retention(ctx: DeployContext) -> logs.RetentionDays:
@@ -427,6 +435,103 @@ def schedule_rule(
     return created
 
 
+def registered_queue(
+    scope: Construct,
+    construct_id: str,
+    core: SleeperCore,
+    logical_name: str,
+    *,
+    visibility_timeout_seconds: int = 900,
+    max_receive_count: int | None = None,
+    alarm_description: str = "",
+) -> SleeperQueue:
+    """A queue of the registry (:func:`sleeper.core.operations.queue`): its name, its receive limit (unless given)
+    and the properties recording its URL and ARN and its dead-letter queue's
+    (:func:`~sleeper.core.properties.instance_cdk.queue_properties`) from its entry.
+
+    Raises:
+        KeyError: If the registry has no queue of that name.
+    """
+    spec = operations.queue(logical_name)
+    props = None if spec.url_property is None else cdkp.queue_properties(spec.url_property)
+    return SleeperQueue(
+        scope,
+        construct_id,
+        core,
+        logical_name=spec.name,
+        visibility_timeout_seconds=visibility_timeout_seconds,
+        max_receive_count=spec.max_receive_count if max_receive_count is None else max_receive_count,
+        url_property=None if props is None else props.url,
+        arn_property=None if props is None else props.arn,
+        dlq_url_property=None if props is None else props.dlq_url,
+        dlq_arn_property=None if props is None else props.dlq_arn,
+        alarm_description=alarm_description,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class QueueOperation:
+    """A queue-driven operation as deployed: its queue and the function its messages are delivered to."""
+
+    queue: SleeperQueue
+    function: lambda_.Function
+
+
+def queue_operation(
+    scope: Construct,
+    core: SleeperCore,
+    handler: str,
+    *,
+    prefix: str,
+    name_suffix: str,
+    description: str | None = None,
+    memory_mb: int | None = None,
+    timeout_seconds: int | None = None,
+    batch_size: int | None = None,
+    max_concurrency: int | None = None,
+    reserved_concurrency: int | None = None,
+    alarm_description: str = "",
+) -> QueueOperation:
+    """A registry entry fed by one queue, deployed: its queue (``<prefix>Queue``, :func:`registered_queue`, visible
+    for six times the function's timeout) and its function (``<prefix>Handler``, running the registry's handler)
+    fed by it in batches of the entry's size. The function may read the config bucket; callers add what else it
+    needs.
+
+    Raises:
+        KeyError: If the registry has no such handler.
+        ValueError: If the handler is not fed by exactly one queue of the registry.
+    """
+    spec = operations.handler(handler)
+    queue_spec = operations.queue_fed(spec)
+    function = core.lambdas.function(
+        scope,
+        f"{prefix}Handler",
+        handler=handler,
+        name_suffix=name_suffix,
+        description=description or spec.description,
+        memory_mb=memory_mb,
+        timeout_seconds=timeout_seconds,
+        reserved_concurrency=reserved_concurrency,
+    )
+    timeout = function.timeout.to_seconds() if function.timeout is not None else spec.timeout_seconds
+    queue = registered_queue(
+        scope,
+        f"{prefix}Queue",
+        core,
+        queue_spec.name,
+        visibility_timeout_seconds=max(int(timeout) * 6, 30),
+        alarm_description=alarm_description or f"Messages could not be processed: {description or spec.description}",
+    )
+    grants.config_read(function, core.config)
+    sqs_trigger(
+        function,
+        queue.queue,
+        batch_size=spec.trigger.batch_size if batch_size is None else batch_size,
+        max_concurrency=max_concurrency,
+    )
+    return QueueOperation(queue=queue, function=function)
+
+
 @dataclass(frozen=True, slots=True)
 class PerTableSchedule:
     """A scheduled trigger sending one message per online table to a FIFO queue that feeds a handler (spec 12)."""
@@ -442,16 +547,13 @@ def per_table_schedule(
     core: SleeperCore,
     *,
     prefix: str,
-    queue_logical_name: str,
-    queue_properties: tuple[PropertyDefinition, PropertyDefinition, PropertyDefinition, PropertyDefinition],
-    rule: str,
-    period: cdk.Duration,
-    rule_property: PropertyDefinition | None,
     trigger_handler: str,
     trigger_suffix: str,
     handler: str,
     handler_suffix: str,
     description: str,
+    rule_property: PropertyDefinition | None,
+    period: cdk.Duration | None = None,
     memory_mb: int | None = None,
     timeout_seconds: int | None = None,
     batch_size: int = 1,
@@ -460,24 +562,31 @@ def per_table_schedule(
     trigger_property: PropertyDefinition | None = None,
     handler_property: PropertyDefinition | None = None,
 ) -> PerTableSchedule:
-    """Rule -> trigger Lambda -> per-table FIFO queue (message group = table id) -> handler Lambda.
+    """Rule -> trigger Lambda -> per-table FIFO queue (message group = table id) -> handler Lambda, from the
+    trigger's registry entry: the queue it ``sends_to`` (:func:`registered_queue`), its rule and, unless given, its
+    period (its period property times its unit, or its fixed period).
 
     The trigger reads the online tables from the table index and sends to the queue; the handler gets the table's
     state; both get what they need here and callers add the handler's own permissions.
+
+    Raises:
+        ValueError: If the trigger's entry names no queue to send to or no rule.
     """
     ctx = core.ctx
-    url, arn, dlq_url, dlq_arn = queue_properties
-    handler_timeout = timeout_seconds or operations.handler(handler).timeout_seconds
-    queue = SleeperQueue(
+    trigger_spec = operations.handler(trigger_handler)
+    if trigger_spec.sends_to is None or trigger_spec.trigger.rule is None:
+        raise ValueError(f"handler {trigger_handler!r} is not a per-table trigger: give it sends_to and a rule")
+    if period is None:
+        period = cdk.Duration.seconds(_period_seconds(ctx, trigger_spec))
+    handler_timeout = timeout_seconds or _sized(
+        ctx, operations.handler(handler).timeout_property, operations.handler(handler).timeout_seconds
+    )
+    queue = registered_queue(
         scope,
         f"{prefix}Queue",
         core,
-        logical_name=queue_logical_name,
+        trigger_spec.sends_to,
         visibility_timeout_seconds=max(handler_timeout * 6, 30),
-        url_property=url,
-        arn_property=arn,
-        dlq_url_property=dlq_url,
-        dlq_arn_property=dlq_arn,
         alarm_description=f"Tables could not be processed: {description}",
     )
     trigger = core.lambdas.function(
@@ -508,7 +617,7 @@ def per_table_schedule(
         scope,
         f"{prefix}Rule",
         core,
-        rule=rule,
+        rule=trigger_spec.trigger.rule,
         period=period,
         target=trigger,
         description=f"Triggers: {description}",
@@ -519,3 +628,13 @@ def per_table_schedule(
     if handler_property is not None:
         core.set(handler_property, function.function_name)
     return PerTableSchedule(queue=queue, trigger=trigger, handler=function, rule=created_rule)
+
+
+def _period_seconds(ctx: DeployContext, spec: HandlerSpec) -> int:
+    """The period of a scheduled handler: its period property times its unit, else its fixed period."""
+    trigger = spec.trigger
+    if trigger.period_property is not None:
+        return ctx.get_int(trigger.period_property) * trigger.period_unit_seconds
+    if trigger.fixed_period_seconds is None:
+        raise ValueError(f"handler {spec.name!r} has neither a period property nor a fixed period")
+    return trigger.fixed_period_seconds

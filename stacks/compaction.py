@@ -3,6 +3,8 @@ running compaction tasks on Fargate (and optionally EC2), started by a task crea
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import aws_cdk as cdk
 from aws_cdk import aws_autoscaling as autoscaling
 from aws_cdk import aws_ec2 as ec2
@@ -17,7 +19,7 @@ from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
 from sleeper.core.properties import instance_compaction as cp
 from stacks import grants, nag
-from stacks.common import SleeperCore, SleeperQueue, per_table_schedule, schedule_rule, sqs_trigger
+from stacks.common import SleeperCore, SleeperQueue, per_table_schedule, registered_queue, schedule_rule, sqs_trigger
 from stacks.ecs_tasks import cluster, container_environment, grant_run_tasks, task_log_group
 
 
@@ -25,49 +27,40 @@ class CompactionStack(cdk.NestedStack):
     """Queues ``CompactionJobCreationQ.fifo``, ``PendingCompactionJobBatchQ``, ``CompactionJobQ``,
     ``CompactionCommitQ``; their Lambda functions; the ``compaction-cluster`` and its task definitions."""
 
+    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.COMPACTION_JOB_CREATION, operations.COMPACTION_JOB_DISPATCHER)
+    """The queue-driven operations of the registry this stack deploys."""
+
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper compaction")
         ctx = core.ctx
         data = core.data
         tracker = core.compaction_tracker_tables
 
-        self.job_queue = SleeperQueue(
+        self.job_queue = registered_queue(
             self,
             "JobQueue",
             core,
-            logical_name=operations.COMPACTION_JOB_Q,
+            operations.COMPACTION_JOB_Q,
             visibility_timeout_seconds=ctx.get_int(cp.COMPACTION_QUEUE_VISIBILITY_TIMEOUT_IN_SECONDS),
             max_receive_count=ctx.get_int(cp.COMPACTION_JOB_MAX_RETRIES),
-            url_property=cdkp.COMPACTION_JOB_QUEUE_URL,
-            arn_property=cdkp.COMPACTION_JOB_QUEUE_ARN,
-            dlq_url_property=cdkp.COMPACTION_JOB_DLQ_URL,
-            dlq_arn_property=cdkp.COMPACTION_JOB_DLQ_ARN,
             alarm_description="Compaction jobs failed",
         )
-        self.pending_queue = SleeperQueue(
+        self.pending_queue = registered_queue(
             self,
             "PendingQueue",
             core,
-            logical_name=operations.PENDING_COMPACTION_JOB_BATCH_Q,
+            operations.PENDING_COMPACTION_JOB_BATCH_Q,
             visibility_timeout_seconds=ctx.get_int(cp.PENDING_COMPACTION_QUEUE_VISIBILITY_TIMEOUT_IN_SECONDS),
             max_receive_count=ctx.get_int(cp.COMPACTION_DISPATCH_MAX_RETRIES),
-            url_property=cdkp.COMPACTION_PENDING_QUEUE_URL,
-            arn_property=cdkp.COMPACTION_PENDING_QUEUE_ARN,
-            dlq_url_property=cdkp.COMPACTION_PENDING_DLQ_URL,
-            dlq_arn_property=cdkp.COMPACTION_PENDING_DLQ_ARN,
             alarm_description="Batches of compaction jobs could not be dispatched",
         )
-        self.commit_queue = SleeperQueue(
+        self.commit_queue = registered_queue(
             self,
             "CommitQueue",
             core,
-            logical_name=operations.COMPACTION_COMMIT_Q,
+            operations.COMPACTION_COMMIT_Q,
             visibility_timeout_seconds=ctx.get_int(cp.COMPACTION_COMMIT_BATCHER_LAMBDA_TIMEOUT_IN_SECONDS),
             max_receive_count=ctx.get_int(cp.COMPACTION_COMMIT_MAX_RETRIES),
-            url_property=cdkp.COMPACTION_COMMIT_QUEUE_URL,
-            arn_property=cdkp.COMPACTION_COMMIT_QUEUE_ARN,
-            dlq_url_property=cdkp.COMPACTION_COMMIT_DLQ_URL,
-            dlq_arn_property=cdkp.COMPACTION_COMMIT_DLQ_ARN,
             alarm_description="Finished compactions could not be committed",
         )
 
@@ -76,15 +69,6 @@ class CompactionStack(cdk.NestedStack):
             self,
             core,
             prefix="JobCreation",
-            queue_logical_name=operations.COMPACTION_JOB_CREATION_Q,
-            queue_properties=(
-                cdkp.COMPACTION_JOB_CREATION_QUEUE_URL,
-                cdkp.COMPACTION_JOB_CREATION_QUEUE_ARN,
-                cdkp.COMPACTION_JOB_CREATION_DLQ_URL,
-                cdkp.COMPACTION_JOB_CREATION_DLQ_ARN,
-            ),
-            rule=naming.COMPACTION_JOB_CREATION_RULE,
-            period=cdk.Duration.minutes(ctx.get_int(cp.COMPACTION_JOB_CREATION_LAMBDA_PERIOD_IN_MINUTES)),
             rule_property=cdkp.COMPACTION_JOB_CREATION_CLOUDWATCH_RULE,
             trigger_handler=operations.COMPACTION_JOB_CREATION_TRIGGER,
             trigger_suffix="compaction-job-creation-trigger",

@@ -141,8 +141,6 @@ class EksBulkImportStack(cdk.NestedStack):
             core,
             platform="EKS",
             logical_name=operations.BULK_IMPORT_EKS_Q,
-            url_property=cdkp.BULK_IMPORT_EKS_JOB_QUEUE_URL,
-            arn_property=cdkp.BULK_IMPORT_EKS_JOB_QUEUE_ARN,
             bucket=bucket,
         )
         # Both cluster constructs apply manifests through their kubectl provider and make IRSA service accounts, so

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import aws_cdk as cdk
 from constructs import Construct
 
-from sleeper.core import naming, operations
+from sleeper.core import operations
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_compaction as cp
 from stacks import grants
@@ -15,6 +17,9 @@ from stacks.common import SleeperCore, per_table_schedule
 class GarbageCollectorStack(cdk.NestedStack):
     """``sleeper-<id>-GCJobQ.fifo`` fed by ``<id>-GarbageCollectorPeriodicTrigger``, and the garbage collector."""
 
+    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.GARBAGE_COLLECTOR,)
+    """The queue-driven operations of the registry this stack deploys."""
+
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper garbage collector")
         ctx = core.ctx
@@ -22,15 +27,6 @@ class GarbageCollectorStack(cdk.NestedStack):
             self,
             core,
             prefix="GarbageCollector",
-            queue_logical_name=operations.GC_JOB_Q,
-            queue_properties=(
-                cdkp.GARBAGE_COLLECTOR_QUEUE_URL,
-                cdkp.GARBAGE_COLLECTOR_QUEUE_ARN,
-                cdkp.GARBAGE_COLLECTOR_DLQ_URL,
-                cdkp.GARBAGE_COLLECTOR_DLQ_ARN,
-            ),
-            rule=naming.GARBAGE_COLLECTOR_RULE,
-            period=cdk.Duration.minutes(ctx.get_int(cp.GARBAGE_COLLECTOR_PERIOD_IN_MINUTES)),
             rule_property=cdkp.GARBAGE_COLLECTOR_CLOUDWATCH_RULE,
             trigger_handler=operations.GARBAGE_COLLECTOR_TRIGGER,
             trigger_suffix="garbage-collector-trigger",

@@ -3,12 +3,13 @@ tables naming a view (``sleeper.table.iceberg.name``) as a new snapshot in the G
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import aws_cdk as cdk
 from constructs import Construct
 
-from sleeper.core import naming, operations
+from sleeper.core import operations
 from sleeper.core.properties import instance_cdk as cdkp
-from sleeper.core.properties import instance_common as common
 from stacks import grants
 from stacks.common import SleeperCore, per_table_schedule
 
@@ -28,22 +29,15 @@ aggregations or an iterator (``sleeper.iceberg.withdrawal``)."""
 class IcebergViewsStack(cdk.NestedStack):
     """``sleeper-<id>-IcebergPublishQ.fifo`` fed by ``<id>-IcebergPublishRule``, and the publisher."""
 
+    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.ICEBERG_PUBLISH,)
+    """The queue-driven operations of the registry this stack deploys."""
+
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper Iceberg views")
-        ctx = core.ctx
         self.schedule = per_table_schedule(
             self,
             core,
             prefix="IcebergPublish",
-            queue_logical_name=operations.ICEBERG_PUBLISH_Q,
-            queue_properties=(
-                cdkp.ICEBERG_PUBLISH_QUEUE_URL,
-                cdkp.ICEBERG_PUBLISH_QUEUE_ARN,
-                cdkp.ICEBERG_PUBLISH_DLQ_URL,
-                cdkp.ICEBERG_PUBLISH_DLQ_ARN,
-            ),
-            rule=naming.ICEBERG_PUBLISH_RULE,
-            period=cdk.Duration.minutes(ctx.get_int(common.ICEBERG_PUBLISH_PERIOD_IN_MINUTES)),
             rule_property=cdkp.ICEBERG_PUBLISH_RULE,
             trigger_handler=operations.ICEBERG_PUBLISH_TRIGGER,
             trigger_suffix="iceberg-publish-trigger",

@@ -14,7 +14,7 @@ from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
 from sleeper.core.properties import instance_ingest as ip
 from stacks import grants, nag
-from stacks.common import SleeperCore, SleeperQueue, schedule_rule
+from stacks.common import SleeperCore, registered_queue, schedule_rule
 from stacks.ecs_tasks import cluster, container_environment, grant_run_tasks, task_log_group
 
 
@@ -34,16 +34,12 @@ class IngestStack(cdk.NestedStack):
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper ingest")
         ctx = core.ctx
-        self.job_queue = SleeperQueue(
+        self.job_queue = registered_queue(
             self,
             "JobQueue",
             core,
-            logical_name=operations.INGEST_JOB_Q,
+            operations.INGEST_JOB_Q,
             visibility_timeout_seconds=ctx.get_int(ip.INGEST_QUEUE_VISIBILITY_TIMEOUT_IN_SECONDS),
-            url_property=cdkp.INGEST_JOB_QUEUE_URL,
-            arn_property=cdkp.INGEST_JOB_QUEUE_ARN,
-            dlq_url_property=cdkp.INGEST_JOB_DLQ_URL,
-            dlq_arn_property=cdkp.INGEST_JOB_DLQ_ARN,
             alarm_description="Ingest jobs failed",
         )
         self.cluster = cluster(self, "Cluster", core, name_suffix=naming.INGEST_CLUSTER)

@@ -3,6 +3,8 @@ sends batches to the ingest or bulk import queues."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import aws_cdk as cdk
 from constructs import Construct
 
@@ -10,7 +12,7 @@ from sleeper.core import naming, operations
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_ingest as ip
 from stacks import grants
-from stacks.common import SleeperCore, SleeperQueue, schedule_rule, sqs_trigger
+from stacks.common import SleeperCore, registered_queue, schedule_rule, sqs_trigger
 from stacks.ingest import grant_ingest_sources
 from stacks.tables import S, table
 
@@ -25,20 +27,19 @@ class IngestBatcherStack(cdk.NestedStack):
     Build it after the ingest and bulk import stacks: the job creator may send to whichever of their queues exist.
     """
 
+    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.INGEST_BATCHER_SUBMITTER,)
+    """The queue-driven operations of the registry this stack deploys."""
+
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper ingest batcher")
         ctx = core.ctx
         submit_timeout = ctx.get_int(ip.INGEST_BATCHER_SUBMITTER_TIMEOUT_IN_SECONDS)
-        self.submit_queue = SleeperQueue(
+        self.submit_queue = registered_queue(
             self,
             "SubmitQueue",
             core,
-            logical_name=operations.INGEST_BATCHER_SUBMIT_Q,
+            operations.INGEST_BATCHER_SUBMIT_Q,
             visibility_timeout_seconds=max(submit_timeout * 6, 30),
-            url_property=cdkp.INGEST_BATCHER_SUBMIT_QUEUE_URL,
-            arn_property=cdkp.INGEST_BATCHER_SUBMIT_QUEUE_ARN,
-            dlq_url_property=cdkp.INGEST_BATCHER_SUBMIT_DLQ_URL,
-            dlq_arn_property=cdkp.INGEST_BATCHER_SUBMIT_DLQ_ARN,
             alarm_description="Files submitted to the ingest batcher were rejected",
         )
         self.store = table(

@@ -40,6 +40,7 @@ from stacks.ingest import IngestStack
 from stacks.ingest_batcher import IngestBatcherStack
 from stacks.monitoring import ConfigBucketStack, MonitoringStack, TableDataStack
 from stacks.networking import NetworkingStack, use_existing_vpc
+from stacks.operations import QueueOperationsStack, unclaimed_operations
 from stacks.persistent_emr import PersistentEmrBulkImportStack
 from stacks.policies import ManagedPoliciesStack
 from stacks.properties import InstancePropertiesWriter
@@ -61,6 +62,10 @@ __all__ = [
     "SleeperInstanceStack",
     "check_optional_stacks",
 ]
+
+QUEUE_OPERATIONS = "QueueOperations"
+"""The nested stack deploying the registry's queue-driven operations that no feature stack claims
+(:mod:`stacks.operations`); absent when every one is claimed."""
 
 AFTER_PROPERTIES = frozenset({"TableDefiner"})
 """Nested stacks deployed after ``instance.properties`` is written (the table definer reads it); the properties
@@ -107,6 +112,9 @@ class SleeperInstanceStack(cdk.Stack):
         builders = self._builders()
         for planned in planned_stacks(ctx.properties, ctx.tables):
             self.parts[planned.name] = builders[planned.name]()
+        unclaimed = unclaimed_operations()
+        if unclaimed:
+            self.parts[QUEUE_OPERATIONS] = QueueOperationsStack(self, QUEUE_OPERATIONS, core, unclaimed)
         policies = self.parts["ManagedPolicies"]
         assert isinstance(policies, ManagedPoliciesStack)
         websocket = self.parts.get("WebSocketQuery")

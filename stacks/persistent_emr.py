@@ -173,8 +173,6 @@ class PersistentEmrBulkImportStack(cdk.NestedStack):
             core,
             platform=PLATFORM,
             logical_name=BULK_IMPORT_PERSISTENT_EMR_Q,
-            url_property=cdkp.BULK_IMPORT_PERSISTENT_EMR_JOB_QUEUE_URL,
-            arn_property=cdkp.BULK_IMPORT_PERSISTENT_EMR_JOB_QUEUE_ARN,
             bucket=bucket,
         )
         # A job that finds the cluster full goes back on the queue after a delay.

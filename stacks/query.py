@@ -3,6 +3,8 @@ expire), the results queue, the query tracker table, and optionally a rule keepi
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import aws_cdk as cdk
 from constructs import Construct
 
@@ -10,13 +12,16 @@ from sleeper.core import naming, operations
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_query as qp
 from stacks import grants
-from stacks.common import SleeperCore, SleeperQueue, schedule_rule, secure_bucket, sqs_trigger
+from stacks.common import SleeperCore, registered_queue, schedule_rule, secure_bucket, sqs_trigger
 from stacks.tables import S, table
 
 
 class QueryStack(cdk.NestedStack):
     """``sleeper-<id>-QueryQueue``, ``-LeafPartitionQueryQueue``, ``-QueryResultsQ``, the
     ``sleeper-<id>-query-tracking-table`` and ``sleeper-<cid>-query-results-<account>``."""
+
+    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.QUERY, operations.LEAF_PARTITION_QUERY)
+    """The queue-driven operations of the registry this stack deploys."""
 
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore, *, keep_warm: bool) -> None:
         super().__init__(scope, construct_id, description="Sleeper queries")
@@ -40,38 +45,28 @@ class QueryStack(cdk.NestedStack):
             range_key=("subQueryId", S),
             time_to_live="expiryDate",
         )
-        self.query_queue = SleeperQueue(
+        self.query_queue = registered_queue(
             self,
             operations.QUERY_Q,  # the construct id: the logical name, as the deployed template always had it
             core,
-            logical_name=operations.QUERY_Q,
+            operations.QUERY_Q,
             visibility_timeout_seconds=timeout,
-            url_property=cdkp.QUERY_QUEUE_URL,
-            arn_property=cdkp.QUERY_QUEUE_ARN,
-            dlq_url_property=cdkp.QUERY_DLQ_URL,
-            dlq_arn_property=cdkp.QUERY_DLQ_ARN,
             alarm_description="Queries failed",
         )
-        self.leaf_queue = SleeperQueue(
+        self.leaf_queue = registered_queue(
             self,
             "LeafQueue",
             core,
-            logical_name=operations.LEAF_PARTITION_QUERY_Q,
+            operations.LEAF_PARTITION_QUERY_Q,
             visibility_timeout_seconds=timeout,
-            url_property=cdkp.LEAF_PARTITION_QUERY_QUEUE_URL,
-            arn_property=cdkp.LEAF_PARTITION_QUERY_QUEUE_ARN,
-            dlq_url_property=cdkp.LEAF_PARTITION_QUERY_QUEUE_DLQ_URL,
-            dlq_arn_property=cdkp.LEAF_PARTITION_QUERY_QUEUE_DLQ_ARN,
             alarm_description="Sub-queries failed",
         )
-        self.results_queue = SleeperQueue(
+        self.results_queue = registered_queue(
             self,
             "ResultsQueue",
             core,
-            logical_name=operations.QUERY_RESULTS_Q,
+            operations.QUERY_RESULTS_Q,
             visibility_timeout_seconds=ctx.get_int(qp.QUERY_RESULTS_QUEUE_VISIBILITY_TIMEOUT_IN_SECONDS),
-            url_property=cdkp.QUERY_RESULTS_QUEUE_URL,
-            arn_property=cdkp.QUERY_RESULTS_QUEUE_ARN,
             alarm_description="Query results were not consumed",
         ).queue
         core.query_results_bucket, core.query_tracker = self.results_bucket, self.tracker

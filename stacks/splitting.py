@@ -2,48 +2,40 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import aws_cdk as cdk
 from constructs import Construct
 
-from sleeper.core import naming, operations
+from sleeper.core import operations
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_compaction as cp
 from stacks import grants
-from stacks.common import SleeperCore, SleeperQueue, per_table_schedule, sqs_trigger
+from stacks.common import SleeperCore, per_table_schedule, registered_queue, sqs_trigger
 
 
 class PartitionSplittingStack(cdk.NestedStack):
     """``FindPartitionsToSplitQ.fifo`` (per table) and ``PartitionSplittingJobQueue`` with their functions."""
 
+    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.FIND_PARTITIONS_TO_SPLIT, operations.SPLIT_PARTITION)
+    """The queue-driven operations of the registry this stack deploys."""
+
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper partition splitting")
         ctx = core.ctx
         split_timeout = ctx.get_int(cp.SPLIT_PARTITIONS_TIMEOUT_IN_SECONDS)
-        self.job_queue = SleeperQueue(
+        self.job_queue = registered_queue(
             self,
             "JobQueue",
             core,
-            logical_name=operations.PARTITION_SPLITTING_JOB_Q,
+            operations.PARTITION_SPLITTING_JOB_Q,
             visibility_timeout_seconds=max(split_timeout * 6, 30),
-            url_property=cdkp.PARTITION_SPLITTING_JOB_QUEUE_URL,
-            arn_property=cdkp.PARTITION_SPLITTING_JOB_QUEUE_ARN,
-            dlq_url_property=cdkp.PARTITION_SPLITTING_JOB_DLQ_URL,
-            dlq_arn_property=cdkp.PARTITION_SPLITTING_JOB_DLQ_ARN,
             alarm_description="Partitions could not be split",
         )
         self.finder = per_table_schedule(
             self,
             core,
             prefix="FindPartitions",
-            queue_logical_name=operations.FIND_PARTITIONS_TO_SPLIT_Q,
-            queue_properties=(
-                cdkp.FIND_PARTITIONS_TO_SPLIT_QUEUE_URL,
-                cdkp.FIND_PARTITIONS_TO_SPLIT_QUEUE_ARN,
-                cdkp.FIND_PARTITIONS_TO_SPLIT_DLQ_URL,
-                cdkp.FIND_PARTITIONS_TO_SPLIT_DLQ_ARN,
-            ),
-            rule=naming.PARTITION_SPLITTING_RULE,
-            period=cdk.Duration.minutes(ctx.get_int(cp.PARTITION_SPLITTING_TRIGGER_PERIOD_IN_MINUTES)),
             rule_property=cdkp.PARTITION_SPLITTING_CLOUDWATCH_RULE,
             trigger_handler=operations.PARTITION_SPLITTING_TRIGGER,
             trigger_suffix="find-partitions-to-split-trigger",

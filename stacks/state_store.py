@@ -8,6 +8,8 @@ is no stream to follow). The upkeep functions then work on the logs and snapshot
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
@@ -78,6 +80,13 @@ class StateStoreUpkeepStack(cdk.NestedStack):
     """Snapshot creation (every 60 s), snapshot and transaction deletion (hourly) per online table, and the
     transaction log follower that updates job trackers from the files log stream."""
 
+    OPERATIONS: ClassVar[tuple[str, ...]] = (
+        operations.SNAPSHOT_CREATION,
+        operations.SNAPSHOT_DELETION,
+        operations.TRANSACTION_DELETION,
+    )
+    """The queue-driven operations of the registry this stack deploys."""
+
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper transaction log snapshots and cleanup")
         ctx = core.ctx
@@ -87,14 +96,6 @@ class StateStoreUpkeepStack(cdk.NestedStack):
             self,
             core,
             prefix="SnapshotCreation",
-            queue_logical_name=operations.SNAPSHOT_CREATION_Q,
-            queue_properties=(
-                cdkp.TRANSACTION_LOG_SNAPSHOT_CREATION_QUEUE_URL,
-                cdkp.TRANSACTION_LOG_SNAPSHOT_CREATION_QUEUE_ARN,
-                cdkp.TRANSACTION_LOG_SNAPSHOT_CREATION_DLQ_URL,
-                cdkp.TRANSACTION_LOG_SNAPSHOT_CREATION_DLQ_ARN,
-            ),
-            rule=naming.SNAPSHOT_CREATION_RULE,
             period=cdk.Duration.seconds(creation_period),
             rule_property=cdkp.TRANSACTION_LOG_SNAPSHOT_CREATION_RULE,
             trigger_handler=operations.SNAPSHOT_CREATION_TRIGGER,
@@ -118,15 +119,6 @@ class StateStoreUpkeepStack(cdk.NestedStack):
             self,
             core,
             prefix="SnapshotDeletion",
-            queue_logical_name=operations.SNAPSHOT_DELETION_Q,
-            queue_properties=(
-                cdkp.TRANSACTION_LOG_SNAPSHOT_DELETION_QUEUE_URL,
-                cdkp.TRANSACTION_LOG_SNAPSHOT_DELETION_QUEUE_ARN,
-                cdkp.TRANSACTION_LOG_SNAPSHOT_DELETION_DLQ_URL,
-                cdkp.TRANSACTION_LOG_SNAPSHOT_DELETION_DLQ_ARN,
-            ),
-            rule=naming.SNAPSHOT_DELETION_RULE,
-            period=cdk.Duration.minutes(ctx.get_int(common.SNAPSHOT_DELETION_LAMBDA_PERIOD_IN_MINUTES)),
             rule_property=cdkp.TRANSACTION_LOG_SNAPSHOT_DELETION_RULE,
             trigger_handler=operations.SNAPSHOT_DELETION_TRIGGER,
             trigger_suffix="state-snapshot-deletion-trigger",
@@ -149,15 +141,6 @@ class StateStoreUpkeepStack(cdk.NestedStack):
             self,
             core,
             prefix="TransactionDeletion",
-            queue_logical_name=operations.TRANSACTION_DELETION_Q,
-            queue_properties=(
-                cdkp.TRANSACTION_LOG_TRANSACTION_DELETION_QUEUE_URL,
-                cdkp.TRANSACTION_LOG_TRANSACTION_DELETION_QUEUE_ARN,
-                cdkp.TRANSACTION_LOG_TRANSACTION_DELETION_DLQ_URL,
-                cdkp.TRANSACTION_LOG_TRANSACTION_DELETION_DLQ_ARN,
-            ),
-            rule=naming.TRANSACTION_DELETION_RULE,
-            period=cdk.Duration.minutes(ctx.get_int(common.TRANSACTION_DELETION_LAMBDA_PERIOD_IN_MINUTES)),
             rule_property=cdkp.TRANSACTION_LOG_TRANSACTION_DELETION_RULE,
             trigger_handler=operations.TRANSACTION_DELETION_TRIGGER,
             trigger_suffix="state-transaction-deletion-trigger",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import aws_cdk as cdk
 from constructs import Construct
 
-from sleeper.core import naming, operations
+from sleeper.core import operations
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
 from stacks import grants
@@ -15,6 +17,9 @@ from stacks.common import SleeperCore, per_table_schedule
 class TableMetricsStack(cdk.NestedStack):
     """``sleeper-<id>-MetricsJobQ.fifo`` fed by ``<id>-MetricsPublishRule``, and the metrics publisher."""
 
+    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.TABLE_METRICS,)
+    """The queue-driven operations of the registry this stack deploys."""
+
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper table metrics")
         ctx = core.ctx
@@ -22,15 +27,6 @@ class TableMetricsStack(cdk.NestedStack):
             self,
             core,
             prefix="Metrics",
-            queue_logical_name=operations.METRICS_JOB_Q,
-            queue_properties=(
-                cdkp.TABLE_METRICS_QUEUE_URL,
-                cdkp.TABLE_METRICS_QUEUE_ARN,
-                cdkp.TABLE_METRICS_DLQ_URL,
-                cdkp.TABLE_METRICS_DLQ_ARN,
-            ),
-            rule=naming.TABLE_METRICS_RULE,
-            period=cdk.Duration.minutes(1),
             rule_property=cdkp.TABLE_METRICS_RULE,
             trigger_handler=operations.TABLE_METRICS_TRIGGER,
             trigger_suffix="metrics-trigger",

@@ -1,5 +1,5 @@
-"""The one registry of an instance's operations (ARCHITECTURE.md, issue 6 item 3): every queue, Lambda handler,
-container and schedule, by the names Sleeper gives them, standard library only.
+"""The one registry of an instance's operations: every queue, Lambda handler, container and schedule, by the names
+Sleeper gives them, standard library only.
 
 The shapes of these entries are in :mod:`sleeper.core.operation_specs`.
 
@@ -10,7 +10,9 @@ The shapes of these entries are in :mod:`sleeper.core.operation_specs`.
   queue whose messages go to an entry of their own (a local instance's own queues, each bulk import platform's queue)
   names it.
 * Each :class:`HandlerSpec` names a Lambda function's handler (``module:function`` in the ``lambdas`` package, run
-  by the one Lambda image), what triggers it (an SQS queue, an EventBridge schedule, the files log stream, or
+  by the one Lambda image: ``lambdas.sqs:<name>``, the generic SQS handler, for an entry fed by one queue whose
+  messages go to a feature entry; ``lambdas.table_trigger:<function>``, the generic trigger, for a per-table
+  trigger), what triggers it (an SQS queue, an EventBridge schedule, the files log stream, or
   nothing), the queue a scheduled per-table trigger sends to, its default memory and timeout with the instance
   properties that override them, the runtime-neutral feature function it runs (``module:function``, named, not
   imported), and the schedule a local instance runs it on, if any.

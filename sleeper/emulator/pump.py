@@ -66,8 +66,9 @@ class Pump:
             <sleeper.emulator.instance.EmulatedAwsInstance.environment>`). Set while a handler runs in this process,
             and given to each task's process on top of this process's environment.
         clock: Seconds since the epoch (injected in tests).
-        handlers: The handlers to deliver to (default: the registry's).
-        containers: The containers whose entry points run tasks (default: the registry's).
+        handlers: The handlers to deliver to (default: the registry's, as it is when the pump is made).
+        containers: The containers whose entry points run tasks (default: the registry's, as it is when the pump
+            is made).
         max_running_tasks: Task processes allowed at once; further tasks wait for a free slot.
         retry_failed_after_seconds: Make failed messages visible again after this long instead of the queue's
             visibility timeout (None: as AWS does).
@@ -81,8 +82,8 @@ class Pump:
         *,
         environment: Mapping[str, str],
         clock: Callable[[], float] = time.time,
-        handlers: Sequence[HandlerSpec] = operations.HANDLERS,
-        containers: Sequence[ContainerSpec] = operations.CONTAINERS,
+        handlers: Sequence[HandlerSpec] | None = None,
+        containers: Sequence[ContainerSpec] | None = None,
         max_running_tasks: int = 2,
         retry_failed_after_seconds: float | None = None,
         task_log_dir: str | Path | None = None,
@@ -91,12 +92,12 @@ class Pump:
         self.instance = instance
         self._environment = dict(environment)
         self._clock = clock
-        self._handlers = tuple(handlers)
+        self._handlers = tuple(operations.HANDLERS if handlers is None else handlers)
         self._tasks = TaskRunner(
             instance,
             environment=self._environment,
             python=python,
-            containers=containers,
+            containers=operations.CONTAINERS if containers is None else containers,
             max_running_tasks=max_running_tasks,
             task_log_dir=task_log_dir,
         )
