@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lambdas import statestore_committer
+from lambdas import sqs
 from lambdas._common import use_instance
 from sleeper.api.table import Table
 from sleeper.compaction.task import TaskSettings
@@ -477,14 +477,14 @@ def should_apply_a_commit_request_once_when_the_committer_crashed_after_applying
     assert len(event["Records"]) == 1  # type: ignore[arg-type]
     # When the committer Lambda dies after applying the request, before recording it and returning
     with pytest.raises(CrashPointReached), faults.armed("committer.after_commit", times=1):
-        statestore_committer.handler(event)
+        sqs.statestore_committer(event)
     # Then the rows landed, but the tracker does not show the job's files added yet
     assert rows_of(restarted_instance(instance).table(table.name).query()) == rows_of(_rows(0, 70))
     status = instance.ingest_job_tracker.job(job_id)
     assert status is not None and status.status is IngestJobStatusType.UNCOMMITTED
     transactions = restarted_instance(instance).table(table.name).state_store.last_transaction_numbers()
     # When Lambda delivers the request again
-    assert statestore_committer.handler(event) == {"batchItemFailures": []}
+    assert sqs.statestore_committer(event) == {"batchItemFailures": []}
     # Then nothing more is committed, and the tracker shows the job finished once
     assert restarted_instance(instance).table(table.name).state_store.last_transaction_numbers() == transactions
     entries = list(

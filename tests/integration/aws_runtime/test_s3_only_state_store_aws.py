@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pytest
 
-from lambdas import snapshot_creation, transaction_deletion
+from lambdas import sqs
 from lambdas._common import use_instance
 from sleeper.core.exceptions import PropertyError
 from sleeper.core.operations import SNAPSHOT_CREATION_Q, TRANSACTION_DELETION_Q
@@ -87,8 +87,8 @@ def should_keep_a_new_tables_state_in_the_data_bucket_and_run_its_upkeep_without
     # When rows are ingested, and the snapshot creation and transaction deletion handlers run for it
     table.ingest(_rows(0, 100), direct=True)
     table.ingest(_rows(100, 120), direct=True)
-    created = snapshot_creation.handler(sqs_event([("m1", table.table_id, table.table_id)]))
-    deleted = transaction_deletion.handler(sqs_event([("m2", table.table_id, table.table_id)]))
+    created = sqs.snapshot_creation(sqs_event([("m1", table.table_id, table.table_id)]))
+    deleted = sqs.transaction_deletion(sqs_event([("m2", table.table_id, table.table_id)]))
     # Then the handlers succeed, the rows read back, and the logs and snapshot records are objects in the data bucket
     assert created == {"batchItemFailures": []}
     assert deleted == {"batchItemFailures": []}

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pyarrow as pa
 import pytest
 
-from lambdas import statestore_committer
+from lambdas import sqs
 from sleeper.api.table import Table
 from sleeper.core import faults
 from sleeper.core.schema import Field, PrimitiveType, Schema
@@ -67,7 +67,7 @@ def should_reject_a_forged_commit_of_another_tables_file_and_keep_that_table_thr
         }
     )
     # When the committer Lambda handles it, and table a is reinitialised
-    response = statestore_committer.handler(sqs_event([("forged", body, a.table_id)]))
+    response = sqs.statestore_committer(sqs_event([("forged", body, a.table_id)]))
     reinitialise_table(instance.table_by_id(a.table_id))
     # Then the request was finished with (rejected, not retried), a tracks nothing, and b keeps its file and rows
     assert response == {"batchItemFailures": []}
