@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from sleeper.api.table import Table
+    from sleeper.bulk_export.model import BulkExportQuery
     from sleeper.core.query import Query
     from sleeper.iceberg.publisher import PublishResult
     from sleeper.ingest.batcher.ports import IngestBatcherStore
@@ -329,17 +330,21 @@ class Instance(ABC):
             "Table[Any]", self.runtime.create_table(name, schema, split_points=split_points, properties=properties)
         )
 
-    @abstractmethod
     def rename_table(self, old_name: str, new_name: str) -> Table[Any]:
-        """Renames a table (the new name follows the one table name rule)."""
+        """Renames a table (the new name follows the one table name rule).
 
-    @abstractmethod
+        Raises:
+            TableAlreadyExistsError: If a table has the new name.
+        """
+        return cast("Table[Any]", self.runtime.rename_table(old_name, new_name))
+
     def delete_table(self, name: str) -> None:
-        """Deletes a table with all its data."""
+        """Deletes a table with all its data: its index entry, logs, snapshots, properties and files."""
+        self.runtime.delete_table(name)
 
-    @abstractmethod
     def set_table_online(self, name: str, online: bool) -> Table[Any]:
         """Puts a table online or takes it offline."""
+        return cast("Table[Any]", self.runtime.set_table_online(name, online))
 
     def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[Any]:
         """Validates and saves table property edits (a value of None unsets the property); nothing is saved if one
@@ -491,7 +496,6 @@ class Instance(ABC):
             LocalOnlyError: On an instance on AWS.
         """
 
-    @abstractmethod
     def export_table(
         self,
         name: str,
@@ -513,6 +517,19 @@ class Instance(ABC):
         Raises:
             SleeperError: If ``directory`` is missing locally or given on AWS, or the export does not finish in time.
         """
+        from sleeper.bulk_export.model import BulkExportQuery
+
+        table = self.table(name)
+        query = BulkExportQuery.for_table(table_name=name) if export_id is None else BulkExportQuery(
+            export_id=export_id, table_name=name
+        )  # fmt: skip
+        return self._export(table, query, directory, wait=wait, timeout=timeout)
+
+    @abstractmethod
+    def _export(
+        self, table: Table[Any], query: BulkExportQuery, directory: str | Path | None, *, wait: bool, timeout: float
+    ) -> dict[str, Any]:
+        """Runs or sends a bulk export of the table (:meth:`export_table`)."""
 
     @abstractmethod
     def submit_to_batcher(self, table_name: str, files: Sequence[str]) -> str:

@@ -29,16 +29,16 @@ from sleeper.api.instance import (
     bulk_import_platform_queue,
     job_table_name,
 )
-from sleeper.api.table import Table, check_table_name
 from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.naming import queue_name
-from sleeper.core.properties import InstanceProperties, TableProperties
+from sleeper.core.properties import InstanceProperties
 from sleeper.core.queue import QueueNotFoundError
-from sleeper.io.filesystem import delete_in_table
 from sleeper.runtime.aws.instance import QUEUE_URL_PROPERTIES, AwsInstance, AwsRuntimeConfig
 
 if TYPE_CHECKING:
+    from sleeper.api.table import Table
+    from sleeper.bulk_export.model import BulkExportQuery
     from sleeper.core.jobs.bulk_import import BulkImportJob
     from sleeper.core.jobs.ingest import IngestJob
 
@@ -99,38 +99,7 @@ class AwsApi(Instance):
         self.runtime.reload()
 
     # --- tables ------------------------------------------------------------------------------------------------
-    def rename_table(self, old_name: str, new_name: str) -> Table[AwsInstance]:
-        """Renames a table in the table index and its properties (the new name follows the one table name rule)."""
-        check_table_name(new_name)
-        table = self.runtime.table(old_name)
-        status = self.runtime.table_index.rename(table.table_id, new_name)
-        self._save_table_properties(table, {"sleeper.table.name": status.table_name})
-        return self.runtime.table_by_id(table.table_id)
-
-    def set_table_online(self, name: str, online: bool) -> Table[AwsInstance]:
-        """Puts a table online or takes it offline, in the table index and its properties."""
-        table = self.runtime.table(name)
-        self.runtime.table_index.set_online(table.table_id, online)
-        self._save_table_properties(table, {"sleeper.table.online": "true" if online else "false"})
-        return self.runtime.table_by_id(table.table_id)
-
-    def delete_table(self, name: str) -> None:
-        """Deletes a table: its index entries, transaction logs and snapshots, properties and data files."""
-        table = self.runtime.table(name)
-        self.runtime.table_index.delete(table.table_id)
-        table.state_store.backend.delete_table(table.table_id)  # DynamoDB, or S3 objects for S3TransactionLogStateStore
-        self.runtime.properties_store.delete_table(table.table_id)
-        prefix = f"{self.runtime.data_bucket}/{table.table_id}"
-        delete_in_table(self.runtime.filesystem, prefix, table.data_prefix, whole_table=True)
-
-    def _save_table_properties(self, table: Table[AwsInstance], values: Mapping[str, str]) -> None:
-        updated = TableProperties(self.runtime.properties, dict(table.properties.items()))
-        for key, value in values.items():
-            updated.set(key, value)
-        self.runtime.properties_store.save_table(table.table_id, dict(updated.items()))
-
-    # --- trackers and queues -----------------------------------------------------------------------------------
-
+    # --- queues and dead letters --------------------------------------------------------------------------------
     def queue_names(self) -> list[str]:
         """The logical names of the queues whose URLs the instance properties hold (those the deployment made)."""
         return [name for name, prop in QUEUE_URL_PROPERTIES.items() if self.runtime.properties.get(prop)]
@@ -195,21 +164,13 @@ class AwsApi(Instance):
         """
         raise self._local_only("bulk-import with Spark local[*] (use --queue on AWS)")
 
-    def export_table(
-        self,
-        name: str,
-        directory: str | Path | None = None,
-        *,
-        export_id: str | None = None,
-        wait: bool = True,
-        timeout: float = 600.0,
+    def _export(
+        self, table: Table[Any], query: BulkExportQuery, directory: str | Path | None, *, wait: bool, timeout: float
     ) -> dict[str, Any]:
         """Sends the export to the bulk export queue and, with ``wait``, polls the query tracker (where an export is
-        tracked) until it finishes, then lists the files written under the bulk export bucket. See
-        :meth:`Instance.export_table`."""
+        tracked) until it finishes, then lists the files written under the bulk export bucket."""
         from pyarrow import fs as pafs
 
-        from sleeper.bulk_export.model import BulkExportQuery
         from sleeper.core.paths import join_under
         from sleeper.io.filesystem import resolve
 
@@ -218,10 +179,6 @@ class AwsApi(Instance):
                 "on AWS a bulk export is written to the instance's bulk export bucket; leave out DIR "
                 "(DIR is where a local instance's export goes)"
             )
-        table = self.table(name)
-        query = BulkExportQuery(export_id=export_id, table_name=name) if export_id else BulkExportQuery.for_table(
-            table_name=name
-        )  # fmt: skip
         self.runtime.queue(operations.BULK_EXPORT_Q).send(query.to_json())
         result: dict[str, Any] = {"exportId": query.export_id, "tableId": table.table_id, "state": "SENT"}
         if not wait:

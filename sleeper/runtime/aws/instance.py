@@ -22,7 +22,7 @@ import os
 import sys
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -52,7 +52,7 @@ from sleeper.adapters.aws.s3_log import S3StateStoreBackend
 from sleeper.adapters.aws.s3_publish import copy_if_absent
 from sleeper.adapters.aws.sqs_queue import SqsQueue
 from sleeper.adapters.aws.websocket_api import ApiGatewayWebSocketPoster
-from sleeper.api.table import Table, create_table, edited_properties, has_dynamodb_transaction_log
+from sleeper.api.table import Table, has_dynamodb_transaction_log
 from sleeper.bulk_import.launch_ports import BulkImportPlatform, BulkImportRequeue
 from sleeper.bulk_import.ports import BulkImportLaunch
 from sleeper.core import operations
@@ -86,11 +86,12 @@ from sleeper.core.properties.instance_query import QUERY_TRACKER_ITEM_TTL_IN_DAY
 from sleeper.core.properties.table import S3_TRANSACTION_LOG_STATE_STORE, STATESTORE_CLASSNAME, state_store_class
 from sleeper.core.query import Query, QuerySerDe
 from sleeper.core.queue import OutgoingMessage, QueueConfig, QueueNotFoundError
-from sleeper.core.schema import KeyValue, Schema
+from sleeper.core.schema import Schema
 from sleeper.core.table import TableStatus
 from sleeper.ingest.batcher.job_creator import INGEST_QUEUE_NAMES
 from sleeper.ingest.sources import IngestSources
 from sleeper.io.filesystem import FileSystemOptions, S3Options, s3_filesystem
+from sleeper.runtime.tables import InstanceTables
 from sleeper.statestore.metrics import TableMetrics
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
@@ -202,7 +203,7 @@ class _Cached:
     loaded_at: float
 
 
-class AwsInstance:
+class AwsInstance(InstanceTables):
     """A Sleeper instance deployed on AWS (or an emulator), found through its config bucket.
 
     Nothing is read until first used, so a Lambda can build one at import time. It owns the one
@@ -366,22 +367,6 @@ class AwsInstance:
             return True
         return has_dynamodb_transaction_log(self.properties) and self.state_store_backend.is_deleted(table_id)
 
-    def tables(self) -> list[TableStatus]:
-        """Every table, by name."""
-        return self.table_index.list_tables()
-
-    def online_tables(self) -> list[TableStatus]:
-        """The online tables, by name."""
-        return self.table_index.list_online_tables()
-
-    def table(self, name: str) -> Table[AwsInstance]:
-        """A table by name.
-
-        Raises:
-            TableNotFoundError: If there is no such table.
-        """
-        return self._table(self.table_index.get_by_name(name))
-
     def table_by_id(self, table_id: str) -> Table[AwsInstance]:
         """A table by id.
 
@@ -392,52 +377,6 @@ class AwsInstance:
         if cached is not None and time.monotonic() - cached.loaded_at < self._table_cache_seconds:
             return cached.table
         return self._table(self.table_index.get_by_id(table_id))
-
-    def create_table(
-        self,
-        name: str,
-        schema: Schema,
-        *,
-        split_points: Sequence[KeyValue] | None = None,
-        properties: Mapping[str, str] | None = None,
-    ) -> Table[AwsInstance]:
-        """Creates a table as Sleeper does (spec 2.8, 9): validate, save properties, index, initialise partitions.
-
-        Raises:
-            TableAlreadyExistsError: If the name is taken.
-            PropertyError: If a property is invalid.
-            PartitionTreeError: If the split points are invalid.
-        """
-        return create_table(
-            name=name,
-            schema=schema,
-            split_points=split_points,
-            properties=properties,
-            instance_properties=self.properties,
-            table_index=self.table_index,
-            properties_store=self.properties_store,
-            make_table=self._table,
-        )
-
-    def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[AwsInstance]:
-        """Validates and saves new values of a table's properties to the config bucket; returns the table with them.
-
-        An edit leaving the table with an iterator, aggregations or filters withdraws its Iceberg view before the
-        properties are saved (:func:`sleeper.iceberg.withdrawal.save_table_properties`).
-
-        Raises:
-            PropertyError: If a value is invalid or a property may not change; nothing is saved.
-            WithdrawalError: If the edit sets an iterator, aggregations or filters and the table's Iceberg view
-                could not be withdrawn first; nothing is saved (:mod:`sleeper.iceberg.withdrawal`).
-        """
-        from sleeper.iceberg.withdrawal import save_table_properties
-
-        table = self.table(name)
-        updated = edited_properties(table.properties, values)
-        save_table_properties(
-            self, table, updated, lambda: self.properties_store.save_table(table.table_id, dict(updated.items()))
-        )
-        return self._table(table.status)
 
     def _table(self, status: TableStatus) -> Table[AwsInstance]:
         properties = TableProperties(self.properties, self.properties_store.load_table(status.table_id))

@@ -19,7 +19,6 @@ from sleeper.api.instance import (
     UnknownPlatformError,
     job_table_name,
 )
-from sleeper.api.table import Table
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.operations import (
     COMPACTION_COMMIT_Q,
@@ -37,6 +36,8 @@ from sleeper.runtime.local.instance import (
 )
 
 if TYPE_CHECKING:
+    from sleeper.api.table import Table
+    from sleeper.bulk_export.model import BulkExportQuery
     from sleeper.core.jobs.bulk_import import BulkImportJob
     from sleeper.core.jobs.ingest import IngestJob
     from sleeper.runtime.local.runner import RoundSummary
@@ -117,19 +118,6 @@ class LocalApi(Instance):
     def check_instance_properties(self, properties: InstanceProperties) -> None:
         """``sleeper.filesystem`` must stay ``file://`` (:func:`check_local_instance_properties`)."""
         check_local_instance_properties(properties)
-
-    # --- tables ------------------------------------------------------------------------------------------------
-    def rename_table(self, old_name: str, new_name: str) -> Table[LocalInstance]:
-        """Renames a table."""
-        return self.runtime.rename_table(old_name, new_name)
-
-    def delete_table(self, name: str) -> None:
-        """Deletes a table with all its data."""
-        self.runtime.delete_table(name)
-
-    def set_table_online(self, name: str, online: bool) -> Table[LocalInstance]:
-        """Puts a table online or takes it offline."""
-        return self.runtime.set_table_online(name, online)
 
     # --- data --------------------------------------------------------------------------------------------------
     def send_ingest_job(self, job: IngestJob) -> IngestJobReport:
@@ -217,26 +205,15 @@ class LocalApi(Instance):
             seconds=dict(result.seconds),
         )
 
-    def export_table(
-        self,
-        name: str,
-        directory: str | Path | None = None,
-        *,
-        export_id: str | None = None,
-        wait: bool = True,
-        timeout: float = 600.0,
+    def _export(
+        self, table: Table[Any], query: BulkExportQuery, directory: str | Path | None, *, wait: bool, timeout: float
     ) -> dict[str, Any]:
         """Exports the table in this process to ``directory`` (``wait`` and ``timeout`` do not apply: it is done when
-        this returns). See :meth:`Instance.export_table`."""
+        this returns)."""
         from sleeper.bulk_export.local import export_table
-        from sleeper.bulk_export.model import BulkExportQuery
 
         if directory is None:
             raise SleeperError("give the directory to export to: sleeper export TABLE DIR")
-        self.table(name)
-        query = BulkExportQuery(export_id=export_id, table_name=name) if export_id else BulkExportQuery.for_table(
-            table_name=name
-        )  # fmt: skip
         summary = export_table(self.runtime, query, str(directory))
         return {
             "exportId": summary.export_id,

@@ -26,7 +26,7 @@ import stat
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from functools import cached_property
@@ -48,8 +48,8 @@ from sleeper.adapters.local.trackers import (
     SqliteQueryTracker,
     SqliteTaskTracker,
 )
-from sleeper.api.table import Table, check_table_name, create_table, edited_properties
-from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
+from sleeper.api.table import Table
+from sleeper.core.exceptions import PropertyError, SleeperError
 from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.naming import local_dead_letter_queue_name
 from sleeper.core.operations import BULK_IMPORT_JOB_Q, QUERY_RESULTS_Q, local_queues
@@ -61,12 +61,12 @@ from sleeper.core.properties.instance_common import STATESTORE_PROVIDER_CACHE_SI
 from sleeper.core.properties.table import S3_TRANSACTION_LOG_STATE_STORE, STATESTORE_CLASSNAME, state_store_class
 from sleeper.core.query import Query
 from sleeper.core.queue import Queue
-from sleeper.core.schema import KeyValue, Schema
+from sleeper.core.schema import Schema
 from sleeper.core.table import TableStatus
 from sleeper.ingest.batcher.job_creator import route_bulk_import_to
 from sleeper.ingest.sources import IngestSources
-from sleeper.io.filesystem import delete_in_table, filesystem_path
 from sleeper.runtime.local.tasks import LocalTask, job_workspace
+from sleeper.runtime.tables import InstanceTables
 from sleeper.statestore.store import StateStore, StateStoreSettings
 
 DATABASE_FILE = "sleeper.db"
@@ -141,7 +141,7 @@ class InstanceAlreadyExistsError(SleeperError):
     """The directory already holds an instance."""
 
 
-class LocalInstance:
+class LocalInstance(InstanceTables):
     """A Sleeper instance held in one directory.
 
     Args:
@@ -154,17 +154,37 @@ class LocalInstance:
         if not self._properties_store.instance_file.exists():
             raise InstanceNotFoundError(f"no Sleeper instance in {self.directory} (create one with 'instance create')")
         make_private(self.directory)
-        self.properties = InstanceProperties(self._properties_store.load_instance())
+        self._properties = InstanceProperties(self._properties_store.load_instance())
         self.database = self.directory / DATABASE_FILE
         self.state_store_backend = SqliteStateStoreBackend(self.database, self.directory / "data")
-        self.table_index = SqliteTableIndex(self.database)
+        self._table_index = SqliteTableIndex(self.database)
         self.object_log_backend = FileStateStoreBackend(self.directory / "data")
         """The logs of tables whose ``sleeper.table.statestore.classname`` is ``S3TransactionLogStateStore``: files
         under each table's directory, created exclusively (``sleeper.adapters.local.file_log``)."""
-        self.filesystem = pafs.LocalFileSystem()
+        self._filesystem = pafs.LocalFileSystem()
         self._state_stores = threading.local()
         self.task: LocalTask | None = None
         """The local task this process runs as, while it runs as one (``sleeper.runtime.local.tasks.local_task``)."""
+
+    @property
+    def properties(self) -> InstanceProperties:
+        """The instance properties (``instance.properties``)."""
+        return self._properties
+
+    @property
+    def filesystem(self) -> pafs.FileSystem:
+        """The local filesystem."""
+        return self._filesystem
+
+    @property
+    def table_index(self) -> SqliteTableIndex:
+        """The table index, in the instance's database."""
+        return self._table_index
+
+    @property
+    def properties_store(self) -> LocalPropertiesStore:
+        """The properties files of the instance and its tables."""
+        return self._properties_store
 
     # --- lifecycle ---------------------------------------------------------------------------------------------
     @classmethod
@@ -242,8 +262,8 @@ class LocalInstance:
 
     def save_instance_properties(self, properties: InstanceProperties) -> None:
         """Saves the instance properties (validate them first; see ``local_admin.update_instance_properties``)."""
-        self._properties_store.save_instance(dict(properties.items()))
-        self.properties = InstanceProperties(self._properties_store.load_instance())
+        self.properties_store.save_instance(dict(properties.items()))
+        self._properties = InstanceProperties(self._properties_store.load_instance())
 
     def dead_letter_queue(self, name: str) -> Queue:
         """The dead-letter queue of a queue named by its logical name (e.g. ``IngestJobQ``)."""
@@ -353,105 +373,9 @@ class LocalInstance:
         return job_workspace(self)
 
     # --- tables ------------------------------------------------------------------------------------------------
-    def tables(self) -> list[TableStatus]:
-        """Every table, by name."""
-        return self.table_index.list_tables()
-
-    def create_table(
-        self,
-        name: str,
-        schema: Schema,
-        *,
-        split_points: Sequence[KeyValue] | None = None,
-        properties: Mapping[str, str] | None = None,
-    ) -> Table[LocalInstance]:
-        """Creates a table: validates, saves its properties, indexes it and initialises its partitions.
-
-        Raises:
-            TableAlreadyExistsError: If the name is taken.
-            PropertyError: If a property is invalid.
-            PartitionTreeError: If the split points are invalid.
-        """
-        return create_table(
-            name=name,
-            schema=schema,
-            split_points=split_points,
-            properties=properties,
-            instance_properties=self.properties,
-            table_index=self.table_index,
-            properties_store=self._properties_store,
-            make_table=self._table,
-        )
-
-    def table(self, name: str) -> Table[LocalInstance]:
-        """A table by name.
-
-        Raises:
-            TableNotFoundError: If there is no such table.
-        """
-        return self._table(self.table_index.get_by_name(name))
-
-    def table_by_id(self, table_id: str) -> Table[LocalInstance]:
-        """A table by id.
-
-        Raises:
-            TableNotFoundError: If there is no such table.
-        """
-        return self._table(self.table_index.get_by_id(table_id))
-
-    def rename_table(self, old_name: str, new_name: str) -> Table[LocalInstance]:
-        """Renames a table (index and properties)."""
-        check_table_name(new_name)
-        table = self.table(old_name)
-        if new_name == old_name:
-            raise TableAlreadyExistsError(f"table {new_name!r} already exists")
-        status = self.table_index.rename(table.table_id, new_name)
-        values = dict(table.properties.items())
-        values["sleeper.table.name"] = new_name
-        self._properties_store.save_table(table.table_id, values)
-        return self._table(status)
-
-    def set_table_online(self, name: str, online: bool) -> Table[LocalInstance]:
-        """Puts a table online or takes it offline."""
-        table = self.table(name)
-        status = self.table_index.set_online(table.table_id, online)
-        values = dict(table.properties.items())
-        values["sleeper.table.online"] = "true" if online else "false"
-        self._properties_store.save_table(table.table_id, values)
-        return self._table(status)
-
-    def delete_table(self, name: str) -> None:
-        """Deletes a table: its index entry, logs (with a tombstone a racing append sees), snapshots, properties and
-        every file under its prefix."""
-        table = self.table(name)
-        self.table_index.delete(table.table_id)
-        table.state_store.backend.delete_table(table.table_id)  # SQLite, or files for an S3TransactionLogStateStore
-        self._properties_store.delete_table(table.table_id)
-        delete_in_table(self.filesystem, filesystem_path(table.data_prefix), table.data_prefix, whole_table=True)
-
     def is_table_deleted(self, table_id: str) -> bool:
         """Whether either kind of state store marks this table id deleted (for the sweep of deleted tables)."""
         return self.object_log_backend.is_deleted(table_id) or self.state_store_backend.is_deleted(table_id)
-
-    def update_table_properties(self, name: str, values: Mapping[str, str | None]) -> Table[LocalInstance]:
-        """Validates and saves new values of table properties.
-
-        An edit leaving the table with an iterator, aggregations or filters withdraws its Iceberg view before the
-        properties are saved (:func:`sleeper.iceberg.withdrawal.save_table_properties`).
-
-        Raises:
-            PropertyError: If a value is invalid or a property may not change; nothing is saved.
-            WithdrawalError: If the edit sets an iterator, aggregations or filters and the table's Iceberg view
-                could not be withdrawn first; nothing is saved (:mod:`sleeper.iceberg.withdrawal`).
-        """
-        from sleeper.iceberg.withdrawal import save_table_properties
-
-        table = self.table(name)
-        updated = edited_properties(table.properties, values)
-        save_table_properties(
-            self, table, updated, lambda: self._properties_store.save_table(table.table_id, dict(updated.items()))
-        )
-        return self._table(table.status)
 
     def _state_store(self, table_id: str, properties: TableProperties) -> StateStore:
         """The table's state store, kept per thread between calls as Sleeper's state store provider keeps one per
@@ -493,7 +417,7 @@ class LocalInstance:
         return kept[1]
 
     def _table(self, status: TableStatus) -> Table[LocalInstance]:
-        properties = TableProperties(self.properties, self._properties_store.load_table(status.table_id))
+        properties = TableProperties(self.properties, self.properties_store.load_table(status.table_id))
         store = self._state_store(status.table_id, properties)
         return Table(instance=self, status=status, properties=properties, state_store=store)
 

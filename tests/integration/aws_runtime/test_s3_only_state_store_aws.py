@@ -24,7 +24,7 @@ from sleeper.core.statestore.transactions.files import ClearFilesTransaction
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.emulator.provision import provision_instance
 from sleeper.rest_api.handler import handle_rest_request
-from sleeper.runtime.aws.admin import AwsAdmin
+from sleeper.runtime.aws.api import AwsApi
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.table_definer import define_tables
 from sleeper.statestore.object_log import tombstone_key
@@ -105,7 +105,7 @@ def should_refuse_a_table_asking_for_a_dynamodb_store_on_every_create_path(s3_on
     before = {t.table_name for t in s3_only.tables()}
     # When a table asking for the DynamoDB store is created through the admin (the CLI's path)
     with pytest.raises(PropertyError, match=REFUSED):
-        AwsAdmin(s3_only).create_table(f"dyn-{uuid.uuid4().hex[:8]}", SCHEMA, properties=asks)
+        AwsApi(s3_only).create_table(f"dyn-{uuid.uuid4().hex[:8]}", SCHEMA, properties=asks)
     # And through the REST API
     body = {
         "properties": {"sleeper.table.name": f"dyn-{uuid.uuid4().hex[:8]}", **asks},
@@ -123,7 +123,7 @@ def should_refuse_a_table_asking_for_a_dynamodb_store_on_every_create_path(s3_on
     # And through the table definer of a deployment
     with pytest.raises(PropertyError, match=REFUSED):
         define_tables(
-            AwsAdmin(s3_only),
+            AwsApi(s3_only),
             [{"name": f"dyn-{uuid.uuid4().hex[:8]}", "schema": SCHEMA.to_json(), "properties": asks}],
         )
     # Then each is refused in one line naming the property and what to do, and no table was created
@@ -142,7 +142,7 @@ def should_mark_a_deleted_s3_store_table_in_its_own_store(instance: AwsInstance)
     table.ingest(_rows(0, 10), direct=True)
     store = table.state_store
     # When it is deleted
-    AwsAdmin(instance).delete_table(table.name)
+    AwsApi(instance).delete_table(table.name)
     # Then its tombstone is in the data bucket, the S3 store marks it deleted, and a late append is refused
     assert instance.object_log_backend.is_deleted(table.table_id)
     head = instance.clients.s3.head_object(Bucket=instance.data_bucket, Key=tombstone_key(table.table_id))
@@ -155,7 +155,7 @@ def should_delete_a_table_on_an_instance_without_the_dynamodb_log(s3_only: AwsIn
     # Given a table on an instance with no DynamoDB transaction log
     table = s3_only.create_table(f"del-{uuid.uuid4().hex[:8]}", SCHEMA)
     # When it is deleted (its tombstone goes to its own store, never to the absent DynamoDB log)
-    AwsAdmin(s3_only).delete_table(table.name)
+    AwsApi(s3_only).delete_table(table.name)
     # Then its store and the sweep of deleted tables know it deleted, and it is gone from the index
     assert s3_only.object_log_backend.is_deleted(table.table_id)
     assert s3_only.is_table_deleted(table.table_id)

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 from lambdas import sqs
+from sleeper.api.instance import reinitialise_table
 from sleeper.api.table import Table
 from sleeper.core import faults
 from sleeper.core.schema import Field, PrimitiveType, Schema
@@ -20,9 +21,8 @@ from sleeper.core.statestore.transactions.log import LogType
 from sleeper.gc.orphans import sweep_deleted_tables
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, filesystem_path, write_bytes
-from sleeper.runtime.aws.admin import AwsAdmin
+from sleeper.runtime.aws.api import AwsApi
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.runtime.local.admin import reinitialise_table
 from tests.integration.aws_runtime.conftest import sqs_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
@@ -100,7 +100,7 @@ def should_fail_an_ingest_racing_table_delete_and_leave_no_log_entries(instance:
     backend = instance.state_store_backend
 
     def delete(_: str) -> None:
-        AwsAdmin(instance).delete_table(table.name)
+        AwsApi(instance).delete_table(table.name)
 
     # When the table is deleted while an ingest has written its files, not committed
     with faults.armed("ingest.after_files_written", delete, times=1), pytest.raises(StateStoreError):
