@@ -9,18 +9,13 @@ EMR and Kubernetes resources), and there is at least one file.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from sleeper.core.jobs import wire
-from sleeper.core.jobs.exceptions import InvalidFieldError, InvalidJobIdError, MessageError, MissingFieldError
-from sleeper.core.jobs.ingest import INGEST_JOB_FIELDS, IngestJob, new_job_id, read_ingest_fields
-
-T = TypeVar("T")
-
-BULK_IMPORT_JOB_FIELDS = INGEST_JOB_FIELDS | {"className", "platformSpec", "sparkConf"}
-"""The fields of a bulk import job message."""
+from sleeper.core.jobs.exceptions import InvalidFieldError, InvalidJobIdError
+from sleeper.core.jobs.ingest import FileJob, IngestFields, IngestJob
 
 MAX_BULK_IMPORT_JOB_ID_LENGTH = 63
 """The longest bulk import job id allowed."""
@@ -48,36 +43,27 @@ def check_bulk_import_job_id(job_id: str, *, path: str = "$.id") -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BulkImportJob:
-    """A request to import files into a table with Spark.
+class BulkImportJob(FileJob):
+    """A request to import files into a table with Spark (the shared fields are :class:`FileJob`'s).
 
     Attributes:
-        id: The job id (lowercase alphanumerics and dashes, at most 63 characters).
-        files: The files or directories to import, as given.
-        table_name: The table's name, if given.
-        table_id: The table's id, if given; it wins over the name.
         class_name: The Spark driver class to run, overriding the table's setting.
         platform_spec: Platform properties overriding the table's (instance types, counts, …).
         spark_conf: Spark configuration overriding the defaults.
-        json_message: The raw message the job was read from, if any, for tracker reports (not compared).
 
     Raises:
-        InvalidJobIdError: If the id breaks the rules.
+        InvalidJobIdError: If the id breaks the rules (lowercase alphanumerics and dashes, at most 63 characters).
         InvalidFieldError: If there are no files.
         MissingFieldError: If neither a table name nor a table id is given.
     """
 
-    id: str
-    files: tuple[str, ...]
-    table_name: str | None = None
-    table_id: str | None = None
+    FIELDS: ClassVar[frozenset[str]] = FileJob.FIELDS | {"className", "platformSpec", "sparkConf"}
+
     class_name: str | None = None
     platform_spec: Mapping[str, str] | None = None
     spark_conf: Mapping[str, str] | None = None
-    json_message: str | None = field(default=None, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "files", tuple(self.files))
+    def _check(self) -> None:
         if self.platform_spec is not None:
             object.__setattr__(self, "platform_spec", dict(self.platform_spec))
         if self.spark_conf is not None:
@@ -85,33 +71,14 @@ class BulkImportJob:
         check_bulk_import_job_id(self.id)
         if not self.files:
             raise InvalidFieldError("The input files must be set to a non-null and non-empty value.", path="$.files")
-        if self.table_name is None and self.table_id is None:
-            raise MissingFieldError("one of tableName or tableId must be given", path="$.tableName")
 
     def to_ingest_job(self) -> IngestJob:
         """The ingest part of the job (id, table and files), as used for validation and tracking."""
         return IngestJob(id=self.id, files=self.files, table_name=self.table_name, table_id=self.table_id)
 
-    def resolve_table(self, *, by_id: Callable[[str], T | None], by_name: Callable[[str], T | None]) -> T | None:
-        """Finds the job's table: by id when the job has one (the id wins), otherwise by name."""
-        return self.to_ingest_job().resolve_table(by_id=by_id, by_name=by_name)
-
-    def with_table(self, *, table_id: str, table_name: str) -> BulkImportJob:
-        """This job with its table resolved to both id and name."""
-        return replace(self, table_id=table_id, table_name=table_name)
-
-    def with_files(self, files: Iterable[str]) -> BulkImportJob:
-        """This job with its files replaced (e.g. directories expanded)."""
-        return replace(self, files=tuple(files))
-
     def to_dict(self) -> dict[str, Any]:
         """Sleeper's bulk import job JSON as a dictionary (nulls omitted, fields in Sleeper's order)."""
-        out: dict[str, Any] = {"id": self.id}
-        if self.table_name is not None:
-            out["tableName"] = self.table_name
-        if self.table_id is not None:
-            out["tableId"] = self.table_id
-        out["files"] = list(self.files)
+        out = FileJob.to_dict(self)
         if self.class_name is not None:
             out["className"] = self.class_name
         if self.platform_spec is not None:
@@ -120,66 +87,17 @@ class BulkImportJob:
             out["sparkConf"] = dict(self.spark_conf)
         return out
 
-    def to_json(self, *, indent: int | None = None) -> str:
-        """Sleeper's bulk import job JSON."""
-        return wire.to_json(self.to_dict(), indent=indent)
+    @classmethod
+    def _check_extra_fields(cls, obj: Mapping[str, Any], job_id: str) -> None:
+        check_bulk_import_job_id(job_id)
+        class_name = wire.optional_str(obj, "className")
+        if class_name is not None and not class_name.strip():
+            raise InvalidFieldError("must not be blank", path="$.className")
+        wire.optional_str_map(obj, "platformSpec")
+        wire.optional_str_map(obj, "sparkConf")
 
     @classmethod
-    def from_json(
-        cls,
-        text: str | bytes,
-        *,
-        id_supplier: wire.JobIdSupplier = new_job_id,
-        allow_local: bool = False,
-        allowed_buckets: Collection[str] | None = None,
-    ) -> BulkImportJob:
-        """Reads a bulk import job message.
-
-        Args:
-            text: The message body.
-            id_supplier: Makes the job id when the message has none (called at most once).
-            allow_local: Whether local file paths are accepted (local runtime only).
-            allowed_buckets: If given, every S3 path must be in one of these buckets.
-
-        Raises:
-            MessageError: If the message is not a valid bulk import job (``InvalidJobIdError`` for a bad id);
-                ``job_id`` and ``json_message`` are set on it.
-        """
-        raw = wire.message_text(text)
-        try:
-            data = wire.parse_json(text)
-        except MessageError as e:
-            e.job_id = id_supplier()
-            e.json_message = raw
-            raise
-        return cls.from_dict(
-            data, id_supplier=id_supplier, json_message=raw, allow_local=allow_local, allowed_buckets=allowed_buckets
-        )
-
-    @classmethod
-    def from_dict(
-        cls,
-        data: object,
-        *,
-        id_supplier: wire.JobIdSupplier = new_job_id,
-        json_message: str | None = None,
-        allow_local: bool = False,
-        allowed_buckets: Collection[str] | None = None,
-    ) -> BulkImportJob:
-        """Reads a parsed bulk import job message (see ``from_json``).
-
-        Raises:
-            MessageError: If the message is not a valid bulk import job.
-        """
-        fields = read_ingest_fields(
-            data,
-            allowed=BULK_IMPORT_JOB_FIELDS,
-            id_supplier=id_supplier,
-            json_message=json_message,
-            allow_local=allow_local,
-            allowed_buckets=allowed_buckets,
-            extra=_check_extra_fields,
-        )
+    def _from_fields(cls, fields: IngestFields, json_message: str | None) -> BulkImportJob:
         obj = fields.data
         return cls(
             id=fields.id,
@@ -193,10 +111,5 @@ class BulkImportJob:
         )
 
 
-def _check_extra_fields(obj: Mapping[str, Any], job_id: str) -> None:
-    check_bulk_import_job_id(job_id)
-    class_name = wire.optional_str(obj, "className")
-    if class_name is not None and not class_name.strip():
-        raise InvalidFieldError("must not be blank", path="$.className")
-    wire.optional_str_map(obj, "platformSpec")
-    wire.optional_str_map(obj, "sparkConf")
+BULK_IMPORT_JOB_FIELDS = BulkImportJob.FIELDS
+"""The fields of a bulk import job message."""

@@ -18,7 +18,7 @@ import os
 import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import MessageError, MissingFieldError
@@ -27,9 +27,6 @@ from sleeper.core.paths import check_safe_id, check_safe_path, is_s3_path, is_sa
 T = TypeVar("T")
 F = TypeVar("F")
 
-INGEST_JOB_FIELDS = frozenset({"id", "tableName", "tableId", "files"})
-"""The fields of an ingest job message."""
-
 
 def new_job_id() -> str:
     """A new random job id (a UUID), as Sleeper gives jobs submitted without one."""
@@ -37,20 +34,24 @@ def new_job_id() -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class IngestJob:
-    """A request to ingest files into a table.
+class FileJob:
+    """What ingest and bulk import jobs share: a job id, the files to add to a table, and the table by name or id.
+
+    Each kind of job declares its message's fields (``FIELDS``), checks its own rules (``_check``), and reads and writes
+    its own fields on top of these (``_from_fields``, ``to_dict``).
 
     Attributes:
         id: The job id.
-        files: The files or directories to ingest, as given (``bucket/key`` or ``s3a://bucket/key``).
+        files: The files or directories to add, as given (``bucket/key`` or ``s3a://bucket/key``).
         table_name: The table's name, if given.
         table_id: The table's id, if given; it wins over the name.
         json_message: The raw message the job was read from, if any, for tracker reports (not compared).
 
     Raises:
-        UnsafeIdError: If the id breaks the safe id rule.
         MissingFieldError: If neither a table name nor a table id is given.
     """
+
+    FIELDS: ClassVar[frozenset[str]] = frozenset({"id", "tableName", "tableId", "files"})
 
     id: str
     files: tuple[str, ...]
@@ -59,10 +60,13 @@ class IngestJob:
     json_message: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        check_safe_id(self.id, where="$.id", what="job id")
         object.__setattr__(self, "files", tuple(self.files))
+        self._check()
         if self.table_name is None and self.table_id is None:
             raise MissingFieldError("one of tableName or tableId must be given", path="$.tableName")
+
+    def _check(self) -> None:
+        check_safe_id(self.id, where="$.id", what="job id")
 
     def resolve_table(self, *, by_id: Callable[[str], T | None], by_name: Callable[[str], T | None]) -> T | None:
         """Finds the job's table: by id when the job has one (the id wins), otherwise by name.
@@ -75,16 +79,16 @@ class IngestJob:
         assert self.table_name is not None
         return by_name(self.table_name)
 
-    def with_table(self, *, table_id: str, table_name: str) -> IngestJob:
+    def with_table(self, *, table_id: str, table_name: str) -> Self:
         """This job with its table resolved to both id and name."""
         return replace(self, table_id=table_id, table_name=table_name)
 
-    def with_files(self, files: Iterable[str]) -> IngestJob:
+    def with_files(self, files: Iterable[str]) -> Self:
         """This job with its files replaced (e.g. directories expanded to the Parquet files inside)."""
         return replace(self, files=tuple(files))
 
     def to_dict(self) -> dict[str, Any]:
-        """Sleeper's ingest job JSON as a dictionary (nulls omitted, fields in Sleeper's order)."""
+        """The job's JSON as a dictionary (nulls omitted, fields in Sleeper's order)."""
         out: dict[str, Any] = {"id": self.id}
         if self.table_name is not None:
             out["tableName"] = self.table_name
@@ -94,7 +98,7 @@ class IngestJob:
         return out
 
     def to_json(self, *, indent: int | None = None) -> str:
-        """Sleeper's ingest job JSON."""
+        """The job's JSON, as Sleeper writes it."""
         return wire.to_json(self.to_dict(), indent=indent)
 
     @classmethod
@@ -105,8 +109,8 @@ class IngestJob:
         id_supplier: wire.JobIdSupplier = new_job_id,
         allow_local: bool = False,
         allowed_buckets: Collection[str] | None = None,
-    ) -> IngestJob:
-        """Reads an ingest job message.
+    ) -> Self:
+        """Reads a job message.
 
         Args:
             text: The message body.
@@ -115,7 +119,8 @@ class IngestJob:
             allowed_buckets: If given, every S3 path must be in one of these buckets.
 
         Raises:
-            MessageError: If the message is not a valid ingest job; ``job_id`` and ``json_message`` are set on it.
+            MessageError: If the message is not a valid job of this kind; ``job_id`` and ``json_message`` are set on
+                it.
         """
         data, raw = _parse(text, id_supplier)
         return cls.from_dict(
@@ -131,20 +136,29 @@ class IngestJob:
         json_message: str | None = None,
         allow_local: bool = False,
         allowed_buckets: Collection[str] | None = None,
-    ) -> IngestJob:
-        """Reads a parsed ingest job message (see ``from_json``).
+    ) -> Self:
+        """Reads a parsed job message (see ``from_json``).
 
         Raises:
-            MessageError: If the message is not a valid ingest job.
+            MessageError: If the message is not a valid job of this kind.
         """
         fields = read_ingest_fields(
             data,
-            allowed=INGEST_JOB_FIELDS,
+            allowed=cls.FIELDS,
             id_supplier=id_supplier,
             json_message=json_message,
             allow_local=allow_local,
             allowed_buckets=allowed_buckets,
+            extra=cls._check_extra_fields,
         )
+        return cls._from_fields(fields, json_message)
+
+    @classmethod
+    def _check_extra_fields(cls, obj: Mapping[str, Any], job_id: str) -> None:
+        """Checks the message beyond the shared fields, given the job id (nothing for an ingest job)."""
+
+    @classmethod
+    def _from_fields(cls, fields: IngestFields, json_message: str | None) -> Self:
         return cls(
             id=fields.id,
             files=fields.files,
@@ -152,6 +166,20 @@ class IngestJob:
             table_id=fields.table_id,
             json_message=json_message,
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IngestJob(FileJob):
+    """A request to ingest files into a table (wire JSON in the module docs).
+
+    Raises:
+        UnsafeIdError: If the id breaks the safe id rule.
+        MissingFieldError: If neither a table name nor a table id is given.
+    """
+
+
+INGEST_JOB_FIELDS = IngestJob.FIELDS
+"""The fields of an ingest job message."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
