@@ -12,6 +12,9 @@ missing, so a process that only reads never waits for another's write lock (in W
 that outlasts the wait raises ``DatabaseLockedError``, naming the file; any other SQLite failure at the start or
 commit of a transaction raises ``StateStoreStorageError``. ``synchronous = NORMAL`` in WAL mode keeps the database
 consistent after a crash; only a power loss can drop the last commits.
+
+``SqliteDatabase(MEMORY)`` is a private database in this process's memory instead (no file, no WAL), for the
+in-memory adapters: it lives as long as the object, and a forked child keeps working on its own copy.
 """
 
 from __future__ import annotations
@@ -27,7 +30,10 @@ from pathlib import Path
 
 from sleeper.statestore.exceptions import StateStoreStorageError
 
-__all__ = ["BUSY_TIMEOUT_MS", "DatabaseLockedError", "SqliteDatabase"]
+__all__ = ["BUSY_TIMEOUT_MS", "MEMORY", "DatabaseLockedError", "SqliteDatabase"]
+
+MEMORY = ":memory:"
+"""The path of a private in-memory database."""
 
 BUSY_TIMEOUT_MS = 30_000
 """How long a connection waits for another process's lock before failing (read when a ``SqliteDatabase`` is made)."""
@@ -58,7 +64,7 @@ class SqliteDatabase:
     """A SQLite database file in WAL mode.
 
     Args:
-        path: The database file (created if missing, with its directory).
+        path: The database file (created if missing, with its directory), or ``MEMORY``.
         schema: SQL statements that create tables and indexes (``CREATE ... IF NOT EXISTS``), run by a connection
             that finds any of them missing.
         busy_timeout_ms: How long to wait for another process's lock; ``BUSY_TIMEOUT_MS`` if omitted.
@@ -66,6 +72,7 @@ class SqliteDatabase:
 
     def __init__(self, path: str | Path, *, schema: str = "", busy_timeout_ms: int | None = None) -> None:
         self._path = Path(path)
+        self._in_memory = str(path) == MEMORY
         self._statements = [s for s in schema.split(";") if s.strip()]
         names = [_SCHEMA_OBJECT.match(s) for s in self._statements]
         # None when a statement is not a plain CREATE ... IF NOT EXISTS: then the schema always runs
@@ -81,10 +88,11 @@ class SqliteDatabase:
         return self._path
 
     def _connect(self) -> sqlite3.Connection:
-        if self._connection is not None and self._pid == os.getpid():
+        if self._connection is not None and (self._in_memory or self._pid == os.getpid()):
             return self._connection
         try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
+            if not self._in_memory:
+                self._path.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(
                 self._path, timeout=self._busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
             )
@@ -92,8 +100,9 @@ class SqliteDatabase:
             raise StateStoreStorageError(f"cannot open SQLite database {self._path}: {e}") from e
         try:
             connection.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
-            self._enable_wal(connection)
-            connection.execute("PRAGMA synchronous = NORMAL")
+            if not self._in_memory:
+                self._enable_wal(connection)
+                connection.execute("PRAGMA synchronous = NORMAL")
             self._create_schema(connection)
         except sqlite3.Error as e:
             connection.close()
@@ -204,7 +213,7 @@ class SqliteDatabase:
                     connection.execute("COMMIT")
 
     def close(self) -> None:
-        """Closes this process's connection (it reopens on next use)."""
+        """Closes this process's connection (it reopens on next use; an in-memory database starts empty again)."""
         with self._lock:
             if self._connection is not None and self._pid == os.getpid():
                 self._connection.close()
