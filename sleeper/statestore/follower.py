@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.properties.instance_compaction import COMPACTION_TRACKER_ASYNC_COMMIT_UPDATES_ENABLED
@@ -84,15 +85,7 @@ def record_compaction_committed(
     tracker: CompactionJobTracker, table_id: str, job: ReplaceFileReferencesRequest, update_time: datetime
 ) -> None:
     """Records a compaction job's run committed."""
-    tracker.record(
-        CompactionJobCommitted(
-            job_id=job.job_id,
-            table_id=table_id,
-            update_time=update_time,
-            job_run_id=job.job_run_id,
-            task_id=job.task_id,
-        )
-    )
+    tracker.record(CompactionJobCommitted(**_compaction_run(table_id, job, update_time)))
 
 
 def record_compaction_failed(
@@ -103,16 +96,17 @@ def record_compaction_failed(
     update_time: datetime,
 ) -> None:
     """Records a compaction job's run failed, with the reason."""
-    tracker.record(
-        CompactionJobFailed(
-            job_id=job.job_id,
-            table_id=table_id,
-            update_time=update_time,
-            job_run_id=job.job_run_id,
-            task_id=job.task_id,
-            reasons=(reason,),
-        )
-    )
+    tracker.record(CompactionJobFailed(**_compaction_run(table_id, job, update_time), reasons=(reason,)))
+
+
+def _compaction_run(table_id: str, job: ReplaceFileReferencesRequest, update_time: datetime) -> dict[str, Any]:
+    return {
+        "job_id": job.job_id,
+        "table_id": table_id,
+        "update_time": update_time,
+        "job_run_id": job.job_run_id,
+        "task_id": job.task_id,
+    }
 
 
 def follow_commit(
@@ -159,13 +153,12 @@ def follow_commit(
             landed=frozenset(landed_outputs),
         )
     if isinstance(transaction, AddFilesTransaction):
+        run = (ingest_tracker, transaction, table_id, update_time)
         if committed:
-            return FollowedUpdates(
-                ingest_file_commits=_follow_added_files(table_id, transaction, update_time, ingest_tracker)
-            )
-        return FollowedUpdates(
-            ingest_failures=_follow_refused_files(table_id, transaction, update_time, ingest_tracker, reason)
-        )
+            added = _record_ingest_run(*run, IngestJobAddedFiles, file_count=len(transaction.files))
+            return FollowedUpdates(ingest_file_commits=added)
+        why = f"its files were not committed: {reason or 'refused by the state store'}"
+        return FollowedUpdates(ingest_failures=_record_ingest_run(*run, IngestJobFailed, reasons=(why,)))
     return FollowedUpdates()
 
 
@@ -196,53 +189,32 @@ def _follow_compactions(
     return FollowedUpdates(compaction_commits=tuple(commits), compaction_failures=tuple(failures))
 
 
-def _follow_added_files(
-    table_id: str, transaction: AddFilesTransaction, update_time: datetime, tracker: IngestJobTracker
-) -> tuple[str, ...]:
-    if transaction.job_id is None or transaction.job_run_id is None:
-        return ()
-    status = tracker.job(transaction.job_id)
-    if status is None:
-        return ()
-    run = next((r for r in status.runs if r.job_run_id == transaction.job_run_id), None)
-    if run is None or any(isinstance(u, IngestJobAddedFiles) for u in run.updates):
-        return ()
-    tracker.record(
-        IngestJobAddedFiles(
-            job_id=transaction.job_id,
-            table_id=table_id,
-            update_time=update_time,
-            job_run_id=transaction.job_run_id,
-            task_id=transaction.task_id,
-            file_count=len(transaction.files),
-        )
-    )
-    return (transaction.job_id,)
-
-
-def _follow_refused_files(
-    table_id: str,
-    transaction: AddFilesTransaction,
-    update_time: datetime,
+def _record_ingest_run(
     tracker: IngestJobTracker,
-    reason: str | None,
+    transaction: AddFilesTransaction,
+    table_id: str,
+    update_time: datetime,
+    update: type[IngestJobAddedFiles | IngestJobFailed],
+    **details: Any,
 ) -> tuple[str, ...]:
+    """Records ``update`` on the transaction's job run, unless the run is unknown or already has it (a run whose
+    files were added is not failed afterwards); returns the job id if it was recorded."""
     if transaction.job_id is None or transaction.job_run_id is None:
         return ()
     status = tracker.job(transaction.job_id)
     if status is None:
         return ()
     run = next((r for r in status.runs if r.job_run_id == transaction.job_run_id), None)
-    if run is None or any(isinstance(u, IngestJobAddedFiles | IngestJobFailed) for u in run.updates):
+    if run is None or any(isinstance(u, (IngestJobAddedFiles, update)) for u in run.updates):
         return ()
     tracker.record(
-        IngestJobFailed(
+        update(
             job_id=transaction.job_id,
             table_id=table_id,
             update_time=update_time,
             job_run_id=transaction.job_run_id,
             task_id=transaction.task_id,
-            reasons=(f"its files were not committed: {reason or 'refused by the state store'}",),
+            **details,
         )
     )
     return (transaction.job_id,)
