@@ -31,6 +31,7 @@ from sleeper.core.statestore.transactions.log import (
     from_epoch_ms,
     int_value,
     list_field,
+    object_items,
     optional_str_field,
     str_field,
     str_list_field,
@@ -183,10 +184,7 @@ class AddFilesTransaction(FileTransaction):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AddFilesTransaction:
         files = []
-        for i, item in enumerate(list_field(data, "files")):
-            path = f"files[{i}]"
-            if not isinstance(item, Mapping):
-                raise SerDeError(f"{path} must be an object")
+        for path, item in object_items(data, "files"):
             name = item.get("filename")
             if not isinstance(name, str) or not name:
                 raise SerDeError(f"{path}.filename must be a non-empty string")
@@ -292,10 +290,7 @@ class AssignJobIdsTransaction(FileTransaction):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AssignJobIdsTransaction:
         reqs = []
-        for i, item in enumerate(list_field(data, "requests")):
-            path = f"requests[{i}]"
-            if not isinstance(item, Mapping):
-                raise SerDeError(f"{path} must be an object")
+        for path, item in object_items(data, "requests"):
             reqs.append(
                 AssignJobIdRequest(
                     job_id=str_field(item, "jobId", path),
@@ -505,10 +500,7 @@ class SplitFileReferencesTransaction(FileTransaction):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SplitFileReferencesTransaction:
         reqs = []
-        for i, item in enumerate(list_field(data, "requests")):
-            path = f"requests[{i}]"
-            if not isinstance(item, Mapping):
-                raise SerDeError(f"{path} must be an object")
+        for path, item in object_items(data, "requests"):
             reqs.append(
                 SplitFileReferenceRequest(
                     old_reference=FileReference.from_dict(item.get("oldReference"), path=f"{path}.oldReference"),

@@ -3,7 +3,7 @@ fields (each raises ``SerDeError`` naming the bad path)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any
@@ -61,6 +61,19 @@ def list_field(data: Mapping[str, Any], key: str, path: str = "") -> list[Any]:
     if not isinstance(value, list):
         raise SerDeError(f"{where} must be a list")
     return value
+
+
+def object_items(data: Mapping[str, Any], key: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each object of the list under the key, with its path (``key[i]``) for error messages.
+
+    Raises:
+        SerDeError: If the list is missing, or an item is not an object.
+    """
+    for i, item in enumerate(list_field(data, key)):
+        path = f"{key}[{i}]"
+        if not isinstance(item, Mapping):
+            raise SerDeError(f"{path} must be an object")
+        yield path, item
 
 
 def str_list_field(data: Mapping[str, Any], key: str, path: str = "") -> list[str]:
