@@ -22,7 +22,7 @@ import os
 import platform
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -44,6 +44,7 @@ __all__ = [
 ]
 
 ArrowData: TypeAlias = pa.Table | pa.RecordBatch
+_Data = TypeVar("_Data", pa.Table, pa.RecordBatch)
 KeyColumn: TypeAlias = pa.Array | pa.ChunkedArray
 
 _TOP_BIT = np.uint64(1 << 63)
@@ -144,42 +145,27 @@ def sort_indices(data: ArrowData, key_names: Sequence[str]) -> pa.Array:
     return pa.array(KeyOrderer().order(columns))
 
 
-def sort_table(table: pa.Table, key_names: Sequence[str]) -> pa.Table:
-    """Sorts a table by its key columns (stable).
+def sort_table(data: _Data, key_names: Sequence[str]) -> _Data:
+    """Sorts a table or record batch by its key columns (stable).
 
     Args:
-        table: The table to sort.
+        data: The table or batch to sort.
         key_names: The key columns, row keys then sort keys.
 
     Returns:
-        A table with the same rows in key order.
+        A table (or batch) with the same rows in key order.
 
     Raises:
         SchemaError: If a key column is missing.
     """
-    if table.num_rows < 2:
-        check_key_columns(table.schema, key_names)
-        return table
-    return table.take(sort_indices(table, key_names))
+    if data.num_rows < 2:
+        check_key_columns(data.schema, key_names)
+        return data
+    return data.take(sort_indices(data, key_names))
 
 
-def sort_batch(batch: pa.RecordBatch, key_names: Sequence[str]) -> pa.RecordBatch:
-    """Sorts a record batch by its key columns (stable).
-
-    Args:
-        batch: The batch to sort.
-        key_names: The key columns, row keys then sort keys.
-
-    Returns:
-        A batch with the same rows in key order.
-
-    Raises:
-        SchemaError: If a key column is missing.
-    """
-    if batch.num_rows < 2:
-        check_key_columns(batch.schema, key_names)
-        return batch
-    return batch.take(sort_indices(batch, key_names))
+sort_batch = sort_table
+"""Sorts a record batch by its key columns (stable); the same function as :func:`sort_table`."""
 
 
 def is_sorted(data: ArrowData, key_names: Sequence[str]) -> bool:
