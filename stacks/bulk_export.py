@@ -22,7 +22,6 @@ from sleeper.core import naming, operations
 from sleeper.core.operations import BULK_EXPORT_IMAGE
 from sleeper.core.properties import instance_bulk as bp
 from sleeper.core.properties import instance_cdk as cdkp
-from sleeper.core.properties import instance_common as common
 from stacks import grants, nag
 from stacks.common import SleeperCore, registered_queue, schedule_rule, secure_bucket, sqs_trigger
 from stacks.ecs_tasks import cluster, container_environment, grant_run_tasks, task_log_group
@@ -86,8 +85,6 @@ class BulkExportStack(cdk.NestedStack):
             handler=operations.BULK_EXPORT_PLANNER,
             name_suffix="bulk-export_planner",
             description="Sends a message to export for each leaf partition",
-            memory_mb=ctx.get_int(bp.BULK_EXPORT_LAMBDA_MEMORY_IN_MB),
-            timeout_seconds=ctx.get_int(bp.BULK_EXPORT_LAMBDA_TIMEOUT_IN_SECONDS),
             reserved_concurrency=1,
         )
         core.grant_table_state_read(self.planner)
@@ -137,8 +134,6 @@ class BulkExportStack(cdk.NestedStack):
             handler=operations.BULK_EXPORT_TASK_CREATION,
             name_suffix="bulk-export-tasks-creator",
             description="If there are leaf partition bulk export jobs on the queue, creates tasks to run them",
-            memory_mb=ctx.get_int(common.TASK_RUNNER_LAMBDA_MEMORY_IN_MB),
-            timeout_seconds=ctx.get_int(common.TASK_RUNNER_LAMBDA_TIMEOUT_IN_SECONDS),
             reserved_concurrency=1,
         )
         grants.config_read(self.task_creator, core.config)

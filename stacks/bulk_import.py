@@ -68,7 +68,6 @@ def job_starter(
 ) -> tuple[SleeperQueue, cdk.aws_lambda.Function]:
     """A platform's job queue (``JobQueue``) and the registry's bulk import starter fed by it (``JobStarter``), told
     its platform by ``BULK_IMPORT_PLATFORM``, allowed to validate jobs, write job files and track them."""
-    ctx = core.ctx
     queue = registered_queue(
         scope,
         "JobQueue",
@@ -83,7 +82,6 @@ def job_starter(
         handler=operations.BULK_IMPORT_STARTER,
         name_suffix=f"bulk-import-{platform.lower()}-start",
         description=f"Validates bulk import jobs and starts them on {platform}",
-        memory_mb=ctx.get_int(bp.BULK_IMPORT_STARTER_LAMBDA_MEMORY),
         environment={"BULK_IMPORT_PLATFORM": platform},
     )
     core.grant_table_state_read(starter)

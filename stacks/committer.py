@@ -42,7 +42,6 @@ class StateStoreCommitterStack(cdk.NestedStack):
             handler=operations.STATESTORE_COMMITTER,
             name_suffix=COMMITTER_FUNCTION,
             description="Applies asynchronous commits to the state stores of Sleeper tables",
-            memory_mb=ctx.get_int(common.STATESTORE_COMMITTER_LAMBDA_MEMORY_IN_MB),
             timeout_seconds=timeout,
             reserved_concurrency=ctx.get_int(common.STATESTORE_COMMITTER_LAMBDA_CONCURRENCY_RESERVED),
         )

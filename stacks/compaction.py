@@ -16,7 +16,6 @@ from constructs import Construct
 from sleeper.core import naming, operations
 from sleeper.core.operations import COMPACTION_IMAGE
 from sleeper.core.properties import instance_cdk as cdkp
-from sleeper.core.properties import instance_common as common
 from sleeper.core.properties import instance_compaction as cp
 from stacks import grants, nag
 from stacks.common import SleeperCore, SleeperQueue, per_table_schedule, registered_queue, schedule_rule, sqs_trigger
@@ -75,8 +74,6 @@ class CompactionStack(cdk.NestedStack):
             handler=operations.COMPACTION_JOB_CREATION,
             handler_suffix="compaction-job-creation-handler",
             description="create compaction jobs",
-            memory_mb=ctx.get_int(cp.COMPACTION_JOB_CREATION_LAMBDA_MEMORY_IN_MB),
-            timeout_seconds=ctx.get_int(cp.COMPACTION_JOB_CREATION_LAMBDA_TIMEOUT_IN_SECONDS),
             batch_size=ctx.get_int(cp.COMPACTION_JOB_CREATION_BATCH_SIZE),
             max_concurrency=ctx.get_optional_int(cp.COMPACTION_JOB_CREATION_LAMBDA_CONCURRENCY_MAXIMUM),
             reserved_concurrency=ctx.get_optional_int(cp.COMPACTION_JOB_CREATION_LAMBDA_CONCURRENCY_RESERVED),
@@ -98,8 +95,6 @@ class CompactionStack(cdk.NestedStack):
             handler=operations.COMPACTION_JOB_DISPATCHER,
             name_suffix="compaction-job-dispatcher",
             description="Sends batches of compaction jobs to the job queue once their files are assigned",
-            memory_mb=ctx.get_int(cp.COMPACTION_JOB_DISPATCH_LAMBDA_MEMORY_IN_MB),
-            timeout_seconds=ctx.get_int(cp.COMPACTION_JOB_DISPATCH_LAMBDA_TIMEOUT_IN_SECONDS),
             reserved_concurrency=ctx.get_optional_int(cp.COMPACTION_JOB_DISPATCH_LAMBDA_CONCURRENCY_RESERVED),
         )
         core.grant_table_state_read(self.dispatcher)
@@ -120,8 +115,6 @@ class CompactionStack(cdk.NestedStack):
             handler=operations.COMPACTION_COMMIT_BATCHER,
             name_suffix="compaction-commit-batcher",
             description="Sends finished compactions to the state store committer in one transaction per table",
-            memory_mb=ctx.get_int(cp.COMPACTION_COMMIT_BATCHER_LAMBDA_MEMORY_IN_MB),
-            timeout_seconds=ctx.get_int(cp.COMPACTION_COMMIT_BATCHER_LAMBDA_TIMEOUT_IN_SECONDS),
             reserved_concurrency=ctx.get_optional_int(cp.COMPACTION_COMMIT_BATCHER_LAMBDA_CONCURRENCY_RESERVED),
         )
         grants.config_read(self.commit_batcher, core.config)
@@ -173,8 +166,6 @@ class CompactionStack(cdk.NestedStack):
             handler=operations.COMPACTION_TASK_CREATION,
             name_suffix="compaction-tasks-creator",
             description="Starts compaction tasks for the jobs waiting on the compaction job queue",
-            memory_mb=ctx.get_int(common.TASK_RUNNER_LAMBDA_MEMORY_IN_MB),
-            timeout_seconds=ctx.get_int(common.TASK_RUNNER_LAMBDA_TIMEOUT_IN_SECONDS),
             reserved_concurrency=1,
         )
         grants.config_read(self.task_creator, core.config)

@@ -33,8 +33,6 @@ class GarbageCollectorStack(cdk.NestedStack):
             handler=operations.GARBAGE_COLLECTOR,
             handler_suffix="garbage-collector",
             description="collect garbage",
-            memory_mb=ctx.get_int(cp.GARBAGE_COLLECTOR_LAMBDA_MEMORY_IN_MB),
-            timeout_seconds=ctx.get_int(cp.GARBAGE_COLLECTOR_LAMBDA_TIMEOUT_IN_SECONDS),
             batch_size=ctx.get_int(cp.GARBAGE_COLLECTOR_TABLE_BATCH_SIZE),
             max_concurrency=ctx.get_optional_int(cp.GARBAGE_COLLECTOR_LAMBDA_CONCURRENCY_MAXIMUM),
             reserved_concurrency=ctx.get_optional_int(cp.GARBAGE_COLLECTOR_LAMBDA_CONCURRENCY_RESERVED),

@@ -11,7 +11,6 @@ from constructs import Construct
 from sleeper.core import naming, operations
 from sleeper.core.operations import INGEST_IMAGE
 from sleeper.core.properties import instance_cdk as cdkp
-from sleeper.core.properties import instance_common as common
 from sleeper.core.properties import instance_ingest as ip
 from stacks import grants, nag
 from stacks.common import SleeperCore, registered_queue, schedule_rule
@@ -78,8 +77,6 @@ class IngestStack(cdk.NestedStack):
             handler=operations.INGEST_TASK_CREATION,
             name_suffix="ingest-tasks-creator",
             description="Starts ingest tasks for the jobs waiting on the ingest job queue",
-            memory_mb=ctx.get_int(common.TASK_RUNNER_LAMBDA_MEMORY_IN_MB),
-            timeout_seconds=ctx.get_int(common.TASK_RUNNER_LAMBDA_TIMEOUT_IN_SECONDS),
             reserved_concurrency=1,
         )
         grants.config_read(self.task_creator, core.config)

@@ -58,7 +58,6 @@ class IngestBatcherStack(cdk.NestedStack):
             handler=operations.INGEST_BATCHER_SUBMITTER,
             name_suffix="ingest-batcher-submit-files",
             description="Records files submitted to the ingest batcher",
-            memory_mb=ctx.get_int(ip.INGEST_BATCHER_SUBMITTER_MEMORY_IN_MB),
             timeout_seconds=submit_timeout,
         )
         grants.config_read(self.submitter, core.config)
@@ -73,8 +72,6 @@ class IngestBatcherStack(cdk.NestedStack):
             handler=operations.INGEST_BATCHER_JOB_CREATION,
             name_suffix="ingest-batcher-create-jobs",
             description="Creates ingest jobs from batches of submitted files",
-            memory_mb=ctx.get_int(ip.INGEST_BATCHER_JOB_CREATION_MEMORY_IN_MB),
-            timeout_seconds=ctx.get_int(ip.INGEST_BATCHER_JOB_CREATION_TIMEOUT_IN_SECONDS),
             reserved_concurrency=1,
         )
         grants.config_read(self.job_creator, core.config)

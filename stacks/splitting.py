@@ -42,8 +42,6 @@ class PartitionSplittingStack(cdk.NestedStack):
             handler=operations.FIND_PARTITIONS_TO_SPLIT,
             handler_suffix="find-partitions-to-split",
             description="find partitions to split",
-            memory_mb=ctx.get_int(cp.FIND_PARTITIONS_TO_SPLIT_LAMBDA_MEMORY_IN_MB),
-            timeout_seconds=ctx.get_int(cp.FIND_PARTITIONS_TO_SPLIT_TIMEOUT_IN_SECONDS),
             batch_size=ctx.get_int(cp.FIND_PARTITIONS_TO_SPLIT_BATCH_SIZE),
             max_concurrency=ctx.get_optional_int(cp.FIND_PARTITIONS_TO_SPLIT_LAMBDA_CONCURRENCY_MAXIMUM),
             reserved_concurrency=ctx.get_optional_int(cp.FIND_PARTITIONS_TO_SPLIT_LAMBDA_CONCURRENCY_RESERVED),
@@ -58,7 +56,6 @@ class PartitionSplittingStack(cdk.NestedStack):
             handler=operations.SPLIT_PARTITION,
             name_suffix="split-partition",
             description="Splits a partition at the median of its files' sketches",
-            memory_mb=ctx.get_int(cp.SPLIT_PARTITIONS_LAMBDA_MEMORY_IN_MB),
             timeout_seconds=split_timeout,
             reserved_concurrency=ctx.get_optional_int(cp.SPLIT_PARTITIONS_RESERVED_CONCURRENCY),
         )

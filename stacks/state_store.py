@@ -103,8 +103,6 @@ class StateStoreUpkeepStack(cdk.NestedStack):
             handler=operations.SNAPSHOT_CREATION,
             handler_suffix="state-snapshot-creation",
             description="create transaction log snapshots",
-            memory_mb=ctx.get_int(common.SNAPSHOT_CREATION_LAMBDA_MEMORY),
-            timeout_seconds=ctx.get_int(common.SNAPSHOT_CREATION_LAMBDA_TIMEOUT_IN_SECONDS),
             batch_size=ctx.get_int(common.SNAPSHOT_CREATION_BATCH_SIZE),
             max_concurrency=ctx.get_int(common.SNAPSHOT_CREATION_LAMBDA_CONCURRENCY_MAXIMUM),
             reserved_concurrency=ctx.get_optional_int(common.SNAPSHOT_CREATION_LAMBDA_CONCURRENCY_RESERVED),
@@ -172,8 +170,6 @@ class StateStoreUpkeepStack(cdk.NestedStack):
             handler=operations.TRANSACTION_FOLLOWER,
             name_suffix="state-transaction-follower",
             description="Follows the files transaction log to update job trackers",
-            memory_mb=ctx.get_int(common.TRANSACTION_FOLLOWER_LAMBDA_MEMORY),
-            timeout_seconds=ctx.get_int(common.TRANSACTION_FOLLOWER_LAMBDA_TIMEOUT_SECS),
             reserved_concurrency=ctx.get_optional_int(common.TRANSACTION_FOLLOWER_LAMBDA_CONCURRENCY_RESERVED),
         )
         core.grant_table_state_read(follower)
