@@ -169,8 +169,32 @@ def _check_positive(name: str, value: int) -> None:
         raise InvalidCompactionStrategyError(f"{name} must be at least 1, not {value}")
 
 
+class SpanStrategy:
+    """A strategy that plans each leaf partition as spans of its unassigned files, smallest first (``spans``)."""
+
+    __slots__ = ()
+
+    def spans(self, sizes_ascending: Sequence[int], running_jobs: int) -> list[range]:
+        """The jobs for one leaf partition as spans of its unassigned files' sizes (ascending), given how many
+        distinct jobs already hold files on it."""
+        raise NotImplementedError
+
+    def plan(self, partitions: Iterable[FilesInPartition]) -> list[PlannedJob]:
+        """The jobs for each partition (see the class description)."""
+        jobs: list[PlannedJob] = []
+        for files in partitions:
+            jobs.extend(self.plan_partition(files))
+        return jobs
+
+    def plan_partition(self, files: FilesInPartition) -> list[PlannedJob]:
+        """The jobs for one leaf partition."""
+        refs = files.unassigned
+        spans = self.spans([r.number_of_rows for r in refs], len(files.running_job_ids))
+        return [PlannedJob(partition_id=files.partition_id, files=refs[s.start : s.stop]) for s in spans]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SizeRatioCompactionStrategy:
+class SizeRatioCompactionStrategy(SpanStrategy):
     """Sleeper's default strategy (``SizeRatioCompactionStrategy``).
 
     Per leaf partition, with unassigned files sorted by ascending rows ``s_1 <= ... <= s_n``:
@@ -209,19 +233,6 @@ class SizeRatioCompactionStrategy:
             ),
         )
 
-    def plan(self, partitions: Iterable[FilesInPartition]) -> list[PlannedJob]:
-        """The jobs for each partition (see the class description)."""
-        jobs: list[PlannedJob] = []
-        for files in partitions:
-            jobs.extend(self.plan_partition(files))
-        return jobs
-
-    def plan_partition(self, files: FilesInPartition) -> list[PlannedJob]:
-        """The jobs for one leaf partition."""
-        refs = files.unassigned
-        spans = self.spans([r.number_of_rows for r in refs], len(files.running_job_ids))
-        return [PlannedJob(partition_id=files.partition_id, files=refs[s.start : s.stop]) for s in spans]
-
     def spans(self, sizes_ascending: Sequence[int], running_jobs: int) -> list[range]:
         """The jobs for one leaf partition as spans of its unassigned files' sizes (ascending), given how many
         distinct jobs already hold files on it: what :meth:`plan_partition` plans, without a reference per file."""
@@ -252,7 +263,7 @@ class SizeRatioCompactionStrategy:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BasicCompactionStrategy:
+class BasicCompactionStrategy(SpanStrategy):
     """Sleeper's ``BasicCompactionStrategy``: every full batch of ``files_batch_size`` unassigned files of a leaf,
     smallest first, becomes a job; the remaining partial batch waits for more files. No limit on running jobs.
 
@@ -269,19 +280,6 @@ class BasicCompactionStrategy:
     def from_properties(cls, properties: TableProperties) -> BasicCompactionStrategy:
         """The strategy with a table's settings."""
         return cls(files_batch_size=properties.get_int(COMPACTION_FILES_BATCH_SIZE))
-
-    def plan(self, partitions: Iterable[FilesInPartition]) -> list[PlannedJob]:
-        """The jobs for each partition."""
-        jobs: list[PlannedJob] = []
-        for files in partitions:
-            jobs.extend(self.plan_partition(files))
-        return jobs
-
-    def plan_partition(self, files: FilesInPartition) -> list[PlannedJob]:
-        """The jobs for one leaf partition."""
-        refs = files.unassigned
-        spans = self.spans([r.number_of_rows for r in refs], len(files.running_job_ids))
-        return [PlannedJob(partition_id=files.partition_id, files=refs[s.start : s.stop]) for s in spans]
 
     def spans(self, sizes_ascending: Sequence[int], running_jobs: int) -> list[range]:
         """The jobs for one leaf partition as spans of its unassigned files (see ``SizeRatioCompactionStrategy``):
