@@ -72,19 +72,9 @@ def _utc_now() -> datetime:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TaskSettings:
-    """How a compaction task takes jobs and when it stops. The defaults are Sleeper's.
-
-    Attributes:
-        wait_seconds: How long one receive waits for a job (0 to 20).
-        max_idle_seconds: Stop once no job has arrived for this long (0: at the first empty receive).
-        delay_before_retry_seconds: Pause after an empty receive.
-        max_consecutive_failures: Stop after this many failed jobs in a row.
-        keep_alive_seconds: How often the visibility of the job being run is extended.
-        visibility_timeout_seconds: How long a received job stays invisible, and how far each extension reaches.
-        failed_visibility_seconds: How long a failed job stays invisible before it may be received again.
-        max_alive_seconds: Stop after a job once the task has run this long (None: never).
-    """
+class TaskSettings(LoopSettings):
+    """How a compaction task takes jobs and when it stops: the task loop's settings (see ``LoopSettings``), with
+    Sleeper's defaults; a failed job is returned after ``failed_visibility_seconds``."""
 
     wait_seconds: float = 20.0
     max_idle_seconds: float = 60.0
@@ -94,19 +84,6 @@ class TaskSettings:
     visibility_timeout_seconds: float = 900.0
     failed_visibility_seconds: float = 60.0
     max_alive_seconds: float | None = None
-
-    def loop_settings(self) -> LoopSettings:
-        """These settings for the one task loop (a failed job is returned after ``failed_visibility_seconds``)."""
-        return LoopSettings(
-            wait_seconds=self.wait_seconds,
-            max_idle_seconds=self.max_idle_seconds,
-            delay_before_retry_seconds=self.delay_before_retry_seconds,
-            max_consecutive_failures=self.max_consecutive_failures,
-            keep_alive_seconds=self.keep_alive_seconds,
-            visibility_timeout_seconds=self.visibility_timeout_seconds,
-            failed_visibility_seconds=self.failed_visibility_seconds,
-            max_alive_seconds=self.max_alive_seconds,
-        )
 
     @classmethod
     def from_instance_properties(
@@ -364,7 +341,7 @@ def run_compaction_task(
             instance.queue(COMPACTION_JOB_QUEUE),
             run_job,
             _failed,
-            chosen.loop_settings(),
+            chosen,
             loop=loop,
             max_jobs=max_jobs,
             stop=stop,
