@@ -28,6 +28,7 @@ drift.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TypeVar
 
 from sleeper.core import naming
 from sleeper.core.operation_specs import (
@@ -744,17 +745,23 @@ CONTAINERS: tuple[ContainerSpec, ...] = (
 )
 """Every container image of an instance."""
 
+_Spec = TypeVar("_Spec", HandlerSpec, ContainerSpec, QueueSpec)
+
+
+def _named(specs: tuple[_Spec, ...], name: str, what: str) -> _Spec:
+    found = next((spec for spec in specs if spec.name == name), None)
+    if found is None:
+        raise KeyError(f"no {what} named {name!r} in the registry")
+    return found
+
 
 def handler(name: str) -> HandlerSpec:
-    """The handler registered under a name (looked up in :data:`HANDLERS` as it is when called).
+    """The handler registered under a name (in :data:`HANDLERS` as it is when called).
 
     Raises:
         KeyError: If no handler has the name.
     """
-    found = next((spec for spec in HANDLERS if spec.name == name), None)
-    if found is None:
-        raise KeyError(f"no handler named {name!r} in the registry")
-    return found
+    return _named(HANDLERS, name, "handler")
 
 
 def container(name: str) -> ContainerSpec:
@@ -763,10 +770,7 @@ def container(name: str) -> ContainerSpec:
     Raises:
         KeyError: If no container has the name.
     """
-    found = next((spec for spec in CONTAINERS if spec.name == name), None)
-    if found is None:
-        raise KeyError(f"no container named {name!r} in the registry")
-    return found
+    return _named(CONTAINERS, name, "container")
 
 
 def queue(name: str) -> QueueSpec:
@@ -775,10 +779,7 @@ def queue(name: str) -> QueueSpec:
     Raises:
         KeyError: If no queue has the name.
     """
-    found = next((spec for spec in QUEUES if spec.name == name), None)
-    if found is None:
-        raise KeyError(f"no queue named {name!r} in the registry")
-    return found
+    return _named(QUEUES, name, "queue")
 
 
 def served_by(module: str, function: str) -> HandlerSpec:
