@@ -1,9 +1,10 @@
 """The README's code blocks run verbatim: its bash and Python blocks, in order, in one new directory, with the
 virtualenv's ``sleeper`` on the PATH. A block right after a ``<!-- readme-test: skip ... -->`` line is only shown (the
 Quick start, which builds the virtualenv). A block right after a ``<!-- readme-test: aws ... -->`` line (the ``aws:ID``
-example) runs with the AWS configuration a user of a deployed instance has, pointing at this process's moto server:
-instance ``my-instance`` is provisioned there as a deployment leaves it, with a table ``people`` of the README's
-schema, and an ingest task stand-in runs its ingest job queue while the block runs, so ``wait=True`` ingests finish."""
+examples, in Python and on the command line) runs with the AWS configuration a user of a deployed instance has,
+pointing at this process's moto server: instance ``my-instance`` is provisioned there as a deployment leaves it
+(once, before the first such block), with a table ``people`` of the README's schema, and an ingest task stand-in runs
+its ingest job queue while the blocks run, so ``wait=True`` and ``--wait`` ingests finish."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
@@ -77,21 +78,23 @@ def should_run_every_bash_and_python_block_of_the_readme_verbatim(tmp_path: Path
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     run = [(language, code, mark) for language, code, mark in blocks if mark != SKIP]
     assert {language for language, *_ in run} == {"bash", "python"}
-    assert [mark for *_, mark in blocks if mark] == [SKIP, AWS]  # the Quick start, then the aws:ID example
+    assert [mark for *_, mark in blocks if mark] == [SKIP, AWS, AWS]  # the Quick start, then the aws:ID examples
 
-    # When each block runs in turn (the aws:ID example against the instance on moto)
+    # When each block runs in turn (the aws:ID examples against the instance on moto)
     aws_output = ""
-    for index, (language, code, mark) in enumerate(run):
-        if mark == AWS:
-            with _aws_instance(tmp_path, env) as aws_env:
+    with ExitStack() as on_aws:
+        aws_env: dict[str, str] | None = None
+        for index, (language, code, mark) in enumerate(run):
+            if mark == AWS:
+                aws_env = aws_env or on_aws.enter_context(_aws_instance(tmp_path, env))
                 result = _run(language, code, tmp_path, aws_env)
-            aws_output = result.stdout
-        else:
-            result = _run(language, code, tmp_path, env)
+                aws_output = aws_output or result.stdout
+            else:
+                result = _run(language, code, tmp_path, env)
 
-        # Then it succeeds, printing no traceback
-        assert result.returncode == 0, f"README block {index} ({language}) failed:\n{code}\n{result.stderr}"
-        assert "Traceback" not in result.stderr
+            # Then it succeeds, printing no traceback
+            assert result.returncode == 0, f"README block {index} ({language}) failed:\n{code}\n{result.stderr}"
+            assert "Traceback" not in result.stderr
 
     # And what the blocks made is there: the instance, the CSV the query wrote, both tables
     assert (tmp_path / "my-instance" / "instance.properties").exists()
@@ -101,6 +104,9 @@ def should_run_every_bash_and_python_block_of_the_readme_verbatim(tmp_path: Path
     assert "people-py" in listed
     # And the aws:ID example printed the rows it ingested from the Parquet files into the instance on AWS
     assert all(f'"{name}"' in aws_output for name in ("alice", "bob", "zoe")), aws_output
+    # And the command line, given the same relative path, staged and ingested the files again: every row twice
+    with (tmp_path / "aws-a-to-m.csv").open(newline="") as written:
+        assert list(csv.reader(written))[1:] == [["alice", "31"], ["alice", "31"], ["bob", "42"], ["bob", "42"]]
 
 
 def should_find_the_blocks_the_readme_shows() -> None:
