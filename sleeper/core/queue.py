@@ -15,9 +15,11 @@ maximum message size (256 KiB by default).
 from __future__ import annotations
 
 import hashlib
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Generic, NamedTuple, Protocol, TypeVar
 
 from sleeper.core.exceptions import SleeperError
 
@@ -149,7 +151,10 @@ class QueueConfig:
 
 
 class Queue(Protocol):
-    """One named queue. Every method is safe to call from several threads and, for durable adapters, processes."""
+    """One named queue. Every method is safe to call from several threads and, for durable adapters, processes.
+
+    Adapters subclass it to inherit ``send`` (one message through ``send_batch``).
+    """
 
     @property
     def name(self) -> str:
@@ -181,7 +186,8 @@ class Queue(Protocol):
             MessageTooLargeError: If the body is larger than the queue allows.
             InvalidQueueRequestError: If the options do not suit the queue type.
         """
-        ...
+        outgoing = OutgoingMessage(body=body, group_id=group_id, dedup_id=dedup_id, delay_seconds=delay_seconds)
+        return self.send_batch([outgoing])[0]
 
     def send_batch(self, messages: Sequence[str | OutgoingMessage]) -> list[str]:
         """Sends several messages at once (atomically where the adapter can); returns their ids in order."""
@@ -230,8 +236,22 @@ class Queue(Protocol):
         ...
 
 
-class Queues(Protocol):
-    """A family of named queues sharing one store (one SQLite database, one in-memory registry, one account)."""
+QueueT = TypeVar("QueueT", bound=Queue)
+Transaction = TypeVar("Transaction")
+
+
+class Queues(ABC, Generic[QueueT, Transaction]):
+    """A family of named queues sharing one store (one SQLite database, one in-memory registry, one account).
+
+    ``queue`` applies the configuration rules (``merge_config``, ``dead_letter_config_for``) the same way on every
+    adapter; an adapter gives where configurations are kept: ``_transaction`` (one change of them), ``_load``,
+    ``_save`` and ``_open`` (the queue handle).
+    """
+
+    _fifo_from_name = False
+    """Whether a new queue given no ``fifo`` is FIFO when its name ends in ``.fifo`` (SQS names them so)."""
+    _fifo_fixed_by: str | None = None
+    """The service that cannot change whether an existing queue is FIFO, or None if it can change."""
 
     def queue(
         self,
@@ -243,17 +263,58 @@ class Queues(Protocol):
         max_receive_count: int | None = None,
         content_based_deduplication: bool | None = None,
         delay_seconds: float | None = None,
-    ) -> Queue:
+    ) -> QueueT:
         """Gets a queue, creating it or updating the options given (options left None keep their stored value).
 
         Naming a dead-letter queue creates it too (same type, no dead-letter queue of its own) if it does not
         exist; ``max_receive_count`` then defaults to 3.
-        """
-        ...
 
+        Raises:
+            InvalidQueueRequestError: If the options break a queue rule or do not suit the adapter.
+        """
+        with self._transaction() as transaction:
+            existing = self._load(transaction, name)
+            if fifo is None and existing is None and self._fifo_from_name:
+                fifo = name.endswith(".fifo")
+            config = merge_config(
+                existing,
+                name,
+                fifo=fifo,
+                visibility_timeout=visibility_timeout,
+                dead_letter=dead_letter,
+                max_receive_count=max_receive_count,
+                content_based_deduplication=content_based_deduplication,
+                delay_seconds=delay_seconds,
+            )
+            if self._fifo_fixed_by is not None and existing is not None and existing.fifo != config.fifo:
+                raise InvalidQueueRequestError(f"{self._fifo_fixed_by} cannot change whether queue {name} is FIFO")
+            if config.dead_letter_queue is not None:
+                dlq_config = dead_letter_config_for(config, self._load(transaction, config.dead_letter_queue))
+                if dlq_config is not None:
+                    self._save(transaction, dlq_config, None)
+            if config != existing:
+                self._save(transaction, config, existing)
+            return self._open(transaction, config)
+
+    @abstractmethod
     def names(self) -> list[str]:
         """Names of all queues, sorted."""
-        ...
+
+    @abstractmethod
+    def _transaction(self) -> AbstractContextManager[Transaction]:
+        """One change of the stored configurations."""
+
+    @abstractmethod
+    def _load(self, transaction: Transaction, name: str) -> QueueConfig | None:
+        """The stored configuration of a queue, or None if there is no such queue."""
+
+    @abstractmethod
+    def _save(self, transaction: Transaction, config: QueueConfig, existing: QueueConfig | None) -> None:
+        """Creates a queue (``existing`` None) or changes its stored configuration from ``existing``."""
+
+    @abstractmethod
+    def _open(self, transaction: Transaction, config: QueueConfig) -> QueueT:
+        """The handle of a queue that exists with this configuration."""
 
 
 def merge_config(

@@ -331,7 +331,7 @@ def create_queue(client: SQSClient, name: str, config: QueueConfig | None = None
         raise InvalidQueueRequestError(f"SQS queue {name}: messages of at most {_SQS_MAX_MESSAGE_BYTES} bytes")
     dead_letter_arn = None
     if config.dead_letter_queue is not None:
-        dlq_url = _queue_url_or_none(client, config.dead_letter_queue)
+        dlq_url = queue_url_or_none(client, config.dead_letter_queue)
         if dlq_url is None:
             dlq_url = create_queue(
                 client, config.dead_letter_queue, QueueConfig(name=config.dead_letter_queue, fifo=config.fifo)
@@ -366,7 +366,12 @@ def queue_arn(client: SQSClient, url: str) -> str:
     return attributes["QueueArn"]
 
 
-def _queue_url_or_none(client: SQSClient, name: str) -> str | None:
+def queue_url_or_none(client: SQSClient, name: str) -> str | None:
+    """The URL of the queue with this name in the client's account, or None if there is no such queue.
+
+    Raises:
+        AwsError: If SQS fails.
+    """
     try:
         return client.get_queue_url(QueueName=name)["QueueUrl"]
     except ClientError as e:

@@ -1,4 +1,4 @@
-"""The queue port over Amazon SQS (spec 2.6, 3.2, 12).
+"""The queue port over Amazon SQS.
 
 ``SqsQueue`` implements ``sleeper.core.queue.Queue`` on one SQS queue and ``SqsQueues`` implements
 ``sleeper.core.queue.Queues`` on the queues of an account and region. Sends are validated against the queue's rules
@@ -23,12 +23,14 @@ import logging
 import math
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from functools import partial
 from typing import TYPE_CHECKING, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.exceptions import AwsError, error_code, translate
-from sleeper.adapters.aws.resources import create_queue, queue_arn, queue_attributes
+from sleeper.adapters.aws.resources import create_queue, queue_arn, queue_attributes, queue_url_or_none
 from sleeper.core.queue import (
     DEFAULT_MAX_MESSAGE_BYTES,
     MAX_RECEIVE_BATCH,
@@ -37,15 +39,15 @@ from sleeper.core.queue import (
     Message,
     OutgoingMessage,
     PreparedSend,
+    Queue,
     QueueConfig,
     QueueCounts,
     QueueError,
     QueueNotFoundError,
+    Queues,
     ReceiptHandleError,
     VisibilityLimitError,
     check_receive,
-    dead_letter_config_for,
-    merge_config,
     prepare_send,
 )
 
@@ -89,7 +91,7 @@ def _name_from_arn(arn: str) -> str:
     return arn.rsplit(":", 1)[-1]
 
 
-class SqsQueue:
+class SqsQueue(Queue):
     """One SQS queue (implements ``sleeper.core.queue.Queue``).
 
     Args:
@@ -106,7 +108,7 @@ class SqsQueue:
         self._client = client
         self._url = queue_url
         self._config = config
-        self._resolve_url = resolve_url if resolve_url is not None else _GetQueueUrl(client)
+        self._resolve_url = resolve_url if resolve_url is not None else partial(queue_url_or_none, client)
 
     @property
     def name(self) -> str:
@@ -122,20 +124,6 @@ class SqsQueue:
     def config(self) -> QueueConfig:
         """The queue's configuration."""
         return self._config
-
-    def send(
-        self, body: str, *, group_id: str | None = None, dedup_id: str | None = None, delay_seconds: float = 0
-    ) -> str:
-        """Sends a message (see ``Queue.send``); a delay is rounded up to whole seconds.
-
-        Raises:
-            MessageTooLargeError: If the body is larger than the queue allows.
-            InvalidQueueRequestError: If the options do not suit the queue type.
-            QueueNotFoundError: If the queue no longer exists.
-            AwsError: If SQS fails otherwise.
-        """
-        outgoing = OutgoingMessage(body=body, group_id=group_id, dedup_id=dedup_id, delay_seconds=delay_seconds)
-        return self.send_batch([outgoing])[0]
 
     def send_batch(self, messages: Sequence[str | OutgoingMessage]) -> list[str]:
         """Sends messages in batches of up to 10; returns their ids in order.
@@ -409,25 +397,12 @@ def _message(message: MessageTypeDef) -> Message:
     )
 
 
-class _GetQueueUrl:
-    """Resolves queue names with SQS's GetQueueUrl."""
-
-    def __init__(self, client: SQSClient) -> None:
-        self._client = client
-
-    def __call__(self, name: str) -> str | None:
-        try:
-            return self._client.get_queue_url(QueueName=name)["QueueUrl"]
-        except ClientError as e:
-            if error_code(e) in _NOT_FOUND_CODES:
-                return None
-            raise translate(e, f"GetQueueUrl {name}") from e
-        except BotoCoreError as e:
-            raise translate(e, f"GetQueueUrl {name}") from e
-
-
-class SqsQueues:
+class SqsQueues(Queues[SqsQueue, dict[str, str]]):
     """The SQS queues of one account and region (implements ``sleeper.core.queue.Queues``).
+
+    ``queue`` reads the options of an existing queue from its SQS attributes. A new queue given no ``fifo`` is FIFO
+    when its name ends in ``.fifo`` (SQS requires that name of FIFO queues); SQS cannot change whether an existing
+    queue is FIFO.
 
     Args:
         client: The SQS client.
@@ -438,66 +413,42 @@ class SqsQueues:
 
     def __init__(self, client: SQSClient, resolve_url: UrlResolver | None = None, *, name_prefix: str = "") -> None:
         self._client = client
-        self._resolve_url = resolve_url if resolve_url is not None else _GetQueueUrl(client)
+        self._resolve_url = resolve_url if resolve_url is not None else partial(queue_url_or_none, client)
         self._name_prefix = name_prefix
 
-    def queue(
-        self,
-        name: str,
-        *,
-        fifo: bool | None = None,
-        visibility_timeout: float | None = None,
-        dead_letter: str | None = None,
-        max_receive_count: int | None = None,
-        content_based_deduplication: bool | None = None,
-        delay_seconds: float | None = None,
-    ) -> SqsQueue:
-        """Gets a queue, creating it or updating the options given (see ``Queues.queue``).
+    _fifo_from_name = True
+    _fifo_fixed_by = "SQS"
 
-        The options of an existing queue are read from its SQS attributes. A FIFO queue's name must end in
-        ``.fifo``; SQS cannot change whether an existing queue is FIFO.
+    def _transaction(self) -> AbstractContextManager[dict[str, str]]:
+        """Within one ``queue`` call: the URLs of the queues seen so far, by name."""
+        return nullcontext({})
 
-        Raises:
-            InvalidQueueRequestError: If the options break a queue rule or do not suit SQS.
-            AwsError: If SQS fails.
-        """
+    def _load(self, transaction: dict[str, str], name: str) -> QueueConfig | None:
+        """Reads a queue's options from its SQS attributes."""
         url = self._resolve_url(name)
-        existing = self._read_config(name, url) if url is not None else None
-        if fifo is None and existing is None:
-            fifo = name.endswith(".fifo")
-        config = merge_config(
-            existing,
-            name,
-            fifo=fifo,
-            visibility_timeout=visibility_timeout,
-            dead_letter=dead_letter,
-            max_receive_count=max_receive_count,
-            content_based_deduplication=content_based_deduplication,
-            delay_seconds=delay_seconds,
-        )
-        if existing is not None and existing.fifo != config.fifo:
-            raise InvalidQueueRequestError(f"SQS cannot change whether queue {name} is FIFO")
-        dlq_url = None
-        if config.dead_letter_queue is not None:
-            dlq_url = self._resolve_url(config.dead_letter_queue)
-            dlq_existing = self._read_config(config.dead_letter_queue, dlq_url) if dlq_url is not None else None
-            dlq_config = dead_letter_config_for(config, dlq_existing)
-            if dlq_config is not None:
-                dlq_url = create_queue(self._client, dlq_config.name, dlq_config)
         if url is None:
-            url = create_queue(self._client, name, config)
-        elif existing is not None and config != existing:
-            dead_letter_arn = queue_arn(self._client, dlq_url) if dlq_url is not None else None
-            attributes = queue_attributes(config, dead_letter_arn=dead_letter_arn)
-            if config.dead_letter_queue is None and existing.dead_letter_queue is not None:
-                attributes["RedrivePolicy"] = ""
-            try:
-                self._client.set_queue_attributes(
-                    QueueUrl=url, Attributes=cast("dict[QueueAttributeNameType, str]", attributes)
-                )
-            except (ClientError, BotoCoreError) as e:
-                raise _queue_error(e, f"SetQueueAttributes {name}") from e
-        return SqsQueue(self._client, url, config, resolve_url=self._resolve_url)
+            return None
+        transaction[name] = url
+        return self._read_config(name, url)
+
+    def _save(self, transaction: dict[str, str], config: QueueConfig, existing: QueueConfig | None) -> None:
+        if existing is None:
+            transaction[config.name] = create_queue(self._client, config.name, config)
+            return
+        dlq_url = transaction.get(config.dead_letter_queue) if config.dead_letter_queue is not None else None
+        dead_letter_arn = queue_arn(self._client, dlq_url) if dlq_url is not None else None
+        attributes = queue_attributes(config, dead_letter_arn=dead_letter_arn)
+        if config.dead_letter_queue is None and existing.dead_letter_queue is not None:
+            attributes["RedrivePolicy"] = ""
+        try:
+            self._client.set_queue_attributes(
+                QueueUrl=transaction[config.name], Attributes=cast("dict[QueueAttributeNameType, str]", attributes)
+            )
+        except (ClientError, BotoCoreError) as e:
+            raise _queue_error(e, f"SetQueueAttributes {config.name}") from e
+
+    def _open(self, transaction: dict[str, str], config: QueueConfig) -> SqsQueue:
+        return SqsQueue(self._client, transaction[config.name], config, resolve_url=self._resolve_url)
 
     def names(self) -> list[str]:
         """Names of the queues (starting with the family's prefix), sorted.

@@ -18,6 +18,7 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict
 from pathlib import Path
 
@@ -27,14 +28,14 @@ from sleeper.core.queue import (
     Clock,
     Message,
     OutgoingMessage,
+    Queue,
     QueueConfig,
     QueueCounts,
     QueueNotFoundError,
+    Queues,
     ReceiptHandleError,
     check_receive,
     check_visibility_change,
-    dead_letter_config_for,
-    merge_config,
     prepare_send,
 )
 
@@ -78,7 +79,7 @@ CREATE TABLE IF NOT EXISTS queue_dedup (
 _COLUMNS = "seq, message_id, body, group_id, receive_count"
 
 
-class SqliteQueues:
+class SqliteQueues(Queues["SqliteQueue", sqlite3.Connection]):
     """A family of durable queues in one SQLite database (implements ``sleeper.core.queue.Queues``).
 
     Queue configuration is stored in the database, so a process that opens a queue by name alone gets the options
@@ -100,37 +101,22 @@ class SqliteQueues:
         self._poll_seconds = poll_seconds
         self.receiver: str | None = None
 
-    def queue(
-        self,
-        name: str,
-        *,
-        fifo: bool | None = None,
-        visibility_timeout: float | None = None,
-        dead_letter: str | None = None,
-        max_receive_count: int | None = None,
-        content_based_deduplication: bool | None = None,
-        delay_seconds: float | None = None,
-    ) -> SqliteQueue:
-        """Gets a queue, creating it or updating the options given (see ``Queues.queue``)."""
-        with self._db.write() as connection:
-            existing = _load_config(connection, name)
-            config = merge_config(
-                existing,
-                name,
-                fifo=fifo,
-                visibility_timeout=visibility_timeout,
-                dead_letter=dead_letter,
-                max_receive_count=max_receive_count,
-                content_based_deduplication=content_based_deduplication,
-                delay_seconds=delay_seconds,
-            )
-            dlq_existing = _load_config(connection, config.dead_letter_queue) if config.dead_letter_queue else None
-            dlq_config = dead_letter_config_for(config, dlq_existing)
-            if dlq_config is not None:
-                _store_config(connection, dlq_config)
-            if config != existing:
-                _store_config(connection, config)
-        return SqliteQueue(name, self._db, self._clock, self._poll_seconds, lambda: self.receiver)
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db.write()
+
+    def _load(self, transaction: sqlite3.Connection, name: str) -> QueueConfig | None:
+        row = transaction.execute("SELECT config FROM queue_config WHERE name = ?", (name,)).fetchone()
+        return None if row is None else QueueConfig(**json.loads(row[0]))
+
+    def _save(self, transaction: sqlite3.Connection, config: QueueConfig, existing: QueueConfig | None) -> None:
+        transaction.execute(
+            "INSERT INTO queue_config (name, config) VALUES (?, ?)"
+            " ON CONFLICT (name) DO UPDATE SET config = excluded.config",
+            (config.name, json.dumps(asdict(config))),
+        )
+
+    def _open(self, transaction: sqlite3.Connection, config: QueueConfig) -> SqliteQueue:
+        return SqliteQueue(config.name, self._db, self._clock, self._poll_seconds, lambda: self.receiver)
 
     def release_received_by(self, receiver: str) -> int:
         """Makes every message a receiver holds in flight visible now (its receive count kept), on every queue.
@@ -165,7 +151,7 @@ class SqliteQueues:
         self._db.close()
 
 
-class SqliteQueue:
+class SqliteQueue(Queue):
     """One queue of a ``SqliteQueues`` family (implements ``sleeper.core.queue.Queue``)."""
 
     def __init__(
@@ -192,14 +178,6 @@ class SqliteQueue:
         """The queue's current configuration."""
         with self._db.read() as connection:
             return _require_config(connection, self._name)
-
-    def send(
-        self, body: str, *, group_id: str | None = None, dedup_id: str | None = None, delay_seconds: float = 0
-    ) -> str:
-        """Sends a message (see ``Queue.send``)."""
-        return self.send_batch(
-            [OutgoingMessage(body=body, group_id=group_id, dedup_id=dedup_id, delay_seconds=delay_seconds)]
-        )[0]
 
     def send_batch(self, messages: Sequence[str | OutgoingMessage]) -> list[str]:
         """Sends several messages in one transaction; returns their ids in order."""
@@ -423,21 +401,8 @@ def _move(
     connection.execute("DELETE FROM queue_messages WHERE seq = ?", (seq,))
 
 
-def _load_config(connection: sqlite3.Connection, name: str) -> QueueConfig | None:
-    row = connection.execute("SELECT config FROM queue_config WHERE name = ?", (name,)).fetchone()
-    return None if row is None else QueueConfig(**json.loads(row[0]))
-
-
 def _require_config(connection: sqlite3.Connection, name: str) -> QueueConfig:
-    config = _load_config(connection, name)
-    if config is None:
+    row = connection.execute("SELECT config FROM queue_config WHERE name = ?", (name,)).fetchone()
+    if row is None:
         raise QueueNotFoundError(f"no queue named {name}")
-    return config
-
-
-def _store_config(connection: sqlite3.Connection, config: QueueConfig) -> None:
-    connection.execute(
-        "INSERT INTO queue_config (name, config) VALUES (?, ?)"
-        " ON CONFLICT (name) DO UPDATE SET config = excluded.config",
-        (config.name, json.dumps(asdict(config))),
-    )
+    return QueueConfig(**json.loads(row[0]))
