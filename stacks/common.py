@@ -28,7 +28,6 @@ from sleeper.core import naming, operations
 from sleeper.core.deploy.plan import deploys_dynamodb_state_store
 from sleeper.core.operations import HandlerSpec
 from sleeper.core.properties import PropertyDefinition
-from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
 from sleeper.core.user_code import user_wheel_keys
 from stacks import grants
@@ -447,13 +446,13 @@ def registered_queue(
 ) -> SleeperQueue:
     """A queue of the registry (:func:`sleeper.core.operations.queue`): its name, its receive limit (unless given)
     and the properties recording its URL and ARN and its dead-letter queue's
-    (:func:`~sleeper.core.properties.instance_cdk.queue_properties`) from its entry.
+    (:func:`sleeper.core.operations.queue_properties`) from its entry.
 
     Raises:
         KeyError: If the registry has no queue of that name.
     """
     spec = operations.queue(logical_name)
-    props = None if spec.url_property is None else cdkp.queue_properties(spec.url_property)
+    props = operations.queue_properties(spec) if spec.on_aws else None
     return SleeperQueue(
         scope,
         construct_id,

@@ -28,6 +28,7 @@ drift.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TypeVar
 
 from sleeper.core import naming
@@ -41,6 +42,7 @@ from sleeper.core.operation_specs import (
     TriggerKind,
 )
 from sleeper.core.properties import instance_cdk as cdk
+from sleeper.core.properties.index import INSTANCE_PROPERTY_INDEX
 
 __all__ = [
     "CONTAINERS",
@@ -50,6 +52,7 @@ __all__ = [
     "TRIGGER_HANDLER_MODULE",
     "ContainerSpec",
     "HandlerSpec",
+    "QueueProperties",
     "QueueSpec",
     "Schedule",
     "Trigger",
@@ -61,6 +64,7 @@ __all__ = [
     "local_schedules",
     "queue",
     "queue_fed",
+    "queue_properties",
     "served_by",
 ]
 
@@ -842,3 +846,50 @@ def local_schedules() -> tuple[Schedule, ...]:
             )
         )
     return tuple(schedules)
+
+
+@dataclass(frozen=True, slots=True)
+class QueueProperties:
+    """The deployment-set properties recording a queue and its dead-letter queue (a name each, None where the queue
+    records none).
+
+    Attributes:
+        url: The queue's URL.
+        arn: The queue's ARN.
+        dlq_url: Its dead-letter queue's URL.
+        dlq_arn: Its dead-letter queue's ARN.
+    """
+
+    url: str
+    arn: str | None
+    dlq_url: str | None
+    dlq_arn: str | None
+
+
+def queue_properties(spec: QueueSpec) -> QueueProperties:
+    """The properties a deployment records a queue in, from its URL property (``<prefix>.queue.url``): the ARN,
+    dead-letter URL and dead-letter ARN properties defined beside it (``<prefix>.queue.arn``, ``<prefix>.dlq.url`` or
+    ``<prefix>.queue.dlq.url``, and the ARN to match), or none where none is defined (a bulk import queue records no
+    dead-letter queue). ``PropertyList.queue`` (:mod:`sleeper.core.properties.instance_cdk`) defines all four.
+
+    Raises:
+        ValueError: If the queue names no URL property, or one that is not a defined ``<prefix>.queue.url``.
+    """
+    url = spec.url_property or ""
+    prefix = url.removesuffix(".queue.url")
+    if prefix == url or INSTANCE_PROPERTY_INDEX.get(url) is None:
+        raise ValueError(
+            f"queue {spec.name!r} names no defined <prefix>.queue.url property ({url!r}): define its properties with "
+            "PropertyList.queue(<prefix>, <what it holds>) in sleeper.core.properties.instance_cdk"
+        )
+
+    def defined(name: str) -> str | None:
+        return name if INSTANCE_PROPERTY_INDEX.get(name) is not None else None
+
+    dlq = next((f"{prefix}.{part}" for part in ("dlq", "queue.dlq") if defined(f"{prefix}.{part}.url")), None)
+    return QueueProperties(
+        url,
+        defined(f"{prefix}.queue.arn"),
+        None if dlq is None else f"{dlq}.url",
+        None if dlq is None else f"{dlq}.arn",
+    )

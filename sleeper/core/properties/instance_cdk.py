@@ -7,8 +7,6 @@ use an instance deployed by this port.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sleeper.core.properties.definitions import InstancePropertyGroup, PropertyList
 
 _common = PropertyList(InstancePropertyGroup.COMMON)
@@ -419,53 +417,3 @@ DEFINITIONS = (
     + _bulk.all()
 )
 """The definitions in this module, in order."""
-
-
-@dataclass(frozen=True, slots=True)
-class QueueProperties:
-    """The deployment-set properties recording a queue and its dead-letter queue (a name each, None where the queue
-    records none).
-
-    Attributes:
-        url: The queue's URL.
-        arn: The queue's ARN.
-        dlq_url: Its dead-letter queue's URL.
-        dlq_arn: Its dead-letter queue's ARN.
-    """
-
-    url: str
-    arn: str | None
-    dlq_url: str | None
-    dlq_arn: str | None
-
-
-def queue_properties(url_property: str) -> QueueProperties:
-    """The properties recording a queue, from the URL property its registry entry names
-    (:attr:`sleeper.core.operation_specs.QueueSpec.url_property`, ``<prefix>.queue.url``): the ARN, dead-letter URL
-    and dead-letter ARN properties defined beside it (``<prefix>.queue.arn``, ``<prefix>.dlq.url`` or
-    ``<prefix>.queue.dlq.url``, and the ARN to match), or none where none is defined (a bulk import queue records no
-    dead-letter queue). :meth:`PropertyList.queue <sleeper.core.properties.definitions.PropertyList.queue>` defines
-    all four.
-
-    Raises:
-        ValueError: If the URL property is not a defined instance property ending ``.queue.url``.
-    """
-    from sleeper.core.properties.index import INSTANCE_PROPERTY_INDEX
-
-    prefix = url_property.removesuffix(".queue.url")
-    if prefix == url_property or INSTANCE_PROPERTY_INDEX.get(url_property) is None:
-        raise ValueError(
-            f"queue URL property {url_property!r} is not a defined <prefix>.queue.url property: define the queue's "
-            "properties with PropertyList.queue(<prefix>, <what it holds>) in sleeper.core.properties.instance_cdk"
-        )
-
-    def defined(name: str) -> str | None:
-        return name if INSTANCE_PROPERTY_INDEX.get(name) is not None else None
-
-    dlq = next((f"{prefix}.{part}" for part in ("dlq", "queue.dlq") if defined(f"{prefix}.{part}.url")), None)
-    return QueueProperties(
-        url_property,
-        defined(f"{prefix}.queue.arn"),
-        None if dlq is None else f"{dlq}.url",
-        None if dlq is None else f"{dlq}.arn",
-    )
