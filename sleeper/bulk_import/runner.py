@@ -32,13 +32,14 @@ from sleeper.bulk_import.validation import JobValidation, validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.jobs.bulk_import_algorithm import BulkImportAlgorithm
 from sleeper.core.jobs.exceptions import MessageError
+from sleeper.core.jobs.outcome import FileJobOutcome
 from sleeper.core.operations import STATE_STORE_COMMITTER_Q
 from sleeper.core.properties.table import BULK_IMPORT_FILES_COMMIT_ASYNC
 from sleeper.core.queue import Queue
 from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions.files import AddFilesTransaction
-from sleeper.core.trackers.runs import IngestRun, JobOutcome, RunFailure
+from sleeper.core.trackers.runs import IngestRun
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.statestore.committer import send_transaction
 from sleeper.statestore.exceptions import COMMIT_NOT_IN_LOG
@@ -77,24 +78,9 @@ class BulkImportResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BulkImportOutcome:
-    """The end of one run of a bulk import job.
-
-    Attributes:
-        job_id: The job id.
-        outcome: Finished, rejected (nothing was written) or failed.
-        table_id: The job's table, if it was found.
-        files: The input Parquet files the job's paths expanded to.
-        reasons: Why the job was rejected or failed.
-        result: What was written, if the job finished.
-    """
-
-    job_id: str
-    outcome: JobOutcome
-    table_id: str | None = None
-    files: tuple[str, ...] = ()
-    reasons: tuple[str, ...] = ()
-    result: BulkImportResult | None = None
+class BulkImportOutcome(FileJobOutcome[BulkImportResult]):
+    """The end of one run of a bulk import job (see ``FileJobOutcome``); ``files`` are the input Parquet files the
+    job's paths expanded to."""
 
 
 def run_bulk_import(
@@ -140,14 +126,7 @@ def run_bulk_import(
         clock=clock,
     )
     if table is None or reasons:
-        run.rejected(
-            reasons,
-            json_message=job.json_message if job.json_message is not None else job.to_json(),
-            file_count=len(job.files),
-        )
-        return BulkImportOutcome(
-            job_id=job.id, outcome=JobOutcome.REJECTED, table_id=run.table_id, files=uris, reasons=reasons
-        )
+        return BulkImportOutcome.rejected(run, job, uris, reasons)
     run.validated(file_count=len(uris))
     committer = instance.queue(STATE_STORE_COMMITTER_Q)
     return import_validated(run, validation, table, spark=spark, options=options, clock=clock, committer=committer)
@@ -188,19 +167,7 @@ def import_validated(
             run, validation, table, spark=spark, options=options, clock=clock, send_commit=send_commit
         )
     )
-    if isinstance(result, RunFailure):
-        return BulkImportOutcome(
-            job_id=run.job_id, outcome=JobOutcome.FAILED, table_id=run.table_id, files=uris, reasons=result.reasons
-        )
-    run.finished(
-        rows_read=result.rows_read,
-        rows_written=result.rows_written,
-        files_written=len(result.references),
-        committed_separately=result.commit_sent,
-    )
-    return BulkImportOutcome(
-        job_id=run.job_id, outcome=JobOutcome.FINISHED, table_id=run.table_id, files=uris, result=result
-    )
+    return BulkImportOutcome.of_attempt(run, result, uris, files_written=lambda r: len(r.references))
 
 
 def _commit_sender(committer: Queue, table: SleeperTable) -> Callable[[AddFilesTransaction], None]:
@@ -343,13 +310,5 @@ def run_bulk_import_message(
     try:
         job = BulkImportJob.from_json(body, allow_local=allow_local)
     except MessageError as e:
-        job_id = IngestRun.reject_unreadable(
-            instance.ingest_job_tracker,
-            job_id=e.job_id,
-            reason=str(e),
-            json_message=e.json_message if e.json_message is not None else body,
-            task_id=task_id,
-            clock=clock,
-        )
-        return BulkImportOutcome(job_id=job_id, outcome=JobOutcome.REJECTED, reasons=(str(e),))
+        return BulkImportOutcome.unreadable(instance.ingest_job_tracker, e, body, task_id=task_id, clock=clock)
     return run_bulk_import(instance, job, spark=spark, task_id=task_id, options=options, clock=clock)

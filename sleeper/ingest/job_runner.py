@@ -43,13 +43,14 @@ from pyarrow import fs as pafs
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.jobs.ingest import IngestJob, expand_job_files
+from sleeper.core.jobs.outcome import FileJobOutcome
 from sleeper.core.operations import INGEST_JOB_Q as INGEST_JOB_QUEUE
 from sleeper.core.operations import STATE_STORE_COMMITTER_Q
 from sleeper.core.properties.table import INGEST_FILES_COMMIT_ASYNC
 from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.statestore.state import input_files_hash
 from sleeper.core.statestore.transactions.files import AddFilesTransaction
-from sleeper.core.trackers.runs import IngestRun, JobOutcome, RunFailure
+from sleeper.core.trackers.runs import IngestRun, JobOutcome
 from sleeper.ingest.ports import IngestRuntime
 from sleeper.ingest.standard import IngestLimits, IngestResult, ingest_batches
 from sleeper.io.arrow_schema import arrow_schema
@@ -73,24 +74,8 @@ READ_BATCH_ROWS = 65536
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class IngestJobOutcome:
-    """The end of one run of an ingest job.
-
-    Attributes:
-        job_id: The job id.
-        outcome: Finished, rejected (nothing was written) or failed (may be retried).
-        table_id: The job's table, if it was found.
-        files: The Parquet files the job's paths expanded to (empty if rejected before expansion).
-        reasons: Why the job was rejected or failed.
-        result: What standard ingest wrote, if the job finished.
-    """
-
-    job_id: str
-    outcome: JobOutcome
-    table_id: str | None = None
-    files: tuple[str, ...] = ()
-    reasons: tuple[str, ...] = ()
-    result: IngestResult | None = None
+class IngestJobOutcome(FileJobOutcome[IngestResult]):
+    """The end of one run of an ingest job (see ``FileJobOutcome``); ``result`` is what standard ingest wrote."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,15 +142,8 @@ class IngestJobRunner:
         try:
             job = IngestJob.from_json(body, allow_local=True)
         except MessageError as e:
-            job_id = IngestRun.reject_unreadable(
-                self._instance.ingest_job_tracker,
-                job_id=e.job_id,
-                reason=str(e),
-                json_message=e.json_message if e.json_message is not None else body,
-                task_id=self._task_id,
-                clock=self._clock,
-            )
-            return IngestJobOutcome(job_id=job_id, outcome=JobOutcome.REJECTED, reasons=(str(e),))
+            tracker = self._instance.ingest_job_tracker
+            return IngestJobOutcome.unreadable(tracker, e, body, task_id=self._task_id, clock=self._clock)
         return self.run(job)
 
     def run(self, job: IngestJob) -> IngestJobOutcome:
@@ -190,10 +168,10 @@ class IngestJobRunner:
         )
         if table is None:
             missing = TableNotFoundError.of(table_name=job.table_name, table_id=job.table_id)
-            return self._reject(job, run, (), (str(missing),))
+            return IngestJobOutcome.rejected(run, job, (), (str(missing),))
         refused = self._instance.ingest_sources.problems(job.files, lambda name: self._table_by_id(name) is not None)
         if refused:  # before anything is read
-            return self._reject(job, run, (), tuple(refused))
+            return IngestJobOutcome.rejected(run, job, (), tuple(refused))
         inputs, reasons = expand_job_files(
             job.files, lambda p: expand_paths([p], self._options, filesystem=self._filesystem), _uri
         )
@@ -207,7 +185,7 @@ class IngestJobRunner:
             except JobIdReusedError as e:
                 reasons = [str(e)]
         if reasons:
-            return self._reject(job, run, files, tuple(reasons))
+            return IngestJobOutcome.rejected(run, job, files, tuple(reasons))
         run.validated(file_count=len(files))
         run.started(file_count=len(files))
         send_commit = self._commit_sender(table) if self._commits_async(table) else None
@@ -232,19 +210,7 @@ class IngestJobRunner:
             # table's type): its message says why
             expected=(InputFileError, SchemaMismatchError),
         )
-        if isinstance(result, RunFailure):
-            return IngestJobOutcome(
-                job_id=job.id, outcome=JobOutcome.FAILED, table_id=run.table_id, files=files, reasons=result.reasons
-            )
-        run.finished(
-            rows_read=result.rows_read,
-            rows_written=result.rows_written,
-            files_written=len(result.files),
-            committed_separately=result.commit_sent,
-        )
-        return IngestJobOutcome(
-            job_id=job.id, outcome=JobOutcome.FINISHED, table_id=run.table_id, files=files, result=result
-        )
+        return IngestJobOutcome.of_attempt(run, result, files, files_written=lambda r: len(r.files))
 
     def _commits_async(self, table: SleeperTable) -> bool:
         if self._async_commit is not None:
@@ -284,18 +250,6 @@ class IngestJobRunner:
             # every batch read is conformed with a safe cast (as rows given to Table.ingest are): one rule for both
             reasons.extend(schema_problems(file.path, file_schema, target, values_checked=True))
         return reasons
-
-    def _reject(
-        self, job: IngestJob, run: IngestRun, files: Sequence[str], reasons: tuple[str, ...]
-    ) -> IngestJobOutcome:
-        run.rejected(
-            reasons,
-            json_message=job.json_message if job.json_message is not None else job.to_json(),
-            file_count=len(job.files),
-        )
-        return IngestJobOutcome(
-            job_id=job.id, outcome=JobOutcome.REJECTED, table_id=run.table_id, files=tuple(files), reasons=reasons
-        )
 
     # --- reading -----------------------------------------------------------------------------------------------
     def _read(self, table: SleeperTable, inputs: Sequence[InputFile]) -> Iterator[pa.RecordBatch]:
