@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Generic, NamedTuple, Protocol, TypeVar
+from typing import Generic, NamedTuple, Protocol, TypedDict, TypeVar, Unpack
 
 from sleeper.core.exceptions import SleeperError
 
@@ -236,6 +236,26 @@ class Queue(Protocol):
         ...
 
 
+class QueueOptions(TypedDict, total=False):
+    """The options of ``Queues.queue``; an option left out or None keeps the stored value (or the default).
+
+    Attributes:
+        fifo: Whether the queue is FIFO.
+        visibility_timeout: Default visibility timeout of a receive, in seconds.
+        dead_letter: Name of the dead-letter queue.
+        max_receive_count: How many receives a message gets before it moves to the dead-letter queue.
+        content_based_deduplication: FIFO only: a hash of the body deduplicates sends without a deduplication id.
+        delay_seconds: Default delay of a send.
+    """
+
+    fifo: bool | None
+    visibility_timeout: float | None
+    dead_letter: str | None
+    max_receive_count: int | None
+    content_based_deduplication: bool | None
+    delay_seconds: float | None
+
+
 QueueT = TypeVar("QueueT", bound=Queue)
 Transaction = TypeVar("Transaction")
 
@@ -253,17 +273,7 @@ class Queues(ABC, Generic[QueueT, Transaction]):
     _fifo_fixed_by: str | None = None
     """The service that cannot change whether an existing queue is FIFO, or None if it can change."""
 
-    def queue(
-        self,
-        name: str,
-        *,
-        fifo: bool | None = None,
-        visibility_timeout: float | None = None,
-        dead_letter: str | None = None,
-        max_receive_count: int | None = None,
-        content_based_deduplication: bool | None = None,
-        delay_seconds: float | None = None,
-    ) -> QueueT:
+    def queue(self, name: str, **options: Unpack[QueueOptions]) -> QueueT:
         """Gets a queue, creating it or updating the options given (options left None keep their stored value).
 
         Naming a dead-letter queue creates it too (same type, no dead-letter queue of its own) if it does not
@@ -274,18 +284,9 @@ class Queues(ABC, Generic[QueueT, Transaction]):
         """
         with self._transaction() as transaction:
             existing = self._load(transaction, name)
-            if fifo is None and existing is None and self._fifo_from_name:
-                fifo = name.endswith(".fifo")
-            config = merge_config(
-                existing,
-                name,
-                fifo=fifo,
-                visibility_timeout=visibility_timeout,
-                dead_letter=dead_letter,
-                max_receive_count=max_receive_count,
-                content_based_deduplication=content_based_deduplication,
-                delay_seconds=delay_seconds,
-            )
+            if options.get("fifo") is None and existing is None and self._fifo_from_name:
+                options["fifo"] = name.endswith(".fifo")
+            config = merge_config(existing, name, **options)
             if self._fifo_fixed_by is not None and existing is not None and existing.fifo != config.fifo:
                 raise InvalidQueueRequestError(f"{self._fifo_fixed_by} cannot change whether queue {name} is FIFO")
             if config.dead_letter_queue is not None:
@@ -317,39 +318,41 @@ class Queues(ABC, Generic[QueueT, Transaction]):
         """The handle of a queue that exists with this configuration."""
 
 
-def merge_config(
-    existing: QueueConfig | None,
-    name: str,
-    *,
-    fifo: bool | None = None,
-    visibility_timeout: float | None = None,
-    dead_letter: str | None = None,
-    max_receive_count: int | None = None,
-    content_based_deduplication: bool | None = None,
-    delay_seconds: float | None = None,
-) -> QueueConfig:
-    """The configuration of a queue after ``Queues.queue`` with these options (shared by the adapters)."""
+def merge_config(existing: QueueConfig | None, name: str, **options: Unpack[QueueOptions]) -> QueueConfig:
+    """The configuration of a queue after ``Queues.queue`` with these options.
+
+    Raises:
+        InvalidQueueRequestError: If an option is unknown or the options break a queue rule.
+    """
+    unknown = sorted(set(options) - set(QueueOptions.__annotations__))
+    if unknown:
+        raise InvalidQueueRequestError(f"unknown queue options {unknown}: use {sorted(QueueOptions.__annotations__)}")
     base = existing if existing is not None else QueueConfig(name=name)
-    dlq = dead_letter if dead_letter is not None else base.dead_letter_queue
-    receives = max_receive_count if max_receive_count is not None else base.max_receive_count
+    dlq = _given(options.get("dead_letter"), base.dead_letter_queue)
+    receives = _given(options.get("max_receive_count"), base.max_receive_count)
     if dlq is not None and receives is None:
         receives = DEFAULT_MAX_RECEIVE_COUNT
-    if dlq is None and receives is not None and max_receive_count is not None:
+    if dlq is None and receives is not None and options.get("max_receive_count") is not None:
         raise InvalidQueueRequestError("a maximum receive count needs a dead-letter queue")
     return QueueConfig(
         name=name,
-        fifo=fifo if fifo is not None else base.fifo,
-        visibility_timeout_seconds=visibility_timeout
-        if visibility_timeout is not None
-        else base.visibility_timeout_seconds,
+        fifo=_given(options.get("fifo"), base.fifo),
+        visibility_timeout_seconds=_given(options.get("visibility_timeout"), base.visibility_timeout_seconds),
         dead_letter_queue=dlq,
         max_receive_count=receives,
-        content_based_deduplication=content_based_deduplication
-        if content_based_deduplication is not None
-        else base.content_based_deduplication,
-        delay_seconds=delay_seconds if delay_seconds is not None else base.delay_seconds,
+        content_based_deduplication=_given(
+            options.get("content_based_deduplication"), base.content_based_deduplication
+        ),
+        delay_seconds=_given(options.get("delay_seconds"), base.delay_seconds),
         max_message_bytes=base.max_message_bytes,
     )
+
+
+_T = TypeVar("_T")
+
+
+def _given(value: _T | None, stored: _T) -> _T:
+    return stored if value is None else value
 
 
 def dead_letter_config_for(source: QueueConfig, existing: QueueConfig | None) -> QueueConfig | None:

@@ -612,6 +612,13 @@ def should_refuse_a_max_receive_count_without_a_dead_letter_queue(queues: Queues
         queues.queue("jobs", max_receive_count=3)
 
 
+def should_refuse_an_unknown_queue_option_and_create_nothing(queues: Queues) -> None:
+    # When / Then
+    with pytest.raises(InvalidQueueRequestError, match="visibility_timeout_seconds"):
+        queues.queue("jobs", visibility_timeout_seconds=60)  # type: ignore[call-arg]
+    assert queues.names() == []
+
+
 # --- SQLite only -----------------------------------------------------------------------------------------------------
 
 
