@@ -41,8 +41,7 @@ from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions.files import AddFilesTransaction
 from sleeper.core.trackers.runs import IngestRun
 from sleeper.io.filesystem import FileSystemOptions
-from sleeper.statestore.committer import send_transaction
-from sleeper.statestore.exceptions import COMMIT_NOT_IN_LOG
+from sleeper.statestore.committer import commit_new_files, transaction_sender
 from sleeper.statestore.tables import SleeperRuntime, SleeperTable
 
 if TYPE_CHECKING:
@@ -161,20 +160,13 @@ def import_validated(
     uris = tuple(f.uri for f in validation.files)
     run.started(file_count=len(uris))
     commits_async = table.properties.get_bool(BULK_IMPORT_FILES_COMMIT_ASYNC)
-    send_commit = _commit_sender(committer, table) if commits_async else None
+    send_commit = transaction_sender(committer, table.state_store) if commits_async else None
     result = run.attempt(
         lambda: _write_and_commit(
             run, validation, table, spark=spark, options=options, clock=clock, send_commit=send_commit
         )
     )
     return BulkImportOutcome.of_attempt(run, result, uris, files_written=lambda r: len(r.references))
-
-
-def _commit_sender(committer: Queue, table: SleeperTable) -> Callable[[AddFilesTransaction], None]:
-    def send(transaction: AddFilesTransaction) -> None:
-        send_transaction(committer, table.state_store, transaction)
-
-    return send
 
 
 def _write_and_commit(
@@ -259,27 +251,18 @@ def commit_bulk_import_files(
         written_time=clock(),
         inputs_hash=inputs_hash,
     )
-    try:
-        if send_commit is not None:
-            send_commit(transaction)  # a failed send may yet have sent it: its files stay for the orphan sweeper
-        else:
-            state_store.commit(transaction)
-    except COMMIT_NOT_IN_LOG:
-        delete_written(references, data_prefix, options)  # known not to be in the log; else the files stay
-        raise
-    if send_commit is not None:
-        return BulkImportResult(
-            rows_read=rows_read,
-            rows_written=sum(r.number_of_rows for r in references),
-            references=tuple(references),
-            commit_sent=True,
-        )
-    if not state_store.holds_file_as_last_committed(references[0].filename):
-        # another run of the job committed first, so the state store skipped this commit: drop this run's files
-        delete_written(references, data_prefix, options)
+    if not commit_new_files(
+        state_store,
+        transaction,
+        send_commit=send_commit,
+        delete_files=lambda: delete_written(references, data_prefix, options),
+    ):
         return BulkImportResult(rows_read=rows_read, rows_written=0, already_added=True)
     return BulkImportResult(
-        rows_read=rows_read, rows_written=sum(r.number_of_rows for r in references), references=tuple(references)
+        rows_read=rows_read,
+        rows_written=sum(r.number_of_rows for r in references),
+        references=tuple(references),
+        commit_sent=send_commit is not None,
     )
 
 

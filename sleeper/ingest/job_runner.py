@@ -57,7 +57,7 @@ from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.exceptions import InputFileError, SchemaMismatchError
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.input_files import InputFile, expand_paths, read_batches, read_footer, schema_problems
-from sleeper.statestore.committer import send_transaction
+from sleeper.statestore.committer import transaction_sender
 from sleeper.statestore.tables import SleeperTable
 
 __all__ = [
@@ -188,7 +188,7 @@ class IngestJobRunner:
             return IngestJobOutcome.rejected(run, job, files, tuple(reasons))
         run.validated(file_count=len(files))
         run.started(file_count=len(files))
-        send_commit = self._commit_sender(table) if self._commits_async(table) else None
+        send_commit = self._commit_sender(table)
         result = run.attempt(
             lambda: ingest_batches(
                 table.schema,
@@ -212,18 +212,13 @@ class IngestJobRunner:
         )
         return IngestJobOutcome.of_attempt(run, result, files, files_written=lambda r: len(r.files))
 
-    def _commits_async(self, table: SleeperTable) -> bool:
-        if self._async_commit is not None:
-            return self._async_commit
-        return table.properties.get_bool(INGEST_FILES_COMMIT_ASYNC)
-
-    def _commit_sender(self, table: SleeperTable) -> Callable[[AddFilesTransaction], None]:
-        queue = self._instance.queue(STATE_STORE_COMMITTER_Q)
-
-        def send(transaction: AddFilesTransaction) -> None:
-            send_transaction(queue, table.state_store, transaction)
-
-        return send
+    def _commit_sender(self, table: SleeperTable) -> Callable[[AddFilesTransaction], None] | None:
+        commits_async = self._async_commit
+        if commits_async is None:
+            commits_async = table.properties.get_bool(INGEST_FILES_COMMIT_ASYNC)
+        if not commits_async:
+            return None
+        return transaction_sender(self._instance.queue(STATE_STORE_COMMITTER_Q), table.state_store)
 
     # --- validation ------------------------------------------------------------------------------------------
     def _table_by_id(self, table_id: str) -> SleeperTable | None:

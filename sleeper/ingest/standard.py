@@ -58,7 +58,7 @@ from sleeper.io.merge import merge_sorted
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter, WrittenFile
 from sleeper.io.sketches import sketches_path
 from sleeper.iterators.pipeline import RowIterators
-from sleeper.statestore.exceptions import COMMIT_NOT_IN_LOG
+from sleeper.statestore.committer import commit_new_files
 
 if TYPE_CHECKING:
     from sleeper.core.properties import TableProperties
@@ -244,21 +244,7 @@ def ingest_batches(
         written_time=datetime.now(tz=UTC),
         inputs_hash=inputs_hash,
     )
-    try:
-        if send_commit is not None:
-            send_commit(transaction)  # a failed send may yet have sent it: its files stay for the orphan sweeper
-        else:
-            state_store.commit(transaction)
-    except COMMIT_NOT_IN_LOG:
-        writer.delete_files()  # known not to be in the log; after any other error it may be, so the files stay
-        raise
-    if (
-        send_commit is None
-        and job_id is not None
-        and not state_store.holds_file_as_last_committed(references[0].filename)
-    ):
-        # another run of the job committed first, so the state store skipped this commit: drop the files
-        writer.delete_files()
+    if not commit_new_files(state_store, transaction, send_commit=send_commit, delete_files=writer.delete_files):
         return replace(counts, already_added=True)
     return replace(
         counts,

@@ -41,6 +41,7 @@ from sleeper.core.statestore.transactions.files import (
     ReplaceFileReferencesTransaction,
 )
 from sleeper.core.statestore.transactions.serde import Transaction
+from sleeper.statestore.exceptions import COMMIT_NOT_IN_LOG
 from sleeper.statestore.follower import follow_in
 from sleeper.statestore.log_head import transaction_body_key
 from sleeper.statestore.store import StateStore
@@ -51,11 +52,13 @@ __all__ = [
     "CommitStatus",
     "CommitterResult",
     "apply_commit_requests",
+    "commit_new_files",
     "committer_sender",
     "follow_result",
     "handle_commit_request",
     "send_commit_request",
     "send_transaction",
+    "transaction_sender",
 ]
 
 LOGGER = logging.getLogger(__name__)
@@ -141,6 +144,50 @@ def send_transaction(queue: Queue, store: StateStore, transaction: Transaction) 
         request = StateStoreCommitRequest.in_body_store(store.table_id, transaction.TYPE, key)
     send_commit_request(queue, request)
     return request
+
+
+def transaction_sender(queue: Queue, store: StateStore) -> Callable[[AddFilesTransaction], None]:
+    """A function that sends a table's ADD_FILES transactions to the committer (see :func:`send_transaction`)."""
+
+    def send(transaction: AddFilesTransaction) -> None:
+        send_transaction(queue, store, transaction)
+
+    return send
+
+
+def commit_new_files(
+    store: StateStore,
+    transaction: AddFilesTransaction,
+    *,
+    send_commit: Callable[[AddFilesTransaction], None] | None,
+    delete_files: Callable[[], None],
+) -> bool:
+    """Commits an ADD_FILES transaction of files a job run wrote, or sends it to the committer with ``send_commit``.
+
+    The files are deleted (``delete_files``) only when the commit is known not to be in the log: it raised one of
+    ``COMMIT_NOT_IN_LOG`` (then re-raised), or a synchronous commit carrying a job id was skipped because another run
+    of the job committed first. After a failed send or any other error the commit may have landed, so the files stay
+    for the orphan sweeper.
+
+    Returns:
+        False if the commit was skipped for another run's (its files deleted), True otherwise.
+    """
+    try:
+        if send_commit is not None:
+            send_commit(transaction)  # a failed send may yet have sent it: its files stay for the orphan sweeper
+        else:
+            store.commit(transaction)
+    except COMMIT_NOT_IN_LOG:
+        delete_files()  # known not to be in the log; after any other error it may be, so the files stay
+        raise
+    if (
+        send_commit is None
+        and transaction.job_id is not None
+        and not store.holds_file_as_last_committed(transaction.files[0].filename)
+    ):
+        delete_files()  # another run of the job committed first, so the state store skipped this commit
+        return False
+    return True
 
 
 class CommitRetryError(SleeperError):
