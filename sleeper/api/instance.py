@@ -24,8 +24,10 @@ The groups:
 - operations now: :meth:`compact_now`, :meth:`split_now`, :meth:`gc_now`, :meth:`run`;
 - queues and dead letters: :meth:`queue_names`, :meth:`queue`, :meth:`dead_letter_queue`,
   :meth:`retry_dead_letters`;
-- reports: the trackers (:attr:`ingest_job_tracker`, :attr:`compaction_job_tracker`, :attr:`ingest_task_tracker`,
-  :attr:`compaction_task_tracker`, :attr:`query_tracker`, :attr:`batcher_store`) and :meth:`recover_dead_tasks`;
+- reports as Arrow tables: :meth:`queues_report`, :meth:`dead_letters_report`, :meth:`tasks_report`,
+  :meth:`ingest_jobs_report`, :meth:`compaction_jobs_report`, :meth:`queries_report` (the rows ``sleeper report``
+  prints), over the trackers (:attr:`ingest_job_tracker`, :attr:`compaction_job_tracker`, :attr:`ingest_task_tracker`,
+  :attr:`compaction_task_tracker`, :attr:`query_tracker`, :attr:`batcher_store`); :meth:`recover_dead_tasks`;
 - scheduling: :meth:`is_paused`, :meth:`pause`, :meth:`resume`.
 """
 
@@ -52,7 +54,7 @@ from sleeper.core.table import TableStatus
 from sleeper.core.trackers.compaction import CompactionJobTracker
 from sleeper.core.trackers.ingest import IngestJobTracker
 from sleeper.core.trackers.query import QueryTracker
-from sleeper.core.trackers.task import TaskTracker
+from sleeper.core.trackers.task import TaskStatus, TaskTracker
 from sleeper.io.exceptions import UnsafeDeleteError
 from sleeper.io.filesystem import delete_in_table, filesystem_path
 from sleeper.io.input_paths import resolve_input_paths
@@ -623,6 +625,64 @@ class Instance(ABC):
         """The ingest batcher's store."""
         return cast("IngestBatcherStore", self.runtime.batcher_store)
 
+    def task_statuses(self, kind: str, *, unfinished: bool = False) -> list[TaskStatus]:
+        """The compaction or ingest tasks from the task tracker (only those still running with ``unfinished``).
+
+        Raises:
+            SleeperError: If ``kind`` is neither ``compaction`` nor ``ingest``.
+        """
+        if kind not in ("compaction", "ingest"):
+            raise SleeperError(f"task kind must be compaction or ingest, got {kind!r}")
+        tracker = self.compaction_task_tracker if kind == "compaction" else self.ingest_task_tracker
+        return tracker.tasks_in_progress() if unfinished else tracker.all_tasks()
+
+    def queues_report(self) -> pa.Table:
+        """Every queue with its visible, in-flight and dead-lettered message counts, as an Arrow table."""
+        from sleeper.api import reports
+
+        return _arrow(reports.queues_report(self))
+
+    def dead_letters_report(self) -> pa.Table:
+        """Each dead-letter queue holding messages, with its count and a sample of bodies, as an Arrow table."""
+        from sleeper.api import reports
+
+        return _arrow(reports.dead_letters_report(self))
+
+    def tasks_report(self, kind: str, *, unfinished: bool = False) -> pa.Table:
+        """The compaction or ingest tasks (:meth:`task_statuses`) as an Arrow table, a row a task."""
+        from sleeper.api import reports
+
+        return _arrow(reports.tasks_report(self.task_statuses(kind, unfinished=unfinished)))
+
+    def ingest_jobs_report(self, table: str | None = None, *, unfinished: bool = False) -> pa.Table:
+        """A table's ingest and bulk import jobs (only those in progress with ``unfinished``; with no table, the
+        rejected jobs of every table) as an Arrow table: a row a job, with its runs (task, times, rows, rates)."""
+        from sleeper.api import reports
+
+        tracker = self.ingest_job_tracker
+        if table is None:
+            return _arrow(reports.ingest_job_rows(tracker.invalid_jobs()))
+        table_id = self.table(table).table_id
+        return _arrow(
+            reports.ingest_job_rows(tracker.unfinished_jobs(table_id) if unfinished else tracker.jobs(table_id))
+        )
+
+    def compaction_jobs_report(self, table: str, *, unfinished: bool = False) -> pa.Table:
+        """A table's compaction jobs (only those not committed with ``unfinished``) as an Arrow table: a row a job,
+        with its runs (task, times, rows, rates)."""
+        from sleeper.api import reports
+
+        tracker = self.compaction_job_tracker
+        table_id = self.table(table).table_id
+        statuses = tracker.unfinished_jobs(table_id) if unfinished else tracker.jobs(table_id)
+        return _arrow(reports.compaction_job_rows(statuses))
+
+    def queries_report(self, query_id: str | None = None) -> pa.Table:
+        """The query tracker's rows, of every query or of one with its sub-queries, as an Arrow table."""
+        from sleeper.api import reports
+
+        return _arrow([reports.query_row(row) for row in reports.tracker_rows(self, query_id)])
+
     def recover_dead_tasks(self) -> None:  # noqa: B027 - only a local instance has processes of its own to recover
         """Before a report of jobs: records the runs of this machine's processes that are gone as failed (a local
         instance's tasks run here; on AWS nothing is to do: the deployed tasks' runs are recorded by them)."""
@@ -647,6 +707,12 @@ class Instance(ABC):
         Raises:
             SleeperError: If not paused (nothing changes).
         """
+
+
+def _arrow(rows: list[dict[str, Any]]) -> pa.Table:
+    import pyarrow as pa
+
+    return pa.Table.from_pylist(rows)
 
 
 def job_table_name(job: IngestJob | BulkImportJob) -> str:

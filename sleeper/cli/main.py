@@ -13,6 +13,7 @@ from typing import Annotated
 import pyarrow as pa
 import typer
 
+from sleeper.api import reports as reports_data
 from sleeper.api.table import DEFAULT_WAIT_SECONDS as DEFAULT_INGEST_WAIT_SECONDS
 from sleeper.cli import admin_commands, aws_local, common, operations, properties_cmd, render, reports
 from sleeper.cli import deploy as deploy_cli
@@ -268,7 +269,8 @@ def report_query(
     as_json: JsonOption = False,
 ) -> None:
     """Queries from the query tracker: a query with its sub-queries, or every query (or only those in a state)."""
-    from sleeper.cli.queued_query import parse_state, query_row, tracker_rows, tracker_table
+    from sleeper.api.reports import query_row, tracker_rows
+    from sleeper.cli.queued_query import parse_state, tracker_table
 
     rows = [query_row(r) for r in tracker_rows(_open(), query_id, parse_state(state))]
     if query_id is not None and state is None and not rows:
@@ -302,11 +304,7 @@ def report_tasks(
     """Compaction or ingest tasks from the task tracker."""
     from sleeper.cli import status
 
-    inst = _open()
-    if kind not in ("compaction", "ingest"):
-        raise SleeperError(f"task kind must be compaction or ingest, got {kind!r}")
-    tracker = inst.compaction_task_tracker if kind == "compaction" else inst.ingest_task_tracker
-    data = status.tasks_report(tracker.tasks_in_progress() if unfinished else tracker.all_tasks())
+    data = reports_data.tasks_report(_open().task_statuses(kind, unfinished=unfinished))
     if as_json:
         _print_json(data)
     else:
@@ -318,7 +316,7 @@ def report_dead_letters(as_json: JsonOption = False) -> None:
     """Messages on the dead-letter queues, with a sample of each."""
     from sleeper.cli import status
 
-    data = status.dead_letters_report(_open())
+    data = reports_data.dead_letters_report(_open())
     if as_json:
         _print_json(data)
     elif not data:

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.range import Region
-from sleeper.core.trackers.query import QueryState, TrackedQuery
+from sleeper.core.trackers.query import QueryState
 
 if TYPE_CHECKING:
     from sleeper.api.instance import Instance
@@ -48,6 +48,7 @@ def run_through_queue(
             FAILED or PARTIALLY_FAILED, with the reasons it holds (no rows are returned, so an incomplete answer is
             never shown as the whole one).
     """
+    from sleeper.api.reports import query_row, tracker_rows
     from sleeper.query.results_reader import RESULTS_DESTINATIONS, queued_query, raise_if_failed, run_queued_query
 
     if results not in RESULTS_DESTINATIONS:
@@ -82,17 +83,6 @@ def run_through_queue(
     return result
 
 
-def tracker_rows(instance: Instance, query_id: str | None, state: QueryState | None = None) -> list[TrackedQuery]:
-    """The tracker's rows: one query with its sub-queries, or every query; with a state, only the rows in it."""
-    from sleeper.query.results_reader import tracked_rows
-
-    tracker = instance.query_tracker
-    if query_id is None:
-        return tracker.all_queries() if state is None else tracker.queries_with_state(state)
-    rows = tracked_rows(tracker, query_id)
-    return rows if state is None else [r for r in rows if r.last_known_state is state]
-
-
 def parse_state(text: str | None) -> QueryState | None:
     """A query state named on the command line (any case), or None.
 
@@ -106,18 +96,6 @@ def parse_state(text: str | None) -> QueryState | None:
     except ValueError:
         names = ", ".join(s.value for s in QueryState)
         raise SleeperError(f"--state must be one of {names}, got {text!r}") from None
-
-
-def query_row(row: TrackedQuery) -> dict[str, Any]:
-    """A tracker row as plain data, named as Sleeper's tracker attributes."""
-    return {
-        "queryId": row.query_id,
-        "subQueryId": row.sub_query_id,
-        "lastKnownState": row.last_known_state.value,
-        "lastUpdateTime": row.last_update_time.isoformat(),
-        "rowCount": row.row_count,
-        "errors": row.error_message,
-    }
 
 
 def tracker_table(title: str, rows: list[dict[str, Any]]) -> Table:

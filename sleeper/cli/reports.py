@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from rich.text import Text
 
+from sleeper.api import reports as reports_data
 from sleeper.cli import job_reports
 from sleeper.cli.common import JsonOption, console, err_console, open_instance, print_json
 from sleeper.core.exceptions import SleeperError
@@ -271,13 +272,13 @@ def _job_ids(values: list[str] | None) -> list[str]:
     return [j.strip() for v in values or [] for j in v.split(",") if j.strip()]
 
 
-def _time_range(since: str | None, until: str | None) -> job_reports.TimeRange | None:
+def _time_range(since: str | None, until: str | None) -> reports_data.TimeRange | None:
     if since is None and until is None:
         return None
     now = datetime.now(tz=UTC)
-    return job_reports.TimeRange(
-        None if since is None else job_reports.parse_time(since, now),
-        None if until is None else job_reports.parse_time(until, now),
+    return reports_data.TimeRange(
+        None if since is None else reports_data.parse_time(since, now),
+        None if until is None else reports_data.parse_time(until, now),
         now,
     )
 
@@ -315,7 +316,7 @@ def report_compaction_jobs(
     period = _time_range(since, until)
     if period is not None:
         statuses = [s for s in statuses if period.has_compaction(s)]
-    rows = job_reports.compaction_job_rows(statuses)
+    rows = reports_data.compaction_job_rows(statuses)
     if as_json:
         print_json(rows)
         return
@@ -353,7 +354,7 @@ def report_ingest_jobs(
     period = _time_range(since, until)
     if period is not None:
         statuses = [s for s in statuses if period.has_ingest(s)]
-    rows = job_reports.ingest_job_rows(statuses)
+    rows = reports_data.ingest_job_rows(statuses)
     if as_json:
         print_json(rows)
         return

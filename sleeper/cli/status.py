@@ -7,82 +7,11 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Group
 from rich.table import Table
 
+from sleeper.api.reports import queues_report
 from sleeper.cli import render
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.queue import Queue, QueueCounts
-from sleeper.core.trackers.task import TaskStatus
 
 if TYPE_CHECKING:
     from sleeper.api.instance import Instance
-
-DEAD_LETTER_SAMPLE = 10
-"""How many messages of each dead-letter queue the report shows."""
-
-
-def _dead_letter_queue(instance: Instance, name: str) -> Queue | None:
-    try:
-        return instance.dead_letter_queue(name)
-    except SleeperError:
-        return None  # a queue without a dead-letter queue (on AWS, the query results queue)
-
-
-def queues_report(instance: Instance) -> list[dict[str, Any]]:
-    """Every queue of the instance with its visible, in-flight and dead-lettered message counts."""
-    out = []
-    for name in instance.queue_names():
-        counts = instance.queue(name).approximate_counts()
-        dead_letter_queue = _dead_letter_queue(instance, name)
-        dead = dead_letter_queue.approximate_counts() if dead_letter_queue is not None else QueueCounts(0, 0)
-        out.append(
-            {
-                "queue": name,
-                "visible": counts.visible,
-                "inFlight": counts.in_flight,
-                "deadLetters": dead.visible + dead.in_flight,
-            }
-        )
-    return out
-
-
-def dead_letters_report(instance: Instance) -> list[dict[str, Any]]:
-    """Each dead-letter queue holding messages, with its count and up to a few of its message bodies.
-
-    Reading the sample leaves the messages where they are (they are received with no visibility timeout).
-    """
-    out = []
-    for name in instance.queue_names():
-        queue = _dead_letter_queue(instance, name)
-        if queue is None:
-            continue
-        counts = queue.approximate_counts()
-        if counts.visible + counts.in_flight == 0:
-            continue
-        sample = queue.receive(DEAD_LETTER_SAMPLE, visibility_timeout_seconds=0)
-        out.append(
-            {
-                "queue": name,
-                "deadLetterQueue": queue.name,
-                "messages": counts.visible + counts.in_flight,
-                "sample": [m.body for m in sample],
-            }
-        )
-    return out
-
-
-def tasks_report(statuses: list[TaskStatus]) -> list[dict[str, Any]]:
-    """Task statuses as plain data."""
-    return [
-        {
-            "taskId": t.task_id,
-            "startTime": t.start_time.isoformat(),
-            "finishTime": t.finish_time.isoformat() if t.finish_time else None,
-            "jobRuns": t.job_runs,
-            "rowsRead": t.rows_read,
-            "rowsWritten": t.rows_written,
-            "secondsOnJobs": round(t.time_spent_on_jobs_seconds, 3),
-        }
-        for t in statuses
-    ]
 
 
 def _by_status(statuses: list[str]) -> dict[str, int]:
