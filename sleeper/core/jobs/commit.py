@@ -36,7 +36,7 @@ def transaction_body_prefix(table_id: str) -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class StateStoreCommitRequest:
+class StateStoreCommitRequest(wire.JsonMessage):
     """A transaction to add to a table's log, sent to the committer.
 
     Exactly one of ``body`` and ``body_key`` is set.
@@ -138,19 +138,6 @@ class StateStoreCommitRequest:
         else:
             out["bodyKey"] = self.body_key
         return out
-
-    def to_json(self, *, indent: int | None = None) -> str:
-        """Sleeper's commit request JSON."""
-        return wire.to_json(self.to_dict(), indent=indent)
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> StateStoreCommitRequest:
-        """Reads a commit request message (the transaction body stays unconverted; see ``transaction``).
-
-        Raises:
-            MessageError: If it is not a valid commit request.
-        """
-        return cls.from_dict(wire.parse_json(text))
 
     @classmethod
     def from_dict(cls, data: object) -> StateStoreCommitRequest:

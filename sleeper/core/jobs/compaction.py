@@ -66,7 +66,7 @@ def from_epoch_ms(ms: int) -> datetime:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionJob:
+class CompactionJob(wire.JsonMessage):
     """A compaction of some files of one partition into one output file.
 
     Attributes:
@@ -139,19 +139,6 @@ class CompactionJob:
                 out[key] = value
         return out
 
-    def to_json(self, *, indent: int | None = None) -> str:
-        """Sleeper's compaction job JSON."""
-        return wire.to_json(self.to_dict(), indent=indent)
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> CompactionJob:
-        """Reads a compaction job message.
-
-        Raises:
-            MessageError: If it is not a valid compaction job.
-        """
-        return cls.from_dict(wire.parse_json(text))
-
     @classmethod
     def from_dict(cls, data: object, *, path: str = "$") -> CompactionJob:
         """Reads a parsed compaction job.
@@ -191,7 +178,7 @@ class CompactionJob:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionJobBatch:
+class CompactionJobBatch(wire.JsonMessage):
     """The compaction jobs created together, written to one batch file in the data bucket before they are sent."""
 
     jobs: tuple[CompactionJob, ...]
@@ -207,19 +194,6 @@ class CompactionJobBatch:
     def to_dict(self) -> dict[str, Any]:
         """Sleeper's batch file JSON as a dictionary."""
         return {"jobs": [j.to_dict() for j in self.jobs]}
-
-    def to_json(self, *, indent: int | None = None) -> str:
-        """Sleeper's batch file JSON."""
-        return wire.to_json(self.to_dict(), indent=indent)
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> CompactionJobBatch:
-        """Reads a batch file.
-
-        Raises:
-            MessageError: If it is not a valid batch; the path names the bad job.
-        """
-        return cls.from_dict(wire.parse_json(text))
 
     @classmethod
     def from_dict(cls, data: object) -> CompactionJobBatch:
@@ -239,7 +213,7 @@ class CompactionJobBatch:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionJobDispatchRequest:
+class CompactionJobDispatchRequest(wire.JsonMessage):
     """The pending batch message: asks the dispatcher to send a batch's jobs once their files are assigned.
 
     Attributes:
@@ -261,19 +235,6 @@ class CompactionJobDispatchRequest:
     def to_dict(self) -> dict[str, Any]:
         """Sleeper's pending batch message as a dictionary."""
         return {"tableId": self.table_id, "batchKey": self.batch_key, "createTime": to_epoch_ms(self.create_time)}
-
-    def to_json(self, *, indent: int | None = None) -> str:
-        """Sleeper's pending batch message JSON."""
-        return wire.to_json(self.to_dict(), indent=indent)
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> CompactionJobDispatchRequest:
-        """Reads a pending batch message.
-
-        Raises:
-            MessageError: If it is not valid (``UnsafePathError`` for a key outside the table's prefix).
-        """
-        return cls.from_dict(wire.parse_json(text))
 
     @classmethod
     def from_dict(cls, data: object) -> CompactionJobDispatchRequest:
@@ -298,12 +259,15 @@ def batch_key_prefix(table_id: str) -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionJobCommitRequest:
+class CompactionJobCommitRequest(wire.JsonMessage):
     """A finished compaction job, sent to the commit queue to be batched into REPLACE_FILE_REFERENCES transactions.
 
     Attributes:
         table_id: The table.
         request: The job's commit: inputs replaced by one output reference on the partition.
+
+    Raises:
+        MessageError: When read, if it is not valid (including an output also named as an input).
     """
 
     table_id: str
@@ -312,19 +276,6 @@ class CompactionJobCommitRequest:
     def to_dict(self) -> dict[str, Any]:
         """Sleeper's compaction commit message as a dictionary."""
         return {"tableId": self.table_id, "request": self.request.to_dict()}
-
-    def to_json(self, *, indent: int | None = None) -> str:
-        """Sleeper's compaction commit message JSON."""
-        return wire.to_json(self.to_dict(), indent=indent)
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> CompactionJobCommitRequest:
-        """Reads a compaction commit message.
-
-        Raises:
-            MessageError: If it is not valid (including an output also named as an input).
-        """
-        return cls.from_dict(wire.parse_json(text))
 
     @classmethod
     def from_dict(cls, data: object) -> CompactionJobCommitRequest:

@@ -34,7 +34,7 @@ def new_job_id() -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FileJob:
+class FileJob(wire.JsonMessage):
     """What ingest and bulk import jobs share: a job id, the files to add to a table, and the table by name or id.
 
     Each kind of job declares its message's fields (``FIELDS``), checks its own rules (``_check``), and reads and writes
@@ -96,10 +96,6 @@ class FileJob:
             out["tableId"] = self.table_id
         out["files"] = list(self.files)
         return out
-
-    def to_json(self, *, indent: int | None = None) -> str:
-        """The job's JSON, as Sleeper writes it."""
-        return wire.to_json(self.to_dict(), indent=indent)
 
     @classmethod
     def from_json(

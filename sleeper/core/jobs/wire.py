@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Mapping
-from typing import Any
+from typing import Any, Self
 
 from sleeper.core.exceptions import SleeperError, TableNotFoundError
 from sleeper.core.jobs.exceptions import (
@@ -76,6 +76,42 @@ def to_json(data: Mapping[str, Any], *, indent: int | None = None) -> str:
     if indent is None:
         return json.dumps(data, separators=(",", ":"))
     return json.dumps(data, indent=indent)
+
+
+class JsonMessage:
+    """A message model whose JSON is its ``to_dict`` written by :func:`to_json`, read back by ``from_dict``.
+
+    A model defines ``to_dict`` and ``from_dict`` (which raises ``MessageError`` naming the bad field's path) and gets
+    ``to_json`` and ``from_json`` from here.
+    """
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The message as a dictionary (Sleeper's field names and order, nulls omitted)."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        """Reads a parsed message.
+
+        Raises:
+            MessageError: If it is not a valid message of this kind.
+        """
+        raise NotImplementedError
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """The message's JSON, as Sleeper writes it (see :func:`to_json`)."""
+        return to_json(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Self:
+        """Reads a message.
+
+        Raises:
+            MessageError: If it is not JSON or not a valid message of this kind; the path names the bad field.
+        """
+        return cls.from_dict(parse_json(text))
 
 
 def child(path: str, key: str) -> str:
