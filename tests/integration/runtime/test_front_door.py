@@ -3,6 +3,7 @@ tables holding the rows ``sleeper report`` prints."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -14,6 +15,7 @@ from sleeper.api.instance import Instance, LocalOnlyError
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.core.trackers.task import TaskStarted
 from sleeper.query.results_reader import queued_query
 
 pytestmark = pytest.mark.integration
@@ -38,23 +40,26 @@ def _files(tmp_path: Path, start: int, n: int) -> str:
 def should_report_jobs_tasks_queues_and_queries_as_arrow_tables(instance: Instance, tmp_path: Path) -> None:
     # Given two ingest jobs run through the front door, a compaction of everything and a query through the queue
     first = instance.ingest_files("t", [_files(tmp_path, 0, 100)], job_id="job-1")
-    second = instance.ingest_files("t", [_files(tmp_path, 100, 20)], job_id="job-2")
+    second = instance.ingest_files("t", [_files(tmp_path, 100, 20)], job_id="job-2", via_queue=True)
+    instance.run(until_idle=True, poll_seconds=0.01)  # the ingest task takes the job from its queue
     instance.compact_now("t", compact_all=True)
     query = queued_query("t", SCHEMA, [Region.exact(SCHEMA, [7])], None, results="s3")
     rows = instance.run_queued_query(query, SCHEMA)
+    instance.ingest_task_tracker.record(TaskStarted(task_id="task-1", update_time=datetime.now(tz=UTC)))
 
     # When the reports are read
     ingest_jobs = instance.ingest_jobs_report("t")
     compaction_jobs = instance.compaction_jobs_report("t")
-    tasks = instance.tasks_report("ingest")
+    tasks = instance.tasks_report("ingest", unfinished=True)
     queues = instance.queues_report()
     queries = instance.queries_report(query.query_id)
 
     # Then each is an Arrow table of what happened
-    assert (first.status, first.rows_written, second.rows_written) == ("FINISHED", 100, 20)
+    assert (first.status, first.rows_written, second.status) == ("FINISHED", 100, "SENT")
     assert sorted(ingest_jobs.column("jobId").to_pylist()) == ["job-1", "job-2"]
     assert compaction_jobs.num_rows >= 1
-    assert sum(tasks.column("rowsWritten").to_pylist()) == 120
+    assert tasks.column("taskId").to_pylist() == ["task-1"]
+    assert sorted(instance.table("t").scan().to_arrow().column("key").to_pylist()) == list(range(120))
     assert "IngestJobQ" in queues.column("queue").to_pylist()
     assert rows is not None and rows.column("key").to_pylist() == [7]
     assert queries.num_rows >= 1 and set(queries.column("queryId").to_pylist()) == {query.query_id}
