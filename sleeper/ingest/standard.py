@@ -201,18 +201,21 @@ def ingest_batches(
         writes=True,
     )
     key_names = table_schema.key_names
-    writer = _TableWriter(
-        table_schema,
-        state_store,
-        data_prefix.rstrip("/"),
-        strategy,
-        key_names=key_names,
-        processor=processor,
-        refresh_seconds=chosen.partition_refresh_seconds,
+    output = _Output(
+        prefix=data_prefix.rstrip("/"),
+        strategy=strategy,
         settings=ParquetSettings.from_table_properties(table_properties),
         filesystem=filesystem,
         options=options,
         writer_thread=writer_thread,
+    )
+    writer = _TableWriter(
+        table_schema,
+        state_store,
+        output,
+        key_names=key_names,
+        processor=processor,
+        refresh_seconds=chosen.partition_refresh_seconds,
     )
     if local_dir is not None:
         Path(local_dir).mkdir(parents=True, exist_ok=True)
@@ -255,6 +258,18 @@ def ingest_batches(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Output:
+    """Where and how a table's data files are written."""
+
+    prefix: str
+    strategy: str
+    settings: ParquetSettings
+    filesystem: pafs.FileSystem | None
+    options: FileSystemOptions | None
+    writer_thread: bool
+
+
 class _TableWriter:
     """Merges the local store's sorted streams and writes them to data files, each time the store is full.
 
@@ -266,28 +281,18 @@ class _TableWriter:
         self,
         schema: Schema,
         state_store: StateStore,
-        data_prefix: str,
-        strategy: str,
+        output: _Output,
         *,
         key_names: Sequence[str],
         processor: RowIterators,
         refresh_seconds: float,
-        settings: ParquetSettings,
-        filesystem: pafs.FileSystem | None,
-        options: FileSystemOptions | None,
-        writer_thread: bool,
     ) -> None:
         self._schema = schema
         self._state_store = state_store
-        self._prefix = data_prefix
-        self._strategy = strategy
+        self._output = output
         self._key_names = tuple(key_names)
         self._processor = processor
         self._refresh_seconds = refresh_seconds
-        self._settings = settings
-        self._filesystem = filesystem
-        self._options = options
-        self._writer_thread = writer_thread
         self._leaves: LeafSplitter | None = None
         self._read_at = 0.0
         self._outputs: list[_FileOutput] = []
@@ -295,16 +300,7 @@ class _TableWriter:
 
     def write(self, streams: list[Iterable[pa.RecordBatch]]) -> None:
         merged = merge_sorted(streams, self._key_names) if len(streams) > 1 else iter(streams[0])
-        output = _FileOutput(
-            self._schema,
-            self._current_leaves(),
-            self._prefix,
-            self._strategy,
-            settings=self._settings,
-            filesystem=self._filesystem,
-            options=self._options,
-            writer_thread=self._writer_thread,
-        )
+        output = _FileOutput(self._schema, self._current_leaves(), self._output)
         self._outputs.append(output)
         output.write_all(self._processor.apply(merged))
 
@@ -443,22 +439,11 @@ class _FileOutput:
         self,
         schema: Schema,
         leaves: LeafSplitter,
-        data_prefix: str,
-        strategy: str,
-        *,
-        settings: ParquetSettings,
-        filesystem: pafs.FileSystem | None,
-        options: FileSystemOptions | None,
-        writer_thread: bool,
+        output: _Output,
     ) -> None:
         self._schema = schema
         self._leaves = leaves
-        self._prefix = data_prefix
-        self._strategy = strategy
-        self._settings = settings
-        self._filesystem = filesystem
-        self._options = options
-        self._writer_thread = writer_thread
+        self._out = output
         self._open: dict[int, SortedFileWriter] = {}
         self._counts = np.zeros(len(leaves.partitions), dtype=np.int64)
         self._file_leaf: list[int] = []
@@ -484,7 +469,7 @@ class _FileOutput:
         if not pieces:
             return
         self.rows_written += batch.num_rows
-        if self._strategy == ONE_REFERENCE_PER_LEAF:
+        if self._out.strategy == ONE_REFERENCE_PER_LEAF:
             for leaf, rows in pieces:
                 self._counts[leaf] += rows.num_rows
             self._writer(0).write(batch)
@@ -498,18 +483,19 @@ class _FileOutput:
     def _writer(self, key: int) -> SortedFileWriter:
         writer = self._open.get(key)
         if writer is None:
-            if self._strategy == ONE_REFERENCE_PER_LEAF:
+            if self._out.strategy == ONE_REFERENCE_PER_LEAF:
                 partition_id = self._leaves.root_id
             else:
                 partition_id = self._leaves.partitions[key].id
-            location = join_under(self._prefix, "data", f"partition_{partition_id}", f"{uuid.uuid4()}.parquet")
+            location = join_under(self._out.prefix, "data", f"partition_{partition_id}", f"{uuid.uuid4()}.parquet")
+            out = self._out
             writer = SortedFileWriter(
                 location,
                 self._schema,
-                settings=self._settings,
-                filesystem=self._filesystem,
-                options=self._options,
-                writer_thread=self._writer_thread,
+                settings=out.settings,
+                filesystem=out.filesystem,
+                options=out.options,
+                writer_thread=out.writer_thread,
             )
             self._open[key] = writer
         return writer
@@ -523,7 +509,7 @@ class _FileOutput:
     def _make_references(self) -> list[FileReference]:
         if not self.files:
             return []
-        if self._strategy == ONE_REFERENCE_PER_LEAF:
+        if self._out.strategy == ONE_REFERENCE_PER_LEAF:
             hit = [k for k in range(len(self._counts)) if self._counts[k] > 0]
             filename = self.files[0].location
             return [
@@ -547,6 +533,6 @@ class _FileOutput:
     def delete_files(self) -> None:
         """Deletes the data and sketches files closed so far (after a failure)."""
         for written in self.files:
-            fs, path = resolve(written.location, self._options, filesystem=self._filesystem)
-            delete_unreferenced(fs, path, self._prefix)
-            delete_unreferenced(fs, sketches_path(path), self._prefix)
+            fs, path = resolve(written.location, self._out.options, filesystem=self._out.filesystem)
+            delete_unreferenced(fs, path, self._out.prefix)
+            delete_unreferenced(fs, sketches_path(path), self._out.prefix)
