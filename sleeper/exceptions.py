@@ -13,6 +13,8 @@ from sleeper.bulk_export.exceptions import BulkExportError
 from sleeper.bulk_import.exceptions import BulkImportError
 from sleeper.compaction.exceptions import CompactionError
 from sleeper.core.exceptions import (
+    InstanceAlreadyExistsError,
+    InstanceNotFoundError,
     KeyTypeError,
     PropertyError,
     RangeError,
@@ -31,7 +33,6 @@ from sleeper.query.exceptions import QueryExecutionError
 from sleeper.query.planner import ReferenceOnUnknownPartitionError
 from sleeper.query.queued import ReusedQueryIdError
 from sleeper.query.results_reader import QueryWaitTimeoutError, QueuedQueryFailedError
-from sleeper.runtime.local.instance import InstanceAlreadyExistsError, InstanceNotFoundError
 from sleeper.statestore.exceptions import AddTransactionRetriesExhaustedError
 from sleeper.statestore.history import AsOfError, StateNotReadableError
 

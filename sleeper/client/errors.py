@@ -7,6 +7,7 @@ query), so a script catching those keeps working.
 
 from __future__ import annotations
 
+from sleeper.core import exceptions
 from sleeper.core.exceptions import SleeperError
 
 __all__ = [
@@ -27,8 +28,9 @@ class ClientArgumentError(SleeperClientError, ValueError):
     """An argument given to the client is invalid; nothing was sent."""
 
 
-class InstanceNotFoundError(SleeperClientError):
-    """The instance's config bucket or its ``instance.properties`` could not be read."""
+class InstanceNotFoundError(SleeperClientError, exceptions.InstanceNotFoundError):
+    """The instance's config bucket or its ``instance.properties`` could not be read (the client's kind of
+    :class:`sleeper.core.exceptions.InstanceNotFoundError`, which ``sleeper.connect`` raises in the same case)."""
 
 
 class QueryFailedError(SleeperClientError, RuntimeError):

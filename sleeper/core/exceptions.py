@@ -31,6 +31,15 @@ class PropertyError(SleeperError):
     """A property is unknown or its value is invalid."""
 
 
+class InstanceNotFoundError(SleeperError):
+    """No Sleeper instance is where one was named: a directory holding no ``instance.properties``, or an instance id
+    whose config bucket holds none."""
+
+
+class InstanceAlreadyExistsError(SleeperError):
+    """An instance was to be created where one already is."""
+
+
 class TableNotFoundError(SleeperError):
     """No table exists with the given name or id. Made with :meth:`of`, so every runtime, job tracker and command says
     it in the same words (``Table not found with name 'x'``, as Sleeper's own message)."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sleeper.api.instance import AWS_PREFIX, Instance, LocalOnlyError
-from sleeper.core.exceptions import SleeperError
+from sleeper.core.exceptions import InstanceNotFoundError, SleeperError
 
 if TYPE_CHECKING:
     from sleeper.runtime.aws.api import AwsApi
@@ -51,7 +51,7 @@ def connect(location: str | Path, *, create: bool = False) -> Instance:
             )
         return _connect_aws(text.removeprefix(AWS_PREFIX))
     from sleeper.runtime.local.api import LocalApi
-    from sleeper.runtime.local.instance import InstanceNotFoundError, LocalInstance
+    from sleeper.runtime.local.instance import LocalInstance
 
     directory = Path(location)
     if create and not (directory / "instance.properties").exists():
@@ -92,7 +92,6 @@ def create_instance(directory: str | Path, *, instance_id: str | None = None) ->
 
 
 def _connect_aws(instance_id: str) -> AwsApi:
-    from sleeper.runtime.local.instance import InstanceNotFoundError
 
     try:
         from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError

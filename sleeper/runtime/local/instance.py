@@ -49,7 +49,7 @@ from sleeper.adapters.local.trackers import (
     SqliteTaskTracker,
 )
 from sleeper.api.table import Table
-from sleeper.core.exceptions import PropertyError, SleeperError
+from sleeper.core.exceptions import InstanceAlreadyExistsError, InstanceNotFoundError, PropertyError, SleeperError
 from sleeper.core.jobs.workspace import JobWorkspace
 from sleeper.core.naming import local_dead_letter_queue_name
 from sleeper.core.operations import BULK_IMPORT_JOB_Q, QUERY_RESULTS_Q, local_queues
@@ -131,14 +131,6 @@ def check_local_instance_properties(properties: InstanceProperties) -> None:
             f"sleeper.filesystem must be {LOCAL_FILESYSTEM} on a local instance, which keeps its data under its "
             f"directory; got {value!r} (deploy an instance to AWS to keep data in S3)"
         )
-
-
-class InstanceNotFoundError(SleeperError):
-    """The directory holds no local instance."""
-
-
-class InstanceAlreadyExistsError(SleeperError):
-    """The directory already holds an instance."""
 
 
 class LocalInstance(InstanceTables):
