@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import copy
 import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import datasketches
@@ -480,6 +480,22 @@ def _serialized(
     return datasketches.quantiles_items_sketch.deserialize(b"".join(parts), serde)
 
 
+def _carry_up(levels: list[Any], block: Any, merge: Callable[[Any, Any], Any]) -> None:
+    """Adds a full block to level 0 of a quantiles sketch's levels and carries it up as a binary counter does:
+    while the level is taken, ``merge(held, block)`` zips the two into one block for the next level."""
+    level = 0
+    while True:
+        if level == len(levels):
+            levels.append(None)
+        held = levels[level]
+        if held is None:
+            levels[level] = block
+            return
+        block = merge(held, block)
+        levels[level] = None
+        level += 1
+
+
 class _Zips:
     """The random offsets of the zips (0 or 1), drawn in bulk."""
 
@@ -538,18 +554,7 @@ class _SortedColumn:
             self._prune(held)
 
     def _carry(self, block: np.ndarray) -> None:
-        levels = self._levels
-        level = 0
-        while True:
-            if level == len(levels):
-                levels.append(None)
-            held = levels[level]
-            if held is None:
-                levels[level] = block
-                return
-            block = np.concatenate((held, block))[self._zips.next() :: 2]
-            levels[level] = None
-            level += 1
+        _carry_up(self._levels, block, lambda held, new: np.concatenate((held, new))[self._zips.next() :: 2])
 
     def _held_rows(self) -> np.ndarray:
         base_start = self._n - self._n % (2 * self._k)
@@ -640,18 +645,7 @@ class _AnyColumn:
         return values.take(pa.array(order[self._zips.next() :: 2]))
 
     def _carry(self, block: Any) -> None:
-        levels = self._levels
-        level = 0
-        while True:
-            if level == len(levels):
-                levels.append(None)
-            held = levels[level]
-            if held is None:
-                levels[level] = block
-                return
-            block = self._zip(self._concat([held, block]))
-            levels[level] = None
-            level += 1
+        _carry_up(self._levels, block, lambda held, new: self._zip(self._concat([held, new])))
 
     def sketch(self, key_type: PrimitiveType) -> QuantilesSketch:
         if self._n == 0:
