@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from lambdas._common import route_messages
-from sleeper.core import operations
+from sleeper.core import operation_wiring
 
 __all__ = ["SqsHandler", "handler_for"]
 
@@ -34,8 +34,8 @@ def handler_for(name: str) -> SqsHandler:
             (the message says which, and what to register).
     """
     try:
-        spec = operations.served_by(__name__, name)
-        queue_name = operations.queue_fed(spec).name
+        spec = operation_wiring.served_by(__name__, name)
+        queue_name = operation_wiring.queue_fed(spec).name
     except (KeyError, ValueError) as e:
         raise AttributeError(f"module {__name__!r} serves no handler {name!r}: {e.args[0]}") from None
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from lambdas._common import LOGGER, aws_instance, lambda_handler
-from sleeper.core import operations
+from sleeper.core import operation_wiring
 
 __all__ = ["TriggerHandler", "handler_for"]
 
@@ -25,7 +25,7 @@ def handler_for(function: str) -> TriggerHandler:
         AttributeError: If no entry of the registry is ``lambdas.table_trigger:<function>``, or it sends to no queue.
     """
     try:
-        spec = operations.served_by(__name__, function)
+        spec = operation_wiring.served_by(__name__, function)
     except KeyError as e:
         raise AttributeError(f"module {__name__!r} serves no trigger {function!r}: {e.args[0]}") from None
     sends_to = spec.sends_to

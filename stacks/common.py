@@ -24,7 +24,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from sleeper.core import naming, operations
+from sleeper.core import naming, operation_wiring, operations
 from sleeper.core.deploy.plan import deploys_dynamodb_state_store
 from sleeper.core.operations import HandlerSpec
 from sleeper.core.properties import PropertyDefinition
@@ -446,13 +446,13 @@ def registered_queue(
 ) -> SleeperQueue:
     """A queue of the registry (:func:`sleeper.core.operations.queue`): its name, its receive limit (unless given)
     and the properties recording its URL and ARN and its dead-letter queue's
-    (:func:`sleeper.core.operations.queue_properties`) from its entry.
+    (:func:`sleeper.core.operation_wiring.queue_properties`) from its entry.
 
     Raises:
         KeyError: If the registry has no queue of that name.
     """
     spec = operations.queue(logical_name)
-    props = operations.queue_properties(spec) if spec.on_aws else None
+    props = operation_wiring.queue_properties(spec) if spec.on_aws else None
     return SleeperQueue(
         scope,
         construct_id,
@@ -501,7 +501,7 @@ def queue_operation(
         ValueError: If the handler is not fed by exactly one queue of the registry.
     """
     spec = operations.handler(handler)
-    queue_spec = operations.queue_fed(spec)
+    queue_spec = operation_wiring.queue_fed(spec)
     function = core.lambdas.function(
         scope,
         f"{prefix}Handler",

@@ -34,12 +34,12 @@ from functools import partial
 
 from sleeper.core.faults import crash_point
 from sleeper.core.logcontext import log_context
+from sleeper.core.operation_wiring import local_schedules
 from sleeper.core.operations import (
     COMPACTION_JOB_CREATION_Q,
     COMPACTION_JOB_Q,
     STATE_STORE_COMMITTER_Q,
     Schedule,
-    local_schedules,
 )
 from sleeper.core.queue import OutgoingMessage, QueueCounts, ReceiptHandleError
 from sleeper.runtime.local.instance import LocalInstance, is_paused
