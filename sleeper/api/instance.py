@@ -681,7 +681,7 @@ class Instance(ABC):
         """The query tracker's rows, of every query or of one with its sub-queries, as an Arrow table."""
         from sleeper.api import reports
 
-        return _arrow([reports.query_row(row) for row in reports.tracker_rows(self, query_id)])
+        return _arrow([reports.query_row(row) for row in reports.tracker_rows(self.query_tracker, query_id)])
 
     def recover_dead_tasks(self) -> None:  # noqa: B027 - only a local instance has processes of its own to recover
         """Before a report of jobs: records the runs of this machine's processes that are gone as failed (a local

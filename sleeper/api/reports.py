@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.queue import Queue, QueueCounts
@@ -22,14 +22,29 @@ from sleeper.core.trackers.ingest import (
     IngestJobStatus,
     IngestJobStatusType,
 )
-from sleeper.core.trackers.query import QueryState, TrackedQuery
+from sleeper.core.trackers.query import QueryState, QueryTracker, TrackedQuery
 from sleeper.core.trackers.task import TaskStatus
 
-if TYPE_CHECKING:
-    from sleeper.api.instance import Instance
+
+class QueueSet(Protocol):
+    """The queues a report reads: an instance's (``sleeper.api.instance.Instance`` has them)."""
+
+    def queue_names(self) -> list[str]:
+        """The logical names of the queues."""
+        ...
+
+    def queue(self, logical_name: str) -> Queue:
+        """A queue by logical name."""
+        ...
+
+    def dead_letter_queue(self, logical_name: str) -> Queue:
+        """The dead-letter queue of a queue."""
+        ...
+
 
 __all__ = [
     "DEAD_LETTER_SAMPLE",
+    "QueueSet",
     "TimeRange",
     "compaction_job_rows",
     "compaction_summary",
@@ -296,14 +311,14 @@ def ingest_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 # --- rendering --------------------------------------------------------------------------------------------------
 
 
-def _dead_letter_queue(instance: Instance, name: str) -> Queue | None:
+def _dead_letter_queue(instance: QueueSet, name: str) -> Queue | None:
     try:
         return instance.dead_letter_queue(name)
     except SleeperError:
         return None  # a queue without a dead-letter queue (on AWS, the query results queue)
 
 
-def queues_report(instance: Instance) -> list[dict[str, Any]]:
+def queues_report(instance: QueueSet) -> list[dict[str, Any]]:
     """Every queue of the instance with its visible, in-flight and dead-lettered message counts."""
     out = []
     for name in instance.queue_names():
@@ -321,7 +336,7 @@ def queues_report(instance: Instance) -> list[dict[str, Any]]:
     return out
 
 
-def dead_letters_report(instance: Instance) -> list[dict[str, Any]]:
+def dead_letters_report(instance: QueueSet) -> list[dict[str, Any]]:
     """Each dead-letter queue holding messages, with its count and up to a few of its message bodies.
 
     Reading the sample leaves the messages where they are (they are received with no visibility timeout).
@@ -362,11 +377,10 @@ def tasks_report(statuses: list[TaskStatus]) -> list[dict[str, Any]]:
     ]
 
 
-def tracker_rows(instance: Instance, query_id: str | None, state: QueryState | None = None) -> list[TrackedQuery]:
+def tracker_rows(tracker: QueryTracker, query_id: str | None, state: QueryState | None = None) -> list[TrackedQuery]:
     """The tracker's rows: one query with its sub-queries, or every query; with a state, only the rows in it."""
     from sleeper.query.results_reader import tracked_rows
 
-    tracker = instance.query_tracker
     if query_id is None:
         return tracker.all_queries() if state is None else tracker.queries_with_state(state)
     rows = tracked_rows(tracker, query_id)

@@ -272,7 +272,7 @@ def report_query(
     from sleeper.api.reports import query_row, tracker_rows
     from sleeper.cli.queued_query import parse_state, tracker_table
 
-    rows = [query_row(r) for r in tracker_rows(_open(), query_id, parse_state(state))]
+    rows = [query_row(r) for r in tracker_rows(_open().query_tracker, query_id, parse_state(state))]
     if query_id is not None and state is None and not rows:
         raise SleeperError(f"no query with id {query_id!r} in the query tracker")
     if as_json:

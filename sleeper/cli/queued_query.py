@@ -75,7 +75,7 @@ def run_through_queue(
             f"'sleeper report query {query.query_id}'",
             highlight=False,
         )
-    tracked = tracker_rows(instance, query.query_id)
+    tracked = tracker_rows(instance.query_tracker, query.query_id)
     rows = [query_row(r) for r in tracked]
     if rows or result is not None:
         console.print(tracker_table(f"Query {query.query_id}", rows))
