@@ -8,9 +8,10 @@ Sleeper, and read by Sleeper's own Python client, means the same here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from sleeper.core.exceptions import PropertyError
 from sleeper.core.properties.validation import ANY_TEXT, Validator
@@ -386,6 +387,41 @@ class PropertyList:
             self.cdk(f"{prefix}.{dlq}.url", f"The URL of the dead letter queue of {what}.", group=group),
             self.cdk(f"{prefix}.{dlq}.arn", f"The ARN of the dead letter queue of {what}.", group=group),
         )
+
+    def instance_types(
+        self,
+        prefix: str,
+        describe: Callable[[str], str],
+        *,
+        defaults: Sequence[str | None] = (None, None, None, None),
+        falls_back_to: Sequence[PropertyDefinition | None] = (None, None, None, None),
+        **common: Any,
+    ) -> tuple[PropertyDefinition, PropertyDefinition, PropertyDefinition, PropertyDefinition]:
+        """Defines the instance type properties of an EMR cluster's nodes with :meth:`user`, in Sleeper's order:
+        ``<prefix>.master.x86.instance.types``, ``.executor.x86.``, ``.master.arm.`` and ``.executor.arm.``.
+
+        Args:
+            prefix: The name before ``.master.x86.instance.types``.
+            describe: Makes each description from what the property holds, e.g. ``x86_64 instance types (each
+                optionally followed by a weight) of the master node.``
+            defaults: The default of each, in that order.
+            falls_back_to: The property each falls back to, in that order.
+            common: Any other argument of :meth:`user`, the same for the four.
+        """
+        master, executor = "master node", "executor nodes"
+        roles = [("master.x86", "x86_64", master), ("executor.x86", "x86_64", executor)]
+        roles += [("master.arm", "ARM64", master), ("executor.arm", "ARM64", executor)]
+        a, b, c, d = (
+            self.user(
+                f"{prefix}.{role}.instance.types",
+                describe(f"{arch} instance types (each optionally followed by a weight) of the {node}."),
+                default=default,
+                falls_back_to=fallback,
+                **common,
+            )
+            for (role, arch, node), default, fallback in zip(roles, defaults, falls_back_to, strict=True)
+        )
+        return a, b, c, d
 
     def all(self) -> tuple[PropertyDefinition, ...]:
         """The definitions collected so far, in order."""

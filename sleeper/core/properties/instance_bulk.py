@@ -405,37 +405,22 @@ DEFAULT_BULK_IMPORT_EMR_INSTANCE_ARCHITECTURE = _bulk.user(
     default="arm64",
     validation=EMR_ARCHITECTURES,
 )
-DEFAULT_BULK_IMPORT_EMR_MASTER_X86_INSTANCE_TYPES = _bulk.user(
-    "sleeper.default.table.bulk.import.emr.master.x86.instance.types",
-    _EMR_DEFAULT
-    + "The default x86_64 instance types (each optionally followed by a weight) of the master node."
-    + _OVERRIDE,
-    default="m7i.xlarge",
+(
+    DEFAULT_BULK_IMPORT_EMR_MASTER_X86_INSTANCE_TYPES,
+    DEFAULT_BULK_IMPORT_EMR_EXECUTOR_X86_INSTANCE_TYPES,
+    DEFAULT_BULK_IMPORT_EMR_MASTER_ARM_INSTANCE_TYPES,
+    DEFAULT_BULK_IMPORT_EMR_EXECUTOR_ARM_INSTANCE_TYPES,
+) = _bulk.instance_types(
+    "sleeper.default.table.bulk.import.emr",
+    lambda what: _EMR_DEFAULT + "The default " + what + _OVERRIDE,
+    defaults=("m7i.xlarge", "m7i.4xlarge", "m7g.xlarge", "m7g.4xlarge"),
     validation=INSTANCE_TYPES,
 )
-DEFAULT_BULK_IMPORT_EMR_EXECUTOR_X86_INSTANCE_TYPES = _bulk.user(
-    "sleeper.default.table.bulk.import.emr.executor.x86.instance.types",
-    _EMR_DEFAULT
-    + "The default x86_64 instance types (each optionally followed by a weight) of the executor nodes."
-    + _OVERRIDE,
-    default="m7i.4xlarge",
-    validation=INSTANCE_TYPES,
-)
-DEFAULT_BULK_IMPORT_EMR_MASTER_ARM_INSTANCE_TYPES = _bulk.user(
-    "sleeper.default.table.bulk.import.emr.master.arm.instance.types",
-    _EMR_DEFAULT
-    + "The default ARM64 instance types (each optionally followed by a weight) of the master node."
-    + _OVERRIDE,
-    default="m7g.xlarge",
-    validation=INSTANCE_TYPES,
-)
-DEFAULT_BULK_IMPORT_EMR_EXECUTOR_ARM_INSTANCE_TYPES = _bulk.user(
-    "sleeper.default.table.bulk.import.emr.executor.arm.instance.types",
-    _EMR_DEFAULT
-    + "The default ARM64 instance types (each optionally followed by a weight) of the executor nodes."
-    + _OVERRIDE,
-    default="m7g.4xlarge",
-    validation=INSTANCE_TYPES,
+_DEFAULT_INSTANCE_TYPES = (
+    DEFAULT_BULK_IMPORT_EMR_MASTER_X86_INSTANCE_TYPES,
+    DEFAULT_BULK_IMPORT_EMR_EXECUTOR_X86_INSTANCE_TYPES,
+    DEFAULT_BULK_IMPORT_EMR_MASTER_ARM_INSTANCE_TYPES,
+    DEFAULT_BULK_IMPORT_EMR_EXECUTOR_ARM_INSTANCE_TYPES,
 )
 DEFAULT_BULK_IMPORT_EMR_EXECUTOR_MARKET_TYPE = _bulk.user(
     "sleeper.default.table.bulk.import.emr.executor.market.type",
@@ -471,31 +456,15 @@ BULK_IMPORT_PERSISTENT_EMR_INSTANCE_ARCHITECTURE = _bulk.user(
     default="arm64",
     validation=EMR_ARCHITECTURES,
 )
-BULK_IMPORT_PERSISTENT_EMR_MASTER_X86_INSTANCE_TYPES = _bulk.user(
-    "sleeper.bulk.import.persistent.emr.master.x86.instance.types",
-    _PERSISTENT + "The x86_64 instance types (each optionally followed by a weight) of the master node.",
-    default=DEFAULT_BULK_IMPORT_EMR_MASTER_X86_INSTANCE_TYPES.default,
-    validation=INSTANCE_TYPES,
-    redeploy=True,
-)
-BULK_IMPORT_PERSISTENT_EMR_EXECUTOR_X86_INSTANCE_TYPES = _bulk.user(
-    "sleeper.bulk.import.persistent.emr.executor.x86.instance.types",
-    _PERSISTENT + "The x86_64 instance types (each optionally followed by a weight) of the executor nodes.",
-    default=DEFAULT_BULK_IMPORT_EMR_EXECUTOR_X86_INSTANCE_TYPES.default,
-    validation=INSTANCE_TYPES,
-    redeploy=True,
-)
-BULK_IMPORT_PERSISTENT_EMR_MASTER_ARM_INSTANCE_TYPES = _bulk.user(
-    "sleeper.bulk.import.persistent.emr.master.arm.instance.types",
-    _PERSISTENT + "The ARM64 instance types (each optionally followed by a weight) of the master node.",
-    default=DEFAULT_BULK_IMPORT_EMR_MASTER_ARM_INSTANCE_TYPES.default,
-    validation=INSTANCE_TYPES,
-    redeploy=True,
-)
-BULK_IMPORT_PERSISTENT_EMR_EXECUTOR_ARM_INSTANCE_TYPES = _bulk.user(
-    "sleeper.bulk.import.persistent.emr.executor.arm.instance.types",
-    _PERSISTENT + "The ARM64 instance types (each optionally followed by a weight) of the executor nodes.",
-    default=DEFAULT_BULK_IMPORT_EMR_EXECUTOR_ARM_INSTANCE_TYPES.default,
+(
+    BULK_IMPORT_PERSISTENT_EMR_MASTER_X86_INSTANCE_TYPES,
+    BULK_IMPORT_PERSISTENT_EMR_EXECUTOR_X86_INSTANCE_TYPES,
+    BULK_IMPORT_PERSISTENT_EMR_MASTER_ARM_INSTANCE_TYPES,
+    BULK_IMPORT_PERSISTENT_EMR_EXECUTOR_ARM_INSTANCE_TYPES,
+) = _bulk.instance_types(
+    "sleeper.bulk.import.persistent.emr",
+    lambda what: _PERSISTENT + "The " + what,
+    defaults=[d.default for d in _DEFAULT_INSTANCE_TYPES],
     validation=INSTANCE_TYPES,
     redeploy=True,
 )

@@ -452,25 +452,20 @@ BULK_IMPORT_EMR_INSTANCE_ARCHITECTURE = _bulk.user(
     _EMR + "The architectures of the cluster's EC2 instances: `x86_64`, `arm64` or `x86_64,arm64`.",
     falls_back_to=bulk.DEFAULT_BULK_IMPORT_EMR_INSTANCE_ARCHITECTURE,
 )
-BULK_IMPORT_EMR_MASTER_X86_INSTANCE_TYPES = _bulk.user(
-    "sleeper.table.bulk.import.emr.master.x86.instance.types",
-    _EMR + "The x86_64 instance types (each optionally followed by a weight) of the master node.",
-    falls_back_to=bulk.DEFAULT_BULK_IMPORT_EMR_MASTER_X86_INSTANCE_TYPES,
-)
-BULK_IMPORT_EMR_EXECUTOR_X86_INSTANCE_TYPES = _bulk.user(
-    "sleeper.table.bulk.import.emr.executor.x86.instance.types",
-    _EMR + "The x86_64 instance types (each optionally followed by a weight) of the executor nodes.",
-    falls_back_to=bulk.DEFAULT_BULK_IMPORT_EMR_EXECUTOR_X86_INSTANCE_TYPES,
-)
-BULK_IMPORT_EMR_MASTER_ARM_INSTANCE_TYPES = _bulk.user(
-    "sleeper.table.bulk.import.emr.master.arm.instance.types",
-    _EMR + "The ARM64 instance types (each optionally followed by a weight) of the master node.",
-    falls_back_to=bulk.DEFAULT_BULK_IMPORT_EMR_MASTER_ARM_INSTANCE_TYPES,
-)
-BULK_IMPORT_EMR_EXECUTOR_ARM_INSTANCE_TYPES = _bulk.user(
-    "sleeper.table.bulk.import.emr.executor.arm.instance.types",
-    _EMR + "The ARM64 instance types (each optionally followed by a weight) of the executor nodes.",
-    falls_back_to=bulk.DEFAULT_BULK_IMPORT_EMR_EXECUTOR_ARM_INSTANCE_TYPES,
+(
+    BULK_IMPORT_EMR_MASTER_X86_INSTANCE_TYPES,
+    BULK_IMPORT_EMR_EXECUTOR_X86_INSTANCE_TYPES,
+    BULK_IMPORT_EMR_MASTER_ARM_INSTANCE_TYPES,
+    BULK_IMPORT_EMR_EXECUTOR_ARM_INSTANCE_TYPES,
+) = _bulk.instance_types(
+    "sleeper.table.bulk.import.emr",
+    lambda what: _EMR + "The " + what,
+    falls_back_to=[
+        bulk.DEFAULT_BULK_IMPORT_EMR_MASTER_X86_INSTANCE_TYPES,
+        bulk.DEFAULT_BULK_IMPORT_EMR_EXECUTOR_X86_INSTANCE_TYPES,
+        bulk.DEFAULT_BULK_IMPORT_EMR_MASTER_ARM_INSTANCE_TYPES,
+        bulk.DEFAULT_BULK_IMPORT_EMR_EXECUTOR_ARM_INSTANCE_TYPES,
+    ],
 )
 BULK_IMPORT_EMR_EXECUTOR_MARKET_TYPE = _bulk.user(
     "sleeper.table.bulk.import.emr.executor.market.type",
