@@ -1,4 +1,4 @@
-"""The table index in DynamoDB (spec 9).
+"""The table index in DynamoDB.
 
 Three DynamoDB tables, each item holding ``TableId``, ``TableName`` and ``Online`` (``"true"``/``"false"``):
 by name (hash ``TableName``), by id (hash ``TableId``) and by online status (hash ``Online``, range ``TableName``).
@@ -114,10 +114,7 @@ class DynamoDBTableIndex:
             TableNotFoundError: If there is no such table.
             AwsError: If DynamoDB fails.
         """
-        table = self._get(self._names.by_name, TABLE_NAME, name)
-        if table is None:
-            raise TableNotFoundError.of(table_name=name)
-        return table
+        return self._get(self._names.by_name, TABLE_NAME, name, TableNotFoundError.of(table_name=name))
 
     def get_by_id(self, table_id: str) -> TableStatus:
         """Finds a table by id.
@@ -126,10 +123,7 @@ class DynamoDBTableIndex:
             TableNotFoundError: If there is no such table.
             AwsError: If DynamoDB fails.
         """
-        table = self._get(self._names.by_id, TABLE_ID_FIELD, table_id)
-        if table is None:
-            raise TableNotFoundError.of(table_id=table_id)
-        return table
+        return self._get(self._names.by_id, TABLE_ID_FIELD, table_id, TableNotFoundError.of(table_id=table_id))
 
     def list_tables(self) -> list[TableStatus]:
         """All tables, ordered by name.
@@ -235,7 +229,8 @@ class DynamoDBTableIndex:
                 return
         raise self._conflict("delete table", table_id)
 
-    def _get(self, table_name: str, key: str, value: str) -> TableStatus | None:
+    def _get(self, table_name: str, key: str, value: str, missing: TableNotFoundError) -> TableStatus:
+        """The item of a key, or raises ``missing`` if there is none."""
         try:
             response = self._client.get_item(
                 TableName=table_name, Key={key: {"S": value}}, ConsistentRead=self._consistent
@@ -243,7 +238,9 @@ class DynamoDBTableIndex:
         except (ClientError, BotoCoreError) as e:
             raise translate(e, f"GetItem {table_name}") from e
         item = response.get("Item")
-        return _status(item) if item is not None else None
+        if item is None:
+            raise missing
+        return _status(item)
 
     def _transact(self, items: list[TransactWriteItemTypeDef], operation: str) -> Sequence[str] | None:
         """Runs a transaction: None if it succeeded, the cancellation codes if a condition or a conflict stopped it."""

@@ -1,4 +1,4 @@
-"""The table index of a local instance, in its SQLite database (spec 9)."""
+"""The table index of a local instance, in its SQLite database."""
 
 from __future__ import annotations
 
@@ -60,10 +60,7 @@ class SqliteTableIndex:
         Raises:
             TableNotFoundError: If there is no such table.
         """
-        rows = self._select("WHERE table_name = ?", (name,))
-        if not rows:
-            raise TableNotFoundError.of(table_name=name)
-        return rows[0]
+        return self._select_one("WHERE table_name = ?", (name,), TableNotFoundError.of(table_name=name))
 
     def get_by_id(self, table_id: str) -> TableStatus:
         """Finds a table by id.
@@ -71,10 +68,7 @@ class SqliteTableIndex:
         Raises:
             TableNotFoundError: If there is no such table.
         """
-        rows = self._select("WHERE table_id = ?", (table_id,))
-        if not rows:
-            raise TableNotFoundError.of(table_id=table_id)
-        return rows[0]
+        return self._select_one("WHERE table_id = ?", (table_id,), TableNotFoundError.of(table_id=table_id))
 
     def list_tables(self) -> list[TableStatus]:
         """All tables, ordered by name."""
@@ -137,6 +131,13 @@ class SqliteTableIndex:
         if row is None:
             raise TableNotFoundError.of(table_id=table_id)
         return _status(row)
+
+    def _select_one(self, where: str, params: tuple[object, ...], missing: TableNotFoundError) -> TableStatus:
+        """The one table selected, or raises ``missing`` if there is none."""
+        rows = self._select(where, params)
+        if not rows:
+            raise missing
+        return rows[0]
 
     def _select(self, where: str, params: tuple[object, ...]) -> list[TableStatus]:
         try:
