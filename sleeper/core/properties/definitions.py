@@ -305,6 +305,9 @@ class PropertyIndex:
         return tuple([d for d in members if not d.set_by_cdk] + [d for d in members if d.set_by_cdk])
 
 
+_NODES = (("master", "master node"), ("executor", "executor nodes"))
+
+
 class PropertyList:
     """Collects definitions in the order a module declares them; a helper for the definition modules."""
 
@@ -393,25 +396,16 @@ class PropertyList:
         prefix: str,
         describe: Callable[[str], str],
         *,
-        defaults: Sequence[str | None] = (None, None, None, None),
-        falls_back_to: Sequence[PropertyDefinition | None] = (None, None, None, None),
+        defaults: Sequence[str | None] = (None,) * 4,
+        falls_back_to: Sequence[PropertyDefinition | None] = (None,) * 4,
         **common: Any,
-    ) -> tuple[PropertyDefinition, PropertyDefinition, PropertyDefinition, PropertyDefinition]:
-        """Defines the instance type properties of an EMR cluster's nodes with :meth:`user`, in Sleeper's order:
-        ``<prefix>.master.x86.instance.types``, ``.executor.x86.``, ``.master.arm.`` and ``.executor.arm.``.
-
-        Args:
-            prefix: The name before ``.master.x86.instance.types``.
-            describe: Makes each description from what the property holds, e.g. ``x86_64 instance types (each
-                optionally followed by a weight) of the master node.``
-            defaults: The default of each, in that order.
-            falls_back_to: The property each falls back to, in that order.
-            common: Any other argument of :meth:`user`, the same for the four.
-        """
-        master, executor = "master node", "executor nodes"
-        roles = [("master.x86", "x86_64", master), ("executor.x86", "x86_64", executor)]
-        roles += [("master.arm", "ARM64", master), ("executor.arm", "ARM64", executor)]
-        a, b, c, d = (
+    ) -> tuple[PropertyDefinition, ...]:
+        """Defines (:meth:`user`) the four instance type properties of an EMR cluster's nodes in Sleeper's order,
+        ``<prefix>.master.x86.instance.types``, ``.executor.x86.``, ``.master.arm.``, ``.executor.arm.``: ``describe``
+        makes each description from what it holds, ``defaults`` and ``falls_back_to`` give each its own, and the
+        ``common`` arguments are the same for the four."""
+        roles = [(f"{n}.{a}", arch, node) for a, arch in (("x86", "x86_64"), ("arm", "ARM64")) for n, node in _NODES]
+        return tuple(
             self.user(
                 f"{prefix}.{role}.instance.types",
                 describe(f"{arch} instance types (each optionally followed by a weight) of the {node}."),
@@ -421,7 +415,6 @@ class PropertyList:
             )
             for (role, arch, node), default, fallback in zip(roles, defaults, falls_back_to, strict=True)
         )
-        return a, b, c, d
 
     def all(self) -> tuple[PropertyDefinition, ...]:
         """The definitions collected so far, in order."""

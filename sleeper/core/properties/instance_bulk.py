@@ -405,23 +405,18 @@ DEFAULT_BULK_IMPORT_EMR_INSTANCE_ARCHITECTURE = _bulk.user(
     default="arm64",
     validation=EMR_ARCHITECTURES,
 )
-(
-    DEFAULT_BULK_IMPORT_EMR_MASTER_X86_INSTANCE_TYPES,
-    DEFAULT_BULK_IMPORT_EMR_EXECUTOR_X86_INSTANCE_TYPES,
-    DEFAULT_BULK_IMPORT_EMR_MASTER_ARM_INSTANCE_TYPES,
-    DEFAULT_BULK_IMPORT_EMR_EXECUTOR_ARM_INSTANCE_TYPES,
-) = _bulk.instance_types(
+_DEFAULT_INSTANCE_TYPES = _bulk.instance_types(
     "sleeper.default.table.bulk.import.emr",
     lambda what: _EMR_DEFAULT + "The default " + what + _OVERRIDE,
     defaults=("m7i.xlarge", "m7i.4xlarge", "m7g.xlarge", "m7g.4xlarge"),
     validation=INSTANCE_TYPES,
 )
-_DEFAULT_INSTANCE_TYPES = (
+(
     DEFAULT_BULK_IMPORT_EMR_MASTER_X86_INSTANCE_TYPES,
     DEFAULT_BULK_IMPORT_EMR_EXECUTOR_X86_INSTANCE_TYPES,
     DEFAULT_BULK_IMPORT_EMR_MASTER_ARM_INSTANCE_TYPES,
     DEFAULT_BULK_IMPORT_EMR_EXECUTOR_ARM_INSTANCE_TYPES,
-)
+) = _DEFAULT_INSTANCE_TYPES
 DEFAULT_BULK_IMPORT_EMR_EXECUTOR_MARKET_TYPE = _bulk.user(
     "sleeper.default.table.bulk.import.emr.executor.market.type",
     _EMR_DEFAULT + "The default purchasing option of the executor nodes: `SPOT` or `ON_DEMAND`." + _OVERRIDE,
