@@ -15,6 +15,7 @@ import importlib
 from collections.abc import Iterable
 from pathlib import Path
 
+from sleeper.core import operation_wiring, operations
 from sleeper.core.properties import INSTANCE_PROPERTY_INDEX, TABLE_PROPERTY_INDEX
 from sleeper.core.properties.definitions import PropertyDefinition
 
@@ -117,6 +118,10 @@ def properties_read() -> set[str]:
     read: set[str] = set()
     for path in _code_files():
         read |= _reads_in(path, constants)
+    for spec in operations.aws_queues():  # the stacks record each queue's ARN and dead letters beside its URL
+        recorded = operation_wiring.queue_properties(spec)
+        if recorded.url in read:
+            read.update(p for p in (recorded.arn, recorded.dlq_url, recorded.dlq_arn) if p is not None)
     changed = True
     while changed:
         changed = False
