@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from pyarrow import fs as pafs
 
 from sleeper.adapters.memory.filesystem import in_memory_filesystem
-from sleeper.adapters.memory.queue import InMemoryQueue, InMemoryQueues
 from sleeper.adapters.memory.statestore import InMemoryStateStoreBackend
-from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
@@ -25,6 +23,7 @@ from sleeper.core.statestore.transactions.files import (
 from sleeper.io.filesystem import exists, filesystem_path, write_bytes
 from sleeper.io.sketches import sketches_path
 from sleeper.statestore.store import StateStore
+from tests.unit.statestore.fakes import MemoryInstance
 
 SCHEMA = Schema(row_key_fields=(Field("key", PrimitiveType.LONG),), value_fields=(Field("v", PrimitiveType.LONG),))
 START = datetime(2025, 1, 1, tzinfo=UTC)
@@ -143,19 +142,5 @@ def new_table(
     )
 
 
-@dataclass
-class FakeInstance:
-    """An instance in memory (implements ``sleeper.statestore.tables.SleeperInstance``)."""
-
-    properties: InstanceProperties = field(default_factory=lambda: InstanceProperties({"sleeper.id": "test"}))
-    queues: InMemoryQueues = field(default_factory=InMemoryQueues)
-    tables: dict[str, FakeTable] = field(default_factory=dict)
-
-    def table_by_id(self, table_id: str) -> FakeTable:
-        try:
-            return self.tables[table_id]
-        except KeyError:
-            raise TableNotFoundError(f"no table {table_id}") from None
-
-    def queue(self, logical_name: str) -> InMemoryQueue:
-        return self.queues.queue(logical_name, fifo=logical_name.endswith(".fifo"))
+FakeInstance = MemoryInstance[FakeTable]
+"""An instance in memory holding these tables."""

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pyarrow as pa
 from pyarrow import fs as pafs
 
 from sleeper.adapters.memory.filesystem import in_memory_filesystem
-from sleeper.adapters.memory.queue import InMemoryQueue, InMemoryQueues
 from sleeper.adapters.memory.statestore import InMemoryStateStoreBackend
-from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.partition import partitions_from_split_points
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.schema import Field, KeyValue, PrimitiveType, Schema
@@ -19,6 +17,7 @@ from sleeper.core.statestore.references import FileReference
 from sleeper.io.filesystem import filesystem_path
 from sleeper.io.sketches import Sketches, sketches_path
 from sleeper.statestore.store import StateStore
+from tests.unit.statestore.fakes import MemoryInstance
 
 LONG_KEY = Schema(row_key_fields=(Field("key", PrimitiveType.LONG),), value_fields=(Field("v", PrimitiveType.LONG),))
 TWO_KEYS = Schema(
@@ -98,22 +97,8 @@ def new_table(
     )
 
 
-@dataclass
-class FakeInstance:
-    """An instance in memory (implements ``sleeper.statestore.tables.SleeperInstance``)."""
-
-    properties: InstanceProperties = field(default_factory=lambda: InstanceProperties({"sleeper.id": "test"}))
-    queues: InMemoryQueues = field(default_factory=InMemoryQueues)
-    tables: dict[str, FakeTable] = field(default_factory=dict)
-
-    def table_by_id(self, table_id: str) -> FakeTable:
-        try:
-            return self.tables[table_id]
-        except KeyError:
-            raise TableNotFoundError(f"no table {table_id}") from None
-
-    def queue(self, logical_name: str) -> InMemoryQueue:
-        return self.queues.queue(logical_name, fifo=logical_name.endswith(".fifo"))
+FakeInstance = MemoryInstance[FakeTable]
+"""An instance in memory holding these tables."""
 
 
 def id_supplier(*ids: str) -> Callable[[], str]:

@@ -5,11 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Generic, TypeVar
 
 from pyarrow import fs as pafs
 
 from sleeper.adapters.memory.filesystem import in_memory_filesystem
+from sleeper.adapters.memory.queue import InMemoryQueue, InMemoryQueues
 from sleeper.adapters.memory.statestore import InMemoryStateStoreBackend
+from sleeper.core.exceptions import TableNotFoundError
+from sleeper.core.properties import InstanceProperties
 from sleeper.core.schema import Schema
 from sleeper.statestore.log_head import StateStoreSettings
 from sleeper.statestore.store import StateStore
@@ -93,3 +97,24 @@ def new_table(
         table_id=table_id,
         settings=settings or StateStoreSettings(),
     )
+
+
+T = TypeVar("T")
+
+
+@dataclass
+class MemoryInstance(Generic[T]):
+    """An instance in memory holding tables of type T (implements ``sleeper.statestore.tables.SleeperInstance``)."""
+
+    properties: InstanceProperties = field(default_factory=lambda: InstanceProperties({"sleeper.id": "test"}))
+    queues: InMemoryQueues = field(default_factory=InMemoryQueues)
+    tables: dict[str, T] = field(default_factory=dict)
+
+    def table_by_id(self, table_id: str) -> T:
+        try:
+            return self.tables[table_id]
+        except KeyError:
+            raise TableNotFoundError(f"no table {table_id}") from None
+
+    def queue(self, logical_name: str) -> InMemoryQueue:
+        return self.queues.queue(logical_name, fifo=logical_name.endswith(".fifo"))
