@@ -8,7 +8,39 @@ from typing import Any
 
 import pyarrow as pa
 
+from sleeper.core.schema import Field, MapType, PrimitiveType, Schema
+
 Row = dict[str, Any]
+
+WIDE_SCHEMA = Schema.of(
+    row_keys=[Field("id", PrimitiveType.STRING), Field("bucket", PrimitiveType.INT)],
+    sort_keys=[Field("tag", PrimitiveType.BYTE_ARRAY)],
+    values=[
+        Field("count", PrimitiveType.LONG),
+        Field("low", PrimitiveType.INT),
+        Field("last", PrimitiveType.STRING),
+        Field("first_blob", PrimitiveType.BYTE_ARRAY),
+        Field("counts", MapType(PrimitiveType.STRING, PrimitiveType.LONG)),
+        Field("peaks", MapType(PrimitiveType.BYTE_ARRAY, PrimitiveType.INT)),
+    ],
+)
+"""A table with two row keys, a sort key and a value of every aggregated kind."""
+WIDE_AGGREGATIONS = "sum(count),min(low),max(last),min(first_blob),map_sum(counts),map_max(peaks)"
+"""An aggregation of every value of ``WIDE_SCHEMA``."""
+WIDE_ARROW = pa.schema(
+    [
+        pa.field("id", pa.string(), False),
+        pa.field("bucket", pa.int32(), False),
+        pa.field("tag", pa.binary(), False),
+        pa.field("count", pa.int64(), False),
+        pa.field("low", pa.int32(), False),
+        pa.field("last", pa.string(), False),
+        pa.field("first_blob", pa.binary(), False),
+        pa.field("counts", pa.map_(pa.string(), pa.int64()), False),
+        pa.field("peaks", pa.map_(pa.binary(), pa.int32()), False),
+    ]
+)
+"""The Arrow schema of ``WIDE_SCHEMA``'s rows."""
 
 
 def wrap(value: int, bits: int) -> int:

@@ -11,7 +11,14 @@ import pytest
 from sleeper.core.schema import Field, MapType, PrimitiveType, Schema
 from sleeper.iterators import AggregationConfig, IteratorConfigError, IteratorDataError, ProcessingConfig
 from sleeper.iterators.apply import Aggregator, RowProcessor, aggregate_batch
-from tests.unit.iterators.reference import reference_age_off, reference_aggregate, split_batches
+from tests.unit.iterators.reference import (
+    WIDE_AGGREGATIONS,
+    WIDE_SCHEMA,
+    reference_age_off,
+    reference_aggregate,
+    split_batches,
+)
+from tests.unit.iterators.reference import WIDE_ARROW as REFERENCE_ARROW
 
 P = PrimitiveType
 INT32_MAX = 2**31 - 1
@@ -211,35 +218,8 @@ def should_aggregate_a_batch_where_every_map_is_empty() -> None:
 # Several key columns and value columns, split into batches at every point
 
 
-WIDE_SCHEMA = Schema.of(
-    row_keys=[Field("id", P.STRING), Field("bucket", P.INT)],
-    sort_keys=[Field("tag", P.BYTE_ARRAY)],
-    values=[
-        Field("count", P.LONG),
-        Field("low", P.INT),
-        Field("last", P.STRING),
-        Field("first_blob", P.BYTE_ARRAY),
-        Field("counts", MapType(P.STRING, P.LONG)),
-        Field("peaks", MapType(P.BYTE_ARRAY, P.INT)),
-    ],
-)
-WIDE_CONFIG = ProcessingConfig.parse(
-    None, "sum(count),min(low),max(last),min(first_blob),map_sum(counts),map_max(peaks)", WIDE_SCHEMA
-)
-WIDE_ARROW = pa.schema(
-    [
-        pa.field("id", pa.string(), False),
-        pa.field("bucket", pa.int32(), False),
-        pa.field("tag", pa.binary(), False),
-        pa.field("count", pa.int64(), False),
-        pa.field("low", pa.int32(), False),
-        pa.field("last", pa.string(), False),
-        pa.field("first_blob", pa.binary(), False),
-        pa.field("counts", pa.map_(pa.string(), pa.int64()), False),
-        pa.field("peaks", pa.map_(pa.binary(), pa.int32()), False),
-    ],
-    metadata={b"origin": b"test"},
-)
+WIDE_CONFIG = ProcessingConfig.parse(None, WIDE_AGGREGATIONS, WIDE_SCHEMA)
+WIDE_ARROW = REFERENCE_ARROW.with_metadata({b"origin": b"test"})
 
 
 def _wide_batch() -> pa.RecordBatch:

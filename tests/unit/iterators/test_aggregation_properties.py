@@ -8,40 +8,22 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sleeper.core.schema import LONG_MAX, LONG_MIN, Field, MapType, PrimitiveType, Schema
+from sleeper.core.schema import LONG_MAX, LONG_MIN, PrimitiveType
 from sleeper.iterators import ProcessingConfig
 from sleeper.iterators.apply import RowProcessor
-from tests.unit.iterators.reference import reference_age_off, reference_aggregate, split_batches
+from tests.unit.iterators.reference import (
+    WIDE_AGGREGATIONS,
+    WIDE_ARROW,
+    WIDE_SCHEMA,
+    reference_age_off,
+    reference_aggregate,
+    split_batches,
+)
 
 P = PrimitiveType
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 
-SCHEMA = Schema.of(
-    row_keys=[Field("id", P.STRING), Field("bucket", P.INT)],
-    sort_keys=[Field("tag", P.BYTE_ARRAY)],
-    values=[
-        Field("count", P.LONG),
-        Field("low", P.INT),
-        Field("last", P.STRING),
-        Field("first_blob", P.BYTE_ARRAY),
-        Field("counts", MapType(P.STRING, P.LONG)),
-        Field("peaks", MapType(P.BYTE_ARRAY, P.INT)),
-    ],
-)
-AGGREGATIONS = "sum(count),min(low),max(last),min(first_blob),map_sum(counts),map_max(peaks)"
-ARROW = pa.schema(
-    [
-        pa.field("id", pa.string(), False),
-        pa.field("bucket", pa.int32(), False),
-        pa.field("tag", pa.binary(), False),
-        pa.field("count", pa.int64(), False),
-        pa.field("low", pa.int32(), False),
-        pa.field("last", pa.string(), False),
-        pa.field("first_blob", pa.binary(), False),
-        pa.field("counts", pa.map_(pa.string(), pa.int64()), False),
-        pa.field("peaks", pa.map_(pa.binary(), pa.int32()), False),
-    ]
-)
+SCHEMA, AGGREGATIONS, ARROW = WIDE_SCHEMA, WIDE_AGGREGATIONS, WIDE_ARROW
 
 longs = st.integers(LONG_MIN, LONG_MAX) | st.integers(-5, 5)
 ints = st.integers(INT_MIN, INT_MAX) | st.integers(-5, 5)
