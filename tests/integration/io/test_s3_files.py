@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 import uuid
-from collections.abc import Iterator
 from typing import Final
 
 import boto3
 import pyarrow as pa
 import pytest
-from moto.server import ThreadedMotoServer
 
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.emulator.moto_speedups import speed_up_moto
 from sleeper.io.exceptions import MissingFileError
 from sleeper.io.filesystem import FileSystemOptions, S3Options, delete, exists, list_files, resolve, size
 from sleeper.io.parquet import KeyBounds, ParquetSettings, SortedFileWriter, read_file_metadata, read_sorted
@@ -27,17 +23,6 @@ SCHEMA = Schema.of(
     sort_keys=[Field("timestamp", PrimitiveType.LONG)],
     values=[Field("value", PrimitiveType.STRING, nullable=True)],
 )
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[str]:
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    speed_up_moto()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
 
 
 @pytest.fixture

@@ -9,18 +9,14 @@ miss an object that is there (the race the condition closes on S3).
 
 from __future__ import annotations
 
-import logging
 import uuid
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 from botocore.exceptions import ClientError
-from moto.server import ThreadedMotoServer
 
 import sleeper.adapters.aws.s3_publish as s3_publish
 from sleeper.adapters.aws.s3_publish import copy_if_absent, copy_object_if_absent
-from sleeper.emulator.moto_speedups import speed_up_moto
 from sleeper.io.filesystem import FileSystemOptions, S3Options, exists, publish_no_clobber, resolve
 
 if TYPE_CHECKING:
@@ -29,17 +25,6 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 
 REGION: Final = "eu-west-2"
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[str]:
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    speed_up_moto()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
 
 
 @pytest.fixture
