@@ -33,7 +33,7 @@ from sleeper.core.naming import (
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.queue import QueueConfig
-from sleeper.runtime.aws.instance import QUEUE_URL_PROPERTIES, AwsRuntimeConfig
+from sleeper.runtime.aws.instance import AwsRuntimeConfig, queue_url_properties
 
 __all__ = ["provision_instance"]
 
@@ -60,7 +60,7 @@ def provision_instance(
         settings: How to reach the emulator.
         instance_id: The instance id.
         account: The account, for bucket names.
-        queues: The logical names of the queues to create (default: every queue of ``QUEUE_URL_PROPERTIES``).
+        queues: The logical names of the queues to create (default: every queue with a URL property in the registry).
         properties: Further instance properties.
 
     Returns:
@@ -100,7 +100,8 @@ def provision_instance(
         cdk.TRANSACTION_LOG_LATEST_SNAPSHOTS_TABLENAME.name: state_names.latest_snapshots,
         cdk.TRANSACTION_LOG_ALL_SNAPSHOTS_TABLENAME.name: state_names.all_snapshots,
     }
-    for logical in QUEUE_URL_PROPERTIES if queues is None else queues:
+    url_properties = queue_url_properties()
+    for logical in url_properties if queues is None else queues:
         spec = operations.queue(logical)
         name = queue_name(instance_id, logical)
         dead_letter = None if logical in _QUEUES_WITHOUT_DEAD_LETTERS else dead_letter_queue_name(instance_id, logical)
@@ -111,7 +112,7 @@ def provision_instance(
             dead_letter_queue=dead_letter,
             max_receive_count=_EMULATED_MAX_RECEIVE_COUNT if dead_letter else None,
         )
-        values[QUEUE_URL_PROPERTIES[logical]] = create_queue(sqs, name, config)
+        values[url_properties[logical]] = create_queue(sqs, name, config)
     values.update(properties or {})
     instance_properties = InstanceProperties(values)
     instance_properties.validate_all()

@@ -53,7 +53,6 @@ def handle_echo(instance: Any, body: str) -> str:
 def registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The operation in the registry (and nowhere else) for the test's length: its queue's properties defined, its
     queue and handler entries registered."""
-    _registered_in_import_time_copies(monkeypatch)  # first: importing a runtime copies the registry as it is
     for definition in QUEUE_PROPERTIES:
         monkeypatch.setitem(INSTANCE_PROPERTY_INDEX._by_name, definition.name, definition)
     monkeypatch.setattr(operations, "QUEUES", (*operations.QUEUES, ECHO_QUEUE))
@@ -61,20 +60,6 @@ def registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     ECHOED.clear()
     yield
     ECHOED.clear()
-
-
-def _registered_in_import_time_copies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The runtimes' copies of the registry's queues taken when they are imported (the AWS runtime's URL property
-    per queue, the local runtime's queue settings), given the queue as importing them again would: a copy that
-    reads the registry when used needs nothing."""
-    from sleeper.runtime.aws import instance as aws_instance
-    from sleeper.runtime.local import instance as local_instance
-
-    if isinstance(aws_instance.QUEUE_URL_PROPERTIES, dict):
-        monkeypatch.setitem(aws_instance.QUEUE_URL_PROPERTIES, QUEUE, URL_PROPERTY)
-    if isinstance(local_instance.LOCAL_QUEUES, dict):
-        settings = (ECHO_QUEUE.fifo, ECHO_QUEUE.visibility_timeout_seconds, ECHO_QUEUE.max_receive_count)
-        monkeypatch.setitem(local_instance.LOCAL_QUEUES, QUEUE, settings)
 
 
 def _sqs_event(*bodies: str) -> dict[str, Any]:

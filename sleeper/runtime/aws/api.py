@@ -34,7 +34,7 @@ from sleeper.core.exceptions import SleeperError
 from sleeper.core.naming import queue_name
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.queue import QueueNotFoundError
-from sleeper.runtime.aws.instance import QUEUE_URL_PROPERTIES, AwsInstance, AwsRuntimeConfig
+from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig, queue_url_properties
 
 if TYPE_CHECKING:
     from sleeper.api.table import Table
@@ -102,7 +102,7 @@ class AwsApi(Instance):
     # --- queues and dead letters --------------------------------------------------------------------------------
     def queue_names(self) -> list[str]:
         """The logical names of the queues whose URLs the instance properties hold (those the deployment made)."""
-        return [name for name, prop in QUEUE_URL_PROPERTIES.items() if self.runtime.properties.get(prop)]
+        return [name for name, prop in queue_url_properties().items() if self.runtime.properties.get(prop)]
 
     def retry_dead_letters(self, queue_names: Sequence[str] | None = None) -> dict[str, int]:
         """Moves the messages of each dead-letter queue back to its queue; returns how many per queue (non-zero).
@@ -111,8 +111,8 @@ class AwsApi(Instance):
             SleeperError: If a queue named is not one of the instance's.
         """
         for name in queue_names or ():
-            if name not in QUEUE_URL_PROPERTIES:
-                raise SleeperError(f"unknown queue {name!r}; known queues: {', '.join(sorted(QUEUE_URL_PROPERTIES))}")
+            if name not in (known := queue_url_properties()):
+                raise SleeperError(f"unknown queue {name!r}; known queues: {', '.join(sorted(known))}")
         moved: dict[str, int] = {}
         for name in list(queue_names) if queue_names else self.queue_names():
             try:

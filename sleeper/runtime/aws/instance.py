@@ -101,11 +101,11 @@ __all__ = [
     "ENDPOINT_ENV",
     "HANDLER_ENV",
     "INSTANCE_ID_ENV",
-    "QUEUE_URL_PROPERTIES",
     "AwsInstance",
     "AwsRuntimeConfig",
     "AwsRuntimeConfigError",
     "print_line",
+    "queue_url_properties",
 ]
 
 CONFIG_BUCKET_ENV = "CONFIG_BUCKET"
@@ -120,10 +120,11 @@ HANDLER_ENV = "SLEEPER_HANDLER"
 """The handler (``module:function``) the Lambda image runs."""
 _REGION_ENVS = ("AWS_REGION", "AWS_DEFAULT_REGION")
 
-QUEUE_URL_PROPERTIES: dict[str, str] = {
-    spec.name: spec.url_property for spec in operations.aws_queues() if spec.url_property is not None
-}
-"""The instance property holding the URL of each queue, by Sleeper's logical queue name."""
+
+def queue_url_properties() -> dict[str, str]:
+    """The instance property holding the URL of each queue, by Sleeper's logical queue name, as the registry of
+    operations says now."""
+    return {spec.name: spec.url_property for spec in operations.aws_queues() if spec.url_property is not None}
 
 
 class AwsRuntimeConfigError(SleeperError):
@@ -318,7 +319,7 @@ class AwsInstance(InstanceTables):
     def query_results_queue(self) -> SqsQueue | None:
         """The queue queries asking for results on SQS get them on: the one a deployment records the URL of, else
         None."""
-        has_queue = bool(self.properties.get(QUEUE_URL_PROPERTIES[operations.QUERY_RESULTS_Q]))
+        has_queue = bool(self.properties.get(queue_url_properties()[operations.QUERY_RESULTS_Q]))
         return self.queue(operations.QUERY_RESULTS_Q) if has_queue else None
 
     @cached_property
@@ -418,7 +419,7 @@ class AwsInstance(InstanceTables):
         Raises:
             QueueNotFoundError: If the queue has no URL property and no queue has its name.
         """
-        prop = QUEUE_URL_PROPERTIES.get(logical_name)
+        prop = queue_url_properties().get(logical_name)
         url = self.properties.get(prop) if prop is not None else None
         name = queue_name(self.instance_id, logical_name)
         if not url:

@@ -28,11 +28,11 @@ from sleeper.core.operations import (
 )
 from sleeper.core.properties import InstanceProperties
 from sleeper.runtime.local.instance import (
-    LOCAL_QUEUES,
     PAUSED_FILE,
     LocalInstance,
     check_local_instance_properties,
     is_paused,
+    local_queue_settings,
 )
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def retry_dead_letters(instance: LocalInstance, queue_names: Sequence[str] | Non
     Raises:
         SleeperError: If a queue name is unknown.
     """
-    names = list(queue_names) if queue_names else list(LOCAL_QUEUES)
+    names = list(queue_names) if queue_names else list(local_queue_settings())
     moved: dict[str, int] = {}
     for name in names:
         count = instance.dead_letter_queue(name).redrive_dead_letters(name)
@@ -365,7 +365,7 @@ class LocalApi(Instance):
     # --- queues and reports ------------------------------------------------------------------------------------
     def queue_names(self) -> list[str]:
         """Every queue of a local instance."""
-        return list(LOCAL_QUEUES)
+        return list(local_queue_settings())
 
     def retry_dead_letters(self, queue_names: Sequence[str] | None = None) -> dict[str, int]:
         """See :func:`retry_dead_letters`."""

@@ -71,11 +71,13 @@ from sleeper.statestore.store import StateStore, StateStoreSettings
 
 DATABASE_FILE = "sleeper.db"
 
-LOCAL_QUEUES: dict[str, tuple[bool, int, int]] = {
-    spec.name: (spec.fifo, spec.visibility_timeout_seconds, spec.max_receive_count) for spec in local_queues()
-}
-"""The queues of a local instance by logical name: (FIFO, visibility timeout seconds, maxReceiveCount), from the
-registry of operations."""
+
+def local_queue_settings() -> dict[str, tuple[bool, int, int]]:
+    """The queues of a local instance by logical name: (FIFO, visibility timeout seconds, maxReceiveCount), as the
+    registry of operations says now."""
+    return {spec.name: (spec.fifo, spec.visibility_timeout_seconds, spec.max_receive_count) for spec in local_queues()}
+
+
 _LOG = logging.getLogger(__name__)
 
 INSTANCE_DIRECTORY_MODE = 0o700
@@ -225,9 +227,9 @@ class LocalInstance(InstanceTables):
         The settings mirror Sleeper's: FIFO for the committer and the per-table scheduled queues, visibility and
         maxReceiveCount as Sleeper's stacks set them.
         """
-        spec = LOCAL_QUEUES.get(name)
+        spec = (known := local_queue_settings()).get(name)
         if spec is None:
-            raise SleeperError(f"unknown queue {name!r}; known queues: {', '.join(sorted(LOCAL_QUEUES))}")
+            raise SleeperError(f"unknown queue {name!r}; known queues: {', '.join(sorted(known))}")
         fifo, visibility, max_receive = spec
         return self.queues.queue(
             name,

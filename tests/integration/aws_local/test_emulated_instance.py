@@ -22,7 +22,7 @@ from sleeper.core.operations import ContainerSpec, HandlerSpec, Trigger
 from sleeper.core.properties import InstanceProperties
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
-from sleeper.runtime.aws.instance import QUEUE_URL_PROPERTIES
+from sleeper.runtime.aws.instance import queue_url_properties
 from tests.integration.aws_local.fake_handlers import EVENTS, OUT_ENV, SEEN_INSTANCES
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
@@ -62,7 +62,7 @@ def should_show_a_plain_boto3_client_the_config_bucket_with_every_queue_url(emul
     parser.read_string("[s]\n" + text)
     # Then every queue URL property names the queue the stacks would create
     values = dict(parser["s"].items())
-    for logical, prop in QUEUE_URL_PROPERTIES.items():
+    for logical, prop in queue_url_properties().items():
         assert values[prop].endswith("/" + naming.queue_name(emulated.instance_id, logical)), prop
     assert values["sleeper.data.bucket"] == naming.data_bucket_name(emulated.instance_id, account)
 

@@ -19,7 +19,7 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.files import AssignJobIdRequest, AssignJobIdsTransaction
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
-from sleeper.runtime.local.instance import LOCAL_QUEUES, LocalInstance
+from sleeper.runtime.local.instance import LocalInstance, local_queue_settings
 from tests.reliability_report import Reliability
 
 pytestmark = pytest.mark.integration
@@ -144,7 +144,7 @@ def should_send_a_poison_message_to_the_dead_letter_queue(tmp_path: Path, reliab
     reliability.record(
         "B4",
         case="compaction job whose input file is missing (fails on every delivery)",
-        max_receive_count=LOCAL_QUEUES["CompactionJobQ"][2],
+        max_receive_count=local_queue_settings()["CompactionJobQ"][2],
         receives_before_dlq=len(summary.outcomes),
         failed_receives=sum(o.outcome is JobOutcome.FAILED for o in summary.outcomes),
         dead_lettered=instance.dead_letter_queue("CompactionJobQ").approximate_counts().visible,

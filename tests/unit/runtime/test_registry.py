@@ -16,7 +16,7 @@ import pytest
 from sleeper.core import operations
 from sleeper.core.operations import CONTAINERS, HANDLERS, TriggerKind
 from sleeper.core.properties import INSTANCE_PROPERTY_INDEX, InstanceProperties
-from sleeper.runtime.aws.instance import QUEUE_URL_PROPERTIES
+from sleeper.runtime.aws.instance import queue_url_properties
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -81,7 +81,7 @@ def should_trigger_every_handler_sensibly() -> None:
     for h in HANDLERS:
         t = h.trigger
         if t.kind is TriggerKind.SQS:
-            problems += [f"{h.name}: no URL property for {q}" for q in t.queues if q not in QUEUE_URL_PROPERTIES]
+            problems += [f"{h.name}: no URL property for {q}" for q in t.queues if q not in queue_url_properties()]
             if not t.queues:
                 problems.append(f"{h.name}: SQS trigger without a queue")
         if t.kind is TriggerKind.SCHEDULE and t.rule is None:
@@ -164,23 +164,23 @@ def should_name_runtime_neutral_feature_functions_that_exist() -> None:
 def should_give_each_runtime_the_registry_queues() -> None:
     # Given the queues of the registry
     from sleeper.runtime.local.handlers import default_handlers
-    from sleeper.runtime.local.instance import LOCAL_QUEUES
+    from sleeper.runtime.local.instance import local_queue_settings
 
     local = {q.name: (q.fifo, q.visibility_timeout_seconds, q.max_receive_count) for q in operations.local_queues()}
     # When compared with the local instance's queues, its handlers and the AWS queue URL properties
     # Then the local instance has exactly the registry's local queues, each worked queue among them
-    assert LOCAL_QUEUES == local
-    assert set(default_handlers()) <= set(LOCAL_QUEUES)
+    assert local_queue_settings() == local
+    assert set(default_handlers()) <= set(local_queue_settings())
     # And an AWS instance finds each of its queues by the URL property the registry names, a defined property
-    assert QUEUE_URL_PROPERTIES == {q.name: q.url_property for q in operations.aws_queues()}
-    assert [p for p in QUEUE_URL_PROPERTIES.values() if INSTANCE_PROPERTY_INDEX.get(p) is None] == []
+    assert queue_url_properties() == {q.name: q.url_property for q in operations.aws_queues()}
+    assert [p for p in queue_url_properties().values() if INSTANCE_PROPERTY_INDEX.get(p) is None] == []
     assert len({q.name for q in operations.QUEUES}) == len(operations.QUEUES)
 
 
 def should_derive_the_local_schedules_from_the_registry_triggers() -> None:
     # Given the local runner's schedules and the handlers that run them locally
     from sleeper.runtime.local.handlers import default_handlers
-    from sleeper.runtime.local.instance import LOCAL_QUEUES
+    from sleeper.runtime.local.instance import local_queue_settings
     from sleeper.runtime.local.runner import SCHEDULES
 
     scheduled = {h.local_schedule.name: h for h in HANDLERS if h.local_schedule is not None}
@@ -195,7 +195,7 @@ def should_derive_the_local_schedules_from_the_registry_triggers() -> None:
             problems.append(f"{schedule.name}: period {schedule.period_property} differs from {spec.name}'s rule")
         if schedule.per_table and schedule.queue != spec.sends_to:
             problems.append(f"{schedule.name}: sends to {schedule.queue}, the rule's trigger to {spec.sends_to}")
-        if not schedule.queue.endswith(".fifo") or schedule.queue not in LOCAL_QUEUES:
+        if not schedule.queue.endswith(".fifo") or schedule.queue not in local_queue_settings():
             problems.append(f"{schedule.name}: {schedule.queue} is not a local FIFO queue")
         if schedule.queue not in default_handlers():
             problems.append(f"{schedule.name}: no local handler works {schedule.queue}")
