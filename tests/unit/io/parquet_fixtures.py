@@ -21,6 +21,19 @@ BYTE_ALPHABET = [0x00, 0x01, 0x41, 0x7F, 0x80, 0xC3, 0xFF]
 """Bytes on both sides of 0x80, where signed and unsigned byte order disagree."""
 
 
+KEY_TYPES = [PrimitiveType.INT, PrimitiveType.LONG, PrimitiveType.STRING, PrimitiveType.BYTE_ARRAY]
+"""The primitive types a key column may have."""
+
+
+def next_key(value: KeyValue) -> KeyValue:
+    """The smallest value after another, to turn inclusive/exclusive bounds into the canonical form."""
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, str):
+        return value + "\u0000"
+    return value + b"\x00"
+
+
 def random_key(key_type: PrimitiveType, rng: random.Random) -> KeyValue:
     """A random key of a type, drawn from a small domain so that ranges catch duplicates."""
     if key_type is PrimitiveType.INT:

@@ -32,17 +32,14 @@ from sleeper.io.thrift_compact import (
     decode_struct,
     encode_struct,
 )
-from tests.unit.io.parquet_fixtures import key_schema, recording_filesystem, rows_table, sorted_rows
-
-KEY_TYPES = [PrimitiveType.INT, PrimitiveType.LONG, PrimitiveType.STRING, PrimitiveType.BYTE_ARRAY]
-
-
-def _next(value: KeyValue) -> KeyValue:
-    if isinstance(value, int):
-        return value + 1
-    if isinstance(value, str):
-        return value + "\u0000"
-    return value + b"\x00"
+from tests.unit.io.parquet_fixtures import (
+    KEY_TYPES,
+    key_schema,
+    next_key,
+    recording_filesystem,
+    rows_table,
+    sorted_rows,
+)
 
 
 def _write_paged(
@@ -173,7 +170,7 @@ def should_read_exactly_the_rows_of_any_range_from_many_small_pages(
         # When: a point, and a range between two keys
         point = rng.choice(keys)
         low, high = sorted(rng.sample(keys, 2))
-        points = _read(fs, "f.parquet", schema, [[KeyBounds("key", point, _next(point))]])
+        points = _read(fs, "f.parquet", schema, [[KeyBounds("key", point, next_key(point))]])
         ranged = _read(fs, "f.parquet", schema, [[KeyBounds("key", low, high)]])
         either = _read(fs, "f.parquet", schema, [[KeyBounds("key", low, high)], [KeyBounds("key", point, None)]])
 

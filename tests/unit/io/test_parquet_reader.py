@@ -21,25 +21,21 @@ from sleeper.io.parquet import (
     read_file_metadata,
     read_sorted,
 )
-from tests.unit.io.parquet_fixtures import key_schema, recording_filesystem, rows_table, sorted_rows
-
-KEY_TYPES = [PrimitiveType.INT, PrimitiveType.LONG, PrimitiveType.STRING, PrimitiveType.BYTE_ARRAY]
-
-
-def _next(value: KeyValue) -> KeyValue:
-    """The smallest value after another, to turn inclusive/exclusive bounds into the canonical form."""
-    if isinstance(value, int):
-        return value + 1
-    if isinstance(value, str):
-        return value + "\u0000"
-    return value + b"\x00"
+from tests.unit.io.parquet_fixtures import (
+    KEY_TYPES,
+    key_schema,
+    next_key,
+    recording_filesystem,
+    rows_table,
+    sorted_rows,
+)
 
 
 def _canonical(name: str, low: KeyValue, low_inclusive: bool, high: KeyValue | None, high_inclusive: bool) -> KeyBounds:
     return KeyBounds(
         name,
-        low if low_inclusive else _next(low),
-        None if high is None else _next(high) if high_inclusive else high,
+        low if low_inclusive else next_key(low),
+        None if high is None else next_key(high) if high_inclusive else high,
     )
 
 
@@ -99,7 +95,7 @@ def should_read_unbounded_and_single_value_ranges(key_type: PrimitiveType) -> No
     # When
     everything = _read(fs, "f.parquet", schema, [[KeyBounds("key", key_type.minimum)]])
     from_middle = _read(fs, "f.parquet", schema, [[KeyBounds("key", middle)]])
-    only_middle = _read(fs, "f.parquet", schema, [[KeyBounds("key", middle, _next(middle))]])
+    only_middle = _read(fs, "f.parquet", schema, [[KeyBounds("key", middle, next_key(middle))]])
 
     # Then
     assert everything == rows
@@ -227,7 +223,7 @@ def should_read_no_bytes_of_row_groups_outside_the_range() -> None:
 
     with SortedFileReader("f.parquet", schema, filesystem=fs) as reader:
         chunks = _chunk_ranges(reader.parquet_metadata)
-        plan = reader.plan([[KeyBounds("key", target, _next(target))]])
+        plan = reader.plan([[KeyBounds("key", target, next_key(target))]])
         log.clear()
 
         # When

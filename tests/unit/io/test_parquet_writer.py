@@ -16,9 +16,7 @@ from sleeper.io.exceptions import SchemaMismatchError, UnsupportedSettingError, 
 from sleeper.io.filesystem import exists
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter, read_sorted
 from sleeper.io.sketches import Sketches
-from tests.unit.io.parquet_fixtures import key_schema, rows_table, sorted_rows
-
-KEY_TYPES = [PrimitiveType.INT, PrimitiveType.LONG, PrimitiveType.STRING, PrimitiveType.BYTE_ARRAY]
+from tests.unit.io.parquet_fixtures import KEY_TYPES, key_schema, rows_table, sorted_rows
 
 ALL_TYPES_SCHEMA = Schema.of(
     row_keys=[Field("key", PrimitiveType.STRING), Field("key2", PrimitiveType.BYTE_ARRAY)],
