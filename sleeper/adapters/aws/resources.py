@@ -1,4 +1,4 @@
-"""The DynamoDB tables, queues and data bucket of an instance, keyed as Sleeper keys them (spec 2.3, 9).
+"""The DynamoDB tables, queues and data bucket of an instance, keyed as Sleeper keys them.
 
 The deployment creates these in production; the functions here create them on an emulator for tests and for the
 emulated instance, so both use exactly the key schemas the adapters expect. Their names are those of
@@ -20,14 +20,10 @@ from sleeper.core.queue import InvalidQueueRequestError, QueueConfig, QueueNotFo
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodb.literals import KeyTypeType, ScalarAttributeTypeType
-    from mypy_boto3_dynamodb.type_defs import (
-        AttributeDefinitionTypeDef,
-        GlobalSecondaryIndexTypeDef,
-        KeySchemaElementTypeDef,
-        StreamSpecificationTypeDef,
-    )
+    from mypy_boto3_dynamodb.type_defs import AttributeDefinitionTypeDef, CreateTableInputTypeDef
 
     _KeySpec = tuple[str, ScalarAttributeTypeType, KeyTypeType]
+    _Index = tuple[str, str] | None
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_s3.literals import BucketLocationConstraintType
     from mypy_boto3_sqs import SQSClient
@@ -120,24 +116,39 @@ def create_bucket(client: S3Client, bucket: str, region: str) -> None:
         raise translate(e, f"CreateBucket {bucket}") from e
 
 
-def _create_table(client: DynamoDBClient, name: str, keys: list[_KeySpec], *, stream: bool = False) -> None:
+def _create_table(
+    client: DynamoDBClient,
+    name: str,
+    keys: list[_KeySpec],
+    *,
+    stream: bool = False,
+    index: tuple[str, str] | None = None,
+) -> None:
+    """Creates a table with on-demand billing; ``stream`` adds a NEW_IMAGE stream, ``index`` a keys-only global
+    secondary index (its name and string hash key)."""
     attributes: list[AttributeDefinitionTypeDef] = [
         {"AttributeName": attribute, "AttributeType": kind} for attribute, kind, _ in keys
     ]
-    key_schema: list[KeySchemaElementTypeDef] = [
-        {"AttributeName": attribute, "KeyType": role} for attribute, _, role in keys
-    ]
-    stream_spec: StreamSpecificationTypeDef = (
-        {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"} if stream else {"StreamEnabled": False}
-    )
+    request: CreateTableInputTypeDef = {
+        "TableName": name,
+        "AttributeDefinitions": attributes,
+        "KeySchema": [{"AttributeName": attribute, "KeyType": role} for attribute, _, role in keys],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+    if stream:
+        request["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}
+    if index is not None:
+        index_name, index_key = index
+        attributes.append({"AttributeName": index_key, "AttributeType": "S"})
+        request["GlobalSecondaryIndexes"] = [
+            {
+                "IndexName": index_name,
+                "KeySchema": [{"AttributeName": index_key, "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            }
+        ]
     try:
-        client.create_table(
-            TableName=name,
-            AttributeDefinitions=attributes,
-            KeySchema=key_schema,
-            BillingMode="PAY_PER_REQUEST",
-            StreamSpecification=stream_spec,
-        )
+        client.create_table(**request)
     except (ClientError, BotoCoreError) as e:
         raise translate(e, f"CreateTable {name}") from e
 
@@ -152,7 +163,7 @@ def _wait(client: DynamoDBClient, names: list[str]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Job, task and query trackers (spec 3.6, 7.3)
+# Job, task and query trackers
 
 # Attribute names of the job tracker tables (updates and lookup), as Sleeper's DynamoDB job trackers name them
 TRACKER_TABLE_ID = "TableId"
@@ -186,17 +197,16 @@ def create_job_tracker_tables(
     Raises:
         AwsError: If a table cannot be created (including if it exists).
     """
-    _create_indexed_table(client, names.updates, [(TRACKER_TABLE_ID, "S", "HASH"), (JOB_ID_AND_UPDATE, "S", "RANGE")])
-    _create_indexed_table(
+    _create_expiring_tables(
         client,
-        names.lookup,
-        [(TRACKER_JOB_ID, "S", "HASH")],
+        [
+            (names.updates, [(TRACKER_TABLE_ID, "S", "HASH"), (JOB_ID_AND_UPDATE, "S", "RANGE")]),
+            (names.lookup, [(TRACKER_JOB_ID, "S", "HASH")]),
+        ],
+        TRACKER_EXPIRY_DATE,
+        wait=wait,
         index=(VALIDATION_INDEX, LAST_VALIDATION_RESULT) if validation_index else None,
     )
-    if wait:
-        _wait(client, [names.updates, names.lookup])
-    for name in (names.updates, names.lookup):
-        _time_to_live(client, name, TRACKER_EXPIRY_DATE)
 
 
 def create_task_tracker_table(client: DynamoDBClient, name: str, *, wait: bool = True) -> None:
@@ -205,10 +215,8 @@ def create_task_tracker_table(client: DynamoDBClient, name: str, *, wait: bool =
     Raises:
         AwsError: If the table cannot be created (including if it exists).
     """
-    _create_indexed_table(client, name, [(TRACKER_TASK_ID, "S", "HASH"), (TRACKER_UPDATE_TIME, "N", "RANGE")])
-    if wait:
-        _wait(client, [name])
-    _time_to_live(client, name, TRACKER_EXPIRY_DATE)
+    keys: list[_KeySpec] = [(TRACKER_TASK_ID, "S", "HASH"), (TRACKER_UPDATE_TIME, "N", "RANGE")]
+    _create_expiring_tables(client, [(name, keys)], TRACKER_EXPIRY_DATE, wait=wait)
 
 
 def create_query_tracker_table(client: DynamoDBClient, name: str, *, wait: bool = True) -> None:
@@ -217,47 +225,20 @@ def create_query_tracker_table(client: DynamoDBClient, name: str, *, wait: bool 
     Raises:
         AwsError: If the table cannot be created (including if it exists).
     """
-    _create_indexed_table(client, name, [(QUERY_ID, "S", "HASH"), (SUB_QUERY_ID, "S", "RANGE")])
-    if wait:
-        _wait(client, [name])
-    _time_to_live(client, name, QUERY_EXPIRY_DATE)
+    keys: list[_KeySpec] = [(QUERY_ID, "S", "HASH"), (SUB_QUERY_ID, "S", "RANGE")]
+    _create_expiring_tables(client, [(name, keys)], QUERY_EXPIRY_DATE, wait=wait)
 
 
-def _create_indexed_table(
-    client: DynamoDBClient, name: str, keys: list[_KeySpec], *, index: tuple[str, str] | None = None
+def _create_expiring_tables(
+    client: DynamoDBClient, tables: list[tuple[str, list[_KeySpec]]], expiry: str, *, wait: bool, index: _Index = None
 ) -> None:
-    attributes: list[AttributeDefinitionTypeDef] = [
-        {"AttributeName": attribute, "AttributeType": kind} for attribute, kind, _ in keys
-    ]
-    key_schema: list[KeySchemaElementTypeDef] = [
-        {"AttributeName": attribute, "KeyType": role} for attribute, _, role in keys
-    ]
-    indexes: list[GlobalSecondaryIndexTypeDef] = []
-    if index is not None:
-        index_name, index_key = index
-        attributes.append({"AttributeName": index_key, "AttributeType": "S"})
-        indexes.append(
-            {
-                "IndexName": index_name,
-                "KeySchema": [{"AttributeName": index_key, "KeyType": "HASH"}],
-                "Projection": {"ProjectionType": "KEYS_ONLY"},
-            }
-        )
-    try:
-        if indexes:
-            client.create_table(
-                TableName=name,
-                AttributeDefinitions=attributes,
-                KeySchema=key_schema,
-                BillingMode="PAY_PER_REQUEST",
-                GlobalSecondaryIndexes=indexes,
-            )
-        else:
-            client.create_table(
-                TableName=name, AttributeDefinitions=attributes, KeySchema=key_schema, BillingMode="PAY_PER_REQUEST"
-            )
-    except (ClientError, BotoCoreError) as e:
-        raise translate(e, f"CreateTable {name}") from e
+    """Creates tables with time to live on an attribute; ``index`` goes on the last one."""
+    for position, (name, keys) in enumerate(tables):
+        _create_table(client, name, keys, index=index if position == len(tables) - 1 else None)
+    if wait:
+        _wait(client, [name for name, _ in tables])
+    for name, _ in tables:
+        _time_to_live(client, name, expiry)
 
 
 def _time_to_live(client: DynamoDBClient, name: str, attribute: str) -> None:
