@@ -11,13 +11,10 @@ from sleeper.core.jobs.task_creation import JobQueueCounts, TaskCreation, TaskKi
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties.instance_ingest import MAXIMUM_CONCURRENT_INGEST_TASKS
 
-__all__ = ["INGEST_TASKS", "IngestTaskCreation", "create_ingest_tasks"]
+__all__ = ["INGEST_TASKS", "create_ingest_tasks"]
 
 INGEST_TASKS = TaskKind(name="ingest", maximum_tasks=MAXIMUM_CONCURRENT_INGEST_TASKS)
 """Ingest as task creation sees it."""
-
-IngestTaskCreation = TaskCreation
-"""What a run did (the shared :class:`~sleeper.core.jobs.task_creation.TaskCreation`; kept for its importers)."""
 
 
 def create_ingest_tasks(

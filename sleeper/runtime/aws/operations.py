@@ -15,8 +15,9 @@ from sleeper.adapters.aws.batcher_store import DynamoDBIngestBatcherStore
 from sleeper.adapters.aws.launchers.ecs import EcsTaskLauncher, ingest_task_launcher
 from sleeper.bulk_import.launch_ports import BulkImportPlatform, BulkImportRequeue
 from sleeper.core import operations
+from sleeper.core.jobs.task_creation import TaskCreation
 from sleeper.core.queue import QueueNotFoundError
-from sleeper.ingest.task_creation import IngestTaskCreation, create_ingest_tasks
+from sleeper.ingest.task_creation import create_ingest_tasks
 from sleeper.query.queued import QUERY_QUEUE
 from sleeper.query.warm import send_warm_queries
 from sleeper.runtime.aws.instance import AwsInstance
@@ -34,7 +35,7 @@ _LOG = logging.getLogger(__name__)
 # --- ingest (spec 3.3, 3.4) ------------------------------------------------------------------------------------------
 
 
-def create_ingest_tasks_on_ecs(instance: AwsInstance, **launcher_options: Any) -> IngestTaskCreation:
+def create_ingest_tasks_on_ecs(instance: AwsInstance, **launcher_options: Any) -> TaskCreation:
     """One scheduled run of ingest task creation: an ECS task per visible ingest job, within the maximum.
 
     Raises:
