@@ -1,4 +1,4 @@
-"""The ingest batcher store in DynamoDB, in the table Sleeper's batcher uses (spec 3.4).
+"""The ingest batcher store in DynamoDB, in the table Sleeper's batcher uses.
 
 Table ``sleeper-<id>-ingest-batcher-store``: hash ``JobId`` (``not_assigned_to_job`` until the file is batched),
 range ``FilePath`` = ``<table id>/<file>``; items also hold ``FileSize``, ``ReceivedTime`` (epoch milliseconds) and
@@ -30,6 +30,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.dynamodb_paging import query_items, scan_items
 from sleeper.adapters.aws.exceptions import AwsThrottledError, cancellation_codes, error_code, translate
+from sleeper.adapters.batcher_store import GroupAssigningStore
 from sleeper.core.naming import batcher_store_table_name
 from sleeper.ingest.batcher.model import (
     NOT_ASSIGNED_TO_JOB,
@@ -142,7 +143,7 @@ def _file(item: _Item) -> TrackedFile:
     )
 
 
-class DynamoDBIngestBatcherStore:
+class DynamoDBIngestBatcherStore(GroupAssigningStore):
     """Implements ``sleeper.ingest.batcher.ports.IngestBatcherStore`` in Sleeper's DynamoDB table.
 
     Args:
@@ -156,9 +157,9 @@ class DynamoDBIngestBatcherStore:
     ) -> None:
         if not 1 <= assign_batch_size <= ASSIGN_JOB_BATCH_SIZE:
             raise ValueError(f"assign_batch_size must be between 1 and {ASSIGN_JOB_BATCH_SIZE}")
+        super().__init__(assign_batch_size=assign_batch_size)
         self._client = client
         self._table_name = table_name
-        self._assign_batch_size = assign_batch_size
 
     @classmethod
     def for_instance(cls, client: DynamoDBClient, instance_id: str) -> DynamoDBIngestBatcherStore:
@@ -293,25 +294,8 @@ class DynamoDBIngestBatcherStore:
             raise translate(e, f"PutItem {self._table_name}") from e
         return True
 
-    def assign_job_get_assigned(self, job_id: str, files: Sequence[TrackedFile]) -> list[str]:
-        """Moves pending files into a job, 50 per transaction, each all or nothing; returns the paths moved.
-
-        A transaction cancelled because a file is no longer pending, or by contention, leaves its files pending.
-
-        Raises:
-            AwsError: If DynamoDB fails otherwise.
-        """
-        assigned: list[str] = []
-        size = self._assign_batch_size
-        for start in range(0, len(files), size):
-            group = files[start : start + size]
-            if self._assign_group(job_id, group):
-                assigned.extend(f.file for f in group)
-        return assigned
-
     def _assign_group(self, job_id: str, group: Sequence[TrackedFile]) -> bool:
-        if len({f.key for f in group}) < len(group):
-            return False
+        """One transaction; cancelled (False) if a file is no longer pending, or by contention."""
         items: list[TransactWriteItemTypeDef] = []
         for file in group:
             items.append(

@@ -1,4 +1,4 @@
-"""The ingest batcher store of a local instance, in its SQLite database (spec 3.4).
+"""The ingest batcher store of a local instance, in its SQLite database.
 
 One row per tracked file, keyed as Sleeper's DynamoDB table is: job id (``not_assigned_to_job`` while pending) and
 ``<table id>/<file>``. Assigning a group of files to a job checks and moves the whole group in one ``BEGIN
@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
+from sleeper.adapters.batcher_store import GroupAssigningStore
 from sleeper.adapters.local.sqlite import SqliteDatabase
 from sleeper.ingest.batcher.exceptions import BatcherStoreError
 from sleeper.ingest.batcher.model import (
@@ -76,7 +77,7 @@ def _file(row: _Row) -> TrackedFile:
     )
 
 
-class SqliteIngestBatcherStore:
+class SqliteIngestBatcherStore(GroupAssigningStore):
     """Implements ``sleeper.ingest.batcher.ports.IngestBatcherStore`` in a SQLite database shared by several processes.
 
     Args:
@@ -87,8 +88,8 @@ class SqliteIngestBatcherStore:
     def __init__(
         self, database: str | Path | SqliteDatabase, *, assign_batch_size: int = ASSIGN_JOB_BATCH_SIZE
     ) -> None:
+        super().__init__(assign_batch_size=assign_batch_size)
         self._db = database if isinstance(database, SqliteDatabase) else SqliteDatabase(database, schema=SCHEMA)
-        self._assign_batch_size = assign_batch_size
         self._migrated = False
 
     def _migrate(self) -> None:
@@ -156,24 +157,9 @@ class SqliteIngestBatcherStore:
                     )
         return skipped
 
-    def assign_job_get_assigned(self, job_id: str, files: Sequence[TrackedFile]) -> list[str]:
-        """Moves pending files into a job, each group of files all or nothing; returns the paths moved.
-
-        Raises:
-            BatcherStoreError: If the database fails.
-        """
-        assigned: list[str] = []
-        size = self._assign_batch_size
-        for start in range(0, len(files), size):
-            group = files[start : start + size]
-            if self._assign_group(job_id, group):
-                assigned.extend(f.file for f in group)
-        return assigned
-
     def _assign_group(self, job_id: str, group: Sequence[TrackedFile]) -> bool:
+        """One ``BEGIN IMMEDIATE`` transaction."""
         moved = [f.assigned_to(job_id) for f in group]
-        if len({f.key for f in moved}) < len(moved):
-            return False
         with self._write(f"assigning files to job {job_id}") as connection:
             for file in group:
                 if not connection.execute(
