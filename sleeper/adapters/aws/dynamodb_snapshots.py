@@ -1,4 +1,4 @@
-"""Snapshot records of the transaction-log state store in DynamoDB (spec 2.3).
+"""Snapshot records of the transaction-log state store in DynamoDB.
 
 Two DynamoDB tables shared by every Sleeper table of an instance:
 

@@ -1,4 +1,4 @@
-"""Records of the DynamoDB stream of a transaction log table, as Lambda delivers them (spec 2.3).
+"""Records of the DynamoDB stream of a transaction log table, as Lambda delivers them.
 
 The stream of ``sleeper-<id>-file-transaction-log`` (view type ``NEW_IMAGE``) carries each entry as it was put:
 ``TABLE_ID``, ``TRANSACTION_NUMBER``, ``UPDATE_TIME``, ``TYPE`` and either ``BODY`` or ``BODY_S3_KEY``. Lambda hands

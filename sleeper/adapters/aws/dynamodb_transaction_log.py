@@ -1,4 +1,4 @@
-"""The transaction log of one Sleeper table in DynamoDB (spec 2.3).
+"""The transaction log of one Sleeper table in DynamoDB.
 
 One DynamoDB table per log type holds the logs of every Sleeper table: hash key ``TABLE_ID``, range key
 ``TRANSACTION_NUMBER``. Appends are conditional puts, so two writers can never both take the same number.

@@ -1,4 +1,4 @@
-"""Instance and table properties in the config bucket, laid out as Sleeper lays them out (spec 8, 13.1).
+"""Instance and table properties in the config bucket, laid out as Sleeper lays them out.
 
 ``s3://<config bucket>/instance.properties`` holds the instance properties (user and deployment values together) and
 ``s3://<config bucket>/tables/table-<table id>.properties`` the properties of each table, schema JSON inside

@@ -1,4 +1,4 @@
-"""Large transaction bodies in the data bucket (spec 2.3, 2.6).
+"""Large transaction bodies in the data bucket.
 
 Keys are data-bucket keys such as ``<table id>/statestore/transactions/<time>-<uuid>.json``; the log entry's
 ``BODY_S3_KEY`` holds the same key.
