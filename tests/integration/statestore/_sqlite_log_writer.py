@@ -5,9 +5,11 @@ Kept out of the test module so ``multiprocessing`` can import it by name in a sp
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
+from threading import Barrier as ThreadBarrier
 
 from sleeper.adapters.local.statestore import SqliteStateStoreBackend
 from sleeper.core.schema import Field, PrimitiveType, Schema
@@ -15,6 +17,7 @@ from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions.files import AddFilesTransaction
 from sleeper.statestore.exceptions import AddTransactionRetriesExhaustedError
 from sleeper.statestore.log_head import StateStoreSettings
+from sleeper.statestore.ports import StateStoreBackend
 from sleeper.statestore.store import StateStore
 
 SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)])
@@ -56,14 +59,25 @@ def add_files(
     database: str, data_dir: str, table_id: str, writer: int, count: int, settings: StateStoreSettings
 ) -> WriterResult:
     """Adds ``count`` files, one ADD_FILES transaction each, to a table's files log in a SQLite database."""
-    import time
-
     backend = SqliteStateStoreBackend(Path(database), Path(data_dir))
+    return add_files_to(backend, table_id, writer, count, settings, _start)
+
+
+def add_files_to(
+    backend: StateStoreBackend,
+    table_id: str,
+    writer: int,
+    count: int,
+    settings: StateStoreSettings,
+    start: Barrier | ThreadBarrier | None,
+) -> WriterResult:
+    """Adds ``count`` files, one ADD_FILES transaction each, retrying a commit that ran out of attempts; waits at
+    ``start`` (if given) before the first."""
     store = StateStore(schema=SCHEMA, table_id=table_id, backend=backend, settings=settings)
     result = WriterResult(writer)
     store.refresh()
-    if _start is not None:
-        _start.wait()
+    if start is not None:
+        start.wait()
     started = time.perf_counter()
     for sequence in range(count):
         transaction = AddFilesTransaction.of_references(

@@ -18,8 +18,8 @@ from sleeper.core.statestore.transactions.log import LogType
 from sleeper.statestore.log_head import StateStoreSettings
 from sleeper.statestore.ports import StateStoreBackend
 from sleeper.statestore.store import StateStore
-from tests.integration.statestore._object_log_writer import add_files_to, add_files_to_file_log, wait_together
-from tests.integration.statestore._sqlite_log_writer import SCHEMA, WriterResult, filename
+from tests.integration.statestore._object_log_writer import add_files_to_file_log, wait_together
+from tests.integration.statestore._sqlite_log_writer import SCHEMA, WriterResult, add_files_to, filename
 from tests.reliability_report import NIGHTLY
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
