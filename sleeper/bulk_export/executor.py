@@ -26,7 +26,7 @@ from sleeper.core.schema import Schema
 from sleeper.core.statestore.locations import check_file_in_table
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.key_ranges import KeyBounds
-from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
+from sleeper.io.merge import DEFAULT_BATCH_ROWS, RowCounter, merge_sorted
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter, read_sorted
 from sleeper.iterators.pipeline import RowIterators
 from sleeper.statestore.tables import SleeperTable
@@ -113,7 +113,7 @@ def run_leaf_export(
     processor = RowIterators.for_table(
         table.properties, schema, now_ms=now_ms if now_ms is not None else int(time.time() * 1000), writes=True
     )
-    counter = _Counter()
+    counter = RowCounter()
     merged = export_batches(export, schema, options=options, batch_rows=batch_rows)
     with SortedFileWriter(
         output,
@@ -128,13 +128,3 @@ def run_leaf_export(
     return ExportResult(
         sub_export_id=export.sub_export_id, output=output, rows_read=counter.rows, rows_written=writer.result.rows
     )
-
-
-class _Counter:
-    def __init__(self) -> None:
-        self.rows = 0
-
-    def count(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            self.rows += batch.num_rows
-            yield batch

@@ -50,7 +50,7 @@ from sleeper.core.range import Region as CoreRegion
 from sleeper.core.schema import Schema
 from sleeper.io.filesystem import FileSystemOptions, delete, exists, publish_no_clobber, resolve, size
 from sleeper.io.key_ranges import KeyBounds
-from sleeper.io.merge import merge_sorted
+from sleeper.io.merge import RowCounter, merge_sorted
 from sleeper.io.parquet import (
     ParquetSettings,
     SortedFileReader,
@@ -305,7 +305,7 @@ def run_compaction(
 
         if filesystem is not None or not datafusion_can_read(job.input_files):
             engine_used = ENGINE_ARROW  # DataFusion reads the real local filesystem only
-    counter = _RowCounter()
+    counter = RowCounter()
     with ExitStack() as stack:
         merged = compaction_batches(
             job.input_files,
@@ -452,15 +452,3 @@ def compaction_batches(
     )
     stack.callback(merged.close)
     return merged
-
-
-class _RowCounter:
-    """Counts the rows of batches passing through, a batch at a time."""
-
-    def __init__(self) -> None:
-        self.rows = 0
-
-    def count(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            self.rows += batch.num_rows
-            yield batch

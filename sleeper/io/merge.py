@@ -29,13 +29,26 @@ import pyarrow.compute as pc
 from sleeper.core.exceptions import SchemaError
 from sleeper.io.sort import KeyOrderer, NotSortedError, check_key_columns, check_sorted, key_at
 
-__all__ = ["DEFAULT_BATCH_ROWS", "ROUND_ROWS", "merge_sorted"]
+__all__ = ["DEFAULT_BATCH_ROWS", "ROUND_ROWS", "RowCounter", "merge_sorted"]
 
 DEFAULT_BATCH_ROWS = 65536
 """The default largest number of rows in an output batch."""
 
 ROUND_ROWS = 65536
 """The number of rows a round aims to order at once (more when keys tie), small enough to stay in cache."""
+
+
+class RowCounter:
+    """Counts the rows of batches passing through, a batch at a time (e.g. the rows a merge read)."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+
+    def count(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """The batches, unchanged, each counted as it passes."""
+        for batch in batches:
+            self.rows += batch.num_rows
+            yield batch
 
 
 def merge_sorted(
