@@ -260,17 +260,6 @@ class SqliteQueue(Queue):
             ).fetchone()
             return QueueCounts(visible=int(visible), in_flight=int(in_flight))
 
-    def delayed_count(self) -> int:
-        """Messages sent with a delay that has not passed yet (beyond ``QueueCounts``, which counts neither them nor
-        SQS's ``ApproximateNumberOfMessagesDelayed``)."""
-        with self._db.read() as connection:
-            (count,) = connection.execute(
-                "SELECT COUNT(*) FROM queue_messages"
-                " WHERE queue_name = ? AND receipt_handle IS NULL AND visible_at > ?",
-                (self._name, self._clock()),
-            ).fetchone()
-            return int(count)
-
     def deliver_delayed_now(self) -> int:
         """Makes the messages sent with a delay that has not passed yet visible now (a local runner that would
         otherwise wait out the delay); returns how many."""

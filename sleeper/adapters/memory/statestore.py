@@ -61,7 +61,6 @@ class InMemoryTransactionLogStore:
         self._in_action = False
         self.ambiguous_put_probability = ambiguous_put_probability
         self._random = random.Random(seed)
-        self.add_calls = 0
         self.ambiguous_puts = 0
         self._deleted = False
 
@@ -102,7 +101,6 @@ class InMemoryTransactionLogStore:
             InjectedFaultError: If a fault was injected.
         """
         with self._lock:
-            self.add_calls += 1
             # Appends made by an injected action stand for another writer: they take no injected faults.
             injected = not self._in_action
             if injected and self._faults.before_next_add:
