@@ -221,6 +221,17 @@ class Instance(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.location!r})"
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: where the instance is and its tables."""
+        from sleeper.api.views import html_summary
+
+        tables = self.tables()
+        listed = ", ".join(f"{t.table_name}{'' if t.online else ' (offline)'}" for t in tables) or "none"
+        return html_summary(
+            f"Sleeper instance {self.instance_id}",
+            [*self.location_fields.items(), ("tables", listed), ("paused", self.is_paused())],
+        )
+
     # --- identity and properties -------------------------------------------------------------------------------
     @property
     @abstractmethod

@@ -105,6 +105,32 @@ class Scan:
                     f"table has no column {', '.join(map(repr, unknown))} (columns: {', '.join(schema.field_names)})"
                 )
 
+    def __repr__(self) -> str:
+        parts = [repr(getattr(self.table, "name", self.table.table_id))]
+        for label, value in (("keys", self.keys), ("regions", self.regions)):
+            if value is not None:
+                parts.append(f"{label}={len(value)}")
+        if self.columns is not None:
+            parts.append(f"columns={list(self.columns)!r}")
+        if self.limit is not None:
+            parts.append(f"limit={self.limit}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view of what the scan reads (nothing is read until a ``to_*`` method is called)."""
+        from sleeper.api.views import html_summary
+
+        every = "every row" if self.keys is None and self.regions is None else None
+        return html_summary(
+            f"Scan of {getattr(self.table, 'name', self.table.table_id)}",
+            [
+                ("exact keys", every or len(self.keys or ())),
+                ("regions", every or "; ".join(str(r) for r in self.regions or ()) or "none"),
+                ("columns", ", ".join(self.columns) if self.columns is not None else "every column"),
+                ("limit", self.limit if self.limit is not None else "none"),
+            ],
+        )
+
     def with_limit(self, limit: int | None) -> Scan:
         """The same scan returning at most ``limit`` rows."""
         return dataclasses.replace(self, limit=limit)

@@ -28,7 +28,7 @@ from sleeper.api.ingest_job import (
     send_ingest_job,
     wait_for_ingest_job,
 )
-from sleeper.api.metadata import files_table, partitions_table
+from sleeper.api.metadata import file_sizes, files_table, job_runs_table, partitions_table
 from sleeper.api.scan import KeysArg, RangesArg, Scan, regions_of
 from sleeper.api.time_travel import history_table, past_table
 from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
@@ -51,7 +51,7 @@ from sleeper.core.table import PropertiesStore, TableIndex, TableStatus, new_tab
 from sleeper.ingest.inputs import ingest_rows
 from sleeper.ingest.ports import IngestRuntime
 from sleeper.ingest.standard import IngestResult
-from sleeper.io.filesystem import FileSystemOptions, s3_filesystem
+from sleeper.io.filesystem import FileSystemOptions, filesystem_path, s3_filesystem
 from sleeper.iterators.exceptions import IteratorConfigError
 from sleeper.iterators.pipeline import check_table_iterators
 from sleeper.query.executor import table_query
@@ -147,7 +147,7 @@ class TableInstance(IngestRuntime, Protocol):
 InstanceT = TypeVar("InstanceT", bound=TableInstance, covariant=True)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Table(Generic[InstanceT]):
     """A table of an instance: its identity, properties and state store.
 
@@ -164,6 +164,30 @@ class Table(Generic[InstanceT]):
     def name(self) -> str:
         """The table name."""
         return self.status.table_name
+
+    def __repr__(self) -> str:
+        return f"Table({self.name!r}, id={self.table_id!r}, instance={self.instance!r})"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: identity, schema, and the partitions, files and rows in the state store now."""
+        from sleeper.api.views import html_summary
+
+        references = self.file_references()
+        schema = self.schema
+        return html_summary(
+            f"Sleeper table {self.name}",
+            [
+                ("id", self.table_id),
+                ("online", self.status.online),
+                ("row keys", ", ".join(schema.row_key_names)),
+                ("sort keys", ", ".join(schema.sort_key_names) or "none"),
+                ("values", ", ".join(schema.value_names) or "none"),
+                ("leaf partitions", len(self.leaf_partitions())),
+                ("files", len({r.filename for r in references})),
+                ("rows", sum(r.number_of_rows for r in references)),
+                ("instance", repr(self.instance)),
+            ],
+        )
 
     @property
     def table_id(self) -> str:
@@ -495,13 +519,31 @@ class TableMetadata:
 
     def files(self) -> pa.Table:
         """One row per file reference: file, partition, rows (and whether that count is exact), the job that added
-        it; plus one row with a null partition per file no longer referenced (awaiting garbage collection)."""
-        return files_table(self.table.files())
+        it, the file's size in bytes; plus one row with a null partition per file no longer referenced (awaiting
+        garbage collection). The sizes are read from the filesystem in one listing call."""
+        files = self.table.files()
+        paths = {f.filename: filesystem_path(f.filename) for f in files}
+        return files_table(files, file_sizes(self.table.instance.filesystem, paths))
 
     def partitions(self) -> pa.Table:
-        """One row per partition: id, parent, children, leaf or not, the dimension split on, and its region as
-        ``<field>_min`` (inclusive) and ``<field>_max`` (exclusive, null if unbounded) per row key field."""
-        return partitions_table(self.table.partitions(), self.table.schema)
+        """One row per partition: id, parent, children, leaf or not, the dimension split on, its region as
+        ``<field>_min`` (inclusive) and ``<field>_max`` (exclusive, null if unbounded) per row key field, and the
+        ``files``, ``rows`` and ``bytes`` referenced on it (a file referenced on several partitions counts its whole
+        size on each)."""
+        return partitions_table(self.table.partitions(), self.table.schema, self.files())
+
+    def jobs(self) -> pa.Table:
+        """One row per run of the table's ingest (and bulk import) and compaction jobs, from the job trackers: job,
+        kind, run, task, status, partition (compaction), start, finish and commit times, duration, rows read and
+        written, failure reasons (the runs ``sleeper report ingest-jobs`` and ``compaction-jobs`` print)."""
+        from sleeper.api.reports import compaction_job_rows, ingest_job_rows
+
+        instance = self.table.instance
+        table_id = self.table.table_id
+        return job_runs_table(
+            ingest_job_rows(instance.ingest_job_tracker.jobs(table_id)),
+            compaction_job_rows(instance.compaction_job_tracker.jobs(table_id)),
+        )
 
     def properties(self) -> pa.Table:
         """One row per table property set or defaulted: name and value."""

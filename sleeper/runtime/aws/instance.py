@@ -224,6 +224,9 @@ class AwsInstance(InstanceTables):
         self._table_cache_seconds = table_cache_seconds
         self._tables: dict[str, _Cached] = {}
 
+    def __repr__(self) -> str:
+        return f"AwsInstance(config_bucket={self.config.config_bucket!r})"
+
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> AwsInstance:
         """The instance the environment names (see the module docs).

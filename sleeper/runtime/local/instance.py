@@ -160,6 +160,9 @@ class LocalInstance(InstanceTables):
         self.task: LocalTask | None = None
         """The local task this process runs as, while it runs as one (``sleeper.runtime.local.tasks.local_task``)."""
 
+    def __repr__(self) -> str:
+        return f"LocalInstance({str(self.directory)!r})"
+
     @property
     def properties(self) -> InstanceProperties:
         """The instance properties (``instance.properties``)."""
