@@ -78,7 +78,8 @@ def should_run_every_bash_and_python_block_of_the_readme_verbatim(tmp_path: Path
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     run = [(language, code, mark) for language, code, mark in blocks if mark != SKIP]
     assert {language for language, *_ in run} == {"bash", "python"}
-    assert [mark for *_, mark in blocks if mark] == [SKIP, AWS, AWS]  # the Quick start, then the aws:ID examples
+    # the Quick start, starting the emulated instance (shown only: the test provisions it), then the aws:ID examples
+    assert [mark for *_, mark in blocks if mark] == [SKIP, SKIP, AWS, AWS]
 
     # When each block runs in turn (the aws:ID examples against the instance on moto)
     aws_output = ""
