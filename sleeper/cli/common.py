@@ -16,6 +16,13 @@ from sleeper.core.schema import KeyValue, Schema
 if TYPE_CHECKING:
     from sleeper.api.instance import Instance
 
+DISPLAY_ROWS = 20
+"""Rows the ``query`` table format shows when no ``--limit`` is given (the count printed is of every row)."""
+
+DEFAULT_INGEST_WAIT_SECONDS = 900.0
+"""``ingest --wait``'s default timeout: :data:`sleeper.api.table.DEFAULT_WAIT_SECONDS`, repeated here so that the
+command line's help is built without importing the table API (a unit test checks the two agree)."""
+
 console = Console()
 err_console = Console(stderr=True)
 

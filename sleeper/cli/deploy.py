@@ -15,18 +15,15 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from sleeper.api.table import check_table_name
 from sleeper.cli.common import console, parse_assignments
-from sleeper.core.deploy import context as keys
-from sleeper.core.deploy.configuration import InstanceConfiguration, load_configuration_dir
-from sleeper.core.deploy.context import read_context
-from sleeper.core.deploy.plan import ignored_optional_stacks, planned_stacks
 from sleeper.core.exceptions import SleeperError
-from sleeper.core.properties import instance_common as common
+
+if TYPE_CHECKING:
+    from sleeper.core.deploy.configuration import InstanceConfiguration
 
 __all__ = [
     "DeployCommand",
@@ -90,6 +87,12 @@ def _command(
     cdk: str,
     root: Path,
 ) -> DeployCommand:
+    from sleeper.api.table import check_table_name
+    from sleeper.core.deploy import context as keys
+    from sleeper.core.deploy.configuration import load_configuration_dir
+    from sleeper.core.deploy.context import read_context
+    from sleeper.core.properties import instance_common as common
+
     given = parse_assignments(list(context), "context")
     values = {keys.CONFIGURATION_DIR: str(config.resolve()), **fixed, **given}
     read_context(values)  # an unknown or repeated name fails here, naming it, before cdk runs
@@ -123,6 +126,8 @@ def deploy_command(
     Raises:
         SleeperError: If the configuration or a context value is invalid.
     """
+    from sleeper.core.deploy import context as keys
+
     fixed = {k: v for k, v in ((keys.ARTEFACTS, artefacts), (keys.IMAGE_TAG, image_tag)) if v}
     flags = ["--require-approval", require_approval] if require_approval else []
     return _command("deploy", config, context=context, fixed=fixed, flags=flags, cdk=cdk,
@@ -137,12 +142,16 @@ def teardown_command(
     Raises:
         SleeperError: If the configuration cannot be read or a context value is invalid.
     """
+    from sleeper.core.deploy import context as keys
+
     flags = ["--force"] if force else []
     return _command("destroy", config, context=context, fixed={keys.VALIDATE: "false"}, flags=flags, cdk=cdk,
                     root=root or repository_root())  # fmt: skip
 
 
 def _describe(command: DeployCommand, heading: str) -> None:
+    from sleeper.core.deploy.plan import ignored_optional_stacks, planned_stacks
+
     properties = command.configuration.properties
     console.print(f"{heading} [bold]{command.instance_id}[/] (CloudFormation stack {command.instance_id}):")
     for stack in planned_stacks(properties, command.configuration.tables):
@@ -232,6 +241,8 @@ def run_teardown(
     cdk = "cdk" if dry_run else find_cdk()
     command = teardown_command(config, context=context, force=force, cdk=cdk, root=root)
     _describe(command, "Destroying instance")
+    from sleeper.core.properties import instance_common as common
+
     if command.configuration.properties.get_bool(common.RETAIN_INFRA_AFTER_DESTROY):
         console.print("  kept: the data and config buckets and DynamoDB tables (sleeper.retain.infra.after.destroy)")
     if not dry_run:

@@ -10,16 +10,13 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import pyarrow as pa
 import typer
 
-from sleeper.api import reports as reports_data
-from sleeper.api.table import DEFAULT_WAIT_SECONDS as DEFAULT_INGEST_WAIT_SECONDS
 from sleeper.cli import admin_commands, aws_local, common, operations, properties_cmd, render, reports
 from sleeper.cli import deploy as deploy_cli
 from sleeper.cli import export as export_cli
 from sleeper.cli import iceberg as iceberg_cli
-from sleeper.cli.query_output import DISPLAY_ROWS
+from sleeper.cli.common import DEFAULT_INGEST_WAIT_SECONDS, DISPLAY_ROWS
 from sleeper.core.exceptions import SleeperError
 
 app = typer.Typer(
@@ -302,6 +299,7 @@ def report_tasks(
     as_json: JsonOption = False,
 ) -> None:
     """Compaction or ingest tasks from the task tracker."""
+    from sleeper.api import reports as reports_data
     from sleeper.cli import status
 
     data = reports_data.tasks_report(_open().task_statuses(kind, unfinished=unfinished))
@@ -314,6 +312,7 @@ def report_tasks(
 @report_app.command("dead-letters")
 def report_dead_letters(as_json: JsonOption = False) -> None:
     """Messages on the dead-letter queues, with a sample of each."""
+    from sleeper.api import reports as reports_data
     from sleeper.cli import status
 
     data = reports_data.dead_letters_report(_open())
@@ -446,6 +445,8 @@ def query(
 ) -> None:
     """Query a table for exact keys and/or ranges of row keys; with neither, every row. Rows are written as they are
     read, so any number of rows can go to a file or a pipe (with --iterator they are gathered first)."""
+    import pyarrow as pa
+
     from sleeper.cli import query_output
     from sleeper.cli.query_args import parse_exact, parse_range
 

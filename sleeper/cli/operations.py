@@ -8,12 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from sleeper.api.instance import OperationReport
 from sleeper.cli.common import ChangeJsonOption, JsonOption, console, open_instance, print_json
 from sleeper.core.exceptions import SleeperError
 
 if TYPE_CHECKING:
-    from sleeper.api.instance import Instance
+    from sleeper.api.instance import Instance, OperationReport
     from sleeper.core.trackers.compaction import CompactionJobStatus, CompactionJobTracker
 
 batcher_app = typer.Typer(help="The ingest batcher.", no_args_is_help=True)

@@ -14,15 +14,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from sleeper.cli.common import JsonOption, console, err_console, open_instance, parse_assignments, print_json
 from sleeper.core.exceptions import SleeperError
-from sleeper.core.properties import InstanceProperties, PropertyGroup, PropertyIndex, TableProperties
-from sleeper.core.properties.notices import change_notice, property_notices
+
+if TYPE_CHECKING:
+    from sleeper.core.properties import InstanceProperties, PropertyGroup, PropertyIndex, TableProperties
 
 __all__ = ["group_rows", "instance_properties", "register", "table_properties"]
 
@@ -98,6 +99,9 @@ def _print_notices(
     deployment, values that carry a risk (``warnings()``) new with this edit, and when running AWS processes see it."""
     if not names:
         return
+    from sleeper.core.properties import TableProperties
+    from sleeper.core.properties.notices import change_notice, property_notices
+
     earlier = set(before.warnings())
     lines = property_notices(index, names, local=local)
     lines += [f"warning: {w}" for w in after.warnings() if w not in earlier]
@@ -166,6 +170,8 @@ def instance_properties(
     before_edit = inst.properties
     with _warnings_shown_by_the_command():
         changes = inst.update_instance_properties(updates, unset or [], dry_run=dry_run)
+    from sleeper.core.properties import InstanceProperties
+
     edited = InstanceProperties(dict(before_edit.items()))
     for change in changes:
         if change.after is None:

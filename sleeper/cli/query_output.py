@@ -24,15 +24,13 @@ import pyarrow.parquet as pq
 from rich.console import Console
 
 from sleeper.cli import render
+from sleeper.cli.common import DISPLAY_ROWS
 from sleeper.core.exceptions import SleeperError
 
 __all__ = ["DISPLAY_ROWS", "FORMATS", "check_output", "limited", "write"]
 
 FORMATS = ("table", "json", "ndjson", "csv", "parquet")
 """The values of ``--format``."""
-
-DISPLAY_ROWS = 20
-"""Rows the ``table`` format shows when no ``--limit`` is given (the count printed is of every row)."""
 
 
 def limited(reader: pa.RecordBatchReader, limit: int | None) -> pa.RecordBatchReader:

@@ -9,13 +9,12 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.tree import Tree
 
-from sleeper.core.partition import Partition
-from sleeper.core.properties import TableProperties
-from sleeper.core.range import Range
-from sleeper.core.table import TableStatus
-
 if TYPE_CHECKING:
     from sleeper.api.table import Table as SleeperTable
+    from sleeper.core.partition import Partition
+    from sleeper.core.properties import TableProperties
+    from sleeper.core.range import Range
+    from sleeper.core.table import TableStatus
 
 
 def _bound(value: object) -> str:

@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from rich.text import Text
 
-from sleeper.api import reports as reports_data
-from sleeper.cli import job_reports
 from sleeper.cli.common import JsonOption, console, err_console, open_instance, print_json
 from sleeper.core.exceptions import SleeperError
 
 if TYPE_CHECKING:
+    from sleeper.api.reports import TimeRange
     from sleeper.api.table import Table
     from sleeper.core.statestore.references import FileReference
     from sleeper.core.trackers.compaction import CompactionJobStatus
@@ -272,7 +271,9 @@ def _job_ids(values: list[str] | None) -> list[str]:
     return [j.strip() for v in values or [] for j in v.split(",") if j.strip()]
 
 
-def _time_range(since: str | None, until: str | None) -> reports_data.TimeRange | None:
+def _time_range(since: str | None, until: str | None) -> TimeRange | None:
+    from sleeper.api import reports as reports_data
+
     if since is None and until is None:
         return None
     now = datetime.now(tz=UTC)
@@ -316,6 +317,9 @@ def report_compaction_jobs(
     period = _time_range(since, until)
     if period is not None:
         statuses = [s for s in statuses if period.has_compaction(s)]
+    from sleeper.api import reports as reports_data
+    from sleeper.cli import job_reports
+
     rows = reports_data.compaction_job_rows(statuses)
     if as_json:
         print_json(rows)
@@ -354,6 +358,9 @@ def report_ingest_jobs(
     period = _time_range(since, until)
     if period is not None:
         statuses = [s for s in statuses if period.has_ingest(s)]
+    from sleeper.api import reports as reports_data
+    from sleeper.cli import job_reports
+
     rows = reports_data.ingest_job_rows(statuses)
     if as_json:
         print_json(rows)
