@@ -4,25 +4,30 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BASE_STAMP := $(VENV)/.installed-base
+# Every install (here, CI through `make test`, the container images) takes its versions from the lock; pyproject.toml
+# keeps the ranges. `make lock` remakes it from the newest versions those ranges allow.
+LOCK := constraints.txt
+LOCK_EXTRAS := dev,spark,cdk
 
-.PHONY: help install demo lint test test-unit bench docs
+.PHONY: help install demo lint test test-unit bench docs lock
 
 help:
 	@echo "make demo   - set up a virtualenv and run the demo on a local instance"
 	@echo "make test   - set up a virtualenv, lint (ruff, mypy, import rules) and run every test"
 	@echo "make test-unit - the fast lane: ruff and the unit tests only (no moto, Spark or CDK synthesis)"
 	@echo "make docs   - regenerate docs/usage/properties from the property definitions"
+	@echo "make lock   - refresh $(LOCK) (the exact versions every install uses) from the ranges in pyproject.toml"
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,spark,cdk]'
+	$(PY) -m pip install -q -c $(LOCK) --upgrade pip
+	$(PY) -m pip install -q -c $(LOCK) -e '.[$(LOCK_EXTRAS)]'
 	touch $(STAMP)
 
-$(BASE_STAMP): pyproject.toml
+$(BASE_STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q -c $(LOCK) --upgrade pip
+	$(PY) -m pip install -q -c $(LOCK) -e .
 	touch $(BASE_STAMP)
 
 install: $(STAMP)
@@ -44,3 +49,19 @@ test-unit: $(STAMP)
 
 docs: $(STAMP)
 	$(PY) -m sleeper.core.properties.docs docs/usage/properties
+
+# A fresh virtualenv (in a temporary directory) gets the newest versions pyproject.toml's ranges allow, with no lock,
+# and its exact versions become the lock (the package itself, setuptools and wheel left out). Run it with the Python
+# that CI and the images use (3.11).
+lock:
+	set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(PYTHON) -m venv "$$tmp/venv"; \
+	"$$tmp/venv/bin/python" -m pip install -q --upgrade pip; \
+	"$$tmp/venv/bin/python" -m pip install -q -e '.[$(LOCK_EXTRAS)]'; \
+	{ \
+	  echo "# The exact version of every package the Makefile installs (.[$(LOCK_EXTRAS)] and pip), made by \`make lock\`"; \
+	  echo "# with Python $$("$$tmp/venv/bin/python" -c 'import platform; print(platform.python_version())') on $$(uname -s) $$(uname -m). Installs take it as a constraints file (pip install -c"; \
+	  echo "# $(LOCK)); pyproject.toml keeps the ranges. Do not edit by hand: change a range, then run \`make lock\`."; \
+	  "$$tmp/venv/bin/python" -m pip freeze --all --exclude-editable | grep -v -E '^(setuptools|wheel)=='; \
+	} > "$$tmp/$(LOCK)"; \
+	mv "$$tmp/$(LOCK)" $(LOCK)
