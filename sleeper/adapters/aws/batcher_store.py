@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, cast
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.dynamodb_paging import query_items, scan_items
-from sleeper.adapters.aws.exceptions import AwsThrottledError, cancellation_codes, error_code, translate
+from sleeper.adapters.aws.exceptions import AwsThrottledError, cancellation_codes, error_code, translate, translated
 from sleeper.adapters.batcher_store import GroupAssigningStore
 from sleeper.core.naming import batcher_store_table_name
 from sleeper.ingest.batcher.model import (
@@ -91,7 +91,7 @@ def create_batcher_store_table(client: DynamoDBClient, table_name: str, *, wait:
     Raises:
         AwsError: If the table cannot be created (including if it exists).
     """
-    try:
+    with translated(f"CreateTable {table_name}"):
         client.create_table(
             TableName=table_name,
             AttributeDefinitions=[
@@ -106,8 +106,6 @@ def create_batcher_store_table(client: DynamoDBClient, table_name: str, *, wait:
         client.update_time_to_live(
             TableName=table_name, TimeToLiveSpecification={"Enabled": True, "AttributeName": EXPIRY_TIME}
         )
-    except (ClientError, BotoCoreError) as e:
-        raise translate(e, f"CreateTable {table_name}") from e
 
 
 def _key(job_id: str, file: TrackedFile) -> _Item:
@@ -177,10 +175,8 @@ class DynamoDBIngestBatcherStore(GroupAssigningStore):
         Raises:
             AwsError: If DynamoDB fails.
         """
-        try:
+        with translated(f"PutItem {self._table_name}"):
             self._client.put_item(TableName=self._table_name, Item=_item(file))
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"PutItem {self._table_name}") from e
 
     def add_files_unless_batched(self, files: Sequence[TrackedFile]) -> list[SkippedFile]:
         """Stores files as pending, except those batched into a job and unchanged since; returns those skipped.
@@ -236,10 +232,8 @@ class DynamoDBIngestBatcherStore(GroupAssigningStore):
             for attempt in range(10):
                 if attempt:
                     time.sleep(min(0.05 * 2**attempt, 2.0))
-                try:
+                with translated(f"BatchGetItem {self._table_name}"):
                     response = self._client.batch_get_item(RequestItems=request)
-                except (ClientError, BotoCoreError) as e:
-                    raise translate(e, f"BatchGetItem {self._table_name}") from e
                 for item in response.get("Responses", {}).get(self._table_name, []):
                     found[item[FILE_PATH]["S"]] = item[RECEIVED_TIME]["N"]
                 unprocessed = response.get("UnprocessedKeys", {})
@@ -382,10 +376,8 @@ class DynamoDBIngestBatcherStore(GroupAssigningStore):
         for attempt in range(10):
             if attempt:
                 time.sleep(min(0.05 * 2**attempt, 2.0))
-            try:
+            with translated(f"BatchWriteItem {self._table_name}"):
                 response = self._client.batch_write_item(RequestItems={self._table_name: remaining})
-            except (ClientError, BotoCoreError) as e:
-                raise translate(e, f"BatchWriteItem {self._table_name}") from e
             unprocessed = response.get("UnprocessedItems", {}).get(self._table_name, [])
             remaining = cast("list[WriteRequestTypeDef]", list(unprocessed))
             if not remaining:

@@ -16,9 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from sleeper.adapters.aws.exceptions import translate
+from sleeper.adapters.aws.exceptions import translated
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -69,8 +67,6 @@ def _with_page_size(request: Any, page_size: int | None) -> Any:
 
 
 def _items(pages: Iterable[Mapping[str, Any]], operation: str) -> Iterator[Item]:
-    try:
+    with translated(operation):
         for page in pages:
             yield from page.get("Items", [])
-    except (ClientError, BotoCoreError) as e:
-        raise translate(e, operation) from e

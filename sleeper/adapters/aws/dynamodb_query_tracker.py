@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Self
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.dynamodb_paging import query_items, scan_items
-from sleeper.adapters.aws.exceptions import error_code, translate
+from sleeper.adapters.aws.exceptions import error_code, translate, translated
 from sleeper.adapters.aws.resources import LAST_KNOWN_STATE, QUERY_EXPIRY_DATE, QUERY_ID, SUB_QUERY_ID
 from sleeper.core.naming import query_tracker_table_name
 from sleeper.core.trackers.query import (
@@ -141,12 +141,10 @@ class DynamoDBQueryTracker:
         Raises:
             AwsError: If DynamoDB fails.
         """
-        try:
+        with translated(f"GetItem {self._table_name}"):
             item = self._client.get_item(
                 TableName=self._table_name, Key=_key(query_id, sub_query_id), ConsistentRead=True
             ).get("Item")
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"GetItem {self._table_name}") from e
         return _tracked_query(item) if item is not None else None
 
     def sub_queries(self, query_id: str) -> list[TrackedQuery]:

@@ -21,7 +21,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.dynamodb_paging import query_items
 from sleeper.adapters.aws.dynamodb_transaction_log import from_epoch_ms, to_epoch_ms
-from sleeper.adapters.aws.exceptions import cancellation_codes, translate
+from sleeper.adapters.aws.exceptions import cancellation_codes, translate, translated
 from sleeper.adapters.aws.resources import (
     FILES_SNAPSHOT_PATH,
     FILES_TRANSACTION_NUMBER,
@@ -82,12 +82,10 @@ class DynamoDBSnapshotMetadataStore:
         Raises:
             AwsError: If DynamoDB fails.
         """
-        try:
+        with translated(self._operation("GetItem", self._latest_table)):
             response = self._client.get_item(
                 TableName=self._latest_table, Key={TABLE_ID: {"S": self._table_id}}, ConsistentRead=True
             )
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, self._operation("GetItem", self._latest_table)) from e
         item = response.get("Item")
         path_name, number_name, time_name = _LATEST_ATTRIBUTES[log_type]
         if item is None or number_name not in item:
@@ -183,7 +181,7 @@ class DynamoDBSnapshotMetadataStore:
                 f"snapshot {snapshot.transaction_number} is the latest {snapshot_type(snapshot.log_type)} "
                 f"snapshot of table {self._table_id}; it cannot be deleted"
             )
-        try:
+        with translated(self._operation("DeleteItem", self._all_table)):
             self._client.delete_item(
                 TableName=self._all_table,
                 Key={
@@ -191,8 +189,6 @@ class DynamoDBSnapshotMetadataStore:
                     TRANSACTION_NUMBER: {"N": str(snapshot.transaction_number)},
                 },
             )
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, self._operation("DeleteItem", self._all_table)) from e
 
     def delete_all(self) -> None:
         """Forgets every snapshot of the table, the latest ones included.
@@ -202,7 +198,7 @@ class DynamoDBSnapshotMetadataStore:
         """
         for log_type in LogType:
             for snapshot in list(self._query(log_type)):
-                try:
+                with translated(self._operation("DeleteItem", self._all_table)):
                     self._client.delete_item(
                         TableName=self._all_table,
                         Key={
@@ -210,12 +206,8 @@ class DynamoDBSnapshotMetadataStore:
                             TRANSACTION_NUMBER: {"N": str(snapshot.transaction_number)},
                         },
                     )
-                except (ClientError, BotoCoreError) as e:
-                    raise translate(e, self._operation("DeleteItem", self._all_table)) from e
-        try:
+        with translated(self._operation("DeleteItem", self._latest_table)):
             self._client.delete_item(TableName=self._latest_table, Key={TABLE_ID: {"S": self._table_id}})
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, self._operation("DeleteItem", self._latest_table)) from e
 
     def _query(self, log_type: LogType) -> Iterator[SnapshotMetadata]:
         request: QueryInputPaginateTypeDef = {

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.dynamodb_paging import query_items, scan_items
-from sleeper.adapters.aws.exceptions import AwsError, cancellation_codes, translate
+from sleeper.adapters.aws.exceptions import AwsError, cancellation_codes, translate, translated
 from sleeper.adapters.aws.resources import ONLINE, TABLE_ID_FIELD, TABLE_NAME
 from sleeper.core.exceptions import TableAlreadyExistsError, TableNotFoundError
 from sleeper.core.naming import TableIndexTableNames
@@ -231,12 +231,10 @@ class DynamoDBTableIndex:
 
     def _get(self, table_name: str, key: str, value: str, missing: TableNotFoundError) -> TableStatus:
         """The item of a key, or raises ``missing`` if there is none."""
-        try:
+        with translated(f"GetItem {table_name}"):
             response = self._client.get_item(
                 TableName=table_name, Key={key: {"S": value}}, ConsistentRead=self._consistent
             )
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"GetItem {table_name}") from e
         item = response.get("Item")
         if item is None:
             raise missing

@@ -34,7 +34,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.dynamodb_paging import query_items, scan_items
 from sleeper.adapters.aws.dynamodb_transaction_log import to_epoch_ms
-from sleeper.adapters.aws.exceptions import AwsError, error_code, translate
+from sleeper.adapters.aws.exceptions import AwsError, error_code, translate, translated
 from sleeper.adapters.aws.resources import (
     JOB_ID_AND_UPDATE,
     LAST_VALIDATION_RESULT,
@@ -222,10 +222,8 @@ class DynamoDBJobUpdateStore(Generic[_U]):
             UPDATE_BODY: _s(update_to_json(update)),
             **_sleeper_job_attributes(update),
         }
-        try:
+        with translated(f"PutItem {self._names.updates}"):
             self._client.put_item(TableName=self._names.updates, Item=item)
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"PutItem {self._names.updates}") from e
         expression = (
             "SET #table = :table, #first = if_not_exists(#first, :time), #last = :time, #type = :type,"
             " #expiry = if_not_exists(#expiry, :expiry)"
@@ -249,7 +247,7 @@ class DynamoDBJobUpdateStore(Generic[_U]):
             expression += ", #validation = :validation"
             names["#validation"] = LAST_VALIDATION_RESULT
             values[":validation"] = _s(update.result.value)
-        try:
+        with translated(f"UpdateItem {self._names.lookup}"):
             self._client.update_item(
                 TableName=self._names.lookup,
                 Key={TRACKER_JOB_ID: _s(update.job_id)},
@@ -257,17 +255,13 @@ class DynamoDBJobUpdateStore(Generic[_U]):
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
             )
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"UpdateItem {self._names.lookup}") from e
 
     def updates_of_job(self, job_id: str) -> list[_U]:
         """The job's updates in the order they were recorded (empty if the tracker does not know the job)."""
-        try:
+        with translated(f"GetItem {self._names.lookup}"):
             lookup = self._client.get_item(
                 TableName=self._names.lookup, Key={TRACKER_JOB_ID: _s(job_id)}, ConsistentRead=True
             ).get("Item")
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"GetItem {self._names.lookup}") from e
         if lookup is None:
             return []
         table_ids = lookup.get(TABLE_IDS, {}).get("SS") or [lookup[TRACKER_TABLE_ID]["S"]]

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, cast
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.dynamodb_paging import query_items
-from sleeper.adapters.aws.exceptions import AwsError, error_code, translate
+from sleeper.adapters.aws.exceptions import AwsError, error_code, translate, translated
 from sleeper.adapters.aws.resources import BODY, BODY_S3_KEY, TABLE_ID, TRANSACTION_NUMBER, TYPE, UPDATE_TIME
 from sleeper.core.statestore.exceptions import TableDeletedError
 from sleeper.core.statestore.transactions.log import TransactionType
@@ -231,10 +231,8 @@ class DynamoDBTransactionLogStore:
         ]
         delay = 0.05
         for _ in range(_UNPROCESSED_ATTEMPTS):
-            try:
+            with translated(self._operation("BatchWriteItem")):
                 response = self._client.batch_write_item(RequestItems={self._table_name: requests})
-            except (ClientError, BotoCoreError) as e:
-                raise translate(e, self._operation("BatchWriteItem")) from e
             # The unprocessed requests come back in the shape they were sent in.
             requests = cast("list[WriteRequestTypeDef]", response.get("UnprocessedItems", {}).get(self._table_name, []))
             if not requests:
@@ -262,10 +260,8 @@ def write_tombstone(client: DynamoDBClient, table_name: str, table_id: str, dele
         AwsError: If DynamoDB fails.
     """
     item = {**tombstone_key(table_id), DELETED_TIME: {"N": str(to_epoch_ms(deleted_time))}}
-    try:
+    with translated(f"PutItem {table_name} (tombstone of table {table_id})"):
         client.put_item(TableName=table_name, Item=item)
-    except (ClientError, BotoCoreError) as e:
-        raise translate(e, f"PutItem {table_name} (tombstone of table {table_id})") from e
 
 
 def has_tombstone(client: DynamoDBClient, table_name: str, table_id: str) -> bool:
@@ -274,10 +270,8 @@ def has_tombstone(client: DynamoDBClient, table_name: str, table_id: str) -> boo
     Raises:
         AwsError: If DynamoDB fails.
     """
-    try:
+    with translated(f"GetItem {table_name} (tombstone of table {table_id})"):
         found = client.get_item(TableName=table_name, Key=tombstone_key(table_id), ConsistentRead=True)
-    except (ClientError, BotoCoreError) as e:
-        raise translate(e, f"GetItem {table_name} (tombstone of table {table_id})") from e
     return "Item" in found
 
 

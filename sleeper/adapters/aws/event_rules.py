@@ -10,7 +10,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.exceptions import error_code, translate
+from sleeper.adapters.aws.exceptions import error_code, translate, translated
 
 __all__ = ["EventBridgeRules", "caller_account"]
 
@@ -26,10 +26,8 @@ def caller_account(client: Any) -> str:
     Raises:
         AwsError: If STS cannot be reached or refuses.
     """
-    try:
+    with translated("GetCallerIdentity"):
         return str(client.get_caller_identity()["Account"])
-    except (ClientError, BotoCoreError) as e:
-        raise translate(e, "GetCallerIdentity") from e
 
 
 class EventBridgeRules:
@@ -64,10 +62,8 @@ class EventBridgeRules:
             AwsError: If EventBridge refuses (for example, there is no such rule).
         """
         operation = "EnableRule" if enabled else "DisableRule"
-        try:
+        with translated(f"{operation} {name}"):
             if enabled:
                 self._client.enable_rule(Name=name)
             else:
                 self._client.disable_rule(Name=name)
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"{operation} {name}") from e

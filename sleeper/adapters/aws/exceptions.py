@@ -6,7 +6,8 @@ port's own errors, and everything else becomes an ``AwsError`` naming the operat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -91,3 +92,16 @@ def translate(error: ClientError | BotoCoreError, operation: str) -> AwsError:
     if code in _NOT_FOUND_CODES:
         return AwsResourceNotFoundError(operation, code, message)
     return AwsError(operation, code, message)
+
+
+@contextmanager
+def translated(operation: str) -> Iterator[None]:
+    """Runs AWS calls, raising the ``AwsError`` of ``translate`` for any botocore failure in the block.
+
+    Args:
+        operation: What the block does, for the message (e.g. ``"PutItem <table>"``).
+    """
+    try:
+        yield
+    except (ClientError, BotoCoreError) as e:
+        raise translate(e, operation) from e

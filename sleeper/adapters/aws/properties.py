@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError, error_code, translate
+from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError, error_code, translate, translated
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.properties import INSTANCE_PROPERTIES_KEY, javaprops, table_properties_key
 
@@ -94,10 +94,8 @@ class S3PropertiesStore:
             AwsError: If S3 fails.
         """
         key = table_properties_key(table_id)
-        try:
+        with translated(f"DeleteObject s3://{self._bucket}/{key}"):
             self._client.delete_object(Bucket=self._bucket, Key=key)
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"DeleteObject s3://{self._bucket}/{key}") from e
 
     def table_ids(self) -> list[str]:
         """The ids of every table with properties in the bucket, sorted.
@@ -107,14 +105,12 @@ class S3PropertiesStore:
         """
         ids: list[str] = []
         paginator = self._client.get_paginator("list_objects_v2")
-        try:
+        with translated(f"ListObjectsV2 s3://{self._bucket}/{TABLES_PREFIX}"):
             for page in paginator.paginate(Bucket=self._bucket, Prefix=TABLES_PREFIX):
                 for obj in page.get("Contents", []):
                     name = obj["Key"].removeprefix(TABLES_PREFIX)
                     if name.startswith("table-") and name.endswith(".properties") and "/" not in name:
                         ids.append(name.removeprefix("table-").removesuffix(".properties"))
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"ListObjectsV2 s3://{self._bucket}/{TABLES_PREFIX}") from e
         return sorted(ids)
 
     def _get(self, key: str) -> bytes | None:
@@ -129,7 +125,5 @@ class S3PropertiesStore:
             raise translate(e, f"GetObject s3://{self._bucket}/{key}") from e
 
     def _put(self, key: str, text: str) -> None:
-        try:
+        with translated(f"PutObject s3://{self._bucket}/{key}"):
             self._client.put_object(Bucket=self._bucket, Key=key, Body=text.encode("utf-8"), ContentType="text/plain")
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"PutObject s3://{self._bucket}/{key}") from e

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.exceptions import error_code, translate
+from sleeper.adapters.aws.exceptions import error_code, translate, translated
 from sleeper.core.naming import JobTrackerTableNames, StateStoreTableNames, TableIndexTableNames
 from sleeper.core.queue import InvalidQueueRequestError, QueueConfig, QueueNotFoundError
 
@@ -147,19 +147,15 @@ def _create_table(
                 "Projection": {"ProjectionType": "KEYS_ONLY"},
             }
         ]
-    try:
+    with translated(f"CreateTable {name}"):
         client.create_table(**request)
-    except (ClientError, BotoCoreError) as e:
-        raise translate(e, f"CreateTable {name}") from e
 
 
 def _wait(client: DynamoDBClient, names: list[str]) -> None:
     waiter = client.get_waiter("table_exists")
     for name in names:
-        try:
+        with translated(f"waiting for table {name}"):
             waiter.wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 120})
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"waiting for table {name}") from e
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -242,12 +238,10 @@ def _create_expiring_tables(
 
 
 def _time_to_live(client: DynamoDBClient, name: str, attribute: str) -> None:
-    try:
+    with translated(f"UpdateTimeToLive {name}"):
         client.update_time_to_live(
             TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": attribute}
         )
-    except (ClientError, BotoCoreError) as e:
-        raise translate(e, f"UpdateTimeToLive {name}") from e
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -321,12 +315,10 @@ def create_queue(client: SQSClient, name: str, config: QueueConfig | None = None
     attributes = queue_attributes(config, dead_letter_arn=dead_letter_arn)
     if config.fifo:
         attributes["FifoQueue"] = "true"
-    try:
+    with translated(f"CreateQueue {name}"):
         return client.create_queue(QueueName=name, Attributes=cast("dict[QueueAttributeNameType, str]", attributes))[
             "QueueUrl"
         ]
-    except (ClientError, BotoCoreError) as e:
-        raise translate(e, f"CreateQueue {name}") from e
 
 
 def queue_arn(client: SQSClient, url: str) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.exceptions import AwsError, error_code, translate
+from sleeper.adapters.aws.exceptions import AwsError, error_code, translate, translated
 from sleeper.adapters.aws.s3_transaction_bodies import S3TransactionBodyStore
 from sleeper.adapters.object_log import ObjectStateStoreBackend
 from sleeper.core.jobs.commit import transaction_body_prefix
@@ -59,10 +59,8 @@ class _Bucket:
         return True
 
     def put(self, key: str, data: bytes) -> None:
-        try:
+        with translated(self._op("PutObject", key)):
             self.client.put_object(Bucket=self.bucket, Key=key, Body=data)
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, self._op("PutObject", key)) from e
 
     def get(self, key: str) -> bytes | None:
         """An object's bytes, or None if there is none."""
@@ -93,10 +91,8 @@ class _Bucket:
         if after >= 0:
             request["StartAfter"] = prefix + numbered_name(after)
         while True:
-            try:
+            with translated(self._op("ListObjectsV2", prefix)):
                 page = self.client.list_objects_v2(**request)  # type: ignore[arg-type]
-            except (ClientError, BotoCoreError) as e:
-                raise translate(e, self._op("ListObjectsV2", prefix)) from e
             for obj in page.get("Contents", []):
                 yield obj["Key"]
             token = page.get("NextContinuationToken")
@@ -107,12 +103,10 @@ class _Bucket:
     def delete(self, keys: list[str]) -> None:
         for start in range(0, len(keys), _DELETE_BATCH):
             batch = keys[start : start + _DELETE_BATCH]
-            try:
+            with translated(self._op("DeleteObjects", batch[0])):
                 response = self.client.delete_objects(
                     Bucket=self.bucket, Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True}
                 )
-            except (ClientError, BotoCoreError) as e:
-                raise translate(e, self._op("DeleteObjects", batch[0])) from e
             errors = response.get("Errors", [])
             if errors:
                 first = errors[0]

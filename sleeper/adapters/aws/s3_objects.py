@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from boto3.exceptions import S3UploadFailedError
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.exceptions import AwsError, translate
+from sleeper.adapters.aws.exceptions import AwsError, translate, translated
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -42,10 +42,8 @@ def put_bytes(client: S3Client, bucket: str, key: str, data: bytes) -> None:
     Raises:
         AwsError: If S3 refuses or cannot be reached.
     """
-    try:
+    with translated(f"PutObject s3://{bucket}/{key}"):
         client.put_object(Bucket=bucket, Key=key, Body=data)
-    except (ClientError, BotoCoreError) as e:
-        raise translate(e, f"PutObject s3://{bucket}/{key}") from e
 
 
 def list_keys(client: S3Client, bucket: str, prefix: str) -> list[str]:
@@ -55,11 +53,9 @@ def list_keys(client: S3Client, bucket: str, prefix: str) -> list[str]:
         AwsError: If S3 refuses or cannot be reached (``AwsResourceNotFoundError`` for a missing bucket).
     """
     keys: list[str] = []
-    try:
+    with translated(f"ListObjectsV2 s3://{bucket}/{prefix}"):
         for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
             keys.extend(obj["Key"] for obj in page.get("Contents", []))
-    except (ClientError, BotoCoreError) as e:
-        raise translate(e, f"ListObjectsV2 s3://{bucket}/{prefix}") from e
     return keys
 
 
@@ -69,7 +65,5 @@ def get_bytes(client: S3Client, bucket: str, key: str) -> bytes:
     Raises:
         AwsError: If S3 refuses or cannot be reached, or the object does not exist.
     """
-    try:
+    with translated(f"GetObject s3://{bucket}/{key}"):
         return client.get_object(Bucket=bucket, Key=key)["Body"].read()
-    except (ClientError, BotoCoreError) as e:
-        raise translate(e, f"GetObject s3://{bucket}/{key}") from e

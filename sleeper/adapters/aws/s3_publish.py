@@ -23,7 +23,7 @@ import boto3.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.exceptions import error_code, translate
+from sleeper.adapters.aws.exceptions import error_code, translated
 from sleeper.io.filesystem import S3Options
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ def copy_object_if_absent(
         AwsError: If S3 refuses or cannot be reached (``AwsResourceNotFoundError`` if the source is missing).
     """
     operation = f"CopyObject s3://{source_bucket}/{source_key} to s3://{bucket}/{key} If-None-Match: *"
-    try:
+    with translated(operation):
         for attempt in range(_CONFLICT_ATTEMPTS):
             if _exists(client, bucket, key):
                 return False
@@ -122,8 +122,6 @@ def copy_object_if_absent(
                     raise
                 sleep(0.2 * 2**attempt)  # another publish of the key is in flight: see whether it lands
         raise AssertionError("unreachable")
-    except (ClientError, BotoCoreError) as e:
-        raise translate(e, operation) from e
 
 
 def _multipart_copy(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.exceptions import AwsError, error_code, translate
+from sleeper.adapters.aws.exceptions import AwsError, error_code, translate, translated
 from sleeper.statestore.ports import TransactionBodyNotFoundError
 
 if TYPE_CHECKING:
@@ -41,12 +41,10 @@ class S3TransactionBodyStore:
         Raises:
             AwsError: If S3 fails.
         """
-        try:
+        with translated(self._operation("PutObject", key)):
             self._client.put_object(
                 Bucket=self._bucket, Key=key, Body=body.encode("utf-8"), ContentType="application/json"
             )
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, self._operation("PutObject", key)) from e
 
     def load(self, key: str) -> str:
         """Loads a body.
@@ -71,10 +69,8 @@ class S3TransactionBodyStore:
         Raises:
             AwsError: If S3 fails.
         """
-        try:
+        with translated(self._operation("DeleteObject", key)):
             self._client.delete_object(Bucket=self._bucket, Key=key)
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, self._operation("DeleteObject", key)) from e
 
     def delete_under(self, prefix: str) -> int:
         """Deletes every object whose key starts with a prefix, e.g. a table's ``<table id>/statestore/``.
@@ -87,7 +83,7 @@ class S3TransactionBodyStore:
         """
         deleted = 0
         paginator = self._client.get_paginator("list_objects_v2")
-        try:
+        with translated(self._operation("DeleteObjects", prefix)):
             for page in paginator.paginate(Bucket=self._bucket, Prefix=prefix):
                 keys = [obj["Key"] for obj in page.get("Contents", [])]
                 if not keys:
@@ -104,8 +100,6 @@ class S3TransactionBodyStore:
                         f"{first.get('Message', '')} ({len(errors)} objects not deleted)",
                     )
                 deleted += len(keys)
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, self._operation("DeleteObjects", prefix)) from e
         return deleted
 
     def _operation(self, action: str, key: str) -> str:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.exceptions import AwsError, error_code, translate
+from sleeper.adapters.aws.exceptions import AwsError, error_code, translate, translated
 from sleeper.adapters.aws.resources import create_queue, queue_arn, queue_attributes, queue_url_or_none
 from sleeper.core.queue import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -458,7 +458,7 @@ class SqsQueues(Queues[SqsQueue, dict[str, str]]):
         """
         names: list[str] = []
         token: str | None = None
-        try:
+        with translated("ListQueues"):
             while True:
                 if token is None:
                     page = self._client.list_queues(QueueNamePrefix=self._name_prefix, MaxResults=1000)
@@ -468,8 +468,6 @@ class SqsQueues(Queues[SqsQueue, dict[str, str]]):
                 token = page.get("NextToken")
                 if not token:
                     break
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, "ListQueues") from e
         return sorted(names)
 
     def _read_config(self, name: str, url: str) -> QueueConfig:

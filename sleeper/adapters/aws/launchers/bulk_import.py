@@ -18,9 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from sleeper.adapters.aws.exceptions import translate
+from sleeper.adapters.aws.exceptions import translated
 from sleeper.adapters.aws.launchers.common import required_property
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.properties import InstanceProperties
@@ -63,10 +61,8 @@ class S3BulkImportJobStore:
         Raises:
             AwsError: If the object cannot be written.
         """
-        try:
+        with translated(f"PutObject s3://{self.bucket}/{key}"):
             self._s3.put_object(Bucket=self.bucket, Key=key, Body=job_json.encode(), ContentType="application/json")
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"PutObject s3://{self.bucket}/{key}") from e
         _LOG.info("wrote bulk import job to s3://%s/%s", self.bucket, key)
 
 
@@ -93,10 +89,8 @@ class SqsBulkImportRequeue:
         Raises:
             AwsError: If the message cannot be sent.
         """
-        try:
+        with translated(f"SendMessage {self.queue_url}"):
             self._sqs.send_message(QueueUrl=self.queue_url, MessageBody=job.to_json(), DelaySeconds=self.delay_seconds)
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"SendMessage {self.queue_url}") from e
 
 
 # --- bulk import: Spark -----------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.clients import EcsClient
-from sleeper.adapters.aws.exceptions import AwsError, translate
+from sleeper.adapters.aws.exceptions import AwsError, translated
 from sleeper.adapters.aws.launchers.common import required_property
 from sleeper.core.naming import BULK_EXPORT_CONTAINER_NAME, COMPACTION_CONTAINER_NAME, INGEST_CONTAINER_NAME
 from sleeper.core.properties import InstanceProperties, PropertyDefinition
@@ -179,10 +179,8 @@ class EcsTaskLauncher:
         Raises:
             AwsError: If the cluster cannot be described, or is not found.
         """
-        try:
+        with translated(f"DescribeClusters {self.cluster}"):
             clusters = self._ecs.describe_clusters(clusters=[self.cluster]).get("clusters", [])
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"DescribeClusters {self.cluster}") from e
         if len(clusters) != 1:
             raise AwsError(f"DescribeClusters {self.cluster}", "ClusterNotFound", "unable to retrieve the cluster")
         return int(clusters[0].get("pendingTasksCount", 0)) + int(clusters[0].get("runningTasksCount", 0))

@@ -28,9 +28,7 @@ import json
 import logging
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from sleeper.adapters.aws.exceptions import translate
+from sleeper.adapters.aws.exceptions import translated
 from sleeper.adapters.aws.launchers.bulk_import import conf_options, driver_arguments, merge_spark_conf
 from sleeper.adapters.aws.launchers.common import required_property
 from sleeper.bulk_import.launch_ports import BulkImportRun, PlatformStart
@@ -166,9 +164,7 @@ class EksPlatform:
                 already started with other input: its table and job id name the execution).
         """
         request = eks_start_execution_request(self._properties, run)
-        try:
+        with translated(f"StartExecution {request['stateMachineArn']}"):
             response = self._client.start_execution(**request)
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"StartExecution {request['stateMachineArn']}") from e
         _LOG.info("started bulk import job %s as execution %s", run.job.id, response.get("executionArn"))
         return PlatformStart.STARTED

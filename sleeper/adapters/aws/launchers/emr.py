@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.clients import EmrClient
-from sleeper.adapters.aws.exceptions import AwsError, error_code, translate
+from sleeper.adapters.aws.exceptions import AwsError, error_code, translate, translated
 from sleeper.adapters.aws.launchers.bulk_import import (
     SparkDriver,
     SqsBulkImportRequeue,
@@ -288,10 +288,8 @@ class EmrPlatform:
         """
         driver = self._driver or emr_driver(self._properties)
         request = emr_run_job_flow_request(self._properties, run, driver=driver)
-        try:
+        with translated(f"RunJobFlow {request['Name']}"):
             response = self._client.run_job_flow(**request)
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"RunJobFlow {request['Name']}") from e
         _LOG.info("started bulk import job %s on EMR cluster %s", run.job.id, response.get("JobFlowId"))
         return PlatformStart.STARTED
 
@@ -328,13 +326,11 @@ class PersistentEmrPlatform:
         """
         if self._cluster_id is None:
             operation = f"ListClusters {self.cluster_name}"
-            try:
+            with translated(operation):
                 pages = self._client.get_paginator("list_clusters").paginate(ClusterStates=_ACTIVE_CLUSTER_STATES)
                 found = [
                     c["Id"] for page in pages for c in page.get("Clusters", []) if c.get("Name") == self.cluster_name
                 ]
-            except (ClientError, BotoCoreError) as e:
-                raise translate(e, operation) from e
             if not found:
                 raise AwsError(operation, "ClusterNotFound", f"found no active cluster named {self.cluster_name}")
             self._cluster_id = found[0]

@@ -14,10 +14,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from sleeper.adapters.aws.clients import EmrServerlessClient
-from sleeper.adapters.aws.exceptions import translate
+from sleeper.adapters.aws.exceptions import translated
 from sleeper.adapters.aws.launchers.bulk_import import SparkDriver, conf_options, driver_arguments, merge_spark_conf
 from sleeper.adapters.aws.launchers.common import required_property
 from sleeper.bulk_import.launch_ports import BulkImportRun, PlatformStart
@@ -78,9 +76,7 @@ class EmrServerlessPlatform:
             AwsError: If EMR Serverless refuses the job.
         """
         request = emr_serverless_start_job_run_request(self._properties, run, driver=self._driver)
-        try:
+        with translated(f"StartJobRun {request['applicationId']}"):
             response = self._client.start_job_run(**request)
-        except (ClientError, BotoCoreError) as e:
-            raise translate(e, f"StartJobRun {request['applicationId']}") from e
         _LOG.info("started bulk import job %s as EMR Serverless job run %s", run.job.id, response.get("jobRunId"))
         return PlatformStart.STARTED
