@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.schema import KeyValue, Schema
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from sleeper.api.instance import Instance
 
 DISPLAY_ROWS = 20
@@ -23,10 +26,57 @@ DEFAULT_INGEST_WAIT_SECONDS = 900.0
 """``ingest --wait``'s default timeout: :data:`sleeper.api.table.DEFAULT_WAIT_SECONDS`, repeated here so that the
 command line's help is built without importing the table API (a unit test checks the two agree)."""
 
-console = Console()
-err_console = Console(stderr=True)
+_PIPE_WIDTH = 1_000_000
+"""The width a console has when its output is not a terminal: wide enough that nothing is cut or wrapped."""
+
+
+class PipeConsole(Console):
+    """A rich console that never cuts or wraps what it prints when its output is not a terminal.
+
+    On a terminal it is rich's console (the terminal's width, colour). Written to a pipe or a file, rich would assume
+    80 columns and squeeze tables into them, dropping columns and cutting cells with an ellipsis; here each thing
+    printed is given the width it needs instead (its widest line), so every column and every character is kept and
+    ``grep``, ``cut`` or ``less`` see what a wide terminal would show.
+    """
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        if self.is_terminal or self._width is not None:
+            return size
+        return ConsoleDimensions(_PIPE_WIDTH, size.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: D102 (rich's print)
+        if objects and kwargs.get("width") is None and not self.is_terminal:
+            from rich.measure import Measurement
+
+            options = self.options
+            needed = 1
+            for thing in objects:
+                renderable = self.render_str(thing, markup=kwargs.get("markup")) if isinstance(thing, str) else thing
+                needed = max(needed, Measurement.get(self, options, renderable).maximum)
+            kwargs["width"] = needed  # rich keeps it within the console's width, when one was set
+        super().print(*objects, **kwargs)
+
+
+console = PipeConsole()
+err_console = PipeConsole(stderr=True)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+OutputFormat = Literal["table", "json", "tsv"]
+FormatOption = Annotated[
+    OutputFormat | None,
+    typer.Option(
+        "--format",
+        help="table (for people; never cut or wrapped when piped), json, or tsv (tab-separated, a header line first).",
+    ),
+]
+"""``--format table|json|tsv`` of every report (``--json`` is the same as ``--format json``)."""
 ChangeJsonOption = Annotated[bool, typer.Option("--json", help="Print what changed, with its ids, as JSON.")]
 """``--json`` of a command that creates or changes something: it prints the ids of what it made or changed."""
 
@@ -104,6 +154,85 @@ def open_instance() -> Instance:
 def print_json(data: object) -> None:
     """Prints data as indented JSON on stdout."""
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun in the right number: ``counted(1, "leaf partition")`` is ``1 leaf partition``,
+    ``counted(2, "leaf partition")`` is ``2 leaf partitions``, ``counted(1234, "row")`` is ``1,234 rows``.
+
+    The plural is the noun with ``s`` unless given (``counted(2, "query", "queries")``).
+    """
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
+def chosen_format(output_format: str | None, as_json: bool) -> OutputFormat:
+    """The format a report prints in, from ``--format`` and ``--json``.
+
+    Raises:
+        SleeperError: If both are given and disagree.
+    """
+    if as_json and output_format not in (None, "json"):
+        raise SleeperError(f"--json and --format {output_format} disagree: give one of them")
+    if as_json or output_format == "json":
+        return "json"
+    return "tsv" if output_format == "tsv" else "table"
+
+
+def _tsv_field(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list, tuple)):
+        value = json.dumps(value, default=str, separators=(",", ":"))
+    elif hasattr(value, "isoformat"):
+        value = value.isoformat()
+    text = str(value)
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def write_tsv(
+    rows: Iterable[Mapping[str, Any]], out: IO[str] | None = None, *, columns: list[str] | None = None
+) -> None:
+    """Rows as tab-separated values: a header line of the columns (every key, in the order first seen, unless given),
+    then one line per row. Nothing is cut: a tab, line break or backslash in a value is written ``\\t``, ``\\n``,
+    ``\\\\``; a list or mapping as compact JSON; a missing value or None as an empty field."""
+    out = out or sys.stdout
+    rows = list(rows)
+    if columns is None:
+        columns = []
+        for row in rows:
+            columns.extend(k for k in row if k not in columns)
+    out.write("\t".join(_tsv_field(c) for c in columns) + "\n")
+    for row in rows:
+        out.write("\t".join(_tsv_field(row.get(c)) for c in columns) + "\n")
+
+
+def print_report(
+    output_format: OutputFormat,
+    data: object,
+    renderable: Callable[[], RenderableType],
+    tsv_rows: Callable[[], Iterable[Mapping[str, Any]] | Mapping[str, Iterable[Mapping[str, Any]]]] | None = None,
+) -> None:
+    """Prints a report in the chosen format: ``data`` as JSON, the rich renderable for people, or TSV.
+
+    TSV is ``tsv_rows()`` (default: ``data`` itself, a list of flat mappings): one table of rows, or sections (a mapping
+    of name to rows), each written as a ``# name`` line, its header and rows, with a blank line between sections.
+    """
+    if output_format == "json":
+        print_json(data)
+    elif output_format == "tsv":
+        rows = tsv_rows() if tsv_rows is not None else data
+        if isinstance(rows, Mapping):
+            for index, (name, section) in enumerate(rows.items()):
+                if index:
+                    sys.stdout.write("\n")
+                sys.stdout.write(f"# {name}\n")
+                write_tsv(section)
+        else:
+            write_tsv(rows)  # type: ignore[arg-type]
+    else:
+        console.print(renderable())
 
 
 def parse_assignments(values: list[str] | None, what: str) -> dict[str, str]:

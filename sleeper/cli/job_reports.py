@@ -12,7 +12,7 @@ from rich.text import Text
 
 from sleeper.api.reports import compaction_summary, ingest_summary
 
-__all__ = ["compaction_jobs_renderable", "ingest_jobs_renderable"]
+__all__ = ["compaction_jobs_renderable", "ingest_jobs_renderable", "run_rows"]
 
 _SUMMARY_LABELS = {
     "jobs": "Total jobs",
@@ -153,3 +153,14 @@ def ingest_jobs_renderable(rows: list[dict[str, Any]], *, detailed: bool, title:
         return Group(summary, Text(""), Text("\n".join(details)))
     table = _runs_table(f"Ingest job runs ({len(rows)} jobs)", rows, [("Job", "jobId")])
     return Group(summary, table)
+
+
+def run_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The job report flat, one row per run (a job with no run yet has one row): the job's fields, then the run's,
+    named ``run`` + the run field (``runStatus``, ``runTaskId``, ...), as the tab-separated report prints them."""
+    out = []
+    for job in rows:
+        fields = {k: v for k, v in job.items() if k != "jobRuns"}
+        for run in job["jobRuns"] or [{}]:
+            out.append({**fields, **{f"run{k[0].upper()}{k[1:]}": v for k, v in run.items()}})
+    return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,6 +18,9 @@ from sleeper.cli import export as export_cli
 from sleeper.cli import iceberg as iceberg_cli
 from sleeper.cli.common import DEFAULT_INGEST_WAIT_SECONDS, DISPLAY_ROWS
 from sleeper.core.exceptions import SleeperError
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 app = typer.Typer(
     help="Sleeper: a log-structured merge tree key-value store, on one machine or on AWS.",
@@ -217,43 +220,43 @@ def _set_online(name: str, online: bool, as_json: bool) -> None:
 
 
 @report_app.command("partitions")
-def report_partitions(name: str, as_json: JsonOption = False) -> None:
+def report_partitions(name: str, output_format: common.FormatOption = None, as_json: JsonOption = False) -> None:
     """The partition tree, with the rows referenced on each partition."""
+    chosen = common.chosen_format(output_format, as_json)
     table = _open().table(name)
     data = render.partitions_report(table)
-    if as_json:
-        _print_json(data)
-    else:
-        console.print(render.partitions_tree(table, data))
+    common.print_report(chosen, data, lambda: render.partitions_tree(table, data))
 
 
 @report_app.command("history")
-def report_history(name: str, as_json: JsonOption = False) -> None:
+def report_history(name: str, output_format: common.FormatOption = None, as_json: JsonOption = False) -> None:
     """The table's kept transactions, oldest first: log, number, type, time, files and rows added and removed, and
     whether the state as of each files transaction can be read with 'query --as-of' (time travel)."""
+    chosen = common.chosen_format(output_format, as_json)
     history = _open().table(name).history()
-    rows = history.to_pylist()
-    if as_json:
-        _print_json([{**r, "time": r["time"].isoformat()} for r in rows])
-        return
-    from rich.table import Table as RichTable
+    rows = [{**r, "time": r["time"].isoformat()} for r in history.to_pylist()]
 
-    out = RichTable(title=f"History of table {name}")
-    for column in ("log", "number", "type", "time", "files +", "files -", "rows +", "rows -", "readable"):
-        out.add_column(column)
-    for r in rows:
-        out.add_row(
-            r["log"],
-            str(r["transaction_number"]),
-            r["type"],
-            r["time"].isoformat(),
-            str(r["files_added"]),
-            str(r["files_removed"]),
-            f"{r['rows_added']:,}",
-            f"{r['rows_removed']:,}",
-            "yes" if r["readable"] else "",
-        )
-    console.print(out)
+    def table() -> RenderableType:
+        from rich.table import Table as RichTable
+
+        out = RichTable(title=f"History of table {name}")
+        for column in ("log", "number", "type", "time", "files +", "files -", "rows +", "rows -", "readable"):
+            out.add_column(column, no_wrap=True)
+        for r in rows:
+            out.add_row(
+                r["log"],
+                str(r["transaction_number"]),
+                r["type"],
+                r["time"],
+                str(r["files_added"]),
+                str(r["files_removed"]),
+                f"{r['rows_added']:,}",
+                f"{r['rows_removed']:,}",
+                "yes" if r["readable"] else "",
+            )
+        return out
+
+    common.print_report(chosen, rows, table)
 
 
 @report_app.command("query")
@@ -263,65 +266,60 @@ def report_query(
         str | None,
         typer.Option("--state", help="Only rows in a state: queued, in_progress, completed, failed, partially_failed."),
     ] = None,
+    output_format: common.FormatOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Queries from the query tracker: a query with its sub-queries, or every query (or only those in a state)."""
     from sleeper.api.reports import query_row, tracker_rows
     from sleeper.cli.queued_query import parse_state, tracker_table
 
+    chosen = common.chosen_format(output_format, as_json)
     rows = [query_row(r) for r in tracker_rows(_open().query_tracker, query_id, parse_state(state))]
     if query_id is not None and state is None and not rows:
         raise SleeperError(f"no query with id {query_id!r} in the query tracker")
-    if as_json:
-        _print_json(rows)
-    else:
-        console.print(tracker_table(f"Query {query_id}" if query_id else "Queries", rows))
+    common.print_report(chosen, rows, lambda: tracker_table(f"Query {query_id}" if query_id else "Queries", rows))
 
 
 @report_app.command("status")
-def report_status(as_json: JsonOption = False) -> None:
+def report_status(output_format: common.FormatOption = None, as_json: JsonOption = False) -> None:
     """The whole instance: tables, queues, jobs by status, tasks running."""
     from sleeper.cli import status
 
+    chosen = common.chosen_format(output_format, as_json)
     inst = _open()
     inst.recover_dead_tasks()
     data = status.status_report(inst)
-    if as_json:
-        _print_json(data)
-    else:
-        console.print(status.status_renderable(data))
+    common.print_report(chosen, data, lambda: status.status_renderable(data), lambda: status.status_sections(data))
 
 
 @report_app.command("tasks")
 def report_tasks(
     kind: Annotated[str, typer.Argument(help="compaction or ingest.")],
     unfinished: Annotated[bool, typer.Option("--unfinished", help="Only tasks still running.")] = False,
+    output_format: common.FormatOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Compaction or ingest tasks from the task tracker."""
     from sleeper.api import reports as reports_data
     from sleeper.cli import status
 
+    chosen = common.chosen_format(output_format, as_json)
     data = reports_data.tasks_report(_open().task_statuses(kind, unfinished=unfinished))
-    if as_json:
-        _print_json(data)
-    else:
-        console.print(status.tasks_table(kind, data))
+    common.print_report(chosen, data, lambda: status.tasks_table(kind, data))
 
 
 @report_app.command("dead-letters")
-def report_dead_letters(as_json: JsonOption = False) -> None:
+def report_dead_letters(output_format: common.FormatOption = None, as_json: JsonOption = False) -> None:
     """Messages on the dead-letter queues, with a sample of each."""
     from sleeper.api import reports as reports_data
     from sleeper.cli import status
 
+    chosen = common.chosen_format(output_format, as_json)
     data = reports_data.dead_letters_report(_open())
-    if as_json:
-        _print_json(data)
-    elif not data:
+    if chosen == "table" and not data:
         console.print("No dead letters")
-    else:
-        console.print(status.dead_letters_table(data))
+        return
+    common.print_report(chosen, data, lambda: status.dead_letters_table(data))
 
 
 # --- data -------------------------------------------------------------------------------------------------------

@@ -8,10 +8,21 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from sleeper.cli.common import ChangeJsonOption, JsonOption, console, open_instance, print_json
+from sleeper.cli.common import (
+    ChangeJsonOption,
+    FormatOption,
+    JsonOption,
+    chosen_format,
+    console,
+    open_instance,
+    print_json,
+    print_report,
+)
 from sleeper.core.exceptions import SleeperError
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from sleeper.api.instance import Instance, OperationReport
     from sleeper.core.trackers.compaction import CompactionJobStatus, CompactionJobTracker
 
@@ -182,27 +193,30 @@ def batcher_submit(
 
 def report_batcher(
     pending: Annotated[bool, typer.Option("--pending", help="Only files not yet in a job.")] = False,
+    output_format: FormatOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Files tracked by the ingest batcher, with the job each went to."""
-    from rich.table import Table
-
     from sleeper.ingest.batcher.report import batcher_report, report_rows
 
+    chosen = chosen_format(output_format, as_json)
     inst = open_instance()
     rows = report_rows(
         batcher_report(inst.batcher_store, pending_only=pending), {t.table_id: t.table_name for t in inst.tables()}
     )
-    if as_json:
-        print_json(rows)
-        return
-    out = Table(title=f"Ingest batcher files ({len(rows)})")
-    columns = list(rows[0]) if rows else ["file"]
-    for column in columns:
-        out.add_column(column, overflow="fold")
-    for row in rows:
-        out.add_row(*(str(row.get(c, "")) for c in columns))
-    console.print(out)
+
+    def table() -> RenderableType:
+        from rich.table import Table
+
+        out = Table(title=f"Ingest batcher files ({len(rows)})")
+        columns = list(rows[0]) if rows else ["file"]
+        for column in columns:
+            out.add_column(column, overflow="fold")
+        for row in rows:
+            out.add_row(*(str(row.get(c, "")) for c in columns))
+        return out
+
+    print_report(chosen, rows, table)
 
 
 def register(app: typer.Typer, report_app: typer.Typer) -> None:

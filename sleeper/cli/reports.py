@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from rich.text import Text
 
-from sleeper.cli.common import JsonOption, console, err_console, open_instance, print_json
+from sleeper.cli.common import (
+    FormatOption,
+    JsonOption,
+    chosen_format,
+    console,
+    err_console,
+    open_instance,
+    print_json,
+    print_report,
+)
 from sleeper.core.exceptions import SleeperError
 
 if TYPE_CHECKING:
@@ -149,8 +158,9 @@ _CSV_COLUMNS = (
 _STATS = ("total", "max", "min", "mean", "median", "percentile90", "percentile99")
 
 
-def files_csv(report: dict[str, Any]) -> str:
-    """The summary as CSV in the columns of Sleeper's CSV files status report (a header line, then the values)."""
+def files_csv(report: dict[str, Any], *, delimiter: str = ",") -> str:
+    """The summary as CSV in the columns of Sleeper's CSV files status report (a header line, then the values), or
+    tab-separated with ``delimiter="\\t"``."""
     s = report["summary"]
     header = [*_CSV_COLUMNS]
     values: list[Any] = [
@@ -168,7 +178,7 @@ def files_csv(report: dict[str, Any]) -> str:
         header.extend(f"{kind}Partition{name[0].upper()}{name[1:]}" for name in _STATS)
         values.extend(stats[name] for name in _STATS)
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv.writer(out, lineterminator="\n", delimiter=delimiter)
     writer.writerow(header)
     writer.writerow(["null" if v is None else str(v).lower() if isinstance(v, bool) else v for v in values])
     return out.getvalue()
@@ -249,7 +259,8 @@ def report_files(
         ),
     ] = DEFAULT_MAX_GC_FILES,
     output: Annotated[
-        Literal["standard", "json", "csv"], typer.Option("--format", help="standard (text), json or csv.")
+        Literal["standard", "table", "json", "csv", "tsv"],
+        typer.Option("--format", help="standard (text; also 'table'), json, csv or tsv (the summary in one line)."),
     ] = "standard",
     as_json: JsonOption = False,
 ) -> None:
@@ -258,8 +269,9 @@ def report_files(
     report = files_report(open_instance().table(name), max_gc_files=max_gc_files)
     if as_json or output == "json":
         print_json(report)
-    elif output == "csv":
-        console.print(files_csv(report), end="", markup=False, highlight=False, soft_wrap=True)
+    elif output in ("csv", "tsv"):
+        text = files_csv(report, delimiter="," if output == "csv" else "\t")
+        console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
     else:
         console.print(Text(_files_text(report, verbose=verbose)))
 
@@ -299,10 +311,12 @@ def report_compaction_jobs(
     job: JobOption = None,
     since: SinceOption = None,
     until: UntilOption = None,
+    output_format: FormatOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Compaction jobs of a table from the compaction job tracker: a summary, then every run of each job (task,
     start, finish and commit times, rows and rates); --job for one job in detail, --since/--until for a period."""
+    chosen = chosen_format(output_format, as_json)
     inst = open_instance()
     inst.recover_dead_tasks()
     table_id = inst.table(name).table_id
@@ -321,11 +335,13 @@ def report_compaction_jobs(
     from sleeper.cli import job_reports
 
     rows = reports_data.compaction_job_rows(statuses)
-    if as_json:
-        print_json(rows)
-        return
     title = "Compaction Job Status Report" + (f" ({'unfinished' if unfinished else 'all'} jobs)" if not ids else "")
-    console.print(job_reports.compaction_jobs_renderable(rows, detailed=bool(ids), title=title))
+    print_report(
+        chosen,
+        rows,
+        lambda: job_reports.compaction_jobs_renderable(rows, detailed=bool(ids), title=title),
+        lambda: job_reports.run_rows(rows),
+    )
 
 
 def report_ingest_jobs(
@@ -334,11 +350,13 @@ def report_ingest_jobs(
     job: JobOption = None,
     since: SinceOption = None,
     until: UntilOption = None,
+    output_format: FormatOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Ingest and bulk import jobs from the ingest job tracker: a summary, then every run of each job (task, start,
     finish and commit times, rows and rates); with no table, the jobs that were rejected; --job for one job in
     detail (of any table), --since/--until for a period."""
+    chosen = chosen_format(output_format, as_json)
     inst = open_instance()
     inst.recover_dead_tasks()
     tracker = inst.ingest_job_tracker
@@ -362,11 +380,13 @@ def report_ingest_jobs(
     from sleeper.cli import job_reports
 
     rows = reports_data.ingest_job_rows(statuses)
-    if as_json:
-        print_json(rows)
-        return
     title = "Ingest Job Status Report" + ("" if ids else " (rejected jobs)" if name is None else "")
-    console.print(job_reports.ingest_jobs_renderable(rows, detailed=bool(ids), title=title))
+    print_report(
+        chosen,
+        rows,
+        lambda: job_reports.ingest_jobs_renderable(rows, detailed=bool(ids), title=title),
+        lambda: job_reports.run_rows(rows),
+    )
 
 
 def register(report_app: typer.Typer) -> None:

@@ -94,3 +94,14 @@ def status_renderable(report: dict[str, Any]) -> Group:
     jobs.add_row("Ingest tasks running", str(report["ingestTasksInProgress"]))
     jobs.add_row("Compaction tasks running", str(report["compactionTasksInProgress"]))
     return Group(tables, queues, jobs)
+
+
+def status_sections(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The whole-instance status as tab-separated sections: tables, queues (every one), jobs and tasks by status."""
+    counts: list[dict[str, Any]] = []
+    for what, key in (("ingestJob", "ingestJobs"), ("compactionJob", "compactionJobs")):
+        counts.extend({"what": what, "status": status, "count": n} for status, n in report[key].items())
+    counts.append({"what": "ingestJob", "status": "REJECTED", "count": report["rejectedIngestJobs"]})
+    counts.append({"what": "ingestTask", "status": "IN_PROGRESS", "count": report["ingestTasksInProgress"]})
+    counts.append({"what": "compactionTask", "status": "IN_PROGRESS", "count": report["compactionTasksInProgress"]})
+    return {"tables": report["tables"], "queues": report["queues"], "jobs and tasks": counts}

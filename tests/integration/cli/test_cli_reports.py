@@ -254,3 +254,62 @@ def should_cap_the_files_awaiting_gc_and_write_csv(instance: LocalInstance, caps
     row = dict(zip(header.split(","), values.split(","), strict=True))
     assert (row["totalRows"], row["leafPartitions"], row["references"], row["moreThanMax"]) == ("40", "1", "1", "false")
     assert row["nonLeafPartitionMin"] == "null"
+
+
+# --- piped output and --format ------------------------------------------------------------------------------------
+
+LONG_JOB = "compaction-job-with-an-id-long-enough-to-push-the-table-past-eighty-columns"
+
+
+def should_keep_every_column_and_character_when_piped(
+    instance: LocalInstance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a compaction job with a long id, reported to a pipe (not a terminal, no width set)
+    _compaction_job_run_twice(instance, job_id=LONG_JOB)
+    capsys.readouterr()
+    # When the jobs and the history are reported
+    assert run(["report", "compaction-jobs", "t"]) == 0
+    jobs = capsys.readouterr().out
+    assert run(["report", "history", "t"]) == 0
+    history = capsys.readouterr().out
+    # Then nothing is cut: every column, the whole id on one line, no ellipsis
+    for column in ("Job", "Partition", "State", "Task", "Rows written", "Reasons"):
+        assert column in jobs
+    assert jobs.count(LONG_JOB) == 2 and "…" not in jobs
+    assert "partitions" in history and "INITIALISE" in history and "…" not in history
+
+
+def should_print_every_report_as_tsv(instance: LocalInstance, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given a compaction job run twice
+    _compaction_job_run_twice(instance, job_id=LONG_JOB)
+    capsys.readouterr()
+    # When reports are printed as TSV
+    assert run(["report", "compaction-jobs", "t", "--format", "tsv"]) == 0
+    header, *lines = capsys.readouterr().out.splitlines()
+    # Then a header line, then one line per run with raw values, every line as many fields as the header
+    columns = header.split("\t")
+    assert "jobId" in columns and "runStatus" in columns and "runRowsWritten" in columns
+    assert len(lines) == 2 and all(len(line.split("\t")) == len(columns) for line in lines)
+    assert {dict(zip(columns, line.split("\t"), strict=True))["runStatus"] for line in lines} == {"FINISHED", "FAILED"}
+    for argv in (
+        ["report", "history", "t"],
+        ["report", "partitions", "t"],
+        ["report", "ingest-jobs", "t"],
+        ["report", "tasks", "compaction"],
+        ["report", "dead-letters"],
+        ["report", "query"],
+        ["report", "batcher"],
+        ["report", "files", "t"],
+    ):
+        assert run([*argv, "--format", "tsv"]) == 0, argv
+        out = capsys.readouterr().out
+        assert out.endswith("\n") and "│" not in out, argv
+    assert run(["report", "status", "--format", "tsv"]) == 0
+    status = capsys.readouterr().out
+    assert status.startswith("# tables\ntableName\t") and "\n# queues\nqueue\t" in status
+
+
+def should_refuse_json_with_another_format(instance: LocalInstance, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert run(["report", "partitions", "t", "--json", "--format", "tsv"]) == 1
+    assert "--json and --format tsv disagree" in capsys.readouterr().err
