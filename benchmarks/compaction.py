@@ -1,6 +1,6 @@
 """Benchmark of compaction (sleeper.compaction.execution.run_compaction) against the targets of issues 4 and 20.
 
-Data (PERFORMANCE.md B.1): ``--files`` Parquet files (default 10) of ``--rows`` rows each (default 1,000,000), each
+Data: ``--files`` Parquet files (default 10) of ``--rows`` rows each (default 1,000,000), each
 sorted by ``key``, with columns ``key`` (12-20 random letters, or int64 in [0, 1e10) for the ``long`` variant),
 ``value`` (int64) and ``payload`` (30 random letters); zstd level 1, no dictionary, 100k-row row groups, as Sleeper
 writes them. Both key types run by default (``--key-types string,long``).

@@ -1,6 +1,6 @@
 """Benchmark of the sorted-stream merge (sleeper.io.merge) against sorting engines, on in-memory Arrow batches.
 
-The data is what PERFORMANCE.md section B uses, without Parquet so that only the merge is measured: N sorted inputs
+The data is that of ``benchmarks/compaction.py``, without Parquet so that only the merge is measured: N sorted inputs
 of M rows (default 10 x 1,000,000) with columns ``key`` (12-20 random letters, or an int64 in [0, 1e10) for the int
 variant), ``value`` (int64) and ``payload`` (30 random letters), held as Arrow record batches of 64k rows.
 
@@ -9,7 +9,7 @@ Methods, each run in a fresh process that first loads the inputs from an uncompr
 - ``merge_sorted``: sleeper.io.merge.merge_sorted, output batches consumed and dropped (streaming).
 - ``merge_sorted_untuned``: the same with glibc malloc left as it is (see ``sleeper.io.sort.tune_malloc``).
 - ``merge_sorted_pipeline``: with ``pipeline=True`` (the output ``take`` on a second thread).
-- ``appendix_merge``: the streaming merge PERFORMANCE.md measured (its appendix): cut every input at the smallest
+- ``appendix_merge``: a plain streaming merge: cut every input at the smallest
   last key, then pyarrow ``sort_indices`` and ``take`` on the slices.
 - ``pa_sort``: concatenate everything, ``sort_indices`` and ``take`` with pyarrow (all in memory).
 - ``duckdb_sort``: DuckDB ``SELECT * ... ORDER BY key`` over the Arrow tables, result streamed and dropped.
@@ -139,7 +139,7 @@ def _check_merge(inputs: list[list[pa.RecordBatch]]) -> None:
 
 
 def _run_appendix_merge(inputs: list[list[pa.RecordBatch]]) -> tuple[int, int]:
-    """The streaming merge measured in PERFORMANCE.md (its appendix): cut at the smallest last key, then
+    """A plain streaming merge: cut at the smallest last key, then
     ``sort_indices`` and ``take`` on the chunked slices."""
     streams = [iter(batches) for batches in inputs]
     current: list[pa.RecordBatch | None] = [next(stream, None) for stream in streams]

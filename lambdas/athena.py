@@ -1,4 +1,4 @@
-"""Athena connectors (spec 11): Athena invokes these functions directly with query federation requests (ping, list
+"""Athena connectors: Athena invokes these functions directly with query federation requests (ping, list
 schemas and tables, get table, layout and splits, read records); each serves both metadata and record requests, as
 Sleeper deploys its composite handlers.
 

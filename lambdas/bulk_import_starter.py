@@ -1,4 +1,4 @@
-"""Bulk import starter (spec 3.5): validates each job from a bulk import queue and starts it on that queue's
+"""Bulk import starter: validates each job from a bulk import queue and starts it on that queue's
 platform (``BulkImportEMRServerlessQ``: EMR Serverless, ``BulkImportNonPersistentEMRQ``: an EMR cluster per job,
 ``BulkImportPersistentEMRQ``: the persistent cluster, ``BulkImportEKSQ``: a Step Functions execution on the EKS
 cluster), the queue told by each record's ``eventSourceARN``, through the

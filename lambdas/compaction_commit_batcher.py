@@ -1,4 +1,4 @@
-"""Compaction commit batcher (spec 4.6): finished compactions from ``CompactionCommitQ``, committed per table in one
+"""Compaction commit batcher: finished compactions from ``CompactionCommitQ``, committed per table in one
 REPLACE_FILE_REFERENCES transaction by the queue's one batch reader (:func:`sleeper.compaction.commit.
 handle_commit_messages`, which the local runner's entry gives batches of one).
 

@@ -1,4 +1,4 @@
-"""Compaction task creation (spec 4.4, 12): on ``<id>-CompactionTasksCreationRule``, starts an ECS compaction task per
+"""Compaction task creation: on ``<id>-CompactionTasksCreationRule``, starts an ECS compaction task per
 job waiting on ``CompactionJobQ``, within ``sleeper.compaction.max.concurrent.tasks``."""
 
 from __future__ import annotations

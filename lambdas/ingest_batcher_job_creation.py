@@ -1,4 +1,4 @@
-"""Ingest batcher job creation (spec 3.4): on ``<id>-IngestBatcherJobCreationRule``, groups the pending files of
+"""Ingest batcher job creation: on ``<id>-IngestBatcherJobCreationRule``, groups the pending files of
 each table into jobs on the ingest or bulk import queue its ``sleeper.table.ingest.batcher.ingest.queue`` names.
 
 It runs the function the registry's entry (:func:`sleeper.ingest.batcher.entry.handle_batcher_job_creation`, which a

@@ -1,4 +1,4 @@
-"""Ingest task creation (spec 3.3, 12): on ``<id>-IngestTasksCreationRule``, starts an ECS ingest task per job
+"""Ingest task creation: on ``<id>-IngestTasksCreationRule``, starts an ECS ingest task per job
 waiting on ``IngestJobQ``, within ``sleeper.ingest.max.concurrent.tasks``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""WebSocket query API handler (Sleeper's ``WebSocketQueryProcessorLambda``, spec 7.4): API Gateway invokes it for
+"""WebSocket query API handler (Sleeper's ``WebSocketQueryProcessorLambda``): API Gateway invokes it for
 the API's ``$connect`` and ``$default`` routes; it hands each event to the registry's feature entry
 (:func:`sleeper.query.websocket.handle_websocket_event`) on the instance from the environment and returns the entry's
 response to API Gateway. A query is planned here and its sub-queries sent to the leaf partition query queue; rows and

@@ -1,4 +1,4 @@
-"""Athena (spec 11): the spill bucket (objects expire), a Lambda function per connector named in
+"""Athena: the spill bucket (objects expire), a Lambda function per connector named in
 ``sleeper.athena.handler.classes``, and an Athena data catalog of type LAMBDA for each, so users query Sleeper tables
 with SQL as ``"<catalog>"."<instance id>"."<table>"``."""
 

@@ -1,4 +1,4 @@
-"""Bulk import with Spark (spec 3.5): on EMR Serverless (default), on an EMR cluster per job and on a persistent EMR
+"""Bulk import with Spark: on EMR Serverless (default), on an EMR cluster per job and on a persistent EMR
 cluster (``stacks/persistent_emr.py``). Each platform has a job queue and a starter Lambda; the jobs run as a role that
 may read the inputs and commit to the tables. The EMR platforms share the roles and security configuration of
 :class:`CommonEmrBulkImportStack`."""

@@ -1,4 +1,4 @@
-"""The asynchronous state store committer (spec 2.6): a FIFO queue grouped by table id feeding a Lambda."""
+"""The asynchronous state store committer: a FIFO queue grouped by table id feeding a Lambda."""
 
 from __future__ import annotations
 

@@ -533,7 +533,7 @@ def queue_operation(
 
 @dataclass(frozen=True, slots=True)
 class PerTableSchedule:
-    """A scheduled trigger sending one message per online table to a FIFO queue that feeds a handler (spec 12)."""
+    """A scheduled trigger sending one message per online table to a FIFO queue that feeds a handler."""
 
     queue: SleeperQueue
     trigger: lambda_.Function

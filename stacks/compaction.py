@@ -1,4 +1,4 @@
-"""Compaction (spec 4): job creation per table, dispatch of pending batches, commit batching, and the ECS cluster
+"""Compaction: job creation per table, dispatch of pending batches, commit batching, and the ECS cluster
 running compaction tasks on Fargate (and optionally EC2), started by a task creator every minute."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class CompactionStack(cdk.NestedStack):
             alarm_description="Finished compactions could not be committed",
         )
 
-        # Job creation: per online table every minute (spec 4.1).
+        # Job creation: per online table every minute.
         self.job_creation = per_table_schedule(
             self,
             core,
@@ -88,7 +88,7 @@ class CompactionStack(cdk.NestedStack):
         grants.queue_send(creator, self.pending_queue.queue, self.job_queue.queue)
         grants.table_read_write(creator, *tracker)
 
-        # Dispatch of pending batches once their input files are assigned (spec 4.1 step 5).
+        # Dispatch of pending batches once their input files are assigned.
         self.dispatcher = core.lambdas.function(
             self,
             "JobDispatcher",
@@ -108,7 +108,7 @@ class CompactionStack(cdk.NestedStack):
             max_concurrency=ctx.get_optional_int(cp.COMPACTION_JOB_DISPATCH_LAMBDA_CONCURRENCY_MAXIMUM),
         )
 
-        # Commit batching (spec 4.6).
+        # Commit batching.
         self.commit_batcher = core.lambdas.function(
             self,
             "CommitBatcher",
@@ -130,7 +130,7 @@ class CompactionStack(cdk.NestedStack):
             )
         )
 
-        # Tasks (spec 4.4).
+        # Tasks.
         self.cluster = cluster(self, "Cluster", core, name_suffix=naming.COMPACTION_CLUSTER)
         self.log_group = task_log_group(self, "TaskLogs", core, "compaction-tasks")
         arm = (ctx.get(cp.COMPACTION_TASK_CPU_ARCHITECTURE) or "ARM64").upper() == "ARM64"

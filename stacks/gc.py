@@ -1,4 +1,4 @@
-"""Garbage collection (spec 6): every 15 minutes per online table, delete unreferenced files after a delay."""
+"""Garbage collection: every 15 minutes per online table, delete unreferenced files after a delay."""
 
 from __future__ import annotations
 

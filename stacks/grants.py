@@ -2,7 +2,7 @@
 
 CDK's ``bucket.grant_read`` and friends use wildcard actions (``s3:GetObject*``, ``s3:List*``); these helpers name
 each action and scope object access to the key prefixes a component uses. Object keys under a table id are
-``<table id>/data/...``, ``<table id>/statestore/...``, ``<table id>/compactions/...`` (spec 1.5), so prefixes are
+``<table id>/data/...``, ``<table id>/statestore/...``, ``<table id>/compactions/...``, so prefixes are
 written as ``*/data/*`` and so on: the table id is only known at run time.
 """
 

@@ -1,4 +1,4 @@
-"""Ingest (spec 3.2, 3.3): the ingest job queue, the ECS cluster running ingest tasks on Fargate, and the task
+"""Ingest: the ingest job queue, the ECS cluster running ingest tasks on Fargate, and the task
 creator started every minute."""
 
 from __future__ import annotations

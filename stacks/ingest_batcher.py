@@ -1,4 +1,4 @@
-"""The ingest batcher (spec 3.4): a submit queue and store of pending files, and a job creator every minute that
+"""The ingest batcher: a submit queue and store of pending files, and a job creator every minute that
 sends batches to the ingest or bulk import queues."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bulk import on a persistent EMR cluster (spec 3.5, Sleeper's ``PersistentEmrBulkImportStack``).
+"""Bulk import on a persistent EMR cluster (Sleeper's ``PersistentEmrBulkImportStack``).
 
 ``BulkImportPersistentEMRQ`` feeds the registry's bulk import starter, which adds each job as a step of one EMR
 cluster that stays up between jobs (``KeepJobFlowAliveWhenNoSteps``), found by its name in

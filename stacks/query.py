@@ -1,4 +1,4 @@
-"""Queries (spec 7): the query and leaf partition query queues and Lambda functions, the results bucket (objects
+"""Queries: the query and leaf partition query queues and Lambda functions, the results bucket (objects
 expire), the results queue, the query tracker table, and optionally a rule keeping the functions warm."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Partition splitting (spec 5): a per-table finder every 30 minutes and a splitter fed by split jobs."""
+"""Partition splitting: a per-table finder every 30 minutes and a splitter fed by split jobs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The transaction log state store (spec 2): the log and snapshot tables shared by all Sleeper tables, snapshot
+"""The transaction log state store: the log and snapshot tables shared by all Sleeper tables, snapshot
 creation and cleanup on schedules with per-table FIFO queues, and the follower on the files log stream.
 
 Beyond Sleeper, an instance whose tables all use ``S3TransactionLogStateStore`` (its default and every table of the

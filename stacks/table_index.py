@@ -1,4 +1,4 @@
-"""The table index (spec 9): tables by name, by id, and by online status sorted by name."""
+"""The table index: tables by name, by id, and by online status sorted by name."""
 
 from __future__ import annotations
 

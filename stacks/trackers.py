@@ -1,4 +1,4 @@
-"""Job and task trackers of ingest and compaction (spec 3.6): updates, lookup and task status tables."""
+"""Job and task trackers of ingest and compaction: updates, lookup and task status tables."""
 
 from __future__ import annotations
 

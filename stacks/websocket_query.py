@@ -1,4 +1,4 @@
-"""The WebSocket query API (Sleeper's ``WebSocketQueryStack``, spec 7.4): an API Gateway WebSocket API whose
+"""The WebSocket query API (Sleeper's ``WebSocketQueryStack``): an API Gateway WebSocket API whose
 ``$connect`` route is IAM-authorised (SigV4) and whose ``$default`` route takes queries, both integrated with the
 function running the registry's ``web_socket_query`` handler; the ``live`` stage, its URL recorded in
 ``sleeper.query.websocket.api.url``.

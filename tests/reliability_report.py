@@ -1,4 +1,4 @@
-"""The reliability battery's report (RELIABILITY.md section 4): a pytest plugin, loaded by ``tests/conftest.py``.
+"""The reliability battery's report (docs/reliability.md): a pytest plugin, loaded by ``tests/conftest.py``.
 
 A battery test asks for the ``reliability`` fixture and records its figures, one call per battery row it covers::
 
@@ -93,7 +93,7 @@ class Reliability:
             TypeError: If a figure cannot be written as JSON.
         """
         if row not in ROW_IDS:
-            raise ValueError(f"{row!r} is not a battery row of RELIABILITY.md section 4 ({', '.join(sorted(ROW_IDS))})")
+            raise ValueError(f"{row!r} is not a battery row of docs/reliability.md ({', '.join(sorted(ROW_IDS))})")
         for name in TOTALS:
             value = figures.get(name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):

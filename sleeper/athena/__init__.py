@@ -1,4 +1,4 @@
-"""Athena Query Federation connectors for Sleeper tables (spec 11).
+"""Athena Query Federation connectors for Sleeper tables.
 
 A thin Lambda module builds a connector once and hands it each event::
 

@@ -1,6 +1,6 @@
 """The connector's handlers: metadata (ping, schemas, tables, layout, splits) and records (read a split).
 
-Sleeper offers two connectors (spec 11), chosen by :class:`ConnectorKind`:
+Sleeper offers two connectors, chosen by :class:`ConnectorKind`:
 
 * **simple**: one split per distinct data file, read with the key ranges pushed down and no merge or table
   processing; so it serves only tables whose rows are their files' rows, and refuses (``OPERATION_NOT_SUPPORTED``,

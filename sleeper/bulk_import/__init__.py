@@ -1,4 +1,4 @@
-"""Bulk import with Spark (spec 3.5): validate a job, extend the partition tree if the table has too few leaves,
+"""Bulk import with Spark: validate a job, extend the partition tree if the table has too few leaves,
 partition and sort the input with Spark, write one data file per leaf with this port's writer, commit once per job.
 
 PySpark (the ``spark`` extra) is imported only when a Spark job runs.

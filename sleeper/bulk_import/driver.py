@@ -1,4 +1,4 @@
-"""The Spark driver's side of a bulk import started by the starter (spec 3.5): run one job under the run id the
+"""The Spark driver's side of a bulk import started by the starter: run one job under the run id the
 starter recorded it validated under.
 
 The starter (:mod:`sleeper.bulk_import.starter`) validated the job, recorded it under a new run id and wrote it, with

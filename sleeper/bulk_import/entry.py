@@ -1,4 +1,4 @@
-"""Bulk import's runtime-neutral entries (spec 3.5), run through the router (:mod:`sleeper.runtime.router`).
+"""Bulk import's runtime-neutral entries, run through the router (:mod:`sleeper.runtime.router`).
 
 * A bulk import platform's queue (``BulkImportEMRServerlessQ``, ``BulkImportNonPersistentEMRQ``,
   ``BulkImportPersistentEMRQ``, ``BulkImportEKSQ``): the starter validates the job, writes it for the Spark driver and

@@ -1,4 +1,4 @@
-"""Ports of the bulk import starter (spec 3.5): where a validated job's file is written, the platform that runs it,
+"""Ports of the bulk import starter: where a validated job's file is written, the platform that runs it,
 and the queue a job goes back to when the platform is full.
 
 The AWS implementations are in :mod:`sleeper.adapters.aws.launchers`: the job file in the bulk import bucket, EMR

@@ -1,4 +1,4 @@
-"""The outcome of a bulk import run whose platform reports its end (spec 3.5): the EKS state machine calls
+"""The outcome of a bulk import run whose platform reports its end: the EKS state machine calls
 :func:`record_platform_failure` when the Kubernetes job running the Spark driver did not succeed.
 
 The driver records its own run finished or failed. When the driver never got that far (its pod could not start,

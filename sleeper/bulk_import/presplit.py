@@ -1,4 +1,4 @@
-"""Extending a table's partition tree from a sample of the input before a bulk import (spec 3.5).
+"""Extending a table's partition tree from a sample of the input before a bulk import.
 
 When a table has fewer leaves than ``sleeper.table.bulk.import.min.leaf.partitions``, bulk import first splits leaves
 until it has that many, choosing split points from the data it is about to import, and commits the new partitions in

@@ -1,4 +1,4 @@
-"""Running a bulk import job: validate, track, write with Spark, commit once per job id (spec 3.5, 3.6).
+"""Running a bulk import job: validate, track, write with Spark, commit once per job id.
 
 :func:`run_bulk_import` checks the job (:func:`sleeper.bulk_import.validation.validate_job`). A rejected job is
 recorded in the ingest job tracker with its reasons and changes nothing. An accepted job is recorded as validated

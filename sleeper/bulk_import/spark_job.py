@@ -1,4 +1,4 @@
-"""The Spark job of bulk import: partition, sort and write the input as Sleeper data files (spec 3.5).
+"""The Spark job of bulk import: partition, sort and write the input as Sleeper data files.
 
 The job follows Sleeper's default driver (``BulkImportDataframeLocalSortDriver``):
 

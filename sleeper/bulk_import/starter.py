@@ -1,4 +1,4 @@
-"""The bulk import starter (spec 3.5): validate a job taken from a bulk import queue, leave it in the bulk import
+"""The bulk import starter: validate a job taken from a bulk import queue, leave it in the bulk import
 bucket for the Spark driver, and start it on the platform.
 
 For each job:

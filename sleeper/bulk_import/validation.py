@@ -1,4 +1,4 @@
-"""Checks of a bulk import job before Spark starts (spec 3.2, 3.5), as the bulk import starter makes them.
+"""Checks of a bulk import job before Spark starts, as the bulk import starter makes them.
 
 The job itself (:class:`~sleeper.core.jobs.bulk_import.BulkImportJob`) already holds an id of lowercase
 alphanumerics and dashes of at most 63 characters, and at least one file. Here:

@@ -1,4 +1,4 @@
-"""Compaction (spec 4): job creation, execution of jobs by tasks, and commits of their output to the state store.
+"""Compaction: job creation, execution of jobs by tasks, and commits of their output to the state store.
 
 Modules:
 

@@ -1,4 +1,4 @@
-"""Committing compaction jobs (spec 4.6, 2.6): the job side and the committer side.
+"""Committing compaction jobs: the job side and the committer side.
 
 **Job side.** :func:`check_job` tells, before a run writes anything, whether a job can still be committed: a job
 delivered again after its output was committed is ``ALREADY_COMMITTED`` and must not write its output again (that
@@ -399,7 +399,7 @@ def apply_compaction_commits(
             record_compaction_committed(tracker, table_id, job, now)
         for job in before:  # after this batch's commits, so a duplicate of one of them is not recorded committed twice
             if not was_committed(tracker, job.job_id):
-                # its commit landed but its worker stopped before telling the tracker (RELIABILITY C3): tell it now
+                # its commit landed, its worker stopped before telling the tracker (docs/reliability.md C3): tell it now
                 record_compaction_committed(tracker, table_id, job, now)
         for job, reason in refused:
             failed.append((table_id, job.job_id, reason))
@@ -463,8 +463,9 @@ def _commit_table(
 
 def record_landed_commit(tracker: CompactionJobTracker, table_id: str, job_id: str, now: datetime) -> bool:
     """Records the commit of a job whose output the table already tracks but whose tracker shows no commit: its
-    worker stopped after the commit landed and before it told the tracker (RELIABILITY C3), and the job's message
-    came back. The commit is recorded on the job's last run that finished uncommitted; returns whether it was."""
+    worker stopped after the commit landed and before it told the tracker (docs/reliability.md C3), and the job's
+    message came back. The commit is recorded on the job's last run that finished uncommitted; returns whether it
+    was."""
     if was_committed(tracker, job_id):
         return False
     status = tracker.job(job_id)

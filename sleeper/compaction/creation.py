@@ -1,4 +1,4 @@
-"""Compaction job creation: the scheduled per-table operation that turns small files into compaction jobs (spec 4.1).
+"""Compaction job creation: the scheduled per-table operation that turns small files into compaction jobs.
 
 One run for a table:
 

@@ -1,4 +1,4 @@
-"""The compaction job dispatcher (spec 4.1 step 5): sends a pending batch of jobs once their input files are assigned.
+"""The compaction job dispatcher: sends a pending batch of jobs once their input files are assigned.
 
 When a table assigns input files through the state store committer
 (``sleeper.table.compaction.job.id.assignment.commit.async``, by default for transaction log tables), job creation

@@ -1,4 +1,4 @@
-"""Running a compaction job (spec 4.4): merge the job's sorted input files into one sorted output file.
+"""Running a compaction job: merge the job's sorted input files into one sorted output file.
 
 :func:`run_compaction` reads each input file limited to the region of the job's partition (a file on a parent
 partition is shared between its children, and each child's job takes only its own rows), with row groups outside the
@@ -12,8 +12,8 @@ count, the ``.sketches`` sidecar, and encoding on a writer thread while the merg
 The output is first written at a path of the run's own beside the job's output file
 (``<jobId>.<runId>.staging.parquet``, with its ``.staging.sketches``), then published at the output file without
 replacing a file there (:func:`sleeper.io.filesystem.publish_no_clobber`, sketches first). Another run of the same
-job (a message delivered again while this run still went on, RELIABILITY B3) may have published it first: that file
-is a whole output of the same job, so this run's is discarded and the existing one is used (its row count read from
+job (a message delivered again while this run still went on, docs/reliability.md B3) may have published it first: that
+file is a whole output of the same job, so this run's is discarded and the existing one is used (its row count read from
 its footer); committing it then either lands or is recognised as already committed. So a run never rewrites, truncates
 or deletes an output file another run may have committed, and a run that fails deletes only its own staging files (a
 run that dies leaves them to the orphan sweeper: they are ``.parquet`` and ``.sketches`` files no transaction adds).

@@ -1,4 +1,4 @@
-"""Compaction strategies: which unassigned files of each leaf partition are compacted together (spec 4.2).
+"""Compaction strategies: which unassigned files of each leaf partition are compacted together.
 
 A strategy looks at one leaf partition at a time: its file references that no job has claimed, in ascending order
 of their row counts, and the references already assigned to jobs (running or queued). It plans groups of files; job

@@ -1,4 +1,4 @@
-"""The compaction task (spec 4.4): what the compaction container runs over the compaction job queue, through the one
+"""The compaction task: what the compaction container runs over the compaction job queue, through the one
 task loop it shares with the ingest task (:mod:`sleeper.core.jobs.task_loop`).
 
 Each job message is received, kept invisible while the job runs (its visibility is extended every

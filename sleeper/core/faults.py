@@ -1,4 +1,4 @@
-"""Named crash points (RELIABILITY.md 4(c)): places in the code where a test can make a worker crash.
+"""Named crash points (docs/reliability.md): places in the code where a test can make a worker crash.
 
 The code calls :func:`crash_point` with a name at each place where a crash leaves interesting state behind (files
 written but not committed, a commit made but its message not deleted, files deleted but not recorded). The call does

@@ -1,7 +1,7 @@
 """The names of an instance's AWS resources, exactly as Sleeper names them: the one definition the CDK stacks, the
 AWS adapters, the runtime, the emulated instance and the CLI all read (standard library only).
 
-Conventions (spec 1.5, 2.3, 2.6, 3.4, 3.6, 7.3, 9, 12):
+Conventions:
 
 - DynamoDB tables and SQS queues: ``sleeper-<id>-<suffix>`` with the instance id as given.
 - S3 buckets: ``sleeper-<cid>-<kind>-<account>`` where ``<cid>`` is the id lower-cased with ``.`` replaced by ``-``.
@@ -96,22 +96,22 @@ def bucket_name(instance_id: str, kind: str, account: str) -> str:
 
 
 def config_bucket_name(instance_id: str, account: str) -> str:
-    """The config bucket, as Sleeper and its Python client derive it (spec 13.1)."""
+    """The config bucket, as Sleeper and its Python client derive it."""
     return bucket_name(instance_id, CONFIG_BUCKET, account)
 
 
 def data_bucket_name(instance_id: str, account: str) -> str:
-    """The table data bucket (spec 1.5)."""
+    """The table data bucket."""
     return bucket_name(instance_id, DATA_BUCKET, account)
 
 
 def query_results_bucket_name(instance_id: str, account: str) -> str:
-    """The query results bucket (spec 7.2)."""
+    """The query results bucket."""
     return bucket_name(instance_id, QUERY_RESULTS_BUCKET, account)
 
 
 def bulk_import_bucket_name(instance_id: str, account: str) -> str:
-    """The bucket bulk import jobs and their Spark logs are written to (spec 3.5)."""
+    """The bucket bulk import jobs and their Spark logs are written to."""
     return bucket_name(instance_id, BULK_IMPORT_BUCKET, account)
 
 
@@ -129,7 +129,7 @@ def access_logs_bucket_name(instance_id: str, account: str) -> str:
 
 
 def rule_name(instance_id: str, rule: str) -> str:
-    """``<id>-<rule>`` cut to 64 characters, e.g. ``my-id-CompactionJobCreationRule`` (spec 12)."""
+    """``<id>-<rule>`` cut to 64 characters, e.g. ``my-id-CompactionJobCreationRule``."""
     return f"{instance_id}-{rule}"[:MAX_RULE_NAME]
 
 
@@ -229,7 +229,7 @@ ECS_NETWORK: Final = "ecs"
 """The VPC of an emulated instance's tasks (a ``function_name`` suffix)."""
 
 
-# --- DynamoDB tables (spec 2.3, 3.4, 3.6, 7.3, 9) --------------------------------------------------------------------
+# --- DynamoDB tables -------------------------------------------------------------------------------------------------
 
 FILES_LOG: Final = "file-transaction-log"
 PARTITIONS_LOG: Final = "partition-transaction-log"
@@ -262,7 +262,7 @@ def task_tracker_table_name(instance_id: str, kind: str) -> str:
 
 
 def query_tracker_table_name(instance_id: str) -> str:
-    """The query tracker table (``sleeper.query.tracker.table.name``; spec 7.3): hash ``queryId``, range ``subQueryId``.
+    """The query tracker table (``sleeper.query.tracker.table.name``): hash ``queryId``, range ``subQueryId``.
 
     Spec 7.3 notes Sleeper's CDK builds this from the clean id; the adapters build it from the id as given, so that
     is what the stacks do too (the two agree for ids without upper case letters or dots).

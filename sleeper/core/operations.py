@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 
-# --- queues (logical names; spec 2.6, 3, 4, 5, 6, 7, 12) -------------------------------------------------------------
+# --- queues (logical names) ------------------------------------------------------------------------------------------
 
 STATE_STORE_COMMITTER_Q = "StateStoreCommitterQ.fifo"
 INGEST_JOB_Q = "IngestJobQ"
@@ -77,7 +77,7 @@ QUERY_RESULTS_Q = "QueryResultsQ"
 BULK_IMPORT_EMR_SERVERLESS_Q = "BulkImportEMRServerlessQ"
 BULK_IMPORT_EMR_Q = "BulkImportNonPersistentEMRQ"
 BULK_IMPORT_PERSISTENT_EMR_Q = "BulkImportPersistentEMRQ"
-# Per-table FIFO queues fed by scheduled rules (spec 12)
+# Per-table FIFO queues fed by scheduled rules
 COMPACTION_JOB_CREATION_Q = "CompactionJobCreationQ.fifo"
 FIND_PARTITIONS_TO_SPLIT_Q = "FindPartitionsToSplitQ.fifo"
 GC_JOB_Q = "GCJobQ.fifo"
@@ -327,7 +327,7 @@ def _per_table_trigger(
 
 
 HANDLERS: tuple[HandlerSpec, ...] = (
-    # --- state store (spec 2.5-2.7) ---
+    # --- state store ---
     HandlerSpec(
         name=STATESTORE_COMMITTER,
         handler=_sqs(STATESTORE_COMMITTER),
@@ -400,7 +400,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         memory_property="sleeper.statestore.transaction.follower.memory.mb",
         timeout_property="sleeper.statestore.transaction.follower.lambda.timeout.seconds",
     ),
-    # --- compaction (spec 4) ---
+    # --- compaction ---
     _per_table_trigger(
         COMPACTION_JOB_CREATION_TRIGGER,
         "compaction_job_creation",
@@ -451,7 +451,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         memory_property="sleeper.task.runner.memory.mb",
         timeout_property="sleeper.task.runner.timeout.seconds",
     ),
-    # --- ingest (spec 3) ---
+    # --- ingest ---
     HandlerSpec(
         name=INGEST_TASK_CREATION,
         handler="lambdas.ingest_task_creation:handler",
@@ -526,7 +526,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         memory_property="sleeper.task.runner.memory.mb",
         timeout_property="sleeper.task.runner.timeout.seconds",
     ),
-    # --- partition splitting (spec 5) ---
+    # --- partition splitting ---
     _per_table_trigger(
         PARTITION_SPLITTING_TRIGGER,
         "find_partitions_to_split",
@@ -556,7 +556,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         memory_property="sleeper.partition.splitting.memory.mb",
         timeout_property="sleeper.partition.splitting.timeout.seconds",
     ),
-    # --- garbage collection (spec 6) ---
+    # --- garbage collection ---
     HandlerSpec(
         name=GARBAGE_COLLECTOR_TRIGGER,
         handler=f"{TRIGGER_HANDLER_MODULE}:garbage_collection",
@@ -581,7 +581,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         timeout_seconds=840,
         timeout_property="sleeper.gc.lambda.timeout.seconds",
     ),
-    # --- queries (spec 7) ---
+    # --- queries ---
     HandlerSpec(
         name=QUERY,
         handler=_sqs(QUERY),
@@ -667,7 +667,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
         memory_mb=4096,
         timeout_seconds=900,
     ),
-    # --- Athena (spec 11): invoked by Athena through the query federation protocol ---
+    # --- Athena: invoked by Athena through the query federation protocol ---
     HandlerSpec(
         name=ATHENA_SIMPLE,
         handler="lambdas.athena:simple",

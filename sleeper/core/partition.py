@@ -1,4 +1,4 @@
-"""Partitions and the partition tree (spec 1.4)."""
+"""Partitions and the partition tree."""
 
 from __future__ import annotations
 
@@ -201,7 +201,7 @@ class PartitionTree:
         return out
 
     def validate(self) -> None:
-        """Checks the whole tree (spec 1.4).
+        """Checks the whole tree.
 
         Raises:
             PartitionTreeError: Naming the first problem found.

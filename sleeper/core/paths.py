@@ -1,4 +1,4 @@
-"""File paths in messages: S3 path normalisation and the safety check run before any I/O (RELIABILITY 4(e)).
+"""File paths in messages: S3 path normalisation and the safety check run before any I/O (docs/reliability.md, row E).
 
 Sleeper accepts S3 paths as ``bucket/key``, ``s3://bucket/key`` or ``s3a://bucket/key`` (``S3Path.java``). A path
 from a message is checked before it is listed, read or deleted: path traversal (``..`` segments, also when

@@ -1,4 +1,4 @@
-"""Queries and leaf partition queries, with Sleeper's query JSON (spec 7.1, 13.6).
+"""Queries and leaf partition queries, with Sleeper's query JSON.
 
 Query (``sleeper-<id>-QueryQueue``)::
 

@@ -1,4 +1,4 @@
-"""Ranges over one row key field, regions over all of them, and Sleeper's region JSON (spec 1.3)."""
+"""Ranges over one row key field, regions over all of them, and Sleeper's region JSON."""
 
 from __future__ import annotations
 
@@ -193,7 +193,7 @@ class Region:
 
     @classmethod
     def from_dict(cls, schema: Schema, data: object, *, path: str = "region") -> Region:
-        """Reads Sleeper's region JSON, with its read defaults (spec 1.3).
+        """Reads Sleeper's region JSON, with its read defaults.
 
         Raises:
             SerDeError: If the document is not a valid region; the message names the path of the bad value.

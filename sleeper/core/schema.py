@@ -2,7 +2,7 @@
 
 Key values are plain Python values: ``int`` for ``IntType`` and ``LongType``, ``str`` for ``StringType`` and
 ``bytes`` for ``ByteArrayType``. Python compares ``str`` by code point (the same order as UTF-8 bytes) and ``bytes``
-as unsigned bytes, which is the order Sleeper's default engine and Parquet statistics use (spec 1.2), so tuples of key
+as unsigned bytes, which is the order Sleeper's default engine and Parquet statistics use, so tuples of key
 values sort correctly with the built-in comparison.
 """
 

@@ -1,4 +1,4 @@
-"""Tables: their identity and the table index port (spec 9)."""
+"""Tables: their identity and the table index port."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The WebSocket query API's shared facts (spec 7.4): API Gateway's limits, a connection to post to, and the errors of
+"""The WebSocket query API's shared facts: API Gateway's limits, a connection to post to, and the errors of
 posting. Standard library only: the query feature, the AWS adapter that posts, the stack and the emulator's server
 all read them from here.
 """

@@ -1,4 +1,4 @@
-"""Garbage collection (spec 6): deleting files that have had no references for longer than the table's delay, and
+"""Garbage collection: deleting files that have had no references for longer than the table's delay, and
 sweeping orphan files that no transaction ever added."""
 
 from __future__ import annotations

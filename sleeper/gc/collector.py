@@ -1,4 +1,4 @@
-"""Garbage collection (spec 6), as Sleeper's ``GarbageCollector``.
+"""Garbage collection, as Sleeper's ``GarbageCollector``.
 
 A file is ready for collection once it has had no references for longer than the table's
 ``sleeper.table.gc.delay.minutes``: queries that planned before it lost its last reference may still read it. The

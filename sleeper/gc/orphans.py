@@ -1,4 +1,4 @@
-"""Sweeping orphan files (beyond Sleeper; RELIABILITY.md I7, D5).
+"""Sweeping orphan files (beyond Sleeper; docs/reliability.md I7, D5).
 
 An orphan is a data file (or sidecar) under the table's ``data/partition_*/`` prefix that no transaction ever
 added: written by an ingest, bulk import or compaction that crashed or lost a race before committing. Sleeper never
@@ -17,7 +17,7 @@ A listed file is deleted only if all of these hold:
 
 The listing is taken before the state is read, so a file committed between the two is seen as tracked.
 
-Large transaction bodies (``<table id>/statestore/transactions/*.json``, RELIABILITY.md C7) are swept alike: a body
+Large transaction bodies (``<table id>/statestore/transactions/*.json``, docs/reliability.md C7) are swept alike: a body
 no entry of the table's logs names, older than :data:`DEFAULT_BODY_MIN_AGE`, was uploaded by a writer that crashed or
 lost its race before its log entry, or was left by a transaction deletion that failed half way. The body age is the
 longest SQS keeps a message, since a commit request sent to the committer may name a body it uploaded and wait in

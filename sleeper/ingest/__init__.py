@@ -1,4 +1,4 @@
-"""Standard ingest: sorting rows into data files per leaf partition, and running ingest jobs (spec 3.1, 3.2)."""
+"""Standard ingest: sorting rows into data files per leaf partition, and running ingest jobs."""
 
 from __future__ import annotations
 

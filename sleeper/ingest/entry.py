@@ -1,4 +1,4 @@
-"""The ingest job queue's runtime-neutral entry (spec 3.2), run by either runtime: the local runner routes
+"""The ingest job queue's runtime-neutral entry, run by either runtime: the local runner routes
 ``IngestJobQ`` to :func:`handle_ingest_job` through the router (:mod:`sleeper.runtime.router`), and the ingest task
 (:mod:`sleeper.ingest.task`, run by the ingest container) runs each message it takes from the queue with
 :func:`run_ingest_job`, the entry's first half, in the task's workspace. Where a job runs

@@ -1,4 +1,4 @@
-"""Ingest jobs (spec 3.2): validate, track, read the files and run standard ingest.
+"""Ingest jobs: validate, track, read the files and run standard ingest.
 
 A job names a table and Parquet files or directories. :class:`IngestJobRunner` checks it before anything is written:
 

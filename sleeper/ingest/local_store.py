@@ -1,4 +1,4 @@
-"""Standard ingest's bounded buffers (spec 3.1): rows held in memory, sorted runs on local disk, as Sleeper's.
+"""Standard ingest's bounded buffers: rows held in memory, sorted runs on local disk, as Sleeper's.
 
 Sleeper's ingest (its ``IngestCoordinator`` with an ``ArrowRowBatch``) fills an in-memory batch, sorts it and writes
 it to a local file when memory is full, and once the local files pass ``max.local.store.bytes`` merges them and

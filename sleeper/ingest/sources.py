@@ -1,4 +1,4 @@
-"""Where ingest jobs may read their input files from (RELIABILITY.md 4(e): "ingest source outside the allowed
+"""Where ingest jobs may read their input files from (docs/reliability.md, row E: an ingest source outside the allowed
 buckets ... rejected by the port itself, not only by IAM").
 
 Sleeper lets an ingest job name files in any bucket its task role can read: the allowlist is IAM's alone (the

@@ -1,4 +1,4 @@
-"""Standard ingest (spec 3.1): rows in, sorted files per leaf partition out, committed in one ADD_FILES.
+"""Standard ingest: rows in, sorted files per leaf partition out, committed in one ADD_FILES.
 
 :func:`ingest_batches` takes Arrow record batches in any order. Each batch is given the table's Arrow schema
 (:func:`sleeper.io.arrow_schema.conform_batch`) and held in memory, within the limits Sleeper's ingest settings give

@@ -1,4 +1,4 @@
-"""The ingest task (spec 3.3): what the ingest container runs, beside the compaction task and through the same task
+"""The ingest task: what the ingest container runs, beside the compaction task and through the same task
 loop (:mod:`sleeper.core.jobs.task_loop`).
 
 It records itself in the ingest task tracker, then takes jobs from ``IngestJobQ`` one at a time until a receive

@@ -1,6 +1,6 @@
 """A Sleeper schema as an Arrow schema, and checks that Arrow data matches it.
 
-The Arrow schema is the one whose Parquet form Sleeper writes (spec 1.5): columns in the order row keys, sort keys,
+The Arrow schema is the one whose Parquet form Sleeper writes: columns in the order row keys, sort keys,
 values; ``IntType`` as int32, ``LongType`` as int64, ``StringType`` as UTF-8 strings, ``ByteArrayType`` as binary;
 lists with non-null elements named ``element`` and maps with non-null keys and values, as Parquet's standard LIST and
 MAP; non-nullable fields are non-nullable (Parquet REQUIRED), nullable ones nullable (OPTIONAL).

@@ -10,7 +10,7 @@ pyarrow's S3 client ignores ``AWS_ENDPOINT_URL``, so an emulator (a moto server,
 
 The helpers below take a filesystem and a path (as :func:`resolve` returns them) and translate "not found" into
 :class:`~sleeper.io.exceptions.MissingFileError`. :func:`publish_no_clobber` moves a complete file to its final path
-unless a file is already there (RELIABILITY B3: a run's output never replaces another run's).
+unless a file is already there (docs/reliability.md B3: a run's output never replaces another run's).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Sorted Parquet data files: writing them as Sleeper does (spec 1.5) with their sketches, reading them by key range.
+"""Sorted Parquet data files: writing them as Sleeper does with their sketches, reading them by key range.
 
 Writing: :class:`SortedFileWriter` takes Arrow batches already sorted by row keys then sort keys, buffers them into
 row groups of exactly ``row_group_rows`` rows (the last may be smaller), writes them with the table's

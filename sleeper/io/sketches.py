@@ -1,4 +1,4 @@
-"""Quantile sketches of the row keys of data files, used to find split points of partitions (spec 1.6).
+"""Quantile sketches of the row keys of data files, used to find split points of partitions.
 
 Every data file has a sidecar ``.sketches`` file holding one DataSketches classic quantiles items sketch (k=1024) per
 row key field, in schema order. The file format is Sleeper's: for each row key field, a 4-byte big-endian length

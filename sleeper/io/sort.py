@@ -1,7 +1,7 @@
 """Sleeper's key order over Arrow data: sorting, checking and comparing rows by row keys then sort keys.
 
 Rows are ordered by the key columns in the order given (a table's row keys, then its sort keys), each ascending:
-integers numerically, strings by their UTF-8 bytes and byte arrays by unsigned bytes (spec 1.2). That is the order of
+integers numerically, strings by their UTF-8 bytes and byte arrays by unsigned bytes. That is the order of
 pyarrow's own sort, of Parquet statistics and of Sleeper's default (DataFusion) engine, and for the Python values of
 a key (:data:`sleeper.core.schema.Key`) it is the order of the built-in tuple comparison.
 

@@ -1,4 +1,4 @@
-"""Queries: planning sub-queries per leaf partition and running them over the table's data files (spec 7)."""
+"""Queries: planning sub-queries per leaf partition and running them over the table's data files."""
 
 from __future__ import annotations
 

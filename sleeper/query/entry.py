@@ -1,4 +1,4 @@
-"""The runtime-neutral entries of the query queues (spec 7.2), run by either runtime through the router
+"""The runtime-neutral entries of the query queues, run by either runtime through the router
 (:mod:`sleeper.runtime.router`): :func:`handle_query` plans a query and fans out its sub-queries, and
 :func:`handle_leaf_query` runs one sub-query and publishes its rows where the instance keeps query results."""
 

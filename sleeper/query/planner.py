@@ -1,4 +1,4 @@
-"""Planning a query: one sub-query per leaf partition it touches, with the files to read there (spec 7.2).
+"""Planning a query: one sub-query per leaf partition it touches, with the files to read there.
 
 A leaf's sub-query reads the files referenced on the leaf **and on all its ancestors**: a file referenced on a
 partition that has since been split still holds rows of its descendants until compaction moves them down. Each

@@ -1,4 +1,4 @@
-"""Results publishers: where a sub-query's rows go, as Sleeper's leaf query processor publishes them (spec 7.1; its
+"""Results publishers: where a sub-query's rows go, as Sleeper's leaf query processor publishes them (its
 ``S3ResultsOutput``, ``SQSResultsOutput``, ``WebSocketResultsOutput``), chosen by the query's
 ``resultsPublisherConfig`` (:mod:`sleeper.query.results_config`).
 

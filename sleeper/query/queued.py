@@ -1,4 +1,4 @@
-"""Queries sent to the query queue (spec 7.2, 7.3): the query handler plans and fans out sub-queries, the leaf
+"""Queries sent to the query queue: the query handler plans and fans out sub-queries, the leaf
 handler runs one sub-query and publishes its rows; the query tracker follows both.
 
 The query handler reads Sleeper's query JSON. An unreadable query, or one naming an unknown table, is tracked FAILED

@@ -1,5 +1,5 @@
 """Where a query's results and status go: its ``resultsPublisherConfig`` and ``statusReportDestinations`` read
-strictly, as Sleeper's leaf query processor reads them (spec 7.1, Sleeper's ``S3ResultsOutput``,
+strictly, as Sleeper's leaf query processor reads them (Sleeper's ``S3ResultsOutput``,
 ``SQSResultsOutput``, ``WebSocketOutput``).
 
 Results destinations (``"destination"``; an empty config means the default S3 results location):

@@ -1,4 +1,4 @@
-"""Status messages to WebSocket clients, as Sleeper's ``WebSocketQueryStatusReportDestination`` sends them (spec 7.4).
+"""Status messages to WebSocket clients, as Sleeper's ``WebSocketQueryStatusReportDestination`` sends them.
 
 A query whose ``statusReportDestinations`` name a WebSocket connection gets, on that connection:
 
@@ -9,7 +9,7 @@ A query whose ``statusReportDestinations`` name a WebSocket connection gets, on 
   query or a sub-query fails; ``error`` is ``"<ErrorType>: <reason>"``.
 
 Sleeper's Java client counts a query finished once every sub-query sent its completed or error message; its Python
-client stops at the first completed message (spec 13.9), so over several leaf partitions it may return only the
+client stops at the first completed message, so over several leaf partitions it may return only the
 first sub-query's rows. A status message that cannot be posted (the client went away) is logged and does not stop
 the query.
 """

@@ -1,4 +1,4 @@
-"""The WebSocket query API's handler (spec 7.4; Sleeper's ``WebSocketQueryProcessorLambda``): the runtime-neutral
+"""The WebSocket query API's handler (Sleeper's ``WebSocketQueryProcessorLambda``): the runtime-neutral
 entry a WebSocket API route runs, for the events API Gateway sends (``requestContext.eventType`` ``CONNECT``,
 ``MESSAGE``, ``DISCONNECT``).
 

@@ -1,4 +1,4 @@
-"""The one router of an instance's operations (ARCHITECTURE.md, "The runtime seam"): a queue's message goes to the
+"""The one router of an instance's operations (docs/design.md, "The runtime seam"): a queue's message goes to the
 runtime-neutral feature entry the registry names for it, and what happened is mapped the same way in both runtimes.
 
 A feature entry is ``handle_<operation>(instance, body) -> str``: it does one message's work on any instance that

@@ -1,4 +1,4 @@
-"""Partition splitting (spec 5): finding leaf partitions that hold too many rows, and splitting them at the median
+"""Partition splitting: finding leaf partitions that hold too many rows, and splitting them at the median
 of their files' sketches."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Finding partitions to split (spec 5), as Sleeper's ``FindPartitionsToSplit`` and ``PartitionSplitCheck``.
+"""Finding partitions to split, as Sleeper's ``FindPartitionsToSplit`` and ``PartitionSplitCheck``.
 
 Per leaf partition the finder counts the rows it *knows* are in the leaf: the rows of references that hold data of
 this partition only (``onlyContainsDataForThisPartition``) and whose counts are exact (not ``countApproximate``).

@@ -1,4 +1,4 @@
-"""Splitting a partition at the median of its files' sketches (spec 5), as Sleeper's ``SplitPartition``.
+"""Splitting a partition at the median of its files' sketches, as Sleeper's ``SplitPartition``.
 
 The sketches of the job's files are merged per row key. The median is read as Sleeper's splitter reads it: the item
 at position ``floor(n / 2)`` of the merged sketch's sorted stream (DataSketches 3.3.0's ``getQuantile(0.5)``,

@@ -1,1 +1,1 @@
-"""The transaction-log state store: log head, snapshots, committer and upkeep (spec 2)."""
+"""The transaction-log state store: log head, snapshots, committer and upkeep."""

@@ -1,4 +1,4 @@
-"""The state store committer (spec 2.6): applies transactions sent to ``StateStoreCommitterQ.fifo``.
+"""The state store committer: applies transactions sent to ``StateStoreCommitterQ.fifo``.
 
 Each message is Sleeper's commit request JSON: a transaction held inline, or a key of a body uploaded to the table's
 transactions prefix (the log then reuses that key). A batch refreshes each table's state store once and adds each
@@ -108,7 +108,7 @@ def send_commit_request(queue: Queue, request: StateStoreCommitRequest) -> None:
     """Sends a commit request to the committer's FIFO queue, grouped by table as Sleeper does.
 
     Beyond Sleeper, whose deduplication ids are random: the id is a hash of the table and the request, so a producer
-    that sends the same request again after a lost reply (RELIABILITY.md B5) is collapsed by the queue within its
+    that sends the same request again after a lost reply (docs/reliability.md B5) is collapsed by the queue within its
     deduplication window; a later repeat is rejected by the state store as already applied.
     """
     body = request.to_json()

@@ -32,7 +32,7 @@ COMMIT_NOT_IN_LOG: tuple[type[Exception], ...] = (StateStoreError, AddTransactio
 log: refused by the state, or every attempt collided or was found not to have landed. Only after one of these may a
 writer delete the files the transaction names. After any other error, or a crash, the outcome is unknown (the entry
 may have landed, as in Iceberg's "commit state unknown"): the files stay, and the orphan sweeper deletes them after
-its minimum age if no transaction ever named them (RELIABILITY.md A2, C3)."""
+its minimum age if no transaction ever named them (docs/reliability.md A2, C3)."""
 
 
 class TransactionLogGapError(SleeperError):
@@ -45,7 +45,7 @@ class TransactionLogGapError(SleeperError):
 
 
 class SnapshotFormatError(SleeperError):
-    """A snapshot file cannot be read: its schema or content does not match the snapshot format (spec 2.5)."""
+    """A snapshot file cannot be read: its schema or content does not match the snapshot format."""
 
 
 class StateStoreStorageError(SleeperError):

@@ -16,7 +16,7 @@ The rules:
 * REPLACE_FILE_REFERENCES refused, or a job of it skipped: the job's run is recorded failed with the reason, unless
   the tracker records a commit of the job (a refused duplicate of a committed job changes nothing, so it is not a
   failure), or the table already tracks the job's output: its commit landed before and its worker stopped before the
-  tracker heard (RELIABILITY C3), so the job is recorded committed.
+  tracker heard (docs/reliability.md C3), so the job is recorded committed.
 * ADD_FILES committed, naming a job run the ingest tracker knows: the run is recorded as having its files added, once.
   That completes a run that reported its files as committed separately (ingest committing its own files names no
   run, so it is not followed).
@@ -138,7 +138,7 @@ def follow_commit(
             (``sleeper.compaction.tracker.async.commit.updates.enabled``).
         landed_outputs: For a refused REPLACE_FILE_REFERENCES: the output files of its jobs the table tracks. A job
             whose output is there was committed before (a request delivered again after its commit landed and its
-            worker stopped before the tracker heard, RELIABILITY C3): it is recorded committed, not failed.
+            worker stopped before the tracker heard, docs/reliability.md C3): it is recorded committed, not failed.
     """
     if isinstance(transaction, ReplaceFileReferencesTransaction):
         return _follow_compactions(

@@ -1,4 +1,4 @@
-"""The head of one transaction log of one table: the state derived from the log, and adding to the log (spec 2.4).
+"""The head of one transaction log of one table: the state derived from the log, and adding to the log.
 
 A ``TransactionLogHead`` holds the state of one log (files or partitions) and the number of the last transaction
 applied to it. ``update`` brings the state up to date: it loads the latest snapshot if nothing has been read yet, or
@@ -60,7 +60,7 @@ JitterSource = Callable[[], float]
 """Supplies random fractions in [0, 1) for full jitter."""
 
 BODY_STORE_THRESHOLD_BYTES = 200 * 1024
-"""Transaction bodies of this many UTF-8 bytes or more go to the body store (spec 2.3: 200 KiB)."""
+"""Transaction bodies of this many UTF-8 bytes or more go to the body store (200 KiB)."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)

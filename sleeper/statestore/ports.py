@@ -79,7 +79,7 @@ class TransactionLogStore(Protocol):
 
 
 class TransactionBodyStore(Protocol):
-    """Holds transaction bodies too large for a log entry (200 KiB or more, spec 2.3)."""
+    """Holds transaction bodies too large for a log entry (200 KiB or more)."""
 
     def store(self, key: str, body: str) -> None:
         """Stores a body under a key (overwriting the same body is harmless)."""

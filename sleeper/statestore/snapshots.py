@@ -1,4 +1,4 @@
-"""Snapshots of a table's state as Arrow IPC streams (spec 2.5), and where they are kept.
+"""Snapshots of a table's state as Arrow IPC streams, and where they are kept.
 
 A snapshot holds the whole state of one log (files or partitions) at a transaction number, so a process can start
 from it instead of replaying the log from the beginning. The format is Sleeper's (``StateStoreFilesArrowFormat``,

@@ -1,4 +1,4 @@
-"""The state store of one table: both transaction logs behind one facade (spec 2).
+"""The state store of one table: both transaction logs behind one facade.
 
 Reads bring the state up to date first (``sleeper.table.statestore.transactionlog.time.between.transaction.checks.ms``
 can let them use a recent state) and return immutable values or copies. Writes add a transaction to the log it
@@ -359,8 +359,8 @@ class StateStore:
     def reinitialise(self, partitions: Sequence[Partition] | None = None) -> None:
         """Empties the table: replaces its partitions (if given), then stops tracking every file.
 
-        The order makes a writer racing the reinitialisation safe (RELIABILITY I1: no rows are acknowledged that a
-        query cannot return). A file transaction that adds references (ADD_FILES, SPLIT_FILE_REFERENCES) is
+        The order makes a writer racing the reinitialisation safe (docs/reliability.md I1: no rows are acknowledged that
+        a query cannot return). A file transaction that adds references (ADD_FILES, SPLIT_FILE_REFERENCES) is
         validated against the partitions read *after* the files state its append is conditional on. So if it lands
         at all, either it was validated after INITIALISE_PARTITIONS and names only partitions of the new tree, or it
         was validated before, and then CLEAR_FILES, appended after INITIALISE_PARTITIONS, was not yet in the files

@@ -1,4 +1,4 @@
-"""Regular upkeep of a table's transaction logs: snapshots, and deleting old snapshots and transactions (spec 2.5, 2.7).
+"""Regular upkeep of a table's transaction logs: snapshots, and deleting old snapshots and transactions.
 
 - ``create_snapshot``: every minute for online tables, snapshot each log that advanced past its latest snapshot.
 - ``delete_old_snapshots``: hourly, delete snapshots older than

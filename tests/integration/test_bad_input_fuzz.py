@@ -1,4 +1,4 @@
-"""Bad input fuzzing (RELIABILITY.md 4(e)): Hypothesis over every message schema, schema-derived then mutated.
+"""Bad input fuzzing (docs/reliability.md): Hypothesis over every message schema, schema-derived then mutated.
 
 Each message type starts from Sleeper's approved JSON (``tests/approvals/messages``: ingest, bulk import, compaction
 job, batch, dispatch and commit, state store committer requests, split job, query, sub-query, bulk export), and a value

@@ -1,4 +1,4 @@
-"""G7 scanning (RELIABILITY.md 4(g)): bandit over the package reports no finding of high severity.
+"""G7 scanning (docs/reliability.md): bandit over the package reports no finding of high severity.
 
 bandit runs offline, so it runs here; each finding of medium severity is listed with its reason in docs/security.md.
 ``pip-audit`` needs the vulnerability service and is run by hand (docs/security.md gives the command and the last

@@ -1,4 +1,4 @@
-"""Checks of RELIABILITY.md section 3 (I1-I7) against one table of a local instance, for the model-based test.
+"""Checks of docs/reliability.md (I1-I7) against one table of a local instance, for the model-based test.
 
 Each check raises ``AssertionError`` naming what broke. They read the table through the same ports the components use:
 the state store facade, the state store backend's transaction logs and snapshot records, and the table's data files.
@@ -56,7 +56,8 @@ def rows_of(table: pa.Table) -> Counter[Row]:
 
 
 def checksum(rows: Counter[Row]) -> tuple[int, int, int]:
-    """RELIABILITY I1's fingerprint: row count, XOR and sum mod 2^64 of a 64-bit hash of each canonical row."""
+    """I1's fingerprint (docs/reliability.md): row count, XOR and sum mod 2^64 of a 64-bit hash of each canonical
+    row."""
     xor = 0
     total = 0
     for (key, value), count in rows.items():

@@ -1,4 +1,4 @@
-"""Model-based long test (RELIABILITY.md 4(f)): random operation sequences on a real local table, checked against a
+"""Model-based long test (docs/reliability.md): random operation sequences on a real local table, checked against a
 plain multiset of rows, with the invariants I1-I7 checked after every step.
 
 The system under test is a local instance in a temporary directory, driven through the same functions its workers
@@ -19,8 +19,8 @@ tests (tests/integration/runtime/test_table_boundaries.py). Defects the model fo
 of this module. ``settle`` waits an hour and runs every worker, then checks that no file leaked.
 
 Besides I1-I7 after every step (see ``invariants.py``), a handler error other than those in ``EXPECTED_FAILURES`` fails
-the run as a spurious failure (RELIABILITY B1), and the garbage collector may only delete files that had no reference
-for longer than the GC delay (I7).
+the run as a spurious failure (docs/reliability.md B1), and the garbage collector may only delete files that had no
+reference for longer than the GC delay (I7).
 
 Any named crash point the code reaches in process (``CRASH_POINTS_IN_PROCESS``) can also be armed before an ingest,
 a compaction run, a drain of the commit queues, a snapshot or a garbage collection (``crash_in_operation``): the
@@ -351,7 +351,7 @@ class TableMachine(RuleBasedStateMachine):
         return message.body
 
     def _failed(self, queue_name: str, error: Exception) -> None:
-        """Records a handler error; one the model cannot explain is a spurious failure (RELIABILITY B1)."""
+        """Records a handler error; one the model cannot explain is a spurious failure (docs/reliability.md B1)."""
         key = f"{queue_name}: {type(error).__name__}"
         STATS[f"failure:{key}"] += 1
         assert (queue_name.removeprefix("redelivered "), type(error).__name__) in EXPECTED_FAILURES, (
@@ -742,8 +742,8 @@ class TableMachine(RuleBasedStateMachine):
 
     @rule()
     def catch_up_stale_reader(self) -> None:
-        """A reader that last looked many steps ago (before log truncations, RELIABILITY C6) reads again: it reaches
-        the head through the latest snapshot, or fails retryably; it never builds a state with gaps."""
+        """A reader that last looked many steps ago (before log truncations, docs/reliability.md C6) reads again: it
+        reaches the head through the latest snapshot, or fails retryably; it never builds a state with gaps."""
         STATS["rule:catch_up_stale_reader"] += 1
         self.shadow.refresh()
         try:

@@ -1,4 +1,4 @@
-"""The golden matrix of role x action x resource (RELIABILITY.md section 4, G2): every identity grant of the example
+"""The golden matrix of role x action x resource (docs/reliability.md, row G2): every identity grant of the example
 instance, compared with the approved ``tests/approvals/iam/role-action-resource.txt``, so that any change to what any
 role may do fails here until the approved file is updated on purpose.
 
@@ -52,7 +52,7 @@ UPDATE = os.environ.get("SLEEPER_UPDATE_APPROVALS", "") not in ("", "0", "false"
 """Whether to write the approved file from this run instead of comparing with it."""
 
 HEADER = """\
-# Approved IAM matrix of the example instance (RELIABILITY.md G2): principal <TAB> action <TAB> resource.
+# Approved IAM matrix of the example instance (docs/reliability.md G2): principal <TAB> action <TAB> resource.
 # Checked by tests/stacks/test_iam_matrix.py; after an intended change regenerate it and review the diff:
 #   SLEEPER_UPDATE_APPROVALS=1 .venv/bin/pytest tests/stacks/test_iam_matrix.py
 """

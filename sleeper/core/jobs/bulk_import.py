@@ -1,4 +1,4 @@
-"""Bulk import jobs: the message on a bulk import platform queue (spec 3.5, 13.3).
+"""Bulk import jobs: the message on a bulk import platform queue.
 
 Wire JSON: ``{"id"?, "tableName"|"tableId", "files", "className"?, "platformSpec"?: {k: v}, "sparkConf"?: {k: v}}``.
 Read like an ingest job (blank id replaced, table id wins, files required, safe paths), plus the bulk import

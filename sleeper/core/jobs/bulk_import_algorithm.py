@@ -1,4 +1,4 @@
-"""Which algorithm a bulk import job runs (spec 3.5): ``sleeper.bulk.import.class.name``, or the job's ``className``.
+"""Which algorithm a bulk import job runs: ``sleeper.bulk.import.class.name``, or the job's ``className``.
 
 Sleeper names a Java driver class; this port runs its own PySpark algorithms and maps Sleeper's class names to them:
 

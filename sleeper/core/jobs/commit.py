@@ -1,4 +1,4 @@
-"""State store commit requests: the messages on the asynchronous committer's FIFO queue (spec 2.6).
+"""State store commit requests: the messages on the asynchronous committer's FIFO queue.
 
 Wire JSON: ``{"tableId", "transactionType": "<TYPE>", "transaction": {…}}`` with the transaction body inline, or
 ``{"tableId", "transactionType", "bodyKey"}`` when the body was uploaded to the data bucket first (large

@@ -1,4 +1,4 @@
-"""Compaction messages: jobs, job batch files, pending batch messages and commit requests (spec 4.1, 4.3, 4.6).
+"""Compaction messages: jobs, job batch files, pending batch messages and commit requests.
 
 - Job (``sleeper-<id>-CompactionJobQ``): ``{"tableId", "jobId", "inputFiles": […], "outputFile", "partitionId",
   "iteratorClassName"?, "iteratorConfig"?, "filterConfig"?, "aggregationConfig"?}``.
@@ -106,7 +106,7 @@ class CompactionJob(wire.JsonMessage):
             raise InvalidFieldError("the output file is also an input file", path="$.outputFile")
 
     def commit_request(self, *, task_id: str, job_run_id: str, rows_written: int) -> CompactionJobCommitRequest:
-        """The request to commit this job once its output is written (spec 4.6): the output gets one exact reference
+        """The request to commit this job once its output is written: the output gets one exact reference
         on the job's partition, replacing the inputs' references there."""
         reference = FileReference(
             filename=self.output_file,

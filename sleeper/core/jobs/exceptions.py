@@ -1,4 +1,4 @@
-"""Errors raised when a queue message or job file cannot be read (RELIABILITY 4(e), bad input).
+"""Errors raised when a queue message or job file cannot be read (docs/reliability.md, row E, bad input).
 
 Every error names the JSON path of the bad value (``$`` is the whole document, ``$.files[2]`` the third file), so a
 handler can report it to a job tracker as "rejected" with the path, and never retry the message.

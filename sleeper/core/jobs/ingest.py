@@ -1,4 +1,4 @@
-"""Ingest jobs: the message on the ingest job queue (spec 3.2, 13.2).
+"""Ingest jobs: the message on the ingest job queue.
 
 Wire JSON: ``{"id", "tableName"|"tableId", "files": ["bucket/key", "bucket/dir/", …]}``. A blank or absent id is
 replaced by a new one from an injected supplier; a given id must be a safe id (``sleeper.core.paths``), as it

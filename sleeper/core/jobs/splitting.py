@@ -1,4 +1,4 @@
-"""Partition split jobs: the message from the split finder to the splitter (spec 5).
+"""Partition split jobs: the message from the split finder to the splitter.
 
 Wire JSON: ``{"tableId", "filenames": […], "partition": P}``, with ``P`` Sleeper's partition JSON. Reading the
 partition needs the table's schema, so readers take a schema, or a lookup by table id that is called with the id

@@ -1,5 +1,5 @@
-"""The one loop of a task taking jobs from a queue (spec 3.3, 4.4): the compaction and ingest tasks both run it, with
-their own settings and their own job runner (ARCHITECTURE.md, "The runtime seam").
+"""The one loop of a task taking jobs from a queue: the compaction and ingest tasks both run it, with
+their own settings and their own job runner (docs/design.md, "The runtime seam").
 
 Each message is received (hidden for the visibility timeout), kept invisible while its job runs (the visibility is
 extended every ``keep_alive_seconds`` on a thread), run, and then deleted when the job is done with (finished,

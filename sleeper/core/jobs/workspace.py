@@ -1,4 +1,4 @@
-"""Where a job runs: the task recorded on its run and the directory it may spill to (ARCHITECTURE.md, "The runtime
+"""Where a job runs: the task recorded on its run and the directory it may spill to (docs/design.md, "The runtime
 seam"). What differs between the runtimes -- an ECS task with its own id and scratch directory, a local process that
 may run as a local task -- stays behind the instance's ``job_workspace()``, so the feature entries that run jobs are
 the same in both."""

@@ -1,1 +1,1 @@
-"""The state of a table: file references and partitions, and the transactions that change them (spec 2)."""
+"""The state of a table: file references and partitions, and the transactions that change them."""

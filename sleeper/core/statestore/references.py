@@ -1,4 +1,4 @@
-"""File references: the part of a data file that lies in one partition (spec 2.1)."""
+"""File references: the part of a data file that lies in one partition."""
 
 from __future__ import annotations
 

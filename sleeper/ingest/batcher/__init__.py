@@ -1,4 +1,4 @@
-"""The ingest batcher (spec 3.4): files submitted for ingest are tracked, then grouped into ingest or bulk import jobs.
+"""The ingest batcher: files submitted for ingest are tracked, then grouped into ingest or bulk import jobs.
 
 - :mod:`sleeper.ingest.batcher.model`: ``TrackedFile`` and ``SubmitRequest``.
 - :mod:`sleeper.ingest.batcher.ports`: the ``IngestBatcherStore`` port and the instance the batcher runs in.

@@ -1,4 +1,4 @@
-"""The ingest batcher's runtime-neutral entries (spec 3.4), run by either runtime: the local runner routes
+"""The ingest batcher's runtime-neutral entries, run by either runtime: the local runner routes
 ``IngestBatcherSubmitQ`` and its scheduler's ``IngestBatcherJobCreationQ.fifo`` to them through the router
 (:mod:`sleeper.runtime.router`), and the submitter and job creation Lambdas run the same functions.
 

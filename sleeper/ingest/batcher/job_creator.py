@@ -1,4 +1,4 @@
-"""The batcher's job creator: turns pending files into ingest or bulk import jobs (spec 3.4).
+"""The batcher's job creator: turns pending files into ingest or bulk import jobs.
 
 Run every ``sleeper.ingest.batcher.job.creation.period.minutes``. Pending files are read oldest first and grouped by
 table. A table's files are batched when any of them is older than ``file.max.age.seconds``, or when there are at

@@ -1,4 +1,4 @@
-"""What the ingest batcher tracks: files submitted for ingest, waiting for or assigned to a job (spec 3.4).
+"""What the ingest batcher tracks: files submitted for ingest, waiting for or assigned to a job.
 
 A file is tracked under its table and path. Until the job creator puts it in a job it is *pending* (Sleeper stores it
 under the job id ``not_assigned_to_job``); resubmitting a pending path replaces its record. Once assigned, the record

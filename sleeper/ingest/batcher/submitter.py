@@ -1,4 +1,4 @@
-"""The batcher's submitter: reads requests from ``IngestBatcherSubmitQ`` and tracks their files (spec 3.4).
+"""The batcher's submitter: reads requests from ``IngestBatcherSubmitQ`` and tracks their files.
 
 A request is ``{"tableName": "...", "files": ["bucket/key", "bucket/dir", ...]}``. The submitter finds the table by
 name, expands each path to the files it names with their sizes (a file is itself; a directory is every file under

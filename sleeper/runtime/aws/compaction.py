@@ -37,7 +37,7 @@ __all__ = [
 
 _LOG = logging.getLogger(__name__)
 
-# --- tasks (spec 4.4) ------------------------------------------------------------------------------------------------
+# --- tasks -----------------------------------------------------------------------------------------------------------
 
 
 def create_compaction_tasks_on_ecs(instance: AwsInstance, **launcher_options: Any) -> TaskCreation:

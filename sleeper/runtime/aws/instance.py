@@ -445,7 +445,7 @@ class AwsInstance(InstanceTables):
         return url
 
     def send_per_table(self, logical_name: str, *, include_offline: bool = False) -> int:
-        """Sends one message per online table to a FIFO queue, as Sleeper's scheduled triggers do (spec 12): body and
+        """Sends one message per online table to a FIFO queue, as Sleeper's scheduled triggers do: body and
         message group = the table id, a random deduplication id, in batches of 10.
 
         Args:

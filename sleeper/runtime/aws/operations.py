@@ -32,7 +32,7 @@ __all__ = [
 _LOG = logging.getLogger(__name__)
 
 
-# --- ingest (spec 3.3, 3.4) ------------------------------------------------------------------------------------------
+# --- ingest ----------------------------------------------------------------------------------------------------------
 
 
 def create_ingest_tasks_on_ecs(instance: AwsInstance, **launcher_options: Any) -> TaskCreation:

@@ -1,4 +1,4 @@
-"""The local runtime: a scheduler and queue workers running a local instance's background work (spec 12).
+"""The local runtime: a scheduler and queue workers running a local instance's background work.
 
 The scheduler mirrors Sleeper's EventBridge rules: when an operation's period has passed it sends one message per
 online table (body = table id, message group = table id) to the operation's FIFO queue, so one run per table happens

@@ -48,7 +48,7 @@ def wait_together(barrier: Barrier) -> None:
 def append_transactions(endpoint: str, table_name: str, table_id: str, writer: int, count: int) -> WriterResult:
     """Appends ``count`` transactions, each numbered one past the last this writer has seen.
 
-    As the log head does (spec 2.4), a writer first tries the number after the last it knows; on a collision it backs
+    As the log head does, a writer first tries the number after the last it knows; on a collision it backs
     off with full jitter, catches up with the log, and tries the next number.
     """
     settings = AwsSettings(REGION, endpoint, access_key_id="testing", secret_access_key="testing")

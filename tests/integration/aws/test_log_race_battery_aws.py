@@ -1,8 +1,8 @@
-"""RELIABILITY.md 4(a) A1 and A2 over DynamoDB (a moto server): 16 writer threads racing on one table's files log
+"""A1 and A2 of docs/reliability.md over DynamoDB (a moto server): 16 writer threads racing on one table's files log
 through the real log head, with and without 10% of puts landing and then raising a timeout (Iceberg's "commit state
 unknown").
 
-CI runs 8 commits per writer; the nightly profile (``SLEEPER_NIGHTLY=1``) runs RELIABILITY's 200. The retry settings
+CI runs 8 commits per writer; the nightly profile (``SLEEPER_NIGHTLY=1``) runs 200. The retry settings
 are the table defaults (10 attempts, full jitter from 200 ms, at most 30 s): on this moto server 16 threads made 5.7
 commits/s (16 x 25 commits took 70 s), so CI keeps the run short. The checks are those of
 ``tests/integration/statestore/test_log_race_battery.py``, whose figures this reports beside.

@@ -1,4 +1,4 @@
-"""A7 committer ordering (RELIABILITY.md 4(a)) on the emulated AWS instance: the local runtime's test
+"""A7 committer ordering (docs/reliability.md) on the emulated AWS instance: the local runtime's test
 (``tests/integration/runtime/test_committer_ordering.py``) with the queue, the logs and the body store on moto.
 
 ADD_FILES commit requests go to the state store committer's FIFO queue (SQS on moto, grouped by table) for one table

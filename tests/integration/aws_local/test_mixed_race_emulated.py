@@ -1,4 +1,4 @@
-"""A3 mixed race (RELIABILITY.md 4(a)) on the emulated AWS instance: the local runtime's test
+"""A3 mixed race (docs/reliability.md) on the emulated AWS instance: the local runtime's test
 (``tests/integration/runtime/test_mixed_race.py``) with the table's logs, data, queues and trackers on moto, and the
 work done by the emulator's pump as AWS would do it.
 

@@ -1,4 +1,4 @@
-"""I1-I7 of RELIABILITY.md section 3 on a table of an AWS instance (DynamoDB, S3 and SQS, on moto) after a run: the
+"""I1-I7 of docs/reliability.md on a table of an AWS instance (DynamoDB, S3 and SQS, on moto) after a run: the
 AWS counterpart of ``check_converged`` in ``tests/integration/runtime/crash_harness.py``, shared by the crash points on
 the AWS runtime (``test_crash_points_aws.py``) and the mixed race on the emulated instance
 (``tests/integration/aws_local/test_mixed_race_emulated.py``)."""

@@ -1,4 +1,4 @@
-"""A client written to the formats Sleeper's own Python client uses (spec 13, gchq/sleeper python/src/sleeper).
+"""A client written to the formats Sleeper's own Python client uses (gchq/sleeper python/src/sleeper).
 
 It uses only boto3 and pyarrow, the way that client does: it derives the config bucket from the instance id and the
 account (STS), reads ``instance.properties`` with ``configparser`` under a dummy section header (so a value this port

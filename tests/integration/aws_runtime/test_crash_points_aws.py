@@ -1,4 +1,4 @@
-"""Crash points of RELIABILITY.md 4(c) on the AWS runtime (DynamoDB, S3 and SQS on moto), by an injected failure.
+"""Crash points of docs/reliability.md on the AWS runtime (DynamoDB, S3 and SQS on moto), by an injected failure.
 
 The point is armed to raise ``CrashPointReached`` in this process (a ``BaseException``, so no handler records it as an
 error and recovers): the worker unwinds as if it had died there, and the test then does what a restarted worker

@@ -1,4 +1,4 @@
-"""G8 log hygiene (RELIABILITY.md 4(g)): a run seeded with sentinel secrets leaves none of them in INFO logs.
+"""G8 log hygiene (docs/reliability.md): a run seeded with sentinel secrets leaves none of them in INFO logs.
 
 The instance is built from an environment holding sentinel AWS credentials (moto accepts any), then ingest jobs, a
 query, a commit request and bad messages go through the Lambda handlers and the ingest task: a good query, a query

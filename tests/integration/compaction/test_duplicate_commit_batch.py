@@ -1,5 +1,5 @@
-"""Two commit requests of one compaction job in one committer batch (two live runs of the job, RELIABILITY B3): the
-job is committed once and the tracker records one commit, not a second for the duplicate."""
+"""Two commit requests of one compaction job in one committer batch (two live runs of the job, docs/reliability.md B3):
+the job is committed once and the tracker records one commit, not a second for the duplicate."""
 
 from __future__ import annotations
 

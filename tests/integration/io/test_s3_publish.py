@@ -1,5 +1,5 @@
-"""Publishing a staged S3 object at its final key without replacing an object there (RELIABILITY B3), against a moto
-server, through :func:`sleeper.io.filesystem.publish_no_clobber` with the AWS adapters' conditional copy.
+"""Publishing a staged S3 object at its final key without replacing an object there (docs/reliability.md B3), against a
+moto server, through :func:`sleeper.io.filesystem.publish_no_clobber` with the AWS adapters' conditional copy.
 
 moto 5.2 ignores ``If-None-Match: *`` on ``CopyObject`` (the copy replaces the object; checked below, so a moto that
 starts honouring it shows up), while it honours it on ``CompleteMultipartUpload``. So: the check made before the copy

@@ -1,10 +1,10 @@
-"""The harness of the kill-and-restart battery (RELIABILITY.md 4(b) B2 and 4(c) C1-C8) on the local runtime.
+"""The harness of the kill-and-restart battery (docs/reliability.md: B2 and C1-C8) on the local runtime.
 
 A worker is a real process: ``sleeper -i DIR run --until-idle`` (or another ``sleeper`` command) started with
 ``SLEEPER_CRASH_AT`` naming one crash point, so it ends with exit code 137 there, running no cleanup, as ``kill -9``
 would. The restart runs the same handlers as a new local task of the instance in this process: it finds the killed
 task gone (its ``flock`` was dropped by the kernel), records its runs failed and releases its messages, then runs
-until idle. :func:`check_converged` then checks the invariants I1-I7 of RELIABILITY.md section 3 against the rows the
+until idle. :func:`check_converged` then checks the invariants I1-I7 of docs/reliability.md against the rows the
 test acknowledged, and returns the figures the test reports.
 """
 

@@ -1,4 +1,4 @@
-"""A7 committer ordering and throughput (RELIABILITY.md 4(a)), on the local runtime.
+"""A7 committer ordering and throughput (docs/reliability.md), on the local runtime.
 
 ADD_FILES commit requests go through the state store committer's FIFO queue (grouped by table, as Sleeper's), one table
 and spread over 10 tables, every 25th with a body over 200 KiB (1,200 references), which the sender stores in the

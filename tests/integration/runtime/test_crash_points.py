@@ -1,4 +1,4 @@
-"""kill -9 at every named crash point of RELIABILITY.md 4(c) (C1-C8), on the local runtime, then a restart.
+"""kill -9 at every named crash point of docs/reliability.md (C1-C8), on the local runtime, then a restart.
 
 Each case sets up a local instance with queued work that reaches one crash point, runs ``sleeper run --until-idle``
 (for C7, ``sleeper table reinit``) as a real process with that point armed, so the process ends there with exit

@@ -1,4 +1,4 @@
-"""B3 keep-alive loss (RELIABILITY.md 4(b)): two live runs of one compaction job.
+"""B3 keep-alive loss (docs/reliability.md): two live runs of one compaction job.
 
 A worker's keep-alive fails (or the job outlives SQS's 12-hour visibility limit), so its message reappears while it
 still runs, and a second worker takes the same job. The two runs must never both commit, and the loser must never

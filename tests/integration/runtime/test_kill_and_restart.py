@@ -1,10 +1,10 @@
-"""Kill-and-restart of the local runtime at named crash points (RELIABILITY.md 4(b) B2 and 4(c) C1, C2, C5); every
+"""Kill-and-restart of the local runtime at named crash points (docs/reliability.md: B2 and C1, C2, C5); every
 crash point of 4(c) is killed in ``test_crash_points.py``.
 
 ``sleeper run --until-idle`` is started as a real process with ``SLEEPER_CRASH_AT`` set, so it ends with exit code 137
 (no cleanup, as ``kill -9``) in the middle of a job. The restart runs the same handlers in this process, with the
 queues' clock moved past the visibility timeout so that the killed worker's messages are delivered again. Every test
-checks invariants I1 (rows), I3 (references) and I7 (orphans) of RELIABILITY.md section 3, and records its figures
+checks invariants I1 (rows), I3 (references) and I7 (orphans) of docs/reliability.md, and records its figures
 with the ``reliability`` fixture (``tests/reliability_report.py``).
 """
 
@@ -66,7 +66,7 @@ def _rows(start: int, count: int) -> pa.Table:
 
 
 def _fingerprint(rows: pa.Table) -> tuple[int, str]:
-    """Row count and SHA-256 of the sorted rows (RELIABILITY I1, for small tables)."""
+    """Row count and SHA-256 of the sorted rows (docs/reliability.md I1, for small tables)."""
     ordered = sorted(zip(rows.column("key").to_pylist(), rows.column("value").to_pylist(), strict=True))
     return len(ordered), hashlib.sha256(repr(ordered).encode()).hexdigest()
 
@@ -93,7 +93,8 @@ def _references(table: Table[LocalInstance]) -> list[tuple[str, str, str | None]
 
 
 def _check_references(table: Table[LocalInstance]) -> None:
-    """RELIABILITY I3: each referenced file exists under the table's prefix; no file referenced twice in a partition."""
+    """docs/reliability.md I3: each referenced file exists under the table's prefix; no file referenced twice in a
+    partition."""
     references = _references(table)
     prefix = _path(table.data_prefix)
     twice = [key for key, count in Counter((name, partition) for name, partition, _ in references).items() if count > 1]

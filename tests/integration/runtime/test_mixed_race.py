@@ -1,4 +1,4 @@
-"""A3 mixed race (RELIABILITY.md 4(a)): ingest, compaction, splitting, GC, snapshots and queries at once on one table.
+"""A3 mixed race (docs/reliability.md): ingest, compaction, splitting, GC, snapshots and queries at once on one table.
 
 A local instance's table starts with 8 leaves, splits at 200 rows and compacts pairs of files. Two ingesters commit
 small batches (each row's key unique, so a row's presence is exact); two workers run the instance's rounds (every

@@ -1,4 +1,4 @@
-"""B1 redelivery matrix (RELIABILITY.md 4(b)): every message type delivered twice, three ways.
+"""B1 redelivery matrix (docs/reliability.md): every message type delivered twice, three ways.
 
 Each message is the one the system itself sent (an ingest job, the committer request an asynchronous ingest sent, a
 compaction job, the batched compaction commit, a split job, the query and one of its sub-queries, a batcher

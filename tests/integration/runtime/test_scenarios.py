@@ -23,7 +23,7 @@ SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("v
 
 
 def _checksum(table: pa.Table) -> tuple[int, int, int]:
-    """Row count, XOR and wrapping sum of a 64-bit hash per row (RELIABILITY.md I1)."""
+    """Row count, XOR and wrapping sum of a 64-bit hash per row (docs/reliability.md I1)."""
     keys = table.column("key").to_numpy().astype(np.uint64)
     values = table.column("value").to_numpy().astype(np.uint64)
     hashed = (keys * np.uint64(0x9E3779B97F4A7C15)) ^ (values * np.uint64(0xC2B2AE3D27D4EB4F))

@@ -1,5 +1,5 @@
-"""RELIABILITY.md 4(a) A1 and A2 at scale: writers racing on one table's files log through the real log head.  A1 over
-SQLite: 2 and 8 writer processes in CI, 32 and 64 in the nightly profile (``SLEEPER_NIGHTLY=1``), each making 200
+"""A1 and A2 of docs/reliability.md at scale: writers racing on one table's files log through the real log head.  A1
+over SQLite: 2 and 8 writer processes in CI, 32 and 64 in the nightly profile (``SLEEPER_NIGHTLY=1``), each making 200
 ADD_FILES commits with the table defaults (10 attempts, full jitter from 200 ms), as ``sleeper run --workers N``
 processes would. A commit that runs out of attempts is reported failed to its writer, which counts it and commits it
 again (as a redelivered job would). A1 and A2 over the in-memory conditional append: 2, 8, 32 and 64 threads, with and

@@ -1,4 +1,4 @@
-"""The bulk import starter: validate, record, write the job file, start on the platform (spec 3.5), over fakes."""
+"""The bulk import starter: validate, record, write the job file, start on the platform, over fakes."""
 
 from __future__ import annotations
 

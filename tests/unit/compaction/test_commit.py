@@ -325,7 +325,7 @@ def should_leave_an_output_it_may_not_delete_to_the_orphan_sweeper(
 def should_commit_a_job_onto_its_partition_split_since_and_move_the_output_down_later(
     reliability: Reliability,
 ) -> None:
-    # Given a job created on the root leaf, whose partition is split before the job commits (RELIABILITY.md A6)
+    # Given a job created on the root leaf, whose partition is split before the job commits (docs/reliability.md A6)
     table, job = _table_with_job()
     tracker = InMemoryCompactionJobTracker()
     expected = sorted(table.read(f).column("key").to_pylist() for f in job.input_files)

@@ -1,4 +1,4 @@
-"""Compaction task creation: Sleeper's rules for how many tasks to start (spec 4.4), over fake ports."""
+"""Compaction task creation: Sleeper's rules for how many tasks to start, over fake ports."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Named crash points: inert until armed, then the action runs (RELIABILITY.md 4(c))."""
+"""Named crash points: inert until armed, then the action runs (docs/reliability.md)."""
 
 from __future__ import annotations
 

@@ -86,6 +86,6 @@ def should_order_strings_and_bytes_as_unsigned_bytes() -> None:
     strings = ["\uffff", "\U0001f600", "a"]
     byte_values = [b"\xff", b"\x01", b"\x80"]
     # When sorted with the built-in order
-    # Then the order is that of their UTF-8 / unsigned bytes (spec 1.2)
+    # Then the order is that of their UTF-8 / unsigned bytes
     assert sorted(strings) == sorted(strings, key=lambda s: s.encode("utf-8"))
     assert sorted(byte_values) == [b"\x01", b"\x80", b"\xff"]

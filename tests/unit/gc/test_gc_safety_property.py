@@ -1,4 +1,4 @@
-"""RELIABILITY D1: over random sequences of ingests, compactions, clock moves and GC runs, GC never deletes a
+"""D1 (docs/reliability.md): over random sequences of ingests, compactions, clock moves and GC runs, GC never deletes a
 referenced file, nor one unreferenced for less than the delay, and deletes every file ready for it."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ OPERATIONS = st.lists(
 
 
 TALLY: Counter[str] = Counter()
-"""Figures over every example of the property, for the battery's line (RELIABILITY.md D1)."""
+"""Figures over every example of the property, for the battery's line (docs/reliability.md D1)."""
 
 
 def should_never_delete_a_referenced_or_recently_unreferenced_file(reliability: Reliability) -> None:

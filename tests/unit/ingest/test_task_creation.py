@@ -1,4 +1,4 @@
-"""Ingest task creation: Sleeper's rules for how many tasks to start (spec 3.3), over fake ports."""
+"""Ingest task creation: Sleeper's rules for how many tasks to start, over fake ports."""
 
 from __future__ import annotations
 

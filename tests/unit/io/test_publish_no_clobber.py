@@ -1,5 +1,5 @@
-"""Publishing a staged file at its final path without replacing a file there (RELIABILITY B3), on the local disk (an
-atomic hard link) and on any other filesystem (a check, then a move)."""
+"""Publishing a staged file at its final path without replacing a file there (docs/reliability.md B3), on the local disk
+(an atomic hard link) and on any other filesystem (a check, then a move)."""
 
 from __future__ import annotations
 

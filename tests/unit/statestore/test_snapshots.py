@@ -1,4 +1,4 @@
-"""The Arrow IPC snapshot format (spec 2.5) and where snapshot files are kept."""
+"""The Arrow IPC snapshot format and where snapshot files are kept."""
 
 from __future__ import annotations
 

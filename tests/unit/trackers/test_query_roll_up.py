@@ -1,4 +1,4 @@
-"""Query tracker rules: parent roll-up (spec 7.3) and duplicate sub-query updates (sleeper.core.trackers)."""
+"""Query tracker rules: parent roll-up and duplicate sub-query updates (sleeper.core.trackers)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The six transactions on a table's files log, with their JSON, validation and effect (spec 2.2)."""
+"""The six transactions on a table's files log, with their JSON, validation and effect."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The three transactions on a table's partitions log, with their JSON, validation and effect (spec 2.2)."""
+"""The three transactions on a table's partitions log, with their JSON, validation and effect."""
 
 from __future__ import annotations
 

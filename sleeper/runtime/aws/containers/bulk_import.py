@@ -1,4 +1,4 @@
-"""The bulk import image's Spark driver (spec 3.5), run by EMR Serverless or EMR with the arguments the starter
+"""The bulk import image's Spark driver, run by EMR Serverless or EMR with the arguments the starter
 passes: the config bucket, job id, task id, job run id and platform. It reads the job the starter wrote to the bulk
 import bucket and runs it (:func:`sleeper.bulk_import.driver.run_started_bulk_import`) under the starter's run id.
 Exits 0 when the job finished, 1 when it failed (recorded in the ingest job tracker), 2 on bad arguments."""

@@ -1,4 +1,4 @@
-"""The compaction container's entry point (spec 4.4): an ECS task running compaction jobs from ``CompactionJobQ``
+"""The compaction container's entry point: an ECS task running compaction jobs from ``CompactionJobQ``
 until it stops (:func:`sleeper.compaction.task.run_compaction_task`), each message through the compaction job queue's
 entry (:func:`sleeper.compaction.entry.run_compaction_job`) in the task's workspace, recording the task in the
 compaction task tracker and each run in the compaction job tracker.

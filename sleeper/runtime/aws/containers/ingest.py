@@ -1,4 +1,4 @@
-"""The ingest container's entry point (spec 3.3): an ECS task running ingest jobs from ``IngestJobQ`` until a
+"""The ingest container's entry point: an ECS task running ingest jobs from ``IngestJobQ`` until a
 receive (waiting ``sleeper.ingest.job.queue.wait.time``, 20 s by default, or ``SLEEPER_TASK_IDLE_WAIT_SECONDS`` if
 that is less) finds none
 (:func:`sleeper.ingest.task.run_ingest_task`, the same task loop as compaction's), each message through the ingest

@@ -1,5 +1,5 @@
-"""Fuzz every message reader with random and mutated JSON (RELIABILITY 4(e)): only our typed errors may escape, and
-whatever is accepted writes back to JSON that reads as the same message."""
+"""Fuzz every message reader with random and mutated JSON (docs/reliability.md, row E): only our typed errors may
+escape, and whatever is accepted writes back to JSON that reads as the same message."""
 
 from __future__ import annotations
 

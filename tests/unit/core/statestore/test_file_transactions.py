@@ -1,4 +1,4 @@
-"""Validation and effect of the six files-log transactions (spec 2.2)."""
+"""Validation and effect of the six files-log transactions."""
 
 from __future__ import annotations
 
