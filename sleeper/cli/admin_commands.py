@@ -13,7 +13,9 @@ from sleeper.cli.common import (
     ChangeJsonOption,
     JsonOption,
     console,
+    counted,
     instance_location,
+    is_stdin,
     open_instance,
     print_json,
     read_split_points_file,
@@ -47,7 +49,10 @@ def resume(as_json: ChangeJsonOption = False) -> None:
 def table_reinit(
     name: Annotated[str, typer.Argument(help="The table.")],
     split_points: Annotated[
-        Path | None, typer.Option("--split-points", help="Repartition from these split points, one per line.")
+        Path | None,
+        typer.Option(
+            "--split-points", help="Repartition from these split points, one per line (- reads standard input)."
+        ),
     ] = None,
     base64: Annotated[bool, typer.Option("--base64", help="String split points are base64 encoded.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
@@ -64,7 +69,7 @@ def table_reinit(
     if as_json:
         print_json({"tableName": table.name, "tableId": table.table_id, "leafPartitions": leaves, "files": 0})
     else:
-        console.print(f"Reinitialised table {name}: {leaves} leaf partitions, no files")
+        console.print(f"Reinitialised table {name}: {counted(leaves, 'leaf partition')}, no files")
 
 
 def table_offline_all(as_json: ChangeJsonOption = False) -> None:
@@ -76,13 +81,15 @@ def table_offline_all(as_json: ChangeJsonOption = False) -> None:
     if as_json:
         print_json([{"tableName": t.table_name, "tableId": t.table_id, "online": False} for t in changed])
     else:
-        console.print(f"Took {len(changed)} tables offline" if changed else "Every table is already offline")
+        console.print(f"Took {counted(len(changed), 'table')} offline" if changed else "Every table is already offline")
 
 
 def table_estimate_split_points(
     name: Annotated[str, typer.Argument(help="The table.")],
     partitions: Annotated[int, typer.Option("--partitions", "-n", help="How many partitions to cut into.")] = 2,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the split points to a file.")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the split points to a file (- for standard output).")
+    ] = None,
     base64: Annotated[
         bool,
         typer.Option("--base64", help="Write string split points base64 encoded (as table create --base64 reads)."),
@@ -96,6 +103,8 @@ def table_estimate_split_points(
     from sleeper.core.exceptions import PartitionTreeError
     from sleeper.core.partition import write_split_points
 
+    if is_stdin(output):
+        output = None  # -o - is standard output, where the split points go without --output
     admin = open_instance()
     schema = admin.table(name).schema
     points = admin.estimate_split_points(name, partitions)
@@ -129,7 +138,7 @@ def dead_letters_retry(
         console.print("No dead letters to retry")
         return
     for queue, count in sorted(moved.items()):
-        console.print(f"{queue}: {count} messages moved back")
+        console.print(f"{queue}: {counted(count, 'message')} moved back")
 
 
 def admin_menu(run_command: Callable[[list[str]], int]) -> Callable[[], None]:

@@ -60,6 +60,8 @@ def up(
     interval: Annotated[float, typer.Option("--interval", help="Seconds between idle pump rounds.")] = 1.0,
 ) -> None:
     """Start an emulated AWS instance and deliver what AWS would to it, in the foreground until stopped."""
+    common.refuse_stdin([properties], "--properties", "the emulated instance reads the properties file by path")
+    common.refuse_stdin([task_logs], "--task-logs", "it is a directory")
     try:
         from sleeper.emulator.instance import load_properties_file, serve
     except ImportError as e:

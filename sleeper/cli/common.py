@@ -103,6 +103,7 @@ def version_line() -> str:
 class _Context:
     instance_dir: str | None = None
     admin: tuple[str, Instance] | None = None
+    stdin_read_by: str | None = None
 
 
 context = _Context()
@@ -112,6 +113,7 @@ def choose_instance(instance: str | None) -> None:
     """Sets the instance ``--instance`` names for this command (forgetting any instance opened before)."""
     context.instance_dir = instance
     context.admin = None
+    context.stdin_read_by = None
 
 
 def instance_location() -> str:
@@ -149,6 +151,53 @@ def open_instance() -> Instance:
     instance = connect(location)
     context.admin = (location, instance)
     return instance
+
+
+STDIN = "-"
+"""The file name that stands for standard input (or, for an output, standard output), as in most Unix tools."""
+
+
+def is_stdin(path: object) -> bool:
+    """Whether a file argument is ``-``: standard input (or output)."""
+    return path is not None and str(path) == STDIN
+
+
+def _take_stdin(option: str) -> None:
+    if context.stdin_read_by is not None:
+        raise SleeperError(
+            f"standard input can be read once: {context.stdin_read_by} - already reads it, so {option} cannot be - too"
+        )
+    context.stdin_read_by = option
+
+
+def read_stdin_text(option: str) -> str:
+    """Standard input as text, for the option given ``-`` (once per command).
+
+    Raises:
+        SleeperError: If another option of the command already read standard input.
+    """
+    _take_stdin(option)
+    return sys.stdin.read()
+
+
+def read_stdin_bytes(option: str) -> bytes:
+    """Standard input as bytes, for the option given ``-`` (once per command).
+
+    Raises:
+        SleeperError: If another option of the command already read standard input.
+    """
+    _take_stdin(option)
+    return sys.stdin.buffer.read()
+
+
+def refuse_stdin(values: Iterable[object], option: str, reason: str) -> None:
+    """Refuses ``-`` where standard input cannot stand for a file.
+
+    Raises:
+        SleeperError: Naming the option and why, if one of the values is ``-``.
+    """
+    if any(is_stdin(v) for v in values):
+        raise SleeperError(f"{option} cannot be - (standard input): {reason}")
 
 
 def print_json(data: object) -> None:
@@ -254,7 +303,7 @@ def read_table_schema(
     schema_file: Path | None, parquet_file: Path | None, row_keys: list[str], sort_keys: list[str]
 ) -> Schema:
     """The schema of a new table: from a Sleeper schema JSON file, or from a Parquet file's columns with the row keys
-    (and sort keys) named (:meth:`Schema.from_arrow`).
+    (and sort keys) named (:meth:`Schema.from_arrow`). Either file may be ``-``, standard input.
 
     Raises:
         SleeperError: If neither or both sources are given, keys are named without a Parquet file, a file cannot be
@@ -265,10 +314,13 @@ def read_table_schema(
     if schema_file is not None:
         if row_keys or sort_keys:
             raise SleeperError("--row-key and --sort-key go with --from-parquet; a --schema file names its own keys")
-        try:
-            text = schema_file.read_text(encoding="utf-8")
-        except OSError as e:
-            raise SleeperError(f"cannot read schema file {schema_file}: {e.strerror}") from None
+        if is_stdin(schema_file):
+            text = read_stdin_text("--schema")
+        else:
+            try:
+                text = schema_file.read_text(encoding="utf-8")
+            except OSError as e:
+                raise SleeperError(f"cannot read schema file {schema_file}: {e.strerror}") from None
         return Schema.from_json(text)
     assert parquet_file is not None
     if not row_keys:
@@ -276,25 +328,32 @@ def read_table_schema(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if not parquet_file.is_file():
+    source: Any = parquet_file
+    if is_stdin(parquet_file):
+        source = pa.BufferReader(read_stdin_bytes("--from-parquet"))
+    elif not parquet_file.is_file():
         raise SleeperError(f"cannot read {parquet_file}: no such file (give one Parquet file to --from-parquet)")
     try:
-        arrow = pq.read_schema(parquet_file)
+        arrow = pq.read_schema(source)
     except (OSError, pa.ArrowException) as e:
-        raise SleeperError(f"cannot read the schema of {parquet_file}: {' '.join(str(e).split())}") from None
+        where = "standard input" if is_stdin(parquet_file) else parquet_file
+        raise SleeperError(f"cannot read the schema of {where}: {' '.join(str(e).split())}") from None
     return Schema.from_arrow(arrow, row_keys=row_keys, sort_keys=sort_keys)
 
 
 def read_split_points_file(path: Path, schema: Schema, *, base64: bool = False) -> list[KeyValue]:
-    """Split points from a file, one per line, typed by the schema's first row key.
+    """Split points from a file (standard input if it is ``-``), one per line, typed by the schema's first row key.
 
     Raises:
         SleeperError: If the file cannot be read or a split point is invalid.
     """
     from sleeper.core.partition import read_split_points
 
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise SleeperError(f"cannot read split points file {path}: {e.strerror}") from None
+    if is_stdin(path):
+        lines = read_stdin_text("--split-points").splitlines()
+    else:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError as e:
+            raise SleeperError(f"cannot read split points file {path}: {e.strerror}") from None
     return list(read_split_points(schema, lines, strings_base64=base64))

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sleeper.api.table import Table
 from sleeper.cli import render, status
+from sleeper.cli.common import counted
 from sleeper.core.operations import COMPACTION_JOB_Q, PARTITION_SPLITTING_JOB_Q
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
@@ -68,7 +69,7 @@ def run_demo(directory: str | None, *, rows: int, batches: int, console: Console
         properties={"sleeper.table.partition.splitting.threshold": str(threshold)},
     )
     console.print(
-        f"Created table [bold]{name}[/] with {len(table.leaf_partitions())} leaf partitions, "
+        f"Created table [bold]{name}[/] with {counted(len(table.leaf_partitions()), 'leaf partition')}, "
         f"splitting above {threshold:,} rows"
     )
     rng = np.random.default_rng(42)
@@ -82,7 +83,7 @@ def run_demo(directory: str | None, *, rows: int, batches: int, console: Console
             table.ingest(batch)
             progress.advance(task, per_batch)
     elapsed = time.perf_counter() - started
-    console.print(f"Ingested {total:,} rows in {elapsed:.1f} s ({total / elapsed:,.0f} rows/s)")
+    console.print(f"Ingested {counted(total, 'row')} in {elapsed:.1f} s ({total / elapsed:,.0f} rows/s)")
     _run_background_work(instance, table, console)
     table = instance.table(name)
     key = DEMO_SCHEMA.field("key")
@@ -92,7 +93,9 @@ def run_demo(directory: str | None, *, rows: int, batches: int, console: Console
     ]:
         started = time.perf_counter()
         result = table.query(regions=[region])
-        console.print(f"Query {label}: {result.num_rows:,} rows in {(time.perf_counter() - started) * 1000:.1f} ms")
+        console.print(
+            f"Query {label}: {counted(result.num_rows, 'row')} in {(time.perf_counter() - started) * 1000:.1f} ms"
+        )
     started = time.perf_counter()
     everything = table.query(requested_value_fields=[])
     console.print(f"Full scan: {everything.num_rows:,} rows in {time.perf_counter() - started:.2f} s")
@@ -114,9 +117,9 @@ def _run_background_work(instance: LocalInstance, table: Table[LocalInstance], c
             current = instance.table(table.name)
             files = len({r.filename for r in current.file_references()})
             progress.console.print(
-                f"  round {number}: {summary.processed.get(COMPACTION_JOB_Q, 0)} compactions, "
-                f"{summary.processed.get(PARTITION_SPLITTING_JOB_Q, 0)} splits -> "
-                f"{len(current.leaf_partitions())} leaves, {files} files"
+                f"  round {number}: {counted(summary.processed.get(COMPACTION_JOB_Q, 0), 'compaction')}, "
+                f"{counted(summary.processed.get(PARTITION_SPLITTING_JOB_Q, 0), 'split')} -> "
+                f"{counted(len(current.leaf_partitions()), 'leaf', 'leaves')}, {counted(files, 'file')}"
             )
             if summary.work_done == 0 and not summary.failed:
                 progress.update(task, total=number)

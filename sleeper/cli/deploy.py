@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from sleeper.cli.common import console, parse_assignments
+from sleeper.cli.common import console, counted, parse_assignments, refuse_stdin
 from sleeper.core.exceptions import SleeperError
 
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ def _describe(command: DeployCommand, heading: str) -> None:
     for name in ignored_optional_stacks(properties):
         console.print(f"  ({name} is not deployed by this port)")
     for table in command.configuration.tables:
-        splits = f", {len(table.split_points)} split points" if table.split_points else ""
+        splits = f", {counted(len(table.split_points), 'split point')}" if table.split_points else ""
         console.print(f"  table {table.name}{splits}")
     console.print("$ " + shlex.join(command.argv), markup=False, highlight=False)
 
@@ -190,6 +190,7 @@ def deploy(
     dry_run: DryRunOption = False,
 ) -> None:
     """Deploy (or update) an instance and its tables to AWS with the CDK."""
+    refuse_stdin([config], "the configuration", "the CDK app reads the configuration directory by path")
     run_deploy(config, context=context or (), artefacts=artefacts, image_tag=image_tag,
                require_approval=require_approval, dry_run=dry_run)  # fmt: skip
 
@@ -226,6 +227,7 @@ def teardown(
     dry_run: DryRunOption = False,
 ) -> None:
     """Destroy an instance deployed with 'sleeper deploy' (data kept if sleeper.retain.infra.after.destroy)."""
+    refuse_stdin([config], "the configuration", "the CDK app reads the configuration directory by path")
     run_teardown(config, context=context or (), force=force, dry_run=dry_run)
 
 

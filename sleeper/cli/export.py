@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from sleeper.cli.common import JsonOption, console, open_instance, print_json
+from sleeper.cli.common import JsonOption, console, counted, open_instance, print_json, refuse_stdin
 from sleeper.core.exceptions import SleeperError
 
 __all__ = ["export", "register"]
@@ -37,6 +37,7 @@ def export(
     as_json: JsonOption = False,
 ) -> None:
     """Export every row of a table: one sorted Parquet file per leaf partition, through the table's iterators."""
+    refuse_stdin([directory], "the export directory", "an export writes one Parquet file per leaf into a directory")
     result = open_instance().export_table(name, directory, export_id=export_id, wait=not no_wait, timeout=timeout)
     _report(result, as_json)
 
@@ -52,7 +53,7 @@ def _report(result: dict[str, Any], as_json: bool) -> None:
     if state == "ALREADY_FINISHED":
         console.print(f"Bulk export {result['exportId']} already finished; no file was added")
         return
-    console.print(f"Bulk export {result['exportId']}: {state}, {result.get('rows', 0):,} rows")
+    console.print(f"Bulk export {result['exportId']}: {state}, {counted(result.get('rows', 0), 'row')}")
     for name in result.get("files", []):
         console.print(f"  {name}")
     if state != "COMPLETED":

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from sleeper.cli.common import JsonOption, console, open_instance, print_json
+from sleeper.cli.common import JsonOption, console, counted, open_instance, print_json
 
 __all__ = ["publish_iceberg", "register"]
 
@@ -39,7 +39,8 @@ def publish_iceberg(
     what = "Published" if result.changed else "Unchanged:"
     console.print(
         f"{what} {result.table_name} as Iceberg table {result.iceberg_name}: snapshot {result.snapshot_id}, "
-        f"{result.files} files ({result.trimmed_files} trimmed copies), {result.rows} rows",
+        f"{counted(result.files, 'file')} ({counted(result.trimmed_files, 'trimmed copy', 'trimmed copies')}), "
+        f"{counted(result.rows, 'row')}",
         highlight=False,
         soft_wrap=True,
     )

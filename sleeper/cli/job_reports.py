@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sleeper.api.reports import compaction_summary, ingest_summary
+from sleeper.cli.common import counted
 
 __all__ = ["compaction_jobs_renderable", "ingest_jobs_renderable", "run_rows"]
 
@@ -139,7 +140,7 @@ def compaction_jobs_renderable(rows: list[dict[str, Any]], *, detailed: bool, ti
         details = [line for job in rows for line in _detail_lines(job, fields)]
         return Group(summary, Text(""), Text("\n".join(details)))
     table = _runs_table(
-        f"Compaction job runs ({len(rows)} jobs)", rows, [("Job", "jobId"), ("Partition", "partitionId")]
+        f"Compaction job runs ({counted(len(rows), 'job')})", rows, [("Job", "jobId"), ("Partition", "partitionId")]
     )
     return Group(summary, table)
 
@@ -151,7 +152,7 @@ def ingest_jobs_renderable(rows: list[dict[str, Any]], *, detailed: bool, title:
     if detailed:
         details = [line for job in rows for line in _detail_lines(job, [("Table ID", "tableId")])]
         return Group(summary, Text(""), Text("\n".join(details)))
-    table = _runs_table(f"Ingest job runs ({len(rows)} jobs)", rows, [("Job", "jobId")])
+    table = _runs_table(f"Ingest job runs ({counted(len(rows), 'job')})", rows, [("Job", "jobId")])
     return Group(summary, table)
 
 

@@ -16,7 +16,7 @@ from sleeper.cli import admin_commands, aws_local, common, operations, propertie
 from sleeper.cli import deploy as deploy_cli
 from sleeper.cli import export as export_cli
 from sleeper.cli import iceberg as iceberg_cli
-from sleeper.cli.common import DEFAULT_INGEST_WAIT_SECONDS, DISPLAY_ROWS
+from sleeper.cli.common import DEFAULT_INGEST_WAIT_SECONDS, DISPLAY_ROWS, counted
 from sleeper.core.exceptions import SleeperError
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ app = typer.Typer(
     help="Sleeper: a log-structured merge tree key-value store, on one machine or on AWS.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,
 )
 instance_app = typer.Typer(help="Create and inspect instances.", no_args_is_help=True)
 table_app = typer.Typer(help="Create, list and change tables.", no_args_is_help=True)
@@ -104,10 +104,15 @@ def instance_show(as_json: JsonOption = False) -> None:
 @table_app.command("create")
 def table_create(
     name: Annotated[str, typer.Argument(help="The table name.")],
-    schema: Annotated[Path | None, typer.Option("--schema", help="Sleeper schema JSON file.")] = None,
+    schema: Annotated[
+        Path | None, typer.Option("--schema", help="Sleeper schema JSON file (- reads standard input).")
+    ] = None,
     from_parquet: Annotated[
         Path | None,
-        typer.Option("--from-parquet", help="Take the schema from this Parquet file's columns (with --row-key)."),
+        typer.Option(
+            "--from-parquet",
+            help="Take the schema from this Parquet file's columns (with --row-key; - reads standard input).",
+        ),
     ] = None,
     row_keys: Annotated[
         list[str] | None, typer.Option("--row-key", help="With --from-parquet: a row key column; repeatable, in order.")
@@ -117,7 +122,7 @@ def table_create(
         typer.Option("--sort-key", help="With --from-parquet: a sort key column; repeatable, in order."),
     ] = None,
     split_points: Annotated[
-        Path | None, typer.Option("--split-points", help="File of split points, one per line.")
+        Path | None, typer.Option("--split-points", help="File of split points, one per line (- reads standard input).")
     ] = None,
     base64: Annotated[bool, typer.Option("--base64", help="String split points are base64 encoded.")] = False,
     prop: Annotated[list[str] | None, typer.Option("--property", "-p", help="A table property name=value.")] = None,
@@ -136,7 +141,9 @@ def table_create(
     if as_json:
         _print_json({"tableName": table.name, "tableId": table.table_id, "leafPartitions": leaves})
     else:
-        console.print(f"Created table [bold]{table.name}[/] (id {table.table_id}) with {leaves} leaf partitions")
+        console.print(
+            f"Created table [bold]{table.name}[/] (id {table.table_id}) with {counted(leaves, 'leaf partition')}"
+        )
 
 
 @table_app.command("list")
@@ -354,6 +361,10 @@ def ingest(
 
     from sleeper.api.instance import IngestJobReport
 
+    common.refuse_stdin(
+        paths, "a path to ingest", "Parquet files are read by path (write the rows to a Parquet file and give its path)"
+    )
+
     inst = _open()
     job = job_id or str(uuid.uuid4())
 
@@ -361,7 +372,7 @@ def ingest(
         if wait and not as_json:
             console.print(f"Sent ingest job [bold]{report.job_id}[/] to {report.sent_to}; waiting for it to finish")
 
-    with err_console.status(f"Ingesting {len(paths)} paths into {name} as job {job}"):
+    with err_console.status(f"Ingesting {counted(len(paths), 'path')} into {name} as job {job}"):
         report = inst.ingest_files(
             name, paths, job_id=job, via_queue=queue, wait=wait, timeout_seconds=timeout, on_sent=sent
         )
@@ -371,15 +382,10 @@ def ingest(
         console.print(f"Sent ingest job [bold]{report.job_id}[/] to {report.sent_to}")
     elif report.already_added:
         console.print(f"Ingest job [bold]{report.job_id}[/] was already done: nothing added")
-    elif report.files is None:
-        console.print(
-            f"Ingest job [bold]{report.job_id}[/]: {report.rows_read:,} rows read, {report.rows_written:,} written"
-        )
     else:
-        console.print(
-            f"Ingest job [bold]{report.job_id}[/]: {report.rows_read:,} rows read, {report.rows_written:,} written "
-            f"to {len(report.files)} files"
-        )
+        done = f"Ingest job [bold]{report.job_id}[/]: {counted(report.rows_read or 0, 'row')} read, "
+        done += f"{report.rows_written:,} written"
+        console.print(done if report.files is None else f"{done} to {counted(len(report.files), 'file')}")
 
 
 @app.command("query")
@@ -400,7 +406,9 @@ def query(
             "--format", help="table (the first rows and the count), json, ndjson (a row a line), csv or parquet."
         ),
     ] = "table",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the rows to this file.")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the rows to this file (- for standard output).")
+    ] = None,
     limit: Annotated[
         int | None,
         typer.Option(
@@ -450,6 +458,8 @@ def query(
 
     if limit is not None and limit < 1:
         raise SleeperError(f"--limit must be a positive number of rows, got {limit}")
+    if common.is_stdin(output):
+        output = None  # -o - is standard output, where the rows go without --output
     query_output.check_output(output_format, output)
     admin = _open()
     table = admin.table(name)

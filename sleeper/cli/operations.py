@@ -14,9 +14,11 @@ from sleeper.cli.common import (
     JsonOption,
     chosen_format,
     console,
+    counted,
     open_instance,
     print_json,
     print_report,
+    refuse_stdin,
 )
 from sleeper.core.exceptions import SleeperError
 
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
 
     from sleeper.api.instance import Instance, OperationReport
     from sleeper.core.trackers.compaction import CompactionJobStatus, CompactionJobTracker
+
+_FILES_BY_PATH = "Parquet files are read by path (write the rows to a Parquet file and give its path)"
 
 batcher_app = typer.Typer(help="The ingest batcher.", no_args_is_help=True)
 
@@ -66,7 +70,7 @@ def compact(
         raise SleeperError(_failures_message(name, failed)) from e
     if retried:
         report.data["retriedFromDeadLetters"] = retried
-        report.lines.insert(0, f"Table {name}: {len(retried)} dead-lettered compaction jobs sent again")
+        report.lines.insert(0, f"Table {name}: {counted(len(retried), 'dead-lettered compaction job')} sent again")
     _print_report(report, as_json)
 
 
@@ -158,6 +162,7 @@ def bulk_import(
     """Bulk import Parquet files with Spark (local[*]): one sorted file per leaf partition, committed once.
 
     On AWS only --queue works: the job goes to the queue of the --platform (EMR Serverless by default)."""
+    refuse_stdin(paths, "a path to bulk import", _FILES_BY_PATH)
     report = open_instance().bulk_import_files(
         name, paths, job_id=job_id, class_name=class_name, via_queue=queue, platform=platform
     )
@@ -170,8 +175,8 @@ def bulk_import(
     else:
         phases = ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in report.seconds.items())
         console.print(
-            f"Bulk import job [bold]{report.job_id}[/]: {report.rows_written:,} rows in {report.files} files"
-            + (f" ({phases})" if phases else "")
+            f"Bulk import job [bold]{report.job_id}[/]: {counted(report.rows_written or 0, 'row')} in "
+            f"{counted(report.files or 0, 'file')}" + (f" ({phases})" if phases else "")
         )
 
 
@@ -184,6 +189,7 @@ def batcher_submit(
     """Send files to the ingest batcher, which groups them into jobs by the table's batcher settings.
 
     On AWS the files (bucket/key) are sent to the batcher's submit queue."""
+    refuse_stdin(paths, "a path sent to the batcher", _FILES_BY_PATH)
     said = open_instance().submit_to_batcher(name, paths)
     if as_json:
         print_json({"tableName": name, "files": list(paths), "message": said})

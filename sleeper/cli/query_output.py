@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from rich.console import Console
 
 from sleeper.cli import render
-from sleeper.cli.common import DISPLAY_ROWS
+from sleeper.cli.common import DISPLAY_ROWS, counted
 from sleeper.core.exceptions import SleeperError
 
 __all__ = ["DISPLAY_ROWS", "FORMATS", "check_output", "limited", "write"]
@@ -107,7 +107,7 @@ def write(
             Console(stderr=True).print("0 rows", highlight=False)
         return count
     count = _write_file(reader, output_format, output)
-    console.print(f"{count:,} rows written to {output}", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"{counted(count, 'row')} written to {output}", highlight=False, markup=False, soft_wrap=True)
     return count
 
 

@@ -9,6 +9,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.tree import Tree
 
+from sleeper.cli.common import counted
+
 if TYPE_CHECKING:
     from sleeper.api.table import Table as SleeperTable
     from sleeper.core.partition import Partition
@@ -99,7 +101,7 @@ def partitions_tree(table: SleeperTable[Any], report: list[dict[str, Any]]) -> T
         kind = "leaf" if entry["isLeafPartition"] else f"split on dimension {entry['dimension']}"
         return (
             f"[bold]{entry['partitionId']}[/] {entry['region']} — {kind}, "
-            f"{entry['fileReferences']} file references, {entry['rows']:,} rows"
+            f"{counted(entry['fileReferences'], 'file reference')}, {counted(entry['rows'], 'row')}"
         )
 
     root = report[0]
@@ -139,15 +141,16 @@ def summary_panel(summary: dict[str, Any]) -> Panel:
     lines = [
         f"id {summary['tableId']} — {'online' if summary['online'] else 'offline'}",
         f"fields: {fields}",
-        f"{summary['partitions']} partitions ({summary['leafPartitions']} leaves), "
-        f"{summary['files']} files, {summary['fileReferences']} references, {summary['rows']:,} rows",
+        f"{counted(summary['partitions'], 'partition')} ({counted(summary['leafPartitions'], 'leaf', 'leaves')}), "
+        f"{counted(summary['files'], 'file')}, {counted(summary['fileReferences'], 'reference')}, "
+        f"{counted(summary['rows'], 'row')}",
     ]
     return Panel("\n".join(lines), title=f"Table {summary['tableName']}")
 
 
 def rows_table(rows: list[dict[str, Any]], total: int) -> Table:
     """Query result rows (the first few) as a table."""
-    out = Table(title=f"{total:,} rows" + (f" (first {len(rows):,})" if len(rows) < total else ""))
+    out = Table(title=counted(total, "row") + (f" (first {len(rows):,})" if len(rows) < total else ""))
     for name in rows[0] if rows else ():
         out.add_column(name, overflow="fold")
     for row in rows:

@@ -20,6 +20,7 @@ from sleeper.cli.common import (
     JsonOption,
     chosen_format,
     console,
+    counted,
     err_console,
     open_instance,
     print_json,
@@ -203,7 +204,8 @@ def _files_text(report: dict[str, Any], *, verbose: bool) -> str:
     lines = [
         "Files Status Report:",
         "--------------------------",
-        f"There are {s['leafPartitions']} leaf partitions and {s['nonLeafPartitions']} non-leaf partitions",
+        f"There {'is' if s['leafPartitions'] == 1 else 'are'} {counted(s['leafPartitions'], 'leaf partition')} "
+        f"and {counted(s['nonLeafPartitions'], 'non-leaf partition')}",
         f"Number of files: {more}{files}",
         f"Number of files with references: {s['filesWithReferences']}",
         f"Number of files with no references, which will be garbage collected: {more}{gc_count}",
@@ -237,13 +239,13 @@ def _fmt_percentage(value: float | None) -> str:
 
 def _file_lines(entry: dict[str, Any]) -> str:
     count = len(entry["references"])
-    total = "" if count < 1 else (", 1 reference total" if count == 1 else f", {count} references total")
+    total = "" if count < 1 else f", {counted(count, 'reference')} total"
     lines = [f"{entry['filename']}{total}, last updated at {entry['lastUpdateTime']}"]
     for ref in entry["references"]:
         approx = " (approx)" if ref["countApproximate"] else ""
         job = f", assigned to job {ref['jobId']}" if ref.get("jobId") else ""
         lines.append(
-            f"\tReference in partition {ref['partitionId']}, {ref['numberOfRows']} rows{approx}, "
+            f"\tReference in partition {ref['partitionId']}, {counted(ref['numberOfRows'], 'row')}{approx}, "
             f"last updated at {ref.get('lastUpdateTime')}{job}"
         )
     return "\n".join(lines)

@@ -240,7 +240,7 @@ def should_retry_dead_letters_and_say_when_there_are_none(instance: Path, capsys
     # When dead letters are retried
     assert run(["dead-letters", "retry"]) == 0
     # Then the message is back on its queue and the count is reported
-    assert "IngestJobQ: 1 messages moved back" in capsys.readouterr().out
+    assert "IngestJobQ: 1 message moved back" in capsys.readouterr().out
     assert [m.body for m in queue.receive(1)] == ["job"]
     assert inst.dead_letter_queue("IngestJobQ").approximate_counts().visible == 0
 

@@ -357,7 +357,7 @@ def should_report_a_bulk_import_that_committed_its_rows_as_a_success(
     again = _json_out(capsys, ["bulk-import", "things", str(path), "--job-id", "bulk-2", "--json"])
 
     # Then it exits 0 saying what it wrote (it crashed formatting its timings after committing), and the rows are there
-    assert "Traceback" not in said.err and "Bulk import job bulk-1: 50 rows in 1 files" in " ".join(said.out.split())
+    assert "Traceback" not in said.err and "Bulk import job bulk-1: 50 rows in 1 file" in " ".join(said.out.split())
     assert again["jobId"] == "bulk-2" and again["rowsWritten"] == 50 and again["status"] == "FINISHED"  # type: ignore[index]
     assert _json_out(capsys, ["query", "things", "--format", "json", "--limit", "1"])["count"] == 1  # type: ignore[index]
 
