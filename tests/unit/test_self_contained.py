@@ -116,7 +116,7 @@ def should_name_the_file_and_line_of_a_reference(tmp_path: Path, line: str) -> N
         "see docs/reliability.md, row B3",
         "SLEEPER_RELIABILITY_REPORT",
         "gchq/sleeper java/core/src/main/java/sleeper/core/statestore/StateStore.java",
-        "the spec's 200 KiB limit",
+        "an Iceberg table spec",
     ],
 )
 def should_accept_references_inside_the_repository_or_to_upstream_sleeper(tmp_path: Path, line: str) -> None:

@@ -1,4 +1,6 @@
-"""The property definitions cover the spec (section 8) with Sleeper's names and defaults, and are consistent."""
+"""The property definitions cover Sleeper's instance and table properties with Sleeper's names and defaults, and are
+consistent. The ``SPEC_*`` lists below are Sleeper's (gchq/sleeper ``java/core/src/main/java/sleeper/core/properties/``,
+``instance/*Property.java`` and ``table/TableProperty.java``)."""
 
 from __future__ import annotations
 
@@ -259,7 +261,7 @@ WITH_FALLBACK = [d for d in ALL_DEFINITIONS if d.default_property is not None]
 
 @pytest.mark.parametrize("name", SPEC_INSTANCE_PROPERTIES)
 def should_define_every_instance_property_of_the_spec(name: str) -> None:
-    # Given a property the spec lists
+    # Given an instance property Sleeper defines
     # When it is looked up
     definition = INSTANCE_PROPERTY_INDEX.get(name)
     # Then it is defined as an instance property
@@ -269,7 +271,7 @@ def should_define_every_instance_property_of_the_spec(name: str) -> None:
 
 @pytest.mark.parametrize("name", SPEC_TABLE_PROPERTIES)
 def should_define_every_table_property_of_the_spec(name: str) -> None:
-    # Given a table property the spec lists
+    # Given a table property Sleeper defines
     # When it is looked up
     definition = TABLE_PROPERTY_INDEX.get(name)
     # Then it is defined as a table property
