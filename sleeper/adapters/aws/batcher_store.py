@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, cast
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.dynamodb_paging import query_items, scan_items
-from sleeper.adapters.aws.exceptions import AwsThrottledError, cancellation_codes, error_code, translate, translated
+from sleeper.adapters.aws.exceptions import AwsThrottledError, cancellation_codes, translate, translated
 from sleeper.adapters.batcher_store import GroupAssigningStore
 from sleeper.core.naming import batcher_store_table_name
 from sleeper.ingest.batcher.model import (
@@ -279,13 +279,10 @@ class DynamoDBIngestBatcherStore(GroupAssigningStore):
             request["ExpressionAttributeNames"] = {"#received": RECEIVED_TIME}
             request["ExpressionAttributeValues"] = {":received": {"N": received_millis}}
         try:
-            self._client.put_item(**request)
-        except ClientError as e:
-            if error_code(e) == f"{_CONDITION_FAILED}Exception":
-                return False
-            raise translate(e, f"PutItem {self._table_name}") from e
-        except BotoCoreError as e:
-            raise translate(e, f"PutItem {self._table_name}") from e
+            with translated(f"PutItem {self._table_name}", unless={f"{_CONDITION_FAILED}Exception"}):
+                self._client.put_item(**request)
+        except ClientError:
+            return False
         return True
 
     def _assign_group(self, job_id: str, group: Sequence[TrackedFile]) -> bool:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError
 
-from sleeper.adapters.aws.exceptions import error_code, translate, translated
+from sleeper.adapters.aws.exceptions import translated
 
 __all__ = ["EventBridgeRules", "caller_account"]
 
@@ -47,13 +47,10 @@ class EventBridgeRules:
             AwsError: If EventBridge fails other than by not finding the rule.
         """
         try:
-            return str(self._client.describe_rule(Name=name).get("State"))
-        except ClientError as e:
-            if error_code(e) in _NOT_FOUND_CODES:
-                return None
-            raise translate(e, f"DescribeRule {name}") from e
-        except BotoCoreError as e:
-            raise translate(e, f"DescribeRule {name}") from e
+            with translated(f"DescribeRule {name}", unless=_NOT_FOUND_CODES):
+                return str(self._client.describe_rule(Name=name).get("State"))
+        except ClientError:
+            return None
 
     def set_enabled(self, name: str, enabled: bool) -> None:
         """Enables or disables a rule.

@@ -6,7 +6,7 @@ port's own errors, and everything else becomes an ``AwsError`` naming the operat
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -95,13 +95,18 @@ def translate(error: ClientError | BotoCoreError, operation: str) -> AwsError:
 
 
 @contextmanager
-def translated(operation: str) -> Iterator[None]:
+def translated(operation: str, *, unless: Collection[str] = ()) -> Iterator[None]:
     """Runs AWS calls, raising the ``AwsError`` of ``translate`` for any botocore failure in the block.
 
     Args:
         operation: What the block does, for the message (e.g. ``"PutItem <table>"``).
+        unless: Error codes the caller expects: a ``ClientError`` with one of them passes through unchanged.
     """
     try:
         yield
-    except (ClientError, BotoCoreError) as e:
+    except ClientError as e:
+        if error_code(e) in unless:
+            raise
+        raise translate(e, operation) from e
+    except BotoCoreError as e:
         raise translate(e, operation) from e

@@ -10,8 +10,6 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from sleeper.adapters.aws.clients import (
     AwsSettings,
     EcsClient,
@@ -29,7 +27,7 @@ from sleeper.adapters.aws.clients import (
     streams_client,
     sts_client,
 )
-from sleeper.adapters.aws.exceptions import error_code, translate
+from sleeper.adapters.aws.resources import queue_url_or_none
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -37,8 +35,6 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
 __all__ = ["AwsClients"]
-
-_NO_QUEUE_CODES = frozenset({"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"})
 
 
 class AwsClients:
@@ -113,11 +109,4 @@ class AwsClients:
         Raises:
             AwsError: If SQS fails otherwise.
         """
-        try:
-            return self.sqs.get_queue_url(QueueName=name)["QueueUrl"]
-        except ClientError as e:
-            if error_code(e) in _NO_QUEUE_CODES:
-                return None
-            raise translate(e, f"GetQueueUrl {name}") from e
-        except BotoCoreError as e:
-            raise translate(e, f"GetQueueUrl {name}") from e
+        return queue_url_or_none(self.sqs, name)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError
 
-from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError, error_code, translate, translated
+from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError, translated
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.properties import INSTANCE_PROPERTIES_KEY, javaprops, table_properties_key
 
@@ -115,14 +115,11 @@ class S3PropertiesStore:
 
     def _get(self, key: str) -> bytes | None:
         try:
-            response = self._client.get_object(Bucket=self._bucket, Key=key)
-            return response["Body"].read()
-        except ClientError as e:
-            if error_code(e) in _MISSING_CODES:
-                return None
-            raise translate(e, f"GetObject s3://{self._bucket}/{key}") from e
-        except BotoCoreError as e:
-            raise translate(e, f"GetObject s3://{self._bucket}/{key}") from e
+            with translated(f"GetObject s3://{self._bucket}/{key}", unless=_MISSING_CODES):
+                response = self._client.get_object(Bucket=self._bucket, Key=key)
+                return response["Body"].read()
+        except ClientError:
+            return None
 
     def _put(self, key: str, text: str) -> None:
         with translated(f"PutObject s3://{self._bucket}/{key}"):

@@ -346,10 +346,7 @@ def queue_url_or_none(client: SQSClient, name: str) -> str | None:
         AwsError: If SQS fails.
     """
     try:
-        return client.get_queue_url(QueueName=name)["QueueUrl"]
-    except ClientError as e:
-        if error_code(e) in _SQS_NOT_FOUND_CODES:
-            return None
-        raise translate(e, f"GetQueueUrl {name}") from e
-    except BotoCoreError as e:
-        raise translate(e, f"GetQueueUrl {name}") from e
+        with translated(f"GetQueueUrl {name}", unless=_SQS_NOT_FOUND_CODES):
+            return client.get_queue_url(QueueName=name)["QueueUrl"]
+    except ClientError:
+        return None

@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError
 
-from sleeper.adapters.aws.exceptions import AwsError, error_code, translate, translated
+from sleeper.adapters.aws.exceptions import AwsError, translated
 from sleeper.adapters.aws.s3_transaction_bodies import S3TransactionBodyStore
 from sleeper.adapters.object_log import ObjectStateStoreBackend
 from sleeper.core.jobs.commit import transaction_body_prefix
@@ -47,15 +47,12 @@ class _Bucket:
     def put_if_absent(self, key: str, data: bytes) -> bool:
         """Writes an object only if none has its key; False if one has (or another conditional write is in flight)."""
         try:
-            self.client.put_object(
-                Bucket=self.bucket, Key=key, Body=data, IfNoneMatch="*", ContentType="application/json"
-            )
-        except ClientError as e:
-            if error_code(e) in _COLLISION_CODES:
-                return False
-            raise translate(e, self._op("PutObject", key)) from e
-        except BotoCoreError as e:
-            raise translate(e, self._op("PutObject", key)) from e
+            with translated(self._op("PutObject", key), unless=_COLLISION_CODES):
+                self.client.put_object(
+                    Bucket=self.bucket, Key=key, Body=data, IfNoneMatch="*", ContentType="application/json"
+                )
+        except ClientError:
+            return False
         return True
 
     def put(self, key: str, data: bytes) -> None:
@@ -65,23 +62,17 @@ class _Bucket:
     def get(self, key: str) -> bytes | None:
         """An object's bytes, or None if there is none."""
         try:
-            return self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read()
-        except ClientError as e:
-            if error_code(e) in _MISSING_CODES:
-                return None
-            raise translate(e, self._op("GetObject", key)) from e
-        except BotoCoreError as e:
-            raise translate(e, self._op("GetObject", key)) from e
+            with translated(self._op("GetObject", key), unless=_MISSING_CODES):
+                return self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+        except ClientError:
+            return None
 
     def exists(self, key: str) -> bool:
         try:
-            self.client.head_object(Bucket=self.bucket, Key=key)
-        except ClientError as e:
-            if error_code(e) in _MISSING_CODES:
-                return False
-            raise translate(e, self._op("HeadObject", key)) from e
-        except BotoCoreError as e:
-            raise translate(e, self._op("HeadObject", key)) from e
+            with translated(self._op("HeadObject", key), unless=_MISSING_CODES):
+                self.client.head_object(Bucket=self.bucket, Key=key)
+        except ClientError:
+            return False
         return True
 
     def numbered_keys(self, prefix: str, *, after: int = -1) -> Iterator[str]:
