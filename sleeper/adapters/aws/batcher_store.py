@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.dynamodb_paging import query_items, scan_items
+from sleeper.adapters.aws.dynamodb_paging import query_key, scan_items
 from sleeper.adapters.aws.exceptions import AwsThrottledError, cancellation_codes, translate, translated
 from sleeper.adapters.batcher_store import GroupAssigningStore
 from sleeper.core.naming import batcher_store_table_name
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
         AttributeValueTypeDef,
         KeysAndAttributesTypeDef,
         PutItemInputTypeDef,
-        QueryInputPaginateTypeDef,
         ScanInputPaginateTypeDef,
         TransactWriteItemTypeDef,
         WriteRequestTypeDef,
@@ -339,14 +338,8 @@ class DynamoDBIngestBatcherStore(GroupAssigningStore):
         Raises:
             AwsError: If DynamoDB fails.
         """
-        request: QueryInputPaginateTypeDef = {
-            "TableName": self._table_name,
-            "KeyConditionExpression": "#job = :pending",
-            "ExpressionAttributeNames": {"#job": JOB_ID},
-            "ExpressionAttributeValues": {":pending": {"S": NOT_ASSIGNED_TO_JOB}},
-            "ConsistentRead": True,
-        }
-        return oldest_first([_file(item) for item in query_items(self._client, request)])
+        items = query_key(self._client, self._table_name, JOB_ID, NOT_ASSIGNED_TO_JOB)
+        return oldest_first([_file(item) for item in items])
 
     def delete_all_pending(self) -> None:
         """Forgets every pending file.

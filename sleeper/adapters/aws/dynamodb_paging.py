@@ -52,6 +52,40 @@ def query_items(
     return _items(pages, operation or f"Query {request['TableName']}")
 
 
+def query_key(
+    client: DynamoDBClient,
+    table: str,
+    attribute: str,
+    value: str,
+    *,
+    consistent: bool = True,
+    index: str | None = None,
+    operation: str | None = None,
+) -> Iterator[Item]:
+    """The items whose hash key ``attribute`` is the string ``value``, in range key order (see ``query_items``).
+
+    Args:
+        client: The DynamoDB client.
+        table: The table.
+        attribute: The hash key of the table, or of ``index``.
+        value: The key's value.
+        consistent: Whether the read is strongly consistent (a global secondary index never is).
+        index: A global secondary index to query instead of the table.
+        operation: What a translated error names; ``"Query <table>"`` by default.
+    """
+    request: QueryInputPaginateTypeDef = {
+        "TableName": table,
+        "KeyConditionExpression": "#key = :value",
+        "ExpressionAttributeNames": {"#key": attribute},
+        "ExpressionAttributeValues": {":value": {"S": value}},
+    }
+    if index is None:
+        request["ConsistentRead"] = consistent
+    else:
+        request["IndexName"] = index
+    return query_items(client, request, operation=operation)
+
+
 def scan_items(
     client: DynamoDBClient, request: ScanInputPaginateTypeDef, *, operation: str | None = None
 ) -> Iterator[Item]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Self
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.dynamodb_paging import query_items, scan_items
+from sleeper.adapters.aws.dynamodb_paging import query_key, scan_items
 from sleeper.adapters.aws.exceptions import error_code, translate, translated
 from sleeper.adapters.aws.resources import LAST_KNOWN_STATE, QUERY_EXPIRY_DATE, QUERY_ID, SUB_QUERY_ID
 from sleeper.core.naming import query_tracker_table_name
@@ -38,7 +38,7 @@ from sleeper.core.trackers.query import (
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef, QueryInputPaginateTypeDef, ScanInputPaginateTypeDef
+    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef, ScanInputPaginateTypeDef
 
 LAST_UPDATE_TIME = "lastUpdateTime"
 FIRST_UPDATE_TIME = "firstUpdateTime"
@@ -153,14 +153,7 @@ class DynamoDBQueryTracker:
         Raises:
             AwsError: If DynamoDB fails.
         """
-        request: QueryInputPaginateTypeDef = {
-            "TableName": self._table_name,
-            "KeyConditionExpression": "#query = :query",
-            "ExpressionAttributeNames": {"#query": QUERY_ID},
-            "ExpressionAttributeValues": {":query": {"S": query_id}},
-            "ConsistentRead": True,
-        }
-        rows = map(_tracked_query, query_items(self._client, request))
+        rows = map(_tracked_query, query_key(self._client, self._table_name, QUERY_ID, query_id))
         return sorted((row for row in rows if not row.is_parent), key=_order)
 
     def all_queries(self) -> list[TrackedQuery]:

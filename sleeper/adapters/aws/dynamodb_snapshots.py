@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.dynamodb_paging import query_items
+from sleeper.adapters.aws.dynamodb_paging import query_key
 from sleeper.adapters.aws.dynamodb_transaction_log import from_epoch_ms, to_epoch_ms
 from sleeper.adapters.aws.exceptions import cancellation_codes, translate, translated
 from sleeper.adapters.aws.resources import (
@@ -39,7 +39,6 @@ from sleeper.statestore.ports import SnapshotConflictError, SnapshotMetadata
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-    from mypy_boto3_dynamodb.type_defs import QueryInputPaginateTypeDef
 
 # Beyond Sleeper's attributes, the latest item keeps each log's own update time: UPDATE_TIME is shared by both logs.
 FILES_UPDATE_TIME = "FILES_UPDATE_TIME"
@@ -210,15 +209,9 @@ class DynamoDBSnapshotMetadataStore:
             self._client.delete_item(TableName=self._latest_table, Key={TABLE_ID: {"S": self._table_id}})
 
     def _query(self, log_type: LogType) -> Iterator[SnapshotMetadata]:
-        request: QueryInputPaginateTypeDef = {
-            "TableName": self._all_table,
-            "KeyConditionExpression": "#key = :key",
-            "ExpressionAttributeNames": {"#key": TABLE_ID_AND_SNAPSHOT_TYPE},
-            "ExpressionAttributeValues": {":key": {"S": self._snapshot_key(log_type)}},
-            "ConsistentRead": True,
-            "ScanIndexForward": True,
-        }
-        for item in query_items(self._client, request, operation=self._operation("Query", self._all_table)):
+        key = self._snapshot_key(log_type)
+        operation = self._operation("Query", self._all_table)
+        for item in query_key(self._client, self._all_table, TABLE_ID_AND_SNAPSHOT_TYPE, key, operation=operation):
             yield SnapshotMetadata(
                 log_type=log_type,
                 path=item[PATH]["S"],

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.dynamodb_paging import query_items, scan_items
+from sleeper.adapters.aws.dynamodb_paging import query_key, scan_items
 from sleeper.adapters.aws.exceptions import AwsError, cancellation_codes, translate, translated
 from sleeper.adapters.aws.resources import ONLINE, TABLE_ID_FIELD, TABLE_NAME
 from sleeper.core.exceptions import TableAlreadyExistsError, TableNotFoundError
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import (
         AttributeValueTypeDef,
         PutTypeDef,
-        QueryInputPaginateTypeDef,
         ScanInputPaginateTypeDef,
         TransactWriteItemTypeDef,
     )
@@ -141,14 +140,8 @@ class DynamoDBTableIndex:
         Raises:
             AwsError: If DynamoDB fails.
         """
-        request: QueryInputPaginateTypeDef = {
-            "TableName": self._names.by_online,
-            "KeyConditionExpression": "#online = :online",
-            "ExpressionAttributeNames": {"#online": ONLINE},
-            "ExpressionAttributeValues": {":online": {"S": "true"}},
-            "ConsistentRead": self._consistent,
-        }
-        tables = [_status(item) for item in query_items(self._client, request)]
+        items = query_key(self._client, self._names.by_online, ONLINE, "true", consistent=self._consistent)
+        tables = [_status(item) for item in items]
         # DynamoDB orders the range key by UTF-8 bytes, which is code point order: already sorted, kept explicit.
         return sorted(tables, key=lambda table: table.table_name)
 

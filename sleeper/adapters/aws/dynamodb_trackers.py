@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.dynamodb_paging import query_items, scan_items
+from sleeper.adapters.aws.dynamodb_paging import query_items, query_key, scan_items
 from sleeper.adapters.aws.dynamodb_transaction_log import to_epoch_ms
 from sleeper.adapters.aws.exceptions import AwsError, error_code, translate, translated
 from sleeper.adapters.aws.resources import (
@@ -286,16 +286,7 @@ class DynamoDBJobUpdateStore(Generic[_U]):
 
     def updates_of_table(self, table_id: str) -> list[_U]:
         """Every update stored under a table, by job then in the order they were recorded."""
-        items = query_items(
-            self._client,
-            {
-                "TableName": self._names.updates,
-                "KeyConditionExpression": "#table = :table",
-                "ExpressionAttributeNames": {"#table": TRACKER_TABLE_ID},
-                "ExpressionAttributeValues": {":table": _s(table_id)},
-                "ConsistentRead": True,
-            },
-        )
+        items = query_key(self._client, self._names.updates, TRACKER_TABLE_ID, table_id)
         return [self._read(body) for body in _bodies(items, self._names.updates)]
 
     def updates_of_rejected_jobs(self) -> list[_U]:
@@ -304,15 +295,12 @@ class DynamoDBJobUpdateStore(Generic[_U]):
 
     def _rejected_job_ids(self) -> list[str]:
         """Ids of jobs whose last validation rejected them (from the eventually consistent index)."""
-        items = query_items(
+        items = query_key(
             self._client,
-            {
-                "TableName": self._names.lookup,
-                "IndexName": VALIDATION_INDEX,
-                "KeyConditionExpression": "#result = :rejected",
-                "ExpressionAttributeNames": {"#result": LAST_VALIDATION_RESULT},
-                "ExpressionAttributeValues": {":rejected": _s(ValidationResult.REJECTED.value)},
-            },
+            self._names.lookup,
+            LAST_VALIDATION_RESULT,
+            ValidationResult.REJECTED.value,
+            index=VALIDATION_INDEX,
         )
         return sorted({item[TRACKER_JOB_ID]["S"] for item in items})
 
@@ -423,16 +411,7 @@ class DynamoDBTaskTracker:
         Raises:
             AwsError: If DynamoDB fails.
         """
-        items = query_items(
-            self._client,
-            {
-                "TableName": self._table_name,
-                "KeyConditionExpression": "#task = :task",
-                "ExpressionAttributeNames": {"#task": TRACKER_TASK_ID},
-                "ExpressionAttributeValues": {":task": _s(task_id)},
-                "ConsistentRead": True,
-            },
-        )
+        items = query_key(self._client, self._table_name, TRACKER_TASK_ID, task_id)
         statuses = self._statuses(items)
         return statuses[0] if statuses else None
 
