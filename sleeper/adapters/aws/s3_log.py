@@ -78,18 +78,15 @@ class _Bucket:
     def numbered_keys(self, prefix: str, *, after: int = -1) -> Iterator[str]:
         """Keys under a prefix in key order (the number order of numbered names), those of numbers above ``after``,
         page by page as they are consumed."""
-        request: dict[str, object] = {"Bucket": self.bucket, "Prefix": prefix}
+        paginator = self.client.get_paginator("list_objects_v2")
         if after >= 0:
-            request["StartAfter"] = prefix + numbered_name(after)
-        while True:
-            with translated(self._op("ListObjectsV2", prefix)):
-                page = self.client.list_objects_v2(**request)  # type: ignore[arg-type]
-            for obj in page.get("Contents", []):
-                yield obj["Key"]
-            token = page.get("NextContinuationToken")
-            if not page.get("IsTruncated") or not token:
-                return
-            request["ContinuationToken"] = token
+            pages = paginator.paginate(Bucket=self.bucket, Prefix=prefix, StartAfter=prefix + numbered_name(after))
+        else:
+            pages = paginator.paginate(Bucket=self.bucket, Prefix=prefix)
+        with translated(self._op("ListObjectsV2", prefix)):
+            for page in pages:
+                for obj in page.get("Contents", []):
+                    yield obj["Key"]
 
     def delete(self, keys: list[str]) -> None:
         for start in range(0, len(keys), _DELETE_BATCH):

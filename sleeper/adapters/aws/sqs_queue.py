@@ -456,19 +456,11 @@ class SqsQueues(Queues[SqsQueue, dict[str, str]]):
         Raises:
             AwsError: If SQS fails.
         """
-        names: list[str] = []
-        token: str | None = None
+        pages = self._client.get_paginator("list_queues").paginate(
+            QueueNamePrefix=self._name_prefix, PaginationConfig={"PageSize": 1000}
+        )
         with translated("ListQueues"):
-            while True:
-                if token is None:
-                    page = self._client.list_queues(QueueNamePrefix=self._name_prefix, MaxResults=1000)
-                else:
-                    page = self._client.list_queues(QueueNamePrefix=self._name_prefix, MaxResults=1000, NextToken=token)
-                names.extend(_name_from_url(url) for url in page.get("QueueUrls", []))
-                token = page.get("NextToken")
-                if not token:
-                    break
-        return sorted(names)
+            return sorted(_name_from_url(url) for page in pages for url in page.get("QueueUrls", []))
 
     def _read_config(self, name: str, url: str) -> QueueConfig:
         wanted: list[QueueAttributeNameType] = [
