@@ -134,7 +134,7 @@ class QueueConfig:
     def __post_init__(self) -> None:
         if not self.name:
             raise InvalidQueueRequestError("a queue needs a name")
-        _check_range("visibility timeout", self.visibility_timeout_seconds, MAX_VISIBILITY_SECONDS)
+        check_visibility_timeout(self.visibility_timeout_seconds)
         _check_range("delay", self.delay_seconds, MAX_DELAY_SECONDS)
         if not 1024 <= self.max_message_bytes <= MAX_MESSAGE_BYTES_LIMIT:
             raise InvalidQueueRequestError(
@@ -424,7 +424,7 @@ def check_receive(max_messages: int, visibility_timeout_seconds: float | None, w
     if not 1 <= max_messages <= MAX_RECEIVE_BATCH:
         raise InvalidQueueRequestError(f"a receive takes 1 to {MAX_RECEIVE_BATCH} messages, not {max_messages}")
     if visibility_timeout_seconds is not None:
-        _check_range("visibility timeout", visibility_timeout_seconds, MAX_VISIBILITY_SECONDS)
+        check_visibility_timeout(visibility_timeout_seconds)
     _check_range("wait", wait_seconds, MAX_WAIT_SECONDS)
 
 
@@ -435,9 +435,18 @@ def check_visibility_change(seconds: float, now: float, received_at: float) -> N
         InvalidQueueRequestError: If ``seconds`` is out of range.
         VisibilityLimitError: If the message would stay hidden beyond 12 hours after it was received.
     """
-    _check_range("visibility timeout", seconds, MAX_VISIBILITY_SECONDS)
+    check_visibility_timeout(seconds)
     if now + seconds - received_at > MAX_VISIBILITY_SECONDS:
         raise VisibilityLimitError("a message cannot stay invisible for more than 12 hours after it was received")
+
+
+def check_visibility_timeout(seconds: float) -> None:
+    """Validates a visibility timeout (0 to 12 hours).
+
+    Raises:
+        InvalidQueueRequestError: If it is out of range.
+    """
+    _check_range("visibility timeout", seconds, MAX_VISIBILITY_SECONDS)
 
 
 def _check_range(what: str, value: float, maximum: float) -> None:

@@ -34,8 +34,6 @@ from sleeper.adapters.aws.resources import create_queue, queue_arn, queue_attrib
 from sleeper.core.queue import (
     DEFAULT_MAX_MESSAGE_BYTES,
     MAX_RECEIVE_BATCH,
-    MAX_VISIBILITY_SECONDS,
-    InvalidQueueRequestError,
     Message,
     OutgoingMessage,
     PreparedSend,
@@ -48,6 +46,7 @@ from sleeper.core.queue import (
     ReceiptHandleError,
     VisibilityLimitError,
     check_receive,
+    check_visibility_timeout,
     prepare_send,
 )
 
@@ -234,8 +233,7 @@ class SqsQueue(Queue):
             VisibilityLimitError: If the message would stay hidden more than 12 hours after it was received.
             AwsError: If SQS fails otherwise.
         """
-        if not 0 <= seconds <= MAX_VISIBILITY_SECONDS:
-            raise InvalidQueueRequestError(f"visibility timeout must be between 0 and 43200 seconds, not {seconds:g}")
+        check_visibility_timeout(seconds)
         try:
             self._client.change_message_visibility(
                 QueueUrl=self._url, ReceiptHandle=receipt_handle, VisibilityTimeout=_seconds(seconds)
