@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
 
@@ -203,6 +204,26 @@ def refuse_stdin(values: Iterable[object], option: str, reason: str) -> None:
 def print_json(data: object) -> None:
     """Prints data as indented JSON on stdout."""
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+@contextmanager
+def progress(description: str) -> Iterator[Callable[[str], None]]:
+    """Shows that long work is under way: on standard error, a spinner with the description and the seconds elapsed,
+    while the block runs, cleared when it ends; nothing at all when standard error is not a terminal (a pipe, a file,
+    a CI log), so output that is kept holds only what the command printed.
+
+    Yields a function that replaces the description (``update("waiting for job j1")``).
+    """
+    if not err_console.is_terminal:
+        yield lambda _text: None
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err_console, transient=True
+    ) as shown:
+        task = shown.add_task(description, total=None)
+        yield lambda text: shown.update(task, description=text)
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from sleeper.cli.common import JsonOption, console, counted, open_instance, print_json, refuse_stdin
+from sleeper.cli.common import JsonOption, console, counted, open_instance, print_json, progress, refuse_stdin
 from sleeper.core.exceptions import SleeperError
 
 __all__ = ["export", "register"]
@@ -38,7 +38,8 @@ def export(
 ) -> None:
     """Export every row of a table: one sorted Parquet file per leaf partition, through the table's iterators."""
     refuse_stdin([directory], "the export directory", "an export writes one Parquet file per leaf into a directory")
-    result = open_instance().export_table(name, directory, export_id=export_id, wait=not no_wait, timeout=timeout)
+    with progress(f"Exporting table {name}"):
+        result = open_instance().export_table(name, directory, export_id=export_id, wait=not no_wait, timeout=timeout)
     _report(result, as_json)
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from sleeper.cli.common import JsonOption, console, counted, open_instance, print_json
+from sleeper.cli.common import JsonOption, console, counted, open_instance, print_json, progress
 
 __all__ = ["publish_iceberg", "register"]
 
@@ -18,7 +18,8 @@ def publish_iceberg(
     as_json: JsonOption = False,
 ) -> None:
     """Publish a table as an Apache Iceberg view over its Parquet files, for DuckDB, Spark, Athena and pyiceberg."""
-    result = open_instance().publish_iceberg(name)
+    with progress(f"Publishing table {name} to Iceberg"):
+        result = open_instance().publish_iceberg(name)
     if as_json:
         print_json(
             {

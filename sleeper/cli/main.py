@@ -248,7 +248,7 @@ def report_history(name: str, output_format: common.FormatOption = None, as_json
 
         out = RichTable(title=f"History of table {name}")
         for column in ("log", "number", "type", "time", "files +", "files -", "rows +", "rows -", "readable"):
-            out.add_column(column, no_wrap=True)
+            out.add_column(column)
         for r in rows:
             out.add_row(
                 r["log"],
@@ -368,11 +368,13 @@ def ingest(
     inst = _open()
     job = job_id or str(uuid.uuid4())
 
-    def sent(report: IngestJobReport) -> None:
-        if wait and not as_json:
-            console.print(f"Sent ingest job [bold]{report.job_id}[/] to {report.sent_to}; waiting for it to finish")
+    with common.progress(f"Ingesting {counted(len(paths), 'path')} into {name} as job {job}") as update:
 
-    with err_console.status(f"Ingesting {counted(len(paths), 'path')} into {name} as job {job}"):
+        def sent(report: IngestJobReport) -> None:
+            if wait and not as_json:
+                console.print(f"Sent ingest job [bold]{report.job_id}[/] to {report.sent_to}; waiting for it to finish")
+            update(f"Waiting for ingest job {report.job_id} in the ingest job tracker (at most {timeout:g} s)")
+
         report = inst.ingest_files(
             name, paths, job_id=job, via_queue=queue, wait=wait, timeout_seconds=timeout, on_sent=sent
         )

@@ -18,6 +18,7 @@ from sleeper.cli.common import (
     open_instance,
     print_json,
     print_report,
+    progress,
     refuse_stdin,
 )
 from sleeper.core.exceptions import SleeperError
@@ -61,8 +62,10 @@ def compact(
     table_id = admin.table(name).table_id
     retried = _retry_dead_lettered(admin, table_id)
     started = datetime.now(tz=UTC)
+    doing = "Creating compaction jobs" if no_wait else "Compacting"
     try:
-        report = admin.compact_now(name, compact_all=compact_all, wait=not no_wait)
+        with progress(f"{doing} table {name}" + (" (every file)" if compact_all else "")):
+            report = admin.compact_now(name, compact_all=compact_all, wait=not no_wait)
     except SleeperError as e:
         failed = _failed_since(admin.compaction_job_tracker, table_id, started)
         if not failed:
@@ -123,7 +126,9 @@ def split(
     """Find a table's partitions over the splitting threshold now, and split them.
 
     On AWS: send the table to the queue of the function that finds partitions to split."""
-    _print_report(open_instance().split_now(name), as_json)
+    with progress(f"Splitting the partitions of table {name}"):
+        report = open_instance().split_now(name)
+    _print_report(report, as_json)
 
 
 def gc(
@@ -137,7 +142,9 @@ def gc(
     """Garbage collect a table now: delete files unreferenced for longer than the table's GC delay.
 
     On AWS: send the table to the garbage collector's queue (--orphans works only locally)."""
-    _print_report(open_instance().gc_now(name, orphans=orphans, dry_run=dry_run), as_json)
+    with progress(f"Collecting the garbage of table {name}" + (" and its orphans" if orphans else "")):
+        report = open_instance().gc_now(name, orphans=orphans, dry_run=dry_run)
+    _print_report(report, as_json)
 
 
 def bulk_import(
@@ -163,9 +170,10 @@ def bulk_import(
 
     On AWS only --queue works: the job goes to the queue of the --platform (EMR Serverless by default)."""
     refuse_stdin(paths, "a path to bulk import", _FILES_BY_PATH)
-    report = open_instance().bulk_import_files(
-        name, paths, job_id=job_id, class_name=class_name, via_queue=queue, platform=platform
-    )
+    with progress(f"Bulk importing {counted(len(paths), 'path')} into {name}"):
+        report = open_instance().bulk_import_files(
+            name, paths, job_id=job_id, class_name=class_name, via_queue=queue, platform=platform
+        )
     if as_json:
         print_json(report.to_dict())
     elif report.status == "SENT":

@@ -170,14 +170,49 @@ def should_complete_commands_options_and_choices_in_the_shell() -> None:
     assert _complete("sleeper rep", 1) == ["report"]
     assert "compaction-jobs" in _complete("sleeper report ", 2)
     assert _complete("sleeper report status --format ", 4) == ["table", "json", "tsv"]
-    script = subprocess.run(
+    shown = subprocess.run(
         [sys.executable, "-c", "from sleeper.cli.main import main; main()", "--show-completion", "bash"],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        # typer's switch for tests: the shell is named rather than detected from the processes above this one
+        env={**os.environ, "PYTHONPATH": str(ROOT), "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"},
         capture_output=True,
         text=True,
-        check=True,
+        check=False,
         cwd=ROOT,
-    ).stdout
+    )
+    assert shown.returncode == 0, shown.stderr
+    script = shown.stdout
     assert (
         "_SLEEPER_COMPLETE=complete_bash" in script and "complete -o default -F _sleeper_completion sleeper" in script
     )
+
+
+def _table_with_two_files(instance: Path, tmp_path: Path) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    assert run(["table", "create", "t", "--schema", str(schema)]) == 0
+    for number in range(2):
+        rows = tmp_path / f"rows{number}.parquet"
+        pq.write_table(pa.table({"key": [f"k{number}"], "value": pa.array([number], pa.int64())}), rows)
+        assert run(["ingest", "t", str(rows)]) == 0
+
+
+def should_show_progress_on_a_terminal_only(
+    instance: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rich.console import Console
+
+    from sleeper.cli import common
+
+    # Given a table of two files
+    _table_with_two_files(instance, tmp_path)
+    capsys.readouterr()
+    # When it is compacted with standard error not a terminal
+    assert run(["compact", "t", "--all"]) == 0
+    # Then nothing but the result is printed: no progress on standard error
+    said = capsys.readouterr()
+    assert said.err == "" and "Compacting" not in said.out
+    # And when standard error is a terminal, the work and the time elapsed are shown there while it runs
+    terminal = io.StringIO()
+    monkeypatch.setattr(common, "err_console", Console(file=terminal, force_terminal=True, width=100))
+    assert run(["gc", "t"]) == 0
+    assert "Collecting the garbage of table t" in terminal.getvalue() and "0:00:0" in terminal.getvalue()
