@@ -73,7 +73,7 @@ def compact(
         raise SleeperError(_failures_message(name, failed)) from e
     if retried:
         report.data["retriedFromDeadLetters"] = retried
-        report.lines.insert(0, f"Table {name}: {counted(len(retried), 'dead-lettered compaction job')} sent again")
+        report.lines.insert(0, f"Table {name}: {len(retried)} dead-lettered compaction jobs sent again")
     _print_report(report, as_json)
 
 
