@@ -56,11 +56,19 @@ class PipeConsole(Console):
             from rich.measure import Measurement
 
             options = self.options
-            needed = 1
-            for thing in objects:
-                renderable = self.render_str(thing, markup=kwargs.get("markup")) if isinstance(thing, str) else thing
-                needed = max(needed, Measurement.get(self, options, renderable).maximum)
-            kwargs["width"] = needed  # rich keeps it within the console's width, when one was set
+            widths = [
+                Measurement.get(
+                    self,
+                    options,
+                    self.render_str(thing, markup=kwargs.get("markup")) if isinstance(thing, str) else thing,
+                ).maximum
+                for thing in objects
+            ]
+            if all(isinstance(thing, str) for thing in objects):  # joined into one line, with sep between
+                needed = sum(widths) + len(kwargs.get("sep", " ")) * (len(objects) - 1)
+            else:
+                needed = max(widths)
+            kwargs["width"] = max(needed, 1)  # rich keeps it within the console's width, when one was set
         super().print(*objects, **kwargs)
 
 
@@ -169,6 +177,8 @@ def _take_stdin(option: str) -> None:
             f"standard input can be read once: {context.stdin_read_by} - already reads it, so {option} cannot be - too"
         )
     context.stdin_read_by = option
+    if sys.stdin.isatty():  # typed by hand: say what is awaited, or the command seems to hang
+        err_console.print(f"reading {option} from standard input; end it with Ctrl-D", markup=False, highlight=False)
 
 
 def read_stdin_text(option: str) -> str:

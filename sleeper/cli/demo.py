@@ -50,6 +50,7 @@ def _progress(console: Console) -> Progress:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=console,
+        disable=not console.is_terminal,  # a bar only on a terminal; piped output keeps the lines printed
     )
 
 

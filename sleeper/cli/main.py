@@ -147,20 +147,16 @@ def table_create(
 
 
 @table_app.command("list")
-def table_list(as_json: JsonOption = False) -> None:
+def table_list(output_format: common.FormatOption = None, as_json: JsonOption = False) -> None:
     """List the tables with their ids, online state and row counts."""
+    chosen = common.chosen_format(output_format, as_json)
     inst = _open()
     tables = inst.tables()
     rows = {t.table_id: sum(r.number_of_rows for r in inst.table_by_id(t.table_id).file_references()) for t in tables}
-    if as_json:
-        _print_json(
-            [
-                {"tableName": t.table_name, "tableId": t.table_id, "online": t.online, "rows": rows[t.table_id]}
-                for t in tables
-            ]
-        )
-    else:
-        console.print(render.tables_table(tables, rows))
+    data = [
+        {"tableName": t.table_name, "tableId": t.table_id, "online": t.online, "rows": rows[t.table_id]} for t in tables
+    ]
+    common.print_report(chosen, data, lambda: render.tables_table(tables, rows))
 
 
 @table_app.command("show")

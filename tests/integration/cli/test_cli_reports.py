@@ -300,6 +300,7 @@ def should_print_every_report_as_tsv(instance: LocalInstance, capsys: pytest.Cap
         ["report", "query"],
         ["report", "batcher"],
         ["report", "files", "t"],
+        ["table", "list"],
     ):
         assert run([*argv, "--format", "tsv"]) == 0, argv
         out = capsys.readouterr().out
