@@ -39,8 +39,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
+from sleeper.api.maintenance import estimate_split_points, reinitialise_table
 from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.jobs.bulk_import import BulkImportJob
@@ -55,10 +56,7 @@ from sleeper.core.trackers.compaction import CompactionJobTracker
 from sleeper.core.trackers.ingest import IngestJobTracker
 from sleeper.core.trackers.query import QueryTracker
 from sleeper.core.trackers.task import TaskStatus, TaskTracker
-from sleeper.io.exceptions import UnsafeDeleteError
-from sleeper.io.filesystem import delete_in_table, filesystem_path
 from sleeper.io.input_paths import resolve_input_paths
-from sleeper.io.sketches import Sketches, sketches_path
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -68,7 +66,6 @@ if TYPE_CHECKING:
     from sleeper.core.query import Query
     from sleeper.iceberg.publisher import PublishResult
     from sleeper.ingest.batcher.ports import IngestBatcherStore
-    from sleeper.statestore.store import StateStore
 
 __all__ = [
     "AWS_PREFIX",
@@ -80,9 +77,7 @@ __all__ = [
     "PropertyChange",
     "UnknownPlatformError",
     "bulk_import_platform_queue",
-    "estimate_split_points",
     "job_table_name",
-    "reinitialise_table",
 ]
 
 AWS_PREFIX = "aws:"
@@ -366,9 +361,9 @@ class Instance(ABC):
         return cast("Table[Any]", self.runtime.update_table_properties(name, values))
 
     def reinitialise_table(self, name: str, split_points: Sequence[KeyValue] | None = None) -> Table[Any]:
-        """Empties a table (:func:`reinitialise_table`) with its Iceberg view withdrawn first and published again
-        after (:func:`sleeper.iceberg.publisher.reinitialise_with_view`), so the view never lists a deleted file.
-        Split points are checked before the view is withdrawn.
+        """Empties a table (:func:`sleeper.api.maintenance.reinitialise_table`) with its Iceberg view withdrawn first
+        and published again after (:func:`sleeper.iceberg.publisher.reinitialise_with_view`), so the view never lists
+        a deleted file. Split points are checked before the view is withdrawn.
 
         Raises:
             WithdrawalError: If the view could not be withdrawn; the table is not reinitialised.
@@ -392,7 +387,7 @@ class Instance(ABC):
         return publish_table(self.runtime, self.table(name))
 
     def estimate_split_points(self, name: str, partitions: int) -> list[KeyValue]:
-        """See :func:`estimate_split_points`."""
+        """See :func:`sleeper.api.maintenance.estimate_split_points`."""
         return estimate_split_points(self.table(name), partitions)
 
     # --- data --------------------------------------------------------------------------------------------------
@@ -735,71 +730,3 @@ def job_table_name(job: IngestJob | BulkImportJob) -> str:
     if job.table_name is None:
         raise SleeperError(f"job {job.id} names no table name: give the table by name")
     return job.table_name
-
-
-class _AdministeredTable(Protocol):
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def schema(self) -> Schema: ...
-
-    @property
-    def data_prefix(self) -> str: ...
-
-    @property
-    def state_store(self) -> StateStore: ...
-
-    @property
-    def instance(self) -> Any: ...
-
-
-_T = TypeVar("_T", bound=_AdministeredTable)
-
-
-def reinitialise_table(table: _T, split_points: Sequence[KeyValue] | None = None) -> _T:
-    """Empties a table: stops tracking every file and deletes the files; with split points, repartitions it too.
-
-    Without split points the partition tree is kept. The split points are validated before anything changes. With
-    them the new partitions are committed before the files are cleared, so a write racing the reinitialisation is
-    either cleared with the rest of the table or refused, never left on partitions that no longer exist (see
-    :meth:`sleeper.statestore.store.StateStore.reinitialise`). Only files under the table's data prefix are deleted
-    (through :func:`sleeper.io.filesystem.delete_in_table`): a tracked file anywhere else is logged and left.
-    """
-    partitions = partitions_from_split_points(table.schema, list(split_points)) if split_points is not None else None
-    store = table.state_store
-    store.refresh()
-    files = [f.filename for f in store.files()]
-    store.reinitialise(partitions)
-    filesystem = table.instance.filesystem
-    for filename in files:
-        for location in (filename, sketches_path(filename)):
-            try:
-                delete_in_table(filesystem, filesystem_path(location), table.data_prefix)
-            except UnsafeDeleteError as e:
-                _LOG.warning("Table %s reinitialised without deleting a file it tracked: %s", table.name, e)
-    return table
-
-
-def estimate_split_points(table: Table[Any], partitions: int) -> list[KeyValue]:
-    """Split points that cut the table's rows into ``partitions`` parts of about equal size, from the files' sketches.
-
-    Raises:
-        SleeperError: If the table has no files, or fewer than 2 partitions are asked for.
-    """
-    if partitions < 2:
-        raise SleeperError("estimate split points for at least 2 partitions")
-    filenames = sorted({r.filename for r in table.file_references()})
-    if not filenames:
-        raise SleeperError(f"table {table.name} has no files to estimate split points from")
-    filesystem = table.instance.filesystem
-    merged = Sketches.merge(
-        Sketches.read(filesystem, filesystem_path(sketches_path(name)), table.schema) for name in filenames
-    )
-    key = table.schema.row_key_fields[0].name
-    ranks = [i / partitions for i in range(1, partitions)]
-    points: list[KeyValue] = []
-    for value in merged.quantiles(key, ranks):
-        if not points or value != points[-1]:
-            points.append(value)
-    return points

@@ -13,7 +13,6 @@ from sleeper.cli.common import (
     ChangeJsonOption,
     JsonOption,
     console,
-    counted,
     instance_location,
     is_stdin,
     open_instance,
@@ -21,6 +20,7 @@ from sleeper.cli.common import (
     read_split_points_file,
 )
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.words import counted
 
 dead_letters_app = typer.Typer(help="Dead-letter queues.", no_args_is_help=True)
 

@@ -236,15 +236,6 @@ def progress(description: str) -> Iterator[Callable[[str], None]]:
         yield lambda text: shown.update(task, description=text)
 
 
-def counted(count: int, noun: str, plural: str | None = None) -> str:
-    """A count with its noun in the right number: ``counted(1, "leaf partition")`` is ``1 leaf partition``,
-    ``counted(2, "leaf partition")`` is ``2 leaf partitions``, ``counted(1234, "row")`` is ``1,234 rows``.
-
-    The plural is the noun with ``s`` unless given (``counted(2, "query", "queries")``).
-    """
-    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
-
-
 def chosen_format(output_format: str | None, as_json: bool) -> OutputFormat:
     """The format a report prints in, from ``--format`` and ``--json``.
 

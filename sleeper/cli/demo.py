@@ -15,10 +15,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sleeper.api.table import Table
 from sleeper.cli import render, status
-from sleeper.cli.common import counted
 from sleeper.core.operations import COMPACTION_JOB_Q, PARTITION_SPLITTING_JOB_Q
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.core.words import counted
 from sleeper.runtime.local.api import LocalApi
 from sleeper.runtime.local.handlers import default_handlers
 from sleeper.runtime.local.instance import LocalInstance

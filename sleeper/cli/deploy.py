@@ -21,6 +21,7 @@ import typer
 
 from sleeper.cli.common import console, parse_assignments, refuse_stdin
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.words import counted
 
 if TYPE_CHECKING:
     from sleeper.core.deploy.configuration import InstanceConfiguration
@@ -159,7 +160,7 @@ def _describe(command: DeployCommand, heading: str) -> None:
     for name in ignored_optional_stacks(properties):
         console.print(f"  ({name} is not deployed by this port)")
     for table in command.configuration.tables:
-        splits = f", {len(table.split_points)} split points" if table.split_points else ""
+        splits = f", {counted(len(table.split_points), 'split point')}" if table.split_points else ""
         console.print(f"  table {table.name}{splits}")
     console.print("$ " + shlex.join(command.argv), markup=False, highlight=False)
 

@@ -12,8 +12,9 @@ from typing import Annotated, Any
 
 import typer
 
-from sleeper.cli.common import JsonOption, console, counted, open_instance, print_json, progress, refuse_stdin
+from sleeper.cli.common import JsonOption, console, open_instance, print_json, progress, refuse_stdin
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.words import counted
 
 __all__ = ["export", "register"]
 

@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from sleeper.cli.common import JsonOption, console, counted, open_instance, print_json, progress
+from sleeper.cli.common import JsonOption, console, open_instance, print_json, progress
+from sleeper.core.words import counted
 
 __all__ = ["publish_iceberg", "register"]
 

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sleeper.api.reports import compaction_summary, ingest_summary
-from sleeper.cli.common import counted
+from sleeper.core.words import counted
 
 __all__ = ["compaction_jobs_renderable", "ingest_jobs_renderable", "run_rows"]
 

@@ -16,8 +16,9 @@ from sleeper.cli import admin_commands, aws_local, common, operations, propertie
 from sleeper.cli import deploy as deploy_cli
 from sleeper.cli import export as export_cli
 from sleeper.cli import iceberg as iceberg_cli
-from sleeper.cli.common import DEFAULT_INGEST_WAIT_SECONDS, DISPLAY_ROWS, counted
+from sleeper.cli.common import DEFAULT_INGEST_WAIT_SECONDS, DISPLAY_ROWS
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.words import counted
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

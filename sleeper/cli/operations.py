@@ -14,7 +14,6 @@ from sleeper.cli.common import (
     JsonOption,
     chosen_format,
     console,
-    counted,
     open_instance,
     print_json,
     print_report,
@@ -22,6 +21,7 @@ from sleeper.cli.common import (
     refuse_stdin,
 )
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.words import counted
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -73,7 +73,7 @@ def compact(
         raise SleeperError(_failures_message(name, failed)) from e
     if retried:
         report.data["retriedFromDeadLetters"] = retried
-        report.lines.insert(0, f"Table {name}: {len(retried)} dead-lettered compaction jobs sent again")
+        report.lines.insert(0, f"Table {name}: {counted(len(retried), 'dead-lettered compaction job')} sent again")
     _print_report(report, as_json)
 
 

@@ -24,8 +24,9 @@ import pyarrow.parquet as pq
 from rich.console import Console
 
 from sleeper.cli import render
-from sleeper.cli.common import DISPLAY_ROWS, counted
+from sleeper.cli.common import DISPLAY_ROWS
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.words import counted
 
 __all__ = ["DISPLAY_ROWS", "FORMATS", "check_output", "limited", "write"]
 

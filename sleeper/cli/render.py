@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.tree import Tree
 
-from sleeper.cli.common import counted
+from sleeper.core.words import counted
 
 if TYPE_CHECKING:
     from sleeper.api.table import Table as SleeperTable

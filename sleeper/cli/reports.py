@@ -20,13 +20,13 @@ from sleeper.cli.common import (
     JsonOption,
     chosen_format,
     console,
-    counted,
     err_console,
     open_instance,
     print_json,
     print_report,
 )
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.words import counted
 
 if TYPE_CHECKING:
     from sleeper.api.reports import TimeRange

@@ -63,7 +63,7 @@ from hypothesis.stateful import (
 )
 
 from sleeper.adapters.local.queue import SqliteQueues
-from sleeper.api.instance import reinitialise_table
+from sleeper.api.maintenance import reinitialise_table
 from sleeper.api.table import Table
 from sleeper.compaction.creation import create_compaction_jobs
 from sleeper.compaction.datafusion_engine import datafusion_merge

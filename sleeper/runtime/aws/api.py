@@ -34,6 +34,7 @@ from sleeper.core.exceptions import SleeperError
 from sleeper.core.naming import queue_name
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.queue import QueueNotFoundError
+from sleeper.core.words import counted
 from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig, queue_url_properties
 
 if TYPE_CHECKING:
@@ -209,7 +210,7 @@ class AwsApi(Instance):
         self.runtime.table(table_name)
         queue = self.runtime.queue(operations.INGEST_BATCHER_SUBMIT_Q)
         queue.send(json.dumps({"tableName": table_name, "files": list(files)}))
-        return f"Sent {len(files)} files for table {table_name} to {queue.name}"
+        return f"Sent {counted(len(files), 'file')} for table {table_name} to {queue.name}"
 
     def _send_for_table(self, name: str, logical_queue: str, what: str) -> OperationReport:
         table = self.runtime.table(name)
@@ -242,8 +243,8 @@ class AwsApi(Instance):
         else:
             where = f"sent to {queue.name} for the compaction tasks"
         lines = [
-            f"Table {name}: {result.jobs_created} compaction jobs created over {result.input_files} input files, "
-            + where
+            f"Table {name}: {counted(result.jobs_created, 'compaction job')} created over "
+            f"{counted(result.input_files, 'input file')}, " + where
         ]
         return OperationReport({**result.to_dict(), "queue": queue.name}, lines)
 

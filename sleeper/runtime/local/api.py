@@ -27,6 +27,7 @@ from sleeper.core.operations import (
     STATE_STORE_COMMITTER_Q,
 )
 from sleeper.core.properties import InstanceProperties
+from sleeper.core.words import counted
 from sleeper.runtime.local.instance import (
     PAUSED_FILE,
     LocalInstance,
@@ -229,7 +230,7 @@ class LocalApi(Instance):
 
         submitter = IngestBatcherSubmitter(self.runtime, self.runtime.batcher_store, allow_local=True)
         tracked = submit_files(submitter, table_name, list(_absolute(files)))
-        return f"{len(tracked)} files sent to the ingest batcher for table {table_name}"
+        return f"{counted(len(tracked), 'file')} sent to the ingest batcher for table {table_name}"
 
     def _drain(self, queues: Sequence[str]) -> dict[str, int]:
         from sleeper.runtime.local.handlers import default_handlers
@@ -286,11 +287,12 @@ class LocalApi(Instance):
             queues = [STATE_STORE_COMMITTER_Q, PENDING_COMPACTION_JOB_BATCH_Q, *queues]
         processed = self._drain(queues) if wait else {}
         lines = [
-            f"Table {name}: {result.jobs_created} compaction jobs created over {result.input_files} input files, "
-            f"{result.references_pre_split} references pre-split"
+            f"Table {name}: {counted(result.jobs_created, 'compaction job')} created over "
+            f"{counted(result.input_files, 'input file')}, "
+            f"{counted(result.references_pre_split, 'reference')} pre-split"
         ]
         if processed:
-            lines.append(f"Ran {processed.get(COMPACTION_JOB_Q, 0)} compaction jobs")
+            lines.append(f"Ran {counted(processed.get(COMPACTION_JOB_Q, 0), 'compaction job')}")
         return OperationReport({**result.to_dict(), "messagesHandled": processed}, lines)
 
     def split_now(self, name: str) -> OperationReport:
@@ -304,7 +306,7 @@ class LocalApi(Instance):
         leaves = len(self.runtime.table(name).leaf_partitions())
         return OperationReport(
             {"splitJobs": [j.partition.id for j in jobs], "messagesHandled": processed, "leafPartitions": leaves},
-            [f"Table {name}: {len(jobs)} partitions to split; now {leaves} leaf partitions"],
+            [f"Table {name}: {counted(len(jobs), 'partition')} to split; now {counted(leaves, 'leaf partition')}"],
         )
 
     def gc_now(self, name: str, *, orphans: bool = False, dry_run: bool = False) -> OperationReport:
@@ -316,7 +318,7 @@ class LocalApi(Instance):
         result = run_garbage_collection(self.runtime, table.table_id)
         self._drain([STATE_STORE_COMMITTER_Q])
         swept = sweep_orphans(table, dry_run=dry_run) if orphans else None
-        lines = [f"Table {name}: {len(result.deleted)} files garbage collected"]
+        lines = [f"Table {name}: {counted(len(result.deleted), 'file')} garbage collected"]
         if swept is not None:
             verb = "would delete" if dry_run else "deleted"
             lines.append(f"Orphans: {verb} {len(swept.deleted)}, {len(swept.young)} too young to delete")

@@ -44,7 +44,7 @@ import pytest
 
 from lambdas import sqs
 from lambdas._common import use_instance
-from sleeper.api.instance import reinitialise_table
+from sleeper.api.maintenance import reinitialise_table
 from sleeper.api.table import Table
 from sleeper.compaction.task import TaskSettings
 from sleeper.core import faults

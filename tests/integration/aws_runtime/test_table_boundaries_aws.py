@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from lambdas import sqs
-from sleeper.api.instance import reinitialise_table
+from sleeper.api.maintenance import reinitialise_table
 from sleeper.api.table import Table
 from sleeper.core import faults
 from sleeper.core.schema import Field, PrimitiveType, Schema

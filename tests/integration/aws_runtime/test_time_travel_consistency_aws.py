@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from sleeper.api.instance import reinitialise_table
+from sleeper.api.maintenance import reinitialise_table
 from sleeper.core.partition import split_partition
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.transactions.log import LogType

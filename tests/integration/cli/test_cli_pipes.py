@@ -14,8 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sleeper.cli.common import counted
 from sleeper.cli.main import run
+from sleeper.core.words import counted
 
 pytestmark = pytest.mark.integration
 

@@ -140,7 +140,7 @@ def should_retry_then_dead_letter_the_job_and_run_it_again_from_compact_once_men
     assert run(["compact", "t"]) == 0
 
     # Then the dead-lettered job was sent again and compacted the files into one
-    assert "1 dead-lettered compaction jobs sent again" in capsys.readouterr().out
+    assert "1 dead-lettered compaction job sent again" in capsys.readouterr().out
     assert instance.dead_letter_queue("CompactionJobQ").approximate_counts().visible == 0
     (reference,) = table.file_references()
     assert reference.job_id is None and reference.number_of_rows == 30

@@ -67,7 +67,7 @@ def should_run_cdk_deploy_on_the_configuration_directory(
         assert f"  {stack}: " in out
     assert "Compaction:" not in out
     assert "EmrStudioStack is not deployed by this port" in out
-    assert "table numbers, 1 split points" in out
+    assert "table numbers, 1 split point" in out and "1 split points" not in out
 
 
 def should_tear_down_without_validating_the_properties(configuration: Path, monkeypatch: pytest.MonkeyPatch) -> None:
