@@ -9,12 +9,13 @@ BASE_STAMP := $(VENV)/.installed-base
 LOCK := constraints.txt
 LOCK_EXTRAS := dev,spark,cdk
 
-.PHONY: help install demo lint test test-unit bench docs lock
+.PHONY: help install demo lint check test test-unit bench docs lock
 
 help:
 	@echo "make demo   - set up a virtualenv and run the demo on a local instance"
 	@echo "make test   - set up a virtualenv, lint (ruff, mypy, import rules) and run every test"
-	@echo "make test-unit - the fast lane: ruff and the unit tests only (no moto, Spark or CDK synthesis)"
+	@echo "make check  - the edit loop: lint, then the unit, contract and stack tests on every core"
+	@echo "make test-unit - the fastest lane: ruff and the unit tests only (no moto, Spark or CDK synthesis)"
 	@echo "make docs   - regenerate docs/usage/properties from the property definitions"
 	@echo "make lock   - refresh $(LOCK) (the exact versions every install uses) from the ranges in pyproject.toml"
 
@@ -40,8 +41,15 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check sleeper lambdas tests benchmarks stacks app.py
 	$(VENV)/bin/mypy
 
+# Tests run on every core (pytest-xdist), a test file per worker at a time: module fixtures stay in one process.
+PYTEST_WORKERS ?= auto
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
+
+check: lint
+	$(PY) -m pytest -q $(PYTEST_PARALLEL) tests/unit tests/contract tests/stacks
+
 test: lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_PARALLEL)
 
 test-unit: $(STAMP)
 	$(VENV)/bin/ruff check sleeper lambdas tests benchmarks stacks app.py

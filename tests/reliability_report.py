@@ -133,11 +133,23 @@ def percentiles(values: Iterable[float], *quantiles: float) -> dict[str, float]:
 
 
 # --- the plugin -------------------------------------------------------------------------------------------------------
+_WORKER_SESSION = "sleeper_reliability_session"
+"""The key under which a run split over pytest-xdist workers gives each worker its session id."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
     path = Path(os.environ.get("SLEEPER_RELIABILITY_REPORT", str(REPORT_PATH)))
-    session = _Session(id=uuid.uuid4().hex[:12], path=path)
+    worker = getattr(config, "workerinput", None)  # a pytest-xdist worker: the run's session is the controller's
+    session_id = worker[_WORKER_SESSION] if worker is not None else uuid.uuid4().hex[:12]
+    session = _Session(id=session_id, path=path)
     config.stash[_SESSION_KEY] = session
     _ACTIVE.append(session)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """A pytest-xdist worker records its lines under the controller's session, which summarises them."""
+    node.workerinput[_WORKER_SESSION] = node.config.stash[_SESSION_KEY].id
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -159,10 +171,21 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     session = config.stash.get(_SESSION_KEY, None)
-    if session is None or not session.lines:
+    if session is None:
         return
-    for line in summary_lines(session.lines, session.failed, session.path):
-        terminalreporter.write_line(line)
+    lines = session.lines or _lines_of(session)  # under pytest-xdist the workers wrote them
+    if lines:
+        for line in summary_lines(lines, session.failed, session.path):
+            terminalreporter.write_line(line)
+
+
+def _lines_of(session: _Session) -> list[dict[str, Any]]:
+    """The session's lines in the report file (those its pytest-xdist workers wrote)."""
+    if not session.path.exists():
+        return []
+    with session.path.open(encoding="utf-8") as written:
+        parsed = (json.loads(text) for text in written if text.strip())
+        return [line for line in parsed if line.get("session") == session.id]
 
 
 def summary_lines(lines: Sequence[dict[str, Any]], failed: set[str], path: Path) -> list[str]:

@@ -37,13 +37,18 @@ class PipeConsole(Console):
     On a terminal it is rich's console (the terminal's width, colour). Written to a pipe or a file, rich would assume
     80 columns and squeeze tables into them, dropping columns and cutting cells with an ellipsis; here each thing
     printed is given the width it needs instead (its widest line), so every column and every character is kept and
-    ``grep``, ``cut`` or ``less`` see what a wide terminal would show.
+    ``grep``, ``cut`` or ``less`` see what a wide terminal would show. Only a width given in code bounds it then: a
+    ``COLUMNS`` in the environment describes a terminal, not the pipe.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._given_width = kwargs.get("width") is not None
 
     @property
     def size(self) -> ConsoleDimensions:
         size = super().size
-        if self.is_terminal or self._width is not None:
+        if self.is_terminal or self._given_width:
             return size
         return ConsoleDimensions(_PIPE_WIDTH, size.height)
 

@@ -25,7 +25,13 @@ def should_write_every_value_whole_on_one_line() -> None:
     ]
 
 
-def should_print_a_wide_table_whole_when_not_a_terminal() -> None:
+@pytest.mark.parametrize("columns", [None, "80"])
+def should_print_a_wide_table_whole_when_not_a_terminal(columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a console writing to a pipe, with or without a terminal's COLUMNS in the environment
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
     out = io.StringIO()
     console = PipeConsole(file=out)
     table = Table(title="jobs")
