@@ -1,4 +1,4 @@
-"""Operator commands of the ``sleeper`` CLI (spec 10): pause/resume, table upkeep, dead letters (the properties
+"""Operator commands of the ``sleeper`` CLI: pause/resume, table upkeep, dead letters (the properties
 commands are in :mod:`sleeper.cli.properties_cmd`)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Commands that run an operation now (spec 10: compactFiles, compactAllFiles, collectGarbage, partition splitting,
-bulk import, sendToIngestBatcher), instead of waiting for the scheduler."""
+"""Commands that run an operation now, instead of waiting for the scheduler (Sleeper's admin operations compactFiles,
+compactAllFiles, collectGarbage, partition splitting, bulk import, sendToIngestBatcher)."""
 
 from __future__ import annotations
 

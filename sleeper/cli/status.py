@@ -1,4 +1,4 @@
-"""Instance status reports (spec 10) as plain data, also printed as JSON, and their rich renderings."""
+"""Instance status reports as plain data, also printed as JSON, and their rich renderings."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Publishing a staged S3 object at its final key without replacing an object there (RELIABILITY B3).
+"""Publishing a staged S3 object at its final key without replacing an object there (docs/reliability.md B3).
 
 pyarrow's S3 filesystem has no conditional write, so :func:`sleeper.io.filesystem.publish_no_clobber` copies through
 :func:`copy_if_absent`, given in :attr:`sleeper.io.filesystem.FileSystemOptions.s3_copy_if_absent`: a server-side
