@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import csv
 import os
-import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -21,52 +19,18 @@ import pytest
 
 from sleeper.core.schema import Schema
 from sleeper.emulator.provision import provision_instance
+from tests.doc_blocks import AWS, SKIP, read_blocks, run_block, without_extras
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-SKIP, AWS = "skip", "aws"
-_MARK = re.compile(r"^<!-- readme-test: (\w+)")
-_BLOCK = re.compile(r"^```(bash|python)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-EXTRAS_MODULES = ("pandas", "polars", "duckdb", "boto3", "botocore", "moto", "pyspark", "pyiceberg", "datafusion")
-"""The modules only the package's extras install: the README's local blocks run without them, as in the virtualenv
-``make demo`` builds (the package and its base dependencies only)."""
 AWS_INSTANCE_ID, AWS_TABLE = "my-instance", "people"
 """The instance and table the README's ``aws:ID`` example opens."""
 
 
 def readme_blocks(text: str) -> list[tuple[str, str, str | None]]:
     """Each bash or Python block of the README: (language, code, its mark: ``skip``, ``aws`` or None)."""
-    blocks = []
-    for match in _BLOCK.finditer(text):
-        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
-        mark = _MARK.match(before)
-        blocks.append((match.group(1), match.group(2), mark.group(1) if mark else None))
-    return blocks
-
-
-def _without_extras(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
-    """The environment with the extras' modules unimportable in every Python process it starts (a ``sitecustomize``
-    first on the path), as in a virtualenv holding the base dependencies only."""
-    blocker = tmp_path / "without-extras"
-    blocker.mkdir(exist_ok=True)
-    (blocker / "sitecustomize.py").write_text(
-        "import sys\n\n\n"
-        "class WithoutExtras:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        f"        if name.split('.')[0] in {EXTRAS_MODULES!r}:\n"
-        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
-        "        return None\n\n\n"
-        "sys.meta_path.insert(0, WithoutExtras())\n",
-        encoding="utf-8",
-    )
-    path = os.pathsep.join(p for p in (str(blocker), env.get("PYTHONPATH", "")) if p)
-    return {**env, "PYTHONPATH": path}
-
-
-def _run(language: str, code: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    command = ["bash", "-euo", "pipefail", "-c", code] if language == "bash" else [sys.executable, "-c", code]
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
+    return [(block.language, block.code, block.mark) for block in read_blocks(text, "readme-test")]
 
 
 @contextmanager
@@ -98,8 +62,8 @@ def should_run_every_bash_and_python_block_of_the_readme_verbatim(tmp_path: Path
     blocks = readme_blocks(README.read_text(encoding="utf-8"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLEEPER_", "AWS_"))}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    base_env = _without_extras(tmp_path, env)  # the local blocks run without any extra, as after `make demo`
-    assert "No module named 'pandas'" in _run("python", "import pandas", tmp_path, base_env).stderr
+    base_env = without_extras(tmp_path, env)  # the local blocks run without any extra, as after `make demo`
+    assert "No module named 'pandas'" in run_block("python", "import pandas", tmp_path, base_env).stderr
     run = [(language, code, mark) for language, code, mark in blocks if mark != SKIP]
     assert {language for language, *_ in run} == {"bash", "python"}
     # the Quick start, starting the emulated instance (shown only: the test provisions it), then the aws:ID examples
@@ -112,10 +76,10 @@ def should_run_every_bash_and_python_block_of_the_readme_verbatim(tmp_path: Path
         for index, (language, code, mark) in enumerate(run):
             if mark == AWS:
                 aws_env = aws_env or on_aws.enter_context(_aws_instance(tmp_path, env))
-                result = _run(language, code, tmp_path, aws_env)
+                result = run_block(language, code, tmp_path, aws_env)
                 aws_output = aws_output or result.stdout
             else:
-                result = _run(language, code, tmp_path, base_env)
+                result = run_block(language, code, tmp_path, base_env)
 
             # Then it succeeds, printing no traceback
             assert result.returncode == 0, f"README block {index} ({language}) failed:\n{code}\n{result.stderr}"
@@ -125,7 +89,7 @@ def should_run_every_bash_and_python_block_of_the_readme_verbatim(tmp_path: Path
     assert (tmp_path / "my-instance" / "instance.properties").exists()
     with (tmp_path / "a-to-m.csv").open(newline="") as written:
         assert list(csv.reader(written))[1:] == [["alice", "31"], ["bob", "42"]]
-    listed = _run("bash", "sleeper --instance ./my-instance table list", tmp_path, env).stdout
+    listed = run_block("bash", "sleeper --instance ./my-instance table list", tmp_path, env).stdout
     assert "people-py" in listed
     # And the aws:ID example printed the rows it ingested from the Parquet files into the instance on AWS
     assert all(f'"{name}"' in aws_output for name in ("alice", "bob", "zoe")), aws_output
