@@ -42,9 +42,14 @@ EXTRA_DOCS = {"usage/iceberg.md"}
 EXPECTED_OUTPUT: dict[str, tuple[str, ...]] = {
     # the security filter keeps the rows labelled A and the unlabelled one, from the CLI and from Python
     "usage/iterators.md": ("e1", "e3"),
+    # the history lists the ingests, and the state as of files transaction 2 ends at key 99
+    "usage/time-travel.md": ("ADD_FILES", '{"key": 99, "value": "v99"}'),
 }
 """What a document's blocks print, between them: a block that ran but did the wrong thing fails here."""
-UNEXPECTED_OUTPUT: dict[str, tuple[str, ...]] = {"usage/iterators.md": ("e2",)}
+UNEXPECTED_OUTPUT: dict[str, tuple[str, ...]] = {
+    "usage/iterators.md": ("e2",),
+    "usage/time-travel.md": ('{"key": 100,',),
+}
 
 
 def _documents_with_blocks() -> list[str]:
