@@ -1,11 +1,14 @@
 """Plumbing shared by the handlers: the instance from the environment, their logging and metrics, and batches of
 messages with per-message failures, by Lambda Powertools (``aws_lambda_powertools``).
 
-- **Logs** are JSON lines (Powertools' ``LambdaPowertoolsFormatter``) carrying the ids of the work where known
-  (``table_id``, ``job_id``, ``task_id``, ``run_id``, ``query_id``, ``message_id``: :mod:`sleeper.core.logcontext`),
-  at the levels of the instance's ``sleeper.logging.*`` properties (:mod:`sleeper.runtime.logging_config`), applied
-  when a handler first works on an instance and again whenever it reads the properties again (outside AWS Lambda, an
-  emulator, also as soon as the levels saved in the config bucket change: :func:`prepare`).
+- **Logs** are JSON lines (Powertools' ``LambdaPowertoolsFormatter``) carrying the fields Powertools' ``Logger``
+  gives a function's lines with the Lambda context (``service``, ``cold_start``, ``function_name``,
+  ``function_memory_size``, ``function_arn``, ``function_request_id``, and ``xray_trace_id`` when traced: see
+  :func:`lambda_handler`) and the ids of the work where known (``table_id``, ``job_id``, ``task_id``, ``run_id``,
+  ``query_id``, ``message_id``: :mod:`sleeper.core.logcontext`), at the levels of the instance's
+  ``sleeper.logging.*`` properties (:mod:`sleeper.runtime.logging_config`), applied when a handler first works on an
+  instance and again whenever it reads the properties again (outside AWS Lambda, an emulator, also as soon as the
+  levels saved in the config bucket change: :func:`prepare`).
 - **Metrics** (:mod:`sleeper.core.metrics`) are CloudWatch EMF lines (:mod:`sleeper.runtime.aws.metrics`), among them
   the size of each batch of state store commits.
 - **SQS batches** go through Powertools' ``BatchProcessor`` (``SqsFifoPartialProcessor`` on a FIFO queue: it stops at
@@ -17,13 +20,14 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from aws_lambda_powertools.utilities.batch import (
@@ -34,7 +38,7 @@ from aws_lambda_powertools.utilities.batch import (
 )
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from sleeper.core import operations
+from sleeper.core import operation_wiring, operations
 from sleeper.core.logcontext import LogContextFilter, fields_of_message, log_context
 from sleeper.core.metrics import Metric, MetricsSink, metrics_published_to, publish_metrics
 from sleeper.core.properties import InstanceProperties
@@ -43,10 +47,17 @@ from sleeper.iterators.shipping import install_user_code
 from sleeper.runtime.aws.containers import IDLE_WAIT_ENV, idle_wait_seconds
 from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
 from sleeper.runtime.aws.metrics import emf_sink
-from sleeper.runtime.logging_config import apply_logging_levels, logging_levels, running_in_lambda
+from sleeper.runtime.logging_config import (
+    apply_logging_levels,
+    function_log_fields,
+    logging_levels,
+    running_in_lambda,
+    service_name,
+)
 from sleeper.runtime.router import Disposition, feature_entry, settle
 
 __all__ = [
+    "FUNCTION_FIELDS",
     "IDLE_WAIT_ENV",
     "LOGGER",
     "SqsRecord",
@@ -165,6 +176,42 @@ class _InvocationOnly(logging.Filter):
 
 _invocation_filter = _InvocationOnly()
 
+FUNCTION_FIELDS = (
+    "service",
+    "cold_start",
+    "function_name",
+    "function_memory_size",
+    "function_arn",
+    "function_request_id",
+)
+"""The fields of the function and its invocation on each line of an invocation, as Powertools' ``Logger`` names
+them (with ``Logger.inject_lambda_context``), in the order they follow the level, message and timestamp."""
+
+_function_fields: ContextVar[Mapping[str, Any] | None] = ContextVar("sleeper_lambda_function_fields", default=None)
+_INITIALIZATION_TYPE_ENV = "AWS_LAMBDA_INITIALIZATION_TYPE"
+_started_functions: set[str] = set()
+"""The functions (by name) this process has run an invocation of: the next invocation of one is not a cold start."""
+
+
+def _cold_start(function_name: str) -> bool:
+    """Whether an invocation of the function is its first in this process, and not of provisioned concurrency, as
+    Powertools decides (by function, as an emulator runs many functions in one process; a Lambda process runs one).
+    """
+    first = function_name not in _started_functions
+    _started_functions.add(function_name)
+    return first and os.environ.get(_INITIALIZATION_TYPE_ENV) != "provisioned-concurrency"
+
+
+class _FunctionFields(logging.Filter):
+    """Adds the fields of the running invocation's function (:data:`FUNCTION_FIELDS`) to each record; never drops
+    one."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for name, value in (_function_fields.get() or {}).items():
+            if not hasattr(record, name):
+                setattr(record, name, value)
+        return True
+
 
 class _StandardOutput(logging.StreamHandler):  # type: ignore[type-arg]
     """Writes to whatever ``sys.stdout`` is when a record is written (a test may have replaced it since)."""
@@ -190,8 +237,11 @@ def _json_logs() -> None:
     if _json_handler is not None and _json_handler in root.handlers:
         return
     handler = _StandardOutput()
-    handler.setFormatter(LambdaPowertoolsFormatter(utc=True, log_record_order=["level", "message", "timestamp"]))
+    handler.setFormatter(
+        LambdaPowertoolsFormatter(utc=True, log_record_order=["level", "message", "timestamp", *FUNCTION_FIELDS])
+    )
     handler.addFilter(LogContextFilter())
+    handler.addFilter(_FunctionFields())
     if running_in_lambda():
         for old in list(root.handlers):
             root.removeHandler(old)
@@ -202,30 +252,86 @@ def _json_logs() -> None:
 
 
 @contextmanager
-def _invocation() -> Iterator[None]:
-    """An invocation: prepared, logging JSON lines and publishing metrics as EMF lines while it runs."""
+def _invocation(context: object = None, service: str | None = None) -> Iterator[None]:
+    """An invocation: prepared, logging JSON lines and publishing metrics as EMF lines while it runs, its lines
+    carrying the fields of the function when ``service`` is given (:func:`lambda_handler`). Within an invocation
+    already running (a handler calling :func:`for_each_record`), nothing more is done."""
+    if _in_invocation.get():
+        yield
+        return
     prepare()
     token = _in_invocation.set(True)
+    fields = None
+    if service is not None:
+        name = getattr(context, "function_name", None)
+        cold = _cold_start(name) if context is not None and isinstance(name, str) else None
+        fields = _function_fields.set(function_log_fields(context, service=service_name(service), cold_start=cold))
     try:
         with metrics_published_to(_sink):
             yield
     finally:
+        if fields is not None:
+            _function_fields.reset(fields)
         _in_invocation.reset(token)
 
 
 _R = TypeVar("_R")
 
 
-def lambda_handler(function: Callable[..., _R]) -> Callable[..., _R]:
-    """Wraps a handler that does not go through :func:`for_each_record` (scheduled, stream or direct invocations):
-    each invocation is prepared (:func:`prepare`) and logs JSON lines."""
+@overload
+def lambda_handler(function: Callable[..., _R], *, service: str | None = None) -> Callable[..., _R]: ...
 
-    @functools.wraps(function)
-    def invoke(*args: Any, **kwargs: Any) -> _R:
-        with _invocation():
-            return function(*args, **kwargs)
 
-    return invoke
+@overload
+def lambda_handler(
+    function: None = None, *, service: str | None = None
+) -> Callable[[Callable[..., _R]], Callable[..., _R]]: ...
+
+
+def lambda_handler(
+    function: Callable[..., _R] | None = None, *, service: str | None = None
+) -> Callable[..., _R] | Callable[[Callable[..., _R]], Callable[..., _R]]:
+    """Wraps a Lambda handler ``(event, context, ...)``: each invocation is prepared (:func:`prepare`), logs JSON
+    lines and publishes metrics, as Powertools' ``Logger.inject_lambda_context`` would have it: every line of the
+    invocation carries ``service``, and with a context also ``cold_start`` (true on the first invocation of the
+    function in the process), ``function_name``, ``function_memory_size``, ``function_arn`` and
+    ``function_request_id`` (the context's ``aws_request_id``).
+
+    The service is ``POWERTOOLS_SERVICE_NAME`` when set, else ``service``, else the name of the registry entry whose
+    handler the wrapped function is (its ``__module__``:``__name__`` when first invoked, so a generic handler may
+    rename it after wrapping), else that ``module:function``.
+
+    Example::
+
+        @lambda_handler
+        def handler(event, context=None): ...
+
+        @lambda_handler(service="garbage_collector")
+        def handler(event, context=None): ...
+    """
+
+    def wrap(function: Callable[..., _R]) -> Callable[..., _R]:
+        resolved: list[str] = [] if service is None else [service]
+
+        @functools.wraps(function)
+        def invoke(*args: Any, **kwargs: Any) -> _R:
+            if not resolved:
+                resolved.append(_registry_service(invoke.__module__, invoke.__name__))
+            context = args[1] if len(args) > 1 else kwargs.get("context")
+            with _invocation(context, resolved[0]):
+                return function(*args, **kwargs)
+
+        return invoke
+
+    return wrap if function is None else wrap(function)
+
+
+def _registry_service(module: str, function: str) -> str:
+    """The name of the registry entry whose handler is ``module:function``, else ``module:function``."""
+    try:
+        return operation_wiring.served_by(module, function).name
+    except KeyError:
+        return f"{module}:{function}"
 
 
 @dataclass(frozen=True, slots=True)

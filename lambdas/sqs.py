@@ -3,7 +3,8 @@
 registry names for that queue (:func:`lambdas._common.route_messages`). The stacks deploy such an entry with the
 image command ``lambdas.sqs.<name>``; the Lambda runtime interface client, the emulator and tests find the handler
 as an attribute of this module, resolved from the registry when asked for, so a new queue-driven operation needs no
-module here.
+module here. Its log lines name the entry as their ``service`` (unless ``POWERTOOLS_SERVICE_NAME`` says otherwise) and
+carry the function's Lambda context (:func:`lambdas._common.lambda_handler`).
 
 Example::
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lambdas._common import route_messages
+from lambdas._common import lambda_handler, route_messages
 from sleeper.core import operation_wiring
 
 __all__ = ["SqsHandler", "handler_for"]
@@ -39,6 +40,7 @@ def handler_for(name: str) -> SqsHandler:
     except (KeyError, ValueError) as e:
         raise AttributeError(f"module {__name__!r} serves no handler {name!r}: {e.args[0]}") from None
 
+    @lambda_handler(service=spec.name)
     def handler(event: Mapping[str, Any], context: object = None) -> dict[str, list[dict[str, str]]]:
         return route_messages(event, queue_name)
 

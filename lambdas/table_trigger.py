@@ -32,7 +32,7 @@ def handler_for(function: str) -> TriggerHandler:
     if sends_to is None:
         raise AttributeError(f"handler {spec.name!r} names no queue to send to: set its sends_to")
 
-    @lambda_handler
+    @lambda_handler(service=spec.name)
     def trigger(event: Mapping[str, Any], context: object = None) -> dict[str, int]:
         instance = aws_instance()
         offline = spec.offline_property is not None and instance.properties.get_bool(spec.offline_property)

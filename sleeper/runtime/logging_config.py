@@ -1,6 +1,9 @@
 """Logging of a process working on an instance: the levels its ``sleeper.logging.*`` properties set, and the ids of
 the work (:mod:`sleeper.core.logcontext`) on every line.
 
+A Lambda function's lines also carry the fields Powertools' ``Logger`` gives them with the Lambda context
+(:func:`function_log_fields`), its service named by :func:`service_name`.
+
 Every process applies the levels once it has the instance properties: the Lambda handlers (``lambdas._common``, with
 JSON lines), the containers' entry points (:mod:`sleeper.runtime.aws.containers`) and ``sleeper run`` on a local
 instance (text lines). Which loggers each property sets is :data:`LOGGERS`.
@@ -28,12 +31,15 @@ from sleeper.core.properties.instance_common import (
 
 __all__ = [
     "LOGGERS",
+    "SERVICE_NAME_ENV",
     "TEXT_FORMAT",
     "apply_logging_levels",
     "configure_text_logging",
+    "function_log_fields",
     "logging_levels",
     "python_level",
     "running_in_lambda",
+    "service_name",
 ]
 
 LOGGERS: Mapping[PropertyDefinition, tuple[str, ...]] = {
@@ -166,3 +172,39 @@ def running_in_lambda(environ: Mapping[str, str] | None = None) -> bool:
     """Whether this process is an AWS Lambda execution environment (``AWS_LAMBDA_RUNTIME_API`` is set), whose log
     handler the handlers replace with their own; elsewhere (an emulator) they add theirs beside the process's."""
     return bool((os.environ if environ is None else environ).get("AWS_LAMBDA_RUNTIME_API"))
+
+
+SERVICE_NAME_ENV = "POWERTOOLS_SERVICE_NAME"
+"""The environment variable naming the service on a function's log lines, as for Powertools' ``Logger``."""
+
+
+def service_name(default: str, environ: Mapping[str, str] | None = None) -> str:
+    """The service a function's log lines name: ``POWERTOOLS_SERVICE_NAME`` when set (not empty), else ``default``
+    (the name of the registry entry the function serves)."""
+    return (os.environ if environ is None else environ).get(SERVICE_NAME_ENV) or default
+
+
+_CONTEXT_FIELDS = (
+    ("function_name", "function_name"),
+    ("function_memory_size", "memory_limit_in_mb"),
+    ("function_arn", "invoked_function_arn"),
+    ("function_request_id", "aws_request_id"),
+)
+"""The log fields of a Lambda context, with the context attribute each is read from, as Powertools names them."""
+
+
+def function_log_fields(context: object, *, service: str, cold_start: bool | None) -> dict[str, Any]:
+    """The fields a function's log lines carry during an invocation, named and valued as Powertools' ``Logger``
+    gives them with ``inject_lambda_context``: ``service``, ``cold_start``, and from the Lambda context
+    ``function_name``, ``function_memory_size``, ``function_arn`` and ``function_request_id``. A field whose value
+    is unknown (no context, or a context without that attribute, as an emulator's may be) is left out.
+
+    Example::
+
+        function_log_fields(context, service="garbage_collector", cold_start=True)
+        # {"service": "garbage_collector", "cold_start": True, "function_name": "sleeper-x-garbage-collector", ...}
+    """
+    fields: dict[str, Any] = {"service": service, "cold_start": cold_start}
+    if context is not None:
+        fields.update({name: getattr(context, attribute, None) for name, attribute in _CONTEXT_FIELDS})
+    return {name: value for name, value in fields.items() if value is not None}
