@@ -44,6 +44,8 @@ EXPECTED_OUTPUT: dict[str, tuple[str, ...]] = {
     "usage/iterators.md": ("e1", "e3"),
     # the history lists the ingests, and the state as of files transaction 2 ends at key 99
     "usage/time-travel.md": ("ADD_FILES", '{"key": 99, "value": "v99"}'),
+    # the Lambda module answers Athena's ping as Sleeper's connector does
+    "usage/athena.md": ("'sourceType': 'Sleeper'", "'capabilities': 24"),
 }
 """What a document's blocks print, between them: a block that ran but did the wrong thing fails here."""
 UNEXPECTED_OUTPUT: dict[str, tuple[str, ...]] = {
