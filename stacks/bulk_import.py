@@ -19,6 +19,7 @@ from stacks import grants, nag
 from stacks.common import SleeperCore, SleeperQueue, registered_queue, secure_bucket, sqs_trigger
 from stacks.context import DeployContext
 from stacks.ingest import grant_ingest_sources
+from stacks.networking import subnet_ids
 
 BULK_IMPORT_PREFIX = "bulk_import/*"
 
@@ -103,8 +104,7 @@ class EmrServerlessBulkImportStack(cdk.NestedStack):
         security_group = ec2.SecurityGroup(
             self, "SecurityGroup", vpc=core.vpc, description="Sleeper bulk import Spark jobs", allow_all_outbound=True
         )
-        selection = core.subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
-        subnets = core.vpc.select_subnets(subnet_type=selection.subnet_type, subnets=selection.subnets).subnet_ids
+        subnets = subnet_ids(core)
         name = ctx.function_name(naming.BULK_IMPORT_APPLICATION)
         self.application = emrs.CfnApplication(
             self,

@@ -251,7 +251,7 @@ class EksBulkImportStack(cdk.NestedStack):
             "ProviderframeworkisComplete26D7B0CB",
             "ProviderframeworkonTimeout0B47CA38",
         ]
-        arn = "arn:<AWS::Partition>:eks:<AWS::Region>:<AWS::AccountId>"
+        arn = grants.shown(f"arn:{cdk.Aws.PARTITION}:eks:{self.region}:{self.account}")  # concrete given an env
         return [
             *(f"IAM5[Resource::<{i}.Arn>:*]" for i in ids),
             f"IAM5[Resource::{arn}:cluster/{name}/*]",

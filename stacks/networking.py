@@ -62,3 +62,21 @@ def use_existing_vpc(scope: Construct, core: SleeperCore) -> bool:
     else:
         core.subnets = ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
     return True
+
+
+def subnet_ids(core: SleeperCore) -> list[str]:
+    """The ids of the subnets the instance's tasks and clusters run in: ``sleeper.subnets`` as given, or the private
+    subnets of the instance VPC.
+
+    Subnets given by id are used as they are: their availability zones are unknown at synthesis (an imported subnet
+    has none), and a CDK subnet selection read back in Python asks for every subnet's zone.
+
+    Raises:
+        RuntimeError: If the instance has no VPC (no optional stack needing one is deployed).
+    """
+    if core.vpc is None:
+        raise RuntimeError("the instance has no VPC: only stacks in NEEDS_VPC may ask for its subnets")
+    selection = core.subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
+    if selection.subnets:
+        return [subnet.subnet_id for subnet in selection.subnets]
+    return list(core.vpc.select_subnets(subnet_type=selection.subnet_type).subnet_ids)

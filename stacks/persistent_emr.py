@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import aws_cdk as cdk
-from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_emr as emr
 from constructs import Construct
 
@@ -31,6 +30,7 @@ from sleeper.core.properties.spark import EMR_JAVA_HOME, emr_spark_conf
 from stacks import grants, nag
 from stacks.bulk_import import CommonEmrBulkImportStack, job_starter
 from stacks.common import SleeperCore
+from stacks.networking import subnet_ids
 
 PLATFORM = "PersistentEMR"
 """The starter's ``BULK_IMPORT_PLATFORM``."""
@@ -140,8 +140,7 @@ class PersistentEmrBulkImportStack(cdk.NestedStack):
         ctx = core.ctx
         if core.vpc is None:
             raise RuntimeError("the persistent EMR cluster needs the instance VPC")
-        selection = core.subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
-        subnets = core.vpc.select_subnets(subnet_type=selection.subnet_type, subnets=selection.subnets).subnet_ids
+        subnets = subnet_ids(core)
         name = cluster_name(ctx.instance_id)
         self.cluster = emr.CfnCluster(
             self,

@@ -9,7 +9,7 @@ os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
 
 import copy  # noqa: E402
-from collections.abc import Iterator  # noqa: E402
+from collections.abc import Callable, Iterator  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -65,3 +65,98 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synthesize
     templates = {"Instance": Template.from_stack(stack)}
     templates.update({name: Template.from_stack(nested) for name, nested in stack.parts.items()})
     yield Synthesized(app=app, stack=stack, templates=templates, outdir=outdir)
+
+
+ACCOUNT = "123456789012"
+"""The account of the configurations synthesized with an existing VPC (a VPC lookup needs a concrete one)."""
+
+REGION = "eu-west-2"
+
+LOOKUP_AZS = ("eu-west-2a", "eu-west-2b")
+
+
+def vpc_lookup_context(vpc_id: str, subnet_ids: tuple[str, ...]) -> dict[str, Any]:
+    """The context ``ec2.Vpc.from_lookup`` reads for ``vpc_id`` in :data:`ACCOUNT` and :data:`REGION`, as the ``cdk``
+    command writes it to ``cdk.context.json`` after looking the VPC up: a private subnet per given id (and a public
+    subnet per zone), so a synthesis needs no AWS account."""
+    key = f"vpc-provider:account={ACCOUNT}:filter.vpc-id={vpc_id}:region={REGION}:returnAsymmetricSubnets=true"
+
+    def subnet(subnet_id: str, index: int) -> dict[str, str]:
+        zone = LOOKUP_AZS[index % len(LOOKUP_AZS)]
+        return {"subnetId": subnet_id, "cidr": f"10.0.{index * 16}.0/20", "availabilityZone": zone,
+                "routeTableId": f"rtb-{index:017x}"}  # fmt: skip
+
+    private = [subnet(s, i) for i, s in enumerate(subnet_ids)]
+    public = [subnet(f"subnet-{9000 + i:017x}", 8 + i) for i in range(len(LOOKUP_AZS))]
+    return {
+        key: {
+            "vpcId": vpc_id,
+            "vpcCidrBlock": "10.0.0.0/16",
+            "ownerAccountId": ACCOUNT,
+            "availabilityZones": [],
+            "subnetGroups": [
+                {"name": "Private", "type": "Private", "subnets": private},
+                {"name": "Public", "type": "Public", "subnets": public},
+            ],
+        }
+    }
+
+
+@dataclass(frozen=True)
+class MatrixConfiguration:
+    """One configuration of the synthesis matrix (``tests/stacks/test_synthesis_matrix.py``).
+
+    Attributes:
+        name: The test id.
+        properties: ``instance.properties`` text, written to a configuration directory with ``files``.
+        source: A configuration directory to copy instead (Sleeper's examples as they ship).
+        context: More CDK context (``vpc``, ``subnets``, ``id``).
+        vpc: ``(vpc id, subnet ids)`` to supply the lookup of, synthesizing in :data:`ACCOUNT` and :data:`REGION`.
+    """
+
+    name: str
+    properties: str = ""
+    source: Path | None = None
+    context: tuple[tuple[str, str], ...] = ()
+    vpc: tuple[str, tuple[str, ...]] | None = None
+
+
+def _synthesize_configuration(configuration: MatrixConfiguration, directory: Path, outdir: Path) -> Synthesized:
+    import shutil
+
+    if configuration.source is not None:
+        shutil.copytree(configuration.source, directory, dirs_exist_ok=True)
+    else:
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "instance.properties").write_text(configuration.properties, encoding="utf-8")
+    context: dict[str, Any] = {"artefacts": "ecr", "configurationDir": str(directory), **dict(configuration.context)}
+    with pytest.MonkeyPatch.context() as patch:
+        if configuration.vpc is not None:
+            context.update(vpc_lookup_context(*configuration.vpc))
+            patch.setenv("CDK_DEFAULT_ACCOUNT", ACCOUNT)
+            patch.setenv("CDK_DEFAULT_REGION", REGION)
+        else:
+            patch.delenv("CDK_DEFAULT_ACCOUNT", raising=False)
+            patch.delenv("CDK_DEFAULT_REGION", raising=False)
+        app = cdk.App(analytics_reporting=False, outdir=str(outdir), context=context)
+        stack = sleeper_app.build(app)
+        app.synth()
+    templates = {"Instance": Template.from_stack(stack)}
+    templates.update({name: Template.from_stack(nested) for name, nested in stack.parts.items()})
+    return Synthesized(app=app, stack=stack, templates=templates, outdir=outdir)
+
+
+@pytest.fixture(scope="session")
+def synthesize_matrix(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[[MatrixConfiguration], Synthesized]]:
+    """Synthesizes a matrix configuration once per session, however many tests read it."""
+    cache: dict[str, Synthesized] = {}
+
+    def synthesize(configuration: MatrixConfiguration) -> Synthesized:
+        if configuration.name not in cache:
+            base = tmp_path_factory.mktemp(f"matrix-{configuration.name}")
+            cache[configuration.name] = _synthesize_configuration(configuration, base / "config", base / "cdk.out")
+        return cache[configuration.name]
+
+    yield synthesize

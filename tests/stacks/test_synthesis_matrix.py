@@ -1,0 +1,198 @@
+"""The synthesis matrix: the instance synthesizes in every shape a user deploys it in, and each shape keeps the
+least-privilege rules of the example instance (``test_iam_matrix.py``), passes cdk-nag and cfn-lint, and builds
+exactly the nested stacks ``sleeper deploy --dry-run`` lists.
+
+The shapes: a new VPC (the example, every supported optional stack: the session's ``synthesized``) or an existing one
+with subnets (``sleeper.vpc`` and ``sleeper.subnets``, as Sleeper's ``deployNew.sh <id> <vpc> <subnets>`` gives,
+the VPC lookup supplied as the ``cdk`` command caches it); every optional stack or none; each default optional stack
+left out in turn; Sleeper's ``example/full`` and ``example/basic`` as they ship; the S3-only state store; EKS bulk
+import on Fargate and on Auto Mode. Each is synthesized once per session (``conftest.synthesize_matrix``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("aws_cdk")
+
+import app as sleeper_app  # noqa: E402
+from sleeper.core.deploy.plan import planned_stacks  # noqa: E402
+from sleeper.core.properties import instance_common as common  # noqa: E402
+from stacks.instance import QUEUE_OPERATIONS  # noqa: E402
+from tests.stacks.conftest import ACCOUNT, REGION, MatrixConfiguration, Synthesized  # noqa: E402
+from tests.stacks.test_iam_matrix import (  # noqa: E402
+    A_DATA_FILE,
+    ACKNOWLEDGED_WILDCARDS,
+    DATA_BUCKET,
+    DELETES,
+    GARBAGE_COLLECTOR,
+    S3_DELETE,
+    Grant,
+    matrix,
+)
+
+pytestmark = pytest.mark.slow
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "sleeper_examples"
+
+VPC = "vpc-0a1b2c3d4e5f60718"
+SUBNETS = ("subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60722")
+
+EXAMPLE = "example"
+"""The session's example instance: a new VPC, every supported optional stack (``app.example_properties``)."""
+
+
+def _example(**changes: str) -> str:
+    properties = sleeper_app.example_properties()
+    for name, value in changes.items():
+        properties.set(name, value)
+    return properties.to_text()
+
+
+ALL_ON = ",".join(sleeper_app.EXAMPLE_OPTIONAL_STACKS)
+DEFAULT_ON = [s for s in common.OPTIONAL_STACKS_DEFAULT if s in sleeper_app.EXAMPLE_OPTIONAL_STACKS]
+"""The default optional stacks this port deploys (Sleeper's ``EmrStudioStack`` is ignored with a warning)."""
+
+CONFIGURATIONS = [
+    MatrixConfiguration(
+        "existing-vpc-all-on",
+        _example(**{"sleeper.vpc": VPC, "sleeper.subnets": ",".join(SUBNETS)}),
+        vpc=(VPC, SUBNETS),
+    ),
+    MatrixConfiguration(
+        "existing-vpc-default-stacks-from-context",
+        "sleeper.id=example\n",
+        context=(("vpc", VPC), ("subnets", ",".join(SUBNETS))),
+        vpc=(VPC, SUBNETS),
+    ),
+    MatrixConfiguration("none-on", _example(**{"sleeper.optional.stacks": ""})),
+    *(
+        MatrixConfiguration(
+            f"default-without-{off}",
+            _example(**{"sleeper.optional.stacks": ",".join(s for s in DEFAULT_ON if s != off)}),
+        )
+        for off in DEFAULT_ON
+    ),
+    MatrixConfiguration(
+        "sleeper-example-full", source=EXAMPLES / "full", vpc=("vpc-0123456789abcdef0", ("subnet-0123456789abcdef0",))
+    ),  # fmt: skip
+    MatrixConfiguration(
+        "sleeper-example-basic", source=EXAMPLES / "basic", vpc=("vpc-0123456789abcdef0", ("subnet-0123456789abcdef0",))
+    ),  # fmt: skip
+    MatrixConfiguration(
+        "s3-only-state-store", _example(**{"sleeper.default.table.statestore.classname": "S3TransactionLogStateStore"})
+    ),
+    MatrixConfiguration(
+        "eks-automode-existing-vpc",
+        _example(
+            **{
+                "sleeper.optional.stacks": "EksBulkImportStack",
+                "sleeper.bulk.import.eks.cluster.type": "automode",
+                "sleeper.vpc": VPC,
+                "sleeper.subnets": ",".join(SUBNETS),
+            }
+        ),
+        vpc=(VPC, SUBNETS),
+    ),  # fmt: skip
+]
+NAMES = [EXAMPLE, *(c.name for c in CONFIGURATIONS)]
+BY_NAME = {c.name: c for c in CONFIGURATIONS}
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def configured(request: pytest.FixtureRequest, synthesize_matrix: Any) -> Synthesized:
+    if request.param == EXAMPLE:
+        synthesized: Synthesized = request.getfixturevalue("synthesized")
+        return synthesized
+    return synthesize_matrix(BY_NAME[request.param])  # type: ignore[no-any-return]
+
+
+def _normalize(grant: Grant, instance_id: str) -> Grant:
+    """A grant as the example instance's matrix writes it: the account, region and instance id symbolic."""
+
+    def stable(text: str) -> str:
+        text = text.replace(f"sleeper-{instance_id}-", "sleeper-example-").replace(ACCOUNT, "${A}")
+        return re.sub(r"arn:aws:", "arn:${P}:", text.replace(REGION, "${R}"))
+
+    return Grant(grant.principal, grant.action, stable(grant.resource))
+
+
+@pytest.fixture(scope="module")
+def grants(configured: Synthesized) -> tuple[list[Grant], dict[str, str]]:
+    found, kinds = matrix(configured)
+    instance_id = configured.stack.core.ctx.instance_id
+    return [_normalize(g, instance_id) for g in found], kinds
+
+
+def should_build_exactly_the_planned_stacks_with_every_lookup_supplied(configured: Synthesized) -> None:
+    # Given the properties the app deployed (the context's overrides applied)
+    ctx = configured.stack.core.ctx
+    # When the plan the dry run prints is made from them
+    planned = [stack.name for stack in planned_stacks(ctx.properties, ctx.tables)]
+    # Then the app built those nested stacks, and asked for no context it was not given
+    assert sorted(planned) == sorted(set(configured.stack.parts) - {QUEUE_OPERATIONS})
+    manifest = json.loads((configured.outdir / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest.get("missing", []) == []
+
+
+def should_grant_no_wildcard_action(grants: tuple[list[Grant], dict[str, str]]) -> None:
+    found, _ = grants
+    actions = {g.action.removeprefix("DENY ") for g in found if not g.action.startswith("<")}
+    assert sorted(a for a in actions if a == "*" or re.fullmatch(r"[\w-]+:\*", a)) == []
+    assert {a for a in actions if "*" in a} <= set(ACKNOWLEDGED_WILDCARDS)
+
+
+def should_delete_only_what_the_example_deletes(grants: tuple[list[Grant], dict[str, str]]) -> None:
+    found, kinds = grants
+    deletes = {(g.principal, g.resource) for g in found if S3_DELETE.match(g.action)}
+    data_file_roles = {who for who, r in deletes if fnmatch.fnmatchcase(A_DATA_FILE, r) and kinds[who] == "role"}
+    assert data_file_roles <= {GARBAGE_COLLECTOR}
+    assert not any(r in ("*", f"{DATA_BUCKET}/*") for _, r in deletes)
+    assert sorted(deletes - set(DELETES)) == []
+
+
+def should_let_each_function_receive_only_from_its_own_queue(grants: tuple[list[Grant], dict[str, str]]) -> None:
+    found, kinds = grants
+    receives = {
+        (g.principal, g.resource) for g in found if g.action == "sqs:ReceiveMessage" and kinds[g.principal] == "role"
+    }
+    queues_of: dict[str, set[str]] = {}
+    for role, queue in receives:
+        queues_of.setdefault(role, set()).add(queue)
+    assert {role: sorted(q) for role, q in queues_of.items() if len(q) > 1} == {}
+    assert sorted((r, q) for r, q in receives if not q.startswith("${" + r.split("/", 1)[0] + "/")) == []
+
+
+def should_pass_aws_solutions_checks(configured: Synthesized) -> None:
+    cdk_nag = pytest.importorskip("cdk_nag")
+    report = cdk_nag.AwsSolutionsChecks().validate_scope(configured.app)
+    violations = [(v.rule_name, [r.construct_path for r in v.violating_resources]) for v in report.violations]
+    assert violations == []
+
+
+LINTED: dict[str, list[tuple[str, str]]] = {}
+"""cfn-lint's findings by template content: most nested templates are the same from one configuration to another,
+and linting is the slowest part of the matrix, so each distinct template is linted once."""
+
+
+def should_find_no_cfn_lint_error(configured: Synthesized) -> None:
+    from tests.stacks.test_iac_checks import ALLOWED_CFN_LINT_WARNINGS
+
+    cfnlint_api = pytest.importorskip("cfnlint.api")
+    matches = []
+    for path in sorted(Path(configured.outdir).glob("*.template.json")):
+        text = path.read_text(encoding="utf-8")
+        key = hashlib.sha256(text.encode()).hexdigest()
+        if key not in LINTED:
+            found = cfnlint_api.lint(text, config=cfnlint_api.ManualArgs(regions=[REGION]))
+            LINTED[key] = [(match.rule.id, match.message) for match in found]
+        matches.extend((path.name, rule, message) for rule, message in LINTED[key])
+    assert [m for m in matches if m[1].startswith("E")] == []
+    assert {m[1] for m in matches} <= ALLOWED_CFN_LINT_WARNINGS
