@@ -1,4 +1,4 @@
-"""Benchmark of compaction (sleeper.compaction.execution.run_compaction) against the targets of issues 4 and 20.
+"""Benchmark of compaction (sleeper.compaction.execution.run_compaction) against its targets (below).
 
 Data: ``--files`` Parquet files (default 10) of ``--rows`` rows each (default 1,000,000), each
 sorted by ``key``, with columns ``key`` (12-20 random letters, or int64 in [0, 1e10) for the ``long`` variant),
@@ -10,13 +10,13 @@ Methods, each run in a fresh process (imports excluded from the time, peak RSS f
 - ``rw_pa_stream``: pyarrow streaming read (``iter_batches``, ``pre_buffer=False``) of every file into one
   ``ParquetWriter``, no sort: the serial pyarrow read+write limit.
 - ``rw_pa_stream_thr``: the same with the writes on a writer thread behind a queue of 3: the threaded limit that
-  issue 4's wall-time target divides by.
+  the wall-time target divides by.
 - ``merge_datafusion``: DataFusion's sort-preserving merge (each file a partition with its sort order declared, as
   Sleeper's Rust compaction plans it; the plan is checked to hold no ``SortExec``) written by DataFusion's own
   Parquet writer (zstd(1), 100k-row row groups, no dictionary).
 - ``sort_duckdb``: DuckDB ``COPY (SELECT * FROM read_parquet([...]) ORDER BY key) TO ...`` (zstd, 100k row groups).
 - ``merge_polars``: polars' ``merge_sorted`` of the lazy scans as a balanced tree, streamed to Parquet with
-  ``sink_parquet`` (zstd level 1, 100k-row row groups): an option measured for issue 20, not an engine.
+  ``sink_parquet`` (zstd level 1, 100k-row row groups): an option measured for comparison, not an engine.
 - ``sort_pa``: pyarrow ``read_table`` of everything, ``sort_by``, write (not run unless asked for).
 - ``compact``: ``run_compaction`` of one job over the files on a local table with the table's default engine, as
   Sleeper runs it (sketches included).
@@ -31,7 +31,7 @@ Every output is checked: as many rows as the inputs, keys in order. Figures are 
 repetitions; the methods of a repetition run back to back in shuffled order, and ratios are taken within a
 repetition, then the median. The load average before each run is recorded (the machine is shared), and besides the
 wall-time ratios the CPU-time ratios (``cpu_x_...``), which a shared machine disturbs less. The targets, checked for
-each engine: wall time <= 1.1x ``rw_pa_stream_thr`` (issue 20; issue 4 asked 1.3x); throughput >=
+each engine: wall time <= 1.1x ``rw_pa_stream_thr`` (first 1.3x); throughput >=
 ``merge_datafusion``'s and >= 1.1x ``sort_duckdb``'s; peak RSS <= 700 MB, and the peak RSS at twice the rows within
 10% of it. The last line printed is one JSON object with every figure.
 
@@ -379,7 +379,7 @@ def _available(method: str) -> bool:
 
 
 def _targets(method: str, runs: dict[str, list[dict[str, Any]]], result: dict[str, Any]) -> dict[str, Any]:
-    """Issues 4 and 20's targets for one compaction method, from ratios taken within each repetition."""
+    """The targets (``TARGETS``) for one compaction method, from ratios taken within each repetition."""
     ratios = result["ratios"][method]
     rss = result["methods"][method]["peak_rss_mb"]
     checks: dict[str, Any] = {"peak_rss_mb": rss, "peak_rss_ok": rss <= TARGETS["max_peak_rss_mb"]}

@@ -1,4 +1,4 @@
-"""Benchmark: an ingest job larger than its local store (issue 20 item 4), beside the same job held in memory.
+"""Benchmark: an ingest job larger than its local store, beside the same job held in memory.
 
 Data: ``--rows`` rows (default 4M) with ``key`` (12-20 random letters), ``value`` (int64) and ``payload`` (30 random
 letters), about 62 bytes a row in Arrow, written as 8 Parquet files; the table has 16 leaf partitions. Each method

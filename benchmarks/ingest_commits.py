@@ -1,4 +1,4 @@
-"""Benchmark: ingest commits per second with 1, 8 and 64 concurrent ingest jobs on a local instance (issue 20 item 5).
+"""Benchmark: ingest commits per second with 1, 8 and 64 concurrent ingest jobs on a local instance.
 
 Each job ingests one small Parquet file (``--rows`` rows, default 100) into one table, so its time is mostly its
 commit. ``--jobs`` jobs (default 128) are shared among N worker processes (1, 8 or 64), all forked after the imports

@@ -1,4 +1,4 @@
-"""Benchmark: the cost of a table iterator in compaction (issue 16), SecurityFilteringIterator against none.
+"""Benchmark: the cost of a table iterator in compaction, SecurityFilteringIterator against none.
 
 Data: ``--files`` sorted Parquet files (default 10) of ``--rows`` rows each (default 1,000,000) on one partition of a
 local table, columns ``key`` (int64), ``value`` (int64), ``payload`` (30 random letters) and ``visibility`` (one of

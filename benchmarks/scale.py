@@ -1,4 +1,4 @@
-"""Benchmark of metadata work at scale (issue 20 item 6): tables of many partitions and file references, an instance
+"""Benchmark of metadata work at scale: tables of many partitions and file references, an instance
 of many tables, each at three sizes so the growth shows.
 
 Metadata only: the file references name files that do not exist (nothing here reads a data file). For each table

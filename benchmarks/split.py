@@ -4,7 +4,7 @@
   its sketches sidecar) of ``--rows`` random int64 keys. Timed end to end: the finder (threshold below the rows),
   then the splitter reading and merging every file's sketches, finding the median and committing SPLIT_PARTITION.
   Baseline in the same run: read the key column of every file with pyarrow and take the exact median with numpy.
-  Target (issue 5): <= 2 s.
+  Target: <= 2 s.
 - ``demo``: wall time of ``sleeper demo`` (its default: 5M rows) in a subprocess. Target: < 120 s on 2 cores.
 
 Figures are medians over ``--repeats``; the last line printed is one JSON object with every figure.

@@ -1,4 +1,4 @@
-"""Benchmark: the split point of large partitions, from sketches built as every data file's are (issue 20 item 7).
+"""Benchmark: the split point of large partitions, from sketches built as every data file's are.
 
 For each key type (int64, and 13-character strings) ``--rows`` sorted random keys (default 10M) are sketched:
 

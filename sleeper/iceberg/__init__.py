@@ -1,4 +1,4 @@
-"""Tables every engine can read (beyond Sleeper, issue 22): a table whose rows are exactly its files' rows is
+"""Tables every engine can read (beyond Sleeper): a table whose rows are exactly its files' rows is
 published as an Apache Iceberg view over its own Parquet files, which DuckDB, Spark, Athena and pyiceberg read with
 no connector. See docs/usage/iceberg.md.
 

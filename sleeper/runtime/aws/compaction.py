@@ -1,4 +1,4 @@
-"""The compaction side of an AWS instance's Lambdas, wired to the AWS adapters (issue 6). Compaction's queues run
+"""The compaction side of an AWS instance's Lambdas, wired to the AWS adapters. Compaction's queues run
 through the router (:mod:`sleeper.runtime.router`) to the entries in :mod:`sleeper.compaction.entry`, and the
 compaction container's entry point is :mod:`sleeper.runtime.aws.containers.compaction`; what is left here needs the
 AWS adapters themselves:

@@ -1,4 +1,4 @@
-"""The operations of an AWS instance's scheduled Lambdas that need the AWS adapters (issue 6): ingest task creation
+"""The operations of an AWS instance's scheduled Lambdas that need the AWS adapters: ingest task creation
 over ECS and warm-up queries, each taking an :class:`~sleeper.runtime.aws.instance.AwsInstance` and doing what one
 invocation does. Every queue-fed operation runs through the router (:mod:`sleeper.runtime.router`) to its feature
 entry, on the ports the instance implements (the ingest batcher's store, bulk import platforms, table metrics); the

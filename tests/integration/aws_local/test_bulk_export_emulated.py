@@ -5,7 +5,7 @@ container's entry point as a local process, and the export finishes: one sorted 
 bucket whose rows are a full query's (the same count and checksum, and equal tables); with a filtering iterator on
 the table, the filtered query's.
 
-CI exports 60,000 rows over 4 leaves; the nightly profile (``SLEEPER_NIGHTLY=1``) also issue 18's size, 2,000,000 rows
+CI exports 60,000 rows over 4 leaves; the nightly profile (``SLEEPER_NIGHTLY=1``) also a larger size, 2,000,000 rows
 over 16 leaves."""
 
 from __future__ import annotations

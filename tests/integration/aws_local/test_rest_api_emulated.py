@@ -1,4 +1,4 @@
-"""The emulated instance's REST API (issue 17): ``sleeper.rest.api.url`` names it; a request signed with SigV4 by the
+"""The emulated instance's REST API: ``sleeper.rest.api.url`` names it; a request signed with SigV4 by the
 emulator's credentials reaches the registry's ``rest_api`` handler, run as Lambda would run it, so Sleeper's add-table
 request creates a table the instance lists (as ``table list`` shows it); a bad request gets 400 with the reason and
 creates nothing; an unsigned or wrongly signed request is refused with 403 before anything runs."""

@@ -1,4 +1,4 @@
-"""The emulated instance's WebSocket query API (issue 17): ``sleeper.query.websocket.api.url`` names it; a connection
+"""The emulated instance's WebSocket query API: ``sleeper.query.websocket.api.url`` names it; a connection
 signed as Sleeper's Python client signs it (SigV4 of ``GET <path>`` with the host header, service ``execute-api``) is
 accepted, an unsigned or wrongly signed one refused with 403; a query sent over it is planned by the registry's
 handler, the pump runs the sub-queries, and their rows and status messages come back over the socket through the

@@ -1,4 +1,4 @@
-"""Bad input and redelivery on the AWS runtime (issue 6 must-shows): malformed JSON, an unknown table, wrong key types
+"""Bad input and redelivery on the AWS runtime: malformed JSON, an unknown table, wrong key types
 and a missing file each end in their tracker with a reason and change nothing else; an ingest job, a query and a
 state store commit request delivered twice leave the table and the results as one delivery does."""
 

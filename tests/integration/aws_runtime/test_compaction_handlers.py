@@ -1,4 +1,4 @@
-"""The compaction handlers of the AWS runtime on moto (issue 6): job creation, the dispatcher of pending batches, the
+"""The compaction handlers of the AWS runtime on moto: job creation, the dispatcher of pending batches, the
 compaction task, the commit batcher, task creation over ECS and the transaction log follower, each invoked with the
 event AWS sends it. Bad input is recorded (dead-letter queue, reported failure) and changes nothing; a commit or a
 pending batch delivered twice leaves the table and the tracker as one delivery does."""

@@ -1,5 +1,5 @@
 """Ingest sources outside the allowed buckets are refused by the ingest port itself, before any read
-(docs/reliability.md row E, issue 21 item 5): an ingest job on the AWS runtime naming the config bucket, another table's
+(docs/reliability.md row E): an ingest job on the AWS runtime naming the config bucket, another table's
 data files, a bucket ``sleeper.ingest.source.bucket`` does not list, or a local path is rejected in the ingest job
 tracker with the path and what is allowed, and the table is unchanged; a job naming a listed bucket or the data bucket's
 staging area runs."""

@@ -1,4 +1,4 @@
-"""The handlers' logs on an AWS instance on moto (issue 19, item 2): each Lambda log line is JSON carrying the table
+"""The handlers' logs on an AWS instance on moto: each Lambda log line is JSON carrying the table
 and the message; the instance's ``sleeper.logging.level`` saved in its config bucket decides whether debug lines
 show, read again by a handler that reads its properties again."""
 

@@ -1,4 +1,4 @@
-"""The operation handlers of the AWS runtime on moto (issue 6): ingest task creation, the ingest batcher, the bulk
+"""The operation handlers of the AWS runtime on moto: ingest task creation, the ingest batcher, the bulk
 import starter and driver, partition splitting, garbage collection, table metrics and warm-up queries. Bad input ends
 in a typed error that is recorded (tracker or dead-letter queue) and changes nothing; a split job or a GC message
 delivered twice leaves the table as one delivery does."""

@@ -1,5 +1,5 @@
 """A process already running on AWS sees a changed table property within the bound the ``--set`` notice states
-(:data:`sleeper.core.properties.notices.TABLE_CACHE_SECONDS`), on an instance on moto (issue 33, item 8)."""
+(:data:`sleeper.core.properties.notices.TABLE_CACHE_SECONDS`), on an instance on moto."""
 
 from __future__ import annotations
 

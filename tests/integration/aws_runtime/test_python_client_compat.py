@@ -1,4 +1,4 @@
-"""Sleeper's own Python client against an instance of ours (issue 6 item 8), through a client written to its
+"""Sleeper's own Python client against an instance of ours, through a client written to its
 formats (``sleeper_client.py``): it finds the instance from the config bucket alone, ingests through ``for_ingest/``
 and the ingest queue, queries through the query queue, polls the query tracker and reads the results from S3."""
 

@@ -1,4 +1,4 @@
-"""Instance properties an AWS instance's runtime now reads (issue 19, item 1): the trackers' time to live, the state
+"""Instance properties an AWS instance's runtime reads: the trackers' time to live, the state
 store cache size and the table index's read consistency, on an instance on moto."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``instance properties`` and ``table properties``: groups, unset, and what an edit of a property the port does not
-use or that needs a deployment says (issue 19, items 1 and 5)."""
+use or that needs a deployment says."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reports at the depth of Sleeper's (issue 19, item 5): every run of a job with its times, rows and rates; one job in
+"""Reports at the depth of Sleeper's: every run of a job with its times, rows and rates; one job in
 detail; the jobs of a period; the files report's summary, statistics, verbose listing, GC cap and CSV."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Publishing a table as an Iceberg view on the emulated AWS instance (issue 22 item 3): the Glue Data Catalog and S3
+"""Publishing a table as an Iceberg view on the emulated AWS instance: the Glue Data Catalog and S3
 on moto. The publishing schedule's trigger and publisher run as Lambda runs them (the pump); pyiceberg's scan through
 Glue and DuckDB's ``iceberg_scan`` over S3 equal a full Sleeper query, and the garbage collector's Lambda keeps a file
 the current snapshot lists until the view has moved on for longer than the GC delay."""

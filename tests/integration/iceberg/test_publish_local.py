@@ -1,4 +1,4 @@
-"""Publishing a local table as an Iceberg view (issue 22 item 3): pyiceberg's own scan and DuckDB's ``iceberg_scan``
+"""Publishing a local table as an Iceberg view: pyiceberg's own scan and DuckDB's ``iceberg_scan``
 of the view equal a full Sleeper query (count and checksum), through compactions that leave files partly referenced,
 and the garbage collector never deletes a file the view still lists."""
 

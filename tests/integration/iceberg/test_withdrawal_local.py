@@ -1,4 +1,4 @@
-"""Withdrawing a local table's Iceberg view (issue 33 items 1 and 9): giving a published table an iterator, an age-off
+"""Withdrawing a local table's Iceberg view: giving a published table an iterator, an age-off
 filter or aggregations takes its view out of the catalog and makes its metadata unreadable in the same step, releases
 its holds so the garbage collector can collect, and says so; a publish of a table with rules withdraws whatever view
 is left instead of failing for ever; a reinitialisation never leaves the view listing deleted files."""

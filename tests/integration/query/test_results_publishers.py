@@ -1,4 +1,4 @@
-"""Results publishers at Sleeper's semantics (issue 17): SQS results in batches of the configured size with the schema,
+"""Results publishers at Sleeper's semantics: SQS results in batches of the configured size with the schema,
 S3 results with the query's codec, row group and page size, WebSocket rows in messages under API Gateway's limit, and
 results configs this instance cannot honour refused with the reason (tracked FAILED, nothing run)."""
 

@@ -1,4 +1,4 @@
-"""The WebSocket query API's handler (issue 17): a query sent over a connection is planned and fanned out, each
+"""The WebSocket query API's handler: a query sent over a connection is planned and fanned out, each
 sub-query's rows are posted to the connection in messages under the payload limit, then its completed message, as
 Sleeper's clients expect; a query naming an unknown table gets an error message. The instance is a local one with a
 recording WebSocket poster standing in for API Gateway's management API."""

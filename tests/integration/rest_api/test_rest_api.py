@@ -1,4 +1,4 @@
-"""The REST API's handler (Sleeper's RestApiLambda, issue 17) on a local instance: the add-table request of Sleeper's
+"""The REST API's handler (Sleeper's RestApiLambda) on a local instance: the add-table request of Sleeper's
 REST API creates the table (201 with its id and name) that the instance lists; a bad request gets 400 with the
 reason and creates nothing, a taken name 409; the read-only routes list the tables and give a table's status."""
 

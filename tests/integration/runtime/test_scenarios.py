@@ -1,4 +1,4 @@
-"""Scenario tests of the local runtime (issues 4 and 5): compaction and splitting until idle, checked end to end."""
+"""Scenario tests of the local runtime: compaction and splitting until idle, checked end to end."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Time travel while compaction, splitting and garbage collection run (issue 22 item 1, docs/usage/time-travel.md).
+"""Time travel while compaction, splitting and garbage collection run (docs/usage/time-travel.md).
 
 tests/integration/runtime/test_time_travel.py reads past states after each operation has run; here they are read
 while the operations run. A local instance's table splits at 100 rows and compacts pairs of files. Its first two

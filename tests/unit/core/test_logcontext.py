@@ -1,4 +1,4 @@
-"""The ids of the work on log records (issue 19, item 2)."""
+"""The ids of the work on log records."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Metrics of finished job runs (issue 19, item 2): rows, duration and rate of every ingest and compaction run."""
+"""Metrics of finished job runs: rows, duration and rate of every ingest and compaction run."""
 
 from __future__ import annotations
 

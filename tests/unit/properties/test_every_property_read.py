@@ -1,4 +1,4 @@
-"""Every defined property is read by the code or says it is not used (issue 19, item 1).
+"""Every defined property is read by the code or says it is not used.
 
 The code (``sleeper/``, ``lambdas/``, ``stacks/``, ``app.py``; not the tests, and not the modules that define the
 properties) reads a property when it names it: by its definition constant, imported from its module or reached

@@ -1,5 +1,5 @@
 """Properties the port does not use, and those only a deployment applies: the definitions say so, the docs show it,
-an edit warns, and a property whose omission would weaken security is refused (issue 19, items 1 and 5)."""
+an edit warns, and a property whose omission would weaken security is refused."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Every numeric and enum property has a valid range in its definition, and a value outside it is refused when it is
-set, naming the property, the value and what is accepted, instead of breaking the next run that reads it (issue 33,
-item 8). The ranges follow Sleeper's own validation (``SleeperPropertyValueUtils`` in gchq/sleeper) and what the
+set, naming the property, the value and what is accepted, instead of breaking the next run that reads it.
+The ranges follow Sleeper's own validation (``SleeperPropertyValueUtils`` in gchq/sleeper) and what the
 code using each property needs."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Sleeper's own example configurations load here with every property at the value they show (issue 33, item 14).
+"""Sleeper's own example configurations load here with every property at the value they show.
 
 The fixtures under ``tests/fixtures/sleeper_examples`` are written from gchq/sleeper's ``example/full`` and
 ``example/basic`` (``instance.properties``, ``table.properties``, ``schema.json``, ``splits.txt``,

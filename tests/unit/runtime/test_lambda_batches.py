@@ -1,4 +1,4 @@
-"""The handlers' batches, logs and metrics through Lambda Powertools (``lambdas._common``, issue 19 item 2): JSON log
+"""The handlers' batches, logs and metrics through Lambda Powertools (``lambdas._common``): JSON log
 lines with the ids of the work, the instance's logging levels, partial batch failures on standard and FIFO queues."""
 
 from __future__ import annotations

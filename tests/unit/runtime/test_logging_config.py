@@ -1,4 +1,4 @@
-"""The levels the ``sleeper.logging.*`` properties set, and the ids of the work on each text line (issue 19)."""
+"""The levels the ``sleeper.logging.*`` properties set, and the ids of the work on each text line."""
 
 from __future__ import annotations
 
