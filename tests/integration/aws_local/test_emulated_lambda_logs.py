@@ -1,4 +1,4 @@
-"""The Lambda handlers' logs on the emulated instance (issue 19, item 2): a bulk import job the pump delivers to the
+"""The Lambda handlers' logs on the emulated instance: a bulk import job the pump delivers to the
 bulk import starter's Lambda is logged in JSON lines carrying the table and the job; ``sleeper.logging.level=DEBUG``
 saved by the admin's ``instance properties --set`` (to ``instance.properties`` in the config bucket) shows debug lines
 from the next invocation on, though the emulator's functions stay warm, and none showed before."""
