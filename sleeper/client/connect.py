@@ -1,9 +1,11 @@
 """How :class:`~sleeper.client.SleeperClient` finds its instance, as Sleeper's Python client does: from the instance
 id and the account (given, else the caller's from STS) it derives the config bucket
 ``sleeper-<id>-config-<account>`` and loads ``instance.properties`` from it. The region and endpoint come from the
-usual AWS environment (``AWS_REGION`` or ``AWS_DEFAULT_REGION``, ``AWS_ENDPOINT_URL`` for an emulated instance) and the
-credentials from boto3's usual chain, through :meth:`AwsRuntimeConfig.for_instance_id
-<sleeper.runtime.aws.instance.AwsRuntimeConfig.for_instance_id>`.
+usual AWS configuration, read as boto3 reads it: ``AWS_REGION`` or ``AWS_DEFAULT_REGION``, else the region of a given
+client, else the profile (``AWS_PROFILE``, else ``default``) in the shared config file (``AWS_CONFIG_FILE``, else
+``~/.aws/config``); ``AWS_ENDPOINT_URL`` (or the profile's ``endpoint_url``) for an emulated instance. Credentials come
+from boto3's usual chain (keys, the profile, ``credential_process``, SSO, roles), through
+:meth:`AwsRuntimeConfig.for_instance_id <sleeper.runtime.aws.instance.AwsRuntimeConfig.for_instance_id>`.
 
 boto3 clients or resources given to the client (Sleeper's ``s3_client``, ``s3_resource``, ``sqs_resource``) replace
 the instance's own: every call the instance makes to that service goes through them. For ``dynamo_resource`` a client
@@ -26,6 +28,7 @@ from sleeper.runtime.aws.instance import ACCOUNT_ENV, AwsInstance, AwsRuntimeCon
 __all__ = ["GivenClients", "dynamodb_client_like", "low_level_client", "open_instance"]
 
 _REGION_ENV = "AWS_REGION"
+_DEFAULT_REGION_ENV = "AWS_DEFAULT_REGION"
 
 
 def low_level_client(given: Any) -> Any:
@@ -97,7 +100,8 @@ def open_instance(
     Raises:
         ClientArgumentError: If the instance id is not a non-empty string.
         InstanceNotFoundError: If the config bucket or its ``instance.properties`` does not exist.
-        AwsRuntimeConfigError: If no region is set (and no given client has one).
+        AwsRuntimeConfigError: If no region is configured anywhere (nor has any given client one), or the profile
+            named does not exist.
         AwsError: If AWS refuses or cannot be reached.
     """
     if not isinstance(instance_id, str) or not instance_id:
@@ -108,8 +112,8 @@ def open_instance(
             raise ClientArgumentError(f"account_name must be a non-empty string, got {account_name!r}")
         env[ACCOUNT_ENV] = account_name
     region = _region_hint(s3, sqs, dynamodb)
-    if region is not None and not env.get(_REGION_ENV) and not env.get("AWS_DEFAULT_REGION"):
-        env[_REGION_ENV] = region
+    if region is not None and not env.get(_REGION_ENV) and not env.get(_DEFAULT_REGION_ENV):
+        env[_REGION_ENV] = region  # a given client's region wins over the shared config's, as it names the instance
     config = AwsRuntimeConfig.for_instance_id(instance_id, env)
     instance = AwsInstance(config)
     if s3 is not None or sqs is not None or dynamodb is not None:

@@ -2,17 +2,27 @@
 new client (an instance's runtime shares one of each: :class:`~sleeper.adapters.aws.instance_clients.AwsClients`).
 
 Setting ``endpoint_url`` to an emulator (a moto server, LocalStack) switches every client to it with no other change.
+
+:meth:`AwsSettings.from_environment` reads the settings the way boto3 and the AWS CLI do: the region from
+``AWS_REGION`` or ``AWS_DEFAULT_REGION``, else from the profile (``AWS_PROFILE``, else ``default``) in the shared
+config file (``AWS_CONFIG_FILE``, else ``~/.aws/config``); the endpoint from ``AWS_ENDPOINT_URL``, else the profile's
+``endpoint_url``. Credentials are left to boto3's chain (environment keys, the profile's keys, ``credential_process``,
+SSO, assumed roles, container and instance roles), so every client sees what the AWS CLI would.
 No mypy stubs are installed for ECS, EMR, EMR Serverless, EventBridge, STS, DynamoDB Streams or EC2, so their clients
 are typed ``Any``.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import boto3.session
+import botocore.session
 from botocore.config import Config
+from botocore.exceptions import BotoCoreError
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -26,6 +36,49 @@ EmrClient = Any
 EmrServerlessClient = Any
 """A boto3 EMR Serverless client."""
 
+REGION_ENVS = ("AWS_REGION", "AWS_DEFAULT_REGION")
+"""The variables naming the region, in the order they are read (``AWS_REGION`` is what Lambda and most AWS SDKs
+read; botocore reads ``AWS_DEFAULT_REGION``)."""
+PROFILE_ENVS = ("AWS_DEFAULT_PROFILE", "AWS_PROFILE")
+"""The variables naming the profile, in botocore's order."""
+ENDPOINT_ENV = "AWS_ENDPOINT_URL"
+"""An endpoint for every AWS service (an emulator)."""
+CONFIG_FILE_ENV = "AWS_CONFIG_FILE"
+"""The shared config file, ``~/.aws/config`` when unset."""
+CREDENTIALS_FILE_ENV = "AWS_SHARED_CREDENTIALS_FILE"
+"""The shared credentials file, ``~/.aws/credentials`` when unset (its profiles count as profiles, as in botocore)."""
+_IGNORE_ENDPOINTS_ENV = "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"
+_DEFAULT_CONFIG_FILE = "~/.aws/config"
+_DEFAULT_CREDENTIALS_FILE = "~/.aws/credentials"
+_REGION_EXAMPLE = "eu-west-2"
+
+
+class AwsConfigurationError(ValueError):
+    """The AWS configuration names no region, a profile that does not exist, or a file that cannot be read."""
+
+
+def _named_profile(env: Mapping[str, str]) -> tuple[str, str] | None:
+    """The profile the environment names and the variable naming it, or None (the ``default`` profile)."""
+    return next(((env[name], name) for name in PROFILE_ENVS if env.get(name)), None)
+
+
+def _profiles(env: Mapping[str, str]) -> tuple[dict[str, Any], str]:
+    """Every profile of the shared config and credentials files the environment names, as botocore reads them, and
+    the config file's path; missing files hold no profiles."""
+    config_file = env.get(CONFIG_FILE_ENV) or _DEFAULT_CONFIG_FILE
+    session = botocore.session.Session()
+    session.set_config_variable("config_file", config_file)
+    session.set_config_variable("credentials_file", env.get(CREDENTIALS_FILE_ENV) or _DEFAULT_CREDENTIALS_FILE)
+    try:
+        profiles: dict[str, Any] = session.full_config.get("profiles", {})
+    except BotoCoreError as e:  # a file that is there but is not an INI file
+        raise AwsConfigurationError(f"cannot read the AWS shared configuration: {e}; fix or move the file") from None
+    return profiles, config_file
+
+
+def _is_true(value: object) -> bool:
+    return str(value).strip().lower() == "true"
+
 
 @dataclass(frozen=True, slots=True)
 class AwsSettings:
@@ -34,6 +87,9 @@ class AwsSettings:
     Attributes:
         region: The AWS region, e.g. ``"eu-west-2"``.
         endpoint_url: An endpoint for every service (an emulator), or None for the real AWS endpoints.
+        profile: A profile of the shared configuration to take credentials from, named explicitly as boto3's
+            ``profile_name`` names it (its credentials then win over ``AWS_ACCESS_KEY_ID``); None leaves boto3 to
+            choose as usual (``AWS_PROFILE``, else ``default``). pyarrow's S3 client always takes the process's chain.
         access_key_id: Explicit credentials (an emulator needs any non-empty pair); None uses boto3's usual chain.
         secret_access_key: The secret of ``access_key_id`` (left out of the repr, so it reaches no log).
         max_attempts: Attempts per call, including the client's own retries of throttling and transient errors.
@@ -42,6 +98,7 @@ class AwsSettings:
     region: str
     endpoint_url: str | None = None
     _: KW_ONLY
+    profile: str | None = None
     access_key_id: str | None = None
     secret_access_key: str | None = field(default=None, repr=False)
     max_attempts: int = 5
@@ -51,6 +108,48 @@ class AwsSettings:
             raise ValueError("give both access_key_id and secret_access_key, or neither")
         if self.max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] | None = None) -> AwsSettings:
+        """The settings the usual AWS configuration gives, read as boto3 reads it (see the module docs).
+
+        The region is ``AWS_REGION``, else ``AWS_DEFAULT_REGION``, else the ``region`` of the profile
+        (``AWS_DEFAULT_PROFILE`` or ``AWS_PROFILE``, else ``default``) in the shared config file (``AWS_CONFIG_FILE``,
+        else ``~/.aws/config``). The endpoint is ``AWS_ENDPOINT_URL``, else the profile's ``endpoint_url``; neither when
+        ``AWS_IGNORE_CONFIGURED_ENDPOINT_URLS`` (or the profile's ``ignore_configured_endpoint_urls``) is true.
+
+        Args:
+            environ: The environment (default: the process's). A mapping naming another profile than the process's
+                environment names records it in :attr:`profile`, so the clients use the profile the region came from.
+
+        Returns:
+            The settings; credentials are left to boto3's chain.
+
+        Raises:
+            AwsConfigurationError: If no region is found, a profile is named that neither shared file holds, or a
+                shared file cannot be read.
+        """
+        env = os.environ if environ is None else environ
+        named = _named_profile(env)
+        profiles, config_file = _profiles(env)
+        if named is not None and named[0] not in profiles:
+            name, variable = named
+            known = ", ".join(sorted(profiles)) or "none"
+            missing = "" if os.path.exists(os.path.expanduser(config_file)) else ", which does not exist,"
+            raise AwsConfigurationError(
+                f"the AWS profile {name!r} named by {variable} is not in the shared config file {config_file}{missing} "
+                f"or the shared credentials file (profiles there: {known}); fix {variable} (or {CONFIG_FILE_ENV}), "
+                f"or add the profile with 'aws configure --profile {name}'"
+            )
+        profile = profiles.get(named[0] if named else "default", {})
+        region = next((env[name] for name in REGION_ENVS if env.get(name)), None) or profile.get("region") or None
+        if region is None:
+            raise AwsConfigurationError(_no_region_message(named, config_file))
+        ignore_endpoints = _is_true(env.get(_IGNORE_ENDPOINTS_ENV) or profile.get("ignore_configured_endpoint_urls"))
+        endpoint = None if ignore_endpoints else env.get(ENDPOINT_ENV) or profile.get("endpoint_url") or None
+        process_profile = _named_profile(os.environ)
+        explicit = named[0] if named is not None and named[0] != (process_profile or ("", ""))[0] else None
+        return cls(str(region), None if endpoint is None else str(endpoint), profile=explicit)
 
     def _config(self, *, path_style: bool = False) -> Config:
         config = Config(region_name=self.region, retries={"mode": "standard", "max_attempts": self.max_attempts})
@@ -65,7 +164,19 @@ class AwsSettings:
             aws_access_key_id=self.access_key_id,
             aws_secret_access_key=self.secret_access_key,
             region_name=self.region,
+            profile_name=self.profile,
         )
+
+
+def _no_region_message(named: tuple[str, str] | None, config_file: str) -> str:
+    where = f"the profile {named[0]!r} (from {named[1]})" if named else "the default profile"
+    option = f" --profile {named[0]}" if named else ""
+    return (
+        f"no AWS region is configured: {' and '.join(REGION_ENVS)} are not set and {where} in the shared config file "
+        f"{config_file} has no region. Set {REGION_ENVS[0]} (or {REGION_ENVS[1]}), or the profile's region "
+        f"('aws configure set region {_REGION_EXAMPLE}{option}', which writes {CONFIG_FILE_ENV} or "
+        f"{_DEFAULT_CONFIG_FILE}), or name a profile that has one in {PROFILE_ENVS[1]}"
+    )
 
 
 def dynamodb_client(settings: AwsSettings) -> DynamoDBClient:

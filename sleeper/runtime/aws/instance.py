@@ -3,7 +3,10 @@
 Everything starts from the config bucket, as in Sleeper. A Lambda or container gets ``CONFIG_BUCKET`` (or the
 instance id in ``SLEEPER_INSTANCE_ID`` with the account in ``SLEEPER_ACCOUNT``, from which the bucket name is derived
 as Sleeper's client derives it), the region in ``AWS_REGION`` (or ``AWS_DEFAULT_REGION``) and, for an emulator,
-``AWS_ENDPOINT_URL``. :class:`AwsInstance` loads ``instance.properties`` from the bucket on first use and finds
+``AWS_ENDPOINT_URL``. Elsewhere (the CLI, a notebook) the region and endpoint may instead come from the profile
+(``AWS_PROFILE``, else ``default``) in the shared config file, and the credentials from boto3's chain, as the AWS CLI
+finds them (:meth:`AwsSettings.from_environment <sleeper.adapters.aws.clients.AwsSettings.from_environment>`).
+:class:`AwsInstance` loads ``instance.properties`` from the bucket on first use and finds
 everything else through it: the DynamoDB tables of the table index, state store and trackers, the queue URLs, the
 data and query results buckets. Tables come from the table index with their properties from
 ``tables/table-<id>.properties``; each has a transaction-log state store over DynamoDB and S3.
@@ -32,7 +35,7 @@ from typing import TYPE_CHECKING
 from pyarrow import fs as pafs
 
 from sleeper.adapters.aws.batcher_store import DynamoDBIngestBatcherStore
-from sleeper.adapters.aws.clients import AwsSettings, sts_client
+from sleeper.adapters.aws.clients import ENDPOINT_ENV, AwsConfigurationError, AwsSettings, sts_client
 from sleeper.adapters.aws.dynamodb_query_tracker import DynamoDBQueryTracker
 from sleeper.adapters.aws.dynamodb_state_store import DynamoDBStateStoreBackend
 from sleeper.adapters.aws.dynamodb_table_index import DynamoDBTableIndex
@@ -114,11 +117,8 @@ INSTANCE_ID_ENV = "SLEEPER_INSTANCE_ID"
 """The instance id (used with ``SLEEPER_ACCOUNT`` when ``CONFIG_BUCKET`` is not set)."""
 ACCOUNT_ENV = "SLEEPER_ACCOUNT"
 """The AWS account of the instance (only to derive the config bucket name)."""
-ENDPOINT_ENV = "AWS_ENDPOINT_URL"
-"""An endpoint for every AWS service (an emulator)."""
 HANDLER_ENV = "SLEEPER_HANDLER"
 """The handler (``module:function``) the Lambda image runs."""
-_REGION_ENVS = ("AWS_REGION", "AWS_DEFAULT_REGION")
 
 
 def queue_url_properties() -> dict[str, str]:
@@ -128,7 +128,14 @@ def queue_url_properties() -> dict[str, str]:
 
 
 class AwsRuntimeConfigError(SleeperError):
-    """The environment does not say where the instance is."""
+    """The environment does not say where the instance is, or the AWS configuration names no region."""
+
+
+def _settings(env: Mapping[str, str]) -> AwsSettings:
+    try:
+        return AwsSettings.from_environment(env)
+    except AwsConfigurationError as e:
+        raise AwsRuntimeConfigError(str(e)) from None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,15 +152,14 @@ class AwsRuntimeConfig:
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> AwsRuntimeConfig:
-        """Reads the configuration from environment variables (see the module docs).
+        """Reads the configuration from environment variables, and the region from the shared AWS configuration
+        when no variable names it (see the module docs).
 
         Raises:
             AwsRuntimeConfigError: If the config bucket or the region cannot be worked out.
         """
         env = os.environ if environ is None else environ
-        region = next((env[name] for name in _REGION_ENVS if env.get(name)), None)
-        if region is None:
-            raise AwsRuntimeConfigError(f"set the AWS region in {' or '.join(_REGION_ENVS)}")
+        settings = _settings(env)
         bucket = env.get(CONFIG_BUCKET_ENV)
         if not bucket:
             instance_id, account = env.get(INSTANCE_ID_ENV), env.get(ACCOUNT_ENV)
@@ -162,24 +168,23 @@ class AwsRuntimeConfig:
                     f"set {CONFIG_BUCKET_ENV}, or {INSTANCE_ID_ENV} and {ACCOUNT_ENV}, to find the instance"
                 )
             bucket = config_bucket_name(instance_id, account)
-        return cls(config_bucket=bucket, settings=AwsSettings(region, env.get(ENDPOINT_ENV) or None))
+        return cls(config_bucket=bucket, settings=settings)
 
     @classmethod
     def for_instance_id(cls, instance_id: str, environ: Mapping[str, str] | None = None) -> AwsRuntimeConfig:
         """Where the instance with an id is: its config bucket ``sleeper-<id>-config-<account>``, with the account
-        from ``SLEEPER_ACCOUNT`` or else from the credentials (STS), and the region and endpoint from the environment.
+        from ``SLEEPER_ACCOUNT`` or else from the credentials (STS), and the region and endpoint as boto3 finds them
+        (the environment, else the profile in the shared config file: :meth:`AwsSettings.from_environment
+        <sleeper.adapters.aws.clients.AwsSettings.from_environment>`).
 
         Raises:
-            AwsRuntimeConfigError: If the region is not set.
+            AwsRuntimeConfigError: If no region is configured, or the profile named does not exist.
             AwsError: If the account has to be, and cannot be, read from STS.
         """
         from sleeper.adapters.aws.event_rules import caller_account
 
         env = os.environ if environ is None else environ
-        region = next((env[name] for name in _REGION_ENVS if env.get(name)), None)
-        if region is None:
-            raise AwsRuntimeConfigError(f"set the AWS region in {' or '.join(_REGION_ENVS)}")
-        settings = AwsSettings(region, env.get(ENDPOINT_ENV) or None)
+        settings = _settings(env)
         account = env.get(ACCOUNT_ENV) or caller_account(sts_client(settings))
         return cls(config_bucket=config_bucket_name(instance_id, account), settings=settings)
 
