@@ -93,3 +93,44 @@ def should_log_json_lines_with_the_table_and_job_and_debug_lines_once_the_level_
         status = instance.ingest_job_tracker.job(job_id)
         assert status is not None and status.table_id == table.table_id
         assert status.status.name in ("ACCEPTED", "IN_PROGRESS")
+
+
+def should_log_the_function_and_request_of_each_invocation_of_a_generic_handler(
+    emulated: EmulatedAwsInstance,
+    capsys: pytest.CaptureFixture[str],
+    levels_restored: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a table, debug lines saved on, and a pump of the garbage collector's Lambda
+    monkeypatch.delenv("POWERTOOLS_SERVICE_NAME", raising=False)
+    instance = emulated.instance()
+    table = instance.create_table(f"logs-{uuid.uuid4().hex[:8]}", SCHEMA)
+    pump = emulated.pump(handlers=(operations.handler(operations.GARBAGE_COLLECTOR),), containers=[])
+    admin = AwsApi.for_instance_id(emulated.instance_id)
+    admin.update_instance_properties({"sleeper.logging.level": "DEBUG"})
+    for name in ("sleeper", "lambdas"):  # as a cold start applies them (an earlier test may have left others)
+        logging.getLogger(name).setLevel(logging.DEBUG)
+    capsys.readouterr()
+    # When the pump delivers two scheduled messages for the table, one per invocation
+    try:
+        runs = []
+        for _ in range(2):
+            instance.queue(operations.GC_JOB_Q).send(
+                table.table_id, group_id=table.table_id, dedup_id=str(uuid.uuid4())
+            )
+            ran = pump.run_until_idle(timeout_seconds=60)
+            assert ran.failed == {} and ran.delivered.get(operations.GARBAGE_COLLECTOR) == 1
+            runs.append(_json_lines(capsys.readouterr().out))
+    finally:
+        admin.update_instance_properties({"sleeper.logging.level": "INFO"})
+    # Then each invocation's lines name the function, the registry entry as the service and one request each, the
+    # second invocation not a cold start (the first is one unless an earlier test invoked the function)
+    first, second = runs
+    assert first and second
+    function = {x["function_name"] for x in first + second}
+    assert len(function) == 1 and next(iter(function)).endswith(operations.GARBAGE_COLLECTOR), function
+    assert {x["service"] for x in first + second} == {"garbage_collector"}
+    requests = [{x["function_request_id"] for x in run} for run in runs]
+    assert all(len(r) == 1 for r in requests) and requests[0] != requests[1]
+    assert len({x["cold_start"] for x in first}) == 1 and {x["cold_start"] for x in second} == {False}
+    assert all(x["table_id"] == table.table_id for x in first + second)
