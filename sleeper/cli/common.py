@@ -151,7 +151,8 @@ def is_aws_instance() -> bool:
 def open_instance() -> Instance:
     """The chosen instance's front door (:func:`sleeper.runtime.connect.connect`): a local instance directory, or
     ``aws:ID`` for an instance on AWS (found through its config bucket, with the region, credentials and any
-    ``AWS_ENDPOINT_URL`` from the environment). Opened once per command.
+    endpoint from the usual AWS configuration: the variables, else the profile in the shared config file, as the AWS
+    CLI reads them). Opened once per command.
 
     Raises:
         SleeperError: If no instance was given, or ``aws:`` has no id.
