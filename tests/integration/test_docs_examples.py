@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from contextlib import AbstractContextManager, ExitStack
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
@@ -63,7 +65,79 @@ def _documents_with_blocks() -> list[str]:
 
 
 AwsSetup = Callable[[Path, dict[str, str]], AbstractContextManager[dict[str, str]]]
-AWS_SETUPS: dict[str, AwsSetup] = {}
+
+
+@contextmanager
+def _sleeper_client_instance(cwd: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """client.md's script's world: an emulated instance ``my-sleeper-instance`` (on an in-process moto server) with
+    a table ``my_table`` of string ``key`` and ``value``, a bucket ``my-bucket`` holding ``dir/file.parquet`` that
+    the instance may ingest from, and a pump running its queues (ingest tasks, the batcher, queries) while the script
+    runs. Gives the environment a user exports (endpoint, region, credentials; the client finds the rest), and
+    checks afterwards that what the script wrote reached the table."""
+    import boto3
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sleeper.core import operations
+    from sleeper.core.schema import Field, PrimitiveType, Schema
+    from sleeper.emulator.instance import EmulatedAwsInstance
+    from sleeper.runtime.aws.api import AwsApi
+    from sleeper.runtime.aws.containers import IDLE_WAIT_ENV
+    from sleeper.runtime.aws.instance import ACCOUNT_ENV, CONFIG_BUCKET_ENV, INSTANCE_ID_ENV
+
+    schema = Schema(
+        row_key_fields=(Field("key", PrimitiveType.STRING),), value_fields=(Field("value", PrimitiveType.STRING),)
+    )
+    with EmulatedAwsInstance("my-sleeper-instance", port=0) as emulated:
+        instance = emulated.instance()
+        aws = emulated.environment()
+        s3 = boto3.client(
+            "s3",
+            endpoint_url=emulated.endpoint,
+            region_name=emulated.region,
+            aws_access_key_id=aws.get("AWS_ACCESS_KEY_ID", "testing"),
+            aws_secret_access_key=aws.get("AWS_SECRET_ACCESS_KEY", "testing"),
+        )
+        s3.create_bucket(Bucket="my-bucket", CreateBucketConfiguration={"LocationConstraint": emulated.region})
+        rows = pa.table({"key": ["f1", "f2"], "value": ["from-file", "from-file"]})
+        pq.write_table(rows, "my-bucket/dir/file.parquet", filesystem=instance.filesystem)
+        AwsApi(instance).update_instance_properties({"sleeper.ingest.source.bucket": "my-bucket"})
+        batcher = {"sleeper.table.ingest.batcher.job.min.size": "1", "sleeper.table.ingest.batcher.job.min.files": "1"}
+        instance.create_table("my_table", schema, properties=batcher)
+        user_env = {**env, **emulated.environment()}
+        for name in (CONFIG_BUCKET_ENV, INSTANCE_ID_ENV, ACCOUNT_ENV):
+            user_env.pop(name, None)
+        pump = emulated.pump(task_log_dir=str(cwd), environment_extra={IDLE_WAIT_ENV: "1"})
+        stop = threading.Event()
+
+        def drive() -> None:
+            last_fired = 0.0
+            while not stop.is_set():
+                if time.monotonic() - last_fired > 3:
+                    pump.fire(operations.INGEST_BATCHER_JOB_CREATION)
+                    pump.fire(operations.INGEST_TASK_CREATION)
+                    last_fired = time.monotonic()
+                if not pump.run_once().active:
+                    stop.wait(0.2)
+
+        thread = threading.Thread(target=drive, daemon=True)
+        thread.start()
+        try:
+            yield user_env
+            # the single batch, the batch writer's two rows and the file's two (ingested, then batched again)
+            deadline = time.monotonic() + 240
+            keys: set[str] = set()
+            while time.monotonic() < deadline and not {"example-key", "k1", "k2", "f1", "f2"} <= keys:
+                keys = set(emulated.instance().table("my_table").query().column("key").to_pylist())
+                time.sleep(1)
+            assert {"example-key", "k1", "k2", "f1", "f2"} <= keys, keys
+        finally:
+            stop.set()
+            thread.join(timeout=60)
+            pump.close()
+
+
+AWS_SETUPS: dict[str, AwsSetup] = {"usage/client.md": _sleeper_client_instance}
 """For each document with ``aws`` blocks: what the test provisions on moto first, giving the blocks' environment."""
 
 
