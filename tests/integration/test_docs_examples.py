@@ -155,6 +155,8 @@ def should_run_every_bash_sh_and_python_block_of_the_docs(document: str, tmp_pat
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLEEPER_", "AWS_"))}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     local_env = env if document in EXTRA_DOCS else without_extras(tmp_path, env)
+    pandas = run_block("python", "import pandas", tmp_path, local_env)
+    assert (pandas.returncode == 0) == (document in EXTRA_DOCS), pandas.stderr
     assert all(block.detail for block in blocks if block.mark), f"{document}: a mark without its reason"
     assert (document in AWS_SETUPS) == any(block.mark == AWS for block in blocks), document
 
