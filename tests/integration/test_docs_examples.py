@@ -43,7 +43,7 @@ EXTRA_DOCS = {"usage/iceberg.md"}
 """Documents about an extra: their local blocks run with the extras installed, as a reader of them has."""
 EXPECTED_OUTPUT: dict[str, tuple[str, ...]] = {
     # the security filter keeps the rows labelled A and the unlabelled one, from the CLI and from Python
-    "usage/iterators.md": ("e1", "e3"),
+    "usage/iterators.md": (" e1 ", " e3 ", "'id': 'e1'", "'id': 'e3'"),
     # the history lists the ingests, and the state as of files transaction 2 ends at key 99
     "usage/time-travel.md": ("ADD_FILES", '{"key": 99, "value": "v99"}'),
     # the Lambda module answers Athena's ping as Sleeper's connector does
@@ -51,7 +51,7 @@ EXPECTED_OUTPUT: dict[str, tuple[str, ...]] = {
 }
 """What a document's blocks print, between them: a block that ran but did the wrong thing fails here."""
 UNEXPECTED_OUTPUT: dict[str, tuple[str, ...]] = {
-    "usage/iterators.md": ("e2",),
+    "usage/iterators.md": (" e2 ", "'e2'"),
     "usage/time-travel.md": ('{"key": 100,',),
 }
 
