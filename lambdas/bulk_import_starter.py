@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, SqsRecord, aws_instance, route_records
+from lambdas._common import LOGGER, SqsRecord, aws_instance, lambda_handler, route_records
 from sleeper.core import operations
 from sleeper.runtime.router import handler_entry
 
@@ -38,11 +38,13 @@ def source_queue(record: SqsRecord) -> str:
     raise ValueError(f"{arn} is not a bulk import queue")
 
 
+@lambda_handler
 def handler(event: Mapping[str, Any], context: object = None) -> dict[str, list[dict[str, str]]]:
     """Lambda handler for an SQS batch of bulk import jobs: each through the entry its queue names."""
     return route_records(event, source_queue)
 
 
+@lambda_handler
 def platform_failure(event: Mapping[str, Any], context: object = None) -> dict[str, Any]:
     """Lambda handler the EKS state machine invokes when a job's Kubernetes job did not succeed: records the run
     failed unless its driver already recorded its end (:func:`sleeper.bulk_import.outcome.record_platform_failure`)."""
