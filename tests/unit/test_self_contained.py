@@ -35,8 +35,6 @@ THIS_FILE = "tests/unit/test_self_contained.py"
 ALLOWED: frozenset[str] = frozenset(
     {
         # being edited; cleaned after
-        "docs/usage/iterators.md",
-        "docs/usage/time-travel.md",
         "tests/stacks/test_deployed_properties.py",
         "tests/stacks/test_s3_only_state_store.py",
     }
