@@ -111,15 +111,7 @@ def load_configuration(app: cdk.App) -> InstanceConfiguration:
             f"(-c {keys.CONFIGURATION_DIR}=DIR), or -c {keys.EXAMPLE}=true for the example instance"
         )
     properties = configuration.properties
-    for key, prop in (
-        (keys.ID, common.ID),
-        (keys.ARTEFACTS_ID, common.ARTEFACTS_DEPLOYMENT_ID),
-        (keys.VPC, common.VPC_ID),
-        (keys.SUBNETS, common.SUBNETS),
-    ):
-        value = given.get(key)
-        if value:
-            properties.set(prop, value)
+    given.apply_overrides(properties)
     if given.flag(keys.VALIDATE, default=True):
         problems = properties.problems()
         if problems:

@@ -15,7 +15,7 @@ class NetworkingStack(cdk.NestedStack):
     """A VPC with two availability zones, one NAT gateway, S3 and DynamoDB gateway endpoints and flow logs.
 
     Only created when ``sleeper.vpc`` is unset (an example or test deployment); production instances name an
-    existing VPC, looked up at synth (see ``vpc_for``).
+    existing VPC, looked up at synth (see ``use_existing_vpc``).
     """
 
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:

@@ -96,12 +96,11 @@ def _command(
 
     given = parse_assignments(list(context), "context")
     values = {keys.CONFIGURATION_DIR: str(config.resolve()), **fixed, **given}
-    read_context(values)  # an unknown or repeated name fails here, naming it, before cdk runs
+    options = read_context(values)  # an unknown or repeated name fails here, naming it, before cdk runs
     configuration = load_configuration_dir(config)
     for table in configuration.tables:
         check_table_name(table.name)  # the table definer checks it too, when the deployment is under way
-    if values.get(keys.ID):
-        configuration.properties.set(common.ID, values[keys.ID])
+    options.apply_overrides(configuration.properties)  # as the app does: the plan printed is what it builds
     instance_id = configuration.properties.get(common.ID)
     if not instance_id:
         raise SleeperError(f"{config}: sleeper.id must be set")

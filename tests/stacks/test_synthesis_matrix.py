@@ -102,11 +102,16 @@ CONFIGURATIONS = [
         vpc=(VPC, SUBNETS),
     ),  # fmt: skip
 ]
-NAMES = [EXAMPLE, *(c.name for c in CONFIGURATIONS)]
 BY_NAME = {c.name: c for c in CONFIGURATIONS}
 
+every_configuration = pytest.mark.parametrize("configured", [EXAMPLE, *BY_NAME], indirect=True)
+"""The example too: the session's, already synthesized."""
 
-@pytest.fixture(scope="module", params=NAMES)
+new_configurations = pytest.mark.parametrize("configured", list(BY_NAME), indirect=True)
+"""Not the example: ``test_iam_matrix.py``, ``test_nag.py`` and ``test_iac_checks.py`` check it."""
+
+
+@pytest.fixture(scope="module")
 def configured(request: pytest.FixtureRequest, synthesize_matrix: Any) -> Synthesized:
     if request.param == EXAMPLE:
         synthesized: Synthesized = request.getfixturevalue("synthesized")
@@ -131,6 +136,7 @@ def grants(configured: Synthesized) -> tuple[list[Grant], dict[str, str]]:
     return [_normalize(g, instance_id) for g in found], kinds
 
 
+@every_configuration
 def should_build_exactly_the_planned_stacks_with_every_lookup_supplied(configured: Synthesized) -> None:
     # Given the properties the app deployed (the context's overrides applied)
     ctx = configured.stack.core.ctx
@@ -142,6 +148,7 @@ def should_build_exactly_the_planned_stacks_with_every_lookup_supplied(configure
     assert manifest.get("missing", []) == []
 
 
+@new_configurations
 def should_grant_no_wildcard_action(grants: tuple[list[Grant], dict[str, str]]) -> None:
     found, _ = grants
     actions = {g.action.removeprefix("DENY ") for g in found if not g.action.startswith("<")}
@@ -149,6 +156,7 @@ def should_grant_no_wildcard_action(grants: tuple[list[Grant], dict[str, str]]) 
     assert {a for a in actions if "*" in a} <= set(ACKNOWLEDGED_WILDCARDS)
 
 
+@new_configurations
 def should_delete_only_what_the_example_deletes(grants: tuple[list[Grant], dict[str, str]]) -> None:
     found, kinds = grants
     deletes = {(g.principal, g.resource) for g in found if S3_DELETE.match(g.action)}
@@ -158,6 +166,7 @@ def should_delete_only_what_the_example_deletes(grants: tuple[list[Grant], dict[
     assert sorted(deletes - set(DELETES)) == []
 
 
+@new_configurations
 def should_let_each_function_receive_only_from_its_own_queue(grants: tuple[list[Grant], dict[str, str]]) -> None:
     found, kinds = grants
     receives = {
@@ -170,6 +179,7 @@ def should_let_each_function_receive_only_from_its_own_queue(grants: tuple[list[
     assert sorted((r, q) for r, q in receives if not q.startswith("${" + r.split("/", 1)[0] + "/")) == []
 
 
+@new_configurations
 def should_pass_aws_solutions_checks(configured: Synthesized) -> None:
     cdk_nag = pytest.importorskip("cdk_nag")
     report = cdk_nag.AwsSolutionsChecks().validate_scope(configured.app)
@@ -182,6 +192,7 @@ LINTED: dict[str, list[tuple[str, str]]] = {}
 and linting is the slowest part of the matrix, so each distinct template is linted once."""
 
 
+@new_configurations
 def should_find_no_cfn_lint_error(configured: Synthesized) -> None:
     from tests.stacks.test_iac_checks import ALLOWED_CFN_LINT_WARNINGS
 
@@ -196,3 +207,20 @@ def should_find_no_cfn_lint_error(configured: Synthesized) -> None:
         matches.extend((path.name, rule, message) for rule, message in LINTED[key])
     assert [m for m in matches if m[1].startswith("E")] == []
     assert {m[1] for m in matches} <= ALLOWED_CFN_LINT_WARNINGS
+
+
+@pytest.mark.parametrize("name", ["existing-vpc-default-stacks-from-context", "sleeper-example-full", "none-on"])
+def should_list_in_a_dry_run_exactly_the_stacks_the_app_builds(
+    name: str, synthesize_matrix: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a configuration the app built, and the context it was given
+    from sleeper.cli.deploy import run_deploy
+
+    configuration = BY_NAME[name]
+    built = synthesize_matrix(configuration)
+    capsys.readouterr()
+    # When sleeper deploy --dry-run is given the same
+    run_deploy(built.outdir.parent / "config", context=[f"{k}={v}" for k, v in configuration.context], dry_run=True)
+    listed = re.findall(r"^  (\w+): ", capsys.readouterr().out, flags=re.MULTILINE)
+    # Then it lists the nested stacks the app built, no more (no Networking stack for an existing VPC) and no fewer
+    assert sorted(listed) == sorted(set(built.stack.parts) - {QUEUE_OPERATIONS})

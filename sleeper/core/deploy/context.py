@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.properties import InstanceProperties
+from sleeper.core.properties import instance_common as common
 
 PROPERTIES_FILE = "propertiesFile"
 CONFIGURATION_DIR = "configurationDir"
@@ -59,6 +61,14 @@ CDK_OWN_KEYS = frozenset({"acknowledged-issue-numbers"})
 """Context the CDK itself keeps (besides feature flags ``@aws-cdk/...`` and ``aws:cdk:...`` or lookup keys, which
 hold a colon)."""
 
+PROPERTY_OVERRIDES = {
+    ID: common.ID,
+    ARTEFACTS_ID: common.ARTEFACTS_DEPLOYMENT_ID,
+    VPC: common.VPC_ID,
+    SUBNETS: common.SUBNETS,
+}
+"""Context names that set an instance property, and the property each sets."""
+
 BOOLEAN_KEYS = frozenset({VALIDATE, NEW_INSTANCE, SKIP_VERSION_CHECK, DEPLOY_PAUSED, NAG, EXAMPLE})
 
 
@@ -85,6 +95,14 @@ class DeployOptions:
         """A true/false value (already checked)."""
         value = self.get(key)
         return default if value is None else value.lower() == "true"
+
+    def apply_overrides(self, properties: InstanceProperties) -> None:
+        """Sets the properties the context overrides (``id``, ``artefactsId``, ``vpc``, ``subnets``, see
+        :data:`PROPERTY_OVERRIDES`): the CDK app deploys, and ``sleeper deploy`` plans, the properties so changed."""
+        for key, prop in PROPERTY_OVERRIDES.items():
+            value = self.get(key)
+            if value:
+                properties.set(prop, value)
 
 
 def is_cdk_key(key: str) -> bool:
