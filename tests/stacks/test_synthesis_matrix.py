@@ -224,3 +224,16 @@ def should_list_in_a_dry_run_exactly_the_stacks_the_app_builds(
     listed = re.findall(r"^  (\w+): ", capsys.readouterr().out, flags=re.MULTILINE)
     # Then it lists the nested stacks the app built, no more (no Networking stack for an existing VPC) and no fewer
     assert sorted(listed) == sorted(set(built.stack.parts) - {QUEUE_OPERATIONS})
+
+
+def should_run_spark_jobs_in_the_subnets_given_by_id(synthesize_matrix: Any) -> None:
+    # Given an instance in an existing VPC, its subnets given by id (no availability zone known at synthesis)
+    built = synthesize_matrix(BY_NAME["existing-vpc-all-on"])
+    # When its EMR Serverless application and persistent EMR cluster are read
+    serverless = built.json("EmrServerlessBulkImport")["Resources"]
+    persistent = built.json("PersistentEmrBulkImport")["Resources"]
+    (application,) = [r for r in serverless.values() if r["Type"] == "AWS::EMRServerless::Application"]
+    (cluster,) = [r for r in persistent.values() if r["Type"] == "AWS::EMR::Cluster"]
+    # Then both run in exactly those subnets
+    assert application["Properties"]["NetworkConfiguration"]["SubnetIds"] == list(SUBNETS)
+    assert cluster["Properties"]["Instances"]["Ec2SubnetIds"] == list(SUBNETS)
