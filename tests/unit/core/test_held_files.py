@@ -42,19 +42,24 @@ def should_refuse_an_unsafe_hold_id(hold_id: str) -> None:
     ("data", "reason"),
     [
         (b"plain", "not gzip-compressed JSON"),
-        (gzip.compress(b"[]"), "not a JSON object"),
-        (gzip.compress(json.dumps({"holdId": "h", "tableId": "t"}).encode()), "lacks"),
+        (gzip.compress(mtime=0, data=b"[]"), "not a JSON object"),
+        (gzip.compress(mtime=0, data=json.dumps({"holdId": "h", "tableId": "t"}).encode()), "lacks"),
         (
-            gzip.compress(json.dumps({"holdId": "h", "tableId": "t", "createdAt": "2026-01-01", "files": []}).encode()),
+            gzip.compress(
+                mtime=0,
+                data=json.dumps({"holdId": "h", "tableId": "t", "createdAt": "2026-01-01", "files": []}).encode(),
+            ),
             "no time zone",
         ),
         (
             gzip.compress(
-                json.dumps({"holdId": "h", "tableId": "t", "createdAt": WHEN.isoformat(), "files": [1]}).encode()
+                mtime=0,
+                data=json.dumps({"holdId": "h", "tableId": "t", "createdAt": WHEN.isoformat(), "files": [1]}).encode(),
             ),
             "files must be a list",
         ),
     ],
+    ids=lambda value: value if isinstance(value, str) else None,
 )
 def should_refuse_a_hold_it_cannot_read_naming_it(data: bytes, reason: str) -> None:
     with pytest.raises(HoldFormatError, match=reason) as caught:
