@@ -1,4 +1,4 @@
-"""Properties the deployment now honours (issue 19, item 1): EMR Serverless pre-initialised capacity, the EMR EBS and
+"""Properties the deployment honours: EMR Serverless pre-initialised capacity, the EMR EBS and
 Athena spill KMS keys, the committer's and state store upkeep Lambdas' concurrency, the compaction EC2 pool's
 fixed overhead and point-in-time recovery turned off, in one synthesis of an instance that sets them."""
 

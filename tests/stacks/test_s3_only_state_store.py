@@ -1,4 +1,4 @@
-"""Beyond Sleeper (issue 22 item 2): an instance whose default state store and configuration tables are all
+"""Beyond Sleeper: an instance whose default state store and configuration tables are all
 S3TransactionLogStateStore deploys no DynamoDB transaction log or snapshot tables, grants nothing on them and has no
 follower of their stream; the default instance still has them."""
 
