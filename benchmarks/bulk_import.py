@@ -48,13 +48,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from sleeper.api.table import Table  # noqa: E402
 from sleeper.bulk_import import run_bulk_import, spark_session  # noqa: E402
 from sleeper.core.jobs.bulk_import import BulkImportJob  # noqa: E402
 from sleeper.core.schema import Field, PrimitiveType, Schema  # noqa: E402
 from sleeper.core.trackers.runs import JobOutcome  # noqa: E402
 from sleeper.ingest.standard import ingest_batches  # noqa: E402
 from sleeper.runtime.local.instance import LocalInstance  # noqa: E402
-from sleeper.api.table import Table  # noqa: E402
 
 SCHEMA = Schema.of(
     row_keys=[Field("key", PrimitiveType.STRING)],

@@ -44,6 +44,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import sleeper  # noqa: E402
+from sleeper.api.table import Table  # noqa: E402
 from sleeper.core.query import Query  # noqa: E402
 from sleeper.core.range import Range, Region  # noqa: E402
 from sleeper.core.schema import Field, PrimitiveType, Schema  # noqa: E402
@@ -53,7 +54,6 @@ from sleeper.io.parquet_reader import SortedFileReader  # noqa: E402
 from sleeper.query.executor import region_bounds, table_query  # noqa: E402
 from sleeper.query.planner import plan_query  # noqa: E402
 from sleeper.runtime.local.instance import LocalInstance  # noqa: E402
-from sleeper.api.table import Table  # noqa: E402
 
 KEY = Field("key", PrimitiveType.LONG)
 SCHEMA = Schema(

@@ -34,7 +34,7 @@ if str(ROOT) not in sys.path:
 
 from sleeper.core.schema import Field, PrimitiveType, Schema  # noqa: E402
 from sleeper.io.filesystem import filesystem_path  # noqa: E402
-from sleeper.runtime.local.admin import update_instance_properties  # noqa: E402
+from sleeper.runtime.local.api import LocalApi  # noqa: E402
 from sleeper.runtime.local.instance import LocalInstance  # noqa: E402
 from sleeper.splitting import find_partitions_to_split, split_partition_job  # noqa: E402
 
@@ -43,7 +43,7 @@ SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("v
 
 def bench_split(directory: Path, files: int, rows: int, rng: np.random.Generator) -> dict[str, float]:
     instance = LocalInstance.create(directory / "instance")
-    update_instance_properties(instance, {"sleeper.partition.splitting.files.maximum": str(files)})
+    LocalApi(instance).update_instance_properties({"sleeper.partition.splitting.files.maximum": str(files)})
     table = LocalInstance(instance.directory).create_table(
         "t",
         SCHEMA,

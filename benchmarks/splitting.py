@@ -38,8 +38,8 @@ from sleeper.core.statestore.references import AllReferencesToAFile  # noqa: E40
 from sleeper.core.statestore.transactions.files import AddFilesTransaction  # noqa: E402
 from sleeper.gc import collect_garbage  # noqa: E402
 from sleeper.io.filesystem import local_filesystem  # noqa: E402
-from sleeper.runtime.local.instance import LocalInstance  # noqa: E402
 from sleeper.io.sketches import Sketches, sketches_path  # noqa: E402
+from sleeper.runtime.local.instance import LocalInstance  # noqa: E402
 from sleeper.splitting import find_split_point, read_sketches  # noqa: E402
 
 SCHEMA = Schema(row_key_fields=(Field("key", PrimitiveType.LONG),), value_fields=(Field("value", PrimitiveType.LONG),))

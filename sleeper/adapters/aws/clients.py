@@ -110,7 +110,9 @@ class AwsSettings:
             raise ValueError("max_attempts must be at least 1")
 
     @classmethod
-    def from_environment(cls, environ: Mapping[str, str] | None = None) -> AwsSettings:
+    def from_environment(
+        cls, environ: Mapping[str, str], *, process_environ: Mapping[str, str] | None = None
+    ) -> AwsSettings:
         """The settings the usual AWS configuration gives, read as boto3 reads it (see the module docs).
 
         The region is ``AWS_REGION``, else ``AWS_DEFAULT_REGION``, else the ``region`` of the profile
@@ -119,8 +121,9 @@ class AwsSettings:
         ``AWS_IGNORE_CONFIGURED_ENDPOINT_URLS`` (or the profile's ``ignore_configured_endpoint_urls``) is true.
 
         Args:
-            environ: The environment (default: the process's). A mapping naming another profile than the process's
-                environment names records it in :attr:`profile`, so the clients use the profile the region came from.
+            environ: The environment to read (the runtime passes the process's: adapters never read it themselves).
+            process_environ: The process's environment, when ``environ`` is another: naming another profile than it
+                records that profile in :attr:`profile`, so the clients use the profile the region came from.
 
         Returns:
             The settings; credentials are left to boto3's chain.
@@ -129,7 +132,7 @@ class AwsSettings:
             AwsConfigurationError: If no region is found, a profile is named that neither shared file holds, or a
                 shared file cannot be read.
         """
-        env = os.environ if environ is None else environ
+        env = environ
         named = _named_profile(env)
         profiles, config_file = _profiles(env)
         if named is not None and named[0] not in profiles:
@@ -147,7 +150,7 @@ class AwsSettings:
             raise AwsConfigurationError(_no_region_message(named, config_file))
         ignore_endpoints = _is_true(env.get(_IGNORE_ENDPOINTS_ENV) or profile.get("ignore_configured_endpoint_urls"))
         endpoint = None if ignore_endpoints else env.get(ENDPOINT_ENV) or profile.get("endpoint_url") or None
-        process_profile = _named_profile(os.environ)
+        process_profile = _named_profile(env if process_environ is None else process_environ)
         explicit = named[0] if named is not None and named[0] != (process_profile or ("", ""))[0] else None
         return cls(str(region), None if endpoint is None else str(endpoint), profile=explicit)
 

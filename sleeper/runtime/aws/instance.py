@@ -133,7 +133,7 @@ class AwsRuntimeConfigError(SleeperError):
 
 def _settings(env: Mapping[str, str]) -> AwsSettings:
     try:
-        return AwsSettings.from_environment(env)
+        return AwsSettings.from_environment(env, process_environ=os.environ)
     except AwsConfigurationError as e:
         raise AwsRuntimeConfigError(str(e)) from None
 

@@ -3,7 +3,6 @@ the environment mapping it is given and the shared files that mapping names (not
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -59,11 +58,13 @@ def should_name_the_profile_explicitly_only_when_the_process_environment_names_a
 ) -> None:
     # An explicit profile makes boto3 skip the keys in the environment, so it is named only when needed: when the
     # mapping's profile is not the one the process's own environment gives boto3
-    monkeypatch.delenv("AWS_DEFAULT_PROFILE", raising=False)
-    monkeypatch.setenv("AWS_PROFILE", "dev")
-    assert AwsSettings.from_environment({**files, "AWS_PROFILE": "dev"}).profile is None
-    assert AwsSettings.from_environment({**files, "AWS_PROFILE": "local"}).profile == "local"
-    assert AwsSettings.from_environment({**os.environ, **files}).profile is None
+    process = {"AWS_PROFILE": "dev"}
+    assert AwsSettings.from_environment({**files, "AWS_PROFILE": "dev"}, process_environ=process).profile is None
+    assert AwsSettings.from_environment({**files, "AWS_PROFILE": "local"}, process_environ=process).profile == "local"
+    assert AwsSettings.from_environment({**files, **process}, process_environ=process).profile is None
+    assert (
+        AwsSettings.from_environment({**files, "AWS_PROFILE": "local"}).profile is None
+    )  # the mapping is the process's
 
 
 def should_say_how_to_set_a_region_when_none_is_found(tmp_path: Path) -> None:
