@@ -27,14 +27,6 @@ SCHEMA = {
 }
 
 
-@pytest.fixture
-def instance(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "instance"
-    monkeypatch.setenv("SLEEPER_INSTANCE", str(directory))
-    assert run(["instance", "create", "--id", "test-instance"]) == 0
-    return directory
-
-
 def _stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
 

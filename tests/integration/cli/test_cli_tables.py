@@ -17,14 +17,6 @@ SCHEMA = {
 
 
 @pytest.fixture
-def instance(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "instance"
-    monkeypatch.setenv("SLEEPER_INSTANCE", str(directory))
-    assert run(["instance", "create", "--id", "test-instance"]) == 0
-    return directory
-
-
-@pytest.fixture
 def schema_file(tmp_path: Path) -> Path:
     path = tmp_path / "schema.json"
     path.write_text(json.dumps(SCHEMA))
