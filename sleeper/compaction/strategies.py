@@ -19,6 +19,7 @@ prefix sums, so planning a partition costs O(n log n) for the sort, not O(n²).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
@@ -169,15 +170,15 @@ def _check_positive(name: str, value: int) -> None:
         raise InvalidCompactionStrategyError(f"{name} must be at least 1, not {value}")
 
 
-class SpanStrategy:
+class SpanStrategy(ABC):
     """A strategy that plans each leaf partition as spans of its unassigned files, smallest first (``spans``)."""
 
     __slots__ = ()
 
+    @abstractmethod
     def spans(self, sizes_ascending: Sequence[int], running_jobs: int) -> list[range]:
         """The jobs for one leaf partition as spans of its unassigned files' sizes (ascending), given how many
         distinct jobs already hold files on it."""
-        raise NotImplementedError
 
     def plan(self, partitions: Iterable[FilesInPartition]) -> list[PlannedJob]:
         """The jobs for each partition (see the class description)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Self
 
@@ -78,7 +79,7 @@ def to_json(data: Mapping[str, Any], *, indent: int | None = None) -> str:
     return json.dumps(data, indent=indent)
 
 
-class JsonMessage:
+class JsonMessage(ABC):
     """A message model whose JSON is its ``to_dict`` written by :func:`to_json`, read back by ``from_dict``.
 
     A model defines ``to_dict`` and ``from_dict`` (which raises ``MessageError`` naming the bad field's path) and gets
@@ -87,18 +88,18 @@ class JsonMessage:
 
     __slots__ = ()
 
+    @abstractmethod
     def to_dict(self) -> dict[str, Any]:
         """The message as a dictionary (Sleeper's field names and order, nulls omitted)."""
-        raise NotImplementedError
 
     @classmethod
+    @abstractmethod
     def from_dict(cls, data: object) -> Self:
         """Reads a parsed message.
 
         Raises:
             MessageError: If it is not a valid message of this kind.
         """
-        raise NotImplementedError
 
     def to_json(self, *, indent: int | None = None) -> str:
         """The message's JSON, as Sleeper writes it (see :func:`to_json`)."""
