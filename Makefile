@@ -16,7 +16,7 @@ help:
 	@echo "make test   - set up a virtualenv, lint (ruff, mypy, import rules) and run every test"
 	@echo "make check  - the edit loop: lint, then the unit, contract and stack tests on every core"
 	@echo "make test-unit - the fastest lane: ruff and the unit tests only (no moto, Spark or CDK synthesis)"
-	@echo "make docs   - regenerate docs/usage/properties from the property definitions"
+	@echo "make docs   - regenerate docs/usage/properties, then build the site and API reference into site/ (strict)"
 	@echo "make lock   - refresh $(LOCK) (the exact versions every install uses) from the ranges in pyproject.toml"
 
 $(STAMP): pyproject.toml $(LOCK)
@@ -55,8 +55,11 @@ test-unit: $(STAMP)
 	$(VENV)/bin/ruff check sleeper lambdas tests benchmarks stacks app.py
 	$(PY) -m pytest -q tests/unit -m "not slow and not integration and not aws"
 
+# The properties pages are generated first, then the site (docs/ and the API reference from the docstrings) is built
+# into site/ with every warning an error, as tests/integration/test_docs_build.py builds it in CI.
 docs: $(STAMP)
 	$(PY) -m sleeper.core.properties.docs docs/usage/properties
+	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 # A fresh virtualenv (in a temporary directory) gets the newest versions pyproject.toml's ranges allow, with no lock,
 # and its exact versions become the lock (the package itself, setuptools and wheel left out). Run it with the Python
