@@ -49,6 +49,7 @@ from sleeper.core.exceptions import (
     TableNotFoundError,
 )
 from sleeper.core.extras import MissingExtraError
+from sleeper.core.filter import FilterError
 from sleeper.core.held_files import HoldFormatError
 from sleeper.core.jobs.bulk_import_algorithm import UnknownBulkImportAlgorithmError
 from sleeper.core.jobs.exceptions import (
@@ -196,6 +197,7 @@ __all__ = [
     "FileReferenceAssignedToJobError",
     "FileReferenceNotAssignedToJobError",
     "FileReferenceNotFoundError",
+    "FilterError",
     "GarbageCollectionError",
     "GarbageCollectionFailedError",
     "HoldFormatError",

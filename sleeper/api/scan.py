@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.extras import MissingExtraError
+from sleeper.core.filter import Filter, filter_of
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import KeyValue
 from sleeper.io.filesystem import FileSystemOptions
@@ -85,6 +86,9 @@ class Scan:
         columns: The columns to return, in this order (key fields too only if named); every column if None.
         limit: The most rows to return (the first in key order): reading stops once they are found. Every row if None.
         options: How pyarrow reaches the data files (the instance's).
+        filter: Beyond Sleeper: which of the rows to return, on any column, as filter text (docs/usage/filters.md)
+            or a :mod:`sleeper.core.filter` model; parsed against the schema when the scan is made. Applied after the
+            table's filters, aggregations and iterators, so it only ever narrows what they give.
     """
 
     table: QueryableTable
@@ -93,8 +97,11 @@ class Scan:
     columns: tuple[str, ...] | None = None
     limit: int | None = None
     options: FileSystemOptions | None = None
+    filter: Filter | str | None = None
 
     def __post_init__(self) -> None:
+        if self.filter is not None:
+            object.__setattr__(self, "filter", filter_of(self.filter, self.table.schema))
         if self.limit is not None and (isinstance(self.limit, bool) or self.limit < 0):
             raise QueryExecutionError(f"limit must be 0 or more rows, got {self.limit!r}")
         if self.columns is not None:
@@ -114,6 +121,8 @@ class Scan:
             parts.append(f"columns={list(self.columns)!r}")
         if self.limit is not None:
             parts.append(f"limit={self.limit}")
+        if self.filter is not None:
+            parts.append(f"filter={str(self.filter)!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
     def _repr_html_(self) -> str:
@@ -128,6 +137,7 @@ class Scan:
                 ("regions", every or "; ".join(str(r) for r in self.regions or ()) or "none"),
                 ("columns", ", ".join(self.columns) if self.columns is not None else "every column"),
                 ("limit", self.limit if self.limit is not None else "none"),
+                ("filter", str(self.filter) if self.filter is not None else "none"),
             ],
         )
 
@@ -146,7 +156,9 @@ class Scan:
         requested = None
         if self.columns is not None:
             requested = [c for c in self.columns if c not in schema.key_names]
-        query = table_query_of(self.table, keys=self.keys, regions=self.regions, requested_value_fields=requested)
+        query = table_query_of(
+            self.table, keys=self.keys, regions=self.regions, requested_value_fields=requested, row_filter=self.filter
+        )
         reader = execute(query, self.table, options=self.options, batch_rows=batch_rows, limit=self.limit)
         if self.columns is None or list(self.columns) == reader.schema.names:
             return reader

@@ -11,6 +11,7 @@ runs (its job workspace) and how table properties are saved. ``sleeper.runtime.l
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from sleeper.api.metadata import file_sizes, files_table, job_runs_table, partit
 from sleeper.api.scan import KeysArg, RangesArg, Scan, regions_of
 from sleeper.api.time_travel import history_table, past_table
 from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
+from sleeper.core.filter import Filter, filter_of
 from sleeper.core.partition import Partition, partitions_from_split_points, read_split_points
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.properties.instance_cdk import TRANSACTION_LOG_FILES_TABLENAME
@@ -311,6 +313,7 @@ class Table(Generic[InstanceT]):
         via_queue: bool = False,
         queue_results: str | None = None,
         queue_timeout_seconds: float | None = None,
+        filter: str | Filter | None = None,
     ) -> Scan:
         """The rows of exact row keys and/or ranges of row keys (every row if neither is given), read lazily with
         ``to_arrow()``, ``to_arrow_batch_reader()``, ``to_pandas()``, ``to_polars()`` or ``to_duckdb(name)``.
@@ -337,10 +340,17 @@ class Table(Generic[InstanceT]):
             queue_results: With ``via_queue``: ``s3`` (the default: each sub-query writes a Parquet file to the
                 query results bucket) or ``sqs`` (each sends its rows in batches to the query results queue).
             queue_timeout_seconds: With ``via_queue``: how long to wait for the query to finish (300 s by default).
+            filter: Beyond Sleeper: the rows to return among those selected, by a predicate on any column, such as
+                ``"age >= 18 and name starts with 'a'"`` (docs/usage/filters.md has the language), or a
+                :mod:`sleeper.core.filter` model. Row key predicates narrow the leaves read, every predicate skips
+                row groups by their statistics, and the rest is filtered batch by batch. It applies after the
+                table's own rules, so it never widens what they give. It travels with a queued query too.
 
         Raises:
             KeyTypeError: If a key does not suit the schema.
             QueryExecutionError: If a column is not in the table, or the limit is negative.
+            FilterError: If the filter has bad syntax, names a column the table lacks or compares one with a value
+                of another type (the message gives the position).
             StateNotReadableError: If the state as of ``as_of`` can no longer be read (it names the oldest readable
                 transaction).
             SleeperError: If ``via_queue`` is asked with ``as_of`` (a queued query reads the current state), or the
@@ -351,7 +361,7 @@ class Table(Generic[InstanceT]):
         time.
         """
         if via_queue:
-            return self._queued_scan(keys, ranges, columns, limit, as_of, queue_results, queue_timeout_seconds)
+            return self._queued_scan(keys, ranges, columns, limit, as_of, queue_results, queue_timeout_seconds, filter)
         if queue_results is not None or queue_timeout_seconds is not None:
             raise SleeperError("queue_results and queue_timeout_seconds apply to a scan with via_queue=True only")
         return Scan(
@@ -361,6 +371,7 @@ class Table(Generic[InstanceT]):
             columns=None if columns is None else tuple(columns),
             limit=limit,
             options=self.instance.filesystem_options,
+            filter=filter,
         )
 
     def _queued_scan(
@@ -372,6 +383,7 @@ class Table(Generic[InstanceT]):
         as_of: int | datetime | str | None,
         results: str | None,
         timeout_seconds: float | None,
+        row_filter: str | Filter | None,
     ) -> QueuedScan:
         if as_of is not None:
             raise SleeperError("as_of reads the table's past state directly: it cannot be used with via_queue=True")
@@ -391,6 +403,7 @@ class Table(Generic[InstanceT]):
             admin=self._query_queue(),
             results=results or "s3",
             timeout_seconds=wait,
+            filter=row_filter,
         )
 
     def _query_queue(self) -> QueuedQueries:
@@ -496,6 +509,10 @@ class QueuedScan(Scan):
         requested = None if self.columns is None else [c for c in self.columns if c not in schema.key_names]
         regions = [Region.exact(schema, k) for k in self.keys or ()] + list(self.regions or ())
         query = queued_query(self.table_name, schema, regions, requested, results=self.results)
+        if self.filter is not None:
+            query = dataclasses.replace(
+                query, processing=dataclasses.replace(query.processing, filter=filter_of(self.filter, schema))
+            )
         rows = run_queued_query(
             self.admin, query, schema, results_filesystem=self._results_filesystem, wait_seconds=self.timeout_seconds
         )

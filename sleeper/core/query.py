@@ -4,7 +4,11 @@ Query (``sleeper-<id>-QueryQueue``)::
 
     {"tableName", "queryId", "type": "Query", "regions": [Region, …], "requestedValueFields"?,
      "queryTimeIteratorClassName"?, "queryTimeIteratorConfig"?, "resultsPublisherConfig"?: {k: v},
-     "statusReportDestinations"?: [{k: v}, …]}
+     "statusReportDestinations"?: [{k: v}, …], "filter"?: "age > 30 and name starts with 'a'"}
+
+``filter`` is beyond Sleeper: a filter in the language of :mod:`sleeper.core.filter`, on any column, applied after
+the table's own filters, aggregations and iterators (so it can only narrow what a caller sees). A query without it is
+exactly Sleeper's JSON; a bad filter is refused with the path ``$.filter``.
 
 Leaf partition query (``sleeper-<id>-LeafPartitionQueryQueue``): ``"type": "LeafPartitionQuery"``, ``tableId``
 instead of ``tableName``, plus ``subQueryId``, ``leafPartitionId``, ``partitionRegion`` and ``files``.
@@ -24,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.filter import Filter, FilterError, parse_filter
 from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import (
     InvalidFieldError,
@@ -66,6 +71,7 @@ _COMMON_FIELDS = frozenset(
         "queryTimeIteratorConfig",
         "resultsPublisherConfig",
         "statusReportDestinations",
+        "filter",
     }
 )
 _QUERY_FIELDS = _COMMON_FIELDS | {"tableName"}
@@ -86,6 +92,8 @@ class QueryProcessingConfig:
         results_publisher_config: Where results go (``{"destination": "S3"|"SQS"|"WEBSOCKET", …}``); empty for the
             default S3 results bucket.
         status_report_destinations: Extra places to report status to (``{"destination": …, …}``).
+        filter: Beyond Sleeper: the rows to return among those the table's rules give (see :mod:`sleeper.core.filter`);
+            every row if None.
     """
 
     requested_value_fields: tuple[str, ...] | None = None
@@ -93,6 +101,7 @@ class QueryProcessingConfig:
     query_time_iterator_config: str | None = None
     results_publisher_config: Mapping[str, str] = field(default_factory=dict)
     status_report_destinations: tuple[Mapping[str, str], ...] = ()
+    filter: Filter | None = None
 
     def __post_init__(self) -> None:
         if self.requested_value_fields is not None:
@@ -239,6 +248,8 @@ class QuerySerDe:
             out["queryTimeIteratorConfig"] = p.query_time_iterator_config
         out["resultsPublisherConfig"] = dict(p.results_publisher_config)
         out["statusReportDestinations"] = [dict(d) for d in p.status_report_destinations]
+        if p.filter is not None:
+            out["filter"] = str(p.filter)
         if isinstance(query, LeafPartitionQuery):
             out["subQueryId"] = query.sub_query_id
             out["leafPartitionId"] = query.leaf_partition_id
@@ -403,7 +414,18 @@ def _processing(obj: Mapping[str, Any], schema: Schema) -> QueryProcessingConfig
         query_time_iterator_config=wire.optional_str(obj, "queryTimeIteratorConfig"),
         results_publisher_config=publisher if publisher is not None else {},
         status_report_destinations=_destinations(obj.get("statusReportDestinations")),
+        filter=_filter(obj, schema),
     )
+
+
+def _filter(obj: Mapping[str, Any], schema: Schema) -> Filter | None:
+    text = wire.optional_str(obj, "filter")
+    if text is None:
+        return None
+    try:
+        return parse_filter(text, schema)
+    except FilterError as e:
+        raise InvalidFieldError(str(e), path="$.filter") from None
 
 
 def _destinations(raw: object) -> tuple[dict[str, str], ...]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -277,11 +277,15 @@ class SortedFileReader:
             self._info = info
         return self._info
 
-    def plan(self, regions: Sequence[Region] | None = None) -> ReadPlan:
+    def plan(
+        self, regions: Sequence[Region] | None = None, *, keep_row_group: Callable[[int], bool] | None = None
+    ) -> ReadPlan:
         """Chooses the row groups a read of some regions decodes.
 
         Args:
             regions: The regions to read; None reads the whole file, an empty list nothing.
+            keep_row_group: Told a row group's index, whether it may hold a wanted row (such as from a filter's test
+                of its statistics); a row group it refuses is not read. Every row group the regions reach if None.
 
         Raises:
             SchemaError: If a bound names a field that is not a row key.
@@ -294,6 +298,8 @@ class SortedFileReader:
         filtered: list[int] = []
         rows = 0
         for group in info.row_groups:
+            if keep_row_group is not None and not keep_row_group(group.index):
+                continue
             if normalised is None:
                 key: tuple[NormalisedRegion, ...] | None = None
             else:

@@ -181,6 +181,12 @@ class RowIterators:
         """Whether rows pass through unchanged."""
         return self._processing.is_empty and not self._iterators
 
+    @property
+    def only_drops_rows(self) -> bool:
+        """Whether the chain only ever drops rows, never changing or merging them (no aggregation, no iterator): then
+        rows it would drop for any reason may be skipped before it, such as by a filter's test of statistics."""
+        return not self._processing.aggregations and not self._iterators
+
     def required_value_fields(self) -> tuple[str, ...]:
         """The value fields a reader must load for the processing and every iterator, in schema order."""
         wanted = set(self._processing.required_value_fields(self._schema))

@@ -14,11 +14,13 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import pyarrow as pa
 
+from sleeper.core.filter import MAX_KEY_REGIONS, Filter, columns_of, filter_of, key_regions
 from sleeper.core.partition import PartitionTree
 from sleeper.core.properties.properties import TableProperties
 from sleeper.core.query import LeafPartitionQuery, Query, QueryProcessingConfig
@@ -30,6 +32,7 @@ from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
 from sleeper.io.parquet_reader import ReadPlan, SortedFileReader
+from sleeper.io.row_filter import column_positions, filter_batch, row_group_may_match, to_expression
 from sleeper.iterators import ProcessingConfig
 from sleeper.iterators.config import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY
 from sleeper.iterators.pipeline import QUERY_TIME_SOURCE, RowIterators
@@ -41,6 +44,7 @@ __all__ = [
     "QueryableStateStore",
     "QueryableTable",
     "execute",
+    "narrowed_to_filter",
     "output_fields",
     "plan_table_query",
     "processing_config",
@@ -86,9 +90,15 @@ class FilesOnPartitions(Protocol):
         ...
 
 
-def plan_table_query(query: Query, state_store: QueryableStateStore, *, table_id: str) -> list[LeafPartitionQuery]:
+def plan_table_query(
+    query: Query, state_store: QueryableStateStore, *, table_id: str, schema: Schema | None = None
+) -> list[LeafPartitionQuery]:
     """Plans a query against a table's state: from the state store's files by partition where it keeps them (so a
     lookup visits only the leaves it touches and their ancestors' files), else from every reference.
+
+    A query with a filter is planned on its regions narrowed to what the filter says of the row keys
+    (:func:`narrowed_to_filter`, given the table's ``schema``), so only the leaves that can hold a matching row get a
+    sub-query.
 
     The files are read before the partitions (as every planner of reads by partition does: bulk export, Athena's
     layout, the Iceberg publisher). Partitions are only ever added, so a split landing between the two reads gives
@@ -97,6 +107,8 @@ def plan_table_query(query: Query, state_store: QueryableStateStore, *, table_id
     between the reads leave references on leaves the older tree lacks, and their rows are missed (the A3 mixed race
     saw a query miss 225 acknowledged rows).
     """
+    if schema is not None:
+        query = narrowed_to_filter(query, schema)
     if isinstance(state_store, IndexedStateStore):
         index = state_store.partition_files()
         tree = state_store.partition_tree()
@@ -106,6 +118,19 @@ def plan_table_query(query: Query, state_store: QueryableStateStore, *, table_id
         return plan_query(query, tree, table_id=table_id, files_on=index.files_on, referenced_partitions=outside)
     references = state_store.file_references()
     return plan_query(query, state_store.partition_tree(), references, table_id=table_id)
+
+
+def narrowed_to_filter(query: Query, schema: Schema) -> Query:
+    """The query with its regions cut to the row key regions its filter allows (the same query if it has no filter,
+    or the filter does not narrow the row keys). The filter still applies to every row read."""
+    node = query.processing.filter
+    allowed = None if node is None else key_regions(node, schema)
+    if allowed is None:
+        return query
+    if len(query.regions) * len(allowed) > MAX_KEY_REGIONS:
+        return query
+    cut = [inside for r in query.regions for a in allowed if (inside := r.intersection(a)) is not None]
+    return dataclasses.replace(query, regions=tuple(cut))
 
 
 class QueryableTable(Protocol):
@@ -180,14 +205,19 @@ def output_fields(schema: Schema, requested_value_fields: Sequence[str] | None) 
 
 
 def read_fields(
-    schema: Schema, requested_value_fields: Sequence[str] | None, config: ProcessingConfig | RowIterators
+    schema: Schema,
+    requested_value_fields: Sequence[str] | None,
+    config: ProcessingConfig | RowIterators,
+    row_filter: Filter | None = None,
 ) -> list[str]:
-    """The fields to read from data files: those returned, plus the value fields the filters, aggregations and
-    iterators need."""
+    """The fields to read from data files: those returned, plus the value fields the filters, aggregations,
+    iterators and the query's filter need."""
     required = (
         config.required_value_fields() if isinstance(config, RowIterators) else config.required_value_fields(schema)
     )
     needed = set(output_fields(schema, requested_value_fields)) | set(required)
+    if row_filter is not None:
+        needed.update(columns_of(row_filter))
     return [name for name in schema.field_names if name in needed]
 
 
@@ -200,10 +230,12 @@ def run_leaf_query(
     options: FileSystemOptions | None = None,
     batch_rows: int | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Runs one sub-query: the rows of its files in its regions and its leaf, processed and projected.
+    """Runs one sub-query: the rows of its files in its regions and its leaf, processed, filtered and projected.
 
     The sub-query's regions are cut to its partition region again here, so a sub-query read from a queue cannot
-    return rows of another leaf.
+    return rows of another leaf. The query's filter applies after the table's processing and iterators, to the rows
+    they give. Row groups are skipped by the filter's test of their statistics: on key fields always, and on value
+    fields when the processing only drops rows (no aggregation, no iterator), so skipping never changes a result.
 
     Args:
         leaf_query: The sub-query.
@@ -222,24 +254,49 @@ def run_leaf_query(
         MissingFileError: If a data file does not exist.
     """
     requested = leaf_query.processing.requested_value_fields
+    row_filter = leaf_query.processing.filter
     out_names = output_fields(schema, requested)
-    names = read_fields(schema, requested, config)
+    names = read_fields(schema, requested, config, row_filter)
     regions = leaf_regions(leaf_query.regions, leaf_query.partition_region)
     if not regions or not leaf_query.files:
         return
     bounds = [region_bounds(r) for r in regions]
     rows = DEFAULT_BATCH_ROWS if batch_rows is None else batch_rows
-    streams = _planned_reads(leaf_query.files, schema, bounds, names, rows, options)
+    iterators = config if isinstance(config, RowIterators) else RowIterators(schema, config, now_ms=now_ms)
+    pruning = None
+    if row_filter is not None:
+        usable = schema.field_names if iterators.only_drops_rows else schema.key_names
+        pruning = _Pruning(row_filter, frozenset(usable))
+    streams = _planned_reads(leaf_query.files, schema, bounds, names, rows, options, pruning)
     # Files read over more than a row group are read ahead on threads (pyarrow decodes without the GIL), so
     # decoding overlaps the merge; a lookup (a row group or less per file) is not worth starting threads for.
     ahead = len(streams) if len(streams) > 1 and any(len(s.plan.row_groups) > 1 for s in streams) else 0
     merged = merge_sorted(streams, schema.key_names, batch_rows=rows, prefetch_threads=ahead)
-    iterators = config if isinstance(config, RowIterators) else RowIterators(schema, config, now_ms=now_ms)
     processed = iterators.apply(merged)
+    expression = None if row_filter is None else to_expression(row_filter)
     target = _output_schema(schema, out_names)
     for batch in processed:
+        if expression is not None and batch.num_rows:
+            batch = filter_batch(batch, expression)
         if batch.num_rows:
             yield conform_batch(batch, target, where=f"query {leaf_query.query_id}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Pruning:
+    """A filter tested against row group statistics, on the columns whose statistics it may use."""
+
+    node: Filter
+    columns: frozenset[str]
+
+    def keep(self, reader: SortedFileReader) -> Callable[[int], bool]:
+        metadata = reader.parquet_metadata
+        positions = column_positions(metadata)
+
+        def keep(group: int) -> bool:
+            return row_group_may_match(metadata, group, self.node, self.columns, positions)
+
+        return keep
 
 
 class _PlannedRead:
@@ -270,6 +327,7 @@ def _planned_reads(
     names: list[str],
     rows: int,
     options: FileSystemOptions | None,
+    pruning: _Pruning | None = None,
 ) -> list[_PlannedRead]:
     """Opens every file of a sub-query and plans its read (footers come from the reader's cache when known)."""
     reads: list[_PlannedRead] = []
@@ -277,7 +335,8 @@ def _planned_reads(
         for location in files:
             reader = SortedFileReader(location, schema, options=options)
             try:
-                reads.append(_PlannedRead(reader, reader.plan(bounds), names, rows))
+                keep = None if pruning is None else pruning.keep(reader)
+                reads.append(_PlannedRead(reader, reader.plan(bounds, keep_row_group=keep), names, rows))
             except BaseException:
                 reader.close()
                 raise
@@ -323,7 +382,7 @@ def execute(
     target = _output_schema(schema, output_fields(schema, query.processing.requested_value_fields))
     now = int(time.time() * 1000) if now_ms is None else now_ms
     config = query_iterators(table.properties, schema, query.processing, now)
-    leaf_queries = plan_table_query(query, table.state_store, table_id=table.table_id)
+    leaf_queries = plan_table_query(query, table.state_store, table_id=table.table_id, schema=schema)
 
     def batches() -> Iterator[pa.RecordBatch]:
         for leaf_query in leaf_queries:
@@ -363,6 +422,7 @@ def table_query(
     limit: int | None = None,
     iterator_class_name: str | None = None,
     iterator_config: str | None = None,
+    row_filter: str | Filter | None = None,
 ) -> pa.Table:
     """Queries a table for exact row keys and/or regions; with neither, returns every row.
 
@@ -379,6 +439,8 @@ def table_query(
             ``package.module.Class`` or one of Sleeper's built-in names), as a query's ``queryTimeIteratorClassName``.
         iterator_config: The query-time iterator's config, e.g. ``visibility,auth1,auth2`` for
             ``sleeper.iterators.examples.SecurityFilteringIterator``.
+        row_filter: Beyond Sleeper: a filter on any column (text or a :mod:`sleeper.core.filter` model), applied
+            after the table's processing and iterators.
 
     Returns:
         The rows in key order; a row in several of the keys or regions is returned once.
@@ -387,7 +449,9 @@ def table_query(
         KeyTypeError: If a key does not suit the schema.
         QueryExecutionError: If a requested field is not in the schema.
     """
-    query = table_query_of(table, keys=keys, regions=regions, requested_value_fields=requested_value_fields)
+    query = table_query_of(
+        table, keys=keys, regions=regions, requested_value_fields=requested_value_fields, row_filter=row_filter
+    )
     if query_id is not None:
         query = dataclasses.replace(query, query_id=query_id)
     if iterator_class_name is not None or iterator_config is not None:
@@ -406,11 +470,14 @@ def table_query_of(
     keys: Iterable[Mapping[str, object] | Sequence[object]] | None = None,
     regions: Iterable[Region] | None = None,
     requested_value_fields: Sequence[str] | None = None,
+    row_filter: str | Filter | None = None,
 ) -> Query:
-    """The query of a table for exact row keys and/or regions (every row if neither is given), with a random id.
+    """The query of a table for exact row keys and/or regions (every row if neither is given), with a random id,
+    and the filter if one is given.
 
     Raises:
         KeyTypeError: If a key does not suit the schema.
+        FilterError: If the filter does not suit the schema.
     """
     schema = table.schema
     wanted: list[Region] = [Region.exact(schema, key) for key in keys or ()]
@@ -422,7 +489,8 @@ def table_query_of(
         table_name=getattr(table, "name", table.table_id),
         regions=tuple(wanted),
         processing=QueryProcessingConfig(
-            requested_value_fields=None if requested_value_fields is None else tuple(requested_value_fields)
+            requested_value_fields=None if requested_value_fields is None else tuple(requested_value_fields),
+            filter=None if row_filter is None else filter_of(row_filter, schema),
         ),
     )
 

@@ -257,7 +257,7 @@ def _fan_out(
     run: str | None,
 ) -> QueryOutcome:
     store = table.state_store
-    sub_queries = plan_table_query(query, store, table_id=table.table_id)
+    sub_queries = plan_table_query(query, store, table_id=table.table_id, schema=table.schema)
     if run is not None:
         sub_queries = [replace(q, sub_query_id=f"{run}{RUN_SEPARATOR}{q.sub_query_id}") for q in sub_queries]
     if not sub_queries:

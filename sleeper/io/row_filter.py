@@ -1,0 +1,131 @@
+"""A filter (:mod:`sleeper.core.filter`) applied to Arrow data: as a pyarrow compute expression over batches, and
+against a Parquet file's row group statistics to skip row groups no row of which can match.
+
+The expression keeps SQL's null semantics, which DuckDB and Spark share: a comparison with a null is null, ``not``
+of a null is null, and a row whose filter is null is not returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from sleeper.core.filter import (
+    And,
+    Between,
+    ColumnStats,
+    Compare,
+    Filter,
+    InList,
+    IsNull,
+    Like,
+    Not,
+    Or,
+    StartsWith,
+    may_match,
+)
+
+__all__ = ["column_positions", "filter_batch", "row_group_may_match", "to_expression"]
+
+_NULL_BOOL = pa.scalar(None, pa.bool_())
+
+
+def to_expression(node: Filter) -> pc.Expression:
+    """The filter as a pyarrow compute expression (null where SQL's would be null)."""
+    if isinstance(node, And):
+        out = to_expression(node.parts[0])
+        for part in node.parts[1:]:
+            out = out & to_expression(part)
+        return out
+    if isinstance(node, Or):
+        out = to_expression(node.parts[0])
+        for part in node.parts[1:]:
+            out = out | to_expression(part)
+        return out
+    if isinstance(node, Not):
+        return ~to_expression(node.part)
+    field = pc.field(node.column)
+    if isinstance(node, Compare):
+        value = pa.scalar(node.value)
+        return {
+            "=": field == value,
+            "!=": field != value,
+            "<": field < value,
+            "<=": field <= value,
+            ">": field > value,
+            ">=": field >= value,
+        }[node.op]
+    if isinstance(node, IsNull):
+        return field.is_valid() if node.negated else field.is_null()
+    if isinstance(node, InList):
+        found = pc.if_else(field.is_valid(), field.isin(list(node.values)), _NULL_BOOL)
+        return ~found if node.negated else found
+    if isinstance(node, Between):
+        inside = (field >= pa.scalar(node.low)) & (field <= pa.scalar(node.high))
+        return ~inside if node.negated else inside
+    if isinstance(node, StartsWith):
+        prefix = node.prefix
+        if isinstance(prefix, bytes):
+            return pc.binary_slice(field, 0, len(prefix)) == pa.scalar(prefix, pa.binary())
+        return pc.starts_with(field, pattern=prefix)
+    assert isinstance(node, Like)
+    matched = pc.match_like(field, pattern=node.pattern)
+    return ~matched if node.negated else matched
+
+
+def filter_batch(batch: pa.RecordBatch, expression: pc.Expression) -> pa.RecordBatch:
+    """The rows of a batch the expression holds for (null counts as not holding)."""
+    return batch.filter(expression) if batch.num_rows else batch
+
+
+def row_group_may_match(
+    metadata: pq.FileMetaData, group: int, node: Filter, columns: Collection[str], index: Mapping[str, int]
+) -> bool:
+    """Whether a row group can hold a row the filter selects, from its column statistics.
+
+    Args:
+        metadata: The file's footer.
+        group: The row group.
+        node: The filter.
+        columns: The columns whose statistics may be used (others are taken to hold anything).
+        index: The position in the footer of each top-level primitive column, by name (:func:`column_positions`).
+    """
+    row_group = metadata.row_group(group)
+    stats: dict[str, ColumnStats] = {}
+    for name in columns:
+        position = index.get(name)
+        if position is None:
+            continue
+        column = row_group.column(position)
+        statistics = column.statistics
+        if statistics is None:
+            continue
+        has_range = statistics.has_min_max
+        stats[name] = ColumnStats(
+            min=_stat(statistics.min) if has_range else None,
+            max=_stat(statistics.max) if has_range else None,
+            null_count=statistics.null_count if statistics.has_null_count else None,
+            rows=row_group.num_rows,
+        )
+    return may_match(node, stats)
+
+
+def column_positions(metadata: pq.FileMetaData) -> dict[str, int]:
+    """The footer position of each top-level primitive column, by name (nested columns have no usable statistics)."""
+    out: dict[str, int] = {}
+    if metadata.num_row_groups == 0:
+        return out
+    first = metadata.row_group(0)
+    for position in range(first.num_columns):
+        path = first.column(position).path_in_schema
+        if "." not in path:
+            out[path] = position
+    return out
+
+
+def _stat(value: Any) -> Any:
+    return bytes(value) if isinstance(value, (bytearray, memoryview)) else value
