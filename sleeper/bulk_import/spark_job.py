@@ -53,7 +53,7 @@ from sleeper.core.extras import install_command
 from sleeper.core.jobs.bulk_import_algorithm import BulkImportAlgorithm
 from sleeper.core.partition import PartitionTree
 from sleeper.core.paths import join_under
-from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
+from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema, TimestampType, ValueType
 from sleeper.core.statestore.exceptions import StateStoreError
 from sleeper.core.statestore.references import FileReference
 from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolve
@@ -174,9 +174,25 @@ def _spark_primitive(sql_types: Any, primitive: PrimitiveType) -> Any:
     }[primitive]
 
 
+def _spark_value_type(sql_types: Any, value_type: ValueType | TimestampType) -> Any:
+    """The Spark type of a value type beyond Sleeper's: a timestamp with a time zone is Spark's ``TimestampType`` (an
+    instant), one without ``TimestampNTZType``; Spark holds both in microseconds, which the leaf writer casts back to
+    the field's unit exactly."""
+    if isinstance(value_type, TimestampType):
+        return sql_types.TimestampType() if value_type.time_zone is not None else sql_types.TimestampNTZType()
+    return {
+        ValueType.FLOAT: sql_types.FloatType(),
+        ValueType.DOUBLE: sql_types.DoubleType(),
+        ValueType.BOOLEAN: sql_types.BooleanType(),
+        ValueType.DATE: sql_types.DateType(),
+    }[value_type]
+
+
 def _spark_type(sql_types: Any, f: Field) -> Any:
     if isinstance(f.type, PrimitiveType):
         return _spark_primitive(sql_types, f.type)
+    if isinstance(f.type, ValueType | TimestampType):
+        return _spark_value_type(sql_types, f.type)
     if isinstance(f.type, ListType):
         return sql_types.ArrayType(_spark_primitive(sql_types, f.type.element_type), containsNull=False)
     if isinstance(f.type, MapType):

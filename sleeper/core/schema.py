@@ -1,5 +1,10 @@
 """Table schemas: row key, sort key and value fields, and Sleeper's schema JSON.
 
+Row keys and sort keys have Sleeper's types (:class:`PrimitiveType`). Value fields may also have the types of
+:class:`ValueType` (float, double, boolean, date) and :class:`TimestampType`, which Sleeper itself does not have: a
+schema using them is readable by this port only (:attr:`Schema.uses_port_only_types`), and a schema that does not
+writes exactly Sleeper's schema JSON.
+
 Key values are plain Python values: ``int`` for ``IntType`` and ``LongType``, ``str`` for ``StringType`` and
 ``bytes`` for ``ByteArrayType``. Python compares ``str`` by code point (the same order as UTF-8 bytes) and ``bytes``
 as unsigned bytes, which is the order Sleeper's default engine and Parquet statistics use, so tuples of key
@@ -70,6 +75,58 @@ class PrimitiveType(Enum):
         return bytes(value)
 
 
+KEY_TYPES_MESSAGE = "row keys and sort keys must be IntType, LongType, StringType or ByteArrayType"
+"""Why a key field of another type is refused."""
+
+
+class ValueType(Enum):
+    """A value field type beyond Sleeper's own, named in the schema JSON as below (value fields only).
+
+    Arrow types: ``FLOAT`` float32, ``DOUBLE`` float64, ``BOOLEAN`` bool, ``DATE`` date32 (days since the epoch).
+    """
+
+    FLOAT = "FloatType"
+    DOUBLE = "DoubleType"
+    BOOLEAN = "BooleanType"
+    DATE = "DateType"
+
+
+TIMESTAMP_UNITS = ("s", "ms", "us", "ns")
+"""The units of a :class:`TimestampType`: seconds, milliseconds, microseconds, nanoseconds since the epoch."""
+
+
+@dataclass(frozen=True, slots=True)
+class TimestampType:
+    """A point in time as a count of ``unit`` since the Unix epoch (value fields only); Arrow ``timestamp``.
+
+    Without a time zone the value is a wall-clock time in no particular zone (Arrow's naive timestamp, Parquet's
+    ``isAdjustedToUTC=false``); with one, it is an instant (counted from the epoch in UTC) shown in that zone. The
+    schema JSON is ``{"TimestampType": {"unit": "us", "timeZone": "UTC"}}``, ``timeZone`` left out when there is none.
+
+    Attributes:
+        unit: ``s``, ``ms``, ``us`` or ``ns``.
+        time_zone: An IANA zone name (``UTC``, ``Europe/London``) or a fixed offset (``+01:00``); None for none.
+
+    Raises:
+        SchemaError: If the unit is not one of those, or the time zone is empty.
+    """
+
+    unit: str = "us"
+    time_zone: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.unit not in TIMESTAMP_UNITS:
+            raise SchemaError(f"TimestampType unit must be one of {', '.join(TIMESTAMP_UNITS)}, got {self.unit!r}")
+        if self.time_zone is not None and (not isinstance(self.time_zone, str) or not self.time_zone.strip()):
+            raise SchemaError(f"TimestampType time zone must be a zone name or offset, got {self.time_zone!r}")
+
+    @property
+    def value(self) -> str:
+        """The type as shown in messages, e.g. ``TimestampType(us, UTC)``."""
+        zone = f", {self.time_zone}" if self.time_zone else ""
+        return f"TimestampType({self.unit}{zone})"
+
+
 _TYPE_MINIMA: dict[PrimitiveType, KeyValue] = {
     PrimitiveType.INT: INT_MIN,
     PrimitiveType.LONG: LONG_MIN,
@@ -84,6 +141,13 @@ class ListType:
 
     element_type: PrimitiveType
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.element_type, PrimitiveType):
+            raise SchemaError(f"{_COLLECTIONS_MESSAGE}, not {describe_type(self.element_type)}")
+
+
+_COLLECTIONS_MESSAGE = "lists and maps hold IntType, LongType, StringType or ByteArrayType values only"
+
 
 @dataclass(frozen=True, slots=True)
 class MapType:
@@ -92,8 +156,31 @@ class MapType:
     key_type: PrimitiveType
     value_type: PrimitiveType
 
+    def __post_init__(self) -> None:
+        for part in (self.key_type, self.value_type):
+            if not isinstance(part, PrimitiveType):
+                raise SchemaError(f"{_COLLECTIONS_MESSAGE}, not {describe_type(part)}")
 
-FieldType = PrimitiveType | ListType | MapType
+
+FieldType = PrimitiveType | ValueType | TimestampType | ListType | MapType
+"""The type of a field. Lists and maps hold Sleeper's types (:class:`PrimitiveType`) only."""
+
+PORT_ONLY_TYPES = (ValueType, TimestampType)
+"""The classes of the value types Sleeper itself does not have."""
+
+
+def is_port_only_type(field_type: FieldType) -> bool:
+    """Whether a field type is one of the value types beyond Sleeper's (readable by this port only)."""
+    return isinstance(field_type, PORT_ONLY_TYPES)
+
+
+def describe_type(field_type: FieldType) -> str:
+    """A field type as shown in messages: ``LongType``, ``TimestampType(us, UTC)``, ``ListType<StringType>``."""
+    if isinstance(field_type, ListType):
+        return f"ListType<{field_type.element_type.value}>"
+    if isinstance(field_type, MapType):
+        return f"MapType<{field_type.key_type.value},{field_type.value_type.value}>"
+    return field_type.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +195,7 @@ class Field:
     def primitive_type(self) -> PrimitiveType:
         """The field's type, which must be primitive (as for every key field)."""
         if not isinstance(self.type, PrimitiveType):
-            raise SchemaError(f"field {self.name!r} is not of a primitive type")
+            raise SchemaError(f"field {self.name!r} is not of a primitive type ({KEY_TYPES_MESSAGE})")
         return self.type
 
 
@@ -134,8 +221,12 @@ class Schema:
         by_name: dict[str, Field] = {}
         for group, fields in (("row key", self.row_key_fields), ("sort key", self.sort_key_fields)):
             for f in fields:
+                if is_port_only_type(f.type):
+                    raise SchemaError(
+                        f"{group} field {f.name!r} is {describe_type(f.type)}, a value type: {KEY_TYPES_MESSAGE}"
+                    )
                 if not isinstance(f.type, PrimitiveType):
-                    raise SchemaError(f"{group} field {f.name!r} must be of a primitive type")
+                    raise SchemaError(f"{group} field {f.name!r} must be of a primitive type ({KEY_TYPES_MESSAGE})")
                 if f.nullable:
                     raise SchemaError(f"{group} field {f.name!r} must not be nullable")
         for f in self.all_fields:
@@ -161,6 +252,15 @@ class Schema:
     def all_fields(self) -> tuple[Field, ...]:
         """Row keys, then sort keys, then values: the column order of data files."""
         return self.row_key_fields + self.sort_key_fields + self.value_fields
+
+    @property
+    def uses_port_only_types(self) -> bool:
+        """Whether a value field has a type Sleeper itself does not have (:class:`ValueType`, :class:`TimestampType`).
+
+        Such a table is readable by this port only: Sleeper's Java and Rust code refuse its schema JSON. A table
+        without them keeps exactly Sleeper's schema JSON and file formats.
+        """
+        return any(is_port_only_type(f.type) for f in self.value_fields)
 
     @property
     def key_fields(self) -> tuple[Field, ...]:
@@ -287,8 +387,11 @@ class Schema:
         Every column becomes a field, in the Arrow schema's order within its group: the named row keys, then the named
         sort keys, then every other column as a value field. Arrow ``int32`` (and the narrower integers) is
         ``IntType``, ``int64`` (and ``uint32``) ``LongType``, strings ``StringType``, binaries ``ByteArrayType``; lists
-        and maps of those are ``ListType`` and ``MapType``. Key fields are not nullable; a value field is nullable when
-        its Arrow field is.
+        and maps of those are ``ListType`` and ``MapType``. Value fields may also be ``float32`` (``FloatType``),
+        ``float64`` (``DoubleType``), ``bool`` (``BooleanType``), ``date32`` (``DateType``) or ``timestamp`` of any
+        unit and time zone (:class:`TimestampType`), types this port adds to Sleeper's (see
+        :attr:`Schema.uses_port_only_types`). Key fields are not nullable; a value field is nullable when its Arrow
+        field is.
 
         Args:
             arrow_schema: The Arrow schema: its fields each have ``name``, ``type`` and ``nullable``.
@@ -333,7 +436,9 @@ class Schema:
 
 ARROW_TYPES_SUPPORTED = (
     "int8, int16, int32, uint8, uint16 (IntType), int64, uint32 (LongType), string, large_string, string_view "
-    "(StringType), binary, large_binary, binary_view (ByteArrayType), and lists and maps of those (value fields)"
+    "(StringType), binary, large_binary, binary_view (ByteArrayType), and lists and maps of those (value fields); "
+    "and as value fields only, float (FloatType), double (DoubleType), bool (BooleanType), date32 (DateType) and "
+    "timestamp of any unit and time zone (TimestampType)"
 )
 """The Arrow types :meth:`Schema.from_arrow` maps to a Sleeper type, as named in its error."""
 
@@ -345,12 +450,25 @@ _ARROW_PRIMITIVES: dict[str, PrimitiveType] = {
 }
 """Arrow primitive types by their name (``str(pyarrow type)``), each read as its Sleeper type without loss."""
 
+_ARROW_VALUE_TYPES: dict[str, ValueType] = {
+    "float": ValueType.FLOAT,
+    "double": ValueType.DOUBLE,
+    "bool": ValueType.BOOLEAN,
+    "date32[day]": ValueType.DATE,
+}
+"""Arrow types of the value types beyond Sleeper's, by name."""
+
 
 def _type_from_arrow(arrow_type: Any) -> FieldType | None:
     """The Sleeper type of an Arrow type, read from its name and parts (so core needs no pyarrow); None if none."""
     name = str(arrow_type)
     if name in _ARROW_PRIMITIVES:
         return _ARROW_PRIMITIVES[name]
+    if name in _ARROW_VALUE_TYPES:
+        return _ARROW_VALUE_TYPES[name]
+    if name.startswith("timestamp["):
+        zone = getattr(arrow_type, "tz", None)
+        return TimestampType(str(arrow_type.unit), None if zone is None else str(zone))
     if name.startswith(("list<", "large_list<")):
         element = _ARROW_PRIMITIVES.get(str(arrow_type.value_type))
         return None if element is None else ListType(element)
@@ -362,8 +480,13 @@ def _type_from_arrow(arrow_type: Any) -> FieldType | None:
 
 
 def _type_to_json(t: FieldType) -> object:
-    if isinstance(t, PrimitiveType):
+    if isinstance(t, PrimitiveType | ValueType):
         return t.value
+    if isinstance(t, TimestampType):
+        body = {"unit": t.unit}
+        if t.time_zone is not None:
+            body["timeZone"] = t.time_zone
+        return {"TimestampType": body}
     if isinstance(t, ListType):
         return {"ListType": {"elementType": t.element_type.value}}
     return {"MapType": {"keyType": t.key_type.value, "valueType": t.value_type.value}}
@@ -376,19 +499,34 @@ def _field_to_dict(f: Field) -> dict[str, Any]:
     return out
 
 
+_VALUE_TYPE_NAMES = frozenset(t.value for t in ValueType)
+
+
 def _primitive_from_json(raw: object, where: str) -> PrimitiveType:
     try:
         return PrimitiveType(raw)
     except ValueError:
+        if raw in _VALUE_TYPE_NAMES:
+            raise SchemaError(f"{where} has {raw}, a value type: {_COLLECTIONS_MESSAGE}") from None
         names = ", ".join(t.value for t in PrimitiveType)
         raise SchemaError(f"{where} has unknown type {raw!r} (expected one of {names})") from None
 
 
 def _type_from_json(raw: object, where: str) -> FieldType:
     if isinstance(raw, str):
+        if raw in _VALUE_TYPE_NAMES:
+            return ValueType(raw)
         return _primitive_from_json(raw, where)
     if isinstance(raw, Mapping) and len(raw) == 1:
         ((kind, body),) = raw.items()
+        if kind == "TimestampType" and isinstance(body, Mapping):
+            unknown = set(body) - {"unit", "timeZone"}
+            if unknown:
+                raise SchemaError(f"{where} TimestampType has unknown keys: {', '.join(sorted(unknown))}")
+            try:
+                return TimestampType(body.get("unit"), body.get("timeZone"))  # type: ignore[arg-type]
+            except SchemaError as e:
+                raise SchemaError(f"{where}: {e}") from None
         if kind == "ListType" and isinstance(body, Mapping):
             return ListType(_primitive_from_json(body.get("elementType"), where))
         if kind == "MapType" and isinstance(body, Mapping):

@@ -51,8 +51,8 @@ from sleeper.iceberg.exceptions import (
 from sleeper.iceberg.holds import delete_hold, write_hold
 from sleeper.iceberg.retention import PENDING_MAX_AGE, RetentionResult, apply_retention
 from sleeper.iceberg.trim import trimmed_location, write_trimmed
+from sleeper.iceberg.types import type_refusal, view_arrow_schema
 from sleeper.iceberg.withdrawal import REINIT_REASON, rules_refusal, withdraw_views
-from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import resolve
 from sleeper.io.parquet_reader import read_file_metadata
 from sleeper.statestore.tables import SleeperRuntime, SleeperTable
@@ -206,7 +206,8 @@ def publish_table(
         catalog: The catalog to use instead of the instance's (:func:`sleeper.iceberg.catalog.load_catalog`).
 
     Raises:
-        NotPublishableError: If the table names no view.
+        NotPublishableError: If the table names no view, or has a value type the view cannot hold
+            (:func:`sleeper.iceberg.types.type_refusal`).
         RulesRefusedError: If its rows are not its files' rows (an iterator, aggregations or filters, as the publish
             first read the properties or as they were saved when it came to commit); any view it had is withdrawn.
         ViewOwnershipError: If the named Iceberg table exists but is not this table's view.
@@ -220,6 +221,9 @@ def publish_table(
         raise NotPublishableError(
             f"table {_name(table)} names no Iceberg table: set {ICEBERG_NAME.name} to namespace.table first"
         )
+    unsupported = type_refusal(table.schema)
+    if unsupported is not None:
+        raise NotPublishableError(f"table {_name(table)} cannot be published as an Iceberg view: {unsupported}")
     refusal = processing_refusal(properties) or _saved_refusal(instance, table)  # the table given may be cached
     if refusal is not None:
         raise _refused(instance, table, refusal)
@@ -360,7 +364,7 @@ def _open_view(catalog: Catalog, table: SleeperTable, identifier: IcebergIdentif
         try:
             view = catalog.create_table(
                 key,
-                schema=arrow_schema(table.schema),
+                schema=view_arrow_schema(table.schema),
                 location=view_location(table, identifier),
                 properties={
                     SLEEPER_TABLE_ID_KEY: table.table_id,

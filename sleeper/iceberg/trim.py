@@ -18,7 +18,7 @@ from pyarrow import fs as pafs
 from sleeper.core.held_files import iceberg_location
 from sleeper.core.partition import PartitionTree
 from sleeper.core.schema import Schema
-from sleeper.io.arrow_schema import arrow_schema
+from sleeper.iceberg.types import view_arrow_schema
 from sleeper.io.filesystem import FileSystemOptions, open_output, resolve
 from sleeper.io.key_ranges import KeyBounds, Region
 from sleeper.io.parquet_reader import read_sorted
@@ -54,18 +54,19 @@ def write_trimmed(
     filesystem: pafs.FileSystem | None = None,
 ) -> int:
     """Writes the rows of ``filename`` in the referencing partitions to ``location``, batch by batch, in the file's
-    order; returns the rows written.
+    order, with the view's column types (:func:`sleeper.iceberg.types.view_arrow_schema`); returns the rows written.
 
     Raises:
         MissingFileError: If the file is gone.
     """
     fs, path = resolve(location, options, filesystem=filesystem)
     rows = 0
-    with open_output(fs, path) as sink, pq.ParquetWriter(sink, arrow_schema(schema)) as writer:
+    target = view_arrow_schema(schema)
+    with open_output(fs, path) as sink, pq.ParquetWriter(sink, target) as writer:
         for batch in read_sorted(
             filename, schema, regions=_regions(tree, partition_ids), options=options, filesystem=filesystem
         ):
             if batch.num_rows:
-                writer.write_batch(batch)
+                writer.write_batch(batch if batch.schema.equals(target) else batch.cast(target))
                 rows += batch.num_rows
     return rows

@@ -3,14 +3,22 @@
 The Arrow schema is the one whose Parquet form Sleeper writes: columns in the order row keys, sort keys,
 values; ``IntType`` as int32, ``LongType`` as int64, ``StringType`` as UTF-8 strings, ``ByteArrayType`` as binary;
 lists with non-null elements named ``element`` and maps with non-null keys and values, as Parquet's standard LIST and
-MAP; non-nullable fields are non-nullable (Parquet REQUIRED), nullable ones nullable (OPTIONAL).
+MAP; non-nullable fields are non-nullable (Parquet REQUIRED), nullable ones nullable (OPTIONAL). The value types
+beyond Sleeper's are ``FloatType`` float32, ``DoubleType`` float64, ``BooleanType`` bool, ``DateType`` date32 and
+``TimestampType`` Arrow's timestamp of the same unit and time zone, so :meth:`Schema.from_arrow` and
+:func:`arrow_schema` give each other's types back exactly.
+
+Parquet has no unit of seconds and keeps no time zone name (only whether a timestamp is adjusted to UTC), and the
+table's files are written without the Arrow schema, as Sleeper's are: a ``TimestampType`` of unit ``s`` is stored in
+milliseconds and one with a time zone as UTC instants. :func:`conform_batch` casts what a file gives back to the table's
+type exactly (same instant, same count of seconds).
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from sleeper.core.schema import Field, FieldType, ListType, MapType, PrimitiveType, Schema
+from sleeper.core.schema import Field, FieldType, ListType, MapType, PrimitiveType, Schema, TimestampType, ValueType
 from sleeper.io.exceptions import SchemaMismatchError
 
 __all__ = ["arrow_field", "arrow_schema", "arrow_type", "conform_batch", "key_arrow_type"]
@@ -20,6 +28,13 @@ _PRIMITIVES: dict[PrimitiveType, pa.DataType] = {
     PrimitiveType.LONG: pa.int64(),
     PrimitiveType.STRING: pa.string(),
     PrimitiveType.BYTE_ARRAY: pa.binary(),
+}
+
+_VALUE_TYPES: dict[ValueType, pa.DataType] = {
+    ValueType.FLOAT: pa.float32(),
+    ValueType.DOUBLE: pa.float64(),
+    ValueType.BOOLEAN: pa.bool_(),
+    ValueType.DATE: pa.date32(),
 }
 
 
@@ -32,6 +47,10 @@ def arrow_type(field_type: FieldType) -> pa.DataType:
     """The Arrow type of a Sleeper field type."""
     if isinstance(field_type, PrimitiveType):
         return _PRIMITIVES[field_type]
+    if isinstance(field_type, ValueType):
+        return _VALUE_TYPES[field_type]
+    if isinstance(field_type, TimestampType):
+        return pa.timestamp(field_type.unit, tz=field_type.time_zone)
     if isinstance(field_type, ListType):
         return pa.list_(pa.field("element", _PRIMITIVES[field_type.element_type], nullable=False))
     if isinstance(field_type, MapType):

@@ -16,6 +16,10 @@ Aggregation rules (the stricter of Sleeper's two engines, so a configuration acc
 - no value field may be nullable;
 - ``sum`` needs an ``IntType`` or ``LongType`` field; ``min`` and ``max`` take any primitive field (strings compare by
   code point, byte arrays as unsigned bytes);
+- of the value types beyond Sleeper's, ``sum``, ``min`` and ``max`` take ``FloatType`` and ``DoubleType`` (a sum
+  in the field's precision; NaN propagates through a sum, while ``min`` and ``max`` skip it unless every value is
+  NaN), ``min`` and ``max`` take ``TimestampType``, ``DateType`` and ``BooleanType`` (``false`` is less than
+  ``true``); a sum of timestamps, dates or booleans is refused (this port only: Sleeper has none of these types);
 - ``map_sum``, ``map_min`` and ``map_max`` need a map field whose values are ``IntType`` or ``LongType``; they combine
   the values of equal map keys.
 
@@ -32,7 +36,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from sleeper.core.schema import LONG_MAX, LONG_MIN, FieldType, ListType, MapType, PrimitiveType, Schema
+from sleeper.core.schema import (
+    LONG_MAX,
+    LONG_MIN,
+    FieldType,
+    ListType,
+    MapType,
+    PrimitiveType,
+    Schema,
+    TimestampType,
+    ValueType,
+    describe_type,
+)
 from sleeper.iterators.exceptions import IteratorConfigError
 
 FILTERS_PROPERTY = "sleeper.table.filters"
@@ -45,6 +60,7 @@ AGE_OFF = "ageOff"
 """The name of the age-off filter, as written by ``to_string``."""
 
 _INTEGER_TYPES = (PrimitiveType.INT, PrimitiveType.LONG)
+_SUMMABLE_TYPES = (*_INTEGER_TYPES, ValueType.FLOAT, ValueType.DOUBLE)
 _NUMBER = re.compile(r"-?[0-9]+")
 
 
@@ -312,17 +328,19 @@ def _type_problem(op: AggregationOp, field_type: FieldType) -> str | None:
         return f"cannot aggregate a map field ({described}); use map_{op.value}"
     if isinstance(field_type, ListType):
         return f"cannot aggregate a list field ({described})"
-    if op is AggregationOp.SUM and field_type not in _INTEGER_TYPES:
+    if op is AggregationOp.SUM and (isinstance(field_type, TimestampType) or field_type in _ORDER_ONLY_TYPES):
+        return f"cannot sum {described} values: use min or max (sum takes IntType, LongType, FloatType or DoubleType)"
+    if op is AggregationOp.SUM and field_type not in _SUMMABLE_TYPES:
         return f"needs an IntType or LongType field, the field is {described}"
     return None
 
 
+_ORDER_ONLY_TYPES = (ValueType.BOOLEAN, ValueType.DATE)
+"""Value types that min and max take but sum does not (as do timestamps)."""
+
+
 def _describe(field_type: FieldType) -> str:
-    if isinstance(field_type, PrimitiveType):
-        return field_type.value
-    if isinstance(field_type, ListType):
-        return f"ListType<{field_type.element_type.value}>"
-    return f"MapType<{field_type.key_type.value},{field_type.value_type.value}>"
+    return describe_type(field_type)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,9 @@
 
 Rows are written as Sleeper's row JSON: byte arrays base64, maps as objects (byte array keys base64). Rows are turned
 into JSON a column at a time; the JSON text of each row is made by the standard library's encoder.
+
+The value types beyond Sleeper's (:class:`sleeper.core.schema.ValueType`, :class:`sleeper.core.schema.TimestampType`)
+are written as :data:`VALUE_TYPES_JSON` says, and :mod:`sleeper.query.results_reader` reads them back exactly.
 """
 
 from __future__ import annotations
@@ -29,11 +32,12 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sleeper.core.paths import join_under
 from sleeper.core.query import LeafPartitionQuery
 from sleeper.core.queue import Queue
-from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
+from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema, TimestampType, ValueType
 from sleeper.core.websocket import WebSocketPostError, WebSocketTarget
 from sleeper.io.filesystem import FileSystemOptions, delete, list_files, resolve
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter
@@ -51,6 +55,7 @@ from sleeper.query.results_config import (
 __all__ = [
     "NO_WEBSOCKET",
     "ROWS_PAYLOAD_MAX_BYTES",
+    "VALUE_TYPES_JSON",
     "Published",
     "PublisherSettings",
     "ResultsLocation",
@@ -414,9 +419,46 @@ def _b64(value: bytes | None) -> str | None:
     return None if value is None else base64.b64encode(value).decode("ascii")
 
 
+VALUE_TYPES_JSON = (
+    "FloatType and DoubleType as JSON numbers, except NaN, Infinity and -Infinity as those strings; BooleanType as "
+    "true or false; DateType as an ISO 8601 date string (2024-05-31); TimestampType as an ISO 8601 date and time "
+    "string with as many fraction digits as the unit holds (none for s, 3 for ms, 6 for us, 9 for ns), in UTC with a "
+    "Z suffix when the type has a time zone (2024-05-31T12:30:00.250000Z) and with no suffix when it has none"
+)
+"""How row JSON writes the value types beyond Sleeper's; null is null for every type."""
+
+NON_FINITE_JSON = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+"""The strings row JSON writes for the floating point values JSON numbers cannot hold."""
+
+
+def timestamp_strings(column: pa.Array | pa.ChunkedArray, kind: TimestampType) -> list[str | None]:
+    """A timestamp column as row JSON's ISO 8601 strings (see :data:`VALUE_TYPES_JSON`)."""
+    if kind.time_zone is None:
+        strings = pc.strftime(column, format="%Y-%m-%dT%H:%M:%S")
+    else:
+        strings = pc.strftime(column.cast(pa.timestamp(kind.unit, tz="UTC")), format="%Y-%m-%dT%H:%M:%SZ")
+    result: list[str | None] = strings.to_pylist()
+    return result
+
+
+def _float_json(value: float | None) -> float | str | None:
+    if value is None or value - value == 0:  # finite
+        return value
+    if value != value:
+        return "NaN"
+    return "Infinity" if value > 0 else "-Infinity"
+
+
 def _json_column(column: pa.Array | pa.ChunkedArray, field: Field | None) -> list[Any]:
-    values: list[Any] = column.to_pylist()
     kind = field.type if field is not None else None
+    if isinstance(kind, TimestampType):
+        return timestamp_strings(column, kind)
+    if kind is ValueType.DATE:
+        dates: list[Any] = column.cast(pa.string()).to_pylist()
+        return dates
+    values: list[Any] = column.to_pylist()
+    if kind in (ValueType.FLOAT, ValueType.DOUBLE):
+        return [_float_json(v) for v in values]
     if kind is PrimitiveType.BYTE_ARRAY:
         return [_b64(v) for v in values]
     if isinstance(kind, ListType) and kind.element_type is PrimitiveType.BYTE_ARRAY:

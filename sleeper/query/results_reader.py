@@ -31,11 +31,11 @@ from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.query import Query, QueryProcessingConfig
 from sleeper.core.queue import Queue
 from sleeper.core.range import Region
-from sleeper.core.schema import ListType, MapType, PrimitiveType, Schema
+from sleeper.core.schema import ListType, MapType, PrimitiveType, Schema, TimestampType, ValueType
 from sleeper.core.trackers.query import QueryState, QueryTracker, TrackedQuery
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import list_files
-from sleeper.query.publishers import output_schema, query_results_dir
+from sleeper.query.publishers import NON_FINITE_JSON, output_schema, query_results_dir
 from sleeper.statestore.tables import QueuedQueries
 
 __all__ = [
@@ -305,12 +305,22 @@ def _parse(body: str) -> dict[str, Any] | None:
 
 
 def _rows_table(rows: list[dict[str, Any]], schema: Schema) -> pa.Table:
-    """Rows of Sleeper's row JSON as a table of the schema's types (base64 byte arrays decoded a column at a time)."""
+    """Rows of Sleeper's row JSON as a table of the schema's types (base64 byte arrays decoded a column at a time;
+    dates and timestamps from their ISO 8601 strings, as :data:`sleeper.query.publishers.VALUE_TYPES_JSON` says)."""
     target = arrow_schema(schema)
     columns = []
     for field in schema.all_fields:
         values = [row.get(field.name) for row in rows]
         kind = field.type
+        if isinstance(kind, TimestampType):
+            utc = pa.timestamp(kind.unit, tz=None if kind.time_zone is None else "UTC")
+            columns.append(pa.array(values, type=pa.string()).cast(utc).cast(target.field(field.name).type))
+            continue
+        if kind is ValueType.DATE:
+            columns.append(pa.array(values, type=pa.string()).cast(pa.date32()))
+            continue
+        if kind in (ValueType.FLOAT, ValueType.DOUBLE):
+            values = [NON_FINITE_JSON.get(v, v) if isinstance(v, str) else v for v in values]
         if kind is PrimitiveType.BYTE_ARRAY:
             values = [None if v is None else base64.b64decode(v) for v in values]
         elif isinstance(kind, ListType) and kind.element_type is PrimitiveType.BYTE_ARRAY:
