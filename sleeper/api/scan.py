@@ -170,6 +170,13 @@ class Scan:
         """The rows as a pyarrow Table."""
         return self.to_arrow_batch_reader().read_all()
 
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """The rows as an Arrow C stream (the Arrow PyCapsule interface), so any Arrow consumer reads the scan lazily,
+        a batch at a time: ``pa.table(scan)``, ``pa.RecordBatchReader.from_stream(scan)``, ``duckdb.sql("select ...
+        from scan")``, ``polars.DataFrame(scan)``. Each call runs the scan afresh against the table's current files.
+        """
+        return self.to_arrow_batch_reader().__arrow_c_stream__(requested_schema)
+
     def to_pandas(self, **kwargs: Any) -> Any:
         """The rows as a pandas DataFrame (``kwargs`` go to ``pyarrow.Table.to_pandas``; typed Any: pandas has no
         stubs here).
@@ -181,18 +188,19 @@ class Scan:
         return self.to_arrow().to_pandas(**kwargs)
 
     def to_polars(self) -> polars.DataFrame:
-        """The rows as a polars DataFrame.
+        """The rows as a polars DataFrame, built from the Arrow stream batch by batch (no whole Arrow table is held
+        beside it).
 
         Raises:
             MissingExtraError: If polars is not installed.
         """
         pl = _require("polars")
-        frame: polars.DataFrame = pl.from_arrow(self.to_arrow())
+        frame: polars.DataFrame = pl.DataFrame(self)
         return frame
 
     def to_duckdb(self, table_name: str, connection: duckdb.DuckDBPyConnection | None = None) -> Any:
-        """The rows registered as a DuckDB table (their Arrow table, as pyiceberg registers it); returns the
-        connection.
+        """The scan registered as a DuckDB view; returns the connection. Nothing is read until DuckDB queries it; each
+        query of the view then streams the scan afresh through the Arrow C stream (no Arrow table is materialised).
 
         Args:
             table_name: The name to register the rows under.
@@ -203,7 +211,7 @@ class Scan:
         """
         db = _require("duckdb")
         con = db.connect() if connection is None else connection
-        con.register(table_name, self.to_arrow())
+        con.register(table_name, self)
         return con
 
     def count(self) -> int:
