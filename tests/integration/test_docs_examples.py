@@ -31,13 +31,15 @@ NOT_YET_MARKED = {
     # Its deployment section is being edited by another change; its commands need a deployed account and `cdk`.
     "deployment.md",
 }
-EXTRA_DOCS = {"usage/iceberg.md"}
+EXTRA_DOCS = {"usage/iceberg.md", "usage/filters.md"}
 """Documents about an extra: their local blocks run with the extras installed, as a reader of them has."""
 EXPECTED_OUTPUT: dict[str, tuple[str, ...]] = {
     # the security filter keeps the rows labelled A and the unlabelled one, from the CLI and from Python
     "usage/iterators.md": (" e1 ", " e3 ", "'id': 'e1'", "'id': 'e3'"),
     # the history lists the ingests, and the state as of files transaction 2 ends at key 99
     "usage/time-travel.md": ("ADD_FILES", '{"key": 99, "value": "v99"}'),
+    # the filtered scans count the adults named n1*, the keys of two ranges, and DuckDB reads the scan's stream
+    "usage/filters.md": ("[10, 11, 12, 500]", "[(60, 4)]"),
     # the Lambda module answers Athena's ping as Sleeper's connector does
     "usage/athena.md": ("'sourceType': 'Sleeper'", "'capabilities': 24"),
     # the queued scan returns the one row in range; the errors example names the missing table
