@@ -30,7 +30,7 @@ from sleeper.core.operations import HandlerSpec
 from sleeper.core.properties import PropertyDefinition
 from sleeper.core.properties import instance_common as common
 from sleeper.core.user_code import user_wheel_keys
-from stacks import grants
+from stacks import grants, nag
 from stacks.artefacts import Images
 from stacks.context import DeployContext
 
@@ -40,6 +40,14 @@ from ``s3://$CONFIG_BUCKET/instance.properties`` and finds everything else throu
 HANDLER_ENV = "SLEEPER_HANDLER"
 """The environment variable naming the handler (``module:function``) a Lambda function runs, from the registry."""
 INSTANCE_ID_ENV = "SLEEPER_INSTANCE_ID"
+SERVICE_NAME_ENV = "POWERTOOLS_SERVICE_NAME"
+"""The environment variable naming a function's service on its log lines (Powertools' convention): the name of the
+registry entry it runs, its role in Sleeper (``compaction_job_creation``, ``query``, ...)."""
+METRICS_NAMESPACE_ENV = "POWERTOOLS_METRICS_NAMESPACE"
+"""The environment variable naming the CloudWatch namespace of a function's metrics (Powertools' convention): the
+instance's ``sleeper.cloudwatch.table.metrics.namespace``, where every handler publishes its EMF lines."""
+TRACE_DISABLED_ENV = "POWERTOOLS_TRACE_DISABLED"
+"""The environment variable turning Powertools' tracer off: ``true`` unless ``sleeper.tracing.enabled``."""
 
 
 def secure_bucket(
@@ -299,6 +307,11 @@ class LambdaFactory:
     Every function gets its own role (logs of its own log group only; callers add what it needs), its own log group
     with the instance's retention, the config bucket in ``CONFIG_BUCKET`` and the handler in ``SLEEPER_HANDLER``; the
     image command is overridden with the handler so the Lambda runtime interface client calls it directly.
+
+    Powertools' variables name its service (``POWERTOOLS_SERVICE_NAME``: the registry entry's name) and its metrics
+    namespace (``POWERTOOLS_METRICS_NAMESPACE``); ``sleeper.tracing.enabled`` decides whether it is traced with
+    X-Ray (active tracing and ``POWERTOOLS_TRACE_DISABLED=false``) or not (no tracing configuration, which Lambda
+    runs as pass-through, and ``POWERTOOLS_TRACE_DISABLED=true``).
     """
 
     def __init__(self, core: SleeperCore) -> None:
@@ -355,6 +368,9 @@ class LambdaFactory:
             CONFIG_BUCKET_ENV: self._core.config.bucket_name,
             INSTANCE_ID_ENV: ctx.instance_id,
             HANDLER_ENV: spec.handler,
+            SERVICE_NAME_ENV: spec.name,
+            METRICS_NAMESPACE_ENV: ctx.get(common.METRICS_NAMESPACE) or "Sleeper",
+            TRACE_DISABLED_ENV: "false" if ctx.tracing else "true",
         }
         env.update(environment or {})
         function = lambda_.DockerImageFunction(
@@ -369,8 +385,11 @@ class LambdaFactory:
             environment=env,
             role=role,
             log_group=log_group,
+            tracing=lambda_.Tracing.ACTIVE if ctx.tracing else lambda_.Tracing.DISABLED,
             architecture=lambda_.Architecture.X86_64,
         )
+        if ctx.tracing:
+            nag.acknowledge(role, "IAM5[Resource::*]", nag.XRAY_TRACING)
         self._core.functions[handler] = function
         return function
 

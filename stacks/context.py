@@ -126,6 +126,11 @@ class DeployContext:
         """What happens to log groups when the instance is destroyed."""
         return RETAIN if self.get_bool(common.RETAIN_LOGS_AFTER_DESTROY) else DESTROY
 
+    @property
+    def tracing(self) -> bool:
+        """Whether the instance's Lambda functions are traced with AWS X-Ray (``sleeper.tracing.enabled``)."""
+        return self.get_bool(common.TRACING_ENABLED)
+
     # --- names ----------------------------------------------------------------------------------------------------
 
     def table_name(self, suffix: str) -> str:

@@ -16,7 +16,8 @@ IAM5_RESOURCES = (
     "ARNs, task definition revisions ('family:*'), EMR Serverless job runs of one application, and the few calls "
     "with no resource-level permissions (ecs:ListTasks pinned to the cluster by condition, "
     "cloudwatch:PutMetricData pinned to the namespace, autoscaling/EC2 describe calls, elasticmapreduce:RunJobFlow, "
-    "dynamodb:ListStreams for the stream event source)."
+    "dynamodb:ListStreams for the stream event source, and X-Ray's PutTraceSegments and PutTelemetryRecords when "
+    "sleeper.tracing.enabled is true)."
 )
 ECS2_ENVIRONMENT = (
     "Containers get only the config bucket name and the instance id in their environment; no secrets. Everything "
@@ -48,6 +49,10 @@ ECS_AGENT = (
     "registration calls have no narrower form that ECS supports."
 )
 ECR_AUTH = "ecr:GetAuthorizationToken (added by CDK to task execution roles) supports no resource-level permissions."
+XRAY_TRACING = (
+    "Active X-Ray tracing (sleeper.tracing.enabled) adds xray:PutTraceSegments and xray:PutTelemetryRecords, which "
+    "support no resource-level permissions, to each function's role."
+)
 STREAM_EVENT_SOURCE = (
     "dynamodb:ListStreams, added by CDK for the DynamoDB stream event source, supports no resource-level permissions."
 )

@@ -53,6 +53,17 @@ def should_reject_invalid_properties(tmp_path: Path) -> None:
         sleeper_app.load_properties(app)
 
 
+def should_refuse_a_tracing_switch_that_is_not_a_boolean(tmp_path: Path) -> None:
+    # Given an instance asking for X-Ray tracing with a value that is neither true nor false
+    path = tmp_path / "instance.properties"
+    path.write_text("sleeper.id=mine\nsleeper.tracing.enabled=yes\n", encoding="utf-8")
+    app = cdk.App(context={"propertiesfile": str(path)})
+
+    # When / Then the app refuses it before building anything, naming the property and what it takes
+    with pytest.raises(ValueError, match=r"sleeper\.tracing\.enabled: invalid value 'yes', expected true or false"):
+        sleeper_app.load_properties(app)
+
+
 def should_read_tags_as_key_value_pairs() -> None:
     # When / Then
     assert tags_from_context("a,1,b,2") == {"a": "1", "b": "2"}

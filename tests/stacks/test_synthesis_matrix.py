@@ -6,7 +6,8 @@ The shapes: a new VPC (the example, every supported optional stack: the session'
 with subnets (``sleeper.vpc`` and ``sleeper.subnets``, as Sleeper's ``deployNew.sh <id> <vpc> <subnets>`` gives,
 the VPC lookup supplied as the ``cdk`` command caches it); every optional stack or none; each default optional stack
 left out in turn; Sleeper's ``example/full`` and ``example/basic`` as they ship; the S3-only state store; EKS bulk
-import on Fargate and on Auto Mode. Each is synthesized once per session (``conftest.synthesize_matrix``).
+import on Fargate and on Auto Mode; X-Ray tracing on (the existing VPC with every stack) and off (the others). Each
+is synthesized once per session (``conftest.synthesize_matrix``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import pytest
 pytest.importorskip("aws_cdk")
 
 import app as sleeper_app  # noqa: E402
+from sleeper.core import operations  # noqa: E402
 from sleeper.core.deploy.plan import planned_stacks  # noqa: E402
 from sleeper.core.properties import instance_common as common  # noqa: E402
 from stacks.instance import QUEUE_OPERATIONS  # noqa: E402
@@ -64,7 +66,7 @@ DEFAULT_ON = [s for s in common.OPTIONAL_STACKS_DEFAULT if s in sleeper_app.EXAM
 CONFIGURATIONS = [
     MatrixConfiguration(
         "existing-vpc-all-on",
-        _example(**{"sleeper.vpc": VPC, "sleeper.subnets": ",".join(SUBNETS)}),
+        _example(**{"sleeper.vpc": VPC, "sleeper.subnets": ",".join(SUBNETS), "sleeper.tracing.enabled": "true"}),
         vpc=(VPC, SUBNETS),
     ),
     MatrixConfiguration(
@@ -154,6 +156,16 @@ OWN_GRANTS = {"eks-automode-existing-vpc": "EksBulkImport/"}
 """Configurations with roles the example has not (its EKS cluster is on Fargate), by the stack holding them: their
 grants are checked by the rules below only."""
 
+TRACED = frozenset({"existing-vpc-all-on"})
+"""Configurations with ``sleeper.tracing.enabled=true``; the others leave it false, as the example does."""
+
+XRAY_ACTIONS = frozenset({"xray:PutTelemetryRecords", "xray:PutTraceSegments"})
+"""What active tracing adds to each function's role (on ``*``: X-Ray has no resource-level permissions)."""
+
+
+def _tracing_grant(grant: Grant, kinds: dict[str, str]) -> bool:
+    return grant.action in XRAY_ACTIONS and grant.resource == "*" and kinds.get(grant.principal) == "role"
+
 
 @new_configurations
 def should_grant_nothing_the_approved_example_matrix_does_not(
@@ -161,10 +173,18 @@ def should_grant_nothing_the_approved_example_matrix_does_not(
 ) -> None:
     # Given the approved grants of the example (every optional stack), and those of this configuration
     approved = set(_approved_lines())
-    found, _ = grants
-    # When those the example has not are collected (the configuration's own stack's left out, if it has one)
-    own = OWN_GRANTS.get(request.node.callspec.params["configured"], "\0")
-    extra = sorted(g.line() for g in found if g.line() not in approved and not g.principal.startswith(own))
+    found, kinds = grants
+    name = request.node.callspec.params["configured"]
+    # When those the example has not are collected (the configuration's own stack's left out, if it has one; a traced
+    # configuration's X-Ray calls too)
+    own = OWN_GRANTS.get(name, "\0")
+    extra = sorted(
+        g.line()
+        for g in found
+        if g.line() not in approved
+        and not g.principal.startswith(own)
+        and not (name in TRACED and _tracing_grant(g, kinds))
+    )
     # Then there are none: no configuration gives a role more than the approved example does
     assert extra == []
 
@@ -258,3 +278,63 @@ def should_run_spark_jobs_in_the_subnets_given_by_id(synthesize_matrix: Any) -> 
     # Then both run in exactly those subnets
     assert application["Properties"]["NetworkConfiguration"]["SubnetIds"] == list(SUBNETS)
     assert cluster["Properties"]["Instances"]["Ec2SubnetIds"] == list(SUBNETS)
+
+
+CDK_PROVIDERS = re.compile(
+    r"^(AWS679f53fac002430cb0da5b7982bd2287|\w*CustomResourceProviderHandler|\w*KubectlProviderHandler"
+    r"|\w*ProviderframeworkonEvent)[0-9A-F]{8}$"
+)
+"""The logical ids of the CDK's own custom resource handlers (not Sleeper's code): the ``AwsCustomResource``
+singleton, the core providers (auto-deleting objects, the default security group, the EKS OIDC provider, ...) and
+the EKS kubectl provider with its provider framework function."""
+
+
+def _functions(configured: Synthesized) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+    """The instance's own functions as (template/logical id, properties), and the logical ids of the CDK's."""
+    ours: list[tuple[str, dict[str, Any]]] = []
+    cdk_own: list[str] = []
+    for name in configured.templates:
+        for logical_id, resource in configured.json(name).get("Resources", {}).items():
+            if resource["Type"] != "AWS::Lambda::Function":
+                continue
+            properties = resource["Properties"]
+            if properties.get("PackageType") == "Image":
+                ours.append((f"{name}/{logical_id}", properties))
+            else:
+                cdk_own.append(logical_id)
+    return ours, cdk_own
+
+
+@every_configuration
+def should_name_every_functions_service_and_metrics_namespace(configured: Synthesized) -> None:
+    # Given every function of the instance: its own, from the Lambda image, and the CDK's custom resource handlers
+    ours, cdk_own = _functions(configured)
+    namespace = configured.stack.core.ctx.get(common.METRICS_NAMESPACE)
+    entries = {spec.handler: spec.name for spec in operations.HANDLERS}
+    # When the Powertools variables of its own are read
+    problems = []
+    for where, properties in ours:
+        variables = properties["Environment"]["Variables"]
+        named = (variables.get("POWERTOOLS_SERVICE_NAME"), variables.get("POWERTOOLS_METRICS_NAMESPACE"))
+        if named != (entries.get(variables["SLEEPER_HANDLER"]), namespace):
+            problems.append(f"{where}: service and metrics namespace {named}")
+    # Then each names its role in Sleeper (its registry entry) and the instance's metrics namespace, and every other
+    # function is one of the CDK's own handlers
+    assert ours and problems == []
+    assert [i for i in cdk_own if not CDK_PROVIDERS.match(i)] == []
+
+
+@every_configuration
+def should_trace_every_function_with_x_ray_only_when_tracing_is_enabled(
+    request: pytest.FixtureRequest, configured: Synthesized
+) -> None:
+    # Given a configuration with sleeper.tracing.enabled true, or false as the example's and most others'
+    traced = request.node.callspec.params["configured"] in TRACED
+    assert configured.stack.core.ctx.get_bool(common.TRACING_ENABLED) is traced
+    # When its functions' tracing and Powertools tracer switch are read
+    ours, _ = _functions(configured)
+    found = {(p.get("TracingConfig", {}).get("Mode"), p["Environment"]["Variables"].get("POWERTOOLS_TRACE_DISABLED"))
+             for _, p in ours}  # fmt: skip
+    # Then every one is traced actively with the tracer on, or none has tracing configured (Lambda passes a trace
+    # header through) and the tracer is off
+    assert found == ({("Active", "false")} if traced else {(None, "true")})

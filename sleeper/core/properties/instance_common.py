@@ -213,6 +213,17 @@ LOG_RETENTION_IN_DAYS = _common.user(
     validation=ChoiceValue(LOG_RETENTION_DAYS_VALUES, case_sensitive=True),
     redeploy=True,
 )
+TRACING_ENABLED = _common.user(
+    "sleeper.tracing.enabled",
+    "Whether the instance's Lambda functions are traced with AWS X-Ray (beyond Sleeper): true deploys every "
+    "function with active tracing and POWERTOOLS_TRACE_DISABLED=false, and gives each function's role the X-Ray "
+    "calls it needs (PutTraceSegments and PutTelemetryRecords, which take no resource); false deploys them untraced "
+    "(Lambda passes through a trace header it receives) with POWERTOOLS_TRACE_DISABLED=true. The EKS bulk import "
+    "state machine is always traced.",
+    default="false",
+    validation=BOOLEAN,
+    redeploy=True,
+)
 MAXIMUM_CONNECTIONS_TO_S3 = _common.user(
     "sleeper.fs.s3a.max-connections",
     "The maximum number of simultaneous HTTP connections to S3 from one process. Must be more than the number of "
