@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sleeper.core.filter import MAX_KEY_REGIONS, Filter, columns_of, filter_of, key_regions
 from sleeper.core.partition import PartitionTree
@@ -235,7 +236,8 @@ def run_leaf_query(
     The sub-query's regions are cut to its partition region again here, so a sub-query read from a queue cannot
     return rows of another leaf. The query's filter applies after the table's processing and iterators, to the rows
     they give. Row groups are skipped by the filter's test of their statistics: on key fields always, and on value
-    fields when the processing only drops rows (no aggregation, no iterator), so skipping never changes a result.
+    fields when the processing only drops rows (no aggregation, no iterator), so skipping never changes a result;
+    then too the filter is applied to each file's rows before the merge.
 
     Args:
         leaf_query: The sub-query.
@@ -264,16 +266,21 @@ def run_leaf_query(
     rows = DEFAULT_BATCH_ROWS if batch_rows is None else batch_rows
     iterators = config if isinstance(config, RowIterators) else RowIterators(schema, config, now_ms=now_ms)
     pruning = None
+    expression = None if row_filter is None else to_expression(row_filter)
     if row_filter is not None:
-        usable = schema.field_names if iterators.only_drops_rows else schema.key_names
-        pruning = _Pruning(row_filter, frozenset(usable))
+        # Where the table's rules only drop rows, the filter commutes with them: each file's rows are filtered as
+        # they are read (on the read-ahead threads), so the merge and the rules see only the rows that can match.
+        early = iterators.only_drops_rows
+        usable = schema.field_names if early else schema.key_names
+        pruning = _Pruning(row_filter, frozenset(usable), expression if early else None)
+        if early:
+            expression = None
     streams = _planned_reads(leaf_query.files, schema, bounds, names, rows, options, pruning)
     # Files read over more than a row group are read ahead on threads (pyarrow decodes without the GIL), so
     # decoding overlaps the merge; a lookup (a row group or less per file) is not worth starting threads for.
     ahead = len(streams) if len(streams) > 1 and any(len(s.plan.row_groups) > 1 for s in streams) else 0
     merged = merge_sorted(streams, schema.key_names, batch_rows=rows, prefetch_threads=ahead)
     processed = iterators.apply(merged)
-    expression = None if row_filter is None else to_expression(row_filter)
     target = _output_schema(schema, out_names)
     for batch in processed:
         if expression is not None and batch.num_rows:
@@ -284,10 +291,12 @@ def run_leaf_query(
 
 @dataclass(frozen=True, slots=True)
 class _Pruning:
-    """A filter tested against row group statistics, on the columns whose statistics it may use."""
+    """A filter tested against row group statistics, on the columns whose statistics it may use, and the filter's
+    expression when it may be applied to each file's rows before the merge (else None)."""
 
     node: Filter
     columns: frozenset[str]
+    early: pc.Expression | None
 
     def keep(self, reader: SortedFileReader) -> Callable[[int], bool]:
         metadata = reader.parquet_metadata
@@ -302,16 +311,30 @@ class _Pruning:
 class _PlannedRead:
     """The batches of one file's planned read; closing it (as the merge does) closes the file, read or not."""
 
-    def __init__(self, reader: SortedFileReader, plan: ReadPlan, names: list[str], rows: int) -> None:
+    def __init__(
+        self,
+        reader: SortedFileReader,
+        plan: ReadPlan,
+        names: list[str],
+        rows: int,
+        expression: pc.Expression | None = None,
+    ) -> None:
         self.plan = plan
         self._reader = reader
         self._batches = reader.read_plan(plan, columns=names, batch_size=rows)
+        self._expression = expression
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         return self
 
     def __next__(self) -> pa.RecordBatch:
-        return next(self._batches)
+        while True:
+            batch = next(self._batches)
+            if self._expression is None:
+                return batch
+            batch = filter_batch(batch, self._expression)
+            if batch.num_rows:
+                return batch
 
     def close(self) -> None:
         close = getattr(self._batches, "close", None)
@@ -336,7 +359,8 @@ def _planned_reads(
             reader = SortedFileReader(location, schema, options=options)
             try:
                 keep = None if pruning is None else pruning.keep(reader)
-                reads.append(_PlannedRead(reader, reader.plan(bounds, keep_row_group=keep), names, rows))
+                early = None if pruning is None else pruning.early
+                reads.append(_PlannedRead(reader, reader.plan(bounds, keep_row_group=keep), names, rows, early))
             except BaseException:
                 reader.close()
                 raise
