@@ -19,7 +19,7 @@ The groups:
   :meth:`set_table_online`, :meth:`update_table_properties`, :meth:`reinitialise_table`,
   :meth:`estimate_split_points`, :meth:`publish_iceberg`;
 - data: :meth:`ingest_files`, :meth:`bulk_import_files`, :meth:`submit_to_batcher`, :meth:`export_table`,
-  :meth:`run_queued_query`
+  :meth:`run_queued_query`, :meth:`sql` (read-only SQL over the tables)
   (rows in and out of one table go through :class:`~sleeper.api.table.Table`: ``ingest`` and ``scan``);
 - operations now: :meth:`compact_now`, :meth:`split_now`, :meth:`gc_now`, :meth:`run`;
 - queues and dead letters: :meth:`queue_names`, :meth:`queue`, :meth:`dead_letter_queue`,
@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 
     from sleeper.api.table import Table
     from sleeper.bulk_export.model import BulkExportQuery
+    from sleeper.core.filter import Filter
     from sleeper.core.query import Query
     from sleeper.iceberg.publisher import PublishResult
     from sleeper.ingest.batcher.ports import IngestBatcherStore
@@ -512,11 +513,13 @@ class Instance(ABC):
         export_id: str | None = None,
         wait: bool = True,
         timeout: float = 600.0,
+        filter: str | Filter | None = None,
     ) -> dict[str, Any]:
         """Exports every row of a table, through its rules, as one sorted Parquet file per leaf partition: a local
         instance writes them to ``directory`` in this process; on AWS the export is sent to the bulk export queue and
         written to the instance's bulk export bucket (``directory`` is refused), waited for up to ``timeout`` seconds
-        unless ``wait`` is False.
+        unless ``wait`` is False. With ``filter`` (as ``Table.scan``'s: text or a :mod:`sleeper.core.filter` model),
+        only the rows it selects are exported, after the table's rules.
 
         Returns:
             ``exportId``, ``tableId``, ``state`` (``SENT``, ``COMPLETED``, ``ALREADY_FINISHED`` or the tracker's final
@@ -524,12 +527,15 @@ class Instance(ABC):
 
         Raises:
             SleeperError: If ``directory`` is missing locally or given on AWS, or the export does not finish in time.
+            FilterError: If the filter does not suit the table, before anything is sent or written.
         """
         from sleeper.bulk_export.model import BulkExportQuery
+        from sleeper.core.filter import filter_of
 
         table = self.table(name)
-        query = BulkExportQuery.for_table(table_name=name) if export_id is None else BulkExportQuery(
-            export_id=export_id, table_name=name
+        checked = None if filter is None else filter_of(filter, table.schema)
+        query = BulkExportQuery.for_table(table_name=name, filter=checked) if export_id is None else BulkExportQuery(
+            export_id=export_id, table_name=name, filter=None if checked is None else str(checked)
         )  # fmt: skip
         return self._export(table, query, directory, wait=wait, timeout=timeout)
 
@@ -542,6 +548,25 @@ class Instance(ABC):
     @abstractmethod
     def submit_to_batcher(self, table_name: str, files: Sequence[str]) -> str:
         """Hands files to the ingest batcher; returns what was done, for people."""
+
+    def sql(self, statement: str) -> pa.RecordBatchReader:
+        """Beyond Sleeper: runs a read-only SQL statement over the instance's tables with DuckDB and streams the
+        result, e.g. ``instance.sql("select name, count(*) from people where age > 30 group by name").read_all()``.
+
+        Only one ``SELECT`` (or ``WITH ... SELECT``) is accepted, over the instance's tables (joins allowed); each
+        table is read as its lazy :class:`~sleeper.api.scan.Scan` with the table's rules applied, and the ``WHERE``
+        clause's simple predicates on one table are pushed into its scan as a filter (:mod:`sleeper.api.sql` says
+        which), so only the leaves and row groups that can match are read.
+
+        Raises:
+            SqlError: If the statement is not one SELECT, uses a table function that reads files (``read_parquet``,
+                ``read_csv``...), names a table the instance does not have (the message lists them), has bad syntax,
+                or DuckDB cannot run it.
+            MissingExtraError: If DuckDB is not installed (the ``dataframes`` extra).
+        """
+        from sleeper.api.sql import run_sql
+
+        return run_sql(self, statement)
 
     def run_queued_query(self, query: Query, schema: Schema) -> pa.Table | None:
         """Sends a query to the query queue: a local instance runs it at once and returns the rows; on AWS the

@@ -8,11 +8,12 @@ leaf partition export per leaf holding files (:mod:`sleeper.bulk_export.planner`
 
 Exports are tracked in the instance's query tracker, as queries are: the export id is the query id and each leaf
 export a sub-query, so the tracker's roll-up gives the export COMPLETED (with the rows written) once every leaf is
-done, FAILED or PARTIALLY_FAILED otherwise; ``sleeper export`` waits on it. A query that cannot be read, or names a
-table that does not exist, is tracked FAILED (when its export id can be read) and its message is done. An export whose
-id the tracker already records as finished is not run again, and planning an export again (a redelivery) gives its
-leaves the same sub-export ids and deletes any earlier output of that export not in the new plan, so a second export of
-the same ``exportId`` never duplicates rows.
+done, FAILED or PARTIALLY_FAILED otherwise; ``sleeper export`` waits on it. A query that cannot be read, names a
+table that does not exist or has a filter that does not suit its table (``$.filter``) is tracked FAILED (when its
+export id can be read) and its message is done, with nothing planned or written. An export whose id the tracker
+already records as finished is not run again, and planning an export again (a redelivery) gives its leaves the same
+sub-export ids and deletes any earlier output of that export not in the new plan, so a second export of the same
+``exportId`` never duplicates rows.
 """
 
 from __future__ import annotations
@@ -106,6 +107,7 @@ def plan_bulk_export(
             table = instance.table(parsed.table_name)
         else:
             table = instance.table_by_id(parsed.table_id or "")
+        row_filter = parsed.parsed_filter(table.schema)
     except (BulkExportQueryError, TableNotFoundError) as e:
         export_id = getattr(e, "export_id", None) or (query.export_id if isinstance(query, BulkExportQuery) else None)
         if export_id is not None:
@@ -120,7 +122,7 @@ def plan_bulk_export(
     store = table.state_store
     references = store.file_references()
     tree = store.partition_tree()  # after the files: see sleeper.query.executor.plan_table_query
-    leaves = plan_export(parsed, tree, references, table_id=table.table_id)
+    leaves = plan_export(parsed, tree, references, table_id=table.table_id, row_filter=row_filter, schema=table.schema)
     _delete_stale_output(
         root if root is not None else instance.bulk_export_uri, table.table_id, parsed.export_id, leaves,
         instance.filesystem_options,

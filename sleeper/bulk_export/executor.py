@@ -8,6 +8,11 @@ table's filters and aggregations are applied to the merged stream, and the rows 
 settings (row group size, compression, dictionary and statistics settings) through
 :class:`sleeper.io.parquet.SortedFileWriter`, without a sketches file. No row is handled in Python.
 
+An export's filter (:mod:`sleeper.core.filter`) applies after the table's rules, batch by batch, as a query's does
+(``sleeper.query.executor.run_leaf_query``): row groups no matching row can be in are skipped by their statistics
+first, on the row keys always and on every column when the table's rules only drop rows (no aggregation, no
+iterator), so skipping never changes what is written.
+
 A file outside the table's data prefix is refused before anything is read (``FileOutsideTableError``): a leaf export
 message can only make the task read the table's own files. The output is overwritten if it exists; if anything fails,
 what was written of it is deleted.
@@ -16,18 +21,22 @@ what was written of it is deleted.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sleeper.bulk_export.model import LeafPartitionExport
+from sleeper.core.filter import Filter
 from sleeper.core.schema import Schema
 from sleeper.core.statestore.locations import check_file_in_table
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.merge import DEFAULT_BATCH_ROWS, RowCounter, merge_sorted
-from sleeper.io.parquet import ParquetSettings, SortedFileWriter, read_sorted
+from sleeper.io.parquet import ParquetSettings, SortedFileWriter
+from sleeper.io.parquet_reader import SortedFileReader
+from sleeper.io.row_filter import column_positions, filter_batch, row_group_may_match, to_expression
 from sleeper.iterators.pipeline import RowIterators
 from sleeper.statestore.tables import SleeperTable
 
@@ -66,17 +75,54 @@ def export_batches(
     *,
     options: FileSystemOptions | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
+    statistics_columns: Collection[str] = (),
 ) -> Iterator[pa.RecordBatch]:
     """The rows of a leaf export's files within its regions and partition, merged into one sorted stream (before
-    the table's iterators)."""
+    the table's iterators and the export's filter).
+
+    Args:
+        export: The leaf export.
+        schema: The table's schema.
+        options: How to reach S3.
+        batch_rows: The most rows in a batch read and merged.
+        statistics_columns: With an export filter, the columns whose row group statistics may skip a row group the
+            filter rules out (none: every row group in the regions is read).
+    """
     bounds = _bounds(export)
     if not bounds or not export.files:
         return iter(())
+    skip = export.filter if export.filter is not None and statistics_columns else None
     streams: list[Iterable[pa.RecordBatch]] = [
-        read_sorted(name, schema, regions=bounds, options=options, batch_size=batch_rows, use_threads=False)
-        for name in export.files
+        _read(name, schema, bounds, batch_rows, options, skip, frozenset(statistics_columns)) for name in export.files
     ]
     return merge_sorted(streams, schema.key_names, batch_rows=batch_rows, prefetch_threads=min(1, len(streams) - 1))
+
+
+def _read(
+    location: str,
+    schema: Schema,
+    bounds: Sequence[Sequence[KeyBounds]],
+    batch_rows: int,
+    options: FileSystemOptions | None,
+    row_filter: Filter | None,
+    columns: frozenset[str],
+) -> Iterator[pa.RecordBatch]:
+    """One file's rows in the regions, skipping the row groups the filter's test of their statistics rules out; the
+    file is opened at the first batch asked for and closed when the read ends."""
+    with SortedFileReader(location, schema, options=options) as reader:
+        keep = None if row_filter is None else _keep(reader, row_filter, columns)
+        plan = reader.plan(bounds, keep_row_group=keep)
+        yield from reader.read_plan(plan, batch_size=batch_rows, use_threads=False)
+
+
+def _keep(reader: SortedFileReader, row_filter: Filter, columns: frozenset[str]) -> Callable[[int], bool]:
+    metadata = reader.parquet_metadata
+    positions = column_positions(metadata)
+
+    def keep(group: int) -> bool:
+        return row_group_may_match(metadata, group, row_filter, columns, positions)
+
+    return keep
 
 
 def run_leaf_export(
@@ -89,7 +135,8 @@ def run_leaf_export(
     batch_rows: int = DEFAULT_BATCH_ROWS,
     writer_thread: bool = True,
 ) -> ExportResult:
-    """Exports one leaf partition to one sorted Parquet file.
+    """Exports one leaf partition to one sorted Parquet file: its rows through the table's rules, then the export's
+    filter if it has one.
 
     Args:
         export: The leaf export.
@@ -114,7 +161,13 @@ def run_leaf_export(
         table.properties, schema, now_ms=now_ms if now_ms is not None else int(time.time() * 1000), writes=True
     )
     counter = RowCounter()
-    merged = export_batches(export, schema, options=options, batch_rows=batch_rows)
+    statistics: Collection[str] = ()
+    if export.filter is not None:
+        statistics = schema.field_names if processor.only_drops_rows else schema.key_names
+    merged = export_batches(export, schema, options=options, batch_rows=batch_rows, statistics_columns=statistics)
+    rows: Iterable[pa.RecordBatch] = processor.apply(counter.count(merged))
+    if export.filter is not None:
+        rows = _filtered(rows, to_expression(export.filter))
     with SortedFileWriter(
         output,
         schema,
@@ -123,8 +176,16 @@ def run_leaf_export(
         sketches=False,
         writer_thread=writer_thread,
     ) as writer:
-        for batch in processor.apply(counter.count(merged)):
+        for batch in rows:
             writer.write(batch)
     return ExportResult(
         sub_export_id=export.sub_export_id, output=output, rows_read=counter.rows, rows_written=writer.result.rows
     )
+
+
+def _filtered(batches: Iterable[pa.RecordBatch], expression: pc.Expression) -> Iterator[pa.RecordBatch]:
+    """The rows of each batch the filter's expression holds for."""
+    for batch in batches:
+        batch = filter_batch(batch, expression)
+        if batch.num_rows:
+            yield batch

@@ -7,6 +7,12 @@ the table id, the export and sub-export ids, the regions (the leaf's region), th
 read (those referenced on the leaf and its ancestors). Field order on the wire is Sleeper's (Gson's declaration order),
 checked by the approval tests. Ids are safe ids (:func:`sleeper.core.paths.check_safe_id`): they become part of
 the output path ``<export root>/<tableId>/<exportId>/<subExportId>.parquet``.
+
+Beyond Sleeper, both messages may carry ``filter``: text in the filter language of :mod:`sleeper.core.filter`, on any
+column, applied to each leaf's rows after the table's rules (so it only narrows what an export holds). A message
+without it is exactly Sleeper's JSON. The query holds the text (its table's schema is not known until the table is
+found); planning parses it against the schema, refusing a bad one as ``$.filter``, and each leaf export carries the
+parsed filter.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 
 from sleeper.bulk_export.exceptions import BulkExportQueryError
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.filter import Filter, FilterError, filter_of, parse_filter
 from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.paths import check_safe_id, check_safe_path, join_under
@@ -32,15 +39,15 @@ __all__ = [
     "read_bulk_export_query",
 ]
 
-_QUERY_FIELDS = frozenset({"exportId", "tableId", "tableName"})
+_QUERY_FIELDS = frozenset({"exportId", "tableId", "tableName", "filter"})
 _LEAF_FIELDS = frozenset(
-    {"tableId", "exportId", "subExportId", "regions", "leafPartitionId", "partitionRegion", "files"}
+    {"tableId", "exportId", "subExportId", "regions", "leafPartitionId", "partitionRegion", "files", "filter"}
 )
 
 
 @dataclass(frozen=True, slots=True)
 class BulkExportQuery:
-    """A request to export every row of a table, one Parquet file per leaf partition.
+    """A request to export every row of a table (or those a filter selects), one Parquet file per leaf partition.
 
     Built as Sleeper's Python client builds its ``sleeper.bulk_export.BulkExportQuery``: ``BulkExportQuery(export_id,
     table_name=...)`` or by keywords, the export id optional (None or left out: a new UUID); a query naming neither or
@@ -50,15 +57,32 @@ class BulkExportQuery:
         export_id: The export's id (a UUID unless given).
         table_name: The table's name, or None when it is named by id.
         table_id: The table's id, or None when it is named by name.
+        filter: Beyond Sleeper: the rows to export among those the table's rules give, as filter text (a
+            :mod:`sleeper.core.filter` model given here is kept as its canonical text); None exports every row.
+            Checked against the table's schema when the export is planned (:meth:`parsed_filter`).
+
+    Raises:
+        BulkExportQueryError: If the table is named neither or twice, the export id is not a safe id, or the filter is
+            neither text nor a filter model.
     """
 
     export_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     table_name: str | None = None
     table_id: str | None = None
+    filter: str | None = None
 
     def __post_init__(self) -> None:
         if self.export_id is None:  # Sleeper's client draws an id for None too
             object.__setattr__(self, "export_id", str(uuid.uuid4()))
+        if self.filter is not None and not isinstance(self.filter, str):
+            text = _filter_text(self.filter)
+            if text is None:
+                raise BulkExportQueryError(
+                    f'$.filter: a filter must be text such as "age > 30" or a sleeper.core.filter model, got '
+                    f"{type(self.filter).__name__}",
+                    export_id=self.export_id,
+                )
+            object.__setattr__(self, "filter", text)
         if self.table_name is None and self.table_id is None:
             raise BulkExportQueryError("tableId or tableName field must be provided", export_id=self.export_id)
         if self.table_name is not None and self.table_id is not None:
@@ -71,18 +95,41 @@ class BulkExportQuery:
             raise BulkExportQueryError(str(e), export_id=None) from e
 
     @classmethod
-    def for_table(cls, *, table_name: str | None = None, table_id: str | None = None) -> BulkExportQuery:
+    def for_table(
+        cls, *, table_name: str | None = None, table_id: str | None = None, filter: str | Filter | None = None
+    ) -> BulkExportQuery:
         """A query with a new random export id."""
-        return cls(export_id=str(uuid.uuid4()), table_name=table_name, table_id=table_id)
+        return cls(export_id=str(uuid.uuid4()), table_name=table_name, table_id=table_id, filter=filter)  # type: ignore[arg-type]
+
+    def parsed_filter(self, schema: Schema) -> Filter | None:
+        """The query's filter parsed against its table's schema; None if it has none.
+
+        Raises:
+            BulkExportQueryError: If the filter has bad syntax, names a column the table lacks or compares one with a
+                value of another type; the message starts ``$.filter:`` and gives the place.
+        """
+        if self.filter is None:
+            return None
+        try:
+            return parse_filter(self.filter, schema)
+        except FilterError as e:
+            raise BulkExportQueryError(f"$.filter: {e}", export_id=self.export_id) from None
 
     def to_json(self) -> str:
-        """Sleeper's JSON: ``exportId``, then ``tableId`` or ``tableName``."""
+        """Sleeper's JSON: ``exportId``, then ``tableId`` or ``tableName``, then ``filter`` if there is one."""
         out: dict[str, Any] = {"exportId": self.export_id}
         if self.table_id is not None:
             out["tableId"] = self.table_id
         if self.table_name is not None:
             out["tableName"] = self.table_name
+        if self.filter is not None:
+            out["filter"] = self.filter
         return wire.to_json(out)
+
+
+def _filter_text(value: object) -> str | None:
+    """A filter model's canonical text; None if the value is not a filter model."""
+    return str(value) if isinstance(value, Filter) else None
 
 
 def read_bulk_export_query(body: str | bytes) -> BulkExportQuery:
@@ -100,9 +147,12 @@ def read_bulk_export_query(body: str | bytes) -> BulkExportQuery:
         table_name = wire.optional_str(obj, "tableName")
         table_id = wire.optional_str(obj, "tableId")
         given = wire.optional_str(obj, "exportId")
+        row_filter = wire.optional_str(obj, "filter")
     except MessageError as e:
         raise BulkExportQueryError(str(e), export_id=export_id) from e
-    return BulkExportQuery(export_id=given or str(uuid.uuid4()), table_name=table_name, table_id=table_id)
+    return BulkExportQuery(
+        export_id=given or str(uuid.uuid4()), table_name=table_name, table_id=table_id, filter=row_filter
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,6 +167,8 @@ class LeafPartitionExport:
         leaf_partition_id: The leaf partition.
         partition_region: The leaf's region; every file is read limited to it.
         files: The files to read: those referenced on the leaf and its ancestors.
+        filter: Beyond Sleeper: the export's filter, applied to the leaf's rows after the table's rules; None for
+            every row.
     """
 
     table_id: str
@@ -126,6 +178,7 @@ class LeafPartitionExport:
     leaf_partition_id: str
     partition_region: Region
     files: tuple[str, ...]
+    filter: Filter | None = None
 
 
 def export_output_path(root: str, export: LeafPartitionExport) -> str:
@@ -160,7 +213,7 @@ class LeafPartitionExportSerDe:
     def to_dict(self, export: LeafPartitionExport) -> dict[str, Any]:
         """Sleeper's JSON for a leaf partition export, as a dictionary."""
         schema = self._schema(export.table_id, export.export_id)
-        return {
+        out: dict[str, Any] = {
             "tableId": export.table_id,
             "exportId": export.export_id,
             "subExportId": export.sub_export_id,
@@ -169,6 +222,9 @@ class LeafPartitionExportSerDe:
             "partitionRegion": export.partition_region.to_dict(schema),
             "files": list(export.files),
         }
+        if export.filter is not None:
+            out["filter"] = str(export.filter)
+        return out
 
     def to_json(self, export: LeafPartitionExport, *, indent: int | None = None) -> str:
         """Sleeper's JSON for a leaf partition export."""
@@ -216,4 +272,15 @@ class LeafPartitionExportSerDe:
             leaf_partition_id=check_safe_id(wire.required_str(obj, "leafPartitionId"), where="$.leafPartitionId"),
             partition_region=Region.from_dict(schema, obj["partitionRegion"], path="$.partitionRegion"),
             files=tuple(files),
+            filter=_leaf_filter(obj, schema, export_id),
         )
+
+
+def _leaf_filter(obj: Mapping[str, Any], schema: Schema, export_id: str) -> Filter | None:
+    text = wire.optional_str(obj, "filter")
+    if text is None:
+        return None
+    try:
+        return filter_of(text, schema)
+    except FilterError as e:
+        raise BulkExportQueryError(f"$.filter: {e}", export_id=export_id) from None

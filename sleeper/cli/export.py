@@ -4,6 +4,8 @@ On a local instance the export runs in this process and writes ``DIR/<tableId>/<
 DIR may be an ``s3://`` URI (:func:`sleeper.bulk_export.local.export_root` says what is accepted).
 On AWS (``--instance aws:ID``) the query is sent to the bulk export queue, as Sleeper's clients send it; the command
 waits until the query tracker records the export finished and lists the files in the bulk export bucket.
+``--where`` exports only the rows a filter selects (the filter language of docs/usage/filters.md), after the table's
+rules; a bad filter is refused with one line before anything is sent or written.
 """
 
 from __future__ import annotations
@@ -31,6 +33,14 @@ def export(
         ),
     ] = None,
     export_id: Annotated[str | None, typer.Option("--export-id", help="The export id (default: a new UUID).")] = None,
+    where: Annotated[
+        str | None,
+        typer.Option(
+            "--where",
+            help='Export only the rows this filter selects, on any column, such as "age > 30 and name starts with '
+            "'a'\" (applied after the table's rules).",
+        ),
+    ] = None,
     no_wait: Annotated[bool, typer.Option("--no-wait", help="On AWS: send the export and return.")] = False,
     timeout: Annotated[
         float, typer.Option("--timeout", help="On AWS: how long to wait for the export, in seconds.")
@@ -40,7 +50,9 @@ def export(
     """Export every row of a table: one sorted Parquet file per leaf partition, through the table's iterators."""
     refuse_stdin([directory], "the export directory", "an export writes one Parquet file per leaf into a directory")
     with progress(f"Exporting table {name}"):
-        result = open_instance().export_table(name, directory, export_id=export_id, wait=not no_wait, timeout=timeout)
+        result = open_instance().export_table(
+            name, directory, export_id=export_id, wait=not no_wait, timeout=timeout, filter=where
+        )
     _report(result, as_json)
 
 
