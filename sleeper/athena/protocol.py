@@ -13,6 +13,12 @@ The connector answers a ping with serialisation version :data:`SERDE_VERSION` (4
 version's shapes, and expects Arrow data in the current IPC format. Requests are read leniently: fields of other
 versions (``expression``, ``orderByClause``, ``limit``, ``queryPassthroughArguments``, ``queryPlan``) are ignored, and
 both Arrow IPC formats are accepted.
+
+Value types beyond Sleeper's travel as the SDK's types (:func:`athena_value_type`): ``FloatType`` FLOAT4 (float32),
+``DoubleType`` FLOAT8 (float64), ``BooleanType`` BIT (bool), ``DateType`` DATEDAY (date32), a ``TimestampType`` with a
+time zone TIMESTAMPMILLITZ (Arrow ``timestamp[ms, tz]``, the instant, in the field's zone) and one without DATEMILLI
+(Arrow ``date64``: milliseconds since the epoch of the wall-clock time, which the SDK reads as a local date-time).
+Athena's timestamps are milliseconds, so finer units are truncated towards the past (:func:`to_athena_column`).
 """
 
 from __future__ import annotations
@@ -22,15 +28,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sleeper.athena.arrow_ipc import b64decode, b64encode, decode_block, decode_schema, encode_block, encode_schema
 from sleeper.athena.exceptions import INVALID_INPUT, OPERATION_NOT_SUPPORTED, AthenaConnectorError
 from sleeper.athena.predicates import ValueSet, parse_summary
+from sleeper.core.schema import TimestampType, ValueType
 
 __all__ = [
     "CAPABILITIES",
     "SERDE_VERSION",
     "SOURCE_TYPE",
+    "athena_value_type",
+    "to_athena_column",
     "UNLIMITED_PAGE_SIZE",
     "EncryptionKey",
     "FederationRequest",
@@ -56,6 +66,33 @@ __all__ = [
     "read_records_response",
     "remote_read_records_response",
 ]
+
+_ATHENA_VALUE_TYPES = {
+    ValueType.FLOAT: pa.float32(),
+    ValueType.DOUBLE: pa.float64(),
+    ValueType.BOOLEAN: pa.bool_(),
+    ValueType.DATE: pa.date32(),
+}
+
+
+def athena_value_type(value_type: ValueType | TimestampType) -> pa.DataType:
+    """The Arrow type Athena is given for a value type beyond Sleeper's (see the module docs)."""
+    if isinstance(value_type, TimestampType):
+        return pa.date64() if value_type.time_zone is None else pa.timestamp("ms", tz=value_type.time_zone)
+    return _ATHENA_VALUE_TYPES[value_type]
+
+
+def to_athena_column(column: pa.Array, target: pa.DataType) -> pa.Array:
+    """A column of a table's rows as the type Athena asked for: a timestamp as milliseconds (finer units truncated
+    towards the past), as ``date64`` of its wall-clock milliseconds where Athena has DATEMILLI; any other column cast
+    as is (safely)."""
+    if pa.types.is_timestamp(column.type) and (pa.types.is_timestamp(target) or pa.types.is_date64(target)):
+        millis = pc.floor_temporal(column, unit="millisecond").cast(pa.timestamp("ms", tz=column.type.tz))
+        if pa.types.is_date64(target):
+            return millis.cast(pa.int64()).cast(pa.date64())
+        return millis.cast(target)
+    return column.cast(target)
+
 
 SOURCE_TYPE = "Sleeper"
 """The source type a ping reports, as Sleeper's Java connectors do."""

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from sleeper.bulk_import.exceptions import SparkUnavailableError
+from sleeper.bulk_import.exceptions import BulkImportError, SparkUnavailableError
 from sleeper.bulk_import.leaves import LeafTagger, spark_partition_keys
 from sleeper.bulk_import.presplit import PreSplitSettings, plan_partition_tree_extension, sample_fraction
 from sleeper.core.extras import install_command
@@ -208,8 +208,28 @@ def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+def spark_type_refusal(schema: Schema) -> str | None:
+    """Why Spark cannot bulk import into a table of this schema, or None: Spark reads no Parquet timestamps of
+    nanoseconds, so a ``TimestampType`` field of unit ``ns`` is refused (ingest takes them)."""
+    nanos = [f.name for f in schema.value_fields if isinstance(f.type, TimestampType) and f.type.unit == "ns"]
+    if not nanos:
+        return None
+    which = f"field {nanos[0]!r} is" if len(nanos) == 1 else f"fields {', '.join(map(repr, nanos))} are"
+    return (
+        f"Spark reads no Parquet timestamps of unit ns, and {which} of unit ns: "
+        "ingest the files instead (sleeper ingest, Table.ingest)"
+    )
+
+
 def read_input(spark: SparkSession, schema: Schema, files: Sequence[str]) -> DataFrame:
-    """The input files as a DataFrame of the table's columns, cast to the table's types."""
+    """The input files as a DataFrame of the table's columns, cast to the table's types.
+
+    Raises:
+        BulkImportError: If the table has a field Spark cannot read (:func:`spark_type_refusal`).
+    """
+    refusal = spark_type_refusal(schema)
+    if refusal is not None:
+        raise BulkImportError(refusal)
     functions = _import_pyspark().functions
     sql_types = _import_pyspark().types
     frame = spark.read.parquet(*files)
