@@ -110,11 +110,12 @@ class SleeperInstanceStack(cdk.Stack):
         if ctx.optional_stacks & NEEDS_VPC:
             use_existing_vpc(self, core)  # sleeper.vpc given: no Networking stack is planned
         builders = self._builders()
-        for planned in planned_stacks(ctx.properties, ctx.tables):
-            self.parts[planned.name] = builders[planned.name]()
         unclaimed = unclaimed_operations()
-        if unclaimed:
-            self.parts[QUEUE_OPERATIONS] = QueueOperationsStack(self, QUEUE_OPERATIONS, core, unclaimed)
+        for planned in planned_stacks(ctx.properties, ctx.tables):
+            if planned.name == "ManagedPolicies" and unclaimed:
+                # before the policies, alarms and dashboard: they cover the queues and functions built before them
+                self.parts[QUEUE_OPERATIONS] = QueueOperationsStack(self, QUEUE_OPERATIONS, core, unclaimed)
+            self.parts[planned.name] = builders[planned.name]()
         policies = self.parts["ManagedPolicies"]
         assert isinstance(policies, ManagedPoliciesStack)
         websocket = self.parts.get("WebSocketQuery")
