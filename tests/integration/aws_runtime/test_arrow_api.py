@@ -25,6 +25,7 @@ from lambdas import sqs
 from sleeper.api.ingest_job import IngestJobError, IngestJobSent
 from sleeper.api.table import Table
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.filter import FilterError
 from sleeper.core.operations import INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, QUERY_Q, STATE_STORE_COMMITTER_Q
 from sleeper.ingest.entry import run_ingest_job
 from sleeper.io.arrow_schema import arrow_schema
@@ -215,6 +216,41 @@ def should_scan_through_the_query_queue_returning_the_rows_of_a_direct_scan(any_
     assert part[0].equals(part[1]) and part[0].to_pylist() == [{"age": 42, "name": "bob"}, {"age": 19, "name": "nina"}]
     # And the two queries went through the query tracker, which records them completed
     assert _completed_queries(any_instance) - completed_before == 2
+
+
+def should_filter_on_any_column_the_same_way_directly_and_through_the_query_queue(any_instance: Any) -> None:
+    # Given a table of two leaves with rows in both
+    table = _table(any_instance)
+    rows = {"alice": 31, "bob": 42, "carol": 55, "nina": 19, "oscar": 64, "zoe": 27}
+    table.ingest(pa.table({"name": list(rows), "age": list(rows.values())}, schema=ARROW_SCHEMA))
+    filters = {
+        "age >= 40": ["bob", "carol", "oscar"],
+        "name starts with 'o' or age < 20": ["nina", "oscar"],
+        "name between 'b' and 'o' and not (age in (42, 55))": ["nina"],
+        "age > 100": [],
+    }
+
+    # When it is scanned with each filter, directly and through the query queue (on AWS answered by the functions)
+    def scans() -> dict[str, tuple[list[str], list[str]]]:
+        return {
+            text: (
+                table.scan(filter=text).to_arrow()["name"].to_pylist(),
+                table.scan(filter=text, via_queue=True).to_arrow()["name"].to_pylist(),
+            )
+            for text in filters
+        }
+
+    if isinstance(any_instance, AwsInstance):
+        with _QueryFunctions(any_instance):
+            got = scans()
+    else:
+        got = scans()
+
+    # Then both doors return the rows the filter selects, in key order
+    assert got == {text: (names, names) for text, names in filters.items()}
+    # And a bad filter is refused on both doors before anything is sent
+    with pytest.raises(FilterError, match="no column 'agee'"):
+        table.scan(filter="agee > 3", via_queue=True)
 
 
 def _completed_queries(instance: Any) -> int:
