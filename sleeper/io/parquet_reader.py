@@ -35,7 +35,7 @@ from pyarrow import fs as pafs
 
 from sleeper.core.schema import KeyValue, PrimitiveType
 from sleeper.core.schema import Schema as SleeperSchema
-from sleeper.io.arrow_schema import key_arrow_type
+from sleeper.io.arrow_schema import arrow_field, key_arrow_type
 from sleeper.io.exceptions import DataFileError, SchemaMismatchError
 from sleeper.io.filesystem import FileSystemOptions, open_input, resolve
 from sleeper.io.key_ranges import (
@@ -342,7 +342,8 @@ class SortedFileReader:
         Raises:
             SchemaError: If a bound names a field that is not a row key.
             KeyTypeError: If a bound's value is not of its field's type.
-            SchemaMismatchError: If the file lacks a requested column.
+            SchemaMismatchError: If the file lacks a requested column other than a nullable value field (read as
+                nulls).
         """
         return self.read_plan(self.plan(regions), columns=columns, batch_size=batch_size, use_threads=use_threads)
 
@@ -354,13 +355,35 @@ class SortedFileReader:
         batch_size: int = DEFAULT_BATCH_ROWS,
         use_threads: bool = True,
     ) -> Iterator[pa.RecordBatch]:
-        """Reads the row groups of a plan made by :meth:`plan` (see :meth:`read`)."""
+        """Reads the row groups of a plan made by :meth:`plan` (see :meth:`read`).
+
+        A nullable value field of the schema that the file lacks (a column added to the table after the file was
+        written) is read as nulls of the field's type; any other column the file lacks is refused.
+        """
         names = list(columns) if columns is not None else list(self._schema.field_names)
         file_names = set(self._arrow_schema.names)
-        missing = [name for name in names if name not in file_names]
-        if missing:
-            raise SchemaMismatchError(f"{self._location} has no column {missing[0]!r}")
-        return self._read_steps(plan._steps, names, batch_size, use_threads)
+        absent = [name for name in names if name not in file_names]
+        if not absent:
+            return self._read_steps(plan._steps, names, batch_size, use_threads)
+        nulls = self._null_fields(absent)
+        present = [name for name in names if name in file_names]
+        read = present or [self._schema.row_key_fields[0].name]  # a column to count the rows by
+        batches = self._read_steps(plan._steps, read, batch_size, use_threads)
+        return _with_null_columns(batches, names, nulls)
+
+    def _null_fields(self, absent: Sequence[str]) -> dict[str, pa.Field]:
+        """The Arrow fields of columns the file lacks, each a nullable value field of the schema.
+
+        Raises:
+            SchemaMismatchError: Naming the first column that is not such a field.
+        """
+        out: dict[str, pa.Field] = {}
+        for name in absent:
+            chosen = self._schema.field(name) if self._schema.has_field(name) else None
+            if chosen is None or not chosen.nullable or name not in self._schema.value_names:
+                raise SchemaMismatchError(f"{self._location} has no column {name!r}")
+            out[name] = arrow_field(chosen)
+        return out
 
     def _read_steps(
         self, steps: Sequence[_Step], names: list[str], batch_size: int, use_threads: bool
@@ -515,6 +538,18 @@ class SortedFileReader:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _with_null_columns(
+    batches: Iterator[pa.RecordBatch], names: list[str], nulls: Mapping[str, pa.Field]
+) -> Iterator[pa.RecordBatch]:
+    """The batches with the columns ``names`` in order: those of ``nulls`` all nulls of their field's type, the
+    others as read."""
+    for batch in batches:
+        rows = batch.num_rows
+        fields = [nulls[n] if n in nulls else batch.schema.field(n) for n in names]
+        columns = [pa.nulls(rows, type=nulls[n].type) if n in nulls else batch.column(n) for n in names]
+        yield pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields))
 
 
 def _region_field_set(regions: Sequence[NormalisedRegion]) -> set[str]:

@@ -10,7 +10,7 @@ import pytest
 
 from sleeper.adapters.memory.filesystem import in_memory_filesystem
 from sleeper.core.exceptions import KeyTypeError, SchemaError
-from sleeper.core.schema import Field, KeyValue, PrimitiveType, Schema
+from sleeper.core.schema import Field, KeyValue, ListType, PrimitiveType, Schema, ValueType
 from sleeper.io.exceptions import DataFileError, MissingFileError, SchemaMismatchError
 from sleeper.io.filesystem import write_bytes
 from sleeper.io.parquet import (
@@ -313,3 +313,53 @@ def should_raise_typed_errors_for_missing_corrupt_and_mismatched_files() -> None
         SortedFileReader("long-keys.parquet", schema, filesystem=fs)
     with pytest.raises(SchemaMismatchError, match="'nothing'"):
         list(read_sorted("long-keys.parquet", key_schema(PrimitiveType.LONG), columns=["nothing"], filesystem=fs))
+
+
+def _with_added(schema: Schema, *added: Field) -> Schema:
+    return Schema(schema.row_key_fields, schema.sort_key_fields, schema.value_fields + added)
+
+
+def should_read_a_nullable_value_column_the_file_lacks_as_nulls_in_row_group_and_page_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a file written before two nullable value columns were added to its schema
+    fs = in_memory_filesystem()
+    written = key_schema(PrimitiveType.LONG)
+    rows = sorted_rows(written, 3000, seed=23)
+    with SortedFileWriter(
+        "f.parquet", written, filesystem=fs, settings=ParquetSettings(page_size=256), sketches=False
+    ) as writer:
+        writer.write(rows_table(written, rows))
+    schema = _with_added(
+        written, Field("score", ValueType.DOUBLE, nullable=True), Field("tags", ListType(PrimitiveType.STRING), True)
+    )
+    page_reads = []
+    read_pages = SortedFileReader._read_pages
+    monkeypatch.setattr(SortedFileReader, "_read_pages", lambda self, *a: page_reads.append(1) or read_pages(self, *a))
+    target = rows[1700]["key"]
+
+    # When
+    whole = _read(fs, "f.parquet", schema, None)
+    point = _read(fs, "f.parquet", schema, [[KeyBounds("key", target, target + 1)]])
+    only_added = _read(fs, "f.parquet", schema, [[KeyBounds("key", target, target + 1)]], columns=["tags"])
+    batch = next(read_sorted("f.parquet", schema, filesystem=fs))
+
+    # Then
+    assert whole == [{**r, "score": None, "tags": None} for r in rows]
+    assert page_reads, "the point lookup reads pages"
+    assert point == [{**r, "score": None, "tags": None} for r in rows if r["key"] == target]
+    assert only_added == [{"tags": None} for r in rows if r["key"] == target]
+    assert batch.schema.field("score").type == pa.float64() and batch.schema.field("score").nullable
+    assert batch.schema.field("tags").type == pa.list_(pa.field("element", pa.string(), nullable=False))
+
+
+def should_refuse_a_missing_column_that_is_not_a_nullable_value_field() -> None:
+    # Given
+    fs = in_memory_filesystem()
+    written = key_schema(PrimitiveType.LONG)
+    _write(fs, "f.parquet", written, sorted_rows(written, 5, seed=24), row_group_rows=5)
+    required = _with_added(written, Field("count", PrimitiveType.LONG))
+
+    # When / Then
+    with pytest.raises(SchemaMismatchError, match="'count'"):
+        list(read_sorted("f.parquet", required, filesystem=fs))
