@@ -417,12 +417,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     tuple(f"sleeper.{feature}" for feature in FEATURES),
     ("sleeper.api", "sleeper.adapters"),
     ("sleeper.runtime",),
-    ("sleeper.cli", "sleeper.emulator", "sleeper.client"),
+    ("sleeper.cli", "sleeper.emulator", "sleeper.client", "sleeper.spark"),
     ("sleeper", "sleeper.exceptions"),
 )
 """The layers of the package, lowest first: a package imports only packages of its own layer or below (what a
 package may import of its own layer, the rules above say: features never import each other, only the CLI imports
-the emulator and the client). The package's faces (``sleeper`` and ``sleeper.exceptions``) are the top."""
+the emulator and the client). The Spark source (``sleeper.spark``) opens instances as the CLI does, so it sits beside
+the CLI. The package's faces (``sleeper`` and ``sleeper.exceptions``) are the top."""
 
 
 def _layer_of(package: str) -> int | None:
