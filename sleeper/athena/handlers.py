@@ -25,6 +25,13 @@ or its ancestors: ``_SleeperRelevantFiles`` (a JSON list of the files) and the l
 read only within them, so a file whose references were split and partly compacted returns each row once (Sleeper's
 Java connector reads such a file whole).
 
+Both apply Athena's pushed-down constraints in the read. Those on any column that a filter says exactly (equality,
+ranges, value lists, null checks: :func:`~sleeper.athena.predicates.summary_filter`) become one filter of
+:mod:`sleeper.core.filter`, applied as a Sleeper query applies its filter: after the table's rules (so it never
+widens what they give), row groups it rules out skipped first by their statistics (on every column when the rules
+only drop rows, else on the row keys). The rest are applied to the rows returned. Athena applies its predicates
+again, so a constraint of another shape only costs rows read.
+
 Each handler's :meth:`handle` takes the request object a Lambda receives and returns the response object; on failure
 it raises :class:`~sleeper.athena.exceptions.AthenaConnectorError`, which the Lambda runtime reports as a function
 error (see :func:`~sleeper.athena.exceptions.lambda_error_payload`).
@@ -43,6 +50,7 @@ from enum import Enum
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyarrow import fs as pafs
 
 from sleeper.athena.exceptions import (
@@ -60,6 +68,7 @@ from sleeper.athena.predicates import (
     partition_matches,
     read_regions,
     row_mask,
+    summary_filter,
 )
 from sleeper.athena.protocol import (
     EncryptionKey,
@@ -85,11 +94,14 @@ from sleeper.athena.protocol import (
 )
 from sleeper.athena.spill import BlockSpiller
 from sleeper.core.exceptions import TableNotFoundError
+from sleeper.core.filter import Filter
 from sleeper.core.partition import Partition, references_outside_tree_message
 from sleeper.core.schema import Field, KeyValue, ListType, MapType, PrimitiveType, Schema
 from sleeper.io.filesystem import FileSystemOptions
+from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
-from sleeper.io.parquet import read_sorted
+from sleeper.io.parquet_reader import SortedFileReader
+from sleeper.io.row_filter import column_positions, filter_batch, row_group_may_match, to_expression
 from sleeper.iterators.exceptions import IteratorConfigError
 from sleeper.iterators.pipeline import RowIterators, table_rules_refusal
 from sleeper.iterators.plugin import IteratorSpec
@@ -568,24 +580,32 @@ class RecordHandler:
         return spiller.response(request.catalog_name)
 
     def read(self, request: ReadRecordsRequest, table: SleeperTable) -> Iterator[pa.RecordBatch]:
-        """The split's rows that satisfy the request's predicates, with exactly the request's columns."""
+        """The split's rows that satisfy the request's predicates, with exactly the request's columns.
+
+        The predicates a filter says exactly are applied as one (:func:`summary_filter`) after the table's rules,
+        with row groups skipped by their statistics; the others are applied to the rows that come out.
+        """
         schema = table.schema
         unknown = [n for n in request.schema.names if not schema.has_field(n)]
         if unknown:
             raise AthenaConnectorError(f"table has no column {unknown[0]!r}", error_code=INVALID_INPUT)
         filtered = [n for n in request.summary if schema.has_field(n)]
         _check_split_files(request.split.properties, table, self._kind)
+        row_filter, covered = summary_filter(schema, request.summary)
+        rest = {name: value_set for name, value_set in request.summary.items() if name not in covered}
         if self._kind is ConnectorKind.ITERATOR_APPLYING:
-            batches = self._read_leaf(request, table, filtered, self._iterators(request, table))
+            batches = self._read_leaf(request, table, filtered, self._iterators(request, table), row_filter)
         else:
-            batches = self._read_file(request, schema, filtered)
-        return _finish(batches, request.summary, request.schema)
+            batches = self._read_file(request, schema, filtered, row_filter)
+        return _finish(batches, rest, request.schema)
 
     def _columns(self, schema: Schema, wanted: Iterable[str], extra: Iterable[str] = ()) -> list[str]:
         names = set(wanted) | set(extra) | set(schema.row_key_names)
         return [n for n in schema.field_names if n in names]
 
-    def _read_file(self, request: ReadRecordsRequest, schema: Schema, filtered: list[str]) -> Iterator[pa.RecordBatch]:
+    def _read_file(
+        self, request: ReadRecordsRequest, schema: Schema, filtered: list[str], row_filter: Filter | None
+    ) -> Iterator[pa.RecordBatch]:
         properties = request.split.properties
         file = properties.get(RELEVANT_FILES_FIELD)
         if not file:
@@ -600,14 +620,17 @@ class RecordHandler:
                 regions.extend(read_regions(intersect_intervals(intervals, leaf), schema.row_key_names) or [])
         if regions == []:
             return
-        yield from read_sorted(
+        # the simple connector serves only tables without rules: every column's statistics may skip a row group
+        batches = _read_file_rows(
             file,
             schema,
-            regions=regions,
-            columns=self._columns(schema, request.schema.names, filtered),
-            options=self._settings.options,
-            batch_size=self._settings.batch_rows,
+            regions,
+            self._columns(schema, request.schema.names, filtered),
+            self._settings,
+            row_filter,
+            schema.field_names,
         )
+        yield from _filtered(batches, row_filter)
 
     def _iterators(self, request: ReadRecordsRequest, table: SleeperTable) -> RowIterators:
         """The table's processing and iterator, then the connector's query-time iterator (the same for every
@@ -624,7 +647,12 @@ class RecordHandler:
             raise AthenaConnectorError(str(e), error_code=INVALID_INPUT) from e
 
     def _read_leaf(
-        self, request: ReadRecordsRequest, table: SleeperTable, filtered: list[str], iterators: RowIterators
+        self,
+        request: ReadRecordsRequest,
+        table: SleeperTable,
+        filtered: list[str],
+        iterators: RowIterators,
+        row_filter: Filter | None,
     ) -> Iterator[pa.RecordBatch]:
         schema = table.schema
         properties = request.split.properties
@@ -646,12 +674,53 @@ class RecordHandler:
             schema, request.schema.names, [*filtered, *schema.key_names, *iterators.required_value_fields()]
         )
         rows = self._settings.batch_rows
+        # statistics may skip row groups before the rules only where the rules only drop rows
+        statistics = schema.field_names if iterators.only_drops_rows else schema.key_names
         streams = [
-            read_sorted(file, schema, regions=regions, columns=columns, options=self._settings.options, batch_size=rows)
-            for file in files
+            _read_file_rows(file, schema, regions, columns, self._settings, row_filter, statistics) for file in files
         ]
         merged = merge_sorted(streams, schema.key_names, batch_rows=rows)
-        yield from iterators.apply(merged)
+        yield from _filtered(iterators.apply(merged), row_filter)
+
+
+def _read_file_rows(
+    file: str,
+    schema: Schema,
+    regions: list[list[KeyBounds]] | None,
+    columns: list[str],
+    settings: AthenaSettings,
+    row_filter: Filter | None,
+    statistics_columns: Iterable[str],
+) -> Iterator[pa.RecordBatch]:
+    """A data file's rows within the regions (None: all), skipping the row groups that the filter's test of their
+    statistics on ``statistics_columns`` rules out. The file is opened at the first batch and closed at the end."""
+    with SortedFileReader(file, schema, options=settings.options) as reader:
+        keep = None if row_filter is None else _statistics_test(reader, row_filter, frozenset(statistics_columns))
+        plan = reader.plan(regions, keep_row_group=keep)
+        yield from reader.read_plan(plan, columns=columns, batch_size=settings.batch_rows)
+
+
+def _statistics_test(reader: SortedFileReader, row_filter: Filter, columns: frozenset[str]) -> Callable[[int], bool]:
+    """Told a row group of the reader's file, whether its statistics on ``columns`` let it hold a matching row."""
+    metadata = reader.parquet_metadata
+    positions = column_positions(metadata)
+
+    def keep(group: int) -> bool:
+        return row_group_may_match(metadata, group, row_filter, columns, positions)
+
+    return keep
+
+
+def _filtered(batches: Iterable[pa.RecordBatch], row_filter: Filter | None) -> Iterator[pa.RecordBatch]:
+    """The rows of each batch the filter selects (every row when there is none)."""
+    if row_filter is None:
+        yield from batches
+        return
+    expression: pc.Expression = to_expression(row_filter)
+    for batch in batches:
+        batch = filter_batch(batch, expression)
+        if batch.num_rows:
+            yield batch
 
 
 def _check_split_files(properties: Mapping[str, str], table: SleeperTable, kind: ConnectorKind) -> None:

@@ -9,9 +9,13 @@ Three kinds of value set exist (``@type``):
   a marker with ``nullValue`` is unbounded (``ABOVE`` for a low end, ``BELOW`` for a high end).
 
 Row key value sets are *pushed down*: they choose the leaf partitions, and the files are read only within the key
-ranges they allow. The summary is then applied to the rows returned, with vectorised comparisons. A value set that
-cannot be read or does not suit its column is neither pushed down nor applied: the read falls back to the wider
-scan, which can return more rows than asked (Athena filters them again) but never fewer.
+ranges they allow. Value sets on any column of a Sleeper type (row keys, sort keys, values) whose shape is fully
+understood (all or none, listed values allowed or excluded, ranges with exact or open ends, each with or without
+nulls) also become one filter (:func:`summary_filter`, in the language of :mod:`sleeper.core.filter`), which the read
+applies after the table's rules, skipping row groups by their statistics first. Any other value set is applied to the
+rows returned, with vectorised comparisons (:func:`row_mask`). A value set that cannot be read or does not suit its
+column is neither pushed down nor applied: the read falls back to the wider scan, which can return more rows than
+asked (Athena filters them again) but never fewer.
 """
 
 from __future__ import annotations
@@ -27,8 +31,10 @@ import pyarrow.compute as pc
 
 from sleeper.athena.arrow_ipc import decode_block
 from sleeper.athena.exceptions import AthenaConnectorError
+from sleeper.core.exceptions import SleeperError
+from sleeper.core.filter import And, Between, Compare, Filter, InList, IsNull, Or
 from sleeper.core.range import next_value
-from sleeper.core.schema import KeyValue, PrimitiveType, Schema
+from sleeper.core.schema import Field, KeyValue, PrimitiveType, Schema
 from sleeper.io.key_ranges import KeyBounds
 
 __all__ = [
@@ -49,6 +55,7 @@ __all__ = [
     "partition_matches",
     "read_regions",
     "row_mask",
+    "summary_filter",
 ]
 
 MAX_PUSHED_DOWN_REGIONS = 1024
@@ -254,6 +261,125 @@ def _range_mask(column: pa.Array, r: ValueRange) -> pa.Array | None:
             return None
         mask = pc.and_(mask, op(column, scalar))
     return mask
+
+
+# --- the summary as a filter ----------------------------------------------------------------------------------------
+
+
+def summary_filter(schema: Schema, summary: Mapping[str, ValueSet]) -> tuple[Filter | None, frozenset[str]]:
+    """The value sets a filter can say exactly, as one filter, and the columns it covers.
+
+    Only value sets on a column of one of Sleeper's types (``IntType``, ``LongType``, ``StringType``,
+    ``ByteArrayType``) whose every value suits the column are converted: all or none, listed values allowed or
+    excluded, and ranges whose ends are exact, open or unbounded, each with or without nulls. The filter selects
+    exactly the rows :func:`row_mask` keeps for those columns, so the others alone are left to it. A column whose
+    value set allows every value and null is covered with no filter.
+
+    Returns:
+        The filter (None if it constrains nothing) and the names of the columns whose value sets it covers.
+    """
+    parts: list[Filter] = []
+    covered: set[str] = set()
+    for name, value_set in summary.items():
+        if not schema.has_field(name):
+            continue
+        f = schema.field(name)
+        if not isinstance(f.type, PrimitiveType):
+            continue
+        try:
+            node = _value_set_filter(f, f.type, value_set)
+        except (SleeperError, TypeError, ValueError):
+            continue  # a value not of the column's type, or out of its range: left to row_mask
+        if node is _UNCONVERTED:
+            continue
+        covered.add(name)
+        if node is not _EVERY_ROW:
+            assert not isinstance(node, _Marker)
+            parts.append(node)
+    if not parts:
+        return None, frozenset(covered)
+    return (parts[0] if len(parts) == 1 else And(tuple(parts))), frozenset(covered)
+
+
+class _Marker:
+    """A sentinel of :func:`_value_set_filter`."""
+
+
+_EVERY_ROW = _Marker()
+_UNCONVERTED = _Marker()
+
+
+def _no_row(column: str) -> Filter:
+    return And((IsNull(column), IsNull(column, negated=True)))
+
+
+def _or_null(node: Filter | None, column: str, null_allowed: bool) -> Filter:
+    """The rows ``node`` selects (none when None), and the null ones when nulls are allowed."""
+    if node is None:
+        return IsNull(column) if null_allowed else _no_row(column)
+    return Or((node, IsNull(column))) if null_allowed else node
+
+
+def _value_set_filter(f: Field, ptype: PrimitiveType, value_set: ValueSet) -> Filter | _Marker:
+    """One column's value set as a filter; raises for a value that does not suit the column."""
+    column = f.name
+    if isinstance(value_set, AllOrNoneValueSet):
+        if value_set.all:
+            return _EVERY_ROW if value_set.null_allowed else IsNull(column, negated=True)
+        return _or_null(None, column, value_set.null_allowed)
+    if isinstance(value_set, EquatableValueSet):
+        raw = value_set.values.to_pylist()
+        if any(v is None for v in raw):
+            return _UNCONVERTED
+        values = tuple(dict.fromkeys(ptype.check(v, column) for v in raw))
+        if value_set.white_list:
+            return _or_null(InList(column, values) if values else None, column, value_set.null_allowed)
+        node = InList(column, values, negated=True) if values else IsNull(column, negated=True)
+        return _or_null(node, column, value_set.null_allowed)
+    if isinstance(value_set, SortedRangeSet):
+        exact: list[KeyValue] = []
+        parts: list[Filter] = []
+        for r in value_set.ranges:
+            part = _range_filter(column, ptype, r)
+            if part is None:
+                return _UNCONVERTED
+            if isinstance(part, Compare) and part.op == "=":
+                exact.append(part.value)  # type: ignore[arg-type]
+            else:
+                parts.append(part)
+        if exact:
+            values = tuple(dict.fromkeys(exact))
+            parts.insert(0, Compare(column, "=", values[0]) if len(values) == 1 else InList(column, values))
+        union = None if not parts else parts[0] if len(parts) == 1 else Or(tuple(parts))
+        return _or_null(union, column, value_set.null_allowed)
+    return _UNCONVERTED
+
+
+def _range_filter(column: str, ptype: PrimitiveType, r: ValueRange) -> Filter | None:
+    """A range's non-null values as a filter, or None for a marker this connector does not understand."""
+    ends: list[Compare] = []
+    for marker, unbounded, ops in (
+        (r.low, Bound.ABOVE, {Bound.EXACTLY: ">=", Bound.ABOVE: ">"}),
+        (r.high, Bound.BELOW, {Bound.EXACTLY: "<=", Bound.BELOW: "<"}),
+    ):
+        if marker.null_value:
+            if marker.bound is not unbounded:
+                return None
+            continue
+        op = ops.get(marker.bound)
+        if op is None:
+            return None
+        ends.append(Compare(column, op, ptype.check(marker.value, column)))
+    if not ends:
+        return IsNull(column, negated=True)
+    if len(ends) == 1:
+        return ends[0]
+    low, high = ends
+    if low.op == ">=" and high.op == "<=":
+        if low.value == high.value:
+            return Compare(column, "=", low.value)
+        return Between(column, low.value, high.value)
+    return And((low, high))
 
 
 # --- pushing row key predicates down -------------------------------------------------------------------------------
