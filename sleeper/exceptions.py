@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from sleeper.adapters.local.sqlite import DatabaseLockedError
 from sleeper.api.ingest_job import IngestJobError
 from sleeper.api.instance import LocalOnlyError, UnknownPlatformError
+from sleeper.api.sql import SqlError
 from sleeper.athena.exceptions import AthenaConnectorError
 from sleeper.bulk_export.exceptions import BulkExportError, BulkExportQueryError
 from sleeper.bulk_import.driver import BulkImportJobFileError
@@ -261,6 +262,7 @@ __all__ = [
     "SnapshotFormatError",
     "SparkUnavailableError",
     "SplittingError",
+    "SqlError",
     "StateNotReadableError",
     "StateStoreError",
     "StateStoreStorageError",

@@ -19,7 +19,7 @@ The groups:
   :meth:`set_table_online`, :meth:`update_table_properties`, :meth:`reinitialise_table`,
   :meth:`estimate_split_points`, :meth:`publish_iceberg`;
 - data: :meth:`ingest_files`, :meth:`bulk_import_files`, :meth:`submit_to_batcher`, :meth:`export_table`,
-  :meth:`run_queued_query`
+  :meth:`run_queued_query`, :meth:`sql` (read-only SQL over the tables)
   (rows in and out of one table go through :class:`~sleeper.api.table.Table`: ``ingest`` and ``scan``);
 - operations now: :meth:`compact_now`, :meth:`split_now`, :meth:`gc_now`, :meth:`run`;
 - queues and dead letters: :meth:`queue_names`, :meth:`queue`, :meth:`dead_letter_queue`,
@@ -548,6 +548,25 @@ class Instance(ABC):
     @abstractmethod
     def submit_to_batcher(self, table_name: str, files: Sequence[str]) -> str:
         """Hands files to the ingest batcher; returns what was done, for people."""
+
+    def sql(self, statement: str) -> pa.RecordBatchReader:
+        """Beyond Sleeper: runs a read-only SQL statement over the instance's tables with DuckDB and streams the
+        result, e.g. ``instance.sql("select name, count(*) from people where age > 30 group by name").read_all()``.
+
+        Only one ``SELECT`` (or ``WITH ... SELECT``) is accepted, over the instance's tables (joins allowed); each
+        table is read as its lazy :class:`~sleeper.api.scan.Scan` with the table's rules applied, and the ``WHERE``
+        clause's simple predicates on one table are pushed into its scan as a filter (:mod:`sleeper.api.sql` says
+        which), so only the leaves and row groups that can match are read.
+
+        Raises:
+            SqlError: If the statement is not one SELECT, uses a table function that reads files (``read_parquet``,
+                ``read_csv``...), names a table the instance does not have (the message lists them), has bad syntax,
+                or DuckDB cannot run it.
+            MissingExtraError: If DuckDB is not installed (the ``dataframes`` extra).
+        """
+        from sleeper.api.sql import run_sql
+
+        return run_sql(self, statement)
 
     def run_queued_query(self, query: Query, schema: Schema) -> pa.Table | None:
         """Sends a query to the query queue: a local instance runs it at once and returns the rows; on AWS the
