@@ -202,14 +202,27 @@ def should_apply_the_table_rules_as_a_scan_does(spark: Any, instance_dir: Path, 
     _same(frame, expected)
 
 
-def should_refuse_a_bad_filter_option_with_the_filter_language_message(
-    spark: Any, instance_dir: Path, table: Table
-) -> None:
+def should_refuse_bad_options_with_the_filter_language_message(spark: Any, instance_dir: Path, table: Table) -> None:
+    # A bad filter fails the load with the message a scan gives
     with pytest.raises(FilterError) as caught:
         table.scan(filter="agee > 3")
     with pytest.raises(Exception, match="FilterError") as failed:
         _read(spark, instance_dir, "people").option("filter", "agee > 3").load()
     assert str(caught.value) in str(failed.value)
+    # An unknown option is named with the options there are
+    with pytest.raises(Exception, match="has no option 'filters' \\(options: instance, table, filter, columns\\)"):
+        _read(spark, instance_dir, "people").option("filters", "age > 3").load()
+
+
+def should_need_python_filter_pushdown_on_when_registered_by_hand(spark: Any, instance_dir: Path, table: Table) -> None:
+    from sleeper.spark.options import PUSHDOWN_CONF
+
+    spark.conf.set(PUSHDOWN_CONF, "false")
+    try:
+        with pytest.raises(Exception, match=PUSHDOWN_CONF.replace(".", "\\.")):
+            _read(spark, instance_dir, "people").load().count()
+    finally:
+        spark.conf.set(PUSHDOWN_CONF, "true")
 
 
 def should_check_options_on_the_driver_when_read_through_read_table(
