@@ -16,6 +16,7 @@ from sleeper.cli import admin_commands, aws_local, common, operations, propertie
 from sleeper.cli import deploy as deploy_cli
 from sleeper.cli import export as export_cli
 from sleeper.cli import iceberg as iceberg_cli
+from sleeper.cli import sql_cmd as sql_cli
 from sleeper.cli.common import DEFAULT_INGEST_WAIT_SECONDS, DISPLAY_ROWS
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.words import counted
@@ -447,13 +448,23 @@ def query(
             "2025-01-02T03:04:05Z; naive is UTC). See 'report history TABLE'.",
         ),
     ] = None,
+    where: Annotated[
+        str | None,
+        typer.Option(
+            "--where",
+            help="Only the rows this filter selects, on any column, such as \"age > 30 and name starts with 'a'\" "
+            "(applied after the table's rules; with --exact or --range, among the rows they select).",
+        ),
+    ] = None,
 ) -> None:
-    """Query a table for exact keys and/or ranges of row keys; with neither, every row. Rows are written as they are
-    read, so any number of rows can go to a file or a pipe (with --iterator they are gathered first)."""
+    """Query a table for exact keys and/or ranges of row keys; with neither, every row; --where filters on any column.
+    Rows are written as they are read, so any number of rows can go to a file or a pipe (with --iterator or
+    --via-queue they are gathered first)."""
     import pyarrow as pa
 
     from sleeper.cli import query_output
     from sleeper.cli.query_args import parse_exact, parse_range
+    from sleeper.core.filter import parse_filter
 
     if limit is not None and limit < 1:
         raise SleeperError(f"--limit must be a positive number of rows, got {limit}")
@@ -466,6 +477,7 @@ def query(
     keys = [parse_exact(schema, k) for k in exact or []]
     regions = [parse_range(schema, r) for r in ranges or []]
     requested = [f.strip() for f in fields.split(",") if f.strip()] if fields else None
+    row_filter = None if where is None else parse_filter(where, schema)
     if iterator_config is not None and iterator is None:
         raise SleeperError("--iterator-config needs --iterator (the query-time iterator it configures)")
     if as_of is not None and (via_queue or iterator is not None):
@@ -486,19 +498,25 @@ def query(
             wait_seconds=wait,
             iterator=iterator,
             iterator_config=iterator_config,
+            row_filter=row_filter,
         )
         if queued is None:
             return
         reader = query_output.limited(pa.RecordBatchReader.from_batches(queued.schema, queued.to_batches()), limit)
     elif iterator is not None:
+        from sleeper.query.executor import table_query
+
         selected = keys or regions
-        rows = table.query(
+        rows = table_query(
+            table,
             keys=keys if selected else None,
             regions=regions if selected else None,
             requested_value_fields=requested,
-            iterator=iterator,
+            options=table.instance.filesystem_options,
+            iterator_class_name=iterator,
             iterator_config=iterator_config,
-        )
+            row_filter=row_filter,
+        )  # Table.query's rows, with the filter applied after the query-time iterator
         reader = query_output.limited(pa.RecordBatchReader.from_batches(rows.schema, rows.to_batches()), limit)
     else:
         columns = None if requested is None else [*schema.key_names, *requested]
@@ -509,6 +527,7 @@ def query(
             columns=columns,
             limit=limit,
             as_of=as_of,
+            filter=row_filter,
         ).to_arrow_batch_reader()
     query_output.write(reader, output_format, output, console=console, limit=limit)
 
@@ -618,6 +637,7 @@ reports.register(report_app)
 operations.register(app, report_app)
 aws_local.register(app)
 export_cli.register(app)
+sql_cli.register(app)
 deploy_cli.register(app)
 iceberg_cli.register(table_app)
 

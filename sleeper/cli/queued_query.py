@@ -8,6 +8,7 @@ bucket, or collects the batches from the results queue as they arrive.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sleeper.core.exceptions import SleeperError
+from sleeper.core.filter import Filter
 from sleeper.core.range import Region
 from sleeper.core.trackers.query import QueryState
 
@@ -36,12 +38,14 @@ def run_through_queue(
     wait_seconds: float = 300.0,
     iterator: str | None = None,
     iterator_config: str | None = None,
+    row_filter: Filter | None = None,
 ) -> pa.Table | None:
     """Sends the query to the query queue, waits for its results and shows the tracker on ``console`` (the command
     passes a stderr console: the rows it returns are the command's data on stdout). Locally the query and leaf
     handlers run it at once; on AWS the deployed functions run it and this waits up to ``wait_seconds`` (0: only send
-    it, and return None). The rows are returned in key order (:func:`sleeper.query.results_reader.run_queued_query`,
-    which ``Table.scan(via_queue=True)`` uses too).
+    it, and return None). ``row_filter`` travels in the query's ``filter`` field and is applied after the table's
+    rules and the query-time iterator. The rows are returned in key order
+    (:func:`sleeper.query.results_reader.run_queued_query`, which ``Table.scan(via_queue=True)`` uses too).
 
     Raises:
         SleeperError: If ``results`` is not s3 or sqs, the query does not finish in time, or the tracker records it
@@ -60,6 +64,8 @@ def run_through_queue(
     query = queued_query(
         table.name, schema, wanted, requested, results=results, iterator=iterator, iterator_config=iterator_config
     )
+    if row_filter is not None:
+        query = dataclasses.replace(query, processing=dataclasses.replace(query.processing, filter=row_filter))
     with console.status(f"Running query {query.query_id}") as status:
         result = run_queued_query(
             instance,
