@@ -13,8 +13,8 @@ FORMAT = "sleeper"
 
 OPTIONS = ("instance", "table", "filter", "columns")
 """The options the source takes: ``instance`` (a local instance directory or ``aws:ID``, as ``sleeper.connect``
-takes), ``table`` (the table name), ``filter`` (filter text, docs/usage/filters.md) and ``columns`` (the columns to
-return, comma-separated, in order; every column if absent)."""
+takes), ``table`` (the table name, or give it to ``load(name)``), ``filter`` (filter text, docs/usage/filters.md) and
+``columns`` (the columns to return, in order, comma-separated or a JSON list; every column if absent)."""
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 """The Spark setting that lets a Python data source take the DataFrame's filters (off by default in Spark)."""

@@ -174,7 +174,17 @@ def _open(options: Mapping[str, str]) -> Table[Any]:
     from sleeper.runtime.connect import connect
 
     _check_options(options)
-    return connect(_option(options, "instance")).table(_option(options, "table"))
+    return connect(_option(options, "instance")).table(_table_name(options))
+
+
+def _table_name(options: Mapping[str, str]) -> str:
+    """The ``table`` option, or the path given to ``load(name)``."""
+    table, path = options.get("table"), options.get("path")
+    if table is not None and path is not None and str(table) != str(path):
+        raise SleeperError(f"the table is named twice: option table={table!r} and load({path!r}); name it once")
+    if table is None and path is not None and str(path).strip():
+        return str(path)
+    return _option(options, "table")
 
 
 def _open_by_id(location: str, table_id: str) -> Table[Any]:

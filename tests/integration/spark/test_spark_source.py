@@ -209,6 +209,9 @@ def should_refuse_bad_options_with_the_filter_language_message(spark: Any, insta
     with pytest.raises(Exception, match="FilterError") as failed:
         _read(spark, instance_dir, "people").option("filter", "agee > 3").load()
     assert str(caught.value) in str(failed.value)
+    # The table may be named to load
+    named = spark.read.format("sleeper").option("instance", str(instance_dir)).load("people")
+    assert named.columns == list(SCHEMA.field_names)
     # An unknown option is named with the options there are
     with pytest.raises(Exception, match="has no option 'filters' \\(options: instance, table, filter, columns\\)"):
         _read(spark, instance_dir, "people").option("filters", "age > 3").load()
