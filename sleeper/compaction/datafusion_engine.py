@@ -26,6 +26,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from sleeper.compaction.exceptions import EngineUnavailableError
 from sleeper.core.extras import install_command
@@ -33,6 +34,7 @@ from sleeper.core.schema import Schema
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import filesystem_path
 from sleeper.io.key_ranges import KeyBounds, normalise_regions
+from sleeper.io.parquet_reader import check_no_unknown_columns
 
 __all__ = ["DATAFUSION_MISSING", "datafusion_available", "datafusion_can_read", "datafusion_merge", "datafusion_plan"]
 
@@ -77,6 +79,8 @@ def datafusion_plan(
     from datafusion import col, lit
 
     paths = [_local_path(location) for location in input_files]
+    for location, path in zip(input_files, paths, strict=True):
+        check_no_unknown_columns(location, pq.read_schema(path).names, schema)
     target = arrow_schema(schema)
     config = (
         datafusion.SessionConfig(

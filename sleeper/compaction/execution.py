@@ -58,6 +58,7 @@ from sleeper.io.parquet import (
     WrittenFile,
     read_file_metadata,
 )
+from sleeper.io.parquet_reader import check_no_unknown_columns
 from sleeper.io.sketches import sketches_path
 from sleeper.iterators import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY, ProcessingConfig
 from sleeper.iterators.pipeline import RowIterators
@@ -440,6 +441,7 @@ def compaction_batches(
     streams: list[Iterable[pa.RecordBatch]] = []
     for location in input_files:
         reader = stack.enter_context(SortedFileReader(location, schema, filesystem=filesystem, options=options))
+        check_no_unknown_columns(location, reader.column_names, schema)
         streams.append(
             reader.read(regions, batch_size=chosen.batch_rows, use_threads=chosen.decode_threads),
         )

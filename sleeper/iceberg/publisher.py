@@ -382,6 +382,7 @@ def _open_view(catalog: Catalog, table: SleeperTable, identifier: IcebergIdentif
             f"table {_name(table)}: the Iceberg table {identifier} exists and is {whose}; it is never overwritten. "
             f"Set {ICEBERG_NAME.name} to another name, or drop that Iceberg table"
         )
+    _add_new_columns(view, table)
     missing: dict[str, str] = {}
     if view.metadata.name_mapping() is None:
         # Sleeper's files carry no Parquet field ids: readers match their columns to the view's by name.
@@ -393,6 +394,19 @@ def _open_view(catalog: Catalog, table: SleeperTable, identifier: IcebergIdentif
             transaction.set_properties(missing)
         view.refresh()
     return view
+
+
+def _add_new_columns(view: PyIcebergTable, table: SleeperTable) -> None:
+    """Adds to the view's schema the table's value fields it lacks (columns added to the table since the view was
+    made), as optional columns: Iceberg reads them as nulls from files without them. pyiceberg extends the view's
+    name mapping with them, so files holding them match them by name."""
+    known = set(view.schema().column_names)
+    wanted = view_arrow_schema(table.schema)
+    if all(name in known for name in wanted.names):
+        return
+    with view.update_schema() as update:
+        update.union_by_name(wanted)
+    view.refresh()
 
 
 def _current_data_files(view: PyIcebergTable) -> dict[str, DataFile]:

@@ -57,6 +57,7 @@ __all__ = [
     "RowGroupInfo",
     "SortedFileMetadata",
     "SortedFileReader",
+    "check_no_unknown_columns",
     "read_file_metadata",
     "read_sorted",
 ]
@@ -259,6 +260,11 @@ class SortedFileReader:
                 raise SchemaMismatchError(
                     f"{self._location} row key column {f.name!r} has type {actual}, the schema says {expected}"
                 )
+
+    @property
+    def column_names(self) -> list[str]:
+        """The names of the file's top-level columns."""
+        return list(self._arrow_schema.names)
 
     @property
     def parquet_metadata(self) -> pq.FileMetaData:
@@ -538,6 +544,22 @@ class SortedFileReader:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def check_no_unknown_columns(location: str, file_columns: Sequence[str], schema: SleeperSchema) -> None:
+    """Checks that a file holds no column the schema lacks, before a rewrite of its rows (a compaction), which would
+    drop it: a schema read before a column was added, by a process holding the table's properties cached, is older
+    than a file written with that column.
+
+    Raises:
+        SchemaMismatchError: Naming the column; rewriting later, with the schema read again, succeeds.
+    """
+    unknown = [name for name in file_columns if not schema.has_field(name)]
+    if unknown:
+        raise SchemaMismatchError(
+            f"{location} has column {unknown[0]!r}, which the table schema read lacks: the schema is older than the "
+            "file (a column was added since it was read); run again with the table's schema read afresh"
+        )
 
 
 def _with_null_columns(
