@@ -39,7 +39,7 @@ from typing import Any
 
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.range import Range, Region
-from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
+from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema, TimestampType, ValueType, describe_type
 
 __all__ = [
     "MAX_KEY_REGIONS",
@@ -509,6 +509,11 @@ def check_literal(field: Field, raw: object, fail: Callable[[str], FilterError])
         if not isinstance(raw, (bytes, bytearray)):
             raise fail(f"column {name!r} is ByteArrayType: compare it with bytes such as x'00ff', not {_shown(raw)}")
         return bytes(raw)
+    if isinstance(t, ValueType | TimestampType):  # numbers, true/false, ISO 8601 date and timestamp strings
+        try:
+            return t.literal(raw)
+        except ValueError as e:
+            raise fail(f"column {name!r} is {describe_type(t)}: {e}") from None
     if isinstance(raw, float) and not math.isfinite(raw):
         raise fail(f"column {name!r}: {raw!r} is not a finite number")
     if isinstance(raw, (bool, int, float, str, bytes)):

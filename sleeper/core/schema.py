@@ -14,8 +14,13 @@ values sort correctly with the built-in comparison.
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date as _date
+from datetime import datetime as _datetime
+from datetime import timedelta as _timedelta
 from enum import Enum
 from typing import Any
 
@@ -90,6 +95,34 @@ class ValueType(Enum):
     BOOLEAN = "BooleanType"
     DATE = "DateType"
 
+    def literal(self, raw: object) -> float | int | bool | str:
+        """A literal to compare values of this type with (as in a filter), checked: a finite number for ``FLOAT``
+        and ``DOUBLE``, ``True``/``False`` for ``BOOLEAN``, an ISO 8601 date string (``2024-05-31``) for ``DATE``,
+        given back as the canonical ``YYYY-MM-DD``.
+
+        Raises:
+            ValueError: If the literal does not suit the type; the message says what would.
+        """
+        if self is ValueType.BOOLEAN:
+            if not isinstance(raw, bool):
+                raise ValueError(f"compare it with true or false, not {_shown_literal(raw)}")
+            return raw
+        if self is ValueType.DATE:
+            if not isinstance(raw, str):
+                raise ValueError(f"compare it with a date string such as '2024-05-31', not {_shown_literal(raw)}")
+            problem = f"{raw!r} is not a date: write it as 'YYYY-MM-DD', such as '2024-05-31'"
+            if not _DATE.fullmatch(raw.strip()):
+                raise ValueError(problem)
+            try:
+                return _date.fromisoformat(raw.strip()).isoformat()
+            except ValueError:
+                raise ValueError(problem) from None
+        if isinstance(raw, bool) or not isinstance(raw, int | float):
+            raise ValueError(f"compare it with a number such as 1.5, not {_shown_literal(raw)}")
+        if isinstance(raw, float) and not math.isfinite(raw):
+            raise ValueError(f"{raw!r} is not a finite number")
+        return raw
+
 
 TIMESTAMP_UNITS = ("s", "ms", "us", "ns")
 """The units of a :class:`TimestampType`: seconds, milliseconds, microseconds, nanoseconds since the epoch."""
@@ -120,11 +153,73 @@ class TimestampType:
         if self.time_zone is not None and (not isinstance(self.time_zone, str) or not self.time_zone.strip()):
             raise SchemaError(f"TimestampType time zone must be a zone name or offset, got {self.time_zone!r}")
 
+    def literal(self, raw: object) -> str:
+        """A literal to compare values of this type with (as in a filter), checked and given back as the canonical
+        ISO 8601 text Arrow reads as this type: ``YYYY-MM-DDTHH:MM:SS`` with the unit's fraction digits, and ``Z``
+        when the type has a time zone.
+
+        The literal is an ISO 8601 date (midnight) or date and time, ``T`` or a space between them, seconds and a
+        fraction of up to 9 digits optional. With a time zone it is an instant: an offset (``+01:00``) or ``Z`` is
+        applied, and a literal with neither is read as UTC. Without one it is a wall-clock time and may not name a
+        zone.
+
+        Raises:
+            ValueError: If the literal is not such text, names a zone for a type without one, or is finer than the
+                unit (such as milliseconds for a type of unit ``s``).
+        """
+        if not isinstance(raw, str):
+            raise ValueError(
+                f"compare it with a date and time string such as '2024-05-31T12:30:00', not {_shown_literal(raw)}"
+            )
+        match = _TIMESTAMP.fullmatch(raw.strip())
+        if match is None:
+            raise ValueError(
+                f"{raw!r} is not an ISO 8601 date and time: write it as 'YYYY-MM-DDTHH:MM:SS[.fraction][Z|+HH:MM]'"
+            )
+        day, hour, minute, second, fraction, zone = match.groups()
+        if zone is not None and self.time_zone is None:
+            raise ValueError(f"{raw!r} names a time zone, and the column holds wall-clock times: leave the zone out")
+        try:
+            moment = _datetime.fromisoformat(day).replace(
+                hour=int(hour or 0), minute=int(minute or 0), second=int(second or 0)
+            )
+            if zone not in (None, "Z"):
+                sign = 1 if zone[0] == "+" else -1
+                moment -= sign * _timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+        except (ValueError, OverflowError) as e:
+            raise ValueError(f"{raw!r} is not a date and time: {e}") from None
+        digits = _UNIT_DIGITS[self.unit]
+        nanos = (fraction or "").ljust(9, "0")
+        if nanos[digits:].strip("0"):
+            raise ValueError(f"{raw!r} is finer than the column's unit ({self.unit})")
+        text = moment.strftime("%Y-%m-%dT%H:%M:%S") if moment.year >= 1000 else _padded(moment)
+        return text + ("." + nanos[:digits] if digits else "") + ("Z" if self.time_zone is not None else "")
+
     @property
     def value(self) -> str:
         """The type as shown in messages, e.g. ``TimestampType(us, UTC)``."""
         zone = f", {self.time_zone}" if self.time_zone else ""
         return f"TimestampType({self.unit}{zone})"
+
+
+_UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_TIMESTAMP = re.compile(
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,9}))?)?)?"
+    r"(Z|[+-][0-9]{2}:[0-9]{2})?"
+)
+
+
+def _padded(moment: _datetime) -> str:
+    return f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment:%H:%M:%S}"
+
+
+def _shown_literal(raw: object) -> str:
+    if isinstance(raw, str):
+        return f"the string {raw!r}"
+    if isinstance(raw, bool):
+        return f"the boolean {str(raw).lower()}"
+    return f"{type(raw).__name__} {raw!r}"
 
 
 _TYPE_MINIMA: dict[PrimitiveType, KeyValue] = {

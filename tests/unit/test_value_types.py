@@ -304,3 +304,50 @@ def should_give_spark_the_matching_types() -> None:
     assert spark["day"] == sql_types.DateType()
     assert spark["at_us"] == sql_types.TimestampType()
     assert spark["at_ms"] == sql_types.TimestampNTZType()
+
+
+# --- filter literals ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("f64 > 1", "f64 > 1"),
+        ("f32 between -1.5 and 2", "f32 between -1.5 and 2"),
+        ("flag = true", "flag = true"),
+        ("day in ('2024-05-31', '2024-02-29')", "day in ('2024-05-31', '2024-02-29')"),
+        ("at_us >= '2024-05-31 12:30:00.25+01:00'", "at_us >= '2024-05-31T11:30:00.250000Z'"),
+        ("at_us < '2024-05-31'", "at_us < '2024-05-31T00:00:00.000000Z'"),
+        ("at_ms = '2024-05-31T12:30'", "at_ms = '2024-05-31T12:30:00.000'"),
+        ("at_ns > '1969-12-31T23:59:59.999999999Z'", "at_ns > '1969-12-31T23:59:59.999999999Z'"),
+        ("at_s != '2024-05-31T01:02:03'", "at_s != '2024-05-31T01:02:03Z'"),
+    ],
+)
+def should_read_filter_literals_of_the_value_types_in_canonical_form(text: str, canonical: str) -> None:
+    from sleeper.core.filter import parse_filter
+
+    # When a filter on a new value type is parsed
+    parsed = parse_filter(text, SCHEMA)
+    # Then its literals are checked and written canonically, and that text parses back to the same filter
+    assert str(parsed) == canonical
+    assert parse_filter(canonical, SCHEMA) == parsed
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("f64 > 'a'", "column 'f64' is DoubleType: compare it with a number such as 1.5, not the string 'a'"),
+        ("f32 = true", "column 'f32' is FloatType: compare it with a number such as 1.5, not the boolean true"),
+        ("flag = 1", "column 'flag' is BooleanType: compare it with true or false, not int 1"),
+        ("day > '2023-02-29'", "'2023-02-29' is not a date: write it as 'YYYY-MM-DD'"),
+        ("day > 20240101", "compare it with a date string such as '2024-05-31', not int 20240101"),
+        ("at_us > 'yesterday'", "'yesterday' is not an ISO 8601 date and time"),
+        ("at_ms > '2024-05-31T12:30:00.1234'", "is finer than the column's unit (ms)"),
+        ("at_ms > '2024-05-31T12:30:00Z'", "names a time zone, and the column holds wall-clock times"),
+        ("at_us > '2024-13-01T00:00'", "is not a date and time"),
+    ],
+)
+def should_refuse_filter_literals_that_do_not_suit_the_value_types(text: str, message: str) -> None:
+    from sleeper.core.filter import FilterError, parse_filter
+
+    with pytest.raises(FilterError) as raised:
+        parse_filter(text, SCHEMA)
+    assert message in str(raised.value)
