@@ -1,5 +1,5 @@
-"""Operator commands of the ``sleeper`` CLI: pause/resume, table upkeep, dead letters (the properties
-commands are in :mod:`sleeper.cli.properties_cmd`)."""
+"""Operator commands of the ``sleeper`` CLI: pause/resume, table upkeep (reinit, add-column, truncate), dead letters
+(the properties commands are in :mod:`sleeper.cli.properties_cmd`)."""
 
 from __future__ import annotations
 
@@ -70,6 +70,50 @@ def table_reinit(
         print_json({"tableName": table.name, "tableId": table.table_id, "leafPartitions": leaves, "files": 0})
     else:
         console.print(f"Reinitialised table {name}: {counted(leaves, 'leaf partition')}, no files")
+
+
+def table_add_column(
+    name: Annotated[str, typer.Argument(help="The table.")],
+    column: Annotated[str, typer.Argument(help="The new column's name.")],
+    column_type: Annotated[
+        str,
+        typer.Argument(
+            metavar="TYPE",
+            help="Its type: a schema JSON type name (LongType, DoubleType...), a short name (long, double, "
+            "timestamp...) or a JSON type object.",
+        ),
+    ],
+    as_json: ChangeJsonOption = False,
+) -> None:
+    """Add a nullable value column: files written before read it as nulls; nothing is rewritten until compaction."""
+    from sleeper.api.schema_change import add_column, parse_field_type
+    from sleeper.core.schema import describe_type
+
+    field_type = parse_field_type(column_type)
+    table = add_column(open_instance().table(name), column, field_type)
+    if as_json:
+        print_json({"tableName": table.name, "tableId": table.table_id, "schema": table.schema.to_dict()})
+    else:
+        console.print(f"Added column {column} ({describe_type(field_type)}, nullable) to table {table.name}")
+
+
+def table_truncate(
+    name: Annotated[str, typer.Argument(help="The table.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: ChangeJsonOption = False,
+) -> None:
+    """Remove every row of a table in one commit, keeping its partitions; the cleared files are deleted."""
+    from sleeper.api.schema_change import truncate
+
+    table = open_instance().table(name)
+    if not yes and not typer.confirm(f"Remove every row of table {name}?"):
+        raise SleeperError("not confirmed; nothing changed")
+    table = truncate(table)
+    leaves = len(table.leaf_partitions())
+    if as_json:
+        print_json({"tableName": table.name, "tableId": table.table_id, "leafPartitions": leaves, "rows": 0})
+    else:
+        console.print(f"Truncated table {name}: no rows, {counted(leaves, 'leaf partition')} kept")
 
 
 def table_offline_all(as_json: ChangeJsonOption = False) -> None:
@@ -163,6 +207,8 @@ def register(
     app.command("pause")(pause)
     app.command("resume")(resume)
     table_app.command("reinit")(table_reinit)
+    table_app.command("add-column")(table_add_column)
+    table_app.command("truncate")(table_truncate)
     table_app.command("offline-all")(table_offline_all)
     table_app.command("estimate-split-points")(table_estimate_split_points)
     app.add_typer(dead_letters_app, name="dead-letters")
