@@ -8,8 +8,10 @@ from __future__ import annotations
 import csv
 import io
 import math
+import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
@@ -21,6 +23,7 @@ from sleeper.cli.common import (
     chosen_format,
     console,
     err_console,
+    is_stdin,
     open_instance,
     print_json,
     print_report,
@@ -391,8 +394,33 @@ def report_ingest_jobs(
     )
 
 
+# --- html -----------------------------------------------------------------------------------------------------
+
+
+def report_html(
+    name: Annotated[str, typer.Argument(help="The table.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Write the page to this file (- for standard output).")
+    ],
+) -> None:
+    """One self-contained HTML page of a table (no script, nothing fetched): the partition tree sized by rows, the
+    file sizes of each leaf, and the timeline of its ingest and compaction job runs."""
+    from sleeper.api.html_report import render_html_report
+
+    page = render_html_report(open_instance().table(name), generated_at=datetime.now(tz=UTC))
+    if is_stdin(output):
+        sys.stdout.write(page)
+        return
+    try:
+        output.write_text(page, encoding="utf-8")
+    except OSError as e:
+        raise SleeperError(f"--output: cannot write {output}: {e.strerror or e}") from None
+    console.print(f"wrote {output} ({counted(len(page.encode()), 'byte')})", markup=False, highlight=False)
+
+
 def register(report_app: typer.Typer) -> None:
-    """Adds the files and job reports to ``sleeper report``."""
+    """Adds the files, job and HTML reports to ``sleeper report``."""
     report_app.command("files")(report_files)
     report_app.command("compaction-jobs")(report_compaction_jobs)
     report_app.command("ingest-jobs")(report_ingest_jobs)
+    report_app.command("html")(report_html)
