@@ -36,9 +36,8 @@ def _rows(keys: range, *, score: bool) -> pa.Table:
 
 
 def _expected() -> list[dict[str, object]]:
-    return [{"key": k, "name": f"n{k}", "score": None} for k in range(100)] + [
-        {"key": k, "name": f"n{k}", "score": k / 2} for k in range(200, 220)
-    ]
+    old: list[dict[str, object]] = [{"key": k, "name": f"n{k}", "score": None} for k in range(100)]
+    return old + [{"key": k, "name": f"n{k}", "score": k / 2} for k in range(200, 220)]
 
 
 def _exported(emulated: EmulatedAwsInstance, table_id: str, export_id: str) -> pa.Table:
