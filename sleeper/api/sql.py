@@ -24,6 +24,9 @@ side of the joins whose rows the ``WHERE`` can only remove (an inner join, the k
 constant has the column's type (integers for integer columns, strings for string columns, booleans for boolean
 columns; floating point columns push only ``is [not] null``, since DuckDB orders NaN above every number). DuckDB still
 applies the whole ``WHERE``, so what is pushed narrows what is read, never the result.
+
+Each scan reads only the columns the statement names (anywhere in it), unless it may read columns it does not name:
+``*``, ``COLUMNS(...)``, ``#1``, a natural join, or a table used as a column.
 """
 
 from __future__ import annotations
@@ -92,11 +95,13 @@ class SqlPlan:
         statement: The statement, as given.
         tables: The instance's tables it names, each once, in order of first mention.
         filters: The filter pushed into each table's scan (a table absent has none).
+        columns: The columns each table's scan reads, in schema order (a table absent reads every column).
     """
 
     statement: str
     tables: tuple[str, ...]
     filters: Mapping[str, Filter] = field(default_factory=dict)
+    columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def run_sql(instance: _Catalog, statement: str, *, batch_rows: int | None = None) -> pa.RecordBatchReader:
@@ -127,7 +132,7 @@ def run_sql(instance: _Catalog, statement: str, *, batch_rows: int | None = None
         plan = plan_sql(statement, names, schema_of, connection=connection)
         for name in plan.tables:
             table = tables.get(name) or instance.table(name)
-            connection.register(name, table.scan(filter=plan.filters.get(name)))
+            connection.register(name, table.scan(filter=plan.filters.get(name), columns=plan.columns.get(name)))
         reader = connection.sql(statement).to_arrow_reader(batch_rows or 131_072)
     except duckdb.Error as e:
         connection.close()
@@ -210,7 +215,7 @@ def plan_sql(
                 if found is not None and found[0] in once and _suits(found[1], schemas[found[0]]):
                     pushed.setdefault(found[0], []).append(found[1])
     filters = {name: f for name, parts in pushed.items() if (f := conjoin(parts)) is not None}
-    return SqlPlan(statement, tuple(named), filters)
+    return SqlPlan(statement, tuple(named), filters, _projections(tree, schemas))
 
 
 def _parse(statement: str, connection: Any) -> dict[str, Any]:
@@ -383,6 +388,36 @@ def _aliases(node: dict[str, Any]) -> frozenset[str]:
     return frozenset(
         str(e["alias"]).lower() for e in node.get("select_list") or [] if isinstance(e, dict) and e.get("alias")
     )
+
+
+def _projections(tree: dict[str, Any], schemas: Mapping[str, Schema]) -> dict[str, tuple[str, ...]]:
+    """The columns each table's scan needs: those whose name the statement uses anywhere (as any part of a column
+    reference, or in ``USING``), a superset of what DuckDB reads. None is left out if the statement could read a
+    column without naming it: a ``*`` or ``COLUMNS(...)``, a positional reference (``#1``), a natural join, or a table
+    named as a column (a row as a struct)."""
+    used: set[str] = set()
+    single: set[str] = set()
+    relations: set[str] = set()
+    for node in _walk(tree):
+        kind = node.get("class")
+        if kind in ("STAR", "POSITIONAL_REFERENCE") or node.get("ref_type") == "NATURAL":
+            return {}
+        if kind == "COLUMN_REF":
+            parts = [str(n).lower() for n in node.get("column_names") or []]
+            used.update(parts)
+            if len(parts) == 1:
+                single.update(parts)
+        used.update(str(c).lower() for c in node.get("using_columns") or [])
+        if node.get("type") == "BASE_TABLE":
+            relations.update(str(node.get(k) or "").lower() for k in ("table_name", "alias"))
+    if single & relations:
+        return {}
+    out = {}
+    for table, schema in schemas.items():
+        chosen = tuple(name for name in schema.field_names if name.lower() in used)
+        if len(chosen) < len(schema.field_names):
+            out[table] = chosen or (schema.row_key_names[0],)
+    return out
 
 
 def _conjuncts(expression: dict[str, Any]) -> Iterator[dict[str, Any]]:

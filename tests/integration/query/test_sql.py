@@ -107,6 +107,12 @@ STATEMENTS = [
     "select max(key) as top from people",
     "select * from people order by age desc nulls last, key limit 5",
     "select 1 as one",
+    "select count(*) as n from people",
+    "select people.age, name from people where key < 20",
+    "select p from people p where p.key < 3",
+    "select count(b.name) as n, max(key) as top from people a join people b using (key) where a.age < 3",
+    "select x.pet, count(p.name) as named from pets x join people p on x.owner = p.key group by x.pet",
+    "select #2 from people where key < 3",
 ]
 
 
@@ -134,12 +140,13 @@ def should_return_what_duckdb_returns_over_the_same_rows(instance: Instance, sta
 @pytest.fixture
 def scans(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
     """What each scan DuckDB reads is given (filters) and hands over (rows), by table."""
-    seen: dict[str, list[Any]] = {"filters": [], "rows": []}
+    seen: dict[str, list[Any]] = {"filters": [], "columns": [], "rows": []}
     original_scan = Table.scan
 
     def scan(self: Table[Any], **kwargs: Any) -> Scan:
         made = original_scan(self, **kwargs)
         seen["filters"].append((self.name, made.filter))
+        seen["columns"].append((self.name, made.columns))
         return made
 
     def stream(self: Scan, requested_schema: object | None = None) -> object:
@@ -188,6 +195,19 @@ def should_push_each_tables_predicates_into_its_own_scan(instance: Instance, sca
     }
     assert _rows_read(scans, "pets") == sum(1 for p in _pets()["pet"].to_pylist() if p != "cat")
     assert _rows(got, "") == _expected(statement)
+
+
+def should_read_only_the_columns_the_statement_names(instance: Instance, scans: dict[str, list[Any]]) -> None:
+    statement = "select x.pet, avg(p.age) as mean from people p join pets x on p.key = x.owner group by x.pet"
+    got = instance.sql(statement).read_all()
+    assert dict(scans["columns"]) == {"people": ("key", "age"), "pets": None}  # pets has only those columns
+    assert _rows(got, statement) == _expected(statement)
+    scans["columns"].clear()
+    assert instance.sql("select count(*) as n from people").read_all()["n"].to_pylist() == [ROWS]
+    assert dict(scans["columns"]) == {"people": ("key",)}
+    scans["columns"].clear()
+    instance.sql("select * from people where key < 3").read_all()
+    assert dict(scans["columns"]) == {"people": None}
 
 
 @pytest.mark.parametrize(

@@ -235,3 +235,26 @@ def should_read_constants_in_either_form_duckdb_serialises(
 ) -> None:
     # DuckDB 2 writes a constant's literal text; DuckDB 1 its typed value
     assert _literal(node, field) == value
+
+
+@pytest.mark.parametrize(
+    ("statement", "columns"),
+    [
+        ("select name, count(*) from people where age > 3 group by name", {"people": ("age", "name")}),
+        ("select count(*) from people", {"people": ("key",)}),
+        ("select p.name, x.pet from people p join pets x on p.key = x.owner", {"people": ("key", "name")}),
+        ("select NAME from people order by Score", {"people": ("name", "score")}),
+        ("select count(*) from people a join people b using (key, raw)", {"people": ("key", "raw")}),
+        ("select list_transform([age], member -> member + 1) from people", {"people": ("age", "member")}),
+        # anything that may read a column it does not name reads every column
+        ("select * from people", {}),
+        ("select p.* from people p", {}),
+        ("select columns('a.*') from people", {}),
+        ("select #1 from people", {}),
+        ("select count(*) from people natural join pets", {}),
+        ("select p from people p", {}),
+        ("select count(people) from people", {}),
+    ],
+)
+def should_read_only_the_columns_named(statement: str, columns: dict[str, tuple[str, ...]]) -> None:
+    assert dict(_plan(statement).columns) == columns
