@@ -181,3 +181,19 @@ def should_show_the_partition_tree_file_sizes_and_job_runs_in_a_browser(instance
     assert sorted((r["data-kind"], r["data-job-id"]) for r in runs) == sorted(
         zip(jobs["kind"].to_pylist(), jobs["job_id"].to_pylist(), strict=True)
     )
+
+
+def should_write_the_page_to_standard_output_or_say_why_it_cannot_write_it(
+    instance: Instance, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the table's report written to standard output
+    assert run(["report", "html", "t", "-o", "-"]) == 0
+    # Then standard output is the page and nothing else
+    out = capsys.readouterr().out
+    assert out.startswith("<!DOCTYPE html>") and out.rstrip().endswith("</html>")
+    # And a file that cannot be written is one error line naming the option and the path, with nothing left behind
+    target = tmp_path / "no-such-directory" / "report.html"
+    assert run(["report", "html", "t", "-o", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"error: --output: cannot write {target}: No such file or directory\n"
+    assert not target.parent.exists()
