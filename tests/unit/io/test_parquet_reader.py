@@ -333,9 +333,14 @@ def should_read_a_nullable_value_column_the_file_lacks_as_nulls_in_row_group_and
     schema = _with_added(
         written, Field("score", ValueType.DOUBLE, nullable=True), Field("tags", ListType(PrimitiveType.STRING), True)
     )
-    page_reads = []
+    page_reads: list[int] = []
     read_pages = SortedFileReader._read_pages
-    monkeypatch.setattr(SortedFileReader, "_read_pages", lambda self, *a: page_reads.append(1) or read_pages(self, *a))
+
+    def counted(self: SortedFileReader, *args: Any) -> Any:
+        page_reads.append(1)
+        return read_pages(self, *args)
+
+    monkeypatch.setattr(SortedFileReader, "_read_pages", counted)
     target = rows[1700]["key"]
 
     # When
