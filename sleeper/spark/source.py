@@ -19,9 +19,11 @@ What happens where:
   plans it: row key predicates narrow it to the leaf partitions that can match, and each leaf partition's sub-query
   is one Spark partition, carrying its sub-query as Sleeper's leaf partition query JSON. Executors read nothing from
   the state store.
-- **Reading**: each executor runs its sub-query (:func:`sleeper.query.executor.run_leaf_query`): the leaf's files
-  within its region, merged, with the table's filters, aggregations and iterator applied, then the filter, so the
-  rows are the rows ``table.scan(filter=...)`` returns. Batches go to Spark as Arrow.
+- **Reading**: each executor installs the wheels of the table's iterator listed in ``sleeper.userjars`` (as bulk
+  import's executors do: :mod:`sleeper.iterators.shipping`), then runs its sub-query
+  (:func:`sleeper.query.executor.run_leaf_query`): the leaf's files within its region, merged, with the table's
+  filters, aggregations and iterator applied, then the filter, so the rows are the rows ``table.scan(filter=...)``
+  returns. Batches go to Spark as Arrow.
 
 PySpark is imported when this module is; ``sleeper.spark`` imports it only when it is used.
 """
@@ -53,6 +55,8 @@ from sleeper.core.filter import (
 from sleeper.core.query import QuerySerDe
 from sleeper.core.schema import Field, FieldType, ListType, MapType, PrimitiveType, Schema, TimestampType, ValueType
 from sleeper.io.filesystem import FileSystemOptions
+from sleeper.iterators.pipeline import table_iterator_spec
+from sleeper.iterators.shipping import install_wheels, user_code_locations
 from sleeper.query.executor import plan_table_query, query_iterators, run_leaf_query, table_query_of
 from sleeper.spark.options import FORMAT, OPTIONS, check_columns
 
@@ -285,6 +289,9 @@ class SleeperReader(spark_datasource.DataSourceReader):
         self.properties: TableProperties = table.properties
         fs = table.instance.filesystem_options
         self.filesystem = None if fs is None else FileSystemOptions(s3=fs.s3)
+        # The wheels of the table's iterator (sleeper.userjars), installed in each executor before it reads
+        has_iterator = table_iterator_spec(self.properties) is not None
+        self.user_code = user_code_locations(self.properties.instance_properties) if has_iterator else []
         names = list(schema.fieldNames())
         check_columns(names, self.schema.field_names)
         self.columns = names
@@ -317,6 +324,8 @@ class SleeperReader(spark_datasource.DataSourceReader):
         """The rows of one sub-query, as Arrow batches of the Spark schema."""
         if not isinstance(partition, LeafRead):
             return
+        if self.user_code:  # an executor may be another machine than the driver: install the iterator's code here
+            install_wheels(self.user_code, options=self.filesystem)
         leaf = QuerySerDe.for_schema(self.schema).leaf_query_from_json(partition.query_json)
         config = query_iterators(self.properties, self.schema, leaf.processing, partition.now_ms)
         batches = run_leaf_query(leaf, self.schema, config, partition.now_ms, options=self.filesystem)
