@@ -41,7 +41,11 @@ WIDTH = 1200
 
 _LEVEL_HEIGHT = 46
 _MIN_PARTITION_WIDTH = 3.0
-_BAR_HEIGHT = 22
+_LABELLED_WIDTH = 30.0
+_THIN_WIDTH = 6.0
+_BAR_HEIGHT = 22.0
+_LABELLED_LANE = 12.0
+_MANY = 120
 _LABEL_WIDTH = 320
 _LABEL_CHARS = 44
 _KIND_COLOURS = {"ingest": "#4c78a8", "compaction": "#e8871a"}
@@ -105,6 +109,7 @@ svg{display:block;width:100%;height:auto;font-size:11px}
 svg text{fill:#222}
 .partition rect{stroke:#fff;stroke-width:1}
 .partition:not(.leaf) rect{fill:#d9dde3}
+.partition.thin rect{stroke:none}
 .partition .counts{fill:#444}
 .leaf-bar .file-segment{stroke:#fff;stroke-width:.5}
 .leaf-bar .file-segment:nth-child(odd){fill:#4c78a8}.leaf-bar .file-segment:nth-child(even){fill:#72a1cf}
@@ -210,6 +215,7 @@ def _shares(weights: list[int], x: float, width: float) -> list[tuple[float, flo
 
 def _partition_section(tree: _Tree) -> str:
     height = (tree.depth + 1) * _LEVEL_HEIGHT
+    most = max((leaf.rows for leaf in tree.leaves), default=0)
     parts = []
     for p in tree.ordered():
         y = p.depth * _LEVEL_HEIGHT
@@ -224,16 +230,21 @@ def _partition_section(tree: _Tree) -> str:
         if not p.leaf:
             tip.append(f"{counted(p.subtree_rows, 'row')} here and below")
         tip += [counted(p.files, "file"), _bytes_text(p.bytes)]
-        style = f" style='fill:{_leaf_fill(p.rows, tree)}'" if p.leaf else ""
+        style = f" style='fill:{_leaf_fill(p.rows, most)}'" if p.leaf else ""
+        labels = ""
+        if p.width >= _LABELLED_WIDTH:  # narrower ones show their figures on hover only
+            labels = (
+                f"<clipPath id='{clip}'><rect x='{p.x:.2f}' y='{y}' width='{p.width - 4:.2f}' "
+                f"height='{_LEVEL_HEIGHT}'/></clipPath>"
+                f"<text clip-path='url(#{clip})' x='{p.x + 4:.2f}' y='{y + 17}'>{escape(_short(p.range))}</text>"
+                f"<text class='counts' clip-path='url(#{clip})' x='{p.x + 4:.2f}' y='{y + 34}'>{escape(counts)}</text>"
+            )
+        thin = " thin" if p.width < _THIN_WIDTH else ""
         parts.append(
-            f"<g class='{kind}' id='partition-{p.index}' data-partition-id='{escape(p.id)}' data-rows='{p.rows}' "
-            f"data-files='{p.files}' data-bytes='{p.bytes}'><title>{escape(chr(10).join(tip))}</title>"
-            f"<clipPath id='{clip}'><rect x='{p.x:.2f}' y='{y}' width='{max(p.width - 4, 0):.2f}' "
-            f"height='{_LEVEL_HEIGHT}'/></clipPath>"
-            f"<rect x='{p.x:.2f}' y='{y}' width='{p.width:.2f}' height='{_LEVEL_HEIGHT - 2}'{style}/>"
-            f"<text clip-path='url(#{clip})' x='{p.x + 4:.2f}' y='{y + 17}'>{escape(_short(p.range))}</text>"
-            f"<text class='counts' clip-path='url(#{clip})' x='{p.x + 4:.2f}' y='{y + 34}'>{escape(counts)}</text>"
-            "</g>"
+            f"<g class='{kind}{thin}' id='partition-{p.index}' data-partition-id='{escape(p.id)}' "
+            f"data-rows='{p.rows}' data-files='{p.files}' data-bytes='{p.bytes}'>"
+            f"<title>{escape(chr(10).join(tip))}</title>"
+            f"<rect x='{p.x:.2f}' y='{y}' width='{p.width:.2f}' height='{_LEVEL_HEIGHT - 2}'{style}/>{labels}</g>"
         )
     return (
         "<h2>Partitions</h2>\n<p class='muted'>Each partition is as wide as its share of its parent's rows (those "
@@ -243,8 +254,14 @@ def _partition_section(tree: _Tree) -> str:
     )
 
 
-def _leaf_fill(rows: int, tree: _Tree) -> str:
-    most = max((leaf.rows for leaf in tree.leaves), default=0)
+def _lane_height(lanes: int, height: float) -> float:
+    """How tall each of a chart's lanes is: ``height`` for up to a hundred and twenty, thinner beyond (at least 3), so
+    that a chart of thousands stays a few screens tall; lanes under 12 go unlabelled."""
+    return height if lanes <= _MANY else max(3.0, height * _MANY / lanes)
+
+
+def _leaf_fill(rows: int, most: int) -> str:
+    """Light blue for an empty leaf, darker the nearer its rows are to the fullest leaf's ``most``."""
     lightness = 92 - (30 * rows / most if most else 0)
     return f"hsl(210,55%,{lightness:.0f}%)"
 
@@ -264,29 +281,36 @@ def _file_sizes_section(tree: _Tree, referenced: pa.Table) -> str:
     most = max((leaf.bytes for leaf in tree.leaves), default=0)
     bar_width = WIDTH - _LABEL_WIDTH - 230
     scale = bar_width / most if most else 0.0
+    lane = _lane_height(len(tree.leaves), _BAR_HEIGHT)
+    pad, text_y = lane * 0.14, lane / 2 + 4
     rows = []
     for n, leaf in enumerate(tree.leaves):
-        y = n * _BAR_HEIGHT
+        y = n * lane
         x = float(_LABEL_WIDTH)
         segments = []
         for filename, size in sizes.get(leaf.id, []):
             width = (size or 0) * scale
             segments.append(
-                f"<rect class='file-segment' x='{x:.2f}' y='{y + 3}' width='{width:.2f}' height='{_BAR_HEIGHT - 6}'>"
-                f"<title>{escape(filename)}: {escape(_bytes_text(size))}</title></rect>"
+                f"<rect class='file-segment' x='{x:.2f}' y='{y + pad:.1f}' width='{width:.2f}' "
+                f"height='{lane - 2 * pad:.1f}'><title>{escape(filename)}: {escape(_bytes_text(size))}</title></rect>"
             )
             x += width
         figures = f"{_bytes_text(leaf.bytes)} · {counted(leaf.files, 'file')} · {counted(leaf.rows, 'row')}"
+        labels = ""
+        if lane >= _LABELLED_LANE:
+            labels = (
+                f"<text x='{_LABEL_WIDTH - 8}' y='{y + text_y:.1f}' text-anchor='end'>"
+                f"{escape(_short(leaf.range))}</text>"
+                f"<text x='{_LABEL_WIDTH + bar_width + 8}' y='{y + text_y:.1f}'>{escape(figures)}</text>"
+            )
         rows.append(
             f"<g class='leaf-bar' id='leaf-bar-{leaf.index}' data-partition-id='{escape(leaf.id)}' "
             f"data-bytes='{leaf.bytes}' data-files='{leaf.files}' data-rows='{leaf.rows}'>"
-            f"<title>{escape(f'partition {leaf.id}')}\n{escape(leaf.range)}</title>"
-            f"<rect class='track' x='{_LABEL_WIDTH}' y='{y + 3}' width='{bar_width}' height='{_BAR_HEIGHT - 6}'/>"
-            f"<text x='{_LABEL_WIDTH - 8}' y='{y + 15}' text-anchor='end'>{escape(_short(leaf.range))}</text>"
-            f"{''.join(segments)}"
-            f"<text x='{_LABEL_WIDTH + bar_width + 8}' y='{y + 15}'>{escape(figures)}</text></g>"
+            f"<title>{escape(chr(10).join([f'partition {leaf.id}', leaf.range, figures]))}</title>"
+            f"<rect class='track' x='{_LABEL_WIDTH}' y='{y + pad:.1f}' width='{bar_width}' "
+            f"height='{lane - 2 * pad:.1f}'/>{''.join(segments)}{labels}</g>"
         )
-    height = max(len(tree.leaves), 1) * _BAR_HEIGHT
+    height = max(len(tree.leaves), 1) * lane
     return (
         "<h2>File sizes per leaf partition</h2>\n<p class='muted'>One bar per leaf, its length the bytes of the files "
         "referenced on it, one segment per file (a file referenced on several leaves counts on each).</p>\n"
@@ -321,7 +345,7 @@ def _timeline_section(runs: list[dict[str, Any]]) -> str:
     last = max(times, default=first)
     last = max(last, first + 0.001)
     order = sorted(range(len(runs)), key=lambda i: (spans[i][0] is None, spans[i][0] or 0.0, i))
-    lane = 18.0 if len(runs) <= 100 else max(3.0, 1800.0 / len(runs))
+    lane = _lane_height(len(runs), 18.0)
     x_of = _scale(first, last)
     bars = []
     for n, i in enumerate(order):
@@ -336,7 +360,7 @@ def _timeline_section(runs: list[dict[str, Any]]) -> str:
             classes += "" if run["finish_time"] else " open-ended"
         y = _AXIS_HEIGHT + n * lane
         label = ""
-        if lane >= 12:
+        if lane >= _LABELLED_LANE:
             name = _short(f"{kind} {run['job_id']}")
             label = f"<text x='{_PLOT_LEFT - 8}' y='{y + lane - 5:.1f}' text-anchor='end'>{escape(name)}</text>"
         job_id, run_id = escape(str(run["job_id"])), escape(str(run["run_id"]))

@@ -32,7 +32,9 @@ INGEST_BLUE = (0x4C, 0x78, 0xA8)
 COMPACTION_ORANGE = (0xE8, 0x87, 0x1A)
 
 
-def _browser() -> str:
+@pytest.fixture
+def browser() -> str:
+    """The path of a Chromium to run headless, or the test skips (before building its table)."""
     found = next((path for name in BROWSERS if (path := shutil.which(name))), None)
     if found is None:
         pytest.skip(f"no headless browser: none of {', '.join(BROWSERS)} is on PATH (apt-get install chromium)")
@@ -148,8 +150,9 @@ def _has_colour(pixels: np.ndarray, colour: tuple[int, int, int]) -> bool:
     return bool((distance <= 6).any())
 
 
-def should_show_the_partition_tree_file_sizes_and_job_runs_in_a_browser(instance: Instance, tmp_path: Path) -> None:
-    browser = _browser()
+def should_show_the_partition_tree_file_sizes_and_job_runs_in_a_browser(
+    browser: str, instance: Instance, tmp_path: Path
+) -> None:
     table = instance.table("t")
     partitions, jobs = table.inspect.partitions(), table.inspect.jobs()
     # Given the table's report, written by the command line

@@ -143,14 +143,14 @@ def should_size_partitions_by_their_rows_and_label_leaves_with_their_ranges() ->
     # Given leaves of 30, 90 and 0 rows
     page, _, _ = _page()
     elements = _parse(page)
-    # When the tree's leaves are measured (the last rectangle of each: the first clips its labels)
+    # When the tree's leaves are measured (the first rectangle of each: a later one clips its labels)
     widths: dict[str, float] = {}
     leaf = None
     for tag, attrs in elements.tags:
         if tag == "g":
             leaf = attrs["data-partition-id"] if "leaf" in attrs.get("class", "").split() else None
         elif tag == "rect" and leaf is not None:
-            widths[leaf] = float(attrs["width"])
+            widths.setdefault(leaf, float(attrs["width"]))
     rows = {p["data-partition-id"]: int(p["data-rows"]) for p in elements.with_class("leaf")}
     by_rows = {rows[leaf]: width for leaf, width in widths.items()}
     # Then each is as wide as its share of the rows, an empty one a sliver
