@@ -25,12 +25,10 @@ or its ancestors: ``_SleeperRelevantFiles`` (a JSON list of the files) and the l
 read only within them, so a file whose references were split and partly compacted returns each row once (Sleeper's
 Java connector reads such a file whole).
 
-Both apply Athena's pushed-down constraints in the read. Those on any column that a filter says exactly (equality,
-ranges, value lists, null checks: :func:`~sleeper.athena.predicates.summary_filter`) become one filter of
-:mod:`sleeper.core.filter`, applied as a Sleeper query applies its filter: after the table's rules (so it never
-widens what they give), row groups it rules out skipped first by their statistics (on every column when the rules
-only drop rows, else on the row keys). The rest are applied to the rows returned. Athena applies its predicates
-again, so a constraint of another shape only costs rows read.
+Pushed-down constraints on any column that a filter says exactly become one
+(:func:`~sleeper.athena.predicates.summary_filter`), applied as a query's filter is: after the table's rules, row
+groups skipped by statistics first (value columns only where the rules only drop rows). Others are applied to the
+rows returned; Athena applies all again.
 
 Each handler's :meth:`handle` takes the request object a Lambda receives and returns the response object; on failure
 it raises :class:`~sleeper.athena.exceptions.AthenaConnectorError`, which the Lambda runtime reports as a function
@@ -50,7 +48,6 @@ from enum import Enum
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyarrow import fs as pafs
 
 from sleeper.athena.exceptions import (
@@ -63,9 +60,11 @@ from sleeper.athena.exceptions import (
 )
 from sleeper.athena.predicates import (
     ValueSet,
+    filtered_rows,
     intersect_intervals,
     key_intervals,
     partition_matches,
+    read_file_rows,
     read_regions,
     row_mask,
     summary_filter,
@@ -98,10 +97,7 @@ from sleeper.core.filter import Filter
 from sleeper.core.partition import Partition, references_outside_tree_message
 from sleeper.core.schema import Field, KeyValue, ListType, MapType, PrimitiveType, Schema
 from sleeper.io.filesystem import FileSystemOptions
-from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
-from sleeper.io.parquet_reader import SortedFileReader
-from sleeper.io.row_filter import column_positions, filter_batch, row_group_may_match, to_expression
 from sleeper.iterators.exceptions import IteratorConfigError
 from sleeper.iterators.pipeline import RowIterators, table_rules_refusal
 from sleeper.iterators.plugin import IteratorSpec
@@ -621,16 +617,10 @@ class RecordHandler:
         if regions == []:
             return
         # the simple connector serves only tables without rules: every column's statistics may skip a row group
-        batches = _read_file_rows(
-            file,
-            schema,
-            regions,
-            self._columns(schema, request.schema.names, filtered),
-            self._settings,
-            row_filter,
-            schema.field_names,
-        )
-        yield from _filtered(batches, row_filter)
+        columns = self._columns(schema, request.schema.names, filtered)
+        options, rows = self._settings.options, self._settings.batch_rows
+        batches = read_file_rows(file, schema, regions, columns, row_filter, schema.field_names, options, rows)
+        yield from filtered_rows(batches, row_filter)
 
     def _iterators(self, request: ReadRecordsRequest, table: SleeperTable) -> RowIterators:
         """The table's processing and iterator, then the connector's query-time iterator (the same for every
@@ -676,51 +666,12 @@ class RecordHandler:
         rows = self._settings.batch_rows
         # statistics may skip row groups before the rules only where the rules only drop rows
         statistics = schema.field_names if iterators.only_drops_rows else schema.key_names
+        options = self._settings.options
         streams = [
-            _read_file_rows(file, schema, regions, columns, self._settings, row_filter, statistics) for file in files
+            read_file_rows(file, schema, regions, columns, row_filter, statistics, options, rows) for file in files
         ]
         merged = merge_sorted(streams, schema.key_names, batch_rows=rows)
-        yield from _filtered(iterators.apply(merged), row_filter)
-
-
-def _read_file_rows(
-    file: str,
-    schema: Schema,
-    regions: list[list[KeyBounds]] | None,
-    columns: list[str],
-    settings: AthenaSettings,
-    row_filter: Filter | None,
-    statistics_columns: Iterable[str],
-) -> Iterator[pa.RecordBatch]:
-    """A data file's rows within the regions (None: all), skipping the row groups that the filter's test of their
-    statistics on ``statistics_columns`` rules out. The file is opened at the first batch and closed at the end."""
-    with SortedFileReader(file, schema, options=settings.options) as reader:
-        keep = None if row_filter is None else _statistics_test(reader, row_filter, frozenset(statistics_columns))
-        plan = reader.plan(regions, keep_row_group=keep)
-        yield from reader.read_plan(plan, columns=columns, batch_size=settings.batch_rows)
-
-
-def _statistics_test(reader: SortedFileReader, row_filter: Filter, columns: frozenset[str]) -> Callable[[int], bool]:
-    """Told a row group of the reader's file, whether its statistics on ``columns`` let it hold a matching row."""
-    metadata = reader.parquet_metadata
-    positions = column_positions(metadata)
-
-    def keep(group: int) -> bool:
-        return row_group_may_match(metadata, group, row_filter, columns, positions)
-
-    return keep
-
-
-def _filtered(batches: Iterable[pa.RecordBatch], row_filter: Filter | None) -> Iterator[pa.RecordBatch]:
-    """The rows of each batch the filter selects (every row when there is none)."""
-    if row_filter is None:
-        yield from batches
-        return
-    expression: pc.Expression = to_expression(row_filter)
-    for batch in batches:
-        batch = filter_batch(batch, expression)
-        if batch.num_rows:
-            yield batch
+        yield from filtered_rows(iterators.apply(merged), row_filter)
 
 
 def _check_split_files(properties: Mapping[str, str], table: SleeperTable, kind: ConnectorKind) -> None:

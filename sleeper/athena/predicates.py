@@ -21,7 +21,7 @@ asked (Athena filters them again) but never fewer.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -35,7 +35,10 @@ from sleeper.core.exceptions import SleeperError
 from sleeper.core.filter import And, Between, Compare, Filter, InList, IsNull, Or
 from sleeper.core.range import next_value
 from sleeper.core.schema import Field, KeyValue, PrimitiveType, Schema
+from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.key_ranges import KeyBounds
+from sleeper.io.parquet_reader import SortedFileReader
+from sleeper.io.row_filter import column_positions, filter_batch, row_group_may_match, to_expression
 
 __all__ = [
     "MAX_PUSHED_DOWN_REGIONS",
@@ -54,6 +57,8 @@ __all__ = [
     "parse_value_set",
     "partition_matches",
     "read_regions",
+    "filtered_rows",
+    "read_file_rows",
     "row_mask",
     "summary_filter",
 ]
@@ -380,6 +385,48 @@ def _range_filter(column: str, ptype: PrimitiveType, r: ValueRange) -> Filter | 
             return Compare(column, "=", low.value)
         return Between(column, low.value, high.value)
     return And((low, high))
+
+
+def read_file_rows(
+    file: str,
+    schema: Schema,
+    regions: list[list[KeyBounds]] | None,
+    columns: list[str],
+    row_filter: Filter | None,
+    statistics_columns: Iterable[str],
+    options: FileSystemOptions | None,
+    batch_rows: int,
+) -> Iterator[pa.RecordBatch]:
+    """A data file's rows within the regions (None: all), skipping the row groups that the filter's test of their
+    statistics on ``statistics_columns`` rules out (the filter itself is applied by :func:`filtered_rows`). The file
+    is opened at the first batch and closed when the read ends."""
+    with SortedFileReader(file, schema, options=options) as reader:
+        keep = None if row_filter is None else _statistics_test(reader, row_filter, frozenset(statistics_columns))
+        plan = reader.plan(regions, keep_row_group=keep)
+        yield from reader.read_plan(plan, columns=columns, batch_size=batch_rows)
+
+
+def _statistics_test(reader: SortedFileReader, row_filter: Filter, columns: frozenset[str]) -> Callable[[int], bool]:
+    """Told a row group of the reader's file, whether its statistics on ``columns`` let it hold a matching row."""
+    metadata = reader.parquet_metadata
+    positions = column_positions(metadata)
+
+    def keep(group: int) -> bool:
+        return row_group_may_match(metadata, group, row_filter, columns, positions)
+
+    return keep
+
+
+def filtered_rows(batches: Iterable[pa.RecordBatch], row_filter: Filter | None) -> Iterator[pa.RecordBatch]:
+    """The rows of each batch the filter selects (every row when there is none); empty batches are dropped."""
+    if row_filter is None:
+        yield from batches
+        return
+    expression = to_expression(row_filter)
+    for batch in batches:
+        batch = filter_batch(batch, expression)
+        if batch.num_rows:
+            yield batch
 
 
 # --- pushing row key predicates down -------------------------------------------------------------------------------
