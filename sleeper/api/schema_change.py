@@ -19,14 +19,22 @@ Both take a :class:`sleeper.api.table.Table` of either runtime; ``Table.add_colu
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from sleeper.api.table import Table, check_processing
 from sleeper.core.exceptions import SchemaError, SleeperError
 from sleeper.core.properties.table import ICEBERG_NAME
 from sleeper.core.schema import Field, FieldType, PrimitiveType, Schema, ValueType, describe_type
+from sleeper.core.statestore.state import FilesState
+from sleeper.core.statestore.transactions.files import ClearFilesTransaction
+from sleeper.io.exceptions import UnsafeDeleteError
+from sleeper.io.filesystem import delete_in_table, filesystem_path
+from sleeper.io.sketches import sketches_path
 
 __all__ = ["TYPE_ALIASES", "add_column", "parse_field_type", "truncate"]
+
+_LOG = logging.getLogger(__name__)
 
 TYPE_ALIASES: dict[str, object] = {
     "int": "IntType",
@@ -141,17 +149,42 @@ def truncate(table: Table[Any]) -> Table[Any]:
     """Removes every row of a table in one atomic commit, keeping its partition tree; returns the table.
 
     The commit is Sleeper's CLEAR_FILES transaction: a query sees the table either with every row or with none.
-    Rows committed after it stay. The files it cleared are then deleted (only those under the table's data prefix),
-    as Sleeper's table reinitialisation deletes them: a query still reading one may fail, and time travel to before
-    the truncation is no longer possible. The table's Iceberg view is withdrawn first and published again after, so
-    it never lists a deleted file. An offline table is truncated too (being offline only stops scheduled work).
+    Rows committed after it stay. The files it cleared (exactly those of the state it was appended after, so a file
+    added while the truncate ran is either cleared and deleted or kept) are then deleted, only those under the
+    table's data prefix, as Sleeper's table reinitialisation deletes them: a query still reading one may fail, and
+    time travel to before the truncation is no longer possible. The table's Iceberg view is withdrawn first and
+    published again after, so it never lists a deleted file. An offline table is truncated too (being offline only
+    stops scheduled work).
 
     Raises:
         WithdrawalError: If the table's Iceberg view could not be withdrawn; nothing is truncated.
         TableNotFoundError: If the table does not exist.
     """
-    from sleeper.api.maintenance import reinitialise_table
     from sleeper.iceberg.publisher import reinitialise_with_view
 
     current = table.instance.table(table.name)
-    return reinitialise_with_view(current.instance, current, lambda: reinitialise_table(current))
+    return reinitialise_with_view(current.instance, current, lambda: _clear_and_delete(current))
+
+
+def _clear_and_delete(table: Table[Any]) -> Table[Any]:
+    """Commits CLEAR_FILES and deletes the files it cleared (a file outside the table's prefix is logged and left)."""
+    seen: list[list[str]] = []
+
+    class _ClearFilesSeen(ClearFilesTransaction):
+        """CLEAR_FILES, noting the files of each state it is validated against: the append lands right after the
+        last of them."""
+
+        __slots__ = ()
+
+        def validate(self, state: FilesState) -> None:
+            seen.append([f.filename for f in state.files()])
+
+    table.state_store.add_transaction(_ClearFilesSeen())
+    filesystem = table.instance.filesystem
+    for filename in seen[-1] if seen else []:
+        for location in (filename, sketches_path(filename)):
+            try:
+                delete_in_table(filesystem, filesystem_path(location), table.data_prefix)
+            except UnsafeDeleteError as e:
+                _LOG.warning("Table %s truncated without deleting a file it tracked: %s", table.name, e)
+    return table

@@ -269,3 +269,27 @@ def should_truncate_an_offline_table(tmp_path: Path) -> None:
     _make(instance, "t")
     instance.set_table_online("t", False)
     assert truncate(instance.table("t")).scan().to_arrow().num_rows == 0
+
+
+def should_delete_a_file_added_while_the_truncate_ran_with_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a table, and another writer that ingests rows just before the truncate appends CLEAR_FILES
+    instance = sleeper.create_instance(tmp_path / "instance")
+    table = _make(instance, "t")
+    other = sleeper.connect(tmp_path / "instance")
+    store = table.state_store
+    append = store.add_transaction
+
+    def racing_append(transaction: Any, **kwargs: Any) -> int:
+        other.table("t").ingest(_old_rows(500, 510))
+        return append(transaction, **kwargs)
+
+    monkeypatch.setattr(store, "add_transaction", racing_append)
+    # When the table is truncated
+    truncate(table)
+    monkeypatch.undo()
+    # Then the racing writer's file was cleared with the rest and deleted, leaving no data file behind
+    assert instance.table("t").scan().to_arrow().num_rows == 0
+    data = tmp_path / "instance" / "data" / table.table_id / "data"
+    assert sorted(data.rglob("*.parquet")) == []
