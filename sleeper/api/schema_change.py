@@ -12,7 +12,8 @@ ingested after the change may hold values for it. A table gaining a column of a 
 
 :func:`truncate` removes every row of a table in one commit and keeps its partition tree (``sleeper table
 truncate``): Sleeper's CLEAR_FILES transaction, after which the cleared files are deleted, as Sleeper's table
-reinitialisation does (the garbage collector never sees a cleared file, since it is no longer tracked).
+reinitialisation does (the garbage collector never sees a cleared file, since it is no longer tracked). The files
+deleted are exactly those of the state the transaction was appended after.
 
 Both take a :class:`sleeper.api.table.Table` of either runtime; ``Table.add_column`` and ``Table.truncate`` call them.
 """

@@ -293,3 +293,16 @@ def should_delete_a_file_added_while_the_truncate_ran_with_the_rest(
     assert instance.table("t").scan().to_arrow().num_rows == 0
     data = tmp_path / "instance" / "data" / table.table_id / "data"
     assert sorted(data.rglob("*.parquet")) == []
+
+
+def should_read_nulls_for_the_column_when_travelling_to_before_it_was_added(
+    evolved: tuple[Any, Any, list[str]],
+) -> None:
+    # Given the files transaction of the last ingest before the column was added
+    _, table, _ = evolved
+    history = table.history().to_pylist()
+    before = [r["transaction_number"] for r in history if r["log"] == "files" and r["type"] == "ADD_FILES"][1]
+    # When the table is read as of then
+    rows = table.scan(as_of=before).to_arrow()
+    # Then the old rows come back with the column, null
+    _equal(rows, _expected().slice(0, OLD))
