@@ -92,7 +92,7 @@ def render_report(
             _summary(tree, files, referenced, runs, row_keys),
             _partition_section(tree),
             _file_sizes_section(tree, referenced),
-            _timeline_section(runs),
+            _timeline_section(runs, generated_at),
             "</body>\n</html>\n",
         ]
     )
@@ -331,7 +331,7 @@ _TICK_STEPS = (
 )
 
 
-def _timeline_section(runs: list[dict[str, Any]]) -> str:
+def _timeline_section(runs: list[dict[str, Any]], now: datetime | None) -> str:
     heading = (
         "<h2>Job runs</h2>\n<p class='muted'>One bar per run of an ingest or compaction job, from its start to its "
         "finish (to its commit, or the end of the chart, while it has none), coloured by kind; pale and dashed while "
@@ -343,6 +343,8 @@ def _timeline_section(runs: list[dict[str, Any]]) -> str:
     times = [t for start, end in spans for t in (start, end) if t is not None]
     first = min(times, default=0.0)
     last = max(times, default=first)
+    if any(end is None for _, end in spans):  # a run still open runs on to now, or past the last time seen
+        last = max(last, now.timestamp()) if now is not None else last + max((last - first) * 0.1, 1.0)
     last = max(last, first + 0.001)
     order = sorted(range(len(runs)), key=lambda i: (spans[i][0] is None, spans[i][0] or 0.0, i))
     lane = _lane_height(len(runs), 18.0)
@@ -419,12 +421,17 @@ def _axis(first: float, last: float, height: float) -> str:
         x = x_of(t)
         ticks.append(
             f"<line x1='{x:.2f}' x2='{x:.2f}' y1='{_AXIS_HEIGHT - 4}' y2='{height:.0f}'/>"
-            f"<text x='{x:.2f}' y='{_AXIS_HEIGHT - 8}' text-anchor='middle'>{_tick_text(t, step)}</text>"
+            f"<text x='{x:.2f}' y='{_AXIS_HEIGHT - 8}' text-anchor='{_anchor(x)}'>{_tick_text(t, step)}</text>"
         )
         t += step
     start = datetime.fromtimestamp(first, UTC)
     caption = f"<text x='{_PLOT_LEFT - 8}' y='{_AXIS_HEIGHT - 8}' text-anchor='end'>{_time_text(start)}</text>"
     return f"<g class='axis'>{caption}{''.join(ticks)}</g>"
+
+
+def _anchor(x: float) -> str:
+    """How a tick's label sits on it: centred, but inside the plot at either end."""
+    return "start" if x < _PLOT_LEFT + 30 else "end" if x > _PLOT_RIGHT - 30 else "middle"
 
 
 def _tick_text(t: float, step: float) -> str:

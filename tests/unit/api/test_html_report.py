@@ -3,6 +3,7 @@ partition, leaf and job run with stable ids and classes, widths by rows, every u
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from html.parser import HTMLParser
 from itertools import count
 from typing import Any
@@ -182,3 +183,28 @@ def should_say_when_no_job_has_run() -> None:
     elements = _parse(page)
     assert "job-timeline" in elements.ids() and not elements.with_class("job-run")
     assert "No job runs are recorded for this table." in page
+
+
+def should_draw_a_run_still_open_on_to_the_time_of_the_report() -> None:
+    # Given a run in progress since 10:00:08, the last time its tracker holds, reported at 10:00:18
+    partitions = _partitions()
+    leaves = sorted((p for p in partitions if p.is_leaf), key=lambda p: p.region.ranges["name"].min)
+    files = _files(leaves)
+    page = render_report(
+        "t",
+        partitions=partitions_table(partitions, SCHEMA, files),
+        files=files,
+        jobs=_jobs(leaves[0]),
+        row_keys=["name"],
+        generated_at=datetime(2026, 1, 1, 10, 0, 18, tzinfo=UTC),
+    )
+    # When the bars of the timeline are measured
+    widths: dict[str, float] = {}
+    run = None
+    for tag, attrs in _parse(page).tags:
+        if tag == "g":
+            run = attrs.get("data-run-id")
+        elif tag == "rect" and run is not None:
+            widths[run] = float(attrs["width"])
+    # Then the open run is drawn from its start to the report's time: twice the 5 s of the first, which ran 10:00:00-05
+    assert widths["r3"] == pytest.approx(2 * widths["r1"], rel=0.01)
