@@ -177,7 +177,8 @@ def plan_sql(
     *,
     connection: Any = None,
 ) -> SqlPlan:
-    """Checks a statement is one read-only SELECT over the given tables and finds the filter to push into each.
+    """Checks a statement is one read-only SELECT over the given tables, and finds the filter to push into each
+    table's scan and the columns it needs.
 
     Args:
         statement: The statement.
