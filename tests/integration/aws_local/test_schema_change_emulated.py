@@ -95,3 +95,48 @@ def should_read_an_added_column_as_nulls_for_old_rows_and_truncate(
     # And a later ingest is read
     table.ingest(_rows(range(5), score=True), direct=True)
     assert table.scan().to_arrow().column("score").to_pylist() == [0.0, 0.5, 1.0, 1.5, 2.0]
+
+
+COMPACT_THREE = {
+    "sleeper.table.compaction.strategy.class": "BasicCompactionStrategy",
+    "sleeper.table.compaction.files.batch.size": "3",
+    "sleeper.table.compaction.job.send.retry.delay.seconds": "0",
+}
+COMPACTION_HANDLERS = tuple(
+    operations.handler(name)
+    for name in (
+        operations.COMPACTION_JOB_CREATION_TRIGGER,
+        operations.COMPACTION_JOB_CREATION,
+        operations.COMPACTION_JOB_DISPATCHER,
+        operations.COMPACTION_TASK_CREATION,
+        operations.COMPACTION_COMMIT_BATCHER,
+        operations.STATESTORE_COMMITTER,
+    )
+)
+
+
+def should_write_the_added_column_into_a_compaction_tasks_output(emulated: EmulatedAwsInstance, tmp_path: Path) -> None:
+    # Given a one-partition table of two files written before the column was added and one after
+    instance = emulated.instance()
+    table = instance.create_table(f"compact-{uuid.uuid4().hex[:8]}", SCHEMA, properties=COMPACT_THREE)
+    table.ingest(_rows(range(50), score=False), direct=True)
+    table.ingest(_rows(range(50, 100), score=False), direct=True)
+    table = add_column(table, "score", ValueType.DOUBLE)
+    table.ingest(_rows(range(200, 220), score=True), direct=True)
+    # When job creation runs, then task creation, and the pump runs the compaction task as a local process
+    pump = emulated.pump(
+        handlers=COMPACTION_HANDLERS, task_log_dir=str(tmp_path / "tasks"), environment_extra={IDLE_WAIT_ENV: "0"}
+    )
+    try:
+        assert pump.fire(operations.COMPACTION_JOB_CREATION_TRIGGER)
+        pump.run_until_idle(timeout_seconds=60)
+        assert pump.fire(operations.COMPACTION_TASK_CREATION)
+        ran = pump.run_until_idle(timeout_seconds=180)
+    finally:
+        pump.close()
+    assert [code for _, code in ran.tasks_finished] == [0]
+    # Then the partition holds one file, which has the column: nulls for the old rows, the values of the new
+    table.state_store.refresh()
+    (output,) = {r.filename for r in table.file_references()}
+    filesystem, path = resolve(output, instance.filesystem_options)
+    assert pq.read_table(path, filesystem=filesystem).to_pylist() == _expected()
