@@ -94,7 +94,9 @@ def add_column(table: Table[Any], name: str, type: FieldType | str, *, nullable:
     """Appends a nullable value field to a table's schema and saves it; returns the table with the new schema.
 
     Every file written before reads the new column as nulls; rows ingested afterwards may hold values for it;
-    compaction writes it into its output. No data file is rewritten here. See the module docs.
+    compaction writes it into its output. No data file is rewritten here. See the module docs. A ``Table`` is a
+    snapshot of the table's properties: the one given keeps the old schema (rows ingested through it would lose the
+    column's values), so go on with the one returned, or look the table up again.
 
     Args:
         table: The table (its properties are read again from the instance before the change).
