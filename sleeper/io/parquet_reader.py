@@ -187,6 +187,12 @@ class ReadPlan:
     total_row_groups: int
     rows: int
     _steps: tuple[_Step, ...] = field(repr=False, compare=False)
+    _page_spans: PageSpans | None = field(default=None, repr=False, compare=False)
+
+
+PageSpans = Callable[[FooterIndex, int], "list[tuple[int, int]] | None"]
+"""Told a row group's page index (loaded) and the row group, the spans ``[start, end)`` of its rows that may hold a
+wanted row, from the pages' statistics (such as a filter's test of them); None when the index cannot tell."""
 
 
 class SortedFileReader:
@@ -284,7 +290,11 @@ class SortedFileReader:
         return self._info
 
     def plan(
-        self, regions: Sequence[Region] | None = None, *, keep_row_group: Callable[[int], bool] | None = None
+        self,
+        regions: Sequence[Region] | None = None,
+        *,
+        keep_row_group: Callable[[int], bool] | None = None,
+        page_spans: PageSpans | None = None,
     ) -> ReadPlan:
         """Chooses the row groups a read of some regions decodes.
 
@@ -292,6 +302,8 @@ class SortedFileReader:
             regions: The regions to read; None reads the whole file, an empty list nothing.
             keep_row_group: Told a row group's index, whether it may hold a wanted row (such as from a filter's test
                 of its statistics); a row group it refuses is not read. Every row group the regions reach if None.
+            page_spans: Which rows of a row group read may hold a wanted row, from its page index: only the pages
+                holding those rows are decoded (the rows read must still be filtered). Whole row groups if None.
 
         Raises:
             SchemaError: If a bound names a field that is not a row key.
@@ -327,6 +339,7 @@ class SortedFileReader:
             total_row_groups=info.row_group_count,
             rows=rows,
             _steps=tuple(steps),
+            _page_spans=page_spans,
         )
 
     def read(
@@ -370,11 +383,11 @@ class SortedFileReader:
         file_names = set(self._arrow_schema.names)
         absent = [name for name in names if name not in file_names]
         if not absent:
-            return self._read_steps(plan._steps, names, batch_size, use_threads)
+            return self._read_steps(plan, names, batch_size, use_threads)
         nulls = self._null_fields(absent)
         present = [name for name in names if name in file_names]
         read = present or [self._schema.row_key_fields[0].name]  # a column to count the rows by
-        batches = self._read_steps(plan._steps, read, batch_size, use_threads)
+        batches = self._read_steps(plan, read, batch_size, use_threads)
         return _with_null_columns(batches, names, nulls)
 
     def _null_fields(self, absent: Sequence[str]) -> dict[str, pa.Field]:
@@ -392,19 +405,73 @@ class SortedFileReader:
         return out
 
     def _read_steps(
-        self, steps: Sequence[_Step], names: list[str], batch_size: int, use_threads: bool
+        self, plan: ReadPlan, names: list[str], batch_size: int, use_threads: bool
     ) -> Iterator[pa.RecordBatch]:
-        for step in steps:
-            if step.regions is None:
+        for step in plan._steps:
+            if step.regions is None and plan._page_spans is None:
                 yield from self._read_row_groups(step.row_groups, None, names, batch_size, use_threads)
                 continue
             for group in step.row_groups:
-                planned = self._page_reads(group, step.regions, names)
-                if planned is None:
+                spans = None if plan._page_spans is None else self._wanted_spans(plan._page_spans, group, names)
+                if spans is not None and not spans[1]:
+                    continue  # no page of the row group can hold a wanted row
+                planned = None if step.regions is None else self._page_reads(group, step.regions, names)
+                if planned is not None and spans is not None:
+                    planned = (planned[0], _intersect_spans(planned[1], spans[1]))
+                elif planned is None and spans is not None:
+                    yield from self._read_spans(spans[0], spans[1], group, step.regions, names, batch_size)
+                    continue
+                if planned is None or step.regions is None:
                     yield from self._read_row_groups((group,), step.regions, names, batch_size, use_threads)
                 else:
                     index, pages = planned
                     yield from self._read_pages(index, pages, group, step.regions, names, batch_size)
+
+    def _wanted_spans(
+        self, page_spans: PageSpans, group: int, names: list[str]
+    ) -> tuple[FooterIndex, list[tuple[int, int]]] | None:
+        """The page index (loaded) and the spans of a row group's rows that may hold a wanted row, or None to read
+        the row group whole (no page index, a column without one, or every row may be wanted)."""
+        index = self._page_index()
+        if index is None:
+            return None
+        index.load(group, self._read_at)
+        if any(index.field_read(group, name, 0, 1) is None for name in names):
+            return None
+        spans = page_spans(index, group)
+        if spans is None or spans == [(0, index.row_group_rows(group))]:
+            return None
+        return index, spans
+
+    def _read_spans(
+        self,
+        index: FooterIndex,
+        spans: list[tuple[int, int]],
+        group: int,
+        regions: tuple[NormalisedRegion, ...] | None,
+        names: list[str],
+        batch_size: int,
+    ) -> Iterator[pa.RecordBatch]:
+        """Reads spans of a row group's rows, every column over the pages holding them, keeping those in the
+        regions (all if None)."""
+        extra = _region_fields(regions, names) if regions is not None else []
+        if any(index.field_read(group, name, 0, 1) is None for name in extra):
+            yield from self._read_row_groups((group,), regions, names, batch_size, True)
+            return
+        fields = names + extra
+        file_schema = self._arrow_schema
+        out_schema = pa.schema([file_schema.field(name) for name in fields])
+        for span_start, span_end in spans:
+            for start in range(span_start, span_end, batch_size):
+                end = min(start + batch_size, span_end)
+                values = self._read_fields(index, group, fields, start, end)
+                batch = pa.RecordBatch.from_arrays([values[n] for n in fields], schema=out_schema)
+                if regions is not None:
+                    batch = batch.filter(regions_mask(batch, regions))
+                if extra:
+                    batch = batch.select(names)
+                if batch.num_rows:
+                    yield batch
 
     def _read_row_groups(
         self,
@@ -572,6 +639,21 @@ def _with_null_columns(
         fields = [nulls[n] if n in nulls else batch.schema.field(n) for n in names]
         columns = [pa.nulls(rows, type=nulls[n].type) if n in nulls else batch.column(n) for n in names]
         yield pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields))
+
+
+def _intersect_spans(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The rows in both lists of sorted, disjoint spans, as sorted, disjoint spans."""
+    out: list[tuple[int, int]] = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        low, high = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if low < high:
+            out.append((low, high))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
 
 
 def _region_field_set(regions: Sequence[NormalisedRegion]) -> set[str]:

@@ -7,7 +7,7 @@ of a null is null, and a row whose filter is null is not returned.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -26,10 +26,12 @@ from sleeper.core.filter import (
     Not,
     Or,
     StartsWith,
+    columns_of,
     may_match,
 )
+from sleeper.io.page_index import FooterIndex, PageLocations
 
-__all__ = ["column_positions", "filter_batch", "row_group_may_match", "to_expression"]
+__all__ = ["column_positions", "filter_batch", "page_spans", "row_group_may_match", "to_expression"]
 
 _NULL_BOOL = pa.scalar(None, pa.bool_())
 
@@ -129,3 +131,72 @@ def column_positions(metadata: pq.FileMetaData) -> dict[str, int]:
 
 def _stat(value: Any) -> Any:
     return bytes(value) if isinstance(value, (bytearray, memoryview)) else value
+
+
+def page_spans(
+    node: Filter, columns: Collection[str], string_columns: Collection[str]
+) -> Callable[[FooterIndex, int], list[tuple[int, int]] | None]:
+    """What a reader asks to decode only the pages of a row group that can hold a row the filter selects: told the
+    file's page index (loaded for the row group) and the row group, the spans ``[start, end)`` of its rows whose
+    pages' minima, maxima and all-null flags allow a match, or None if no column of the filter has a page index.
+
+    Args:
+        node: The filter.
+        columns: The columns whose page statistics may be used (integer, string and byte array columns: the page
+            index gives their bounds as stored).
+        string_columns: Those of them holding strings (their bounds are UTF-8 bytes).
+    """
+    names = [name for name in columns_of(node) if name in columns]
+
+    def spans(index: FooterIndex, group: int) -> list[tuple[int, int]] | None:
+        used: list[tuple[str, PageLocations, list[Any], list[Any]]] = []
+        for name in names:
+            leaves = index.leaves(name)
+            if len(leaves) != 1:
+                continue
+            locations = index.locations(group, leaves[0])
+            bounds = index.page_bounds(group, leaves[0])
+            if locations is None or bounds is None:
+                continue
+            low, high = bounds
+            if name in string_columns:
+                low, high = _texts(low), _texts(high)
+            used.append((name, locations, low, high))
+        if not used:
+            return None
+        rows = index.row_group_rows(group)
+        cuts = sorted({row for _, locations, _, _ in used for row in locations.first_rows} | {rows})
+        kept: list[tuple[int, int]] = []
+        for start, end in zip(cuts, cuts[1:], strict=False):
+            stats: dict[str, ColumnStats] = {}
+            for name, locations, low, high in used:
+                page = locations.page_of(start)
+                if low[page] is None and high[page] is None:
+                    stats[name] = ColumnStats(None, None, end - start, end - start)  # an all-null page
+                elif low[page] is not _UNKNOWN and high[page] is not _UNKNOWN:
+                    stats[name] = ColumnStats(low[page], high[page], None, end - start)
+            if may_match(node, stats):
+                if kept and kept[-1][1] == start:
+                    kept[-1] = (kept[-1][0], end)
+                else:
+                    kept.append((start, end))
+        return kept
+
+    return spans
+
+
+_UNKNOWN = object()
+"""A page bound that could not be read as text (never compared)."""
+
+
+def _texts(values: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for value in values:
+        if value is None:
+            out.append(None)
+            continue
+        try:
+            out.append(bytes(value).decode("utf-8"))
+        except UnicodeDecodeError:
+            out.append(_UNKNOWN)
+    return out

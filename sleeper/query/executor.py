@@ -26,14 +26,14 @@ from sleeper.core.partition import PartitionTree
 from sleeper.core.properties.properties import TableProperties
 from sleeper.core.query import LeafPartitionQuery, Query, QueryProcessingConfig
 from sleeper.core.range import Region
-from sleeper.core.schema import Schema
+from sleeper.core.schema import PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
 from sleeper.io.arrow_schema import arrow_schema, conform_batch
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
-from sleeper.io.parquet_reader import ReadPlan, SortedFileReader
-from sleeper.io.row_filter import column_positions, filter_batch, row_group_may_match, to_expression
+from sleeper.io.parquet_reader import PageSpans, ReadPlan, SortedFileReader
+from sleeper.io.row_filter import column_positions, filter_batch, page_spans, row_group_may_match, to_expression
 from sleeper.iterators import ProcessingConfig
 from sleeper.iterators.config import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY
 from sleeper.iterators.pipeline import QUERY_TIME_SOURCE, RowIterators
@@ -272,7 +272,10 @@ def run_leaf_query(
         # they are read (on the read-ahead threads), so the merge and the rules see only the rows that can match.
         early = iterators.only_drops_rows
         usable = schema.field_names if early else schema.key_names
-        pruning = _Pruning(row_filter, frozenset(usable), expression if early else None)
+        stored = {f.name: f.type for f in schema.all_fields if f.name in usable}
+        page_columns = frozenset(name for name, t in stored.items() if t in _PAGE_INDEX_TYPES)
+        strings = frozenset(name for name in page_columns if stored[name] is PrimitiveType.STRING)
+        pruning = _Pruning(row_filter, frozenset(usable), expression if early else None, page_columns, strings)
         if early:
             expression = None
     streams = _planned_reads(leaf_query.files, schema, bounds, names, rows, options, pruning)
@@ -289,6 +292,10 @@ def run_leaf_query(
             yield conform_batch(batch, target, where=f"query {leaf_query.query_id}")
 
 
+_PAGE_INDEX_TYPES = (PrimitiveType.INT, PrimitiveType.LONG, PrimitiveType.STRING, PrimitiveType.BYTE_ARRAY)
+"""The types whose page bounds a filter is tested against (the page index holds them as stored)."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Pruning:
     """A filter tested against row group statistics, on the columns whose statistics it may use, and the filter's
@@ -297,6 +304,11 @@ class _Pruning:
     node: Filter
     columns: frozenset[str]
     early: pc.Expression | None
+    page_columns: frozenset[str]
+    string_columns: frozenset[str]
+
+    def pages(self) -> PageSpans:
+        return page_spans(self.node, self.page_columns, self.string_columns)
 
     def keep(self, reader: SortedFileReader) -> Callable[[int], bool]:
         metadata = reader.parquet_metadata
@@ -360,7 +372,9 @@ def _planned_reads(
             try:
                 keep = None if pruning is None else pruning.keep(reader)
                 early = None if pruning is None else pruning.early
-                reads.append(_PlannedRead(reader, reader.plan(bounds, keep_row_group=keep), names, rows, early))
+                pages = None if pruning is None else pruning.pages()
+                plan = reader.plan(bounds, keep_row_group=keep, page_spans=pages)
+                reads.append(_PlannedRead(reader, plan, names, rows, early))
             except BaseException:
                 reader.close()
                 raise
