@@ -198,3 +198,23 @@ def should_ingest_and_scan_nanoseconds_and_refuse_an_iceberg_view_of_them(tmp_pa
     # And the Iceberg view is refused, naming the field
     with pytest.raises(NotPublishableError, match=r"'at' is TimestampType\(ns, \+05:30\)"):
         instance.publish_iceberg("nanos")
+
+
+def should_compact_with_the_datafusion_engine_exactly(tmp_path: Path) -> None:
+    # Given a table compacted by DataFusion (which reads the files' Parquet types: seconds as ms, zones as UTC)
+    pytest.importorskip("datafusion")
+    data = _data()
+    instance = sleeper.create_instance(tmp_path / "instance")
+    table = instance.create_table(
+        "values",
+        Schema.from_arrow(ARROW, row_keys=["key"]),
+        split_points=["k01500"],
+        properties={"sleeper.table.data.engine": "DATAFUSION"},
+    )
+    for start in range(0, ROWS, 1000):
+        table.ingest(data.slice(start, 1000))
+    # When every file is compacted
+    instance.compact_now("values", compact_all=True)
+    # Then one file per leaf holds every row, read back with the table's types
+    assert len(table.file_references()) == 2
+    _assert_rows_equal(table.scan().to_arrow(), data.sort_by("key"))
