@@ -281,7 +281,7 @@ def should_delete_a_file_added_while_the_truncate_ran_with_the_rest(
     store = table.state_store
     append = store.add_transaction
 
-    def racing_append(transaction: Any, **kwargs: Any) -> int:
+    def racing_append(transaction: Any, **kwargs: Any) -> Any:
         other.table("t").ingest(_old_rows(500, 510))
         return append(transaction, **kwargs)
 
