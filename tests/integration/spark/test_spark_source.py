@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import sleeper
@@ -147,6 +148,48 @@ def should_push_dataframe_filters_and_the_filter_option_into_the_scan(
         columns=["key", "sort", "age", "name", "flag"],
     )
     _same(frame, expected.to_arrow())
+
+
+PUSHED = [
+    ("age != 5 and name like '%3' and flag = false", "age != 5 and name like '%3' and not flag"),
+    ("age not in (1, 2) and raw = x'0102' and ratio >= 30", "age not in (1, 2) and raw = X'0102' and ratio >= 30"),
+    ("name is null and age between 2 and 8 and key < 400", "name is null and age between 2 and 8 and key < 400"),
+    (
+        "name starts with 'n9' and sort = 's3' and age is not null",
+        "name like 'n9%' and sort = 's3' and age is not null",
+    ),
+    ("key in (5, 250, 599) or key > 595", "key in (5, 250, 599) or key > 595"),
+    ("key > 10 and key < 5", "key > 10 and key < 5"),
+]
+"""Filter text, and the same predicate in Spark SQL on the DataFrame: Spark offers each conjunct on its own, so
+between them these push every kind of filter Spark pushes (on row keys, a sort key and values of several types, with
+nulls); an ``or``, which Spark keeps; and row key bounds that select nothing (no leaf is planned)."""
+
+OPTION_FILTERS = ["not (age > 3)", "key > 5000"]
+"""Filter text given as the ``filter`` option: ``not`` over nulls, and one that selects nothing."""
+
+
+def should_return_the_rows_of_the_scan_for_every_operator(spark: Any, instance_dir: Path, table: Table) -> None:
+    # Given each filter on the DataFrame and as the filter option, read in one Spark job (each tagged by its case;
+    # the schema given, so the source is not asked it for each)
+    from pyspark.sql import functions as F
+
+    from sleeper.spark.source import spark_schema
+
+    columns = ["key", "sort", "age", "name", "raw", "score", "ratio", "flag"]
+    base = _read(spark, instance_dir, "people", columns=",".join(columns)).schema(spark_schema(SCHEMA, columns))
+    texts = [text for text, _ in PUSHED] + OPTION_FILTERS
+    frames = [base.load().filter(sql) for _, sql in PUSHED] + [base.option("filter", t).load() for t in OPTION_FILTERS]
+    union = frames[0].withColumn("case", F.lit(0))
+    for case, frame in enumerate(frames[1:], start=1):
+        union = union.unionAll(frame.withColumn("case", F.lit(case)))
+    # When it runs
+    got = union.toArrow()
+    # Then each case's rows are the scan's with the filter
+    for case, text in enumerate(texts):
+        expected = table.scan(filter=text, columns=columns).to_arrow().to_pylist()
+        rows = got.filter(pc.equal(got["case"], case)).drop_columns(["case"])
+        assert rows.sort_by([("key", "ascending"), ("sort", "ascending")]).to_pylist() == expected, text
 
 
 def should_take_only_the_filters_the_language_can_say_and_plan_with_them(instance_dir: Path, table: Table) -> None:
