@@ -1,5 +1,6 @@
 """The filters Spark offers the Sleeper source, in the filter language: each kind the language can say becomes its
-predicate (checked against the schema), and the rest are left for Spark; the table's types as Spark types."""
+predicate (checked against the schema), and the rest are left for Spark; the table's types as Spark types; PySpark
+imported only when the source is used, and the extra named when it is missing."""
 
 from __future__ import annotations
 
@@ -104,3 +105,29 @@ def should_give_the_table_types_as_spark_types() -> None:
         ]
     )
     assert some.fieldNames() == ["local", "key"]
+
+
+def should_import_pyspark_only_when_used_and_name_the_extra_when_it_is_missing() -> None:
+    # Given a process where PySpark cannot be imported
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "import sleeper.spark\n"
+        "print('pyspark' in sys.modules)\n"
+        "sys.modules['pyspark'] = None\n"
+        "try:\n"
+        "    sleeper.spark.register(object())\n"
+        "except Exception as e:\n"
+        "    print(type(e).__name__, e)\n"
+    )
+    # When sleeper.spark is imported, then used
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    # Then importing it imports no PySpark, and using it names the extra to install
+    imported, error = done.stdout.strip().splitlines()
+    assert imported == "False"
+    assert error == (
+        "MissingExtraError reading a table with Spark needs the spark extra (pyspark is not installed): "
+        "pip install 'sleeper-lsm[spark]'"
+    )
