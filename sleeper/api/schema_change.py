@@ -23,8 +23,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sleeper.api.table import Table, check_processing
-from sleeper.core.exceptions import SchemaError, SleeperError
+from sleeper.core.exceptions import PropertyError, SchemaError, SleeperError
 from sleeper.core.properties.table import ICEBERG_NAME
 from sleeper.core.schema import Field, FieldType, PrimitiveType, Schema, ValueType, describe_type
 from sleeper.core.statestore.state import FilesState
@@ -32,6 +31,8 @@ from sleeper.core.statestore.transactions.files import ClearFilesTransaction
 from sleeper.io.exceptions import UnsafeDeleteError
 from sleeper.io.filesystem import delete_in_table, filesystem_path
 from sleeper.io.sketches import sketches_path
+from sleeper.iterators.exceptions import IteratorConfigError
+from sleeper.iterators.pipeline import check_table_iterators
 
 __all__ = ["TYPE_ALIASES", "add_column", "parse_field_type", "truncate"]
 
@@ -90,7 +91,7 @@ def parse_field_type(text: str) -> FieldType:
     return parsed.value_fields[0].type
 
 
-def add_column(table: Table[Any], name: str, type: FieldType | str, *, nullable: bool = True) -> Table[Any]:
+def add_column(table: Any, name: str, type: FieldType | str, *, nullable: bool = True) -> Any:
     """Appends a nullable value field to a table's schema and saves it; returns the table with the new schema.
 
     Every file written before reads the new column as nulls; rows ingested afterwards may hold values for it;
@@ -142,13 +143,16 @@ def add_column(table: Table[Any], name: str, type: FieldType | str, *, nullable:
                 f"table {table.name} has an Iceberg view ({ICEBERG_NAME.name}), which cannot hold the column: {refused}"
             )
     properties.validate_all()
-    check_processing(properties)
+    try:
+        check_table_iterators(properties)
+    except IteratorConfigError as e:
+        raise PropertyError(str(e)) from e
     current.instance.properties_store.save_table(current.table_id, dict(properties.items()))
-    saved: Table[Any] = current.instance.table(current.name)
+    saved: Any = current.instance.table(current.name)
     return saved
 
 
-def truncate(table: Table[Any]) -> Table[Any]:
+def truncate(table: Any) -> Any:
     """Removes every row of a table in one atomic commit, keeping its partition tree; returns the table.
 
     The commit is Sleeper's CLEAR_FILES transaction: a query sees the table either with every row or with none.
@@ -169,7 +173,7 @@ def truncate(table: Table[Any]) -> Table[Any]:
     return reinitialise_with_view(current.instance, current, lambda: _clear_and_delete(current))
 
 
-def _clear_and_delete(table: Table[Any]) -> Table[Any]:
+def _clear_and_delete(table: Any) -> Any:
     """Commits CLEAR_FILES and deletes the files it cleared (a file outside the table's prefix is logged and left)."""
     seen: list[list[str]] = []
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, Self, TypeVar, overload
+from typing import Any, Generic, Literal, Protocol, Self, TypeVar, cast, overload
 
 import pyarrow as pa
 from pyarrow import fs as pafs
@@ -47,7 +47,7 @@ from sleeper.core.properties.table import (
     state_store_class,
 )
 from sleeper.core.range import Range, Region
-from sleeper.core.schema import KeyValue, Schema
+from sleeper.core.schema import FieldType, KeyValue, Schema
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
 from sleeper.core.table import PropertiesStore, TableIndex, TableStatus, new_table_id
 from sleeper.ingest.inputs import ingest_rows
@@ -463,6 +463,21 @@ class Table(Generic[InstanceT]):
             [Range(field=chosen, min=low, min_inclusive=min_inclusive, max=max, max_inclusive=max_inclusive)]
         )
         return self.query(regions=[region])
+
+    def add_column(self, name: str, type: FieldType | str, *, nullable: bool = True) -> Table[InstanceT]:
+        """Beyond Sleeper: appends a nullable value column to the table's schema; returns the table with it. Files
+        written before read it as nulls on every door; nothing is rewritten until compaction. See
+        :func:`sleeper.api.schema_change.add_column` (its errors, and the type names it takes)."""
+        from sleeper.api.schema_change import add_column
+
+        return cast("Table[InstanceT]", add_column(self, name, type, nullable=nullable))
+
+    def truncate(self) -> Table[InstanceT]:
+        """Beyond Sleeper: removes every row in one commit (the files log's CLEAR_FILES), keeping the partitions;
+        returns the table. See :func:`sleeper.api.schema_change.truncate`."""
+        from sleeper.api.schema_change import truncate
+
+        return cast("Table[InstanceT]", truncate(self))
 
     def history(self) -> pa.Table:
         """Beyond Sleeper: the table's kept transactions, oldest first (log, number, type, time, files and rows added
