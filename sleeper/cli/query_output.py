@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import datetime
+import decimal
 import json
 import os
 import sys
@@ -180,11 +182,21 @@ def _json_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _json_value(value: object) -> object:
+    """A value as JSON holds it: bytes as base64, dates and times as ISO 8601 text, a decimal as an integer when it is
+    whole (a SQL sum) and a float otherwise, a struct as an object, any other value JSON has no type for as text."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
     if isinstance(value, (list, tuple)):  # a list as a list, a map as (key, value) pairs
         return [_json_value(v) for v in value]
-    return value
+    if isinstance(value, dict):  # a struct
+        return {str(k): _json_value(v) for k, v in value.items()}
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, (datetime.date, datetime.time)):  # a datetime is a date
+        return value.isoformat()
+    return str(value)
 
 
 def _check_csv(schema: pa.Schema) -> None:

@@ -210,3 +210,21 @@ def should_refuse_bad_sql_options(people: Path, capsys: pytest.CaptureFixture[st
     assert "--limit must be a positive number" in _refused(capsys, ["sql", "select 1", "--limit", "0"])
     assert "--format parquet needs --output FILE" in _refused(capsys, ["sql", "select 1", "--format", "parquet"])
     assert "--format must be one of" in _refused(capsys, ["sql", "select 1", "--format", "xml"])
+
+
+def should_write_what_sql_computes_as_json(people: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given values JSON has no type for: a decimal sum, a date and time, a struct
+    statement = (
+        "select sum(age) as total, 1.5 as half, date '2020-01-02' as day, timestamp '2020-01-02 03:04:05' as at, "
+        "{'n': count(*), 'names': list(distinct name order by name)[1:2]} as summary from people where key < 4"
+    )
+    # When they are written as JSON and NDJSON, Then each is the JSON value that means it
+    expected = {
+        "total": 6,
+        "half": 1.5,
+        "day": "2020-01-02",
+        "at": "2020-01-02T03:04:05",
+        "summary": {"n": 4, "names": ["n0", "n1"]},
+    }
+    assert _json_rows(capsys, ["sql", statement]) == [expected]
+    assert json.loads(_out(capsys, ["sql", statement, "--format", "ndjson"])) == expected
