@@ -130,10 +130,20 @@ def run_sql(instance: _Catalog, statement: str, *, batch_rows: int | None = None
 
         names = [status.table_name for status in instance.tables()]
         plan = plan_sql(statement, names, schema_of, connection=connection)
-        for name in plan.tables:
-            table = tables.get(name) or instance.table(name)
-            connection.register(name, table.scan(filter=plan.filters.get(name), columns=plan.columns.get(name)))
-        reader = connection.sql(statement).to_arrow_reader(batch_rows or 131_072)
+
+        def bind(columns: Mapping[str, tuple[str, ...]]) -> Any:
+            for name in plan.tables:
+                table = tables.get(name) or instance.table(name)
+                connection.register(name, table.scan(filter=plan.filters.get(name), columns=columns.get(name)))
+            return connection.sql(statement)
+
+        try:
+            relation = bind(plan.columns)
+        except duckdb.Error:
+            if not plan.columns:
+                raise
+            relation = bind({})  # so that an error names every column of the tables, not only those read
+        reader = relation.to_arrow_reader(batch_rows or 131_072)
     except duckdb.Error as e:
         connection.close()
         raise SqlError(f"cannot run the statement: {_one_line(str(e))}") from None
@@ -162,7 +172,8 @@ def _duckdb() -> Any:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """DuckDB's message in one line, without the Python traceback it appends when a scan's stream raised."""
+    return " ".join(text.split("Detail: Python exception:", 1)[0].split()).rstrip(".") + "."
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -255,6 +255,7 @@ def should_push_nothing_it_cannot_be_sure_of(instance: Instance, scans: dict[str
         ("describe people", "not SHOW, DESCRIBE or SUMMARIZE"),
         ("selec * from people", "bad SQL at position 0: syntax error"),
         ("select nothing from people", 'cannot run the statement: Binder Error: .*"nothing"'),
+        ("select nme from people", 'Binder Error: Referenced column "nme" not found .*Candidate bindings: "name"'),
         ("", "give a SELECT statement"),
     ],
 )
