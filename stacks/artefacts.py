@@ -8,6 +8,9 @@ pushes them to the bootstrap ECR repository.
 the tag given as context ``imagetag`` (default ``latest``), as Sleeper's own deployment does.
 
 Every Lambda function uses the one Lambda image; the image command is overridden per function with its handler.
+The Lambda image is built for ``sleeper.lambda.cpu.architecture`` (ARM64 by default: its base image and every
+dependency's wheel exist for both), the compaction image for ``sleeper.compaction.task.cpu.architecture``, the others
+for x86_64.
 """
 
 from __future__ import annotations
@@ -93,7 +96,7 @@ class Images:
 
     def _platform(self, image: str) -> ecr_assets.Platform:
         if image == LAMBDA_IMAGE:
-            return ecr_assets.Platform.LINUX_AMD64
+            return ecr_assets.Platform.LINUX_ARM64 if self._ctx.lambda_arm64 else ecr_assets.Platform.LINUX_AMD64
         architecture = (self._ctx.get("sleeper.compaction.task.cpu.architecture") or "ARM64").upper()
         if image == "compaction" and architecture == "ARM64":
             return ecr_assets.Platform.LINUX_ARM64
@@ -108,7 +111,7 @@ class Images:
                 file=self.dockerfile(LAMBDA_IMAGE),
                 cmd=command,
                 exclude=list(BUILD_CONTEXT_EXCLUDES),
-                platform=ecr_assets.Platform.LINUX_AMD64,
+                platform=self._platform(LAMBDA_IMAGE),
             )
         return lambda_.DockerImageCode.from_ecr(
             self.repository(scope, LAMBDA_IMAGE), tag_or_digest=self._ctx.artefacts.tag, cmd=command

@@ -311,7 +311,8 @@ class LambdaFactory:
     Powertools' variables name its service (``POWERTOOLS_SERVICE_NAME``: the registry entry's name) and its metrics
     namespace (``POWERTOOLS_METRICS_NAMESPACE``); ``sleeper.tracing.enabled`` decides whether it is traced with
     X-Ray (active tracing and ``POWERTOOLS_TRACE_DISABLED=false``) or not (no tracing configuration, which Lambda
-    runs as pass-through, and ``POWERTOOLS_TRACE_DISABLED=true``).
+    runs as pass-through, and ``POWERTOOLS_TRACE_DISABLED=true``). Functions run on the CPU architecture of
+    ``sleeper.lambda.cpu.architecture`` (ARM64 by default), which the Lambda image is built for.
     """
 
     def __init__(self, core: SleeperCore) -> None:
@@ -386,7 +387,7 @@ class LambdaFactory:
             role=role,
             log_group=log_group,
             tracing=lambda_.Tracing.ACTIVE if ctx.tracing else lambda_.Tracing.DISABLED,
-            architecture=lambda_.Architecture.X86_64,
+            architecture=lambda_.Architecture.ARM_64 if ctx.lambda_arm64 else lambda_.Architecture.X86_64,
         )
         if ctx.tracing:
             nag.acknowledge(role, "IAM5[Resource::*]", nag.XRAY_TRACING)

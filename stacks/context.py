@@ -131,6 +131,11 @@ class DeployContext:
         """Whether the instance's Lambda functions are traced with AWS X-Ray (``sleeper.tracing.enabled``)."""
         return self.get_bool(common.TRACING_ENABLED)
 
+    @property
+    def lambda_arm64(self) -> bool:
+        """Whether the instance's Lambda functions run on ARM64 (``sleeper.lambda.cpu.architecture``), not x86_64."""
+        return (self.get(common.LAMBDA_CPU_ARCHITECTURE) or "ARM64").upper() == "ARM64"
+
     # --- names ----------------------------------------------------------------------------------------------------
 
     def table_name(self, suffix: str) -> str:

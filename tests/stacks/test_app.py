@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -106,4 +107,8 @@ def should_synthesize_a_minimal_instance_from_image_assets_without_docker(tmp_pa
     functions = [r for r in committer["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
     image = functions[0]["Properties"]["Code"]["ImageUri"]
     assert "container-assets" in str(image)
-    assert (tmp_path / "out").is_dir()
+    assert functions[0]["Properties"]["Architectures"] == ["arm64"]
+    # And the Lambda image is built for ARM64, the functions' architecture by default
+    manifests = [json.loads(p.read_text(encoding="utf-8")) for p in (tmp_path / "out").glob("*.assets.json")]
+    platforms = {image["source"].get("platform") for m in manifests for image in m.get("dockerImages", {}).values()}
+    assert platforms == {"linux/arm64"}

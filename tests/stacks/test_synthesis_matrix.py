@@ -7,7 +7,7 @@ with subnets (``sleeper.vpc`` and ``sleeper.subnets``, as Sleeper's ``deployNew.
 the VPC lookup supplied as the ``cdk`` command caches it); every optional stack or none; each default optional stack
 left out in turn; Sleeper's ``example/full`` and ``example/basic`` as they ship; the S3-only state store; EKS bulk
 import on Fargate and on Auto Mode; X-Ray tracing on (the existing VPC with every stack) and off (the others). Each
-is synthesized once per session (``conftest.synthesize_matrix``).
+is synthesized once per session (``conftest.synthesize_matrix``). Lambda functions run on ARM64 but in one (x86_64).
 """
 
 from __future__ import annotations
@@ -75,7 +75,9 @@ CONFIGURATIONS = [
         context=(("vpc", VPC), ("subnets", ",".join(SUBNETS))),
         vpc=(VPC, SUBNETS),
     ),
-    MatrixConfiguration("none-on", _example(**{"sleeper.optional.stacks": ""})),
+    MatrixConfiguration(
+        "none-on", _example(**{"sleeper.optional.stacks": "", "sleeper.lambda.cpu.architecture": "X86_64"})
+    ),
     *(
         MatrixConfiguration(
             f"default-without-{off}",
@@ -155,6 +157,9 @@ def should_build_exactly_the_planned_stacks_with_every_lookup_supplied(configure
 OWN_GRANTS = {"eks-automode-existing-vpc": "EksBulkImport/"}
 """Configurations with roles the example has not (its EKS cluster is on Fargate), by the stack holding them: their
 grants are checked by the rules below only."""
+
+X86_64 = frozenset({"none-on"})
+"""Configurations with ``sleeper.lambda.cpu.architecture=X86_64``; the others' functions run on ARM64, the default."""
 
 TRACED = frozenset({"existing-vpc-all-on"})
 """Configurations with ``sleeper.tracing.enabled=true``; the others leave it false, as the example does."""
@@ -284,23 +289,28 @@ CDK_PROVIDERS = re.compile(
     r"^(AWS679f53fac002430cb0da5b7982bd2287|\w*CustomResourceProviderHandler|\w*KubectlProviderHandler"
     r"|\w*ProviderframeworkonEvent)[0-9A-F]{8}$"
 )
-"""The logical ids of the CDK's own custom resource handlers (not Sleeper's code): the ``AwsCustomResource``
-singleton, the core providers (auto-deleting objects, the default security group, the EKS OIDC provider, ...) and
-the EKS kubectl provider with its provider framework function."""
+"""The logical ids of the CDK's own custom resource handlers (not Sleeper's code) in the instance's stacks: the
+``AwsCustomResource`` singleton, the core providers (auto-deleting objects, the default security group, the EKS OIDC
+provider, ...) and the EKS kubectl provider with its provider framework function."""
+
+CDK_PROVIDER_STACKS = re.compile(r"awscdkawseks(ClusterResource|Kubectl)Provider[0-9A-F]{8}\.nested\.template\.json$")
+"""The template files of the nested stacks the CDK's EKS cluster adds for its own handlers."""
 
 
 def _functions(configured: Synthesized) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
-    """The instance's own functions as (template/logical id, properties), and the logical ids of the CDK's."""
+    """The instance's own functions as (template file/logical id, properties), and the logical ids of the CDK's in the
+    instance's stacks: read from the synthesized template files (through the CDK's assertions takes seconds)."""
     ours: list[tuple[str, dict[str, Any]]] = []
     cdk_own: list[str] = []
-    for name in configured.templates:
-        for logical_id, resource in configured.json(name).get("Resources", {}).items():
+    for path in sorted(configured.outdir.glob("*.template.json")):
+        resources = json.loads(path.read_text(encoding="utf-8")).get("Resources", {})
+        for logical_id, resource in resources.items():
             if resource["Type"] != "AWS::Lambda::Function":
                 continue
             properties = resource["Properties"]
             if properties.get("PackageType") == "Image":
-                ours.append((f"{name}/{logical_id}", properties))
-            else:
+                ours.append((f"{path.name}/{logical_id}", properties))
+            elif not CDK_PROVIDER_STACKS.search(path.name):
                 cdk_own.append(logical_id)
     return ours, cdk_own
 
@@ -338,3 +348,15 @@ def should_trace_every_function_with_x_ray_only_when_tracing_is_enabled(
     # Then every one is traced actively with the tracer on, or none has tracing configured (Lambda passes a trace
     # header through) and the tracer is off
     assert found == ({("Active", "false")} if traced else {(None, "true")})
+
+
+@every_configuration
+def should_run_every_function_on_arm64_unless_x86_64_is_asked_for(
+    request: pytest.FixtureRequest, configured: Synthesized
+) -> None:
+    # Given a configuration leaving sleeper.lambda.cpu.architecture at ARM64, or setting X86_64
+    expected = "x86_64" if request.node.callspec.params["configured"] in X86_64 else "arm64"
+    # When its functions' architectures are read
+    ours, _ = _functions(configured)
+    # Then every one runs on that architecture
+    assert ours and {tuple(p["Architectures"]) for _, p in ours} == {(expected,)}

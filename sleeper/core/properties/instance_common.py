@@ -224,6 +224,14 @@ TRACING_ENABLED = _common.user(
     validation=BOOLEAN,
     redeploy=True,
 )
+LAMBDA_CPU_ARCHITECTURE = _common.user(
+    "sleeper.lambda.cpu.architecture",
+    "The CPU architecture of the instance's Lambda functions (beyond Sleeper): `ARM64` or `X86_64`. The Lambda image "
+    "is built for it (asset mode); in ECR mode the image pushed to the `lambda` repository must be built for it.",
+    default="ARM64",
+    validation=ChoiceValue(("ARM64", "X86_64")),
+    redeploy=True,
+)
 MAXIMUM_CONNECTIONS_TO_S3 = _common.user(
     "sleeper.fs.s3a.max-connections",
     "The maximum number of simultaneous HTTP connections to S3 from one process. Must be more than the number of "
