@@ -204,7 +204,7 @@ def _check_csv(schema: pa.Schema) -> None:
     if nested:
         raise SleeperError(
             f"--format csv cannot hold the column {', '.join(nested)}: use --format json, ndjson or parquet, "
-            "or leave it out with --fields"
+            "or leave it out (with --fields in a query, from the select list in sql)"
         )
 
 

@@ -228,3 +228,9 @@ def should_write_what_sql_computes_as_json(people: Path, capsys: pytest.CaptureF
     }
     assert _json_rows(capsys, ["sql", statement]) == [expected]
     assert json.loads(_out(capsys, ["sql", statement, "--format", "ndjson"])) == expected
+
+
+def should_refuse_a_nested_column_as_csv_naming_what_to_do(people: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    err = _refused(capsys, ["sql", "select key, [age, age] as pair from people", "--format", "csv"])
+    assert "--format csv cannot hold the column pair" in err
+    assert "from the select list in sql" in err
