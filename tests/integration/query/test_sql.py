@@ -304,3 +304,46 @@ def should_take_the_filter_model_a_scan_takes(instance: Instance) -> None:
         .to_arrow()
         .equals(instance.table("people").scan(filter="age = 3 and name >= 'n2'").to_arrow())
     )
+
+
+KEY_CASES = [
+    # (row key type, keys, SQL predicate, the same as a filter)
+    (
+        PrimitiveType.INT,
+        list(range(-50, 50)),
+        "k between -3 and 4 or k in (40, 41)",
+        "k between -3 and 4 or k in (40, 41)",
+    ),
+    (PrimitiveType.LONG, [i * 2**40 for i in range(100)], f"k >= {50 * 2**40} and k < {53 * 2**40}", None),
+    (
+        PrimitiveType.STRING,
+        [f"s{i:03d}" for i in range(100)],
+        "k like 's01%' or k = 's099'",
+        "k starts with 's01' or k = 's099'",
+    ),
+    (
+        PrimitiveType.BYTE_ARRAY,
+        [bytes([i, 7]) for i in range(100)],
+        "k >= '\\x10'::blob and k < '\\x12'::blob",
+        "k >= x'10' and k < x'12'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("key_type", "keys", "where", "row_filter"), KEY_CASES, ids=[c[0].value for c in KEY_CASES])
+def should_select_by_every_key_type_as_the_scan_filter_does(
+    tmp_path: Path, key_type: PrimitiveType, keys: list[Any], where: str, row_filter: str | None
+) -> None:
+    # Given a table of each row key type, over three leaves, with a nullable value
+    schema = Schema.of(row_keys=[Field("k", key_type)], values=[Field("v", PrimitiveType.LONG, True)])
+    created = sleeper.create_instance(tmp_path / "instance")
+    table = created.create_table("t", schema, split_points=[keys[30], keys[60]])
+    table.ingest([{"k": k, "v": None if i % 4 == 0 else i} for i, k in enumerate(keys)])
+    # When it is selected by SQL, Then the rows are those the same filter on a scan returns (in key order)
+    got = created.sql(f"select * from t where {where} order by k").read_all()
+    expected = table.scan(filter=row_filter or where).to_arrow()
+    assert got.num_rows > 0
+    assert got.to_pylist() == expected.to_pylist()
+    assert created.sql(f"select * from t where ({where}) and v is null order by k").read_all().to_pylist() == [
+        r for r in expected.to_pylist() if r["v"] is None
+    ]
