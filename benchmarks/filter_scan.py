@@ -44,12 +44,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import sleeper  # noqa: E402
+from benchmarks import query as query_benchmark  # noqa: E402
 from sleeper.api.table import Table  # noqa: E402
 from sleeper.core.filter import parse_filter  # noqa: E402
 from sleeper.core.schema import Field, PrimitiveType, Schema  # noqa: E402
-from sleeper.core.statestore.references import FileReference  # noqa: E402
-from sleeper.io.parquet import SortedFileWriter  # noqa: E402
 from sleeper.io.parquet_reader import SortedFileReader  # noqa: E402
 from sleeper.query.executor import plan_table_query, table_query_of  # noqa: E402
 from sleeper.runtime.local.instance import LocalInstance  # noqa: E402
@@ -63,8 +61,6 @@ SCHEMA = Schema(
     ),
 )
 KEY_SPACE = 10_000_000_000
-SPLITS = [KEY_SPACE // 4, KEY_SPACE // 2, 3 * KEY_SPACE // 4]
-CHUNK = 1_000_000
 
 
 def _data(rng: np.random.Generator, rows: int) -> pa.Table:
@@ -83,42 +79,9 @@ def _data(rng: np.random.Generator, rows: int) -> pa.Table:
     )
 
 
-def _write(table: Table[LocalInstance], partition_id: str, name: str, data: pa.Table) -> str:
-    location = f"{table.data_prefix}/data/partition_{partition_id}/{name}.parquet"
-    with SortedFileWriter(location, SCHEMA, sketches=False) as writer:
-        for start in range(0, data.num_rows, CHUNK):
-            writer.write(data.slice(start, CHUNK))
-    return location
-
-
 def build(directory: Path, rows: int, seed: int) -> tuple[Table[LocalInstance], pa.Table]:
-    """Creates the table and writes its files; returns it with all its rows."""
-    table = sleeper.connect(directory, create=True).create_table("bench", SCHEMA, split_points=SPLITS)
-    tree = table.state_store.partition_tree()
-    rng = np.random.default_rng(seed)
-    data = _data(rng, rows)
-    on_root = rng.random(rows) < 0.1
-    root_rows = data.filter(pa.array(on_root))
-    references = [
-        FileReference(
-            filename=_write(table, tree.root.id, "root", root_rows),
-            partition_id=tree.root.id,
-            number_of_rows=root_rows.num_rows,
-            only_contains_data_for_this_partition=False,
-        )
-    ]
-    rest = data.filter(pa.array(~on_root))
-    bounds = [0, *SPLITS, None]
-    for i, leaf in enumerate(tree.leaves):
-        low, high = bounds[i], bounds[i + 1]
-        mask = pc.greater_equal(rest["key"], low)
-        if high is not None:
-            mask = pc.and_(mask, pc.less(rest["key"], high))
-        part = rest.filter(mask)
-        location = _write(table, leaf.id, f"leaf{i}", part)
-        references.append(FileReference(filename=location, partition_id=leaf.id, number_of_rows=part.num_rows))
-    table.state_store.add_files(references)
-    return table, data
+    """Creates the table and writes its files as benchmarks/query.py lays them out; returns it with all its rows."""
+    return query_benchmark.build(directory, rows, seed, schema=SCHEMA, make_data=_data)
 
 
 class _RowGroupCounter:

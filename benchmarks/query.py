@@ -31,6 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,18 +77,27 @@ def _data(rng: np.random.Generator, rows: int) -> pa.Table:
 
 def _write(table: Table[LocalInstance], partition_id: str, name: str, data: pa.Table) -> str:
     location = f"{table.data_prefix}/data/partition_{partition_id}/{name}.parquet"
-    with SortedFileWriter(location, SCHEMA, sketches=False) as writer:
+    with SortedFileWriter(location, table.schema, sketches=False) as writer:
         for start in range(0, data.num_rows, CHUNK):
             writer.write(data.slice(start, CHUNK))
     return location
 
 
-def build(directory: Path, rows: int, seed: int) -> tuple[Table[LocalInstance], pa.Table]:
-    """Creates the table and writes its files; returns it with all its rows."""
-    table = sleeper.connect(directory, create=True).create_table("bench", SCHEMA, split_points=SPLITS)
+def build(
+    directory: Path,
+    rows: int,
+    seed: int,
+    *,
+    schema: Schema = SCHEMA,
+    make_data: Callable[[np.random.Generator, int], pa.Table] = _data,
+) -> tuple[Table[LocalInstance], pa.Table]:
+    """Creates the table (of ``schema``, rows from ``make_data``, sorted by an int64 ``key`` in [0, 1e10)) and writes
+    its files: 10% of the rows in one file on the root, the rest in one file per leaf. Returns it with all its rows
+    (also used by benchmarks/filter_scan.py)."""
+    table = sleeper.connect(directory, create=True).create_table("bench", schema, split_points=SPLITS)
     tree = table.state_store.partition_tree()
     rng = np.random.default_rng(seed)
-    data = _data(rng, rows)
+    data = make_data(rng, rows)
     on_root = rng.random(rows) < 0.1
     references = []
     root_rows = data.filter(pa.array(on_root))
