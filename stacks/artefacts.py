@@ -9,8 +9,8 @@ the tag given as context ``imagetag`` (default ``latest``), as Sleeper's own dep
 
 Every Lambda function uses the one Lambda image; the image command is overridden per function with its handler.
 The Lambda image is built for ``sleeper.lambda.cpu.architecture`` (ARM64 by default: its base image and every
-dependency's wheel exist for both), the compaction image for ``sleeper.compaction.task.cpu.architecture``, the others
-for x86_64.
+dependency's wheel exist for both), the compaction and bulk export images for their tasks' ``...cpu.architecture``,
+the others for x86_64 (:meth:`Images.platform`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from sleeper.core.operations import LAMBDA_IMAGE
+from sleeper.core.operations import BULK_EXPORT_IMAGE, COMPACTION_IMAGE, LAMBDA_IMAGE
 from sleeper.core.properties import instance_common as common
+from sleeper.core.properties.instance_bulk import BULK_EXPORT_TASK_CPU_ARCHITECTURE
+from sleeper.core.properties.instance_compaction import COMPACTION_TASK_CPU_ARCHITECTURE
 from stacks.context import ARTEFACTS_ASSET, DeployContext
 
 BUILD_CONTEXT_EXCLUDES = (
@@ -90,17 +92,23 @@ class Images:
                 directory=str(self._ctx.artefacts.root),
                 file=self.dockerfile(image),
                 exclude=list(BUILD_CONTEXT_EXCLUDES),
-                platform=self._platform(image),
+                platform=self.platform(image),
             )
         return self._assets[key]
 
-    def _platform(self, image: str) -> ecr_assets.Platform:
+    def platform(self, image: str) -> ecr_assets.Platform:
+        """The platform an image is built for in ``asset`` mode: that of what runs it (the functions for the Lambda
+        image, compaction and bulk export tasks for theirs, by their ``...cpu.architecture`` properties); x86_64 for
+        the others."""
         if image == LAMBDA_IMAGE:
-            return ecr_assets.Platform.LINUX_ARM64 if self._ctx.lambda_arm64 else ecr_assets.Platform.LINUX_AMD64
-        architecture = (self._ctx.get("sleeper.compaction.task.cpu.architecture") or "ARM64").upper()
-        if image == "compaction" and architecture == "ARM64":
-            return ecr_assets.Platform.LINUX_ARM64
-        return ecr_assets.Platform.LINUX_AMD64
+            arm = self._ctx.lambda_arm64
+        elif image == COMPACTION_IMAGE:
+            arm = (self._ctx.get(COMPACTION_TASK_CPU_ARCHITECTURE) or "ARM64").upper() == "ARM64"
+        elif image == BULK_EXPORT_IMAGE:
+            arm = (self._ctx.get(BULK_EXPORT_TASK_CPU_ARCHITECTURE) or "X86_64").upper() == "ARM64"
+        else:
+            arm = False
+        return ecr_assets.Platform.LINUX_ARM64 if arm else ecr_assets.Platform.LINUX_AMD64
 
     def lambda_code(self, scope: Construct, handler: str) -> lambda_.DockerImageCode:
         """The Lambda image running one handler."""
@@ -111,7 +119,7 @@ class Images:
                 file=self.dockerfile(LAMBDA_IMAGE),
                 cmd=command,
                 exclude=list(BUILD_CONTEXT_EXCLUDES),
-                platform=self._platform(LAMBDA_IMAGE),
+                platform=self.platform(LAMBDA_IMAGE),
             )
         return lambda_.DockerImageCode.from_ecr(
             self.repository(scope, LAMBDA_IMAGE), tag_or_digest=self._ctx.artefacts.tag, cmd=command

@@ -112,3 +112,27 @@ def should_synthesize_a_minimal_instance_from_image_assets_without_docker(tmp_pa
     manifests = [json.loads(p.read_text(encoding="utf-8")) for p in (tmp_path / "out").glob("*.assets.json")]
     platforms = {image["source"].get("platform") for m in manifests for image in m.get("dockerImages", {}).values()}
     assert platforms == {"linux/arm64"}
+
+
+@pytest.mark.parametrize(
+    ("image", "properties", "platform"),
+    [
+        ("lambda", {}, "linux/arm64"),
+        ("lambda", {"sleeper.lambda.cpu.architecture": "X86_64"}, "linux/amd64"),
+        ("compaction", {}, "linux/arm64"),
+        ("compaction", {"sleeper.compaction.task.cpu.architecture": "X86_64"}, "linux/amd64"),
+        ("bulk-export", {}, "linux/amd64"),
+        ("bulk-export", {"sleeper.bulk.export.task.cpu.architecture": "ARM64"}, "linux/arm64"),
+        ("ingest", {"sleeper.lambda.cpu.architecture": "ARM64"}, "linux/amd64"),
+    ],
+)
+def should_build_each_image_for_the_architecture_that_runs_it(
+    image: str, properties: dict[str, str], platform: str
+) -> None:
+    # Given an instance's architecture properties
+    from sleeper.core.properties import InstanceProperties
+    from stacks.artefacts import Images
+
+    ctx = DeployContext.create(InstanceProperties({"sleeper.id": "arch", **properties}))
+    # When / Then the image asset is built for the functions' or tasks' architecture
+    assert Images(ctx).platform(image).platform == platform
