@@ -421,6 +421,7 @@ class Table(Generic[InstanceT]):
         requested_value_fields: Sequence[str] | None = None,
         iterator: str | None = None,
         iterator_config: str | None = None,
+        filter: str | Filter | None = None,
     ) -> pa.Table:
         """Rows for exact row keys and/or regions, in key order; every row if neither is given. Read directly (not
         through the query queue).
@@ -429,6 +430,7 @@ class Table(Generic[InstanceT]):
         ``iterator`` if given (a class name as in a query's ``queryTimeIteratorClassName``, with its
         ``iterator_config``; e.g. ``sleeper.iterators.examples.SecurityFilteringIterator`` with
         ``visibility,auth1,auth2``). An iterator that cannot be loaded raises ``IteratorLoadError``; no rows are read.
+        Beyond Sleeper, ``filter`` keeps the rows matching a filter on any column (as in :meth:`scan`), applied last.
         """
         return table_query(
             self,
@@ -438,6 +440,7 @@ class Table(Generic[InstanceT]):
             options=self.instance.filesystem_options,
             iterator_class_name=iterator,
             iterator_config=iterator_config,
+            row_filter=filter,
         )  # the rows of scan(keys=..., ranges=...), with the keys always returned
 
     def exact(self, **keys: object) -> pa.Table:

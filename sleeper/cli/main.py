@@ -504,19 +504,15 @@ def query(
             return
         reader = query_output.limited(pa.RecordBatchReader.from_batches(queued.schema, queued.to_batches()), limit)
     elif iterator is not None:
-        from sleeper.query.executor import table_query
-
         selected = keys or regions
-        rows = table_query(
-            table,
+        rows = table.query(
             keys=keys if selected else None,
             regions=regions if selected else None,
             requested_value_fields=requested,
-            options=table.instance.filesystem_options,
-            iterator_class_name=iterator,
+            iterator=iterator,
             iterator_config=iterator_config,
-            row_filter=row_filter,
-        )  # Table.query's rows, with the filter applied after the query-time iterator
+            filter=row_filter,
+        )  # the filter applies after the query-time iterator
         reader = query_output.limited(pa.RecordBatchReader.from_batches(rows.schema, rows.to_batches()), limit)
     else:
         columns = None if requested is None else [*schema.key_names, *requested]
