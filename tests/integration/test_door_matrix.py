@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+import sleeper
 from sleeper.api.table import Table
 from sleeper.athena.exceptions import AthenaConnectorError
 from sleeper.athena.handlers import AthenaSettings, CompositeHandler, iterator_applying_connector, simple_connector
@@ -160,6 +161,7 @@ DOORS: dict[str, Policy] = {
     "athena-iterator": Policy.APPLIES,
     "iceberg": Policy.APPLIES_OR_REFUSES,
     "time-travel": Policy.APPLIES,
+    "sql": Policy.APPLIES,
     "rest": Policy.NO_ROWS,
 }
 CALLER_DOORS = ("scan", "queue-s3", "queue-sqs", "websocket")
@@ -393,6 +395,8 @@ class LocalDoors:
             return self._read_iceberg(rule)
         if door == "time-travel":
             return table.scan(as_of=_files_transactions(table)[-1]).to_arrow()
+        if door == "sql":
+            return sleeper.connect(self.instance.directory).sql(f'select * from "{table.name}"').read_all()
         if door == "rest":
             return _read_rest(lambda event: handle_rest_request(self.instance, event), table.name)
         raise AssertionError(f"no door {door!r}")
