@@ -57,7 +57,6 @@ __all__ = [
     "ROWS_PAYLOAD_MAX_BYTES",
     "VALUE_TYPES_JSON",
     "json_float",
-    "temporal_as_strings",
     "timestamp_strings",
     "Published",
     "PublisherSettings",
@@ -442,22 +441,6 @@ def timestamp_strings(column: pa.Array | pa.ChunkedArray, kind: TimestampType) -
         strings = pc.strftime(column.cast(pa.timestamp(kind.unit, tz="UTC")), format="%Y-%m-%dT%H:%M:%SZ")
     result: list[str | None] = strings.to_pylist()
     return result
-
-
-def temporal_as_strings(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """The batch with each timestamp and date32 column replaced by its row JSON strings (see
-    :data:`VALUE_TYPES_JSON`), for writers of JSON that have no Sleeper schema at hand; other columns as they are."""
-    if not any(pa.types.is_timestamp(t) or pa.types.is_date32(t) for t in batch.schema.types):
-        return batch
-    columns = []
-    for column in batch.columns:
-        kind = column.type
-        if pa.types.is_timestamp(kind):
-            column = pa.array(timestamp_strings(column, TimestampType(kind.unit, kind.tz)), pa.string())
-        elif pa.types.is_date32(kind):
-            column = column.cast(pa.string())
-        columns.append(column)
-    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
 
 
 def json_float(value: float | None) -> float | str | None:
