@@ -39,7 +39,18 @@ from typing import Any
 
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.range import Range, Region
-from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema, TimestampType, ValueType, describe_type
+from sleeper.core.schema import (
+    INT_MAX,
+    LONG_MAX,
+    Field,
+    ListType,
+    MapType,
+    PrimitiveType,
+    Schema,
+    TimestampType,
+    ValueType,
+    describe_type,
+)
 
 __all__ = [
     "MAX_KEY_REGIONS",
@@ -620,7 +631,7 @@ def _predicate_ranges(node: Predicate, field: Field) -> list[Range] | None:
     if isinstance(node, Compare):
         v = node.value
         if node.op == "=":
-            return [Range.exact(field, v)]  # type: ignore[arg-type]
+            return [_up_to(field, v, v)]
         if node.op == ">":
             return [Range(field=field, min=v, min_inclusive=False)]  # type: ignore[arg-type]
         if node.op == ">=":
@@ -629,17 +640,30 @@ def _predicate_ranges(node: Predicate, field: Field) -> list[Range] | None:
         if node.op in ("<", "<="):
             if v < low or (v == low and node.op == "<"):  # type: ignore[operator]
                 return []
-            return [Range(field=field, min=low, max=v, max_inclusive=node.op == "<=")]  # type: ignore[arg-type]
+            if node.op == "<=":
+                return [_up_to(field, low, v)]
+            return [Range(field=field, min=low, max=v)]  # type: ignore[arg-type]
         return None
     if isinstance(node, InList) and not node.negated:
-        return [Range.exact(field, v) for v in sorted(set(node.values))]  # type: ignore[arg-type]
+        return [_up_to(field, v, v) for v in sorted(set(node.values))]
     if isinstance(node, Between) and not node.negated:
         if node.low > node.high:  # type: ignore[operator]
             return []
-        return [Range(field=field, min=node.low, max=node.high, max_inclusive=True)]  # type: ignore[arg-type]
+        return [_up_to(field, node.low, node.high)]
     if isinstance(node, StartsWith):
         return [Range(field=field, min=node.prefix, max=_prefix_end(node.prefix))]
     return None
+
+
+_TYPE_MAXIMA = {PrimitiveType.INT: INT_MAX, PrimitiveType.LONG: LONG_MAX}
+
+
+def _up_to(field: Field, low: Literal, high: Literal) -> Range:
+    """The range ``[low, high]``; unbounded above when ``high`` is its integer type's largest value (whose canonical,
+    exclusive bound the type cannot hold)."""
+    if _TYPE_MAXIMA.get(field.primitive_type) == high:
+        return Range(field=field, min=low)  # type: ignore[arg-type]
+    return Range(field=field, min=low, max=high, max_inclusive=True)  # type: ignore[arg-type]
 
 
 def _prefix_end(prefix: str | bytes) -> str | bytes | None:

@@ -21,6 +21,7 @@ from typing import Protocol, runtime_checkable
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sleeper.core.exceptions import SleeperError
 from sleeper.core.filter import MAX_KEY_REGIONS, Filter, columns_of, filter_of, key_regions
 from sleeper.core.partition import PartitionTree
 from sleeper.core.properties.properties import TableProperties
@@ -130,7 +131,10 @@ def narrowed_to_filter(query: Query, schema: Schema) -> Query:
         return query
     if len(query.regions) * len(allowed) > MAX_KEY_REGIONS:
         return query
-    cut = [inside for r in query.regions for a in allowed if (inside := r.intersection(a)) is not None]
+    try:
+        cut = [inside for r in query.regions for a in allowed if (inside := r.intersection(a)) is not None]
+    except SleeperError:
+        return query  # bounds the key type cannot hold: planned unnarrowed, the filter still applies to every row
     return dataclasses.replace(query, regions=tuple(cut))
 
 

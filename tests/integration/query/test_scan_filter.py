@@ -6,6 +6,7 @@ queued door returns the same rows."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -16,6 +17,7 @@ import sleeper
 from sleeper.api.table import Table
 from sleeper.core.filter import Compare, FilterError
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import filesystem_path
 from sleeper.io.parquet_reader import SortedFileReader
 
@@ -209,3 +211,50 @@ def should_hand_a_filtered_scan_to_arrow_duckdb_and_polars_lazily(table: Table) 
     polars = pytest.importorskip("polars")
     assert polars.DataFrame(scan).height == expected.num_rows
     assert scan.to_polars().height == expected.num_rows
+
+
+KEY_CASES: dict[PrimitiveType, tuple[list[Any], list[tuple[str, str]]]] = {
+    PrimitiveType.INT: (
+        [-5, 0, 7, 2**31 - 1],
+        [("key >= 0 and key != 7", "key >= 0 and key != 7"), ("key in (-5, 2147483647)", "key in (-5, 2147483647)")],
+    ),
+    PrimitiveType.LONG: (
+        [-(2**63), 0, 7, 2**63 - 1],
+        [
+            ("key <= 9223372036854775807 and key > 0", "key > 0"),
+            ("key in (-9223372036854775808, 7)", "key <= 7 and key != 0"),
+        ],
+    ),
+    PrimitiveType.STRING: (
+        ["", "a", "ab", "b\u00e9"],
+        [
+            ("key >= 'a' and key != 'ab'", "key >= 'a' and key != 'ab'"),
+            ("key starts with 'a'", "starts_with(key, 'a')"),
+        ],
+    ),
+    PrimitiveType.BYTE_ARRAY: (
+        [b"", b"\x00", b"\x00\x01", b"\xff"],
+        [
+            ("key > x'00'", "key > '\\x00'::blob"),
+            ("key starts with x'00'", "key in ('\\x00'::blob, '\\x00\\x01'::blob)"),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("key_type", list(KEY_CASES), ids=lambda t: t.value)
+def should_filter_every_row_key_type_directly_and_through_the_queue(tmp_path: Path, key_type: PrimitiveType) -> None:
+    keys, filters = KEY_CASES[key_type]
+    schema = Schema.of(row_keys=[Field("key", key_type)], values=[Field("n", PrimitiveType.LONG, True)])
+    table = sleeper.create_instance(tmp_path / "instance").create_table("t", schema, split_points=[keys[2]])
+    data = pa.table({"key": keys, "n": [1, None, 3, 4]}, schema=arrow_schema(schema))
+    table.ingest(data)
+    connection = duckdb.connect()
+    connection.register("data", data)
+    for text, sql in [*filters, ("n is null", "n is null"), ("n > 100", "n > 100")]:
+        expected = connection.sql(f"select * from data where {sql} order by key").to_arrow_table()
+        direct = table.scan(filter=text).to_arrow()
+        queued = table.scan(filter=text, via_queue=True).to_arrow()
+        assert direct.num_rows == expected.num_rows, text
+        assert direct.equals(expected.cast(direct.schema)), text
+        assert queued.equals(direct), text
