@@ -11,14 +11,25 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING
 
-from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
+from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema, TimestampType, ValueType
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from sleeper.api.instance import Instance
 
-__all__ = ["Field", "ListType", "MapType", "PrimitiveType", "Schema", "connect", "create_instance", "local"]
+__all__ = [
+    "Field",
+    "ListType",
+    "MapType",
+    "PrimitiveType",
+    "Schema",
+    "TimestampType",
+    "ValueType",
+    "connect",
+    "create_instance",
+    "local",
+]
 
 
 def connect(location: str | Path, *, create: bool = False) -> Instance:

@@ -82,6 +82,7 @@ from sleeper.athena.protocol import (
     S3SpillLocation,
     Split,
     TableName,
+    athena_value_type,
     capabilities_response,
     get_splits_response,
     get_table_layout_response,
@@ -90,6 +91,7 @@ from sleeper.athena.protocol import (
     list_tables_response,
     parse_request,
     ping_response,
+    to_athena_column,
 )
 from sleeper.athena.spill import BlockSpiller
 from sleeper.core.exceptions import TableNotFoundError
@@ -211,8 +213,8 @@ def athena_schema(schema: Schema) -> pa.Schema:
             fields.append(pa.field(f.name, _arrow_key_type(f.type)))
         elif isinstance(f.type, ListType):
             fields.append(pa.field(f.name, pa.list_(pa.field("", _arrow_key_type(f.type.element_type)))))
-        elif isinstance(f.type, MapType):
-            continue
+        elif not isinstance(f.type, MapType):  # a value type beyond Sleeper's, as the SDK's type
+            fields.append(pa.field(f.name, athena_value_type(f.type)))
     return pa.schema(fields)
 
 
@@ -620,7 +622,7 @@ class RecordHandler:
         columns = self._columns(schema, request.schema.names, filtered)
         options, rows = self._settings.options, self._settings.batch_rows
         batches = read_file_rows(file, schema, regions, columns, row_filter, schema.field_names, options, rows)
-        yield from filtered_rows(batches, row_filter)
+        yield from filtered_rows(batches, row_filter, schema)
 
     def _iterators(self, request: ReadRecordsRequest, table: SleeperTable) -> RowIterators:
         """The table's processing and iterator, then the connector's query-time iterator (the same for every
@@ -671,7 +673,7 @@ class RecordHandler:
             read_file_rows(file, schema, regions, columns, row_filter, statistics, options, rows) for file in files
         ]
         merged = merge_sorted(streams, schema.key_names, batch_rows=rows)
-        yield from filtered_rows(iterators.apply(merged), row_filter)
+        yield from filtered_rows(iterators.apply(merged), row_filter, schema)
 
 
 def _check_split_files(properties: Mapping[str, str], table: SleeperTable, kind: ConnectorKind) -> None:
@@ -738,7 +740,7 @@ def _finish(
             batch = batch.filter(mask)
             if batch.num_rows == 0:
                 continue
-        columns = [batch.column(name).cast(f.type) for name, f in zip(target.names, target, strict=True)]
+        columns = [to_athena_column(batch.column(name), f.type) for name, f in zip(target.names, target, strict=True)]
         yield pa.RecordBatch.from_arrays(columns, schema=target)
 
 

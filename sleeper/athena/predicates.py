@@ -417,12 +417,14 @@ def _statistics_test(reader: SortedFileReader, row_filter: Filter, columns: froz
     return keep
 
 
-def filtered_rows(batches: Iterable[pa.RecordBatch], row_filter: Filter | None) -> Iterator[pa.RecordBatch]:
+def filtered_rows(
+    batches: Iterable[pa.RecordBatch], row_filter: Filter | None, schema: Schema
+) -> Iterator[pa.RecordBatch]:
     """The rows of each batch the filter selects (every row when there is none); empty batches are dropped."""
     if row_filter is None:
         yield from batches
         return
-    expression = to_expression(row_filter)
+    expression = to_expression(row_filter, schema)
     for batch in batches:
         batch = filter_batch(batch, expression)
         if batch.num_rows:

@@ -167,7 +167,7 @@ def run_leaf_export(
     merged = export_batches(export, schema, options=options, batch_rows=batch_rows, statistics_columns=statistics)
     rows: Iterable[pa.RecordBatch] = processor.apply(counter.count(merged))
     if export.filter is not None:
-        rows = _filtered(rows, to_expression(export.filter))
+        rows = _filtered(rows, to_expression(export.filter, schema))
     with SortedFileWriter(
         output,
         schema,

@@ -29,6 +29,7 @@ from sleeper.cli import render
 from sleeper.cli.common import DISPLAY_ROWS
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.words import counted
+from sleeper.query.publishers import json_float
 
 __all__ = ["DISPLAY_ROWS", "FORMATS", "check_output", "limited", "write"]
 
@@ -184,7 +185,9 @@ def _json_row(row: dict[str, Any]) -> dict[str, Any]:
 def _json_value(value: object) -> object:
     """A value as JSON holds it: bytes as base64, dates and times as ISO 8601 text, a decimal as an integer when it is
     whole (a SQL sum) and a float otherwise, a struct as an object, any other value JSON has no type for as text."""
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if isinstance(value, float):
+        return json_float(value)  # NaN and infinities as strings, as row JSON writes them: JSON has no such numbers
+    if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")

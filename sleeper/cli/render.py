@@ -116,9 +116,10 @@ def partitions_tree(table: SleeperTable[Any], report: list[dict[str, Any]]) -> T
 
 
 def table_summary(table: SleeperTable[Any]) -> dict[str, Any]:
-    """A table's identity, schema and state in numbers."""
+    """A table's identity, schema and state in numbers; ``portOnlyTypes: true`` only for a table whose value fields use
+    types Sleeper does not have (``Schema.uses_port_only_types``), so other tables' summaries are unchanged."""
     refs = table.file_references()
-    return {
+    summary: dict[str, Any] = {
         "tableName": table.name,
         "tableId": table.table_id,
         "online": table.status.online,
@@ -129,6 +130,9 @@ def table_summary(table: SleeperTable[Any]) -> dict[str, Any]:
         "fileReferences": len(refs),
         "rows": sum(r.number_of_rows for r in refs),
     }
+    if table.schema.uses_port_only_types:
+        summary["portOnlyTypes"] = True
+    return summary
 
 
 def summary_panel(summary: dict[str, Any]) -> Panel:
@@ -145,6 +149,8 @@ def summary_panel(summary: dict[str, Any]) -> Panel:
         f"{counted(summary['files'], 'file')}, {counted(summary['fileReferences'], 'reference')}, "
         f"{counted(summary['rows'], 'row')}",
     ]
+    if summary.get("portOnlyTypes"):
+        lines.append("readable by this port only: value types beyond Sleeper's (float, boolean, date, timestamp)")
     return Panel("\n".join(lines), title=f"Table {summary['tableName']}")
 
 

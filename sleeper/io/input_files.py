@@ -163,6 +163,13 @@ def reads_as(found: pa.DataType, wanted: pa.DataType, *, values_checked: bool = 
         return bool(pa.types.is_signed_integer(found) or found in (pa.uint8(), pa.uint16(), pa.uint32()))
     if pa.types.is_int32(wanted):
         return found in (pa.int8(), pa.int16(), pa.uint8(), pa.uint16())
+    if pa.types.is_float64(wanted):
+        return bool(pa.types.is_float32(found))
+    if pa.types.is_timestamp(wanted):
+        # Parquet has no unit of seconds and keeps no zone name: a file gives s as ms and any zone as UTC. Both
+        # must be instants or both wall-clock times; a finer unit is cast to the table's with a safe cast, which
+        # fails naming the column if a value has digits the table's unit cannot hold.
+        return bool(pa.types.is_timestamp(found) and (found.tz is None) == (wanted.tz is None))
     if pa.types.is_map(wanted):
         return bool(
             pa.types.is_map(found)

@@ -29,6 +29,8 @@ from sleeper.core.filter import (
     columns_of,
     may_match,
 )
+from sleeper.core.schema import Schema, TimestampType, ValueType
+from sleeper.io.arrow_schema import arrow_type
 from sleeper.io.page_index import FooterIndex, PageLocations
 
 __all__ = ["column_positions", "filter_batch", "page_spans", "row_group_may_match", "to_expression"]
@@ -36,23 +38,28 @@ __all__ = ["column_positions", "filter_batch", "page_spans", "row_group_may_matc
 _NULL_BOOL = pa.scalar(None, pa.bool_())
 
 
-def to_expression(node: Filter) -> pc.Expression:
-    """The filter as a pyarrow compute expression (null where SQL's would be null)."""
+def to_expression(node: Filter, schema: Schema | None = None) -> pc.Expression:
+    """The filter as a pyarrow compute expression (null where SQL's would be null).
+
+    With the table's schema, the ISO 8601 literals of a ``DateType`` or ``TimestampType`` column are compared as that
+    column's type (Arrow compares no date or timestamp with a string); without it, literals keep their Python type.
+    """
     if isinstance(node, And):
-        out = to_expression(node.parts[0])
+        out = to_expression(node.parts[0], schema)
         for part in node.parts[1:]:
-            out = out & to_expression(part)
+            out = out & to_expression(part, schema)
         return out
     if isinstance(node, Or):
-        out = to_expression(node.parts[0])
+        out = to_expression(node.parts[0], schema)
         for part in node.parts[1:]:
-            out = out | to_expression(part)
+            out = out | to_expression(part, schema)
         return out
     if isinstance(node, Not):
-        return ~to_expression(node.part)
+        return ~to_expression(node.part, schema)
     field = pc.field(node.column)
+    temporal = _temporal_type(schema, node.column)
     if isinstance(node, Compare):
-        value = pa.scalar(node.value)
+        value = _scalar(node.value, temporal)
         return {
             "=": field == value,
             "!=": field != value,
@@ -64,10 +71,11 @@ def to_expression(node: Filter) -> pc.Expression:
     if isinstance(node, IsNull):
         return field.is_valid() if node.negated else field.is_null()
     if isinstance(node, InList):
-        found = pc.if_else(field.is_valid(), field.isin(list(node.values)), _NULL_BOOL)
+        values = list(node.values) if temporal is None else _temporal(pa.array(node.values, pa.string()), temporal)
+        found = pc.if_else(field.is_valid(), field.isin(values), _NULL_BOOL)
         return ~found if node.negated else found
     if isinstance(node, Between):
-        inside = (field >= pa.scalar(node.low)) & (field <= pa.scalar(node.high))
+        inside = (field >= _scalar(node.low, temporal)) & (field <= _scalar(node.high, temporal))
         return ~inside if node.negated else inside
     if isinstance(node, StartsWith):
         prefix = node.prefix
@@ -77,6 +85,31 @@ def to_expression(node: Filter) -> pc.Expression:
     assert isinstance(node, Like)
     matched = pc.match_like(field, pattern=node.pattern)
     return ~matched if node.negated else matched
+
+
+def _temporal_type(schema: Schema | None, column: str) -> pa.DataType | None:
+    """The Arrow type of a date or timestamp column, whose literals are ISO 8601 text; None for any other column."""
+    if schema is None or not schema.has_field(column):
+        return None
+    kind = schema.field(column).type
+    if kind is ValueType.DATE or isinstance(kind, TimestampType):
+        return arrow_type(kind)
+    return None
+
+
+def _scalar(value: object, temporal: pa.DataType | None) -> pa.Scalar:
+    """A literal as an Arrow scalar: of the column's type when it is a date or timestamp (ISO 8601 text)."""
+    if temporal is None or not isinstance(value, str):
+        return pa.scalar(value)
+    return _temporal(pa.array([value], pa.string()), temporal)[0]
+
+
+def _temporal(text: pa.Array, temporal: pa.DataType) -> pa.Array:
+    """ISO 8601 literals (as :meth:`sleeper.core.schema.TimestampType.literal` writes them: a zone's instant in UTC)
+    as the column's type."""
+    if pa.types.is_timestamp(temporal) and temporal.tz is not None:
+        return text.cast(pa.timestamp(temporal.unit, tz="UTC")).cast(temporal)
+    return text.cast(temporal)
 
 
 def filter_batch(batch: pa.RecordBatch, expression: pc.Expression) -> pa.RecordBatch:

@@ -26,6 +26,11 @@ _NUMPY_REDUCERS = {
     AggregationOp.MIN: np.minimum,
     AggregationOp.MAX: np.maximum,
 }
+_NUMPY_FLOAT_REDUCERS = {
+    AggregationOp.SUM: np.add,
+    AggregationOp.MIN: np.fmin,  # skips NaN unless both are NaN, as Arrow's min does
+    AggregationOp.MAX: np.fmax,
+}
 _ARROW_AGGREGATES = {AggregationOp.SUM: "sum", AggregationOp.MIN: "min", AggregationOp.MAX: "max"}
 
 
@@ -269,12 +274,15 @@ def _aggregate_column(
         if not pa.types.is_map(column_type):
             raise IteratorDataError(f"{op.value}({name}) needs a map column, found {column_type}")
         return _aggregate_map(name, column, op.element_op, group_ids, groups)
-    if pa.types.is_integer(column_type):
+    if pa.types.is_integer(column_type) or pa.types.is_floating(column_type):
         values = column.to_numpy(zero_copy_only=True)
-        reduced = _NUMPY_REDUCERS[op].reduceat(values, starts, dtype=values.dtype)
+        reducers = _NUMPY_FLOAT_REDUCERS if pa.types.is_floating(column_type) else _NUMPY_REDUCERS
+        reduced = reducers[op].reduceat(values, starts, dtype=values.dtype)
         return pa.array(reduced, type=column_type)
     if op is not AggregationOp.SUM and (
-        pa.types.is_string(column_type)
+        pa.types.is_temporal(column_type)
+        or pa.types.is_boolean(column_type)
+        or pa.types.is_string(column_type)
         or pa.types.is_large_string(column_type)
         or pa.types.is_binary(column_type)
         or pa.types.is_large_binary(column_type)

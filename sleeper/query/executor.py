@@ -270,7 +270,7 @@ def run_leaf_query(
     rows = DEFAULT_BATCH_ROWS if batch_rows is None else batch_rows
     iterators = config if isinstance(config, RowIterators) else RowIterators(schema, config, now_ms=now_ms)
     pruning = None
-    expression = None if row_filter is None else to_expression(row_filter)
+    expression = None if row_filter is None else to_expression(row_filter, schema)
     if row_filter is not None:
         # Where the table's rules only drop rows, the filter commutes with them: each file's rows are filtered as
         # they are read (on the read-ahead threads), so the merge and the rules see only the rows that can match.

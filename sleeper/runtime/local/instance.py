@@ -330,12 +330,15 @@ class LocalInstance(InstanceTables):
         drain(self, QUERY_QUEUE)
         drain(self, LEAF_PARTITION_QUERY_QUEUE)
         directory = Path(query_results_dir(str(self.directory / "query-results"), query.query_id))
-        parts = [pq.read_table(p) for p in sorted(directory.glob("*.parquet"))] if directory.exists() else []
+        requested = query.processing.requested_value_fields
+        names = [f.name for f in schema.row_key_fields + schema.sort_key_fields]
+        values = [f.name for f in schema.value_fields if requested is None or f.name in requested]
+        target = pa.schema([arrow_schema(schema).field(name) for name in names + values])
+        # the files keep only Parquet's types: reading them as the table's gives back a timestamp's unit and zone
+        files = sorted(directory.glob("*.parquet")) if directory.exists() else []
+        parts = [pq.read_table(p, schema=target) for p in files]
         if not parts:
-            requested = query.processing.requested_value_fields
-            names = [f.name for f in schema.row_key_fields + schema.sort_key_fields]
-            values = [f.name for f in schema.value_fields if requested is None or f.name in requested]
-            return arrow_schema(schema).empty_table().select(names + values)
+            return target.empty_table()
         key_names = [(f.name, "ascending") for f in schema.row_key_fields + schema.sort_key_fields]
         return pa.concat_tables(parts).sort_by(key_names)
 

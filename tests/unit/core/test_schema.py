@@ -35,7 +35,7 @@ def should_read_and_write_sleeper_schema_json() -> None:
     ("doc", "message"),
     [
         ({"rowKeyFields": []}, "at least one row key"),
-        ({"rowKeyFields": [{"name": "k", "type": "FloatType"}]}, "field 'k' has unknown type 'FloatType'"),
+        ({"rowKeyFields": [{"name": "k", "type": "FloatType"}]}, "row key field 'k' is FloatType, a value type"),
         ({"rowKeyFields": [{"name": "k", "type": "IntType", "nullable": True}]}, "row key field 'k' must not be"),
         (
             {"rowKeyFields": [{"name": "k", "type": {"ListType": {"elementType": "IntType"}}}]},
