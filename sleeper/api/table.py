@@ -184,6 +184,7 @@ class Table(Generic[InstanceT]):
                 ("row keys", ", ".join(schema.row_key_names)),
                 ("sort keys", ", ".join(schema.sort_key_names) or "none"),
                 ("values", ", ".join(schema.value_names) or "none"),
+                ("formats", "readable by this port only" if schema.uses_port_only_types else "Sleeper's"),
                 ("leaf partitions", len(self.leaf_partitions())),
                 ("files", len({r.filename for r in references})),
                 ("rows", sum(r.number_of_rows for r in references)),
