@@ -44,7 +44,7 @@ def should_show_an_instance_a_table_and_a_scan_in_one_line_and_as_html(instance:
     table_html = table._repr_html_()
     assert "Sleeper table t" in table_html and "<td style='text-align:left'>100</td>" in table_html
     assert "<td style='text-align:left'>2</td>" in table_html  # the leaf partitions
-    assert "<td style='text-align:left'>Sleeper's</td>" in table_html  # no value type beyond Sleeper's
+    assert "<td style='text-align:left'>Sleeper&#x27;s</td>" in table_html  # no value type beyond Sleeper's
     assert "Sleeper instance" in instance._repr_html_() and ">t<" in instance._repr_html_()
     assert "Scan of t" in scan._repr_html_() and "limit" in scan._repr_html_()
 
