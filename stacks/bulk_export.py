@@ -19,6 +19,7 @@ from aws_cdk import aws_ecs as ecs
 from constructs import Construct
 
 from sleeper.core import naming, operations
+from sleeper.core.deploy.plan import CLAIMED_OPERATIONS
 from sleeper.core.operations import BULK_EXPORT_IMAGE
 from sleeper.core.properties import instance_bulk as bp
 from sleeper.core.properties import instance_cdk as cdkp
@@ -43,8 +44,8 @@ class BulkExportStack(cdk.NestedStack):
     """``sleeper-<id>-BulkExport-Q``, ``-BulkExportLeafPartition-Q``, ``sleeper-<cid>-bulk-export-results-<account>``,
     the ``bulk-export-cluster`` with the ``BulkExportTaskOnFargate`` family, the planner and the task creator."""
 
-    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.BULK_EXPORT_PLANNER,)
-    """The queue-driven operations of the registry this stack deploys."""
+    OPERATIONS: ClassVar[tuple[str, ...]] = CLAIMED_OPERATIONS["BulkExport"]
+    """The queue-driven operations of the registry this stack deploys (its claim in the deployment plan)."""
 
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper bulk export")

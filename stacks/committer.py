@@ -8,6 +8,7 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from sleeper.core import naming, operations
+from sleeper.core.deploy.plan import CLAIMED_OPERATIONS
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
 from stacks import grants
@@ -20,8 +21,8 @@ COMMITTER_FUNCTION = "statestore-committer"
 class StateStoreCommitterStack(cdk.NestedStack):
     """``sleeper-<id>-StateStoreCommitterQ.fifo`` -> ``sleeper-<cid>-statestore-committer`` (batch 10)."""
 
-    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.STATESTORE_COMMITTER,)
-    """The queue-driven operations of the registry this stack deploys."""
+    OPERATIONS: ClassVar[tuple[str, ...]] = CLAIMED_OPERATIONS["StateStoreCommitter"]
+    """The queue-driven operations of the registry this stack deploys (its claim in the deployment plan)."""
 
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper state store committer")

@@ -14,6 +14,7 @@ from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
 from sleeper.core import naming, operations
+from sleeper.core.deploy.plan import CLAIMED_OPERATIONS
 from sleeper.core.operations import COMPACTION_IMAGE
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_compaction as cp
@@ -26,8 +27,8 @@ class CompactionStack(cdk.NestedStack):
     """Queues ``CompactionJobCreationQ.fifo``, ``PendingCompactionJobBatchQ``, ``CompactionJobQ``,
     ``CompactionCommitQ``; their Lambda functions; the ``compaction-cluster`` and its task definitions."""
 
-    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.COMPACTION_JOB_CREATION, operations.COMPACTION_JOB_DISPATCHER)
-    """The queue-driven operations of the registry this stack deploys."""
+    OPERATIONS: ClassVar[tuple[str, ...]] = CLAIMED_OPERATIONS["Compaction"]
+    """The queue-driven operations of the registry this stack deploys (its claim in the deployment plan)."""
 
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper compaction")

@@ -9,6 +9,7 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from sleeper.core import operations
+from sleeper.core.deploy.plan import CLAIMED_OPERATIONS
 from sleeper.core.properties import instance_cdk as cdkp
 from stacks import grants
 from stacks.common import SleeperCore, per_table_schedule
@@ -29,8 +30,8 @@ aggregations or an iterator (``sleeper.iceberg.withdrawal``)."""
 class IcebergViewsStack(cdk.NestedStack):
     """``sleeper-<id>-IcebergPublishQ.fifo`` fed by ``<id>-IcebergPublishRule``, and the publisher."""
 
-    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.ICEBERG_PUBLISH,)
-    """The queue-driven operations of the registry this stack deploys."""
+    OPERATIONS: ClassVar[tuple[str, ...]] = CLAIMED_OPERATIONS["IcebergViews"]
+    """The queue-driven operations of the registry this stack deploys (its claim in the deployment plan)."""
 
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper Iceberg views")

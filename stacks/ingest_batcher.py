@@ -9,6 +9,7 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from sleeper.core import naming, operations
+from sleeper.core.deploy.plan import CLAIMED_OPERATIONS
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_ingest as ip
 from stacks import grants
@@ -27,8 +28,8 @@ class IngestBatcherStack(cdk.NestedStack):
     Build it after the ingest and bulk import stacks: the job creator may send to whichever of their queues exist.
     """
 
-    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.INGEST_BATCHER_SUBMITTER,)
-    """The queue-driven operations of the registry this stack deploys."""
+    OPERATIONS: ClassVar[tuple[str, ...]] = CLAIMED_OPERATIONS["IngestBatcher"]
+    """The queue-driven operations of the registry this stack deploys (its claim in the deployment plan)."""
 
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper ingest batcher")

@@ -13,6 +13,7 @@ from constructs import Construct
 from sleeper.core.deploy.plan import (
     EMR_STACKS,
     NEEDS_VPC,
+    QUEUE_OPERATIONS,
     SUPPORTED_OPTIONAL_STACKS,
     ignored_optional_stacks,
     planned_stacks,
@@ -57,15 +58,13 @@ from stacks.websocket_query import WebSocketQueryStack
 __all__ = [
     "EMR_STACKS",
     "NEEDS_VPC",
+    "QUEUE_OPERATIONS",
     "SUPPORTED_OPTIONAL_STACKS",
     "OptionalStacksError",
     "SleeperInstanceStack",
     "check_optional_stacks",
 ]
 
-QUEUE_OPERATIONS = "QueueOperations"
-"""The nested stack deploying the registry's queue-driven operations that no feature stack claims
-(:mod:`stacks.operations`); absent when every one is claimed."""
 
 AFTER_PROPERTIES = frozenset({"TableDefiner"})
 """Nested stacks deployed after ``instance.properties`` is written (the table definer reads it); the properties
@@ -110,11 +109,7 @@ class SleeperInstanceStack(cdk.Stack):
         if ctx.optional_stacks & NEEDS_VPC:
             use_existing_vpc(self, core)  # sleeper.vpc given: no Networking stack is planned
         builders = self._builders()
-        unclaimed = unclaimed_operations()
         for planned in planned_stacks(ctx.properties, ctx.tables):
-            if planned.name == "ManagedPolicies" and unclaimed:
-                # before the policies, alarms and dashboard: they cover the queues and functions built before them
-                self.parts[QUEUE_OPERATIONS] = QueueOperationsStack(self, QUEUE_OPERATIONS, core, unclaimed)
             self.parts[planned.name] = builders[planned.name]()
         policies = self.parts["ManagedPolicies"]
         assert isinstance(policies, ManagedPoliciesStack)
@@ -200,6 +195,7 @@ class SleeperInstanceStack(cdk.Stack):
             "Athena": lambda: AthenaStack(self, "Athena", core),
             "RestApi": lambda: RestApiStack(self, "RestApi", core),
             "IcebergViews": lambda: IcebergViewsStack(self, "IcebergViews", core),
+            QUEUE_OPERATIONS: lambda: QueueOperationsStack(self, QUEUE_OPERATIONS, core, unclaimed_operations()),
             "ManagedPolicies": lambda: ManagedPoliciesStack(self, "ManagedPolicies", core),
             "TableDefiner": lambda: TableDefinerStack(self, "TableDefiner", core),
             "Alarms": lambda: AlarmsStack(self, "Alarms", core),

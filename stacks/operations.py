@@ -2,10 +2,12 @@
 its registry entry alone (:func:`stacks.common.queue_operation`), so an operation registered in
 :mod:`sleeper.core.operations` is deployed before it has a stack of its own.
 
-A feature stack claims the operations it deploys in its ``OPERATIONS`` class attribute (``QueryStack.OPERATIONS``
-...); an entry served by the generic SQS handler (``lambdas.sqs:<name>``) that no stack claims is deployed here, in
-the ``QueueOperations`` nested stack, allowed to read the instance and its tables' state. An operation needing more
-moves to a stack of its own that claims it and grants what it needs.
+A feature stack claims the operations it deploys under its nested stack's name in
+:data:`sleeper.core.deploy.plan.CLAIMED_OPERATIONS`, which its ``OPERATIONS`` class attribute reads
+(``QueryStack.OPERATIONS`` ...); an entry served by the generic SQS handler (``lambdas.sqs:<name>``) that no stack
+claims is deployed here, in the ``QueueOperations`` nested stack, allowed to read the instance and its tables' state,
+and the deployment plan (``sleeper deploy --dry-run``) lists that stack with those operations. An operation needing
+more moves to a stack of its own that claims it and grants what it needs.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from sleeper.core import operations
+from sleeper.core.deploy import plan
 from sleeper.core.operations import HandlerSpec
 from stacks.common import QueueOperation, SleeperCore, queue_operation
 
@@ -35,13 +38,10 @@ def claimed_operations() -> frozenset[str]:
 
 
 def unclaimed_operations() -> tuple[HandlerSpec, ...]:
-    """The registry's entries served by the generic SQS handler that no feature stack claims, in registry order."""
-    claimed = claimed_operations()
-    return tuple(
-        spec
-        for spec in operations.HANDLERS
-        if spec.module == operations.SQS_HANDLER_MODULE and spec.name not in claimed
-    )
+    """The registry's entries served by the generic SQS handler that no feature stack claims, in registry order (the
+    plan's :func:`sleeper.core.deploy.plan.unclaimed_operations`)."""
+    unclaimed = set(plan.unclaimed_operations())
+    return tuple(spec for spec in operations.HANDLERS if spec.name in unclaimed)
 
 
 def _pascal(name: str) -> str:

@@ -9,6 +9,7 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from sleeper.core import naming, operations
+from sleeper.core.deploy.plan import CLAIMED_OPERATIONS
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_query as qp
 from stacks import grants
@@ -20,8 +21,8 @@ class QueryStack(cdk.NestedStack):
     """``sleeper-<id>-QueryQueue``, ``-LeafPartitionQueryQueue``, ``-QueryResultsQ``, the
     ``sleeper-<id>-query-tracking-table`` and ``sleeper-<cid>-query-results-<account>``."""
 
-    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.QUERY, operations.LEAF_PARTITION_QUERY)
-    """The queue-driven operations of the registry this stack deploys."""
+    OPERATIONS: ClassVar[tuple[str, ...]] = CLAIMED_OPERATIONS["Query"]
+    """The queue-driven operations of the registry this stack deploys (its claim in the deployment plan)."""
 
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore, *, keep_warm: bool) -> None:
         super().__init__(scope, construct_id, description="Sleeper queries")

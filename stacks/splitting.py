@@ -8,6 +8,7 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from sleeper.core import operations
+from sleeper.core.deploy.plan import CLAIMED_OPERATIONS
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_compaction as cp
 from stacks import grants
@@ -17,8 +18,8 @@ from stacks.common import SleeperCore, per_table_schedule, registered_queue, sqs
 class PartitionSplittingStack(cdk.NestedStack):
     """``FindPartitionsToSplitQ.fifo`` (per table) and ``PartitionSplittingJobQueue`` with their functions."""
 
-    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.FIND_PARTITIONS_TO_SPLIT, operations.SPLIT_PARTITION)
-    """The queue-driven operations of the registry this stack deploys."""
+    OPERATIONS: ClassVar[tuple[str, ...]] = CLAIMED_OPERATIONS["PartitionSplitting"]
+    """The queue-driven operations of the registry this stack deploys (its claim in the deployment plan)."""
 
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper partition splitting")

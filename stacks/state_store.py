@@ -17,6 +17,7 @@ from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
 from sleeper.core import naming, operations
+from sleeper.core.deploy.plan import CLAIMED_OPERATIONS
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
 from stacks import grants, nag
@@ -80,12 +81,8 @@ class StateStoreUpkeepStack(cdk.NestedStack):
     """Snapshot creation (every 60 s), snapshot and transaction deletion (hourly) per online table, and the
     transaction log follower that updates job trackers from the files log stream."""
 
-    OPERATIONS: ClassVar[tuple[str, ...]] = (
-        operations.SNAPSHOT_CREATION,
-        operations.SNAPSHOT_DELETION,
-        operations.TRANSACTION_DELETION,
-    )
-    """The queue-driven operations of the registry this stack deploys."""
+    OPERATIONS: ClassVar[tuple[str, ...]] = CLAIMED_OPERATIONS["StateStoreUpkeep"]
+    """The queue-driven operations of the registry this stack deploys (its claim in the deployment plan)."""
 
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper transaction log snapshots and cleanup")

@@ -8,6 +8,7 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from sleeper.core import operations
+from sleeper.core.deploy.plan import CLAIMED_OPERATIONS
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
 from stacks import grants
@@ -17,8 +18,8 @@ from stacks.common import SleeperCore, per_table_schedule
 class TableMetricsStack(cdk.NestedStack):
     """``sleeper-<id>-MetricsJobQ.fifo`` fed by ``<id>-MetricsPublishRule``, and the metrics publisher."""
 
-    OPERATIONS: ClassVar[tuple[str, ...]] = (operations.TABLE_METRICS,)
-    """The queue-driven operations of the registry this stack deploys."""
+    OPERATIONS: ClassVar[tuple[str, ...]] = CLAIMED_OPERATIONS["TableMetrics"]
+    """The queue-driven operations of the registry this stack deploys (its claim in the deployment plan)."""
 
     def __init__(self, scope: Construct, construct_id: str, core: SleeperCore) -> None:
         super().__init__(scope, construct_id, description="Sleeper table metrics")

@@ -57,6 +57,38 @@ def registered_operation(monkeypatch: pytest.MonkeyPatch) -> str:
     return ECHO
 
 
+def should_plan_the_stack_of_unclaimed_operations_only_when_there_are_some(registered_operation: str) -> None:
+    # Given the plan of an instance with the operation registered, and one without
+    from sleeper.core.deploy.plan import planned_stacks
+    from sleeper.core.properties import InstanceProperties
+
+    properties = InstanceProperties({"sleeper.id": "echo"})
+    with_operation = {stack.name: stack.description for stack in planned_stacks(properties)}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(operations, "HANDLERS", tuple(h for h in operations.HANDLERS if h.name != registered_operation))
+        without = [stack.name for stack in planned_stacks(properties)]
+    # Then the stack is planned with the operation named, before the policies covering its queue, and only then
+    names = list(with_operation)
+    assert registered_operation in with_operation[QUEUE_OPERATIONS]
+    assert names.index(QUEUE_OPERATIONS) < names.index("ManagedPolicies")
+    assert QUEUE_OPERATIONS not in without
+
+
+def should_list_the_stack_of_unclaimed_operations_in_a_dry_run(
+    registered_operation: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a configuration directory, with an operation no feature stack claims registered
+    from sleeper.cli.deploy import run_deploy
+
+    (tmp_path / "instance.properties").write_text("sleeper.id=echo\n")
+    # When sleeper deploy --dry-run prints what the app would build
+    run_deploy(tmp_path, dry_run=True)
+    # Then the stack deploying that operation is listed, naming it
+    assert f"  {QUEUE_OPERATIONS}: the operations no feature stack deploys: {registered_operation}\n" in (
+        capsys.readouterr().out
+    )
+
+
 def should_build_unclaimed_operations_before_the_policies_and_alarms_covering_them(
     registered_operation: str, tmp_path: Path
 ) -> None:

@@ -27,7 +27,6 @@ import app as sleeper_app  # noqa: E402
 from sleeper.core import operations  # noqa: E402
 from sleeper.core.deploy.plan import planned_stacks  # noqa: E402
 from sleeper.core.properties import instance_common as common  # noqa: E402
-from stacks.instance import QUEUE_OPERATIONS  # noqa: E402
 from tests.stacks.conftest import ACCOUNT, REGION, MatrixConfiguration, Synthesized  # noqa: E402
 from tests.stacks.test_iam_matrix import (  # noqa: E402
     A_DATA_FILE,
@@ -149,7 +148,7 @@ def should_build_exactly_the_planned_stacks_with_every_lookup_supplied(configure
     # When the plan the dry run prints is made from them
     planned = [stack.name for stack in planned_stacks(ctx.properties, ctx.tables)]
     # Then the app built those nested stacks, and asked for no context it was not given
-    assert sorted(planned) == sorted(set(configured.stack.parts) - {QUEUE_OPERATIONS})
+    assert sorted(planned) == sorted(configured.stack.parts)
     manifest = json.loads((configured.outdir / "manifest.json").read_text(encoding="utf-8"))
     assert manifest.get("missing", []) == []
 
@@ -269,7 +268,7 @@ def should_list_in_a_dry_run_exactly_the_stacks_the_app_builds(
     run_deploy(built.outdir.parent / "config", context=[f"{k}={v}" for k, v in configuration.context], dry_run=True)
     listed = re.findall(r"^  (\w+): ", capsys.readouterr().out, flags=re.MULTILINE)
     # Then it lists the nested stacks the app built, no more (no Networking stack for an existing VPC) and no fewer
-    assert sorted(listed) == sorted(set(built.stack.parts) - {QUEUE_OPERATIONS})
+    assert sorted(listed) == sorted(built.stack.parts)
 
 
 def should_run_spark_jobs_in_the_subnets_given_by_id(synthesize_matrix: Any) -> None:

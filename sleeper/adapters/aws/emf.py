@@ -4,8 +4,9 @@ table metrics Lambda publishes them (through the EMF logger of Lambda Powertools
 The records are made by Powertools' EMF provider (``aws_lambda_powertools.metrics``), which checks the units and
 the limits of a record: ``{"_aws": {"Timestamp": <epoch ms>, "CloudWatchMetrics": [{"Namespace", "Dimensions":
 [[names]], "Metrics": [{"Name", "Unit"}]}]}, <dimension>: <value>, ..., <metric>: [<value>], ...}``. No ``service``
-dimension is added (unless ``POWERTOOLS_SERVICE_NAME`` is set, which the deployment does not do), so the dimension
-sets are Sleeper's: ``instanceId`` and ``tableName`` for table metrics.
+dimension is added, even where ``POWERTOOLS_SERVICE_NAME`` is set (the deployment sets it on every function to name
+its service on its log lines), so the dimension sets are Sleeper's: ``instanceId`` and ``tableName`` for table
+metrics, which the dashboard and Sleeper's clients read.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def emf_record(
         raise ValueError("dimension and metric names must be distinct and not _aws")
     if timestamp.tzinfo is None:
         raise ValueError("the timestamp must be timezone-aware")
-    provider = AmazonCloudWatchEMFProvider(namespace=namespace)
+    provider = AmazonCloudWatchEMFProvider(namespace=namespace, service="")  # "": no service dimension from the env
     for name, value in dimensions.items():
         provider.add_dimension(name, value)
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from sleeper.core import operations
 from sleeper.core.deploy.configuration import TableConfiguration
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_common as common
@@ -62,6 +63,36 @@ CORE: tuple[tuple[str, str], ...] = (
 )
 
 
+QUEUE_OPERATIONS = "QueueOperations"
+"""The nested stack deploying the registry's queue-driven operations that no feature stack claims."""
+
+CLAIMED_OPERATIONS: dict[str, tuple[str, ...]] = {
+    "StateStoreCommitter": (operations.STATESTORE_COMMITTER,),
+    "StateStoreUpkeep": (operations.SNAPSHOT_CREATION, operations.SNAPSHOT_DELETION, operations.TRANSACTION_DELETION),
+    "Compaction": (operations.COMPACTION_JOB_CREATION, operations.COMPACTION_JOB_DISPATCHER),
+    "IngestBatcher": (operations.INGEST_BATCHER_SUBMITTER,),
+    "PartitionSplitting": (operations.FIND_PARTITIONS_TO_SPLIT, operations.SPLIT_PARTITION),
+    "GarbageCollector": (operations.GARBAGE_COLLECTOR,),
+    "Query": (operations.QUERY, operations.LEAF_PARTITION_QUERY),
+    "BulkExport": (operations.BULK_EXPORT_PLANNER,),
+    "TableMetrics": (operations.TABLE_METRICS,),
+    "IcebergViews": (operations.ICEBERG_PUBLISH,),
+}
+"""The registry's queue-driven operations each feature stack deploys, by nested stack name (the stack class's
+``OPERATIONS``); an entry served by the generic SQS handler that none claims is deployed by ``QueueOperations``."""
+
+
+def unclaimed_operations() -> tuple[str, ...]:
+    """The names of the registry's entries served by the generic SQS handler that no feature stack claims
+    (:data:`CLAIMED_OPERATIONS`), in registry order: the ``QueueOperations`` stack deploys them."""
+    claimed = {name for names in CLAIMED_OPERATIONS.values() for name in names}
+    return tuple(
+        spec.name
+        for spec in operations.HANDLERS
+        if spec.module == operations.SQS_HANDLER_MODULE and spec.name not in claimed
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class PlannedStack:
     """A nested stack of the instance stack: its construct name and what it holds."""
@@ -102,7 +133,8 @@ def deploys_dynamodb_state_store(properties: InstanceProperties, tables: Iterabl
 def planned_stacks(properties: InstanceProperties, tables: Iterable[TableConfiguration] = ()) -> list[PlannedStack]:
     """The nested stacks an instance with these properties and the configuration's tables deploys, in the order they
     are built. ``StateStore`` (the DynamoDB log and snapshot tables) is left out when no table can use it
-    (:func:`deploys_dynamodb_state_store`)."""
+    (:func:`deploys_dynamodb_state_store`); ``QueueOperations`` is there when the registry has an operation no
+    feature stack claims (:func:`unclaimed_operations`)."""
     wanted = wanted_optional_stacks(properties)
     dynamodb_logs = deploys_dynamodb_state_store(properties, tables)
     plan = [PlannedStack(name, description) for name, description in CORE if name != "StateStore" or dynamodb_logs]
@@ -137,6 +169,9 @@ def planned_stacks(properties: InstanceProperties, tables: Iterable[TableConfigu
         if stack in wanted:
             plan.append(PlannedStack(*OPTIONAL[stack]))
     plan.append(PlannedStack("IcebergViews", "publishing tables that name an Iceberg view, on a schedule"))
+    unclaimed = unclaimed_operations()
+    if unclaimed:  # before the policies and alarms, which cover every queue and function built before them
+        plan.append(PlannedStack(QUEUE_OPERATIONS, "the operations no feature stack deploys: " + ", ".join(unclaimed)))
     plan.append(PlannedStack("ManagedPolicies", "the ingest, query and admin managed policies"))
     plan.append(PlannedStack("TableDefiner", "creates the configuration's tables at deployment and keeps them"))
     plan.append(PlannedStack("Alarms", "alarms on function errors and throttles, work queue ages and failed tasks"))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from sleeper.adapters.aws.emf import emf_record
 from sleeper.adapters.memory.statestore import InMemoryStateStoreBackend
 from sleeper.core.partition import partitions_from_split_points
@@ -79,3 +81,18 @@ def should_build_an_embedded_metric_format_record() -> None:
         "ActiveFileCount": [3.0],
         "RecordCount": [23.0],
     }
+
+
+def should_add_no_service_dimension_where_the_function_names_its_service(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a function whose environment names its service, as the deployment sets on every function
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "table_metrics")
+    # When its metrics are made an EMF record
+    record = emf_record(
+        namespace="Sleeper",
+        dimensions={"instanceId": "inst", "tableName": "table"},
+        metrics={"ActiveFileCount": 3},
+        timestamp=datetime.now(tz=UTC),
+    )
+    # Then the dimension set is Sleeper's alone (a service dimension would hide the metrics from the dashboard)
+    assert record["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["instanceId", "tableName"]]
+    assert "service" not in record
