@@ -156,7 +156,8 @@ def should_reject_a_bad_schema_naming_the_field(
     assert run(["table", "create", "t", "--schema", str(bad)]) == 1
     err = capsys.readouterr().err.strip()
     assert err.splitlines() == [
-        "error: field 'key' has unknown type 'FloatType' (expected one of IntType, LongType, StringType, ByteArrayType)"
+        "error: row key field 'key' is FloatType, a value type: row keys and sort keys must be IntType, LongType, "
+        "StringType or ByteArrayType"
     ]
     assert _state(instance) == before
 

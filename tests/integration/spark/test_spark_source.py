@@ -6,7 +6,6 @@ security filter apply as a scan applies them, and bad options are refused with t
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,19 +70,15 @@ def _rows() -> pa.Table:
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    """One Spark session for the module (Spark takes seconds to start); one another test module already started is
-    reused and left running."""
-    from pyspark.sql import SparkSession
-
+def spark() -> Any:
+    """The process's Spark session (Spark takes seconds to start), left running: other test modules in this process
+    (the bulk import tests' session-wide fixture) get the same session from ``getOrCreate``, so stopping it here
+    would stop theirs."""
     from sleeper.bulk_import import spark_session
 
-    existing = SparkSession.getActiveSession()
     session = spark_session(app_name="sleeper-spark-source-tests", shuffle_partitions=2)
     sleeper.spark.register(session)
-    yield session
-    if existing is None:
-        session.stop()
+    return session
 
 
 @pytest.fixture(scope="module")
