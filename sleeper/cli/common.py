@@ -91,6 +91,15 @@ FormatOption = Annotated[
     ),
 ]
 """``--format table|json|tsv`` of every report (``--json`` is the same as ``--format json``)."""
+RowsFormatOption = Annotated[
+    str,
+    typer.Option("--format", help="table (the first rows and the count), json, ndjson (a row a line), csv or parquet."),
+]
+"""``--format`` of a command that writes rows (``query``, ``sql``)."""
+RowsOutputOption = Annotated[
+    Path | None, typer.Option("--output", "-o", help="Write the rows to this file (- for standard output).")
+]
+"""``--output`` of a command that writes rows: standard output if not given."""
 ChangeJsonOption = Annotated[bool, typer.Option("--json", help="Print what changed, with its ids, as JSON.")]
 """``--json`` of a command that creates or changes something: it prints the ids of what it made or changed."""
 

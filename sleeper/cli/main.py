@@ -400,15 +400,8 @@ def query(
         typer.Option("--range", help="A range of a row key: 'field=[min,max)'; [ ] include, ( ) exclude; repeatable."),
     ] = None,
     fields: Annotated[str | None, typer.Option("--fields", help="Value fields to return, comma separated.")] = None,
-    output_format: Annotated[
-        str,
-        typer.Option(
-            "--format", help="table (the first rows and the count), json, ndjson (a row a line), csv or parquet."
-        ),
-    ] = "table",
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the rows to this file (- for standard output).")
-    ] = None,
+    output_format: common.RowsFormatOption = "table",
+    output: common.RowsOutputOption = None,
     limit: Annotated[
         int | None,
         typer.Option(

@@ -8,7 +8,6 @@ simple predicates on one table are pushed into that table's scan. ``-`` reads th
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -27,15 +26,8 @@ def sql(
             'age > 30 group by name"; - reads it from standard input.'
         ),
     ],
-    output_format: Annotated[
-        str,
-        typer.Option(
-            "--format", help="table (the first rows and the count), json, ndjson (a row a line), csv or parquet."
-        ),
-    ] = "table",
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the rows to this file (- for standard output).")
-    ] = None,
+    output_format: common.RowsFormatOption = "table",
+    output: common.RowsOutputOption = None,
     limit: Annotated[
         int | None,
         typer.Option(
