@@ -4,10 +4,10 @@ its registry entry alone (:func:`stacks.common.queue_operation`), so an operatio
 
 A feature stack claims the operations it deploys under its nested stack's name in
 :data:`sleeper.core.deploy.plan.CLAIMED_OPERATIONS`, which its ``OPERATIONS`` class attribute reads
-(``QueryStack.OPERATIONS`` ...); an entry served by the generic SQS handler (``lambdas.sqs:<name>``) that no stack
-claims is deployed here, in the ``QueueOperations`` nested stack, allowed to read the instance and its tables' state,
-and the deployment plan (``sleeper deploy --dry-run``) lists that stack with those operations. An operation needing
-more moves to a stack of its own that claims it and grants what it needs.
+(``QueryStack.OPERATIONS`` ...); an entry served by the generic SQS handler (``sleeper.lambdas.sqs:<name>``) that no
+stack claims is deployed here, in the ``QueueOperations`` nested stack, allowed to read the instance and its tables'
+state, and the deployment plan (``sleeper deploy --dry-run``) lists that stack with those operations. An operation
+needing more moves to a stack of its own that claims it and grants what it needs.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``TableDefiner``: the tables of a deployed configuration (``-c configurationDir=DIR``), created at deployment and
-kept on redeploys by a custom resource backed by the table definer function (``lambdas/table_definer.py``).
+kept on redeploys by a custom resource backed by the table definer function (``sleeper/lambdas/table_definer.py``).
 
 The tables travel in the resource's properties, so CloudFormation calls the function only when they change; the
 function then creates the tables that do not exist and updates the properties of those that do

@@ -16,8 +16,8 @@ __all__ = ["QueueProperties", "local_schedules", "queue_fed", "queue_properties"
 
 
 def served_by(module: str, function: str) -> HandlerSpec:
-    """The handler whose ``module:function`` this is: how a generic handler module (``lambdas.sqs``,
-    ``lambdas.table_trigger``) finds the entry it serves under an attribute name.
+    """The handler whose ``module:function`` this is: how a generic handler module (``sleeper.lambdas.sqs``,
+    ``sleeper.lambdas.table_trigger``) finds the entry it serves under an attribute name.
 
     Raises:
         KeyError: If no handler of the registry is ``module:function``.

@@ -10,8 +10,8 @@ The shapes of these entries are in :mod:`sleeper.core.operation_specs`.
   queue whose messages go to an entry of their own (a local instance's own queues, each bulk import platform's queue)
   names it.
 * Each :class:`HandlerSpec` names a Lambda function's handler (``module:function`` in the ``lambdas`` package, run
-  by the one Lambda image: ``lambdas.sqs:<name>``, the generic SQS handler, for an entry fed by one queue whose
-  messages go to a feature entry; ``lambdas.table_trigger:<function>``, the generic trigger, for a per-table
+  by the one Lambda image: ``sleeper.lambdas.sqs:<name>``, the generic SQS handler, for an entry fed by one queue whose
+  messages go to a feature entry; ``sleeper.lambdas.table_trigger:<function>``, the generic trigger, for a per-table
   trigger), what triggers it (an SQS queue, an EventBridge schedule, the files log stream, or
   nothing), the queue a scheduled per-table trigger sends to, its default memory and timeout with the instance
   properties that override them, the runtime-neutral feature function it runs (``module:function``, named, not
@@ -21,8 +21,8 @@ The shapes of these entries are in :mod:`sleeper.core.operation_specs`.
   feature function that runs.
 
 The CDK stacks, the AWS runtime and its emulated instance, the local runtime and the lambdas read this module, so
-what is deployed, what the emulator delivers, what the local runner schedules and what exists in ``lambdas/`` cannot
-drift.
+what is deployed, what the emulator delivers, what the local runner schedules and what exists in ``sleeper/lambdas/``
+cannot drift.
 """
 
 from __future__ import annotations
@@ -284,12 +284,12 @@ BULK_IMPORT_IMAGE = "bulk-import"
 BULK_EXPORT_IMAGE = "bulk-export"
 BULK_IMPORT_EKS_IMAGE = "bulk-import-eks"
 
-SQS_HANDLER_MODULE = "lambdas.sqs"
-"""The one generic SQS handler's module: ``lambdas.sqs:<name>`` serves the registry entry of that name, running each
-message of its one queue through the feature entry the registry names for the queue."""
-TRIGGER_HANDLER_MODULE = "lambdas.table_trigger"
-"""The one generic per-table trigger's module: ``lambdas.table_trigger:<function>`` serves the registry entry whose
-handler it is, sending one message per online table to the queue the entry ``sends_to``."""
+SQS_HANDLER_MODULE = "sleeper.lambdas.sqs"
+"""The one generic SQS handler's module: ``sleeper.lambdas.sqs:<name>`` serves the registry entry of that name,
+running each message of its one queue through the feature entry the registry names for the queue."""
+TRIGGER_HANDLER_MODULE = "sleeper.lambdas.table_trigger"
+"""The one generic per-table trigger's module: ``sleeper.lambdas.table_trigger:<function>`` serves the registry entry
+whose handler it is, sending one message per online table to the queue the entry ``sends_to``."""
 
 
 def _sqs(name: str) -> str:
@@ -393,7 +393,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=TRANSACTION_FOLLOWER,
-        handler="lambdas.transaction_follower:handler",
+        handler="sleeper.lambdas.transaction_follower:handler",
         description="Follows the files log stream and updates the job trackers from committed transactions",
         trigger=Trigger(kind=TriggerKind.STREAM),
         memory_mb=4096,
@@ -432,7 +432,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=COMPACTION_COMMIT_BATCHER,
-        handler="lambdas.compaction_commit_batcher:handler",
+        handler="sleeper.lambdas.compaction_commit_batcher:handler",
         runs="sleeper.compaction.entry:handle_compaction_commit",
         description="Batches compaction commits per table into state store commit requests",
         trigger=Trigger.sqs(COMPACTION_COMMIT_Q, batch_size=10),
@@ -442,7 +442,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=COMPACTION_TASK_CREATION,
-        handler="lambdas.compaction_task_creation:handler",
+        handler="sleeper.lambdas.compaction_task_creation:handler",
         runs="sleeper.compaction.task_creation:create_compaction_tasks",
         description="Starts compaction tasks for the visible compaction jobs, up to the maximum",
         trigger=Trigger.schedule(
@@ -454,7 +454,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     # --- ingest ---
     HandlerSpec(
         name=INGEST_TASK_CREATION,
-        handler="lambdas.ingest_task_creation:handler",
+        handler="sleeper.lambdas.ingest_task_creation:handler",
         runs="sleeper.ingest.task_creation:create_ingest_tasks",
         description="Starts ingest tasks for the visible ingest jobs, up to the maximum",
         trigger=Trigger.schedule(naming.INGEST_TASK_CREATION_RULE, "sleeper.ingest.task.creation.period.minutes"),
@@ -473,7 +473,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=INGEST_BATCHER_JOB_CREATION,
-        handler="lambdas.ingest_batcher_job_creation:handler",
+        handler="sleeper.lambdas.ingest_batcher_job_creation:handler",
         runs="sleeper.ingest.batcher.entry:handle_batcher_job_creation",
         description="Groups the batcher's pending files into ingest or bulk import jobs",
         trigger=Trigger.schedule(
@@ -487,7 +487,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=BULK_IMPORT_STARTER,
-        handler="lambdas.bulk_import_starter:handler",
+        handler="sleeper.lambdas.bulk_import_starter:handler",
         description="Validates bulk import jobs and starts them on the platform of their queue",
         trigger=Trigger.sqs(
             BULK_IMPORT_EMR_SERVERLESS_Q, BULK_IMPORT_EMR_Q, BULK_IMPORT_PERSISTENT_EMR_Q, BULK_IMPORT_EKS_Q
@@ -497,7 +497,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=BULK_IMPORT_EKS_FAILURE,
-        handler="lambdas.bulk_import_starter:platform_failure",
+        handler="sleeper.lambdas.bulk_import_starter:platform_failure",
         runs="sleeper.bulk_import.outcome:record_platform_failure",
         description="Records a bulk import run failed when its Kubernetes job on EKS did not succeed",
         trigger=Trigger(kind=TriggerKind.NONE),
@@ -517,7 +517,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=BULK_EXPORT_TASK_CREATION,
-        handler="lambdas.bulk_export_task_creation:handler",
+        handler="sleeper.lambdas.bulk_export_task_creation:handler",
         runs="sleeper.bulk_export.task_creation:create_bulk_export_tasks",
         description="Starts bulk export tasks for the visible leaf partition exports, up to the maximum",
         trigger=Trigger.schedule(
@@ -604,14 +604,14 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=QUERY_WARM,
-        handler="lambdas.query_warm:handler",
+        handler="sleeper.lambdas.query_warm:handler",
         runs="sleeper.query.warm:send_warm_queries",
         description="Keeps the query functions warm with a small query per table",
         trigger=Trigger.schedule(naming.QUERY_WARM_RULE, "sleeper.query.warm.lambda.period.minutes"),
     ),
     HandlerSpec(
         name=WEB_SOCKET_QUERY,
-        handler="lambdas.websocket_query:handler",
+        handler="sleeper.lambdas.websocket_query:handler",
         runs="sleeper.query.websocket:handle_websocket_event",
         description="Prepares queries received via the WebSocket API and queues them for processing",
         trigger=Trigger(kind=TriggerKind.API),
@@ -621,7 +621,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     # --- the REST API (Sleeper's RestApiStack) ---
     HandlerSpec(
         name=REST_API,
-        handler="lambdas.rest_api:handler",
+        handler="sleeper.lambdas.rest_api:handler",
         runs="sleeper.rest_api.handler:handle_rest_request",
         description="Implements a REST API for interacting with Sleeper",
         trigger=Trigger(kind=TriggerKind.API),
@@ -670,7 +670,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     # --- Athena: invoked by Athena through the query federation protocol ---
     HandlerSpec(
         name=ATHENA_SIMPLE,
-        handler="lambdas.athena:simple",
+        handler="sleeper.lambdas.athena:simple",
         runs="sleeper.athena.handlers:simple_connector",
         description="Athena connector: one split per data file, no table processing",
         trigger=Trigger(kind=TriggerKind.NONE),
@@ -680,7 +680,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     ),
     HandlerSpec(
         name=ATHENA_ITERATOR_APPLYING,
-        handler="lambdas.athena:iterator_applying",
+        handler="sleeper.lambdas.athena:iterator_applying",
         runs="sleeper.athena.handlers:iterator_applying_connector",
         description="Athena connector: one split per leaf partition, merged and processed like a Sleeper query",
         trigger=Trigger(kind=TriggerKind.NONE),
@@ -691,7 +691,7 @@ HANDLERS: tuple[HandlerSpec, ...] = (
     # --- deployment: invoked by CloudFormation as a custom resource ---
     HandlerSpec(
         name=TABLE_DEFINER,
-        handler="lambdas.table_definer:handler",
+        handler="sleeper.lambdas.table_definer:handler",
         description="Creates the tables of a deployed configuration and keeps them on redeploys",
         trigger=Trigger(kind=TriggerKind.NONE),
         memory_mb=2048,

@@ -4,9 +4,9 @@ the work (:mod:`sleeper.core.logcontext`) on every line.
 A Lambda function's lines also carry the fields Powertools' ``Logger`` gives them with the Lambda context
 (:func:`function_log_fields`), its service named by :func:`service_name`.
 
-Every process applies the levels once it has the instance properties: the Lambda handlers (``lambdas._common``, with
-JSON lines), the containers' entry points (:mod:`sleeper.runtime.aws.containers`) and ``sleeper run`` on a local
-instance (text lines). Which loggers each property sets is :data:`LOGGERS`.
+Every process applies the levels once it has the instance properties: the Lambda handlers
+(``sleeper.lambdas._common``, with JSON lines), the containers' entry points (:mod:`sleeper.runtime.aws.containers`)
+and ``sleeper run`` on a local instance (text lines). Which loggers each property sets is :data:`LOGGERS`.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ __all__ = [
 
 LOGGERS: Mapping[PropertyDefinition, tuple[str, ...]] = {
     ROOT_LOGGING_LEVEL: ("",),
-    LOGGING_LEVEL: ("sleeper", "lambdas"),
+    LOGGING_LEVEL: ("sleeper",),
     APACHE_LOGGING_LEVEL: ("pyspark", "py4j"),
     PARQUET_LOGGING_LEVEL: ("pyarrow",),
     AWS_LOGGING_LEVEL: ("boto3", "botocore", "s3transfer", "urllib3"),

@@ -7,7 +7,7 @@ should be delivered again. The registry (:mod:`sleeper.core.operations`) names i
 handler its queue feeds; :func:`feature_entry` imports it with :mod:`importlib`, so the registry stays standard
 library only and names what runs without importing it.
 
-The local runner (:mod:`sleeper.runtime.local.runner`) and the Lambda handlers (``lambdas._common``) both run a
+The local runner (:mod:`sleeper.runtime.local.runner`) and the Lambda handlers (``sleeper.lambdas._common``) both run a
 message through :func:`settle`, the one failure mapping:
 
 * the entry returned: the message is done (deleted);

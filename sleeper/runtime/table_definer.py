@@ -1,7 +1,7 @@
 """The tables of a deployed configuration (``configurationDir``), created at deployment and kept on redeploys.
 
 The CDK app passes each table (name, schema, properties, split point lines: ``sleeper.core.deploy.configuration``)
-to the table definer (``lambdas/table_definer.py``, a CloudFormation custom resource), which calls
+to the table definer (``sleeper/lambdas/table_definer.py``, a CloudFormation custom resource), which calls
 :func:`define_tables` on every deployment that changes them: a table not yet in the instance is created with its
 split points; a table that exists keeps its data and partitions, and gets the configuration's property values (its
 schema must not have changed, and split points apply only when a table is created, as in Sleeper).

@@ -574,8 +574,8 @@ class AwsDoors:
     poster: RecordingPoster
 
     def read(self, door: str, rule: str) -> Outcome:
-        from lambdas import athena, rest_api, sqs, websocket_query
         from sleeper.core.operations import LEAF_PARTITION_QUERY_Q
+        from sleeper.lambdas import athena, rest_api, sqs, websocket_query
         from tests.integration.aws_runtime.conftest import drain_event
 
         name = self.tables[rule].name
@@ -596,9 +596,9 @@ class AwsDoors:
 @pytest.fixture(scope="module")
 def aws() -> Iterator[AwsDoors]:
     """An instance on moto as a deployment leaves it, its rule tables built once, the handlers pointed at it."""
-    from lambdas import athena
-    from lambdas._common import use_instance
     from sleeper.adapters.aws.clients import s3_client
+    from sleeper.lambdas import athena
+    from sleeper.lambdas._common import use_instance
     from sleeper.runtime.aws.instance import AwsInstance
     from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
     from tests.integration.aws_runtime.conftest import QUEUES

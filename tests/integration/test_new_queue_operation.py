@@ -3,9 +3,9 @@
 The operation is a feature entry (:func:`handle_echo`, here), one queue and one handler entry in
 :mod:`sleeper.core.operations` and its queue's deployment-set properties (as ``PropertyList.queue`` defines them in
 :mod:`sleeper.core.properties.instance_cdk`), added by this test only (monkeypatched): nothing else is edited. It
-is then served by the generic Lambda handler (``lambdas.sqs:<name>``), the local runner's drain, the emulator's pump
-delivering SQS batches to that handler, and the synthesized CDK instance (its queue, function and event source in
-the ``QueueOperations`` nested stack, its queue URL recorded in ``instance.properties``).
+is then served by the generic Lambda handler (``sleeper.lambdas.sqs:<name>``), the local runner's drain, the
+emulator's pump delivering SQS batches to that handler, and the synthesized CDK instance (its queue, function and
+event source in the ``QueueOperations`` nested stack, its queue URL recorded in ``instance.properties``).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def _sqs_event(*bodies: str) -> dict[str, Any]:
 @pytest.mark.usefixtures("registered")
 def should_generate_a_lambda_handler_running_the_feature_entry_of_its_queue(monkeypatch: pytest.MonkeyPatch) -> None:
     # Given the generic SQS handler module, and the instance a deployed function would find
-    from lambdas import _common, sqs
+    from sleeper.lambdas import _common, sqs
 
     instance = object.__new__(_common.AwsInstance)  # the entry only records the instance's kind
     monkeypatch.setattr(_common, "aws_instance", lambda: instance)
@@ -82,7 +82,7 @@ def should_generate_a_lambda_handler_running_the_feature_entry_of_its_queue(monk
     handler = getattr(sqs, NAME)
     response = handler(_sqs_event("one", "two"))
     # Then it is the registry's handler, and each message went through the feature entry, none failed
-    assert (handler.__name__, handler.__module__) == (NAME, "lambdas.sqs")
+    assert (handler.__name__, handler.__module__) == (NAME, "sleeper.lambdas.sqs")
     assert response == {"batchItemFailures": []}
     assert ECHOED == [("AwsInstance", "one"), ("AwsInstance", "two")]
 
@@ -149,8 +149,8 @@ def should_be_deployed_by_the_synthesized_instance(tmp_path: Path) -> None:
     mappings = [r["Properties"] for r in resources if r["Type"] == "AWS::Lambda::EventSourceMapping"]
     # Then it deploys the operation's function running the generic handler, its queue, and the queue feeding it
     (function,) = functions
-    assert function["ImageConfig"]["Command"] == [f"lambdas.sqs.{NAME}"]
-    assert function["Environment"]["Variables"]["SLEEPER_HANDLER"] == f"lambdas.sqs:{NAME}"
+    assert function["ImageConfig"]["Command"] == [f"sleeper.lambdas.sqs.{NAME}"]
+    assert function["Environment"]["Variables"]["SLEEPER_HANDLER"] == f"sleeper.lambdas.sqs:{NAME}"
     assert function["FunctionName"] == "sleeper-echo-echo-test-operation"
     assert queues == {"sleeper-echo-EchoTestQ.fifo", "sleeper-echo-EchoTestDLQ.fifo"}
     (mapping,) = mappings

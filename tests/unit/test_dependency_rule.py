@@ -61,9 +61,9 @@ EMULATOR_MAY_IMPORT = ("sleeper.core", "sleeper.adapters.aws", "sleeper.runtime.
 """What the emulated AWS instance (``sleeper.emulator``) builds on."""
 
 
-ENVIRONMENT_READERS = ("sleeper.runtime", "sleeper.client", "sleeper.cli", "sleeper.emulator")
+ENVIRONMENT_READERS = ("sleeper.runtime", "sleeper.client", "sleeper.cli", "sleeper.emulator", "sleeper.lambdas")
 """The packages that may read the environment: the composition roots (the runtime, Sleeper's Python client, the
-emulator and the CLI)."""
+emulator, the CLI and the Lambda handlers)."""
 
 
 def _within(name: str, packages: tuple[str, ...]) -> bool:
@@ -112,7 +112,7 @@ def _violations() -> list[str]:
                 )
             if target == "sleeper.emulator" and area not in ("sleeper.emulator", "sleeper.cli"):
                 problems.append(f"{module} imports {imported}: only the CLI imports the emulator")
-            if top == "lambdas":
+            if target == "sleeper.lambdas" and area != "sleeper.lambdas":
                 problems.append(
                     f"{module} imports {imported}: handlers are loaded by their registry name, not imported"
                 )
@@ -123,9 +123,7 @@ def _violations() -> list[str]:
         if not _within(module, ENVIRONMENT_READERS):
             text = path.read_text()
             if "os.environ" in text or "os.getenv" in text:
-                problems.append(
-                    f"{module} reads the environment: only sleeper.runtime, the client, the emulator and the CLI may"
-                )
+                problems.append(f"{module} reads the environment: only the composition roots may")
     return problems
 
 
@@ -143,7 +141,7 @@ def _import_path_edits() -> list[str]:
     """Uses of ``sys.path`` in the code that is deployed or run (the package, the handlers, the stacks, the
     containers): each finds its modules as installed, as Lambda and the containers do."""
     paths = [ROOT / "app.py"]
-    for folder in ("sleeper", "lambdas", "stacks", "containers"):
+    for folder in ("sleeper", "stacks", "containers"):
         paths.extend(sorted((ROOT / folder).rglob("*.py")))
     problems = []
     for path in paths:
@@ -202,7 +200,7 @@ def should_detect_violations_of_the_emulator_boundary(tmp_path: Path, monkeypatc
     # Given a runtime module importing the emulator, and an emulator module importing the local runtime and a handler
     for folder, name, text in (
         ("runtime", "router.py", "from sleeper.emulator.pump import Pump\n"),
-        ("emulator", "bad.py", "import sleeper.runtime.local\nfrom lambdas._common import use_instance\n"),
+        ("emulator", "bad.py", "import sleeper.runtime.local\nfrom sleeper.lambdas._common import use_instance\n"),
         ("emulator", "good.py", "from sleeper.runtime.aws import AwsInstance\nfrom sleeper.adapters.aws import x\n"),
         ("cli", "aws_local.py", "from sleeper.emulator.instance import serve\n"),
     ):
@@ -216,7 +214,10 @@ def should_detect_violations_of_the_emulator_boundary(tmp_path: Path, monkeypatc
     assert problems == [
         "sleeper.emulator.bad imports sleeper.runtime.local: the emulator imports only core, the AWS adapters and the "
         "AWS runtime",
-        "sleeper.emulator.bad imports lambdas._common: handlers are loaded by their registry name, not imported",
+        "sleeper.emulator.bad imports sleeper.lambdas._common: the emulator imports only core, the AWS adapters and "
+        "the AWS runtime",
+        "sleeper.emulator.bad imports sleeper.lambdas._common: handlers are loaded by their registry name, not "
+        "imported",
         "sleeper.runtime.router imports sleeper.emulator.pump: only the CLI imports the emulator",
     ]
 
@@ -232,10 +233,9 @@ LAMBDAS_MAY_NOT_IMPORT = ("sleeper.adapters", "sleeper.cli", "sleeper.emulator",
 def _all_modules() -> dict[str, Path]:
     """Every module of the package and the handlers, by dotted name (a package by its own name)."""
     out: dict[str, Path] = {}
-    for folder in ("sleeper", "lambdas"):
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    for path in sorted((ROOT / "sleeper").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return out
 
 
@@ -361,7 +361,7 @@ def _runtime_and_handler_violations() -> list[str]:
                 other = next(p for r, p in RUNTIMES.items() if r != runtime)
                 if module.startswith(prefix) and imported.startswith(other):
                     problems.append(f"{module} imports {imported}: the {runtime} runtime never imports the other")
-            if _top(module) == "lambdas" and _within(imported, LAMBDAS_MAY_NOT_IMPORT):
+            if _within(module, ("sleeper.lambdas",)) and _within(imported, LAMBDAS_MAY_NOT_IMPORT):
                 problems.append(f"{module} imports {imported}: handlers use the AWS runtime and feature entry points")
     return sorted(problems)
 
@@ -396,7 +396,7 @@ def should_detect_a_type_only_import_circle(tmp_path: Path, monkeypatch: pytest.
     # Given two modules of the package that import each other, one of them only for type checkers
     package = tmp_path / "sleeper" / "feature"
     package.mkdir(parents=True)
-    (tmp_path / "lambdas").mkdir()
+    (tmp_path / "sleeper" / "lambdas").mkdir(parents=True, exist_ok=True)
     (package / "errors.py").write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from sleeper.feature.model import Thing\n"
     )
@@ -417,13 +417,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     tuple(f"sleeper.{feature}" for feature in FEATURES),
     ("sleeper.api", "sleeper.adapters"),
     ("sleeper.runtime",),
-    ("sleeper.cli", "sleeper.emulator", "sleeper.client", "sleeper.spark"),
+    ("sleeper.cli", "sleeper.emulator", "sleeper.client", "sleeper.spark", "sleeper.lambdas"),
     ("sleeper", "sleeper.exceptions"),
 )
 """The layers of the package, lowest first: a package imports only packages of its own layer or below (what a
 package may import of its own layer, the rules above say: features never import each other, only the CLI imports
 the emulator and the client). The Spark source (``sleeper.spark``) opens instances as the CLI does, so it sits beside
-the CLI. The package's faces (``sleeper`` and ``sleeper.exceptions``) are the top."""
+the CLI, and so do the Lambda handlers (``sleeper.lambdas``), which build the AWS instance. The package's faces
+(``sleeper`` and ``sleeper.exceptions``) are the top."""
 
 
 def _layer_of(package: str) -> int | None:
@@ -477,7 +478,7 @@ def should_detect_an_upward_arrow_and_a_package_of_no_layer(tmp_path: Path, monk
     ):
         (tmp_path / "sleeper" / folder).mkdir(parents=True, exist_ok=True)
         (tmp_path / "sleeper" / folder / name).write_text(text)
-    (tmp_path / "lambdas").mkdir()
+    (tmp_path / "sleeper" / "lambdas").mkdir(parents=True, exist_ok=True)
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     # When checked
     problems = _upward_arrows()
@@ -495,7 +496,7 @@ def should_detect_an_import_cycle_through_a_function_level_import(
     # Given three modules importing each other in a ring, one of them inside a function, and a type-only import back
     package = tmp_path / "sleeper" / "runtime"
     package.mkdir(parents=True)
-    (tmp_path / "lambdas").mkdir()
+    (tmp_path / "sleeper" / "lambdas").mkdir(parents=True, exist_ok=True)
     (package / "a.py").write_text("from sleeper.runtime.b import x\n")
     (package / "b.py").write_text("import sleeper.runtime.c\n")
     (package / "c.py").write_text("def f():\n    from sleeper.runtime import a\n")
@@ -525,15 +526,16 @@ def should_keep_the_runtimes_apart_and_the_handlers_thin() -> None:
 def should_detect_a_runtime_importing_the_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Given the AWS runtime importing the local one, and a handler importing an adapter
     (tmp_path / "sleeper" / "runtime").mkdir(parents=True)
-    (tmp_path / "lambdas").mkdir()
+    (tmp_path / "sleeper" / "lambdas").mkdir(parents=True, exist_ok=True)
     (tmp_path / "sleeper" / "runtime" / "aws_admin.py").write_text("from sleeper.runtime.local import LocalInstance\n")
-    (tmp_path / "lambdas" / "gc.py").write_text("from sleeper.adapters.aws.clients import s3_client\n")
+    (tmp_path / "sleeper" / "lambdas" / "gc.py").write_text("from sleeper.adapters.aws.clients import s3_client\n")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     # When checked
     problems = _runtime_and_handler_violations()
     # Then both are reported
     assert problems == [
-        "lambdas.gc imports sleeper.adapters.aws.clients: handlers use the AWS runtime and feature entry points",
+        "sleeper.lambdas.gc imports sleeper.adapters.aws.clients: handlers use the AWS runtime and feature entry "
+        "points",
         "sleeper.runtime.aws_admin imports sleeper.runtime.local: the aws runtime never imports the other",
     ]
 

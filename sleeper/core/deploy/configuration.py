@@ -62,7 +62,7 @@ class TableConfiguration:
     source: Path | None = None
 
     def to_json(self) -> dict[str, object]:
-        """The table as the table definer receives it (``lambdas/table_definer.py``)."""
+        """The table as the table definer receives it (``sleeper/lambdas/table_definer.py``)."""
         return {
             "name": self.name,
             "schema": self.schema_json,

@@ -627,8 +627,8 @@ _LOGGING_APPLIES = (
 
 LOGGING_LEVEL = _logging.user(
     "sleeper.logging.level",
-    "The logging level of Sleeper's own code: the Python loggers `sleeper` and `lambdas`, e.g. DEBUG or INFO (INFO "
-    "when unset). Log4j's TRACE and ALL mean DEBUG here, FATAL is CRITICAL and OFF silences the loggers."
+    "The logging level of Sleeper's own code: the Python logger `sleeper` (the Lambda handlers' included), e.g. DEBUG "
+    "or INFO (INFO when unset). Log4j's TRACE and ALL mean DEBUG here, FATAL is CRITICAL and OFF silences the loggers."
     + _LOGGING_APPLIES,
     validation=_LOG_LEVEL,
 )

@@ -13,13 +13,13 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from lambdas.athena import athena_settings
 from sleeper.api.table import Table
 from sleeper.athena import AthenaConnectorError, AthenaSettings, iterator_applying_connector, simple_connector
 from sleeper.athena.exceptions import ACCESS_DENIED, INVALID_INPUT, OPERATION_NOT_SUPPORTED
 from sleeper.athena.handlers import CompositeHandler
 from sleeper.athena.protocol import parse_request
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.lambdas.athena import athena_settings
 from sleeper.runtime.local.instance import LocalInstance
 from tests.unit.athena import federation_requests as fr
 

@@ -57,7 +57,7 @@ SEEN_INSTANCES: list[dict[str, str | None]] = []
 
 def located(event: Mapping[str, Any], context: object = None) -> dict[str, list[dict[str, str]]]:
     """Records the instance the handlers' ``aws_instance()`` finds, and the environment it was found from."""
-    from lambdas._common import aws_instance
+    from sleeper.lambdas._common import aws_instance
 
     config = aws_instance().config
     SEEN_INSTANCES.append(

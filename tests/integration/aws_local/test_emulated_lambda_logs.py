@@ -32,7 +32,7 @@ ROWS = [{"key": k, "value": f"v{k}"} for k in range(10)]
 
 @pytest.fixture
 def levels_restored() -> Iterator[None]:
-    saved = {name: logging.getLogger(name).level for name in ("sleeper", "lambdas", "")}
+    saved = {name: logging.getLogger(name).level for name in ("sleeper", "sleeper.lambdas", "")}
     yield
     for name, level in saved.items():
         logging.getLogger(name or None).setLevel(level)
@@ -108,7 +108,7 @@ def should_log_the_function_and_request_of_each_invocation_of_a_generic_handler(
     pump = emulated.pump(handlers=(operations.handler(operations.GARBAGE_COLLECTOR),), containers=[])
     admin = AwsApi.for_instance_id(emulated.instance_id)
     admin.update_instance_properties({"sleeper.logging.level": "DEBUG"})
-    for name in ("sleeper", "lambdas"):  # as a cold start applies them (an earlier test may have left others)
+    for name in ("sleeper", "sleeper.lambdas"):  # as a cold start applies them (an earlier test may have left others)
         logging.getLogger(name).setLevel(logging.DEBUG)
     capsys.readouterr()
     # When the pump delivers two scheduled messages for the table, one per invocation

@@ -39,7 +39,7 @@ from sleeper.runtime.aws.instance import ACCOUNT_ENV, AwsInstance
 try:  # where the task containers' entry points are moving (h14's change, in the working tree)
     from sleeper.runtime.aws.containers import IDLE_WAIT_ENV
 except ImportError:
-    from lambdas._common import IDLE_WAIT_ENV
+    from sleeper.lambdas._common import IDLE_WAIT_ENV
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
 

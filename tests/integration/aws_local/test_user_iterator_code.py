@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-import lambdas._common as common
+import sleeper.lambdas._common as common
 from sleeper.core.query import Query, QueryProcessingConfig, QuerySerDe
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from lambdas._common import use_instance
 from sleeper.core.operations import (
     INGEST_JOB_Q,
     LEAF_PARTITION_QUERY_Q,
@@ -17,6 +16,7 @@ from sleeper.core.operations import (
     STATE_STORE_COMMITTER_Q,
 )
 from sleeper.emulator.provision import provision_instance
+from sleeper.lambdas._common import use_instance
 from sleeper.runtime.aws.instance import AwsInstance
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 
@@ -70,8 +70,8 @@ def create_compaction_jobs_through_handlers(instance: AwsInstance, table_id: str
     made (its table assigning input files through the committer, Sleeper's default), the state store committer's and
     the dispatcher's Lambdas over what it sent. Returns the job messages then on the compaction job queue (taken).
     """
-    from lambdas import sqs
     from sleeper.core.operations import COMPACTION_JOB_Q, PENDING_COMPACTION_JOB_BATCH_Q
+    from sleeper.lambdas import sqs
 
     no_failures = {"batchItemFailures": []}
     assert sqs.compaction_job_creation(sqs_event([("creation", table_id, table_id)])) == no_failures

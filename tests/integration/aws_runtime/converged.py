@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from lambdas import sqs
 from sleeper.api.table import Table
 from sleeper.core.schema import Schema
 from sleeper.core.statestore.state import FilesState
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.gc.orphans import DEFAULT_ORPHAN_MIN_AGE, sweep_orphans
 from sleeper.io.filesystem import exists, list_files
+from sleeper.lambdas import sqs
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.statestore.snapshots import filesystem_path
 from tests.integration.aws_runtime.conftest import sqs_event

@@ -21,7 +21,6 @@ import pyarrow.parquet as pq
 import pytest
 
 import sleeper
-from lambdas import sqs
 from sleeper.api.ingest_job import IngestJobError, IngestJobSent
 from sleeper.api.table import Table
 from sleeper.core.exceptions import SleeperError
@@ -30,6 +29,7 @@ from sleeper.core.operations import INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, QUERY_
 from sleeper.ingest.entry import run_ingest_job
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.exceptions import MissingFileError
+from sleeper.lambdas import sqs
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.statestore.committer import handle_commit_request
 from tests.integration.aws_runtime.conftest import drain_event

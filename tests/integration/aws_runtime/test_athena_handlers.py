@@ -13,13 +13,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lambdas import athena
 from sleeper.adapters.aws.clients import s3_client
 from sleeper.api.table import Table
 from sleeper.athena.exceptions import AthenaConnectorError
 from sleeper.core import operations
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.lambdas import athena
 from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance
 from tests.contract.aws_backends import aws_settings

@@ -10,7 +10,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lambdas import sqs, table_trigger
 from sleeper.adapters.aws.clients import s3_client
 from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError
 from sleeper.adapters.aws.properties import S3PropertiesStore
@@ -28,6 +27,7 @@ from sleeper.core.trackers.query import QueryState
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import list_files
+from sleeper.lambdas import sqs, table_trigger
 from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event

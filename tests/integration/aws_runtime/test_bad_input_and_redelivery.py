@@ -11,7 +11,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lambdas import sqs
 from sleeper.api.table import Table
 from sleeper.core.jobs.commit import StateStoreCommitRequest
 from sleeper.core.operations import INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, QUERY_Q
@@ -22,6 +21,7 @@ from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.query import QueryState
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.io.filesystem import list_files
+from sleeper.lambdas import sqs
 from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event

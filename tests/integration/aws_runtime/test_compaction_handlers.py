@@ -13,8 +13,6 @@ from datetime import UTC, datetime
 import pyarrow as pa
 import pytest
 
-from lambdas import compaction_commit_batcher, compaction_task_creation, sqs, transaction_follower
-from lambdas._common import use_instance
 from sleeper.adapters.aws.clients import ecs_client
 from sleeper.api.table import Table
 from sleeper.compaction.creation import compaction_output_file
@@ -43,6 +41,8 @@ from sleeper.emulator.aws_services import running_ecs_tasks
 from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, write_bytes
+from sleeper.lambdas import compaction_commit_batcher, compaction_task_creation, sqs, transaction_follower
+from sleeper.lambdas._common import use_instance
 from sleeper.runtime.aws.containers import IDLE_WAIT_ENV, idle_wait_seconds
 from sleeper.runtime.aws.containers.compaction import run_task, task_settings
 from sleeper.runtime.aws.instance import AwsInstance

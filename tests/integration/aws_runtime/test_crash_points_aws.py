@@ -42,8 +42,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lambdas import sqs
-from lambdas._common import use_instance
 from sleeper.api.maintenance import reinitialise_table
 from sleeper.api.table import Table
 from sleeper.compaction.task import TaskSettings
@@ -61,6 +59,8 @@ from sleeper.gc.collector import run_garbage_collection
 from sleeper.gc.orphans import DEFAULT_BODY_MIN_AGE, DEFAULT_ORPHAN_MIN_AGE, sweep_orphans
 from sleeper.ingest.task import ingest_task_settings, run_ingest_task
 from sleeper.io.filesystem import exists, list_files
+from sleeper.lambdas import sqs
+from sleeper.lambdas._common import use_instance
 from sleeper.runtime.aws.containers import compaction as compaction_container
 from sleeper.runtime.aws.containers import ingest as ingest_container
 from sleeper.runtime.aws.containers import task_workspace

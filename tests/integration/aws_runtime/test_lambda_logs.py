@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from lambdas import sqs, table_trigger
 from sleeper.core.operations import SNAPSHOT_CREATION_Q
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.lambdas import sqs, table_trigger
 from sleeper.runtime.aws.instance import AwsInstance
 from tests.integration.aws_runtime.conftest import drain_event, sqs_event
 
@@ -26,7 +26,7 @@ SCHEMA = Schema(row_key_fields=(Field("key", PrimitiveType.LONG),))
 
 @pytest.fixture
 def levels_restored() -> Iterator[None]:
-    saved = {name: logging.getLogger(name).level for name in ("sleeper", "lambdas", "")}
+    saved = {name: logging.getLogger(name).level for name in ("sleeper", "sleeper.lambdas", "")}
     yield
     for name, level in saved.items():
         logging.getLogger(name or None).setLevel(level)
@@ -123,7 +123,7 @@ def should_name_the_service_powertools_service_name_sets_and_log_a_trigger_s_con
     function = f"sleeper-logs-{uuid.uuid4().hex[:8]}-snapshot-creation-trigger"
     capsys.readouterr()
     # When it is invoked
-    logging.getLogger("lambdas").setLevel(logging.INFO)  # as the properties set it on a first invocation
+    logging.getLogger("sleeper.lambdas").setLevel(logging.INFO)  # as the properties set it on a first invocation
     table_trigger.snapshot_creation({}, FakeContext(function, "r-trigger"))
     drain_event(instance, SNAPSHOT_CREATION_Q, max_messages=1000)
     lines = _json_lines(capsys.readouterr().out)
@@ -142,7 +142,7 @@ def should_name_the_registry_entry_as_the_service_without_a_lambda_context(
     instance.create_table(f"logs-{uuid.uuid4().hex[:8]}", SCHEMA)
     capsys.readouterr()
     # When it runs
-    logging.getLogger("lambdas").setLevel(logging.INFO)  # as the properties set it on a first invocation
+    logging.getLogger("sleeper.lambdas").setLevel(logging.INFO)  # as the properties set it on a first invocation
     table_trigger.snapshot_creation({})
     drain_event(instance, SNAPSHOT_CREATION_Q, max_messages=1000)
     lines = _json_lines(capsys.readouterr().out)

@@ -18,11 +18,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lambdas import sqs
-from lambdas._common import use_instance
 from sleeper.core.operations import INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, QUERY_Q
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.emulator.provision import provision_instance
+from sleeper.lambdas import sqs
+from sleeper.lambdas._common import use_instance
 from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id

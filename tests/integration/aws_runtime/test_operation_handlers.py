@@ -14,8 +14,6 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
-from lambdas import bulk_import_starter, ingest_batcher_job_creation, ingest_task_creation, query_warm, sqs
-from lambdas._common import use_instance
 from sleeper.adapters.aws.clients import ecs_client, emr_serverless_client
 from sleeper.api.table import Table
 from sleeper.core import operations
@@ -28,6 +26,8 @@ from sleeper.emulator.aws_services import emr_serverless_job_runs, running_ecs_t
 from sleeper.emulator.resources import provision_emulated_instance
 from sleeper.io.filesystem import exists, list_files, resolve
 from sleeper.io.sketches import sketches_path
+from sleeper.lambdas import bulk_import_starter, ingest_batcher_job_creation, ingest_task_creation, query_warm, sqs
+from sleeper.lambdas._common import use_instance
 from sleeper.runtime.aws.containers import bulk_import as bulk_import_driver
 from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance

@@ -14,14 +14,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lambdas import bulk_import_starter
-from lambdas._common import use_instance
 from sleeper.adapters.aws.clients import emr_client
 from sleeper.core import operations
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.emulator.resources import provision_emulated_instance
+from sleeper.lambdas import bulk_import_starter
+from sleeper.lambdas._common import use_instance
 from sleeper.runtime.aws.instance import AwsInstance
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id
 from tests.integration.aws_runtime.conftest import sqs_event

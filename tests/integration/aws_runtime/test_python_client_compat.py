@@ -8,9 +8,9 @@ import uuid
 
 import pytest
 
-from lambdas import sqs
 from sleeper.core.operations import LEAF_PARTITION_QUERY_Q, QUERY_Q
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.lambdas import sqs
 from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance
 from tests.contract.aws_backends import REGION, moto_endpoint

@@ -13,8 +13,6 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pytest
 
-from lambdas import sqs
-from lambdas._common import use_instance
 from sleeper.core.exceptions import PropertyError
 from sleeper.core.operations import SNAPSHOT_CREATION_Q, TRANSACTION_DELETION_Q
 from sleeper.core.properties import instance_cdk as cdkp
@@ -23,6 +21,8 @@ from sleeper.core.statestore.exceptions import TableDeletedError
 from sleeper.core.statestore.transactions.files import ClearFilesTransaction
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.emulator.provision import provision_instance
+from sleeper.lambdas import sqs
+from sleeper.lambdas._common import use_instance
 from sleeper.rest_api.handler import handle_rest_request
 from sleeper.runtime.aws.api import AwsApi
 from sleeper.runtime.aws.instance import AwsInstance

@@ -11,7 +11,6 @@ from datetime import UTC, datetime, timedelta
 import pyarrow as pa
 import pytest
 
-from lambdas import sqs
 from sleeper.api.maintenance import reinitialise_table
 from sleeper.api.table import Table
 from sleeper.core import faults
@@ -21,6 +20,7 @@ from sleeper.core.statestore.transactions.log import LogType
 from sleeper.gc.orphans import sweep_deleted_tables
 from sleeper.ingest.standard import ingest_batches
 from sleeper.io.filesystem import exists, filesystem_path, write_bytes
+from sleeper.lambdas import sqs
 from sleeper.runtime.aws.api import AwsApi
 from sleeper.runtime.aws.instance import AwsInstance
 from tests.integration.aws_runtime.conftest import sqs_event

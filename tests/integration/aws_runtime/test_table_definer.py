@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from lambdas import table_definer
 from sleeper.core.schema import Schema
+from sleeper.lambdas import table_definer
 from sleeper.runtime.aws.instance import AwsInstance
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

@@ -13,7 +13,6 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from lambdas._common import use_instance
 from sleeper.compaction.entry import create_jobs_for_table
 from sleeper.compaction.retry import retry_dead_lettered_jobs
 from sleeper.compaction.task import TaskSettings
@@ -22,6 +21,7 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.emulator.resources import provision_emulated_instance
+from sleeper.lambdas._common import use_instance
 from sleeper.runtime.aws.containers.compaction import run_task
 from sleeper.runtime.aws.instance import AwsInstance
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id

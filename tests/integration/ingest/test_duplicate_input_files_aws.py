@@ -14,13 +14,13 @@ import pyarrow.parquet as pq
 import pytest
 from pyarrow import fs as pafs
 
-from lambdas._common import use_instance
 from sleeper.core.operations import INGEST_JOB_Q, STATE_STORE_COMMITTER_Q
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
 from sleeper.emulator.provision import provision_instance
 from sleeper.ingest.exceptions import IngestError
+from sleeper.lambdas._common import use_instance
 from sleeper.runtime.aws.containers.ingest import run_task
 from sleeper.runtime.aws.instance import AwsInstance
 from tests.contract.aws_backends import REGION, aws_settings, moto_endpoint, new_instance_id

@@ -228,7 +228,7 @@ def _sqs_event(*messages: tuple[str, str]) -> dict[str, object]:
 def _through_the_query_lambdas(instance: LocalInstance, message_id: str, body: str) -> list[str]:
     """Delivers a query message to the query Lambda handler, then its sub-queries to the leaf one; returns the
     sub-query messages delivered."""
-    from lambdas import _common, sqs
+    from sleeper.lambdas import _common, sqs
 
     _common.use_instance(instance)  # type: ignore[arg-type]
     try:

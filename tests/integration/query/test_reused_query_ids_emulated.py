@@ -14,11 +14,11 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from lambdas import sqs
 from sleeper.core import operations
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.trackers.query import QueryState
 from sleeper.emulator.instance import EmulatedAwsInstance
+from sleeper.lambdas import sqs
 from tests.integration.aws_local.test_websocket_api import _sleeper_client_query
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

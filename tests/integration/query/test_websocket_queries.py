@@ -154,11 +154,11 @@ def should_send_results_elsewhere_when_the_query_asks(socket_instance: SocketIns
 
 def should_route_the_api_events_through_the_lambda_handler(socket_instance: SocketInstance) -> None:
     # Given the Lambda handler the registry names for the WebSocket API, on the instance
-    from lambdas import _common
-    from lambdas.websocket_query import handler
     from sleeper.core import operations
+    from sleeper.lambdas import _common
+    from sleeper.lambdas.websocket_query import handler
 
-    assert operations.handler(operations.WEB_SOCKET_QUERY).handler == "lambdas.websocket_query:handler"
+    assert operations.handler(operations.WEB_SOCKET_QUERY).handler == "sleeper.lambdas.websocket_query:handler"
     _common.use_instance(socket_instance)  # type: ignore[arg-type]
     try:
         # When API Gateway invokes it for a connect and for a query naming an unknown table

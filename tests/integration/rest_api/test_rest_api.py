@@ -155,11 +155,11 @@ def _schema() -> Any:
 
 def should_route_requests_through_the_lambda_handler(instance: LocalInstance) -> None:
     # Given the Lambda handler the registry names for the REST API, on the instance
-    from lambdas import _common
-    from lambdas.rest_api import handler
     from sleeper.core import operations
+    from sleeper.lambdas import _common
+    from sleeper.lambdas.rest_api import handler
 
-    assert operations.handler(operations.REST_API).handler == "lambdas.rest_api:handler"
+    assert operations.handler(operations.REST_API).handler == "sleeper.lambdas.rest_api:handler"
     _common.use_instance(instance)  # type: ignore[arg-type]
     try:
         # When API Gateway invokes it with an add-table request
@@ -175,8 +175,8 @@ def should_route_requests_through_the_lambda_handler(instance: LocalInstance) ->
     "context", ["a string", ["a", "list"], 7, {"http": "not an object"}, {"http": ["GET", "/sleeper/tables"]}]
 )
 def should_answer_400_to_an_event_whose_request_context_is_not_an_object(instance: LocalInstance, context: Any) -> None:
-    from lambdas import _common
-    from lambdas.rest_api import handler
+    from sleeper.lambdas import _common
+    from sleeper.lambdas.rest_api import handler
 
     event = _request("GET", "/sleeper/tables") | {"requestContext": context}
     response = handle_rest_request(instance, event)

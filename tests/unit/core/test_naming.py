@@ -12,7 +12,7 @@ import pytest
 from sleeper.core import naming, operations
 
 ROOT = Path(__file__).resolve().parents[3]
-SOURCES = ("sleeper", "lambdas", "stacks", "containers", "app.py")
+SOURCES = ("sleeper", "stacks", "containers", "app.py")
 
 QUEUE_NAMES = {spec.name for spec in operations.QUEUES} | {operations.BULK_IMPORT_EKS_Q}
 RESOURCE_NAMES = {

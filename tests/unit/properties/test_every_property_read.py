@@ -1,7 +1,7 @@
 """Every defined property is read by the code or says it is not used.
 
-The code (``sleeper/``, ``lambdas/``, ``stacks/``, ``app.py``; not the tests, and not the modules that define the
-properties) reads a property when it names it: by its definition constant, imported from its module or reached
+The code (``sleeper/``, ``sleeper/lambdas/``, ``stacks/``, ``app.py``; not the tests, and not the modules that define
+the properties) reads a property when it names it: by its definition constant, imported from its module or reached
 through the module (``ic.COMPACTION_TASK_WAIT_TIME_IN_SECONDS``), or by its name as a string, including strings built
 from constants (``prefix + "add.transaction.max.attempts"``). A property another property falls back to is read when
 that one is. A property nothing reads must carry ``not_used=`` on its definition, so the docs say so and setting it
@@ -20,7 +20,7 @@ from sleeper.core.properties import INSTANCE_PROPERTY_INDEX, TABLE_PROPERTY_INDE
 from sleeper.core.properties.definitions import PropertyDefinition
 
 ROOT = Path(__file__).resolve().parents[3]
-CODE = ("sleeper", "lambdas", "stacks")
+CODE = ("sleeper", "stacks")
 DEFINITION_MODULES = (
     "instance_bulk",
     "instance_cdk",

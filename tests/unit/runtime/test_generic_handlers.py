@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from lambdas import sqs, table_trigger
 from sleeper.core import operations
 from sleeper.core.operations import HandlerSpec, Trigger
+from sleeper.lambdas import sqs, table_trigger
 
 
 def should_serve_every_registry_entry_naming_a_generic_handler() -> None:
     # Given every entry whose handler is one of the generic modules
-    generic = [h for h in operations.HANDLERS if h.module in ("lambdas.sqs", "lambdas.table_trigger")]
+    generic = [h for h in operations.HANDLERS if h.module in ("sleeper.lambdas.sqs", "sleeper.lambdas.table_trigger")]
     # When each is looked up as the Lambda runtime interface client does
-    found = {h.name: getattr(sqs if h.module == "lambdas.sqs" else table_trigger, h.function) for h in generic}
+    found = {h.name: getattr(sqs if h.module == "sleeper.lambdas.sqs" else table_trigger, h.function) for h in generic}
     # Then each is a handler named after its function
     assert len(generic) == 23
     assert all(callable(f) and f.__name__ == h.function for h, f in zip(generic, found.values(), strict=True))
@@ -23,9 +23,9 @@ def should_serve_every_registry_entry_naming_a_generic_handler() -> None:
 def should_refuse_a_name_the_registry_does_not_serve_there() -> None:
     # When names no entry serves are looked up (a handler of another module, an unknown name, a dunder)
     # Then each is an AttributeError naming what to register, and the module's own dunders are not resolved
-    with pytest.raises(AttributeError, match="no handler of the registry is lambdas.sqs:query_warm"):
+    with pytest.raises(AttributeError, match="no handler of the registry is sleeper.lambdas.sqs:query_warm"):
         sqs.query_warm  # noqa: B018
-    with pytest.raises(AttributeError, match="no handler of the registry is lambdas.table_trigger:nope"):
+    with pytest.raises(AttributeError, match="no handler of the registry is sleeper.lambdas.table_trigger:nope"):
         table_trigger.nope  # noqa: B018
     assert not hasattr(sqs, "__wrapped__")
 
@@ -34,12 +34,15 @@ def should_refuse_an_entry_fed_by_other_than_one_queue(monkeypatch: pytest.Monke
     # Given an entry of the generic SQS handler fed by two queues, and a trigger entry sending to no queue
     two = HandlerSpec(
         name="two_queues",
-        handler="lambdas.sqs:two_queues",
+        handler="sleeper.lambdas.sqs:two_queues",
         description="",
         trigger=Trigger.sqs(operations.QUERY_Q, operations.LEAF_PARTITION_QUERY_Q),
     )
     nowhere = HandlerSpec(
-        name="nowhere", handler="lambdas.table_trigger:nowhere", description="", trigger=Trigger.schedule("R", None)
+        name="nowhere",
+        handler="sleeper.lambdas.table_trigger:nowhere",
+        description="",
+        trigger=Trigger.schedule("R", None),
     )
     monkeypatch.setattr(operations, "HANDLERS", (*operations.HANDLERS, two, nowhere))
     # When they are looked up, then each is refused saying what to fix

@@ -1,5 +1,5 @@
-"""The instance a handler works on (``lambdas._common.aws_instance``): the one its environment names, reused by warm
-invocations, as a deployed Lambda finds it; or one given through ``use_instance``."""
+"""The instance a handler works on (``sleeper.lambdas._common.aws_instance``): the one its environment names, reused
+by warm invocations, as a deployed Lambda finds it; or one given through ``use_instance``."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-import lambdas._common
-from lambdas._common import aws_instance, use_instance
+import sleeper.lambdas._common
+from sleeper.lambdas._common import aws_instance, use_instance
 from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
 
 
@@ -17,7 +17,7 @@ def installed(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     """Records the instances whose user code was installed (installing reads the instance properties from S3, which
     these tests do not provide)."""
     calls: list[object] = []
-    monkeypatch.setattr(lambdas._common, "install_user_code", lambda properties, **_: calls.append(properties))
+    monkeypatch.setattr(sleeper.lambdas._common, "install_user_code", lambda properties, **_: calls.append(properties))
     monkeypatch.setattr(AwsInstance, "properties", property(lambda self: self.config.config_bucket))
     return calls
 

@@ -1,4 +1,4 @@
-"""The handlers' batches, logs and metrics through Lambda Powertools (``lambdas._common``): JSON log
+"""The handlers' batches, logs and metrics through Lambda Powertools (``sleeper.lambdas._common``): JSON log
 lines with the ids of the work, the instance's logging levels, partial batch failures on standard and FIFO queues."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from lambdas import _common
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.metrics import use_metrics_sink
 from sleeper.core.operations import LEAF_PARTITION_QUERY_Q, QUERY_Q, STATE_STORE_COMMITTER_Q
 from sleeper.core.properties import InstanceProperties
 from sleeper.io.filesystem import FileSystemOptions
+from sleeper.lambdas import _common
 
 
 class _Instance:
@@ -31,7 +31,7 @@ class _Instance:
 
 @pytest.fixture(autouse=True)
 def _plumbing() -> Iterator[None]:
-    levels = {name: logging.getLogger(name).level for name in ("sleeper", "lambdas")}
+    levels = {name: logging.getLogger(name).level for name in ("sleeper", "sleeper.lambdas")}
     yield
     _common.use_instance(None)
     use_metrics_sink(None)

@@ -18,7 +18,7 @@ from sleeper.runtime.logging_config import (
     running_in_lambda,
 )
 
-_LOGGERS = ("", "sleeper", "lambdas", "pyspark", "py4j", "pyarrow", "boto3", "botocore", "s3transfer", "urllib3")
+_LOGGERS = ("", "sleeper", "pyspark", "py4j", "pyarrow", "boto3", "botocore", "s3transfer", "urllib3")
 
 
 @pytest.fixture(autouse=True)
@@ -49,7 +49,7 @@ def should_set_each_group_of_loggers_from_its_property() -> None:
     levels = logging_levels(properties)
     # Then each property sets its loggers; Spark's (unset) follow the root
     assert levels[""] == logging.ERROR
-    assert levels["sleeper"] == levels["lambdas"] == logging.DEBUG
+    assert levels["sleeper"] == logging.DEBUG
     assert levels["boto3"] == levels["botocore"] == levels["urllib3"] == logging.WARNING
     assert levels["pyarrow"] > logging.CRITICAL
     assert "pyspark" not in levels
@@ -60,7 +60,7 @@ def should_log_at_info_when_nothing_is_set() -> None:
     # When the levels are worked out
     levels = logging_levels(InstanceProperties())
     # Then Sleeper's code and the root log at INFO
-    assert levels == {"": logging.INFO, "sleeper": logging.INFO, "lambdas": logging.INFO}
+    assert levels == {"": logging.INFO, "sleeper": logging.INFO}
 
 
 def should_show_debug_lines_only_when_the_level_is_debug() -> None:

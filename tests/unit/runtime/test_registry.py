@@ -99,7 +99,11 @@ def should_look_up_handlers_and_containers_by_name() -> None:
     # When looked up
     spec = operations.handler(operations.QUERY)
     # Then the registered one is found and the unknown one is an error naming it
-    assert (spec.module, spec.function, spec.lambda_command) == ("lambdas.sqs", "query", "lambdas.sqs.query")
+    assert (spec.module, spec.function, spec.lambda_command) == (
+        "sleeper.lambdas.sqs",
+        "query",
+        "sleeper.lambdas.sqs.query",
+    )
     assert operations.container(operations.INGEST_IMAGE).dockerfile == "containers/ingest/Dockerfile"
     with pytest.raises(KeyError, match="nope"):
         operations.handler("nope")

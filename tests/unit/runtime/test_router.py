@@ -9,11 +9,11 @@ from typing import Any, cast
 
 import pytest
 
-from lambdas import _common
 from sleeper.core import operations
 from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.operations import CONTAINERS, HANDLERS, QUEUES, TriggerKind
 from sleeper.core.properties import InstanceProperties
+from sleeper.lambdas import _common
 from sleeper.runtime import router
 from sleeper.runtime.aws.instance import AwsInstance
 from sleeper.runtime.local.handlers import default_handlers

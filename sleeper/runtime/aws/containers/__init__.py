@@ -1,7 +1,7 @@
 """The entry points of an AWS instance's containers (``containers/<name>/Dockerfile``, named in the registry's
 ``ContainerSpec.entry_point``): the compaction and ingest ECS tasks and the bulk import Spark driver. Each builds the
 instance from its environment, gives the feature's task or driver where it runs (its task id and scratch directory:
-:func:`task_workspace`) and maps how it ended to an exit code. The Lambda handlers are in ``lambdas/``.
+:func:`task_workspace`) and maps how it ended to an exit code. The Lambda handlers are in ``sleeper/lambdas/``.
 """
 
 from __future__ import annotations

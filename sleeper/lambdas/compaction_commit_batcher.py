@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, aws_instance, batch_response, lambda_handler, sqs_records
 from sleeper.compaction.commit import handle_commit_messages
+from sleeper.lambdas._common import LOGGER, aws_instance, batch_response, lambda_handler, sqs_records
 
 
 @lambda_handler

@@ -16,7 +16,6 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import aws_instance, lambda_handler
 from sleeper.athena.exceptions import INVALID_INPUT, AthenaConnectorError
 from sleeper.athena.handlers import (
     DEFAULT_SPILL_PREFIX,
@@ -26,6 +25,7 @@ from sleeper.athena.handlers import (
     iterator_applying_connector,
     simple_connector,
 )
+from sleeper.lambdas._common import aws_instance, lambda_handler
 from sleeper.runtime.aws.instance import AwsInstance
 
 SPILL_BUCKET_ENV = "spill_bucket"

@@ -1,4 +1,4 @@
-"""The one generic scheduled per-table trigger: ``lambdas.table_trigger:<function>`` serves the registry
+"""The one generic scheduled per-table trigger: ``sleeper.lambdas.table_trigger:<function>`` serves the registry
 entry whose handler it is (:mod:`sleeper.core.operations`), sending one message per online table (body and message
 group = table id) to the FIFO queue the entry ``sends_to``, so one handler runs per table at a time; offline tables
 too when the entry's ``offline_property`` is true. The handler is an attribute of this module, resolved from the
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, aws_instance, lambda_handler
 from sleeper.core import operation_wiring
+from sleeper.lambdas._common import LOGGER, aws_instance, lambda_handler
 
 __all__ = ["TriggerHandler", "handler_for"]
 
@@ -19,10 +19,11 @@ TriggerHandler = Callable[..., dict[str, int]]
 
 
 def handler_for(function: str) -> TriggerHandler:
-    """The Lambda handler serving the registry entry whose handler is ``lambdas.table_trigger:<function>``.
+    """The Lambda handler serving the registry entry whose handler is ``sleeper.lambdas.table_trigger:<function>``.
 
     Raises:
-        AttributeError: If no entry of the registry is ``lambdas.table_trigger:<function>``, or it sends to no queue.
+        AttributeError: If no entry of the registry is ``sleeper.lambdas.table_trigger:<function>``, or it sends to no
+        queue.
     """
     try:
         spec = operation_wiring.served_by(__name__, function)

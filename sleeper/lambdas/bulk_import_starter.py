@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, SqsRecord, aws_instance, lambda_handler, route_records
 from sleeper.core import operations
+from sleeper.lambdas._common import LOGGER, SqsRecord, aws_instance, lambda_handler, route_records
 from sleeper.runtime.router import handler_entry
 
 _QUEUES = (

@@ -1,14 +1,14 @@
-"""The one generic SQS handler: ``lambdas.sqs:<name>`` serves the registry entry named ``<name>``
+"""The one generic SQS handler: ``sleeper.lambdas.sqs:<name>`` serves the registry entry named ``<name>``
 (:mod:`sleeper.core.operations`), fed by one queue, by running each message of a batch through the feature entry the
-registry names for that queue (:func:`lambdas._common.route_messages`). The stacks deploy such an entry with the
-image command ``lambdas.sqs.<name>``; the Lambda runtime interface client, the emulator and tests find the handler
-as an attribute of this module, resolved from the registry when asked for, so a new queue-driven operation needs no
-module here. Its log lines name the entry as their ``service`` (unless ``POWERTOOLS_SERVICE_NAME`` says otherwise) and
-carry the function's Lambda context (:func:`lambdas._common.lambda_handler`).
+registry names for that queue (:func:`sleeper.lambdas._common.route_messages`). The stacks deploy such an entry with the
+image command ``sleeper.lambdas.sqs.<name>``; the Lambda runtime interface client, the emulator and tests find the
+handler as an attribute of this module, resolved from the registry when asked for, so a new queue-driven operation
+needs no module here. Its log lines name the entry as their ``service`` (unless ``POWERTOOLS_SERVICE_NAME`` says
+otherwise) and carry the function's Lambda context (:func:`sleeper.lambdas._common.lambda_handler`).
 
 Example::
 
-    from lambdas import sqs
+    from sleeper.lambdas import sqs
 
     sqs.garbage_collector({"Records": [...]})  # one batch of GCJobQ.fifo, as Lambda delivers it
 """
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lambdas._common import lambda_handler, route_messages
 from sleeper.core import operation_wiring
+from sleeper.lambdas._common import lambda_handler, route_messages
 
 __all__ = ["SqsHandler", "handler_for"]
 
@@ -28,10 +28,11 @@ SqsHandler = Callable[..., dict[str, list[dict[str, str]]]]
 
 
 def handler_for(name: str) -> SqsHandler:
-    """The Lambda handler serving the registry entry ``name``, whose handler is ``lambdas.sqs:<name>``.
+    """The Lambda handler serving the registry entry ``name``, whose handler is ``sleeper.lambdas.sqs:<name>``.
 
     Raises:
-        AttributeError: If no entry of the registry is ``lambdas.sqs:<name>``, or it is not fed by exactly one queue
+        AttributeError: If no entry of the registry is ``sleeper.lambdas.sqs:<name>``, or it is not fed by exactly one
+        queue
             (the message says which, and what to register).
     """
     try:

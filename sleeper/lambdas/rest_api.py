@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, aws_instance, lambda_handler
 from sleeper.core import operations
+from sleeper.lambdas._common import LOGGER, aws_instance, lambda_handler
 from sleeper.runtime.router import handler_entry
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, aws_instance, lambda_handler
 from sleeper.ingest.batcher.entry import create_batcher_jobs
+from sleeper.lambdas._common import LOGGER, aws_instance, lambda_handler
 
 
 @lambda_handler

@@ -74,7 +74,7 @@ __all__ = [
     "use_instance",
 ]
 
-LOGGER = logging.getLogger("lambdas")
+LOGGER = logging.getLogger(__name__)
 _given: AwsInstance | None = None
 _from_environment: AwsInstance | None = None
 _prepared: AwsInstance | None = None

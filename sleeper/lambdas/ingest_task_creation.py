@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, aws_instance, lambda_handler
+from sleeper.lambdas._common import LOGGER, aws_instance, lambda_handler
 from sleeper.runtime.aws.operations import create_ingest_tasks_on_ecs
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lambdas._common import LOGGER, aws_instance, lambda_handler
+from sleeper.lambdas._common import LOGGER, aws_instance, lambda_handler
 from sleeper.runtime.aws.compaction import follow_stream_event
 
 

@@ -17,12 +17,12 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lambdas._common import aws_instance, lambda_handler
 from sleeper.core.exceptions import SleeperError
+from sleeper.lambdas._common import aws_instance, lambda_handler
 from sleeper.runtime.aws.api import AwsApi
 from sleeper.runtime.table_definer import define_tables, parse_tables
 
-LOGGER = logging.getLogger("lambdas.table_definer")
+LOGGER = logging.getLogger("sleeper.lambdas.table_definer")
 TABLES_PROPERTY = "Tables"
 """The resource property holding the tables, as JSON text."""
 PHYSICAL_ID = "sleeper-tables"

@@ -1,4 +1,0 @@
-"""Thin AWS entry points, named in :mod:`sleeper.core.operations`: the generic SQS handler (:mod:`lambdas.sqs`,
-``lambdas.sqs:<entry name>``) and per-table trigger (:mod:`lambdas.table_trigger`) serve every entry they can from
-the registry, and one module per other handler. Each parses its event, delegates to a feature entry point over the
-instance from :mod:`sleeper.runtime.aws.instance`, and maps failures to SQS partial batch responses."""
