@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 
 from sleeper.core.partition import PartitionTree
 from sleeper.core.schema import Schema
+from sleeper.core.statestore.deletes import PendingDelete
 from sleeper.core.statestore.exceptions import StateStoreError
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.state import FilesState, PartitionsState
@@ -176,6 +177,10 @@ class TableStateAsOf:
         """Every file reference of the state."""
         return list(self.files.references())
 
+    def pending_deletes(self) -> tuple[PendingDelete, ...]:
+        """The row deletes pending in the state (a state before a delete's transaction has not got it)."""
+        return self.files.pending_deletes
+
 
 @dataclass(slots=True)
 class _Replay:
@@ -286,7 +291,7 @@ class TableHistory:
                 break
             transaction = _read(self.store, LogType.FILES, entry)
             if isinstance(transaction, FileTransaction):
-                transaction.apply(state, entry.update_time)
+                transaction.apply_numbered(state, entry.update_time, entry.transaction_number)
         return state
 
     def _partitions_for(self, files: FilesState, number: int, time: datetime) -> tuple[PartitionsState, int]:
@@ -400,7 +405,7 @@ def table_history(store: StateStore, *, collectable_before: datetime | None = No
             else list(transaction.named_files())
         )
         before = _references(state, names)
-        transaction.apply(state, entry.update_time)
+        transaction.apply_numbered(state, entry.update_time, entry.transaction_number)
         after = _references(state, names)
         record, lost = _diff(entry, before, after)
         history.records.append(record)

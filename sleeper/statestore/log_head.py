@@ -326,8 +326,8 @@ class TransactionLogHead(ABC, Generic[S, T]):
         """Validates a transaction against the local state (raises StateStoreError)."""
 
     @abstractmethod
-    def _apply(self, transaction: T, time: datetime) -> None:
-        """Applies a transaction to the local state."""
+    def _apply(self, transaction: T, time: datetime, number: int) -> None:
+        """Applies a transaction to the local state as the log's entry ``number``."""
 
     @abstractmethod
     def _accepts(self, transaction: Transaction) -> bool:
@@ -435,7 +435,7 @@ class TransactionLogHead(ABC, Generic[S, T]):
                 self.table_id,
             )
         else:
-            self._apply(transaction, entry.update_time)
+            self._apply(transaction, entry.update_time, entry.transaction_number)
         self._last = entry.transaction_number
 
     def _read_transaction(self, entry: TransactionLogEntry) -> T | None:
@@ -554,7 +554,7 @@ class TransactionLogHead(ABC, Generic[S, T]):
                     )
                     continue
                 crash_point("statestore.after_log_put")
-                self._apply(transaction, update_time)
+                self._apply(transaction, update_time, number)
                 self._last = number
                 return self._result(number, attempt, collisions, ambiguous, body_key)
             # A last read settles any attempt whose outcome was unknown.
@@ -661,8 +661,8 @@ class FilesLogHead(TransactionLogHead[FilesState, FileTransaction]):
             # Read after the files state this append is conditional on: see StateStore.reinitialise.
             transaction.validate_partitions(self._partitions())
 
-    def _apply(self, transaction: FileTransaction, time: datetime) -> None:
-        transaction.apply(self._state, time)
+    def _apply(self, transaction: FileTransaction, time: datetime, number: int) -> None:
+        transaction.apply_numbered(self._state, time, number)
 
     def _accepts(self, transaction: Transaction) -> bool:
         return isinstance(transaction, FileTransaction)
@@ -679,7 +679,7 @@ class PartitionsLogHead(TransactionLogHead[PartitionsState, PartitionTransaction
     def _validate(self, transaction: PartitionTransaction) -> None:
         transaction.validate(self._state, self._serde.schema)
 
-    def _apply(self, transaction: PartitionTransaction, time: datetime) -> None:
+    def _apply(self, transaction: PartitionTransaction, time: datetime, number: int) -> None:
         transaction.apply(self._state, time)
 
     def _accepts(self, transaction: Transaction) -> bool:

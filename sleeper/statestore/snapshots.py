@@ -18,7 +18,8 @@ the ingest jobs whose files were added (``FilesState.added_job_ids``, which make
 key, the input files hash of those that recorded one (``FilesState.added_job_inputs``, which refuses a job id reused
 for other input files). A snapshot with ids but no hashes (written before hashes were kept) loads its jobs without
 one. Java ignores the metadata; a snapshot written by Java has none, and its transaction number comes from the
-snapshot record.
+snapshot record. A third key, written only when the state holds pending row deletes (a table that never deleted rows
+keeps exactly the snapshot above), holds them as JSON (``sleeper.core.statestore.deletes``).
 
 Every save writes a new file at a unique path (``<base>/statestore/snapshots/<n>-<uuid>-files.arrow``), so a failed
 or losing attempt deletes only its own file and never a live snapshot (reliability hazard C4). The record of the
@@ -45,6 +46,7 @@ from sleeper.core.faults import crash_point
 from sleeper.core.partition import Partition
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, PrimitiveType
+from sleeper.core.statestore.deletes import PendingDelete
 from sleeper.core.statestore.references import AllReferencesToAFile
 from sleeper.core.statestore.state import FilesState, PartitionsState
 from sleeper.core.statestore.transactions.log import LogType
@@ -61,6 +63,7 @@ METADATA_TYPE = b"sleeper.snapshot.type"
 METADATA_TRANSACTION_NUMBER = b"sleeper.snapshot.transactionNumber"
 METADATA_ADDED_JOB_IDS = b"sleeper.snapshot.addedJobIds"
 METADATA_ADDED_JOB_INPUTS = b"sleeper.snapshot.addedJobInputFilesHashes"
+METADATA_PENDING_DELETES = b"sleeper.snapshot.pendingDeletes"
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
@@ -184,6 +187,8 @@ def write_files_snapshot(
         METADATA_ADDED_JOB_IDS: json.dumps(sorted(state.added_job_ids)).encode(),
         METADATA_ADDED_JOB_INPUTS: json.dumps(state.added_job_inputs, sort_keys=True).encode(),
     }
+    if state.pending_deletes:
+        metadata[METADATA_PENDING_DELETES] = json.dumps([d.to_dict() for d in state.pending_deletes]).encode()
     _write_batches(sink, combined, FILES_SCHEMA.with_metadata(metadata), batch_ends)
 
 
@@ -265,7 +270,25 @@ def read_files_snapshot(source: Any) -> FilesSnapshot:
         if not isinstance(parsed_inputs, dict) or not all(isinstance(h, str) for h in parsed_inputs.values()):
             raise SnapshotFormatError("files snapshot added job input files metadata must map job ids to strings")
         inputs = parsed_inputs
-    return FilesSnapshot(state=FilesState.over(entries, added, inputs), transaction_number=_metadata_number(metadata))
+    deletes = _pending_deletes(metadata.get(METADATA_PENDING_DELETES))
+    return FilesSnapshot(
+        state=FilesState.over(entries, added, inputs, deletes), transaction_number=_metadata_number(metadata)
+    )
+
+
+def _pending_deletes(raw: bytes | None) -> list[PendingDelete]:
+    if raw is None:
+        return []
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        raise SnapshotFormatError("files snapshot has invalid pending deletes metadata") from None
+    if not isinstance(parsed, list):
+        raise SnapshotFormatError("files snapshot pending deletes metadata must be a list")
+    try:
+        return [PendingDelete.from_dict(d, f"pendingDeletes[{i}]") for i, d in enumerate(parsed)]
+    except SleeperError as e:
+        raise SnapshotFormatError(f"files snapshot pending deletes metadata: {e}") from None
 
 
 def _conform_files_table(table: pa.Table) -> pa.Table:

@@ -18,10 +18,16 @@ from pyarrow import fs as pafs
 from sleeper.core.exceptions import PartitionTreeError
 from sleeper.core.partition import Partition, PartitionTree, partitions_from_split_points
 from sleeper.core.schema import Schema
+from sleeper.core.statestore.deletes import PendingDelete
 from sleeper.core.statestore.exceptions import StateStoreError
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
 from sleeper.core.statestore.state import FilesState, PartitionsState, ReferenceColumns
-from sleeper.core.statestore.transactions.files import AddFilesTransaction, ClearFilesTransaction, FileTransaction
+from sleeper.core.statestore.transactions.files import (
+    AddFilesTransaction,
+    ClearFilesTransaction,
+    DeleteRowsTransaction,
+    FileTransaction,
+)
 from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.statestore.transactions.partitions import InitialisePartitionsTransaction, PartitionTransaction
 from sleeper.core.statestore.transactions.serde import Transaction, TransactionSerDe
@@ -209,6 +215,11 @@ class StateStore:
         """Every tracked file with its references, including files with no references that await GC."""
         return list(self._files().files())
 
+    def pending_deletes(self) -> tuple[PendingDelete, ...]:
+        """The pending row deletes, oldest first (``sleeper.core.statestore.deletes``). A file stays in a delete's set
+        until it leaves the state, so these read after the files a query planned from cover every file it reads."""
+        return self._files().pending_deletes
+
     def files_state(self) -> FilesState:
         """A copy of the files state."""
         return self._files().copy()
@@ -351,6 +362,11 @@ class StateStore:
             inputs_hash=inputs_hash,
         )
         return self.add_transaction(transaction)
+
+    def delete_rows(self, filter_text: str) -> int:
+        """Commits a row delete (DELETE_ROWS, beyond Sleeper): the rows matching the filter among those committed
+        before it are hidden from every read and removed by compaction. Returns its transaction number."""
+        return self.add_transaction(DeleteRowsTransaction(filter=filter_text))
 
     def clear_files(self) -> int:
         """Stops tracking every file (CLEAR_FILES); returns the transaction number."""

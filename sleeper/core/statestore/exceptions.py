@@ -74,3 +74,9 @@ class JobIdReusedError(StateStoreError):
             "retry the same input files: give this job a new job id"
         )
         self.job_id = job_id
+
+
+class PendingDeleteNotAppliedError(StateStoreError):
+    """A compaction commit was refused because a row delete committed after the job read the table's state lists some
+    of the job's inputs and not all of them, so its output would either hide rows written after the delete or show
+    rows the delete removed. Retryable: the job runs again, reading the delete, and applies it."""

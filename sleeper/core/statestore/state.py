@@ -24,6 +24,7 @@ from typing import Protocol, runtime_checkable
 
 from sleeper.core.partition import Partition, PartitionTree
 from sleeper.core.schema import Schema
+from sleeper.core.statestore.deletes import PendingDelete
 from sleeper.core.statestore.exceptions import JobIdReusedError
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
 
@@ -135,11 +136,13 @@ class BulkFileEntries(FileEntries, Protocol):
 
 
 class FilesState:
-    """Every file of a table with its references, plus the ingest jobs whose files were added (with input hashes)."""
+    """Every file of a table with its references, plus the ingest jobs whose files were added (with input hashes)
+    and the pending row deletes."""
 
     def __init__(self) -> None:
         self._files: FileEntries = {}
         self._added_jobs: dict[str, str | None] = {}
+        self._deletes: dict[int, PendingDelete] = {}
 
     # --- reads -------------------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -273,6 +276,16 @@ class FilesState:
         """The input files hash of each added job that recorded one, by job id."""
         return {job_id: h for job_id, h in self._added_jobs.items() if h is not None}
 
+    @property
+    def pending_deletes(self) -> tuple[PendingDelete, ...]:
+        """The pending row deletes, oldest first (empty for a table that never deleted rows)."""
+        return tuple(self._deletes.values())
+
+    def pending_deletes_of(self, filenames: Collection[str]) -> list[PendingDelete]:
+        """The pending deletes that list any of some files, oldest first."""
+        wanted = filenames if isinstance(filenames, (set, frozenset, dict)) else set(filenames)
+        return [d for d in self._deletes.values() if not d.files.isdisjoint(wanted)]
+
     # --- writes (only transactions call these) -----------------------------------------------------------------
     def put(self, entry: AllReferencesToAFile) -> None:
         """Adds or replaces a file entry."""
@@ -305,12 +318,34 @@ class FilesState:
             files[name] = AllReferencesToAFile(filename=name, references=refs, last_update_time=time)
 
     def remove(self, filename: str) -> None:
-        """Stops tracking a file."""
+        """Stops tracking a file, which leaves every pending delete's set (a delete left with none is gone)."""
         del self._files[filename]
+        if self._deletes:
+            for number, d in list(self._deletes.items()):
+                if filename in d.files:
+                    rest = d.files - {filename}
+                    if rest:
+                        self._deletes[number] = PendingDelete(d.number, d.filter, rest)
+                    else:
+                        del self._deletes[number]
 
     def clear(self) -> None:
-        """Stops tracking every file (the added job ids are kept: those jobs stay done)."""
+        """Stops tracking every file, so no delete is pending (the added job ids are kept: those jobs stay done)."""
         self._files.clear()
+        self._deletes.clear()
+
+    def add_pending_delete(self, delete: PendingDelete) -> None:
+        """Records a pending delete (one with no files hides nothing and is not kept)."""
+        if delete.files:
+            self._deletes[delete.number] = delete
+
+    def join_pending_deletes(self, numbers: Iterable[int], filename: str) -> None:
+        """Adds a file to the sets of some pending deletes (a compaction output whose inputs were all in the set and
+        that did not apply the delete); numbers of deletes no longer pending are skipped."""
+        for number in numbers:
+            d = self._deletes.get(number)
+            if d is not None:
+                self._deletes[number] = PendingDelete(d.number, d.filter, d.files | {filename})
 
     def record_added_job(self, job_id: str, inputs_hash: str | None = None) -> None:
         """Remembers that an ingest job's files were added, from input files with this hash if known."""
@@ -321,6 +356,7 @@ class FilesState:
         out = FilesState()
         out._files = self._files.copy()
         out._added_jobs = dict(self._added_jobs)
+        out._deletes = dict(self._deletes)
         return out
 
     @property
@@ -334,6 +370,7 @@ class FilesState:
         entries: FileEntries,
         added_job_ids: Iterable[str] = (),
         added_job_inputs: Mapping[str, str] | None = None,
+        pending_deletes: Iterable[PendingDelete] = (),
     ) -> FilesState:
         """A state keeping its files in the given mapping (as loaded from a snapshot), which it then owns.
 
@@ -341,9 +378,12 @@ class FilesState:
             entries: The files by name.
             added_job_ids: The ids of the jobs whose files were added.
             added_job_inputs: The input files hash of those jobs that recorded one (the others have none).
+            pending_deletes: The pending row deletes.
         """
         out = cls()
         out._files = entries
+        for d in pending_deletes:
+            out.add_pending_delete(d)
         inputs = added_job_inputs or {}
         for job_id in added_job_ids:
             out._added_jobs[job_id] = inputs.get(job_id)
@@ -355,6 +395,7 @@ class FilesState:
         files: Iterable[AllReferencesToAFile],
         added_job_ids: Iterable[str] = (),
         added_job_inputs: Mapping[str, str] | None = None,
+        pending_deletes: Iterable[PendingDelete] = (),
     ) -> FilesState:
         """Builds a state from file entries and added jobs (as loaded from a snapshot).
 
@@ -362,8 +403,11 @@ class FilesState:
             files: The files with their references.
             added_job_ids: The ids of the jobs whose files were added.
             added_job_inputs: The input files hash of those jobs that recorded one (the others have none).
+            pending_deletes: The pending row deletes.
         """
         out = cls()
+        for d in pending_deletes:
+            out.add_pending_delete(d)
         for f in files:
             out._files[f.filename] = f
         inputs = added_job_inputs or {}
@@ -377,6 +421,7 @@ class FilesState:
             and len(self._files) == len(other._files)
             and all(other._files.get(name) == self._files[name] for name in self._files)
             and self._added_jobs == other._added_jobs
+            and self._deletes == other._deletes
         )
 
     __hash__ = None  # type: ignore[assignment]

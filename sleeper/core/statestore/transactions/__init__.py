@@ -1,4 +1,5 @@
-"""The nine transaction types of Sleeper's transaction log, with their JSON, validation and effect.
+"""The nine transaction types of Sleeper's transaction log, and DELETE_ROWS beyond Sleeper (a row delete by filter, read
+only by this port), with their JSON, validation and effect.
 
 A transaction is validated against the current state before it is appended to the log, and applied to the state
 once it is in the log. Validation raises a ``StateStoreError`` naming what is wrong; applying never raises: where

@@ -1,4 +1,5 @@
-"""The six transactions on a table's files log, with their JSON, validation and effect."""
+"""The transactions on a table's files log, with their JSON, validation and effect: Sleeper's six, and DELETE_ROWS
+beyond Sleeper (a row delete by filter, recorded as a pending delete: ``sleeper.core.statestore.deletes``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from itertools import chain, repeat
 from typing import Any, ClassVar
 
 from sleeper.core.exceptions import SerDeError
+from sleeper.core.statestore.deletes import PendingDelete
 from sleeper.core.statestore.exceptions import (
     FileAlreadyExistsError,
     FileHasReferencesError,
@@ -20,6 +22,7 @@ from sleeper.core.statestore.exceptions import (
     FileReferenceNotFoundError,
     InvalidTransactionError,
     PartitionNotFoundError,
+    PendingDeleteNotAppliedError,
     StateStoreError,
 )
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
@@ -55,6 +58,11 @@ class FileTransaction(ABC):
     @abstractmethod
     def apply(self, state: FilesState, time: datetime) -> None:
         """Applies the transaction to the state, skipping parts that Sleeper skips. Never raises."""
+
+    def apply_numbered(self, state: FilesState, time: datetime, number: int) -> None:
+        """Applies the transaction as its log's entry ``number`` (readers of a log call this: a row delete records
+        the number it was committed at). Never raises."""
+        self.apply(state, time)
 
     @abstractmethod
     def to_dict(self) -> dict[str, Any]:
@@ -314,6 +322,9 @@ class ReplaceFileReferencesRequest:
     new_reference: FileReference
     task_id: str | None = None
     job_run_id: str | None = None
+    applied_deletes: tuple[int, ...] = ()
+    """Beyond Sleeper: the transaction numbers of the pending row deletes the job removed from its inputs' rows
+    (``appliedDeletes`` in JSON, absent when none, so the request is Sleeper's for a table without deletes)."""
 
     def __post_init__(self) -> None:
         if self.new_reference.filename in self.input_files:
@@ -343,9 +354,35 @@ class ReplaceFileReferencesRequest:
                 )
         if self.new_reference.filename in state:
             raise FileAlreadyExistsError(f"job {self.job_id}: output file {self.new_reference.filename} already exists")
+        self.deletes_joined(state)
+
+    def deletes_joined(self, state: FilesState) -> list[int]:
+        """The pending deletes the output joins: those listing every input that the job did not apply (its rows all
+        predate them, so hiding stays right).
+
+        Raises:
+            PendingDeleteNotAppliedError: If a delete the job did not apply lists some inputs but not all (it was
+                committed after the job read the state, and the job also read files added after it).
+        """
+        if not state.pending_deletes:
+            return []
+        joined = []
+        applied = set(self.applied_deletes)
+        for d in state.pending_deletes_of(self.input_files):
+            if d.number in applied:
+                continue
+            if all(name in d.files for name in self.input_files):
+                joined.append(d.number)
+                continue
+            raise PendingDeleteNotAppliedError(
+                f"job {self.job_id}: the row delete committed at transaction {d.number} lists some of its input "
+                f"files and the job did not apply it; run the job again"
+            )
+        return joined
 
     def to_dict(self) -> dict[str, Any]:
-        """The request's JSON as in Sleeper's REPLACE_FILE_REFERENCES jobs."""
+        """The request's JSON as in Sleeper's REPLACE_FILE_REFERENCES jobs (with ``appliedDeletes`` beyond Sleeper
+        only when the job applied any)."""
         out: dict[str, Any] = {"jobId": self.job_id}
         if self.task_id is not None:
             out["taskId"] = self.task_id
@@ -353,6 +390,8 @@ class ReplaceFileReferencesRequest:
             out["jobRunId"] = self.job_run_id
         out["inputFiles"] = list(self.input_files)
         out["newReference"] = self.new_reference.to_dict()
+        if self.applied_deletes:
+            out["appliedDeletes"] = list(self.applied_deletes)
         return out
 
     @classmethod
@@ -366,7 +405,17 @@ class ReplaceFileReferencesRequest:
             job_run_id=optional_str_field(item, "jobRunId", path),
             input_files=tuple(str_list_field(item, "inputFiles", path)),
             new_reference=FileReference.from_dict(item.get("newReference"), path=f"{path}.newReference"),
+            applied_deletes=_applied_deletes(item, path),
         )
+
+
+def _applied_deletes(item: Mapping[str, Any], path: str) -> tuple[int, ...]:
+    raw = item.get("appliedDeletes")
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise SerDeError(f"{path}.appliedDeletes must be a list")
+    return tuple(int_value(v, f"{path}.appliedDeletes[{i}]") for i, v in enumerate(raw))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -421,6 +470,7 @@ class ReplaceFileReferencesTransaction(FileTransaction):
 
 
 def _apply_replace(state: FilesState, job: ReplaceFileReferencesRequest, time: datetime) -> None:
+    joined = job.deletes_joined(state)  # validated before: raises nothing here
     for name in job.input_files:
         f = state.file(name)
         if f is None:
@@ -429,6 +479,7 @@ def _apply_replace(state: FilesState, job: ReplaceFileReferencesRequest, time: d
         state.set_references(name, refs, time)
     new_ref = job.new_reference.at(time)
     state.set_references(new_ref.filename, {new_ref.partition_id: new_ref}, time)
+    state.join_pending_deletes(joined, new_ref.filename)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -576,6 +627,38 @@ class ClearFilesTransaction(FileTransaction):
         return cls()
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteRowsTransaction(FileTransaction):
+    """Beyond Sleeper (port-only): deletes the rows matching a filter among those committed before it.
+
+    Applied as the log's entry N, it records a pending delete (``sleeper.core.statestore.deletes``) of the filter over
+    every file referenced at that moment; a table with no referenced file records none. The body is
+    ``{"filter": "<canonical filter text>"}``, in the language of ``sleeper.core.filter``.
+    """
+
+    TYPE: ClassVar[TransactionType] = TransactionType.DELETE_ROWS
+    filter: str
+
+    def validate(self, state: FilesState) -> None:
+        if not self.filter.strip():
+            raise InvalidTransactionError("a row delete needs a filter")
+
+    def apply(self, state: FilesState, time: datetime) -> None:
+        """Applies the delete with no log number (numbered 0): readers of a log use :meth:`apply_numbered`."""
+        self.apply_numbered(state, time, 0)
+
+    def apply_numbered(self, state: FilesState, time: datetime, number: int) -> None:
+        files = frozenset(f.filename for f in state.files() if f.references)
+        state.add_pending_delete(PendingDelete(number=number, filter=self.filter, files=files))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"filter": self.filter}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DeleteRowsTransaction:
+        return cls(filter=str_field(data, "filter"))
+
+
 FILE_TRANSACTIONS: dict[TransactionType, type[FileTransaction]] = {
     t.TYPE: t
     for t in (
@@ -585,6 +668,7 @@ FILE_TRANSACTIONS: dict[TransactionType, type[FileTransaction]] = {
         SplitFileReferencesTransaction,
         DeleteFilesTransaction,
         ClearFilesTransaction,
+        DeleteRowsTransaction,
     )
 }
 

@@ -23,6 +23,8 @@ class TransactionType(Enum):
     SPLIT_FILE_REFERENCES = "SPLIT_FILE_REFERENCES"
     DELETE_FILES = "DELETE_FILES"
     CLEAR_FILES = "CLEAR_FILES"
+    DELETE_ROWS = "DELETE_ROWS"
+    """Beyond Sleeper (port-only): a row delete by filter (``sleeper.core.statestore.deletes``)."""
 
 
 class LogType(Enum):

@@ -16,6 +16,7 @@ from sleeper.core.statestore.transactions.files import (
     AssignJobIdsTransaction,
     ClearFilesTransaction,
     DeleteFilesTransaction,
+    DeleteRowsTransaction,
     ReplaceFileReferencesRequest,
     ReplaceFileReferencesTransaction,
     SplitFileReferenceRequest,
@@ -30,6 +31,7 @@ from sleeper.core.statestore.transactions.serde import Transaction, TransactionS
 from tests.unit.core.statestore.builders import LONG_KEY_SCHEMA, STRING_KEY_SCHEMA, TIME, PartitionsBuilder
 
 APPROVALS = Path(__file__).resolve().parents[3] / "approvals" / "transactions"
+PORT_ONLY = APPROVALS.parent / "port-only"
 PREFIX = "s3a://sleeper-instanceid-table-data-test-account/933cd595/data"
 
 
@@ -183,3 +185,43 @@ def should_read_the_approved_json_and_round_trip(name: str) -> None:
     expected = _without_times(transaction)
     assert read == expected
     assert round_trip == expected
+
+
+PORT_ONLY_CASES: dict[str, Any] = {
+    "delete-rows.json": lambda: DeleteRowsTransaction(filter="key < 100 and value = 'x'"),
+    "replace-file-references-applied-deletes.json": lambda: ReplaceFileReferencesTransaction(
+        jobs=(
+            ReplaceFileReferencesRequest(
+                job_id="job",
+                input_files=(_path("root", "file1"), _path("root", "file2")),
+                new_reference=_ref("root", "file3", 100),
+                applied_deletes=(3, 7),
+            ),
+        )
+    ),
+}
+
+
+def should_cover_every_port_only_file() -> None:
+    assert {p.name for p in PORT_ONLY.glob("*.json")} == set(PORT_ONLY_CASES)
+
+
+@pytest.mark.parametrize("name", sorted(PORT_ONLY_CASES))
+def should_write_and_read_the_port_only_json(name: str) -> None:
+    # Given a transaction only this port writes
+    transaction = PORT_ONLY_CASES[name]()
+    serde = TransactionSerDe(LONG_KEY_SCHEMA)
+    approved = (PORT_ONLY / name).read_text(encoding="utf-8")
+    # Then it is written as approved, and the approved JSON reads back as it
+    assert serde.to_dict(transaction) == json.loads(approved)
+    assert serde.from_json(transaction.TYPE, approved) == _without_times(transaction)
+
+
+def should_keep_sleepers_json_for_a_compaction_that_applied_no_delete() -> None:
+    # A table without deletes commits its compactions with no applied deletes: the JSON is Sleeper's approved file
+    serde = TransactionSerDe(LONG_KEY_SCHEMA)
+    written = serde.to_dict(_replace_file_references(tracking=False))
+    assert written == json.loads((APPROVALS / "replace-file-references.json").read_text(encoding="utf-8"))
+    with_deletes = json.loads((PORT_ONLY / "replace-file-references-applied-deletes.json").read_text(encoding="utf-8"))
+    del with_deletes["jobs"][0]["appliedDeletes"]
+    assert written == with_deletes
