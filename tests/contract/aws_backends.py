@@ -72,6 +72,9 @@ __all__ = [
 
 REGION = "eu-west-2"
 
+S3_LIST_PAGE = 50
+"""The listing page size of the S3 state store backends the tests make (S3's own is 1,000 keys)."""
+
 _lock = threading.Lock()
 _server: ThreadedMotoServer | None = None
 _endpoint: str | None = None
@@ -167,11 +170,12 @@ def make_state_store_backend(tmp_path: Path) -> DynamoDBStateStoreBackend:
 
 
 def make_s3_state_store_backend(tmp_path: Path) -> S3StateStoreBackend:
-    """A state store backend whose logs are objects in a fresh bucket (no DynamoDB; ``tmp_path`` is not used)."""
+    """A state store backend whose logs are objects in a fresh bucket (no DynamoDB; ``tmp_path`` is not used). It
+    lists keys in pages of :data:`S3_LIST_PAGE`, so that reading a log of a few hundred entries crosses pages."""
     s3 = s3_client(aws_settings())
     bucket = f"sleeper-{new_instance_id()}-table-data"
     create_bucket(s3, bucket, REGION)
-    return S3StateStoreBackend(s3, bucket)
+    return S3StateStoreBackend(s3, bucket, list_page_size=S3_LIST_PAGE)
 
 
 def make_table_index(tmp_path: Path) -> DynamoDBTableIndex:

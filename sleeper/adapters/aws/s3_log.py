@@ -40,9 +40,10 @@ class _Bucket:
     """The object store of the logs (``sleeper.adapters.object_log.Objects``): the few S3 calls they make, each
     translating botocore errors to ``AwsError``."""
 
-    def __init__(self, client: S3Client, bucket: str) -> None:
+    def __init__(self, client: S3Client, bucket: str, page_size: int | None = None) -> None:
         self.client = client
         self.bucket = bucket
+        self.paging = {} if page_size is None else {"PaginationConfig": {"PageSize": page_size}}
 
     def put_if_absent(self, key: str, data: bytes) -> bool:
         """Writes an object only if none has its key; False if one has (or another conditional write is in flight)."""
@@ -80,9 +81,11 @@ class _Bucket:
         page by page as they are consumed."""
         paginator = self.client.get_paginator("list_objects_v2")
         if after >= 0:
-            pages = paginator.paginate(Bucket=self.bucket, Prefix=prefix, StartAfter=prefix + numbered_name(after))
+            pages = paginator.paginate(
+                Bucket=self.bucket, Prefix=prefix, StartAfter=prefix + numbered_name(after), **self.paging
+            )
         else:
-            pages = paginator.paginate(Bucket=self.bucket, Prefix=prefix)
+            pages = paginator.paginate(Bucket=self.bucket, Prefix=prefix, **self.paging)
         with translated(self._op("ListObjectsV2", prefix)):
             for page in pages:
                 for obj in page.get("Contents", []):
@@ -118,10 +121,11 @@ class S3StateStoreBackend(ObjectStateStoreBackend):
     Args:
         client: The S3 client.
         data_bucket: The instance's data bucket.
+        list_page_size: At most this many keys per listing page; None takes S3's pages of up to 1,000.
     """
 
-    def __init__(self, client: S3Client, data_bucket: str) -> None:
-        super().__init__(_Bucket(client, data_bucket))
+    def __init__(self, client: S3Client, data_bucket: str, *, list_page_size: int | None = None) -> None:
+        super().__init__(_Bucket(client, data_bucket, list_page_size))
         self._client = client
         self._bucket = data_bucket
 
