@@ -32,6 +32,7 @@ from sleeper.api.ingest_job import (
 from sleeper.api.metadata import file_sizes, files_table, job_runs_table, partitions_table
 from sleeper.api.scan import KeysArg, RangesArg, Scan, regions_of
 from sleeper.api.time_travel import history_table, past_table
+from sleeper.compaction.purge import PurgeResult
 from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
 from sleeper.core.filter import Filter, filter_of
 from sleeper.core.partition import Partition, partitions_from_split_points, read_split_points
@@ -393,6 +394,13 @@ class Table(Generic[InstanceT]):
         wait = DEFAULT_QUERY_WAIT_SECONDS if timeout_seconds is None else timeout_seconds
         if wait <= 0:
             raise SleeperError(f"queue_timeout_seconds must be more than 0, got {wait:g}")
+        if self.state_store.holds_deleted_rows():
+            from sleeper.query.exceptions import QueryExecutionError
+
+            raise QueryExecutionError(
+                f"table {self.name} has pending row deletes, which a queued query cannot apply yet: scan it directly, "
+                f"or purge the table first (table.purge(), sleeper purge {self.name})"
+            )
         return QueuedScan(
             self,
             keys=None if keys is None else tuple(keys),
@@ -482,6 +490,26 @@ class Table(Generic[InstanceT]):
         from sleeper.api.schema_change import truncate
 
         return cast("Table[InstanceT]", truncate(self))
+
+    def delete(self, where: str | Filter) -> int:
+        """Beyond Sleeper: deletes the rows matching a filter (``sleeper.core.filter``'s language: keys, ranges and any
+        column) among those committed before, in one atomic commit; returns its transaction number. Every read hides
+        them at once; compaction removes them, and :meth:`purge` forces that. See :func:`sleeper.api.deletes.delete`.
+
+        Raises:
+            FilterError: If the filter is missing or does not suit the schema (``truncate`` removes every row).
+        """
+        from sleeper.api.deletes import delete
+
+        return delete(self, where)
+
+    def purge(self) -> PurgeResult:
+        """Beyond Sleeper: compacts every file still holding rows a pending delete hides, in this process; returns the
+        jobs run and the deletes left (``done`` once no file a read plans holds a deleted row). See
+        :func:`sleeper.api.deletes.purge`."""
+        from sleeper.api.deletes import purge
+
+        return purge(self)
 
     def history(self) -> pa.Table:
         """Beyond Sleeper: the table's kept transactions, oldest first (log, number, type, time, files and rows added

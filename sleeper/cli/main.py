@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from sleeper.cli import admin_commands, aws_local, common, operations, properties_cmd, render, reports
+from sleeper.cli import admin_commands, aws_local, common, delete_cmd, operations, properties_cmd, render, reports
 from sleeper.cli import deploy as deploy_cli
 from sleeper.cli import export as export_cli
 from sleeper.cli import iceberg as iceberg_cli
@@ -629,6 +629,7 @@ export_cli.register(app)
 sql_cli.register(app)
 deploy_cli.register(app)
 iceberg_cli.register(table_app)
+delete_cmd.register(app)
 
 
 PRIVATE_UMASK = 0o077

@@ -211,8 +211,13 @@ def commit_job(
     clock: Clock = _utc_now,
     filesystem: pafs.FileSystem | None = None,
     options: FileSystemOptions | None = None,
+    applied_deletes: tuple[int, ...] = (),
 ) -> tuple[CommitOutcome, str]:
     """Commits a run of a job whose output file is written.
+
+    A run that applied pending row deletes says so in its request (``appliedDeletes``, beyond Sleeper); such a
+    request is sent asynchronously as a whole transaction through the state store committer, never as Sleeper's
+    batched compaction commit message (which stays exactly Sleeper's).
 
     Args:
         job: The job.
@@ -226,6 +231,7 @@ def commit_job(
         clock: The time of tracker updates.
         filesystem: The filesystem of the output file instead of the one its URI names (tests).
         options: How to reach S3.
+        applied_deletes: The transaction numbers of the pending row deletes the run applied.
 
     Returns:
         The outcome and a reason (empty when committed or sent).
@@ -248,7 +254,10 @@ def commit_job(
             count_approximate=False,
             only_contains_data_for_this_partition=True,
         ),
+        applied_deletes=applied_deletes,
     )
+    if applied_deletes and chosen is CommitMode.ASYNC_BATCHED:
+        chosen = CommitMode.ASYNC
     if chosen is not CommitMode.SYNC:
         if queue is None:
             from sleeper.compaction.exceptions import CompactionConfigError

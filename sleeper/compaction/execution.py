@@ -27,6 +27,12 @@ sets it, uses Apache DataFusion's sort-preserving merge (:mod:`sleeper.compactio
 ``JAVA`` use the pyarrow merge. Left at the built-in default, compaction uses the pyarrow merge
 (:data:`DEFAULT_ENGINE`: its memory stays flat as the input grows, DataFusion's does not).
 Either way the iterators and the writer are the same, so both engines write the same rows.
+
+Beyond Sleeper, a table's pending row deletes (``sleeper.core.statestore.deletes``) that list an input file are read
+from the state store, brought up to date, when the run starts: the rows of that input matching their filters are
+dropped as it is read, before the merge (:class:`sleeper.iterators.pipeline.DeletedRows`, the hide queries apply),
+and the result names the deletes applied, which the commit carries so the output joins none of them. Such a run
+always uses the pyarrow merge.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -48,6 +54,7 @@ from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.partition import Partition
 from sleeper.core.range import Region as CoreRegion
 from sleeper.core.schema import Schema
+from sleeper.core.statestore.deletes import filters_by_file
 from sleeper.io.filesystem import FileSystemOptions, delete, exists, publish_no_clobber, resolve, size
 from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.merge import RowCounter, merge_sorted
@@ -61,7 +68,7 @@ from sleeper.io.parquet import (
 from sleeper.io.parquet_reader import check_no_unknown_columns
 from sleeper.io.sketches import sketches_path
 from sleeper.iterators import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY, ProcessingConfig
-from sleeper.iterators.pipeline import RowIterators
+from sleeper.iterators.pipeline import DeletedRows, RowIterators
 from sleeper.iterators.plugin import IteratorSpec
 
 if TYPE_CHECKING:
@@ -150,6 +157,7 @@ class CompactionResult:
         engine: The engine that merged the inputs (``ARROW`` or ``DATAFUSION``).
         output_existed: Another run of the job had already published the output file; this run's was discarded and
             ``rows_written`` is the existing file's row count.
+        applied_deletes: The transaction numbers of the pending row deletes whose rows were dropped from the inputs.
     """
 
     job_id: str
@@ -158,6 +166,7 @@ class CompactionResult:
     output: WrittenFile
     engine: str
     output_existed: bool = False
+    applied_deletes: tuple[int, ...] = ()
 
 
 DEFAULT_ENGINE = ENGINE_ARROW
@@ -300,7 +309,13 @@ def run_compaction(
     iterators = iterators_for_job(
         job, table.properties, schema, now_ms=now_ms if now_ms is not None else int(time.time() * 1000)
     )
+    store = table.state_store
+    store.refresh()
+    deletes = [d for d in store.pending_deletes() if not d.files.isdisjoint(job.input_files)]
+    hides = DeletedRows.by_file(filters_by_file(deletes, job.input_files), schema)
     engine_used = resolve_engine(table.properties, engine)
+    if hides:
+        engine_used = ENGINE_ARROW
     if engine_used == ENGINE_DATAFUSION:
         from sleeper.compaction.datafusion_engine import datafusion_can_read
 
@@ -317,6 +332,7 @@ def run_compaction(
             filesystem=filesystem,
             options=options,
             stack=stack,
+            hides=hides,
         )
         with SortedFileWriter(
             staging,
@@ -336,6 +352,7 @@ def run_compaction(
         output=output,
         engine=engine_used,
         output_existed=existed,
+        applied_deletes=tuple(d.number for d in deletes),
     )
 
 
@@ -414,6 +431,7 @@ def compaction_batches(
     filesystem: pafs.FileSystem | None = None,
     options: FileSystemOptions | None = None,
     stack: ExitStack,
+    hides: Mapping[str, DeletedRows] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The rows of sorted files within a region, merged into one sorted stream (no filters or aggregations).
 
@@ -426,6 +444,7 @@ def compaction_batches(
         filesystem: A filesystem to read every file on instead of the one each URI names (ARROW only).
         options: How to reach S3 (ARROW only).
         stack: Where the open files are registered, to be closed when it exits.
+        hides: The rows pending deletes hide, by input file: dropped as each file is read (ARROW only).
 
     Returns:
         Record batches with the schema's columns, sorted by row keys then sort keys, each of at most
@@ -442,9 +461,9 @@ def compaction_batches(
     for location in input_files:
         reader = stack.enter_context(SortedFileReader(location, schema, filesystem=filesystem, options=options))
         check_no_unknown_columns(location, reader.column_names, schema)
-        streams.append(
-            reader.read(regions, batch_size=chosen.batch_rows, use_threads=chosen.decode_threads),
-        )
+        batches = reader.read(regions, batch_size=chosen.batch_rows, use_threads=chosen.decode_threads)
+        hide = None if hides is None else hides.get(location)
+        streams.append(batches if hide is None else hide.apply(batches))
     merged = merge_sorted(
         streams,
         schema.key_names,

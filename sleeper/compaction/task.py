@@ -232,6 +232,7 @@ class CompactionJobRunner:
                 clock=self._clock,
                 filesystem=self._filesystem,
                 options=self._options,
+                applied_deletes=result.applied_deletes,
             )
         )
         if isinstance(committed, RunFailure):

@@ -8,6 +8,10 @@ before it reads or writes anything, so an iterator that cannot be loaded fails t
 Each loaded iterator runs behind a guard: an error raised by its own code (not by the reading of its input) becomes an
 :class:`IteratorRunError` naming it, and where rows are written (``writes=True``) what it yields must keep the
 columns it was given and the key order, or the work fails before a file is committed.
+
+Before any of them, a table's pending row deletes (``sleeper.core.statestore.deletes``) hide rows of the files they
+list: :class:`DeletedRows` is the one per-file hide that queries and compactions apply to each file's rows before the
+merge, so deletes apply to stored rows before the table's rules.
 """
 
 from __future__ import annotations
@@ -16,10 +20,13 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from sleeper.core.filter import columns_of, parse_filter
 from sleeper.core.properties.properties import TableProperties
 from sleeper.core.properties.table import AGGREGATION_CONFIG, FILTERING_CONFIG, ITERATOR_CLASS_NAME, ITERATOR_CONFIG
 from sleeper.core.schema import Schema
+from sleeper.io.row_filter import to_expression
 from sleeper.io.sort import NotSortedError, check_sorted, key_at
 from sleeper.iterators.apply import RowProcessor
 from sleeper.iterators.config import ProcessingConfig
@@ -28,6 +35,7 @@ from sleeper.iterators.plugin import IteratorSpec, SortedRowIterator, load_itera
 
 __all__ = [
     "QUERY_TIME_SOURCE",
+    "DeletedRows",
     "RowIterators",
     "check_table_iterators",
     "table_iterator_spec",
@@ -37,6 +45,54 @@ __all__ = [
 
 QUERY_TIME_SOURCE = "queryTimeIteratorClassName"
 """How a query-time iterator is named in errors (the query message field)."""
+
+
+class DeletedRows:
+    """The rows of one file that pending deletes hide: those matching any of the deletes' filters (a row a filter
+    neither matches nor fails, through a null, is kept, as a SQL ``DELETE ... WHERE`` keeps it).
+
+    Args:
+        filters: The texts of the filters of the deletes that list the file (``sleeper.core.filter`` language).
+        schema: The table schema.
+
+    Raises:
+        FilterError: If a filter does not suit the schema.
+    """
+
+    def __init__(self, filters: Sequence[str], schema: Schema) -> None:
+        nodes = [parse_filter(text, schema) for text in filters]
+        self.columns: frozenset[str] = frozenset(c for n in nodes for c in columns_of(n))
+        matched: pc.Expression | None = None
+        for node in nodes:
+            expression = to_expression(node, schema)
+            matched = expression if matched is None else matched | expression
+        self._keep = None if matched is None else ~pc.coalesce(matched, pa.scalar(False))
+
+    def keep(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """The rows of a batch no delete hides."""
+        if self._keep is None or not batch.num_rows:
+            return batch
+        return batch.filter(self._keep)
+
+    def apply(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """The batches with the hidden rows left out (empty batches dropped)."""
+        for batch in batches:
+            kept = self.keep(batch)
+            if kept.num_rows:
+                yield kept
+
+    @classmethod
+    def by_file(cls, filters: dict[str, tuple[str, ...]], schema: Schema) -> dict[str, DeletedRows]:
+        """The hide of each file some deletes list, from the filters by file
+        (``sleeper.core.statestore.deletes.filters_by_file``), each distinct set of filters parsed once."""
+        made: dict[tuple[str, ...], DeletedRows] = {}
+        out: dict[str, DeletedRows] = {}
+        for name, texts in filters.items():
+            hide = made.get(texts)
+            if hide is None:
+                hide = made[texts] = cls(texts, schema)
+            out[name] = hide
+        return out
 
 
 def table_processing(properties: TableProperties, schema: Schema) -> ProcessingConfig:

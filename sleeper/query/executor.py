@@ -28,6 +28,7 @@ from sleeper.core.properties.properties import TableProperties
 from sleeper.core.query import LeafPartitionQuery, Query, QueryProcessingConfig
 from sleeper.core.range import Region
 from sleeper.core.schema import PrimitiveType, Schema
+from sleeper.core.statestore.deletes import PendingDelete, filters_by_file
 from sleeper.core.statestore.references import FileReference
 from sleeper.io.arrow_schema import arrow_schema, conform_batch
 from sleeper.io.filesystem import FileSystemOptions
@@ -37,7 +38,7 @@ from sleeper.io.parquet_reader import PageSpans, ReadPlan, SortedFileReader
 from sleeper.io.row_filter import column_positions, filter_batch, page_spans, row_group_may_match, to_expression
 from sleeper.iterators import ProcessingConfig
 from sleeper.iterators.config import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY
-from sleeper.iterators.pipeline import QUERY_TIME_SOURCE, RowIterators
+from sleeper.iterators.pipeline import QUERY_TIME_SOURCE, DeletedRows, RowIterators
 from sleeper.iterators.plugin import IteratorSpec
 from sleeper.query.exceptions import QueryExecutionError
 from sleeper.query.planner import leaf_regions, plan_query
@@ -68,6 +69,15 @@ class QueryableStateStore(Protocol):
 
     def file_references(self) -> list[FileReference]:
         """Every file reference of the table."""
+        ...
+
+
+@runtime_checkable
+class DeletingStateStore(Protocol):
+    """A state store that keeps pending row deletes (``StateStore.pending_deletes``, a past state's too)."""
+
+    def pending_deletes(self) -> tuple[PendingDelete, ...]:
+        """The pending row deletes, oldest first."""
         ...
 
 
@@ -108,7 +118,41 @@ def plan_table_query(
     round, a split and the move of its parent's references to the new leaves (job creation's pre-split) landing
     between the reads leave references on leaves the older tree lacks, and their rows are missed (the A3 mixed race
     saw a query miss 225 acknowledged rows).
+
+    A door that runs the sub-queries elsewhere cannot yet carry a table's pending row deletes to them: a query reading
+    a file a pending delete lists is refused (``QueryExecutionError``), never answered with the deleted rows. A
+    direct query applies them (:func:`execute`).
     """
+    leaves, hidden = plan_with_deletes(query, state_store, table_id=table_id, schema=schema)
+    if hidden:
+        raise QueryExecutionError(
+            f"table {query.table_name} has pending row deletes on the files this query reads, which this door cannot "
+            f"apply yet: query it directly, or purge the table first (sleeper purge {query.table_name})"
+        )
+    return leaves
+
+
+def plan_with_deletes(
+    query: Query, state_store: QueryableStateStore, *, table_id: str, schema: Schema | None = None
+) -> tuple[list[LeafPartitionQuery], dict[str, tuple[str, ...]]]:
+    """Plans a query as :func:`plan_table_query` does, with the filters of the pending row deletes that hide rows of
+    the files its sub-queries read, by file (none for a file no delete lists).
+
+    The deletes are read after the files: a file stays in a delete's set until it leaves the table's state, so they
+    cover every file planned (``sleeper.core.statestore.deletes``).
+    """
+    leaves = _plan(query, state_store, table_id=table_id, schema=schema)
+    if not isinstance(state_store, DeletingStateStore):
+        return leaves, {}
+    deletes = state_store.pending_deletes()
+    if not deletes:
+        return leaves, {}
+    return leaves, filters_by_file(deletes, {name for leaf in leaves for name in leaf.files})
+
+
+def _plan(
+    query: Query, state_store: QueryableStateStore, *, table_id: str, schema: Schema | None = None
+) -> list[LeafPartitionQuery]:
     if schema is not None:
         query = narrowed_to_filter(query, schema)
     if isinstance(state_store, IndexedStateStore):
@@ -234,6 +278,7 @@ def run_leaf_query(
     *,
     options: FileSystemOptions | None = None,
     batch_rows: int | None = None,
+    deleted: Mapping[str, DeletedRows] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Runs one sub-query: the rows of its files in its regions and its leaf, processed, filtered and projected.
 
@@ -251,6 +296,8 @@ def run_leaf_query(
         now_ms: The time age-off filters measure from, in milliseconds since the epoch.
         options: How to reach S3.
         batch_rows: The most rows in a batch read and merged; the merge's default if None.
+        deleted: The rows pending deletes hide, by file (:meth:`DeletedRows.by_file`): hidden from each file's rows
+            as they are read, before the merge and the table's rules.
 
     Yields:
         Batches in key order with exactly the output fields (see :func:`output_fields`), in schema order.
@@ -263,6 +310,10 @@ def run_leaf_query(
     row_filter = leaf_query.processing.filter
     out_names = output_fields(schema, requested)
     names = read_fields(schema, requested, config, row_filter)
+    hides = {name: hide for name in leaf_query.files if deleted and (hide := deleted.get(name)) is not None}
+    if hides:
+        needed = set(names).union(*(hide.columns for hide in hides.values()))
+        names = [name for name in schema.field_names if name in needed]
     regions = leaf_regions(leaf_query.regions, leaf_query.partition_region)
     if not regions or not leaf_query.files:
         return
@@ -282,7 +333,7 @@ def run_leaf_query(
         pruning = _Pruning(row_filter, frozenset(usable), expression if early else None, page_columns, strings)
         if early:
             expression = None
-    streams = _planned_reads(leaf_query.files, schema, bounds, names, rows, options, pruning)
+    streams = _planned_reads(leaf_query.files, schema, bounds, names, rows, options, pruning, hides)
     # Files read over more than a row group are read ahead on threads (pyarrow decodes without the GIL), so
     # decoding overlaps the merge; a lookup (a row group or less per file) is not worth starting threads for.
     ahead = len(streams) if len(streams) > 1 and any(len(s.plan.row_groups) > 1 for s in streams) else 0
@@ -334,8 +385,10 @@ class _PlannedRead:
         names: list[str],
         rows: int,
         expression: pc.Expression | None = None,
+        hide: DeletedRows | None = None,
     ) -> None:
         self.plan = plan
+        self._hide = hide
         self._reader = reader
         self._batches = reader.read_plan(plan, columns=names, batch_size=rows)
         self._expression = expression
@@ -346,6 +399,10 @@ class _PlannedRead:
     def __next__(self) -> pa.RecordBatch:
         while True:
             batch = next(self._batches)
+            if self._hide is not None:
+                batch = self._hide.keep(batch)
+                if not batch.num_rows:
+                    continue
             if self._expression is None:
                 return batch
             batch = filter_batch(batch, self._expression)
@@ -367,6 +424,7 @@ def _planned_reads(
     rows: int,
     options: FileSystemOptions | None,
     pruning: _Pruning | None = None,
+    hides: Mapping[str, DeletedRows] | None = None,
 ) -> list[_PlannedRead]:
     """Opens every file of a sub-query and plans its read (footers come from the reader's cache when known)."""
     reads: list[_PlannedRead] = []
@@ -378,7 +436,8 @@ def _planned_reads(
                 early = None if pruning is None else pruning.early
                 pages = None if pruning is None else pruning.pages()
                 plan = reader.plan(bounds, keep_row_group=keep, page_spans=pages)
-                reads.append(_PlannedRead(reader, plan, names, rows, early))
+                hide = None if hides is None else hides.get(location)
+                reads.append(_PlannedRead(reader, plan, names, rows, early, hide))
             except BaseException:
                 reader.close()
                 raise
@@ -424,11 +483,14 @@ def execute(
     target = _output_schema(schema, output_fields(schema, query.processing.requested_value_fields))
     now = int(time.time() * 1000) if now_ms is None else now_ms
     config = query_iterators(table.properties, schema, query.processing, now)
-    leaf_queries = plan_table_query(query, table.state_store, table_id=table.table_id, schema=schema)
+    leaf_queries, hidden = plan_with_deletes(query, table.state_store, table_id=table.table_id, schema=schema)
+    deleted = DeletedRows.by_file(hidden, schema)
 
     def batches() -> Iterator[pa.RecordBatch]:
         for leaf_query in leaf_queries:
-            yield from run_leaf_query(leaf_query, schema, config, now, options=options, batch_rows=batch_rows)
+            yield from run_leaf_query(
+                leaf_query, schema, config, now, options=options, batch_rows=batch_rows, deleted=deleted
+            )
 
     stream = batches() if limit is None else _limited(batches(), limit)
     return pa.RecordBatchReader.from_batches(target, stream)

@@ -220,6 +220,16 @@ class StateStore:
         until it leaves the state, so these read after the files a query planned from cover every file it reads."""
         return self._files().pending_deletes
 
+    def holds_deleted_rows(self) -> bool:
+        """Whether a referenced file is in a pending delete's set: reads then hide rows (until a purge)."""
+        state = self._files()
+        for delete in state.pending_deletes:
+            for name in delete.files:
+                entry = state.file(name)
+                if entry is not None and entry.references:
+                    return True
+        return False
+
     def files_state(self) -> FilesState:
         """A copy of the files state."""
         return self._files().copy()

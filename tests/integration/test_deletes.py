@@ -1,0 +1,124 @@
+"""Row deletes by filter on a local instance: ``Table.delete`` hides the matching rows committed before it (never
+later ones) from a direct scan at once, time travel before it still sees them, the table's rules apply after the
+delete, compaction and ``Table.purge`` remove the rows physically (after which no delete is left on a referenced
+file), a queued query refuses a table with pending deletes rather than return deleted rows, and a delete with no or
+a bad filter is refused with nothing committed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import sleeper
+from sleeper.core.filter import FilterError
+from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.query.exceptions import QueryExecutionError
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = Schema.of(
+    row_keys=[Field("key", PrimitiveType.LONG)],
+    values=[Field("name", PrimitiveType.STRING), Field("count", PrimitiveType.LONG)],
+)
+
+
+def _rows(keys: range, name: str = "n") -> pa.Table:
+    return pa.table(
+        {
+            "key": pa.array(list(keys), pa.int64()),
+            "name": [f"{name}{k % 5}" for k in keys],
+            "count": pa.array([1] * len(keys), pa.int64()),
+        }
+    )
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> sleeper.Table:  # type: ignore[type-arg]
+    instance = sleeper.create_instance(tmp_path / "instance")
+    created = instance.create_table("t", SCHEMA, split_points=[100])
+    created.ingest(_rows(range(150)))
+    created.ingest(_rows(range(50, 200)))
+    return created
+
+
+def _keys(table: pa.Table) -> list[int]:
+    return sorted(table["key"].to_pylist())
+
+
+def _expected(inputs: list[pa.Table], mask_filter: pc.Expression | None) -> list[int]:
+    rows = pa.concat_tables(inputs)
+    if mask_filter is not None:
+        rows = rows.filter(~pc.coalesce(mask_filter, pa.scalar(False)))
+    return sorted(rows["key"].to_pylist())
+
+
+def should_hide_the_matching_rows_committed_before_and_never_later_ones(table: sleeper.Table) -> None:  # type: ignore[type-arg]
+    # Given rows ingested, then a delete by key range and value
+    number = table.delete("key < 60 or name = 'n3'")
+    later = _rows(range(10), name="n")
+    table.ingest(later)
+    # Then the earlier matching rows are gone, the later ones (matching too) are there
+    deleted = (pc.field("key") < 60) | (pc.field("name") == "n3")
+    expected = sorted(_expected([_rows(range(150)), _rows(range(50, 200))], deleted) + list(range(10)))
+    assert _keys(table.scan().to_arrow()) == expected
+    # And a filtered scan, a key lookup and time travel agree
+    assert _keys(table.scan(filter="key < 12").to_arrow()) == list(range(10))
+    assert table.scan(as_of=number - 1).count() == 300
+    assert table.scan(as_of=number).count() == len(expected) - 10
+
+
+def should_delete_stored_rows_before_the_tables_aggregation(tmp_path: Path) -> None:
+    instance = sleeper.create_instance(tmp_path / "instance")
+    aggregating = instance.create_table(
+        "agg", SCHEMA, properties={"sleeper.table.aggregations": "max(name),sum(count)"}
+    )
+    aggregating.ingest(_rows(range(10)))
+    aggregating.ingest(_rows(range(10)))
+    aggregating.delete("key = 3")
+    aggregating.ingest(_rows(range(3, 4)))
+    rows = aggregating.scan().to_arrow().to_pydict()
+    by_key = dict(zip(rows["key"], rows["count"], strict=True))
+    assert by_key[3] == 1 and by_key[4] == 2 and len(by_key) == 10
+
+
+def should_remove_deleted_rows_by_compaction_and_purge(table: sleeper.Table) -> None:  # type: ignore[type-arg]
+    table.delete("key >= 90 and key < 110")
+    before = _keys(table.scan().to_arrow())
+    result = table.purge()
+    assert result.done and result.jobs
+    assert all(left.files_with_rows == 0 for left in result.left)
+    # The rows read are the same, and the files the reads plan hold no deleted row
+    assert _keys(table.scan().to_arrow()) == before
+    store = table.state_store
+    store.refresh()
+    listed = set().union(*(d.files for d in store.pending_deletes()))
+    assert not [f for f in table.files() if f.references and f.filename in listed]
+    # A second purge has nothing to do
+    assert table.purge().jobs == ()
+
+
+def should_refuse_a_queued_query_of_a_table_with_pending_deletes(table: sleeper.Table) -> None:  # type: ignore[type-arg]
+    table.delete("key = 5")
+    with pytest.raises(QueryExecutionError, match="pending row deletes"):
+        table.scan(via_queue=True).to_arrow()
+    table.purge()
+    assert 5 not in _keys(table.scan(via_queue=True).to_arrow())
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        (None, "table truncate"),
+        ("  ", "table truncate"),
+        ("agee > 3", "no column 'agee'"),
+        ("key > 'x'", "compare it with an integer"),
+    ],
+)
+def should_refuse_a_delete_without_a_good_filter(table: sleeper.Table, where: str | None, message: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(FilterError, match=message):
+        table.delete(where)  # type: ignore[arg-type]
+    assert table.state_store.pending_deletes() == ()
+    assert table.scan().count() == 300
