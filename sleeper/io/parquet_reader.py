@@ -20,10 +20,13 @@ decoding the first, which would hold whole files in memory. The names here are a
 
 from __future__ import annotations
 
+import os
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections import OrderedDict, deque
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import islice
 from types import TracebackType
 from typing import Any
 
@@ -33,6 +36,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
+from sleeper.core.filter import ColumnStats
 from sleeper.core.schema import KeyValue, PrimitiveType
 from sleeper.core.schema import Schema as SleeperSchema
 from sleeper.io.arrow_schema import arrow_field, key_arrow_type
@@ -48,6 +52,7 @@ from sleeper.io.key_ranges import (
     regions_mask,
 )
 from sleeper.io.page_index import FooterIndex, footer_bytes
+from sleeper.io.row_filter import column_positions, row_group_statistics
 from sleeper.io.thrift_compact import ThriftError
 
 __all__ = [
@@ -57,13 +62,18 @@ __all__ = [
     "RowGroupInfo",
     "SortedFileMetadata",
     "SortedFileReader",
+    "WHOLE_ROW_GROUP_SHARE",
     "check_no_unknown_columns",
     "read_file_metadata",
+    "read_pool",
     "read_sorted",
 ]
 
 DEFAULT_BATCH_ROWS = 65536
 """The default largest number of rows in a batch read from a file."""
+
+WHOLE_ROW_GROUP_SHARE = 0.5
+"""In a read ahead, a row group whose pages to decode hold at least this share of its rows is decoded whole."""
 
 FOOTER_CACHE_FILES = 128
 """How many files' footers (with their page index, once read) a process keeps."""
@@ -79,6 +89,7 @@ class _Footer:
     index: FooterIndex | None = None
     index_failed: bool = False
     index_lock: threading.Lock = field(default_factory=threading.Lock)
+    statistics: dict[frozenset[str], tuple[Mapping[str, ColumnStats], ...]] = field(default_factory=dict)
 
 
 _CacheKey = tuple[int, str, int, int]
@@ -289,6 +300,22 @@ class SortedFileReader:
             self._info = info
         return self._info
 
+    def row_group_statistics(self, columns: Collection[str]) -> tuple[Mapping[str, ColumnStats], ...]:
+        """What each row group's statistics say of some top-level columns, as a filter's test of them takes
+        (:func:`sleeper.core.filter.may_match`; a column without usable statistics is left out). Decoded once per
+        kept footer, so a file scanned again is pruned without decoding its statistics again."""
+        wanted = frozenset(columns)
+        footer = self._footer
+        cached = footer.statistics.get(wanted)
+        if cached is None:
+            metadata = footer.parquet
+            positions = column_positions(metadata)
+            cached = tuple(
+                row_group_statistics(metadata, group, wanted, positions) for group in range(metadata.num_row_groups)
+            )
+            footer.statistics[wanted] = cached
+        return cached
+
     def plan(
         self,
         regions: Sequence[Region] | None = None,
@@ -373,22 +400,41 @@ class SortedFileReader:
         columns: Sequence[str] | None = None,
         batch_size: int = DEFAULT_BATCH_ROWS,
         use_threads: bool = True,
+        readahead: int = 0,
+        transform: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
     ) -> Iterator[pa.RecordBatch]:
         """Reads the row groups of a plan made by :meth:`plan` (see :meth:`read`).
 
         A nullable value field of the schema that the file lacks (a column added to the table after the file was
         written) is read as nulls of the field's type; any other column the file lacks is refused.
+
+        Args:
+            plan: The plan.
+            columns: The columns to return, in order; all of the schema's by default.
+            batch_size: The most rows in a batch read.
+            use_threads: Decode columns in parallel.
+            readahead: If positive, up to this many row groups are decoded at once, ahead of the batches taken, on
+                the process's pool of reading threads (:func:`read_pool`; pyarrow decodes without the GIL), so one
+                file's read uses every core. The rows and their order are the same; memory holds up to that many
+                row groups decoded. Row groups are decoded one after another, as batches are taken, if 0.
+            transform: Applied to every batch read (on the reading threads when reading ahead), such as a filter of
+                its rows; batches it leaves empty are skipped.
+
+        Raises:
+            ValueError: If ``readahead`` is negative.
         """
+        if readahead < 0:
+            raise ValueError(f"readahead must not be negative, got {readahead}")
         names = list(columns) if columns is not None else list(self._schema.field_names)
         file_names = set(self._arrow_schema.names)
         absent = [name for name in names if name not in file_names]
         if not absent:
-            return self._read_steps(plan, names, batch_size, use_threads)
+            return self._read_steps(plan, names, batch_size, use_threads, readahead, transform)
         nulls = self._null_fields(absent)
         present = [name for name in names if name in file_names]
         read = present or [self._schema.row_key_fields[0].name]  # a column to count the rows by
-        batches = self._read_steps(plan, read, batch_size, use_threads)
-        return _with_null_columns(batches, names, nulls)
+        completed = _completed(nulls, names, transform)
+        return self._read_steps(plan, read, batch_size, use_threads, readahead, completed)
 
     def _null_fields(self, absent: Sequence[str]) -> dict[str, pa.Field]:
         """The Arrow fields of columns the file lacks, each a nullable value field of the schema.
@@ -405,6 +451,20 @@ class SortedFileReader:
         return out
 
     def _read_steps(
+        self,
+        plan: ReadPlan,
+        names: list[str],
+        batch_size: int,
+        use_threads: bool,
+        readahead: int,
+        transform: Callable[[pa.RecordBatch], pa.RecordBatch] | None,
+    ) -> Iterator[pa.RecordBatch]:
+        if readahead:
+            return _read_ahead(self._group_reads(plan, names, batch_size, use_threads, transform), readahead)
+        batches = self._read_in_order(plan, names, batch_size, use_threads)
+        return batches if transform is None else _transformed(batches, transform)
+
+    def _read_in_order(
         self, plan: ReadPlan, names: list[str], batch_size: int, use_threads: bool
     ) -> Iterator[pa.RecordBatch]:
         for step in plan._steps:
@@ -412,20 +472,67 @@ class SortedFileReader:
                 yield from self._read_row_groups(step.row_groups, None, names, batch_size, use_threads)
                 continue
             for group in step.row_groups:
-                spans = None if plan._page_spans is None else self._wanted_spans(plan._page_spans, group, names)
-                if spans is not None and not spans[1]:
-                    continue  # no page of the row group can hold a wanted row
-                planned = None if step.regions is None else self._page_reads(group, step.regions, names)
-                if planned is not None and spans is not None:
-                    planned = (planned[0], _intersect_spans(planned[1], spans[1]))
-                elif planned is None and spans is not None:
-                    yield from self._read_spans(spans[0], spans[1], group, step.regions, names, batch_size)
-                    continue
-                if planned is None or step.regions is None:
-                    yield from self._read_row_groups((group,), step.regions, names, batch_size, use_threads)
-                else:
-                    index, pages = planned
-                    yield from self._read_pages(index, pages, group, step.regions, names, batch_size)
+                yield from self._read_group(plan._page_spans, step.regions, group, names, batch_size, use_threads)
+
+    def _group_reads(
+        self,
+        plan: ReadPlan,
+        names: list[str],
+        batch_size: int,
+        use_threads: bool,
+        transform: Callable[[pa.RecordBatch], pa.RecordBatch] | None,
+    ) -> Iterator[Callable[[], list[pa.RecordBatch]]]:
+        """Each row group's read, in order, as a function giving its batches (run on a reading thread: each opens
+        the file's footer afresh, as a pyarrow reader is not to be shared between threads)."""
+        for step in plan._steps:
+            for group in step.row_groups:
+
+                def read(
+                    group: int = group, regions: tuple[NormalisedRegion, ...] | None = step.regions
+                ) -> list[pa.RecordBatch]:
+                    parquet = pq.ParquetFile(self._file, pre_buffer=False, metadata=self._footer.parquet)
+                    batches = self._read_group(
+                        plan._page_spans, regions, group, names, batch_size, use_threads, parquet
+                    )
+                    return list(batches if transform is None else _transformed(batches, transform))
+
+                yield read
+
+    def _read_group(
+        self,
+        page_spans: PageSpans | None,
+        regions: tuple[NormalisedRegion, ...] | None,
+        group: int,
+        names: list[str],
+        batch_size: int,
+        use_threads: bool,
+        parquet: pq.ParquetFile | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """The rows of one row group in the regions (all if None), only the pages that can hold them and the wanted
+        rows of ``page_spans`` decoded where the page index tells.
+
+        Given a ``parquet`` file of its own (a read ahead, on a reading thread), a row group whose pages to decode
+        hold at least :data:`WHOLE_ROW_GROUP_SHARE` of its rows is decoded whole instead, its columns in parallel
+        (pages are decoded a column after another): a little more work, done sooner."""
+        spans = None if page_spans is None else self._wanted_spans(page_spans, group, names)
+        if spans is not None and not spans[1]:
+            return  # no page of the row group can hold a wanted row
+        planned = None if regions is None else self._page_reads(group, regions, names)
+        if planned is not None and spans is not None:
+            planned = (planned[0], _intersect_spans(planned[1], spans[1]))
+        if parquet is not None and use_threads:
+            chosen = planned if planned is not None else spans
+            if chosen is not None and _share(chosen[1], chosen[0].row_group_rows(group)) >= WHOLE_ROW_GROUP_SHARE:
+                yield from self._read_row_groups((group,), regions, names, batch_size, use_threads, parquet)
+                return
+        if planned is None and spans is not None:
+            yield from self._read_spans(spans[0], spans[1], group, regions, names, batch_size, parquet)
+            return
+        if planned is None or regions is None:
+            yield from self._read_row_groups((group,), regions, names, batch_size, use_threads, parquet)
+        else:
+            index, pages = planned
+            yield from self._read_pages(index, pages, group, regions, names, batch_size)
 
     def _wanted_spans(
         self, page_spans: PageSpans, group: int, names: list[str]
@@ -451,12 +558,13 @@ class SortedFileReader:
         regions: tuple[NormalisedRegion, ...] | None,
         names: list[str],
         batch_size: int,
+        parquet: pq.ParquetFile | None = None,
     ) -> Iterator[pa.RecordBatch]:
         """Reads spans of a row group's rows, every column over the pages holding them, keeping those in the
         regions (all if None)."""
         extra = _region_fields(regions, names) if regions is not None else []
         if any(index.field_read(group, name, 0, 1) is None for name in extra):
-            yield from self._read_row_groups((group,), regions, names, batch_size, True)
+            yield from self._read_row_groups((group,), regions, names, batch_size, True, parquet)
             return
         fields = names + extra
         file_schema = self._arrow_schema
@@ -480,9 +588,10 @@ class SortedFileReader:
         names: list[str],
         batch_size: int,
         use_threads: bool,
+        parquet: pq.ParquetFile | None = None,
     ) -> Iterator[pa.RecordBatch]:
         extra = _region_fields(regions, names) if regions is not None else []
-        batches = self._parquet.iter_batches(
+        batches = (self._parquet if parquet is None else parquet).iter_batches(
             batch_size=batch_size, row_groups=list(row_groups), columns=names + extra, use_threads=use_threads
         )
         for batch in batches:
@@ -613,6 +722,52 @@ class SortedFileReader:
         self.close()
 
 
+_POOL_LOCK = threading.Lock()
+_POOL: ThreadPoolExecutor | None = None
+
+
+def read_pool() -> ThreadPoolExecutor:
+    """The process's pool of threads decoding row groups read ahead (``read_plan(readahead=...)``): as many as the
+    machine has cores, at least two; made when first needed, and made afresh in a forked child."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max(2, os.cpu_count() or 1), thread_name_prefix="parquet-read")
+        return _POOL
+
+
+def _forget_pool() -> None:
+    global _POOL
+    _POOL = None
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _read_ahead(reads: Iterator[Callable[[], list[pa.RecordBatch]]], readahead: int) -> Iterator[pa.RecordBatch]:
+    """The batches of the row group reads in order, up to ``readahead`` of them running at once on the pool.
+
+    Closed early, the reads not started are cancelled and those running are waited for (they read the file, which
+    the caller closes next)."""
+    pool = read_pool()
+    pending: deque[Future[list[pa.RecordBatch]]] = deque()
+    try:
+        for read in islice(reads, readahead):
+            pending.append(pool.submit(read))
+        while pending:
+            batches = pending.popleft().result()
+            following = next(reads, None)
+            if following is not None:
+                pending.append(pool.submit(following))
+            yield from batches
+    finally:
+        for future in pending:
+            future.cancel()
+        for future in pending:
+            if not future.cancelled():
+                future.exception()
+
+
 def check_no_unknown_columns(location: str, file_columns: Sequence[str], schema: SleeperSchema) -> None:
     """Checks that a file holds no column the schema lacks, before a rewrite of its rows (a compaction), which would
     drop it: a schema read before a column was added, by a process holding the table's properties cached, is older
@@ -629,16 +784,41 @@ def check_no_unknown_columns(location: str, file_columns: Sequence[str], schema:
         )
 
 
-def _with_null_columns(
-    batches: Iterator[pa.RecordBatch], names: list[str], nulls: Mapping[str, pa.Field]
+def _with_null_columns(batch: pa.RecordBatch, names: list[str], nulls: Mapping[str, pa.Field]) -> pa.RecordBatch:
+    """The batch with the columns ``names`` in order: those of ``nulls`` all nulls of their field's type, the others
+    as read."""
+    rows = batch.num_rows
+    fields = [nulls[n] if n in nulls else batch.schema.field(n) for n in names]
+    columns = [pa.nulls(rows, type=nulls[n].type) if n in nulls else batch.column(n) for n in names]
+    return pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields))
+
+
+def _completed(
+    nulls: Mapping[str, pa.Field], names: list[str], transform: Callable[[pa.RecordBatch], pa.RecordBatch] | None
+) -> Callable[[pa.RecordBatch], pa.RecordBatch]:
+    """What makes a batch read of a file lacking some columns whole (``nulls``, see :func:`_with_null_columns`),
+    then transforms it."""
+
+    def complete(batch: pa.RecordBatch) -> pa.RecordBatch:
+        whole = _with_null_columns(batch, names, nulls)
+        return whole if transform is None else transform(whole)
+
+    return complete
+
+
+def _transformed(
+    batches: Iterator[pa.RecordBatch], transform: Callable[[pa.RecordBatch], pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
-    """The batches with the columns ``names`` in order: those of ``nulls`` all nulls of their field's type, the
-    others as read."""
+    """The batches transformed, those left empty skipped."""
     for batch in batches:
-        rows = batch.num_rows
-        fields = [nulls[n] if n in nulls else batch.schema.field(n) for n in names]
-        columns = [pa.nulls(rows, type=nulls[n].type) if n in nulls else batch.column(n) for n in names]
-        yield pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields))
+        out = transform(batch)
+        if out.num_rows:
+            yield out
+
+
+def _share(spans: list[tuple[int, int]], rows: int) -> float:
+    """The share of a row group's rows in some spans of them."""
+    return sum(end - start for start, end in spans) / rows if rows else 1.0
 
 
 def _intersect_spans(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
