@@ -182,7 +182,20 @@ def _saved_refusal(instance: SleeperRuntime, table: SleeperTable) -> str | None:
             f"table {_name(table)} was renamed or deleted during the Iceberg publish, so its rules could not be "
             "checked again; publish again"
         )
-    return rules_refusal(saved.properties)
+    return rules_refusal(saved.properties) or deletes_refusal(saved)
+
+
+def deletes_refusal(table: SleeperTable) -> str | None:
+    """Why a table's files do not hold its rows because of pending row deletes (a file a delete lists is still
+    referenced: an Iceberg reader would see the deleted rows), or None. A purge clears it."""
+    store = table.state_store
+    store.refresh()
+    if not store.holds_deleted_rows():
+        return None
+    return (
+        "it has pending row deletes, whose rows its files still hold and an Iceberg reader would see; purge the table "
+        f"first (sleeper purge {_name(table)})"
+    )
 
 
 def view_location(table: SleeperTable, identifier: IcebergIdentifier) -> str:

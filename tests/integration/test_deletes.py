@@ -122,3 +122,28 @@ def should_refuse_a_delete_without_a_good_filter(table: sleeper.Table, where: st
         table.delete(where)  # type: ignore[arg-type]
     assert table.state_store.pending_deletes() == ()
     assert table.scan().count() == 300
+
+
+def should_withdraw_the_iceberg_view_and_refuse_it_until_purged(tmp_path: Path) -> None:
+    from pyiceberg.exceptions import NoSuchTableError
+
+    from sleeper.iceberg import IcebergPublishError
+    from sleeper.iceberg.catalog import load_catalog
+
+    # Given a table published as an Iceberg view
+    instance = sleeper.create_instance(tmp_path / "instance")
+    table = instance.create_table("t", SCHEMA, properties={"sleeper.table.iceberg.name": "del.t"})
+    table.ingest(_rows(range(100)))
+    instance.publish_iceberg("t")
+    catalog = load_catalog(instance.runtime.data_root, None)
+    assert catalog.load_table("del.t").scan().to_arrow().num_rows == 100
+    # When rows are deleted, the view is gone before the delete is acknowledged, and it cannot be published again
+    table.delete("key < 30")
+    with pytest.raises(NoSuchTableError):
+        catalog.load_table("del.t")
+    with pytest.raises(IcebergPublishError, match="pending row deletes"):
+        instance.publish_iceberg("t")
+    # Until a purge removes the rows from the files
+    table.purge()
+    instance.publish_iceberg("t")
+    assert _keys(catalog.load_table("del.t").scan().to_arrow()) == list(range(30, 100))
