@@ -37,8 +37,8 @@ demo: $(BASE_STAMP)
 	$(VENV)/bin/sleeper demo
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check sleeper tests benchmarks stacks app.py
-	$(VENV)/bin/ruff format --check sleeper tests benchmarks stacks app.py
+	$(VENV)/bin/ruff check sleeper tests benchmarks app.py
+	$(VENV)/bin/ruff format --check sleeper tests benchmarks app.py
 	$(VENV)/bin/mypy
 
 # Tests run on every core (pytest-xdist), a test file per worker at a time: module fixtures stay in one process.
@@ -52,7 +52,7 @@ test: lint
 	$(PY) -m pytest -q $(PYTEST_PARALLEL)
 
 test-unit: $(STAMP)
-	$(VENV)/bin/ruff check sleeper tests benchmarks stacks app.py
+	$(VENV)/bin/ruff check sleeper tests benchmarks app.py
 	$(PY) -m pytest -q tests/unit -m "not slow and not integration and not aws"
 
 # The properties pages are generated first, then the site (docs/ and the API reference from the docstrings) is built

@@ -45,16 +45,34 @@ def _run(argv: Sequence[str], cwd: Path) -> int:
     return subprocess.run(list(argv), cwd=cwd, check=False).returncode
 
 
+APP_MODULE = "sleeper.cdk.app"
+"""The CDK app, installed with the package: ``cdk`` runs it as ``<this Python> -m sleeper.cdk.app``."""
+
+
 def repository_root() -> Path:
-    """The checkout holding ``app.py`` and ``cdk.json``, next to the ``sleeper`` package.
+    """Where ``cdk`` runs (its ``cdk.out/`` and ``cdk.context.json`` go there): the checkout holding the package when
+    there is one (``cdk.json`` beside the ``sleeper`` package), otherwise the current directory."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "cdk.json").is_file() else Path.cwd()
+
+
+def app_command() -> str:
+    """The ``--app`` of the ``cdk`` command: the packaged app run by this command's Python."""
+    return f"{shlex.quote(sys.executable)} -m {APP_MODULE}"
+
+
+def check_cdk_extra() -> None:
+    """Refuses to run ``cdk`` when the app cannot run: the ``cdk`` extra (aws-cdk-lib) is not installed.
 
     Raises:
-        SleeperError: If there is no ``app.py`` there (an installed package without the CDK app).
+        SleeperError: If ``aws_cdk`` cannot be imported by this Python.
     """
-    root = Path(__file__).resolve().parents[2]
-    if not (root / "app.py").is_file():
-        raise SleeperError(f"the CDK app (app.py) is not beside the sleeper package in {root}: deploy from a checkout")
-    return root
+    import importlib.util
+
+    if importlib.util.find_spec("aws_cdk") is None or importlib.util.find_spec("constructs") is None:
+        raise SleeperError(
+            f"the CDK app ({APP_MODULE}) needs the cdk extra, which this Python lacks: pip install 'sleeper-lsm[cdk]'"
+        )
 
 
 def find_cdk() -> str:
@@ -104,8 +122,7 @@ def _command(
     instance_id = configuration.properties.get(common.ID)
     if not instance_id:
         raise SleeperError(f"{config}: sleeper.id must be set")
-    app = f"{shlex.quote(sys.executable)} {shlex.quote(str(root / 'app.py'))}"
-    argv = [cdk, verb, "--app", app]
+    argv = [cdk, verb, "--app", app_command()]
     for name, value in values.items():
         argv += ["-c", f"{name}={value}"]
     return DeployCommand(argv=[*argv, *flags, instance_id], configuration=configuration, instance_id=instance_id)
@@ -211,6 +228,8 @@ def run_deploy(
         SleeperError: If the configuration is invalid, ``cdk`` is missing or fails.
     """
     root = repository_root()
+    if not dry_run:
+        check_cdk_extra()
     cdk = "cdk" if dry_run else find_cdk()
     command = deploy_command(config, context=context, artefacts=artefacts, image_tag=image_tag,
                              require_approval=require_approval, cdk=cdk, root=root)  # fmt: skip
@@ -240,6 +259,8 @@ def run_teardown(
         SleeperError: If the configuration cannot be read, ``cdk`` is missing or fails.
     """
     root = repository_root()
+    if not dry_run:
+        check_cdk_extra()
     cdk = "cdk" if dry_run else find_cdk()
     command = teardown_command(config, context=context, force=force, cdk=cdk, root=root)
     _describe(command, "Destroying instance")

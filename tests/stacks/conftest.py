@@ -21,8 +21,8 @@ pytest.importorskip("aws_cdk")
 import aws_cdk as cdk  # noqa: E402
 from aws_cdk.assertions import Template  # noqa: E402
 
-import app as sleeper_app  # noqa: E402
-from stacks.instance import SleeperInstanceStack  # noqa: E402
+from sleeper.cdk import app as sleeper_app  # noqa: E402
+from sleeper.cdk.instance import SleeperInstanceStack  # noqa: E402
 
 
 @dataclass(frozen=True)

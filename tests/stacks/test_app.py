@@ -12,8 +12,8 @@ pytest.importorskip("aws_cdk")
 import aws_cdk as cdk  # noqa: E402
 from aws_cdk.assertions import Template  # noqa: E402
 
-import app as sleeper_app  # noqa: E402
-from stacks.context import DeployContext, tags_from_context  # noqa: E402
+from sleeper.cdk import app as sleeper_app  # noqa: E402
+from sleeper.cdk.context import DeployContext, tags_from_context  # noqa: E402
 
 
 def should_read_instance_properties_from_the_file_named_in_the_context(tmp_path: Path) -> None:
@@ -130,8 +130,8 @@ def should_build_each_image_for_the_architecture_that_runs_it(
     image: str, properties: dict[str, str], platform: str
 ) -> None:
     # Given an instance's architecture properties
+    from sleeper.cdk.artefacts import Images
     from sleeper.core.properties import InstanceProperties
-    from stacks.artefacts import Images
 
     ctx = DeployContext.create(InstanceProperties({"sleeper.id": "arch", **properties}))
     # When / Then the image asset is built for the functions' or tasks' architecture

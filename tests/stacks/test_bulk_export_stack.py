@@ -23,7 +23,7 @@ os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, str]]:
-    import app as sleeper_app
+    from sleeper.cdk import app as sleeper_app
 
     outdir = tmp_path_factory.mktemp("cdk.out")
     app = cdk.App(analytics_reporting=False, outdir=str(outdir), context={"artefacts": "ecr", "example": "true"})
@@ -98,7 +98,7 @@ def should_let_only_the_planner_delete_and_only_in_the_results_bucket(built: tup
     ],
 )
 def should_refuse_bulk_export_without_the_query_stack(stacks: set[str], refused: bool) -> None:
-    from stacks.instance import OptionalStacksError, check_optional_stacks
+    from sleeper.cdk.instance import OptionalStacksError, check_optional_stacks
 
     if not refused:
         check_optional_stacks(frozenset(stacks))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sleeper.cdk.alarms import OLDEST_MESSAGE_ALARM_SECONDS, work_queues
 from sleeper.core import naming, operations
-from stacks.alarms import OLDEST_MESSAGE_ALARM_SECONDS, work_queues
 
 
 def _body(synthesized: Any) -> str:

@@ -1,5 +1,5 @@
 """Deploying as Sleeper's users do: the CDK context of Sleeper 0.36.1, a configuration directory's tables deployed
-with the instance, an unknown context name refused, and ``python app.py`` writing ``cdk.out/``."""
+with the instance, an unknown context name refused, and ``python -m sleeper.cdk.app`` writing ``cdk.out/``."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ pytest.importorskip("aws_cdk")
 
 import aws_cdk as cdk  # noqa: E402
 
-import app as sleeper_app  # noqa: E402
+from sleeper.cdk import app as sleeper_app  # noqa: E402
+from sleeper.cdk.instance import SleeperInstanceStack  # noqa: E402
 from sleeper.core.deploy.context import DeployContextError  # noqa: E402
-from stacks.instance import SleeperInstanceStack  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = {"rowKeyFields": [{"name": "key", "type": "StringType"}], "valueFields": [{"name": "v", "type": "LongType"}]}
@@ -104,7 +104,7 @@ def should_fail_a_synthesis_with_an_unacknowledged_cdk_nag_finding(tmp_path: Pat
     # Given an app checked as -c nag=true checks it, holding a bucket with no access logs or TLS rule
     from aws_cdk import aws_s3 as s3
 
-    from stacks.nag import run_checks
+    from sleeper.cdk.nag import run_checks
 
     app = cdk.App(analytics_reporting=False, outdir=str(tmp_path))
     s3.Bucket(cdk.Stack(app, "Bad"), "Bucket")
@@ -181,7 +181,8 @@ def should_refuse_a_new_instance_whose_config_bucket_exists(tmp_path: Path, monk
 
 
 def _run_app(cwd: Path, context: dict[str, str], *, as_arguments: bool = False) -> subprocess.CompletedProcess[str]:
-    """Runs app.py as the cdk command runs it (context in CDK_CONTEXT_JSON) or as a user does (-c arguments)."""
+    """Runs the app (``python -m sleeper.cdk.app``) as the cdk command runs it (context in CDK_CONTEXT_JSON) or as a
+    user does (-c arguments)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CDK_", "AWS_"))}
     env["PYTHONPATH"] = str(ROOT)
     arguments = []
@@ -190,7 +191,7 @@ def _run_app(cwd: Path, context: dict[str, str], *, as_arguments: bool = False) 
     else:
         env["CDK_CONTEXT_JSON"] = json.dumps(context)
     return subprocess.run(
-        [sys.executable, str(ROOT / "app.py"), *arguments], cwd=cwd, env=env, capture_output=True, text=True,
+        [sys.executable, "-m", "sleeper.cdk.app", *arguments], cwd=cwd, env=env, capture_output=True, text=True,
         timeout=600,
     )  # fmt: skip
 
@@ -211,12 +212,12 @@ def should_fail_in_one_line_naming_an_unknown_context_name(tmp_path: Path) -> No
 
 
 @pytest.mark.slow
-def should_write_cdk_out_when_run_as_python_app_py(tmp_path: Path) -> None:
+def should_write_cdk_out_when_run_as_a_python_module(tmp_path: Path) -> None:
     # Given an instance properties file
     path = tmp_path / "instance.properties"
     path.write_text("sleeper.id=mine\nsleeper.optional.stacks=\n", encoding="utf-8")
 
-    # When the app runs as python app.py -c propertiesFile=FILE
+    # When the app runs as python -m sleeper.cdk.app -c propertiesFile=FILE
     result = _run_app(tmp_path, {"propertiesFile": str(path), "artefacts": "ecr"}, as_arguments=True)
 
     # Then that instance is synthesized into cdk.out/ of the working directory

@@ -159,7 +159,7 @@ def should_let_the_ingest_batcher_send_jobs_to_the_eks_queue(synthesized: Any) -
     ],
 )
 def should_refuse_eks_settings_this_port_does_not_deploy(cluster_type: str, native: bool, refused: str | None) -> None:
-    from stacks.eks_bulk_import import EksSettingsError, check_eks_settings
+    from sleeper.cdk.eks_bulk_import import EksSettingsError, check_eks_settings
 
     if refused is None:
         assert check_eks_settings(cluster_type, native) == cluster_type.lower()
@@ -190,7 +190,7 @@ def automode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AutoMode]:
     import aws_cdk as cdk
     from aws_cdk.assertions import Template
 
-    import app as sleeper_app
+    from sleeper.cdk import app as sleeper_app
 
     directory = tmp_path_factory.mktemp("automode")
     path = directory / "instance.properties"

@@ -1,5 +1,6 @@
-"""The example instance (what ``python app.py`` synthesizes with no context): resources, names, environment, event
-sources, schedules, and what instance.properties records. One synthesis per session (see conftest)."""
+"""The example instance (what ``python -m sleeper.cdk.app -c example=true`` synthesizes): resources, names,
+environment, event sources, schedules, and what instance.properties records. One synthesis per session
+(see conftest)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match
 
+from sleeper.cdk.instance import SUPPORTED_OPTIONAL_STACKS
 from sleeper.core import naming, operations
 from sleeper.core.operations import BULK_IMPORT_PERSISTENT_EMR_Q
 from sleeper.core.properties import javaprops
-from stacks.instance import SUPPORTED_OPTIONAL_STACKS
 from tests.reliability_report import Reliability
 
 pytestmark = pytest.mark.slow

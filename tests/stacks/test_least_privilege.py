@@ -13,7 +13,7 @@ from tests.reliability_report import Reliability
 pytestmark = pytest.mark.slow
 
 CDK_GENERATED_WILDCARDS = {"ecs:Submit*"}
-"""ECS agent permissions CDK adds to the compaction EC2 hosts' role (acknowledged in stacks/nag.py)."""
+"""ECS agent permissions CDK adds to the compaction EC2 hosts' role (acknowledged in sleeper/cdk/nag.py)."""
 
 
 def _statements(synthesized: Any) -> Iterator[tuple[str, dict[str, Any]]]:

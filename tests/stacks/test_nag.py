@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 
 ALLOWED_WARNINGS: set[str] = set()
 """None: point-in-time recovery, a property choice where it is off, is acknowledged on each table with its reason
-(stacks/tables.py), so ``-c nag=true`` passes a user's synthesis too."""
+(sleeper/cdk/tables.py), so ``-c nag=true`` passes a user's synthesis too."""
 
 
 def should_pass_aws_solutions_checks(synthesized: Any, reliability: Reliability) -> None:
@@ -39,7 +39,7 @@ def should_pass_aws_solutions_checks(synthesized: Any, reliability: Reliability)
 
 def should_give_a_reason_for_every_acknowledgement(reliability: Reliability) -> None:
     # Given
-    from stacks import nag
+    from sleeper.cdk import nag
 
     # When
     reasons = [value for name, value in vars(nag).items() if name.isupper() and isinstance(value, str)]

@@ -1,6 +1,6 @@
 """Which stack deploys each queue-driven operation of the registry: every entry served by the generic SQS handler is
 claimed by exactly one feature stack (``OPERATIONS``), so the stack deploying unclaimed operations
-(:mod:`stacks.operations`) is absent from an instance built from the registry as shipped; with an operation
+(:mod:`sleeper.cdk.operations`) is absent from an instance built from the registry as shipped; with an operation
 registered alone, that stack is built before the policies and alarms that must cover it."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 
 pytest.importorskip("aws_cdk")
 
-import stacks.instance  # noqa: E402,F401  (imports every feature stack)
+import sleeper.cdk.instance  # noqa: E402,F401  (imports every feature stack)
+from sleeper.cdk.instance import QUEUE_OPERATIONS  # noqa: E402
+from sleeper.cdk.operations import _stack_classes, unclaimed_operations  # noqa: E402
 from sleeper.core import operations  # noqa: E402
-from stacks.instance import QUEUE_OPERATIONS  # noqa: E402
-from stacks.operations import _stack_classes, unclaimed_operations  # noqa: E402
 
 
 def should_claim_every_generic_queue_operation_in_exactly_one_feature_stack() -> None:
@@ -95,9 +95,9 @@ def should_build_unclaimed_operations_before_the_policies_and_alarms_covering_th
     # Given an operation no feature stack claims, and an instance with its dashboard
     import aws_cdk as cdk
 
-    import app as sleeper_app
-    from stacks.alarms import AlarmsStack
-    from stacks.policies import ManagedPoliciesStack
+    from sleeper.cdk import app as sleeper_app
+    from sleeper.cdk.alarms import AlarmsStack
+    from sleeper.cdk.policies import ManagedPoliciesStack
 
     (tmp_path / "instance.properties").write_text("sleeper.id=echo\nsleeper.optional.stacks=DashboardStack\n")
     context = {"artefacts": "ecr", "propertiesFile": str(tmp_path / "instance.properties")}

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match
 
+from sleeper.cdk import persistent_emr
 from sleeper.core import operations
 from sleeper.core.properties import InstanceProperties
-from stacks import persistent_emr
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ pytest.importorskip("aws_cdk")
 import aws_cdk as cdk  # noqa: E402
 from aws_cdk.assertions import Template  # noqa: E402
 
-import app as sleeper_app  # noqa: E402
+from sleeper.cdk import app as sleeper_app  # noqa: E402
 from sleeper.core import naming  # noqa: E402
 from sleeper.core.deploy.configuration import TableConfiguration  # noqa: E402
 from sleeper.core.deploy.plan import deploys_dynamodb_state_store, planned_stacks  # noqa: E402

@@ -23,7 +23,7 @@ import pytest
 
 pytest.importorskip("aws_cdk")
 
-import app as sleeper_app  # noqa: E402
+from sleeper.cdk import app as sleeper_app  # noqa: E402
 from sleeper.core import operations  # noqa: E402
 from sleeper.core.deploy.plan import planned_stacks  # noqa: E402
 from sleeper.core.properties import instance_common as common  # noqa: E402

@@ -12,7 +12,7 @@ pytest.importorskip("aws_cdk")
 import aws_cdk as cdk  # noqa: E402
 from aws_cdk.assertions import Template  # noqa: E402
 
-import app as sleeper_app  # noqa: E402
+from sleeper.cdk import app as sleeper_app  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -61,9 +61,20 @@ EMULATOR_MAY_IMPORT = ("sleeper.core", "sleeper.adapters.aws", "sleeper.runtime.
 """What the emulated AWS instance (``sleeper.emulator``) builds on."""
 
 
-ENVIRONMENT_READERS = ("sleeper.runtime", "sleeper.client", "sleeper.cli", "sleeper.emulator", "sleeper.lambdas")
+ENVIRONMENT_READERS = (
+    "sleeper.runtime",
+    "sleeper.client",
+    "sleeper.cli",
+    "sleeper.emulator",
+    "sleeper.lambdas",
+    "sleeper.cdk.app",
+)
 """The packages that may read the environment: the composition roots (the runtime, Sleeper's Python client, the
-emulator, the CLI and the Lambda handlers)."""
+emulator, the CLI, the Lambda handlers and the CDK app, which reads the account and region the cdk command gives)."""
+
+CDK_APP = "sleeper.cdk.app"
+"""The CDK app calls AWS itself (``newInstance=true`` looks for the config bucket), as Sleeper's does: it imports
+only ``sleeper.core`` of the package, so it may import boto3."""
 
 
 def _within(name: str, packages: tuple[str, ...]) -> bool:
@@ -80,7 +91,9 @@ def _violations() -> list[str]:
             if area == "sleeper.core" and top not in STDLIB and target != "sleeper.core":
                 problems.append(f"{module} (core) imports {imported}: core is standard library only")
             if top in ("boto3", "botocore", "mypy_boto3_dynamodb", "mypy_boto3_s3", "mypy_boto3_sqs") and not (
-                module.startswith("sleeper.adapters.aws") or (top != "boto3" and module.startswith("sleeper.emulator"))
+                module.startswith("sleeper.adapters.aws")
+                or (top != "boto3" and module.startswith("sleeper.emulator"))
+                or module == CDK_APP
             ):
                 problems.append(
                     f"{module} imports {imported}: only sleeper.adapters.aws may import boto3 (the emulator its errors)"
@@ -127,21 +140,50 @@ def _violations() -> list[str]:
     return problems
 
 
+CDK = "sleeper.cdk"
+"""The CDK app and stacks (the ``cdk`` extra): they import only ``sleeper.core`` of the package, and only they import
+``aws_cdk``, ``constructs`` and ``cdk_nag``, so importing the rest of the package never needs them."""
+
+CDK_LIBRARIES = ("aws_cdk", "constructs", "cdk_nag")
+
+
 def _stack_violations() -> list[str]:
-    """The CDK stacks and app import only ``sleeper.core`` of the package (its registry of operations and naming)."""
+    """The CDK stacks and app (``sleeper/cdk/``) import only ``sleeper.core`` and themselves of the package (its
+    registry of operations, naming and properties); the checkout's ``app.py`` shim imports only the app."""
     problems = []
-    for path in [*sorted((ROOT / "stacks").glob("*.py")), ROOT / "app.py"]:
-        for imported in _imports(path):
-            if _top(imported) == "sleeper" and _sub(imported) != "sleeper.core":
-                problems.append(f"{path.relative_to(ROOT)} imports {imported}: stacks import only sleeper.core")
+    for path in sorted((ROOT / "sleeper" / "cdk").rglob("*.py")):
+        for node in _all_import_nodes(path):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [str(node.module)]
+            for imported in names:
+                if _top(imported) == "sleeper" and _sub(imported) not in ("sleeper.core", CDK):
+                    problems.append(f"{path.relative_to(ROOT)} imports {imported}: stacks import only sleeper.core")
+    shim = ROOT / "app.py"
+    if shim.is_file():
+        for imported in _imports(shim):
+            if _top(imported) == "sleeper" and imported != f"{CDK}.app":
+                problems.append(f"app.py imports {imported}: it only runs sleeper.cdk.app")
     return problems
+
+
+def _cdk_library_imports() -> list[str]:
+    """Imports of the CDK libraries outside ``sleeper.cdk`` (every import: at run time, in functions, type-only)."""
+    problems = []
+    for module, path in _package_modules().items():
+        if _within(module, (CDK,)):
+            continue
+        for node in _all_import_nodes(path):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [str(node.module)]
+            for imported in names:
+                if _top(imported) in CDK_LIBRARIES or _within(imported, (CDK,)):
+                    problems.append(f"{module} imports {imported}: only sleeper.cdk needs the cdk extra")
+    return sorted(problems)
 
 
 def _import_path_edits() -> list[str]:
     """Uses of ``sys.path`` in the code that is deployed or run (the package, the handlers, the stacks, the
     containers): each finds its modules as installed, as Lambda and the containers do."""
     paths = [ROOT / "app.py"]
-    for folder in ("sleeper", "stacks", "containers"):
+    for folder in ("sleeper", "containers"):
         paths.extend(sorted((ROOT / folder).rglob("*.py")))
     problems = []
     for path in paths:
@@ -163,8 +205,37 @@ def should_keep_the_stacks_to_core() -> None:
     # Given the CDK stacks and app
     # When their imports of the package are checked
     problems = _stack_violations()
-    # Then each is of sleeper.core
+    # Then each is of sleeper.core (or of sleeper.cdk itself)
     assert problems == []
+
+
+def should_need_the_cdk_extra_only_in_sleeper_cdk() -> None:
+    # Given every module of the package but sleeper.cdk
+    # When their imports are checked
+    problems = _cdk_library_imports()
+    # Then none imports aws_cdk, constructs, cdk_nag or sleeper.cdk
+    assert problems == []
+
+
+def should_detect_a_stack_importing_beyond_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a stack importing the AWS runtime inside a function, a stack importing core and another stack, and a
+    # feature importing the stacks and aws_cdk
+    for folder, name, text in (
+        ("cdk", "bad.py", "def f():\n    from sleeper.runtime.aws import AwsInstance\n"),
+        ("cdk", "good.py", "from sleeper.core import naming\nfrom sleeper.cdk.context import DeployContext\n"),
+        ("gc", "bad.py", "import aws_cdk as cdk\nfrom sleeper.cdk import SleeperInstance\n"),
+    ):
+        (tmp_path / "sleeper" / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "sleeper" / folder / name).write_text(text)
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    # When checked
+    problems = _stack_violations() + _cdk_library_imports()
+    # Then the stack's import of the runtime and the feature's imports are reported
+    assert problems == [
+        "sleeper/cdk/bad.py imports sleeper.runtime.aws: stacks import only sleeper.core",
+        "sleeper.gc.bad imports aws_cdk: only sleeper.cdk needs the cdk extra",
+        "sleeper.gc.bad imports sleeper.cdk: only sleeper.cdk needs the cdk extra",
+    ]
 
 
 def should_follow_the_dependency_rule() -> None:
@@ -417,13 +488,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     tuple(f"sleeper.{feature}" for feature in FEATURES),
     ("sleeper.api", "sleeper.adapters"),
     ("sleeper.runtime",),
-    ("sleeper.cli", "sleeper.emulator", "sleeper.client", "sleeper.spark", "sleeper.lambdas"),
+    ("sleeper.cli", "sleeper.emulator", "sleeper.client", "sleeper.spark", "sleeper.lambdas", "sleeper.cdk"),
     ("sleeper", "sleeper.exceptions"),
 )
 """The layers of the package, lowest first: a package imports only packages of its own layer or below (what a
 package may import of its own layer, the rules above say: features never import each other, only the CLI imports
 the emulator and the client). The Spark source (``sleeper.spark``) opens instances as the CLI does, so it sits beside
-the CLI, and so do the Lambda handlers (``sleeper.lambdas``), which build the AWS instance. The package's faces
+the CLI, and so do the Lambda handlers (``sleeper.lambdas``), which build the AWS instance, and the CDK app and
+stacks (``sleeper.cdk``), which import only core (``_stack_violations``). The package's faces
 (``sleeper`` and ``sleeper.exceptions``) are the top."""
 
 

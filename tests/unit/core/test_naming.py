@@ -12,7 +12,7 @@ import pytest
 from sleeper.core import naming, operations
 
 ROOT = Path(__file__).resolve().parents[3]
-SOURCES = ("sleeper", "stacks", "containers", "app.py")
+SOURCES = ("sleeper", "containers")
 
 QUEUE_NAMES = {spec.name for spec in operations.QUEUES} | {operations.BULK_IMPORT_EKS_Q}
 RESOURCE_NAMES = {
@@ -64,7 +64,7 @@ def _spellings(root: Path) -> dict[str, set[str]]:
 
 
 def should_spell_each_queue_and_resource_name_in_one_module() -> None:
-    # Given every module of the package, the lambdas, the stacks, the containers and the CDK app
+    # Given every module of the package (the lambdas, the CDK stacks and app among them) and the containers
     # When the names of queues and resources spelled in them are found
     spellings = _spellings(ROOT)
     # Then each queue name is spelled only in the registry, each resource name and pattern only in the naming module

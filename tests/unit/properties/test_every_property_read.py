@@ -1,11 +1,11 @@
 """Every defined property is read by the code or says it is not used.
 
-The code (``sleeper/``, ``sleeper/lambdas/``, ``stacks/``, ``app.py``; not the tests, and not the modules that define
-the properties) reads a property when it names it: by its definition constant, imported from its module or reached
-through the module (``ic.COMPACTION_TASK_WAIT_TIME_IN_SECONDS``), or by its name as a string, including strings built
-from constants (``prefix + "add.transaction.max.attempts"``). A property another property falls back to is read when
-that one is. A property nothing reads must carry ``not_used=`` on its definition, so the docs say so and setting it
-warns.
+The code (``sleeper/``, the handlers in ``sleeper/lambdas/`` and the CDK stacks and app in ``sleeper/cdk/`` among it;
+not the tests, and not the modules that define the properties) reads a property when it names it: by its definition
+constant, imported from its module or reached through the module (``ic.COMPACTION_TASK_WAIT_TIME_IN_SECONDS``), or
+by its name as a string, including strings built from constants (``prefix + "add.transaction.max.attempts"``). A
+property another property falls back to is read when that one is. A property nothing reads must carry ``not_used=`` on
+its definition, so the docs say so and setting it warns.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from sleeper.core.properties import INSTANCE_PROPERTY_INDEX, TABLE_PROPERTY_INDE
 from sleeper.core.properties.definitions import PropertyDefinition
 
 ROOT = Path(__file__).resolve().parents[3]
-CODE = ("sleeper", "stacks")
+CODE = ("sleeper",)
 DEFINITION_MODULES = (
     "instance_bulk",
     "instance_cdk",
@@ -41,6 +41,9 @@ IN_PROGRESS: set[str] = set()
 
 ALL = [*INSTANCE_PROPERTY_INDEX, *TABLE_PROPERTY_INDEX]
 NAMES = {d.name for d in ALL}
+MODULE_NAMES = {".".join(p.relative_to(ROOT).with_suffix("").parts) for p in (ROOT / "sleeper").rglob("*.py")}
+"""The package's module names: a string naming one (``"sleeper.cdk.app"``, the CDK app ``cdk`` runs) is not a read
+of the property spelt the same (``sleeper.cdk.app``, Sleeper's record of which CDK app deployed an instance)."""
 
 
 def _constants() -> dict[str, dict[str, PropertyDefinition]]:
@@ -73,7 +76,6 @@ def _code_files() -> Iterable[Path]:
             if relative.parts[:3] == ("sleeper", "core", "properties") and path.stem in NOT_READING:
                 continue
             yield path
-    yield ROOT / "app.py"
 
 
 def _reads_in(path: Path, constants: dict[str, dict[str, PropertyDefinition]]) -> set[str]:
@@ -91,7 +93,7 @@ def _reads_in(path: Path, constants: dict[str, dict[str, PropertyDefinition]]) -
     aliases: dict[str, str] = {}
     for node in ast.walk(tree):
         text = _text(node, strings) if isinstance(node, ast.Constant | ast.BinOp | ast.JoinedStr) else None
-        if text in NAMES:
+        if text in NAMES and text not in MODULE_NAMES:
             found.add(text)
         if isinstance(node, ast.ImportFrom) and node.module:
             if node.module.startswith("sleeper.core.properties."):
