@@ -32,6 +32,7 @@ from sleeper.cdk.context import (
     ARTEFACTS_ASSET,
     ARTEFACTS_ECR,
     CHECKOUT_ROOT,
+    FEATURE_FLAGS,
     Artefacts,
     has_containers,
     tags_from_context,
@@ -172,19 +173,6 @@ def instance_exists(instance_id: str, account: str, region: str) -> bool:
             return False
         raise
     return True
-
-
-FEATURE_FLAGS = {
-    "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy": True,
-    "@aws-cdk/aws-ec2:restrictDefaultSecurityGroup": True,
-    "@aws-cdk/aws-sqs:dlqEncryption": True,
-    "@aws-cdk/aws-iam:minimizePolicies": True,
-    "@aws-cdk/aws-ecs:arnFormatIncludesClusterName": True,
-    "@aws-cdk/core:stackRelativeExports": True,
-    "@aws-cdk/aws-lambda:recognizeLayerVersion": True,
-}
-"""CDK feature flags the stacks rely on (also in a checkout's cdk.json); set here too, so a synthesis is the same
-from a checkout, from an installed package (no cdk.json) and in tests."""
 
 
 def build(app: cdk.App, *, root: Path = ROOT) -> SleeperInstance:

@@ -22,6 +22,19 @@ ARTEFACTS_ECR = "ecr"
 RETAIN = cdk.RemovalPolicy.RETAIN
 DESTROY = cdk.RemovalPolicy.DESTROY
 
+FEATURE_FLAGS = {
+    "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy": True,
+    "@aws-cdk/aws-ec2:restrictDefaultSecurityGroup": True,
+    "@aws-cdk/aws-sqs:dlqEncryption": True,
+    "@aws-cdk/aws-iam:minimizePolicies": True,
+    "@aws-cdk/aws-ecs:arnFormatIncludesClusterName": True,
+    "@aws-cdk/core:stackRelativeExports": True,
+    "@aws-cdk/aws-lambda:recognizeLayerVersion": True,
+}
+"""CDK feature flags the stacks rely on (also in a checkout's cdk.json). The app sets them on itself and the instance
+stack on its own node unless the context gives them, so a synthesis is the same from a checkout, from an installed
+package (no cdk.json), inside a user's own app and in tests."""
+
 CHECKOUT_ROOT = Path(__file__).resolve().parents[2]
 """The directory holding the ``sleeper`` package: the repository root in a checkout (with ``containers/``), the
 ``site-packages`` directory when installed."""

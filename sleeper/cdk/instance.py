@@ -24,7 +24,7 @@ from sleeper.cdk.bulk_import import (
 from sleeper.cdk.committer import StateStoreCommitterStack
 from sleeper.cdk.common import SleeperCore
 from sleeper.cdk.compaction import CompactionStack
-from sleeper.cdk.context import DeployContext
+from sleeper.cdk.context import FEATURE_FLAGS, DeployContext
 from sleeper.cdk.dashboard import DashboardStack
 from sleeper.cdk.eks_bulk_import import EksBulkImportStack
 from sleeper.cdk.gc import GarbageCollectorStack
@@ -99,6 +99,9 @@ class SleeperInstanceStack(cdk.Stack):
 
     def __init__(self, scope: Construct, construct_id: str, ctx: DeployContext, **kwargs: object) -> None:
         super().__init__(scope, construct_id, description=f"Sleeper instance {ctx.instance_id}", **kwargs)  # type: ignore[arg-type]
+        for flag, enabled in FEATURE_FLAGS.items():  # before any child: the stacks' constructs read them
+            if self.node.try_get_context(flag) is None:
+                self.node.set_context(flag, enabled)
         self.core = core = SleeperCore(ctx=ctx, images=Images(ctx))
         self.parts: dict[str, cdk.NestedStack] = {}
         check_optional_stacks(ctx.optional_stacks)
