@@ -102,6 +102,28 @@ def check_content(actual: Counter[Row], expected: Counter[Row], what: str) -> No
     )
 
 
+def check_deletes(actual: Counter[Row], expected: Counter[Row], deleted: Counter[Row], what: str) -> dict[str, int]:
+    """D1: against the model with every delete applied, a read loses no row, resurrects no deleted row and duplicates
+    none: ``lost`` rows the model holds and the read lacks, ``resurrected`` rows beyond the model that a delete
+    removed, ``duplicated`` any other rows beyond the model. All three must be 0.
+
+    Returns:
+        The three counts (all 0).
+    """
+    extra = actual - expected
+    resurrected = extra & deleted
+    counts = {
+        "lost": sum((expected - actual).values()),
+        "resurrected": sum(resurrected.values()),
+        "duplicated": sum((extra - resurrected).values()),
+    }
+    assert not any(counts.values()), (
+        f"D1 {what}: {counts['lost']} rows lost, {counts['resurrected']} deleted rows resurrected, "
+        f"{counts['duplicated']} duplicated; resurrected {dict(list(resurrected.items())[:10])}"
+    )
+    return counts
+
+
 def check_log_numbers(
     backend: StateStoreBackend, table_id: str, deleted_up_to: Mapping[LogType, int]
 ) -> dict[LogType, int]:

@@ -14,7 +14,9 @@ back to back; any message handled before (compaction job, split job, committer r
 or any ingest can be delivered again later; and ``table reinit`` (keeping the partitions or with new split points) can
 run on its own or in the middle of an ingest or a compaction run, after it wrote its files and before it commits. An
 ingest racing a reinit with new split points must fail (the partitions it named are gone); one racing a reinit that
-keeps the partitions lands after it. Table deletion does not fit the model's single table: it has its own regression
+keeps the partitions lands after it. Row deletes by key range (``Table.delete``) and their purge (``Table.purge``)
+are operations too, with their own invariant D1 (a read loses no row, resurrects no deleted row, duplicates none),
+checked by every full query. Table deletion does not fit the model's single table: it has its own regression
 tests (tests/integration/runtime/test_table_boundaries.py). Defects the model found have regression tests at the end
 of this module. ``settle`` waits an hour and runs every worker, then checks that no file leaked.
 
@@ -92,6 +94,7 @@ from tests.model.invariants import (
     CreatedJob,
     Row,
     check_content,
+    check_deletes,
     check_jobs,
     check_log_numbers,
     check_references,
@@ -230,6 +233,8 @@ class TableMachine(RuleBasedStateMachine):
         self.directory = Path(tempfile.mkdtemp(prefix="sleeper-model-"))
         self.clock = ModelClock()
         self.model: Counter[Row] = Counter()
+        self.deleted: Counter[Row] = Counter()
+        """Rows a row delete removed (the model no longer holds them), for D1's count of resurrected rows."""
         self.ready = False
         self.ingests: list[IngestRecord] = []
         self.committed_ingests: set[str] = set()
@@ -758,6 +763,26 @@ class TableMachine(RuleBasedStateMachine):
         STATS["outcome:stale reader caught up"] += 1
 
     @rule(bounds=st.tuples(KEYS, KEYS))
+    def delete_rows(self, bounds: tuple[int, int]) -> None:
+        """Deletes a key range: the rows committed before it leave the model; later ingests are kept."""
+        STATS["rule:delete_rows"] += 1
+        low, high = sorted(bounds)
+        self._fresh_table().delete(f"key >= {low} and key < {high}")
+        removed = Counter({row: n for row, n in self.model.items() if low <= row[0] < high})
+        self.model -= removed
+        self.deleted.update(removed)
+        STATS["outcome:rows deleted"] += sum(removed.values())
+
+    @rule()
+    def purge(self) -> None:
+        """Compacts every file holding deleted rows now (in process, committing synchronously)."""
+        STATS["rule:purge"] += 1
+        result = self._fresh_table().purge()
+        STATS["outcome:purge jobs run"] += len(result.jobs)
+        if result.done:
+            STATS["outcome:purge done"] += 1
+
+    @rule(bounds=st.tuples(KEYS, KEYS))
     def query(self, bounds: tuple[int, int]) -> None:
         STATS["rule:query"] += 1
         low, high = sorted(bounds)
@@ -774,8 +799,12 @@ class TableMachine(RuleBasedStateMachine):
         STATS["steps checked"] += 1
         backend = self.instance.state_store_backend
         table_id = self.table.table_id
-        # I1: a full query of the long-lived table (cached state brought up to date) equals the model
-        check_content(rows_of(self.table.query()), self.model, "full query")
+        # I1: a full query of the long-lived table (cached state brought up to date) equals the model; D1 the same
+        # read against the deletes: 0 lost, 0 resurrected, 0 duplicated
+        full = rows_of(self.table.query())
+        for name, count in check_deletes(full, self.model, self.deleted, "full query").items():
+            STATS[f"deletes:{name}"] += count
+        check_content(full, self.model, "full query")
         # I2: log numbers contiguous after the deleted entries
         last = check_log_numbers(backend, table_id, self.deleted_up_to)
         # I6: the full replay (kept up to date step by step), the long-lived table's state (cache + snapshots +
@@ -854,10 +883,10 @@ def _progress() -> None:
 
 def _run_guaranteed_sequence() -> None:
     """One fixed sequence run after the random ones: three ingests (past the split threshold), a compaction of
-    everything, a split, settling (GC past its delay) and log truncation, with the invariants checked after each
-    step as in the random runs. Which states the derandomized runs reach depends on what ran before them in the
-    process, so this sequence makes sure a finished compaction, a split, garbage collection and log deletion are
-    exercised in every run."""
+    everything, a split, a row delete, an ingest after it, a purge, settling (GC past its delay) and log truncation,
+    with the invariants checked after each step as in the random runs. Which states the derandomized runs reach
+    depends on what ran before them in the process, so this sequence makes sure a finished compaction, a split,
+    garbage collection, log deletion and a purged delete are exercised in every run."""
     machine = TableMachine()
     try:
         machine.create_table(async_commits=True, batched=False, engine="ARROW", split_point=None, seed=[])
@@ -865,6 +894,9 @@ def _run_guaranteed_sequence() -> None:
             *(lambda i=i: machine.ingest(rows=[(i * 20 + n, n) for n in range(15)], crash=False) for i in range(3)),
             lambda: machine.compact_everything_now(compact_all=True),
             machine.split_everything_now,
+            lambda: machine.delete_rows(bounds=(10, 35)),
+            lambda: machine.ingest(rows=[(n, 9) for n in range(5, 40, 5)], crash=False),
+            machine.purge,
             machine.settle,
             lambda: machine.truncate_log(minutes=3, snapshot_first=True),
         ]
