@@ -19,10 +19,9 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from sleeper.core.exceptions import SleeperError
-from sleeper.core.filter import MAX_KEY_REGIONS, Filter, columns_of, filter_of, key_regions
+from sleeper.core.filter import MAX_KEY_REGIONS, Filter, columns_of, filter_of, key_regions, may_match
 from sleeper.core.partition import PartitionTree
 from sleeper.core.properties.properties import TableProperties
 from sleeper.core.query import LeafPartitionQuery, Query, QueryProcessingConfig
@@ -35,7 +34,7 @@ from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
 from sleeper.io.parquet_reader import PageSpans, ReadPlan, SortedFileReader
-from sleeper.io.row_filter import column_positions, filter_batch, page_spans, row_group_may_match, to_expression
+from sleeper.io.row_filter import RowPredicate, filter_batch, page_spans, row_predicate
 from sleeper.iterators import ProcessingConfig
 from sleeper.iterators.config import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY
 from sleeper.iterators.pipeline import QUERY_TIME_SOURCE, DeletedRows, RowIterators
@@ -321,10 +320,10 @@ def run_leaf_query(
     rows = DEFAULT_BATCH_ROWS if batch_rows is None else batch_rows
     iterators = config if isinstance(config, RowIterators) else RowIterators(schema, config, now_ms=now_ms)
     pruning = None
-    expression = None if row_filter is None else to_expression(row_filter, schema)
+    expression = None if row_filter is None else row_predicate(row_filter, schema)
     if row_filter is not None:
         # Where the table's rules only drop rows, the filter commutes with them: each file's rows are filtered as
-        # they are read (on the read-ahead threads), so the merge and the rules see only the rows that can match.
+        # they are read (on the reading threads), so the merge and the rules see only the rows that can match.
         early = iterators.only_drops_rows
         usable = schema.field_names if early else schema.key_names
         stored = {f.name: f.type for f in schema.all_fields if f.name in usable}
@@ -334,10 +333,9 @@ def run_leaf_query(
         if early:
             expression = None
     streams = _planned_reads(leaf_query.files, schema, bounds, names, rows, options, pruning, hides)
-    # Files read over more than a row group are read ahead on threads (pyarrow decodes without the GIL), so
-    # decoding overlaps the merge; a lookup (a row group or less per file) is not worth starting threads for.
-    ahead = len(streams) if len(streams) > 1 and any(len(s.plan.row_groups) > 1 for s in streams) else 0
-    merged = merge_sorted(streams, schema.key_names, batch_rows=rows, prefetch_threads=ahead)
+    # Each file's row groups are decoded ahead on the reading pool (pyarrow decodes without the GIL), so decoding
+    # overlaps the merge and uses every core; the merge itself needs no threads of its own.
+    merged = merge_sorted(streams, schema.key_names, batch_rows=rows)
     processed = iterators.apply(merged)
     target = _output_schema(schema, out_names)
     for batch in processed:
@@ -346,6 +344,10 @@ def run_leaf_query(
         if batch.num_rows:
             yield conform_batch(batch, target, where=f"query {leaf_query.query_id}")
 
+
+READ_AHEAD_ROW_GROUPS = 2
+"""How many row groups of each file a sub-query decodes at once, ahead of the merge, on the reading pool
+(:func:`sleeper.io.parquet_reader.read_pool`)."""
 
 _PAGE_INDEX_TYPES = (PrimitiveType.INT, PrimitiveType.LONG, PrimitiveType.STRING, PrimitiveType.BYTE_ARRAY)
 """The types whose page bounds a filter is tested against (the page index holds them as stored)."""
@@ -358,7 +360,7 @@ class _Pruning:
 
     node: Filter
     columns: frozenset[str]
-    early: pc.Expression | None
+    early: RowPredicate | None
     page_columns: frozenset[str]
     string_columns: frozenset[str]
 
@@ -366,17 +368,18 @@ class _Pruning:
         return page_spans(self.node, self.page_columns, self.string_columns)
 
     def keep(self, reader: SortedFileReader) -> Callable[[int], bool]:
-        metadata = reader.parquet_metadata
-        positions = column_positions(metadata)
+        statistics = reader.row_group_statistics(self.columns)  # decoded once per file, kept with its footer
 
         def keep(group: int) -> bool:
-            return row_group_may_match(metadata, group, self.node, self.columns, positions)
+            return may_match(self.node, statistics[group])
 
         return keep
 
 
 class _PlannedRead:
-    """The batches of one file's planned read; closing it (as the merge does) closes the file, read or not."""
+    """The batches of one file's planned read, its row groups decoded ahead on the reading pool, where the rows
+    deletes hide and those the early filter drops are left out; closing it (as the merge does) closes the file, read
+    or not."""
 
     def __init__(
         self,
@@ -384,36 +387,48 @@ class _PlannedRead:
         plan: ReadPlan,
         names: list[str],
         rows: int,
-        expression: pc.Expression | None = None,
+        expression: RowPredicate | None = None,
         hide: DeletedRows | None = None,
     ) -> None:
         self.plan = plan
-        self._hide = hide
         self._reader = reader
-        self._batches = reader.read_plan(plan, columns=names, batch_size=rows)
-        self._expression = expression
+        steps: list[Callable[[pa.RecordBatch], pa.RecordBatch]] = []
+        if hide is not None:
+            steps.append(hide.keep)
+        if expression is not None:
+            steps.append(expression.filter)
+        self._batches = reader.read_plan(
+            plan, columns=names, batch_size=rows, readahead=READ_AHEAD_ROW_GROUPS, transform=_chained(steps)
+        )
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         return self
 
     def __next__(self) -> pa.RecordBatch:
-        while True:
-            batch = next(self._batches)
-            if self._hide is not None:
-                batch = self._hide.keep(batch)
-                if not batch.num_rows:
-                    continue
-            if self._expression is None:
-                return batch
-            batch = filter_batch(batch, self._expression)
-            if batch.num_rows:
-                return batch
+        return next(self._batches)
 
     def close(self) -> None:
         close = getattr(self._batches, "close", None)
         if close is not None:
             close()
         self._reader.close()
+
+
+def _chained(
+    steps: Sequence[Callable[[pa.RecordBatch], pa.RecordBatch]],
+) -> Callable[[pa.RecordBatch], pa.RecordBatch] | None:
+    """The steps applied to a batch in turn (stopping once it is empty), or None if there are none."""
+    if len(steps) <= 1:
+        return steps[0] if steps else None
+
+    def chained(batch: pa.RecordBatch) -> pa.RecordBatch:
+        for step in steps:
+            batch = step(batch)
+            if not batch.num_rows:
+                break
+        return batch
+
+    return chained
 
 
 def _planned_reads(
