@@ -8,7 +8,11 @@ rows committed after it are never touched (``sleeper.core.statestore.deletes``).
 withdrawn first, as the view cannot hide rows; it cannot be published again while a delete is pending.
 
 :func:`purge` compacts, in the calling process, every file still holding rows a delete hides
-(:func:`sleeper.compaction.purge.purge_table`) and reports the deletes left. See docs/usage/deletes.md.
+(:func:`sleeper.compaction.purge.purge_table`) and reports the deletes left.
+
+:func:`overwrite` replaces every row of a table by new rows in one commit (OVERWRITE_FILES, beyond Sleeper): the new
+rows are written as an ingest writes them, then one transaction drops every reference of the old files and adds the
+new ones, so a reader sees all the old rows or all the new ones. See docs/usage/deletes.md.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from sleeper.compaction.purge import DeleteLeft, PurgeResult, deletes_left, purg
 from sleeper.core.filter import Filter, FilterError, filter_of
 from sleeper.core.properties.table import ICEBERG_NAME
 
-__all__ = ["DeleteLeft", "PurgeResult", "delete", "pending_deletes", "purge"]
+__all__ = ["DeleteLeft", "PurgeResult", "delete", "overwrite", "pending_deletes", "purge"]
 
 NO_FILTER = (
     'a delete needs a filter saying which rows to delete (for example --where "key < 100"); to remove every row '
@@ -60,3 +64,65 @@ def purge(table: Any, *, max_rounds: int = 10) -> PurgeResult:
     and the deletes left (:attr:`PurgeResult.done` once no referenced file holds a deleted row)."""
     options = getattr(table.instance, "filesystem_options", None)
     return purge_table(table, table.instance.compaction_job_tracker, options=options, max_rounds=max_rounds)
+
+
+def overwrite(table: Any, data: Any) -> int:
+    """Replaces every row of the table by the given rows in one atomic commit; returns its transaction number.
+
+    The rows (any form ``Table.ingest`` takes) are sorted and written under the table's data prefix in this process,
+    on either runtime, then one OVERWRITE_FILES transaction drops every reference of the files the table had and adds
+    the new files: a reader sees every old row or every new one, never a mix and never none. Rows committed while the
+    files were written are replaced too. The old files are deleted by the garbage collector after its delay, so time
+    travel to before the overwrite reads them until then. An Iceberg view is withdrawn first and published again after.
+
+    Raises:
+        IngestError: If the data is of no accepted form or does not suit the schema; nothing is committed.
+        StateStoreError: If the commit is refused; the files written are deleted.
+    """
+    from sleeper.api.ingest_job import normalise_ingest_data
+    from sleeper.core.statestore.transactions.files import AddFilesTransaction, OverwriteFilesTransaction
+    from sleeper.ingest.inputs import as_batches
+    from sleeper.ingest.standard import ingest_batches
+
+    options = getattr(table.instance, "filesystem_options", None)
+    committed: list[int] = []
+
+    def write_and_commit() -> None:
+        written: list[AddFilesTransaction] = []
+        with table.instance.job_workspace() as workspace:
+            result = ingest_batches(
+                table.schema,
+                table.properties,
+                table.state_store,
+                table.data_prefix,
+                as_batches(normalise_ingest_data(data), table.schema, options=options),
+                local_dir=workspace.directory,
+                options=options,
+                send_commit=written.append,
+            )
+        add = written[0] if written else AddFilesTransaction(files=())
+        try:
+            committed.append(table.state_store.add_transaction(OverwriteFilesTransaction(add=add)))
+        except Exception:
+            _delete_written(table, [f.location for f in result.files])
+            raise
+
+    if (table.properties.get(ICEBERG_NAME) or "").strip():
+        from sleeper.iceberg.publisher import reinitialise_with_view
+
+        reinitialise_with_view(table.instance, table, write_and_commit)
+    else:
+        write_and_commit()
+    return committed[0]
+
+
+def _delete_written(table: Any, locations: list[str]) -> None:
+    from sleeper.io.filesystem import delete_in_table, filesystem_path
+    from sleeper.io.sketches import sketches_path
+
+    for location in locations:
+        for path in (location, sketches_path(location)):
+            try:
+                delete_in_table(table.instance.filesystem, filesystem_path(path), table.data_prefix)
+            except Exception:  # noqa: BLE001 - left to the orphan sweeper
+                pass

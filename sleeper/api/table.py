@@ -511,6 +511,14 @@ class Table(Generic[InstanceT]):
 
         return purge(self)
 
+    def overwrite(self, data: IngestData) -> int:
+        """Beyond Sleeper: replaces every row by the given rows (any form :meth:`ingest` takes) in one atomic commit,
+        written in this process; returns its transaction number. A reader sees all the old rows or all the new ones,
+        never a mix and never none. See :func:`sleeper.api.deletes.overwrite`."""
+        from sleeper.api.deletes import overwrite
+
+        return overwrite(self, data)
+
     def history(self) -> pa.Table:
         """Beyond Sleeper: the table's kept transactions, oldest first (log, number, type, time, files and rows added
         and removed, and whether the state as of each files transaction is readable by ``scan(as_of=...)``)."""

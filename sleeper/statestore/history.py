@@ -44,7 +44,12 @@ from sleeper.core.statestore.deletes import PendingDelete
 from sleeper.core.statestore.exceptions import StateStoreError
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.state import FilesState, PartitionsState
-from sleeper.core.statestore.transactions.files import ClearFilesTransaction, DeleteFilesTransaction, FileTransaction
+from sleeper.core.statestore.transactions.files import (
+    ClearFilesTransaction,
+    DeleteFilesTransaction,
+    FileTransaction,
+    OverwriteFilesTransaction,
+)
 from sleeper.core.statestore.transactions.log import LogType, TransactionType
 from sleeper.core.statestore.transactions.partitions import (
     ExtendPartitionTreeTransaction,
@@ -399,11 +404,9 @@ def table_history(store: StateStore, *, collectable_before: datetime | None = No
         if not isinstance(transaction, FileTransaction):
             history.records.append(_record(LogType.FILES, entry))
             continue
-        names = (
-            [f.filename for f in state.files()]
-            if isinstance(transaction, ClearFilesTransaction)
-            else list(transaction.named_files())
-        )
+        names = list(transaction.named_files())
+        if isinstance(transaction, ClearFilesTransaction | OverwriteFilesTransaction):
+            names = [f.filename for f in state.files()] + names  # every file may lose its references
         before = _references(state, names)
         transaction.apply_numbered(state, entry.update_time, entry.transaction_number)
         after = _references(state, names)

@@ -147,3 +147,45 @@ def should_withdraw_the_iceberg_view_and_refuse_it_until_purged(tmp_path: Path) 
     table.purge()
     instance.publish_iceberg("t")
     assert _keys(catalog.load_table("del.t").scan().to_arrow()) == list(range(30, 100))
+
+
+def should_overwrite_every_row_at_once_for_concurrent_readers(table: sleeper.Table) -> None:  # type: ignore[type-arg]
+    import threading
+
+    old = _keys(table.scan().to_arrow())
+    new_rows = _rows(range(1000, 1100))
+    seen: list[list[int]] = []
+    stop = threading.Event()
+
+    def read() -> None:
+        reader = sleeper.connect(table.instance.directory).table("t")
+        while not stop.is_set():
+            seen.append(_keys(reader.scan().to_arrow()))
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    try:
+        number = table.overwrite(new_rows)
+        for _ in range(3):
+            seen.append(_keys(table.scan().to_arrow()))
+    finally:
+        stop.set()
+        thread.join()
+    # Every read saw all the old rows or all the new ones, never a mix and never none
+    assert _keys(table.scan().to_arrow()) == list(range(1000, 1100))
+    assert all(keys in (old, list(range(1000, 1100))) for keys in seen)
+    # Time travel before the overwrite still reads the old rows; history names it
+    assert _keys(table.scan(as_of=number - 1).to_arrow()) == old
+    assert table.history().column("type").to_pylist()[-1] == "OVERWRITE_FILES"
+
+
+def should_republish_the_iceberg_view_with_the_overwritten_rows(tmp_path: Path) -> None:
+    from sleeper.iceberg.catalog import load_catalog
+
+    instance = sleeper.create_instance(tmp_path / "instance")
+    table = instance.create_table("t", SCHEMA, properties={"sleeper.table.iceberg.name": "over.t"})
+    table.ingest(_rows(range(100)))
+    instance.publish_iceberg("t")
+    table.overwrite(_rows(range(500, 520)))
+    catalog = load_catalog(instance.runtime.data_root, None)
+    assert _keys(catalog.load_table("over.t").scan().to_arrow()) == list(range(500, 520))

@@ -1,4 +1,5 @@
-"""Pending row deletes in the files state: DELETE_ROWS, the compaction commit rule, GC, snapshots and time travel."""
+"""Pending row deletes in the files state: DELETE_ROWS, the compaction commit rule, GC, snapshots and time travel;
+and OVERWRITE_FILES."""
 
 from __future__ import annotations
 
@@ -10,13 +11,19 @@ import pytest
 
 from sleeper.core.exceptions import SerDeError
 from sleeper.core.statestore.deletes import PendingDelete, filters_by_file
-from sleeper.core.statestore.exceptions import InvalidTransactionError, PendingDeleteNotAppliedError
+from sleeper.core.statestore.exceptions import (
+    FileAlreadyExistsError,
+    InvalidTransactionError,
+    PendingDeleteNotAppliedError,
+)
 from sleeper.core.statestore.state import FilesState
 from sleeper.core.statestore.transactions.files import (
+    AddFilesTransaction,
     AssignJobIdRequest,
     AssignJobIdsTransaction,
     DeleteFilesTransaction,
     DeleteRowsTransaction,
+    OverwriteFilesTransaction,
     ReplaceFileReferencesRequest,
     ReplaceFileReferencesTransaction,
 )
@@ -195,3 +202,36 @@ def should_see_deleted_rows_in_a_past_state_before_the_delete_only() -> None:
     history = table_history(store)
     assert history.state_as_of(number - 1).pending_deletes() == ()
     assert [d.number for d in history.state_as_of(number).pending_deletes()] == [number]
+
+
+def _overwrite(*names: str) -> OverwriteFilesTransaction:
+    return OverwriteFilesTransaction(add=AddFilesTransaction.of_references([reference(n) for n in names]))
+
+
+def should_overwrite_every_reference_with_the_new_files_in_one_transaction() -> None:
+    store = new_table().store()
+    store.initialise()
+    store.add_files([reference("a"), reference("b")])
+    number = store.add_transaction(_overwrite("c"))
+    # Every old file lost its references but stays tracked (for the garbage collector and time travel before)
+    assert [r.filename for r in store.file_references()] == ["c"]
+    assert {f.filename for f in store.files() if not f.references} == {"a", "b"}
+    assert sorted(r.filename for r in table_history(store).state_as_of(number - 1).file_references()) == ["a", "b"]
+    # Applied again (a redelivery), it adds nothing; a compaction of the old files is refused
+    state = store.files_state()
+    _overwrite("c").apply(state, NOW)
+    assert state == store.files_state()
+    with pytest.raises(FileAlreadyExistsError):
+        store.add_transaction(_overwrite("c"))
+
+
+def should_skip_a_compaction_of_overwritten_files() -> None:
+    store = new_table().store()
+    store.initialise()
+    store.add_files([reference("a"), reference("b")])
+    assign, replace = _compact("j1", ["a", "b"], "ab")
+    store.add_transaction(assign)  # type: ignore[arg-type]
+    store.add_transaction(_overwrite("c"))
+    state = store.files_state()
+    replace.apply(state, NOW)  # type: ignore[attr-defined]
+    assert "ab" not in state and [r.filename for r in state.references()] == ["c"]

@@ -1,5 +1,6 @@
 """The transactions on a table's files log, with their JSON, validation and effect: Sleeper's six, and DELETE_ROWS
-beyond Sleeper (a row delete by filter, recorded as a pending delete: ``sleeper.core.statestore.deletes``)."""
+beyond Sleeper (a row delete by filter, recorded as a pending delete: ``sleeper.core.statestore.deletes``) and
+OVERWRITE_FILES (every row replaced by new files' in one commit)."""
 
 from __future__ import annotations
 
@@ -659,6 +660,53 @@ class DeleteRowsTransaction(FileTransaction):
         return cls(filter=str_field(data, "filter"))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OverwriteFilesTransaction(FileTransaction):
+    """Beyond Sleeper (port-only): replaces every row of the table by the rows of new files, in one commit.
+
+    Applying it removes every reference of every file (the files stay tracked, unreferenced, so the garbage collector
+    deletes them after its delay and time travel to before it still reads them) and adds the new files with their
+    references, as ADD_FILES does. A reader sees every old row or every new one, never a mix and never none. A
+    compaction of old files committed after it finds its inputs' references gone and is skipped. Applied again (a
+    redelivery), it is skipped when a new file is already tracked. The body is ADD_FILES's (``{"files": [...]}``).
+    """
+
+    TYPE: ClassVar[TransactionType] = TransactionType.OVERWRITE_FILES
+    add: AddFilesTransaction
+
+    def validate(self, state: FilesState) -> None:
+        """Checks no new file is tracked already.
+
+        Raises:
+            FileAlreadyExistsError: Naming the first new file the table tracks.
+        """
+        for f in self.add.files:
+            if f.filename in state:
+                raise FileAlreadyExistsError(f"file {f.filename} to overwrite the table with is already tracked")
+
+    def named_files(self) -> Iterator[str]:
+        return self.add.named_files()
+
+    def new_reference_partitions(self) -> Iterator[str]:
+        return self.add.new_reference_partitions()
+
+    def apply(self, state: FilesState, time: datetime) -> None:
+        if any(f.filename in state for f in self.add.files):
+            return
+        referenced = [f.filename for f in state.files() if f.references]
+        for name in referenced:
+            state.set_references(name, {}, time)
+        for f in self.add.files:
+            state.set_references(f.filename, {pid: r.at(time) for pid, r in f.references.items()}, time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.add.to_dict()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> OverwriteFilesTransaction:
+        return cls(add=AddFilesTransaction.from_dict(data))
+
+
 FILE_TRANSACTIONS: dict[TransactionType, type[FileTransaction]] = {
     t.TYPE: t
     for t in (
@@ -669,6 +717,7 @@ FILE_TRANSACTIONS: dict[TransactionType, type[FileTransaction]] = {
         DeleteFilesTransaction,
         ClearFilesTransaction,
         DeleteRowsTransaction,
+        OverwriteFilesTransaction,
     )
 }
 

@@ -25,6 +25,8 @@ class TransactionType(Enum):
     CLEAR_FILES = "CLEAR_FILES"
     DELETE_ROWS = "DELETE_ROWS"
     """Beyond Sleeper (port-only): a row delete by filter (``sleeper.core.statestore.deletes``)."""
+    OVERWRITE_FILES = "OVERWRITE_FILES"
+    """Beyond Sleeper (port-only): every file's references replaced by new files' in one commit (an overwrite)."""
 
 
 class LogType(Enum):
