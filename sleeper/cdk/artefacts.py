@@ -23,10 +23,9 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from sleeper.cdk.context import ARTEFACTS_ASSET, DeployContext
-from sleeper.core.operations import BULK_EXPORT_IMAGE, COMPACTION_IMAGE, LAMBDA_IMAGE
+from sleeper.core.deploy.artefacts import ARM64, image_platform
+from sleeper.core.operations import LAMBDA_IMAGE
 from sleeper.core.properties import instance_common as common
-from sleeper.core.properties.instance_bulk import BULK_EXPORT_TASK_CPU_ARCHITECTURE
-from sleeper.core.properties.instance_compaction import COMPACTION_TASK_CPU_ARCHITECTURE
 
 BUILD_CONTEXT_EXCLUDES = (
     ".git",
@@ -99,15 +98,8 @@ class Images:
     def platform(self, image: str) -> ecr_assets.Platform:
         """The platform an image is built for in ``asset`` mode: that of what runs it (the functions for the Lambda
         image, compaction and bulk export tasks for theirs, by their ``...cpu.architecture`` properties); x86_64 for
-        the others."""
-        if image == LAMBDA_IMAGE:
-            arm = self._ctx.lambda_arm64
-        elif image == COMPACTION_IMAGE:
-            arm = (self._ctx.get(COMPACTION_TASK_CPU_ARCHITECTURE) or "ARM64").upper() == "ARM64"
-        elif image == BULK_EXPORT_IMAGE:
-            arm = (self._ctx.get(BULK_EXPORT_TASK_CPU_ARCHITECTURE) or "X86_64").upper() == "ARM64"
-        else:
-            arm = False
+        the others (:func:`sleeper.core.deploy.artefacts.image_platform`, which ``sleeper artefacts`` builds by)."""
+        arm = image_platform(self._ctx.properties, image) == ARM64
         return ecr_assets.Platform.LINUX_ARM64 if arm else ecr_assets.Platform.LINUX_AMD64
 
     def lambda_code(self, scope: Construct, handler: str) -> lambda_.DockerImageCode:

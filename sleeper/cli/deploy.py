@@ -194,10 +194,24 @@ DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Print what would 
 ConfigArgument = Annotated[
     Path, typer.Argument(help="The configuration directory (instance.properties, tables/...) or instance.properties.")
 ]
+OptionalConfigArgument = Annotated[
+    Path | None,
+    typer.Argument(help="The configuration directory (instance.properties, tables/...) or instance.properties."),
+]
 
 
 def deploy(
-    config: ConfigArgument,
+    config: OptionalConfigArgument = None,
+    instance_id: Annotated[
+        str | None,
+        typer.Option(
+            "--instance-id", help="Redeploy the instance with this id from the properties in its config bucket."
+        ),
+    ] = None,
+    save_to: Annotated[
+        Path | None,
+        typer.Option("--save-to", help="With --instance-id: where to save its properties (default: a new temp dir)."),
+    ] = None,
     context: ContextOption = None,
     artefacts: Annotated[str | None, typer.Option("--artefacts", help="asset (build images) or ecr.")] = None,
     image_tag: Annotated[str | None, typer.Option("--image-tag", help="The image tag in ecr mode.")] = None,
@@ -206,10 +220,39 @@ def deploy(
     ] = None,
     dry_run: DryRunOption = False,
 ) -> None:
-    """Deploy (or update) an instance and its tables to AWS with the CDK."""
+    """Deploy (or update) an instance and its tables to AWS with the CDK, from a configuration or, with
+    --instance-id, from the instance properties saved in its config bucket."""
+    if (config is None) == (instance_id is None):
+        raise SleeperError("give a configuration directory, or --instance-id ID to redeploy a deployed instance")
+    if instance_id is not None:
+        config = save_deployed_configuration(instance_id, save_to)
+    elif save_to is not None:
+        raise SleeperError("--save-to is for --instance-id: a configuration directory is deployed where it is")
+    assert config is not None
     refuse_stdin([config], "the configuration", "the CDK app reads the configuration directory by path")
     run_deploy(config, context=context or (), artefacts=artefacts, image_tag=image_tag,
                require_approval=require_approval, dry_run=dry_run)  # fmt: skip
+
+
+def save_deployed_configuration(instance_id: str, directory: Path | None = None) -> Path:
+    """Saves the ``instance.properties`` of a deployed instance from its config bucket into a directory (a new
+    temporary one by default, kept), as Sleeper's deploy of an existing instance does before it runs the CDK; returns
+    the directory. The instance's tables are in its config bucket already: a redeploy keeps them.
+
+    Raises:
+        InstanceNotDeployedError: If its config bucket holds no ``instance.properties``.
+        SleeperError: If AWS cannot be reached or is not configured.
+    """
+    import tempfile
+
+    from sleeper.runtime.aws.deployment import load_deployed_instance
+
+    deployed = load_deployed_instance(instance_id)
+    target = directory if directory is not None else Path(tempfile.mkdtemp(prefix=f"{instance_id}-properties-"))
+    path = deployed.save_properties(target)
+    console.print(f"Saved the properties of instance {instance_id} from s3://{deployed.config.config_bucket} to {path}",
+                  markup=False, highlight=False)  # fmt: skip
+    return target
 
 
 def run_deploy(
@@ -240,14 +283,64 @@ def run_deploy(
 
 
 def teardown(
-    config: ConfigArgument,
+    target: Annotated[
+        str,
+        typer.Argument(
+            help="An instance id (tear down everything from its config bucket), or a configuration directory "
+            "(cdk destroy)."
+        ),
+    ],
     context: ContextOption = None,
-    force: Annotated[bool, typer.Option("--force", help="Passed to cdk: do not ask for confirmation.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Do not ask for confirmation.")] = False,
+    keep_artefacts: Annotated[
+        bool, typer.Option("--keep-artefacts", help="By id: keep the artefacts bucket and ECR repositories.")
+    ] = False,
     dry_run: DryRunOption = False,
 ) -> None:
-    """Destroy an instance deployed with 'sleeper deploy' (data kept if sleeper.retain.infra.after.destroy)."""
-    refuse_stdin([config], "the configuration", "the CDK app reads the configuration directory by path")
-    run_teardown(config, context=context or (), force=force, dry_run=dry_run)
+    """Tear an instance down: by id (its processes stopped, its stack deleted, its own artefacts removed), or the
+    stack of a configuration directory with cdk destroy. Data is kept if sleeper.retain.infra.after.destroy."""
+    refuse_stdin([target], "the configuration", "the CDK app reads the configuration directory by path")
+    path = Path(target)
+    if path.exists():
+        run_teardown(path, context=context or (), force=force, dry_run=dry_run)
+        return
+    if context:
+        raise SleeperError(f"--context is for a configuration directory; there is no {target!r} here: by id, none")
+    run_teardown_by_id(target, force=force, keep_artefacts=keep_artefacts, dry_run=dry_run)
+
+
+def run_teardown_by_id(
+    instance_id: str,
+    *,
+    force: bool = False,
+    keep_artefacts: bool = False,
+    dry_run: bool = False,
+    confirm: Callable[[str], bool] | None = None,
+    poll_seconds: float = 10.0,
+) -> None:
+    """Prints what tearing an instance down by its id does, then does it (unless a dry run, or not confirmed).
+
+    Raises:
+        SleeperError: If the id is not an instance id, AWS is not configured, or the tear down fails.
+    """
+    from sleeper.core.properties import instance_common as common
+    from sleeper.runtime.aws.deployment import load_deployed_instance
+    from sleeper.runtime.aws.teardown import plan_teardown, tear_down
+
+    if common.ID.problem(instance_id) is not None or "/" in instance_id:
+        raise SleeperError(f"{instance_id!r} is neither a configuration directory nor an instance id")
+    deployed = load_deployed_instance(instance_id, missing_ok=True)
+    plan = plan_teardown(deployed, keep_artefacts=keep_artefacts)
+    for line in plan.describe():
+        console.print(line, markup=False, highlight=False)
+    if dry_run:
+        return
+    ask = confirm or (lambda question: typer.confirm(question, default=False))
+    if not force and not ask(f"Tear down instance {instance_id}?"):
+        raise SleeperError("not torn down: not confirmed (--force skips the question)")
+    tear_down(plan, deployed.clients, poll_seconds=poll_seconds,
+              report=lambda line: console.print(line, markup=False, highlight=False))  # fmt: skip
+    console.print(f"Torn down instance {instance_id}", markup=False, highlight=False)
 
 
 def run_teardown(
@@ -273,7 +366,108 @@ def run_teardown(
     return command
 
 
+def artefacts_command(
+    config: OptionalConfigArgument = None,
+    instance_id: Annotated[
+        str | None, typer.Option("--instance-id", help="The deployed instance's properties, from its config bucket.")
+    ] = None,
+    wheel: Annotated[
+        list[Path] | None,
+        typer.Option("--wheel", help="An iterator wheel (.whl) to upload to the artefacts bucket (repeatable)."),
+    ] = None,
+    image_tag: Annotated[str, typer.Option("--image-tag", help="The tag the images are pushed with.")] = "latest",
+    all_images: Annotated[
+        bool, typer.Option("--all-images", help="Every image, not only those the instance's stacks run.")
+    ] = False,
+    dry_run: DryRunOption = False,
+) -> None:
+    """Create the artefacts bucket and ECR repositories, upload iterator wheels, and build and push the images with
+    Docker, for 'sleeper deploy --artefacts ecr' (as Sleeper's artefacts deployment and uploadArtefacts)."""
+    if (config is None) == (instance_id is None):
+        raise SleeperError("give a configuration directory, or --instance-id ID of a deployed instance")
+    run_artefacts(config, instance_id=instance_id, wheels=wheel or (), image_tag=image_tag, all_images=all_images,
+                  dry_run=dry_run)  # fmt: skip
+
+
+def run_artefacts(
+    config: Path | None,
+    *,
+    instance_id: str | None = None,
+    wheels: Sequence[Path] = (),
+    image_tag: str = "latest",
+    all_images: bool = False,
+    dry_run: bool = False,
+    docker_present: bool | None = None,
+    docker: Callable[[Sequence[str], bytes | None], int] | None = None,
+) -> None:
+    """Prints the artefacts plan (where each image, wheel and repository goes), then creates and uploads them
+    (unless a dry run).
+
+    Raises:
+        SleeperError: If the configuration is invalid, a wheel is missing, Docker is absent (and not a dry run) or a
+            build, push or AWS call fails.
+    """
+    from sleeper.core.deploy.artefacts import artefacts_plan
+    from sleeper.core.deploy.configuration import load_configuration_dir
+    from sleeper.runtime.aws.deployment import docker_available, load_deployed_instance, upload_artefacts
+
+    deployed = None
+    if instance_id is not None:
+        deployed = load_deployed_instance(instance_id)
+        properties = deployed.properties
+    else:
+        assert config is not None
+        properties = load_configuration_dir(config).properties
+    plan = artefacts_plan(properties, all_images=all_images)
+    root = Path(__file__).resolve().parents[2]
+    for wheel in wheels:
+        if not wheel.is_file() or wheel.suffix != ".whl":
+            raise SleeperError(f"{wheel}: not a wheel file (.whl): build it with 'pip wheel --no-deps DIR'")
+    has_docker = docker_available() if docker_present is None else docker_present
+    has_sources = (root / "containers" / "lambda" / "Dockerfile").is_file()
+
+    def say(line: str) -> None:
+        console.print(line, markup=False, highlight=False)
+
+    say(f"Artefacts of instance {plan.instance_id} (deployment {plan.deployment_id}):")
+    say(f"  bucket s3://{plan.bucket} (sleeper.jars.bucket), created if absent")
+    for wheel in wheels:
+        say(f"  upload {wheel} to s3://{plan.bucket}/{wheel.name}")
+    listed = set(plan.wheel_keys)
+    for key in plan.wheel_keys:
+        if key not in {w.name for w in wheels}:
+            say(f"  (sleeper.userjars lists {key}: it must be in s3://{plan.bucket} already)")
+    for wheel in wheels:
+        if wheel.name not in listed:
+            say(f"  (add {wheel.name} to sleeper.userjars for the instance to install it)")
+    for image in plan.images:
+        say(f"  image {image.image}: docker build --platform {image.platform} -f {image.dockerfile} "
+            f"-> ECR repository {image.repository}, tag {image_tag}")  # fmt: skip
+    if not has_docker or not has_sources:
+        why = "Docker is not available" if not has_docker else f"there is no containers/ beside the package in {root}"
+        if dry_run:
+            say(f"  ({why}: the images cannot be built here)")
+            return
+        raise SleeperError(
+            f"cannot build the images: {why}; run 'sleeper artefacts' where Docker runs, from a checkout "
+            "(--dry-run prints the plan)"
+        )
+    if dry_run:
+        return
+    from sleeper.adapters.aws.instance_clients import AwsClients
+    from sleeper.runtime.aws.instance import AwsRuntimeConfig
+
+    clients = deployed.clients if deployed is not None else AwsClients(
+        AwsRuntimeConfig.for_instance_id(plan.instance_id).settings
+    )  # fmt: skip
+    if docker is None:
+        upload_artefacts(plan, clients, root=root, wheels=wheels, tag=image_tag, report=say)
+    else:
+        upload_artefacts(plan, clients, root=root, wheels=wheels, tag=image_tag, report=say, docker=docker)
+
+
 def register(app: typer.Typer) -> None:
     """Adds the commands to the ``sleeper`` command."""
     app.command("deploy")(deploy)
     app.command("teardown")(teardown)
+    app.command("artefacts")(artefacts_command)

@@ -1,5 +1,5 @@
 """Which nested stacks a deployment creates, decided once: the CDK app builds exactly these
-(``stacks/instance.py``) and ``sleeper deploy`` prints them before it runs the CDK."""
+(:mod:`sleeper.cdk.instance`) and ``sleeper deploy`` prints them before it runs the CDK."""
 
 from __future__ import annotations
 
