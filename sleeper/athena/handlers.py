@@ -95,13 +95,14 @@ from sleeper.athena.protocol import (
 )
 from sleeper.athena.spill import BlockSpiller
 from sleeper.core.exceptions import TableNotFoundError
-from sleeper.core.filter import Filter
+from sleeper.core.filter import Filter, FilterError
 from sleeper.core.partition import Partition, references_outside_tree_message
 from sleeper.core.schema import Field, KeyValue, ListType, MapType, PrimitiveType, Schema
+from sleeper.core.statestore.deletes import filters_of_each
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
 from sleeper.iterators.exceptions import IteratorConfigError
-from sleeper.iterators.pipeline import RowIterators, table_rules_refusal
+from sleeper.iterators.pipeline import DeletedRows, RowIterators, table_rules_refusal
 from sleeper.iterators.plugin import IteratorSpec
 from sleeper.statestore.tables import SleeperInstance, SleeperTable
 
@@ -128,6 +129,9 @@ MAX_ROW_KEY_PREFIX = "_MaxRowKey"
 """Prefix of the layout columns and split properties holding a leaf's maximum per row key (absent = unbounded)."""
 FILE_REGIONS_FIELD = "_SleeperFileRegions"
 """Simple split property: JSON list of the leaf bounds a file is read within."""
+PENDING_DELETES_FIELD = "_SleeperPendingDeletes"
+"""Iterator-applying layout column and split property, beyond Sleeper: the filters of the table's pending row deletes
+that hide rows of the leaf's files, by file (a JSON object; null or absent when none hide any)."""
 
 DEFAULT_SPILL_PREFIX = "athena-federation-spill"
 """The spill key prefix when none is configured (the SDK's default)."""
@@ -282,6 +286,8 @@ class _Tables:
         table = self.table(name)
         if self._kind is ConnectorKind.SIMPLE:
             refusal = table_rules_refusal(table.properties, "the simple connector")
+            if refusal is None and table.state_store.holds_deleted_rows():
+                refusal = "it has pending row deletes, which the simple connector cannot apply (until a purge)"
             if refusal is not None:
                 raise AthenaConnectorError(
                     f"table {table.name!r} cannot be read through the simple connector: {refusal}. Query it through "
@@ -405,6 +411,8 @@ class MetadataHandler:
 
     def _layout_schema(self, schema: Schema) -> pa.Schema:
         fields = [pa.field(RELEVANT_FILES_FIELD, pa.string())]
+        if self._kind is ConnectorKind.ITERATOR_APPLYING:
+            fields.append(pa.field(PENDING_DELETES_FIELD, pa.string()))
         for f in schema.row_key_fields:
             key_type = _arrow_key_type(f.primitive_type)
             fields.append(pa.field(f"{MIN_ROW_KEY_PREFIX}-{f.name}", key_type))
@@ -425,6 +433,7 @@ class MetadataHandler:
             raise AthenaConnectorError(
                 references_outside_tree_message(table.table_id, unknown), error_code=INTERNAL_SERVICE
             )
+        deletes = table.state_store.pending_deletes()  # after the files: they cover every file listed
         rows: dict[str, list[object]] = {name: [] for name in self._layout_schema(schema).names}
         for leaf in tree.leaves:
             bounds = _bounds(leaf, schema)
@@ -438,6 +447,9 @@ class MetadataHandler:
             if not files:
                 continue
             rows[RELEVANT_FILES_FIELD].append(json.dumps(files))
+            if PENDING_DELETES_FIELD in rows:
+                hidden = filters_of_each(deletes, [files])[0]
+                rows[PENDING_DELETES_FIELD].append(json.dumps(hidden) if hidden else None)
             for f in schema.row_key_fields:
                 low, high = bounds[f.name]
                 rows[f"{MIN_ROW_KEY_PREFIX}-{f.name}"].append(low)
@@ -497,6 +509,9 @@ def _row_files(row: Mapping[str, object]) -> list[str]:
 
 def _leaf_split_properties(row: Mapping[str, object], schema: Schema) -> dict[str, str]:
     properties = {RELEVANT_FILES_FIELD: json.dumps(_row_files(row))}
+    hidden = row.get(PENDING_DELETES_FIELD)
+    if hidden is not None:
+        properties[PENDING_DELETES_FIELD] = str(hidden)
     for f in schema.row_key_fields:
         for prefix in (MIN_ROW_KEY_PREFIX, MAX_ROW_KEY_PREFIX):
             name = f"{prefix}-{f.name}"
@@ -662,18 +677,58 @@ class RecordHandler:
         regions = read_regions(intervals, schema.row_key_names)
         if regions == [] or not files:
             return
+        hides = _split_hides(properties.get(PENDING_DELETES_FIELD), table, files)
         columns = self._columns(
-            schema, request.schema.names, [*filtered, *schema.key_names, *iterators.required_value_fields()]
+            schema,
+            request.schema.names,
+            [
+                *filtered,
+                *schema.key_names,
+                *iterators.required_value_fields(),
+                *(c for h in hides.values() for c in h.columns),
+            ],
         )
         rows = self._settings.batch_rows
         # statistics may skip row groups before the rules only where the rules only drop rows
         statistics = schema.field_names if iterators.only_drops_rows else schema.key_names
         options = self._settings.options
         streams = [
-            read_file_rows(file, schema, regions, columns, row_filter, statistics, options, rows) for file in files
+            _hidden(
+                read_file_rows(file, schema, regions, columns, row_filter, statistics, options, rows), hides.get(file)
+            )
+            for file in files
         ]
         merged = merge_sorted(streams, schema.key_names, batch_rows=rows)
         yield from filtered_rows(iterators.apply(merged), row_filter, schema)
+
+
+def _split_hides(raw: str | None, table: SleeperTable, files: Sequence[str]) -> dict[str, DeletedRows]:
+    """The rows of each file of a leaf split that pending row deletes hide: those the split carries (the deletes when
+    the layout was made, which still cover a file compacted away since) and those the table's state has now for the
+    files still in it, so a split written without them hides the rows anyway."""
+    carried: dict[str, tuple[str, ...]] = {}
+    if raw is not None:
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, dict) or not all(
+            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in parsed.values()
+        ):
+            raise AthenaConnectorError(
+                f"{PENDING_DELETES_FIELD} must be a JSON object of filter lists by file", error_code=INVALID_INPUT
+            )
+        carried = {str(k): tuple(v) for k, v in parsed.items()}
+    current = filters_of_each(table.state_store.pending_deletes(), [files])[0]
+    merged = {name: tuple(dict.fromkeys([*carried.get(name, ()), *current.get(name, ())])) for name in files}
+    try:
+        return DeletedRows.by_file({name: texts for name, texts in merged.items() if texts}, table.schema)
+    except FilterError as e:
+        raise AthenaConnectorError(f"{PENDING_DELETES_FIELD}: {e}", error_code=INVALID_INPUT) from None
+
+
+def _hidden(batches: Iterator[pa.RecordBatch], hide: DeletedRows | None) -> Iterator[pa.RecordBatch]:
+    return batches if hide is None else hide.apply(batches)
 
 
 def _check_split_files(properties: Mapping[str, str], table: SleeperTable, kind: ConnectorKind) -> None:

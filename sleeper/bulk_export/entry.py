@@ -19,8 +19,8 @@ sub-export ids and deletes any earlier output of that export not in the new plan
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from sleeper.bulk_export.exceptions import BulkExportQueryError
@@ -37,6 +37,7 @@ from sleeper.core.exceptions import TableNotFoundError
 from sleeper.core.operations import BULK_EXPORT_Q, LEAF_PARTITION_BULK_EXPORT_Q
 from sleeper.core.paths import join_under
 from sleeper.core.schema import Schema
+from sleeper.core.statestore.deletes import PendingDelete, filters_of_each
 from sleeper.core.trackers.query import QueryState, QueryUpdate
 from sleeper.io.filesystem import FileSystemOptions, resolve
 from sleeper.statestore.tables import SleeperRuntime
@@ -123,6 +124,7 @@ def plan_bulk_export(
     references = store.file_references()
     tree = store.partition_tree()  # after the files: see sleeper.query.executor.plan_table_query
     leaves = plan_export(parsed, tree, references, table_id=table.table_id, row_filter=row_filter, schema=table.schema)
+    leaves = _with_pending_deletes(leaves, store.pending_deletes())  # after the files: they cover every file planned
     _delete_stale_output(
         root if root is not None else instance.bulk_export_uri, table.table_id, parsed.export_id, leaves,
         instance.filesystem_options,
@@ -143,6 +145,17 @@ def plan_bulk_export(
             ]
         )
     return ExportPlan(export_id=parsed.export_id, table_id=table.table_id, leaves=tuple(leaves))
+
+
+def _with_pending_deletes(
+    leaves: list[LeafPartitionExport], deletes: Sequence[PendingDelete]
+) -> list[LeafPartitionExport]:
+    """Each leaf export with the filters of the pending row deletes that hide rows of its files, so the task that
+    runs it leaves those rows out as a query does (``sleeper.core.statestore.deletes``)."""
+    if not deletes:
+        return leaves
+    carried = filters_of_each(deletes, [leaf.files for leaf in leaves])
+    return [replace(leaf, pending_deletes=c) if c else leaf for leaf, c in zip(leaves, carried, strict=True)]
 
 
 def _delete_stale_output(

@@ -13,6 +13,9 @@ An export's filter (:mod:`sleeper.core.filter`) applies after the table's rules,
 first, on the row keys always and on every column when the table's rules only drop rows (no aggregation, no
 iterator), so skipping never changes what is written.
 
+The rows of a file that the table's pending row deletes hide (``LeafPartitionExport.pending_deletes``) are left out
+as it is read, before the merge, as a query leaves them out (docs/usage/deletes.md).
+
 A file outside the table's data prefix is refused before anything is read (``FileOutsideTableError``): a leaf export
 message can only make the task read the table's own files. The output is overwritten if it exists; if anything fails,
 what was written of it is deleted.
@@ -37,7 +40,7 @@ from sleeper.io.merge import DEFAULT_BATCH_ROWS, RowCounter, merge_sorted
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter
 from sleeper.io.parquet_reader import SortedFileReader
 from sleeper.io.row_filter import column_positions, filter_batch, row_group_may_match, to_expression
-from sleeper.iterators.pipeline import RowIterators
+from sleeper.iterators.pipeline import DeletedRows, RowIterators
 from sleeper.statestore.tables import SleeperTable
 
 __all__ = ["ExportResult", "export_batches", "run_leaf_export"]
@@ -92,8 +95,10 @@ def export_batches(
     if not bounds or not export.files:
         return iter(())
     skip = export.filter if export.filter is not None and statistics_columns else None
+    hides = DeletedRows.by_file(dict(export.pending_deletes), schema) if export.pending_deletes else {}
     streams: list[Iterable[pa.RecordBatch]] = [
-        _read(name, schema, bounds, batch_rows, options, skip, frozenset(statistics_columns)) for name in export.files
+        _read(name, schema, bounds, batch_rows, options, skip, frozenset(statistics_columns), hides.get(name))
+        for name in export.files
     ]
     return merge_sorted(streams, schema.key_names, batch_rows=batch_rows, prefetch_threads=min(1, len(streams) - 1))
 
@@ -106,13 +111,16 @@ def _read(
     options: FileSystemOptions | None,
     row_filter: Filter | None,
     columns: frozenset[str],
+    hide: DeletedRows | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """One file's rows in the regions, skipping the row groups the filter's test of their statistics rules out; the
-    file is opened at the first batch asked for and closed when the read ends."""
+    """One file's rows in the regions, skipping the row groups the filter's test of their statistics rules out and
+    leaving out the rows pending deletes hide; the file is opened at the first batch asked for and closed when the
+    read ends."""
     with SortedFileReader(location, schema, options=options) as reader:
         keep = None if row_filter is None else _keep(reader, row_filter, columns)
         plan = reader.plan(bounds, keep_row_group=keep)
-        yield from reader.read_plan(plan, batch_size=batch_rows, use_threads=False)
+        batches = reader.read_plan(plan, batch_size=batch_rows, use_threads=False)
+        yield from batches if hide is None else hide.apply(batches)
 
 
 def _keep(reader: SortedFileReader, row_filter: Filter, columns: frozenset[str]) -> Callable[[int], bool]:

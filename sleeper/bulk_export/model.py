@@ -18,7 +18,7 @@ parsed filter.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,7 @@ from sleeper.core.filter import Filter, FilterError, filter_of, parse_filter
 from sleeper.core.jobs import wire
 from sleeper.core.jobs.exceptions import MessageError
 from sleeper.core.paths import check_safe_id, check_safe_path, join_under
+from sleeper.core.query import pending_deletes_from
 from sleeper.core.range import Region
 from sleeper.core.schema import Schema
 
@@ -41,7 +42,17 @@ __all__ = [
 
 _QUERY_FIELDS = frozenset({"exportId", "tableId", "tableName", "filter"})
 _LEAF_FIELDS = frozenset(
-    {"tableId", "exportId", "subExportId", "regions", "leafPartitionId", "partitionRegion", "files", "filter"}
+    {
+        "tableId",
+        "exportId",
+        "subExportId",
+        "regions",
+        "leafPartitionId",
+        "partitionRegion",
+        "files",
+        "filter",
+        "pendingDeletes",
+    }
 )
 
 
@@ -169,6 +180,9 @@ class LeafPartitionExport:
         files: The files to read: those referenced on the leaf and its ancestors.
         filter: Beyond Sleeper: the export's filter, applied to the leaf's rows after the table's rules; None for
             every row.
+        pending_deletes: Beyond Sleeper: the filters of the table's pending row deletes that hide rows of some of
+            its files, by file (``pendingDeletes``, written only when there are some); each file's matching rows
+            are left out as it is read, before the merge and the table's rules.
     """
 
     table_id: str
@@ -179,6 +193,7 @@ class LeafPartitionExport:
     partition_region: Region
     files: tuple[str, ...]
     filter: Filter | None = None
+    pending_deletes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def export_output_path(root: str, export: LeafPartitionExport) -> str:
@@ -224,6 +239,8 @@ class LeafPartitionExportSerDe:
         }
         if export.filter is not None:
             out["filter"] = str(export.filter)
+        if export.pending_deletes:
+            out["pendingDeletes"] = {name: list(texts) for name, texts in export.pending_deletes.items()}
         return out
 
     def to_json(self, export: LeafPartitionExport, *, indent: int | None = None) -> str:
@@ -273,7 +290,17 @@ class LeafPartitionExportSerDe:
             partition_region=Region.from_dict(schema, obj["partitionRegion"], path="$.partitionRegion"),
             files=tuple(files),
             filter=_leaf_filter(obj, schema, export_id),
+            pending_deletes=_pending_deletes(obj, schema, files, export_id),
         )
+
+
+def _pending_deletes(
+    obj: Mapping[str, Any], schema: Schema, files: Sequence[str], export_id: str
+) -> dict[str, tuple[str, ...]]:
+    try:
+        return pending_deletes_from(obj, schema, files)
+    except MessageError as e:
+        raise BulkExportQueryError(str(e), export_id=export_id) from None
 
 
 def _leaf_filter(obj: Mapping[str, Any], schema: Schema, export_id: str) -> Filter | None:

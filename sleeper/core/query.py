@@ -11,7 +11,10 @@ the table's own filters, aggregations and iterators (so it can only narrow what 
 exactly Sleeper's JSON; a bad filter is refused with the path ``$.filter``.
 
 Leaf partition query (``sleeper-<id>-LeafPartitionQueryQueue``): ``"type": "LeafPartitionQuery"``, ``tableId``
-instead of ``tableName``, plus ``subQueryId``, ``leafPartitionId``, ``partitionRegion`` and ``files``.
+instead of ``tableName``, plus ``subQueryId``, ``leafPartitionId``, ``partitionRegion`` and ``files``; beyond
+Sleeper, ``"pendingDeletes"?: {file: [filter, …]}``, the filters of the table's pending row deletes that hide rows of
+each of its files (docs/usage/deletes.md), present only when some do, so a table that never deleted rows sends
+exactly Sleeper's JSON.
 
 Regions are read against the table's schema, so ``QuerySerDe`` takes schema lookups by table name and id and calls
 them with the table read from the message. The Python client's form is read too: ``"stringsBase64Encoded": false``
@@ -23,6 +26,7 @@ read), so the failure can be reported.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -75,7 +79,14 @@ _COMMON_FIELDS = frozenset(
     }
 )
 _QUERY_FIELDS = _COMMON_FIELDS | {"tableName"}
-_LEAF_QUERY_FIELDS = _COMMON_FIELDS | {"tableId", "subQueryId", "leafPartitionId", "partitionRegion", "files"}
+_LEAF_QUERY_FIELDS = _COMMON_FIELDS | {
+    "tableId",
+    "subQueryId",
+    "leafPartitionId",
+    "partitionRegion",
+    "files",
+    "pendingDeletes",
+}
 _STRINGS_FLAG = "stringsBase64Encoded"
 _INTEGER_TYPES = (PrimitiveType.INT, PrimitiveType.LONG)
 _Q = TypeVar("_Q", "Query", "LeafPartitionQuery")
@@ -142,6 +153,7 @@ class Query:
         partition_region: Region,
         regions: Iterable[Region],
         files: Iterable[str],
+        pending_deletes: Mapping[str, tuple[str, ...]] | None = None,
     ) -> LeafPartitionQuery:
         """The sub-query of this query on one leaf partition, sharing its id and processing."""
         return LeafPartitionQuery(
@@ -153,6 +165,7 @@ class Query:
             regions=tuple(regions),
             files=tuple(files),
             processing=self.processing,
+            pending_deletes=dict(pending_deletes or {}),
         )
 
 
@@ -170,6 +183,8 @@ class LeafPartitionQuery:
         regions: The parts of the query's regions that overlap the leaf.
         files: The files to read: those referenced on the leaf and its ancestors.
         processing: The parent query's processing.
+        pending_deletes: Beyond Sleeper: the filters of the pending row deletes that hide rows of some of its files,
+            by file (``sleeper.core.statestore.deletes``); the reader hides each file's matching rows before the merge.
 
     Raises:
         UnsafeIdError: If the query id or sub-query id breaks the safe id rule.
@@ -183,6 +198,7 @@ class LeafPartitionQuery:
     regions: tuple[Region, ...]
     files: tuple[str, ...]
     processing: QueryProcessingConfig = field(default_factory=QueryProcessingConfig)
+    pending_deletes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_safe_id(self.query_id, where="$.queryId", what="query id")
@@ -255,6 +271,8 @@ class QuerySerDe:
             out["leafPartitionId"] = query.leaf_partition_id
             out["partitionRegion"] = query.partition_region.to_dict(schema)
             out["files"] = list(query.files)
+            if query.pending_deletes:
+                out["pendingDeletes"] = {name: list(texts) for name, texts in query.pending_deletes.items()}
         return out
 
     def to_json(self, query: AnyQuery, *, indent: int | None = None) -> str:
@@ -344,6 +362,7 @@ class QuerySerDe:
             regions=regions,
             files=files,
             processing=processing,
+            pending_deletes=pending_deletes_from(obj, schema, files),
         )
 
     def _regions(self, obj: Mapping[str, Any], schema: Schema) -> tuple[Region, ...]:
@@ -416,6 +435,36 @@ def _processing(obj: Mapping[str, Any], schema: Schema) -> QueryProcessingConfig
         status_report_destinations=_destinations(obj.get("statusReportDestinations")),
         filter=_filter(obj, schema),
     )
+
+
+def pending_deletes_from(obj: Mapping[str, Any], schema: Schema, files: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """The ``pendingDeletes`` field of a leaf message (a leaf partition query or export): the filters of the pending
+    row deletes hiding rows of some of the files it reads, by file; empty when absent.
+
+    Raises:
+        InvalidFieldError: Naming the path of a file the message does not read, or of a filter that is not a filter
+            of the table's schema.
+    """
+    raw = obj.get("pendingDeletes")
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise InvalidFieldError("must be an object of filters by file", path="$.pendingDeletes")
+    read = set(files)
+    out: dict[str, tuple[str, ...]] = {}
+    for name, texts in raw.items():
+        path = f"$.pendingDeletes[{json.dumps(name)}]"
+        if name not in read:
+            raise InvalidFieldError("names a file the sub-query does not read (it must be one of $.files)", path=path)
+        if not isinstance(texts, list) or not texts or not all(isinstance(x, str) and x for x in texts):
+            raise InvalidFieldError("must be a non-empty list of filters", path=path)
+        for i, text in enumerate(texts):
+            try:
+                parse_filter(text, schema)
+            except FilterError as e:
+                raise InvalidFieldError(str(e), path=f"{path}[{i}]") from None
+        out[name] = tuple(texts)
+    return out
 
 
 def _filter(obj: Mapping[str, Any], schema: Schema) -> Filter | None:

@@ -15,7 +15,7 @@ import dataclasses
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 import pyarrow as pa
@@ -27,7 +27,7 @@ from sleeper.core.properties.properties import TableProperties
 from sleeper.core.query import LeafPartitionQuery, Query, QueryProcessingConfig
 from sleeper.core.range import Region
 from sleeper.core.schema import PrimitiveType, Schema
-from sleeper.core.statestore.deletes import PendingDelete, filters_by_file
+from sleeper.core.statestore.deletes import PendingDelete, filters_by_file, filters_of_each
 from sleeper.core.statestore.references import FileReference
 from sleeper.io.arrow_schema import arrow_schema, conform_batch
 from sleeper.io.filesystem import FileSystemOptions
@@ -118,16 +118,11 @@ def plan_table_query(
     between the reads leave references on leaves the older tree lacks, and their rows are missed (the A3 mixed race
     saw a query miss 225 acknowledged rows).
 
-    A door that runs the sub-queries elsewhere cannot yet carry a table's pending row deletes to them: a query reading
-    a file a pending delete lists is refused (``QueryExecutionError``), never answered with the deleted rows. A
-    direct query applies them (:func:`execute`).
+    Each sub-query carries the filters of the pending row deletes that hide rows of its files
+    (``LeafPartitionQuery.pending_deletes``), so wherever it runs (this process, a leaf query Lambda, a Spark
+    executor) :func:`run_leaf_query` hides those rows as a direct query does.
     """
-    leaves, hidden = plan_with_deletes(query, state_store, table_id=table_id, schema=schema)
-    if hidden:
-        raise QueryExecutionError(
-            f"table {query.table_name} has pending row deletes on the files this query reads, which this door cannot "
-            f"apply yet: query it directly, or purge the table first (sleeper purge {query.table_name})"
-        )
+    leaves, _ = plan_with_deletes(query, state_store, table_id=table_id, schema=schema)
     return leaves
 
 
@@ -135,7 +130,8 @@ def plan_with_deletes(
     query: Query, state_store: QueryableStateStore, *, table_id: str, schema: Schema | None = None
 ) -> tuple[list[LeafPartitionQuery], dict[str, tuple[str, ...]]]:
     """Plans a query as :func:`plan_table_query` does, with the filters of the pending row deletes that hide rows of
-    the files its sub-queries read, by file (none for a file no delete lists).
+    the files its sub-queries read, by file (none for a file no delete lists); each sub-query carries those of its
+    own files.
 
     The deletes are read after the files: a file stays in a delete's set until it leaves the table's state, so they
     cover every file planned (``sleeper.core.statestore.deletes``).
@@ -146,7 +142,9 @@ def plan_with_deletes(
     deletes = state_store.pending_deletes()
     if not deletes:
         return leaves, {}
-    return leaves, filters_by_file(deletes, {name for leaf in leaves for name in leaf.files})
+    hidden = filters_by_file(deletes, {name for leaf in leaves for name in leaf.files})
+    carried = filters_of_each(deletes, [leaf.files for leaf in leaves])
+    return [replace(leaf, pending_deletes=c) if c else leaf for leaf, c in zip(leaves, carried, strict=True)], hidden
 
 
 def _plan(
@@ -296,7 +294,8 @@ def run_leaf_query(
         options: How to reach S3.
         batch_rows: The most rows in a batch read and merged; the merge's default if None.
         deleted: The rows pending deletes hide, by file (:meth:`DeletedRows.by_file`): hidden from each file's rows
-            as they are read, before the merge and the table's rules.
+            as they are read, before the merge and the table's rules. If None, those the sub-query carries
+            (``LeafPartitionQuery.pending_deletes``).
 
     Yields:
         Batches in key order with exactly the output fields (see :func:`output_fields`), in schema order.
@@ -309,6 +308,8 @@ def run_leaf_query(
     row_filter = leaf_query.processing.filter
     out_names = output_fields(schema, requested)
     names = read_fields(schema, requested, config, row_filter)
+    if deleted is None and leaf_query.pending_deletes:
+        deleted = DeletedRows.by_file(dict(leaf_query.pending_deletes), schema)
     hides = {name: hide for name in leaf_query.files if deleted and (hide := deleted.get(name)) is not None}
     if hides:
         needed = set(names).union(*(hide.columns for hide in hides.values()))

@@ -655,17 +655,9 @@ DELETE_DOORS: dict[str, Policy] = {
     "websocket": Policy.APPLIES_OR_REFUSES,
     "athena-simple": Policy.APPLIES_OR_REFUSES,
 }
-_UNTRACKED = "the query planner refuses, but the query handler does not track the refusal as FAILED yet"
-DELETE_GAPS = {
-    "queue-s3": _UNTRACKED,
-    "queue-sqs": _UNTRACKED,
-    "websocket": _UNTRACKED,
-    "bulk-export": "bulk export reads files without the executor and does not apply deletes yet",
-    "athena-simple": "the simple connector reads files as they are and does not refuse a table with deletes yet",
-    "athena-iterator": "the connector reads files without the executor and does not apply deletes yet",
-}
-"""Doors that neither apply a pending delete nor refuse the table yet: each needs a change outside the state store,
-the executor and the compaction (docs/usage/deletes.md)."""
+DELETE_GAPS: dict[str, str] = {}
+"""Doors that neither apply a pending delete nor refuse the table yet, each with why (none: every door applies them
+or refuses the table)."""
 
 
 def _deleted(rows: pa.Table) -> pa.Table:

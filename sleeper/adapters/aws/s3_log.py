@@ -28,6 +28,7 @@ from sleeper.statestore.object_log import numbered_name
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_s3.type_defs import PaginatorConfigTypeDef
 
 __all__ = ["S3StateStoreBackend"]
 
@@ -43,7 +44,7 @@ class _Bucket:
     def __init__(self, client: S3Client, bucket: str, page_size: int | None = None) -> None:
         self.client = client
         self.bucket = bucket
-        self.paging = {} if page_size is None else {"PaginationConfig": {"PageSize": page_size}}
+        self.pagination: PaginatorConfigTypeDef = {} if page_size is None else {"PageSize": page_size}
 
     def put_if_absent(self, key: str, data: bytes) -> bool:
         """Writes an object only if none has its key; False if one has (or another conditional write is in flight)."""
@@ -82,10 +83,13 @@ class _Bucket:
         paginator = self.client.get_paginator("list_objects_v2")
         if after >= 0:
             pages = paginator.paginate(
-                Bucket=self.bucket, Prefix=prefix, StartAfter=prefix + numbered_name(after), **self.paging
+                Bucket=self.bucket,
+                Prefix=prefix,
+                StartAfter=prefix + numbered_name(after),
+                PaginationConfig=self.pagination,
             )
         else:
-            pages = paginator.paginate(Bucket=self.bucket, Prefix=prefix, **self.paging)
+            pages = paginator.paginate(Bucket=self.bucket, Prefix=prefix, PaginationConfig=self.pagination)
         with translated(self._op("ListObjectsV2", prefix)):
             for page in pages:
                 for obj in page.get("Contents", []):

@@ -10,7 +10,7 @@ table's state (garbage collected, or the table cleared), and a delete whose set 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,3 +66,12 @@ def filters_by_file(deletes: Iterable[PendingDelete], files: Collection[str]) ->
             if name in large:
                 out.setdefault(name, []).append(delete.filter)
     return {name: tuple(texts) for name, texts in out.items()}
+
+
+def filters_of_each(
+    deletes: Iterable[PendingDelete], file_lists: Sequence[Sequence[str]]
+) -> list[dict[str, tuple[str, ...]]]:
+    """For each of some reads (a leaf query, a leaf export), the filters hiding rows of each file it reads, by file
+    (empty for a read of no file a delete lists): what a read carries to wherever it runs."""
+    hidden = filters_by_file(deletes, {name for files in file_lists for name in files})
+    return [{name: hidden[name] for name in files if name in hidden} for files in file_lists]

@@ -16,6 +16,7 @@ from sleeper.athena.handlers import FILE_REGIONS_FIELD, MAX_SPLITS_PER_RESPONSE,
 from sleeper.core.partition import PartitionTree, partitions_from_split_points
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.core.statestore.deletes import PendingDelete
 from sleeper.core.statestore.references import FileReference
 from tests.unit.athena import federation_requests as fr
 
@@ -32,6 +33,12 @@ class FakeStateStore:
 
     def file_references(self) -> list[FileReference]:
         return self.references
+
+    def pending_deletes(self) -> tuple[PendingDelete, ...]:
+        return ()
+
+    def holds_deleted_rows(self) -> bool:
+        return False
 
 
 @dataclass
