@@ -25,7 +25,7 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import Construct
 
-from sleeper.cdk.context import Artefacts, DeployContext
+from sleeper.cdk.context import ARTEFACTS_ASSET, ARTEFACTS_ECR, Artefacts, DeployContext
 from sleeper.cdk.instance import SleeperInstanceStack
 from sleeper.core.deploy.configuration import (
     ConfigurationError,
@@ -63,6 +63,16 @@ def as_configuration(configuration: Configuration) -> InstanceConfiguration:
     )
 
 
+def _artefacts(artefacts: Artefacts | str | None) -> Artefacts:
+    if artefacts is None:
+        return Artefacts.default()
+    if isinstance(artefacts, Artefacts):
+        return artefacts
+    if artefacts not in (ARTEFACTS_ASSET, ARTEFACTS_ECR):
+        raise ValueError(f"artefacts must be {ARTEFACTS_ASSET!r} or {ARTEFACTS_ECR!r}, not {artefacts!r}")
+    return Artefacts(mode=artefacts)
+
+
 class SleeperInstance(SleeperInstanceStack):
     """Every resource of one Sleeper instance, as a stack of a CDK app.
 
@@ -72,8 +82,9 @@ class SleeperInstance(SleeperInstanceStack):
         configuration: What to deploy (see :data:`Configuration`).
         account: The account to deploy to (with ``region``, a concrete environment; otherwise deploy-time tokens).
         region: The region to deploy to.
-        artefacts: Where images come from; by default built by ``cdk deploy`` in a checkout, pulled from the ECR
-            repositories ``sleeper artefacts`` fills when installed.
+        artefacts: Where images come from: ``"ecr"`` (the ECR repositories ``sleeper artefacts`` fills, tag
+            ``latest``), ``"asset"`` (built by ``cdk deploy`` from a checkout's ``containers/``) or an
+            :class:`~sleeper.cdk.context.Artefacts`; by default ``asset`` in a checkout and ``ecr`` when installed.
         validate: Refuse invalid instance properties (the default), as the app does unless ``validate=false``.
         deploy_paused: Deploy the scheduled rules disabled.
         tags: More tags for every resource, beside ``sleeper.tags`` and ``tags.properties``.
@@ -92,7 +103,7 @@ class SleeperInstance(SleeperInstanceStack):
         *,
         account: str | None = None,
         region: str | None = None,
-        artefacts: Artefacts | None = None,
+        artefacts: Artefacts | str | None = None,
         validate: bool = True,
         deploy_paused: bool = False,
         tags: Mapping[str, str] | None = None,
@@ -110,7 +121,7 @@ class SleeperInstance(SleeperInstanceStack):
             properties,
             account=account if concrete else None,
             region=region if concrete else None,
-            artefacts=artefacts or Artefacts.default(),
+            artefacts=_artefacts(artefacts),
             tables=loaded.tables,
             deploy_paused=deploy_paused,
         )

@@ -366,6 +366,17 @@ def run_teardown(
     return command
 
 
+def docker_available() -> bool:
+    """Whether a ``docker`` command is on the path and its daemon answers (``docker info``)."""
+    docker = shutil.which("docker")
+    if docker is None:
+        return False
+    try:
+        return subprocess.run([docker, "info"], capture_output=True, timeout=60, check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
 def artefacts_command(
     config: OptionalConfigArgument = None,
     instance_id: Annotated[
@@ -409,10 +420,11 @@ def run_artefacts(
     """
     from sleeper.core.deploy.artefacts import artefacts_plan
     from sleeper.core.deploy.configuration import load_configuration_dir
-    from sleeper.runtime.aws.deployment import docker_available, load_deployed_instance, upload_artefacts
 
     deployed = None
     if instance_id is not None:
+        from sleeper.runtime.aws.deployment import load_deployed_instance
+
         deployed = load_deployed_instance(instance_id)
         properties = deployed.properties
     else:
@@ -455,6 +467,7 @@ def run_artefacts(
     if dry_run:
         return
     from sleeper.adapters.aws.instance_clients import AwsClients
+    from sleeper.runtime.aws.deployment import upload_artefacts
     from sleeper.runtime.aws.instance import AwsRuntimeConfig
 
     clients = deployed.clients if deployed is not None else AwsClients(

@@ -24,7 +24,6 @@ from sleeper.cli import deploy as deploy_cli  # noqa: E402
 from sleeper.cli.main import run  # noqa: E402
 from sleeper.core import naming  # noqa: E402
 from sleeper.core.properties import javaprops  # noqa: E402
-from sleeper.runtime.aws import deployment  # noqa: E402
 from sleeper.runtime.aws.api import scheduled_rule_names  # noqa: E402
 
 REGION = "eu-west-2"
@@ -210,7 +209,7 @@ def should_print_the_artefacts_plan_without_docker_in_a_dry_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Given no Docker, an instance with compaction and bulk export on x86, and a wheel
-    monkeypatch.setattr(deployment, "docker_available", lambda: False)
+    monkeypatch.setattr(deploy_cli, "docker_available", lambda: False)
     config = _configuration(tmp_path, "sleeper.id=arts\nsleeper.optional.stacks=CompactionStack,BulkExportStack\n"
                             "sleeper.userjars=filters-1.0-py3-none-any.whl\n")  # fmt: skip
     wheel = tmp_path / "filters-1.0-py3-none-any.whl"
@@ -236,7 +235,7 @@ def should_refuse_in_one_line_without_docker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Given no Docker
-    monkeypatch.setattr(deployment, "docker_available", lambda: False)
+    monkeypatch.setattr(deploy_cli, "docker_available", lambda: False)
     config = _configuration(tmp_path, "sleeper.id=arts\n")
     # When the artefacts are uploaded
     status = run(["artefacts", str(config)])

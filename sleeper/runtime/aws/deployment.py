@@ -10,7 +10,6 @@ AWS configuration.
 from __future__ import annotations
 
 import base64
-import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,7 +31,6 @@ __all__ = [
     "DeployedInstance",
     "DockerRunner",
     "InstanceNotDeployedError",
-    "docker_available",
     "load_deployed_instance",
     "upload_artefacts",
 ]
@@ -112,17 +110,6 @@ def load_deployed_instance(
             ) from None
         return DeployedInstance(instance_id, config, InstanceProperties({"sleeper.id": instance_id}), clients, False)
     return DeployedInstance(instance_id, config, InstanceProperties(values), clients)
-
-
-def docker_available(which: Callable[[str], str | None] = shutil.which) -> bool:
-    """Whether a ``docker`` command is on the path and its daemon answers."""
-    docker = which("docker")
-    if docker is None:
-        return False
-    try:
-        return subprocess.run([docker, "info"], capture_output=True, timeout=60, check=False).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
 
 
 def _run_docker(argv: Sequence[str], stdin: bytes | None) -> int:
