@@ -4,8 +4,10 @@
 the repository root as build context. Synthesis only stages the files (no Docker needed); ``cdk deploy`` builds and
 pushes them to the bootstrap ECR repository.
 
-``ecr`` mode: images were pushed beforehand to ECR repositories ``<sleeper.ecr.repository.prefix>/<image>`` with
-the tag given as context ``imagetag`` (default ``latest``), as Sleeper's own deployment does.
+``ecr`` mode (the default when the package is installed, with no ``containers/`` beside it): images were pushed
+beforehand to ECR repositories ``<sleeper.ecr.repository.prefix>/<image>`` with the tag given as context ``imageTag``
+(default ``latest``), as Sleeper's own deployment does; ``sleeper artefacts`` creates and fills them
+(:mod:`sleeper.core.deploy.artefacts`).
 
 Every Lambda function uses the one Lambda image; the image command is overridden per function with its handler.
 The Lambda image is built for ``sleeper.lambda.cpu.architecture`` (ARM64 by default: its base image and every
