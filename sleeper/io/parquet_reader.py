@@ -459,20 +459,23 @@ class SortedFileReader:
         readahead: int,
         transform: Callable[[pa.RecordBatch], pa.RecordBatch] | None,
     ) -> Iterator[pa.RecordBatch]:
-        if readahead:
+        if readahead and len(plan.row_groups) > 1:
             return _read_ahead(self._group_reads(plan, names, batch_size, use_threads, transform), readahead)
-        batches = self._read_in_order(plan, names, batch_size, use_threads)
+        # One row group (a lookup, mostly) is read here: handing it to a thread would cost more than it saves.
+        batches = self._read_in_order(plan, names, batch_size, use_threads, whole=readahead > 0)
         return batches if transform is None else _transformed(batches, transform)
 
     def _read_in_order(
-        self, plan: ReadPlan, names: list[str], batch_size: int, use_threads: bool
+        self, plan: ReadPlan, names: list[str], batch_size: int, use_threads: bool, *, whole: bool = False
     ) -> Iterator[pa.RecordBatch]:
         for step in plan._steps:
             if step.regions is None and plan._page_spans is None:
                 yield from self._read_row_groups(step.row_groups, None, names, batch_size, use_threads)
                 continue
             for group in step.row_groups:
-                yield from self._read_group(plan._page_spans, step.regions, group, names, batch_size, use_threads)
+                yield from self._read_group(
+                    plan._page_spans, step.regions, group, names, batch_size, use_threads, whole=whole
+                )
 
     def _group_reads(
         self,
@@ -492,7 +495,7 @@ class SortedFileReader:
                 ) -> list[pa.RecordBatch]:
                     parquet = pq.ParquetFile(self._file, pre_buffer=False, metadata=self._footer.parquet)
                     batches = self._read_group(
-                        plan._page_spans, regions, group, names, batch_size, use_threads, parquet
+                        plan._page_spans, regions, group, names, batch_size, use_threads, parquet, whole=True
                     )
                     return list(batches if transform is None else _transformed(batches, transform))
 
@@ -507,20 +510,23 @@ class SortedFileReader:
         batch_size: int,
         use_threads: bool,
         parquet: pq.ParquetFile | None = None,
+        *,
+        whole: bool = False,
     ) -> Iterator[pa.RecordBatch]:
         """The rows of one row group in the regions (all if None), only the pages that can hold them and the wanted
-        rows of ``page_spans`` decoded where the page index tells.
+        rows of ``page_spans`` decoded where the page index tells; with ``parquet``, read through that file (one of
+        the reading thread's own).
 
-        Given a ``parquet`` file of its own (a read ahead, on a reading thread), a row group whose pages to decode
-        hold at least :data:`WHOLE_ROW_GROUP_SHARE` of its rows is decoded whole instead, its columns in parallel
-        (pages are decoded a column after another): a little more work, done sooner."""
+        If ``whole`` (a read ahead), a row group whose pages to decode hold at least :data:`WHOLE_ROW_GROUP_SHARE` of
+        its rows is decoded whole instead, its columns in parallel (pages are decoded a column after another): a
+        little more work, done sooner."""
         spans = None if page_spans is None else self._wanted_spans(page_spans, group, names)
         if spans is not None and not spans[1]:
             return  # no page of the row group can hold a wanted row
         planned = None if regions is None else self._page_reads(group, regions, names)
         if planned is not None and spans is not None:
             planned = (planned[0], _intersect_spans(planned[1], spans[1]))
-        if parquet is not None and use_threads:
+        if whole and use_threads:
             chosen = planned if planned is not None else spans
             if chosen is not None and _share(chosen[1], chosen[0].row_group_rows(group)) >= WHOLE_ROW_GROUP_SHARE:
                 yield from self._read_row_groups((group,), regions, names, batch_size, use_threads, parquet)

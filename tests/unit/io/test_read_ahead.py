@@ -56,6 +56,8 @@ PLANS: dict[str, tuple[Any, str | None]] = {
     "regions": ([[KeyBounds("key", 1_500, 4_250)], [KeyBounds("key", 9_990, None)]], None),
     "filter pages": (None, "ts >= 100000 or name starts with 'n0005'"),
     "regions and filter pages": ([[KeyBounds("key", 2_500, 8_000)]], "ts between 30000 and 60000"),
+    "most of one row group": ([[KeyBounds("key", 3_100, 3_990)]], None),
+    "a few rows of one row group": ([[KeyBounds("key", 3_100, 3_140)]], "noise < 500"),
     "nothing": ([[KeyBounds("key", 50_000, None)]], None),
 }
 
