@@ -199,3 +199,19 @@ def should_import_the_package_and_refuse_to_deploy_without_the_cdk_extra(tmp_pat
     assert "Traceback" not in result.stderr
     (line,) = result.stderr.strip().splitlines()
     assert "needs the cdk extra" in line and "pip install 'sleeper-lsm[cdk]'" in line
+
+
+def should_refuse_a_configuration_that_is_not_there_or_an_unknown_artefacts_mode(tmp_path: Path) -> None:
+    # Given an app, a path holding nothing and a configuration
+    import aws_cdk as cdk
+
+    from sleeper.cdk import SleeperInstance
+    from sleeper.core.deploy.configuration import ConfigurationError
+
+    config = _configuration(tmp_path / "config")
+    # When / Then a SleeperInstance of a missing path is refused naming it, before anything is built
+    with pytest.raises(ConfigurationError, match="missing: no such configuration"):
+        SleeperInstance(cdk.App(), "Missing", tmp_path / "missing")
+    # And an artefacts mode other than asset or ecr is refused naming both
+    with pytest.raises(ValueError, match="artefacts must be 'asset' or 'ecr', not 'docker'"):
+        SleeperInstance(cdk.App(), "Wrong", config, artefacts="docker")
