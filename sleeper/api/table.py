@@ -394,13 +394,6 @@ class Table(Generic[InstanceT]):
         wait = DEFAULT_QUERY_WAIT_SECONDS if timeout_seconds is None else timeout_seconds
         if wait <= 0:
             raise SleeperError(f"queue_timeout_seconds must be more than 0, got {wait:g}")
-        if self.state_store.holds_deleted_rows():
-            from sleeper.query.exceptions import QueryExecutionError
-
-            raise QueryExecutionError(
-                f"table {self.name} has pending row deletes, which a queued query cannot apply yet: scan it directly, "
-                f"or purge the table first (table.purge(), sleeper purge {self.name})"
-            )
         return QueuedScan(
             self,
             keys=None if keys is None else tuple(keys),
