@@ -12,6 +12,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -243,8 +244,6 @@ def save_deployed_configuration(instance_id: str, directory: Path | None = None)
         InstanceNotDeployedError: If its config bucket holds no ``instance.properties``.
         SleeperError: If AWS cannot be reached or is not configured.
     """
-    import tempfile
-
     from sleeper.runtime.aws.deployment import load_deployed_instance
 
     deployed = load_deployed_instance(instance_id)
@@ -384,7 +383,9 @@ def artefacts_command(
     ] = None,
     wheel: Annotated[
         list[Path] | None,
-        typer.Option("--wheel", help="An iterator wheel (.whl) to upload to the artefacts bucket (repeatable)."),
+        typer.Option(
+            "--wheel", help="An iterator wheel (.whl) or a project to build one from, to upload (repeatable)."
+        ),
     ] = None,
     image_tag: Annotated[str, typer.Option("--image-tag", help="The tag the images are pushed with.")] = "latest",
     all_images: Annotated[
@@ -432,9 +433,14 @@ def run_artefacts(
         properties = load_configuration_dir(config).properties
     plan = artefacts_plan(properties, all_images=all_images)
     root = Path(__file__).resolve().parents[2]
+    projects = [w for w in wheels if w.is_dir()]
     for wheel in wheels:
-        if not wheel.is_file() or wheel.suffix != ".whl":
-            raise SleeperError(f"{wheel}: not a wheel file (.whl): build it with 'pip wheel --no-deps DIR'")
+        if wheel.is_dir():
+            if not ((wheel / "pyproject.toml").is_file() or (wheel / "setup.py").is_file()):
+                raise SleeperError(f"{wheel}: a directory given as --wheel must be a Python project (pyproject.toml)")
+        elif not wheel.is_file() or wheel.suffix != ".whl":
+            raise SleeperError(f"{wheel}: not a wheel file (.whl) or a Python project directory")
+    files = [w for w in wheels if not w.is_dir()]
     has_docker = docker_available() if docker_present is None else docker_present
     has_sources = (root / "containers" / "lambda" / "Dockerfile").is_file()
 
@@ -443,13 +449,15 @@ def run_artefacts(
 
     say(f"Artefacts of instance {plan.instance_id} (deployment {plan.deployment_id}):")
     say(f"  bucket s3://{plan.bucket} (sleeper.jars.bucket), created if absent")
-    for wheel in wheels:
+    for wheel in files:
         say(f"  upload {wheel} to s3://{plan.bucket}/{wheel.name}")
+    for project in projects:
+        say(f"  build a wheel of {project} (pip wheel --no-deps) and upload it to s3://{plan.bucket}/<its file name>")
     listed = set(plan.wheel_keys)
     for key in plan.wheel_keys:
-        if key not in {w.name for w in wheels}:
+        if key not in {w.name for w in files} and not projects:
             say(f"  (sleeper.userjars lists {key}: it must be in s3://{plan.bucket} already)")
-    for wheel in wheels:
+    for wheel in files:
         if wheel.name not in listed:
             say(f"  (add {wheel.name} to sleeper.userjars for the instance to install it)")
     for image in plan.images:
@@ -473,10 +481,27 @@ def run_artefacts(
     clients = deployed.clients if deployed is not None else AwsClients(
         AwsRuntimeConfig.for_instance_id(plan.instance_id).settings
     )  # fmt: skip
-    if docker is None:
-        upload_artefacts(plan, clients, root=root, wheels=wheels, tag=image_tag, report=say)
-    else:
-        upload_artefacts(plan, clients, root=root, wheels=wheels, tag=image_tag, report=say, docker=docker)
+    with tempfile.TemporaryDirectory(prefix="sleeper-wheels-") as built:
+        uploads = [*files, *(build_wheel(project, Path(built)) for project in projects)]
+        if docker is None:
+            upload_artefacts(plan, clients, root=root, wheels=uploads, tag=image_tag, report=say)
+        else:
+            upload_artefacts(plan, clients, root=root, wheels=uploads, tag=image_tag, report=say, docker=docker)
+
+
+def build_wheel(project: Path, directory: Path) -> Path:
+    """Builds the wheel of a Python project (``pip wheel --no-deps``, this command's Python) into a directory.
+
+    Raises:
+        SleeperError: If pip fails or builds other than one wheel.
+    """
+    target = directory / project.name
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(target), str(project)],
+                            check=False)  # fmt: skip
+    built = sorted(target.glob("*.whl")) if target.is_dir() else []
+    if result.returncode != 0 or len(built) != 1:
+        raise SleeperError(f"pip wheel of {project} failed (exit status {result.returncode}); see its output above")
+    return built[0]
 
 
 def register(app: typer.Typer) -> None:

@@ -274,3 +274,21 @@ def should_create_the_bucket_and_repositories_and_push_the_images(tmp_path: Path
     assert [(b[3], Path(b[5]).parent.name) for b in builds] == [("linux/amd64", "lambda"), ("linux/amd64", "ingest")]
     assert all(Path(b[5]).is_file() for b in builds)
     assert [p.rsplit("/", 2)[-2:] for p in pushes] == [["pushed", "lambda:v1"], ["pushed", "ingest:v1"]]
+
+
+@pytest.mark.usefixtures("aws")
+def should_build_and_upload_the_wheel_of_an_iterator_project(tmp_path: Path) -> None:
+    # Given a pure Python iterator project, and a configuration naming its wheel
+    project = tmp_path / "my_iterators"
+    (project / "my_iterators").mkdir(parents=True)
+    (project / "my_iterators" / "__init__.py").write_text("", encoding="utf-8")
+    (project / "setup.py").write_text(
+        "from setuptools import setup\nsetup(name='my_iterators', version='1.0', packages=['my_iterators'])\n",
+        encoding="utf-8",
+    )
+    config = _configuration(tmp_path, "sleeper.id=built\nsleeper.userjars=my_iterators-1.0-py3-none-any.whl\n")
+    # When the artefacts are uploaded with the project as --wheel (Docker faked)
+    deploy_cli.run_artefacts(config, wheels=[project], docker_present=True, docker=lambda argv, stdin: 0)
+    # Then its wheel was built and is in the bucket under the name sleeper.userjars gives
+    keys = [o["Key"] for o in _client("s3").list_objects_v2(Bucket="sleeper-built-jars")["Contents"]]
+    assert keys == ["my_iterators-1.0-py3-none-any.whl"]
