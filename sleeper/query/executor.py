@@ -346,9 +346,10 @@ def run_leaf_query(
             yield conform_batch(batch, target, where=f"query {leaf_query.query_id}")
 
 
-READ_AHEAD_ROW_GROUPS = 2
-"""How many row groups of each file a sub-query decodes at once, ahead of the merge, on the reading pool
-(:func:`sleeper.io.parquet_reader.read_pool`)."""
+READ_AHEAD_ROW_GROUPS = 4
+"""How many row groups a sub-query decodes at once, ahead of the merge, on the reading pool
+(:func:`sleeper.io.parquet_reader.read_pool`): shared between its files, at least one each (so memory holds about
+this many row groups, or one per file where there are more files)."""
 
 _PAGE_INDEX_TYPES = (PrimitiveType.INT, PrimitiveType.LONG, PrimitiveType.STRING, PrimitiveType.BYTE_ARRAY)
 """The types whose page bounds a filter is tested against (the page index holds them as stored)."""
@@ -390,6 +391,7 @@ class _PlannedRead:
         rows: int,
         expression: RowPredicate | None = None,
         hide: DeletedRows | None = None,
+        readahead: int = 1,
     ) -> None:
         self.plan = plan
         self._reader = reader
@@ -399,7 +401,7 @@ class _PlannedRead:
         if expression is not None:
             steps.append(expression.filter)
         self._batches = reader.read_plan(
-            plan, columns=names, batch_size=rows, readahead=READ_AHEAD_ROW_GROUPS, transform=_chained(steps)
+            plan, columns=names, batch_size=rows, readahead=readahead, transform=_chained(steps)
         )
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
@@ -444,6 +446,7 @@ def _planned_reads(
 ) -> list[_PlannedRead]:
     """Opens every file of a sub-query and plans its read (footers come from the reader's cache when known)."""
     reads: list[_PlannedRead] = []
+    readahead = max(1, READ_AHEAD_ROW_GROUPS // max(1, len(files)))
     try:
         for location in files:
             reader = SortedFileReader(location, schema, options=options)
@@ -453,7 +456,7 @@ def _planned_reads(
                 pages = None if pruning is None else pruning.pages()
                 plan = reader.plan(bounds, keep_row_group=keep, page_spans=pages)
                 hide = None if hides is None else hides.get(location)
-                reads.append(_PlannedRead(reader, plan, names, rows, early, hide))
+                reads.append(_PlannedRead(reader, plan, names, rows, early, hide, readahead))
             except BaseException:
                 reader.close()
                 raise
