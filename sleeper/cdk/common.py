@@ -28,6 +28,7 @@ from sleeper.cdk import grants, nag
 from sleeper.cdk.artefacts import Images
 from sleeper.cdk.context import DeployContext
 from sleeper.core import naming, operation_wiring, operations
+from sleeper.core.deploy.artefacts import jars_bucket_name
 from sleeper.core.deploy.plan import deploys_dynamodb_state_store
 from sleeper.core.operations import HandlerSpec
 from sleeper.core.properties import PropertyDefinition
@@ -204,9 +205,13 @@ class SleeperCore:
     def grant_user_code_read(self, grantee: iam.IGrantable) -> None:
         """Read the iterator wheels ``sleeper.userjars`` lists in ``sleeper.jars.bucket`` (each key named, nothing
         else of the bucket), which every process that may run a table's iterator installs when it starts; nothing
-        when no wheel is listed or the jars bucket is not set."""
-        bucket = self.ctx.get(common.JARS_BUCKET)
+        when no wheel is listed. An unset ``sleeper.jars.bucket`` is set to the artefacts bucket ``sleeper
+        artefacts`` fills (``sleeper-<artefacts deployment id>-jars``), as Sleeper's deployment sets it."""
         keys = user_wheel_keys(self.ctx.properties)
+        bucket = self.ctx.get(common.JARS_BUCKET)
+        if keys and not bucket:
+            bucket = jars_bucket_name(self.ctx.properties)
+            self.set(common.JARS_BUCKET, bucket)
         if bucket and keys:
             grants.allow(grantee, grants.S3_READ, [f"arn:{cdk.Aws.PARTITION}:s3:::{bucket}/{key}" for key in keys])
 

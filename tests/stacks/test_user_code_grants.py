@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -49,3 +50,18 @@ def should_grant_the_listed_wheels_to_query_and_compaction(tmp_path: Any) -> Non
         assert statement["Action"] == "s3:GetObject"
         assert "iterators/acme_filters-1.0-py3-none-any.whl" in str(statement["Resource"])
         assert "legacy.jar" not in str(statement["Resource"])
+
+
+def should_set_the_jars_bucket_to_the_artefacts_bucket_when_unset(tmp_path: Any) -> None:
+    # Given iterator wheels listed and no sleeper.jars.bucket
+    path = tmp_path / "instance.properties"
+    values = {k: v for k, v in PROPERTIES.items() if k != "sleeper.jars.bucket"}
+    path.write_text("".join(f"{k}={v}\n" for k, v in values.items()), encoding="utf-8")
+    app = cdk.App(analytics_reporting=False, outdir=str(tmp_path / "cdk.out"),
+                  context={"artefacts": "ecr", "propertiesFile": str(path)})  # fmt: skip
+    # When the instance is built
+    stack = sleeper_app.build(app)
+    # Then the deployment records the bucket sleeper artefacts fills, and grants reading the wheel there
+    assert stack.core.cdk_properties["sleeper.jars.bucket"] == "sleeper-usercode-jars"
+    policies = [Template.from_stack(s).to_json() for s in (stack, *stack.parts.values())]
+    assert "sleeper-usercode-jars/iterators/acme_filters-1.0-py3-none-any.whl" in json.dumps(policies)
