@@ -1,8 +1,8 @@
 """Row deletes by filter on a local instance: ``Table.delete`` hides the matching rows committed before it (never
-later ones) from a direct scan at once, time travel before it still sees them, the table's rules apply after the
-delete, compaction and ``Table.purge`` remove the rows physically (after which no delete is left on a referenced
-file), a queued query refuses a table with pending deletes rather than return deleted rows, and a delete with no or
-a bad filter is refused with nothing committed."""
+later ones) from a direct and a queued scan at once, time travel before it still sees them, the table's rules apply
+after the delete, compaction and ``Table.purge`` remove the rows physically (after which no delete is left on a
+referenced file), and a delete with no or a bad filter is refused with nothing committed; ``Table.overwrite`` replaces
+every row at once."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ import pytest
 import sleeper
 from sleeper.core.filter import FilterError
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.query.exceptions import QueryExecutionError
 
 pytestmark = pytest.mark.integration
 
@@ -100,12 +99,13 @@ def should_remove_deleted_rows_by_compaction_and_purge(table: sleeper.Table) -> 
     assert table.purge().jobs == ()
 
 
-def should_refuse_a_queued_query_of_a_table_with_pending_deletes(table: sleeper.Table) -> None:  # type: ignore[type-arg]
-    table.delete("key = 5")
-    with pytest.raises(QueryExecutionError, match="pending row deletes"):
-        table.scan(via_queue=True).to_arrow()
+def should_hide_deleted_rows_from_a_queued_query_before_and_after_purge(table: sleeper.Table) -> None:  # type: ignore[type-arg]
+    table.delete("key = 5 or key = 120")
+    expected = _keys(table.scan().to_arrow())
+    assert 5 not in expected and 120 not in expected and len(expected) == 297
+    assert _keys(table.scan(via_queue=True).to_arrow()) == expected
     table.purge()
-    assert 5 not in _keys(table.scan(via_queue=True).to_arrow())
+    assert _keys(table.scan(via_queue=True).to_arrow()) == expected
 
 
 @pytest.mark.parametrize(
