@@ -648,13 +648,9 @@ def should_apply_the_tables_rules_or_refuse_at_every_aws_door(aws: AwsDoors, rul
 
 DELETE_FILTER = "key < 100 or visibility = 'B'"
 """The rows deleted: a key range and a value (the visibility ``B`` is ``LABELS[k % 4]`` for ``k % 4`` in 1, 2)."""
-DELETE_DOORS: dict[str, Policy] = {
-    **DOORS,
-    "queue-s3": Policy.APPLIES_OR_REFUSES,
-    "queue-sqs": Policy.APPLIES_OR_REFUSES,
-    "websocket": Policy.APPLIES_OR_REFUSES,
-    "athena-simple": Policy.APPLIES_OR_REFUSES,
-}
+DELETE_DOORS: dict[str, Policy] = DOORS
+"""What a pending delete asks of each door: what the table's rules ask (the queued doors, the WebSocket API, bulk
+export and the iterator-applying Athena connector apply it; the simple connector and the Iceberg view refuse)."""
 DELETE_GAPS: dict[str, str] = {}
 """Doors that neither apply a pending delete nor refuse the table yet, each with why (none: every door applies them
 or refuses the table)."""
