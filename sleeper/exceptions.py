@@ -87,6 +87,7 @@ from sleeper.core.statestore.exceptions import (
     PartitionAlreadyExistsError,
     PartitionNotFoundError,
     PartitionNotLeafError,
+    PendingDeleteNotAppliedError,
     StateStoreError,
     TableDeletedError,
 )
@@ -238,6 +239,7 @@ __all__ = [
     "PartitionNotLeafError",
     "PartitionTreeError",
     "PendingBatchError",
+    "PendingDeleteNotAppliedError",
     "PlatformFullError",
     "PropertyError",
     "PublishAbandonedError",
