@@ -241,7 +241,7 @@ def save_deployed_configuration(instance_id: str, directory: Path | None = None)
     the directory. The instance's tables are in its config bucket already: a redeploy keeps them.
 
     Raises:
-        InstanceNotDeployedError: If its config bucket holds no ``instance.properties``.
+        InstanceNotFoundError: If its config bucket holds no ``instance.properties``.
         SleeperError: If AWS cannot be reached or is not configured.
     """
     from sleeper.runtime.aws.deployment import load_deployed_instance

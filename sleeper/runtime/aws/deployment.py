@@ -22,29 +22,19 @@ from sleeper.adapters.aws.instance_clients import AwsClients
 from sleeper.adapters.aws.properties import S3PropertiesStore
 from sleeper.adapters.aws.resources import create_bucket
 from sleeper.core.deploy.artefacts import ArtefactsPlan
-from sleeper.core.exceptions import SleeperError
+from sleeper.core.exceptions import InstanceNotFoundError, SleeperError
 from sleeper.core.properties import INSTANCE_PROPERTIES_KEY, InstanceProperties, javaprops
 from sleeper.runtime.aws.instance import AwsRuntimeConfig
 
 __all__ = [
-    "ArtefactsError",
     "DeployedInstance",
     "DockerRunner",
-    "InstanceNotDeployedError",
     "load_deployed_instance",
     "upload_artefacts",
 ]
 
 DockerRunner = Callable[[Sequence[str], bytes | None], int]
 """Runs a ``docker`` command line (with bytes for its standard input, or None) and returns its exit status."""
-
-
-class InstanceNotDeployedError(SleeperError):
-    """No instance with the id has its properties in this account and region's config bucket."""
-
-
-class ArtefactsError(SleeperError):
-    """The artefacts cannot be built or uploaded (no Docker, a failed build or push, a missing wheel)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +81,7 @@ def load_deployed_instance(
             of what is left), rather than refuse.
 
     Raises:
-        InstanceNotDeployedError: If the config bucket or its ``instance.properties`` does not exist (and not
+        InstanceNotFoundError: If the config bucket or its ``instance.properties`` does not exist (and not
             ``missing_ok``).
         AwsRuntimeConfigError: If no region is configured.
         AwsError: If AWS fails otherwise.
@@ -104,7 +94,7 @@ def load_deployed_instance(
         if error.code not in ("NoSuchBucket", "NoSuchKey", "404", "NotFound"):
             raise
         if not missing_ok:
-            raise InstanceNotDeployedError(
+            raise InstanceNotFoundError(
                 f"instance {instance_id!r} is not deployed in region {config.settings.region}: "
                 f"s3://{config.config_bucket}/{INSTANCE_PROPERTIES_KEY} does not exist ({error.code})"
             ) from None
@@ -162,12 +152,12 @@ def upload_artefacts(
     root``, tagged ``<repository uri>:<tag>``) after logging Docker in to the registry; returns the image URIs pushed.
 
     Raises:
-        ArtefactsError: If a wheel is not a file, or a Docker command fails.
+        SleeperError: If a wheel is not a file, or a Docker command fails.
         AwsError: If AWS fails.
     """
     for wheel in wheels:
         if not wheel.is_file():
-            raise ArtefactsError(f"{wheel}: no such wheel file")
+            raise SleeperError(f"{wheel}: no such wheel file")
     if _bucket_exists(clients, plan.bucket):
         report(f"artefacts bucket s3://{plan.bucket} exists")
     else:
@@ -190,16 +180,16 @@ def upload_artefacts(
     user, _, password = base64.b64decode(auth["authorizationToken"]).decode().partition(":")
     registry = str(auth["proxyEndpoint"])
     if docker(["docker", "login", "--username", user, "--password-stdin", registry], password.encode()) != 0:
-        raise ArtefactsError(f"docker login to {registry} failed; see its output above")
+        raise SleeperError(f"docker login to {registry} failed; see its output above")
     pushed = []
     for image in plan.images:
         target = f"{uris[image.image]}:{tag}"
         build = ["docker", "build", "--platform", image.platform, "-f", str(root / image.dockerfile), "-t", target,
                  str(root)]  # fmt: skip
         if docker(build, None) != 0:
-            raise ArtefactsError(f"docker build of {image.image} ({image.dockerfile}) failed; see its output above")
+            raise SleeperError(f"docker build of {image.image} ({image.dockerfile}) failed; see its output above")
         if docker(["docker", "push", target], None) != 0:
-            raise ArtefactsError(f"docker push of {target} failed; see its output above")
+            raise SleeperError(f"docker push of {target} failed; see its output above")
         report(f"pushed {target}")
         pushed.append(target)
     return pushed

@@ -30,16 +30,12 @@ from sleeper.core.properties import instance_common as common
 from sleeper.runtime.aws.api import scheduled_rule_names
 from sleeper.runtime.aws.deployment import DeployedInstance, ecr_client
 
-__all__ = ["TeardownError", "TeardownPlan", "plan_teardown", "tear_down"]
+__all__ = ["TeardownPlan", "plan_teardown", "tear_down"]
 
 _GONE = ("404", "NoSuchBucket", "NotFound", "ResourceNotFoundException", "ClusterNotFoundException",
          "RepositoryNotFoundException", "ValidationError")  # fmt: skip
 
 _ACTIVE_EMR_STATES = ["STARTING", "BOOTSTRAPPING", "RUNNING", "WAITING"]
-
-
-class TeardownError(SleeperError):
-    """The instance's stack could not be deleted (CloudFormation reports it failed, or it did not finish in time)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +144,7 @@ def tear_down(
     (:class:`~sleeper.adapters.aws.instance_clients.AwsClients`).
 
     Raises:
-        TeardownError: If the stack's deletion fails or does not finish within ``timeout_seconds``.
+        SleeperError: If the stack's deletion fails or does not finish within ``timeout_seconds``.
         AwsError: If AWS fails other than by a resource being gone already.
     """
     rules = EventBridgeRules(clients.events)
@@ -211,14 +207,12 @@ def _delete_stack(
             report(f"deleted CloudFormation stack {name}")
             return
         if status == "DELETE_FAILED":
-            raise TeardownError(
+            raise SleeperError(
                 f"CloudFormation could not delete stack {name} (DELETE_FAILED): see its events in the console, "
                 "fix the resource it names, then run the tear down again"
             )
         if waited >= timeout_seconds:
-            raise TeardownError(
-                f"stack {name} is still {status} after {timeout_seconds:.0f} s: run the tear down again"
-            )
+            raise SleeperError(f"stack {name} is still {status} after {timeout_seconds:.0f} s: run the tear down again")
         sleep(poll_seconds)
         waited += poll_seconds
 
