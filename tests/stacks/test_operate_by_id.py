@@ -23,6 +23,7 @@ from sleeper.cdk import app as sleeper_app  # noqa: E402
 from sleeper.cli import deploy as deploy_cli  # noqa: E402
 from sleeper.cli.main import run  # noqa: E402
 from sleeper.core import naming  # noqa: E402
+from sleeper.core.exceptions import SleeperError  # noqa: E402
 from sleeper.core.properties import javaprops  # noqa: E402
 from sleeper.runtime.aws.api import scheduled_rule_names  # noqa: E402
 
@@ -292,3 +293,15 @@ def should_build_and_upload_the_wheel_of_an_iterator_project(tmp_path: Path) -> 
     # Then its wheel was built and is in the bucket under the name sleeper.userjars gives
     keys = [o["Key"] for o in _client("s3").list_objects_v2(Bucket="sleeper-built-jars")["Contents"]]
     assert keys == ["my_iterators-1.0-py3-none-any.whl"]
+
+
+@pytest.mark.usefixtures("aws")
+def should_tear_down_nothing_unless_confirmed() -> None:
+    # Given a deployed instance
+    _deployed("asked")
+    # When its tear down is not confirmed
+    with pytest.raises(SleeperError, match="not confirmed"):
+        deploy_cli.run_teardown_by_id("asked", confirm=lambda question: False)
+    # Then its stack and rules are as they were
+    assert "asked" in _stack_names()
+    assert _client("events").describe_rule(Name=scheduled_rule_names("asked")[0])["State"] == "ENABLED"
