@@ -181,7 +181,8 @@ class RowProcessor:
         return self._config
 
     def process(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        """Filters and aggregates a stream of batches sorted by row keys then sort keys.
+        """Keeps the last row of each row key (an upsert table), then filters and aggregates, a stream of batches
+        sorted by row keys then sort keys.
 
         Args:
             batches: The input, in key order; a group of equal keys may span batches.
@@ -198,6 +199,8 @@ class RowProcessor:
             yield from batches
             return
         aggregator = Aggregator(self._schema, config.aggregations) if config.aggregations else None
+        if config.upsert:
+            batches = last_per_row_key(batches, self._schema.row_key_names)
         for batch in batches:
             filtered = apply_filters(batch, config, self._now_ms)
             if aggregator is not None:
@@ -206,6 +209,44 @@ class RowProcessor:
                 yield filtered
         if aggregator is not None:
             yield from aggregator.finish()
+
+
+def last_per_row_key(batches: Iterable[pa.RecordBatch], row_key_names: Sequence[str]) -> Iterator[pa.RecordBatch]:
+    """The last row of each run of equal row keys in a stream sorted by row keys then sort keys: on an upsert table,
+    the row with the greatest sort key (of rows with equal sort keys too, the last in the stream).
+
+    Vectorised: each row's row keys are compared with the next row's, whole columns at a time. The last row of each
+    batch is held back until the first row of the next batch shows whether it continues the run.
+
+    Yields:
+        The kept rows in order, at most one batch per input batch (empty ones dropped), then the held-back row.
+    """
+    held: pa.RecordBatch | None = None
+    for batch in batches:
+        n = batch.num_rows
+        if n == 0:
+            continue
+        keep = np.zeros(n, dtype=np.bool_)
+        if n > 1:
+            same = None
+            for name in row_key_names:
+                column = batch.column(name)
+                equal = pc.fill_null(pc.equal(column.slice(0, n - 1), column.slice(1)), False)
+                same = equal if same is None else pc.and_(same, equal)
+            assert same is not None
+            keep[: n - 1] = ~same.to_numpy(zero_copy_only=False)
+        parts: list[pa.RecordBatch] = []
+        if held is not None and not all(held.column(k)[0] == batch.column(k)[0] for k in row_key_names):
+            parts.append(held)
+        if keep.any():
+            parts.append(batch.filter(pa.array(keep)))
+        held = batch.slice(n - 1)
+        if len(parts) == 2 and not parts[0].schema.equals(parts[1].schema):
+            yield from parts
+        else:
+            yield from _joined(list(parts))
+    if held is not None:
+        yield held
 
 
 class _Plan:

@@ -56,6 +56,9 @@ FILTERS_PROPERTY = "sleeper.table.filters"
 AGGREGATIONS_PROPERTY = "sleeper.table.aggregations"
 """The table property holding the aggregation configuration."""
 
+UPSERT_PROPERTY = "sleeper.table.upsert"
+"""The table property keeping one row per row key, the last written (beyond Sleeper)."""
+
 AGE_OFF = "ageOff"
 """The name of the age-off filter, as written by ``to_string``."""
 
@@ -146,10 +149,14 @@ class ProcessingConfig:
     Attributes:
         filters: The age-off filters, all of which a row must pass.
         aggregations: The aggregations; empty to keep rows with equal keys separate.
+        upsert: Whether only the last row of each row key is kept (``sleeper.table.upsert``, beyond Sleeper): of rows
+            sorted by row keys then sort keys, the last of each run of equal row keys, so the greatest sort key wins.
+            Applied before the filters, so a newest row the filters drop hides the older ones too.
     """
 
     filters: tuple[FilterConfig, ...] = ()
     aggregations: tuple[AggregationConfig, ...] = ()
+    upsert: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "filters", tuple(self.filters))
@@ -175,7 +182,7 @@ class ProcessingConfig:
     @property
     def is_empty(self) -> bool:
         """Whether there is nothing to apply: rows pass through unchanged."""
-        return not self.filters and not self.aggregations
+        return not self.filters and not self.aggregations and not self.upsert
 
     def validate(self, schema: Schema) -> None:
         """Checks the configuration against a schema.
@@ -185,6 +192,11 @@ class ProcessingConfig:
         """
         _validate_filters(self.filters, schema)
         _validate_aggregations(self.aggregations, schema)
+        if self.upsert and self.aggregations:
+            raise IteratorConfigError(
+                f"{UPSERT_PROPERTY} cannot be set with {AGGREGATIONS_PROPERTY}: an upsert table keeps the last row of "
+                "each row key, an aggregating table combines them, and a table can do only one of the two"
+            )
 
     def filters_to_string(self) -> str:
         """The value of ``sleeper.table.filters`` for these filters; empty if there are none."""

@@ -24,13 +24,19 @@ import pyarrow.compute as pc
 
 from sleeper.core.filter import columns_of, parse_filter
 from sleeper.core.properties.properties import TableProperties
-from sleeper.core.properties.table import AGGREGATION_CONFIG, FILTERING_CONFIG, ITERATOR_CLASS_NAME, ITERATOR_CONFIG
+from sleeper.core.properties.table import (
+    AGGREGATION_CONFIG,
+    FILTERING_CONFIG,
+    ITERATOR_CLASS_NAME,
+    ITERATOR_CONFIG,
+    UPSERT,
+)
 from sleeper.core.schema import Schema
 from sleeper.io.row_filter import to_expression
 from sleeper.io.sort import NotSortedError, check_sorted, key_at
 from sleeper.iterators.apply import RowProcessor
 from sleeper.iterators.config import ProcessingConfig
-from sleeper.iterators.exceptions import IteratorRunError
+from sleeper.iterators.exceptions import IteratorConfigError, IteratorRunError
 from sleeper.iterators.plugin import IteratorSpec, SortedRowIterator, load_iterator
 
 __all__ = [
@@ -41,6 +47,7 @@ __all__ = [
     "table_iterator_spec",
     "table_processing",
     "table_rules_refusal",
+    "table_upserts",
 ]
 
 QUERY_TIME_SOURCE = "queryTimeIteratorClassName"
@@ -95,13 +102,25 @@ class DeletedRows:
         return out
 
 
+def table_upserts(properties: TableProperties) -> bool:
+    """Whether the table keeps one row per row key, the last written (``sleeper.table.upsert``, beyond Sleeper)."""
+    return (properties.get(UPSERT) or "false").strip().lower() == "true"
+
+
 def table_processing(properties: TableProperties, schema: Schema) -> ProcessingConfig:
-    """The table's filters and aggregations (``sleeper.table.filters``, ``sleeper.table.aggregations``).
+    """The table's filters and aggregations (``sleeper.table.filters``, ``sleeper.table.aggregations``), and whether
+    it keeps the last row of each row key (``sleeper.table.upsert``).
 
     Raises:
-        IteratorConfigError: If either cannot be read or does not suit the schema.
+        IteratorConfigError: If either cannot be read or does not suit the schema, or the table sets both
+            aggregations and upsert.
     """
-    return ProcessingConfig.parse(properties.get(FILTERING_CONFIG), properties.get(AGGREGATION_CONFIG), schema)
+    parsed = ProcessingConfig.parse(properties.get(FILTERING_CONFIG), properties.get(AGGREGATION_CONFIG), schema)
+    if not table_upserts(properties):
+        return parsed
+    processing = ProcessingConfig(filters=parsed.filters, aggregations=parsed.aggregations, upsert=True)
+    processing.validate(schema)
+    return processing
 
 
 def table_iterator_spec(properties: TableProperties) -> IteratorSpec | None:
@@ -115,11 +134,11 @@ def table_rules_refusal(properties: TableProperties, reader: str = "a reader of 
     """Why a reader that returns a table's stored rows as they are would return other rows than a Sleeper query, or
     None if the table's rows are exactly the union of its files' rows.
 
-    A table's filters (``sleeper.table.filters``, such as an age-off), aggregations (``sleeper.table.aggregations``)
-    and iterator (``sleeper.table.iterator.class.name``, such as a security filter) change its rows whenever they are
-    read, so its files do not hold its rows. Every door that hands out stored rows without applying
-    :class:`RowIterators` (the simple Athena connector, an Iceberg view) must refuse a table for which this returns a
-    reason, and include the reason in its error.
+    A table's filters (``sleeper.table.filters``, such as an age-off), aggregations (``sleeper.table.aggregations``),
+    iterator (``sleeper.table.iterator.class.name``, such as a security filter) and upsert (``sleeper.table.upsert``:
+    one row per row key, older ones hidden) change its rows whenever they are read, so its files do not hold its
+    rows. Every door that hands out stored rows without applying :class:`RowIterators` (the simple Athena connector,
+    an Iceberg view) must refuse a table for which this returns a reason, and include the reason in its error.
 
     Args:
         properties: The table's properties.
@@ -131,6 +150,8 @@ def table_rules_refusal(properties: TableProperties, reader: str = "a reader of 
     applied = [
         p.name for p in (ITERATOR_CLASS_NAME, AGGREGATION_CONFIG, FILTERING_CONFIG) if (properties.get(p) or "").strip()
     ]
+    if table_upserts(properties):
+        applied.append(UPSERT.name)
     if not applied:
         return None
     return (
@@ -216,12 +237,20 @@ class RowIterators:
 
         Raises:
             IteratorLoadError: If an iterator cannot be loaded or refuses its config.
-            IteratorConfigError: If the filters or aggregations cannot be read or do not suit the schema.
+            IteratorConfigError: If the filters or aggregations cannot be read or do not suit the schema, or an upsert
+                table sets an iterator.
         """
+        processing = table_processing(properties, schema)
+        table_iterator = table_iterator_spec(properties)
+        if processing.upsert and table_iterator is not None:
+            raise IteratorConfigError(
+                f"{UPSERT.name} cannot be set with {ITERATOR_CLASS_NAME.name}: an iterator may change, combine or "
+                "reorder rows, so which row of a key was written last would no longer be defined; unset one of them"
+            )
         return cls.build(
             schema,
-            table_processing(properties, schema),
-            table_iterator=table_iterator_spec(properties),
+            processing,
+            table_iterator=table_iterator,
             query_time=query_time,
             now_ms=now_ms,
             writes=writes,
@@ -239,9 +268,11 @@ class RowIterators:
 
     @property
     def only_drops_rows(self) -> bool:
-        """Whether the chain only ever drops rows, never changing or merging them (no aggregation, no iterator): then
-        rows it would drop for any reason may be skipped before it, such as by a filter's test of statistics."""
-        return not self._processing.aggregations and not self._iterators
+        """Whether the chain only ever drops rows, never changing or merging them, and whether a row is dropped
+        depends on that row alone (no aggregation, no upsert, no iterator): then rows it would drop for any reason may
+        be skipped before it, such as by a filter's test of statistics. On an upsert table a row hides the older rows
+        of its key, so a query filter applied before it would show an older row the newest one hides."""
+        return not self._processing.aggregations and not self._processing.upsert and not self._iterators
 
     def required_value_fields(self) -> tuple[str, ...]:
         """The value fields a reader must load for the processing and every iterator, in schema order."""
