@@ -185,13 +185,21 @@ class Table(Generic[InstanceT]):
                 ("row keys", ", ".join(schema.row_key_names)),
                 ("sort keys", ", ".join(schema.sort_key_names) or "none"),
                 ("values", ", ".join(schema.value_names) or "none"),
-                ("formats", "readable by this port only" if schema.uses_port_only_types else "Sleeper's"),
+                ("formats", "readable by this port only" if self.port_only else "Sleeper's"),
                 ("leaf partitions", len(self.leaf_partitions())),
                 ("files", len({r.filename for r in references})),
                 ("rows", sum(r.number_of_rows for r in references)),
                 ("instance", repr(self.instance)),
             ],
         )
+
+    @property
+    def port_only(self) -> bool:
+        """Whether the table is readable by this port only: its value fields use types Sleeper does not have
+        (``Schema.uses_port_only_types``) or it keeps one row per row key (``sleeper.table.upsert``)."""
+        from sleeper.iterators.pipeline import table_upserts
+
+        return self.schema.uses_port_only_types or table_upserts(self.properties)
 
     @property
     def table_id(self) -> str:
@@ -289,6 +297,13 @@ class Table(Generic[InstanceT]):
             MissingFileError: If a local path names nothing.
             IngestJobError: If a job sent is rejected, fails or does not finish in time.
         """
+        if not self.schema.sort_key_names and self._upserts:
+            if not wait:
+                raise SleeperError(
+                    f"table {self.name} keeps the last committed row of each row key (sleeper.table.upsert), so its "
+                    "rows are upserted in this process and wait=False cannot send an ingest job: drop wait=False"
+                )
+            return self._ingest_as_upsert(data)
         in_process = (self.instance.ingests_in_process and wait) if direct is None else direct
         if in_process and not wait:
             raise SleeperError("wait=False sends an ingest job, which direct=True does not: choose one")
@@ -503,6 +518,31 @@ class Table(Generic[InstanceT]):
         from sleeper.api.deletes import purge
 
         return purge(self)
+
+    @property
+    def _upserts(self) -> bool:
+        from sleeper.iterators.pipeline import table_upserts
+
+        return table_upserts(self.properties)
+
+    def _ingest_as_upsert(self, data: IngestData) -> IngestResult:
+        from sleeper.api.upserts import upsert_rows
+
+        return upsert_rows(self, data)[1]
+
+    def upsert(self, data: IngestData) -> list[int]:
+        """Beyond Sleeper: writes rows (any form :meth:`ingest` takes) to a table that keeps one row per row key
+        (``sleeper.table.upsert``), each replacing the row of its key: with a sort key the row with the greatest sort
+        key is kept; without one the last committed, by commits that hide the older rows of the keys written. The rows
+        are written in this process on either runtime. Returns the transaction numbers committed. See
+        :func:`sleeper.api.upserts.upsert` and docs/usage/upserts.md.
+
+        Raises:
+            UpsertNotEnabledError: If the table does not set ``sleeper.table.upsert``; nothing is written.
+        """
+        from sleeper.api.upserts import upsert
+
+        return upsert(self, data)
 
     def overwrite(self, data: IngestData) -> int:
         """Beyond Sleeper: replaces every row by the given rows (any form :meth:`ingest` takes) in one atomic commit,

@@ -50,14 +50,14 @@ from sleeper.core.paths import join_under
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions.files import AddFilesTransaction
-from sleeper.ingest.exceptions import IngestConfigError, IngestError
+from sleeper.ingest.exceptions import IngestConfigError, IngestError, UpsertRequiredError
 from sleeper.ingest.local_store import IngestLimits, LocalStore
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolve
 from sleeper.io.merge import merge_sorted
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter, WrittenFile
 from sleeper.io.sketches import sketches_path
-from sleeper.iterators.pipeline import RowIterators
+from sleeper.iterators.pipeline import RowIterators, table_upserts
 from sleeper.statestore.committer import commit_new_files
 
 if TYPE_CHECKING:
@@ -143,6 +143,7 @@ def ingest_batches(
     send_commit: Callable[[AddFilesTransaction], None] | None = None,
     task_id: str | None = None,
     job_run_id: str | None = None,
+    upsert: bool = False,
 ) -> IngestResult:
     """Sorts rows, writes them to data files per leaf partition and commits the files to the state store.
 
@@ -173,6 +174,8 @@ def ingest_batches(
             (``sleeper.table.ingest.job.files.commit.async``). If sending raises, the files written stay: the
             message may have been sent; the orphan sweeper deletes them after its minimum age if never committed.
             A synchronous commit deletes them only if it is known not to be in the log (``COMMIT_NOT_IN_LOG``).
+        upsert: Whether the caller commits the files as an upsert (``sleeper.api.upserts``): required on a table
+            that keeps the last committed row of each row key (``sleeper.table.upsert`` with no sort key).
         task_id: The task running the job, carried by the transaction.
         job_run_id: The run of the job, carried by the transaction (the committer's tracker update names it).
 
@@ -180,6 +183,7 @@ def ingest_batches(
         The rows read and written, the files and the references committed (or sent to the committer).
 
     Raises:
+        UpsertRequiredError: If the table keeps the last committed row of each row key and ``upsert`` is False.
         SchemaMismatchError: If a batch lacks a column of the table or holds it with another type (the error names
             the batch and the column); nothing is committed.
         IngestConfigError: If a limit or the file writing strategy is invalid.
@@ -190,6 +194,12 @@ def ingest_batches(
             is written, and again by the commit); nothing is added.
         StateStoreError: If the table has no partitions or the commit does not fit the state store.
     """
+    if not upsert and not table_schema.sort_key_names and table_upserts(table_properties):
+        raise UpsertRequiredError(
+            f"table {table_properties.get('sleeper.table.name')} keeps the last committed row of each row key "
+            "(sleeper.table.upsert, no sort key), which this ingest path cannot commit: write to it with "
+            "Table.upsert (or Table.ingest, which upserts on such a table); nothing was written"
+        )
     strategy = file_writing_strategy(table_properties)
     chosen = limits if limits is not None else IngestLimits.from_properties(table_properties)
     if job_id is not None and state_store.job_already_added(job_id, inputs_hash):

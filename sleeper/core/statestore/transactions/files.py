@@ -1,6 +1,7 @@
 """The transactions on a table's files log, with their JSON, validation and effect: Sleeper's six, and DELETE_ROWS
 beyond Sleeper (a row delete by filter, recorded as a pending delete: ``sleeper.core.statestore.deletes``) and
-OVERWRITE_FILES (every row replaced by new files' in one commit)."""
+OVERWRITE_FILES (every row replaced by new files' in one commit) and UPSERT_FILES (new files with a pending delete of
+the older rows of their keys)."""
 
 from __future__ import annotations
 
@@ -707,6 +708,61 @@ class OverwriteFilesTransaction(FileTransaction):
         return cls(add=AddFilesTransaction.from_dict(data))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpsertFilesTransaction(FileTransaction):
+    """Beyond Sleeper (port-only): adds new files and hides, in every file referenced before them, the rows whose row
+    key the new files hold, in one commit (``Table.upsert`` on an upsert table without a sort key).
+
+    Applied as the log's entry N, it records a pending delete (``sleeper.core.statestore.deletes``) numbered N of the
+    filter (a row key membership test, ``key in (...)``) over every file referenced at that moment, then adds the
+    files as ADD_FILES does. So the rows of those keys committed before N are hidden, the new ones are not, and a
+    reader sees all the new rows with the old ones hidden or neither. Applied again (a redelivery), it is skipped when
+    a new file is already tracked. The body is ADD_FILES's with the filter: ``{"files": [...], "filter": "..."}``.
+    """
+
+    TYPE: ClassVar[TransactionType] = TransactionType.UPSERT_FILES
+    add: AddFilesTransaction
+    filter: str
+
+    def validate(self, state: FilesState) -> None:
+        """Checks the filter is given and no new file is tracked already.
+
+        Raises:
+            InvalidTransactionError: If the filter is blank.
+            FileAlreadyExistsError: Naming the first new file the table tracks.
+        """
+        if not self.filter.strip():
+            raise InvalidTransactionError("an upsert needs the filter of the row keys it replaces")
+        for f in self.add.files:
+            if f.filename in state:
+                raise FileAlreadyExistsError(f"file {f.filename} to upsert is already tracked")
+
+    def named_files(self) -> Iterator[str]:
+        return self.add.named_files()
+
+    def new_reference_partitions(self) -> Iterator[str]:
+        return self.add.new_reference_partitions()
+
+    def apply(self, state: FilesState, time: datetime) -> None:
+        """Applies the upsert with no log number (numbered 0): readers of a log use :meth:`apply_numbered`."""
+        self.apply_numbered(state, time, 0)
+
+    def apply_numbered(self, state: FilesState, time: datetime, number: int) -> None:
+        if any(f.filename in state for f in self.add.files):
+            return
+        files = frozenset(f.filename for f in state.files() if f.references)
+        state.add_pending_delete(PendingDelete(number=number, filter=self.filter, files=files))
+        for f in self.add.files:
+            state.set_references(f.filename, {pid: r.at(time) for pid, r in f.references.items()}, time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.add.to_dict(), "filter": self.filter}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UpsertFilesTransaction:
+        return cls(add=AddFilesTransaction.from_dict(data), filter=str_field(data, "filter"))
+
+
 FILE_TRANSACTIONS: dict[TransactionType, type[FileTransaction]] = {
     t.TYPE: t
     for t in (
@@ -718,6 +774,7 @@ FILE_TRANSACTIONS: dict[TransactionType, type[FileTransaction]] = {
         ClearFilesTransaction,
         DeleteRowsTransaction,
         OverwriteFilesTransaction,
+        UpsertFilesTransaction,
     )
 }
 

@@ -27,6 +27,8 @@ class TransactionType(Enum):
     """Beyond Sleeper (port-only): a row delete by filter (``sleeper.core.statestore.deletes``)."""
     OVERWRITE_FILES = "OVERWRITE_FILES"
     """Beyond Sleeper (port-only): every file's references replaced by new files' in one commit (an overwrite)."""
+    UPSERT_FILES = "UPSERT_FILES"
+    """Beyond Sleeper (port-only): new files added with a pending delete of the older rows of their keys (an upsert)."""
 
 
 class LogType(Enum):
