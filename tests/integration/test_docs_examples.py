@@ -27,10 +27,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 MARKER = "docs-test"
-NOT_YET_MARKED = {
-    # Its deployment section is being edited by another change; its commands need a deployed account and `cdk`.
-    "deployment.md",
-}
+NOT_YET_MARKED: set[str] = set()
 EXTRA_DOCS = {"usage/iceberg.md", "usage/filters.md"}
 """Documents about an extra: their local blocks run with the extras installed, as a reader of them has."""
 EXPECTED_OUTPUT: dict[str, tuple[str, ...]] = {

@@ -134,7 +134,7 @@ def should_be_deployed_by_the_synthesized_instance(tmp_path: Path) -> None:
     cdk = pytest.importorskip("aws_cdk")
     from aws_cdk.assertions import Template
 
-    import app as sleeper_app
+    from sleeper.cdk import app as sleeper_app
 
     properties = tmp_path / "instance.properties"
     properties.write_text("sleeper.id=echo\n")

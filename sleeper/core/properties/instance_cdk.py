@@ -24,7 +24,7 @@ DNS_SUFFIX = _common.cdk(
 CDK_APP = _common.cdk(
     "sleeper.cdk.app",
     "Which of Sleeper's CDK apps deployed the instance; empty for a custom CDK app.",
-    not_used="this port has one CDK app, app.py, which does not record itself",
+    not_used="this port has one CDK app, sleeper.cdk.app, which does not record itself",
 )
 ADMIN_ROLE_ARN = _common.cdk(
     "sleeper.admin.role.arn",

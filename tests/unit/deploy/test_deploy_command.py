@@ -55,7 +55,7 @@ def should_run_cdk_deploy_on_the_configuration_directory(
     ((argv, cwd),) = runner.calls
     root = deploy_cli.repository_root()
     assert argv == [
-        "/opt/bin/cdk", "deploy", "--app", f"{sys.executable} {root / 'app.py'}",
+        "/opt/bin/cdk", "deploy", "--app", f"{sys.executable} -m sleeper.cdk.app",
         "-c", f"configurationDir={configuration.resolve()}", "-c", "artefacts=ecr", "-c", "vpc=vpc-1",
         "--require-approval", "never", "deployed",
     ]  # fmt: skip
