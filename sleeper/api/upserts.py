@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.filter import And, Compare, Filter, InList, Or
+from sleeper.core.properties.table import ICEBERG_NAME
 from sleeper.core.schema import Schema
 from sleeper.ingest.exceptions import UpsertRequiredError
 from sleeper.ingest.standard import IngestResult
@@ -95,10 +96,12 @@ def upsert_rows(table: Any, data: Any) -> tuple[list[int], IngestResult]:
     written (rows read: those given; rows written: those left after keeping the last of each key).
 
     The rows (any form ``Table.ingest`` takes) are read into memory, the last occurrence of each row key kept, and
-    written under the table's data prefix in this process, on either runtime.
+    written under the table's data prefix in this process, on either runtime. A table with an Iceberg view has it
+    withdrawn first, as the view cannot apply the upsert.
 
     Raises:
         UpsertNotEnabledError: If the table does not set ``sleeper.table.upsert``; nothing is written.
+        WithdrawalError: If the table's Iceberg view could not be withdrawn; nothing is committed.
         IngestError: If the data is of no accepted form or does not suit the schema; nothing is committed.
         StateStoreError: If a commit is refused; its files are deleted.
     """
@@ -120,6 +123,10 @@ def upsert_rows(table: Any, data: Any) -> tuple[list[int], IngestResult]:
         return [], IngestResult()
     given = pa.Table.from_batches(batches)
     rows = last_per_key(given, list(schema.row_key_names))
+    if (table.properties.get(ICEBERG_NAME) or "").strip():
+        from sleeper.iceberg.withdrawal import withdraw_views
+
+        withdraw_views(table.instance, table, "rows are being upserted, which an Iceberg view cannot apply")
     committed: list[int] = []
     total = IngestResult(rows_read=given.num_rows)
     sort = [(name, "ascending") for name in schema.row_key_names]
