@@ -12,7 +12,8 @@ equal row keys is kept.
   rows whose row key the new files hold: the filter ``key in (...)`` (``(a = .. and b = ..) or ...`` for several row
   key fields). Readers see the new rows with the old ones hidden, or neither. Data of more than
   :data:`KEYS_PER_COMMIT` distinct keys is committed in several such transactions in key order, each atomic, as the
-  filter travels in each leaf query message of the files it hides rows of.
+  filter travels in each leaf query message of the files it hides rows of; each leaves out of its delete the files
+  of the same upsert's earlier commits, which hold none of its keys.
 
 ``Table.ingest`` on an upsert table without a sort key calls :func:`upsert`; the other ingest paths (ingest jobs,
 the batcher) refuse such a table with :class:`UpsertRequiredError` rather than keep duplicates. See
@@ -128,6 +129,7 @@ def upsert_rows(table: Any, data: Any) -> tuple[list[int], IngestResult]:
 
         withdraw_views(table.instance, table, "rows are being upserted, which an Iceberg view cannot apply")
     committed: list[int] = []
+    earlier: list[str] = []  # files of this upsert's earlier commits: they hold none of a later commit's keys
     total = IngestResult(rows_read=given.num_rows)
     sort = [(name, "ascending") for name in schema.row_key_names]
     rows = rows if schema.sort_key_names else rows.sort_by(sort)
@@ -157,7 +159,10 @@ def upsert_rows(table: Any, data: Any) -> tuple[list[int], IngestResult]:
             continue
         transaction: Any = written[0]
         if not schema.sort_key_names:
-            transaction = UpsertFilesTransaction(add=written[0], filter=str(keys_filter(chunk, schema)))
+            transaction = UpsertFilesTransaction(
+                add=written[0], filter=str(keys_filter(chunk, schema)), unaffected=tuple(earlier)
+            )
+            earlier.extend(f.filename for f in written[0].files)
         try:
             committed.append(table.state_store.add_transaction(transaction))
         except Exception:

@@ -16,13 +16,14 @@ merge, so deletes apply to stored rows before the table's rules.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterable, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sleeper.core.filter import columns_of, parse_filter
+from sleeper.core.filter import Filter, InList, Literal, columns_of, parse_filter
 from sleeper.core.properties.properties import TableProperties
 from sleeper.core.properties.table import (
     AGGREGATION_CONFIG,
@@ -67,10 +68,19 @@ class DeletedRows:
     """
 
     def __init__(self, filters: Sequence[str], schema: Schema) -> None:
-        nodes = [parse_filter(text, schema) for text in filters]
+        nodes = [_parsed_filter(text, schema) for text in filters]
         self.columns: frozenset[str] = frozenset(c for n in nodes for c in columns_of(n))
-        matched: pc.Expression | None = None
+        # Key-set deletes (an upsert's ``key in (...)``) on one column are tested as one set: one hash table per batch
+        members: dict[str, list[Literal]] = {}
+        others: list[Filter] = []
         for node in nodes:
+            if isinstance(node, InList) and not node.negated:
+                members.setdefault(node.column, []).extend(node.values)
+            else:
+                others.append(node)
+        merged = [InList(column, tuple(values)) for column, values in members.items()]
+        matched: pc.Expression | None = None
+        for node in [*merged, *others]:
             expression = to_expression(node, schema)
             matched = expression if matched is None else matched | expression
         self._keep = None if matched is None else ~pc.coalesce(matched, pa.scalar(False))
@@ -91,7 +101,8 @@ class DeletedRows:
     @classmethod
     def by_file(cls, filters: dict[str, tuple[str, ...]], schema: Schema) -> dict[str, DeletedRows]:
         """The hide of each file some deletes list, from the filters by file
-        (``sleeper.core.statestore.deletes.filters_by_file``), each distinct set of filters parsed once."""
+        (``sleeper.core.statestore.deletes.filters_by_file``), each distinct set of filters combined once (each
+        filter text is parsed once per process, :func:`_parsed_filter`)."""
         made: dict[tuple[str, ...], DeletedRows] = {}
         out: dict[str, DeletedRows] = {}
         for name, texts in filters.items():
@@ -100,6 +111,12 @@ class DeletedRows:
                 hide = made[texts] = cls(texts, schema)
             out[name] = hide
         return out
+
+
+@functools.lru_cache(maxsize=512)
+def _parsed_filter(text: str, schema: Schema) -> Filter:
+    """A delete's filter parsed (kept: the same deletes are read by every scan until a compaction applies them)."""
+    return parse_filter(text, schema)
 
 
 def table_upserts(properties: TableProperties) -> bool:

@@ -716,13 +716,16 @@ class UpsertFilesTransaction(FileTransaction):
     Applied as the log's entry N, it records a pending delete (``sleeper.core.statestore.deletes``) numbered N of the
     filter (a row key membership test, ``key in (...)``) over every file referenced at that moment, then adds the
     files as ADD_FILES does. So the rows of those keys committed before N are hidden, the new ones are not, and a
-    reader sees all the new rows with the old ones hidden or neither. Applied again (a redelivery), it is skipped when
-    a new file is already tracked. The body is ADD_FILES's with the filter: ``{"files": [...], "filter": "..."}``.
+    reader sees all the new rows with the old ones hidden or neither. Files known to hold none of those keys (those an
+    earlier commit of the same upsert added, ``unaffected``) are left out of the delete. Applied again (a
+    redelivery), it is skipped when a new file is already tracked. The body is ADD_FILES's with the filter, and the
+    unaffected files when there are some: ``{"files": [...], "filter": "...", "unaffectedFiles": [...]}``.
     """
 
     TYPE: ClassVar[TransactionType] = TransactionType.UPSERT_FILES
     add: AddFilesTransaction
     filter: str
+    unaffected: tuple[str, ...] = ()
 
     def validate(self, state: FilesState) -> None:
         """Checks the filter is given and no new file is tracked already.
@@ -750,17 +753,22 @@ class UpsertFilesTransaction(FileTransaction):
     def apply_numbered(self, state: FilesState, time: datetime, number: int) -> None:
         if any(f.filename in state for f in self.add.files):
             return
-        files = frozenset(f.filename for f in state.files() if f.references)
+        skipped = frozenset(self.unaffected)
+        files = frozenset(f.filename for f in state.files() if f.references and f.filename not in skipped)
         state.add_pending_delete(PendingDelete(number=number, filter=self.filter, files=files))
         for f in self.add.files:
             state.set_references(f.filename, {pid: r.at(time) for pid, r in f.references.items()}, time)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.add.to_dict(), "filter": self.filter}
+        body = {**self.add.to_dict(), "filter": self.filter}
+        if self.unaffected:
+            body["unaffectedFiles"] = list(self.unaffected)
+        return body
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> UpsertFilesTransaction:
-        return cls(add=AddFilesTransaction.from_dict(data), filter=str_field(data, "filter"))
+        unaffected = tuple(str_list_field(data, "unaffectedFiles")) if "unaffectedFiles" in data else ()
+        return cls(add=AddFilesTransaction.from_dict(data), filter=str_field(data, "filter"), unaffected=unaffected)
 
 
 FILE_TRANSACTIONS: dict[TransactionType, type[FileTransaction]] = {

@@ -62,3 +62,18 @@ def should_write_add_files_json_with_the_filter_and_read_it_back() -> None:
 
     assert written == {**serde.to_dict(transaction.add), "filter": "key in (1, 2)"}
     assert serde.from_json(TransactionType.UPSERT_FILES, serde.to_json(transaction)) == transaction
+
+
+def should_leave_the_unaffected_files_out_of_the_delete_and_write_them_only_when_some() -> None:
+    state = _state()
+    transaction = UpsertFilesTransaction(
+        add=AddFilesTransaction.of_references([reference("new", "root", 2)]), filter="key = 1", unaffected=("c",)
+    )
+    serde = TransactionSerDe(LONG_KEY_SCHEMA)
+
+    transaction.apply_numbered(state, TIME, 9)
+
+    assert state.pending_deletes == (PendingDelete(number=9, filter="key = 1", files=frozenset({"a"})),)
+    assert json.loads(serde.to_json(transaction))["unaffectedFiles"] == ["c"]
+    assert "unaffectedFiles" not in json.loads(serde.to_json(_upsert("x")))
+    assert serde.from_json(TransactionType.UPSERT_FILES, serde.to_json(transaction)) == transaction
