@@ -459,9 +459,10 @@ class SortedFileReader:
         readahead: int,
         transform: Callable[[pa.RecordBatch], pa.RecordBatch] | None,
     ) -> Iterator[pa.RecordBatch]:
-        if readahead and len(plan.row_groups) > 1:
+        if readahead and (len(plan.row_groups) > 1 or (plan.row_groups and not plan.filtered_row_groups)):
             return _read_ahead(self._group_reads(plan, names, batch_size, use_threads, transform), readahead)
-        # One row group (a lookup, mostly) is read here: handing it to a thread would cost more than it saves.
+        # One row group partly in the regions (a lookup, mostly) is read here: a handoff to a thread would cost
+        # more than it saves.
         batches = self._read_in_order(plan, names, batch_size, use_threads, whole=readahead > 0)
         return batches if transform is None else _transformed(batches, transform)
 

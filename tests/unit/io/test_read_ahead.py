@@ -57,6 +57,7 @@ PLANS: dict[str, tuple[Any, str | None]] = {
     "filter pages": (None, "ts >= 100000 or name starts with 'n0005'"),
     "regions and filter pages": ([[KeyBounds("key", 2_500, 8_000)]], "ts between 30000 and 60000"),
     "most of one row group": ([[KeyBounds("key", 3_100, 3_990)]], None),
+    "one whole row group, filtered": ([[KeyBounds("key", 3_000, 4_000)]], "ts >= 39000"),
     "a few rows of one row group": ([[KeyBounds("key", 3_100, 3_140)]], "noise < 500"),
     "nothing": ([[KeyBounds("key", 50_000, None)]], None),
 }
