@@ -828,8 +828,9 @@ def _upsert_table(instance: Any, name: str, kind: str, properties: Mapping[str, 
     values = {"sleeper.table.upsert": "true", **(properties or {})}
     table = instance.create_table(name, UPSERT_SCHEMAS[kind], split_points=[SPLIT_POINT], properties=values)
     stored_odd, stored_even, upserted = _upsert_commits()
-    table.ingest(stored_odd)
-    table.ingest(stored_even)
+    direct = {} if isinstance(instance, LocalInstance) else {"direct": True}
+    table.ingest(stored_odd, **direct)
+    table.ingest(stored_even, **direct)
     table.upsert(upserted)
     return table
 
@@ -898,3 +899,22 @@ def should_keep_one_row_per_key_across_compaction_and_a_split(local: LocalDoors,
     reference = pa.concat_tables([_upsert_reference(kind).filter(pc.invert(replaced)), later])
     assert _canonical(table.scan().to_arrow()) == _canonical(reference)
     assert _canonical(table.scan(via_queue=True).to_arrow()) == _canonical(reference)
+
+
+@pytest.mark.aws
+@pytest.mark.parametrize("door", AWS_DOORS)
+@pytest.mark.parametrize("kind", list(UPSERT_SCHEMAS))
+def should_return_one_row_per_key_the_last_written_or_refuse_at_every_aws_door(
+    aws: AwsDoors, kind: str, door: str
+) -> None:
+    # Given an upsert table on AWS, written directly (Table.upsert writes in the calling process on either runtime)
+    if kind not in aws.tables:
+        aws.tables[kind] = _upsert_table(aws.instance, f"doors-{kind}", kind)
+    expected = aws.tables[kind].scan().to_arrow()
+    assert _canonical(expected) == _canonical(_upsert_reference(kind))
+    # When its rows are read through the door's Lambda handler, then they are those rows, or a refusal
+    outcome = aws.read(door, kind)
+    if isinstance(outcome, Refused) and DOORS[door] is Policy.APPLIES_OR_REFUSES:
+        assert "upsert" in outcome.message or "delete" in outcome.message, outcome
+        return
+    _assert_cell(door, outcome, expected)
