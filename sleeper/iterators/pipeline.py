@@ -20,6 +20,7 @@ import functools
 import time
 from collections.abc import Iterable, Iterator, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -32,7 +33,7 @@ from sleeper.core.properties.table import (
     ITERATOR_CONFIG,
     UPSERT,
 )
-from sleeper.core.schema import Schema
+from sleeper.core.schema import PrimitiveType, Schema
 from sleeper.io.row_filter import to_expression
 from sleeper.io.sort import NotSortedError, check_sorted, key_at
 from sleeper.iterators.apply import RowProcessor
@@ -70,7 +71,8 @@ class DeletedRows:
     def __init__(self, filters: Sequence[str], schema: Schema) -> None:
         nodes = [_parsed_filter(text, schema) for text in filters]
         self.columns: frozenset[str] = frozenset(c for n in nodes for c in columns_of(n))
-        # Key-set deletes (an upsert's ``key in (...)``) on one column are tested as one set: one hash table per batch
+        # Key-set deletes (an upsert's ``key in (...)``) on one column are tested as one set; on an integer column as
+        # a sorted array searched per batch (built once: Arrow's is_in would build its hash table for every batch)
         members: dict[str, list[Literal]] = {}
         others: list[Filter] = []
         for node in nodes:
@@ -78,15 +80,27 @@ class DeletedRows:
                 members.setdefault(node.column, []).extend(node.values)
             else:
                 others.append(node)
-        merged = [InList(column, tuple(values)) for column, values in members.items()]
+        self._sorted_sets: list[tuple[str, np.ndarray]] = []
+        for column, values in members.items():
+            field_type = schema.field(column).type
+            if field_type in (PrimitiveType.INT, PrimitiveType.LONG) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in values
+            ):
+                self._sorted_sets.append((column, np.unique(np.array(values, dtype=np.int64))))
+            else:
+                others.append(InList(column, tuple(values)))
         matched: pc.Expression | None = None
-        for node in [*merged, *others]:
+        for node in others:
             expression = to_expression(node, schema)
             matched = expression if matched is None else matched | expression
         self._keep = None if matched is None else ~pc.coalesce(matched, pa.scalar(False))
 
     def keep(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """The rows of a batch no delete hides."""
+        if not batch.num_rows:
+            return batch
+        for column, values in self._sorted_sets:
+            batch = _without_members(batch, column, values)
         if self._keep is None or not batch.num_rows:
             return batch
         return batch.filter(self._keep)
@@ -111,6 +125,21 @@ class DeletedRows:
                 hide = made[texts] = cls(texts, schema)
             out[name] = hide
         return out
+
+
+def _without_members(batch: pa.RecordBatch, column: str, values: np.ndarray) -> pa.RecordBatch:
+    """The rows of a batch whose integer column is not one of some sorted values (a null is kept)."""
+    array = batch.column(column)
+    if not batch.num_rows or not len(values):
+        return batch
+    data = array.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    at = np.minimum(np.searchsorted(values, data), len(values) - 1)
+    hidden = values[at] == data
+    if array.null_count:
+        hidden &= array.is_valid().to_numpy(zero_copy_only=False)
+    if not hidden.any():
+        return batch
+    return batch.filter(pa.array(~hidden))
 
 
 @functools.lru_cache(maxsize=512)

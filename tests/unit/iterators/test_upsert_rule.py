@@ -92,3 +92,33 @@ def should_name_upsert_among_the_rules_a_file_reader_cannot_apply() -> None:
 
     assert refusal is not None and "sleeper.table.upsert" in refusal
     assert table_rules_refusal(_properties({"sleeper.table.upsert": "false"})) is None
+
+
+def should_hide_the_rows_of_every_key_set_delete_as_pyarrow_does() -> None:
+    # Given key-set deletes on an int column (tested as one sorted set) beside another delete, and nulls in a value
+    from sleeper.core.schema import Field, PrimitiveType, Schema
+    from sleeper.iterators.pipeline import DeletedRows
+
+    schema = Schema.of(
+        row_keys=[Field("key", PrimitiveType.LONG)],
+        values=[Field("n", PrimitiveType.INT, nullable=True), Field("s", PrimitiveType.STRING)],
+    )
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "key": pa.array(range(-5, 15), pa.int64()),
+            "n": pa.array([None if i % 3 == 0 else i for i in range(20)], pa.int32()),
+            "s": [f"s{i % 4}" for i in range(20)],
+        }
+    )
+    hide = DeletedRows(["key in (1, 2, -5)", "key in (9, 1000)", "n in (4, 5)", "s in ('s3')"], schema)
+
+    # When the rows are kept
+    kept = hide.keep(batch).to_pydict()
+
+    # Then they are those no filter matches (a null n matches nothing)
+    import pyarrow.compute as pc
+
+    matched = pc.field("key").isin([1, 2, -5, 9, 1000]) | pc.field("n").isin([4, 5]) | pc.field("s").isin(["s3"])
+    expected = pa.Table.from_batches([batch]).filter(~pc.coalesce(matched, pa.scalar(False))).to_pydict()
+    assert kept == expected
+    assert len(kept["key"]) < batch.num_rows
