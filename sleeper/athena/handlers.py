@@ -37,12 +37,11 @@ error (see :func:`~sleeper.athena.exceptions.lambda_error_payload`).
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -94,23 +93,34 @@ from sleeper.athena.protocol import (
     to_athena_column,
 )
 from sleeper.athena.spill import BlockSpiller
+from sleeper.athena.splits import (
+    FILE_REGIONS_FIELD,
+    MAX_ROW_KEY_PREFIX,
+    MIN_ROW_KEY_PREFIX,
+    PENDING_DELETES_FIELD,
+    RELEVANT_FILES_FIELD,
+    file_split_properties,
+    hidden_rows_removed,
+    leaf_bounds,
+    leaf_split_properties,
+    parse_file_regions,
+    property_value,
+    row_files,
+    split_hides,
+)
 from sleeper.core.exceptions import TableNotFoundError
-from sleeper.core.filter import Filter, FilterError
-from sleeper.core.partition import Partition, references_outside_tree_message
-from sleeper.core.schema import Field, KeyValue, ListType, MapType, PrimitiveType, Schema
+from sleeper.core.filter import Filter
+from sleeper.core.partition import references_outside_tree_message
+from sleeper.core.schema import KeyValue, ListType, MapType, PrimitiveType, Schema
 from sleeper.core.statestore.deletes import filters_of_each
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
 from sleeper.iterators.exceptions import IteratorConfigError
-from sleeper.iterators.pipeline import DeletedRows, RowIterators, table_rules_refusal
+from sleeper.iterators.pipeline import RowIterators, table_rules_refusal
 from sleeper.iterators.plugin import IteratorSpec
 from sleeper.statestore.tables import SleeperInstance, SleeperTable
 
 __all__ = [
-    "FILE_REGIONS_FIELD",
-    "MAX_ROW_KEY_PREFIX",
-    "MIN_ROW_KEY_PREFIX",
-    "RELEVANT_FILES_FIELD",
     "AthenaSettings",
     "CompositeHandler",
     "ConnectorKind",
@@ -120,18 +130,6 @@ __all__ = [
     "iterator_applying_connector",
     "simple_connector",
 ]
-
-RELEVANT_FILES_FIELD = "_SleeperRelevantFiles"
-"""Layout column and split property: the files to read (a JSON list, or one path in a simple split)."""
-MIN_ROW_KEY_PREFIX = "_MinRowKey"
-"""Prefix of the layout columns and split properties holding a leaf's minimum per row key (``_MinRowKey-<field>``)."""
-MAX_ROW_KEY_PREFIX = "_MaxRowKey"
-"""Prefix of the layout columns and split properties holding a leaf's maximum per row key (absent = unbounded)."""
-FILE_REGIONS_FIELD = "_SleeperFileRegions"
-"""Simple split property: JSON list of the leaf bounds a file is read within."""
-PENDING_DELETES_FIELD = "_SleeperPendingDeletes"
-"""Iterator-applying layout column and split property, beyond Sleeper: the filters of the table's pending row deletes
-that hide rows of the leaf's files, by file (a JSON object; null or absent when none hide any)."""
 
 DEFAULT_SPILL_PREFIX = "athena-federation-spill"
 """The spill key prefix when none is configured (the SDK's default)."""
@@ -298,46 +296,6 @@ class _Tables:
         return table
 
 
-def _bounds(partition: Partition, schema: Schema) -> dict[str, tuple[KeyValue, KeyValue | None]]:
-    out: dict[str, tuple[KeyValue, KeyValue | None]] = {}
-    for f in schema.row_key_fields:
-        r = partition.region.range(f.name)
-        out[f.name] = (f.primitive_type.minimum, None) if r is None else (r.canonical_min, r.canonical_max)
-    return out
-
-
-def _property_text(value: KeyValue) -> str:
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
-    return str(value)
-
-
-def _property_value(text: str, f: Field) -> KeyValue:
-    t = f.primitive_type
-    try:
-        if t in (PrimitiveType.INT, PrimitiveType.LONG):
-            return int(text)
-        if t is PrimitiveType.BYTE_ARRAY:
-            return base64.b64decode(text, validate=True)
-    except ValueError:
-        raise AthenaConnectorError(f"split bound {text!r} does not suit {f.name!r}", error_code=INVALID_INPUT) from None
-    return text
-
-
-def _json_value(value: KeyValue | None) -> object:
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
-    return value
-
-
-def _from_json_value(value: object, f: Field) -> KeyValue:
-    if f.primitive_type is PrimitiveType.BYTE_ARRAY and isinstance(value, str):
-        return base64.b64decode(value, validate=True)
-    if isinstance(value, int | str) and not isinstance(value, bool):
-        return value
-    raise AthenaConnectorError(f"split bound {value!r} does not suit {f.name!r}", error_code=INVALID_INPUT)
-
-
 # --- metadata ------------------------------------------------------------------------------------------------------
 
 
@@ -436,7 +394,7 @@ class MetadataHandler:
         deletes = table.state_store.pending_deletes()  # after the files: they cover every file listed
         rows: dict[str, list[object]] = {name: [] for name in self._layout_schema(schema).names}
         for leaf in tree.leaves:
-            bounds = _bounds(leaf, schema)
+            bounds = leaf_bounds(leaf, schema)
             if not partition_matches(intervals, bounds):
                 continue
             files: list[str] = []
@@ -479,9 +437,9 @@ class MetadataHandler:
         schema = table.schema
         rows = request.partitions.to_pylist()
         if self._kind is ConnectorKind.ITERATOR_APPLYING:
-            properties = [_leaf_split_properties(row, schema) for row in rows]
+            properties = [leaf_split_properties(row, schema) for row in rows]
         else:
-            properties = _file_split_properties(rows, schema)
+            properties = file_split_properties(rows, schema)
         try:
             start = int(request.continuation_token) if request.continuation_token else 0
         except ValueError:
@@ -492,50 +450,6 @@ class MetadataHandler:
         token = str(end) if end < len(properties) else None
         splits = [self._new_split(request, p) for p in properties[start:end]]
         return get_splits_response(request.catalog_name, splits, token)
-
-
-def _row_files(row: Mapping[str, object]) -> list[str]:
-    raw = row.get(RELEVANT_FILES_FIELD)
-    try:
-        files = json.loads(str(raw))
-    except (TypeError, ValueError):
-        raise AthenaConnectorError(
-            f"partition row has invalid {RELEVANT_FILES_FIELD}: {raw!r}", error_code=INVALID_INPUT
-        ) from None
-    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
-        raise AthenaConnectorError(f"{RELEVANT_FILES_FIELD} must be a JSON list of paths", error_code=INVALID_INPUT)
-    return files
-
-
-def _leaf_split_properties(row: Mapping[str, object], schema: Schema) -> dict[str, str]:
-    properties = {RELEVANT_FILES_FIELD: json.dumps(_row_files(row))}
-    hidden = row.get(PENDING_DELETES_FIELD)
-    if hidden is not None:
-        properties[PENDING_DELETES_FIELD] = str(hidden)
-    for f in schema.row_key_fields:
-        for prefix in (MIN_ROW_KEY_PREFIX, MAX_ROW_KEY_PREFIX):
-            name = f"{prefix}-{f.name}"
-            value = row.get(name)
-            if value is not None:
-                assert isinstance(value, int | str | bytes)
-                properties[name] = _property_text(value)
-    return properties
-
-
-def _file_split_properties(rows: Sequence[Mapping[str, object]], schema: Schema) -> list[dict[str, str]]:
-    regions_by_file: dict[str, list[dict[str, list[object]]]] = {}
-    for row in rows:
-        region: dict[str, list[object]] = {}
-        for f in schema.row_key_fields:
-            low = row.get(f"{MIN_ROW_KEY_PREFIX}-{f.name}")
-            high = row.get(f"{MAX_ROW_KEY_PREFIX}-{f.name}")
-            region[f.name] = [_json_value(low if low is not None else f.primitive_type.minimum), _json_value(high)]  # type: ignore[arg-type]
-        for file in _row_files(row):
-            regions_by_file.setdefault(file, []).append(region)
-    return [
-        {RELEVANT_FILES_FIELD: file, FILE_REGIONS_FIELD: json.dumps(regions)}
-        for file, regions in sorted(regions_by_file.items())
-    ]
 
 
 # --- records -------------------------------------------------------------------------------------------------------
@@ -628,7 +542,7 @@ class RecordHandler:
         raw_regions = properties.get(FILE_REGIONS_FIELD)
         if raw_regions is not None:
             regions = []
-            for leaf in _parse_file_regions(raw_regions, schema):
+            for leaf in parse_file_regions(raw_regions, schema):
                 # every row key is bounded by the leaf, so this is a list (never None for "everything")
                 regions.extend(read_regions(intersect_intervals(intervals, leaf), schema.row_key_names) or [])
         if regions == []:
@@ -664,20 +578,20 @@ class RecordHandler:
         schema = table.schema
         properties = request.split.properties
         raw = properties.get(RELEVANT_FILES_FIELD)
-        files = _row_files({RELEVANT_FILES_FIELD: raw})
+        files = row_files({RELEVANT_FILES_FIELD: raw})
         leaf: dict[str, tuple[KeyValue, KeyValue | None]] = {}
         for f in schema.row_key_fields:
             low = properties.get(f"{MIN_ROW_KEY_PREFIX}-{f.name}")
             high = properties.get(f"{MAX_ROW_KEY_PREFIX}-{f.name}")
             leaf[f.name] = (
-                f.primitive_type.minimum if low is None else _property_value(low, f),
-                None if high is None else _property_value(high, f),
+                f.primitive_type.minimum if low is None else property_value(low, f),
+                None if high is None else property_value(high, f),
             )
         intervals = intersect_intervals(key_intervals(schema, request.summary), leaf)
         regions = read_regions(intervals, schema.row_key_names)
         if regions == [] or not files:
             return
-        hides = _split_hides(properties.get(PENDING_DELETES_FIELD), table, files)
+        hides = split_hides(properties.get(PENDING_DELETES_FIELD), table, files)
         columns = self._columns(
             schema,
             request.schema.names,
@@ -693,42 +607,13 @@ class RecordHandler:
         statistics = schema.field_names if iterators.only_drops_rows else schema.key_names
         options = self._settings.options
         streams = [
-            _hidden(
+            hidden_rows_removed(
                 read_file_rows(file, schema, regions, columns, row_filter, statistics, options, rows), hides.get(file)
             )
             for file in files
         ]
         merged = merge_sorted(streams, schema.key_names, batch_rows=rows)
         yield from filtered_rows(iterators.apply(merged), row_filter, schema)
-
-
-def _split_hides(raw: str | None, table: SleeperTable, files: Sequence[str]) -> dict[str, DeletedRows]:
-    """The rows of each file of a leaf split that pending row deletes hide: those the split carries (the deletes when
-    the layout was made, which still cover a file compacted away since) and those the table's state has now for the
-    files still in it, so a split written without them hides the rows anyway."""
-    carried: dict[str, tuple[str, ...]] = {}
-    if raw is not None:
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            parsed = None
-        if not isinstance(parsed, dict) or not all(
-            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in parsed.values()
-        ):
-            raise AthenaConnectorError(
-                f"{PENDING_DELETES_FIELD} must be a JSON object of filter lists by file", error_code=INVALID_INPUT
-            )
-        carried = {str(k): tuple(v) for k, v in parsed.items()}
-    current = filters_of_each(table.state_store.pending_deletes(), [files])[0]
-    merged = {name: tuple(dict.fromkeys([*carried.get(name, ()), *current.get(name, ())])) for name in files}
-    try:
-        return DeletedRows.by_file({name: texts for name, texts in merged.items() if texts}, table.schema)
-    except FilterError as e:
-        raise AthenaConnectorError(f"{PENDING_DELETES_FIELD}: {e}", error_code=INVALID_INPUT) from None
-
-
-def _hidden(batches: Iterator[pa.RecordBatch], hide: DeletedRows | None) -> Iterator[pa.RecordBatch]:
-    return batches if hide is None else hide.apply(batches)
 
 
 def _check_split_files(properties: Mapping[str, str], table: SleeperTable, kind: ConnectorKind) -> None:
@@ -745,7 +630,7 @@ def _check_split_files(properties: Mapping[str, str], table: SleeperTable, kind:
     if kind is ConnectorKind.SIMPLE:
         files = [raw] if raw else []
     else:
-        files = _row_files({RELEVANT_FILES_FIELD: raw})
+        files = row_files({RELEVANT_FILES_FIELD: raw})
     marker = f"/{table.table_id}/data/"
     for file in files:
         _, found, rest = file.partition(marker)
@@ -756,31 +641,6 @@ def _check_split_files(properties: Mapping[str, str], table: SleeperTable, kind:
                 f"(those are under <data bucket>/{table.table_id}/data/)",
                 error_code=ACCESS_DENIED,
             )
-
-
-def _parse_file_regions(text: str, schema: Schema) -> list[dict[str, tuple[KeyValue, KeyValue | None]]]:
-    try:
-        raw = json.loads(text)
-    except ValueError:
-        raise AthenaConnectorError(f"invalid {FILE_REGIONS_FIELD}", error_code=INVALID_INPUT) from None
-    if not isinstance(raw, list):
-        raise AthenaConnectorError(f"{FILE_REGIONS_FIELD} must be a JSON list", error_code=INVALID_INPUT)
-    out: list[dict[str, tuple[KeyValue, KeyValue | None]]] = []
-    for item in raw:
-        if not isinstance(item, dict):
-            raise AthenaConnectorError(f"{FILE_REGIONS_FIELD} entries must be objects", error_code=INVALID_INPUT)
-        bounds: dict[str, tuple[KeyValue, KeyValue | None]] = {}
-        for f in schema.row_key_fields:
-            pair = item.get(f.name) or [f.primitive_type.minimum, None]
-            if not isinstance(pair, list) or len(pair) != 2:
-                raise AthenaConnectorError(
-                    f"{FILE_REGIONS_FIELD} bound of {f.name!r} is not [min, max]", error_code=INVALID_INPUT
-                )
-            low = _from_json_value(pair[0], f)
-            high = None if pair[1] is None else _from_json_value(pair[1], f)
-            bounds[f.name] = (low, high)
-        out.append(bounds)
-    return out
 
 
 def _finish(

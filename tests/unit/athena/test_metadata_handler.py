@@ -12,7 +12,8 @@ import pytest
 
 from sleeper.athena import AthenaConnectorError, AthenaSettings, ConnectorKind, MetadataHandler
 from sleeper.athena.exceptions import INVALID_INPUT
-from sleeper.athena.handlers import FILE_REGIONS_FIELD, MAX_SPLITS_PER_RESPONSE, RELEVANT_FILES_FIELD
+from sleeper.athena.handlers import MAX_SPLITS_PER_RESPONSE
+from sleeper.athena.splits import FILE_REGIONS_FIELD, RELEVANT_FILES_FIELD
 from sleeper.core.partition import PartitionTree, partitions_from_split_points
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.schema import Field, PrimitiveType, Schema
