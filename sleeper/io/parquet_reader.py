@@ -20,13 +20,8 @@ decoding the first, which would hold whole files in memory. The names here are a
 
 from __future__ import annotations
 
-import os
-import threading
-from collections import OrderedDict, deque
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from itertools import islice
 from types import TracebackType
 from typing import Any
 
@@ -37,11 +32,12 @@ import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
 from sleeper.core.filter import ColumnStats
-from sleeper.core.schema import KeyValue, PrimitiveType
 from sleeper.core.schema import Schema as SleeperSchema
 from sleeper.io.arrow_schema import arrow_field, key_arrow_type
 from sleeper.io.exceptions import DataFileError, SchemaMismatchError
+from sleeper.io.file_metadata import RowGroupInfo, SortedFileMetadata, file_metadata
 from sleeper.io.filesystem import FileSystemOptions, open_input, resolve
+from sleeper.io.footer_cache import FOOTER_CACHE_FILES, FOOTERS, Footer, cache_key
 from sleeper.io.key_ranges import (
     FieldBounds,
     NormalisedRegion,
@@ -52,6 +48,7 @@ from sleeper.io.key_ranges import (
     regions_mask,
 )
 from sleeper.io.page_index import FooterIndex, footer_bytes
+from sleeper.io.read_pool import read_ahead, read_pool
 from sleeper.io.row_filter import column_positions, row_group_statistics
 from sleeper.io.thrift_compact import ThriftError
 
@@ -74,104 +71,6 @@ DEFAULT_BATCH_ROWS = 65536
 
 WHOLE_ROW_GROUP_SHARE = 0.5
 """In a read ahead, a row group whose pages to decode hold at least this share of its rows is decoded whole."""
-
-FOOTER_CACHE_FILES = 128
-"""How many files' footers (with their page index, once read) a process keeps."""
-
-
-@dataclass(slots=True)
-class _Footer:
-    """What is kept of a file: its footer as pyarrow reads it, its key statistics per schema, its page index."""
-
-    parquet: pq.FileMetaData
-    filesystem: pafs.FileSystem | None = None
-    info: dict[tuple[tuple[str, str], ...], SortedFileMetadata] = field(default_factory=dict)
-    index: FooterIndex | None = None
-    index_failed: bool = False
-    index_lock: threading.Lock = field(default_factory=threading.Lock)
-    statistics: dict[frozenset[str], tuple[Mapping[str, ColumnStats], ...]] = field(default_factory=dict)
-
-
-_CacheKey = tuple[int, str, int, int]
-"""The filesystem (by identity: they are shared instances), the path, the size and the modification time."""
-
-_CACHED_FILESYSTEMS = ("local", "s3")
-
-
-def _cache_key(fs: pafs.FileSystem, path: str, file: pa.NativeFile) -> _CacheKey | None:
-    """Where a file's footer is kept, or None if files of its filesystem are not kept."""
-    kind = fs.type_name
-    if kind not in _CACHED_FILESYSTEMS:
-        return None
-    modified = fs.get_file_info(path).mtime_ns or 0 if kind == "local" else 0
-    return (id(fs), path, file.size(), modified)
-
-
-class _FooterCache:
-    """The footers of the files read most recently (each entry holds its filesystem, so its id is not reused)."""
-
-    def __init__(self, capacity: int) -> None:
-        self._capacity = capacity
-        self._entries: OrderedDict[_CacheKey, _Footer] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: _CacheKey) -> _Footer | None:
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is not None:
-                self._entries.move_to_end(key)
-            return entry
-
-    def put(self, key: _CacheKey, entry: _Footer) -> None:
-        with self._lock:
-            self._entries[key] = entry
-            self._entries.move_to_end(key)
-            while len(self._entries) > self._capacity:
-                self._entries.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
-
-_FOOTERS = _FooterCache(FOOTER_CACHE_FILES)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RowGroupInfo:
-    """A row group of a data file, with the statistics of its row key columns.
-
-    Attributes:
-        index: The row group's position in the file.
-        rows: Its number of rows.
-        compressed_bytes: Its size in the file.
-        min: The smallest value of each row key field that has statistics.
-        max: The largest value of each row key field that has statistics.
-    """
-
-    index: int
-    rows: int
-    compressed_bytes: int
-    min: Mapping[str, KeyValue]
-    max: Mapping[str, KeyValue]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SortedFileMetadata:
-    """What a data file's footer says.
-
-    Attributes:
-        rows: The number of rows.
-        row_groups: Every row group in order.
-    """
-
-    rows: int
-    row_groups: tuple[RowGroupInfo, ...]
-
-    @property
-    def row_group_count(self) -> int:
-        """The number of row groups."""
-        return len(self.row_groups)
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,15 +139,15 @@ class SortedFileReader:
         fs, path = resolve(location, options, filesystem=filesystem)
         self._file = open_input(fs, path)
         try:
-            key = _cache_key(fs, path, self._file) if metadata is None else None
-            cached = None if key is None else _FOOTERS.get(key)
+            key = cache_key(fs, path, self._file) if metadata is None else None
+            cached = None if key is None else FOOTERS.get(key)
             self._parquet = pq.ParquetFile(
                 self._file, pre_buffer=False, metadata=metadata if cached is None else cached.parquet
             )
             if cached is None:
-                cached = _Footer(self._parquet.metadata, filesystem=fs)
+                cached = Footer(self._parquet.metadata, filesystem=fs)
                 if key is not None:
-                    _FOOTERS.put(key, cached)
+                    FOOTERS.put(key, cached)
             self._footer = cached
             self._check_key_columns()
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
@@ -295,7 +194,7 @@ class SortedFileReader:
             keys = tuple((f.name, f.primitive_type.value) for f in self._schema.row_key_fields)
             info = self._footer.info.get(keys)
             if info is None:
-                info = _file_metadata(self._parquet.metadata, self._schema)
+                info = file_metadata(self._parquet.metadata, self._schema)
                 self._footer.info[keys] = info
             self._info = info
         return self._info
@@ -460,7 +359,7 @@ class SortedFileReader:
         transform: Callable[[pa.RecordBatch], pa.RecordBatch] | None,
     ) -> Iterator[pa.RecordBatch]:
         if readahead and (len(plan.row_groups) > 1 or (plan.row_groups and not plan.filtered_row_groups)):
-            return _read_ahead(self._group_reads(plan, names, batch_size, use_threads, transform), readahead)
+            return read_ahead(self._group_reads(plan, names, batch_size, use_threads, transform), readahead)
         # One row group partly in the regions (a lookup, mostly) is read here: a handoff to a thread would cost
         # more than it saves.
         batches = self._read_in_order(plan, names, batch_size, use_threads, whole=readahead > 0)
@@ -729,52 +628,6 @@ class SortedFileReader:
         self.close()
 
 
-_POOL_LOCK = threading.Lock()
-_POOL: ThreadPoolExecutor | None = None
-
-
-def read_pool() -> ThreadPoolExecutor:
-    """The process's pool of threads decoding row groups read ahead (``read_plan(readahead=...)``): as many as the
-    machine has cores, at least two; made when first needed, and made afresh in a forked child."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max(2, os.cpu_count() or 1), thread_name_prefix="parquet-read")
-        return _POOL
-
-
-def _forget_pool() -> None:
-    global _POOL
-    _POOL = None
-
-
-os.register_at_fork(after_in_child=_forget_pool)
-
-
-def _read_ahead(reads: Iterator[Callable[[], list[pa.RecordBatch]]], readahead: int) -> Iterator[pa.RecordBatch]:
-    """The batches of the row group reads in order, up to ``readahead`` of them running at once on the pool.
-
-    Closed early, the reads not started are cancelled and those running are waited for (they read the file, which
-    the caller closes next)."""
-    pool = read_pool()
-    pending: deque[Future[list[pa.RecordBatch]]] = deque()
-    try:
-        for read in islice(reads, readahead):
-            pending.append(pool.submit(read))
-        while pending:
-            batches = pending.popleft().result()
-            following = next(reads, None)
-            if following is not None:
-                pending.append(pool.submit(following))
-            yield from batches
-    finally:
-        for future in pending:
-            future.cancel()
-        for future in pending:
-            if not future.cancelled():
-                future.exception()
-
-
 def check_no_unknown_columns(location: str, file_columns: Sequence[str], schema: SleeperSchema) -> None:
     """Checks that a file holds no column the schema lacks, before a rewrite of its rows (a compaction), which would
     drop it: a schema read before a column was added, by a process holding the table's properties cached, is older
@@ -890,57 +743,3 @@ def read_file_metadata(
     """
     with SortedFileReader(location, schema, filesystem=filesystem, options=options) as reader:
         return reader.metadata
-
-
-def _file_metadata(metadata: pq.FileMetaData, schema: SleeperSchema) -> SortedFileMetadata:
-    leaf_index: dict[str, int] = {}
-    for j in range(metadata.num_columns):
-        leaf_index.setdefault(metadata.schema.column(j).path, j)
-    key_columns = [(f, leaf_index[f.name]) for f in schema.row_key_fields if f.name in leaf_index]
-    groups = []
-    for i in range(metadata.num_row_groups):
-        group = metadata.row_group(i)
-        mins: dict[str, KeyValue] = {}
-        maxs: dict[str, KeyValue] = {}
-        for f, j in key_columns:
-            bounds = _statistics(group.column(j), f.primitive_type)
-            if bounds is not None:
-                mins[f.name], maxs[f.name] = bounds
-        groups.append(
-            RowGroupInfo(
-                index=i,
-                rows=group.num_rows,
-                compressed_bytes=sum(group.column(j).total_compressed_size for j in range(group.num_columns)),
-                min=mins,
-                max=maxs,
-            )
-        )
-    return SortedFileMetadata(rows=metadata.num_rows, row_groups=tuple(groups))
-
-
-_PYTHON_TYPES: dict[PrimitiveType, type | tuple[type, ...]] = {
-    PrimitiveType.INT: int,
-    PrimitiveType.LONG: int,
-    PrimitiveType.STRING: str,
-    PrimitiveType.BYTE_ARRAY: bytes,
-}
-
-
-def _statistics(column: Any, key_type: PrimitiveType) -> tuple[KeyValue, KeyValue] | None:
-    """A column chunk's minimum and maximum, or None if it has none usable (then the row group is never skipped)."""
-    try:
-        stats = column.statistics
-        if stats is None or not stats.has_min_max:
-            return None
-        low, high = stats.min, stats.max
-    except (UnicodeDecodeError, ValueError, pa.ArrowException):  # e.g. a truncated maximum that is not valid UTF-8
-        return None
-    expected = _PYTHON_TYPES[key_type]
-    if isinstance(low, expected) and isinstance(high, expected) and not isinstance(low, bool):
-        return _key_value(low), _key_value(high)
-    return None
-
-
-def _key_value(value: object) -> KeyValue:
-    assert isinstance(value, int | str | bytes)
-    return value
