@@ -16,6 +16,7 @@ from sleeper.adapters.local.sqlite import DatabaseLockedError
 from sleeper.api.ingest_job import IngestJobError
 from sleeper.api.instance import LocalOnlyError, UnknownPlatformError
 from sleeper.api.sql import SqlError
+from sleeper.api.upserts import UpsertNotEnabledError
 from sleeper.athena.exceptions import AthenaConnectorError
 from sleeper.bulk_export.exceptions import BulkExportError, BulkExportQueryError
 from sleeper.bulk_import.driver import BulkImportJobFileError
@@ -110,7 +111,7 @@ from sleeper.ingest.batcher.exceptions import (
     InvalidSubmitRequestError,
     SubmitRequestError,
 )
-from sleeper.ingest.exceptions import IngestConfigError, IngestError
+from sleeper.ingest.exceptions import IngestConfigError, IngestError, UpsertRequiredError
 from sleeper.ingest.sources import IngestSourceNotAllowedError
 from sleeper.io.exceptions import (
     DataFileError,
@@ -289,6 +290,8 @@ __all__ = [
     "UnsupportedLocationError",
     "UnsupportedSettingError",
     "UntrackedFileError",
+    "UpsertNotEnabledError",
+    "UpsertRequiredError",
     "UserCodeError",
     "ViewOwnershipError",
     "VisibilityLimitError",
