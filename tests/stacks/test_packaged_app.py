@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ class Installed:
 
     venv: Path
     work: Path
+    wheel: Path
 
     @property
     def python(self) -> Path:
@@ -91,7 +93,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
                    check=True, timeout=300)  # fmt: skip
     work = tmp / "work"
     work.mkdir()
-    yield Installed(venv=venv, work=work)
+    yield Installed(venv=venv, work=work, wheel=wheel)
 
 
 def _configuration(directory: Path) -> Path:
@@ -106,6 +108,20 @@ def _configuration(directory: Path) -> Path:
         json.dumps({"rowKeyFields": [{"name": "key", "type": "LongType"}], "valueFields": []}), encoding="utf-8"
     )
     return directory
+
+
+def should_hold_the_licence_files_and_no_package_but_sleeper(installed: Installed) -> None:
+    # Given the wheel built from the checkout
+    # When its entries are listed
+    with zipfile.ZipFile(installed.wheel) as wheel:
+        names = wheel.namelist()
+    # Then its only top-level package is sleeper (the Lambda handlers and the CDK app inside it), and the licence
+    # files are in its metadata
+    assert {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")} == {"sleeper"}
+    assert any(name.startswith("sleeper/lambdas/") for name in names)
+    assert any(name.startswith("sleeper/cdk/") for name in names)
+    licences = {name.rsplit("/", 1)[-1] for name in names if "/licenses/" in name}
+    assert licences == {"LICENSE", "NOTICE"}
 
 
 def should_import_the_package_and_the_app_from_the_wheel(installed: Installed) -> None:
