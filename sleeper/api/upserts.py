@@ -96,9 +96,10 @@ def upsert_rows(table: Any, data: Any) -> tuple[list[int], IngestResult]:
     commits (one per :data:`KEYS_PER_COMMIT` keys without a sort key; the ingest's, one, with one) and what was
     written (rows read: those given; rows written: those left after keeping the last of each key).
 
-    The rows (any form ``Table.ingest`` takes) are read into memory, the last occurrence of each row key kept, and
-    written under the table's data prefix in this process, on either runtime. A table with an Iceberg view has it
-    withdrawn first, as the view cannot apply the upsert.
+    The rows (any form ``Table.ingest`` takes) are read into memory, the last occurrence of each row key kept (on a
+    table without a sort key; with one, every row is written and the greatest sort key wins), and written under the
+    table's data prefix in this process, on either runtime. A table with an Iceberg view has it withdrawn first, as
+    the view cannot apply the upsert.
 
     Raises:
         UpsertNotEnabledError: If the table does not set ``sleeper.table.upsert``; nothing is written.
@@ -123,7 +124,8 @@ def upsert_rows(table: Any, data: Any) -> tuple[list[int], IngestResult]:
     if not batches:
         return [], IngestResult()
     given = pa.Table.from_batches(batches)
-    rows = last_per_key(given, list(schema.row_key_names))
+    # With a sort key the greatest sort key wins whatever the order in the data: the rule keeps it at every read
+    rows = given if schema.sort_key_names else last_per_key(given, list(schema.row_key_names))
     if (table.properties.get(ICEBERG_NAME) or "").strip():
         from sleeper.iceberg.withdrawal import withdraw_views
 

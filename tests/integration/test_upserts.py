@@ -193,3 +193,12 @@ def should_match_several_row_key_fields_in_the_key_filter() -> None:
     rows = pa.table({"a": pa.array([1, 2], pa.int64()), "b": ["x", "it's"], "v": pa.array([0, 0], pa.int64())})
 
     assert str(keys_filter(rows, schema)) == "(a = 1 and b = 'x') or (a = 2 and b = 'it''s')"
+
+
+def should_keep_the_greatest_sort_key_of_one_upsert_whatever_the_order_in_the_data(tmp_path: Path) -> None:
+    instance = sleeper.create_instance(tmp_path / "instance")
+    table = instance.create_table("t", SORTED, properties=UPSERT)
+
+    table.upsert(_versioned([0, 0, 1], [2, 1, 5]))
+
+    assert _by_key(table.scan().to_arrow()) == [(0, 2, "v2"), (1, 5, "v5")]
