@@ -630,6 +630,9 @@ sql_cli.register(app)
 deploy_cli.register(app)
 iceberg_cli.register(table_app)
 delete_cmd.register(app)
+from sleeper.cli import upsert_cmd  # noqa: E402 - the upsert command registers itself here
+
+upsert_cmd.register(app)
 
 
 PRIVATE_UMASK = 0o077
