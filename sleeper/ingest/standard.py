@@ -198,7 +198,7 @@ def ingest_batches(
         raise UpsertRequiredError(
             f"table {table_properties.get('sleeper.table.name')} keeps the last committed row of each row key "
             "(sleeper.table.upsert, no sort key), which this ingest path cannot commit: write to it with "
-            "Table.upsert (or Table.ingest, which upserts on such a table); nothing was written"
+            "Table.upsert or sleeper upsert (or Table.ingest, which upserts on such a table); nothing was written"
         )
     strategy = file_writing_strategy(table_properties)
     chosen = limits if limits is not None else IngestLimits.from_properties(table_properties)
