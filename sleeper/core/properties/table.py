@@ -111,11 +111,11 @@ AGGREGATION_CONFIG = _definition.user(
 UPSERT = _definition.user(
     "sleeper.table.upsert",
     "Beyond Sleeper (port-only): whether the table keeps one row per row key, the last written, whenever data is "
-    "read (queries, compaction, bulk import, bulk export, Athena), so ingest becomes upsert. With a sort key the last "
-    "written is the row with the greatest sort key; without one it is the last committed, kept by `Table.upsert` "
-    "(and `Table.ingest`), which hides the older rows of the keys it writes; other ingest paths are refused on such a "
-    "table. Cannot be set with `sleeper.table.aggregations` or an iterator. A table with it is readable by this port "
-    "only. See docs/usage/upserts.md.",
+    "read, so ingest becomes upsert. With a sort key the last written is the row with the greatest sort key; without "
+    "one it is the last committed, kept by `Table.upsert` (and `Table.ingest`, `sleeper upsert`), which hides the "
+    "older rows of the keys it writes; ingest jobs refuse such a table. Cannot be set with "
+    "`sleeper.table.aggregations` or an iterator. A table with it is readable by this port only. See "
+    "docs/usage/upserts.md.",
     default="false",
     validation=BOOLEAN,
 )
