@@ -37,6 +37,7 @@ always uses the pyarrow merge.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import time
@@ -68,7 +69,7 @@ from sleeper.io.parquet import (
 from sleeper.io.parquet_reader import check_no_unknown_columns
 from sleeper.io.sketches import sketches_path
 from sleeper.iterators import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY, ProcessingConfig
-from sleeper.iterators.pipeline import DeletedRows, RowIterators
+from sleeper.iterators.pipeline import DeletedRows, RowIterators, table_upserts
 from sleeper.iterators.plugin import IteratorSpec
 
 if TYPE_CHECKING:
@@ -222,14 +223,17 @@ def resolve_engine(properties: TableProperties | None, requested: str | None = N
 
 def processing_for_job(job: CompactionJob, properties: TableProperties, schema: Schema) -> ProcessingConfig:
     """The filters and aggregations a job applies: the job's own (copied from the table when the job was created),
-    or the table's if the job carries neither.
+    or the table's if the job carries neither; and, on an upsert table (``sleeper.table.upsert``), the rule that keeps
+    the last row of each row key.
 
     Raises:
         IteratorConfigError: If the filters or aggregations do not suit the schema.
     """
     if job.filter_config is not None or job.aggregation_config is not None:
-        return ProcessingConfig.parse(job.filter_config, job.aggregation_config, schema)
-    return ProcessingConfig.parse(properties.get(FILTERS_PROPERTY), properties.get(AGGREGATIONS_PROPERTY), schema)
+        config = ProcessingConfig.parse(job.filter_config, job.aggregation_config, schema)
+    else:
+        config = ProcessingConfig.parse(properties.get(FILTERS_PROPERTY), properties.get(AGGREGATIONS_PROPERTY), schema)
+    return dataclasses.replace(config, upsert=table_upserts(properties)) if table_upserts(properties) else config
 
 
 def iterators_for_job(

@@ -39,9 +39,16 @@ from typing import TYPE_CHECKING
 from sleeper.core.held_files import HOLDS_DIRECTORY, iceberg_location
 from sleeper.core.iceberg import SLEEPER_TABLE_ID_KEY, IcebergIdentifier, parse_iceberg_name
 from sleeper.core.properties.properties import TableProperties
-from sleeper.core.properties.table import AGGREGATION_CONFIG, FILTERING_CONFIG, ICEBERG_NAME, ITERATOR_CLASS_NAME
+from sleeper.core.properties.table import (
+    AGGREGATION_CONFIG,
+    FILTERING_CONFIG,
+    ICEBERG_NAME,
+    ITERATOR_CLASS_NAME,
+    UPSERT,
+)
 from sleeper.iceberg.exceptions import Withdrawal, WithdrawalError
 from sleeper.io.filesystem import delete_in_table, list_files, resolve
+from sleeper.iterators.pipeline import table_rules_refusal
 from sleeper.statestore.tables import SleeperRuntime, SleeperTable
 
 if TYPE_CHECKING:
@@ -59,7 +66,7 @@ __all__ = [
 
 _LOG = logging.getLogger(__name__)
 
-RULE_PROPERTIES = (ITERATOR_CLASS_NAME, AGGREGATION_CONFIG, FILTERING_CONFIG)
+RULE_PROPERTIES = (ITERATOR_CLASS_NAME, AGGREGATION_CONFIG, FILTERING_CONFIG, UPSERT)
 """The table properties that change a table's rows when read: a table setting any of them has no view."""
 
 REINIT_REASON = "the table is being reinitialised, which deletes every file the view lists"
@@ -67,14 +74,9 @@ REINIT_REASON = "the table is being reinitialised, which deletes every file the 
 
 
 def rules_refusal(properties: TableProperties) -> str | None:
-    """Why a table with these properties may have no view (it sets an iterator, aggregations or filters), or None."""
-    applied = [p.name for p in RULE_PROPERTIES if properties.is_set(p)]
-    if not applied:
-        return None
-    return (
-        f"it sets {', '.join(applied)}: its rows are changed whenever they are read, so its files do not hold its "
-        "rows and an Iceberg reader, which reads the files as they are, would see other rows than Sleeper queries"
-    )
+    """Why a table with these properties may have no view (it sets an iterator, aggregations, filters or upsert), or
+    None (:func:`sleeper.iterators.pipeline.table_rules_refusal`)."""
+    return table_rules_refusal(properties, "an Iceberg reader")
 
 
 def _name(table: SleeperTable) -> str:

@@ -780,10 +780,7 @@ UPSERT_SCHEMAS = {
 }
 """The two kinds of upsert table (``sleeper.table.upsert``): without a sort key the last committed row of a key wins,
 with one (here ``timestamp``) the row with the greatest sort key, whatever the order of the commits."""
-UPSERT_GAPS: dict[tuple[str, str], str] = {
-    ("upsert-by-sort-key", "iceberg"): "sleeper.iceberg.withdrawal.rules_refusal does not name sleeper.table.upsert "
-    "yet (it should call sleeper.iterators.pipeline.table_rules_refusal), so a republished view holds every version",
-}
+UPSERT_GAPS: dict[tuple[str, str], str] = {}
 """Doors that neither apply an upsert table's rule nor refuse the table yet, each with why."""
 
 

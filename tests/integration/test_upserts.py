@@ -103,11 +103,6 @@ def should_keep_the_row_with_the_greatest_sort_key_across_ingest_compaction_and_
     assert all(rows == expected for rows in _every_door(table))
 
 
-@pytest.mark.xfail(
-    reason="compaction builds its rules in sleeper.compaction.execution.processing_for_job, which does not read "
-    "sleeper.table.upsert yet, so it keeps the hidden rows on storage (reads still hide them)",
-    strict=False,
-)
 def should_drop_the_rows_with_lesser_sort_keys_by_compaction(tmp_path: Path) -> None:
     instance = sleeper.create_instance(tmp_path / "instance")
     table = instance.create_table("t", SORTED, properties=UPSERT)
