@@ -117,7 +117,9 @@ def partitions_tree(table: SleeperTable[Any], report: list[dict[str, Any]]) -> T
 
 def table_summary(table: SleeperTable[Any]) -> dict[str, Any]:
     """A table's identity, schema and state in numbers; ``portOnlyTypes: true`` only for a table whose value fields use
-    types Sleeper does not have (``Schema.uses_port_only_types``), so other tables' summaries are unchanged."""
+    types Sleeper does not have (``Schema.uses_port_only_types``) and ``upsert: true`` only for a table keeping one row
+    per row key (``sleeper.table.upsert``), both readable by this port only, so other tables' summaries are
+    unchanged."""
     refs = table.file_references()
     summary: dict[str, Any] = {
         "tableName": table.name,
@@ -132,6 +134,10 @@ def table_summary(table: SleeperTable[Any]) -> dict[str, Any]:
     }
     if table.schema.uses_port_only_types:
         summary["portOnlyTypes"] = True
+    from sleeper.iterators.pipeline import table_upserts
+
+    if table_upserts(table.properties):
+        summary["upsert"] = True
     return summary
 
 
@@ -151,6 +157,8 @@ def summary_panel(summary: dict[str, Any]) -> Panel:
     ]
     if summary.get("portOnlyTypes"):
         lines.append("readable by this port only: value types beyond Sleeper's (float, boolean, date, timestamp)")
+    if summary.get("upsert"):
+        lines.append("readable by this port only: one row per row key, the last written (sleeper.table.upsert)")
     return Panel("\n".join(lines), title=f"Table {summary['tableName']}")
 
 

@@ -291,7 +291,7 @@ def should_never_send_two_jobs_for_one_reference_however_two_creators_interleave
             pipeline.wait(30)
     pipeline.commit_all()
     # A batch whose assignment landed after its send timeout was dead-lettered; the operator sends it back from the
-    # dead-letter queue (`sleeper dead-letters`), which then sends its jobs
+    # dead-letter queue (`sleeper dead-letters retry`), which then sends its jobs
     pipeline.dead_letters.redrive_dead_letters("PendingCompactionJobBatchQ")
     for _ in range(3):
         pipeline.wait(30)
