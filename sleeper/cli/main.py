@@ -12,7 +12,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from sleeper.cli import admin_commands, aws_local, common, delete_cmd, operations, properties_cmd, render, reports
+from sleeper.cli import (
+    admin_commands,
+    aws_local,
+    common,
+    delete_cmd,
+    operations,
+    properties_cmd,
+    render,
+    reports,
+    upsert_cmd,
+)
 from sleeper.cli import deploy as deploy_cli
 from sleeper.cli import export as export_cli
 from sleeper.cli import iceberg as iceberg_cli
@@ -630,8 +640,6 @@ sql_cli.register(app)
 deploy_cli.register(app)
 iceberg_cli.register(table_app)
 delete_cmd.register(app)
-from sleeper.cli import upsert_cmd  # noqa: E402 - the upsert command registers itself here
-
 upsert_cmd.register(app)
 
 
