@@ -37,6 +37,7 @@ from sleeper.core.statestore.state import input_files_hash
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.input_files import expand_paths, read_footer, reads_as, schema_problems
+from sleeper.iterators.pipeline import table_upserts
 from sleeper.statestore.tables import SleeperRuntime, SleeperTable
 
 __all__ = ["InputFile", "JobValidation", "reads_as", "validate_job"]
@@ -112,6 +113,11 @@ def validate_job(
         missing = TableNotFoundError.of(table_name=job.table_name, table_id=job.table_id)
         return JobValidation(table=None, reasons=(str(missing),))
     algorithm, reasons = _algorithm(job, table)
+    if not table.schema.sort_key_names and table_upserts(table.properties):
+        reasons.append(
+            f"table {table.name} keeps the last committed row of each row key (sleeper.table.upsert, no sort key), "
+            "which a bulk import cannot commit: write to it with Table.upsert or sleeper upsert"
+        )
     paths, path_reasons = expand_job_files(
         job.files, lambda p: expand_paths([p], options, filesystem=filesystem), lambda f: f.uri
     )

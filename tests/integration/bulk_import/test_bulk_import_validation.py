@@ -187,3 +187,16 @@ def should_reject_a_file_named_twice_without_starting_spark(instance: LocalInsta
         assert outcome.outcome is JobOutcome.REJECTED
         assert _rejected_reasons(instance, job_id) == (reason,)
     assert instance.table("t").file_references() == []
+
+
+def should_reject_a_job_for_an_upsert_table_without_a_sort_key(instance: LocalInstance, tmp_path: Path) -> None:
+    # Given a table that keeps the last committed row of each row key (no sort key: commit order decides)
+    instance.create_table("upserted", SCHEMA, properties={"sleeper.table.upsert": "true"})
+    job = BulkImportJob(id="job-1", table_name="upserted", files=(_good(tmp_path / "in.parquet"),))
+
+    # When the job is validated
+    validation = validate_job(instance, job)
+
+    # Then it is rejected, naming the way to write to such a table, rather than adding rows that keep duplicates
+    assert not validation.accepted
+    assert any("sleeper.table.upsert" in r and "Table.upsert" in r for r in validation.reasons)
