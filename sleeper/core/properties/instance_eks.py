@@ -1,8 +1,8 @@
 """Instance properties of bulk import on EKS (Sleeper's ``EKSProperty``): names, defaults and validation as Sleeper's.
 
-``sleeper/cdk/eks_bulk_import.py`` (``EksBulkImportStack``) reads the cluster's settings when it is synthesized, refusing
-what it does not deploy (Sleeper's native-libraries image); the EKS platform of the bulk import
-starter (``sleeper.adapters.aws.launchers.eks``) reads the Spark settings for each job
+``sleeper/cdk/eks_bulk_import.py`` (``EksBulkImportStack``) reads the cluster's settings when it is synthesized,
+refusing what it does not deploy (Sleeper's native-libraries image); the EKS platform of the bulk import starter
+(``sleeper.adapters.aws.launchers.eks``) reads the Spark settings for each job
 (``sleeper.core.properties.spark.eks_spark_conf``).
 """
 
