@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from sleeper.bulk_import.spark_job import delete_written, spark_session, write_with_spark
+from sleeper.bulk_import.spark_job import active_spark_session, delete_written, spark_session, write_with_spark
 from sleeper.bulk_import.validation import JobValidation, validate_job
 from sleeper.core.jobs.bulk_import import BulkImportJob
 from sleeper.core.jobs.bulk_import_algorithm import BulkImportAlgorithm
@@ -99,8 +99,9 @@ def run_bulk_import(
     Args:
         instance: The instance (tables, ingest job tracker).
         job: The job.
-        spark: The Spark session to use; a local one (:func:`~sleeper.bulk_import.spark_job.spark_session`) is
-            started and stopped around the job if omitted and the job is accepted.
+        spark: The Spark session to use; if omitted and the job is accepted, the process's session is used if it has
+            one (and left running), else a local one (:func:`~sleeper.bulk_import.spark_job.spark_session`) is
+            started and stopped around the job.
         task_id: The task running the job, recorded in the tracker.
         options: How to reach S3, to read input paths and write data files.
         clock: The time of tracker updates (timezone-aware).
@@ -182,6 +183,7 @@ def _write_and_commit(
     state_store = table.state_store
     if state_store.job_already_added(run.job_id, validation.inputs_hash):
         return BulkImportResult(rows_read=0, rows_written=0, already_added=True)
+    owned = spark is None and active_spark_session() is None
     session = spark if spark is not None else spark_session()
     try:
         written = write_with_spark(
@@ -196,7 +198,7 @@ def _write_and_commit(
             algorithm=validation.algorithm or BulkImportAlgorithm.LOCAL_SORT,
         )
     finally:
-        if spark is None:
+        if owned:  # a session the process already had (handed back by getOrCreate) stays running
             session.stop()
     committed = commit_bulk_import_files(
         state_store,

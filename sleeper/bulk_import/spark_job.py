@@ -75,6 +75,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LEAF_COLUMN",
     "SparkWriteResult",
+    "active_spark_session",
     "delete_written",
     "extend_partition_tree",
     "read_input",
@@ -106,6 +107,18 @@ def _import_pyspark() -> Any:
             f"bulk import needs PySpark: install the spark extra ({install_command('spark')})"
         ) from e
     return pyspark.sql
+
+
+def active_spark_session() -> SparkSession | None:
+    """The Spark session this process (thread) already has, if any: a caller that makes one with
+    :func:`spark_session` stops it when done only if there was none before, so it never stops a session another
+    part of the process uses (``getOrCreate`` hands back that one).
+
+    Raises:
+        SparkUnavailableError: If PySpark is not installed.
+    """
+    session: SparkSession | None = _import_pyspark().SparkSession.getActiveSession()
+    return session
 
 
 def spark_session(

@@ -112,3 +112,19 @@ def should_give_each_leaf_the_same_rows_from_the_local_sort_and_the_dataframe_so
             assert frame.equals(local)
         # And the DataFrame sort ran: Spark's range partitioning cut the big leaf into several files
         assert frame_files[0] > 1
+
+
+def should_leave_the_processs_spark_session_running_when_none_is_given(
+    spark: Any, tmp_path: Path, input_dir: Path
+) -> None:
+    # Given a process that already runs a Spark session, and a bulk import given no session
+    instance = LocalInstance.create(tmp_path / "own-session")
+    instance.create_table("t", SCHEMA, split_points=SPLIT_POINTS, properties=LEAF_SETTINGS)
+    job = BulkImportJob(id="job-own", table_name="t", files=(str(input_dir),))
+
+    # When it runs
+    outcome = run_bulk_import(instance, job)
+
+    # Then it used the process's session and left it running for the rest of the process
+    assert outcome.outcome is JobOutcome.FINISHED, outcome.reasons
+    assert spark.range(3).count() == 3
