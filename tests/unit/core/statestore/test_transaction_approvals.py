@@ -22,6 +22,7 @@ from sleeper.core.statestore.transactions.files import (
     ReplaceFileReferencesTransaction,
     SplitFileReferenceRequest,
     SplitFileReferencesTransaction,
+    UpsertFilesTransaction,
 )
 from sleeper.core.statestore.transactions.partitions import (
     ExtendPartitionTreeTransaction,
@@ -202,6 +203,11 @@ PORT_ONLY_CASES: dict[str, Any] = {
                 applied_deletes=(3, 7),
             ),
         )
+    ),
+    "upsert-files.json": lambda: UpsertFilesTransaction(
+        add=AddFilesTransaction.of_references([_ref("root", "file3", 2)]),
+        filter="key in (1, 2)",
+        unaffected=(_path("root", "file2"),),
     ),
 }
 
