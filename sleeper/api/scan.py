@@ -20,6 +20,7 @@ import pyarrow as pa
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.extras import MissingExtraError
 from sleeper.core.filter import Filter, filter_of
+from sleeper.core.query import Query
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import KeyValue
 from sleeper.io.filesystem import FileSystemOptions
@@ -88,7 +89,12 @@ class Scan:
         options: How pyarrow reaches the data files (the instance's).
         filter: Beyond Sleeper: which of the rows to return, on any column, as filter text (docs/usage/filters.md)
             or a :mod:`sleeper.core.filter` model; parsed against the schema when the scan is made. Applied after the
-            table's filters, aggregations and iterators, so it only ever narrows what they give.
+            table's filters, aggregations and iterators, and after the query-time iterator, so it only ever narrows
+            what they give.
+        iterator: A query-time iterator applied after the table's rules, as a query's
+            ``queryTimeIteratorClassName``: a dotted path ``package.module.Class`` or one of Sleeper's built-in names
+            (e.g. ``sleeper.iterators.examples.SecurityFilteringIterator``). None for none.
+        iterator_config: The query-time iterator's config, e.g. ``visibility,auth1,auth2``.
     """
 
     table: QueryableTable
@@ -98,8 +104,12 @@ class Scan:
     limit: int | None = None
     options: FileSystemOptions | None = None
     filter: Filter | str | None = None
+    iterator: str | None = None
+    iterator_config: str | None = None
 
     def __post_init__(self) -> None:
+        if self.iterator_config is not None and self.iterator is None:
+            raise SleeperError("iterator_config needs iterator (the query-time iterator it configures)")
         if self.filter is not None:
             object.__setattr__(self, "filter", filter_of(self.filter, self.table.schema))
         if self.limit is not None and (isinstance(self.limit, bool) or self.limit < 0):
@@ -123,6 +133,8 @@ class Scan:
             parts.append(f"limit={self.limit}")
         if self.filter is not None:
             parts.append(f"filter={str(self.filter)!r}")
+        if self.iterator is not None:
+            parts.append(f"iterator={self.iterator!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
     def _repr_html_(self) -> str:
@@ -138,6 +150,7 @@ class Scan:
                 ("columns", ", ".join(self.columns) if self.columns is not None else "every column"),
                 ("limit", self.limit if self.limit is not None else "none"),
                 ("filter", str(self.filter) if self.filter is not None else "none"),
+                ("query-time iterator", self.iterator or "none"),
             ],
         )
 
@@ -145,13 +158,9 @@ class Scan:
         """The same scan returning at most ``limit`` rows."""
         return dataclasses.replace(self, limit=limit)
 
-    def to_arrow_batch_reader(self, *, batch_rows: int | None = None) -> pa.RecordBatchReader:
-        """The rows as a stream of record batches, read from the data files as it is consumed (memory is bounded by
-        the batches, not by the result).
-
-        Args:
-            batch_rows: The most rows in a batch read and merged (the executor's default if None).
-        """
+    def query(self) -> Query:
+        """The query this scan runs (a new random id each call): its regions, the value fields its columns need, its
+        filter and its query-time iterator."""
         schema = self.table.schema
         requested = None
         if self.columns is not None:
@@ -159,7 +168,26 @@ class Scan:
         query = table_query_of(
             self.table, keys=self.keys, regions=self.regions, requested_value_fields=requested, row_filter=self.filter
         )
-        reader = execute(query, self.table, options=self.options, batch_rows=batch_rows, limit=self.limit)
+        if self.iterator is None:
+            return query
+        processing = dataclasses.replace(
+            query.processing,
+            query_time_iterator_class_name=self.iterator,
+            query_time_iterator_config=self.iterator_config,
+        )
+        return dataclasses.replace(query, processing=processing)
+
+    def to_arrow_batch_reader(self, *, batch_rows: int | None = None) -> pa.RecordBatchReader:
+        """The rows as a stream of record batches, read from the data files as it is consumed (memory is bounded by
+        the batches, not by the result).
+
+        Args:
+            batch_rows: The most rows in a batch read and merged (the executor's default if None).
+
+        Raises:
+            IteratorLoadError: If the query-time iterator cannot be loaded (nothing is read).
+        """
+        reader = execute(self.query(), self.table, options=self.options, batch_rows=batch_rows, limit=self.limit)
         if self.columns is None or list(self.columns) == reader.schema.names:
             return reader
         columns = list(self.columns)

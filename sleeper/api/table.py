@@ -34,7 +34,7 @@ from sleeper.api.scan import KeysArg, RangesArg, Scan, regions_of
 from sleeper.api.time_travel import history_table, past_table
 from sleeper.compaction.purge import PurgeResult
 from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
-from sleeper.core.filter import Filter, filter_of
+from sleeper.core.filter import Filter
 from sleeper.core.partition import Partition, partitions_from_split_points, read_split_points
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.properties.instance_cdk import TRANSACTION_LOG_FILES_TABLENAME
@@ -47,10 +47,12 @@ from sleeper.core.properties.table import (
     STATESTORE_CLASSNAME,
     state_store_class,
 )
+from sleeper.core.query import Query
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import FieldType, KeyValue, Schema
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
 from sleeper.core.table import PropertiesStore, TableIndex, TableStatus, new_table_id
+from sleeper.core.trackers.query import TrackedQuery
 from sleeper.ingest.inputs import ingest_rows
 from sleeper.ingest.ports import IngestRuntime
 from sleeper.ingest.standard import IngestResult
@@ -60,7 +62,6 @@ from sleeper.iterators.pipeline import check_table_iterators
 from sleeper.query.executor import table_query
 from sleeper.query.results_reader import (
     RESULTS_DESTINATIONS,
-    queued_query,
     raise_if_failed,
     run_queued_query,
     tracked_rows,
@@ -78,6 +79,7 @@ __all__ = [
     "DEFAULT_QUERY_WAIT_SECONDS",
     "DEFAULT_WAIT_SECONDS",
     "QueuedScan",
+    "QueuedScanResult",
     "TABLE_NAME_PATTERN",
     "Table",
     "TableInstance",
@@ -331,6 +333,8 @@ class Table(Generic[InstanceT]):
         queue_results: str | None = None,
         queue_timeout_seconds: float | None = None,
         filter: str | Filter | None = None,
+        iterator: str | None = None,
+        iterator_config: str | None = None,
     ) -> Scan:
         """The rows of exact row keys and/or ranges of row keys (every row if neither is given), read lazily with
         ``to_arrow()``, ``to_arrow_batch_reader()``, ``to_pandas()``, ``to_polars()`` or ``to_duckdb(name)``.
@@ -362,6 +366,10 @@ class Table(Generic[InstanceT]):
                 :mod:`sleeper.core.filter` model. Row key predicates narrow the leaves read, every predicate skips
                 row groups by their statistics, and the rest is filtered batch by batch. It applies after the
                 table's own rules, so it never widens what they give. It travels with a queued query too.
+            iterator: A query-time iterator applied after the table's rules (before ``filter``), as a query's
+                ``queryTimeIteratorClassName``: ``package.module.Class`` or one of Sleeper's built-in names, e.g.
+                ``sleeper.iterators.examples.SecurityFilteringIterator``. It travels with a queued query too.
+            iterator_config: The query-time iterator's config, e.g. ``visibility,auth1,auth2``.
 
         Raises:
             KeyTypeError: If a key does not suit the schema.
@@ -377,30 +385,28 @@ class Table(Generic[InstanceT]):
         tracker records the query FAILED or PARTIALLY_FAILED, and ``QueryWaitTimeoutError`` if it does not finish in
         time.
         """
+        selection: dict[str, Any] = {
+            "keys": None if keys is None else tuple(keys),
+            "regions": None if ranges is None else tuple(regions_of(self, ranges)),
+            "columns": None if columns is None else tuple(columns),
+            "limit": limit,
+            "options": self.instance.filesystem_options,
+            "filter": filter,
+            "iterator": iterator,
+            "iterator_config": iterator_config,
+        }
         if via_queue:
-            return self._queued_scan(keys, ranges, columns, limit, as_of, queue_results, queue_timeout_seconds, filter)
+            return self._queued_scan(selection, as_of, queue_results, queue_timeout_seconds)
         if queue_results is not None or queue_timeout_seconds is not None:
             raise SleeperError("queue_results and queue_timeout_seconds apply to a scan with via_queue=True only")
-        return Scan(
-            self if as_of is None else past_table(self, as_of),
-            keys=None if keys is None else tuple(keys),
-            regions=None if ranges is None else tuple(regions_of(self, ranges)),
-            columns=None if columns is None else tuple(columns),
-            limit=limit,
-            options=self.instance.filesystem_options,
-            filter=filter,
-        )
+        return Scan(self if as_of is None else past_table(self, as_of), **selection)
 
     def _queued_scan(
         self,
-        keys: KeysArg | None,
-        ranges: RangesArg | None,
-        columns: Sequence[str] | None,
-        limit: int | None,
+        selection: dict[str, Any],
         as_of: int | datetime | str | None,
         results: str | None,
         timeout_seconds: float | None,
-        row_filter: str | Filter | None,
     ) -> QueuedScan:
         if as_of is not None:
             raise SleeperError("as_of reads the table's past state directly: it cannot be used with via_queue=True")
@@ -411,16 +417,11 @@ class Table(Generic[InstanceT]):
             raise SleeperError(f"queue_timeout_seconds must be more than 0, got {wait:g}")
         return QueuedScan(
             self,
-            keys=None if keys is None else tuple(keys),
-            regions=None if ranges is None else tuple(regions_of(self, ranges)),
-            columns=None if columns is None else tuple(columns),
-            limit=limit,
-            options=self.instance.filesystem_options,
+            **selection,
             table_name=self.name,
             admin=self._query_queue(),
             results=results or "s3",
             timeout_seconds=wait,
-            filter=row_filter,
         )
 
     def _query_queue(self) -> QueuedQueries:
@@ -583,6 +584,52 @@ class QueuedScan(Scan):
     results: str = "s3"
     timeout_seconds: float = DEFAULT_QUERY_WAIT_SECONDS
 
+    def queued(self) -> Query:
+        """The query this scan sends (a new random id each call): :meth:`Scan.query` with the results destination."""
+        query = self.query()
+        if self.results != "sqs":
+            return query
+        return dataclasses.replace(
+            query, processing=dataclasses.replace(query.processing, results_publisher_config={"destination": "SQS"})
+        )
+
+    def send(self) -> str:
+        """Sends the query to the query queue without waiting for its results, and returns its id (follow it with
+        ``sleeper report query ID`` or ``instance.reports.queries``). A local instance runs it at once, so it is
+        finished, and tracked, when this returns."""
+        query = self.queued()
+        self.admin.run_queued_query(query, self.table.schema)
+        return query.query_id
+
+    def run(self, *, progress: Callable[[str], None] | None = None) -> QueuedScanResult:
+        """Sends the query, waits for it to finish (up to ``timeout_seconds``) and reads its whole result.
+
+        Args:
+            progress: Told what is being waited for, as it changes (the CLI shows it).
+
+        Returns:
+            The query's id, its rows (limited and projected as the scan asks; none if it failed) and its tracker rows.
+
+        Raises:
+            QueryWaitTimeoutError: If the query does not finish in time.
+        """
+        schema = self.table.schema
+        query = self.queued()
+        rows = run_queued_query(
+            self.admin,
+            query,
+            schema,
+            results_filesystem=self._results_filesystem,
+            wait_seconds=self.timeout_seconds,
+            progress=progress,
+        )
+        assert rows is not None, "a queued scan always waits for its query"
+        if self.limit is not None:
+            rows = rows.slice(0, self.limit)
+        if self.columns is not None:
+            rows = rows.select(list(self.columns))
+        return QueuedScanResult(query.query_id, rows, tuple(tracked_rows(self.admin.query_tracker, query.query_id)))
+
     def to_arrow_batch_reader(self, *, batch_rows: int | None = None) -> pa.RecordBatchReader:
         """The rows as record batches: the query is run through the queue, and its whole result read, first.
 
@@ -593,27 +640,35 @@ class QueuedScan(Scan):
             QueuedQueryFailedError: If the query tracker records the query FAILED or PARTIALLY_FAILED.
             QueryWaitTimeoutError: If the query does not finish in time.
         """
-        schema = self.table.schema
-        requested = None if self.columns is None else [c for c in self.columns if c not in schema.key_names]
-        regions = [Region.exact(schema, k) for k in self.keys or ()] + list(self.regions or ())
-        query = queued_query(self.table_name, schema, regions, requested, results=self.results)
-        if self.filter is not None:
-            query = dataclasses.replace(
-                query, processing=dataclasses.replace(query.processing, filter=filter_of(self.filter, schema))
-            )
-        rows = run_queued_query(
-            self.admin, query, schema, results_filesystem=self._results_filesystem, wait_seconds=self.timeout_seconds
-        )
-        raise_if_failed(tracked_rows(self.admin.query_tracker, query.query_id), query.query_id)
-        assert rows is not None, "a queued scan always waits for its query"
-        if self.limit is not None:
-            rows = rows.slice(0, self.limit)
-        if self.columns is not None:
-            rows = rows.select(list(self.columns))
+        rows = self.run().raise_if_failed()
         return pa.RecordBatchReader.from_batches(rows.schema, rows.to_batches(max_chunksize=batch_rows))
 
     def _results_filesystem(self) -> pafs.FileSystem:
         return s3_filesystem((self.options or FileSystemOptions()).s3)
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedScanResult:
+    """What a queued scan returned (:meth:`QueuedScan.run`).
+
+    Attributes:
+        query_id: The query's id.
+        rows: Its rows in key order (possibly only some of them if the query failed: see :meth:`raise_if_failed`).
+        tracked: The query tracker's rows for it: the query's own, then its sub-queries'.
+    """
+
+    query_id: str
+    rows: pa.Table
+    tracked: tuple[TrackedQuery, ...]
+
+    def raise_if_failed(self) -> pa.Table:
+        """The rows, if the tracker records the query succeeded.
+
+        Raises:
+            QueuedQueryFailedError: If the query is FAILED or PARTIALLY_FAILED, with the reasons the tracker holds.
+        """
+        raise_if_failed(self.tracked, self.query_id)
+        return self.rows
 
 
 @dataclass(frozen=True, slots=True)

@@ -429,7 +429,7 @@ def query(
         typer.Option("--results", help="With --via-queue: Parquet files (s3) or batches on the results queue (sqs)."),
     ] = "s3",
     wait: Annotated[
-        float, typer.Option("--wait", help="With --via-queue on AWS: seconds to wait for the results (0: only send).")
+        float, typer.Option("--wait", help="With --via-queue: seconds to wait for the results (0: only send it).")
     ] = 300.0,
     iterator: Annotated[
         str | None,
@@ -461,10 +461,11 @@ def query(
     ] = None,
 ) -> None:
     """Query a table for exact keys and/or ranges of row keys; with neither, every row; --where filters on any column.
-    Rows are written as they are read, so any number of rows can go to a file or a pipe (with --iterator or
-    --via-queue they are gathered first)."""
+    Rows are written as they are read, so any number of rows can go to a file or a pipe (with --via-queue they are
+    gathered first)."""
     import pyarrow as pa
 
+    from sleeper.api.table import QueuedScan
     from sleeper.cli import query_output
     from sleeper.cli.query_args import parse_exact, parse_range
     from sleeper.core.filter import parse_filter
@@ -474,60 +475,40 @@ def query(
     if common.is_stdin(output):
         output = None  # -o - is standard output, where the rows go without --output
     query_output.check_output(output_format, output)
-    admin = _open()
-    table = admin.table(name)
+    if via_queue:
+        from sleeper.query.results_reader import RESULTS_DESTINATIONS
+
+        if results not in RESULTS_DESTINATIONS:
+            raise SleeperError(f"--results must be one of {', '.join(RESULTS_DESTINATIONS)}, got {results!r}")
+        if wait < 0:
+            raise SleeperError(f"--wait must be a number of seconds of at least 0, got {wait:g}")
+    table = _open().table(name)
     schema = table.schema
     keys = [parse_exact(schema, k) for k in exact or []]
     regions = [parse_range(schema, r) for r in ranges or []]
-    requested = [f.strip() for f in fields.split(",") if f.strip()] if fields else None
-    row_filter = None if where is None else parse_filter(where, schema)
-    if iterator_config is not None and iterator is None:
-        raise SleeperError("--iterator-config needs --iterator (the query-time iterator it configures)")
-    if as_of is not None and (via_queue or iterator is not None):
-        raise SleeperError(
-            "--as-of reads the table's past state directly: it cannot be used with --via-queue or --iterator"
-        )
-    if via_queue:
+    selected = bool(keys or regions)
+    scan = table.scan(
+        keys=keys if selected else None,
+        ranges=regions if selected else None,
+        columns=None if fields is None else [*schema.key_names, *(f.strip() for f in fields.split(",") if f.strip())],
+        limit=limit,
+        as_of=as_of,
+        via_queue=via_queue,
+        queue_results=results if via_queue else None,
+        queue_timeout_seconds=(wait or None) if via_queue else None,
+        filter=None if where is None else parse_filter(where, schema),
+        iterator=iterator,
+        iterator_config=iterator_config,
+    )
+    if isinstance(scan, QueuedScan):
         from sleeper.cli.queued_query import run_through_queue
 
-        queued = run_through_queue(
-            admin,
-            table,
-            keys,
-            regions,
-            requested,
-            console=err_console,
-            results=results,
-            wait_seconds=wait,
-            iterator=iterator,
-            iterator_config=iterator_config,
-            row_filter=row_filter,
-        )
-        if queued is None:
+        rows = run_through_queue(scan, send_only=wait == 0, console=err_console)
+        if rows is None:
             return
-        reader = query_output.limited(pa.RecordBatchReader.from_batches(queued.schema, queued.to_batches()), limit)
-    elif iterator is not None:
-        selected = keys or regions
-        rows = table.query(
-            keys=keys if selected else None,
-            regions=regions if selected else None,
-            requested_value_fields=requested,
-            iterator=iterator,
-            iterator_config=iterator_config,
-            filter=row_filter,
-        )  # the filter applies after the query-time iterator
-        reader = query_output.limited(pa.RecordBatchReader.from_batches(rows.schema, rows.to_batches()), limit)
+        reader = pa.RecordBatchReader.from_batches(rows.schema, rows.to_batches())
     else:
-        columns = None if requested is None else [*schema.key_names, *requested]
-        selected = keys or regions
-        reader = table.scan(
-            keys=keys if selected else None,
-            ranges=regions if selected else None,
-            columns=columns,
-            limit=limit,
-            as_of=as_of,
-            filter=row_filter,
-        ).to_arrow_batch_reader()
+        reader = scan.to_arrow_batch_reader()
     query_output.write(reader, output_format, output, console=console, limit=limit)
 
 

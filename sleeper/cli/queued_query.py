@@ -8,8 +8,6 @@ bucket, or collects the batches from the results queue as they arrive.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -17,76 +15,39 @@ from rich.console import Console
 from rich.table import Table
 
 from sleeper.core.exceptions import SleeperError
-from sleeper.core.filter import Filter
-from sleeper.core.range import Region
 from sleeper.core.trackers.query import QueryState
 
 if TYPE_CHECKING:
-    from sleeper.api.instance import Instance
-    from sleeper.api.table import Table as SleeperTable
+    from sleeper.api.table import QueuedScan
 
 
-def run_through_queue(
-    instance: Instance,
-    table: SleeperTable[Any],
-    keys: Sequence[Mapping[str, object]],
-    regions: Sequence[Region],
-    requested: Sequence[str] | None,
-    *,
-    console: Console,
-    results: str = "s3",
-    wait_seconds: float = 300.0,
-    iterator: str | None = None,
-    iterator_config: str | None = None,
-    row_filter: Filter | None = None,
-) -> pa.Table | None:
-    """Sends the query to the query queue, waits for its results and shows the tracker on ``console`` (the command
-    passes a stderr console: the rows it returns are the command's data on stdout). Locally the query and leaf
-    handlers run it at once; on AWS the deployed functions run it and this waits up to ``wait_seconds`` (0: only send
-    it, and return None). ``row_filter`` travels in the query's ``filter`` field and is applied after the table's
-    rules and the query-time iterator. The rows are returned in key order
-    (:func:`sleeper.query.results_reader.run_queued_query`, which ``Table.scan(via_queue=True)`` uses too).
+def run_through_queue(scan: QueuedScan, *, send_only: bool, console: Console) -> pa.Table | None:
+    """Runs a queued scan (``Table.scan(via_queue=True)``) and shows its progress and its tracker rows on ``console``
+    (the command passes a stderr console: the rows it returns are the command's data on stdout). With ``send_only``
+    it only sends the query, says how to follow it and returns None.
 
     Raises:
-        SleeperError: If ``results`` is not s3 or sqs, the query does not finish in time, or the tracker records it
-            FAILED or PARTIALLY_FAILED, with the reasons it holds (no rows are returned, so an incomplete answer is
-            never shown as the whole one).
+        QueuedQueryFailedError: If the tracker records the query FAILED or PARTIALLY_FAILED, with the reasons it holds
+            (no rows are returned, so an incomplete answer is never shown as the whole one).
+        QueryWaitTimeoutError: If the query does not finish in time.
     """
-    from sleeper.api.reports import query_row, tracker_rows
-    from sleeper.query.results_reader import RESULTS_DESTINATIONS, queued_query, raise_if_failed, run_queued_query
+    from sleeper.api.reports import query_row
+    from sleeper.query.results_reader import tracked_rows
 
-    if results not in RESULTS_DESTINATIONS:
-        raise SleeperError(f"--results must be one of {', '.join(RESULTS_DESTINATIONS)}, got {results!r}")
-    if wait_seconds < 0:
-        raise SleeperError(f"--wait must be a number of seconds of at least 0, got {wait_seconds:g}")
-    schema = table.schema
-    wanted = [Region.exact(schema, k) for k in keys] + list(regions)
-    query = queued_query(
-        table.name, schema, wanted, requested, results=results, iterator=iterator, iterator_config=iterator_config
-    )
-    if row_filter is not None:
-        query = dataclasses.replace(query, processing=dataclasses.replace(query.processing, filter=row_filter))
-    with console.status(f"Running query {query.query_id}") as status:
-        result = run_queued_query(
-            instance,
-            query,
-            schema,
-            results_filesystem=lambda: table.instance.filesystem,
-            wait_seconds=wait_seconds,
-            progress=status.update,
-        )
-    if result is None:
+    if send_only:
+        query_id = scan.send()
         console.print(
-            f"Sent query [bold]{query.query_id}[/] to the query queue; follow it with "
-            f"'sleeper report query {query.query_id}'",
+            f"Sent query [bold]{query_id}[/] to the query queue; follow it with 'sleeper report query {query_id}'",
             highlight=False,
         )
-    tracked = tracker_rows(instance.query_tracker, query.query_id)
-    rows = [query_row(r) for r in tracked]
-    if rows or result is not None:
-        console.print(tracker_table(f"Query {query.query_id}", rows))
-    raise_if_failed(tracked, query.query_id)
-    return result
+        rows = [query_row(r) for r in tracked_rows(scan.admin.query_tracker, query_id)]
+        if rows:
+            console.print(tracker_table(f"Query {query_id}", rows))
+        return None
+    with console.status("Running the query through the query queue") as status:
+        result = scan.run(progress=status.update)
+    console.print(tracker_table(f"Query {result.query_id}", [query_row(r) for r in result.tracked]))
+    return result.raise_if_failed()
 
 
 def parse_state(text: str | None) -> QueryState | None:

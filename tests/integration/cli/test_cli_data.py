@@ -250,6 +250,23 @@ def should_query_ranges_with_each_inclusiveness(
     assert [r["key"] for r in result["rows"]] == expected  # type: ignore[index]
 
 
+def should_only_send_a_queued_query_with_wait_zero_and_run_it_with_a_wait(
+    instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given 50 rows
+    assert run(["ingest", "things", str(_parquet(tmp_path / "a.parquet", 50))]) == 0
+    capsys.readouterr()
+    # When a query is sent through the queue with --wait 0
+    assert run(["query", "things", "--range", "key=[k-0010,k-0020)", "--via-queue", "--wait", "0"]) == 0
+    # Then it is only sent: no rows on stdout, and stderr says how to follow it and shows the tracker
+    sent = capsys.readouterr()
+    assert sent.out == ""
+    assert "Sent query" in sent.err and "sleeper report query" in sent.err and "COMPLETED" in sent.err
+    # And with a wait the same query returns its rows, the tracker shown on stderr
+    waited = _json(capsys, ["query", "things", "--range", "key=[k-0010,k-0020)", "--via-queue", "--format", "json"])
+    assert [r["value"] for r in waited["rows"]] == list(range(10, 20))  # type: ignore[index]
+
+
 @pytest.mark.parametrize("output_format", ["csv", "parquet", "json"])
 def should_write_query_results_to_a_file(
     instance: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], output_format: str

@@ -17,10 +17,11 @@ from sleeper.adapters.memory.trackers import InMemoryQueryTracker
 from sleeper.api.table import Table
 from sleeper.athena.handlers import AthenaSettings, iterator_applying_connector
 from sleeper.cli.main import run
-from sleeper.core.exceptions import PropertyError
+from sleeper.core.exceptions import PropertyError, SleeperError
 from sleeper.core.query import Query, QueryProcessingConfig, QuerySerDe
 from sleeper.core.range import Region
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.core.statestore.transactions.log import LogType
 from sleeper.core.trackers.compaction import CompactionJobStatusType
 from sleeper.core.trackers.query import QueryState
 from sleeper.iterators.exceptions import IteratorLoadError
@@ -131,6 +132,32 @@ def should_show_each_reader_exactly_their_rows_through_the_python_api(
 ) -> None:
     rows = table.query(iterator=SECURITY, iterator_config=f"visibility,{auths}")
     assert rows.column("key").to_pylist() == _visible(_all_rows(), auths)
+
+
+def should_apply_a_query_time_iterator_to_a_scan_direct_queued_and_as_of(table: Table[LocalInstance]) -> None:
+    # Given the table's transaction number now, then more rows ingested after it
+    before = table.state_store.last_transaction_numbers()[LogType.FILES]
+    table.ingest(_rows(120, 40))
+    config = "visibility,A,B"
+
+    # When the security iterator is given to a direct scan, a queued scan and a scan of the earlier state
+    direct = table.scan(iterator=SECURITY, iterator_config=config, filter="count >= 5")
+    queued = table.scan(iterator=SECURITY, iterator_config=config, filter="count >= 5", via_queue=True)
+    past = table.scan(iterator=SECURITY, iterator_config=config, as_of=before)
+
+    # Then each returns exactly the rows the reader may see (the filter applied after the iterator), as a reference
+    # filter over the rows written computes them
+    everything = pa.concat_tables([_all_rows(), _rows(120, 40)])
+    wanted = _visible(everything.filter(pc.greater_equal(everything.column("count"), 5)), "A,B")
+    assert direct.to_arrow().column("key").to_pylist() == wanted
+    assert queued.to_arrow().column("key").to_pylist() == wanted
+    assert past.to_arrow().column("key").to_pylist() == _visible(_all_rows(), "A,B")
+    assert "iterator=" in repr(direct)
+
+
+def should_refuse_an_iterator_config_without_an_iterator(table: Table[LocalInstance]) -> None:
+    with pytest.raises(SleeperError, match="iterator_config needs iterator"):
+        table.scan(iterator_config="visibility,A")
 
 
 @pytest.mark.parametrize(("reader", "auths"), list(READERS.items()))
