@@ -1,10 +1,11 @@
-"""Purging a table's pending row deletes: compacting every file that still holds rows a delete hides.
+"""Purging a table's pending row deletes: compacting the files that still hold rows a delete hides, and no other.
 
 A row delete (``sleeper.core.statestore.deletes``) hides rows at read time until compaction removes them. A purge
 forces that now, in the calling process and on either runtime: it moves references on non-leaf partitions down to the
-leaves (the pre-split job creation does), then on each leaf partition where a referenced file is in a pending
-delete's set makes one job of every unassigned reference there, assigns it (ASSIGN_JOB_IDS), runs it (the job applies
-the deletes of its inputs as every compaction does) and commits it synchronously, with the deletes it applied. It
+leaves (the pre-split job creation does), then on each leaf partition makes one job of the unassigned references there
+of files in a pending delete's set, assigns it (ASSIGN_JOB_IDS), runs it (the job applies the deletes of its inputs as
+every compaction does) and commits it synchronously, with the deletes it applied. A file in no delete's set is left as
+it is: it holds no row a delete hides, and the job's output joins no set, as it applied every delete of its inputs. It
 repeats while files hold deleted rows and jobs can be made, at most ``max_rounds`` times. A file assigned to a job
 already running is left to that job (its output joins the delete's set if it did not apply it, and the next purge
 takes it).
@@ -123,7 +124,7 @@ def purge_table(
     max_rounds: int = 10,
     clock: Callable[[], datetime] = lambda: datetime.now(tz=UTC),
 ) -> PurgeResult:
-    """Compacts every file of a table that holds rows a pending delete hides (see the module docs).
+    """Compacts the files of a table in a pending delete's set, and no other (see the module docs).
 
     Raises:
         StateStoreError: If a commit is refused for another reason than losing a file to another job.
@@ -176,9 +177,9 @@ def _assigned_jobs(table: SleeperTable, holding: set[str]) -> list[CompactionJob
     leaf_ids = [p.id for p in store.partitions() if p.is_leaf]
     planned = []
     for partition_id, references in store.references_by_partition(leaf_ids).items():
-        unassigned = tuple(r for r in references if r.job_id is None)
-        if any(r.filename in holding for r in unassigned):
-            planned.append(PlannedJob(partition_id=partition_id, files=unassigned))
+        inputs = tuple(r for r in references if r.job_id is None and r.filename in holding)
+        if inputs:
+            planned.append(PlannedJob(partition_id=partition_id, files=inputs))
     factory = JobFactory.for_table(table)
     assigned = []
     for job in (factory.job(p) for p in planned):

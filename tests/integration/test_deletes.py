@@ -24,7 +24,7 @@ SCHEMA = Schema.of(
 )
 
 
-def _rows(keys: range, name: str = "n") -> pa.Table:
+def _rows(keys: range | list[int], name: str = "n") -> pa.Table:
     return pa.table(
         {
             "key": pa.array(list(keys), pa.int64()),
@@ -189,3 +189,30 @@ def should_republish_the_iceberg_view_with_the_overwritten_rows(tmp_path: Path) 
     table.overwrite(_rows(range(500, 520)))
     catalog = load_catalog(instance.runtime.data_root, None)
     assert _keys(catalog.load_table("over.t").scan().to_arrow()) == list(range(500, 520))
+
+
+def should_purge_only_the_files_in_a_deletes_set(table: sleeper.Table) -> None:  # type: ignore[type-arg]
+    # Given two files on both leaves (split at 100), a delete listing both, and a file ingested after it on both leaves
+    number = table.delete("key < 60")
+    table.ingest(_rows([*range(10), *range(300, 310)], name="late"))
+    store = table.state_store
+    store.refresh()
+    (delete,) = store.pending_deletes()
+    before = {(r.filename, r.partition_id) for r in table.file_references()}
+    later = {(name, partition) for name, partition in before if name not in delete.files}
+    assert len(delete.files) == 2 and len(later) == 2
+    # When the table is purged
+    result = table.purge()
+    # Then one job per leaf compacted the deleted files' references, and the later file's references are the same
+    after = {(r.filename, r.partition_id) for r in table.file_references()}
+    assert before - after == before - later
+    assert len(after - before) == len(result.jobs) == 2
+    assert later <= after
+    assert result.done
+    assert [(d.number, d.files_with_rows) for d in result.left] == [(number, 0)]
+    # And the reads return the reference rows, and a second purge has nothing to do
+    expected = _expected([_rows(range(150)), _rows(range(50, 200))], pc.field("key") < 60)
+    expected = sorted([*expected, *range(10), *range(300, 310)])
+    assert _keys(table.scan().to_arrow()) == expected
+    assert _keys(table.scan(via_queue=True).to_arrow()) == expected
+    assert table.purge().jobs == ()
