@@ -31,6 +31,7 @@ __all__ = [
     "check_content",
     "check_jobs",
     "check_log_numbers",
+    "check_one_row_per_key",
     "check_references",
     "check_replay_from_snapshots",
     "check_tree",
@@ -122,6 +123,21 @@ def check_deletes(actual: Counter[Row], expected: Counter[Row], deleted: Counter
         f"{counts['duplicated']} duplicated; resurrected {dict(list(resurrected.items())[:10])}"
     )
     return counts
+
+
+def check_one_row_per_key(keys: Iterable[object], what: str) -> int:
+    """U1, with D1 against the model of an upsert table: a read of an upsert table returns each row key once (the
+    last written row; D1 checks it is that one).
+
+    Returns:
+        How many keys were returned more than once (0).
+    """
+    counts = Counter(keys)
+    duplicated = {key: n for key, n in counts.items() if n > 1}
+    assert not duplicated, (
+        f"U1 {what}: {len(duplicated)} keys returned more than once: {dict(list(duplicated.items())[:10])}"
+    )
+    return len(duplicated)
 
 
 def check_log_numbers(
