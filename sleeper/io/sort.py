@@ -9,10 +9,12 @@ Sorting is vectorised and stable. Instead of comparing whole strings, :func:`sor
 columns into one unsigned 64-bit code per row: an integer column takes as many bits as its range needs, a string or
 binary column whose values have at most 7 bytes after the prefix they all share takes those bytes and the length,
 and a longer one takes what bits are left of the 8 bytes after that prefix (which ends the code). Codes never order
-two rows against their keys, so a stable numpy sort of the codes orders the rows, and only rows whose codes tie
-without being exact are sorted again by pyarrow on their remaining key columns. On random string keys this is
-several times faster than pyarrow's sort, and on concatenated sorted runs (a merge) numpy's stable sort only merges
-the runs.
+two rows against their keys, so sorting the codes orders the rows, and only rows whose codes tie without being
+exact are sorted again by pyarrow on their remaining key columns. Where the codes leave room, each row's index goes
+in their low bits and one unstable (SIMD) numpy sort of those words gives the stable order (codes too wide lose their
+lowest bits first, which only makes more of them tie); otherwise numpy's stable argsort orders the codes. On random
+string keys this is several times faster than pyarrow's sort, and on concatenated sorted runs (a merge round) the
+packed sort is about twice as fast as the stable argsort.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ _TIE_FRACTION_FOR_FALLBACK = 0.5
 _FALLBACK_ROUNDS = 16
 # Chunks shorter than this on average are concatenated before their strings are coded.
 _SMALL_CHUNK_ROWS = 65536
+# Codes are packed with row indices for one unstable sort only if at least this many of their bits are kept.
+_MIN_PACKED_CODE_BITS = 32
 
 
 _M_TOP_PAD = -2
@@ -277,14 +281,47 @@ class KeyOrderer:
         coded = _encode(columns, first_column_bounds)
         if coded is None:
             return _arrow_order(columns)
-        codes, exact_columns = coded
-        order = np.argsort(codes, kind="stable")
+        codes, widths, exact_columns = coded
+        order, codes, exact_columns = _order_codes(codes, widths, exact_columns)
         if exact_columns == len(columns):
             return order
         tied = _resolve_ties(order, codes, columns[exact_columns:])
         if tied > n * _TIE_FRACTION_FOR_FALLBACK:
             self._fallback_rounds = _FALLBACK_ROUNDS
         return order
+
+
+def _order_codes(codes: np.ndarray, widths: list[int], exact_columns: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The stable order of rows by their codes, the codes it compared and how many leading columns those encode exactly.
+
+    When the codes leave room, each row's index goes in the low bits below its code and one unstable (SIMD) sort of
+    those words orders the rows, about twice as fast as numpy's stable argsort (a timsort). Codes too wide for that
+    lose their lowest bits first, if at least :data:`_MIN_PACKED_CODE_BITS` are left: equal codes then tie more often
+    and the columns the lost bits came from are no longer exact, so the rows they tie are sorted again by the caller.
+    Otherwise the codes are ordered by a stable argsort.
+    """
+    n = len(codes)
+    index_bits = max(1, (n - 1).bit_length())
+    used_bits = sum(widths)
+    drop = max(0, used_bits + index_bits - 64)
+    if used_bits - drop < _MIN_PACKED_CODE_BITS and drop:
+        return np.argsort(codes, kind="stable"), codes, exact_columns
+    if drop:
+        codes = codes >> np.uint64(drop)
+        # A column stays exact only if none of its bits were dropped: the bits below it are at least ``drop``.
+        below = used_bits
+        still_exact = 0
+        for width in widths[:exact_columns]:
+            below -= width
+            if below < drop:
+                break
+            still_exact += 1
+        exact_columns = still_exact
+    packed = codes << np.uint64(index_bits) if index_bits < 64 else codes.copy()
+    packed |= np.arange(n, dtype=np.uint64)
+    packed.sort()
+    packed &= np.uint64((1 << index_bits) - 1)
+    return packed.view(np.int64), codes, exact_columns
 
 
 def _arrow_order(columns: Sequence[KeyColumn]) -> np.ndarray:
@@ -296,15 +333,17 @@ def _arrow_order(columns: Sequence[KeyColumn]) -> np.ndarray:
 
 def _encode(
     columns: Sequence[KeyColumn], first_column_bounds: tuple[object, object] | None
-) -> tuple[np.ndarray, int] | None:
+) -> tuple[np.ndarray, list[int], int] | None:
     """Packs the leading key columns into one uint64 code per row whose order never contradicts the key order.
 
     Returns:
-        The codes and how many leading columns they encode exactly (equal codes then mean equal values there), or
-        None if the first column cannot be coded.
+        The codes, the bits each coded column takes (first column in the highest bits, the codes' value below
+        ``2 ** sum(widths)``) and how many leading columns they encode exactly (equal codes then mean equal values
+        there), or None if the first column cannot be coded.
     """
     codes: np.ndarray | None = None
     used_bits = 0
+    widths: list[int] = []
     exact_columns = 0
     for position, column in enumerate(columns):
         if column.null_count:
@@ -319,6 +358,7 @@ def _encode(
             part = values - np.uint64(low) if low else values
             codes = part if codes is None else (codes << np.uint64(width)) | part
             used_bits += width
+            widths.append(width)
             exact_columns += 1
             continue
         if _is_variable_binary(kind):
@@ -329,13 +369,14 @@ def _encode(
             part, width, exact = _string_codes(column, _shared_prefix_length(column, bounds), free_bits)
             codes = part if codes is None else (codes << np.uint64(width)) | part
             used_bits += width
+            widths.append(width)
             if exact:
                 exact_columns += 1
                 continue
         break
     if codes is None:
         return None
-    return codes, exact_columns
+    return codes, widths, exact_columns
 
 
 def _is_variable_binary(kind: pa.DataType) -> bool:
