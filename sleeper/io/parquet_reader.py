@@ -48,7 +48,7 @@ from sleeper.io.key_ranges import (
     regions_mask,
 )
 from sleeper.io.page_index import FooterIndex, footer_bytes
-from sleeper.io.read_pool import read_ahead, read_pool
+from sleeper.io.read_pool import ReadAhead, read_pool
 from sleeper.io.row_filter import column_positions, row_group_statistics
 from sleeper.io.thrift_compact import ThriftError
 
@@ -301,6 +301,7 @@ class SortedFileReader:
         use_threads: bool = True,
         readahead: int = 0,
         transform: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
+        background: bool = False,
     ) -> Iterator[pa.RecordBatch]:
         """Reads the row groups of a plan made by :meth:`plan` (see :meth:`read`).
 
@@ -315,9 +316,15 @@ class SortedFileReader:
             readahead: If positive, up to this many row groups are decoded at once, ahead of the batches taken, on
                 the process's pool of reading threads (:func:`read_pool`; pyarrow decodes without the GIL), so one
                 file's read uses every core. The rows and their order are the same; memory holds up to that many
-                row groups decoded. Row groups are decoded one after another, as batches are taken, if 0.
+                row groups decoded. The first row groups are submitted when this is called: close the iterator
+                (or exhaust it) before closing the reader. A plan of one row group only partly in the regions is
+                read ahead only if the pages to decode hold at least :data:`WHOLE_ROW_GROUP_SHARE` of its rows (a
+                lookup is read on the caller's thread, where a handoff would cost more than it saves). Row groups are
+                decoded one after another, as batches are taken, if 0.
             transform: Applied to every batch read (on the reading threads when reading ahead), such as a filter of
                 its rows; batches it leaves empty are skipped.
+            background: When reading ahead, decode at background priority (on cores the pool's other reads leave
+                idle) until the first batch is taken, such as for a sub-query read before its turn.
 
         Raises:
             ValueError: If ``readahead`` is negative.
@@ -328,12 +335,12 @@ class SortedFileReader:
         file_names = set(self._arrow_schema.names)
         absent = [name for name in names if name not in file_names]
         if not absent:
-            return self._read_steps(plan, names, batch_size, use_threads, readahead, transform)
+            return self._read_steps(plan, names, batch_size, use_threads, readahead, transform, background)
         nulls = self._null_fields(absent)
         present = [name for name in names if name in file_names]
         read = present or [self._schema.row_key_fields[0].name]  # a column to count the rows by
         completed = _completed(nulls, names, transform)
-        return self._read_steps(plan, read, batch_size, use_threads, readahead, completed)
+        return self._read_steps(plan, read, batch_size, use_threads, readahead, completed, background)
 
     def _null_fields(self, absent: Sequence[str]) -> dict[str, pa.Field]:
         """The Arrow fields of columns the file lacks, each a nullable value field of the schema.
@@ -357,13 +364,28 @@ class SortedFileReader:
         use_threads: bool,
         readahead: int,
         transform: Callable[[pa.RecordBatch], pa.RecordBatch] | None,
+        background: bool = False,
     ) -> Iterator[pa.RecordBatch]:
-        if readahead and (len(plan.row_groups) > 1 or (plan.row_groups and not plan.filtered_row_groups)):
-            return read_ahead(self._group_reads(plan, names, batch_size, use_threads, transform), readahead)
+        if readahead and (len(plan.row_groups) > 1 or (plan.row_groups and self._mostly_wanted(plan, names))):
+            reads = self._group_reads(plan, names, batch_size, use_threads, transform)
+            return ReadAhead(reads, readahead, background=background)
         # One row group partly in the regions (a lookup, mostly) is read here: a handoff to a thread would cost
         # more than it saves.
         batches = self._read_in_order(plan, names, batch_size, use_threads, whole=readahead > 0)
         return batches if transform is None else _transformed(batches, transform)
+
+    def _mostly_wanted(self, plan: ReadPlan, names: list[str]) -> bool:
+        """Whether a plan's one row group is decoded mostly whole: it lies wholly within a region, or the pages
+        holding its rows in the regions hold at least :data:`WHOLE_ROW_GROUP_SHARE` of its rows (or the page index
+        cannot tell)."""
+        step = plan._steps[0]
+        if step.regions is None:
+            return True
+        planned = self._page_reads(step.row_groups[0], step.regions, names)
+        if planned is None:
+            return True
+        index, spans = planned
+        return _share(spans, index.row_group_rows(step.row_groups[0])) >= WHOLE_ROW_GROUP_SHARE
 
     def _read_in_order(
         self, plan: ReadPlan, names: list[str], batch_size: int, use_threads: bool, *, whole: bool = False

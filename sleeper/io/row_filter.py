@@ -169,6 +169,8 @@ class RowPredicate:
         mask = self._mask(batch)
         if isinstance(mask, pa.Scalar):  # a filter of literals alone: every row or none
             return batch if mask.as_py() else batch.slice(0, 0)
+        if isinstance(mask, pa.BooleanArray) and mask.true_count == len(mask):
+            return batch  # every row matches (a key filter its regions already applied): no copy
         return batch.filter(mask)
 
 

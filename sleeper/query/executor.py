@@ -6,7 +6,8 @@ leaves gives each row once. The sorted streams are merged on the row and sort ke
 aggregations are applied to the merged stream, and the key fields plus the requested value fields are returned.
 
 :func:`execute` plans a query against a table's state store and runs its sub-queries one after another, in key
-order of their leaves, as one Arrow stream; :func:`table_query` is the convenience form returning a pyarrow Table.
+order of their leaves, as one Arrow stream (the next sub-query's files are read ahead, at background priority, while
+the current one is merged); :func:`table_query` is the convenience form returning a pyarrow Table.
 """
 
 from __future__ import annotations
@@ -304,6 +305,24 @@ def run_leaf_query(
         QueryExecutionError: If a requested field is not in the schema.
         MissingFileError: If a data file does not exist.
     """
+    leaf = _open_leaf(leaf_query, schema, config, now_ms, options, batch_rows, deleted)
+    if leaf is not None:
+        yield from leaf.batches()
+
+
+def _open_leaf(
+    leaf_query: LeafPartitionQuery,
+    schema: Schema,
+    config: ProcessingConfig | RowIterators,
+    now_ms: int,
+    options: FileSystemOptions | None,
+    batch_rows: int | None,
+    deleted: Mapping[str, DeletedRows] | None,
+    *,
+    background: bool = False,
+) -> _LeafRead | None:
+    """A sub-query's files opened and their reads planned and started (see :func:`run_leaf_query`); None if it reads
+    nothing. With ``background``, its read ahead runs at background priority until its batches are taken."""
     requested = leaf_query.processing.requested_value_fields
     row_filter = leaf_query.processing.filter
     out_names = output_fields(schema, requested)
@@ -316,7 +335,7 @@ def run_leaf_query(
         names = [name for name in schema.field_names if name in needed]
     regions = leaf_regions(leaf_query.regions, leaf_query.partition_region)
     if not regions or not leaf_query.files:
-        return
+        return None
     bounds = [region_bounds(r) for r in regions]
     rows = DEFAULT_BATCH_ROWS if batch_rows is None else batch_rows
     iterators = config if isinstance(config, RowIterators) else RowIterators(schema, config, now_ms=now_ms)
@@ -333,18 +352,60 @@ def run_leaf_query(
         pruning = _Pruning(row_filter, frozenset(usable), expression if early else None, page_columns, strings)
         if early:
             expression = None
-    streams = _planned_reads(leaf_query.files, schema, bounds, names, rows, options, pruning, hides)
     # Each file's row groups are decoded ahead on the reading pool (pyarrow decodes without the GIL), so decoding
-    # overlaps the merge and uses every core; the merge itself needs no threads of its own.
-    merged = merge_sorted(streams, schema.key_names, batch_rows=rows)
-    processed = iterators.apply(merged)
+    # overlaps the merge and uses every core.
+    streams = _planned_reads(leaf_query.files, schema, bounds, names, rows, options, pruning, hides, background)
     target = _output_schema(schema, out_names)
-    for batch in processed:
-        if expression is not None and batch.num_rows:
-            batch = filter_batch(batch, expression)
-        if batch.num_rows:
-            yield conform_batch(batch, target, where=f"query {leaf_query.query_id}")
+    return _LeafRead(streams, schema.key_names, rows, iterators, expression, target, leaf_query.query_id)
 
+
+class _LeafRead:
+    """A sub-query's planned reads, started; :meth:`batches` merges them, applies the table's processing and the
+    query's filter, and projects. Closing it (as :meth:`batches` does when done or closed) closes every file."""
+
+    def __init__(
+        self,
+        streams: list[_PlannedRead],
+        key_names: Sequence[str],
+        rows: int,
+        iterators: RowIterators,
+        expression: RowPredicate | None,
+        target: pa.Schema,
+        query_id: str,
+    ) -> None:
+        self._streams = streams
+        self._key_names = key_names
+        self._rows = rows
+        self._iterators = iterators
+        self._expression = expression
+        self._target = target
+        self._where = f"query {query_id}"
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """The sub-query's rows, processed, filtered and projected, in key order."""
+        try:
+            # A large read's output batches are assembled (the merge's take) on a thread of the merge's own, while
+            # the caller orders the next round: the caller's thread is otherwise the scan's bottleneck.
+            pipeline = sum(read.plan.rows for read in self._streams) >= PIPELINE_ROWS
+            merged = merge_sorted(self._streams, self._key_names, batch_rows=self._rows, pipeline=pipeline)
+            expression, target, where = self._expression, self._target, self._where
+            for batch in self._iterators.apply(merged):
+                if expression is not None and batch.num_rows:
+                    batch = filter_batch(batch, expression)
+                if batch.num_rows:
+                    yield conform_batch(batch, target, where=where)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Closes every file (their reads ahead stopped first)."""
+        streams, self._streams = self._streams, []
+        _close_reads(streams)
+
+
+PIPELINE_ROWS = 300_000
+"""A sub-query planned to read at least this many rows (in the row groups it decodes) assembles the merge's output
+on a thread of the merge's own (``merge_sorted(pipeline=True)``)."""
 
 READ_AHEAD_ROW_GROUPS = 4
 """How many row groups a sub-query decodes at once, ahead of the merge, on the reading pool
@@ -392,6 +453,7 @@ class _PlannedRead:
         expression: RowPredicate | None = None,
         hide: DeletedRows | None = None,
         readahead: int = 1,
+        background: bool = False,
     ) -> None:
         self.plan = plan
         self._reader = reader
@@ -401,7 +463,7 @@ class _PlannedRead:
         if expression is not None:
             steps.append(expression.filter)
         self._batches = reader.read_plan(
-            plan, columns=names, batch_size=rows, readahead=readahead, transform=_chained(steps)
+            plan, columns=names, batch_size=rows, readahead=readahead, transform=_chained(steps), background=background
         )
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
@@ -412,9 +474,23 @@ class _PlannedRead:
 
     def close(self) -> None:
         close = getattr(self._batches, "close", None)
-        if close is not None:
-            close()
-        self._reader.close()
+        try:
+            if close is not None:
+                close()
+        finally:
+            self._reader.close()
+
+
+def _close_reads(reads: Sequence[_PlannedRead]) -> None:
+    """Closes every read, raising the first error after trying them all."""
+    errors: list[BaseException] = []
+    for read in reads:
+        try:
+            read.close()
+        except BaseException as e:  # noqa: BLE001 - raised below, after every read is closed
+            errors.append(e)
+    if errors:
+        raise errors[0]
 
 
 def _chained(
@@ -443,8 +519,10 @@ def _planned_reads(
     options: FileSystemOptions | None,
     pruning: _Pruning | None = None,
     hides: Mapping[str, DeletedRows] | None = None,
+    background: bool = False,
 ) -> list[_PlannedRead]:
-    """Opens every file of a sub-query and plans its read (footers come from the reader's cache when known)."""
+    """Opens every file of a sub-query, plans its read and starts it (footers come from the reader's cache when
+    known; reads ahead are submitted to the reading pool, at background priority if ``background``)."""
     reads: list[_PlannedRead] = []
     readahead = max(1, READ_AHEAD_ROW_GROUPS // max(1, len(files)))
     try:
@@ -456,13 +534,12 @@ def _planned_reads(
                 pages = None if pruning is None else pruning.pages()
                 plan = reader.plan(bounds, keep_row_group=keep, page_spans=pages)
                 hide = None if hides is None else hides.get(location)
-                reads.append(_PlannedRead(reader, plan, names, rows, early, hide, readahead))
+                reads.append(_PlannedRead(reader, plan, names, rows, early, hide, readahead, background))
             except BaseException:
                 reader.close()
                 raise
     except BaseException:
-        for read in reads:
-            read.close()
+        _close_reads(reads)
         raise
     return reads
 
@@ -505,11 +582,30 @@ def execute(
     leaf_queries, hidden = plan_with_deletes(query, table.state_store, table_id=table.table_id, schema=schema)
     deleted = DeletedRows.by_file(hidden, schema)
 
+    def open_leaf(index: int, background: bool) -> _LeafRead | None:
+        return _open_leaf(leaf_queries[index], schema, config, now, options, batch_rows, deleted, background=background)
+
     def batches() -> Iterator[pa.RecordBatch]:
-        for leaf_query in leaf_queries:
-            yield from run_leaf_query(
-                leaf_query, schema, config, now, options=options, batch_rows=batch_rows, deleted=deleted
-            )
+        # While a sub-query is merged and processed here, the next one's files are opened and its first row groups
+        # decoded at background priority, on cores the current one's reads leave idle; its merge and the table's
+        # iterators run only once the current one is done, on this thread, in key order.
+        opened: dict[int, _LeafRead | None] = {}
+        current: _LeafRead | None = None
+        try:
+            for index in range(len(leaf_queries)):
+                current = opened.pop(index) if index in opened else open_leaf(index, False)
+                if index + 1 < len(leaf_queries):
+                    try:
+                        opened[index + 1] = open_leaf(index + 1, True)
+                    except Exception:  # noqa: BLE001 - opened again in its turn, which raises it if it still fails
+                        pass
+                if current is not None:
+                    yield from current.batches()
+                current = None
+        finally:
+            for leaf in (current, *opened.values()):
+                if leaf is not None:
+                    leaf.close()
 
     stream = batches() if limit is None else _limited(batches(), limit)
     return pa.RecordBatchReader.from_batches(target, stream)
