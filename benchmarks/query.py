@@ -13,8 +13,8 @@ Figures:
   checked against the data.
 - range scan: one range over 10% of the key space, across a split point, by ``table_query`` and by a pyarrow dataset
   scan of the same files with the same filter (which neither merges nor sorts), alternately; the ratio is the
-  median of the repetitions' ratios of rows/s (above 1: the query is faster). Row counts and ``sum(value)`` are
-  checked to agree.
+  median of the repetitions' ratios of rows/s (above 1: the query is faster), with the median CPU time of each (the
+  process's, every thread). Row counts and ``sum(value)`` are checked to agree.
 
 Both are run on a table of each size in ``--rows`` (1M and 10M rows by default). The last line printed is one JSON
 object with every figure.
@@ -175,16 +175,18 @@ def range_scan(table: Table[LocalInstance], data: pa.Table, repeats: int) -> dic
     paths = [ref.filename.removeprefix("file://") for ref in table.file_references()]
     dataset = ds.dataset(sorted(set(paths)), format="parquet")
     flt = (ds.field("key") >= low) & (ds.field("key") < high)
-    ours, theirs = [], []
+    ours, theirs, ours_cpu, theirs_cpu = [], [], [], []
     sums = set()
     table_query(table, regions=[region])  # warm: footers and page index read once, as a long-running reader has them
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         result = table_query(table, regions=[region])
         ours.append(time.perf_counter() - start)
-        start = time.perf_counter()
+        ours_cpu.append(time.process_time() - cpu)
+        start, cpu = time.perf_counter(), time.process_time()
         scanned = dataset.to_table(filter=flt)
         theirs.append(time.perf_counter() - start)
+        theirs_cpu.append(time.process_time() - cpu)
         if result.num_rows != expected_rows or scanned.num_rows != expected_rows:
             raise AssertionError(f"rows: query {result.num_rows}, scan {scanned.num_rows}, expected {expected_rows}")
         sums.add((pc.sum(result["value"]).as_py(), pc.sum(scanned["value"]).as_py()))
@@ -197,6 +199,8 @@ def range_scan(table: Table[LocalInstance], data: pa.Table, repeats: int) -> dic
         "query_rows_per_s": expected_rows / statistics.median(ours),
         "pyarrow_dataset_seconds": statistics.median(theirs),
         "pyarrow_dataset_rows_per_s": expected_rows / statistics.median(theirs),
+        "query_cpu_seconds": statistics.median(ours_cpu),
+        "pyarrow_dataset_cpu_seconds": statistics.median(theirs_cpu),
     }
 
 
@@ -226,7 +230,8 @@ def main() -> None:
             print(
                 f"{rows:,} rows, range scan of {scan['rows']:,} rows: query {scan['query_rows_per_s']:,.0f} rows/s, "
                 f"pyarrow dataset {scan['pyarrow_dataset_rows_per_s']:,.0f} rows/s, "
-                f"ratio {scan['query_over_dataset']:.2f}",
+                f"ratio {scan['query_over_dataset']:.2f} (CPU {scan['query_cpu_seconds'] * 1000:.0f} ms against "
+                f"{scan['pyarrow_dataset_cpu_seconds'] * 1000:.0f} ms)",
                 flush=True,
             )
         results[str(rows)] = {"build_seconds": build_seconds, "point_lookups": points, "range_scan": scan}

@@ -410,7 +410,8 @@ on a thread of the merge's own (``merge_sorted(pipeline=True)``)."""
 READ_AHEAD_ROW_GROUPS = 4
 """How many row groups a sub-query decodes at once, ahead of the merge, on the reading pool
 (:func:`sleeper.io.parquet_reader.read_pool`): shared between its files, at least one each (so memory holds about
-this many row groups, or one per file where there are more files)."""
+this many row groups, or one per file where there are more files). :func:`execute` reads the next sub-query ahead
+too, so a query holds at most twice this."""
 
 _PAGE_INDEX_TYPES = (PrimitiveType.INT, PrimitiveType.LONG, PrimitiveType.STRING, PrimitiveType.BYTE_ARRAY)
 """The types whose page bounds a filter is tested against (the page index holds them as stored)."""
