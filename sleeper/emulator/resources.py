@@ -31,6 +31,7 @@ from sleeper.emulator.aws_services import (
     put_schedule_rule,
     register_task_definition,
 )
+from sleeper.emulator.eks import provision_eks_bulk_import
 from sleeper.emulator.provision import provision_instance
 from sleeper.runtime.aws.instance import CONFIG_BUCKET_ENV, INSTANCE_ID_ENV, AwsRuntimeConfig
 
@@ -69,7 +70,7 @@ def provision_emulated_instance(
     :func:`~sleeper.runtime.aws.instance.provision_instance` creates (buckets, DynamoDB tables, every queue) plus a VPC
     with a subnet and a security group for tasks, the ingest batcher store, the bulk import bucket, the bulk export
     results bucket, the ECS clusters and task definitions (ingest, compaction, bulk export), the EMR Serverless
-    application and
+    application, the EKS bulk import state machine (:mod:`sleeper.emulator.eks`) and
     the scheduled rules, and writes ``instance.properties`` naming them.
 
     Returns:
@@ -122,6 +123,7 @@ def provision_emulated_instance(
         cdk.BULK_IMPORT_EMR_SERVERLESS_CLUSTER_NAME.name: names.emr_serverless_application,
         cdk.BULK_IMPORT_EMR_SERVERLESS_APPLICATION_ID.name: application_id,
         cdk.BULK_IMPORT_EMR_SERVERLESS_CLUSTER_ROLE_ARN.name: names.bulk_import_role_arn,
+        **provision_eks_bulk_import(clients.stepfunctions, names),
     }
     values.update(properties or {})
     config = provision_instance(settings, instance_id, account=account, properties=values)

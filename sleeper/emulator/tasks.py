@@ -2,24 +2,34 @@
 cluster, each EMR Serverless job run and each EMR step runs its container's entry point as a local process
 (``python`` calling the registry's ``module:function``, with the container's command as arguments and the environment
 the task would get plus the emulator's endpoint, region and credentials); when the process ends the task is stopped
-(the job run cancelled, moto's only way to end it; a cluster made for one job terminated)."""
+(the job run cancelled, moto's only way to end it; a cluster made for one job terminated). Each running execution of
+the EKS bulk import state machine runs its Kubernetes job's ``spark-submit`` on local Spark
+(:mod:`sleeper.emulator.eks`)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
 from sleeper.core import operations
 from sleeper.core.exceptions import SleeperError
-from sleeper.core.naming import BULK_EXPORT_CONTAINER_NAME, COMPACTION_CONTAINER_NAME, INGEST_CONTAINER_NAME
+from sleeper.core.naming import (
+    BULK_EXPORT_CONTAINER_NAME,
+    BULK_IMPORT_EKS,
+    COMPACTION_CONTAINER_NAME,
+    INGEST_CONTAINER_NAME,
+    function_name,
+)
 from sleeper.core.operations import ContainerSpec
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_cdk as cdk
+from sleeper.emulator import eks
 from sleeper.emulator.aws_services import (
     EcsTask,
     active_emr_steps,
@@ -29,7 +39,7 @@ from sleeper.emulator.aws_services import (
     stop_ecs_task,
     terminate_emr_cluster,
 )
-from sleeper.emulator.functions import resolve_handler
+from sleeper.emulator.functions import LambdaContext, function_environment, resolve_handler
 from sleeper.emulator.rounds import PumpRound
 from sleeper.runtime.aws.instance import AwsInstance
 
@@ -211,6 +221,9 @@ class TaskRunner:
         if application_id:
             self._start_job_runs(application_id, result)
         self._start_emr_steps(props, result)
+        state_machine = props.get(cdk.BULK_IMPORT_EKS_STATE_MACHINE_ARN.name)
+        if state_machine and operations.BULK_IMPORT_EKS_IMAGE in self._containers:
+            self._start_eks_executions(state_machine, result)
 
     def _start_ecs_task(self, task: EcsTask, result: PumpRound) -> None:
         name = _CONTAINER_BY_ECS_NAME.get(task.container)
@@ -289,3 +302,59 @@ class TaskRunner:
                     terminate_emr_cluster(self._emr, cluster_id)
 
             self._start(key, f"EMR step {step.step_id} of {step.cluster_name}", container, arguments, {}, ended, result)
+
+    def _start_eks_executions(self, state_machine: str, result: PumpRound) -> None:
+        """Runs the Kubernetes job of each running execution of the EKS state machine (:mod:`sleeper.emulator.eks`)."""
+        try:
+            executions = eks.running_executions(self.instance.clients.stepfunctions, state_machine)
+        except SleeperError as e:
+            _LOG.warning("cannot list the executions of %s: %s", state_machine, e)
+            return
+        for execution in executions:
+            key = f"eks/{execution.name}"
+            if key in self._seen:
+                continue
+            if len(self._running) >= self._max_running:
+                return
+            container = self._container(operations.BULK_IMPORT_EKS_IMAGE)
+            if container is None:
+                return
+            args = execution.input.get("args")
+            job = execution.input.get("job")
+            environment = {
+                "EXECUTOR_POD_TEMPLATE": str(execution.input.get("executorPodTemplate", "")),
+                "SLEEPER_SPARK_IMAGE": operations.BULK_IMPORT_EKS_IMAGE,
+                eks.JOB_FILES_ENV: json.dumps(job.get("files", []) if isinstance(job, dict) else []),
+            }
+
+            def ended(code: int, run: eks.EksExecution = execution) -> None:
+                if code != 0:
+                    self._record_eks_failure(eks.failure_event(run.input, code))
+                outcome = (
+                    ("JobSucceeded", "the Spark job succeeded") if code == 0 else ("FailedJobState", "Spark job failed")
+                )
+                eks.stop_execution(self.instance.clients.stepfunctions, run.arn, error=outcome[0], cause=outcome[1])
+
+            self._start(
+                key,
+                f"EKS job of execution {execution.name}",
+                replace(container, entry_point=eks.ENTRY_POINT),
+                [str(a) for a in args] if isinstance(args, list) else [],
+                environment,
+                ended,
+                result,
+            )
+
+    def _record_eks_failure(self, event: Mapping[str, object]) -> None:
+        """Invokes the failure recorder as the state machine's ``RecordFailure`` state does."""
+        spec = operations.handler(operations.BULK_IMPORT_EKS_FAILURE)
+        handler = resolve_handler(spec.handler)
+        if handler is None:
+            _LOG.warning("the EKS failure recorder %s cannot be loaded", spec.handler)
+            return
+        name = function_name(self.instance.instance_id, f"{BULK_IMPORT_EKS}-failure")
+        try:
+            with function_environment(self._environment):
+                handler(event, LambdaContext(name, spec.timeout_seconds, memory_limit_in_mb=spec.memory_mb))
+        except Exception as e:  # the invocation failed, as a Lambda error fails the state machine's task
+            _LOG.warning("the EKS failure recorder failed: %s", e)
