@@ -18,6 +18,7 @@ import pytest
 from sleeper.api.table import Table
 from sleeper.core import operations
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.emulator.eks import LOCAL_MASTER, EksJobError, local_submit_command
 from sleeper.emulator.instance import EmulatedAwsInstance
 from sleeper.emulator.pump import Pump
 
@@ -116,3 +117,22 @@ def should_record_the_run_failed_through_the_failure_recorder_when_spark_submit_
     (run,) = status.runs
     assert any("Kubernetes job" in reason for reason in run.failure_reasons), run
     assert table.scan().to_arrow().num_rows == 0
+
+
+def should_submit_locally_what_the_state_machine_would_submit_to_the_cluster(tmp_path: Path) -> None:
+    # Given the spark-submit of an execution's input, as the EKS launcher builds it
+    args = ["spark-submit", "--deploy-mode", "cluster", "--conf", "spark.master=k8s://https://x",
+            "--conf", "spark.kubernetes.namespace=ns", "--conf", "spark.executor.memory=16g",
+            "local:///opt/sleeper/bulk_import_driver.py", "config", "job", "task", "run", "EKS"]  # fmt: skip
+    # When the emulator turns it into a local submission reading one bucket from a mirror
+    command = local_submit_command(args, tmp_path / "d.py", spark_submit="spark-submit", s3_mirrors={"b": tmp_path})
+    # Then the cluster settings are gone, the job's own kept, the s3a scheme overloaded, and the driver's arguments
+    # follow the local driver script as given
+    conf = [command[i + 1] for i, arg in enumerate(command) if arg == "--conf"]
+    assert command[1:3] == ["--master", LOCAL_MASTER] and "--deploy-mode" not in command
+    assert "spark.executor.memory=16g" in conf
+    assert not [c for c in conf if c.startswith(("spark.master=", "spark.kubernetes."))]
+    assert f"spark.hadoop.fs.viewfs.mounttable.b.linkFallback={tmp_path.as_uri()}" in conf
+    assert command[-6:] == [str(tmp_path / "d.py"), "config", "job", "task", "run", "EKS"]
+    with pytest.raises(EksJobError, match="not a spark-submit command"):
+        local_submit_command(["python"], "d.py", spark_submit="spark-submit")
