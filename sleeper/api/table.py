@@ -59,7 +59,6 @@ from sleeper.ingest.standard import IngestResult
 from sleeper.io.filesystem import FileSystemOptions, filesystem_path, s3_filesystem
 from sleeper.iterators.exceptions import IteratorConfigError
 from sleeper.iterators.pipeline import check_table_iterators
-from sleeper.query.executor import table_query
 from sleeper.query.results_reader import (
     RESULTS_DESTINATIONS,
     raise_if_failed,
@@ -450,16 +449,19 @@ class Table(Generic[InstanceT]):
         ``visibility,auth1,auth2``). An iterator that cannot be loaded raises ``IteratorLoadError``; no rows are read.
         Beyond Sleeper, ``filter`` keeps the rows matching a filter on any column (as in :meth:`scan`), applied last.
         """
-        return table_query(
-            self,
+        columns = None
+        if requested_value_fields is not None:
+            wanted = set(requested_value_fields) | set(self.schema.key_names)
+            unknown = [f for f in requested_value_fields if not self.schema.has_field(f)]
+            columns = [name for name in self.schema.field_names if name in wanted] + unknown  # unknown: refused
+        return self.scan(
             keys=keys,
-            regions=regions,
-            requested_value_fields=requested_value_fields,
-            options=self.instance.filesystem_options,
-            iterator_class_name=iterator,
+            ranges=None if regions is None else list(regions),
+            columns=columns,
+            filter=filter,
+            iterator=iterator,
             iterator_config=iterator_config,
-            row_filter=filter,
-        )  # the rows of scan(keys=..., ranges=...), with the keys always returned
+        ).to_arrow()
 
     def exact(self, **keys: object) -> pa.Table:
         """The rows whose row key fields equal the values given by name, e.g. ``table.exact(key="alice")``."""
