@@ -915,3 +915,86 @@ def should_return_one_row_per_key_the_last_written_or_refuse_at_every_aws_door(
         assert "upsert" in outcome.message or "delete" in outcome.message, outcome
         return
     _assert_cell(door, outcome, expected)
+
+
+# --- an overwritten table: every door returns exactly the new rows, or refuses; time travel before it the old ones --
+
+
+def _overwrite_rows() -> pa.Table:
+    """The rows an overwrite writes: 300 keys over both leaves, 100 of them stored before too, with new values."""
+    keys = list(range(300, 600))
+    return pa.table(
+        {
+            "key": pa.array(keys, pa.int64()),
+            "timestamp": pa.array([NOW_MS] * len(keys), pa.int64()),
+            "count": pa.array([10 * ROWS + k for k in keys], pa.int64()),
+            "visibility": pa.array([LABELS[k % 4] for k in keys], pa.string()),
+        }
+    )
+
+
+def _overwritten_table(instance: Any, name: str, properties: Mapping[str, str] | None = None) -> Table[Any]:
+    """A table holding the 1,000 stored rows (one ingest), to be overwritten."""
+    table = instance.create_table(name, SCHEMA, split_points=[SPLIT_POINT], properties=dict(properties or {}))
+    table.ingest(_stored_rows(), **({} if isinstance(instance, LocalInstance) else {"direct": True}))
+    return table
+
+
+@pytest.fixture(scope="module")
+def overwriting(local: LocalDoors) -> int:
+    """Adds the ``overwritten`` table to the local doors: the stored rows, published as a view, then
+    :func:`_overwrite_rows` written over them by ``Table.overwrite`` (which publishes the view again); returns the
+    overwrite's transaction number."""
+    from sleeper.iceberg.publisher import publish_table
+
+    properties = {"sleeper.table.iceberg.name": "doors.overwritten", "sleeper.table.gc.commit.async": "false"}
+    table = _overwritten_table(local.instance, "overwritten", properties)
+    published = publish_table(local.instance, table).metadata_location
+    number: int = table.overwrite(_overwrite_rows())
+    local.tables["overwritten"] = table
+    local.iceberg["overwritten"] = IcebergCase(table, published, None)
+    return number
+
+
+OVERWRITE_DOORS: dict[str, Policy] = {door: Policy.NO_ROWS if door == "rest" else Policy.APPLIES for door in DOORS}
+"""What an overwrite asks of each door: every door that hands out rows returns the new ones (the table has no rule a
+door could refuse, and the Iceberg view is published again with the new rows)."""
+
+
+def _assert_overwrite_cell(door: str, outcome: Outcome, expected: pa.Table) -> None:
+    if isinstance(outcome, Refused):
+        assert OVERWRITE_DOORS[door] is Policy.NO_ROWS, f"{door} must return the new rows, but refused: {outcome}"
+        return
+    _assert_cell(door, outcome, expected)
+
+
+@pytest.mark.parametrize("door", list(DOORS))
+def should_return_exactly_the_new_rows_or_refuse_at_every_door(local: LocalDoors, overwriting: int, door: str) -> None:
+    # Given a table holding 1,000 rows, overwritten by 300 new ones (100 of them of keys it held)
+    expected = local.table("overwritten").scan().to_arrow()
+    assert _canonical(expected) == _canonical(_overwrite_rows())
+    # When its rows are read through the door, then they are exactly the new rows, or a refusal
+    _assert_overwrite_cell(door, local.read(door, "overwritten"), expected)
+
+
+def should_read_the_old_rows_as_of_before_the_overwrite(local: LocalDoors, overwriting: int) -> None:
+    # Given the overwritten table, whose old files await the garbage collector
+    table = local.table("overwritten")
+    # When it is read as of the transaction before the overwrite, then it gives the old rows; as of it, the new ones
+    assert _canonical(table.scan(as_of=overwriting - 1).to_arrow()) == _canonical(_stored_rows())
+    assert _canonical(table.scan(as_of=overwriting).to_arrow()) == _canonical(_overwrite_rows())
+
+
+@pytest.mark.aws
+@pytest.mark.parametrize("door", AWS_DOORS)
+def should_return_exactly_the_new_rows_or_refuse_at_every_aws_door(aws: AwsDoors, door: str) -> None:
+    # Given a table on AWS overwritten by new rows (Table.overwrite writes in the calling process on either runtime)
+    if "overwritten" not in aws.tables:
+        table = _overwritten_table(aws.instance, "doors-overwritten")
+        number = table.overwrite(_overwrite_rows())
+        assert _canonical(table.scan(as_of=number - 1).to_arrow()) == _canonical(_stored_rows())
+        aws.tables["overwritten"] = table
+    expected = aws.tables["overwritten"].scan().to_arrow()
+    assert _canonical(expected) == _canonical(_overwrite_rows())
+    # When its rows are read through the door's Lambda handler, then they are exactly the new rows, or a refusal
+    _assert_overwrite_cell(door, aws.read(door, "overwritten"), expected)
