@@ -5,7 +5,9 @@ sorted by ``key``, with columns ``key`` (12-20 random letters, or int64 in [0, 1
 ``value`` (int64) and ``payload`` (30 random letters); zstd level 1, no dictionary, 100k-row row groups, as Sleeper
 writes them. Both key types run by default (``--key-types string,long``).
 
-Methods, each run in a fresh process (imports excluded from the time, peak RSS from ``VmHWM``):
+Methods, each run in a fresh process (imports excluded from the time, peak RSS from ``VmHWM``; for the DataFusion
+engine, whose worker processes merge key ranges, the CPU time includes the workers' and the peak RSS adds the largest
+worker's peak, ``peak_rss_workers_mb``, to the process's own):
 
 - ``rw_pa_stream``: pyarrow streaming read (``iter_batches``, ``pre_buffer=False``) of every file into one
   ``ParquetWriter``, no sort: the serial pyarrow read+write limit.
@@ -159,9 +161,16 @@ def _peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def _children_peak_rss_bytes() -> int:
+    """The peak RSS of the largest child process waited for (the DataFusion engine's workers), 0 if none."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+
+
 def _cpu_seconds() -> float:
+    """The CPU time of this process and of the child processes it has waited for (DataFusion workers)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _check(out: Path, expected_rows: int, *, ordered: bool = True) -> None:
@@ -188,7 +197,7 @@ _TIMES: dict[str, float] = {}
 
 
 def _compact(files: list[Path], work_dir: Path, key_type: str, engine: str | None) -> tuple[Path, str]:
-    from sleeper.compaction.execution import run_compaction
+    import sleeper.compaction.execution as _execution
     from sleeper.core.jobs.compaction import CompactionJob
     from sleeper.core.schema import Field, PrimitiveType, Schema
     from sleeper.core.statestore.references import FileReference
@@ -231,7 +240,7 @@ def _compact(files: list[Path], work_dir: Path, key_type: str, engine: str | Non
     )
     start = time.perf_counter()
     cpu = _cpu_seconds()
-    result = run_compaction(job, table)
+    result = _execution.run_compaction(job, table)
     _TIMES["seconds"] = time.perf_counter() - start
     _TIMES["cpu_seconds"] = _cpu_seconds() - cpu
     if engine is not None and result.engine.lower() != engine.lower():
@@ -355,7 +364,10 @@ def run_one(method: str, input_dir: Path, work_dir: Path, key_type: str) -> dict
         raise SystemExit(f"unknown method {method}")
     seconds = _TIMES.get("seconds", time.perf_counter() - start)
     cpu_seconds = _TIMES.get("cpu_seconds", _cpu_seconds() - cpu)
-    peak = _peak_rss_bytes()
+    own_peak = _peak_rss_bytes()
+    children_peak = _children_peak_rss_bytes()
+    # The job's memory: this process's peak plus its largest worker's, which run at the same time.
+    peak = own_peak + children_peak
     _check(out, expected, ordered=not method.startswith("rw_"))
     return {
         "seconds": seconds,
@@ -363,6 +375,7 @@ def run_one(method: str, input_dir: Path, work_dir: Path, key_type: str) -> dict
         "cpu_seconds": cpu_seconds,
         "peak_rss_mib": peak / 2**20,
         "peak_rss_mb": peak / 1e6,
+        "peak_rss_workers_mb": children_peak / 1e6,
         "rows": expected,
         "engine": engine_used,
     }
@@ -434,9 +447,9 @@ def _run_key_type(args: argparse.Namespace, key_type: str, methods: list[str], d
                 )
                 if out.returncode:
                     raise SystemExit(f"{method} failed:\n{out.stderr}")
-                figures = json.loads(out.stdout.strip().splitlines()[-1])
-                figures["load_average"] = load
-                runs[method].append(figures)
+                child_figures = json.loads(out.stdout.strip().splitlines()[-1])
+                child_figures["load_average"] = load
+                runs[method].append(child_figures)
                 subprocess.run(["rm", "-rf", str(work_dir)], check=True)
     result: dict[str, Any] = {"methods": {}, "ratios": {}, "targets": {}}
     print(f"== {key_type} keys: {args.files} files x {args.rows:,} rows, {args.repeats} repeats (medians)", flush=True)

@@ -2,27 +2,38 @@
 
 Each input file is scanned as its own partition with its sort order declared (``file_sort_order``), the region is a
 filter pushed into the scans (row groups outside it are pruned by their statistics), and the scans are unioned and
-sorted by row keys then sort keys. Because every input declares that order, DataFusion plans a streaming
-``SortPreservingMergeExec`` over the scans rather than a full sort, as Sleeper's Rust compaction does; a plan holding
-a ``SortExec`` is refused. The merged batches stream back to Python, where the table's filters, aggregations and the
-Parquet writer are applied as for the pyarrow engine.
+sorted by row keys then sort keys, then by the input's position in the job (a constant column of each scan, dropped
+after the merge), so that rows with equal keys come out in input order as the pyarrow merge puts them. Because every
+input declares its order, DataFusion plans a streaming ``SortPreservingMergeExec`` over the scans rather than a full
+sort, as Sleeper's Rust compaction does; a plan holding a ``SortExec`` is refused. The merged batches stream back to
+Python, where the table's filters, aggregations, iterator, sketches and the Parquet writer are applied as for the
+pyarrow engine, so both engines write the same file.
 
-The ``datafusion`` package is imported only when this engine runs. It reads local files only.
+Files may be local (a path or ``file://``) or on S3 (``s3://`` or ``s3a://``): each bucket is registered as a
+DataFusion object store with the job's :class:`sleeper.io.filesystem.S3Options` (region, endpoint, credentials; the
+standard AWS chain where they are not set).
 
-Memory (measured with datafusion 55 in ``benchmarks/compaction.py``): the process's peak RSS grows with the rows
-merged, about 0.8 GB for 10 files of 1M rows and 1.2 GB for 10 files of 2M, and the memory stays held after the
-stream and the session are dropped; the same happens when DataFusion writes the Parquet file itself, so it is not
-this module's conversion to pyarrow. A memory pool (``RuntimeEnvBuilder.with_fair_spill_pool``) does not bound it,
-since that memory is not reserved through the pool, and a pool small enough to matter fails the sort-preserving
-merge ("Resources exhausted"). That is why the pyarrow merge is compaction's default engine
-(:data:`sleeper.compaction.execution.DEFAULT_ENGINE`). Batches of 16k rows
-(:attr:`sleeper.compaction.execution.ExecutionSettings.datafusion_batch_rows`) cost less CPU and memory than 64k.
+Memory: DataFusion's scans through the Python bindings keep memory in proportion to the rows they read, and keep it
+after the stream and the session are dropped (measured with datafusion 55: about 33 bytes per row merged, so about
+0.8 GB for 10 files of 1M rows and 1.2 GB for 10 files of 2M, growing to a plateau of about 1.4 GB over repeated
+sessions in one process); a memory pool (``RuntimeEnvBuilder.with_fair_spill_pool``) does not bound it, since that
+memory is not reserved through the pool. So :func:`datafusion_merge` splits a job into key ranges of about
+``chunk_rows`` input rows each (cut at row group boundaries found in the files' footers, on the first key column) and
+merges each range in a worker process of its own (``python -m sleeper.compaction.datafusion_engine``), which streams
+the merged batches back as Arrow IPC and exits, returning its memory. The ranges are disjoint and in key order, so
+their outputs joined are the job's merged rows; a worker's memory depends on ``chunk_rows``, not on the job's size.
+
+The ``datafusion`` package is imported only when this engine runs (in the worker).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import pickle
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -30,13 +41,19 @@ import pyarrow.parquet as pq
 
 from sleeper.compaction.exceptions import EngineUnavailableError
 from sleeper.core.extras import install_command
-from sleeper.core.schema import Schema
+from sleeper.core.schema import INT_MIN, LONG_MIN, PrimitiveType, Schema
 from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.filesystem import filesystem_path
+from sleeper.io.filesystem import S3_SCHEMES, FileSystemOptions, S3Options, filesystem_path, resolve
 from sleeper.io.key_ranges import KeyBounds, normalise_regions
-from sleeper.io.parquet_reader import check_no_unknown_columns
 
-__all__ = ["DATAFUSION_MISSING", "datafusion_available", "datafusion_can_read", "datafusion_merge", "datafusion_plan"]
+__all__ = [
+    "DATAFUSION_MISSING",
+    "datafusion_available",
+    "datafusion_can_read",
+    "datafusion_merge",
+    "datafusion_plan",
+    "key_range_chunks",
+]
 
 DATAFUSION_MISSING = (
     "the DATAFUSION data engine (sleeper.table.data.engine) needs the datafusion extra: "
@@ -44,33 +61,74 @@ DATAFUSION_MISSING = (
 )
 """Why a table asking for DataFusion cannot be compacted when the package is not installed."""
 
+_INPUT_COLUMN = "__sleeper_input"
+
 
 def datafusion_available() -> bool:
     """Whether the ``datafusion`` package can be imported."""
     return importlib.util.find_spec("datafusion") is not None
 
 
+def _scheme(location: str) -> str:
+    head, sep, _ = location.partition("://")
+    return head.lower() if sep else ""
+
+
 def datafusion_can_read(locations: Sequence[str]) -> bool:
-    """Whether every file is local (a path or a ``file://`` URI), the only files this engine reads."""
-    return all(location.lower().startswith("file://") or "://" not in location for location in locations)
+    """Whether every file is one this engine reads: local (a path or a ``file://`` URI) or on S3."""
+    return all(_scheme(location) in ("", "file", *S3_SCHEMES) for location in locations)
 
 
-def _local_path(location: str) -> str:
-    lowered = location.lower()
-    if lowered.startswith("file://"):
+def _datafusion_location(location: str) -> str:
+    """The location as DataFusion names it: a local path, or ``s3://bucket/key``."""
+    scheme = _scheme(location)
+    if scheme in S3_SCHEMES:
+        return "s3://" + filesystem_path(location)
+    if scheme == "file":
         return filesystem_path(location)
-    if "://" in lowered:
-        raise EngineUnavailableError(f"the DataFusion engine reads local files only, not {location}")
+    if scheme:
+        raise EngineUnavailableError(f"the DataFusion engine reads local and S3 files only, not {location}")
     return location
 
 
+def _register_s3(context: Any, locations: Sequence[str], options: S3Options) -> None:
+    from datafusion.object_store import AmazonS3
+
+    endpoint = options.endpoint_override
+    allow_http = options.scheme == "http"
+    if endpoint is not None:
+        if "://" not in endpoint:
+            endpoint = f"{options.scheme}://{endpoint}"
+        allow_http = endpoint.lower().startswith("http://")
+    for bucket in sorted({filesystem_path(loc).split("/", 1)[0] for loc in locations if _scheme(loc) in S3_SCHEMES}):
+        store = AmazonS3(
+            bucket_name=bucket,
+            region=options.region,
+            access_key_id=options.access_key,
+            secret_access_key=options.secret_key,
+            session_token=options.session_token,
+            endpoint=endpoint,
+            allow_http=allow_http,
+        )
+        context.register_object_store("s3://", store, bucket)
+
+
 def datafusion_plan(
-    input_files: Sequence[str], schema: Schema, region: Sequence[KeyBounds] | None, *, batch_rows: int
+    input_files: Sequence[str],
+    schema: Schema,
+    region: Sequence[KeyBounds] | None,
+    *,
+    batch_rows: int,
+    options: FileSystemOptions | None = None,
+    check_columns: bool = True,
 ) -> Any:
-    """The DataFrame that merges the files within the region (see the module docstring).
+    """The DataFrame that merges the files within the region (see the module docstring), in this process.
+
+    Unless ``check_columns`` is false (the caller checked), a file holding a column the schema lacks is refused.
 
     Raises:
-        EngineUnavailableError: If ``datafusion`` is not installed, a file is not local, or the plan would sort.
+        EngineUnavailableError: If ``datafusion`` is not installed, a file is neither local nor on S3, or the plan
+            would sort.
     """
     try:
         import datafusion
@@ -78,9 +136,9 @@ def datafusion_plan(
         raise EngineUnavailableError(DATAFUSION_MISSING) from e
     from datafusion import col, lit
 
-    paths = [_local_path(location) for location in input_files]
-    for location, path in zip(input_files, paths, strict=True):
-        check_no_unknown_columns(location, pq.read_schema(path).names, schema)
+    paths = [_datafusion_location(location) for location in input_files]
+    if check_columns:
+        _check_columns(input_files, schema, options)
     target = arrow_schema(schema)
     config = (
         datafusion.SessionConfig(
@@ -88,6 +146,7 @@ def datafusion_plan(
                 "datafusion.execution.parquet.schema_force_view_types": "false",
                 "datafusion.execution.parquet.binary_as_string": "false",
                 "datafusion.execution.parquet.pushdown_filters": "false",
+                "datafusion.optimizer.enable_round_robin_repartition": "false",
             }
         )
         .with_target_partitions(max(1, len(paths)))
@@ -96,20 +155,32 @@ def datafusion_plan(
         .with_batch_size(batch_rows)
     )
     context = datafusion.SessionContext(config)
+    _register_s3(context, input_files, (options or FileSystemOptions()).s3)
     order = [col(name).sort(ascending=True, nulls_first=True) for name in schema.key_names]
     frame = None
-    for path in paths:
+    for number, path in enumerate(paths):
         scan = context.read_parquet(path, schema=target, file_sort_order=[order], skip_metadata=True)
+        # The input's position in the job, constant within a scan: rows with equal keys come out in input order.
+        scan = scan.select(*[col(name) for name in target.names], lit(number).alias(_INPUT_COLUMN))
         frame = scan if frame is None else frame.union(scan)
     assert frame is not None
     condition = _region_condition(region, schema, col, lit)
     if condition is not None:
         frame = frame.filter(condition)
-    frame = frame.sort(*order).select(*[col(name) for name in target.names])
+    frame = frame.sort(*order, col(_INPUT_COLUMN).sort(ascending=True)).select(*[col(name) for name in target.names])
     plan = frame.execution_plan().display_indent()
     if "SortExec:" in plan:
         raise EngineUnavailableError(f"DataFusion planned a full sort rather than a merge:\n{plan}")
     return frame
+
+
+def _check_columns(input_files: Sequence[str], schema: Schema, options: FileSystemOptions | None) -> None:
+    """Refuses a file holding a column the schema does not have (as the pyarrow engine's reader does)."""
+    from sleeper.io.parquet_reader import check_no_unknown_columns
+
+    for location in input_files:
+        fs, path = resolve(location, options)
+        check_no_unknown_columns(location, pq.read_schema(path, filesystem=fs).names, schema)
 
 
 def _region_condition(region: Sequence[KeyBounds] | None, schema: Schema, col: Any, lit: Any) -> Any:
@@ -129,17 +200,166 @@ def _region_condition(region: Sequence[KeyBounds] | None, schema: Schema, col: A
     return condition
 
 
+def key_range_chunks(
+    input_files: Sequence[str],
+    schema: Schema,
+    chunk_rows: int,
+    *,
+    options: FileSystemOptions | None = None,
+) -> list[tuple[Any, Any]]:
+    """Splits the first key column's values into disjoint ranges of about ``chunk_rows`` input rows each, in order.
+
+    The cuts are at the smallest first-key values of row groups (from the files' footers), chosen so that the row
+    groups starting in a range hold about ``chunk_rows`` rows; a range may hold more where many rows share a value.
+    Files without statistics on the first key column give one range.
+
+    Returns:
+        The ranges as (inclusive minimum, exclusive maximum) pairs, None where unbounded: the first has no minimum,
+        the last no maximum, and a single range ``(None, None)`` means no cut.
+    """
+    name = schema.key_names[0]
+    starts: list[tuple[Any, int]] = []
+    total = 0
+    for location in input_files:
+        fs, path = resolve(location, options)
+        with fs.open_input_file(path) as source:
+            metadata = pq.ParquetFile(source, pre_buffer=False).metadata
+        index = metadata.schema.to_arrow_schema().get_field_index(name)
+        for group in range(metadata.num_row_groups):
+            row_group = metadata.row_group(group)
+            total += row_group.num_rows
+            if not row_group.num_rows:
+                continue
+            statistics = row_group.column(index).statistics if index >= 0 else None
+            if statistics is None or not statistics.has_min_max:
+                return [(None, None)]
+            starts.append((statistics.min, row_group.num_rows))
+    if total <= chunk_rows:
+        return [(None, None)]
+    starts.sort(key=lambda start: start[0])
+    cuts: list[Any] = []
+    rows = 0
+    for value, count in starts:
+        if rows >= chunk_rows and (not cuts or value > cuts[-1]):
+            cuts.append(value)
+            rows = 0
+        rows += count
+    edges = [None, *cuts, None]
+    return list(zip(edges[:-1], edges[1:], strict=True))
+
+
+def _range_bound(schema: Schema, low: Any, high: Any) -> KeyBounds:
+    """A key range on the first key column as a region bound (its type's smallest value where unbounded below)."""
+    name = schema.key_names[0]
+    if low is None:
+        kind = schema.field(name).primitive_type
+        low = {PrimitiveType.INT: INT_MIN, PrimitiveType.LONG: LONG_MIN, PrimitiveType.STRING: ""}.get(kind, b"")
+    return KeyBounds(name, low, high)
+
+
+@dataclass(frozen=True, slots=True)
+class _Task:
+    """What a worker process merges: the files within the region, and within one key range."""
+
+    input_files: tuple[str, ...]
+    schema: Schema
+    region: tuple[KeyBounds, ...] | None
+    batch_rows: int
+    options: FileSystemOptions | None
+
+
 def datafusion_merge(
-    input_files: Sequence[str], schema: Schema, region: Sequence[KeyBounds] | None, *, batch_rows: int
+    input_files: Sequence[str],
+    schema: Schema,
+    region: Sequence[KeyBounds] | None,
+    *,
+    batch_rows: int,
+    options: FileSystemOptions | None = None,
+    chunk_rows: int | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Merges sorted local files within a region with DataFusion, streaming the merged batches.
+    """Merges sorted local or S3 files within a region with DataFusion, streaming the merged batches.
+
+    Args:
+        input_files: The files, each sorted by row keys then sort keys.
+        schema: The table schema.
+        region: The region to read; None reads whole files.
+        batch_rows: DataFusion's batch size.
+        options: How to reach S3 (its ``s3_copy_if_absent`` is not used).
+        chunk_rows: If given, the job is split into key ranges of about this many input rows, each merged in a
+            worker process of its own (see the module docstring), which bounds the memory DataFusion keeps. If
+            None, everything is merged in this process.
 
     Raises:
-        EngineUnavailableError: If ``datafusion`` is not installed, a file is not local, or the plan would sort.
+        EngineUnavailableError: If ``datafusion`` is not installed, a file is neither local nor on S3, or the plan
+            would sort (raised when the stream is read).
     """
-    frame = datafusion_plan(input_files, schema, region, batch_rows=batch_rows)
-    target = arrow_schema(schema)
-    return _stream(frame, target)
+    if not datafusion_available():
+        raise EngineUnavailableError(DATAFUSION_MISSING)
+    for location in input_files:
+        _datafusion_location(location)
+    plain = None if options is None else FileSystemOptions(s3=options.s3)
+    if chunk_rows is None:
+        frame = datafusion_plan(input_files, schema, region, batch_rows=batch_rows, options=plain)
+        return _stream(frame, arrow_schema(schema))
+    _check_columns(input_files, schema, plain)
+    return _chunked(input_files, schema, region, batch_rows, plain, chunk_rows)
+
+
+def _chunked(
+    input_files: Sequence[str],
+    schema: Schema,
+    region: Sequence[KeyBounds] | None,
+    batch_rows: int,
+    options: FileSystemOptions | None,
+    chunk_rows: int,
+) -> Iterator[pa.RecordBatch]:
+    for low, high in key_range_chunks(input_files, schema, chunk_rows, options=options):
+        if low is None and high is None:
+            bounds = None if region is None else tuple(region)
+        else:
+            bounds = (*(region or ()), _range_bound(schema, low, high))
+        yield from _run_worker(_Task(tuple(input_files), schema, bounds, batch_rows, options))
+
+
+def _run_worker(task: _Task) -> Iterator[pa.RecordBatch]:
+    """Runs one task in a worker process and yields the batches it streams back."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sleeper.compaction.datafusion_engine"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    finished = False
+    try:
+        process.stdin.write(pickle.dumps(task))
+        process.stdin.close()
+        target = arrow_schema(task.schema)
+        try:
+            reader = pa.ipc.open_stream(process.stdout)
+            for batch in reader:
+                if batch.num_rows:
+                    yield (
+                        batch
+                        if batch.schema.equals(target)
+                        else pa.RecordBatch.from_arrays(batch.columns, schema=target)
+                    )
+        except pa.ArrowInvalid:
+            pass  # the worker failed before or while streaming: its exit status and message say why
+        returncode = process.wait()
+        if returncode:
+            message = process.stderr.read().decode(errors="replace").strip()
+            last = message.splitlines()[-1] if message else f"exit status {returncode}"
+            if "EngineUnavailableError" in last:
+                raise EngineUnavailableError(last.split(":", 1)[-1].strip())
+            raise RuntimeError(f"the DataFusion compaction worker failed: {last}")
+        finished = True
+    finally:
+        if not finished and process.poll() is None:
+            process.kill()
+        process.wait()
+        process.stdout.close()
+        process.stderr.close()
 
 
 def _stream(frame: Any, target: pa.Schema) -> Iterator[pa.RecordBatch]:
@@ -149,3 +369,26 @@ def _stream(frame: Any, target: pa.Schema) -> Iterator[pa.RecordBatch]:
             if not data.schema.equals(target):
                 data = pa.RecordBatch.from_arrays(data.columns, schema=target)
             yield data
+
+
+def _worker() -> None:
+    """The worker process: reads a pickled :class:`_Task` from stdin and writes the merged rows to stdout as IPC."""
+    task: _Task = pickle.loads(sys.stdin.buffer.read())  # noqa: S301 - written by the parent process
+    frame = datafusion_plan(
+        task.input_files,
+        task.schema,
+        task.region,
+        batch_rows=task.batch_rows,
+        options=task.options,
+        check_columns=False,
+    )
+    target = arrow_schema(task.schema)
+    sink = pa.PythonFile(sys.stdout.buffer, mode="w")
+    with pa.ipc.new_stream(sink, target) as writer:
+        for batch in _stream(frame, target):
+            writer.write_batch(batch)
+    sys.stdout.buffer.flush()
+
+
+if __name__ == "__main__":
+    _worker()

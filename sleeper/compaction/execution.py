@@ -23,10 +23,11 @@ Python: the merge, the region filter, the iterators and the writer all work on w
 
 The table's ``sleeper.table.data.engine`` chooses how the merge runs: ``DATAFUSION``, if the table or its instance
 sets it, uses Apache DataFusion's sort-preserving merge (:mod:`sleeper.compaction.datafusion_engine`) when the
-``datafusion`` package is installed and every input file is local, and the pyarrow merge otherwise; ``ARROW`` and
-``JAVA`` use the pyarrow merge. Left at the built-in default, compaction uses the pyarrow merge
-(:data:`DEFAULT_ENGINE`: its memory stays flat as the input grows, DataFusion's does not).
-Either way the iterators and the writer are the same, so both engines write the same rows.
+``datafusion`` package is installed and every input file is local or on S3, in worker processes that each merge a key
+range of about :attr:`ExecutionSettings.datafusion_chunk_rows` rows (which bounds the memory DataFusion keeps);
+``ARROW`` and ``JAVA`` use the pyarrow merge. Left at the built-in default, compaction uses the pyarrow merge
+(:data:`DEFAULT_ENGINE`). Either way the iterators, sketches and the writer are the same, so both engines write the
+same rows.
 
 Beyond Sleeper, a table's pending row deletes (``sleeper.core.statestore.deletes``) that list an input file are read
 from the state store, brought up to date, when the run starts: the rows of that input matching their filters are
@@ -127,6 +128,10 @@ class ExecutionSettings:
         datafusion_batch_rows: The batch size of the DataFusion engine (at most ``batch_rows``). Its
             sort-preserving merge runs faster and holds less memory with smaller batches than the pyarrow merge
             does (measured in ``benchmarks/compaction.py``: 16k rows beat 64k by about a quarter of the CPU time).
+        datafusion_chunk_rows: The DataFusion engine merges key ranges of about this many input rows, each in a
+            worker process of its own, since DataFusion keeps memory in proportion to the rows it reads
+            (:mod:`sleeper.compaction.datafusion_engine`); a worker's memory grows with this, not with the job. None
+            merges the whole job in this process.
     """
 
     batch_rows: int = 65536
@@ -135,12 +140,15 @@ class ExecutionSettings:
     writer_thread: bool = True
     pipeline: bool = False
     datafusion_batch_rows: int = 16384
+    datafusion_chunk_rows: int | None = 4_000_000
 
     def __post_init__(self) -> None:
         if self.batch_rows < 1:
             raise CompactionConfigError(f"batch_rows must be positive, got {self.batch_rows}")
         if self.datafusion_batch_rows < 1:
             raise CompactionConfigError(f"datafusion_batch_rows must be positive, got {self.datafusion_batch_rows}")
+        if self.datafusion_chunk_rows is not None and self.datafusion_chunk_rows < 1:
+            raise CompactionConfigError(f"datafusion_chunk_rows must be positive, got {self.datafusion_chunk_rows}")
         if self.prefetch_threads < 0:
             raise CompactionConfigError(f"prefetch_threads must not be negative, got {self.prefetch_threads}")
 
@@ -324,7 +332,7 @@ def run_compaction(
         from sleeper.compaction.datafusion_engine import datafusion_can_read
 
         if filesystem is not None or not datafusion_can_read(job.input_files):
-            engine_used = ENGINE_ARROW  # DataFusion reads the real local filesystem only
+            engine_used = ENGINE_ARROW  # DataFusion reads the real local filesystem and S3 only
     counter = RowCounter()
     with ExitStack() as stack:
         merged = compaction_batches(
@@ -446,7 +454,7 @@ def compaction_batches(
         engine: ``ARROW`` or ``DATAFUSION`` (see :func:`resolve_engine`).
         settings: Batch sizes and threads.
         filesystem: A filesystem to read every file on instead of the one each URI names (ARROW only).
-        options: How to reach S3 (ARROW only).
+        options: How to reach S3.
         stack: Where the open files are registered, to be closed when it exits.
         hides: The rows pending deletes hide, by input file: dropped as each file is read (ARROW only).
 
@@ -460,7 +468,13 @@ def compaction_batches(
         from sleeper.compaction.datafusion_engine import datafusion_merge
 
         batch_rows = min(chosen.batch_rows, chosen.datafusion_batch_rows)
-        return datafusion_merge(input_files, schema, region, batch_rows=batch_rows)
+        fused = datafusion_merge(
+            input_files, schema, region, batch_rows=batch_rows, options=options, chunk_rows=chosen.datafusion_chunk_rows
+        )
+        close = getattr(fused, "close", None)
+        if callable(close):
+            stack.callback(close)  # stops a worker process still merging
+        return fused
     streams: list[Iterable[pa.RecordBatch]] = []
     for location in input_files:
         reader = stack.enter_context(SortedFileReader(location, schema, filesystem=filesystem, options=options))
