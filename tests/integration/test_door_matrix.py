@@ -756,6 +756,67 @@ def should_keep_the_rows_minus_the_deleted_ones_across_time_travel_compaction_an
     assert _canonical(table.scan().to_arrow()) == _canonical(reference)
 
 
+@dataclass(frozen=True, slots=True)
+class PurgedCase:
+    """The ``purged`` table's references (file, partition) before and after its purge, and those of the file ingested
+    after the delete (in no delete's set)."""
+
+    before: frozenset[tuple[str, str]]
+    after: frozenset[tuple[str, str]]
+    later: frozenset[tuple[str, str]]
+
+
+def _references(table: Table[Any]) -> frozenset[tuple[str, str]]:
+    return frozenset((r.filename, r.partition_id) for r in table.file_references())
+
+
+@pytest.fixture(scope="module")
+def purging(local: LocalDoors) -> PurgedCase:
+    """Adds the ``purged`` table to the local doors: the stored rows, published as a view, a delete of
+    :data:`DELETE_FILTER` (which withdraws the view), rows it matches ingested after it, then ``Table.purge``."""
+    from sleeper.iceberg.publisher import publish_table
+
+    properties = {"sleeper.table.iceberg.name": "doors.purged", "sleeper.table.gc.commit.async": "false"}
+    table = _table_with_rule(local.instance, "purged", "purged", properties)
+    published = publish_table(local.instance, table).metadata_location
+    table.delete(DELETE_FILTER)
+    earlier = _references(table)
+    table.ingest(_late_rows())
+    before = _references(table)
+    assert table.purge().done
+    local.tables["purged"] = table
+    local.iceberg["purged"] = IcebergCase(table, published, None)
+    return PurgedCase(before, _references(table), before - earlier)
+
+
+def should_purge_no_file_outside_a_deletes_set(purging: PurgedCase) -> None:
+    # Given a table whose delete lists its two files per leaf, and a file ingested after the delete on the upper leaf
+    assert len(purging.later) == 1
+    # When it was purged, then the later file's references are the same, and the listed files' are replaced
+    assert purging.later <= purging.after
+    assert not (purging.before - purging.later) & purging.after
+
+
+PURGED_DOORS: dict[str, Policy] = {door: Policy.NO_ROWS if door == "rest" else Policy.APPLIES for door in DOORS}
+"""What a purged delete asks of each door: every door that hands out rows returns the rows minus the deleted ones
+(the simple Athena connector and the Iceberg view, which refuse a pending delete, serve the table again)."""
+
+
+@pytest.mark.parametrize("door", list(DOORS))
+def should_return_the_rows_minus_the_deleted_ones_at_every_door_after_a_purge(
+    local: LocalDoors, purging: PurgedCase, door: str
+) -> None:
+    # Given a table whose delete was purged, with rows the delete's filter matches ingested after it
+    expected = local.table("purged").scan().to_arrow()
+    assert _canonical(expected) == _canonical(_deleting_reference())
+    # When its rows are read through the door, then they are the rows minus the deleted ones
+    outcome = local.read(door, "purged")
+    if isinstance(outcome, Refused):
+        assert PURGED_DOORS[door] is Policy.NO_ROWS, f"{door} must serve a purged table, but refused: {outcome}"
+        return
+    _assert_cell(door, outcome, expected)
+
+
 @pytest.mark.aws
 @pytest.mark.parametrize("door", _door_params(AWS_DOORS))
 def should_return_the_rows_minus_the_deleted_ones_or_refuse_at_every_aws_door(aws: AwsDoors, door: str) -> None:
