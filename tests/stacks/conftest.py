@@ -160,3 +160,25 @@ def synthesize_matrix(
         return cache[configuration.name]
 
     yield synthesize
+
+
+_LINT_RUNNERS: dict[str, Any] = {}
+"""cfn-lint's runner per region: building one loads every rule (a few seconds), so each process builds it once."""
+
+
+def cfn_lint(text: str, region: str = REGION) -> list[tuple[str, str]]:
+    """cfn-lint's findings on a template's JSON text, as (rule id, message), as ``cfnlint.api.lint`` with
+    ``ManualArgs(regions=[region])`` finds them, through one runner per region for the process."""
+    pytest.importorskip("cfnlint.api")
+    from cfnlint.config import ConfigMixIn
+    from cfnlint.decode.decode import decode_str
+    from cfnlint.runner import Runner
+
+    template, errors = decode_str(text)
+    if errors:
+        return [(match.rule.id, match.message) for match in errors]
+    if template is None:
+        return []
+    if region not in _LINT_RUNNERS:
+        _LINT_RUNNERS[region] = Runner(ConfigMixIn(regions=[region]))
+    return [(match.rule.id, match.message) for match in _LINT_RUNNERS[region].validate_template(template)]

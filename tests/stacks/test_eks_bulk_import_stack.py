@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from sleeper.core.properties import instance_cdk as cdkp
+from tests.stacks.conftest import cfn_lint
 
 pytestmark = pytest.mark.slow
 
@@ -331,16 +332,14 @@ def should_deploy_the_same_queue_and_state_machine_as_on_fargate(automode: AutoM
 
 def should_pass_cdk_nag_and_cfn_lint_on_auto_mode(automode: AutoMode) -> None:
     cdk_nag = pytest.importorskip("cdk_nag")
-    cfnlint_api = pytest.importorskip("cfnlint.api")
+    pytest.importorskip("cfnlint.api")
 
     # When cdk-nag checks the app and cfn-lint every template (as tests/stacks/test_nag.py and test_iac_checks.py)
     report = cdk_nag.AwsSolutionsChecks().validate_scope(automode.app)
     matches = [
-        (path.name, match.rule.id, match.message)
+        (path.name, rule, message)
         for path in sorted(automode.outdir.glob("*.template.json"))
-        for match in cfnlint_api.lint(
-            path.read_text(encoding="utf-8"), config=cfnlint_api.ManualArgs(regions=["eu-west-2"])
-        )
+        for rule, message in cfn_lint(path.read_text(encoding="utf-8"), "eu-west-2")
     ]
 
     # Then nothing is left unacknowledged, and cfn-lint finds no error and only W3005 (see test_iac_checks.py)

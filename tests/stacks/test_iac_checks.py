@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.stacks.conftest import cfn_lint
+
 pytestmark = pytest.mark.slow
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "security.md"
@@ -24,7 +26,6 @@ by both), which CloudFormation accepts."""
 
 def should_find_no_cfn_lint_error_in_any_template(synthesized: Any) -> None:
     # Given every template of the synthesized example
-    cfnlint_api = pytest.importorskip("cfnlint.api")
     templates = sorted(Path(synthesized.outdir).glob("*.template.json"))
     assert len(templates) >= 20
 
@@ -32,8 +33,8 @@ def should_find_no_cfn_lint_error_in_any_template(synthesized: Any) -> None:
     matches = []
     for path in templates:
         template = json.loads(path.read_text(encoding="utf-8"))
-        for match in cfnlint_api.lint(json.dumps(template), config=cfnlint_api.ManualArgs(regions=["eu-west-2"])):
-            matches.append((path.name, match.rule.id, match.message))
+        for rule, message in cfn_lint(json.dumps(template), "eu-west-2"):
+            matches.append((path.name, rule, message))
 
     # Then there are no errors, and only the warnings explained above
     assert [m for m in matches if m[1].startswith("E")] == []

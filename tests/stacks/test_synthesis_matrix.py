@@ -27,7 +27,7 @@ from sleeper.cdk import app as sleeper_app  # noqa: E402
 from sleeper.core import operations  # noqa: E402
 from sleeper.core.deploy.plan import planned_stacks  # noqa: E402
 from sleeper.core.properties import instance_common as common  # noqa: E402
-from tests.stacks.conftest import ACCOUNT, REGION, MatrixConfiguration, Synthesized  # noqa: E402
+from tests.stacks.conftest import ACCOUNT, REGION, MatrixConfiguration, Synthesized, cfn_lint  # noqa: E402
 from tests.stacks.test_iam_matrix import (  # noqa: E402
     A_DATA_FILE,
     ACKNOWLEDGED_WILDCARDS,
@@ -241,14 +241,13 @@ and linting is the slowest part of the matrix, so each distinct template is lint
 def should_find_no_cfn_lint_error(configured: Synthesized) -> None:
     from tests.stacks.test_iac_checks import ALLOWED_CFN_LINT_WARNINGS
 
-    cfnlint_api = pytest.importorskip("cfnlint.api")
+    pytest.importorskip("cfnlint.api")
     matches = []
     for path in sorted(Path(configured.outdir).glob("*.template.json")):
         text = path.read_text(encoding="utf-8")
         key = hashlib.sha256(text.encode()).hexdigest()
         if key not in LINTED:
-            found = cfnlint_api.lint(text, config=cfnlint_api.ManualArgs(regions=[REGION]))
-            LINTED[key] = [(match.rule.id, match.message) for match in found]
+            LINTED[key] = cfn_lint(text, REGION)
         matches.extend((path.name, rule, message) for rule, message in LINTED[key])
     assert [m for m in matches if m[1].startswith("E")] == []
     assert {m[1] for m in matches} <= ALLOWED_CFN_LINT_WARNINGS
