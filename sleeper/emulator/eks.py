@@ -37,7 +37,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,8 +126,8 @@ def provision_eks_bulk_import(client: Any, names: InstanceNames) -> dict[str, st
     }
 
 
-def running_executions(client: Any, state_machine_arn: str) -> list[EksExecution]:
-    """The state machine's running executions, oldest first, with their input.
+def running_executions(client: Any, state_machine_arn: str, *, skip: Container[str] = ()) -> list[EksExecution]:
+    """The state machine's running executions, oldest first, with their input, but those named in ``skip``.
 
     Raises:
         AwsError: If Step Functions fails.
@@ -139,6 +139,8 @@ def running_executions(client: Any, state_machine_arn: str) -> list[EksExecution
         summaries = [s for page in pages for s in page.get("executions", [])]
         out: list[EksExecution] = []
         for summary in sorted(summaries, key=lambda s: s["startDate"]):
+            if summary["name"] in skip:
+                continue
             described = client.describe_execution(executionArn=summary["executionArn"])
             out.append(EksExecution(str(summary["executionArn"]), str(summary["name"]), json.loads(described["input"])))
         return out

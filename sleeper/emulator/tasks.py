@@ -306,14 +306,13 @@ class TaskRunner:
     def _start_eks_executions(self, state_machine: str, result: PumpRound) -> None:
         """Runs the Kubernetes job of each running execution of the EKS state machine (:mod:`sleeper.emulator.eks`)."""
         try:
-            executions = eks.running_executions(self.instance.clients.stepfunctions, state_machine)
+            seen = {key.removeprefix("eks/") for key in self._seen if key.startswith("eks/")}
+            executions = eks.running_executions(self.instance.clients.stepfunctions, state_machine, skip=seen)
         except SleeperError as e:
             _LOG.warning("cannot list the executions of %s: %s", state_machine, e)
             return
         for execution in executions:
             key = f"eks/{execution.name}"
-            if key in self._seen:
-                continue
             if len(self._running) >= self._max_running:
                 return
             container = self._container(operations.BULK_IMPORT_EKS_IMAGE)
