@@ -69,6 +69,10 @@ class ReadPool:
         """How many threads run work."""
         return len(self._threads)
 
+    def runs_on_current_thread(self) -> bool:
+        """Whether the calling thread is one of the pool's."""
+        return threading.current_thread() in self._threads
+
     def submit(self, fn: Callable[[], T], priority: int = FOREGROUND) -> Future[T]:
         """Runs ``fn`` on a thread of the pool, after the work of a lower priority number or submitted earlier with
         the same; the future gives its result or its exception. Cancelling the future before it starts skips it."""
@@ -141,8 +145,9 @@ class ReadAhead(Iterator[pa.RecordBatch]):
     or the next sub-query's) decode side by side before any batch is taken. Made with ``background``, its reads are
     submitted at background priority until its first batch is taken, then every read of it is foreground.
 
-    Closed early (or garbage collected), the reads not started are cancelled and those running are waited for (they
-    read the file, which the caller closes next). An exception a read raised is raised where its batches are taken.
+    Closed early, the reads not started are cancelled and those running are waited for (they read the file, which
+    the caller closes next); let go of without closing, the reads not started are cancelled. An exception a read
+    raised is raised where its batches are taken.
     """
 
     def __init__(
@@ -189,12 +194,17 @@ class ReadAhead(Iterator[pa.RecordBatch]):
         self._batches = iter(())
         for future in pending:
             future.cancel()
+        if self._pool.runs_on_current_thread():
+            return  # closed by a reading thread (a finaliser run there): waiting could wait for itself
         for future in pending:
             if not future.cancelled():
                 future.exception()
 
     def __del__(self) -> None:
-        self.close()
+        # Let go of without closing: cancel what has not started, without waiting (this may run on any thread,
+        # a reading thread running one of these reads among them).
+        for future in getattr(self, "_pending", ()):
+            future.cancel()
 
 
 def read_ahead(reads: Iterator[Callable[[], list[pa.RecordBatch]]], readahead: int) -> Iterator[pa.RecordBatch]:

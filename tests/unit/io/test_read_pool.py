@@ -145,3 +145,22 @@ def should_raise_a_reads_error_where_its_batches_are_taken() -> None:
     # and the read ahead is closed: nothing more is submitted
     assert list(ahead) == []
     assert len(calls) <= 2
+
+
+def should_not_wait_for_its_running_reads_when_closed_on_a_reading_thread() -> None:
+    # Given a read ahead whose one read is running (held until released)
+    running, release = threading.Event(), threading.Event()
+
+    def held() -> list[pa.RecordBatch]:
+        running.set()
+        release.wait(timeout=10)
+        return _batch(0)
+
+    ahead = ReadAhead(iter([held]), 1)
+    assert running.wait(timeout=10)
+    # When it is closed on another of the pool's threads (as a finaliser might be)
+    closed = read_pool().submit(ahead.close)
+    # Then the close returns while the read still runs (waiting there could wait for a read on its own thread)
+    closed.result(timeout=10)
+    assert not release.is_set()
+    release.set()
