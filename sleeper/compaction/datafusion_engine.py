@@ -29,6 +29,7 @@ The ``datafusion`` package is imported only when this engine runs (in the worker
 from __future__ import annotations
 
 import importlib.util
+import os
 import pickle
 import subprocess
 import sys
@@ -39,6 +40,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import sleeper
 from sleeper.compaction.exceptions import EngineUnavailableError
 from sleeper.core.extras import install_command
 from sleeper.core.schema import INT_MIN, LONG_MIN, PrimitiveType, Schema
@@ -323,8 +325,13 @@ def _chunked(
 
 def _run_worker(task: _Task) -> Iterator[pa.RecordBatch]:
     """Runs one task in a worker process and yields the batches it streams back."""
+    # The worker imports the same ``sleeper`` package as this process, wherever it was imported from.
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(sleeper.__file__)))
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, environment.get("PYTHONPATH")]))
     process = subprocess.Popen(
         [sys.executable, "-m", "sleeper.compaction.datafusion_engine"],
+        env=environment,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -140,7 +140,7 @@ class ExecutionSettings:
     writer_thread: bool = True
     pipeline: bool = False
     datafusion_batch_rows: int = 16384
-    datafusion_chunk_rows: int | None = 4_000_000
+    datafusion_chunk_rows: int | None = 8_000_000
 
     def __post_init__(self) -> None:
         if self.batch_rows < 1:
