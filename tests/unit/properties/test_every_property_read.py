@@ -15,6 +15,8 @@ import importlib
 from collections.abc import Iterable
 from pathlib import Path
 
+import pytest
+
 from sleeper.core import operation_wiring, operations
 from sleeper.core.properties import INSTANCE_PROPERTY_INDEX, TABLE_PROPERTY_INDEX
 from sleeper.core.properties.definitions import PropertyDefinition
@@ -135,18 +137,22 @@ def properties_read() -> set[str]:
     return read
 
 
-def should_read_every_property_or_mark_it_not_used() -> None:
+@pytest.fixture(scope="module")
+def read() -> frozenset[str]:
+    """The properties the code reads, found once for the module's tests (a parse of every code file)."""
+    return frozenset(properties_read())
+
+
+def should_read_every_property_or_mark_it_not_used(read: frozenset[str]) -> None:
     # Given the properties the code reads
-    read = properties_read()
     # When the properties neither read nor marked not used are listed
     unaccounted = [d.name for d in ALL if d.name not in read and d.used and d.name not in IN_PROGRESS]
     # Then there are none: wire each, or give it not_used="why" on its definition
     assert unaccounted == [], "read by nothing and not marked not_used:\n" + "\n".join(unaccounted)
 
 
-def should_not_mark_a_property_the_code_reads() -> None:
+def should_not_mark_a_property_the_code_reads(read: frozenset[str]) -> None:
     # Given the properties the code reads
-    read = properties_read()
     # When the properties marked not used are compared with them
     stale = [d.name for d in ALL if not d.used and d.name in read]
     # Then none is both: a property that is read is used, so its mark must go
