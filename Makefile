@@ -13,8 +13,8 @@ LOCK_EXTRAS := dev,spark,cdk
 
 help:
 	@echo "make demo   - set up a virtualenv and run the demo on a local instance"
-	@echo "make test   - set up a virtualenv, lint (ruff, mypy, import rules) and run every test"
-	@echo "make check  - the edit loop: lint, then the unit, contract and stack tests on every core"
+	@echo "make test   - set up a virtualenv, lint (ruff, mypy, import rules) beside every test"
+	@echo "make check  - the edit loop: lint beside the unit, contract and stack tests on every core"
 	@echo "make test-unit - the fastest lane: ruff and the unit tests only (no moto, Spark or CDK synthesis)"
 	@echo "make docs   - regenerate docs/usage/properties, then build the site and API reference into site/ (strict)"
 	@echo "make lock   - refresh $(LOCK) (the exact versions every install uses) from the ranges in pyproject.toml"
@@ -41,15 +41,27 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check sleeper tests benchmarks app.py
 	$(VENV)/bin/mypy
 
-# Tests run on every core (pytest-xdist), a test file per worker at a time: module fixtures stay in one process.
+# Tests run on every core (pytest-xdist), a test file per worker at a time: module fixtures stay in one process. Files
+# start in the order tests/schedule.py gives, the slowest first (--no-loadscope-reorder keeps it: xdist would start the
+# files with the most tests first and leave a slow file of few tests to run alone at the end).
 PYTEST_WORKERS ?= auto
-PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-check: lint
-	$(PY) -m pytest -q $(PYTEST_PARALLEL) tests/unit tests/contract tests/stacks
+# The lint runs beside the tests (mypy from cold takes a core for a minute or two, which the workers leave idle at
+# their start and end); both always finish, and the target fails if either failed.
+define LINT_BESIDE
+	$(MAKE) --no-print-directory lint > $(VENV)/lint.log 2>&1 & lint=$$!; \
+	$(PY) -m pytest -q $(PYTEST_PARALLEL) $(1); tests=$$?; \
+	wait $$lint; linted=$$?; cat $(VENV)/lint.log; \
+	if [ $$linted -ne 0 ]; then echo "lint failed (above)"; fi; \
+	exit $$(( tests != 0 || linted != 0 ))
+endef
 
-test: lint
-	$(PY) -m pytest -q $(PYTEST_PARALLEL)
+check: $(STAMP)
+	$(call LINT_BESIDE,tests/unit tests/contract tests/stacks)
+
+test: $(STAMP)
+	$(call LINT_BESIDE,)
 
 test-unit: $(STAMP)
 	$(VENV)/bin/ruff check sleeper tests benchmarks app.py

@@ -1,5 +1,6 @@
-"""Plugins every test run loads: the reliability battery's report (``tests/reliability_report.py``); and what every
-test gets: the process-wide metrics sink put back after it."""
+"""Plugins every test run loads: the reliability battery's report (``tests/reliability_report.py``) and the order
+test files start in (``tests/schedule.py``, the costliest first); and what every test gets: the process-wide metrics
+sink put back after it."""
 
 from collections.abc import Iterator
 
@@ -7,7 +8,7 @@ import pytest
 
 from sleeper.core.metrics import use_metrics_sink
 
-pytest_plugins = ["tests.reliability_report"]
+pytest_plugins = ["tests.reliability_report", "tests.schedule"]
 
 
 @pytest.fixture(autouse=True)
