@@ -181,10 +181,12 @@ class CompactionResult:
 DEFAULT_ENGINE = ENGINE_ARROW
 """The engine of a compaction whose table and instance leave ``sleeper.table.data.engine`` at its built-in default.
 
-Chosen by measurement (``benchmarks/compaction.py``, docs/performance.md "Compaction"): the pyarrow merge holds a peak
-RSS of about 0.4-0.5 GB whatever the input size, while DataFusion's (through its Python bindings) grew from about 0.8
-to 1.2 GB when the input doubled (extrapolated, about 18 GB for a 440M-row job), though it was 10-15% faster when
-both cores were free and no faster under heavy load. A table or instance that names ``DATAFUSION`` explicitly still
+Chosen by measurement (``benchmarks/compaction.py``, docs/performance.md "Compaction engines"): the pyarrow merge holds
+a peak RSS of about 0.4-0.5 GB whatever the input size. DataFusion in this process keeps memory in proportion to the
+rows it reads (0.8 GB at 10M rows, 1.2 GB at 20M); run in worker processes over key ranges
+(:attr:`ExecutionSettings.datafusion_chunk_rows`) its memory is flat but higher (0.65-0.75 GB with the parent), and
+each worker's start and the batches streamed back cost CPU, so it used more CPU than the pyarrow merge. Sleeper's
+own default is DATAFUSION; this does not follow it. A table or instance that names ``DATAFUSION`` explicitly still
 gets it."""
 
 
