@@ -4,7 +4,9 @@ import, the layers of the package (no upward arrow) and no import circle."""
 from __future__ import annotations
 
 import ast
+import functools
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,8 +29,26 @@ FEATURES = (
 """The feature packages (the ingest batcher is part of ingest: ``sleeper.ingest.batcher``)."""
 
 
+@functools.cache
+def _parse_text(text: str, filename: str) -> ast.Module:
+    return ast.parse(text, filename=filename)
+
+
+def _parse(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once per content for the module's tests (several walk every module); the trees
+    are only read."""
+    return _parse_text(path.read_text(), str(path))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _forget_the_trees() -> Iterator[None]:
+    """The trees of every module take memory for as long as the cache holds them: no longer than this test module."""
+    yield
+    _parse_text.cache_clear()
+
+
 def _imports(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = _parse(path)
     out: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -187,7 +207,7 @@ def _import_path_edits() -> list[str]:
         paths.extend(sorted((ROOT / folder).rglob("*.py")))
     problems = []
     for path in paths:
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        for node in ast.walk(_parse(path)):
             uses_path = (
                 isinstance(node, ast.Attribute)
                 and node.attr == "path"
@@ -324,7 +344,7 @@ def _type_only_nodes(tree: ast.Module) -> set[int]:
 
 def _runtime_import_nodes(path: Path) -> list[ast.Import | ast.ImportFrom]:
     """The absolute import statements a module makes when it runs: at the top or inside functions."""
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = _parse(path)
     type_only = _type_only_nodes(tree)
     return [
         node
@@ -336,7 +356,7 @@ def _runtime_import_nodes(path: Path) -> list[ast.Import | ast.ImportFrom]:
 
 def _all_import_nodes(path: Path) -> list[ast.Import | ast.ImportFrom]:
     """Every absolute import statement of a module: at the top, inside functions and under ``if TYPE_CHECKING:``."""
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = _parse(path)
     return [
         node
         for node in ast.walk(tree)
