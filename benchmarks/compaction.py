@@ -458,6 +458,7 @@ def _run_key_type(args: argparse.Namespace, key_type: str, methods: list[str], d
             key: statistics.median(run[key] for run in runs[method])
             for key in ("seconds", "rows_per_second", "cpu_seconds", "peak_rss_mib", "peak_rss_mb", "load_average")
         }
+        figures["peak_rss_workers_mb"] = statistics.median(run.get("peak_rss_workers_mb", 0.0) for run in runs[method])
         figures["seconds_all"] = [round(run["seconds"], 3) for run in runs[method]]
         figures["load_average_max"] = max(run["load_average"] for run in runs[method])
         if runs[method][0]["engine"]:
