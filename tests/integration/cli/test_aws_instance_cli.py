@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from sleeper.adapters.aws import sqs_queue
 from sleeper.adapters.aws.clients import events_client, s3_client
 from sleeper.adapters.aws.event_rules import EventBridgeRules
 from sleeper.adapters.aws.properties import S3PropertiesStore
@@ -265,8 +266,11 @@ def should_pause_and_resume_by_disabling_and_enabling_the_rules(
 
 
 def should_move_dead_letters_back_and_report_how_many(
-    instance: AwsInstance, capsys: pytest.CaptureFixture[str]
+    instance: AwsInstance, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A redrive long-polls each dead-letter queue for a second before it finds it empty (SQS's short poll may miss
+    # messages); moto's short poll never does, so the retries here do not wait a second per queue.
+    monkeypatch.setattr(sqs_queue, "_REDRIVE_WAIT_SECONDS", 0)
     # Given empty dead-letter queues
     capsys.readouterr()
     assert run(["dead-letters", "retry"]) == 0
