@@ -11,10 +11,9 @@ runs (its job workspace) and how table properties are saved. ``sleeper.runtime.l
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, Self, TypeVar, cast, overload
@@ -30,6 +29,7 @@ from sleeper.api.ingest_job import (
     wait_for_ingest_job,
 )
 from sleeper.api.metadata import file_sizes, files_table, job_runs_table, partitions_table
+from sleeper.api.queued_scan import DEFAULT_QUERY_WAIT_SECONDS, QueuedScan
 from sleeper.api.scan import KeysArg, RangesArg, Scan, regions_of
 from sleeper.api.time_travel import history_table, past_table
 from sleeper.compaction.purge import PurgeResult
@@ -47,23 +47,18 @@ from sleeper.core.properties.table import (
     STATESTORE_CLASSNAME,
     state_store_class,
 )
-from sleeper.core.query import Query
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import FieldType, KeyValue, Schema
 from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
 from sleeper.core.table import PropertiesStore, TableIndex, TableStatus, new_table_id
-from sleeper.core.trackers.query import TrackedQuery
 from sleeper.ingest.inputs import ingest_rows
 from sleeper.ingest.ports import IngestRuntime
 from sleeper.ingest.standard import IngestResult
-from sleeper.io.filesystem import FileSystemOptions, filesystem_path, s3_filesystem
+from sleeper.io.filesystem import filesystem_path
 from sleeper.iterators.exceptions import IteratorConfigError
 from sleeper.iterators.pipeline import check_table_iterators
 from sleeper.query.results_reader import (
     RESULTS_DESTINATIONS,
-    raise_if_failed,
-    run_queued_query,
-    tracked_rows,
 )
 from sleeper.statestore.store import StateStore
 from sleeper.statestore.tables import QueuedQueries
@@ -71,14 +66,8 @@ from sleeper.statestore.tables import QueuedQueries
 DEFAULT_WAIT_SECONDS = 900.0
 """How long ``Table.ingest`` waits for an ingest job it sent to finish, by default."""
 
-DEFAULT_QUERY_WAIT_SECONDS = 300.0
-"""How long ``Table.scan(via_queue=True)`` waits for the query to finish, by default (as ``sleeper query --wait``)."""
-
 __all__ = [
-    "DEFAULT_QUERY_WAIT_SECONDS",
     "DEFAULT_WAIT_SECONDS",
-    "QueuedScan",
-    "QueuedScanResult",
     "TABLE_NAME_PATTERN",
     "Table",
     "TableInstance",
@@ -567,110 +556,6 @@ class Table(Generic[InstanceT]):
             PropertyError: If a value is invalid or a property may not change; nothing is saved.
         """
         return self.instance.update_table_properties(self.name, values)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QueuedScan(Scan):
-    """A scan run through the query queue (``Table.scan(..., via_queue=True)``): each ``to_*`` call sends the query
-    and reads its results as ``sleeper query --via-queue`` does (:func:`sleeper.query.results_reader.run_queued_query`).
-
-    Attributes:
-        table_name: The table's name, as the query names it.
-        admin: The instance, which sends the query (and runs it, locally).
-        results: ``s3`` or ``sqs``: where the sub-queries put their rows.
-        timeout_seconds: How long to wait for the query to finish.
-    """
-
-    table_name: str
-    admin: QueuedQueries = field(repr=False)
-    results: str = "s3"
-    timeout_seconds: float = DEFAULT_QUERY_WAIT_SECONDS
-
-    def queued(self) -> Query:
-        """The query this scan sends (a new random id each call): :meth:`Scan.query` with the results destination."""
-        query = self.query()
-        if self.results != "sqs":
-            return query
-        return dataclasses.replace(
-            query, processing=dataclasses.replace(query.processing, results_publisher_config={"destination": "SQS"})
-        )
-
-    def send(self) -> str:
-        """Sends the query to the query queue without waiting for its results, and returns its id (follow it with
-        ``sleeper report query ID`` or ``instance.reports.queries``). A local instance runs it at once, so it is
-        finished, and tracked, when this returns."""
-        query = self.queued()
-        self.admin.run_queued_query(query, self.table.schema)
-        return query.query_id
-
-    def run(self, *, progress: Callable[[str], None] | None = None) -> QueuedScanResult:
-        """Sends the query, waits for it to finish (up to ``timeout_seconds``) and reads its whole result.
-
-        Args:
-            progress: Told what is being waited for, as it changes (the CLI shows it).
-
-        Returns:
-            The query's id, its rows (limited and projected as the scan asks; none if it failed) and its tracker rows.
-
-        Raises:
-            QueryWaitTimeoutError: If the query does not finish in time.
-        """
-        schema = self.table.schema
-        query = self.queued()
-        rows = run_queued_query(
-            self.admin,
-            query,
-            schema,
-            results_filesystem=self._results_filesystem,
-            wait_seconds=self.timeout_seconds,
-            progress=progress,
-        )
-        assert rows is not None, "a queued scan always waits for its query"
-        if self.limit is not None:
-            rows = rows.slice(0, self.limit)
-        if self.columns is not None:
-            rows = rows.select(list(self.columns))
-        return QueuedScanResult(query.query_id, rows, tuple(tracked_rows(self.admin.query_tracker, query.query_id)))
-
-    def to_arrow_batch_reader(self, *, batch_rows: int | None = None) -> pa.RecordBatchReader:
-        """The rows as record batches: the query is run through the queue, and its whole result read, first.
-
-        Args:
-            batch_rows: The most rows in a batch returned (every row in one batch per result file if None).
-
-        Raises:
-            QueuedQueryFailedError: If the query tracker records the query FAILED or PARTIALLY_FAILED.
-            QueryWaitTimeoutError: If the query does not finish in time.
-        """
-        rows = self.run().raise_if_failed()
-        return pa.RecordBatchReader.from_batches(rows.schema, rows.to_batches(max_chunksize=batch_rows))
-
-    def _results_filesystem(self) -> pafs.FileSystem:
-        return s3_filesystem((self.options or FileSystemOptions()).s3)
-
-
-@dataclass(frozen=True, slots=True)
-class QueuedScanResult:
-    """What a queued scan returned (:meth:`QueuedScan.run`).
-
-    Attributes:
-        query_id: The query's id.
-        rows: Its rows in key order (possibly only some of them if the query failed: see :meth:`raise_if_failed`).
-        tracked: The query tracker's rows for it: the query's own, then its sub-queries'.
-    """
-
-    query_id: str
-    rows: pa.Table
-    tracked: tuple[TrackedQuery, ...]
-
-    def raise_if_failed(self) -> pa.Table:
-        """The rows, if the tracker records the query succeeded.
-
-        Raises:
-            QueuedQueryFailedError: If the query is FAILED or PARTIALLY_FAILED, with the reasons the tracker holds.
-        """
-        raise_if_failed(self.tracked, self.query_id)
-        return self.rows
 
 
 @dataclass(frozen=True, slots=True)

@@ -465,7 +465,7 @@ def query(
     gathered first)."""
     import pyarrow as pa
 
-    from sleeper.api.table import QueuedScan
+    from sleeper.api.queued_scan import QueuedScan
     from sleeper.cli import query_output
     from sleeper.cli.query_args import parse_exact, parse_range
     from sleeper.core.filter import parse_filter

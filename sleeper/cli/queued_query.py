@@ -18,7 +18,7 @@ from sleeper.core.exceptions import SleeperError
 from sleeper.core.trackers.query import QueryState
 
 if TYPE_CHECKING:
-    from sleeper.api.table import QueuedScan
+    from sleeper.api.queued_scan import QueuedScan
 
 
 def run_through_queue(scan: QueuedScan, *, send_only: bool, console: Console) -> pa.Table | None:
