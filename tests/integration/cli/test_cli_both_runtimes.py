@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from sleeper.adapters.aws import sqs_queue
 from sleeper.adapters.aws.clients import events_client
 from sleeper.cli.main import run
 from sleeper.core.operations import INGEST_JOB_Q, STATE_STORE_COMMITTER_Q
@@ -109,8 +110,14 @@ def _tables(listing: list[dict[str, Any]]) -> list[tuple[str, bool, int]]:
 
 
 def should_answer_every_command_alike_on_a_local_instance_and_on_aws(
-    capsys: pytest.CaptureFixture[str], locations: dict[str, str], aws_config: AwsRuntimeConfig
+    capsys: pytest.CaptureFixture[str],
+    locations: dict[str, str],
+    aws_config: AwsRuntimeConfig,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # A redrive long-polls each dead-letter queue for a second before it finds it empty (SQS's short poll may miss
+    # messages); moto's short poll never does, so the retry below does not wait a second per queue.
+    monkeypatch.setattr(sqs_queue, "_REDRIVE_WAIT_SECONDS", 0)
     # Given a table made with the same command on both
     local, aws = _same(capsys, locations, ["table", "create", "people", "--schema", "schema.json", "--json"])
     assert (local["tableName"], local["leafPartitions"]) == (aws["tableName"], aws["leafPartitions"]) == ("people", 1)
