@@ -40,7 +40,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-import sleeper
 from sleeper.compaction.exceptions import EngineUnavailableError
 from sleeper.core.extras import install_command
 from sleeper.core.schema import INT_MIN, LONG_MIN, PrimitiveType, Schema
@@ -323,15 +322,21 @@ def _chunked(
         yield from _run_worker(_Task(tuple(input_files), schema, bounds, batch_rows, options))
 
 
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+"""The directory holding this ``sleeper`` package (this module is ``sleeper/compaction/datafusion_engine.py``)."""
+
+_WORKER_START = (
+    "import sys; sys.path.insert(0, sys.argv[1]); from sleeper.compaction.datafusion_engine import _worker; _worker()"
+)
+"""The worker process's program: this package first on its path, then :func:`_worker` reading a task on stdin."""
+
+
 def _run_worker(task: _Task) -> Iterator[pa.RecordBatch]:
     """Runs one task in a worker process and yields the batches it streams back."""
-    # The worker imports the same ``sleeper`` package as this process, wherever it was imported from.
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(sleeper.__file__)))
-    environment = dict(os.environ)
-    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, environment.get("PYTHONPATH")]))
+    # The worker imports the same ``sleeper`` package as this process, wherever it was imported from: the directory
+    # holding the package goes first on the worker's path (the environment is inherited unchanged).
     process = subprocess.Popen(
-        [sys.executable, "-m", "sleeper.compaction.datafusion_engine"],
-        env=environment,
+        [sys.executable, "-c", _WORKER_START, _PACKAGE_ROOT],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -301,7 +301,7 @@ def should_choose_the_arrow_engine_for_arrow_and_java() -> None:
 
 
 def should_merge_with_arrow_when_datafusion_cannot_read_the_files() -> None:
-    # Given a table asking for DataFusion, with files it cannot reach (an in-memory filesystem, or S3)
+    # Given a table asking for DataFusion, with files it cannot reach (an in-memory filesystem, or another store)
     table = new_table(LONG_SCHEMA, properties={"sleeper.table.data.engine": "DATAFUSION"})
     job = table.job([table.add_file(_long_rows([2, 1])), table.add_file(_long_rows([3]))])
 
@@ -311,7 +311,8 @@ def should_merge_with_arrow_when_datafusion_cannot_read_the_files() -> None:
     # Then
     assert result.engine == ENGINE_ARROW
     assert table.read(job.output_file).column("key").to_pylist() == [1, 2, 3]
-    assert not datafusion_can_read(["s3a://bucket/table/data/file.parquet", "/local/file.parquet"])
+    assert datafusion_can_read(["s3a://bucket/table/data/file.parquet", "/local/file.parquet"])
+    assert not datafusion_can_read(["gs://bucket/x.parquet"])
     assert datafusion_can_read(["file:///local/file.parquet", "/local/other.parquet"])
 
 
