@@ -16,8 +16,9 @@ import fnmatch
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -41,6 +42,8 @@ from tests.stacks.test_iam_matrix import (  # noqa: E402
 )
 
 pytestmark = pytest.mark.slow
+
+_Test = TypeVar("_Test", bound=Callable[..., None])
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "sleeper_examples"
 
@@ -108,11 +111,39 @@ CONFIGURATIONS = [
 ]
 BY_NAME = {c.name: c for c in CONFIGURATIONS}
 
-every_configuration = pytest.mark.parametrize("configured", [EXAMPLE, *BY_NAME], indirect=True)
-"""The example too: the session's, already synthesized."""
+SECOND_HALF = frozenset([*(f"default-without-{off}" for off in DEFAULT_ON), "sleeper-example-basic"])
+"""The configurations ``test_synthesis_matrix_b.py`` checks with this module's tests, so that another pytest-xdist
+worker can take them (the matrix is most of ``tests/stacks``' time, and a file runs on one worker). Each configuration
+is synthesized by one of the two files only: the tests here that name configurations themselves name none of these."""
 
-new_configurations = pytest.mark.parametrize("configured", list(BY_NAME), indirect=True)
-"""Not the example: ``test_iam_matrix.py``, ``test_nag.py`` and ``test_iac_checks.py`` check it."""
+SECOND = False
+"""Whether this module checks :data:`SECOND_HALF` (``test_synthesis_matrix_b.py``) or the other configurations."""
+
+
+def every_configuration(test: _Test) -> _Test:
+    """Runs a test on every configuration of its module's half, the example too (the session's, already synthesized,
+    in this module's half)."""
+    test.matrix = "every"  # type: ignore[attr-defined]
+    return test
+
+
+def new_configurations(test: _Test) -> _Test:
+    """Runs a test on every configuration of its module's half but the example (``test_iam_matrix.py``,
+    ``test_nag.py`` and ``test_iac_checks.py`` check it)."""
+    test.matrix = "new"  # type: ignore[attr-defined]
+    return test
+
+
+def configurations(kind: str, second: bool) -> list[str]:
+    """The configurations of one half a test of ``kind`` (``every``, ``new``) runs on."""
+    names = [EXAMPLE, *BY_NAME] if kind == "every" else list(BY_NAME)
+    return [name for name in names if (name in SECOND_HALF) is second]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    kind = getattr(metafunc.function, "matrix", None)
+    if kind is not None:
+        metafunc.parametrize("configured", configurations(kind, metafunc.module.SECOND), indirect=True)
 
 
 @pytest.fixture(scope="module")
