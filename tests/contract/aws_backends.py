@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import socket
 import threading
 import uuid
 from dataclasses import dataclass
@@ -80,10 +81,24 @@ _server: ThreadedMotoServer | None = None
 _endpoint: str | None = None
 
 
+def _listening(endpoint: str) -> bool:
+    host, port = endpoint.removeprefix("http://").rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=5):
+            return True
+    except OSError:
+        return False
+
+
 def moto_endpoint() -> str:
-    """The URL of this process's moto server (``http://127.0.0.1:<port>``), started at the first call."""
+    """The URL of this process's moto server (``http://127.0.0.1:<port>``), started at the first call, and started
+    again (on a new port, with a warning) if it no longer accepts connections, so one lost server fails the tests that
+    held its address rather than every later test of the worker."""
     global _server, _endpoint
     with _lock:
+        if _endpoint is not None and not _listening(_endpoint):
+            logging.getLogger(__name__).warning("moto server at %s stopped accepting connections: restarting", _endpoint)
+            _endpoint = None
         if _endpoint is None:
             # werkzeug logs every request at INFO to stderr unless told otherwise.
             logging.getLogger("werkzeug").setLevel(logging.WARNING)

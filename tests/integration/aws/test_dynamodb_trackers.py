@@ -38,7 +38,8 @@ RECORDED = datetime(2026, 1, 2, 9, 30, 0, 500000, tzinfo=UTC)
 
 
 @pytest.fixture
-def client() -> Iterator[DynamoDBClient]:
+def client(monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoDBClient]:
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)  # the in-process mock, never a server another test named
     with mock_aws():
         yield dynamodb_client(SETTINGS)
 
