@@ -97,7 +97,7 @@ def moto_endpoint() -> str:
     global _server, _endpoint
     with _lock:
         if _endpoint is not None and not _listening(_endpoint):
-            logging.getLogger(__name__).warning("moto server at %s stopped accepting connections: restarting", _endpoint)
+            logging.getLogger(__name__).warning("moto server at %s stopped answering: restarting", _endpoint)
             _endpoint = None
         if _endpoint is None:
             # werkzeug logs every request at INFO to stderr unless told otherwise.
