@@ -1,8 +1,11 @@
 """Plugins every test run loads: the reliability battery's report (``tests/reliability_report.py``) and the order
 test files start in (``tests/schedule.py``, the costliest first); and what every test gets: the process-wide metrics
-sink put back after it."""
+sink put back after it, and no ``AWS_ENDPOINT_URL`` naming a server that is gone."""
 
+import os
+import socket
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -18,3 +21,25 @@ def _no_metrics_sink_left_behind() -> Iterator[None]:
     away after each test so later tests' standard output (a CLI's JSON) holds only what they print."""
     yield
     use_metrics_sink(None)
+
+
+def _answers(url: str) -> bool:
+    parts = urlsplit(url)
+    if parts.hostname not in ("127.0.0.1", "localhost") or parts.port is None:
+        return True  # only a local test server can have gone away
+    try:
+        with socket.create_connection((parts.hostname, parts.port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def _no_endpoint_of_a_stopped_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """boto3 sends every client without an explicit endpoint to ``AWS_ENDPOINT_URL``, so a test that used
+    ``moto.mock_aws`` would reach a local test server an earlier test named and stopped, and fail with a refused
+    connection. While a test runs, a value naming a local server that no longer accepts connections is taken away
+    (restored after it); a value naming a running server (a module's emulated instance) is left alone."""
+    endpoint = os.environ.get("AWS_ENDPOINT_URL")
+    if endpoint and not _answers(endpoint):
+        monkeypatch.delenv("AWS_ENDPOINT_URL")
