@@ -6,10 +6,8 @@ Skipped without ``datafusion``.
 
 from __future__ import annotations
 
-import logging
 import random
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -34,19 +32,11 @@ REGION: Final = "eu-west-2"
 
 
 @pytest.fixture(scope="module")
-def endpoint() -> Iterator[str]:
-    """A moto S3 server for the module."""
-    from moto.server import ThreadedMotoServer
+def endpoint() -> str:
+    """This process's moto server (unique bucket names keep the tests apart)."""
+    from tests.contract.aws_backends import moto_endpoint
 
-    from sleeper.emulator.moto_speedups import speed_up_moto
-
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    speed_up_moto()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
+    return moto_endpoint()
 
 
 def _s3_options(endpoint: str) -> FileSystemOptions:
