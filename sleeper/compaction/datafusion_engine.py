@@ -356,8 +356,10 @@ def _run_worker(task: _Task) -> Iterator[pa.RecordBatch]:
                         if batch.schema.equals(target)
                         else pa.RecordBatch.from_arrays(batch.columns, schema=target)
                     )
-        except pa.ArrowInvalid:
-            pass  # the worker failed before or while streaming: its exit status and message say why
+        except pa.ArrowInvalid as e:
+            stream_error: pa.ArrowInvalid | None = e  # a failed worker's exit status and message say why, below
+        else:
+            stream_error = None
         returncode = process.wait()
         if returncode:
             message = process.stderr.read().decode(errors="replace").strip()
@@ -365,6 +367,8 @@ def _run_worker(task: _Task) -> Iterator[pa.RecordBatch]:
             if "EngineUnavailableError" in last:
                 raise EngineUnavailableError(last.split(":", 1)[-1].strip())
             raise RuntimeError(f"the DataFusion compaction worker failed: {last}")
+        if stream_error is not None:  # the worker exited cleanly but its stream was cut or malformed: never fewer rows
+            raise RuntimeError(f"the DataFusion compaction worker's output could not be read: {stream_error}")
         finished = True
     finally:
         if not finished and process.poll() is None:

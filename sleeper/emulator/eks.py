@@ -7,8 +7,8 @@ job in the ``bulk-import-eks`` image; the Spark driver then runs as a pod, recor
 and commits the files. The state machine deletes the driver pod and the Kubernetes job when it succeeded, or calls
 the failure recorder Lambda (:func:`sleeper.bulk_import.outcome.record_platform_failure`) when it did not.
 
-Here, :func:`provision_eks_bulk_import` creates the state machine (its states named as the stack names them, each a
-placeholder: moto executes none) and the properties the stack sets, and the pump
+Here, :func:`provision_eks_bulk_import` creates the state machine (its states named as the stack names them; moto
+records executions but runs no state, so the pump plays them) and the properties the stack sets, and the pump
 (:mod:`sleeper.emulator.tasks`) takes each running execution of it:
 
 * the Kubernetes job's container is a local process running :func:`main` with the execution's ``args`` and the
