@@ -109,7 +109,11 @@ def resolve_handler(path: str) -> Callable[..., Any] | None:
 def function_environment(environment: Mapping[str, str]) -> Iterator[None]:
     """Sets the environment variables a deployed function has while it is invoked in this process, as Lambda gives a
     function its environment, and puts back what this process had afterwards. One function runs at a time (the
-    process has one environment, and the pump and the WebSocket API invoke from different threads)."""
+    process has one environment, and the pump and the WebSocket API invoke from different threads).
+
+    A variable that another thread changed while the function ran (a test setting or removing it) is left as that
+    thread made it: only the values this function set are put back, so an invocation on the pump's thread never
+    brings back a value the rest of the process has since replaced or removed."""
     with _ENVIRONMENT_LOCK:
         previous = {name: os.environ.get(name) for name in environment}
         os.environ.update(environment)
@@ -117,6 +121,8 @@ def function_environment(environment: Mapping[str, str]) -> Iterator[None]:
             yield
         finally:
             for name, value in previous.items():
+                if os.environ.get(name) != environment[name]:
+                    continue  # changed by another thread meanwhile: theirs now
                 if value is None:
                     os.environ.pop(name, None)
                 else:
