@@ -17,10 +17,12 @@ import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import pyarrow as pa
 
+from sleeper.compaction.datafusion_engine import datafusion_can_read
+from sleeper.compaction.execution import ENGINE_DATAFUSION, resolve_engine
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.filter import MAX_KEY_REGIONS, Filter, columns_of, filter_of, key_regions, may_match
 from sleeper.core.partition import PartitionTree
@@ -43,6 +45,9 @@ from sleeper.iterators.plugin import IteratorSpec
 from sleeper.query.exceptions import QueryExecutionError
 from sleeper.query.planner import leaf_regions, plan_query
 
+if TYPE_CHECKING:
+    from sleeper.query.datafusion_read import DataFusionLeafRead
+
 __all__ = [
     "QueryableStateStore",
     "QueryableTable",
@@ -51,6 +56,7 @@ __all__ = [
     "output_fields",
     "plan_table_query",
     "processing_config",
+    "query_engine",
     "query_iterators",
     "read_fields",
     "region_bounds",
@@ -230,6 +236,18 @@ def query_iterators(
     return RowIterators.for_table(properties, schema, query_time=query_time, now_ms=now_ms)
 
 
+def query_engine(properties: TableProperties) -> str:
+    """The engine a query reads a table's leaves with, ``ARROW`` or ``DATAFUSION``: chosen from
+    ``sleeper.table.data.engine`` by the compaction's rule (:func:`sleeper.compaction.execution.resolve_engine`), so
+    DATAFUSION only where the table or its instance names it, and ARROW at the built-in default.
+
+    Raises:
+        CompactionConfigError: If the property names no engine.
+        EngineUnavailableError: If DATAFUSION is asked for and the ``datafusion`` extra is not installed.
+    """
+    return resolve_engine(properties)
+
+
 def region_bounds(region: Region) -> list[KeyBounds]:
     """A region as the canonical key bounds a data file read takes (inclusive minimum, exclusive maximum)."""
     return [KeyBounds(name, r.canonical_min, r.canonical_max) for name, r in region.ranges.items()]
@@ -277,6 +295,7 @@ def run_leaf_query(
     options: FileSystemOptions | None = None,
     batch_rows: int | None = None,
     deleted: Mapping[str, DeletedRows] | None = None,
+    engine: str | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Runs one sub-query: the rows of its files in its regions and its leaf, processed, filtered and projected.
 
@@ -297,6 +316,9 @@ def run_leaf_query(
         deleted: The rows pending deletes hide, by file (:meth:`DeletedRows.by_file`): hidden from each file's rows
             as they are read, before the merge and the table's rules. If None, those the sub-query carries
             (``LeafPartitionQuery.pending_deletes``).
+        engine: ``DATAFUSION`` reads and merges the files with DataFusion where they are local or on S3
+            (:mod:`sleeper.query.datafusion_read`); the pyarrow read otherwise (see :func:`query_engine`). The rows
+            returned are the same.
 
     Yields:
         Batches in key order with exactly the output fields (see :func:`output_fields`), in schema order.
@@ -305,7 +327,7 @@ def run_leaf_query(
         QueryExecutionError: If a requested field is not in the schema.
         MissingFileError: If a data file does not exist.
     """
-    leaf = _open_leaf(leaf_query, schema, config, now_ms, options, batch_rows, deleted)
+    leaf = _open_leaf(leaf_query, schema, config, now_ms, options, batch_rows, deleted, engine=engine)
     if leaf is not None:
         yield from leaf.batches()
 
@@ -320,6 +342,7 @@ def _open_leaf(
     deleted: Mapping[str, DeletedRows] | None,
     *,
     background: bool = False,
+    engine: str | None = None,
 ) -> _LeafRead | None:
     """A sub-query's files opened and their reads planned and started (see :func:`run_leaf_query`); None if it reads
     nothing. With ``background``, its read ahead runs at background priority until its batches are taken."""
@@ -352,20 +375,29 @@ def _open_leaf(
         pruning = _Pruning(row_filter, frozenset(usable), expression if early else None, page_columns, strings)
         if early:
             expression = None
+    target = _output_schema(schema, out_names)
+    if engine == ENGINE_DATAFUSION and datafusion_can_read(leaf_query.files):
+        from sleeper.query.datafusion_read import datafusion_leaf_read
+
+        early_filter = None if pruning is None else pruning.early
+        fused = datafusion_leaf_read(
+            leaf_query.files, schema, bounds, names, batch_rows=rows, options=options, early=early_filter, hides=hides
+        )
+        return _LeafRead(fused, schema.key_names, rows, iterators, expression, target, leaf_query.query_id)
     # Each file's row groups are decoded ahead on the reading pool (pyarrow decodes without the GIL), so decoding
     # overlaps the merge and uses every core.
     streams = _planned_reads(leaf_query.files, schema, bounds, names, rows, options, pruning, hides, background)
-    target = _output_schema(schema, out_names)
     return _LeafRead(streams, schema.key_names, rows, iterators, expression, target, leaf_query.query_id)
 
 
 class _LeafRead:
     """A sub-query's planned reads, started; :meth:`batches` merges them, applies the table's processing and the
-    query's filter, and projects. Closing it (as :meth:`batches` does when done or closed) closes every file."""
+    query's filter, and projects (the DataFusion read comes merged). Closing it (as :meth:`batches` does when done or
+    closed) closes every file."""
 
     def __init__(
         self,
-        streams: list[_PlannedRead],
+        streams: list[_PlannedRead] | DataFusionLeafRead,
         key_names: Sequence[str],
         rows: int,
         iterators: RowIterators,
@@ -386,8 +418,13 @@ class _LeafRead:
         try:
             # A large read's output batches are assembled (the merge's take) on a thread of the merge's own, while
             # the caller orders the next round: the caller's thread is otherwise the scan's bottleneck.
-            pipeline = sum(read.plan.rows for read in self._streams) >= PIPELINE_ROWS
-            merged = merge_sorted(self._streams, self._key_names, batch_rows=self._rows, pipeline=pipeline)
+            streams = self._streams
+            merged: Iterator[pa.RecordBatch]
+            if isinstance(streams, list):
+                pipeline = sum(read.plan.rows for read in streams) >= PIPELINE_ROWS
+                merged = merge_sorted(streams, self._key_names, batch_rows=self._rows, pipeline=pipeline)
+            else:
+                merged = iter(streams)
             expression, target, where = self._expression, self._target, self._where
             for batch in self._iterators.apply(merged):
                 if expression is not None and batch.num_rows:
@@ -400,7 +437,10 @@ class _LeafRead:
     def close(self) -> None:
         """Closes every file (their reads ahead stopped first)."""
         streams, self._streams = self._streams, []
-        _close_reads(streams)
+        if isinstance(streams, list):
+            _close_reads(streams)
+        else:
+            streams.close()
 
 
 PIPELINE_ROWS = 300_000
@@ -573,6 +613,8 @@ def execute(
         QueryExecutionError: If a requested field is not in the schema, or the limit is negative.
         IteratorConfigError: If the table's filters or aggregations are invalid.
         IteratorLoadError: If the table's or the query's iterator cannot be loaded (nothing is read).
+        CompactionConfigError: If the table's data engine is not one (see :func:`query_engine`).
+        EngineUnavailableError: If the table asks for DATAFUSION and the ``datafusion`` extra is not installed.
     """
     if limit is not None and limit < 0:
         raise QueryExecutionError(f"a query limit must be 0 or more rows, got {limit}")
@@ -580,11 +622,13 @@ def execute(
     target = _output_schema(schema, output_fields(schema, query.processing.requested_value_fields))
     now = int(time.time() * 1000) if now_ms is None else now_ms
     config = query_iterators(table.properties, schema, query.processing, now)
+    engine = query_engine(table.properties)
     leaf_queries, hidden = plan_with_deletes(query, table.state_store, table_id=table.table_id, schema=schema)
     deleted = DeletedRows.by_file(hidden, schema)
 
     def open_leaf(index: int, background: bool) -> _LeafRead | None:
-        return _open_leaf(leaf_queries[index], schema, config, now, options, batch_rows, deleted, background=background)
+        leaf = leaf_queries[index]
+        return _open_leaf(leaf, schema, config, now, options, batch_rows, deleted, background=background, engine=engine)
 
     def batches() -> Iterator[pa.RecordBatch]:
         # While a sub-query is merged and processed here, the next one's files are opened and its first row groups

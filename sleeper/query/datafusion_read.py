@@ -1,0 +1,368 @@
+"""The DataFusion read of a query's leaf: its files read and merged by Apache DataFusion (``sleeper.table.data.engine``
+DATAFUSION), as Sleeper's default engine reads a leaf for a query.
+
+:func:`datafusion_leaf_read` gives the rows of a sub-query's files within its regions, merged by row keys then sort
+keys, with only the columns the query reads. Each file is scanned as its own partition with its sort order declared,
+the regions are a filter pushed into the scans (row groups outside them are pruned by their statistics), and the scans
+are unioned and merged by a streaming ``SortPreservingMergeExec`` (a plan holding a ``SortExec`` is refused), with the
+file's position in the sub-query as the last sort column, so rows with equal keys come out in the order of the
+sub-query's files, as the pyarrow merge gives them. Local files and S3 (``s3://``, ``s3a://``) are read; S3 buckets
+are registered as object stores exactly as the DataFusion compaction engine registers them
+(:mod:`sleeper.compaction.datafusion_engine`).
+
+The merged batches carry the file each row came from, so the rows pending deletes hide are left out after the merge
+by the same :class:`~sleeper.iterators.pipeline.DeletedRows` the pyarrow read applies to each file; and where the
+query's filter may be applied before the table's rules (they only drop rows) it is applied to the merged batches.
+Everything after that (the table's iterators and aggregations, the query's filter, the projection, a limit) is the
+executor's, the same for both engines (:mod:`sleeper.query.executor`), so both return the same rows in the same order.
+
+Memory: DataFusion through its Python bindings keeps memory in proportion to the rows it reads, after the read is
+done. A read planned to decode at most :data:`IN_PROCESS_ROWS` rows (from the files' footers) runs in this process;
+a larger one is split into key ranges of about ``chunk_rows`` input rows on the first row key (the compaction
+engine's :func:`~sleeper.compaction.datafusion_engine.key_range_chunks`, keeping only the ranges the sub-query's
+regions reach), each read in a worker process of its own that streams its batches back as Arrow IPC and exits, so
+memory depends on ``chunk_rows``, not on the leaf's size.
+
+The ``datafusion`` package is imported only when a read runs.
+"""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from sleeper.compaction.datafusion_engine import (
+    _INPUT_COLUMN,
+    _PACKAGE_ROOT,
+    DATAFUSION_MISSING,
+    _datafusion_location,
+    _range_bound,
+    _region_condition,
+    _register_s3,
+    datafusion_available,
+    datafusion_can_read,
+    key_range_chunks,
+)
+from sleeper.compaction.exceptions import EngineUnavailableError
+from sleeper.core.schema import Schema
+from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.filesystem import FileSystemOptions
+from sleeper.io.key_ranges import KeyBounds, normalise_regions
+from sleeper.io.parquet_reader import SortedFileReader
+from sleeper.io.row_filter import RowPredicate
+from sleeper.iterators.pipeline import DeletedRows
+from sleeper.query.exceptions import QueryExecutionError
+
+__all__ = ["CHUNK_ROWS", "IN_PROCESS_ROWS", "DataFusionLeafRead", "datafusion_leaf_read", "datafusion_plan_of_leaf"]
+
+IN_PROCESS_ROWS = 250_000
+"""A leaf read planned to decode at most this many rows runs in this process (no worker start: a point lookup stays
+fast); DataFusion keeps about 33 bytes per row read, so this bounds what one such read leaves behind."""
+
+CHUNK_ROWS = 4_000_000
+"""The input rows of a key range read by one worker process, by default."""
+
+_BATCH_ROWS = 16_384
+"""DataFusion's batch size, at most (its merge is faster with smaller batches, as the compaction engine measured)."""
+
+
+def datafusion_plan_of_leaf(
+    files: Sequence[str],
+    schema: Schema,
+    regions: Sequence[Sequence[KeyBounds]],
+    names: Sequence[str],
+    *,
+    batch_rows: int,
+    options: FileSystemOptions | None = None,
+) -> Any:
+    """The DataFrame merging the files within the regions (any of them), with the columns ``names`` (in the order
+    given; they must hold every key field) and the file's position in ``files`` as the last column.
+
+    Raises:
+        EngineUnavailableError: If ``datafusion`` is not installed, a file is neither local nor on S3, or DataFusion
+            would sort rather than merge.
+    """
+    try:
+        import datafusion
+    except ImportError as e:
+        raise EngineUnavailableError(DATAFUSION_MISSING) from e
+    from datafusion import col, lit
+
+    paths = [_datafusion_location(location) for location in files]
+    config = (
+        datafusion.SessionConfig(
+            {
+                "datafusion.execution.parquet.schema_force_view_types": "false",
+                "datafusion.execution.parquet.binary_as_string": "false",
+                "datafusion.execution.parquet.pushdown_filters": "false",
+                "datafusion.optimizer.enable_round_robin_repartition": "false",
+            }
+        )
+        .with_target_partitions(max(1, len(paths)))
+        .with_repartition_file_scans(False)
+        .with_repartition_sorts(True)
+        .with_batch_size(batch_rows)
+    )
+    context = datafusion.SessionContext(config)
+    _register_s3(context, files, (options or FileSystemOptions()).s3)
+    target = arrow_schema(schema)
+    order = [col(name).sort(ascending=True, nulls_first=True) for name in schema.key_names]
+    frame = None
+    for number, path in enumerate(paths):
+        scan = context.read_parquet(path, schema=target, file_sort_order=[order], skip_metadata=True)
+        scan = scan.select(*[col(name) for name in names], lit(number).alias(_INPUT_COLUMN))
+        frame = scan if frame is None else frame.union(scan)
+    assert frame is not None
+    condition = None
+    for region in regions:
+        part = _region_condition(region, schema, col, lit)
+        if part is None:  # a region holding every key: no filter
+            condition = None
+            break
+        condition = part if condition is None else condition | part
+    if condition is not None:
+        frame = frame.filter(condition)
+    frame = frame.sort(*order, col(_INPUT_COLUMN).sort(ascending=True))
+    plan = frame.execution_plan().display_indent()
+    if "SortExec:" in plan:
+        raise EngineUnavailableError(f"DataFusion planned a full sort rather than a merge:\n{plan}")
+    return frame
+
+
+@dataclass(frozen=True, slots=True)
+class _LeafTask:
+    """What a worker process reads: the files within the regions (each already cut to one key range)."""
+
+    files: tuple[str, ...]
+    schema: Schema
+    regions: tuple[tuple[KeyBounds, ...], ...]
+    names: tuple[str, ...]
+    batch_rows: int
+    options: FileSystemOptions | None
+
+
+def _stream(task: _LeafTask) -> Iterator[pa.RecordBatch]:
+    """The task's merged batches, read in this process."""
+    frame = datafusion_plan_of_leaf(
+        task.files, task.schema, task.regions, task.names, batch_rows=task.batch_rows, options=task.options
+    )
+    target = _target(task.schema, task.names)
+    for batch in frame.execute_stream():
+        data = batch.to_pyarrow()
+        if data.num_rows:
+            yield data if data.schema.equals(target) else pa.RecordBatch.from_arrays(data.columns, schema=target)
+
+
+def _target(schema: Schema, names: Sequence[str]) -> pa.Schema:
+    full = arrow_schema(schema)
+    return pa.schema([*(full.field(name) for name in names), pa.field(_INPUT_COLUMN, pa.int64(), nullable=False)])
+
+
+_WORKER_START = (
+    "import sys; sys.path.insert(0, sys.argv[1]); from sleeper.query.datafusion_read import _worker; _worker()"
+)
+"""The worker process's program: this package first on its path, then :func:`_worker` reading a task on stdin."""
+
+
+class _Worker:
+    """A worker process reading one task; iterating yields its batches, :meth:`close` stops it if still running."""
+
+    def __init__(self, task: _LeafTask) -> None:
+        self._target = _target(task.schema, task.names)
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", _WORKER_START, _PACKAGE_ROOT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert self._process.stdin is not None
+        try:
+            self._process.stdin.write(pickle.dumps(task))
+            self._process.stdin.close()
+        except BaseException:
+            self.close()
+            raise
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        process = self._process
+        assert process.stdout is not None and process.stderr is not None
+        try:
+            for batch in pa.ipc.open_stream(process.stdout):
+                if batch.num_rows:
+                    same = batch.schema.equals(self._target)
+                    yield batch if same else pa.RecordBatch.from_arrays(batch.columns, schema=self._target)
+        except pa.ArrowInvalid as e:
+            stream_error: pa.ArrowInvalid | None = e  # a failed worker's exit status and message say why, below
+        else:
+            stream_error = None
+        returncode = process.wait()
+        if returncode:
+            message = process.stderr.read().decode(errors="replace").strip()
+            last = message.splitlines()[-1] if message else f"exit status {returncode}"
+            if "EngineUnavailableError" in last:
+                raise EngineUnavailableError(last.split(":", 1)[-1].strip())
+            raise QueryExecutionError(f"the DataFusion query worker failed: {last}")
+        if stream_error is not None:  # exited cleanly but its stream was cut or malformed: never fewer rows
+            raise QueryExecutionError(f"the DataFusion query worker's output could not be read: {stream_error}")
+
+    def close(self) -> None:
+        process = self._process
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+def _worker() -> None:
+    """The worker process: reads a pickled :class:`_LeafTask` from stdin and writes its batches to stdout as IPC."""
+    task: _LeafTask = pickle.loads(sys.stdin.buffer.read())  # noqa: S301 - written by the parent process
+    sink = pa.PythonFile(sys.stdout.buffer, mode="w")
+    with pa.ipc.new_stream(sink, _target(task.schema, task.names)) as writer:
+        for batch in _stream(task):
+            writer.write_batch(batch)
+    sys.stdout.buffer.flush()
+
+
+class DataFusionLeafRead:
+    """A sub-query's files merged by DataFusion: iterating yields the merged batches (the columns read, in the order
+    given, hidden rows and rows the early filter drops left out); :meth:`close` stops a worker still reading.
+
+    Built by :func:`datafusion_leaf_read`."""
+
+    def __init__(
+        self,
+        tasks: list[_LeafTask],
+        in_process: bool,
+        early: RowPredicate | None,
+        hides: Sequence[tuple[int, DeletedRows]],
+    ) -> None:
+        self._tasks = tasks
+        self._in_process = in_process
+        self._early = early
+        self._hides = hides
+        self._worker: _Worker | None = None
+        self._done = False
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        return self._batches()
+
+    def _batches(self) -> Iterator[pa.RecordBatch]:
+        try:
+            for task in self._tasks:
+                if self._done:
+                    return
+                if self._in_process:
+                    source: Any = _stream(task)
+                else:
+                    source = self._worker = _Worker(task)
+                for batch in source:
+                    batch = self._kept(batch)
+                    if batch.num_rows:
+                        yield batch
+                if self._worker is not None:
+                    self._worker.close()
+                    self._worker = None
+        finally:
+            self.close()
+
+    def _kept(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """The batch without the rows deletes hide in their files and those the early filter drops, and without the
+        input column."""
+        if self._hides:
+            inputs = batch.column(_INPUT_COLUMN).to_numpy()
+            keep = np.ones(batch.num_rows, dtype=bool)
+            positions = pa.array(np.arange(batch.num_rows, dtype=np.int64))
+            numbered = batch.append_column("__sleeper_position", positions)
+            for number, hide in self._hides:
+                mine = inputs == number
+                if not mine.any():
+                    continue
+                keep[mine] = False
+                kept = hide.keep(numbered.filter(pa.array(mine)))
+                keep[kept.column("__sleeper_position").to_numpy()] = True
+            if not keep.all():
+                batch = batch.filter(pa.array(keep))
+        batch = batch.drop_columns([_INPUT_COLUMN])
+        if self._early is not None and batch.num_rows:
+            batch = self._early.filter(batch)
+        return batch
+
+    def close(self) -> None:
+        """Stops a worker still reading; the read yields nothing more."""
+        self._done = True
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.close()
+
+
+def datafusion_leaf_read(
+    files: Sequence[str],
+    schema: Schema,
+    regions: Sequence[Sequence[KeyBounds]],
+    names: Sequence[str],
+    *,
+    batch_rows: int,
+    options: FileSystemOptions | None = None,
+    early: RowPredicate | None = None,
+    hides: Mapping[str, DeletedRows] | None = None,
+    chunk_rows: int | None = None,
+    in_process_rows: int | None = None,
+) -> DataFusionLeafRead:
+    """A sub-query's files read within its regions and merged by DataFusion (see the module docstring).
+
+    Args:
+        files: The sub-query's files, each sorted by row keys then sort keys; rows with equal keys come out in this
+            order.
+        schema: The table schema.
+        regions: The regions to read (canonical bounds, such as ``sleeper.query.executor.region_bounds``).
+        names: The columns to read, in schema order; they must hold every key field and the columns ``hides`` test.
+        batch_rows: The most rows in a batch.
+        options: How to reach S3.
+        early: A filter applied to the merged rows (before the table's rules, which must only drop rows).
+        hides: The rows pending deletes hide, by file.
+        chunk_rows: The input rows of a key range read by one worker process; :data:`CHUNK_ROWS` if None.
+        in_process_rows: A read planned to decode at most this many rows runs in this process;
+            :data:`IN_PROCESS_ROWS` if None.
+
+    Raises:
+        EngineUnavailableError: If ``datafusion`` is not installed, or a file is neither local nor on S3.
+        MissingFileError: If a data file does not exist.
+        SchemaMismatchError: If a file's key columns do not suit the schema.
+    """
+    if not datafusion_available():
+        raise EngineUnavailableError(DATAFUSION_MISSING)
+    if not datafusion_can_read(files):
+        raise EngineUnavailableError(f"the DataFusion engine reads local and S3 files only, not {list(files)}")
+    plain = None if options is None else FileSystemOptions(s3=options.s3)
+    planned = 0
+    for location in files:  # the pyarrow read's plan, from the cached footers: the rows the regions reach
+        with SortedFileReader(location, schema, options=options) as reader:
+            planned += reader.plan([list(r) for r in regions]).rows
+    numbered = [(number, hides[name]) for number, name in enumerate(files) if hides and name in hides]
+    wanted = tuple(tuple(r) for r in regions)
+    rows = max(1, min(batch_rows, _BATCH_ROWS))
+
+    def task(cut: tuple[tuple[KeyBounds, ...], ...]) -> _LeafTask:
+        return _LeafTask(tuple(files), schema, cut, tuple(names), rows, plain)
+
+    if planned <= (IN_PROCESS_ROWS if in_process_rows is None else in_process_rows):
+        return DataFusionLeafRead([task(wanted)] if planned else [], True, early, numbered)
+    tasks = []
+    cut_rows = CHUNK_ROWS if chunk_rows is None else chunk_rows
+    for low, high in key_range_chunks(files, schema, cut_rows, options=plain):
+        if low is None and high is None:
+            tasks.append(task(wanted))
+            continue
+        cut = tuple((*r, _range_bound(schema, low, high)) for r in wanted)
+        if normalise_regions(cut, schema):  # a key range no region reaches is not read
+            tasks.append(task(cut))
+    return DataFusionLeafRead(tasks, False, early, numbered)
