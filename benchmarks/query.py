@@ -16,10 +16,20 @@ Figures:
   median of the repetitions' ratios of rows/s (above 1: the query is faster), with the median CPU time of each (the
   process's, every thread). Row counts and ``sum(value)`` are checked to agree.
 
-Both are run on a table of each size in ``--rows`` (1M and 10M rows by default). The last line printed is one JSON
-object with every figure.
+Both are run on a table of each size in ``--rows`` (1M and 10M rows by default), read by the data engine named by
+``--engine`` (``sleeper.table.data.engine``: ARROW, the default, or DATAFUSION).
 
-Usage: ``.venv/bin/python benchmarks/query.py [--rows 1000000 10000000] [--lookups 200] [--repeats 7]``.
+- leaf query memory (``--memory-rows``, 16M by default; 0 skips it): tables of that many rows and of twice as many,
+  and on each one leaf's whole sub-query (a quarter of the rows, merged from its file and the root's) read by each
+  engine in a fresh process, consuming the stream: the rows, seconds, CPU seconds (with any worker processes), the
+  process's peak RSS (``VmHWM``) and the largest worker's peak RSS (DataFusion's key-range workers, 0 in process);
+  the ARROW read is the baseline, and the growth is the peak at 2x rows over the peak at 1x (each peak with its
+  largest worker's, as one worker runs at a time).
+
+The last line printed is one JSON object with every figure.
+
+Usage: ``.venv/bin/python benchmarks/query.py [--rows 1000000 10000000] [--lookups 200] [--repeats 7]
+[--engine ARROW|DATAFUSION] [--memory-rows 16000000]``.
 """
 
 from __future__ import annotations
@@ -27,7 +37,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -204,14 +216,112 @@ def range_scan(table: Table[LocalInstance], data: pa.Table, repeats: int) -> dic
     }
 
 
+ENGINES = ("ARROW", "DATAFUSION")
+MEMORY_LEAF = 1
+"""The leaf whose sub-query the memory figures read (the second quarter of the key space)."""
+
+
+def _peak_rss_bytes() -> int:
+    """The process's peak RSS: ``VmHWM`` where there is ``/proc``, else ``ru_maxrss``."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _cpu_seconds() -> float:
+    """The CPU time of this process and of the child processes it has waited for (DataFusion workers)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime + children.ru_utime + children.ru_stime
+
+
+def leaf_read(directory: Path, engine: str) -> dict[str, Any]:
+    """Runs one leaf's whole sub-query of the table in ``directory`` with an engine, in this process (a fresh one:
+    see :func:`leaf_memory`), and measures it."""
+    from sleeper.query.executor import execute, plan_table_query
+
+    table = sleeper.connect(directory).table("bench").set_properties({"sleeper.table.data.engine": engine})
+    leaf = table.state_store.partition_tree().leaves[MEMORY_LEAF]
+    query = Query(query_id="memory", table_name="bench", regions=(leaf.region,))
+    planned = plan_table_query(query, table.state_store, table_id=table.table_id)
+    start, cpu = time.perf_counter(), _cpu_seconds()
+    rows = 0
+    total = 0
+    for batch in execute(query, table):
+        rows += batch.num_rows
+        total += pc.sum(batch.column("value")).as_py() or 0
+    return {
+        "engine": engine,
+        "rows": rows,
+        "sum_value": total,
+        "files": len(planned[0].files) if planned else 0,
+        "seconds": time.perf_counter() - start,
+        "cpu_seconds": _cpu_seconds() - cpu,
+        "peak_rss_bytes": _peak_rss_bytes(),
+        "worker_peak_rss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
+    }
+
+
+def _held(read: dict[str, Any]) -> int:
+    """The most a read can have held at once: its process's peak RSS and its largest worker's (one runs at a time)."""
+    return int(read["peak_rss_bytes"] + read["worker_peak_rss_bytes"])
+
+
+def leaf_memory(rows: int, seed: int) -> dict[str, Any]:
+    """Each engine's leaf read, each in a fresh process, on tables of ``rows`` and twice as many rows."""
+    figures: dict[str, Any] = {}
+    for size in (rows, 2 * rows):
+        with tempfile.TemporaryDirectory(prefix="sleeper-query-memory-") as directory:
+            build(Path(directory), size, seed)
+            reads = {}
+            for engine in ENGINES:
+                done = subprocess.run(
+                    [sys.executable, __file__, "--leaf-read", directory, engine],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
+                reads[engine] = json.loads(done.stdout.strip().splitlines()[-1])
+                read = reads[engine]
+                print(
+                    f"{size:,} rows, leaf query ({read['rows']:,} rows from {read['files']} files) by {engine}: "
+                    f"{read['seconds']:.2f}s, CPU {read['cpu_seconds']:.2f}s, "
+                    f"peak RSS {read['peak_rss_bytes'] / 1e6:.0f} MB, "
+                    f"worker peak RSS {read['worker_peak_rss_bytes'] / 1e6:.0f} MB",
+                    flush=True,
+                )
+            if len({(r["rows"], r["sum_value"]) for r in reads.values()}) != 1:
+                raise AssertionError(f"the engines' leaf reads differ: {reads}")
+        figures[str(size)] = reads
+    for engine in ENGINES:
+        one, two = figures[str(rows)][engine], figures[str(2 * rows)][engine]
+        figures[f"{engine}_peak_growth_at_2x"] = _held(two) / _held(one)
+        print(
+            f"{engine}: peak RSS (with its largest worker's) {_held(one) / 1e6:.0f} MB at {rows:,} rows, "
+            f"{_held(two) / 1e6:.0f} MB at 2x: {figures[f'{engine}_peak_growth_at_2x']:.2f}x",
+            flush=True,
+        )
+    return figures
+
+
 def main() -> None:
-    """Builds each table, runs both benchmarks on it and prints the figures."""
+    """Builds each table, runs the benchmarks on it and prints the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--lookups", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--engine", choices=ENGINES, default="ARROW", help="the data engine of the queries' table")
+    parser.add_argument("--memory-rows", type=int, default=16_000_000, help="rows of the leaf memory figures (0: none)")
+    parser.add_argument("--leaf-read", nargs=2, metavar=("DIRECTORY", "ENGINE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.leaf_read is not None:  # one leaf read, in a process of its own (see leaf_memory)
+        print(json.dumps(leaf_read(Path(args.leaf_read[0]), args.leaf_read[1])))
+        return
     results: dict[str, Any] = {}
     for rows in args.rows:
         with tempfile.TemporaryDirectory(prefix="sleeper-query-bench-") as directory:
@@ -219,6 +329,8 @@ def main() -> None:
             table, data = build(Path(directory), rows, args.seed)
             build_seconds = time.perf_counter() - start
             print(f"built {rows:,} rows in {build_seconds:.1f}s", flush=True)
+            if args.engine != "ARROW":
+                table = table.set_properties({"sleeper.table.data.engine": args.engine})
             points = point_lookups(table, data, args.lookups, args.seed)
             print(
                 f"{rows:,} rows, point lookups: median {points['median_ms']:.2f} ms, p95 {points['p95_ms']:.2f} ms, "
@@ -235,8 +347,19 @@ def main() -> None:
                 flush=True,
             )
         results[str(rows)] = {"build_seconds": build_seconds, "point_lookups": points, "range_scan": scan}
+    memory = leaf_memory(args.memory_rows, args.seed) if args.memory_rows else None
     load = os.getloadavg()
-    print(json.dumps({"rows": args.rows, "load_average": load, "results": results}))
+    print(
+        json.dumps(
+            {
+                "rows": args.rows,
+                "engine": args.engine,
+                "load_average": load,
+                "results": results,
+                "leaf_query_memory": memory,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":
