@@ -165,20 +165,99 @@ def synthesize_matrix(
 _LINT_RUNNERS: dict[str, Any] = {}
 """cfn-lint's runner per region: building one loads every rule (a few seconds), so each process builds it once."""
 
+_LINTED: dict[str, list[tuple[str, str]]] = {}
+"""cfn-lint's findings by template (:func:`_lint_key`) in this process."""
+
+_SHARED_LINTS: list[Path] = []
+"""Where this run's pytest-xdist workers share cfn-lint's findings (:func:`_share_cfn_lint_findings`), if they do."""
+
+CLAIM_TIMEOUT_SECONDS = 600.0
+"""How long a process waits for another to lint a template it claimed before linting it itself (the other may have
+died mid-lint)."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _share_cfn_lint_findings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Under pytest-xdist, a directory of the run (the workers' base temporary directories share its parent) where
+    each template's cfn-lint findings are written once: the matrix's configurations and the example (linted by
+    ``test_iac_checks.py``) share most of their nested templates, and the files that lint them run on different
+    workers."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = tmp_path_factory.getbasetemp().parent / "cfn-lint-findings"
+        shared.mkdir(exist_ok=True)
+        _SHARED_LINTS.append(shared)
+    yield
+    _SHARED_LINTS.clear()
+
+
+def _lint_key(text: str, region: str) -> str:
+    """A template's identity for cfn-lint: its JSON as parsed (keys in their order; whitespace and indentation left
+    out, which change no finding this module returns) and the region."""
+    import hashlib
+    import json
+
+    canonical = json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(f"{region}\0{canonical}".encode()).hexdigest()
+
+
+def _lint_once(key: str, lint: Callable[[], list[tuple[str, str]]]) -> list[tuple[str, str]]:
+    """``lint()``'s findings, computed once per template for the process, and once for the run when the workers share
+    a directory: the first to claim a template lints it and writes its findings; another waits for them."""
+    import json
+    import time
+
+    if key in _LINTED:
+        return _LINTED[key]
+    if not _SHARED_LINTS:
+        _LINTED[key] = lint()
+        return _LINTED[key]
+    result, claim = _SHARED_LINTS[0] / f"{key}.json", _SHARED_LINTS[0] / f"{key}.claim"
+    deadline = time.monotonic() + CLAIM_TIMEOUT_SECONDS
+    while not result.exists():
+        try:
+            os.close(os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            if time.monotonic() < deadline:
+                time.sleep(0.1)
+                continue
+        try:
+            found = lint()
+        except BaseException:
+            claim.unlink(missing_ok=True)
+            raise
+        partial = result.with_suffix(f".{os.getpid()}.partial")
+        partial.write_text(json.dumps(found), encoding="utf-8")
+        partial.replace(result)
+        _LINTED[key] = found
+        return found
+    _LINTED[key] = [(rule, message) for rule, message in json.loads(result.read_text(encoding="utf-8"))]
+    return _LINTED[key]
+
 
 def cfn_lint(text: str, region: str = REGION) -> list[tuple[str, str]]:
     """cfn-lint's findings on a template's JSON text, as (rule id, message), as ``cfnlint.api.lint`` with
-    ``ManualArgs(regions=[region])`` finds them, through one runner per region for the process."""
+    ``ManualArgs(regions=[region])`` finds them, through one runner per region for the process.
+
+    A template is linted once per test run: the findings are kept by the template's parsed JSON and region, in the
+    process and, under pytest-xdist, for every worker (:func:`_share_cfn_lint_findings`). Most nested templates of the
+    synthesis matrix's configurations are the same as the example's, and linting is most of the matrix's time."""
     pytest.importorskip("cfnlint.api")
     from cfnlint.config import ConfigMixIn
     from cfnlint.decode.decode import decode_str
     from cfnlint.runner import Runner
 
-    template, errors = decode_str(text)
-    if errors:
-        return [(match.rule.id, match.message) for match in errors]
-    if template is None:
-        return []
-    if region not in _LINT_RUNNERS:
-        _LINT_RUNNERS[region] = Runner(ConfigMixIn(regions=[region]))
-    return [(match.rule.id, match.message) for match in _LINT_RUNNERS[region].validate_template(template)]
+    def lint() -> list[tuple[str, str]]:
+        template, errors = decode_str(text)
+        if errors:
+            return [(match.rule.id, match.message) for match in errors]
+        if template is None:
+            return []
+        if region not in _LINT_RUNNERS:
+            _LINT_RUNNERS[region] = Runner(ConfigMixIn(regions=[region]))
+        return [(match.rule.id, match.message) for match in _LINT_RUNNERS[region].validate_template(template)]
+
+    try:
+        key = _lint_key(text, region)
+    except ValueError:  # not JSON: cfn-lint says why, every time
+        return lint()
+    return _lint_once(key, lint)
