@@ -15,11 +15,13 @@ are typed ``Any``.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import boto3.session
+import botocore.loaders
 import botocore.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError
@@ -162,13 +164,41 @@ class AwsSettings:
         return config
 
     def _session(self) -> boto3.session.Session:
-        # A session of our own per client: boto3's default session is not safe to share between threads.
-        return boto3.session.Session(
-            aws_access_key_id=self.access_key_id,
-            aws_secret_access_key=self.secret_access_key,
-            region_name=self.region,
-            profile_name=self.profile,
-        )
+        # A session of our own per client: boto3's default session is not safe to share between threads. Its service
+        # models come from the process's loader (_shared_loader): a session's own would read them from disk again.
+        core = botocore.session.Session()
+        loader = _shared_loader(core.get_config_variable("data_path"))
+        core.register_component("data_loader", loader)
+        with _LOADERS_LOCK:
+            session = boto3.session.Session(
+                botocore_session=core,
+                aws_access_key_id=self.access_key_id,
+                aws_secret_access_key=self.secret_access_key,
+                region_name=self.region,
+                profile_name=self.profile,
+            )
+            # boto3 adds its own data directory to the loader of every session it is given
+            loader.search_paths[:] = list(dict.fromkeys(loader.search_paths))
+        return session
+
+
+_LOADERS: dict[str | None, botocore.loaders.Loader] = {}
+"""The process's botocore loaders, by data path (``AWS_DATA_PATH``): each caches the service models it read."""
+_LOADERS_LOCK = threading.Lock()
+
+
+def _shared_loader(data_path: str | None) -> botocore.loaders.Loader:
+    """The process's loader of service models and endpoint data for ``data_path``, made on first use.
+
+    Every client gets a session of its own (:meth:`AwsSettings._session`), and a session's own loader reads each
+    service's model, several megabytes of JSON, from disk on its first client (about 0.1 s a model). Sessions sharing
+    a loader read each model once per process; a loader is safe to share, as every client of one session shares
+    it."""
+    with _LOADERS_LOCK:
+        loader = _LOADERS.get(data_path)
+        if loader is None:
+            loader = _LOADERS[data_path] = botocore.loaders.create_loader(data_path)
+        return loader
 
 
 def _no_region_message(named: tuple[str, str] | None, config_file: str) -> str:
