@@ -17,20 +17,28 @@ Everything after that (the table's iterators and aggregations, the query's filte
 executor's, the same for both engines (:mod:`sleeper.query.executor`), so both return the same rows in the same order.
 
 Memory: DataFusion through its Python bindings keeps memory in proportion to the rows it reads, after the read is
-done. A read planned to decode at most :data:`IN_PROCESS_ROWS` rows (from the files' footers) runs in this process;
-a larger one is split into key ranges of about ``chunk_rows`` input rows on the first row key (the compaction
+done (measured here: 30-50 bytes per row, for every read of a long-running process). So DataFusion never runs in
+this process: a read is a task for a worker process (``python -c ... sleeper.query.datafusion_read._worker``), which
+streams the merged batches back as Arrow IPC. Workers are kept for later reads (at most :data:`IDLE_WORKERS` idle,
+so a point lookup does not start a process) and retired once the tasks they ran may have decoded
+:data:`RECYCLE_ROWS` rows (from the files' footers), which returns that memory. A read planned to decode more than
+:data:`CHUNK_ROWS` rows is split into key ranges of about that many input rows on the first row key (the compaction
 engine's :func:`~sleeper.compaction.datafusion_engine.key_range_chunks`, keeping only the ranges the sub-query's
-regions reach), each read in a worker process of its own that streams its batches back as Arrow IPC and exits, so
-memory depends on ``chunk_rows``, not on the leaf's size.
+regions reach), one task each. So a worker's memory depends on those settings, not on the leaf's size, and this
+process holds only the batches in flight.
 
-The ``datafusion`` package is imported only when a read runs.
+The ``datafusion`` package is imported only in the workers.
 """
 
 from __future__ import annotations
 
+import atexit
 import pickle
+import struct
 import subprocess
 import sys
+import tempfile
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,14 +68,24 @@ from sleeper.io.row_filter import RowPredicate
 from sleeper.iterators.pipeline import DeletedRows
 from sleeper.query.exceptions import QueryExecutionError
 
-__all__ = ["CHUNK_ROWS", "IN_PROCESS_ROWS", "DataFusionLeafRead", "datafusion_leaf_read", "datafusion_plan_of_leaf"]
-
-IN_PROCESS_ROWS = 250_000
-"""A leaf read planned to decode at most this many rows runs in this process (no worker start: a point lookup stays
-fast); DataFusion keeps about 33 bytes per row read, so this bounds what one such read leaves behind."""
+__all__ = [
+    "CHUNK_ROWS",
+    "IDLE_WORKERS",
+    "RECYCLE_ROWS",
+    "DataFusionLeafRead",
+    "datafusion_leaf_read",
+    "datafusion_plan_of_leaf",
+]
 
 CHUNK_ROWS = 4_000_000
-"""The input rows of a key range read by one worker process, by default."""
+"""A leaf read planned to decode more rows than this is split into key ranges of about this many input rows."""
+
+RECYCLE_ROWS = 4_000_000
+"""A worker process is retired once the tasks it ran may have decoded this many rows (DataFusion keeps memory in
+proportion to them), so a worker holds at most about this plus one task's rows."""
+
+IDLE_WORKERS = 2
+"""The most worker processes kept idle for later reads (one per query running at once is reused)."""
 
 _BATCH_ROWS = 16_384
 """DataFusion's batch size, at most (its merge is faster with smaller batches, as the compaction engine measured)."""
@@ -138,7 +156,8 @@ def datafusion_plan_of_leaf(
 
 @dataclass(frozen=True, slots=True)
 class _LeafTask:
-    """What a worker process reads: the files within the regions (each already cut to one key range)."""
+    """What a worker process reads: the files within the regions (each already cut to one key range), and the rows
+    that may take (from the files' footers), which the worker's memory grows with."""
 
     files: tuple[str, ...]
     schema: Schema
@@ -146,6 +165,7 @@ class _LeafTask:
     names: tuple[str, ...]
     batch_rows: int
     options: FileSystemOptions | None
+    cost: int
 
 
 def _stream(task: _LeafTask) -> Iterator[pa.RecordBatch]:
@@ -168,68 +188,132 @@ def _target(schema: Schema, names: Sequence[str]) -> pa.Schema:
 _WORKER_START = (
     "import sys; sys.path.insert(0, sys.argv[1]); from sleeper.query.datafusion_read import _worker; _worker()"
 )
-"""The worker process's program: this package first on its path, then :func:`_worker` reading a task on stdin."""
+"""The worker process's program: this package first on its path, then :func:`_worker` serving tasks from stdin."""
+
+_DONE = b"\x01"
+"""Written by a worker after a task's IPC stream: the task finished (a stream ended by the worker's death has not)."""
 
 
 class _Worker:
-    """A worker process reading one task; iterating yields its batches, :meth:`close` stops it if still running."""
+    """A worker process serving tasks one after another: :meth:`run` sends one and yields its batches. A task's cost
+    (the rows it may decode) adds to :attr:`cost`, by which the pool retires it."""
 
-    def __init__(self, task: _LeafTask) -> None:
-        self._target = _target(task.schema, task.names)
+    def __init__(self) -> None:
+        self.cost = 0
+        self._errors = tempfile.TemporaryFile()  # never a pipe: a worker writing much there must not block
         self._process = subprocess.Popen(
             [sys.executable, "-c", _WORKER_START, _PACKAGE_ROOT],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=self._errors,
         )
-        assert self._process.stdin is not None
-        try:
-            self._process.stdin.write(pickle.dumps(task))
-            self._process.stdin.close()
-        except BaseException:
-            self.close()
-            raise
 
-    def __iter__(self) -> Iterator[pa.RecordBatch]:
+    def run(self, task: _LeafTask) -> Iterator[pa.RecordBatch]:
+        """Runs one task; the worker can take another once every batch is taken (else close it)."""
         process = self._process
-        assert process.stdout is not None and process.stderr is not None
+        assert process.stdin is not None and process.stdout is not None
+        target = _target(task.schema, task.names)
         try:
+            data = pickle.dumps(task)
+            process.stdin.write(struct.pack("<Q", len(data)) + data)
+            process.stdin.flush()
             for batch in pa.ipc.open_stream(process.stdout):
                 if batch.num_rows:
-                    same = batch.schema.equals(self._target)
-                    yield batch if same else pa.RecordBatch.from_arrays(batch.columns, schema=self._target)
-        except pa.ArrowInvalid as e:
-            stream_error: pa.ArrowInvalid | None = e  # a failed worker's exit status and message say why, below
-        else:
-            stream_error = None
-        returncode = process.wait()
-        if returncode:
-            message = process.stderr.read().decode(errors="replace").strip()
-            last = message.splitlines()[-1] if message else f"exit status {returncode}"
+                    yield (
+                        batch
+                        if batch.schema.equals(target)
+                        else pa.RecordBatch.from_arrays(batch.columns, schema=target)
+                    )
+            finished = process.stdout.read(1) == _DONE
+            problem = None
+        except (pa.ArrowInvalid, OSError) as e:
+            finished, problem = False, e
+        if not finished:  # the worker died, or its stream was cut or malformed: its exit status and message say why
+            self.close()
+            self._errors.seek(0)
+            message = self._errors.read().decode(errors="replace").strip()
+            last = message.splitlines()[-1] if message else f"{problem or 'no end of stream'}"
             if "EngineUnavailableError" in last:
                 raise EngineUnavailableError(last.split(":", 1)[-1].strip())
             raise QueryExecutionError(f"the DataFusion query worker failed: {last}")
-        if stream_error is not None:  # exited cleanly but its stream was cut or malformed: never fewer rows
-            raise QueryExecutionError(f"the DataFusion query worker's output could not be read: {stream_error}")
+        self.cost += task.cost
+
+    def alive(self) -> bool:
+        return self._process.poll() is None
 
     def close(self) -> None:
+        """Stops the worker (ending its input first, so an idle one exits by itself)."""
         process = self._process
-        if process.poll() is None:
+        try:
+            if process.stdin is not None:
+                process.stdin.close()
+        except OSError:
+            pass
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
             process.kill()
-        process.wait()
-        for pipe in (process.stdout, process.stderr):
-            if pipe is not None:
-                pipe.close()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+        self._errors.close()
+
+    def kill(self) -> None:
+        """Stops the worker at once (it may be in the middle of a task)."""
+        if self._process.poll() is None:
+            self._process.kill()
+        self.close()
+
+
+class _Pool:
+    """Idle workers, kept for the next read; a worker whose tasks' cost reached :data:`RECYCLE_ROWS` is retired (so
+    the memory DataFusion keeps in it is returned), and so is one over :data:`IDLE_WORKERS` idle."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[_Worker] = []
+        self.started = 0
+
+    def take(self) -> _Worker:
+        with self._lock:
+            while self._idle:
+                worker = self._idle.pop()
+                if worker.alive():
+                    return worker
+                worker.close()
+            self.started += 1
+        return _Worker()
+
+    def give(self, worker: _Worker) -> None:
+        with self._lock:
+            if worker.alive() and worker.cost < RECYCLE_ROWS and len(self._idle) < IDLE_WORKERS:
+                self._idle.append(worker)
+                return
+        worker.close()
+
+    def close(self) -> None:
+        """Stops every idle worker."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.close()
+
+
+_POOL = _Pool()
+atexit.register(_POOL.close)
 
 
 def _worker() -> None:
-    """The worker process: reads a pickled :class:`_LeafTask` from stdin and writes its batches to stdout as IPC."""
-    task: _LeafTask = pickle.loads(sys.stdin.buffer.read())  # noqa: S301 - written by the parent process
-    sink = pa.PythonFile(sys.stdout.buffer, mode="w")
-    with pa.ipc.new_stream(sink, _target(task.schema, task.names)) as writer:
-        for batch in _stream(task):
-            writer.write_batch(batch)
-    sys.stdout.buffer.flush()
+    """The worker process: reads length-prefixed pickled :class:`_LeafTask` from stdin until it ends, and writes each
+    one's batches to stdout as an Arrow IPC stream followed by :data:`_DONE`."""
+    tasks, out = sys.stdin.buffer, sys.stdout.buffer
+    while len(header := tasks.read(8)) == 8:
+        task: _LeafTask = pickle.loads(tasks.read(struct.unpack("<Q", header)[0]))  # noqa: S301 - from the parent
+        with pa.ipc.new_stream(pa.PythonFile(out, mode="w"), _target(task.schema, task.names)) as writer:
+            for batch in _stream(task):
+                writer.write_batch(batch)
+        out.write(_DONE)
+        out.flush()
 
 
 class DataFusionLeafRead:
@@ -238,15 +322,8 @@ class DataFusionLeafRead:
 
     Built by :func:`datafusion_leaf_read`."""
 
-    def __init__(
-        self,
-        tasks: list[_LeafTask],
-        in_process: bool,
-        early: RowPredicate | None,
-        hides: Sequence[tuple[int, DeletedRows]],
-    ) -> None:
+    def __init__(self, tasks: list[_LeafTask], early: RowPredicate | None, hides: Sequence[tuple[int, DeletedRows]]):
         self._tasks = tasks
-        self._in_process = in_process
         self._early = early
         self._hides = hides
         self._worker: _Worker | None = None
@@ -260,17 +337,13 @@ class DataFusionLeafRead:
             for task in self._tasks:
                 if self._done:
                     return
-                if self._in_process:
-                    source: Any = _stream(task)
-                else:
-                    source = self._worker = _Worker(task)
-                for batch in source:
+                worker = self._worker = _POOL.take()
+                for batch in worker.run(task):
                     batch = self._kept(batch)
                     if batch.num_rows:
                         yield batch
-                if self._worker is not None:
-                    self._worker.close()
-                    self._worker = None
+                self._worker = None
+                _POOL.give(worker)
         finally:
             self.close()
 
@@ -300,8 +373,8 @@ class DataFusionLeafRead:
         """Stops a worker still reading; the read yields nothing more."""
         self._done = True
         worker, self._worker = self._worker, None
-        if worker is not None:
-            worker.close()
+        if worker is not None:  # in the middle of a task: not reusable
+            worker.kill()
 
 
 def datafusion_leaf_read(
@@ -315,7 +388,6 @@ def datafusion_leaf_read(
     early: RowPredicate | None = None,
     hides: Mapping[str, DeletedRows] | None = None,
     chunk_rows: int | None = None,
-    in_process_rows: int | None = None,
 ) -> DataFusionLeafRead:
     """A sub-query's files read within its regions and merged by DataFusion (see the module docstring).
 
@@ -329,9 +401,8 @@ def datafusion_leaf_read(
         options: How to reach S3.
         early: A filter applied to the merged rows (before the table's rules, which must only drop rows).
         hides: The rows pending deletes hide, by file.
-        chunk_rows: The input rows of a key range read by one worker process; :data:`CHUNK_ROWS` if None.
-        in_process_rows: A read planned to decode at most this many rows runs in this process;
-            :data:`IN_PROCESS_ROWS` if None.
+        chunk_rows: A read planned to decode more rows than this is split into key ranges of about this many input
+            rows, each a task of its own; :data:`CHUNK_ROWS` if None.
 
     Raises:
         EngineUnavailableError: If ``datafusion`` is not installed, or a file is neither local nor on S3.
@@ -351,18 +422,19 @@ def datafusion_leaf_read(
     wanted = tuple(tuple(r) for r in regions)
     rows = max(1, min(batch_rows, _BATCH_ROWS))
 
-    def task(cut: tuple[tuple[KeyBounds, ...], ...]) -> _LeafTask:
-        return _LeafTask(tuple(files), schema, cut, tuple(names), rows, plain)
-
-    if planned <= (IN_PROCESS_ROWS if in_process_rows is None else in_process_rows):
-        return DataFusionLeafRead([task(wanted)] if planned else [], True, early, numbered)
-    tasks = []
     cut_rows = CHUNK_ROWS if chunk_rows is None else chunk_rows
+
+    def task(cut: tuple[tuple[KeyBounds, ...], ...], cost: int) -> _LeafTask:
+        return _LeafTask(tuple(files), schema, cut, tuple(names), rows, plain, cost)
+
+    if planned <= cut_rows:
+        return DataFusionLeafRead([task(wanted, planned)] if planned else [], early, numbered)
+    tasks = []
     for low, high in key_range_chunks(files, schema, cut_rows, options=plain):
         if low is None and high is None:
-            tasks.append(task(wanted))
+            tasks.append(task(wanted, planned))
             continue
         cut = tuple((*r, _range_bound(schema, low, high)) for r in wanted)
         if normalise_regions(cut, schema):  # a key range no region reaches is not read
-            tasks.append(task(cut))
-    return DataFusionLeafRead(tasks, False, early, numbered)
+            tasks.append(task(cut, cut_rows))
+    return DataFusionLeafRead(tasks, early, numbered)

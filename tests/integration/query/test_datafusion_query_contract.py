@@ -200,7 +200,7 @@ def _leaves(table: FakeTable, query: Query, options: FileSystemOptions | None) -
 
 
 @pytest.mark.parametrize(
-    ("where", "key_type", "processing", "workers"),
+    ("where", "key_type", "processing", "chunked"),
     [
         ("local", PrimitiveType.LONG, "plain", False),
         ("local", PrimitiveType.STRING, "aggregated", False),
@@ -219,7 +219,7 @@ def should_return_exactly_the_rows_of_the_arrow_engine(
     where: str,
     key_type: PrimitiveType,
     processing: str,
-    workers: bool,
+    chunked: bool,
 ) -> None:
     # Given a table whose leaves merge several files with repeated keys, with aggregations or pending deletes
     endpoint = request.getfixturevalue("endpoint") if where == "moto" else None
@@ -227,10 +227,8 @@ def should_return_exactly_the_rows_of_the_arrow_engine(
     arrow, fusion, options = _tables(where, key_type, tmp_path, endpoint, properties)
     _fill(arrow, key_type, deletes=processing == "deleted")
     queries = list(_queries(arrow.schema))
-    if workers:  # every read by worker processes, over key ranges of about 600 rows (a worker starts in a second)
-        monkeypatch.setattr(datafusion_read, "IN_PROCESS_ROWS", 0)
-        monkeypatch.setattr(datafusion_read, "CHUNK_ROWS", 600)
-        queries = [(name, query) for name, query in queries if name in ("whole table", "value filter")]
+    if chunked:  # reads split into key ranges of about 250 rows, each a task of its own
+        monkeypatch.setattr(datafusion_read, "CHUNK_ROWS", 250)
 
     for name, query in queries:
         # When each engine runs the query, whole and leaf by leaf
@@ -241,38 +239,47 @@ def should_return_exactly_the_rows_of_the_arrow_engine(
         # Then DataFusion read the leaves, and both gave the same rows in the same order
         assert len(fused) > calls, name
         assert by_fusion == by_arrow, name
-        if not workers:
-            assert _leaves(fusion, query, options) == _leaves(arrow, query, options), name
-            assert _run(fusion, query, options, limit=37) == by_arrow[:37], name
+        assert _leaves(fusion, query, options) == _leaves(arrow, query, options), name
+        assert _run(fusion, query, options, limit=37) == by_arrow[:37], name
     assert len(by_arrow) > 0
 
 
-def should_read_only_the_key_ranges_a_query_reaches_in_workers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # Given a table read by worker processes over key ranges of about 250 rows
+def should_read_only_the_key_ranges_a_query_reaches_and_reuse_workers_until_retired(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a table whose reads are split into key ranges of about 250 rows, and idle workers stopped
     arrow, fusion, _ = _tables("local", PrimitiveType.LONG, tmp_path, None, {"sleeper.table.aggregations": ""})
     _fill(arrow, PrimitiveType.LONG, deletes=False)
-    monkeypatch.setattr(datafusion_read, "IN_PROCESS_ROWS", 0)
     monkeypatch.setattr(datafusion_read, "CHUNK_ROWS", 250)
-    started: list[datafusion_read._LeafTask] = []
-    real = datafusion_read._Worker
+    datafusion_read._POOL.close()
+    tasks: list[datafusion_read._LeafTask] = []
+    real = datafusion_read._Worker.run
 
-    def worker(task: datafusion_read._LeafTask) -> datafusion_read._Worker:
-        started.append(task)
-        return real(task)
+    def run(worker: datafusion_read._Worker, task: datafusion_read._LeafTask) -> Iterator[pa.RecordBatch]:
+        tasks.append(task)
+        return real(worker, task)
 
-    monkeypatch.setattr(datafusion_read, "_Worker", worker)
+    monkeypatch.setattr(datafusion_read._Worker, "run", run)
     whole = next(q for name, q in _queries(arrow.schema) if name == "whole table")
     narrow = next(q for name, q in _queries(arrow.schema) if name == "one key")
+    started = datafusion_read._POOL.started
 
     # When the whole table is scanned, and then one key looked up
     assert _run(fusion, whole, None) == _run(arrow, whole, None)
-    scanned = len(started)
-    started.clear()
+    scanned = len(tasks)
+    tasks.clear()
     assert _run(fusion, narrow, None) == _run(arrow, narrow, None)
 
-    # Then the scan used several workers per leaf, and the lookup only the one for its key's range
+    # Then the scan ran several key ranges per leaf on one worker, and the lookup only its key's range, on it too
     assert scanned > 4
-    assert len(started) == 1
+    assert len(tasks) == 1
+    assert datafusion_read._POOL.started == started + 1
+
+    # And once a worker's tasks reach the retirement rows, the next read starts another
+    monkeypatch.setattr(datafusion_read, "RECYCLE_ROWS", 1)
+    assert _run(fusion, narrow, None) == _run(arrow, narrow, None)
+    assert _run(fusion, narrow, None) == _run(arrow, narrow, None)
+    assert datafusion_read._POOL.started == started + 2
 
 
 def should_refuse_datafusion_when_it_is_not_installed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
