@@ -37,13 +37,15 @@ SCHEMA = Schema.of(
     sort_keys=[Field("time", PrimitiveType.LONG)],
     values=[Field("value", PrimitiveType.LONG)],
 )
-ROWS = 2_000_000
+ROWS = 200_000
+"""Rows over :data:`FILES` input files: enough for 16 leaves of over 10,000 rows each (what the tests check holds for
+any count; 2,000,000 only made each import and read-back ten times as long)."""
 FILES = 4
 
 
 @pytest.fixture(scope="module")
 def input_rows(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pa.Table]:
-    """2M rows with distinct keys, in random order over 4 Parquet files, and the same rows sorted by key."""
+    """The rows (:data:`ROWS`), keys distinct, in random order over 4 Parquet files, and the same rows sorted by key."""
     directory = tmp_path_factory.mktemp("bulk-import-input")
     rng = np.random.default_rng(7)
     keys = pa.array(rng.permutation(ROWS).astype(np.int64) * 7919).cast(pa.string())
