@@ -22,7 +22,7 @@ Both are run on a table of each size in ``--rows`` (1M and 10M rows by default),
 - leaf query memory (``--memory-rows``, 16M by default; 0 skips it): tables of that many rows and of twice as many,
   and on each one leaf's whole sub-query (a quarter of the rows, merged from its file and the root's) read by each
   engine in a fresh process, consuming the stream: the rows, seconds, CPU seconds (with any worker processes), the
-  process's peak RSS (``VmHWM``) and the largest worker's peak RSS (DataFusion's key-range workers, 0 in process);
+  process's peak RSS (``VmHWM``) and the largest worker's peak RSS (DataFusion's workers; 0 for ARROW);
   the ARROW read is the baseline, and the growth is the peak at 2x rows over the peak at 1x (each peak with its
   largest worker's, as one worker runs at a time).
 
@@ -242,6 +242,7 @@ def _cpu_seconds() -> float:
 def leaf_read(directory: Path, engine: str) -> dict[str, Any]:
     """Runs one leaf's whole sub-query of the table in ``directory`` with an engine, in this process (a fresh one:
     see :func:`leaf_memory`), and measures it."""
+    from sleeper.query.datafusion_read import stop_workers
     from sleeper.query.executor import execute, plan_table_query
 
     table = sleeper.connect(directory).table("bench").set_properties({"sleeper.table.data.engine": engine})
@@ -254,6 +255,7 @@ def leaf_read(directory: Path, engine: str) -> dict[str, Any]:
     for batch in execute(query, table):
         rows += batch.num_rows
         total += pc.sum(batch.column("value")).as_py() or 0
+    stop_workers()  # waited for, so their CPU time and peak RSS are counted
     return {
         "engine": engine,
         "rows": rows,

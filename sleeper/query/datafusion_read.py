@@ -75,6 +75,7 @@ __all__ = [
     "DataFusionLeafRead",
     "datafusion_leaf_read",
     "datafusion_plan_of_leaf",
+    "stop_workers",
 ]
 
 CHUNK_ROWS = 4_000_000
@@ -301,6 +302,11 @@ class _Pool:
 
 _POOL = _Pool()
 atexit.register(_POOL.close)
+
+
+def stop_workers() -> None:
+    """Stops the idle worker processes (each exits as its input ends; they are started again when needed)."""
+    _POOL.close()
 
 
 def _worker() -> None:
