@@ -286,10 +286,15 @@ class _Pool:
         return _Worker()
 
     def give(self, worker: _Worker) -> None:
+        """Keeps a worker whose task finished for the next read, or retires it; a retired worker is replaced at once
+        when none is idle (the new one imports its packages while this process goes on)."""
         with self._lock:
             if worker.alive() and worker.cost < RECYCLE_ROWS and len(self._idle) < IDLE_WORKERS:
                 self._idle.append(worker)
                 return
+            if not self._idle:
+                self._idle.append(_Worker())
+                self.started += 1
         worker.close()
 
     def close(self) -> None:

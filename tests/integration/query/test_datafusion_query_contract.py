@@ -275,11 +275,11 @@ def should_read_only_the_key_ranges_a_query_reaches_and_reuse_workers_until_reti
     assert len(tasks) == 1
     assert datafusion_read._POOL.started == started + 1
 
-    # And once a worker's tasks reach the retirement rows, the next read starts another
+    # And once a worker's tasks reach the retirement rows, it is replaced by a new one for the next read
     monkeypatch.setattr(datafusion_read, "RECYCLE_ROWS", 1)
     assert _run(fusion, narrow, None) == _run(arrow, narrow, None)
     assert _run(fusion, narrow, None) == _run(arrow, narrow, None)
-    assert datafusion_read._POOL.started == started + 2
+    assert datafusion_read._POOL.started == started + 3
 
 
 def should_refuse_datafusion_when_it_is_not_installed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
