@@ -133,10 +133,10 @@ def emr_spark_conf(properties: InstanceProperties, architecture: str) -> dict[st
 def eks_spark_conf(properties: InstanceProperties) -> dict[str, str]:
     """The Spark settings of a job on EKS, from the ``sleeper.bulk.import.eks.spark.*`` properties (and the settings
     every Spark bulk import shares), as Sleeper's ``getSparkConfigurationForEKSFromInstanceProperties``; S3 is reached
-    with the pod's web identity (the ``spark`` service account's role)."""
+    with the pod's web identity (the ``spark`` service account's role), through the credentials provider of the AWS
+    SDK that the EKS image's hadoop-aws uses (SDK v1 for Hadoop 3.3, the Hadoop of the image's Spark 3.5; see
+    containers/bulk-import-eks/Dockerfile)."""
     conf = _conf_from(properties, _EKS_SPARK)
     conf["spark.hadoop.fs.s3a.create.performance"] = "true"
-    conf["spark.hadoop.fs.s3a.aws.credentials.provider"] = (
-        "software.amazon.awssdk.auth.credentials.WebIdentityTokenFileCredentialsProvider"
-    )
+    conf["spark.hadoop.fs.s3a.aws.credentials.provider"] = "com.amazonaws.auth.WebIdentityTokenCredentialsProvider"
     return conf

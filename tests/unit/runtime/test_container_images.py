@@ -242,11 +242,6 @@ def should_add_no_s3a_connector_to_the_emr_image() -> None:
     assert "hadoop-aws" not in build and "aws-java-sdk-bundle" not in build
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sleeper/core/properties/spark.py names the AWS SDK v2 WebIdentityTokenFileCredentialsProvider; the EKS "
-    "image's hadoop-aws 3.3.4 takes only SDK v1 providers (com.amazonaws.auth.WebIdentityTokenCredentialsProvider)",
-)
 def should_name_an_s3a_credentials_provider_of_the_sdk_the_eks_images_hadoop_aws_uses() -> None:
     # Given the Hadoop of the EKS image's Spark, and so the AWS SDK its hadoop-aws takes credential providers from
     hadoop = SPARK_HADOOP[_base_spark_version(read(EKS).base)]
