@@ -20,12 +20,12 @@ Memory: DataFusion through its Python bindings keeps memory in proportion to the
 done (measured here: 30-50 bytes per row, for every read of a long-running process). So DataFusion never runs in
 this process: a read is a task for a worker process (``python -c ... sleeper.query.datafusion_read._worker``), which
 streams the merged batches back as Arrow IPC. Workers are kept for later reads (at most :data:`IDLE_WORKERS` idle,
-so a point lookup does not start a process) and retired once the tasks they ran may have decoded
-:data:`RECYCLE_ROWS` rows (from the files' footers), which returns that memory. A read planned to decode more than
-:data:`CHUNK_ROWS` rows is split into key ranges of about that many input rows on the first row key (the compaction
-engine's :func:`~sleeper.compaction.datafusion_engine.key_range_chunks`, keeping only the ranges the sub-query's
-regions reach), one task each. So a worker's memory depends on those settings, not on the leaf's size, and this
-process holds only the batches in flight.
+so a point lookup does not start a process) and retired once the tasks they ran have merged about
+:data:`RECYCLE_ROWS` rows, which returns that memory (a retired worker is replaced at once if none is idle). A read
+planned to decode more than :data:`CHUNK_ROWS` rows is split into key ranges of about that many input rows on the
+first row key (the compaction engine's :func:`~sleeper.compaction.datafusion_engine.key_range_chunks`, keeping only
+the ranges the sub-query's regions reach), one task each. So a worker's memory depends on those settings, not on the
+leaf's size, and this process holds only the batches in flight.
 
 The ``datafusion`` package is imported only in the workers.
 """
@@ -72,6 +72,7 @@ __all__ = [
     "CHUNK_ROWS",
     "IDLE_WORKERS",
     "RECYCLE_ROWS",
+    "TASK_ROWS",
     "DataFusionLeafRead",
     "datafusion_leaf_read",
     "datafusion_plan_of_leaf",
@@ -82,8 +83,13 @@ CHUNK_ROWS = 4_000_000
 """A leaf read planned to decode more rows than this is split into key ranges of about this many input rows."""
 
 RECYCLE_ROWS = 4_000_000
-"""A worker process is retired once the tasks it ran may have decoded this many rows (DataFusion keeps memory in
-proportion to them), so a worker holds at most about this plus one task's rows."""
+"""A worker process is retired once the tasks it ran have merged this many rows, each task counted :data:`TASK_ROWS`
+more (DataFusion keeps memory in proportion to the rows it reads), so a worker holds at most about this plus one
+task's rows."""
+
+TASK_ROWS = 16_384
+"""What a task counts beyond the rows it merged: the rows it decodes around them (a page, at most a batch). Measured:
+400 point lookups on one worker grew it by about 0.2 MB each, the memory of a few thousand rows read."""
 
 IDLE_WORKERS = 2
 """The most worker processes kept idle for later reads (one per query running at once is reused)."""
@@ -157,8 +163,7 @@ def datafusion_plan_of_leaf(
 
 @dataclass(frozen=True, slots=True)
 class _LeafTask:
-    """What a worker process reads: the files within the regions (each already cut to one key range), and the rows
-    that may take (from the files' footers), which the worker's memory grows with."""
+    """What a worker process reads: the files within the regions (each already cut to one key range)."""
 
     files: tuple[str, ...]
     schema: Schema
@@ -166,7 +171,6 @@ class _LeafTask:
     names: tuple[str, ...]
     batch_rows: int
     options: FileSystemOptions | None
-    cost: int
 
 
 def _stream(task: _LeafTask) -> Iterator[pa.RecordBatch]:
@@ -196,8 +200,8 @@ _DONE = b"\x01"
 
 
 class _Worker:
-    """A worker process serving tasks one after another: :meth:`run` sends one and yields its batches. A task's cost
-    (the rows it may decode) adds to :attr:`cost`, by which the pool retires it."""
+    """A worker process serving tasks one after another: :meth:`run` sends one and yields its batches. Each task adds
+    its rows merged, plus :data:`TASK_ROWS`, to :attr:`cost`, by which the pool retires it."""
 
     def __init__(self) -> None:
         self.cost = 0
@@ -214,11 +218,13 @@ class _Worker:
         process = self._process
         assert process.stdin is not None and process.stdout is not None
         target = _target(task.schema, task.names)
+        merged = 0
         try:
             data = pickle.dumps(task)
             process.stdin.write(struct.pack("<Q", len(data)) + data)
             process.stdin.flush()
             for batch in pa.ipc.open_stream(process.stdout):
+                merged += batch.num_rows
                 if batch.num_rows:
                     yield (
                         batch
@@ -237,7 +243,7 @@ class _Worker:
             if "EngineUnavailableError" in last:
                 raise EngineUnavailableError(last.split(":", 1)[-1].strip())
             raise QueryExecutionError(f"the DataFusion query worker failed: {last}")
-        self.cost += task.cost
+        self.cost += merged + TASK_ROWS
 
     def alive(self) -> bool:
         return self._process.poll() is None
@@ -435,17 +441,17 @@ def datafusion_leaf_read(
 
     cut_rows = CHUNK_ROWS if chunk_rows is None else chunk_rows
 
-    def task(cut: tuple[tuple[KeyBounds, ...], ...], cost: int) -> _LeafTask:
-        return _LeafTask(tuple(files), schema, cut, tuple(names), rows, plain, cost)
+    def task(cut: tuple[tuple[KeyBounds, ...], ...]) -> _LeafTask:
+        return _LeafTask(tuple(files), schema, cut, tuple(names), rows, plain)
 
     if planned <= cut_rows:
-        return DataFusionLeafRead([task(wanted, planned)] if planned else [], early, numbered)
+        return DataFusionLeafRead([task(wanted)] if planned else [], early, numbered)
     tasks = []
     for low, high in key_range_chunks(files, schema, cut_rows, options=plain):
         if low is None and high is None:
-            tasks.append(task(wanted, planned))
+            tasks.append(task(wanted))
             continue
         cut = tuple((*r, _range_bound(schema, low, high)) for r in wanted)
         if normalise_regions(cut, schema):  # a key range no region reaches is not read
-            tasks.append(task(cut, cut_rows))
+            tasks.append(task(cut))
     return DataFusionLeafRead(tasks, early, numbered)
