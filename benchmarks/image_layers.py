@@ -44,28 +44,32 @@ _UNAVAILABLE = re.compile(r"no matching distributions available for your environ
 
 @dataclass(frozen=True, slots=True)
 class ImageSpec:
-    """What a Dockerfile installs: its base image, Python version and the package's extras."""
+    """What a Dockerfile installs: its base image, Python version, the package's extras and the requirements named
+    beside the package in the same ``pip install`` (``"pandas<3"``)."""
 
     name: str
     base: str
     python: str
     extras: tuple[str, ...]
+    others: tuple[str, ...] = ()
 
 
 def read_dockerfile(path: Path) -> ImageSpec:
     """The base image (``FROM``), the Python version (``python:3.X`` in the base, else ``python3.X`` in a command)
-    and the extras of the package's ``pip install`` (``"...[aws,spark]"``)."""
+    the extras of the package's ``pip install`` (``"...[aws,spark]"``) and the quoted requirements that follow it on
+    the same command (``"...[aws]" "pandas<3"``)."""
     text = path.read_text(encoding="utf-8")
     base = re.search(r"^FROM\s+(\S+)", text, re.MULTILINE)
     if base is None:
         raise ValueError(f"{path}: no FROM line")
     version = re.search(r"python:?(3\.\d+)", base.group(1)) or re.search(r"python(3\.\d+)", text)
-    extras = re.search(r'pip install[^\n]*(?:\\\n[^\n]*)*?\[([a-z,\-]+)\]"', text)
+    extras = re.search(r'pip install[^\n]*(?:\\\n[^\n]*)*?\[([a-z,\-]+)\]"((?:[ \t]+"[^"\s]+")*)', text)
     return ImageSpec(
         name=path.parent.name,
         base=base.group(1),
         python=version.group(1) if version else "3.11",
         extras=tuple(extras.group(1).split(",")) if extras else (),
+        others=tuple(re.findall(r'"([^"]+)"', extras.group(2))) if extras else (),
     )
 
 
@@ -139,7 +143,8 @@ def install(spec: ImageSpec, arch: str, project: Path, work: Path, wheelhouse: P
     missing: list[str] = []
     requirement = f"{project}[{','.join(spec.extras)}]" if spec.extras else str(project)
     for _ in range(10):
-        target = work / f"py{spec.python}-{'-'.join(spec.extras) or 'base'}-{arch}"
+        named = "-".join(spec.extras + tuple(re.sub(r"\W+", "", other) for other in spec.others)) or "base"
+        target = work / f"py{spec.python}-{named}-{arch}"
         shutil.rmtree(target, ignore_errors=True)
         done = _pip(
             "install",
@@ -151,6 +156,7 @@ def install(spec: ImageSpec, arch: str, project: Path, work: Path, wheelhouse: P
             str(wheelhouse),
             *_platform_options(ARCHES[arch], spec.python),
             requirement,
+            *spec.others,
         )
         if done.returncode == 0:
             return target, missing
@@ -234,9 +240,9 @@ def main() -> None:
         result: dict[str, object] = {"python": sys.version.split()[0], "images": {}}
         for spec in specs:
             entry: dict[str, object] = {"base": spec.base, "base_compressed_bytes": None, "python": spec.python,
-                                        "extras": list(spec.extras)}  # fmt: skip
+                                        "extras": list(spec.extras), "others": list(spec.others)}  # fmt: skip
             for arch in ARCHES:
-                key = (spec.python, spec.extras, arch)
+                key = (spec.python, spec.extras + spec.others, arch)
                 if key not in measured:
                     target, missing = install(spec, arch, project, work, wheelhouse)
                     figures: dict[str, Any] = {"no_wheel": missing}
