@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import atexit
 import pickle
+import re
 import struct
 import subprocess
 import sys
@@ -61,7 +62,8 @@ from sleeper.compaction.datafusion_engine import (
 from sleeper.compaction.exceptions import EngineUnavailableError
 from sleeper.core.schema import Schema
 from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.filesystem import FileSystemOptions
+from sleeper.io.exceptions import MissingFileError
+from sleeper.io.filesystem import FileSystemOptions, exists, resolve
 from sleeper.io.key_ranges import KeyBounds, normalise_regions
 from sleeper.io.parquet_reader import SortedFileReader
 from sleeper.io.row_filter import RowPredicate
@@ -157,8 +159,17 @@ def datafusion_plan_of_leaf(
     frame = frame.sort(*order, col(_INPUT_COLUMN).sort(ascending=True))
     plan = frame.execution_plan().display_indent()
     if "SortExec:" in plan:
+        _check_found(files, options)  # a file DataFusion did not find is an empty scan, with no order to merge
         raise EngineUnavailableError(f"DataFusion planned a full sort rather than a merge:\n{plan}")
     return frame
+
+
+def _check_found(files: Sequence[str], options: FileSystemOptions | None) -> None:
+    """Raises MissingFileError naming the first file that does not exist."""
+    for location in files:
+        filesystem, path = resolve(location, options)
+        if not exists(filesystem, path):
+            raise MissingFileError(f"data file {location} does not exist (deleted since the query was planned?)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,12 +247,19 @@ class _Worker:
         except (pa.ArrowInvalid, OSError) as e:
             finished, problem = False, e
         if not finished:  # the worker died, or its stream was cut or malformed: its exit status and message say why
-            self.close()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
             self._errors.seek(0)
             message = self._errors.read().decode(errors="replace").strip()
-            last = message.splitlines()[-1] if message else f"{problem or 'no end of stream'}"
+            self.close()
+            last = _raised(message) or f"{problem or 'no end of stream'}"
             if "EngineUnavailableError" in last:
                 raise EngineUnavailableError(last.split(":", 1)[-1].strip())
+            if "MissingFileError" in last:
+                raise MissingFileError(last.split(":", 1)[-1].strip())
             raise QueryExecutionError(f"the DataFusion query worker failed: {last}")
         self.cost += merged + TASK_ROWS
 
@@ -270,6 +288,15 @@ class _Worker:
         if self._process.poll() is None:
             self._process.kill()
         self.close()
+
+
+def _raised(traceback: str) -> str:
+    """The exception line of a traceback (``module.Error: message``, the message's first line), else its last line."""
+    lines = traceback.splitlines()
+    for line in reversed(lines):
+        if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b", line):
+            return line
+    return lines[-1] if lines else ""
 
 
 class _Pool:
@@ -423,7 +450,7 @@ def datafusion_leaf_read(
 
     Raises:
         EngineUnavailableError: If ``datafusion`` is not installed, or a file is neither local nor on S3.
-        MissingFileError: If a data file does not exist.
+        MissingFileError: If a data file does not exist (when the batches are read, if it is deleted after this).
         SchemaMismatchError: If a file's key columns do not suit the schema.
     """
     if not datafusion_available():

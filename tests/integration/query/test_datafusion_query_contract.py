@@ -28,9 +28,11 @@ from sleeper.core.query import Query, QueryProcessingConfig
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, KeyValue, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
+from sleeper.io.exceptions import MissingFileError
 from sleeper.io.filesystem import FileSystemOptions, S3Options, s3_filesystem
 from sleeper.io.parquet import ParquetSettings
-from sleeper.query.executor import execute, plan_table_query, query_iterators, run_leaf_query
+from sleeper.query.executor import execute, plan_table_query, query_iterators, region_bounds, run_leaf_query
+from sleeper.query.planner import leaf_regions
 from tests.unit.compaction.execution_fixtures import FakeTable, new_table
 
 pytest.importorskip("datafusion")
@@ -280,6 +282,30 @@ def should_read_only_the_key_ranges_a_query_reaches_and_reuse_workers_until_reti
     assert _run(fusion, narrow, None) == _run(arrow, narrow, None)
     assert _run(fusion, narrow, None) == _run(arrow, narrow, None)
     assert datafusion_read._POOL.started == started + 3
+
+
+def should_fail_a_read_whose_worker_fails_and_not_reuse_that_worker(tmp_path: Path) -> None:
+    # Given a leaf read planned, and then one of its files gone before it is read
+    arrow, fusion, _ = _tables("local", PrimitiveType.LONG, tmp_path, None, {"sleeper.table.aggregations": ""})
+    _fill(arrow, PrimitiveType.LONG, deletes=False)
+    query = next(q for name, q in _queries(arrow.schema) if name == "whole table")
+    leaf = plan_table_query(query, fusion.state_store, table_id=fusion.table_id, schema=fusion.schema)[0]
+    names = list(fusion.schema.field_names)
+    bounds = [region_bounds(r) for r in leaf_regions(leaf.regions, leaf.partition_region)]
+    read = datafusion_read.datafusion_leaf_read(leaf.files, fusion.schema, bounds, names, batch_rows=64)
+    Path(leaf.files[-1].removeprefix("file://")).unlink()
+    started = datafusion_read._POOL.started
+
+    # When it is read, then the worker's error is raised as the pyarrow read raises it, naming the file
+    with pytest.raises(MissingFileError, match=Path(leaf.files[-1]).name):
+        list(read)
+
+    # And the next read gets a worker that works
+    datafusion_read.stop_workers()
+    _add(arrow, _rows(random.Random(5), PrimitiveType.LONG, "again", 100), [arrow.leaf(0).id])
+    again = next(q for name, q in _queries(arrow.schema) if name == "one key")
+    assert _run(fusion, again, None) == _run(arrow, again, None)
+    assert datafusion_read._POOL.started > started
 
 
 def should_refuse_datafusion_when_it_is_not_installed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
