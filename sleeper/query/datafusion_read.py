@@ -60,7 +60,8 @@ from sleeper.compaction.datafusion_engine import (
     key_range_chunks,
 )
 from sleeper.compaction.exceptions import EngineUnavailableError
-from sleeper.core.schema import Schema
+from sleeper.core.filter import And, Between, Compare, Filter
+from sleeper.core.schema import PrimitiveType, Schema
 from sleeper.io.arrow_schema import arrow_schema
 from sleeper.io.exceptions import MissingFileError
 from sleeper.io.filesystem import FileSystemOptions, exists, resolve
@@ -108,9 +109,13 @@ def datafusion_plan_of_leaf(
     *,
     batch_rows: int,
     options: FileSystemOptions | None = None,
+    pushed: Filter | None = None,
 ) -> Any:
     """The DataFrame merging the files within the regions (any of them), with the columns ``names`` (in the order
     given; they must hold every key field) and the file's position in ``files`` as the last column.
+
+    With ``pushed`` (a filter the rows may be cut by before the merge), the parts of it DataFusion can test exactly
+    (:func:`_pushable`) filter the scans too, so row groups their statistics rule out are not read.
 
     Raises:
         EngineUnavailableError: If ``datafusion`` is not installed, a file is neither local nor on S3, or DataFusion
@@ -154,6 +159,9 @@ def datafusion_plan_of_leaf(
             condition = None
             break
         condition = part if condition is None else condition | part
+    pushable = None if pushed is None else _pushable(pushed, schema, col, lit)
+    if pushable is not None:
+        condition = pushable if condition is None else condition & pushable
     if condition is not None:
         frame = frame.filter(condition)
     frame = frame.sort(*order, col(_INPUT_COLUMN).sort(ascending=True))
@@ -162,6 +170,42 @@ def datafusion_plan_of_leaf(
         _check_found(files, options)  # a file DataFusion did not find is an empty scan, with no order to merge
         raise EngineUnavailableError(f"DataFusion planned a full sort rather than a merge:\n{plan}")
     return frame
+
+
+_PUSHED_TYPES = (PrimitiveType.INT, PrimitiveType.LONG, PrimitiveType.STRING)
+"""The column types whose comparisons DataFusion is given: exact, with no float, date or time conversions."""
+
+_PUSHED_OPS = ("=", "<", "<=", ">", ">=")
+
+
+def _pushable(node: Filter, schema: Schema, col: Any, lit: Any) -> Any:
+    """The part of a filter DataFusion tests as the filter does (None if none): the conjuncts that compare a column
+    of :data:`_PUSHED_TYPES` with a literal of its type, or lie between two. Every row it drops the filter drops too
+    (a comparison with a null is not true in either), so the filter, applied afterwards, gives the same rows."""
+    if isinstance(node, And):
+        parts = [p for part in node.parts if (p := _pushable(part, schema, col, lit)) is not None]
+        out = None
+        for part in parts:
+            out = part if out is None else out & part
+        return out
+    if not isinstance(node, Compare | Between) or node.column not in schema.field_names:
+        return None
+    kind = schema.field(node.column).type
+    if kind not in _PUSHED_TYPES:
+        return None
+    wanted: type = str if kind is PrimitiveType.STRING else int
+    values = (node.value,) if isinstance(node, Compare) else (node.low, node.high)
+    if not all(type(v) is wanted for v in values):
+        return None
+    field = col(node.column)
+    if isinstance(node, Between):
+        return None if node.negated else (field >= lit(node.low)) & (field <= lit(node.high))
+    if node.op not in _PUSHED_OPS:
+        return None
+    value = lit(node.value)
+    return {"=": field == value, "<": field < value, "<=": field <= value, ">": field > value, ">=": field >= value}[
+        node.op
+    ]
 
 
 def _check_found(files: Sequence[str], options: FileSystemOptions | None) -> None:
@@ -182,12 +226,19 @@ class _LeafTask:
     names: tuple[str, ...]
     batch_rows: int
     options: FileSystemOptions | None
+    pushed: Filter | None = None
 
 
 def _stream(task: _LeafTask) -> Iterator[pa.RecordBatch]:
     """The task's merged batches, read in this process."""
     frame = datafusion_plan_of_leaf(
-        task.files, task.schema, task.regions, task.names, batch_rows=task.batch_rows, options=task.options
+        task.files,
+        task.schema,
+        task.regions,
+        task.names,
+        batch_rows=task.batch_rows,
+        options=task.options,
+        pushed=task.pushed,
     )
     target = _target(task.schema, task.names)
     for batch in frame.execute_stream():
@@ -430,6 +481,7 @@ def datafusion_leaf_read(
     batch_rows: int,
     options: FileSystemOptions | None = None,
     early: RowPredicate | None = None,
+    pushed: Filter | None = None,
     hides: Mapping[str, DeletedRows] | None = None,
     chunk_rows: int | None = None,
 ) -> DataFusionLeafRead:
@@ -444,6 +496,8 @@ def datafusion_leaf_read(
         batch_rows: The most rows in a batch.
         options: How to reach S3.
         early: A filter applied to the merged rows (before the table's rules, which must only drop rows).
+        pushed: The filter ``early`` applies, whose parts DataFusion can test are pushed into its scans (see
+            :func:`datafusion_plan_of_leaf`); only with ``early``.
         hides: The rows pending deletes hide, by file.
         chunk_rows: A read planned to decode more rows than this is split into key ranges of about this many input
             rows, each a task of its own; :data:`CHUNK_ROWS` if None.
@@ -469,7 +523,7 @@ def datafusion_leaf_read(
     cut_rows = CHUNK_ROWS if chunk_rows is None else chunk_rows
 
     def task(cut: tuple[tuple[KeyBounds, ...], ...]) -> _LeafTask:
-        return _LeafTask(tuple(files), schema, cut, tuple(names), rows, plain)
+        return _LeafTask(tuple(files), schema, cut, tuple(names), rows, plain, pushed if early is not None else None)
 
     if planned <= cut_rows:
         return DataFusionLeafRead([task(wanted)] if planned else [], early, numbered)

@@ -381,7 +381,15 @@ def _open_leaf(
 
         early_filter = None if pruning is None else pruning.early
         fused = datafusion_leaf_read(
-            leaf_query.files, schema, bounds, names, batch_rows=rows, options=options, early=early_filter, hides=hides
+            leaf_query.files,
+            schema,
+            bounds,
+            names,
+            batch_rows=rows,
+            options=options,
+            early=early_filter,
+            pushed=row_filter,
+            hides=hides,
         )
         return _LeafRead(fused, schema.key_names, rows, iterators, expression, target, leaf_query.query_id)
     # Each file's row groups are decoded ahead on the reading pool (pyarrow decodes without the GIL), so decoding

@@ -177,6 +177,8 @@ def _queries(schema: Schema) -> Iterator[tuple[str, Query]]:
     yield "two ranges", query((across, low))
     yield "one key", query((exact,))
     yield "value filter", query((whole,), filter=filter_of("value >= 500 AND payload <> 'shared1-row7'", schema))
+    pushed = filter_of("sort >= 1 AND sort BETWEEN 1 AND 2 AND value <= 700", schema)
+    yield "pushed filter", query((whole,), filter=pushed)
     yield (
         "key filter and fields",
         query((across,), filter=filter_of("sort = 1", schema), requested_value_fields=("payload",)),
@@ -282,6 +284,29 @@ def should_read_only_the_key_ranges_a_query_reaches_and_reuse_workers_until_reti
     assert _run(fusion, narrow, None) == _run(arrow, narrow, None)
     assert _run(fusion, narrow, None) == _run(arrow, narrow, None)
     assert datafusion_read._POOL.started == started + 3
+
+
+def should_push_the_filter_parts_datafusion_tests_exactly_into_its_scans(tmp_path: Path) -> None:
+    # Given a leaf of a table and a filter with parts DataFusion can test and a part it is not given
+    _, fusion, _ = _tables("local", PrimitiveType.LONG, tmp_path, None, {"sleeper.table.aggregations": ""})
+    _fill(fusion, PrimitiveType.LONG, deletes=False)
+    schema = fusion.schema
+    query = next(q for name, q in _queries(schema) if name == "whole table")
+    leaf = plan_table_query(query, fusion.state_store, table_id=fusion.table_id, schema=schema)[0]
+    bounds = [region_bounds(r) for r in leaf_regions(leaf.regions, leaf.partition_region)]
+    pushed = filter_of("value >= 500 AND payload LIKE 'shared%' AND sort BETWEEN 1 AND 2", schema)
+
+    # When its DataFusion plan is made with the filter pushed
+    frame = datafusion_read.datafusion_plan_of_leaf(
+        leaf.files, schema, bounds, list(schema.field_names), batch_rows=64, pushed=pushed
+    )
+    plan = frame.execution_plan().display_indent()
+
+    # Then each scan tests the comparisons (pruning row groups by them), and not the LIKE
+    assert "value@2 >= 500" in plan
+    assert "sort@1 >= 1" in plan and "sort@1 <= 2" in plan
+    assert "shared" not in plan
+    assert "SortExec" not in plan
 
 
 def should_fail_a_read_whose_worker_fails_and_not_reuse_that_worker(tmp_path: Path) -> None:
