@@ -295,7 +295,7 @@ def run_leaf_query(
     options: FileSystemOptions | None = None,
     batch_rows: int | None = None,
     deleted: Mapping[str, DeletedRows] | None = None,
-    engine: str | None = None,
+    engine: str | None,
 ) -> Iterator[pa.RecordBatch]:
     """Runs one sub-query: the rows of its files in its regions and its leaf, processed, filtered and projected.
 
@@ -316,9 +316,10 @@ def run_leaf_query(
         deleted: The rows pending deletes hide, by file (:meth:`DeletedRows.by_file`): hidden from each file's rows
             as they are read, before the merge and the table's rules. If None, those the sub-query carries
             (``LeafPartitionQuery.pending_deletes``).
-        engine: ``DATAFUSION`` reads and merges the files with DataFusion where they are local or on S3
-            (:mod:`sleeper.query.datafusion_read`); the pyarrow read otherwise (see :func:`query_engine`). The rows
-            returned are the same.
+        engine: The table's :func:`query_engine`, which every door running sub-queries passes, so none reads with
+            another engine than the table names. ``DATAFUSION`` reads and merges the files with DataFusion where they
+            are local or on S3 (:mod:`sleeper.query.datafusion_read`); the pyarrow read otherwise. The rows returned
+            are the same.
 
     Yields:
         Batches in key order with exactly the output fields (see :func:`output_fields`), in schema order.

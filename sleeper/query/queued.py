@@ -43,7 +43,7 @@ from sleeper.core.schema import Schema
 from sleeper.core.trackers.query import RUN_SEPARATOR, QueryState, QueryTracker, QueryUpdate, run_of
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.iterators.exceptions import IteratorConfigError
-from sleeper.query.executor import QueryableTable, plan_table_query, query_iterators, run_leaf_query
+from sleeper.query.executor import QueryableTable, plan_table_query, query_engine, query_iterators, run_leaf_query
 from sleeper.query.publishers import (
     NO_WEBSOCKET,
     PublisherSettings,
@@ -309,7 +309,8 @@ def handle_leaf_query_message(
         table = tables.table_by_id(leaf_query.table_id)
         now_ms = int(clock().timestamp() * 1000)
         config = query_iterators(table.properties, table.schema, leaf_query.processing, now_ms)
-        batches = run_leaf_query(leaf_query, table.schema, config, now_ms, options=options)
+        engine = query_engine(table.properties)
+        batches = run_leaf_query(leaf_query, table.schema, config, now_ms, options=options, engine=engine)
         published = publish(leaf_query, table, batches)
     except Exception as e:  # a sub-query that cannot finish is tracked FAILED, whatever went wrong
         _LOG.exception("sub-query %s of query %s failed", leaf_query.sub_query_id, leaf_query.query_id)

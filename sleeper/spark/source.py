@@ -57,7 +57,7 @@ from sleeper.core.schema import Field, FieldType, ListType, MapType, PrimitiveTy
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.iterators.pipeline import table_iterator_spec
 from sleeper.iterators.shipping import install_wheels, user_code_locations
-from sleeper.query.executor import plan_table_query, query_iterators, run_leaf_query, table_query_of
+from sleeper.query.executor import plan_table_query, query_engine, query_iterators, run_leaf_query, table_query_of
 from sleeper.spark.options import FORMAT, OPTIONS, check_columns
 
 try:
@@ -287,6 +287,7 @@ class SleeperReader(spark_datasource.DataSourceReader):
         self.table_id = table.table_id
         self.location = _option(options, "instance")
         self.properties: TableProperties = table.properties
+        self.engine = query_engine(self.properties)  # the table's data engine, chosen once on the driver
         fs = table.instance.filesystem_options
         self.filesystem = None if fs is None else FileSystemOptions(s3=fs.s3)
         # The wheels of the table's iterator (sleeper.userjars), installed in each executor before it reads
@@ -328,7 +329,9 @@ class SleeperReader(spark_datasource.DataSourceReader):
             install_wheels(self.user_code, options=self.filesystem)
         leaf = QuerySerDe.for_schema(self.schema).leaf_query_from_json(partition.query_json)
         config = query_iterators(self.properties, self.schema, leaf.processing, partition.now_ms)
-        batches = run_leaf_query(leaf, self.schema, config, partition.now_ms, options=self.filesystem)
+        batches = run_leaf_query(
+            leaf, self.schema, config, partition.now_ms, options=self.filesystem, engine=self.engine
+        )
         for batch in batches:
             yield _conform(batch, self.target)
 

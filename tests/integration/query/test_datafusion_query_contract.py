@@ -395,11 +395,6 @@ def _queued(tmp_path: Path, engine: str) -> Callable[[], list[Any]]:
     return run
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sleeper/query/queued.py does not yet pass the table's engine to run_leaf_query "
-    "(engine=query_engine(table.properties))",
-)
 def should_run_a_queued_query_with_the_table_engine(fused: list[int], tmp_path: Path) -> None:
     # Given the same table on a local instance set to each engine
     by_arrow = _queued(tmp_path, "ARROW")()

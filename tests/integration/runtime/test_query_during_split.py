@@ -68,7 +68,7 @@ def should_plan_every_row_when_a_split_and_its_pre_split_land_between_the_planne
         [
             batch
             for q in sub_queries
-            for batch in run_leaf_query(q, SCHEMA, processing_config(table.properties, SCHEMA), now_ms=0)
+            for batch in run_leaf_query(q, SCHEMA, processing_config(table.properties, SCHEMA), now_ms=0, engine=None)
         ],
         schema=arrow_schema(SCHEMA),
     )
