@@ -419,8 +419,8 @@ def _targets(method: str, runs: dict[str, list[dict[str, Any]]], result: dict[st
 
 
 def _default_engine() -> str:
-    from sleeper.compaction.execution import resolve_engine
     from sleeper.core.properties import InstanceProperties, TableProperties
+    from sleeper.io.data_engine import resolve_engine
 
     return resolve_engine(TableProperties(InstanceProperties()))
 

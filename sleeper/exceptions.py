@@ -32,7 +32,6 @@ from sleeper.compaction.exceptions import (
     CompactionConfigError,
     CompactionError,
     CompactionInputError,
-    EngineUnavailableError,
 )
 from sleeper.compaction.strategies import InvalidCompactionStrategyError, UnknownCompactionStrategyError
 from sleeper.core.deploy.configuration import ConfigurationError
@@ -114,7 +113,9 @@ from sleeper.ingest.batcher.exceptions import (
 from sleeper.ingest.exceptions import IngestConfigError, IngestError, UpsertRequiredError
 from sleeper.ingest.sources import IngestSourceNotAllowedError
 from sleeper.io.exceptions import (
+    DataEngineError,
     DataFileError,
+    EngineUnavailableError,
     InputFileError,
     MissingFileError,
     SchemaMismatchError,
@@ -187,6 +188,7 @@ __all__ = [
     "CompactionJobSendError",
     "ConfigurationError",
     "ConnectionGoneError",
+    "DataEngineError",
     "DataFileError",
     "DatabaseLockedError",
     "DeployContextError",

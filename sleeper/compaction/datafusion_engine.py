@@ -28,8 +28,6 @@ The ``datafusion`` package is imported only when this engine runs (in the worker
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import pickle
 import subprocess
 import sys
@@ -40,78 +38,25 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sleeper.compaction.exceptions import EngineUnavailableError
-from sleeper.core.extras import install_command
-from sleeper.core.schema import INT_MIN, LONG_MIN, PrimitiveType, Schema
+from sleeper.core.schema import Schema
 from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.filesystem import S3_SCHEMES, FileSystemOptions, S3Options, filesystem_path, resolve
-from sleeper.io.key_ranges import KeyBounds, normalise_regions
-
-__all__ = [
-    "DATAFUSION_MISSING",
-    "datafusion_available",
-    "datafusion_can_read",
-    "datafusion_merge",
-    "datafusion_plan",
-    "key_range_chunks",
-]
-
-DATAFUSION_MISSING = (
-    "the DATAFUSION data engine (sleeper.table.data.engine) needs the datafusion extra: "
-    f"{install_command('datafusion')}; or set the engine to ARROW"
+from sleeper.io.datafusion import (
+    DATAFUSION_MISSING,
+    INPUT_COLUMN,
+    PACKAGE_ROOT,
+    datafusion_available,
+    datafusion_location,
+    key_range_chunks,
+    merge_session,
+    range_bound,
+    region_condition,
+    register_s3,
 )
-"""Why a table asking for DataFusion cannot be compacted when the package is not installed."""
+from sleeper.io.exceptions import EngineUnavailableError
+from sleeper.io.filesystem import FileSystemOptions, resolve
+from sleeper.io.key_ranges import KeyBounds
 
-_INPUT_COLUMN = "__sleeper_input"
-
-
-def datafusion_available() -> bool:
-    """Whether the ``datafusion`` package can be imported."""
-    return importlib.util.find_spec("datafusion") is not None
-
-
-def _scheme(location: str) -> str:
-    head, sep, _ = location.partition("://")
-    return head.lower() if sep else ""
-
-
-def datafusion_can_read(locations: Sequence[str]) -> bool:
-    """Whether every file is one this engine reads: local (a path or a ``file://`` URI) or on S3."""
-    return all(_scheme(location) in ("", "file", *S3_SCHEMES) for location in locations)
-
-
-def _datafusion_location(location: str) -> str:
-    """The location as DataFusion names it: a local path, or ``s3://bucket/key``."""
-    scheme = _scheme(location)
-    if scheme in S3_SCHEMES:
-        return "s3://" + filesystem_path(location)
-    if scheme == "file":
-        return filesystem_path(location)
-    if scheme:
-        raise EngineUnavailableError(f"the DataFusion engine reads local and S3 files only, not {location}")
-    return location
-
-
-def _register_s3(context: Any, locations: Sequence[str], options: S3Options) -> None:
-    from datafusion.object_store import AmazonS3
-
-    endpoint = options.endpoint_override
-    allow_http = options.scheme == "http"
-    if endpoint is not None:
-        if "://" not in endpoint:
-            endpoint = f"{options.scheme}://{endpoint}"
-        allow_http = endpoint.lower().startswith("http://")
-    for bucket in sorted({filesystem_path(loc).split("/", 1)[0] for loc in locations if _scheme(loc) in S3_SCHEMES}):
-        store = AmazonS3(
-            bucket_name=bucket,
-            region=options.region,
-            access_key_id=options.access_key,
-            secret_access_key=options.secret_key,
-            session_token=options.session_token,
-            endpoint=endpoint,
-            allow_http=allow_http,
-        )
-        context.register_object_store("s3://", store, bucket)
+__all__ = ["datafusion_merge", "datafusion_plan"]
 
 
 def datafusion_plan(
@@ -132,43 +77,28 @@ def datafusion_plan(
             would sort.
     """
     try:
-        import datafusion
+        from datafusion import col, lit
     except ImportError as e:
         raise EngineUnavailableError(DATAFUSION_MISSING) from e
-    from datafusion import col, lit
 
-    paths = [_datafusion_location(location) for location in input_files]
+    paths = [datafusion_location(location) for location in input_files]
     if check_columns:
         _check_columns(input_files, schema, options)
     target = arrow_schema(schema)
-    config = (
-        datafusion.SessionConfig(
-            {
-                "datafusion.execution.parquet.schema_force_view_types": "false",
-                "datafusion.execution.parquet.binary_as_string": "false",
-                "datafusion.execution.parquet.pushdown_filters": "false",
-                "datafusion.optimizer.enable_round_robin_repartition": "false",
-            }
-        )
-        .with_target_partitions(max(1, len(paths)))
-        .with_repartition_file_scans(False)
-        .with_repartition_sorts(True)
-        .with_batch_size(batch_rows)
-    )
-    context = datafusion.SessionContext(config)
-    _register_s3(context, input_files, (options or FileSystemOptions()).s3)
+    context = merge_session(len(paths), batch_rows)
+    register_s3(context, input_files, (options or FileSystemOptions()).s3)
     order = [col(name).sort(ascending=True, nulls_first=True) for name in schema.key_names]
     frame = None
     for number, path in enumerate(paths):
         scan = context.read_parquet(path, schema=target, file_sort_order=[order], skip_metadata=True)
         # The input's position in the job, constant within a scan: rows with equal keys come out in input order.
-        scan = scan.select(*[col(name) for name in target.names], lit(number).alias(_INPUT_COLUMN))
+        scan = scan.select(*[col(name) for name in target.names], lit(number).alias(INPUT_COLUMN))
         frame = scan if frame is None else frame.union(scan)
     assert frame is not None
-    condition = _region_condition(region, schema, col, lit)
+    condition = region_condition(region, schema, col, lit)
     if condition is not None:
         frame = frame.filter(condition)
-    frame = frame.sort(*order, col(_INPUT_COLUMN).sort(ascending=True)).select(*[col(name) for name in target.names])
+    frame = frame.sort(*order, col(INPUT_COLUMN).sort(ascending=True)).select(*[col(name) for name in target.names])
     plan = frame.execution_plan().display_indent()
     if "SortExec:" in plan:
         raise EngineUnavailableError(f"DataFusion planned a full sort rather than a merge:\n{plan}")
@@ -182,80 +112,6 @@ def _check_columns(input_files: Sequence[str], schema: Schema, options: FileSyst
     for location in input_files:
         fs, path = resolve(location, options)
         check_no_unknown_columns(location, pq.read_schema(path, filesystem=fs).names, schema)
-
-
-def _region_condition(region: Sequence[KeyBounds] | None, schema: Schema, col: Any, lit: Any) -> Any:
-    if region is None:
-        return None
-    normalised_regions = normalise_regions([region], schema)
-    if not normalised_regions:
-        return lit(False)
-    condition = None
-    for normalised in normalised_regions:
-        for bound in normalised:
-            for value, is_min in ((bound.lo, True), (bound.hi, False)):
-                if value is None:
-                    continue
-                part = col(bound.name) >= lit(value) if is_min else col(bound.name) < lit(value)
-                condition = part if condition is None else condition & part
-    return condition
-
-
-def key_range_chunks(
-    input_files: Sequence[str],
-    schema: Schema,
-    chunk_rows: int,
-    *,
-    options: FileSystemOptions | None = None,
-) -> list[tuple[Any, Any]]:
-    """Splits the first key column's values into disjoint ranges of about ``chunk_rows`` input rows each, in order.
-
-    The cuts are at the smallest first-key values of row groups (from the files' footers), chosen so that the row
-    groups starting in a range hold about ``chunk_rows`` rows; a range may hold more where many rows share a value.
-    Files without statistics on the first key column give one range.
-
-    Returns:
-        The ranges as (inclusive minimum, exclusive maximum) pairs, None where unbounded: the first has no minimum,
-        the last no maximum, and a single range ``(None, None)`` means no cut.
-    """
-    name = schema.key_names[0]
-    starts: list[tuple[Any, int]] = []
-    total = 0
-    for location in input_files:
-        fs, path = resolve(location, options)
-        with fs.open_input_file(path) as source:
-            metadata = pq.ParquetFile(source, pre_buffer=False).metadata
-        index = metadata.schema.to_arrow_schema().get_field_index(name)
-        for group in range(metadata.num_row_groups):
-            row_group = metadata.row_group(group)
-            total += row_group.num_rows
-            if not row_group.num_rows:
-                continue
-            statistics = row_group.column(index).statistics if index >= 0 else None
-            if statistics is None or not statistics.has_min_max:
-                return [(None, None)]
-            starts.append((statistics.min, row_group.num_rows))
-    if total <= chunk_rows:
-        return [(None, None)]
-    starts.sort(key=lambda start: start[0])
-    cuts: list[Any] = []
-    rows = 0
-    for value, count in starts:
-        if rows >= chunk_rows and (not cuts or value > cuts[-1]):
-            cuts.append(value)
-            rows = 0
-        rows += count
-    edges = [None, *cuts, None]
-    return list(zip(edges[:-1], edges[1:], strict=True))
-
-
-def _range_bound(schema: Schema, low: Any, high: Any) -> KeyBounds:
-    """A key range on the first key column as a region bound (its type's smallest value where unbounded below)."""
-    name = schema.key_names[0]
-    if low is None:
-        kind = schema.field(name).primitive_type
-        low = {PrimitiveType.INT: INT_MIN, PrimitiveType.LONG: LONG_MIN, PrimitiveType.STRING: ""}.get(kind, b"")
-    return KeyBounds(name, low, high)
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,7 +153,7 @@ def datafusion_merge(
     if not datafusion_available():
         raise EngineUnavailableError(DATAFUSION_MISSING)
     for location in input_files:
-        _datafusion_location(location)
+        datafusion_location(location)
     plain = None if options is None else FileSystemOptions(s3=options.s3)
     if chunk_rows is None:
         frame = datafusion_plan(input_files, schema, region, batch_rows=batch_rows, options=plain)
@@ -318,12 +174,9 @@ def _chunked(
         if low is None and high is None:
             bounds = None if region is None else tuple(region)
         else:
-            bounds = (*(region or ()), _range_bound(schema, low, high))
+            bounds = (*(region or ()), range_bound(schema, low, high))
         yield from _run_worker(_Task(tuple(input_files), schema, bounds, batch_rows, options))
 
-
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-"""The directory holding this ``sleeper`` package (this module is ``sleeper/compaction/datafusion_engine.py``)."""
 
 _WORKER_START = (
     "import sys; sys.path.insert(0, sys.argv[1]); from sleeper.compaction.datafusion_engine import _worker; _worker()"
@@ -336,7 +189,7 @@ def _run_worker(task: _Task) -> Iterator[pa.RecordBatch]:
     # The worker imports the same ``sleeper`` package as this process, wherever it was imported from: the directory
     # holding the package goes first on the worker's path (the environment is inherited unchanged).
     process = subprocess.Popen(
-        [sys.executable, "-c", _WORKER_START, _PACKAGE_ROOT],
+        [sys.executable, "-c", _WORKER_START, PACKAGE_ROOT],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -8,7 +8,6 @@ __all__ = [
     "CompactionConfigError",
     "CompactionError",
     "CompactionInputError",
-    "EngineUnavailableError",
 ]
 
 
@@ -22,7 +21,3 @@ class CompactionConfigError(CompactionError):
 
 class CompactionInputError(CompactionError):
     """A job's partition or input files are not what the job needs (missing partition, unreadable input)."""
-
-
-class EngineUnavailableError(CompactionConfigError):
-    """The data engine asked for cannot be used here (its package is not installed, or a file is out of its reach)."""

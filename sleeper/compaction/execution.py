@@ -26,8 +26,8 @@ sets it, uses Apache DataFusion's sort-preserving merge (:mod:`sleeper.compactio
 ``datafusion`` package is installed and every input file is local or on S3, in worker processes that each merge a key
 range of about :attr:`ExecutionSettings.datafusion_chunk_rows` rows (which bounds the memory DataFusion keeps);
 ``ARROW`` and ``JAVA`` use the pyarrow merge. Left at the built-in default, compaction uses the pyarrow merge
-(:data:`DEFAULT_ENGINE`). Either way the iterators, sketches and the writer are the same, so both engines write the
-same rows.
+(:data:`sleeper.io.data_engine.DEFAULT_ENGINE`, the rule queries follow too). Either way the iterators, sketches and
+the writer are the same, so both engines write the same rows.
 
 Beyond Sleeper, a table's pending row deletes (``sleeper.core.statestore.deletes``) that list an input file are read
 from the state store, brought up to date, when the run starts: the rows of that input matching their filters are
@@ -51,12 +51,13 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from pyarrow import fs as pafs
 
-from sleeper.compaction.exceptions import CompactionConfigError, CompactionInputError, EngineUnavailableError
+from sleeper.compaction.exceptions import CompactionConfigError, CompactionInputError
 from sleeper.core.jobs.compaction import CompactionJob
 from sleeper.core.partition import Partition
 from sleeper.core.range import Region as CoreRegion
 from sleeper.core.schema import Schema
 from sleeper.core.statestore.deletes import filters_by_file
+from sleeper.io.data_engine import ENGINE_ARROW, ENGINE_DATAFUSION, resolve_engine
 from sleeper.io.filesystem import FileSystemOptions, delete, exists, publish_no_clobber, resolve, size
 from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.merge import RowCounter, merge_sorted
@@ -78,38 +79,18 @@ if TYPE_CHECKING:
     from sleeper.statestore.tables import SleeperTable
 
 __all__ = [
-    "DATA_ENGINE_PROPERTY",
-    "DEFAULT_ENGINE",
-    "ENGINE_ARROW",
-    "ENGINE_DATAFUSION",
     "CompactionResult",
     "ExecutionSettings",
     "compaction_batches",
     "partition_bounds",
     "iterators_for_job",
     "processing_for_job",
-    "resolve_engine",
     "run_compaction",
     "staging_location",
 ]
 
 _LOG = logging.getLogger(__name__)
 _RUN_ID = re.compile(r"^[A-Za-z0-9_-]+$")
-
-DATA_ENGINE_PROPERTY = "sleeper.table.data.engine"
-
-ENGINE_ARROW = "ARROW"
-"""The pyarrow merge (:func:`sleeper.io.merge.merge_sorted`)."""
-
-ENGINE_DATAFUSION = "DATAFUSION"
-"""Apache DataFusion's sort-preserving merge, if the ``datafusion`` package is installed."""
-
-_ENGINE_NAMES = {
-    "ARROW": ENGINE_ARROW,
-    "JAVA": ENGINE_ARROW,
-    "DATAFUSION": ENGINE_DATAFUSION,
-    "DATAFUSION_EXPERIMENTAL": ENGINE_DATAFUSION,
-}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -176,59 +157,6 @@ class CompactionResult:
     engine: str
     output_existed: bool = False
     applied_deletes: tuple[int, ...] = ()
-
-
-DEFAULT_ENGINE = ENGINE_ARROW
-"""The engine of a compaction whose table and instance leave ``sleeper.table.data.engine`` at its built-in default.
-
-Chosen by measurement (``benchmarks/compaction.py``, docs/performance.md "Compaction engines"): the pyarrow merge holds
-a peak RSS of about 0.4-0.5 GB whatever the input size. DataFusion in this process keeps memory in proportion to the
-rows it reads (0.8 GB at 10M rows, 1.2 GB at 20M); run in worker processes over key ranges
-(:attr:`ExecutionSettings.datafusion_chunk_rows`) its memory is flat but higher (0.65-0.75 GB with the parent), and
-each worker's start and the batches streamed back cost CPU, so it used more CPU than the pyarrow merge. Sleeper's
-own default is DATAFUSION; this does not follow it. A table or instance that names ``DATAFUSION`` explicitly still
-gets it."""
-
-
-def _engine_chosen(properties: TableProperties) -> bool:
-    """Whether the table, or its instance's default, names a data engine explicitly."""
-    from sleeper.core.properties import instance_defaults, table
-
-    if properties.is_set(table.DATA_ENGINE):
-        return True
-    instance = getattr(properties, "instance_properties", None)
-    return instance is not None and bool(instance.is_set(instance_defaults.DEFAULT_DATA_ENGINE))
-
-
-def resolve_engine(properties: TableProperties | None, requested: str | None = None) -> str:
-    """The engine a compaction uses: ``ARROW`` or ``DATAFUSION``.
-
-    Args:
-        properties: The table properties, whose ``sleeper.table.data.engine`` is used unless ``requested`` is given,
-            if the table or its instance sets it; otherwise :data:`DEFAULT_ENGINE` (Sleeper's built-in default,
-            ``DATAFUSION``, is not followed: see :data:`DEFAULT_ENGINE`).
-        requested: An engine name (any of Sleeper's names, in any case) that overrides the table's.
-
-    Returns:
-        The engine asked for.
-
-    Raises:
-        CompactionConfigError: If the name is not an engine.
-        EngineUnavailableError: If ``DATAFUSION`` is asked for and the ``datafusion`` extra is not installed.
-    """
-    name = requested
-    if name is None and properties is not None and _engine_chosen(properties):
-        name = properties.get(DATA_ENGINE_PROPERTY)
-    key = (name or DEFAULT_ENGINE).strip().upper()
-    engine = _ENGINE_NAMES.get(key)
-    if engine is None:
-        raise CompactionConfigError(f"unknown data engine {name!r}; expected one of {', '.join(_ENGINE_NAMES)}")
-    if engine == ENGINE_DATAFUSION:
-        from sleeper.compaction.datafusion_engine import DATAFUSION_MISSING, datafusion_available
-
-        if not datafusion_available():
-            raise EngineUnavailableError(DATAFUSION_MISSING)
-    return engine
 
 
 def processing_for_job(job: CompactionJob, properties: TableProperties, schema: Schema) -> ProcessingConfig:
@@ -331,7 +259,7 @@ def run_compaction(
     if hides:
         engine_used = ENGINE_ARROW
     if engine_used == ENGINE_DATAFUSION:
-        from sleeper.compaction.datafusion_engine import datafusion_can_read
+        from sleeper.io.datafusion import datafusion_can_read
 
         if filesystem is not None or not datafusion_can_read(job.input_files):
             engine_used = ENGINE_ARROW  # DataFusion reads the real local filesystem and S3 only
@@ -453,7 +381,7 @@ def compaction_batches(
         input_files: The files, each sorted by row keys then sort keys.
         schema: The table schema.
         region: The bounds of the region to read; None reads whole files.
-        engine: ``ARROW`` or ``DATAFUSION`` (see :func:`resolve_engine`).
+        engine: ``ARROW`` or ``DATAFUSION`` (see :func:`sleeper.io.data_engine.resolve_engine`).
         settings: Batch sizes and threads.
         filesystem: A filesystem to read every file on instead of the one each URI names (ARROW only).
         options: How to reach S3.

@@ -41,3 +41,12 @@ class WriterClosedError(SleeperError, RuntimeError):
 
 class UnsafeDeleteError(SleeperError):
     """A delete was refused: the path does not lie under the data prefix of the table it was deleted for."""
+
+
+class DataEngineError(SleeperError):
+    """A table's data engine (``sleeper.table.data.engine``) cannot be used: its name is not an engine, or the engine
+    cannot run here (:class:`EngineUnavailableError`)."""
+
+
+class EngineUnavailableError(DataEngineError):
+    """The data engine asked for cannot be used here (its package is not installed, or a file is out of its reach)."""

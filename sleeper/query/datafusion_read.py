@@ -7,8 +7,8 @@ the regions are a filter pushed into the scans (row groups outside them are prun
 are unioned and merged by a streaming ``SortPreservingMergeExec`` (a plan holding a ``SortExec`` is refused), with the
 file's position in the sub-query as the last sort column, so rows with equal keys come out in the order of the
 sub-query's files, as the pyarrow merge gives them. Local files and S3 (``s3://``, ``s3a://``) are read; S3 buckets
-are registered as object stores exactly as the DataFusion compaction engine registers them
-(:mod:`sleeper.compaction.datafusion_engine`).
+are registered as object stores as the DataFusion compaction engine registers them, by the same code
+(:mod:`sleeper.io.datafusion`).
 
 The merged batches carry the file each row came from, so the rows pending deletes hide are left out after the merge
 by the same :class:`~sleeper.iterators.pipeline.DeletedRows` the pyarrow read applies to each file; and where the
@@ -23,7 +23,7 @@ streams the merged batches back as Arrow IPC. Workers are kept for later reads (
 so a point lookup does not start a process) and retired once the tasks they ran have merged about
 :data:`RECYCLE_ROWS` rows, which returns that memory (a retired worker is replaced at once if none is idle). A read
 planned to decode more than :data:`CHUNK_ROWS` rows is split into key ranges of about that many input rows on the
-first row key (the compaction engine's :func:`~sleeper.compaction.datafusion_engine.key_range_chunks`, keeping only
+first row key (:func:`~sleeper.io.datafusion.key_range_chunks`, as the compaction engine splits, keeping only
 the ranges the sub-query's regions reach), one task each. So a worker's memory depends on those settings, not on the
 leaf's size, and this process holds only the batches in flight.
 
@@ -47,23 +47,23 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from sleeper.compaction.datafusion_engine import (
-    _INPUT_COLUMN,
-    _PACKAGE_ROOT,
-    DATAFUSION_MISSING,
-    _datafusion_location,
-    _range_bound,
-    _region_condition,
-    _register_s3,
-    datafusion_available,
-    datafusion_can_read,
-    key_range_chunks,
-)
-from sleeper.compaction.exceptions import EngineUnavailableError
 from sleeper.core.filter import And, Between, Compare, Filter
 from sleeper.core.schema import PrimitiveType, Schema
 from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.exceptions import MissingFileError
+from sleeper.io.datafusion import (
+    DATAFUSION_MISSING,
+    INPUT_COLUMN,
+    PACKAGE_ROOT,
+    datafusion_available,
+    datafusion_can_read,
+    datafusion_location,
+    key_range_chunks,
+    merge_session,
+    range_bound,
+    region_condition,
+    register_s3,
+)
+from sleeper.io.exceptions import EngineUnavailableError, MissingFileError
 from sleeper.io.filesystem import FileSystemOptions, exists, resolve
 from sleeper.io.key_ranges import KeyBounds, normalise_regions
 from sleeper.io.parquet_reader import SortedFileReader
@@ -122,39 +122,24 @@ def datafusion_plan_of_leaf(
             would sort rather than merge.
     """
     try:
-        import datafusion
+        from datafusion import col, lit
     except ImportError as e:
         raise EngineUnavailableError(DATAFUSION_MISSING) from e
-    from datafusion import col, lit
 
-    paths = [_datafusion_location(location) for location in files]
-    config = (
-        datafusion.SessionConfig(
-            {
-                "datafusion.execution.parquet.schema_force_view_types": "false",
-                "datafusion.execution.parquet.binary_as_string": "false",
-                "datafusion.execution.parquet.pushdown_filters": "false",
-                "datafusion.optimizer.enable_round_robin_repartition": "false",
-            }
-        )
-        .with_target_partitions(max(1, len(paths)))
-        .with_repartition_file_scans(False)
-        .with_repartition_sorts(True)
-        .with_batch_size(batch_rows)
-    )
-    context = datafusion.SessionContext(config)
-    _register_s3(context, files, (options or FileSystemOptions()).s3)
+    paths = [datafusion_location(location) for location in files]
+    context = merge_session(len(paths), batch_rows)
+    register_s3(context, files, (options or FileSystemOptions()).s3)
     target = arrow_schema(schema)
     order = [col(name).sort(ascending=True, nulls_first=True) for name in schema.key_names]
     frame = None
     for number, path in enumerate(paths):
         scan = context.read_parquet(path, schema=target, file_sort_order=[order], skip_metadata=True)
-        scan = scan.select(*[col(name) for name in names], lit(number).alias(_INPUT_COLUMN))
+        scan = scan.select(*[col(name) for name in names], lit(number).alias(INPUT_COLUMN))
         frame = scan if frame is None else frame.union(scan)
     assert frame is not None
     condition = None
     for region in regions:
-        part = _region_condition(region, schema, col, lit)
+        part = region_condition(region, schema, col, lit)
         if part is None:  # a region holding every key: no filter
             condition = None
             break
@@ -164,7 +149,7 @@ def datafusion_plan_of_leaf(
         condition = pushable if condition is None else condition & pushable
     if condition is not None:
         frame = frame.filter(condition)
-    frame = frame.sort(*order, col(_INPUT_COLUMN).sort(ascending=True))
+    frame = frame.sort(*order, col(INPUT_COLUMN).sort(ascending=True))
     plan = frame.execution_plan().display_indent()
     if "SortExec:" in plan:
         _check_found(files, options)  # a file DataFusion did not find is an empty scan, with no order to merge
@@ -249,7 +234,7 @@ def _stream(task: _LeafTask) -> Iterator[pa.RecordBatch]:
 
 def _target(schema: Schema, names: Sequence[str]) -> pa.Schema:
     full = arrow_schema(schema)
-    return pa.schema([*(full.field(name) for name in names), pa.field(_INPUT_COLUMN, pa.int64(), nullable=False)])
+    return pa.schema([*(full.field(name) for name in names), pa.field(INPUT_COLUMN, pa.int64(), nullable=False)])
 
 
 _WORKER_START = (
@@ -269,7 +254,7 @@ class _Worker:
         self.cost = 0
         self._errors = tempfile.TemporaryFile()  # never a pipe: a worker writing much there must not block
         self._process = subprocess.Popen(
-            [sys.executable, "-c", _WORKER_START, _PACKAGE_ROOT],
+            [sys.executable, "-c", _WORKER_START, PACKAGE_ROOT],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._errors,
@@ -446,7 +431,7 @@ class DataFusionLeafRead:
         """The batch without the rows deletes hide in their files and those the early filter drops, and without the
         input column."""
         if self._hides:
-            inputs = batch.column(_INPUT_COLUMN).to_numpy()
+            inputs = batch.column(INPUT_COLUMN).to_numpy()
             keep = np.ones(batch.num_rows, dtype=bool)
             positions = pa.array(np.arange(batch.num_rows, dtype=np.int64))
             numbered = batch.append_column("__sleeper_position", positions)
@@ -459,7 +444,7 @@ class DataFusionLeafRead:
                 keep[kept.column("__sleeper_position").to_numpy()] = True
             if not keep.all():
                 batch = batch.filter(pa.array(keep))
-        batch = batch.drop_columns([_INPUT_COLUMN])
+        batch = batch.drop_columns([INPUT_COLUMN])
         if self._early is not None and batch.num_rows:
             batch = self._early.filter(batch)
         return batch
@@ -532,7 +517,7 @@ def datafusion_leaf_read(
         if low is None and high is None:
             tasks.append(task(wanted))
             continue
-        cut = tuple((*r, _range_bound(schema, low, high)) for r in wanted)
+        cut = tuple((*r, range_bound(schema, low, high)) for r in wanted)
         if normalise_regions(cut, schema):  # a key range no region reaches is not read
             tasks.append(task(cut))
     return DataFusionLeafRead(tasks, early, numbered)

@@ -21,8 +21,6 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import pyarrow as pa
 
-from sleeper.compaction.datafusion_engine import datafusion_can_read
-from sleeper.compaction.execution import ENGINE_DATAFUSION, resolve_engine
 from sleeper.core.exceptions import SleeperError
 from sleeper.core.filter import MAX_KEY_REGIONS, Filter, columns_of, filter_of, key_regions, may_match
 from sleeper.core.partition import PartitionTree
@@ -33,6 +31,8 @@ from sleeper.core.schema import PrimitiveType, Schema
 from sleeper.core.statestore.deletes import PendingDelete, filters_by_file, filters_of_each
 from sleeper.core.statestore.references import FileReference
 from sleeper.io.arrow_schema import arrow_schema, conform_batch
+from sleeper.io.data_engine import ENGINE_DATAFUSION, resolve_engine
+from sleeper.io.datafusion import datafusion_can_read
 from sleeper.io.filesystem import FileSystemOptions
 from sleeper.io.key_ranges import KeyBounds
 from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
@@ -238,11 +238,11 @@ def query_iterators(
 
 def query_engine(properties: TableProperties) -> str:
     """The engine a query reads a table's leaves with, ``ARROW`` or ``DATAFUSION``: chosen from
-    ``sleeper.table.data.engine`` by the compaction's rule (:func:`sleeper.compaction.execution.resolve_engine`), so
+    ``sleeper.table.data.engine`` by the rule compaction follows too (:func:`sleeper.io.data_engine.resolve_engine`), so
     DATAFUSION only where the table or its instance names it, and ARROW at the built-in default.
 
     Raises:
-        CompactionConfigError: If the property names no engine.
+        DataEngineError: If the property names no engine.
         EngineUnavailableError: If DATAFUSION is asked for and the ``datafusion`` extra is not installed.
     """
     return resolve_engine(properties)
@@ -622,7 +622,7 @@ def execute(
         QueryExecutionError: If a requested field is not in the schema, or the limit is negative.
         IteratorConfigError: If the table's filters or aggregations are invalid.
         IteratorLoadError: If the table's or the query's iterator cannot be loaded (nothing is read).
-        CompactionConfigError: If the table's data engine is not one (see :func:`query_engine`).
+        DataEngineError: If the table's data engine is not one (see :func:`query_engine`).
         EngineUnavailableError: If the table asks for DATAFUSION and the ``datafusion`` extra is not installed.
     """
     if limit is not None and limit < 0:

@@ -11,15 +11,9 @@ import pyarrow as pa
 import pytest
 
 from sleeper.compaction.datafusion_engine import datafusion_plan
-from sleeper.compaction.execution import (
-    ENGINE_ARROW,
-    ENGINE_DATAFUSION,
-    ExecutionSettings,
-    partition_bounds,
-    resolve_engine,
-    run_compaction,
-)
+from sleeper.compaction.execution import ExecutionSettings, partition_bounds, run_compaction
 from sleeper.core.schema import PrimitiveType
+from sleeper.io.data_engine import ENGINE_ARROW, ENGINE_DATAFUSION, resolve_engine
 from sleeper.io.parquet import read_sorted
 from tests.unit.compaction.execution_fixtures import FakeTable, new_table
 from tests.unit.io.parquet_fixtures import key_schema, rows_table, sorted_rows

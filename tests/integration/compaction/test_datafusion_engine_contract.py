@@ -16,10 +16,11 @@ import pytest
 from pyarrow import fs as pafs
 
 from sleeper.adapters.aws.s3_publish import s3_client
-from sleeper.compaction.datafusion_engine import datafusion_can_read, key_range_chunks
-from sleeper.compaction.execution import ENGINE_ARROW, ENGINE_DATAFUSION, ExecutionSettings, run_compaction
+from sleeper.compaction.execution import ExecutionSettings, run_compaction
 from sleeper.core.schema import Field, KeyValue, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
+from sleeper.io.data_engine import ENGINE_ARROW, ENGINE_DATAFUSION
+from sleeper.io.datafusion import datafusion_can_read, key_range_chunks
 from sleeper.io.filesystem import FileSystemOptions, S3Options, s3_filesystem
 from sleeper.io.parquet import ParquetSettings
 from tests.unit.compaction.execution_fixtures import FakeTable, new_table

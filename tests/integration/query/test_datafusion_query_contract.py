@@ -18,17 +18,16 @@ import pyarrow as pa
 import pytest
 from pyarrow import fs as pafs
 
-import sleeper.compaction.datafusion_engine as datafusion_engine
+import sleeper.io.data_engine as data_engine
 import sleeper.query.datafusion_read as datafusion_read
 from sleeper.adapters.aws.s3_publish import s3_client
-from sleeper.compaction.exceptions import EngineUnavailableError
 from sleeper.core.filter import filter_of
 from sleeper.core.properties.properties import TableProperties
 from sleeper.core.query import Query, QueryProcessingConfig
 from sleeper.core.range import Range, Region
 from sleeper.core.schema import Field, KeyValue, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
-from sleeper.io.exceptions import MissingFileError
+from sleeper.io.exceptions import EngineUnavailableError, MissingFileError
 from sleeper.io.filesystem import FileSystemOptions, S3Options, s3_filesystem
 from sleeper.io.parquet import ParquetSettings
 from sleeper.query.executor import execute, plan_table_query, query_iterators, region_bounds, run_leaf_query
@@ -336,7 +335,7 @@ def should_fail_a_read_whose_worker_fails_and_not_reuse_that_worker(tmp_path: Pa
 def should_refuse_datafusion_when_it_is_not_installed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Given a table asking for DATAFUSION where the package is missing
     _, fusion, _ = _tables("local", PrimitiveType.LONG, tmp_path, None, {})
-    monkeypatch.setattr(datafusion_engine, "datafusion_available", lambda: False)
+    monkeypatch.setattr(data_engine, "datafusion_available", lambda: False)
     query = next(q for _, q in _queries(fusion.schema))
 
     # When it is queried, then the error says what to install or set

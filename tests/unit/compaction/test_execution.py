@@ -11,21 +11,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sleeper.compaction import datafusion_engine
-from sleeper.compaction.datafusion_engine import datafusion_can_read
-from sleeper.compaction.exceptions import CompactionConfigError, CompactionInputError
-from sleeper.compaction.execution import (
-    DEFAULT_ENGINE,
-    ENGINE_ARROW,
-    ENGINE_DATAFUSION,
-    ExecutionSettings,
-    compaction_batches,
-    resolve_engine,
-    run_compaction,
-)
+from sleeper.compaction.exceptions import CompactionInputError
+from sleeper.compaction.execution import ExecutionSettings, compaction_batches, run_compaction
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.schema import Field, PrimitiveType, Schema
+from sleeper.io import data_engine
 from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.data_engine import DEFAULT_ENGINE, ENGINE_ARROW, ENGINE_DATAFUSION, resolve_engine
+from sleeper.io.datafusion import datafusion_can_read
+from sleeper.io.exceptions import DataEngineError, EngineUnavailableError
 from sleeper.io.parquet import ParquetSettings
 from sleeper.io.sketches import Sketches, sketches_path
 from sleeper.io.sort import sort_table
@@ -296,7 +290,7 @@ def should_choose_the_arrow_engine_for_arrow_and_java() -> None:
     # When / Then
     assert resolve_engine(table.properties) == ENGINE_ARROW
     assert resolve_engine(table.properties, "arrow") == ENGINE_ARROW
-    with pytest.raises(CompactionConfigError, match="unknown data engine"):
+    with pytest.raises(DataEngineError, match="unknown data engine"):
         resolve_engine(table.properties, "spark")
 
 
@@ -318,7 +312,7 @@ def should_merge_with_arrow_when_datafusion_cannot_read_the_files() -> None:
 
 def should_use_the_arrow_engine_unless_the_table_or_instance_names_one(monkeypatch: pytest.MonkeyPatch) -> None:
     # Given DataFusion installed, and table properties leaving the data engine at its default or naming one
-    monkeypatch.setattr(datafusion_engine, "datafusion_available", lambda: True)
+    monkeypatch.setattr(data_engine, "datafusion_available", lambda: True)
     default = TableProperties(InstanceProperties(), {})
     on_table = TableProperties(InstanceProperties(), {"sleeper.table.data.engine": "datafusion"})
     on_instance = TableProperties(InstanceProperties({"sleeper.default.table.data.engine": "DATAFUSION"}), {})
@@ -331,10 +325,10 @@ def should_use_the_arrow_engine_unless_the_table_or_instance_names_one(monkeypat
 
 def should_refuse_datafusion_naming_the_extra_when_it_is_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     # Given a table asking for DataFusion, without the datafusion package
-    monkeypatch.setattr(datafusion_engine, "datafusion_available", lambda: False)
+    monkeypatch.setattr(data_engine, "datafusion_available", lambda: False)
     on_table = TableProperties(InstanceProperties(), {"sleeper.table.data.engine": "DATAFUSION"})
 
     # When / Then: the compaction is refused, naming the extra to install (never merged by another engine silently)
-    with pytest.raises(CompactionConfigError, match=r"pip install 'sleeper-lsm\[datafusion\]'"):
+    with pytest.raises(EngineUnavailableError, match=r"pip install 'sleeper-lsm\[datafusion\]'"):
         resolve_engine(on_table)
     assert resolve_engine(TableProperties(InstanceProperties(), {})) == ENGINE_ARROW
