@@ -78,7 +78,8 @@ DATA_ENGINE = _definition.user(
     "The engine that compacts and reads the table's data. Valid values, in any case: "
     + ", ".join(defaults.DATA_ENGINES)
     + ". `ARROW` names this port's pyarrow engine; the others are Java Sleeper's engines (`DATAFUSION_EXPERIMENTAL` "
-    "behaves as `DATAFUSION`), accepted so that its configuration loads unchanged.",
+    "behaves as `DATAFUSION`), accepted so that its configuration loads unchanged. Left unset here and on the "
+    "instance, `ARROW` is used (see `sleeper.default.table.data.engine`).",
     falls_back_to=defaults.DEFAULT_DATA_ENGINE,
 )
 ITERATOR_CLASS_NAME = _definition.user(
