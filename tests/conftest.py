@@ -1,6 +1,7 @@
 """Plugins every test run loads: the reliability battery's report (``tests/reliability_report.py``) and the order
-test files start in (``tests/schedule.py``, the costliest first); and what every test gets: the process-wide metrics
-sink put back after it, and no ``AWS_ENDPOINT_URL`` naming a server that is gone."""
+test files start in (``tests/schedule.py``, the costliest first); hypothesis without its per-example deadline; and what
+every test gets: the process-wide metrics sink put back after it, and no ``AWS_ENDPOINT_URL`` naming a server that is
+gone."""
 
 import os
 import socket
@@ -8,8 +9,14 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
+from hypothesis import settings
 
 from sleeper.core.metrics import use_metrics_sink
+
+# An example's time is not behaviour: on a shared machine one may take 10x its usual time, and hypothesis's default
+# 200 ms deadline would then fail a correct test (speed is measured in benchmarks/, never asserted in tests).
+settings.register_profile("sleeper-tests", deadline=None)
+settings.load_profile("sleeper-tests")
 
 pytest_plugins = ["tests.reliability_report", "tests.schedule"]
 
