@@ -68,6 +68,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.measure import peak_rss_bytes  # noqa: E402
+
 METHODS = (
     "rw_pa_stream",
     "rw_pa_stream_thr",
@@ -149,16 +151,6 @@ def make_inputs(directory: Path, files: int, rows: int, key_type: str) -> Path:
             make_file(target / f"input-{i:03d}.parquet", rows, key_type, seed=i)
         done.touch()
     return target
-
-
-def _peak_rss_bytes() -> int:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def _children_peak_rss_bytes() -> int:
@@ -364,7 +356,7 @@ def run_one(method: str, input_dir: Path, work_dir: Path, key_type: str) -> dict
         raise SystemExit(f"unknown method {method}")
     seconds = _TIMES.get("seconds", time.perf_counter() - start)
     cpu_seconds = _TIMES.get("cpu_seconds", _cpu_seconds() - cpu)
-    own_peak = _peak_rss_bytes()
+    own_peak = peak_rss_bytes()
     children_peak = _children_peak_rss_bytes()
     # The job's memory: this process's peak plus its largest worker's, which run at the same time.
     peak = own_peak + children_peak

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import subprocess
 import sys
@@ -41,6 +40,8 @@ import pyarrow as pa
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from benchmarks.measure import peak_rss_bytes  # noqa: E402
 
 BATCH_ROWS = 65536
 LEAVES = 16
@@ -75,25 +76,13 @@ def split_points(rows: pa.Table) -> list[str]:
     return sorted({str(sample[len(sample) * i // LEAVES]) for i in range(1, LEAVES)})
 
 
-def _peak_rss_bytes() -> int:
-    """The process's peak RSS: ``VmHWM`` where there is ``/proc`` (``ru_maxrss`` is inherited across fork and exec, so
-    a child would report the parent's peak), else ``ru_maxrss``."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
 def run_one(method: str, input_path: Path, work_dir: Path) -> dict[str, Any]:
     """Runs one method in this process and returns its figures."""
     with pa.memory_map(str(input_path), "r") as source:
         rows = pa.ipc.open_file(source).read_all()
     batches = rows.to_batches(max_chunksize=BATCH_ROWS)
     points = split_points(rows)
-    baseline = _peak_rss_bytes()
+    baseline = peak_rss_bytes()
     if method == "duckdb_copy":
         import duckdb
 
@@ -148,8 +137,8 @@ def run_one(method: str, input_path: Path, work_dir: Path) -> dict[str, Any]:
     return {
         "seconds": seconds,
         "rows_per_second": rows.num_rows / seconds,
-        "extra_peak_rss_mib": max(0, _peak_rss_bytes() - baseline) / 2**20,
-        "peak_rss_mib": _peak_rss_bytes() / 2**20,
+        "extra_peak_rss_mib": max(0, peak_rss_bytes() - baseline) / 2**20,
+        "peak_rss_mib": peak_rss_bytes() / 2**20,
         "input_arrow_mib": rows.nbytes / 2**20,
         "files": files,
     }

@@ -57,6 +57,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import sleeper  # noqa: E402
+from benchmarks.measure import peak_rss_bytes  # noqa: E402
 from sleeper.api.table import Table  # noqa: E402
 from sleeper.core.query import Query  # noqa: E402
 from sleeper.core.range import Range, Region  # noqa: E402
@@ -221,17 +222,6 @@ MEMORY_LEAF = 1
 """The leaf whose sub-query the memory figures read (the second quarter of the key space)."""
 
 
-def _peak_rss_bytes() -> int:
-    """The process's peak RSS: ``VmHWM`` where there is ``/proc``, else ``ru_maxrss``."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
 def _cpu_seconds() -> float:
     """The CPU time of this process and of the child processes it has waited for (DataFusion workers)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -263,7 +253,7 @@ def leaf_read(directory: Path, engine: str) -> dict[str, Any]:
         "files": len(planned[0].files) if planned else 0,
         "seconds": time.perf_counter() - start,
         "cpu_seconds": _cpu_seconds() - cpu,
-        "peak_rss_bytes": _peak_rss_bytes(),
+        "peak_rss_bytes": peak_rss_bytes(),
         "worker_peak_rss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
     }
 
