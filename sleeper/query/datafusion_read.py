@@ -33,6 +33,7 @@ The ``datafusion`` package is imported only in the workers.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import pickle
 import re
 import struct
@@ -305,11 +306,9 @@ class _Worker:
     def close(self) -> None:
         """Stops the worker (ending its input first, so an idle one exits by itself)."""
         process = self._process
-        try:
-            if process.stdin is not None:
+        if process.stdin is not None:
+            with contextlib.suppress(OSError):  # a worker that died has closed its end already
                 process.stdin.close()
-        except OSError:
-            pass
         try:
             process.wait(timeout=5)
         except subprocess.TimeoutExpired:

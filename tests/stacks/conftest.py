@@ -171,10 +171,6 @@ _LINTED: dict[str, list[tuple[str, str]]] = {}
 _SHARED_LINTS: list[Path] = []
 """Where this run's pytest-xdist workers share cfn-lint's findings (:func:`_share_cfn_lint_findings`), if they do."""
 
-CLAIM_TIMEOUT_SECONDS = 600.0
-"""How long a process waits for another to lint a template it claimed before linting it itself (the other may have
-died mid-lint)."""
-
 
 @pytest.fixture(scope="session", autouse=True)
 def _share_cfn_lint_findings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
@@ -202,36 +198,29 @@ def _lint_key(text: str, region: str) -> str:
 
 def _lint_once(key: str, lint: Callable[[], list[tuple[str, str]]]) -> list[tuple[str, str]]:
     """``lint()``'s findings, computed once per template for the process, and once for the run when the workers share
-    a directory: the first to claim a template lints it and writes its findings; another waits for them."""
+    a directory: a worker takes the template's lock file, reads the findings if another wrote them, else lints and
+    writes them. A worker needing a template another is linting waits on the lock, which the system frees if that
+    worker dies (the findings then missing, the next one lints it)."""
+    import fcntl
     import json
-    import time
 
     if key in _LINTED:
         return _LINTED[key]
     if not _SHARED_LINTS:
         _LINTED[key] = lint()
         return _LINTED[key]
-    result, claim = _SHARED_LINTS[0] / f"{key}.json", _SHARED_LINTS[0] / f"{key}.claim"
-    deadline = time.monotonic() + CLAIM_TIMEOUT_SECONDS
-    while not result.exists():
-        try:
-            os.close(os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        except FileExistsError:
-            if time.monotonic() < deadline:
-                time.sleep(0.1)
-                continue
-        try:
+    result = _SHARED_LINTS[0] / f"{key}.json"
+    with open(_SHARED_LINTS[0] / f"{key}.lock", "a", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if result.exists():
+            found = [(rule, message) for rule, message in json.loads(result.read_text(encoding="utf-8"))]
+        else:
             found = lint()
-        except BaseException:
-            claim.unlink(missing_ok=True)
-            raise
-        partial = result.with_suffix(f".{os.getpid()}.partial")
-        partial.write_text(json.dumps(found), encoding="utf-8")
-        partial.replace(result)
-        _LINTED[key] = found
-        return found
-    _LINTED[key] = [(rule, message) for rule, message in json.loads(result.read_text(encoding="utf-8"))]
-    return _LINTED[key]
+            partial = result.with_suffix(f".{os.getpid()}.partial")
+            partial.write_text(json.dumps(found), encoding="utf-8")
+            partial.replace(result)
+    _LINTED[key] = found
+    return found
 
 
 def cfn_lint(text: str, region: str = REGION) -> list[tuple[str, str]]:
