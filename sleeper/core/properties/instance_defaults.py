@@ -382,7 +382,8 @@ DEFAULT_STATESTORE_COMMITTER_UPDATE_ON_EVERY_BATCH = _defaults.user(
 )
 DEFAULT_DATA_ENGINE = _defaults.user(
     "sleeper.default.table.data.engine",
-    "The default for `sleeper.table.data.engine`: the engine that compacts and reads a table's data. Valid values, "
+    "The default for `sleeper.table.data.engine`: the engine that compacts a table's data and reads it for queries "
+    "(bulk export reads with `ARROW` whatever it names). Valid values, "
     "in any case: " + ", ".join(DATA_ENGINES) + ". The default shown is Sleeper's; while neither this nor the "
     "table's property is set, this port compacts and reads with `ARROW`, which it measured faster and smaller than "
     'DataFusion here (docs/performance.md, "Compaction engines"). Set `DATAFUSION` to use DataFusion.',

@@ -75,7 +75,8 @@ SCHEMA = _definition.user(
 )
 DATA_ENGINE = _definition.user(
     "sleeper.table.data.engine",
-    "The engine that compacts and reads the table's data. Valid values, in any case: "
+    "The engine that compacts the table's data and reads it for queries, direct, queued and from Spark (bulk export "
+    "reads with `ARROW` whatever this names). Valid values, in any case: "
     + ", ".join(defaults.DATA_ENGINES)
     + ". `ARROW` names this port's pyarrow engine; the others are Java Sleeper's engines (`DATAFUSION_EXPERIMENTAL` "
     "behaves as `DATAFUSION`), accepted so that its configuration loads unchanged. Left unset here and on the "
