@@ -47,9 +47,16 @@ lint: $(STAMP)
 PYTEST_WORKERS ?= auto
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
+# Every test process (pytest's workers, and the CLI, emulated tasks and engine workers they start) imports the
+# package: its bytecode is compiled once first, since an editable install is not compiled by pip and an environment
+# may set PYTHONDONTWRITEBYTECODE, which would have every new process compile the sources again (compileall only
+# compiles what changed).
+BYTECODE = $(PY) -m compileall -q sleeper tests
+
 # The lint runs beside the tests (mypy from cold takes a core for a minute or two, which the workers leave idle at
 # their start and end); both always finish, and the target fails if either failed.
 define LINT_BESIDE
+	$(BYTECODE); \
 	$(MAKE) --no-print-directory lint > $(VENV)/lint.log 2>&1 & lint=$$!; \
 	$(PY) -m pytest -q $(PYTEST_PARALLEL) $(1); tests=$$?; \
 	wait $$lint; linted=$$?; cat $(VENV)/lint.log; \
@@ -69,6 +76,7 @@ test: $(STAMP)
 
 test-unit: $(STAMP)
 	$(VENV)/bin/ruff check sleeper tests benchmarks app.py
+	$(BYTECODE)
 	$(PY) -m pytest -q tests/unit -m "not slow and not integration and not aws"
 
 # The properties pages are generated first, then the site (docs/ and the API reference from the docstrings) is built
