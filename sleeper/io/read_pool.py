@@ -39,8 +39,8 @@ class _Task:
     __slots__ = ("fn", "future", "order", "priority", "queued")
 
     def __init__(self, fn: Callable[[], Any], future: Future[Any], priority: int, order: int) -> None:
-        self.fn = fn
-        self.future = future
+        self.fn: Callable[[], Any] | None = fn
+        self.future: Future[Any] | None = future
         self.priority = priority
         self.order = order
         self.queued = True
@@ -105,15 +105,23 @@ class ReadPool:
                     if task.queued and priority == task.priority:
                         task.queued = False
                         break
-            if not task.future.set_running_or_notify_cancel():
+            # The future refers to its task (for ``promote``): the task lets go of the future and its function here,
+            # so that no reference cycle keeps a finished read's batches alive until the cyclic garbage collector
+            # runs (memory would grow with every row group read between collections).
+            future, fn = task.future, task.fn
+            task.future = task.fn = None
+            del task
+            assert future is not None and fn is not None  # a task is popped to run once
+            if not future.set_running_or_notify_cancel():
                 continue
             try:
-                result = task.fn()
+                result = fn()
             except BaseException as e:  # noqa: BLE001 - handed to the waiting caller
-                task.future.set_exception(e)
+                future.set_exception(e)
             else:
-                task.future.set_result(result)
-            del task
+                future.set_result(result)
+                del result
+            del future, fn
 
 
 _POOL_LOCK = threading.Lock()
