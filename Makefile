@@ -19,16 +19,20 @@ help:
 	@echo "make docs   - regenerate docs/usage/properties, then build the site and API reference into site/ (strict)"
 	@echo "make lock   - refresh $(LOCK) (the exact versions every install uses) from the ranges in pyproject.toml"
 
+# pip installs uv (both from the lock), and uv installs the package with the lock's versions: the same packages pip
+# would install, in about a third of the time, their bytecode compiled on every core.
+UV_INSTALL = $(VENV)/bin/uv pip install --python $(PY) -q --compile-bytecode -c $(LOCK)
+
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -c $(LOCK) --upgrade pip
-	$(PY) -m pip install -q -c $(LOCK) -e '.[$(LOCK_EXTRAS)]'
+	$(PY) -m pip install -q -c $(LOCK) --upgrade pip uv
+	$(UV_INSTALL) -e '.[$(LOCK_EXTRAS)]'
 	touch $(STAMP)
 
 $(BASE_STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -c $(LOCK) --upgrade pip
-	$(PY) -m pip install -q -c $(LOCK) -e .
+	$(PY) -m pip install -q -c $(LOCK) --upgrade pip uv
+	$(UV_INSTALL) -e .
 	touch $(BASE_STAMP)
 
 install: $(STAMP)
@@ -91,10 +95,10 @@ docs: $(STAMP)
 lock:
 	set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(PYTHON) -m venv "$$tmp/venv"; \
-	"$$tmp/venv/bin/python" -m pip install -q --upgrade pip; \
+	"$$tmp/venv/bin/python" -m pip install -q --upgrade pip uv; \
 	"$$tmp/venv/bin/python" -m pip install -q -e '.[$(LOCK_EXTRAS)]'; \
 	{ \
-	  echo "# The exact version of every package the Makefile installs (.[$(LOCK_EXTRAS)] and pip), made by \`make lock\`"; \
+	  echo "# The exact version of every package the Makefile installs (.[$(LOCK_EXTRAS)], pip and uv), made by \`make lock\`"; \
 	  echo "# with Python $$("$$tmp/venv/bin/python" -c 'import platform; print(platform.python_version())') on $$(uname -s) $$(uname -m). Installs take it as a constraints file (pip install -c"; \
 	  echo "# $(LOCK)); pyproject.toml keeps the ranges. Do not edit by hand: change a range, then run \`make lock\`."; \
 	  "$$tmp/venv/bin/python" -m pip freeze --all --exclude-editable | grep -v -E '^(setuptools|wheel)=='; \

@@ -102,7 +102,8 @@ def should_pin_every_requirement_the_makefile_installs() -> None:
     pins = _pins()
     requirements = _requirements(_makefile_extras())
 
-    # Then each is pinned to a version its range allows, and so is pip, which the Makefile upgrades
+    # Then each is pinned to a version its range allows, and so are pip, which the Makefile upgrades, and uv, which
+    # installs the rest
     for requirement in requirements:
         name = canonicalize_name(requirement.name)
         assert name in pins, f"constraints.txt does not pin {requirement.name}: run `make lock`"
@@ -110,6 +111,7 @@ def should_pin_every_requirement_the_makefile_installs() -> None:
             f"constraints.txt pins {name}=={pins[name]}, outside pyproject.toml's {requirement}: run `make lock`"
         )
     assert "pip" in pins
+    assert "uv" in pins
     assert "sleeper-lsm" not in pins
 
 
