@@ -445,4 +445,4 @@ class _Output:
                 low[0] if low is not None else min(piece.column(first)[0].as_py() for piece in pieces),
                 high[0] if high is not None else max(piece.column(first)[-1].as_py() for piece in pieces),
             )
-        return self._orderer.order(columns, first_column_bounds=bounds)
+        return self._orderer.order(columns, first_column_bounds=bounds, sorted_runs=len(pieces))

@@ -1,7 +1,9 @@
-"""KeyOrderer's packed sort (row indices in the low bits of the codes) against pyarrow's stable sort.
+"""KeyOrderer's two ways of ordering codes against pyarrow's stable sort: the packed sort (row indices in the low bits
+of the codes), and the stable sort of rows given as sorted runs (a merge round).
 
-The cases make the codes too wide to keep whole beside the row indices, so that the lowest bits are dropped and the
-columns they came from have to be sorted again where the shortened codes tie.
+The packed cases make the codes too wide to keep whole beside the row indices, so that the lowest bits are dropped and
+the columns they came from have to be sorted again where the shortened codes tie. The runs cases have keys that tie
+within and across runs, and string codes that are not exact.
 """
 
 from __future__ import annotations
@@ -67,3 +69,30 @@ def should_order_sorted_runs_of_binary_keys_as_a_merge_does() -> None:
     column = pa.chunked_array([pa.array(run, pa.binary()) for run in runs])
 
     assert np.array_equal(KeyOrderer().order([column]), _reference([column.combine_chunks()]))
+
+
+def _runs(rng: np.random.Generator, runs: int, make: str) -> list[pa.Table]:
+    tables = []
+    for _ in range(runs):
+        n = int(rng.integers(0, 400))
+        second = pa.array(rng.integers(0, 3, n))
+        if make == "int":
+            table = pa.table({"k": pa.array(rng.integers(-50, 50, n), pa.int64()), "s": second})
+        else:  # strings sharing a long prefix, agreeing beyond 8 bytes after it: codes tie without being exact
+            table = pa.table({"k": _strings(rng, n, "row-", "ab", (0, 12)), "s": second})
+        tables.append(table.sort_by([("k", "ascending"), ("s", "ascending")]))
+    return tables
+
+
+@pytest.mark.parametrize("make", ["int", "string"])
+@pytest.mark.parametrize("runs", [2, 3, 11, 300])
+def should_order_sorted_runs_as_a_stable_sort_does(make: str, runs: int) -> None:
+    # Given rows that are several runs, each sorted by the keys, one after another (300 runs: more than the stable
+    # sort is used for)
+    rng = np.random.default_rng(runs)
+    tables = _runs(rng, runs, make)
+    columns = [pa.chunked_array([t.column(name).combine_chunks() for t in tables]) for name in ("k", "s")]
+    # When they are ordered as a merge round orders them
+    order = KeyOrderer().order(columns, sorted_runs=runs)
+    # Then the order is the stable sort's: equal keys keep their run, then their place in it
+    assert np.array_equal(order, _reference([c.combine_chunks() for c in columns]))
