@@ -79,7 +79,7 @@ def _runs(rng: np.random.Generator, runs: int, make: str) -> list[pa.Table]:
         if make == "int":
             table = pa.table({"k": pa.array(rng.integers(-50, 50, n), pa.int64()), "s": second})
         else:  # strings sharing a long prefix, agreeing beyond 8 bytes after it: codes tie without being exact
-            table = pa.table({"k": _strings(rng, n, "row-", "ab", (0, 12)), "s": second})
+            table = pa.table({"k": _strings(rng, n, "row-", "ab", (0, 12)).cast(pa.string()), "s": second})
         tables.append(table.sort_by([("k", "ascending"), ("s", "ascending")]))
     return tables
 
