@@ -20,11 +20,8 @@ help:
 	@echo "make lock   - refresh $(LOCK) (the exact versions every install uses) from the ranges in pyproject.toml"
 
 # pip installs uv (both from the lock), and uv installs the package with the lock's versions: the same packages pip
-# would install, in about a third of the time. The demo's venv has every module's bytecode compiled on every core (its
-# commands start fast whatever the environment); the development venv's is written as each module is first imported
-# (the test targets clear PYTHONDONTWRITEBYTECODE, see PYTEST), which spares a fresh clone's `make test` compiling the
-# whole 1.8 GB of site-packages (about 35 s here) when its tests import a fraction of it.
-UV_INSTALL = $(VENV)/bin/uv pip install --python $(PY) -q -c $(LOCK)
+# would install, in about a third of the time, their bytecode compiled on every core.
+UV_INSTALL = $(VENV)/bin/uv pip install --python $(PY) -q --compile-bytecode -c $(LOCK)
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,7 +32,7 @@ $(STAMP): pyproject.toml $(LOCK)
 $(BASE_STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -c $(LOCK) --upgrade pip uv
-	$(UV_INSTALL) --compile-bytecode -e .
+	$(UV_INSTALL) -e .
 	touch $(BASE_STAMP)
 
 install: $(STAMP)
@@ -62,9 +59,8 @@ PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 # compiles what changed).
 BYTECODE = $(PY) -m compileall -q sleeper tests
 
-# Tests run with PYTHONDONTWRITEBYTECODE cleared, for them and every process they start: each module's bytecode is
-# written when first imported, and pytest caches each test module with its asserts rewritten (with the variable set,
-# every worker of every run rewrites every test module again, about 10 s of CPU each).
+# pytest rewrites each test module's asserts on import and caches the result beside its bytecode, except when
+# PYTHONDONTWRITEBYTECODE is set: then every worker of every run rewrites every module again (about 10 s of CPU each).
 PYTEST = PYTHONDONTWRITEBYTECODE= $(PY) -m pytest
 
 # The lint runs beside the tests (mypy from cold takes a core for a minute or two, which the workers leave idle at

@@ -1,12 +1,12 @@
 """Benchmark: how long the ``sleeper`` command takes to start, for ``sleeper --version`` and ``sleeper --help``.
 
-The bytecode of the package and of what the commands import is compiled first (as pip compiles an installed package).
-Each case runs in a fresh Python subprocess (``python -c "from sleeper.cli.main import main; main()" ARGS``, what the
-installed ``sleeper`` script runs), ``--runs`` times (default 15), interleaved with the baseline: ``python -c pass`` in
-the same interpreter, which is the cost of starting Python at all. Reported per case: the median and the minimum wall
-seconds, and the median over the baseline's. Also the load average when the run started and ended (1 minute), since the
-figures scale with the machine's load; and whether pyarrow was imported by ``--version`` (it should not be: the commands
-import what they use when they run).
+The package's bytecode is compiled first (as pip compiles an installed package). Each case runs in a fresh Python
+subprocess (``python -c "from sleeper.cli.main import main; main()" ARGS``, what the installed ``sleeper`` script
+runs), ``--runs`` times (default 15), interleaved with the baseline: ``python -c pass`` in
+the same interpreter, which is the cost of starting Python at all. Reported per case: the median and the minimum
+wall seconds, and the median over the baseline's. Also the load average when the run started and ended (1 minute),
+since the figures scale with the machine's load; and whether pyarrow was imported by ``--version`` (it should not
+be: the commands import what they use when they run).
 
 The last line printed is one JSON object with every figure.
 
@@ -34,10 +34,8 @@ CASES = {
 }
 
 
-def _once(args: list[str], *, write_bytecode: bool = False) -> float:
+def _once(args: list[str]) -> float:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
-    if write_bytecode:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
     start = time.perf_counter()
     subprocess.run([sys.executable, *args], check=True, stdout=subprocess.DEVNULL, env=env, cwd=ROOT)
     return time.perf_counter() - start
@@ -64,12 +62,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
     load_start = os.getloadavg()[0]
-    # The package's bytecode is compiled first, as an installed command's is (pip compiles what it installs), and
-    # so is that of every module the commands import (a warm-up run writing it): the first run would otherwise be the
-    # only one to write it, and with PYTHONDONTWRITEBYTECODE set none would.
+    # The package's bytecode is compiled first, as an installed command's is (pip compiles what it installs): the
+    # first run would otherwise be the only one to write it, and with PYTHONDONTWRITEBYTECODE set none would.
     compileall.compile_dir(ROOT / "sleeper", quiet=1)
-    for case_args in CASES.values():  # warm the file cache, and write the bytecode of what each case imports
-        _once(case_args, write_bytecode=True)
+    for case_args in CASES.values():  # warm the file cache
+        _once(case_args)
     seconds: dict[str, list[float]] = {name: [] for name in CASES}
     for _ in range(args.runs):
         for name, case_args in CASES.items():
