@@ -418,7 +418,9 @@ def should_write_the_job_file_and_requeue_a_job_with_the_delay(bulk_properties: 
     bulk_properties.set(cdk.BULK_IMPORT_BUCKET, bucket)
     url = create_queue(sqs, _unique("BulkImportPersistentEMRQ"))
     bulk_properties.set(cdk.BULK_IMPORT_PERSISTENT_EMR_JOB_QUEUE_URL, url)
-    bulk_properties.set(bulk.BULK_IMPORT_PERSISTENT_EMR_REQUEUE_DELAY_SECONDS, 2)
+    # A delay no loaded machine outlasts between the send and the check below (a delayed message counts as delayed
+    # only until its delay ends)
+    bulk_properties.set(bulk.BULK_IMPORT_PERSISTENT_EMR_REQUEUE_DELAY_SECONDS, 600)
 
     # When
     bulk_import_job_store(s3, bulk_properties).write_job("bulk_import/job-1-run-1.json", JOB.to_json())
@@ -428,6 +430,6 @@ def should_write_the_job_file_and_requeue_a_job_with_the_delay(bulk_properties: 
     # Then
     written = s3.get_object(Bucket=bucket, Key="bulk_import/job-1-run-1.json")["Body"].read().decode()
     assert BulkImportJob.from_json(written) == JOB
-    assert requeue.delay_seconds == 2
+    assert requeue.delay_seconds == 600
     attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessagesDelayed"])
     assert attributes["Attributes"]["ApproximateNumberOfMessagesDelayed"] == "1"
