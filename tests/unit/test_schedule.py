@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.schedule import SECONDS_PER_TEST, order_by_cost, write_measured
+from tests.schedule import SECONDS_PER_TEST, SHARED_SETUP, order_by_cost, unit_of, write_measured
 
 
 @dataclass(frozen=True)
@@ -57,3 +57,23 @@ def should_merge_a_runs_seconds_into_the_earlier_figures_costliest_first(tmp_pat
     # Then the file holds every file's latest figure, the costliest first
     written = json.loads(path.read_text(encoding="utf-8"))
     assert list(written.items()) == [("tests/a.py", 7.12), ("tests/b.py", 2.0), ("tests/c.py", 0.5)]
+
+
+def should_keep_the_files_of_a_shared_setup_together_costed_as_their_sum() -> None:
+    # Given two stack test files (one CDK setup between them) and a file of its own costlier than either stack file
+    stacks = [_Test("tests/stacks/test_a.py::should_a"), _Test("tests/stacks/test_b.py::should_b")]
+    alone = [_Test("tests/integration/test_alone.py::should_a")]
+    table = {"tests/stacks/test_a.py": 4.0, "tests/stacks/test_b.py": 5.0, "tests/integration/test_alone.py": 6.0}
+    # When they are ordered
+    ordered = order_by_cost([stacks[0], *alone, stacks[1]], table)
+    # Then the stack files form one unit (9 s), which starts first, its costlier file first
+    assert unit_of("tests/stacks/test_a.py") == unit_of("tests/stacks/test_b.py") == "cdk"
+    assert unit_of("tests/integration/test_alone.py") == "tests/integration/test_alone.py"
+    assert _ids(ordered) == _ids([stacks[1], stacks[0], *alone])
+
+
+def should_name_every_shared_setup_member_that_exists() -> None:
+    # a member that was moved or renamed would silently leave its unit: each names a file or directory of the tests
+    root = Path(__file__).resolve().parents[2]
+    members = [member for members in SHARED_SETUP.values() for member in members]
+    assert [m for m in members if not (root / m).exists() or (root / m).is_dir() != m.endswith("/")] == []
