@@ -3,7 +3,7 @@
 ``pyproject.toml`` declares the license as an SPDX expression with ``LICENSE`` and ``NOTICE`` as its license files
 (so the wheel carries both) and keeps version ranges; ``constraints.txt`` pins the exact version of every package the
 Makefile installs, and the Makefile and the container images install with it; docs/development.md says how to
-refresh it.
+refresh it. mypy reads every aws_cdk module the package imports (and skips the rest of aws-cdk-lib).
 """
 
 from __future__ import annotations
@@ -172,3 +172,22 @@ def should_say_how_to_refresh_the_lock() -> None:
     # Then the guide names the lock and the command that refreshes it, and the Makefile has that target
     assert "constraints.txt" in guide and "make lock" in guide
     assert re.search(r"^lock:", makefile, re.MULTILINE)
+
+
+def should_type_check_every_aws_cdk_module_the_package_imports() -> None:
+    # Given the aws_cdk modules mypy reads (it takes the others as Any, to skip most of aws-cdk-lib's 350-odd modules)
+    overrides = _project()["tool"]["mypy"]["overrides"]
+    read = {name for o in overrides if o.get("follow_imports") == "normal" for name in o["module"]}
+    assert [o["module"] for o in overrides if o.get("follow_imports") == "skip"] == [["aws_cdk.*"]]
+    # When every aws_cdk module the package and the CDK app import is found (``from aws_cdk import x`` imports a
+    # module when x is lower case, as aws-cdk-lib names its modules; ``Duration`` or ``Stack`` is a class of the root)
+    imported = {"aws_cdk"}
+    for path in [ROOT / "app.py", *sorted((ROOT / "sleeper").rglob("*.py"))]:
+        text = path.read_text(encoding="utf-8")
+        imported.update(re.findall(r"^\s*(?:import|from) (aws_cdk\.\w+)", text, flags=re.MULTILINE))
+        for group, line in re.findall(r"^\s*from aws_cdk import (?:\(([^)]*)\)|(.*))$", text, flags=re.MULTILINE):
+            for name in (group or line).split(","):
+                if name.strip() and name.split()[0][0].islower():
+                    imported.add(f"aws_cdk.{name.split()[0]}")
+    # Then mypy reads each of them: a module missing from the list would be checked as Any, silently
+    assert len(imported) > 10 and sorted(imported - read) == []
