@@ -47,7 +47,11 @@ __all__ = [
     "to_expression",
 ]
 
-_NULL_BOOL = pa.scalar(None, pa.bool_())
+
+def _null_bool() -> pa.Scalar:
+    """A null boolean, made when needed: building a scalar at import would have pyarrow import pandas (when installed)
+    in every process that imports the readers, a third of a second each."""
+    return pa.scalar(None, pa.bool_())
 
 
 def to_expression(node: Filter, schema: Schema | None = None) -> pc.Expression:
@@ -84,7 +88,7 @@ def to_expression(node: Filter, schema: Schema | None = None) -> pc.Expression:
         return field.is_valid() if node.negated else field.is_null()
     if isinstance(node, InList):
         values = list(node.values) if temporal is None else _temporal(pa.array(node.values, pa.string()), temporal)
-        found = pc.if_else(field.is_valid(), field.isin(values), _NULL_BOOL)
+        found = pc.if_else(field.is_valid(), field.isin(values), _null_bool())
         return ~found if node.negated else found
     if isinstance(node, Between):
         inside = (field >= _scalar(node.low, temporal)) & (field <= _scalar(node.high, temporal))
@@ -213,7 +217,7 @@ def _compile(node: Filter, schema: Schema | None) -> _Mask:
 
         def found(batch: _Columns) -> Any:
             column = batch.column(name)
-            out = pc.if_else(pc.is_valid(column), pc.is_in(column, options=options), _NULL_BOOL)
+            out = pc.if_else(pc.is_valid(column), pc.is_in(column, options=options), _null_bool())
             return pc.invert(out) if negated else out
 
         return found
