@@ -45,9 +45,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check sleeper tests benchmarks app.py
 	$(VENV)/bin/mypy
 
-# Tests run on every core (pytest-xdist), a test file per worker at a time: module fixtures stay in one process. Files
-# start in the order tests/schedule.py gives, the slowest first (--no-loadscope-reorder keeps it: xdist would start the
-# files with the most tests first and leave a slow file of few tests to run alone at the end).
+# Tests run on every core (pytest-xdist), a test file per worker at a time: module fixtures stay in one process; files
+# sharing a costly setup (tests/stacks' CDK runtime, the Spark files' JVM) run as one unit on one worker. Units start in
+# the order tests/schedule.py gives, the slowest first (--no-loadscope-reorder keeps it: xdist would start the files
+# with the most tests first and leave a slow file of few tests to run alone at the end).
 # Two workers per core: a worker often waits (on the processes a test starts, a moto server, Spark's JVM, a poll), and
 # on this 2-core machine 4 workers took the full run from 19 min 38 s to 13 min 41 s (6 workers: 13 min 30 s).
 PYTEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * (os.cpu_count() or 1))')
