@@ -3,8 +3,8 @@
 Writing: :class:`SortedFileWriter` takes Arrow batches already sorted by row keys then sort keys, buffers them into
 row groups of exactly ``row_group_rows`` rows (the last may be smaller), writes them with the table's
 :class:`ParquetSettings`, samples the row keys into :class:`~sleeper.io.sketches.Sketches`, and writes the ``.sketches``
-sidecar file when closed. It can encode on a background thread (pyarrow releases the GIL while encoding), which lets
-the producer of the batches run at the same time.
+sidecar file when closed. It can encode row groups on background threads, several at once (pyarrow releases the GIL
+while encoding), which lets the producer of the batches run at the same time.
 
 Reading: :class:`SortedFileReader` (and the :func:`read_sorted` shortcut) reads the rows of a file within key
 ranges, given per row key field as :class:`KeyBounds` (inclusive minimum, exclusive maximum); a list of them makes a
@@ -16,8 +16,7 @@ and available from here.
 
 from __future__ import annotations
 
-import queue
-import threading
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -41,6 +40,7 @@ from sleeper.io.parquet_reader import SortedFileMetadata as SortedFileMetadata
 from sleeper.io.parquet_reader import SortedFileReader as SortedFileReader
 from sleeper.io.parquet_reader import read_file_metadata as read_file_metadata
 from sleeper.io.parquet_reader import read_sorted as read_sorted
+from sleeper.io.row_group_stitch import StitchedParquetWriter
 from sleeper.io.sketches import SketchBuilder, Sketches, sketches_path
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "COMPRESSION_CODECS",
     "DEFAULT_BATCH_ROWS",
+    "ENCODE_THREADS",
     "KeyBounds",
     "ParquetSettings",
     "ReadPlan",
@@ -76,6 +77,10 @@ Sleeper also accepts ``lzo``, which pyarrow cannot write."""
 
 _ZSTD_LEVEL = 1
 """The zstd level of DataFusion's writer (parquet-rs ``ZstdLevel::default()``), used unless a level is given."""
+
+ENCODE_THREADS = max(1, min(4, os.cpu_count() or 1))
+"""How many row groups a writer with ``writer_thread`` encodes at once: one per core, at most 4 (the producer of the
+rows and the reads feeding it need cores too, and each row group in flight is held in memory)."""
 
 _COMBINE_BATCHES = 256
 """Buffered batches are combined once there are this many, so that many tiny writes stay cheap to encode."""
@@ -234,8 +239,10 @@ class SortedFileWriter:
         options: How to reach S3.
         sketches: Whether to sample the row keys into sketches and write the ``.sketches`` file next to the data
             file (the data file's extension replaced by ``.sketches``).
-        writer_thread: Encode and write row groups on a background thread, so the producer of the batches (a merge,
-            a sort) runs while the previous row group is encoded. Helps when there is more than one core.
+        writer_thread: Encode row groups on background threads, up to :data:`ENCODE_THREADS` at once, and append
+            them to the file in order (:class:`~sleeper.io.row_group_stitch.StitchedParquetWriter`: the same bytes
+            as encoding them here), so the producer of the batches (a merge, a sort) runs while row groups are
+            encoded. Helps when there is more than one core.
 
     Raises:
         UnsupportedLocationError: If the location's scheme names no known filesystem.
@@ -265,14 +272,19 @@ class SortedFileWriter:
         self._row_groups = 0
         self._result: WrittenFile | None = None
         self._failed = False
+        writer_options = self._settings.writer_options(schema)
         self._sink = open_output(self._fs, self._path)
+        self._writer: pq.ParquetWriter | StitchedParquetWriter
         try:
-            self._writer = pq.ParquetWriter(self._sink, self._arrow_schema, **self._settings.writer_options(schema))
+            if writer_thread:
+                pq.ParquetWriter(pa.BufferOutputStream(), self._arrow_schema, **writer_options).close()  # checks the options
+                self._writer = StitchedParquetWriter(self._sink, self._arrow_schema, writer_options, ENCODE_THREADS)
+            else:
+                self._writer = pq.ParquetWriter(self._sink, self._arrow_schema, **writer_options)
         except BaseException:
             self._sink.close()
             delete(self._fs, self._path)
             raise
-        self._background = _BackgroundWriter(self._writer) if writer_thread else None
 
     @property
     def location(self) -> str:
@@ -351,8 +363,8 @@ class SortedFileWriter:
             self._pending_rows -= rows
             self._pending_bytes = sum(b.nbytes for b in self._pending)
             self._row_groups += 1
-            if self._background is not None:
-                self._background.submit(group)
+            if isinstance(self._writer, StitchedParquetWriter):
+                self._writer.write_table(group)
             else:
                 self._writer.write_table(group, row_group_size=rows)
 
@@ -371,8 +383,6 @@ class SortedFileWriter:
             raise WriterClosedError(f"{self._location} failed and was deleted")
         try:
             self._flush(final=True)
-            if self._background is not None:
-                self._background.close()
             self._writer.close()
             size_bytes = int(self._sink.tell())
             self._sink.close()
@@ -400,9 +410,8 @@ class SortedFileWriter:
             return
         self._failed = True
         self._pending = []
-        if self._background is not None:
-            self._background.discard()
-        for step in (self._writer.close, self._sink.close):
+        writer = self._writer
+        for step in (writer.discard if isinstance(writer, StitchedParquetWriter) else writer.close, self._sink.close):
             try:
                 step()
             except Exception:  # the file is deleted next; the caller is told of the first error, not of these
@@ -423,46 +432,3 @@ class SortedFileWriter:
             self.abort()
         else:
             self.close()
-
-
-class _BackgroundWriter:
-    """Writes row groups on a thread, behind a short queue so at most a few row groups wait in memory."""
-
-    _DEPTH = 2
-
-    def __init__(self, writer: pq.ParquetWriter) -> None:
-        self._writer = writer
-        self._queue: queue.Queue[pa.Table | None] = queue.Queue(maxsize=self._DEPTH)
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="sleeper-parquet-writer", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while True:
-            table = self._queue.get()
-            if table is None:
-                return
-            if self._error is None:  # after a failure, keep draining so the producer never blocks
-                try:
-                    self._writer.write_table(table, row_group_size=table.num_rows)
-                except BaseException as e:
-                    self._error = e
-
-    def _raise_error(self) -> None:
-        if self._error is not None:
-            raise self._error
-
-    def submit(self, table: pa.Table) -> None:
-        self._raise_error()
-        self._queue.put(table)
-
-    def close(self) -> None:
-        self._queue.put(None)
-        self._thread.join()
-        self._raise_error()
-
-    def discard(self) -> None:
-        if self._thread.is_alive():
-            self._error = self._error or WriterClosedError("writing was abandoned")
-            self._queue.put(None)
-            self._thread.join()
