@@ -277,7 +277,8 @@ class SortedFileWriter:
         self._writer: pq.ParquetWriter | StitchedParquetWriter
         try:
             if writer_thread:
-                pq.ParquetWriter(pa.BufferOutputStream(), self._arrow_schema, **writer_options).close()  # checks the options
+                # pyarrow's own writer checks the options before the stitched writer takes them
+                pq.ParquetWriter(pa.BufferOutputStream(), self._arrow_schema, **writer_options).close()
                 self._writer = StitchedParquetWriter(self._sink, self._arrow_schema, writer_options, ENCODE_THREADS)
             else:
                 self._writer = pq.ParquetWriter(self._sink, self._arrow_schema, **writer_options)
