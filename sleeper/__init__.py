@@ -11,12 +11,12 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING
 
-from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema, TimestampType, ValueType
+from sleeper.core import Field, ListType, MapType, PrimitiveType, Schema, TimestampType, ValueType
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from sleeper.api.instance import Instance
+    from sleeper.api import Instance
 
 __all__ = [
     "Field",
@@ -34,23 +34,23 @@ __all__ = [
 
 def connect(location: str | Path, *, create: bool = False) -> Instance:
     """Opens an instance: a local instance directory, or ``aws:<instance id>`` (never creates one unless
-    ``create=True``; see :func:`sleeper.runtime.connect.connect`).
+    ``create=True``; see :func:`sleeper.runtime.connection.connect`).
 
     Raises:
         InstanceNotFoundError: If there is no instance there, naming the location and how to create one.
     """
-    from sleeper.runtime.connect import connect as _connect
+    from sleeper.runtime import connect as _connect
 
     return _connect(location, create=create)
 
 
 def create_instance(directory: str | Path, *, instance_id: str | None = None) -> Instance:
-    """Creates a local instance in a directory (see :func:`sleeper.runtime.connect.create_instance`).
+    """Creates a local instance in a directory (see :func:`sleeper.runtime.connection.create_instance`).
 
     Raises:
         InstanceAlreadyExistsError: If the directory already holds an instance.
     """
-    from sleeper.runtime.connect import create_instance as _create_instance
+    from sleeper.runtime import create_instance as _create_instance
 
     return _create_instance(directory, instance_id=instance_id)
 
@@ -60,8 +60,7 @@ def local(directory: str | Path) -> Instance:
 
     Use :func:`connect` to open an instance (it never creates one) and :func:`create_instance` to create one.
     """
-    from sleeper.runtime.local.api import LocalApi
-    from sleeper.runtime.local.instance import LocalInstance
+    from sleeper.runtime.local import LocalApi, LocalInstance
 
     warnings.warn(
         "sleeper.local() is deprecated: it creates an instance where there is none; use sleeper.connect(dir) to open "

@@ -12,68 +12,66 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from sleeper.adapters.local.sqlite import DatabaseLockedError
-from sleeper.api.ingest_job import IngestJobError
-from sleeper.api.instance import LocalOnlyError, UnknownPlatformError
-from sleeper.api.sql import SqlError
-from sleeper.api.upserts import UpsertNotEnabledError
-from sleeper.athena.exceptions import AthenaConnectorError
-from sleeper.bulk_export.exceptions import BulkExportError, BulkExportQueryError
-from sleeper.bulk_import.driver import BulkImportJobFileError
-from sleeper.bulk_import.exceptions import (
+from sleeper.adapters.local import DatabaseLockedError
+from sleeper.api import IngestJobError, LocalOnlyError, SqlError, UnknownPlatformError, UpsertNotEnabledError
+from sleeper.athena import AthenaConnectorError
+from sleeper.bulk_export import BulkExportError, BulkExportQueryError
+from sleeper.bulk_import import (
     BulkImportConfigError,
     BulkImportError,
+    BulkImportJobFileError,
     InsufficientDataForSplittingError,
+    PlatformFullError,
     SparkUnavailableError,
 )
-from sleeper.bulk_import.starter import PlatformFullError
-from sleeper.compaction.creation import CompactionJobSendError, PendingBatchError
-from sleeper.compaction.exceptions import (
+from sleeper.compaction import (
     CompactionConfigError,
     CompactionError,
     CompactionInputError,
+    CompactionJobSendError,
+    InvalidCompactionStrategyError,
+    PendingBatchError,
+    UnknownCompactionStrategyError,
 )
-from sleeper.compaction.strategies import InvalidCompactionStrategyError, UnknownCompactionStrategyError
-from sleeper.core.deploy.configuration import ConfigurationError
-from sleeper.core.deploy.context import DeployContextError
-from sleeper.core.exceptions import (
+from sleeper.core import (
+    ConnectionGoneError,
+    FilterError,
+    HoldFormatError,
     InstanceAlreadyExistsError,
     InstanceNotFoundError,
+    InvalidQueueRequestError,
     KeyTypeError,
+    MessageTooLargeError,
+    MissingExtraError,
     PartitionTreeError,
     PropertyError,
+    QueueError,
+    QueueNotFoundError,
     RangeError,
+    ReceiptHandleError,
     SchemaError,
     SerDeError,
     SleeperError,
     TableAlreadyExistsError,
     TableNotFoundError,
+    VisibilityLimitError,
+    WebSocketPostError,
 )
-from sleeper.core.extras import MissingExtraError
-from sleeper.core.filter import FilterError
-from sleeper.core.held_files import HoldFormatError
-from sleeper.core.jobs.bulk_import_algorithm import UnknownBulkImportAlgorithmError
-from sleeper.core.jobs.exceptions import (
+from sleeper.core.deploy import ConfigurationError, DeployContextError
+from sleeper.core.jobs import (
     InvalidFieldError,
     InvalidJobIdError,
     MalformedJsonError,
     MessageError,
     MissingFieldError,
     QueryValidationError,
+    UnknownBulkImportAlgorithmError,
     UnknownFieldError,
     UnknownTableError,
     UnsafeIdError,
     UnsafePathError,
 )
-from sleeper.core.queue import (
-    InvalidQueueRequestError,
-    MessageTooLargeError,
-    QueueError,
-    QueueNotFoundError,
-    ReceiptHandleError,
-    VisibilityLimitError,
-)
-from sleeper.core.statestore.exceptions import (
+from sleeper.core.statestore import (
     FileAlreadyExistsError,
     FileHasReferencesError,
     FileNotFoundInStateError,
@@ -91,10 +89,9 @@ from sleeper.core.statestore.exceptions import (
     StateStoreError,
     TableDeletedError,
 )
-from sleeper.core.trackers.base import TrackerError
-from sleeper.core.websocket import ConnectionGoneError, WebSocketPostError
-from sleeper.gc.exceptions import GarbageCollectionError, GarbageCollectionFailedError
-from sleeper.iceberg.exceptions import (
+from sleeper.core.trackers import TrackerError
+from sleeper.gc import GarbageCollectionError, GarbageCollectionFailedError
+from sleeper.iceberg import (
     IcebergPublishError,
     NotPublishableError,
     PublishAbandonedError,
@@ -102,7 +99,8 @@ from sleeper.iceberg.exceptions import (
     ViewOwnershipError,
     WithdrawalError,
 )
-from sleeper.ingest.batcher.exceptions import (
+from sleeper.ingest import IngestConfigError, IngestError, IngestSourceNotAllowedError, UpsertRequiredError
+from sleeper.ingest.batcher import (
     BatcherError,
     BatcherFileNotFoundError,
     BatcherStoreError,
@@ -110,50 +108,47 @@ from sleeper.ingest.batcher.exceptions import (
     InvalidSubmitRequestError,
     SubmitRequestError,
 )
-from sleeper.ingest.exceptions import IngestConfigError, IngestError, UpsertRequiredError
-from sleeper.ingest.sources import IngestSourceNotAllowedError
-from sleeper.io.exceptions import (
+from sleeper.io import (
     DataEngineError,
     DataFileError,
     EngineUnavailableError,
     InputFileError,
     MissingFileError,
+    NotSortedError,
     SchemaMismatchError,
+    SketchesError,
     UnsafeDeleteError,
     UnsupportedLocationError,
     UnsupportedSettingError,
     WriterClosedError,
 )
-from sleeper.io.sketches import SketchesError
-from sleeper.io.sort import NotSortedError
-from sleeper.iterators.exceptions import IteratorConfigError, IteratorDataError, IteratorLoadError, IteratorRunError
-from sleeper.iterators.shipping import UserCodeError
-from sleeper.query.exceptions import QueryExecutionError
-from sleeper.query.planner import ReferenceOnUnknownPartitionError
-from sleeper.query.queued import ReusedQueryIdError
-from sleeper.query.results_config import ResultsConfigError
-from sleeper.query.results_reader import QueryWaitTimeoutError, QueuedQueryFailedError
-from sleeper.runtime.faults_env import UnknownCrashPointError
-from sleeper.runtime.table_definer import TableDefinitionError
-from sleeper.splitting.exceptions import MissingSketchesError, SplittingError, UntrackedFileError
-from sleeper.statestore.committer import CommitRetryError
-from sleeper.statestore.exceptions import (
-    AddTransactionRetriesExhaustedError,
-    SnapshotFormatError,
-    StateStoreStorageError,
-    TransactionLogGapError,
+from sleeper.iterators import IteratorConfigError, IteratorDataError, IteratorLoadError, IteratorRunError, UserCodeError
+from sleeper.query import (
+    QueryExecutionError,
+    QueryWaitTimeoutError,
+    QueuedQueryFailedError,
+    ReferenceOnUnknownPartitionError,
+    ResultsConfigError,
+    ReusedQueryIdError,
 )
-from sleeper.statestore.history import AsOfError, StateNotReadableError
-from sleeper.statestore.ports import (
+from sleeper.runtime import TableDefinitionError, UnknownCrashPointError
+from sleeper.splitting import MissingSketchesError, SplittingError, UntrackedFileError
+from sleeper.statestore import (
+    AddTransactionRetriesExhaustedError,
+    AsOfError,
+    CommitRetryError,
     DuplicateTransactionNumberError,
     SnapshotConflictError,
+    SnapshotFormatError,
+    StateNotReadableError,
+    StateStoreStorageError,
     TransactionBodyNotFoundError,
+    TransactionLogGapError,
 )
 
 if TYPE_CHECKING:
-    from sleeper.adapters.aws.dynamodb_stream import StreamRecordError
-    from sleeper.adapters.aws.exceptions import AwsError, AwsResourceNotFoundError, AwsThrottledError
-    from sleeper.runtime.aws.instance import AwsRuntimeConfigError
+    from sleeper.adapters.aws import AwsError, AwsResourceNotFoundError, AwsThrottledError, StreamRecordError
+    from sleeper.runtime.aws import AwsRuntimeConfigError
 
 _ON_AWS = {
     "AwsError": "sleeper.adapters.aws.exceptions",

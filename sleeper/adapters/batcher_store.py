@@ -5,8 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from sleeper.ingest.batcher.model import TrackedFile
-from sleeper.ingest.batcher.ports import ASSIGN_JOB_BATCH_SIZE
+from sleeper.ingest.batcher import ASSIGN_JOB_BATCH_SIZE, TrackedFile
 
 __all__ = ["GroupAssigningStore"]
 

@@ -18,9 +18,14 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Protocol
 
-from sleeper.core.statestore.exceptions import TableDeletedError
-from sleeper.core.statestore.transactions.log import LogType
-from sleeper.statestore.object_log import (
+from sleeper.core.statestore import TableDeletedError
+from sleeper.core.statestore.transactions import LogType
+from sleeper.statestore import (
+    DuplicateTransactionNumberError,
+    SnapshotConflictError,
+    SnapshotMetadata,
+    TransactionBodyStore,
+    TransactionLogEntry,
     decode_entry,
     decode_snapshot,
     encode_entry,
@@ -30,13 +35,6 @@ from sleeper.statestore.object_log import (
     numbered_name,
     snapshot_records_prefix,
     tombstone_key,
-)
-from sleeper.statestore.ports import (
-    DuplicateTransactionNumberError,
-    SnapshotConflictError,
-    SnapshotMetadata,
-    TransactionBodyStore,
-    TransactionLogEntry,
 )
 
 __all__ = ["ObjectSnapshotMetadataStore", "ObjectStateStoreBackend", "ObjectTransactionLogStore", "Objects"]

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sleeper.compaction.purge import DeleteLeft, PurgeResult, deletes_left, purge_table
-from sleeper.core.filter import Filter, FilterError, filter_of
-from sleeper.core.properties.table import ICEBERG_NAME
+from sleeper.compaction import DeleteLeft, PurgeResult, deletes_left, purge_table
+from sleeper.core import Filter, FilterError, filter_of
+from sleeper.core.properties import ICEBERG_NAME
 
 __all__ = ["DeleteLeft", "PurgeResult", "delete", "overwrite", "pending_deletes", "purge"]
 
@@ -47,7 +47,7 @@ def delete(table: Any, where: str | Filter | None) -> int:
         raise FilterError(NO_FILTER)
     text = str(filter_of(where, table.schema))
     if (table.properties.get(ICEBERG_NAME) or "").strip():
-        from sleeper.iceberg.withdrawal import withdraw_views
+        from sleeper.iceberg import withdraw_views
 
         withdraw_views(table.instance, table, "rows are being deleted, which an Iceberg view cannot hide")
     number: int = table.state_store.delete_rows(text)
@@ -80,9 +80,8 @@ def overwrite(table: Any, data: Any) -> int:
         StateStoreError: If the commit is refused; the files written are deleted.
     """
     from sleeper.api.ingest_job import normalise_ingest_data
-    from sleeper.core.statestore.transactions.files import AddFilesTransaction, OverwriteFilesTransaction
-    from sleeper.ingest.inputs import as_batches
-    from sleeper.ingest.standard import ingest_batches
+    from sleeper.core.statestore.transactions import AddFilesTransaction, OverwriteFilesTransaction
+    from sleeper.ingest import as_batches, ingest_batches
 
     options = getattr(table.instance, "filesystem_options", None)
     committed: list[int] = []
@@ -108,7 +107,7 @@ def overwrite(table: Any, data: Any) -> int:
             raise
 
     if (table.properties.get(ICEBERG_NAME) or "").strip():
-        from sleeper.iceberg.publisher import reinitialise_with_view
+        from sleeper.iceberg import reinitialise_with_view
 
         reinitialise_with_view(table.instance, table, write_and_commit)
     else:
@@ -117,8 +116,7 @@ def overwrite(table: Any, data: Any) -> int:
 
 
 def _delete_written(table: Any, locations: list[str]) -> None:
-    from sleeper.io.filesystem import delete_in_table, filesystem_path
-    from sleeper.io.sketches import sketches_path
+    from sleeper.io import delete_in_table, filesystem_path, sketches_path
 
     for location in locations:
         for path in (location, sketches_path(location)):

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from sleeper.core.words import counted
+from sleeper.core import counted
 
 if TYPE_CHECKING:
     from sleeper.api.table import Table

@@ -26,19 +26,12 @@ from typing import Any, TypeAlias
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.jobs.ingest import IngestJob
-from sleeper.core.naming import INGEST_STAGING_PREFIX
-from sleeper.core.operations import INGEST_JOB_Q
-from sleeper.core.paths import check_safe_id, join_under
-from sleeper.core.schema import Schema
-from sleeper.core.trackers.ingest import IngestJobStatusType, IngestJobTracker
-from sleeper.ingest.inputs import IngestInput, parquet_batches
-from sleeper.ingest.standard import IngestResult
-from sleeper.io.arrow_schema import arrow_schema, conform_batch
-from sleeper.io.filesystem import resolve
-from sleeper.io.input_paths import is_s3_uri, resolve_input_paths
-from sleeper.statestore.tables import SleeperRuntime
+from sleeper.core import INGEST_JOB_Q, INGEST_STAGING_PREFIX, Schema, SleeperError, check_safe_id, join_under
+from sleeper.core.jobs import IngestJob
+from sleeper.core.trackers import IngestJobStatusType, IngestJobTracker
+from sleeper.ingest import IngestInput, IngestResult, parquet_batches
+from sleeper.io import arrow_schema, conform_batch, is_s3_uri, resolve, resolve_input_paths
+from sleeper.statestore import SleeperRuntime
 
 __all__ = [
     "STAGING_PREFIX",
@@ -157,7 +150,7 @@ def send_ingest_job(
 
 
 def _as_batches(data: IngestInput, schema: Schema) -> Iterable[pa.RecordBatch]:
-    from sleeper.ingest.inputs import as_batches
+    from sleeper.ingest import as_batches
 
     return as_batches(data, schema)
 

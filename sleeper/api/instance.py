@@ -42,31 +42,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from sleeper.api.maintenance import estimate_split_points, reinitialise_table
-from sleeper.core import operations
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.jobs.bulk_import import BulkImportJob
-from sleeper.core.jobs.ingest import IngestJob
-from sleeper.core.partition import partitions_from_split_points
-from sleeper.core.properties import InstanceProperties
-from sleeper.core.properties.properties import validate_instance_update
-from sleeper.core.queue import Queue
-from sleeper.core.schema import KeyValue, Schema
-from sleeper.core.table import TableStatus
-from sleeper.core.trackers.compaction import CompactionJobTracker
-from sleeper.core.trackers.ingest import IngestJobTracker
-from sleeper.core.trackers.query import QueryTracker
-from sleeper.core.trackers.task import TaskStatus, TaskTracker
-from sleeper.io.input_paths import resolve_input_paths
+from sleeper.core import KeyValue, Queue, Schema, SleeperError, TableStatus, operations, partitions_from_split_points
+from sleeper.core.jobs import BulkImportJob, IngestJob
+from sleeper.core.properties import InstanceProperties, validate_instance_update
+from sleeper.core.trackers import CompactionJobTracker, IngestJobTracker, QueryTracker, TaskStatus, TaskTracker
+from sleeper.io import resolve_input_paths
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from sleeper.api.table import Table
-    from sleeper.bulk_export.model import BulkExportQuery
-    from sleeper.core.filter import Filter
-    from sleeper.core.query import Query
-    from sleeper.iceberg.publisher import PublishResult
-    from sleeper.ingest.batcher.ports import IngestBatcherStore
+    from sleeper.bulk_export import BulkExportQuery
+    from sleeper.core import Filter, Query
+    from sleeper.iceberg import PublishResult
+    from sleeper.ingest.batcher import IngestBatcherStore
 
 __all__ = [
     "AWS_PREFIX",
@@ -369,7 +358,7 @@ class Instance(ABC):
         Raises:
             WithdrawalError: If the view could not be withdrawn; the table is not reinitialised.
         """
-        from sleeper.iceberg.publisher import reinitialise_with_view
+        from sleeper.iceberg import reinitialise_with_view
 
         table = self.table(name)
         if split_points is not None:
@@ -383,7 +372,7 @@ class Instance(ABC):
         Raises:
             RulesRefusedError: If the table has filters, aggregations or an iterator (a view would bypass them).
         """
-        from sleeper.iceberg.publisher import publish_table
+        from sleeper.iceberg import publish_table
 
         return publish_table(self.runtime, self.table(name))
 
@@ -478,7 +467,7 @@ class Instance(ABC):
         if platform is not None and not via_queue:
             raise SleeperError("--platform chooses the queue a job is sent to: give --queue too")
         if class_name is not None:
-            from sleeper.core.jobs.bulk_import_algorithm import bulk_import_algorithm
+            from sleeper.core.jobs import bulk_import_algorithm
 
             bulk_import_algorithm(class_name, source="--class-name")
         job = BulkImportJob(
@@ -529,8 +518,8 @@ class Instance(ABC):
             SleeperError: If ``directory`` is missing locally or given on AWS, or the export does not finish in time.
             FilterError: If the filter does not suit the table, before anything is sent or written.
         """
-        from sleeper.bulk_export.model import BulkExportQuery
-        from sleeper.core.filter import filter_of
+        from sleeper.bulk_export import BulkExportQuery
+        from sleeper.core import filter_of
 
         table = self.table(name)
         checked = None if filter is None else filter_of(filter, table.schema)

@@ -8,16 +8,12 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.partition import partitions_from_split_points
-from sleeper.core.schema import KeyValue, Schema
-from sleeper.io.exceptions import UnsafeDeleteError
-from sleeper.io.filesystem import delete_in_table, filesystem_path
-from sleeper.io.sketches import Sketches, sketches_path
+from sleeper.core import KeyValue, Schema, SleeperError, partitions_from_split_points
+from sleeper.io import Sketches, UnsafeDeleteError, delete_in_table, filesystem_path, sketches_path
 
 if TYPE_CHECKING:
     from sleeper.api.table import Table
-    from sleeper.statestore.store import StateStore
+    from sleeper.statestore import StateStore
 
 __all__ = ["estimate_split_points", "reinitialise_table"]
 

@@ -13,10 +13,9 @@ from typing import Any
 import pyarrow as pa
 from pyarrow import fs as pafs
 
-from sleeper.core.partition import Partition
-from sleeper.core.schema import Schema
-from sleeper.core.statestore.references import AllReferencesToAFile
-from sleeper.io.arrow_schema import key_arrow_type
+from sleeper.core import Partition, Schema
+from sleeper.core.statestore import AllReferencesToAFile
+from sleeper.io import key_arrow_type
 
 __all__ = ["FILES_SCHEMA", "JOB_RUNS_SCHEMA", "file_sizes", "files_table", "job_runs_table", "partitions_table"]
 

@@ -12,11 +12,11 @@ import pyarrow as pa
 from pyarrow import fs as pafs
 
 from sleeper.api.scan import Scan
-from sleeper.core.query import Query
-from sleeper.core.trackers.query import TrackedQuery
-from sleeper.io.filesystem import FileSystemOptions, s3_filesystem
-from sleeper.query.results_reader import raise_if_failed, run_queued_query, tracked_rows
-from sleeper.statestore.tables import QueuedQueries
+from sleeper.core import Query
+from sleeper.core.trackers import TrackedQuery
+from sleeper.io import FileSystemOptions, s3_filesystem
+from sleeper.query import raise_if_failed, run_queued_query, tracked_rows
+from sleeper.statestore import QueuedQueries
 
 __all__ = ["DEFAULT_QUERY_WAIT_SECONDS", "QueuedScan", "QueuedScanResult"]
 

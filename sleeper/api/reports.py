@@ -13,17 +13,20 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.queue import Queue, QueueCounts
-from sleeper.core.trackers.compaction import CompactionJobRun, CompactionJobStatus, CompactionJobStatusType
-from sleeper.core.trackers.ingest import (
+from sleeper.core import Queue, QueueCounts, SleeperError
+from sleeper.core.trackers import (
+    CompactionJobRun,
+    CompactionJobStatus,
+    CompactionJobStatusType,
     IngestJobAddedFiles,
     IngestJobRun,
     IngestJobStatus,
     IngestJobStatusType,
+    QueryState,
+    QueryTracker,
+    TaskStatus,
+    TrackedQuery,
 )
-from sleeper.core.trackers.query import QueryState, QueryTracker, TrackedQuery
-from sleeper.core.trackers.task import TaskStatus
 
 
 class QueueSet(Protocol):
@@ -379,7 +382,7 @@ def tasks_report(statuses: list[TaskStatus]) -> list[dict[str, Any]]:
 
 def tracker_rows(tracker: QueryTracker, query_id: str | None, state: QueryState | None = None) -> list[TrackedQuery]:
     """The tracker's rows: one query with its sub-queries, or every query; with a state, only the rows in it."""
-    from sleeper.query.results_reader import tracked_rows
+    from sleeper.query import tracked_rows
 
     if query_id is None:
         return tracker.all_queries() if state is None else tracker.queries_with_state(state)

@@ -17,15 +17,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pyarrow as pa
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.extras import MissingExtraError
-from sleeper.core.filter import Filter, filter_of
-from sleeper.core.query import Query
-from sleeper.core.range import Range, Region
-from sleeper.core.schema import KeyValue
-from sleeper.io.filesystem import FileSystemOptions
-from sleeper.query.exceptions import QueryExecutionError
-from sleeper.query.executor import QueryableTable, execute, table_query_of
+from sleeper.core import Filter, KeyValue, MissingExtraError, Query, Range, Region, SleeperError, filter_of
+from sleeper.io import FileSystemOptions
+from sleeper.query import QueryableTable, QueryExecutionError, execute, table_query_of
 
 if TYPE_CHECKING:
     import duckdb

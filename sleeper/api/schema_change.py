@@ -23,16 +23,22 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sleeper.core.exceptions import PropertyError, SchemaError, SleeperError
-from sleeper.core.properties.table import ICEBERG_NAME
-from sleeper.core.schema import Field, FieldType, PrimitiveType, Schema, ValueType, describe_type
-from sleeper.core.statestore.state import FilesState
-from sleeper.core.statestore.transactions.files import ClearFilesTransaction
-from sleeper.io.exceptions import UnsafeDeleteError
-from sleeper.io.filesystem import delete_in_table, filesystem_path
-from sleeper.io.sketches import sketches_path
-from sleeper.iterators.exceptions import IteratorConfigError
-from sleeper.iterators.pipeline import check_table_iterators
+from sleeper.core import (
+    Field,
+    FieldType,
+    PrimitiveType,
+    PropertyError,
+    Schema,
+    SchemaError,
+    SleeperError,
+    ValueType,
+    describe_type,
+)
+from sleeper.core.properties import ICEBERG_NAME
+from sleeper.core.statestore import FilesState
+from sleeper.core.statestore.transactions import ClearFilesTransaction
+from sleeper.io import UnsafeDeleteError, delete_in_table, filesystem_path, sketches_path
+from sleeper.iterators import IteratorConfigError, check_table_iterators
 
 __all__ = ["TYPE_ALIASES", "add_column", "parse_field_type", "truncate"]
 
@@ -135,7 +141,7 @@ def add_column(table: Any, name: str, type: FieldType | str, *, nullable: bool =
     properties = current.properties.copy()
     properties.set_schema(new_schema)
     if properties.get(ICEBERG_NAME):
-        from sleeper.iceberg.types import type_refusal
+        from sleeper.iceberg import type_refusal
 
         refused = type_refusal(new_schema)
         if refused is not None:
@@ -167,7 +173,7 @@ def truncate(table: Any) -> Any:
         WithdrawalError: If the table's Iceberg view could not be withdrawn; nothing is truncated.
         TableNotFoundError: If the table does not exist.
     """
-    from sleeper.iceberg.publisher import reinitialise_with_view
+    from sleeper.iceberg import reinitialise_with_view
 
     current = table.instance.table(table.name)
     return reinitialise_with_view(current.instance, current, lambda: _clear_and_delete(current))

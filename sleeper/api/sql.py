@@ -38,25 +38,32 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.extras import MissingExtraError
-from sleeper.core.filter import (
+from sleeper.core import (
+    INT_MAX,
+    INT_MIN,
+    LONG_MAX,
+    LONG_MIN,
     And,
     Between,
     Compare,
+    Field,
     Filter,
     FilterError,
     InList,
     IsNull,
+    MissingExtraError,
     Not,
     Or,
+    PrimitiveType,
+    Schema,
+    SleeperError,
     StartsWith,
+    TableStatus,
+    ValueType,
     conjoin,
     filter_of,
     like,
 )
-from sleeper.core.schema import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN, Field, PrimitiveType, Schema, ValueType
-from sleeper.core.table import TableStatus
 
 __all__ = ["ALLOWED_TABLE_FUNCTIONS", "SqlError", "SqlPlan", "plan_sql", "run_sql"]
 

@@ -32,36 +32,46 @@ from sleeper.api.metadata import file_sizes, files_table, job_runs_table, partit
 from sleeper.api.queued_scan import DEFAULT_QUERY_WAIT_SECONDS, QueuedScan
 from sleeper.api.scan import KeysArg, RangesArg, Scan, regions_of
 from sleeper.api.time_travel import history_table, past_table
-from sleeper.compaction.purge import PurgeResult
-from sleeper.core.exceptions import PropertyError, SleeperError, TableAlreadyExistsError
-from sleeper.core.filter import Filter
-from sleeper.core.partition import Partition, partitions_from_split_points, read_split_points
-from sleeper.core.properties import InstanceProperties, TableProperties
-from sleeper.core.properties.instance_cdk import TRANSACTION_LOG_FILES_TABLENAME
-from sleeper.core.properties.instance_defaults import DEFAULT_STATESTORE_CLASSNAME
-from sleeper.core.properties.properties import edited_table_properties, new_table_properties
-from sleeper.core.properties.table import (
+from sleeper.compaction import PurgeResult
+from sleeper.core import (
+    FieldType,
+    Filter,
+    KeyValue,
+    Partition,
+    PropertiesStore,
+    PropertyError,
+    Range,
+    Region,
+    Schema,
+    SleeperError,
+    TableAlreadyExistsError,
+    TableIndex,
+    TableStatus,
+    new_table_id,
+    partitions_from_split_points,
+    read_split_points,
+)
+from sleeper.core.properties import (
+    DEFAULT_STATESTORE_CLASSNAME,
     S3_TRANSACTION_LOG_STATE_STORE,
     SPLIT_POINTS_BASE64_ENCODED,
     SPLIT_POINTS_FILE,
     STATESTORE_CLASSNAME,
+    TRANSACTION_LOG_FILES_TABLENAME,
+    InstanceProperties,
+    TableProperties,
+    edited_table_properties,
+    new_table_properties,
     state_store_class,
 )
-from sleeper.core.range import Range, Region
-from sleeper.core.schema import FieldType, KeyValue, Schema
-from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
-from sleeper.core.table import PropertiesStore, TableIndex, TableStatus, new_table_id
-from sleeper.ingest.inputs import ingest_rows
-from sleeper.ingest.ports import IngestRuntime
-from sleeper.ingest.standard import IngestResult
-from sleeper.io.filesystem import filesystem_path
-from sleeper.iterators.exceptions import IteratorConfigError
-from sleeper.iterators.pipeline import check_table_iterators
-from sleeper.query.results_reader import (
+from sleeper.core.statestore import AllReferencesToAFile, FileReference
+from sleeper.ingest import IngestResult, IngestRuntime, ingest_rows
+from sleeper.io import filesystem_path
+from sleeper.iterators import IteratorConfigError, check_table_iterators
+from sleeper.query import (
     RESULTS_DESTINATIONS,
 )
-from sleeper.statestore.store import StateStore
-from sleeper.statestore.tables import QueuedQueries
+from sleeper.statestore import QueuedQueries, StateStore
 
 DEFAULT_WAIT_SECONDS = 900.0
 """How long ``Table.ingest`` waits for an ingest job it sent to finish, by default."""
@@ -187,7 +197,7 @@ class Table(Generic[InstanceT]):
     def port_only(self) -> bool:
         """Whether the table is readable by this port only: its value fields use types Sleeper does not have
         (``Schema.uses_port_only_types``) or it keeps one row per row key (``sleeper.table.upsert``)."""
-        from sleeper.iterators.pipeline import table_upserts
+        from sleeper.iterators import table_upserts
 
         return self.schema.uses_port_only_types or table_upserts(self.properties)
 
@@ -513,7 +523,7 @@ class Table(Generic[InstanceT]):
 
     @property
     def _upserts(self) -> bool:
-        from sleeper.iterators.pipeline import table_upserts
+        from sleeper.iterators import table_upserts
 
         return table_upserts(self.properties)
 

@@ -12,11 +12,13 @@ from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
 
-from sleeper.core.properties import TableProperties
-from sleeper.core.properties.table import GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION, TIME_TRAVEL_RETENTION_MINUTES
-from sleeper.core.schema import Schema
-from sleeper.statestore.history import AsOf, TableHistory, TableStateAsOf, parse_as_of, table_history
-from sleeper.statestore.tables import SleeperTable
+from sleeper.core import Schema
+from sleeper.core.properties import (
+    GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION,
+    TIME_TRAVEL_RETENTION_MINUTES,
+    TableProperties,
+)
+from sleeper.statestore import AsOf, SleeperTable, TableHistory, TableStateAsOf, parse_as_of, table_history
 
 __all__ = ["PastTable", "collectable_before", "history_table", "past_table", "read_history"]
 

@@ -29,13 +29,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.filter import And, Compare, Filter, InList, Or
-from sleeper.core.properties.table import ICEBERG_NAME
-from sleeper.core.schema import Schema
-from sleeper.ingest.exceptions import UpsertRequiredError
-from sleeper.ingest.standard import IngestResult
-from sleeper.iterators.pipeline import table_upserts
+from sleeper.core import And, Compare, Filter, InList, Or, Schema, SleeperError
+from sleeper.core.properties import ICEBERG_NAME
+from sleeper.ingest import IngestResult, UpsertRequiredError
+from sleeper.iterators import table_upserts
 
 __all__ = [
     "KEYS_PER_COMMIT",
@@ -114,9 +111,8 @@ def upsert_rows(table: Any, data: Any) -> tuple[list[int], IngestResult]:
         )
     from sleeper.api.deletes import _delete_written
     from sleeper.api.ingest_job import normalise_ingest_data
-    from sleeper.core.statestore.transactions.files import AddFilesTransaction, UpsertFilesTransaction
-    from sleeper.ingest.inputs import as_batches
-    from sleeper.ingest.standard import ingest_batches
+    from sleeper.core.statestore.transactions import AddFilesTransaction, UpsertFilesTransaction
+    from sleeper.ingest import as_batches, ingest_batches
 
     schema: Schema = table.schema
     options = getattr(table.instance, "filesystem_options", None)
@@ -127,7 +123,7 @@ def upsert_rows(table: Any, data: Any) -> tuple[list[int], IngestResult]:
     # With a sort key the greatest sort key wins whatever the order in the data: the rule keeps it at every read
     rows = given if schema.sort_key_names else last_per_key(given, list(schema.row_key_names))
     if (table.properties.get(ICEBERG_NAME) or "").strip():
-        from sleeper.iceberg.withdrawal import withdraw_views
+        from sleeper.iceberg import withdraw_views
 
         withdraw_views(table.instance, table, "rows are being upserted, which an Iceberg view cannot apply")
     committed: list[int] = []

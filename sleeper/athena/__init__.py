@@ -11,6 +11,8 @@ A thin Lambda module builds a connector once and hands it each event::
 :class:`MetadataHandler` and :class:`RecordHandler` can also be deployed apart.
 """
 
+from typing import TYPE_CHECKING
+
 from sleeper.athena.exceptions import AthenaConnectorError, lambda_error_payload
 from sleeper.athena.handlers import (
     AthenaSettings,
@@ -22,12 +24,15 @@ from sleeper.athena.handlers import (
     iterator_applying_connector,
     simple_connector,
 )
+from sleeper.core import lazy_face
 
 __all__ = [
     "AthenaConnectorError",
     "AthenaSettings",
     "CompositeHandler",
     "ConnectorKind",
+    "DEFAULT_SPILL_PREFIX",
+    "INVALID_INPUT",
     "MetadataHandler",
     "RecordHandler",
     "athena_schema",
@@ -35,3 +40,9 @@ __all__ = [
     "lambda_error_payload",
     "simple_connector",
 ]
+
+if TYPE_CHECKING:
+    from sleeper.athena.exceptions import INVALID_INPUT as INVALID_INPUT
+    from sleeper.athena.handlers import DEFAULT_SPILL_PREFIX as DEFAULT_SPILL_PREFIX
+
+__getattr__, __dir__ = lazy_face(__name__, __file__)

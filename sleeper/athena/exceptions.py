@@ -11,7 +11,7 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
-from sleeper.core.exceptions import SleeperError
+from sleeper.core import SleeperError
 
 __all__ = [
     "ACCESS_DENIED",

@@ -108,17 +108,20 @@ from sleeper.athena.splits import (
     row_files,
     split_hides,
 )
-from sleeper.core.exceptions import TableNotFoundError
-from sleeper.core.filter import Filter
-from sleeper.core.partition import references_outside_tree_message
-from sleeper.core.schema import KeyValue, ListType, MapType, PrimitiveType, Schema
-from sleeper.core.statestore.deletes import filters_of_each
-from sleeper.io.filesystem import FileSystemOptions
-from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
-from sleeper.iterators.exceptions import IteratorConfigError
-from sleeper.iterators.pipeline import RowIterators, table_rules_refusal
-from sleeper.iterators.plugin import IteratorSpec
-from sleeper.statestore.tables import SleeperInstance, SleeperTable
+from sleeper.core import (
+    Filter,
+    KeyValue,
+    ListType,
+    MapType,
+    PrimitiveType,
+    Schema,
+    TableNotFoundError,
+    references_outside_tree_message,
+)
+from sleeper.core.statestore import filters_of_each
+from sleeper.io import DEFAULT_BATCH_ROWS, FileSystemOptions, merge_sorted
+from sleeper.iterators import IteratorConfigError, IteratorSpec, RowIterators, table_rules_refusal
+from sleeper.statestore import SleeperInstance, SleeperTable
 
 __all__ = [
     "AthenaSettings",

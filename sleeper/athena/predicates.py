@@ -31,14 +31,30 @@ import pyarrow.compute as pc
 
 from sleeper.athena.arrow_ipc import decode_block
 from sleeper.athena.exceptions import AthenaConnectorError
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.filter import And, Between, Compare, Filter, InList, IsNull, Or
-from sleeper.core.range import next_value
-from sleeper.core.schema import Field, KeyValue, PrimitiveType, Schema
-from sleeper.io.filesystem import FileSystemOptions
-from sleeper.io.key_ranges import KeyBounds
-from sleeper.io.parquet_reader import SortedFileReader
-from sleeper.io.row_filter import column_positions, filter_batch, row_group_may_match, to_expression
+from sleeper.core import (
+    And,
+    Between,
+    Compare,
+    Field,
+    Filter,
+    InList,
+    IsNull,
+    KeyValue,
+    Or,
+    PrimitiveType,
+    Schema,
+    SleeperError,
+    next_value,
+)
+from sleeper.io import (
+    FileSystemOptions,
+    KeyBounds,
+    SortedFileReader,
+    column_positions,
+    filter_batch,
+    row_group_may_match,
+    to_expression,
+)
 
 __all__ = [
     "MAX_PUSHED_DOWN_REGIONS",

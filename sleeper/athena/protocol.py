@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 from sleeper.athena.arrow_ipc import b64decode, b64encode, decode_block, decode_schema, encode_block, encode_schema
 from sleeper.athena.exceptions import INVALID_INPUT, OPERATION_NOT_SUPPORTED, AthenaConnectorError
 from sleeper.athena.predicates import ValueSet, parse_summary
-from sleeper.core.schema import TimestampType, ValueType
+from sleeper.core import TimestampType, ValueType
 
 __all__ = [
     "CAPABILITIES",

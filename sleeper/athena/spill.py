@@ -29,7 +29,7 @@ from sleeper.athena.protocol import (
     read_records_response,
     remote_read_records_response,
 )
-from sleeper.io.filesystem import FileSystemOptions, read_bytes, resolve, write_bytes
+from sleeper.io import FileSystemOptions, read_bytes, resolve, write_bytes
 
 __all__ = ["BlockSpiller", "decrypt", "encrypt", "read_spilled_block"]
 

@@ -11,12 +11,10 @@ from collections.abc import Iterator, Mapping, Sequence
 import pyarrow as pa
 
 from sleeper.athena.exceptions import INVALID_INPUT, AthenaConnectorError
-from sleeper.core.filter import FilterError
-from sleeper.core.partition import Partition
-from sleeper.core.schema import Field, KeyValue, PrimitiveType, Schema
-from sleeper.core.statestore.deletes import filters_of_each
-from sleeper.iterators.pipeline import DeletedRows
-from sleeper.statestore.tables import SleeperTable
+from sleeper.core import Field, FilterError, KeyValue, Partition, PrimitiveType, Schema
+from sleeper.core.statestore import filters_of_each
+from sleeper.iterators import DeletedRows
+from sleeper.statestore import SleeperTable
 
 __all__ = [
     "FILE_REGIONS_FIELD",

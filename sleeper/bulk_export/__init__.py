@@ -10,7 +10,29 @@ leaf partition, read through the merge of :mod:`sleeper.io` with the table's ite
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sleeper.bulk_export.exceptions import BulkExportError, BulkExportQueryError
 from sleeper.bulk_export.model import BulkExportQuery, LeafPartitionExport
+from sleeper.core import lazy_face
 
-__all__ = ["BulkExportError", "BulkExportQuery", "BulkExportQueryError", "LeafPartitionExport"]
+__all__ = [
+    "BulkExportError",
+    "BulkExportQuery",
+    "BulkExportQueryError",
+    "JOBS_PER_TASK",
+    "LeafPartitionExport",
+    "bulk_export_loop_settings",
+    "create_bulk_export_tasks",
+    "export_table",
+    "read_bulk_export_query",
+]
+
+if TYPE_CHECKING:
+    from sleeper.bulk_export.local import export_table as export_table
+    from sleeper.bulk_export.model import read_bulk_export_query as read_bulk_export_query
+    from sleeper.bulk_export.task import JOBS_PER_TASK as JOBS_PER_TASK
+    from sleeper.bulk_export.task import bulk_export_loop_settings as bulk_export_loop_settings
+    from sleeper.bulk_export.task_creation import create_bulk_export_tasks as create_bulk_export_tasks
+
+__getattr__, __dir__ = lazy_face(__name__, __file__)

@@ -33,14 +33,11 @@ from sleeper.bulk_export.model import (
     read_bulk_export_query,
 )
 from sleeper.bulk_export.planner import plan_export
-from sleeper.core.exceptions import TableNotFoundError
-from sleeper.core.operations import BULK_EXPORT_Q, LEAF_PARTITION_BULK_EXPORT_Q
-from sleeper.core.paths import join_under
-from sleeper.core.schema import Schema
-from sleeper.core.statestore.deletes import PendingDelete, filters_of_each
-from sleeper.core.trackers.query import QueryState, QueryUpdate
-from sleeper.io.filesystem import FileSystemOptions, resolve
-from sleeper.statestore.tables import SleeperRuntime
+from sleeper.core import BULK_EXPORT_Q, LEAF_PARTITION_BULK_EXPORT_Q, Schema, TableNotFoundError, join_under
+from sleeper.core.statestore import PendingDelete, filters_of_each
+from sleeper.core.trackers import QueryState, QueryUpdate
+from sleeper.io import FileSystemOptions, resolve
+from sleeper.statestore import SleeperRuntime
 
 __all__ = [
     "BULK_EXPORT_Q",

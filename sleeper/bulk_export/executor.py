@@ -31,17 +31,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sleeper.bulk_export.model import LeafPartitionExport
-from sleeper.core.filter import Filter
-from sleeper.core.schema import Schema
-from sleeper.core.statestore.locations import check_file_in_table
-from sleeper.io.filesystem import FileSystemOptions
-from sleeper.io.key_ranges import KeyBounds
-from sleeper.io.merge import DEFAULT_BATCH_ROWS, RowCounter, merge_sorted
-from sleeper.io.parquet import ParquetSettings, SortedFileWriter
-from sleeper.io.parquet_reader import SortedFileReader
-from sleeper.io.row_filter import column_positions, filter_batch, row_group_may_match, to_expression
-from sleeper.iterators.pipeline import DeletedRows, RowIterators
-from sleeper.statestore.tables import SleeperTable
+from sleeper.core import Filter, Schema
+from sleeper.core.statestore import check_file_in_table
+from sleeper.io import (
+    DEFAULT_BATCH_ROWS,
+    FileSystemOptions,
+    KeyBounds,
+    ParquetSettings,
+    RowCounter,
+    SortedFileReader,
+    SortedFileWriter,
+    column_positions,
+    filter_batch,
+    merge_sorted,
+    row_group_may_match,
+    to_expression,
+)
+from sleeper.iterators import DeletedRows, RowIterators
+from sleeper.statestore import SleeperTable
 
 __all__ = ["ExportResult", "export_batches", "run_leaf_export"]
 

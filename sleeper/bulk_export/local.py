@@ -10,10 +10,8 @@ from dataclasses import dataclass
 from sleeper.bulk_export.entry import plan_bulk_export, run_leaf_partition_export
 from sleeper.bulk_export.exceptions import BulkExportError
 from sleeper.bulk_export.model import BulkExportQuery, export_output_path
-from sleeper.io.exceptions import UnsupportedLocationError
-from sleeper.io.filesystem import S3_SCHEMES
-from sleeper.io.input_paths import is_s3_uri
-from sleeper.statestore.tables import SleeperRuntime
+from sleeper.io import S3_SCHEMES, UnsupportedLocationError, is_s3_uri
+from sleeper.statestore import SleeperRuntime
 
 __all__ = ["ExportSummary", "export_root", "export_table"]
 

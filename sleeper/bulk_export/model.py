@@ -23,14 +23,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sleeper.bulk_export.exceptions import BulkExportQueryError
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.filter import Filter, FilterError, filter_of, parse_filter
-from sleeper.core.jobs import wire
-from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.paths import check_safe_id, check_safe_path, join_under
-from sleeper.core.query import pending_deletes_from
-from sleeper.core.range import Region
-from sleeper.core.schema import Schema
+from sleeper.core import (
+    Filter,
+    FilterError,
+    Region,
+    Schema,
+    SleeperError,
+    check_safe_id,
+    check_safe_path,
+    filter_of,
+    join_under,
+    parse_filter,
+    pending_deletes_from,
+)
+from sleeper.core.jobs import MessageError, wire
 
 __all__ = [
     "BulkExportQuery",

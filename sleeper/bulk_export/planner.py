@@ -18,11 +18,8 @@ from collections.abc import Iterable
 
 from sleeper.bulk_export.exceptions import BulkExportError
 from sleeper.bulk_export.model import BulkExportQuery, LeafPartitionExport
-from sleeper.core.filter import Filter, key_regions
-from sleeper.core.partition import PartitionTree, references_outside_tree_message
-from sleeper.core.range import Region
-from sleeper.core.schema import Schema
-from sleeper.core.statestore.references import FileReference
+from sleeper.core import Filter, PartitionTree, Region, Schema, key_regions, references_outside_tree_message
+from sleeper.core.statestore import FileReference
 
 __all__ = ["plan_export", "sub_export_id_for"]
 

@@ -10,13 +10,13 @@ As Sleeper's task, one receive waits ``sleeper.bulk.export.task.wait.time.second
 
 from __future__ import annotations
 
-from sleeper.core.jobs.task_loop import LoopSettings
-from sleeper.core.properties import InstanceProperties
-from sleeper.core.properties.instance_bulk import (
+from sleeper.core.jobs import LoopSettings
+from sleeper.core.properties import (
     BULK_EXPORT_JOB_FAILED_VISIBILITY_TIMEOUT_IN_SECONDS,
     BULK_EXPORT_KEEP_ALIVE_PERIOD_IN_SECONDS,
     BULK_EXPORT_QUEUE_VISIBILITY_TIMEOUT_IN_SECONDS,
     BULK_EXPORT_TASK_WAIT_TIME_IN_SECONDS,
+    InstanceProperties,
 )
 
 __all__ = ["JOBS_PER_TASK", "bulk_export_loop_settings"]

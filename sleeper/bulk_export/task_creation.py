@@ -9,9 +9,8 @@ the tasks. The AWS launcher is :func:`sleeper.adapters.aws.launchers.ecs.bulk_ex
 
 from __future__ import annotations
 
-from sleeper.core.jobs.task_creation import JobQueueCounts, TaskCreation, TaskKind, TaskLauncher, create_tasks
-from sleeper.core.properties import InstanceProperties
-from sleeper.core.properties.instance_bulk import MAXIMUM_CONCURRENT_BULK_EXPORT_TASKS
+from sleeper.core.jobs import JobQueueCounts, TaskCreation, TaskKind, TaskLauncher, create_tasks
+from sleeper.core.properties import MAXIMUM_CONCURRENT_BULK_EXPORT_TASKS, InstanceProperties
 
 __all__ = ["BULK_EXPORT_TASKS", "create_bulk_export_tasks"]
 

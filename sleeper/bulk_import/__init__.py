@@ -6,6 +6,8 @@ PySpark (the ``spark`` extra) is imported only when a Spark job runs.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sleeper.bulk_import.exceptions import (
     BulkImportConfigError,
     BulkImportError,
@@ -22,24 +24,49 @@ from sleeper.bulk_import.runner import (
 )
 from sleeper.bulk_import.spark_job import SparkWriteResult, spark_session, write_with_spark
 from sleeper.bulk_import.validation import InputFile, JobValidation, validate_job
+from sleeper.core import lazy_face
 
 __all__ = [
     "BulkImportConfigError",
     "BulkImportError",
+    "BulkImportJobFileError",
+    "BulkImportLaunch",
     "BulkImportOutcome",
+    "BulkImportPlatform",
+    "BulkImportRequeue",
     "BulkImportResult",
+    "BulkImportRun",
+    "BulkImportStartRuntime",
     "InputFile",
     "InsufficientDataForSplittingError",
     "JobValidation",
     "LeafTagger",
+    "PlatformFullError",
+    "PlatformStart",
     "PreSplitSettings",
     "SparkUnavailableError",
     "SparkWriteResult",
+    "bulk_import_job_key",
     "plan_partition_tree_extension",
     "run_bulk_import",
     "run_bulk_import_message",
+    "run_started_bulk_import",
     "spark_partition_keys",
     "spark_session",
     "validate_job",
     "write_with_spark",
 ]
+
+if TYPE_CHECKING:
+    from sleeper.bulk_import.driver import BulkImportJobFileError as BulkImportJobFileError
+    from sleeper.bulk_import.driver import run_started_bulk_import as run_started_bulk_import
+    from sleeper.bulk_import.launch_ports import BulkImportPlatform as BulkImportPlatform
+    from sleeper.bulk_import.launch_ports import BulkImportRequeue as BulkImportRequeue
+    from sleeper.bulk_import.launch_ports import BulkImportRun as BulkImportRun
+    from sleeper.bulk_import.launch_ports import PlatformStart as PlatformStart
+    from sleeper.bulk_import.launch_ports import bulk_import_job_key as bulk_import_job_key
+    from sleeper.bulk_import.ports import BulkImportLaunch as BulkImportLaunch
+    from sleeper.bulk_import.ports import BulkImportStartRuntime as BulkImportStartRuntime
+    from sleeper.bulk_import.starter import PlatformFullError as PlatformFullError
+
+__getattr__, __dir__ = lazy_face(__name__, __file__)

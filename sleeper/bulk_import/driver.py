@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING
 from sleeper.bulk_import.exceptions import BulkImportError
 from sleeper.bulk_import.runner import BulkImportOutcome, import_validated
 from sleeper.bulk_import.validation import validate_job
-from sleeper.core.jobs.bulk_import import BulkImportJob
-from sleeper.core.operations import STATE_STORE_COMMITTER_Q
-from sleeper.core.trackers.runs import IngestRun, JobOutcome
-from sleeper.io.filesystem import FileSystemOptions
-from sleeper.statestore.tables import SleeperRuntime
+from sleeper.core import STATE_STORE_COMMITTER_Q
+from sleeper.core.jobs import BulkImportJob
+from sleeper.core.trackers import IngestRun, JobOutcome
+from sleeper.io import FileSystemOptions
+from sleeper.statestore import SleeperRuntime
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

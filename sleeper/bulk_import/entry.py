@@ -15,8 +15,8 @@ from sleeper.bulk_import.ports import BulkImportLaunch, BulkImportStartRuntime
 from sleeper.bulk_import.runner import run_bulk_import_message
 from sleeper.bulk_import.starter import start_bulk_import_message
 from sleeper.core import operations
-from sleeper.core.trackers.runs import JobOutcome
-from sleeper.statestore.tables import SleeperRuntime
+from sleeper.core.trackers import JobOutcome
+from sleeper.statestore import SleeperRuntime
 
 __all__ = [
     "BulkImportJobFailedError",

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
-from sleeper.core.jobs.bulk_import import BulkImportJob
-from sleeper.core.paths import join_under
+from sleeper.core import join_under
+from sleeper.core.jobs import BulkImportJob
 from sleeper.core.properties import TableProperties
 
 __all__ = [

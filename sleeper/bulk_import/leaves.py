@@ -21,9 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sleeper.bulk_import.exceptions import BulkImportError
-from sleeper.core.partition import Partition, PartitionTree
-from sleeper.core.schema import Schema
-from sleeper.io.arrow_schema import key_arrow_type
+from sleeper.core import Partition, PartitionTree, Schema
+from sleeper.io import key_arrow_type
 
 __all__ = ["LeafTagger", "murmur3_hash_int", "spark_partition_keys"]
 

@@ -14,9 +14,8 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from sleeper.core.trackers.ingest import IngestJobStatusType
-from sleeper.core.trackers.runs import IngestRun
-from sleeper.statestore.tables import SleeperRuntime
+from sleeper.core.trackers import IngestJobStatusType, IngestRun
+from sleeper.statestore import SleeperRuntime
 
 __all__ = ["PlatformOutcomeError", "record_platform_failure"]
 

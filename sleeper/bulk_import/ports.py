@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from sleeper.bulk_import.launch_ports import BulkImportJobStore, BulkImportPlatform, BulkImportRequeue
-from sleeper.statestore.tables import SleeperRuntime
+from sleeper.statestore import SleeperRuntime
 
 __all__ = ["BulkImportLaunch", "BulkImportStartRuntime"]
 

@@ -29,11 +29,10 @@ import pyarrow.compute as pc
 
 from sleeper.bulk_import.exceptions import InsufficientDataForSplittingError
 from sleeper.bulk_import.leaves import LeafTagger
-from sleeper.core.partition import IdSupplier, Partition, PartitionTree, random_id, split_partition
+from sleeper.core import IdSupplier, KeyValue, Partition, PartitionTree, Schema, random_id, split_partition
 from sleeper.core.properties import TableProperties
 from sleeper.core.properties import table as tp
-from sleeper.core.schema import KeyValue, Schema
-from sleeper.core.statestore.transactions.partitions import ExtendPartitionTreeTransaction
+from sleeper.core.statestore.transactions import ExtendPartitionTreeTransaction
 
 __all__ = ["PreSplitSettings", "plan_partition_tree_extension", "sample_fraction"]
 

@@ -29,25 +29,19 @@ from typing import TYPE_CHECKING
 
 from sleeper.bulk_import.spark_job import active_spark_session, delete_written, spark_session, write_with_spark
 from sleeper.bulk_import.validation import JobValidation, validate_job
-from sleeper.core.jobs.bulk_import import BulkImportJob
-from sleeper.core.jobs.bulk_import_algorithm import BulkImportAlgorithm
-from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.jobs.outcome import FileJobOutcome
-from sleeper.core.operations import STATE_STORE_COMMITTER_Q
-from sleeper.core.properties.table import BULK_IMPORT_FILES_COMMIT_ASYNC
-from sleeper.core.queue import Queue
-from sleeper.core.statestore.exceptions import JobIdReusedError
-from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions.files import AddFilesTransaction
-from sleeper.core.trackers.runs import IngestRun
-from sleeper.io.filesystem import FileSystemOptions
-from sleeper.statestore.committer import commit_new_files, transaction_sender
-from sleeper.statestore.tables import SleeperRuntime, SleeperTable
+from sleeper.core import STATE_STORE_COMMITTER_Q, Queue
+from sleeper.core.jobs import BulkImportAlgorithm, BulkImportJob, FileJobOutcome, MessageError
+from sleeper.core.properties import BULK_IMPORT_FILES_COMMIT_ASYNC
+from sleeper.core.statestore import FileReference, JobIdReusedError
+from sleeper.core.statestore.transactions import AddFilesTransaction
+from sleeper.core.trackers import IngestRun
+from sleeper.io import FileSystemOptions
+from sleeper.statestore import SleeperRuntime, SleeperTable, commit_new_files, transaction_sender
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from sleeper.statestore.store import StateStore
+    from sleeper.statestore import StateStore
 
 __all__ = ["BulkImportOutcome", "BulkImportResult", "run_bulk_import", "run_bulk_import_message"]
 

@@ -23,7 +23,7 @@ The job follows Sleeper's default driver (``BulkImportDataframeLocalSortDriver``
 :func:`write_with_spark` does all of that and returns the file references; committing them is the caller's (see
 :mod:`sleeper.bulk_import.runner`). PySpark is imported only when a job runs, so this package imports without it.
 
-That is the ``local-sort`` algorithm. The ``dataframe-sort`` algorithm (:mod:`sleeper.core.jobs.bulk_import_algorithm`,
+That is the ``local-sort`` algorithm. The ``dataframe-sort`` algorithm (:mod:`sleeper.core.jobs.bulk_import_algorithms`,
 as Sleeper's ``BulkImportJobDataframeDriver``) replaces steps 4 and 5's sort: Spark sorts the tagged rows by leaf then
 keys in the JVM (range partitioned into as many Spark partitions as there are leaves, so a leaf spanning two Spark
 partitions is written as two files), and the executors write the sorted rows as they come. Each leaf gets the same
@@ -49,28 +49,45 @@ import pyarrow as pa
 from sleeper.bulk_import.exceptions import BulkImportError, SparkUnavailableError
 from sleeper.bulk_import.leaves import LeafTagger, spark_partition_keys
 from sleeper.bulk_import.presplit import PreSplitSettings, plan_partition_tree_extension, sample_fraction
-from sleeper.core.extras import install_command
-from sleeper.core.jobs.bulk_import_algorithm import BulkImportAlgorithm
-from sleeper.core.partition import PartitionTree
-from sleeper.core.paths import join_under
-from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema, TimestampType, ValueType
-from sleeper.core.statestore.exceptions import StateStoreError
-from sleeper.core.statestore.references import FileReference
-from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolve
-from sleeper.io.merge import merge_sorted
-from sleeper.io.parquet import ParquetSettings, SortedFileWriter
-from sleeper.io.sketches import sketches_path
-from sleeper.io.sort import sort_table
-from sleeper.iterators.config import ProcessingConfig
-from sleeper.iterators.pipeline import RowIterators, table_iterator_spec, table_processing
-from sleeper.iterators.plugin import IteratorSpec
-from sleeper.iterators.shipping import install_wheels, user_code_locations
+from sleeper.core import (
+    Field,
+    ListType,
+    MapType,
+    PartitionTree,
+    PrimitiveType,
+    Schema,
+    TimestampType,
+    ValueType,
+    install_command,
+    join_under,
+)
+from sleeper.core.jobs import BulkImportAlgorithm
+from sleeper.core.statestore import FileReference, StateStoreError
+from sleeper.io import (
+    FileSystemOptions,
+    ParquetSettings,
+    SortedFileWriter,
+    delete_unreferenced,
+    merge_sorted,
+    resolve,
+    sketches_path,
+    sort_table,
+)
+from sleeper.iterators import (
+    IteratorSpec,
+    ProcessingConfig,
+    RowIterators,
+    install_wheels,
+    table_iterator_spec,
+    table_processing,
+    user_code_locations,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from sleeper.core.properties import TableProperties
-    from sleeper.statestore.store import StateStore
+    from sleeper.statestore import StateStore
 
 __all__ = [
     "LEAF_COLUMN",

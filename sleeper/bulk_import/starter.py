@@ -35,11 +35,10 @@ from sleeper.bulk_import.launch_ports import (
     bulk_import_job_key,
 )
 from sleeper.bulk_import.validation import validate_job
-from sleeper.core.jobs.bulk_import import BulkImportJob
-from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.trackers.runs import IngestRun, RunFailure
-from sleeper.io.filesystem import FileSystemOptions
-from sleeper.statestore.tables import SleeperRuntime
+from sleeper.core.jobs import BulkImportJob, MessageError
+from sleeper.core.trackers import IngestRun, RunFailure
+from sleeper.io import FileSystemOptions
+from sleeper.statestore import SleeperRuntime
 
 __all__ = [
     "BulkImportStart",

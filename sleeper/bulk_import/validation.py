@@ -10,7 +10,7 @@ alphanumerics and dashes of at most 63 characters, and at least one file. Here:
   (:func:`sleeper.core.jobs.ingest.expand_job_files`);
 * every file must be readable Parquet holding each column of the table with a type that reads as the table's;
 * the algorithm the job names (its ``className``, else ``sleeper.bulk.import.class.name``) must be one this port runs
-  (:mod:`sleeper.core.jobs.bulk_import_algorithm`).
+  (:mod:`sleeper.core.jobs.bulk_import_algorithms`).
 
 The footers read for the schemas also give the number of rows of the input. The state store is not read here (the
 starter has no access to it): whether the job id was already used for other input files is checked where the job
@@ -23,22 +23,20 @@ from dataclasses import dataclass, field
 
 from pyarrow import fs as pafs
 
-from sleeper.core.exceptions import TableNotFoundError
-from sleeper.core.jobs.bulk_import import BulkImportJob
-from sleeper.core.jobs.bulk_import_algorithm import (
+from sleeper.core import TableNotFoundError
+from sleeper.core.jobs import (
     DEFAULT_CLASS_NAME,
     BulkImportAlgorithm,
+    BulkImportJob,
     UnknownBulkImportAlgorithmError,
     bulk_import_algorithm,
+    expand_job_files,
 )
-from sleeper.core.jobs.ingest import expand_job_files
-from sleeper.core.properties.instance_bulk import BULK_IMPORT_CLASS_NAME
-from sleeper.core.statestore.state import input_files_hash
-from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.filesystem import FileSystemOptions
-from sleeper.io.input_files import expand_paths, read_footer, reads_as, schema_problems
-from sleeper.iterators.pipeline import table_upserts
-from sleeper.statestore.tables import SleeperRuntime, SleeperTable
+from sleeper.core.properties import BULK_IMPORT_CLASS_NAME
+from sleeper.core.statestore import input_files_hash
+from sleeper.io import FileSystemOptions, arrow_schema, expand_paths, read_footer, reads_as, schema_problems
+from sleeper.iterators import table_upserts
+from sleeper.statestore import SleeperRuntime, SleeperTable
 
 __all__ = ["InputFile", "JobValidation", "reads_as", "validate_job"]
 

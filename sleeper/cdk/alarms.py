@@ -21,8 +21,7 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from sleeper.cdk.common import SleeperCore
-from sleeper.core import naming, operations
-from sleeper.core.operations import TriggerKind
+from sleeper.core import TriggerKind, naming, operations
 
 OLDEST_MESSAGE_ALARM_SECONDS = 3600
 """A work queue whose oldest message is older than an hour is not being drained (no consumer, a stuck task pool or

@@ -37,16 +37,17 @@ from sleeper.cdk.context import (
     has_containers,
     tags_from_context,
 )
-from sleeper.core import naming
-from sleeper.core.deploy import context as keys
-from sleeper.core.deploy.configuration import (
+from sleeper.core import SleeperError, naming
+from sleeper.core.deploy import (
+    SUPPORTED_OPTIONAL_STACKS,
+    DeployContextError,
+    DeployOptions,
     InstanceConfiguration,
     load_configuration_dir,
     load_properties_file,
+    read_context,
 )
-from sleeper.core.deploy.context import DeployContextError, DeployOptions, read_context
-from sleeper.core.deploy.plan import SUPPORTED_OPTIONAL_STACKS
-from sleeper.core.exceptions import SleeperError
+from sleeper.core.deploy import context as keys
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_common as common
 

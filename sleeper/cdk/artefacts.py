@@ -25,8 +25,8 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from sleeper.cdk.context import ARTEFACTS_ASSET, DeployContext
-from sleeper.core.deploy.artefacts import ARM64, image_platform
-from sleeper.core.operations import LAMBDA_IMAGE
+from sleeper.core import LAMBDA_IMAGE
+from sleeper.core.deploy import ARM64, image_platform
 from sleeper.core.properties import instance_common as common
 
 BUILD_CONTEXT_EXCLUDES = (

@@ -21,9 +21,8 @@ from constructs import Construct
 from sleeper.cdk import grants, nag
 from sleeper.cdk.common import SleeperCore, registered_queue, schedule_rule, secure_bucket, sqs_trigger
 from sleeper.cdk.ecs_tasks import cluster, container_environment, grant_run_tasks, task_log_group
-from sleeper.core import naming, operations
-from sleeper.core.deploy.plan import CLAIMED_OPERATIONS
-from sleeper.core.operations import BULK_EXPORT_IMAGE
+from sleeper.core import BULK_EXPORT_IMAGE, naming, operations
+from sleeper.core.deploy import CLAIMED_OPERATIONS
 from sleeper.core.properties import instance_bulk as bp
 from sleeper.core.properties import instance_cdk as cdkp
 

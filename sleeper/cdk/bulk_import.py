@@ -16,8 +16,7 @@ from sleeper.cdk.common import SleeperCore, SleeperQueue, registered_queue, secu
 from sleeper.cdk.context import DeployContext
 from sleeper.cdk.ingest import grant_ingest_sources
 from sleeper.cdk.networking import subnet_ids
-from sleeper.core import naming, operations
-from sleeper.core.operations import BULK_IMPORT_IMAGE
+from sleeper.core import BULK_IMPORT_IMAGE, naming, operations
 from sleeper.core.properties import instance_bulk as bp
 from sleeper.core.properties import instance_cdk as cdkp
 

@@ -27,13 +27,10 @@ from constructs import Construct
 from sleeper.cdk import grants, nag
 from sleeper.cdk.artefacts import Images
 from sleeper.cdk.context import DeployContext
-from sleeper.core import naming, operation_wiring, operations
-from sleeper.core.deploy.artefacts import jars_bucket_name
-from sleeper.core.deploy.plan import deploys_dynamodb_state_store
-from sleeper.core.operations import HandlerSpec
+from sleeper.core import HandlerSpec, naming, operation_wiring, operations, user_wheel_keys
+from sleeper.core.deploy import deploys_dynamodb_state_store, jars_bucket_name
 from sleeper.core.properties import PropertyDefinition
 from sleeper.core.properties import instance_common as common
-from sleeper.core.user_code import user_wheel_keys
 
 CONFIG_BUCKET_ENV = "CONFIG_BUCKET"
 """The environment variable naming the config bucket, as in Sleeper: every component loads the instance properties

@@ -23,9 +23,8 @@ from sleeper.cdk.common import (
     sqs_trigger,
 )
 from sleeper.cdk.ecs_tasks import cluster, container_environment, grant_run_tasks, task_log_group
-from sleeper.core import naming, operations
-from sleeper.core.deploy.plan import CLAIMED_OPERATIONS
-from sleeper.core.operations import COMPACTION_IMAGE
+from sleeper.core import COMPACTION_IMAGE, naming, operations
+from sleeper.core.deploy import CLAIMED_OPERATIONS
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_compaction as cp
 

@@ -27,7 +27,7 @@ from constructs import Construct
 
 from sleeper.cdk.context import ARTEFACTS_ASSET, ARTEFACTS_ECR, Artefacts, DeployContext
 from sleeper.cdk.instance import SleeperInstanceStack
-from sleeper.core.deploy.configuration import (
+from sleeper.core.deploy import (
     ConfigurationError,
     InstanceConfiguration,
     load_configuration_dir,

@@ -9,8 +9,7 @@ from pathlib import Path
 import aws_cdk as cdk
 
 from sleeper.core import naming
-from sleeper.core.deploy.configuration import TableConfiguration
-from sleeper.core.deploy.plan import wanted_optional_stacks
+from sleeper.core.deploy import TableConfiguration, wanted_optional_stacks
 from sleeper.core.properties import InstanceProperties, PropertyRef
 from sleeper.core.properties import instance_common as common
 

@@ -11,7 +11,7 @@ from constructs import Construct
 from sleeper.cdk import grants
 from sleeper.cdk.common import SleeperCore, per_table_schedule
 from sleeper.core import operations
-from sleeper.core.deploy.plan import CLAIMED_OPERATIONS
+from sleeper.core.deploy import CLAIMED_OPERATIONS
 from sleeper.core.properties import instance_cdk as cdkp
 
 GLUE_ACTIONS = (

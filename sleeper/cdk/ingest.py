@@ -11,8 +11,7 @@ from constructs import Construct
 from sleeper.cdk import grants, nag
 from sleeper.cdk.common import SleeperCore, registered_queue, schedule_rule
 from sleeper.cdk.ecs_tasks import cluster, container_environment, grant_run_tasks, task_log_group
-from sleeper.core import naming, operations
-from sleeper.core.operations import INGEST_IMAGE
+from sleeper.core import INGEST_IMAGE, naming, operations
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_ingest as ip
 

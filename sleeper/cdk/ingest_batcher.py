@@ -13,7 +13,7 @@ from sleeper.cdk.common import SleeperCore, registered_queue, schedule_rule, sqs
 from sleeper.cdk.ingest import grant_ingest_sources
 from sleeper.cdk.tables import S, table
 from sleeper.core import naming, operations
-from sleeper.core.deploy.plan import CLAIMED_OPERATIONS
+from sleeper.core.deploy import CLAIMED_OPERATIONS
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_ingest as ip
 

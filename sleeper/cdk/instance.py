@@ -46,7 +46,7 @@ from sleeper.cdk.table_index import TableIndexStack
 from sleeper.cdk.table_metrics import TableMetricsStack
 from sleeper.cdk.trackers import TrackerStack
 from sleeper.cdk.websocket_query import WebSocketQueryStack
-from sleeper.core.deploy.plan import (
+from sleeper.core.deploy import (
     EMR_STACKS,
     NEEDS_VPC,
     QUEUE_OPERATIONS,

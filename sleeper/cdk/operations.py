@@ -18,9 +18,8 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from sleeper.cdk.common import QueueOperation, SleeperCore, queue_operation
-from sleeper.core import operations
+from sleeper.core import HandlerSpec, operations
 from sleeper.core.deploy import plan
-from sleeper.core.operations import HandlerSpec
 
 __all__ = ["QueueOperationsStack", "claimed_operations", "unclaimed_operations"]
 

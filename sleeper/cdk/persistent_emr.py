@@ -25,12 +25,10 @@ from sleeper.cdk import grants, nag
 from sleeper.cdk.bulk_import import CommonEmrBulkImportStack, job_starter
 from sleeper.cdk.common import SleeperCore
 from sleeper.cdk.networking import subnet_ids
-from sleeper.core import naming
-from sleeper.core.operations import BULK_IMPORT_PERSISTENT_EMR_Q
-from sleeper.core.properties import InstanceProperties, PropertyDefinition
+from sleeper.core import BULK_IMPORT_PERSISTENT_EMR_Q, naming
+from sleeper.core.properties import EMR_JAVA_HOME, InstanceProperties, PropertyDefinition, emr_spark_conf
 from sleeper.core.properties import instance_bulk as bp
 from sleeper.core.properties import instance_cdk as cdkp
-from sleeper.core.properties.spark import EMR_JAVA_HOME, emr_spark_conf
 
 PLATFORM = "PersistentEMR"
 """The starter's ``BULK_IMPORT_PLATFORM``."""

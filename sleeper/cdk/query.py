@@ -12,7 +12,7 @@ from sleeper.cdk import grants
 from sleeper.cdk.common import SleeperCore, registered_queue, schedule_rule, secure_bucket, sqs_trigger
 from sleeper.cdk.tables import S, table
 from sleeper.core import naming, operations
-from sleeper.core.deploy.plan import CLAIMED_OPERATIONS
+from sleeper.core.deploy import CLAIMED_OPERATIONS
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_query as qp
 

@@ -20,7 +20,7 @@ from sleeper.cdk import grants, nag
 from sleeper.cdk.common import SleeperCore, per_table_schedule
 from sleeper.cdk.tables import N, S, table
 from sleeper.core import naming, operations
-from sleeper.core.deploy.plan import CLAIMED_OPERATIONS
+from sleeper.core.deploy import CLAIMED_OPERATIONS
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
 

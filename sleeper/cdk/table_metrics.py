@@ -10,7 +10,7 @@ from constructs import Construct
 from sleeper.cdk import grants
 from sleeper.cdk.common import SleeperCore, per_table_schedule
 from sleeper.core import operations
-from sleeper.core.deploy.plan import CLAIMED_OPERATIONS
+from sleeper.core.deploy import CLAIMED_OPERATIONS
 from sleeper.core.properties import instance_cdk as cdkp
 from sleeper.core.properties import instance_common as common
 

@@ -19,8 +19,7 @@ from sleeper.cli.common import (
     print_json,
     read_split_points_file,
 )
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.words import counted
+from sleeper.core import SleeperError, counted
 
 dead_letters_app = typer.Typer(help="Dead-letter queues.", no_args_is_help=True)
 
@@ -86,8 +85,8 @@ def table_add_column(
     as_json: ChangeJsonOption = False,
 ) -> None:
     """Add a nullable value column: files written before read it as nulls; nothing is rewritten until compaction."""
-    from sleeper.api.schema_change import add_column, parse_field_type
-    from sleeper.core.schema import describe_type
+    from sleeper.api import add_column, parse_field_type
+    from sleeper.core import describe_type
 
     field_type = parse_field_type(column_type)
     table = add_column(open_instance().table(name), column, field_type)
@@ -103,7 +102,7 @@ def table_truncate(
     as_json: ChangeJsonOption = False,
 ) -> None:
     """Remove every row of a table in one commit, keeping its partitions; the cleared files are deleted."""
-    from sleeper.api.schema_change import truncate
+    from sleeper.api import truncate
 
     table = open_instance().table(name)
     if not yes and not typer.confirm(f"Remove every row of table {name}?"):
@@ -144,8 +143,7 @@ def table_estimate_split_points(
 
     Split points are written one per line; a string holding a line break needs --base64 to be written."""
     from sleeper.cli.query_args import format_value
-    from sleeper.core.exceptions import PartitionTreeError
-    from sleeper.core.partition import write_split_points
+    from sleeper.core import PartitionTreeError, write_split_points
 
     if is_stdin(output):
         output = None  # -o - is standard output, where the split points go without --output

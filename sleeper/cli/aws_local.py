@@ -19,7 +19,7 @@ import typer
 from sleeper.cli import common
 
 if TYPE_CHECKING:
-    from sleeper.emulator.instance import EmulatedAwsInstance
+    from sleeper.emulator import EmulatedAwsInstance
 
 __all__ = ["aws_local_app", "register", "up"]
 
@@ -63,9 +63,9 @@ def up(
     common.refuse_stdin([properties], "--properties", "the emulated instance reads the properties file by path")
     common.refuse_stdin([task_logs], "--task-logs", "it is a directory")
     try:
-        from sleeper.emulator.instance import load_properties_file, serve
+        from sleeper.emulator import load_properties_file, serve
     except ImportError as e:
-        from sleeper.core.extras import missing_extra
+        from sleeper.core import missing_extra
 
         raise missing_extra(e, "sleeper aws-local", "aws-local") or e from None
 

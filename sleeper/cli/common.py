@@ -12,13 +12,12 @@ from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from rich.console import Console, ConsoleDimensions
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.schema import KeyValue, Schema
+from sleeper.core import KeyValue, Schema, SleeperError
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from sleeper.api.instance import Instance
+    from sleeper.api import Instance
 
 DISPLAY_ROWS = 20
 """Rows the ``query`` table format shows when no ``--limit`` is given (the count printed is of every row)."""
@@ -112,7 +111,7 @@ def version_line() -> str:
     """
     from importlib.metadata import PackageNotFoundError, version
 
-    from sleeper.core.extras import DISTRIBUTION
+    from sleeper.core import DISTRIBUTION
 
     try:
         return f"{DISTRIBUTION} {version(DISTRIBUTION)}"
@@ -152,13 +151,13 @@ def instance_location() -> str:
 
 def is_aws_instance() -> bool:
     """Whether the instance given is one on AWS (``aws:ID``)."""
-    from sleeper.api.instance import AWS_PREFIX
+    from sleeper.api import AWS_PREFIX
 
     return bool(context.instance_dir) and str(context.instance_dir).startswith(AWS_PREFIX)
 
 
 def open_instance() -> Instance:
-    """The chosen instance's front door (:func:`sleeper.runtime.connect.connect`): a local instance directory, or
+    """The chosen instance's front door (:func:`sleeper.runtime.connection.connect`): a local instance directory, or
     ``aws:ID`` for an instance on AWS (found through its config bucket, with the region, credentials and any
     endpoint from the usual AWS configuration: the variables, else the profile in the shared config file, as the AWS
     CLI reads them). Opened once per command.
@@ -170,7 +169,7 @@ def open_instance() -> Instance:
     location = instance_location()
     if context.admin is not None and context.admin[0] == location:
         return context.admin[1]
-    from sleeper.runtime.connect import connect
+    from sleeper.runtime import connect
 
     instance = connect(location)
     context.admin = (location, instance)
@@ -384,7 +383,7 @@ def read_split_points_file(path: Path, schema: Schema, *, base64: bool = False) 
     Raises:
         SleeperError: If the file cannot be read or a split point is invalid.
     """
-    from sleeper.core.partition import read_split_points
+    from sleeper.core import read_split_points
 
     if is_stdin(path):
         lines = read_stdin_text("--split-points").splitlines()

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from sleeper.cli import common
-from sleeper.core.words import counted
+from sleeper.core import counted
 
 __all__ = ["delete", "purge", "register"]
 
@@ -31,7 +31,7 @@ def delete(
 ) -> None:
     """Delete the rows of a table matching a filter, in one atomic commit: every read stops returning them at once,
     rows written later are never deleted, and compaction (or 'sleeper purge') removes them from the files."""
-    from sleeper.api.deletes import delete as delete_rows
+    from sleeper.api import delete as delete_rows
 
     number = delete_rows(common.open_instance().table(table), where)
     if as_json:
@@ -46,7 +46,7 @@ def purge(
 ) -> None:
     """Compact every file of a table still holding rows a delete hides (for erasure requests), and report the
     deletes left: none holding rows once done, after which deletes cost nothing at read time."""
-    from sleeper.api.deletes import purge as purge_table
+    from sleeper.api import purge as purge_table
 
     result = purge_table(common.open_instance().table(table))
     if as_json:

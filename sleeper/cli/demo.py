@@ -13,16 +13,19 @@ import pyarrow.compute as pc
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from sleeper.api.table import Table
+from sleeper.api import Table
 from sleeper.cli import render, status
-from sleeper.core.operations import COMPACTION_JOB_Q, PARTITION_SPLITTING_JOB_Q
-from sleeper.core.range import Range, Region
-from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.core.words import counted
-from sleeper.runtime.local.api import LocalApi
-from sleeper.runtime.local.handlers import default_handlers
-from sleeper.runtime.local.instance import LocalInstance
-from sleeper.runtime.local.runner import LocalRunner
+from sleeper.core import (
+    COMPACTION_JOB_Q,
+    PARTITION_SPLITTING_JOB_Q,
+    Field,
+    PrimitiveType,
+    Range,
+    Region,
+    Schema,
+    counted,
+)
+from sleeper.runtime.local import LocalApi, LocalInstance, LocalRunner, default_handlers
 
 DEMO_SCHEMA = Schema.of(
     row_keys=[Field("key", PrimitiveType.STRING)],

@@ -21,11 +21,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from sleeper.cli.common import console, parse_assignments, refuse_stdin
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.words import counted
+from sleeper.core import SleeperError, counted
 
 if TYPE_CHECKING:
-    from sleeper.core.deploy.configuration import InstanceConfiguration
+    from sleeper.core.deploy import InstanceConfiguration
 
 __all__ = [
     "DeployCommand",
@@ -107,10 +106,9 @@ def _command(
     cdk: str,
     root: Path,
 ) -> DeployCommand:
-    from sleeper.api.table import check_table_name
+    from sleeper.api import check_table_name
     from sleeper.core.deploy import context as keys
-    from sleeper.core.deploy.configuration import load_configuration_dir
-    from sleeper.core.deploy.context import read_context
+    from sleeper.core.deploy import load_configuration_dir, read_context
     from sleeper.core.properties import instance_common as common
 
     given = parse_assignments(list(context), "context")
@@ -168,7 +166,7 @@ def teardown_command(
 
 
 def _describe(command: DeployCommand, heading: str) -> None:
-    from sleeper.core.deploy.plan import ignored_optional_stacks, planned_stacks
+    from sleeper.core.deploy import ignored_optional_stacks, planned_stacks
 
     properties = command.configuration.properties
     console.print(f"{heading} [bold]{command.instance_id}[/] (CloudFormation stack {command.instance_id}):")
@@ -244,7 +242,7 @@ def save_deployed_configuration(instance_id: str, directory: Path | None = None)
         InstanceNotFoundError: If its config bucket holds no ``instance.properties``.
         SleeperError: If AWS cannot be reached or is not configured.
     """
-    from sleeper.runtime.aws.deployment import load_deployed_instance
+    from sleeper.runtime.aws import load_deployed_instance
 
     deployed = load_deployed_instance(instance_id)
     target = directory if directory is not None else Path(tempfile.mkdtemp(prefix=f"{instance_id}-properties-"))
@@ -323,8 +321,7 @@ def run_teardown_by_id(
         SleeperError: If the id is not an instance id, AWS is not configured, or the tear down fails.
     """
     from sleeper.core.properties import instance_common as common
-    from sleeper.runtime.aws.deployment import load_deployed_instance
-    from sleeper.runtime.aws.teardown import plan_teardown, tear_down
+    from sleeper.runtime.aws import load_deployed_instance, plan_teardown, tear_down
 
     if common.ID.problem(instance_id) is not None or "/" in instance_id:
         raise SleeperError(f"{instance_id!r} is neither a configuration directory nor an instance id")
@@ -419,12 +416,11 @@ def run_artefacts(
         SleeperError: If the configuration is invalid, a wheel is missing, Docker is absent (and not a dry run) or a
             build, push or AWS call fails.
     """
-    from sleeper.core.deploy.artefacts import artefacts_plan
-    from sleeper.core.deploy.configuration import load_configuration_dir
+    from sleeper.core.deploy import artefacts_plan, load_configuration_dir
 
     deployed = None
     if instance_id is not None:
-        from sleeper.runtime.aws.deployment import load_deployed_instance
+        from sleeper.runtime.aws import load_deployed_instance
 
         deployed = load_deployed_instance(instance_id)
         properties = deployed.properties
@@ -474,9 +470,8 @@ def run_artefacts(
         )
     if dry_run:
         return
-    from sleeper.adapters.aws.instance_clients import AwsClients
-    from sleeper.runtime.aws.deployment import upload_artefacts
-    from sleeper.runtime.aws.instance import AwsRuntimeConfig
+    from sleeper.adapters.aws import AwsClients
+    from sleeper.runtime.aws import AwsRuntimeConfig, upload_artefacts
 
     clients = deployed.clients if deployed is not None else AwsClients(
         AwsRuntimeConfig.for_instance_id(plan.instance_id).settings

@@ -15,8 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from sleeper.cli.common import JsonOption, console, open_instance, print_json, progress, refuse_stdin
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.words import counted
+from sleeper.core import SleeperError, counted
 
 __all__ = ["export", "register"]
 

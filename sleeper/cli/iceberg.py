@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from sleeper.cli.common import JsonOption, console, open_instance, print_json, progress
-from sleeper.core.words import counted
+from sleeper.core import counted
 
 __all__ = ["publish_iceberg", "register"]
 

@@ -10,8 +10,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from sleeper.api.reports import compaction_summary, ingest_summary
-from sleeper.core.words import counted
+from sleeper.api import compaction_summary, ingest_summary
+from sleeper.core import counted
 
 __all__ = ["compaction_jobs_renderable", "ingest_jobs_renderable", "run_rows"]
 

@@ -28,8 +28,7 @@ from sleeper.cli import export as export_cli
 from sleeper.cli import iceberg as iceberg_cli
 from sleeper.cli import sql_cmd as sql_cli
 from sleeper.cli.common import DEFAULT_INGEST_WAIT_SECONDS, DISPLAY_ROWS
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.words import counted
+from sleeper.core import SleeperError, counted
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -90,7 +89,7 @@ def instance_create(
     as_json: Annotated[bool, typer.Option("--json", help="Print the instance id and directory as JSON.")] = False,
 ) -> None:
     """Create a new local instance in the instance directory."""
-    from sleeper.runtime.connect import create_instance
+    from sleeper.runtime import create_instance
 
     inst = create_instance(common.instance_location(), instance_id=instance_id)
     if as_json:
@@ -285,7 +284,7 @@ def report_query(
     as_json: JsonOption = False,
 ) -> None:
     """Queries from the query tracker: a query with its sub-queries, or every query (or only those in a state)."""
-    from sleeper.api.reports import query_row, tracker_rows
+    from sleeper.api import query_row, tracker_rows
     from sleeper.cli.queued_query import parse_state, tracker_table
 
     chosen = common.chosen_format(output_format, as_json)
@@ -367,7 +366,7 @@ def ingest(
     was rejected, with the tracker's reasons)."""
     import uuid
 
-    from sleeper.api.instance import IngestJobReport
+    from sleeper.api import IngestJobReport
 
     common.refuse_stdin(
         paths, "a path to ingest", "Parquet files are read by path (write the rows to a Parquet file and give its path)"
@@ -465,10 +464,10 @@ def query(
     gathered first)."""
     import pyarrow as pa
 
-    from sleeper.api.queued_scan import QueuedScan
+    from sleeper.api import QueuedScan
     from sleeper.cli import query_output
     from sleeper.cli.query_args import parse_exact, parse_range
-    from sleeper.core.filter import parse_filter
+    from sleeper.core import parse_filter
 
     if limit is not None and limit < 1:
         raise SleeperError(f"--limit must be a positive number of rows, got {limit}")
@@ -476,7 +475,7 @@ def query(
         output = None  # -o - is standard output, where the rows go without --output
     query_output.check_output(output_format, output)
     if via_queue:
-        from sleeper.query.results_reader import RESULTS_DESTINATIONS
+        from sleeper.query import RESULTS_DESTINATIONS
 
         if results not in RESULTS_DESTINATIONS:
             raise SleeperError(f"--results must be one of {', '.join(RESULTS_DESTINATIONS)}, got {results!r}")
@@ -526,8 +525,7 @@ def run_instance(
     work (table, job, task) on each line."""
     import threading
 
-    from sleeper.runtime.faults_env import arm_crash_points_from_environment
-    from sleeper.runtime.logging_config import configure_text_logging
+    from sleeper.runtime import arm_crash_points_from_environment, configure_text_logging
 
     configure_text_logging()
     arm_crash_points_from_environment()
@@ -593,7 +591,7 @@ def run(argv: list[str]) -> int:
     except SleeperError as e:
         return _error(str(e))
     except ImportError as e:
-        from sleeper.core.extras import missing_extra
+        from sleeper.core import missing_extra
 
         missing = missing_extra(e, "this command")
         if missing is None:

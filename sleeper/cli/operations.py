@@ -20,14 +20,13 @@ from sleeper.cli.common import (
     progress,
     refuse_stdin,
 )
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.words import counted
+from sleeper.core import SleeperError, counted
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from sleeper.api.instance import Instance, OperationReport
-    from sleeper.core.trackers.compaction import CompactionJobStatus, CompactionJobTracker
+    from sleeper.api import Instance, OperationReport
+    from sleeper.core.trackers import CompactionJobStatus, CompactionJobTracker
 
 _FILES_BY_PATH = "Parquet files are read by path (write the rows to a Parquet file and give its path)"
 
@@ -80,9 +79,8 @@ def compact(
 def _retry_dead_lettered(admin: Instance, table_id: str) -> list[str]:
     """Sends the table's dead-lettered compaction jobs back to the job queue (none if the queue has no dead-letter
     queue)."""
-    from sleeper.compaction.retry import retry_dead_lettered_jobs
-    from sleeper.core.operations import COMPACTION_JOB_Q
-    from sleeper.core.queue import QueueNotFoundError
+    from sleeper.compaction import retry_dead_lettered_jobs
+    from sleeper.core import COMPACTION_JOB_Q, QueueNotFoundError
 
     try:
         dead_letters = admin.dead_letter_queue(COMPACTION_JOB_Q)
@@ -93,7 +91,7 @@ def _retry_dead_lettered(admin: Instance, table_id: str) -> list[str]:
 
 def _failed_since(tracker: CompactionJobTracker, table_id: str, since: datetime) -> list[CompactionJobStatus]:
     """The table's compaction jobs whose latest run failed at or after a time."""
-    from sleeper.core.trackers.compaction import CompactionJobStatusType
+    from sleeper.core.trackers import CompactionJobStatusType
 
     return [
         job
@@ -211,7 +209,7 @@ def report_batcher(
     as_json: JsonOption = False,
 ) -> None:
     """Files tracked by the ingest batcher, with the job each went to."""
-    from sleeper.ingest.batcher.report import batcher_report, report_rows
+    from sleeper.ingest.batcher import batcher_report, report_rows
 
     chosen = chosen_format(output_format, as_json)
     inst = open_instance()

@@ -20,7 +20,7 @@ import typer
 from rich.table import Table
 
 from sleeper.cli.common import JsonOption, console, err_console, open_instance, parse_assignments, print_json
-from sleeper.core.exceptions import SleeperError
+from sleeper.core import SleeperError
 
 if TYPE_CHECKING:
     from sleeper.core.properties import InstanceProperties, PropertyGroup, PropertyIndex, TableProperties
@@ -99,8 +99,7 @@ def _print_notices(
     deployment, values that carry a risk (``warnings()``) new with this edit, and when running AWS processes see it."""
     if not names:
         return
-    from sleeper.core.properties import TableProperties
-    from sleeper.core.properties.notices import change_notice, property_notices
+    from sleeper.core.properties import TableProperties, change_notice, property_notices
 
     earlier = set(before.warnings())
     lines = property_notices(index, names, local=local)
@@ -130,7 +129,7 @@ def _warnings_shown_by_the_command() -> Iterator[None]:
 def _print_view_notice(before: TableProperties, after: TableProperties) -> None:
     """Says on standard error that the edit withdrew the table's Iceberg view (the runtime's update withdrew it:
     :mod:`sleeper.iceberg.withdrawal`)."""
-    from sleeper.iceberg.withdrawal import view_notice
+    from sleeper.iceberg import view_notice
 
     notice = view_notice(before, after)
     if notice is not None:

@@ -14,9 +14,7 @@ import base64
 import binascii
 import json
 
-from sleeper.core.exceptions import RangeError, SleeperError
-from sleeper.core.range import Range, Region
-from sleeper.core.schema import Field, KeyValue, PrimitiveType, Schema
+from sleeper.core import Field, KeyValue, PrimitiveType, Range, RangeError, Region, Schema, SleeperError
 
 EXACT_QUOTING = 'write a value holding a comma in double quotes, as a JSON string: key="a,b"'
 RANGE_QUOTING = 'write a bound holding a comma in double quotes, as a JSON string: key=["a,b","a,c")'

@@ -27,9 +27,8 @@ from rich.console import Console
 
 from sleeper.cli import render
 from sleeper.cli.common import DISPLAY_ROWS
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.words import counted
-from sleeper.query.publishers import json_float
+from sleeper.core import SleeperError, counted
+from sleeper.query import json_float
 
 __all__ = ["DISPLAY_ROWS", "FORMATS", "check_output", "limited", "write"]
 

@@ -14,11 +14,11 @@ import pyarrow as pa
 from rich.console import Console
 from rich.table import Table
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.trackers.query import QueryState
+from sleeper.core import SleeperError
+from sleeper.core.trackers import QueryState
 
 if TYPE_CHECKING:
-    from sleeper.api.queued_scan import QueuedScan
+    from sleeper.api import QueuedScan
 
 
 def run_through_queue(scan: QueuedScan, *, send_only: bool, console: Console) -> pa.Table | None:
@@ -31,8 +31,8 @@ def run_through_queue(scan: QueuedScan, *, send_only: bool, console: Console) ->
             (no rows are returned, so an incomplete answer is never shown as the whole one).
         QueryWaitTimeoutError: If the query does not finish in time.
     """
-    from sleeper.api.reports import query_row
-    from sleeper.query.results_reader import tracked_rows
+    from sleeper.api import query_row
+    from sleeper.query import tracked_rows
 
     if send_only:
         query_id = scan.send()

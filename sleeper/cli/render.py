@@ -9,14 +9,12 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.tree import Tree
 
-from sleeper.core.words import counted
+from sleeper.core import counted
 
 if TYPE_CHECKING:
-    from sleeper.api.table import Table as SleeperTable
-    from sleeper.core.partition import Partition
+    from sleeper.api import Table as SleeperTable
+    from sleeper.core import Partition, Range, TableStatus
     from sleeper.core.properties import TableProperties
-    from sleeper.core.range import Range
-    from sleeper.core.table import TableStatus
 
 
 def _bound(value: object) -> str:
@@ -134,7 +132,7 @@ def table_summary(table: SleeperTable[Any]) -> dict[str, Any]:
     }
     if table.schema.uses_port_only_types:
         summary["portOnlyTypes"] = True
-    from sleeper.iterators.pipeline import table_upserts
+    from sleeper.iterators import table_upserts
 
     if table_upserts(table.properties):
         summary["upsert"] = True

@@ -28,15 +28,12 @@ from sleeper.cli.common import (
     print_json,
     print_report,
 )
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.words import counted
+from sleeper.core import SleeperError, counted
 
 if TYPE_CHECKING:
-    from sleeper.api.reports import TimeRange
-    from sleeper.api.table import Table
-    from sleeper.core.statestore.references import FileReference
-    from sleeper.core.trackers.compaction import CompactionJobStatus
-    from sleeper.core.trackers.ingest import IngestJobStatus
+    from sleeper.api import Table, TimeRange
+    from sleeper.core.statestore import FileReference
+    from sleeper.core.trackers import CompactionJobStatus, IngestJobStatus
 
 __all__ = ["files_csv", "files_report", "reference_stats", "register"]
 
@@ -405,7 +402,7 @@ def report_html(
 ) -> None:
     """One self-contained HTML page of a table (no script, nothing fetched): the partition tree sized by rows, the
     file sizes of each leaf, and the timeline of its ingest and compaction job runs."""
-    from sleeper.api.html_report import render_html_report
+    from sleeper.api import render_html_report
 
     page = render_html_report(open_instance().table(name), generated_at=datetime.now(tz=UTC))
     if is_stdin(output):

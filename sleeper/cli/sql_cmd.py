@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from sleeper.cli import common
-from sleeper.core.exceptions import SleeperError
+from sleeper.core import SleeperError
 
 __all__ = ["register", "sql"]
 

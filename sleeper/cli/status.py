@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Group
 from rich.table import Table
 
-from sleeper.api.reports import queues_report
+from sleeper.api import queues_report
 from sleeper.cli import render
 
 if TYPE_CHECKING:
-    from sleeper.api.instance import Instance
+    from sleeper.api import Instance
 
 
 def _by_status(statuses: list[str]) -> dict[str, int]:

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from sleeper.cli import common
-from sleeper.core.words import counted
+from sleeper.core import counted
 
 __all__ = ["register", "upsert"]
 

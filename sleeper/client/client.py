@@ -24,27 +24,22 @@ from typing import Any
 
 import pyarrow as pa
 
-from sleeper.adapters.aws.s3_objects import put_bytes, upload_file
-from sleeper.api.ingest_job import STAGING_PREFIX
-from sleeper.api.table import Table
-from sleeper.bulk_export.model import BulkExportQuery as ExportModel
-from sleeper.bulk_export.model import read_bulk_export_query
+from sleeper.adapters.aws import put_bytes, upload_file
+from sleeper.api import STAGING_PREFIX, Table
+from sleeper.bulk_export import BulkExportQuery as ExportModel
+from sleeper.bulk_export import read_bulk_export_query
 from sleeper.client.connect import dynamodb_client_like, low_level_client, open_instance
 from sleeper.client.errors import ClientArgumentError
 from sleeper.client.query import BulkExportQuery, Query, Region
 from sleeper.client.results import DEFAULT_MAX_WAIT_TIME, read_results, sorted_rows, wait_for_query
 from sleeper.client.rows import ParquetSpool, parquet_bytes, rows_to_batch
 from sleeper.client.websocket import query_over_websocket
-from sleeper.core import operations
-from sleeper.core.jobs.bulk_import import BulkImportJob
-from sleeper.core.jobs.ingest import IngestJob
-from sleeper.core.paths import check_safe_id
+from sleeper.core import QuerySerDe, check_safe_id, operations
+from sleeper.core.jobs import BulkImportJob, IngestJob
 from sleeper.core.properties import instance_cdk as cdkp
-from sleeper.core.query import QuerySerDe
-from sleeper.ingest.batcher.model import SubmitRequest
-from sleeper.ingest.batcher.submitter import parse_submit_request
-from sleeper.io.arrow_schema import arrow_schema
-from sleeper.runtime.aws.instance import AwsInstance
+from sleeper.ingest.batcher import SubmitRequest, parse_submit_request
+from sleeper.io import arrow_schema
+from sleeper.runtime.aws import AwsInstance
 
 __all__ = ["BULK_IMPORT_PLATFORMS", "DEFAULT_MAX_WAIT_TIME", "BatchWriter", "SleeperClient"]
 

@@ -19,11 +19,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from sleeper.adapters.aws.clients import AwsSettings, dynamodb_client
-from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError
-from sleeper.adapters.aws.instance_clients import AwsClients
+from sleeper.adapters.aws import AwsClients, AwsResourceNotFoundError, AwsSettings, dynamodb_client
 from sleeper.client.errors import ClientArgumentError, InstanceNotFoundError
-from sleeper.runtime.aws.instance import ACCOUNT_ENV, AwsInstance, AwsRuntimeConfig
+from sleeper.runtime.aws import ACCOUNT_ENV, AwsInstance, AwsRuntimeConfig
 
 __all__ = ["GivenClients", "dynamodb_client_like", "low_level_client", "open_instance"]
 

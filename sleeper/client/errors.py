@@ -7,8 +7,7 @@ query), so a script catching those keeps working.
 
 from __future__ import annotations
 
-from sleeper.core import exceptions
-from sleeper.core.exceptions import SleeperError
+from sleeper.core import SleeperError, exceptions
 
 __all__ = [
     "ClientArgumentError",

@@ -18,11 +18,11 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sleeper.adapters.aws.s3_objects import get_bytes, list_keys
+from sleeper.adapters.aws import get_bytes, list_keys
 from sleeper.client.errors import QueryFailedError, QueryTimeoutError
-from sleeper.core.schema import Schema
-from sleeper.core.trackers.query import QueryState, QueryTracker, TrackedQuery
-from sleeper.query.queued import query_results_dir
+from sleeper.core import Schema
+from sleeper.core.trackers import QueryState, QueryTracker, TrackedQuery
+from sleeper.query import query_results_dir
 
 __all__ = ["DEFAULT_MAX_WAIT_TIME", "poll_intervals", "read_results", "sorted_rows", "wait_for_query"]
 

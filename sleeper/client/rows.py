@@ -19,9 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sleeper.client.errors import ClientArgumentError
-from sleeper.core.schema import Schema
-from sleeper.io.arrow_schema import arrow_schema, conform_batch
-from sleeper.io.exceptions import SchemaMismatchError
+from sleeper.core import Schema
+from sleeper.io import SchemaMismatchError, arrow_schema, conform_batch
 
 __all__ = ["ROW_GROUP_BYTES", "ParquetSpool", "parquet_bytes", "rows_to_batch"]
 

@@ -13,10 +13,9 @@ import asyncio
 import json
 from typing import Any
 
-from sleeper.adapters.aws.clients import AwsSettings
-from sleeper.adapters.aws.sigv4 import SigV4Error, sign_connect
+from sleeper.adapters.aws import AwsSettings, SigV4Error, sign_connect
 from sleeper.client.errors import QueryFailedError, QueryTimeoutError, SleeperClientError
-from sleeper.core.extras import install_command
+from sleeper.core import install_command
 
 __all__ = ["WebSocketNotDeployedError", "query_over_websocket"]
 

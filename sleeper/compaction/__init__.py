@@ -13,3 +13,52 @@ Modules:
   commit, delete; with idle exit, consecutive failure limits and task tracking.
 * ``ports``: the Protocols through which these talk to the instance and its tables.
 """
+
+from typing import TYPE_CHECKING
+
+from sleeper.core import lazy_face
+
+if TYPE_CHECKING:
+    from sleeper.compaction.commit import handle_commit_messages as handle_commit_messages
+    from sleeper.compaction.creation import CompactionJobSendError as CompactionJobSendError
+    from sleeper.compaction.creation import PendingBatchError as PendingBatchError
+    from sleeper.compaction.entry import create_jobs_for_table as create_jobs_for_table
+    from sleeper.compaction.entry import run_compaction_job as run_compaction_job
+    from sleeper.compaction.exceptions import CompactionConfigError as CompactionConfigError
+    from sleeper.compaction.exceptions import CompactionError as CompactionError
+    from sleeper.compaction.exceptions import CompactionInputError as CompactionInputError
+    from sleeper.compaction.purge import DeleteLeft as DeleteLeft
+    from sleeper.compaction.purge import PurgeResult as PurgeResult
+    from sleeper.compaction.purge import deletes_left as deletes_left
+    from sleeper.compaction.purge import purge_table as purge_table
+    from sleeper.compaction.retry import retry_dead_lettered_jobs as retry_dead_lettered_jobs
+    from sleeper.compaction.strategies import InvalidCompactionStrategyError as InvalidCompactionStrategyError
+    from sleeper.compaction.strategies import UnknownCompactionStrategyError as UnknownCompactionStrategyError
+    from sleeper.compaction.task import TaskSettings as TaskSettings
+    from sleeper.compaction.task import TaskSummary as TaskSummary
+    from sleeper.compaction.task import run_compaction_task as run_compaction_task
+    from sleeper.compaction.task_creation import create_compaction_tasks as create_compaction_tasks
+
+__all__ = [
+    "CompactionConfigError",
+    "CompactionError",
+    "CompactionInputError",
+    "CompactionJobSendError",
+    "DeleteLeft",
+    "InvalidCompactionStrategyError",
+    "PendingBatchError",
+    "PurgeResult",
+    "TaskSettings",
+    "TaskSummary",
+    "UnknownCompactionStrategyError",
+    "create_compaction_tasks",
+    "create_jobs_for_table",
+    "deletes_left",
+    "handle_commit_messages",
+    "purge_table",
+    "retry_dead_lettered_jobs",
+    "run_compaction_job",
+    "run_compaction_task",
+]
+
+__getattr__, __dir__ = lazy_face(__name__, __file__)

@@ -32,26 +32,32 @@ from enum import Enum
 from pyarrow import fs as pafs
 
 from sleeper.compaction.ports import COMPACTION_COMMIT_QUEUE, STATE_STORE_COMMITTER_QUEUE
-from sleeper.core.exceptions import TableNotFoundError
-from sleeper.core.jobs.commit import StateStoreCommitRequest
-from sleeper.core.jobs.compaction import CompactionJob, CompactionJobCommitRequest, commit_requests_by_table
-from sleeper.core.queue import Queue
-from sleeper.core.statestore.exceptions import (
+from sleeper.core import Queue, TableNotFoundError
+from sleeper.core.jobs import (
+    CompactionJob,
+    CompactionJobCommitRequest,
+    StateStoreCommitRequest,
+    commit_requests_by_table,
+)
+from sleeper.core.statestore import (
     FileAlreadyExistsError,
     FileNotFoundInStateError,
+    FileReference,
     FileReferenceNotAssignedToJobError,
     FileReferenceNotFoundError,
+    FilesState,
     StateStoreError,
 )
-from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.state import FilesState
-from sleeper.core.statestore.transactions.files import ReplaceFileReferencesRequest, ReplaceFileReferencesTransaction
-from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobStatusType, CompactionJobTracker
-from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolve
-from sleeper.io.sketches import sketches_path
-from sleeper.statestore.committer import send_commit_request
-from sleeper.statestore.follower import record_compaction_committed, record_compaction_failed, was_committed
-from sleeper.statestore.tables import SleeperTable
+from sleeper.core.statestore.transactions import ReplaceFileReferencesRequest, ReplaceFileReferencesTransaction
+from sleeper.core.trackers import CompactionJobCommitted, CompactionJobStatusType, CompactionJobTracker
+from sleeper.io import FileSystemOptions, delete_unreferenced, resolve, sketches_path
+from sleeper.statestore import (
+    SleeperTable,
+    record_compaction_committed,
+    record_compaction_failed,
+    send_commit_request,
+    was_committed,
+)
 
 _LOG = logging.getLogger(__name__)
 
@@ -517,7 +523,7 @@ def handle_commit_messages(
     The commits are applied here rather than forwarded to the state store committer: the committer refuses a whole
     transaction when one job no longer fits, so one duplicate would sink the batch.
     """
-    from sleeper.core.jobs.exceptions import MessageError
+    from sleeper.core.jobs import MessageError
 
     by_table: dict[str, list[tuple[int, CompactionJobCommitRequest]]] = {}
     invalid: list[tuple[str, str]] = []

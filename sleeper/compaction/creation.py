@@ -69,16 +69,14 @@ from sleeper.compaction.strategies import (
     needs_compaction_to_split,
     strategy_for_table,
 )
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.jobs.compaction import (
+from sleeper.core import Queue, SleeperError, join_under
+from sleeper.core.jobs import (
     CompactionJob,
     CompactionJobBatch,
     CompactionJobDispatchRequest,
     batch_key_prefix,
 )
-from sleeper.core.paths import join_under
-from sleeper.core.properties import TableProperties
-from sleeper.core.properties.table import (
+from sleeper.core.properties import (
     AGGREGATION_CONFIG,
     COMPACTION_FILES_BATCH_SIZE,
     COMPACTION_JOB_CREATION_LIMIT,
@@ -88,20 +86,17 @@ from sleeper.core.properties.table import (
     ITERATOR_CLASS_NAME,
     ITERATOR_CONFIG,
     PARTITION_SPLIT_THRESHOLD,
+    TableProperties,
 )
-from sleeper.core.queue import Queue
-from sleeper.core.statestore.exceptions import StateStoreError
-from sleeper.core.statestore.state import ReferenceColumns
-from sleeper.core.statestore.transactions.files import (
+from sleeper.core.statestore import ReferenceColumns, StateStoreError
+from sleeper.core.statestore.transactions import (
     AssignJobIdRequest,
     AssignJobIdsTransaction,
     SplitFileReferenceRequest,
     SplitFileReferencesTransaction,
 )
-from sleeper.core.trackers.compaction import CompactionJobTracker
-from sleeper.statestore.committer import send_transaction
-from sleeper.statestore.store import StateStore
-from sleeper.statestore.tables import SleeperTable
+from sleeper.core.trackers import CompactionJobTracker
+from sleeper.statestore import SleeperTable, StateStore, send_transaction
 
 __all__ = [
     "CompactionJobCreationResult",

@@ -38,12 +38,15 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sleeper.core.schema import Schema
-from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.datafusion import (
+from sleeper.core import Schema
+from sleeper.io import (
     DATAFUSION_MISSING,
     INPUT_COLUMN,
     PACKAGE_ROOT,
+    EngineUnavailableError,
+    FileSystemOptions,
+    KeyBounds,
+    arrow_schema,
     datafusion_available,
     datafusion_location,
     key_range_chunks,
@@ -51,10 +54,8 @@ from sleeper.io.datafusion import (
     range_bound,
     region_condition,
     register_s3,
+    resolve,
 )
-from sleeper.io.exceptions import EngineUnavailableError
-from sleeper.io.filesystem import FileSystemOptions, resolve
-from sleeper.io.key_ranges import KeyBounds
 
 __all__ = ["datafusion_merge", "datafusion_plan"]
 
@@ -107,7 +108,7 @@ def datafusion_plan(
 
 def _check_columns(input_files: Sequence[str], schema: Schema, options: FileSystemOptions | None) -> None:
     """Refuses a file holding a column the schema does not have (as the pyarrow engine's reader does)."""
-    from sleeper.io.parquet_reader import check_no_unknown_columns
+    from sleeper.io import check_no_unknown_columns
 
     for location in input_files:
         fs, path = resolve(location, options)

@@ -31,13 +31,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import Enum
 
-from sleeper.core.jobs.compaction import CompactionJob, CompactionJobBatch, CompactionJobDispatchRequest
-from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.properties.table import COMPACTION_JOB_SEND_RETRY_DELAY_SECS, COMPACTION_JOB_SEND_TIMEOUT_SECS
-from sleeper.core.queue import OutgoingMessage, Queue
-from sleeper.core.statestore.state import FilesState
-from sleeper.core.trackers.compaction import CompactionJobCreated, CompactionJobTracker
-from sleeper.statestore.tables import SleeperTable
+from sleeper.core import OutgoingMessage, Queue
+from sleeper.core.jobs import CompactionJob, CompactionJobBatch, CompactionJobDispatchRequest, MessageError
+from sleeper.core.properties import COMPACTION_JOB_SEND_RETRY_DELAY_SECS, COMPACTION_JOB_SEND_TIMEOUT_SECS
+from sleeper.core.statestore import FilesState
+from sleeper.core.trackers import CompactionJobCreated, CompactionJobTracker
+from sleeper.statestore import SleeperTable
 
 __all__ = ["BatchFileMissing", "DispatchOutcome", "DispatchResult", "dispatch_pending_batch", "record_created"]
 

@@ -16,13 +16,11 @@ from sleeper.compaction.dispatch import BatchFileMissing, DispatchOutcome, dispa
 from sleeper.compaction.exceptions import CompactionError
 from sleeper.compaction.ports import COMPACTION_JOB_QUEUE, STATE_STORE_COMMITTER_QUEUE
 from sleeper.compaction.task import CompactionJobRunner, JobRunOutcome
-from sleeper.core.jobs.workspace import JobWorkspace
-from sleeper.core.operations import PENDING_COMPACTION_JOB_BATCH_Q
-from sleeper.core.paths import join_under
-from sleeper.core.trackers.runs import JobOutcome
-from sleeper.io.exceptions import MissingFileError
-from sleeper.io.filesystem import delete, read_bytes, resolve, write_bytes
-from sleeper.statestore.tables import SleeperRuntime, SleeperTable
+from sleeper.core import PENDING_COMPACTION_JOB_BATCH_Q, join_under
+from sleeper.core.jobs import JobWorkspace
+from sleeper.core.trackers import JobOutcome
+from sleeper.io import MissingFileError, delete, read_bytes, resolve, write_bytes
+from sleeper.statestore import SleeperRuntime, SleeperTable
 
 __all__ = [
     "compaction_job_line",

@@ -52,31 +52,44 @@ import pyarrow as pa
 from pyarrow import fs as pafs
 
 from sleeper.compaction.exceptions import CompactionConfigError, CompactionInputError
-from sleeper.core.jobs.compaction import CompactionJob
-from sleeper.core.partition import Partition
-from sleeper.core.range import Region as CoreRegion
-from sleeper.core.schema import Schema
-from sleeper.core.statestore.deletes import filters_by_file
-from sleeper.io.data_engine import ENGINE_ARROW, ENGINE_DATAFUSION, resolve_engine
-from sleeper.io.filesystem import FileSystemOptions, delete, exists, publish_no_clobber, resolve, size
-from sleeper.io.key_ranges import KeyBounds
-from sleeper.io.merge import RowCounter, merge_sorted
-from sleeper.io.parquet import (
+from sleeper.core import Partition, Schema
+from sleeper.core import Region as CoreRegion
+from sleeper.core.jobs import CompactionJob
+from sleeper.core.statestore import filters_by_file
+from sleeper.io import (
+    ENGINE_ARROW,
+    ENGINE_DATAFUSION,
+    FileSystemOptions,
+    KeyBounds,
     ParquetSettings,
+    RowCounter,
     SortedFileReader,
     SortedFileWriter,
     WrittenFile,
+    check_no_unknown_columns,
+    delete,
+    exists,
+    merge_sorted,
+    publish_no_clobber,
     read_file_metadata,
+    resolve,
+    resolve_engine,
+    size,
+    sketches_path,
 )
-from sleeper.io.parquet_reader import check_no_unknown_columns
-from sleeper.io.sketches import sketches_path
-from sleeper.iterators import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY, ProcessingConfig
-from sleeper.iterators.pipeline import DeletedRows, RowIterators, table_upserts
-from sleeper.iterators.plugin import IteratorSpec
+from sleeper.iterators import (
+    AGGREGATIONS_PROPERTY,
+    FILTERS_PROPERTY,
+    DeletedRows,
+    IteratorSpec,
+    ProcessingConfig,
+    RowIterators,
+    table_upserts,
+)
 
 if TYPE_CHECKING:
     from sleeper.core.properties import TableProperties
-    from sleeper.statestore.tables import SleeperTable
+    from sleeper.statestore import SleeperTable
 
 __all__ = [
     "CompactionResult",
@@ -259,7 +272,7 @@ def run_compaction(
     if hides:
         engine_used = ENGINE_ARROW
     if engine_used == ENGINE_DATAFUSION:
-        from sleeper.io.datafusion import datafusion_can_read
+        from sleeper.io import datafusion_can_read
 
         if filesystem is not None or not datafusion_can_read(job.input_files):
             engine_used = ENGINE_ARROW  # DataFusion reads the real local filesystem and S3 only

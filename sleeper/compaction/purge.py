@@ -28,13 +28,12 @@ from sleeper.compaction.creation import JobFactory, pre_split_file_references
 from sleeper.compaction.dispatch import record_created
 from sleeper.compaction.execution import run_compaction
 from sleeper.compaction.strategies import PlannedJob
-from sleeper.core.jobs.compaction import CompactionJob
-from sleeper.core.statestore.exceptions import StateStoreError
-from sleeper.core.statestore.transactions.files import AssignJobIdRequest, AssignJobIdsTransaction
-from sleeper.core.trackers.compaction import CompactionJobTracker
-from sleeper.io.filesystem import FileSystemOptions
-from sleeper.statestore.store import StateStore
-from sleeper.statestore.tables import SleeperTable
+from sleeper.core.jobs import CompactionJob
+from sleeper.core.statestore import StateStoreError
+from sleeper.core.statestore.transactions import AssignJobIdRequest, AssignJobIdsTransaction
+from sleeper.core.trackers import CompactionJobTracker
+from sleeper.io import FileSystemOptions
+from sleeper.statestore import SleeperTable, StateStore
 
 __all__ = ["DeleteLeft", "PurgeResult", "deletes_left", "purge_table"]
 

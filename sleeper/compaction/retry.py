@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import logging
 
-from sleeper.core.jobs.compaction import CompactionJob
-from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.queue import MAX_RECEIVE_BATCH, Queue, ReceiptHandleError
+from sleeper.core import MAX_RECEIVE_BATCH, Queue, ReceiptHandleError
+from sleeper.core.jobs import CompactionJob, MessageError
 
 __all__ = ["retry_dead_lettered_jobs"]
 

@@ -25,16 +25,15 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Protocol
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.partition import Partition
-from sleeper.core.properties import TableProperties
-from sleeper.core.properties.table import (
+from sleeper.core import Partition, SleeperError
+from sleeper.core.properties import (
     COMPACTION_FILES_BATCH_SIZE,
     COMPACTION_STRATEGY_CLASS,
     SIZE_RATIO_COMPACTION_STRATEGY_MAX_CONCURRENT_JOBS_PER_PARTITION,
     SIZE_RATIO_COMPACTION_STRATEGY_RATIO,
+    TableProperties,
 )
-from sleeper.core.statestore.references import FileReference
+from sleeper.core.statestore import FileReference
 
 __all__ = [
     "BASIC_STRATEGY",

@@ -41,17 +41,13 @@ from pyarrow import fs as pafs
 from sleeper.compaction.commit import CommitOutcome, JobReadiness, check_job, commit_job, record_landed_commit
 from sleeper.compaction.execution import CompactionResult, ExecutionSettings, run_compaction
 from sleeper.compaction.ports import COMPACTION_JOB_QUEUE
-from sleeper.core.exceptions import TableNotFoundError
-from sleeper.core.faults import crash_point
-from sleeper.core.jobs.compaction import CompactionJob
-from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.jobs.task_loop import LoopSettings, TaskExit, TaskLoop, run_task_loop
+from sleeper.core import TableNotFoundError, crash_point
+from sleeper.core.jobs import CompactionJob, LoopSettings, MessageError, TaskExit, TaskLoop, run_task_loop
 from sleeper.core.properties import InstanceProperties
-from sleeper.core.trackers.runs import CompactionRun, JobOutcome, RunFailure
-from sleeper.core.trackers.task import TaskFinished, TaskStarted
-from sleeper.io.filesystem import FileSystemOptions
-from sleeper.iterators.exceptions import IteratorLoadError, IteratorRunError
-from sleeper.statestore.tables import SleeperRuntime, SleeperTable
+from sleeper.core.trackers import CompactionRun, JobOutcome, RunFailure, TaskFinished, TaskStarted
+from sleeper.io import FileSystemOptions
+from sleeper.iterators import IteratorLoadError, IteratorRunError
+from sleeper.statestore import SleeperRuntime, SleeperTable
 
 __all__ = [
     "CompactionJobRunner",

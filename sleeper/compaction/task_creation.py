@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from sleeper.core.jobs.task_creation import (
+from sleeper.core.jobs import (
     HostScaling,
     JobQueueCounts,
     TaskCreation,
@@ -24,8 +24,7 @@ from sleeper.core.jobs.task_creation import (
     create_tasks,
     run_tasks_to_target,
 )
-from sleeper.core.properties import InstanceProperties
-from sleeper.core.properties.instance_compaction import MAXIMUM_CONCURRENT_COMPACTION_TASKS
+from sleeper.core.properties import MAXIMUM_CONCURRENT_COMPACTION_TASKS, InstanceProperties
 
 __all__ = [
     "COMPACTION_TASKS",

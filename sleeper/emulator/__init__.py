@@ -17,3 +17,16 @@ them, and a pump doing what AWS would do with them (see docs/usage/aws-local.md)
 The emulator builds on the AWS runtime (``sleeper.runtime.aws.instance``) and adapters (``sleeper.adapters.aws``);
 only the CLI (``sleeper aws-local``) and tests import it.
 """
+
+from typing import TYPE_CHECKING
+
+from sleeper.core import lazy_face
+
+if TYPE_CHECKING:
+    from sleeper.emulator.instance import EmulatedAwsInstance as EmulatedAwsInstance
+    from sleeper.emulator.instance import load_properties_file as load_properties_file
+    from sleeper.emulator.instance import serve as serve
+
+__all__ = ["EmulatedAwsInstance", "load_properties_file", "serve"]
+
+__getattr__, __dir__ = lazy_face(__name__, __file__)

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.exceptions import translate
-from sleeper.adapters.aws.resources import queue_arn
+from sleeper.adapters.aws import queue_arn, translate
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

@@ -44,10 +44,8 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.adapters.aws.exceptions import translate
-from sleeper.adapters.aws.instance_clients import AwsClients
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.naming import InstanceNames
+from sleeper.adapters.aws import AwsClients, translate
+from sleeper.core import InstanceNames, SleeperError
 from sleeper.core.properties import instance_cdk as cdk
 
 __all__ = [
@@ -246,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The Kubernetes job's container: runs the execution's ``spark-submit`` (``argv``) on local Spark, Spark's S3
     reads served from a local copy of the job's input files (``EMULATED_JOB_FILES``: a JSON list of their URIs);
     returns its exit code (2 if the command is not one)."""
-    from sleeper.runtime.aws.instance import AwsRuntimeConfig
+    from sleeper.runtime.aws import AwsRuntimeConfig
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     args = list(sys.argv[1:] if argv is None else argv)

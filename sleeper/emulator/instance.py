@@ -12,16 +12,15 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from sleeper.adapters.aws.clients import AwsSettings
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.extras import install_command
+from sleeper.adapters.aws import AwsSettings
+from sleeper.core import SleeperError, install_command
 from sleeper.core.properties import instance_cdk as cdk
-from sleeper.core.properties.javaprops import load as load_java_properties
+from sleeper.core.properties import load as load_java_properties
 from sleeper.emulator.moto_guards import MotoGuardError, guard_moto
 from sleeper.emulator.moto_speedups import speed_up_moto
 from sleeper.emulator.pump import Pump
 from sleeper.emulator.resources import DEFAULT_ACCOUNT, DEFAULT_REGION, provision_emulated_instance
-from sleeper.runtime.aws.instance import (
+from sleeper.runtime.aws import (
     ACCOUNT_ENV,
     CONFIG_BUCKET_ENV,
     ENDPOINT_ENV,
@@ -157,7 +156,7 @@ class EmulatedAwsInstance:
         """The WebSocket query API on the loopback address (:mod:`sleeper.emulator.websocket_api`), its events refused
         until the instance is provisioned."""
         try:
-            from sleeper.adapters.aws.sigv4 import SigningKey
+            from sleeper.adapters.aws import SigningKey
             from sleeper.emulator.websocket_api import WebSocketApiServer
         except ImportError as e:
             raise EmulatorError(
@@ -175,7 +174,7 @@ class EmulatedAwsInstance:
     def _start_rest_api(self) -> Any:
         """The REST API on the loopback address (:mod:`sleeper.emulator.rest_api`), its requests refused until the
         instance is provisioned."""
-        from sleeper.adapters.aws.sigv4 import SigningKey
+        from sleeper.adapters.aws import SigningKey
         from sleeper.emulator.rest_api import RestApiServer
 
         try:

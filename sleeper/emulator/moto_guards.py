@@ -37,7 +37,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sleeper.core.exceptions import SleeperError
+from sleeper.core import SleeperError
 
 __all__ = [
     "SUPPORTED_MOTO",

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from sleeper.adapters.aws.clients import AwsSettings
-from sleeper.adapters.aws.instance_clients import AwsClients
-from sleeper.adapters.aws.properties import S3PropertiesStore
-from sleeper.adapters.aws.resources import (
+from sleeper.adapters.aws import (
+    AwsClients,
+    AwsSettings,
+    S3PropertiesStore,
     create_bucket,
     create_job_tracker_tables,
     create_query_tracker_table,
@@ -19,21 +19,21 @@ from sleeper.adapters.aws.resources import (
     create_table_index_tables,
     create_task_tracker_table,
 )
-from sleeper.core import operations
-from sleeper.core.naming import (
+from sleeper.core import (
     InstanceNames,
     JobTrackerTableNames,
+    QueueConfig,
     StateStoreTableNames,
     TableIndexTableNames,
     dead_letter_queue_name,
+    operations,
     query_tracker_table_name,
     queue_name,
     task_tracker_table_name,
 )
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_cdk as cdk
-from sleeper.core.queue import QueueConfig
-from sleeper.runtime.aws.instance import AwsRuntimeConfig, queue_url_properties
+from sleeper.runtime.aws import AwsRuntimeConfig, queue_url_properties
 
 __all__ = ["provision_instance"]
 

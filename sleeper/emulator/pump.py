@@ -31,20 +31,25 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from sleeper.adapters.aws.clients import AwsSettings
-from sleeper.core import operations
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.naming import InstanceNames, StateStoreTableNames
-from sleeper.core.operations import ContainerSpec, HandlerSpec, TriggerKind
+from sleeper.adapters.aws import AwsSettings
+from sleeper.core import (
+    ContainerSpec,
+    HandlerSpec,
+    InstanceNames,
+    QueueNotFoundError,
+    SleeperError,
+    StateStoreTableNames,
+    TriggerKind,
+    operations,
+)
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_cdk as cdk
-from sleeper.core.queue import QueueNotFoundError
 from sleeper.emulator.aws_services import DynamoDBStreamSource, SqsEventSource, rule_state
 from sleeper.emulator.functions import LambdaContext, function_environment, resolve_handler, scheduled_event
 from sleeper.emulator.resources import DEFAULT_ACCOUNT, schedule_period_seconds
 from sleeper.emulator.rounds import PumpRound
 from sleeper.emulator.tasks import TaskRunner
-from sleeper.runtime.aws.instance import AwsInstance
+from sleeper.runtime.aws import AwsInstance
 
 __all__ = ["STREAM_BATCH_SIZE", "STREAM_RETRY_ATTEMPTS", "Pump"]
 

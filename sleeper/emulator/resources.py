@@ -7,23 +7,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from sleeper.adapters.aws.batcher_store import create_batcher_store_table
-from sleeper.adapters.aws.clients import AwsSettings
-from sleeper.adapters.aws.instance_clients import AwsClients
-from sleeper.adapters.aws.resources import create_bucket
-from sleeper.core import operations
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.naming import (
+from sleeper.adapters.aws import AwsClients, AwsSettings, create_batcher_store_table, create_bucket
+from sleeper.core import (
     BULK_EXPORT_CONTAINER_NAME,
     COMPACTION_CONTAINER_NAME,
     INGEST_CONTAINER_NAME,
+    HandlerSpec,
     InstanceNames,
+    SleeperError,
+    TriggerKind,
     batcher_store_table_name,
+    operations,
 )
-from sleeper.core.operations import HandlerSpec, TriggerKind
-from sleeper.core.properties import InstanceProperties
+from sleeper.core.properties import SUBNETS, VPC_ID, InstanceProperties
 from sleeper.core.properties import instance_cdk as cdk
-from sleeper.core.properties.instance_common import SUBNETS, VPC_ID
 from sleeper.emulator.aws_services import (
     create_ecs_cluster,
     create_emr_serverless_application,
@@ -33,7 +30,7 @@ from sleeper.emulator.aws_services import (
 )
 from sleeper.emulator.eks import provision_eks_bulk_import
 from sleeper.emulator.provision import provision_instance
-from sleeper.runtime.aws.instance import CONFIG_BUCKET_ENV, INSTANCE_ID_ENV, AwsRuntimeConfig
+from sleeper.runtime.aws import CONFIG_BUCKET_ENV, INSTANCE_ID_ENV, AwsRuntimeConfig
 
 __all__ = ["DEFAULT_ACCOUNT", "DEFAULT_REGION", "provision_emulated_instance", "schedule_period_seconds"]
 

@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from sleeper.adapters.aws.sigv4 import SigningKey, SigV4Error, check_signature
+from sleeper.adapters.aws import SigningKey, SigV4Error, check_signature
 
 __all__ = ["RestApiServer", "check_payload_hash"]
 

@@ -17,16 +17,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
-from sleeper.core import operations
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.naming import (
+from sleeper.core import (
     BULK_EXPORT_CONTAINER_NAME,
     BULK_IMPORT_EKS,
     COMPACTION_CONTAINER_NAME,
     INGEST_CONTAINER_NAME,
+    ContainerSpec,
+    SleeperError,
     function_name,
+    operations,
 )
-from sleeper.core.operations import ContainerSpec
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.emulator import eks
@@ -41,7 +41,7 @@ from sleeper.emulator.aws_services import (
 )
 from sleeper.emulator.functions import LambdaContext, function_environment, resolve_handler
 from sleeper.emulator.rounds import PumpRound
-from sleeper.runtime.aws.instance import AwsInstance
+from sleeper.runtime.aws import AwsInstance
 
 __all__ = ["TaskRunner"]
 

@@ -34,8 +34,8 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from sleeper.adapters.aws.sigv4 import SigningKey, SigV4Error, check_signature
-from sleeper.core.websocket import FRAME_MAX_BYTES, IDLE_TIMEOUT_SECONDS, MESSAGE_MAX_BYTES, STAGE
+from sleeper.adapters.aws import SigningKey, SigV4Error, check_signature
+from sleeper.core import FRAME_MAX_BYTES, IDLE_TIMEOUT_SECONDS, MESSAGE_MAX_BYTES, STAGE
 
 __all__ = ["WebSocketApiServer", "frames"]
 

@@ -33,30 +33,25 @@ from datetime import UTC, datetime, timedelta
 
 from pyarrow import fs as pafs
 
-from sleeper.core.faults import crash_point
-from sleeper.core.jobs.commit import StateStoreCommitRequest
-from sleeper.core.properties import gc_delay_problem
-from sleeper.core.properties.instance_compaction import (
-    GARBAGE_COLLECTOR_BATCH_SIZE,
-    GARBAGE_COLLECTOR_MAXIMUM_FILE_DELETION_PER_INVOCATION,
-)
-from sleeper.core.properties.instance_query import QUERY_PROCESSOR_LAMBDA_TIMEOUT_IN_SECONDS
-from sleeper.core.properties.table import (
+from sleeper.core import crash_point
+from sleeper.core.jobs import StateStoreCommitRequest
+from sleeper.core.properties import (
     GARBAGE_COLLECTOR_ASYNC_COMMIT,
+    GARBAGE_COLLECTOR_BATCH_SIZE,
     GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION,
+    GARBAGE_COLLECTOR_MAXIMUM_FILE_DELETION_PER_INVOCATION,
     QUERY_PROCESSOR_CACHE_TIMEOUT,
+    QUERY_PROCESSOR_LAMBDA_TIMEOUT_IN_SECONDS,
     TIME_TRAVEL_RETENTION_MINUTES,
+    gc_delay_problem,
 )
-from sleeper.core.statestore.exceptions import StateStoreError
-from sleeper.core.statestore.locations import file_outside_table
-from sleeper.core.statestore.transactions.files import DeleteFilesTransaction
+from sleeper.core.statestore import StateStoreError, file_outside_table
+from sleeper.core.statestore.transactions import DeleteFilesTransaction
 from sleeper.gc.exceptions import GarbageCollectionFailedError
 from sleeper.gc.held import held_files
 from sleeper.gc.ports import STATE_STORE_COMMITTER_QUEUE
-from sleeper.io.filesystem import FileSystemOptions, delete_in_table, resolve
-from sleeper.io.sketches import sketches_path
-from sleeper.statestore.committer import committer_sender
-from sleeper.statestore.tables import SleeperInstance, SleeperTable
+from sleeper.io import FileSystemOptions, delete_in_table, resolve, sketches_path
+from sleeper.statestore import SleeperInstance, SleeperTable, committer_sender
 
 __all__ = [
     "DEFAULT_DELETE_THREADS",

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from sleeper.gc.collector import GcResult, run_garbage_collection
 from sleeper.gc.orphans import DeletedTablesSweepResult, OrphanSweepResult, sweep_deleted_tables, sweep_orphans
-from sleeper.statestore.tables import SleeperRuntime
+from sleeper.statestore import SleeperRuntime
 
 __all__ = ["GcRun", "garbage_collect_table", "handle_garbage_collection"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pyarrow import fs as pafs
 
-from sleeper.core.held_files import Hold, hold_id_of, holds_location
-from sleeper.io.filesystem import FileSystemOptions, list_files, read_bytes, resolve
+from sleeper.core import Hold, hold_id_of, holds_location
+from sleeper.io import FileSystemOptions, list_files, read_bytes, resolve
 
 __all__ = ["held_files"]
 

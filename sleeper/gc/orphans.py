@@ -39,10 +39,10 @@ from datetime import UTC, datetime, timedelta
 
 from pyarrow import fs as pafs
 
-from sleeper.core.jobs.commit import transaction_body_prefix
-from sleeper.core.statestore.transactions.log import LogType
-from sleeper.io.filesystem import FileSystemOptions, delete_in_table, filesystem_path, list_files, resolve
-from sleeper.statestore.tables import SleeperTable
+from sleeper.core.jobs import transaction_body_prefix
+from sleeper.core.statestore.transactions import LogType
+from sleeper.io import FileSystemOptions, delete_in_table, filesystem_path, list_files, resolve
+from sleeper.statestore import SleeperTable
 
 __all__ = [
     "DEFAULT_BODY_MIN_AGE",

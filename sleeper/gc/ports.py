@@ -4,7 +4,7 @@ committer's. What the collector needs of a table and an instance is the shared p
 
 from __future__ import annotations
 
-from sleeper.core.operations import GC_JOB_Q as GC_QUEUE
-from sleeper.statestore.tables import STATE_STORE_COMMITTER_QUEUE
+from sleeper.core import GC_JOB_Q as GC_QUEUE
+from sleeper.statestore import STATE_STORE_COMMITTER_QUEUE
 
 __all__ = ["GC_QUEUE", "STATE_STORE_COMMITTER_QUEUE"]

@@ -7,6 +7,9 @@ Importing this package does not import pyiceberg; publishing does (the ``iceberg
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from sleeper.core import lazy_face
 from sleeper.iceberg.coverage import FilePlan, plan_files
 from sleeper.iceberg.exceptions import (
     IcebergPublishError,
@@ -20,6 +23,28 @@ __all__ = [
     "IcebergPublishError",
     "NotPublishableError",
     "PublishAbandonedError",
+    "PublishResult",
+    "RulesRefusedError",
     "ViewOwnershipError",
+    "WithdrawalError",
     "plan_files",
+    "publish_table",
+    "reinitialise_with_view",
+    "save_table_properties",
+    "type_refusal",
+    "view_notice",
+    "withdraw_views",
 ]
+
+if TYPE_CHECKING:
+    from sleeper.iceberg.exceptions import RulesRefusedError as RulesRefusedError
+    from sleeper.iceberg.exceptions import WithdrawalError as WithdrawalError
+    from sleeper.iceberg.publisher import PublishResult as PublishResult
+    from sleeper.iceberg.publisher import publish_table as publish_table
+    from sleeper.iceberg.publisher import reinitialise_with_view as reinitialise_with_view
+    from sleeper.iceberg.types import type_refusal as type_refusal
+    from sleeper.iceberg.withdrawal import save_table_properties as save_table_properties
+    from sleeper.iceberg.withdrawal import view_notice as view_notice
+    from sleeper.iceberg.withdrawal import withdraw_views as withdraw_views
+
+__getattr__, __dir__ = lazy_face(__name__, __file__)

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from sleeper.core.extras import missing_extra
-from sleeper.io.filesystem import FileSystemOptions, S3Options
+from sleeper.core import missing_extra
+from sleeper.io import FileSystemOptions, S3Options
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog

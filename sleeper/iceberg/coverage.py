@@ -24,11 +24,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from sleeper.core.partition import Partition, PartitionTree
-from sleeper.core.range import Range, Region
-from sleeper.core.schema import KeyValue, Schema
-from sleeper.core.statestore.references import AllReferencesToAFile
-from sleeper.io.parquet_reader import SortedFileMetadata
+from sleeper.core import KeyValue, Partition, PartitionTree, Range, Region, Schema
+from sleeper.core.statestore import AllReferencesToAFile
+from sleeper.io import SortedFileMetadata
 
 __all__ = ["FilePlan", "covered", "plan_file", "plan_files", "row_group_box"]
 

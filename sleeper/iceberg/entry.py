@@ -4,7 +4,7 @@ rules (an iterator, aggregations or filters) forbid a view has whatever view it 
 
 from __future__ import annotations
 
-from sleeper.statestore.tables import SleeperRuntime
+from sleeper.statestore import SleeperRuntime
 
 __all__ = ["handle_publish_iceberg"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sleeper.core.exceptions import SleeperError
+from sleeper.core import SleeperError
 
 __all__ = [
     "IcebergPublishError",

@@ -9,8 +9,8 @@ from datetime import datetime
 
 from pyarrow import fs as pafs
 
-from sleeper.core.held_files import Hold, hold_id_of, hold_location, holds_location
-from sleeper.io.filesystem import delete_in_table, list_files, read_bytes, resolve, write_bytes
+from sleeper.core import Hold, hold_id_of, hold_location, holds_location
+from sleeper.io import delete_in_table, list_files, read_bytes, resolve, write_bytes
 
 __all__ = ["StoredHold", "delete_hold", "list_holds", "write_hold"]
 

@@ -36,10 +36,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, TypeVar
 
-from sleeper.core.held_files import iceberg_location
-from sleeper.core.iceberg import SLEEPER_TABLE_ID_KEY, SNAPSHOT_HOLD_KEY, IcebergIdentifier, parse_iceberg_name
-from sleeper.core.properties.properties import TableProperties
-from sleeper.core.properties.table import GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION, ICEBERG_NAME
+from sleeper.core import (
+    SLEEPER_TABLE_ID_KEY,
+    SNAPSHOT_HOLD_KEY,
+    IcebergIdentifier,
+    iceberg_location,
+    parse_iceberg_name,
+)
+from sleeper.core.properties import GARBAGE_COLLECTOR_DELAY_BEFORE_DELETION, ICEBERG_NAME, TableProperties
 from sleeper.iceberg.catalog import iceberg_path, load_catalog
 from sleeper.iceberg.coverage import FilePlan, plan_files
 from sleeper.iceberg.exceptions import (
@@ -53,9 +57,8 @@ from sleeper.iceberg.retention import PENDING_MAX_AGE, RetentionResult, apply_re
 from sleeper.iceberg.trim import trimmed_location, write_trimmed
 from sleeper.iceberg.types import type_refusal, view_arrow_schema
 from sleeper.iceberg.withdrawal import REINIT_REASON, rules_refusal, withdraw_views
-from sleeper.io.filesystem import resolve
-from sleeper.io.parquet_reader import read_file_metadata
-from sleeper.statestore.tables import SleeperRuntime, SleeperTable
+from sleeper.io import read_file_metadata, resolve
+from sleeper.statestore import SleeperRuntime, SleeperTable
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -171,7 +174,7 @@ def _saved_refusal(instance: SleeperRuntime, table: SleeperTable) -> str | None:
     Raises:
         PublishAbandonedError: If the table is no longer found under its name with its id (renamed or deleted).
     """
-    from sleeper.core.exceptions import TableNotFoundError
+    from sleeper.core import TableNotFoundError
 
     try:
         saved = instance.table(_name(table))

@@ -17,11 +17,10 @@ from typing import TYPE_CHECKING
 
 from pyarrow import fs as pafs
 
-from sleeper.core.held_files import iceberg_location
-from sleeper.core.iceberg import SNAPSHOT_HOLD_KEY
+from sleeper.core import SNAPSHOT_HOLD_KEY, iceberg_location
 from sleeper.iceberg.holds import delete_hold, list_holds
 from sleeper.iceberg.trim import TRIMMED_DIRECTORY
-from sleeper.io.filesystem import delete_in_table, list_files, resolve
+from sleeper.io import delete_in_table, list_files, resolve
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table as PyIcebergTable

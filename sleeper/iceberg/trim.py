@@ -15,13 +15,9 @@ from collections.abc import Sequence
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
-from sleeper.core.held_files import iceberg_location
-from sleeper.core.partition import PartitionTree
-from sleeper.core.schema import Schema
+from sleeper.core import PartitionTree, Schema, iceberg_location
 from sleeper.iceberg.types import view_arrow_schema
-from sleeper.io.filesystem import FileSystemOptions, open_output, resolve
-from sleeper.io.key_ranges import KeyBounds, Region
-from sleeper.io.parquet_reader import read_sorted
+from sleeper.io import FileSystemOptions, KeyBounds, Region, open_output, read_sorted, resolve
 
 __all__ = ["TRIMMED_DIRECTORY", "trimmed_location", "write_trimmed"]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from sleeper.core.schema import Schema, TimestampType, describe_type
-from sleeper.io.arrow_schema import arrow_field
+from sleeper.core import Schema, TimestampType, describe_type
+from sleeper.io import arrow_field
 
 __all__ = ["type_refusal", "view_arrow_schema"]
 

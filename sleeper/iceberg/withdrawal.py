@@ -36,20 +36,19 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from sleeper.core.held_files import HOLDS_DIRECTORY, iceberg_location
-from sleeper.core.iceberg import SLEEPER_TABLE_ID_KEY, IcebergIdentifier, parse_iceberg_name
-from sleeper.core.properties.properties import TableProperties
-from sleeper.core.properties.table import (
+from sleeper.core import HOLDS_DIRECTORY, SLEEPER_TABLE_ID_KEY, IcebergIdentifier, iceberg_location, parse_iceberg_name
+from sleeper.core.properties import (
     AGGREGATION_CONFIG,
     FILTERING_CONFIG,
     ICEBERG_NAME,
     ITERATOR_CLASS_NAME,
     UPSERT,
+    TableProperties,
 )
 from sleeper.iceberg.exceptions import Withdrawal, WithdrawalError
-from sleeper.io.filesystem import delete_in_table, list_files, resolve
-from sleeper.iterators.pipeline import table_rules_refusal
-from sleeper.statestore.tables import SleeperRuntime, SleeperTable
+from sleeper.io import delete_in_table, list_files, resolve
+from sleeper.iterators import table_rules_refusal
+from sleeper.statestore import SleeperRuntime, SleeperTable
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -165,7 +164,7 @@ def _drop_owned(
     catalog: Catalog | None,
 ) -> tuple[str, ...]:
     """Drops each named Iceberg table that is this table's view; leaves any other."""
-    from sleeper.core.extras import MissingExtraError
+    from sleeper.core import MissingExtraError
 
     try:
         from pyiceberg.exceptions import NoSuchTableError

@@ -7,8 +7,8 @@
 
 from __future__ import annotations
 
-from sleeper.core.jobs.workspace import JobWorkspace
-from sleeper.core.trackers.runs import JobOutcome
+from sleeper.core.jobs import JobWorkspace
+from sleeper.core.trackers import JobOutcome
 from sleeper.ingest.job_runner import IngestJobOutcome, IngestJobRunner
 from sleeper.ingest.ports import IngestRuntime
 

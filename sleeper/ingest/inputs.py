@@ -14,15 +14,13 @@ from typing import TypeAlias
 
 import pyarrow as pa
 
-from sleeper.core.jobs.ingest import expand_job_files
-from sleeper.core.schema import Schema
-from sleeper.core.statestore.state import input_files_hash
+from sleeper.core import Schema
+from sleeper.core.jobs import expand_job_files
+from sleeper.core.statestore import input_files_hash
 from sleeper.ingest.exceptions import IngestError
 from sleeper.ingest.standard import IngestLimits, IngestResult, ingest_batches
-from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.filesystem import FileSystemOptions
-from sleeper.io.input_files import InputFile, expand_paths, read_batches
-from sleeper.statestore.tables import SleeperTable
+from sleeper.io import FileSystemOptions, InputFile, arrow_schema, expand_paths, read_batches
+from sleeper.statestore import SleeperTable
 
 __all__ = ["READ_BATCH_ROWS", "IngestInput", "as_batches", "ingest_rows", "parquet_batches"]
 

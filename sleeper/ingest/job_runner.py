@@ -40,25 +40,27 @@ from pathlib import Path
 import pyarrow as pa
 from pyarrow import fs as pafs
 
-from sleeper.core.exceptions import TableNotFoundError
-from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.jobs.ingest import IngestJob, expand_job_files
-from sleeper.core.jobs.outcome import FileJobOutcome
-from sleeper.core.operations import INGEST_JOB_Q as INGEST_JOB_QUEUE
-from sleeper.core.operations import STATE_STORE_COMMITTER_Q
-from sleeper.core.properties.table import INGEST_FILES_COMMIT_ASYNC
-from sleeper.core.statestore.exceptions import JobIdReusedError
-from sleeper.core.statestore.state import input_files_hash
-from sleeper.core.statestore.transactions.files import AddFilesTransaction
-from sleeper.core.trackers.runs import IngestRun, JobOutcome
+from sleeper.core import INGEST_JOB_Q as INGEST_JOB_QUEUE
+from sleeper.core import STATE_STORE_COMMITTER_Q, TableNotFoundError
+from sleeper.core.jobs import FileJobOutcome, IngestJob, MessageError, expand_job_files
+from sleeper.core.properties import INGEST_FILES_COMMIT_ASYNC
+from sleeper.core.statestore import JobIdReusedError, input_files_hash
+from sleeper.core.statestore.transactions import AddFilesTransaction
+from sleeper.core.trackers import IngestRun, JobOutcome
 from sleeper.ingest.ports import IngestRuntime
 from sleeper.ingest.standard import IngestLimits, IngestResult, ingest_batches
-from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.exceptions import InputFileError, SchemaMismatchError
-from sleeper.io.filesystem import FileSystemOptions
-from sleeper.io.input_files import InputFile, expand_paths, read_batches, read_footer, schema_problems
-from sleeper.statestore.committer import transaction_sender
-from sleeper.statestore.tables import SleeperTable
+from sleeper.io import (
+    FileSystemOptions,
+    InputFile,
+    InputFileError,
+    SchemaMismatchError,
+    arrow_schema,
+    expand_paths,
+    read_batches,
+    read_footer,
+    schema_problems,
+)
+from sleeper.statestore import SleeperTable, transaction_sender
 
 __all__ = [
     "INGEST_JOB_QUEUE",

@@ -35,8 +35,7 @@ import numpy as np
 import pyarrow as pa
 
 from sleeper.ingest.exceptions import IngestConfigError
-from sleeper.io.arrow_schema import conform_batch
-from sleeper.io.sort import sort_indices
+from sleeper.io import conform_batch, sort_indices
 
 if TYPE_CHECKING:
     from sleeper.core.properties import TableProperties

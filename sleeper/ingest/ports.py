@@ -10,7 +10,7 @@ from typing import Protocol
 
 from sleeper.ingest.batcher.ports import IngestBatcherStore
 from sleeper.ingest.sources import IngestSources
-from sleeper.statestore.tables import SleeperRuntime
+from sleeper.statestore import SleeperRuntime
 
 __all__ = ["IngestRuntime"]
 

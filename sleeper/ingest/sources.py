@@ -21,8 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from sleeper.core.naming import INGEST_STAGING_PREFIX
-from sleeper.core.paths import is_s3_path, split_s3_path
+from sleeper.core import INGEST_STAGING_PREFIX, is_s3_path, split_s3_path
 from sleeper.ingest.exceptions import IngestError
 
 __all__ = ["IngestSourceNotAllowedError", "IngestSources"]

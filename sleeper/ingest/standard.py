@@ -1,7 +1,7 @@
 """Standard ingest: rows in, sorted files per leaf partition out, committed in one ADD_FILES.
 
 :func:`ingest_batches` takes Arrow record batches in any order. Each batch is given the table's Arrow schema
-(:func:`sleeper.io.arrow_schema.conform_batch`) and held in memory, within the limits Sleeper's ingest settings give
+(:func:`sleeper.io.arrow_types.conform_batch`) and held in memory, within the limits Sleeper's ingest settings give
 (:class:`sleeper.ingest.local_store.IngestLimits`: ``sleeper.ingest.arrow.*``, or ``sleeper.ingest.memory.max.batch
 .size`` and ``sleeper.ingest.max.local.rows`` for the ``arraylist`` row batch type). When memory is full the rows are
 sorted by row keys then sort keys and written to a local temporary directory as an Arrow IPC file (a sorted run).
@@ -44,25 +44,28 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyarrow import fs as pafs
 
-from sleeper.core.faults import crash_point
-from sleeper.core.partition import Partition, PartitionTree
-from sleeper.core.paths import join_under
-from sleeper.core.schema import KeyValue, Schema
-from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.transactions.files import AddFilesTransaction
+from sleeper.core import KeyValue, Partition, PartitionTree, Schema, crash_point, join_under
+from sleeper.core.statestore import FileReference
+from sleeper.core.statestore.transactions import AddFilesTransaction
 from sleeper.ingest.exceptions import IngestConfigError, IngestError, UpsertRequiredError
 from sleeper.ingest.local_store import IngestLimits, LocalStore
-from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.filesystem import FileSystemOptions, delete_unreferenced, resolve
-from sleeper.io.merge import merge_sorted
-from sleeper.io.parquet import ParquetSettings, SortedFileWriter, WrittenFile
-from sleeper.io.sketches import sketches_path
-from sleeper.iterators.pipeline import RowIterators, table_upserts
-from sleeper.statestore.committer import commit_new_files
+from sleeper.io import (
+    FileSystemOptions,
+    ParquetSettings,
+    SortedFileWriter,
+    WrittenFile,
+    arrow_schema,
+    delete_unreferenced,
+    merge_sorted,
+    resolve,
+    sketches_path,
+)
+from sleeper.iterators import RowIterators, table_upserts
+from sleeper.statestore import commit_new_files
 
 if TYPE_CHECKING:
     from sleeper.core.properties import TableProperties
-    from sleeper.statestore.store import StateStore
+    from sleeper.statestore import StateStore
 
 __all__ = [
     "FILE_WRITING_STRATEGIES",

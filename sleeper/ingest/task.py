@@ -15,16 +15,14 @@ import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from sleeper.core.jobs.task_loop import LoopSettings, TaskLoop, run_task_loop
-from sleeper.core.jobs.workspace import JobWorkspace
-from sleeper.core.operations import INGEST_JOB_Q
-from sleeper.core.properties import InstanceProperties
-from sleeper.core.properties.instance_ingest import (
+from sleeper.core import INGEST_JOB_Q
+from sleeper.core.jobs import JobWorkspace, LoopSettings, TaskLoop, run_task_loop
+from sleeper.core.properties import (
     INGEST_KEEP_ALIVE_PERIOD_IN_SECONDS,
     INGEST_QUEUE_VISIBILITY_TIMEOUT_IN_SECONDS,
+    InstanceProperties,
 )
-from sleeper.core.trackers.runs import JobOutcome
-from sleeper.core.trackers.task import TaskFinished, TaskStarted
+from sleeper.core.trackers import JobOutcome, TaskFinished, TaskStarted
 from sleeper.ingest.entry import run_ingest_job
 from sleeper.ingest.job_runner import IngestJobOutcome, QueueRunSummary
 from sleeper.ingest.ports import IngestRuntime

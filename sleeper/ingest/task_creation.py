@@ -7,9 +7,8 @@ tasks, and there is no time limit.
 
 from __future__ import annotations
 
-from sleeper.core.jobs.task_creation import JobQueueCounts, TaskCreation, TaskKind, TaskLauncher, create_tasks
-from sleeper.core.properties import InstanceProperties
-from sleeper.core.properties.instance_ingest import MAXIMUM_CONCURRENT_INGEST_TASKS
+from sleeper.core.jobs import JobQueueCounts, TaskCreation, TaskKind, TaskLauncher, create_tasks
+from sleeper.core.properties import MAXIMUM_CONCURRENT_INGEST_TASKS, InstanceProperties
 
 __all__ = ["INGEST_TASKS", "create_ingest_tasks"]
 

@@ -16,8 +16,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from sleeper.core.extras import install_command
-from sleeper.core.schema import INT_MIN, LONG_MIN, PrimitiveType, Schema
+from sleeper.core import INT_MIN, LONG_MIN, PrimitiveType, Schema, install_command
 from sleeper.io.exceptions import EngineUnavailableError
 from sleeper.io.filesystem import S3_SCHEMES, FileSystemOptions, S3Options, filesystem_path, resolve
 from sleeper.io.key_ranges import KeyBounds, normalise_regions

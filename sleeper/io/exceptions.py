@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sleeper.core.exceptions import SleeperError
+from sleeper.core import SleeperError
 
 
 class UnsupportedLocationError(SleeperError):

@@ -10,8 +10,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sleeper.core.schema import KeyValue, PrimitiveType
-from sleeper.core.schema import Schema as SleeperSchema
+from sleeper.core import KeyValue, PrimitiveType
+from sleeper.core import Schema as SleeperSchema
 
 __all__ = ["RowGroupInfo", "SortedFileMetadata", "file_metadata"]
 

@@ -27,7 +27,7 @@ from typing import Literal, TypeAlias
 import pyarrow as pa
 from pyarrow import fs as pafs
 
-from sleeper.core.statestore.locations import file_outside_table, is_table_prefix
+from sleeper.core.statestore import file_outside_table, is_table_prefix
 from sleeper.io.exceptions import MissingFileError, UnsafeDeleteError, UnsupportedLocationError
 
 _LOG = logging.getLogger(__name__)

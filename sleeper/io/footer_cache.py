@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
-from sleeper.core.filter import ColumnStats
+from sleeper.core import ColumnStats
 from sleeper.io.page_index import FooterIndex
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
-from sleeper.core.paths import is_s3_path, normalise_s3_path
+from sleeper.core import is_s3_path, normalise_s3_path
 from sleeper.io.exceptions import InputFileError
 from sleeper.io.filesystem import FileSystemOptions, list_files, open_input, resolve
 

@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from sleeper.core.paths import S3_SCHEMES
+from sleeper.core import S3_SCHEMES
 from sleeper.io.exceptions import MissingFileError, UnsupportedLocationError
 
 __all__ = ["is_s3_uri", "resolve_input_path", "resolve_input_paths"]

@@ -17,8 +17,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sleeper.core.exceptions import KeyTypeError, SchemaError
-from sleeper.core.schema import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN, KeyValue, PrimitiveType, Schema
+from sleeper.core import (
+    INT_MAX,
+    INT_MIN,
+    LONG_MAX,
+    LONG_MIN,
+    KeyTypeError,
+    KeyValue,
+    PrimitiveType,
+    Schema,
+    SchemaError,
+)
 
 __all__ = [
     "FieldBounds",

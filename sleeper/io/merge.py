@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sleeper.core.exceptions import SchemaError
+from sleeper.core import SchemaError
 from sleeper.io.sort import KeyOrderer, NotSortedError, check_key_columns, check_sorted, key_at
 
 __all__ = ["DEFAULT_BATCH_ROWS", "ROUND_ROWS", "RowCounter", "merge_sorted"]

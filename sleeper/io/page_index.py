@@ -31,7 +31,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sleeper.core.schema import KeyValue
+from sleeper.core import KeyValue
 from sleeper.io.thrift_compact import (
     I64,
     LIST,

@@ -26,9 +26,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
-from sleeper.core.schema import Field, ListType, MapType
-from sleeper.core.schema import Schema as SleeperSchema
-from sleeper.io.arrow_schema import arrow_schema, conform_batch
+from sleeper.core import Field, ListType, MapType
+from sleeper.core import Schema as SleeperSchema
+from sleeper.io.arrow_types import arrow_schema, conform_batch
 from sleeper.io.exceptions import UnsupportedSettingError, WriterClosedError
 from sleeper.io.filesystem import FileSystemOptions, delete, open_output, resolve
 from sleeper.io.key_ranges import KeyBounds as KeyBounds

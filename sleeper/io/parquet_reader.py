@@ -31,9 +31,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
-from sleeper.core.filter import ColumnStats
-from sleeper.core.schema import Schema as SleeperSchema
-from sleeper.io.arrow_schema import arrow_field, key_arrow_type
+from sleeper.core import ColumnStats
+from sleeper.core import Schema as SleeperSchema
+from sleeper.io.arrow_types import arrow_field, key_arrow_type
 from sleeper.io.exceptions import DataFileError, SchemaMismatchError
 from sleeper.io.file_metadata import RowGroupInfo, SortedFileMetadata, file_metadata
 from sleeper.io.filesystem import FileSystemOptions, open_input, resolve

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from sleeper.core.filter import (
+from sleeper.core import (
     And,
     Between,
     ColumnStats,
@@ -28,12 +28,14 @@ from sleeper.core.filter import (
     Like,
     Not,
     Or,
+    Schema,
     StartsWith,
+    TimestampType,
+    ValueType,
     columns_of,
     may_match,
 )
-from sleeper.core.schema import Schema, TimestampType, ValueType
-from sleeper.io.arrow_schema import arrow_type
+from sleeper.io.arrow_types import arrow_type
 from sleeper.io.page_index import FooterIndex, PageLocations
 
 __all__ = [

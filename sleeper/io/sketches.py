@@ -41,8 +41,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyarrow import fs as pafs
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.schema import KeyValue, PrimitiveType, Schema
+from sleeper.core import KeyValue, PrimitiveType, Schema, SleeperError
 from sleeper.io.filesystem import read_bytes, write_bytes
 
 __all__ = [

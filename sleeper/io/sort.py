@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sleeper.core.exceptions import SchemaError, SleeperError
+from sleeper.core import SchemaError, SleeperError
 
 __all__ = [
     "KeyOrderer",

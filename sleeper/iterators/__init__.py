@@ -6,6 +6,9 @@ The configuration classes are importable without pyarrow; the vectorised applica
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from sleeper.core import lazy_face
 from sleeper.iterators.config import (
     AGGREGATIONS_PROPERTY,
     FILTERS_PROPERTY,
@@ -20,13 +23,49 @@ from sleeper.iterators.exceptions import IteratorConfigError, IteratorDataError
 
 __all__ = [
     "AGGREGATIONS_PROPERTY",
-    "FILTERS_PROPERTY",
     "AggregationConfig",
     "AggregationOp",
+    "DeletedRows",
+    "FILTERS_PROPERTY",
     "FilterConfig",
     "IteratorConfigError",
     "IteratorDataError",
+    "IteratorLoadError",
+    "IteratorRunError",
+    "IteratorSpec",
     "ProcessingConfig",
+    "QUERY_TIME_SOURCE",
+    "RowIterators",
+    "UserCodeError",
+    "check_table_iterators",
+    "install_user_code",
+    "install_wheels",
     "parse_aggregations",
     "parse_filters",
+    "resolve_class_name",
+    "table_iterator_spec",
+    "table_processing",
+    "table_rules_refusal",
+    "table_upserts",
+    "user_code_locations",
 ]
+
+if TYPE_CHECKING:
+    from sleeper.iterators.exceptions import IteratorLoadError as IteratorLoadError
+    from sleeper.iterators.exceptions import IteratorRunError as IteratorRunError
+    from sleeper.iterators.pipeline import QUERY_TIME_SOURCE as QUERY_TIME_SOURCE
+    from sleeper.iterators.pipeline import DeletedRows as DeletedRows
+    from sleeper.iterators.pipeline import RowIterators as RowIterators
+    from sleeper.iterators.pipeline import check_table_iterators as check_table_iterators
+    from sleeper.iterators.pipeline import table_iterator_spec as table_iterator_spec
+    from sleeper.iterators.pipeline import table_processing as table_processing
+    from sleeper.iterators.pipeline import table_rules_refusal as table_rules_refusal
+    from sleeper.iterators.pipeline import table_upserts as table_upserts
+    from sleeper.iterators.plugin import IteratorSpec as IteratorSpec
+    from sleeper.iterators.plugin import resolve_class_name as resolve_class_name
+    from sleeper.iterators.shipping import UserCodeError as UserCodeError
+    from sleeper.iterators.shipping import install_user_code as install_user_code
+    from sleeper.iterators.shipping import install_wheels as install_wheels
+    from sleeper.iterators.shipping import user_code_locations as user_code_locations
+
+__getattr__, __dir__ = lazy_face(__name__, __file__)

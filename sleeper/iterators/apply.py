@@ -15,7 +15,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sleeper.core.schema import LONG_MAX, LONG_MIN, Schema
+from sleeper.core import LONG_MAX, LONG_MIN, Schema
 from sleeper.iterators.config import AggregationConfig, AggregationOp, ProcessingConfig
 from sleeper.iterators.exceptions import IteratorConfigError, IteratorDataError
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from sleeper.core.schema import MapType, Schema
+from sleeper.core import MapType, Schema
 from sleeper.iterators.apply import RowProcessor
 from sleeper.iterators.config import AggregationConfig, AggregationOp, FilterConfig, ProcessingConfig
 from sleeper.iterators.exceptions import IteratorConfigError

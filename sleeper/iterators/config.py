@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from sleeper.core.schema import (
+from sleeper.core import (
     LONG_MAX,
     LONG_MIN,
     FieldType,

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sleeper.core.schema import PrimitiveType, Schema
+from sleeper.core import PrimitiveType, Schema
 from sleeper.iterators.apply import Aggregator
 from sleeper.iterators.config import AggregationConfig, AggregationOp
 

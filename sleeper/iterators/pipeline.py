@@ -24,18 +24,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sleeper.core.filter import Filter, InList, Literal, columns_of, parse_filter
-from sleeper.core.properties.properties import TableProperties
-from sleeper.core.properties.table import (
+from sleeper.core import Filter, InList, Literal, PrimitiveType, Schema, columns_of, parse_filter
+from sleeper.core.properties import (
     AGGREGATION_CONFIG,
     FILTERING_CONFIG,
     ITERATOR_CLASS_NAME,
     ITERATOR_CONFIG,
     UPSERT,
+    TableProperties,
 )
-from sleeper.core.schema import PrimitiveType, Schema
-from sleeper.io.row_filter import to_expression
-from sleeper.io.sort import NotSortedError, check_sorted, key_at
+from sleeper.io import NotSortedError, check_sorted, key_at, to_expression
 from sleeper.iterators.apply import RowProcessor
 from sleeper.iterators.config import ProcessingConfig
 from sleeper.iterators.exceptions import IteratorConfigError, IteratorRunError

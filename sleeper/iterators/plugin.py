@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
-from sleeper.core.schema import Schema
+from sleeper.core import Schema
 from sleeper.iterators.exceptions import IteratorLoadError
 
 if TYPE_CHECKING:

@@ -23,11 +23,9 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.properties import InstanceProperties
-from sleeper.core.properties.instance_common import JARS_BUCKET, USER_JARS
-from sleeper.core.user_code import user_wheel_keys
-from sleeper.io.filesystem import FileSystemOptions, resolve
+from sleeper.core import SleeperError, user_wheel_keys
+from sleeper.core.properties import JARS_BUCKET, USER_JARS, InstanceProperties
+from sleeper.io import FileSystemOptions, resolve
 
 __all__ = [
     "USER_CODE_DIRECTORY",

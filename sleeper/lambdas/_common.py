@@ -38,23 +38,31 @@ from aws_lambda_powertools.utilities.batch import (
 )
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from sleeper.core import operation_wiring, operations
-from sleeper.core.logcontext import LogContextFilter, fields_of_message, log_context
-from sleeper.core.metrics import Metric, MetricsSink, metrics_published_to, publish_metrics
-from sleeper.core.properties import InstanceProperties
-from sleeper.core.properties.instance_common import FORCE_RELOAD_PROPERTIES
-from sleeper.iterators.shipping import install_user_code
-from sleeper.runtime.aws.containers import IDLE_WAIT_ENV, idle_wait_seconds
-from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
-from sleeper.runtime.aws.metrics import emf_sink
-from sleeper.runtime.logging_config import (
+from sleeper.core import (
+    LogContextFilter,
+    Metric,
+    MetricsSink,
+    fields_of_message,
+    log_context,
+    metrics_published_to,
+    operation_wiring,
+    operations,
+    publish_metrics,
+)
+from sleeper.core.properties import FORCE_RELOAD_PROPERTIES, InstanceProperties
+from sleeper.iterators import install_user_code
+from sleeper.runtime import (
+    Disposition,
     apply_logging_levels,
+    feature_entry,
     function_log_fields,
     logging_levels,
     running_in_lambda,
     service_name,
+    settle,
 )
-from sleeper.runtime.router import Disposition, feature_entry, settle
+from sleeper.runtime.aws import AwsInstance, AwsRuntimeConfig, emf_sink
+from sleeper.runtime.aws.containers import IDLE_WAIT_ENV, idle_wait_seconds
 
 __all__ = [
     "FUNCTION_FIELDS",

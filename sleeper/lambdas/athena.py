@@ -16,9 +16,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from sleeper.athena.exceptions import INVALID_INPUT, AthenaConnectorError
-from sleeper.athena.handlers import (
+from sleeper.athena import (
     DEFAULT_SPILL_PREFIX,
+    INVALID_INPUT,
+    AthenaConnectorError,
     AthenaSettings,
     CompositeHandler,
     ConnectorKind,
@@ -26,7 +27,7 @@ from sleeper.athena.handlers import (
     simple_connector,
 )
 from sleeper.lambdas._common import aws_instance, lambda_handler
-from sleeper.runtime.aws.instance import AwsInstance
+from sleeper.runtime.aws import AwsInstance
 
 SPILL_BUCKET_ENV = "spill_bucket"
 SPILL_PREFIX_ENV = "spill_prefix"

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sleeper.lambdas._common import LOGGER, aws_instance, lambda_handler
-from sleeper.runtime.aws.bulk_export import create_bulk_export_tasks_on_ecs
+from sleeper.runtime.aws import create_bulk_export_tasks_on_ecs
 
 
 @lambda_handler

@@ -12,7 +12,7 @@ from typing import Any
 
 from sleeper.core import operations
 from sleeper.lambdas._common import LOGGER, SqsRecord, aws_instance, lambda_handler, route_records
-from sleeper.runtime.router import handler_entry
+from sleeper.runtime import handler_entry
 
 _QUEUES = (
     operations.BULK_IMPORT_EMR_SERVERLESS_Q,

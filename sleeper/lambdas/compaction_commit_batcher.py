@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sleeper.compaction.commit import handle_commit_messages
+from sleeper.compaction import handle_commit_messages
 from sleeper.lambdas._common import LOGGER, aws_instance, batch_response, lambda_handler, sqs_records
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sleeper.ingest.batcher.entry import create_batcher_jobs
+from sleeper.ingest.batcher import create_batcher_jobs
 from sleeper.lambdas._common import LOGGER, aws_instance, lambda_handler
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sleeper.lambdas._common import LOGGER, aws_instance, lambda_handler
-from sleeper.runtime.aws.operations import send_warm_up_queries
+from sleeper.runtime.aws import send_warm_up_queries
 
 
 @lambda_handler

@@ -10,7 +10,7 @@ from typing import Any
 
 from sleeper.core import operations
 from sleeper.lambdas._common import LOGGER, aws_instance, lambda_handler
-from sleeper.runtime.router import handler_entry
+from sleeper.runtime import handler_entry
 
 
 @lambda_handler

@@ -17,10 +17,10 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sleeper.core.exceptions import SleeperError
+from sleeper.core import SleeperError
 from sleeper.lambdas._common import aws_instance, lambda_handler
-from sleeper.runtime.aws.api import AwsApi
-from sleeper.runtime.table_definer import define_tables, parse_tables
+from sleeper.runtime import define_tables, parse_tables
+from sleeper.runtime.aws import AwsApi
 
 LOGGER = logging.getLogger("sleeper.lambdas.table_definer")
 TABLES_PROPERTY = "Tables"

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sleeper.lambdas._common import LOGGER, aws_instance, lambda_handler
-from sleeper.runtime.aws.compaction import follow_stream_event
+from sleeper.runtime.aws import follow_stream_event
 
 
 @lambda_handler

@@ -48,28 +48,31 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from sleeper.core.filter import And, Between, Compare, Filter
-from sleeper.core.schema import PrimitiveType, Schema
-from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.datafusion import (
+from sleeper.core import And, Between, Compare, Filter, PrimitiveType, Schema
+from sleeper.io import (
     DATAFUSION_MISSING,
     INPUT_COLUMN,
     PACKAGE_ROOT,
+    EngineUnavailableError,
+    FileSystemOptions,
+    KeyBounds,
+    MissingFileError,
+    RowPredicate,
+    SortedFileReader,
+    arrow_schema,
     datafusion_available,
     datafusion_can_read,
     datafusion_location,
+    exists,
     key_range_chunks,
     merge_session,
+    normalise_regions,
     range_bound,
     region_condition,
     register_s3,
+    resolve,
 )
-from sleeper.io.exceptions import EngineUnavailableError, MissingFileError
-from sleeper.io.filesystem import FileSystemOptions, exists, resolve
-from sleeper.io.key_ranges import KeyBounds, normalise_regions
-from sleeper.io.parquet_reader import SortedFileReader
-from sleeper.io.row_filter import RowPredicate
-from sleeper.iterators.pipeline import DeletedRows
+from sleeper.iterators import DeletedRows
 from sleeper.query.exceptions import QueryExecutionError
 
 __all__ = [

@@ -13,7 +13,7 @@ from sleeper.query.queued import (
     handle_leaf_query_message,
     handle_query_message,
 )
-from sleeper.statestore.tables import SleeperRuntime
+from sleeper.statestore import SleeperRuntime
 
 __all__ = ["WebSocketRuntime", "handle_leaf_query", "handle_query", "publisher_settings"]
 

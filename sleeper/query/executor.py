@@ -21,27 +21,51 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import pyarrow as pa
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.filter import MAX_KEY_REGIONS, Filter, columns_of, filter_of, key_regions, may_match
-from sleeper.core.partition import PartitionTree
-from sleeper.core.properties.properties import TableProperties
-from sleeper.core.query import LeafPartitionQuery, Query, QueryProcessingConfig
-from sleeper.core.range import Region
-from sleeper.core.schema import PrimitiveType, Schema
-from sleeper.core.statestore.deletes import PendingDelete, filters_by_file, filters_of_each
-from sleeper.core.statestore.references import FileReference
-from sleeper.io.arrow_schema import arrow_schema, conform_batch
-from sleeper.io.data_engine import ENGINE_DATAFUSION, resolve_engine
-from sleeper.io.datafusion import datafusion_can_read
-from sleeper.io.filesystem import FileSystemOptions
-from sleeper.io.key_ranges import KeyBounds
-from sleeper.io.merge import DEFAULT_BATCH_ROWS, merge_sorted
-from sleeper.io.parquet_reader import PageSpans, ReadPlan, SortedFileReader
-from sleeper.io.row_filter import RowPredicate, filter_batch, page_spans, row_predicate
-from sleeper.iterators import ProcessingConfig
-from sleeper.iterators.config import AGGREGATIONS_PROPERTY, FILTERS_PROPERTY
-from sleeper.iterators.pipeline import QUERY_TIME_SOURCE, DeletedRows, RowIterators
-from sleeper.iterators.plugin import IteratorSpec
+from sleeper.core import (
+    MAX_KEY_REGIONS,
+    Filter,
+    LeafPartitionQuery,
+    PartitionTree,
+    PrimitiveType,
+    Query,
+    QueryProcessingConfig,
+    Region,
+    Schema,
+    SleeperError,
+    columns_of,
+    filter_of,
+    key_regions,
+    may_match,
+)
+from sleeper.core.properties import TableProperties
+from sleeper.core.statestore import FileReference, PendingDelete, filters_by_file, filters_of_each
+from sleeper.io import (
+    DEFAULT_BATCH_ROWS,
+    ENGINE_DATAFUSION,
+    FileSystemOptions,
+    KeyBounds,
+    PageSpans,
+    ReadPlan,
+    RowPredicate,
+    SortedFileReader,
+    arrow_schema,
+    conform_batch,
+    datafusion_can_read,
+    filter_batch,
+    merge_sorted,
+    page_spans,
+    resolve_engine,
+    row_predicate,
+)
+from sleeper.iterators import (
+    AGGREGATIONS_PROPERTY,
+    FILTERS_PROPERTY,
+    QUERY_TIME_SOURCE,
+    DeletedRows,
+    IteratorSpec,
+    ProcessingConfig,
+    RowIterators,
+)
 from sleeper.query.exceptions import QueryExecutionError
 from sleeper.query.planner import leaf_regions, plan_query
 

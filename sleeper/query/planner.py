@@ -19,10 +19,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Collection, Iterable, Sequence
 
-from sleeper.core.partition import Partition, PartitionTree, references_outside_tree_message
-from sleeper.core.query import LeafPartitionQuery, Query
-from sleeper.core.range import Region
-from sleeper.core.statestore.references import FileReference
+from sleeper.core import LeafPartitionQuery, Partition, PartitionTree, Query, Region, references_outside_tree_message
+from sleeper.core.statestore import FileReference
 from sleeper.query.exceptions import QueryExecutionError
 
 __all__ = [

@@ -34,13 +34,21 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sleeper.core.paths import join_under
-from sleeper.core.query import LeafPartitionQuery
-from sleeper.core.queue import Queue
-from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema, TimestampType, ValueType
-from sleeper.core.websocket import WebSocketPostError, WebSocketTarget
-from sleeper.io.filesystem import FileSystemOptions, delete, list_files, resolve
-from sleeper.io.parquet import ParquetSettings, SortedFileWriter
+from sleeper.core import (
+    Field,
+    LeafPartitionQuery,
+    ListType,
+    MapType,
+    PrimitiveType,
+    Queue,
+    Schema,
+    TimestampType,
+    ValueType,
+    WebSocketPostError,
+    WebSocketTarget,
+    join_under,
+)
+from sleeper.io import FileSystemOptions, ParquetSettings, SortedFileWriter, delete, list_files, resolve
 from sleeper.query.executor import QueryableTable, output_fields
 from sleeper.query.results_config import (
     NoResults,

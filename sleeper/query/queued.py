@@ -31,18 +31,23 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from sleeper.core.exceptions import SleeperError, TableNotFoundError
-from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.logcontext import current_log_context
-from sleeper.core.operations import LEAF_PARTITION_QUERY_Q as LEAF_PARTITION_QUERY_QUEUE
-from sleeper.core.operations import QUERY_Q as QUERY_QUEUE
-from sleeper.core.operations import QUERY_RESULTS_Q as QUERY_RESULTS_QUEUE
-from sleeper.core.query import LeafPartitionQuery, Query, QuerySerDe
-from sleeper.core.queue import Queue
-from sleeper.core.schema import Schema
-from sleeper.core.trackers.query import RUN_SEPARATOR, QueryState, QueryTracker, QueryUpdate, run_of
-from sleeper.io.filesystem import FileSystemOptions
-from sleeper.iterators.exceptions import IteratorConfigError
+from sleeper.core import LEAF_PARTITION_QUERY_Q as LEAF_PARTITION_QUERY_QUEUE
+from sleeper.core import QUERY_Q as QUERY_QUEUE
+from sleeper.core import QUERY_RESULTS_Q as QUERY_RESULTS_QUEUE
+from sleeper.core import (
+    LeafPartitionQuery,
+    Query,
+    QuerySerDe,
+    Queue,
+    Schema,
+    SleeperError,
+    TableNotFoundError,
+    current_log_context,
+)
+from sleeper.core.jobs import MessageError
+from sleeper.core.trackers import RUN_SEPARATOR, QueryState, QueryTracker, QueryUpdate, run_of
+from sleeper.io import FileSystemOptions
+from sleeper.iterators import IteratorConfigError
 from sleeper.query.executor import QueryableTable, plan_table_query, query_engine, query_iterators, run_leaf_query
 from sleeper.query.publishers import (
     NO_WEBSOCKET,
@@ -62,7 +67,7 @@ from sleeper.query.results_config import (
     read_status_destinations,
 )
 from sleeper.query.status import StatusReporter, describe
-from sleeper.statestore.tables import SleeperInstance
+from sleeper.statestore import SleeperInstance
 
 __all__ = [
     "LEAF_PARTITION_QUERY_QUEUE",

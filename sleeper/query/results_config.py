@@ -27,8 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.websocket import WebSocketTarget
+from sleeper.core import SleeperError, WebSocketTarget
 
 __all__ = [
     "DESTINATION",

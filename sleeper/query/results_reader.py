@@ -25,18 +25,25 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.operations import QUERY_RESULTS_Q
+from sleeper.core import (
+    QUERY_RESULTS_Q,
+    ListType,
+    MapType,
+    PrimitiveType,
+    Query,
+    QueryProcessingConfig,
+    Queue,
+    Region,
+    Schema,
+    SleeperError,
+    TimestampType,
+    ValueType,
+)
 from sleeper.core.properties import instance_cdk as cdk
-from sleeper.core.query import Query, QueryProcessingConfig
-from sleeper.core.queue import Queue
-from sleeper.core.range import Region
-from sleeper.core.schema import ListType, MapType, PrimitiveType, Schema, TimestampType, ValueType
-from sleeper.core.trackers.query import QueryState, QueryTracker, TrackedQuery
-from sleeper.io.arrow_schema import arrow_schema
-from sleeper.io.filesystem import list_files
+from sleeper.core.trackers import QueryState, QueryTracker, TrackedQuery
+from sleeper.io import arrow_schema, list_files
 from sleeper.query.publishers import NON_FINITE_JSON, output_schema, query_results_dir
-from sleeper.statestore.tables import QueuedQueries
+from sleeper.statestore import QueuedQueries
 
 __all__ = [
     "RESULTS_DESTINATIONS",

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sleeper.core.websocket import WebSocketPostError, WebSocketTarget
+from sleeper.core import WebSocketPostError, WebSocketTarget
 from sleeper.query.publishers import ResultsLocation, WebSocketPoster
 
 __all__ = ["StatusReporter", "completed_message", "error_message", "subqueries_message"]

@@ -11,10 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable
 
-from sleeper.core.query import Query, QueryProcessingConfig, QuerySerDe
-from sleeper.core.queue import Queue
-from sleeper.core.range import Region
-from sleeper.core.schema import KeyValue, PrimitiveType, Schema
+from sleeper.core import KeyValue, PrimitiveType, Query, QueryProcessingConfig, QuerySerDe, Queue, Region, Schema
 from sleeper.query.queued import NO_RESULTS_OUTPUT
 
 __all__ = ["WARM_KEY_VALUES", "send_warm_queries", "warm_query"]

@@ -21,12 +21,12 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from sleeper.core.websocket import WebSocketTarget, management_endpoint
+from sleeper.core import WebSocketTarget, management_endpoint
 from sleeper.query.entry import publisher_settings
 from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE, handle_query_message
 from sleeper.query.results_config import CONNECTION_ID, DESTINATION, ENDPOINT, WEBSOCKET
 from sleeper.query.status import StatusReporter
-from sleeper.statestore.tables import SleeperRuntime
+from sleeper.statestore import SleeperRuntime
 
 __all__ = ["handle_websocket_event"]
 

@@ -33,16 +33,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from sleeper.core import naming
-from sleeper.core.exceptions import SleeperError, TableAlreadyExistsError, TableNotFoundError
-from sleeper.core.partition import read_split_points
-from sleeper.core.properties.instance_common import USER_JARS
-from sleeper.core.properties.table import ITERATOR_CLASS_NAME
-from sleeper.core.schema import Schema
-from sleeper.core.table import TableStatus
-from sleeper.iterators.plugin import resolve_class_name
-from sleeper.iterators.shipping import UserCodeError, install_user_code
-from sleeper.statestore.tables import SleeperRuntime
+from sleeper.core import (
+    Schema,
+    SleeperError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+    TableStatus,
+    naming,
+    read_split_points,
+)
+from sleeper.core.properties import ITERATOR_CLASS_NAME, USER_JARS
+from sleeper.iterators import UserCodeError, install_user_code, resolve_class_name
+from sleeper.statestore import SleeperRuntime
 
 __all__ = ["TABLES_PATH", "handle_rest_request"]
 

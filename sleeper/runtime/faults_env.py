@@ -11,8 +11,7 @@ import logging
 import os
 from collections.abc import Mapping
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.faults import CRASH_POINTS, CrashAction, arm, exit_process
+from sleeper.core import CRASH_POINTS, CrashAction, SleeperError, arm, exit_process
 
 __all__ = ["CRASH_AT_VARIABLE", "UnknownCrashPointError", "arm_crash_points_from_environment", "parse_crash_points"]
 

@@ -17,16 +17,16 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from sleeper.core.logcontext import FIELDS, LogContextFilter
-from sleeper.core.properties import InstanceProperties
-from sleeper.core.properties.definitions import PropertyDefinition
-from sleeper.core.properties.instance_common import (
+from sleeper.core import FIELDS, LogContextFilter
+from sleeper.core.properties import (
     APACHE_LOGGING_LEVEL,
     AWS_LOGGING_LEVEL,
     LOGGING_LEVEL,
     PARQUET_LOGGING_LEVEL,
     ROOT_LOGGING_LEVEL,
     RUST_BACKTRACE,
+    InstanceProperties,
+    PropertyDefinition,
 )
 
 __all__ = [

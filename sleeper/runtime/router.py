@@ -28,9 +28,7 @@ from enum import Enum
 from functools import cache
 from typing import Any
 
-from sleeper.core import operations
-from sleeper.core.exceptions import TableNotFoundError
-from sleeper.core.operations import TriggerKind
+from sleeper.core import TableNotFoundError, TriggerKind, operations
 
 __all__ = [
     "Disposition",

@@ -19,12 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sleeper.api.instance import Instance
-from sleeper.core.exceptions import SleeperError, TableNotFoundError
-from sleeper.core.partition import read_split_points
+from sleeper.api import Instance
+from sleeper.core import Schema, SleeperError, TableNotFoundError, read_split_points
 from sleeper.core.properties import instance_common as instance_props
 from sleeper.core.properties import table as table_props
-from sleeper.core.schema import Schema
 
 
 class TableDefinitionError(SleeperError):

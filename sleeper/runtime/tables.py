@@ -13,17 +13,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from sleeper.api.table import Table, check_table_name, create_table, edited_properties
-from sleeper.core.exceptions import TableAlreadyExistsError
-from sleeper.core.schema import KeyValue, Schema
-from sleeper.core.table import PropertiesStore, TableIndex, TableStatus
-from sleeper.io.filesystem import delete_in_table, filesystem_path
+from sleeper.api import Table, check_table_name, create_table, edited_properties
+from sleeper.core import KeyValue, PropertiesStore, Schema, TableAlreadyExistsError, TableIndex, TableStatus
+from sleeper.io import delete_in_table, filesystem_path
 
 if TYPE_CHECKING:
     from pyarrow import fs as pafs
 
     from sleeper.core.properties import InstanceProperties
-    from sleeper.statestore.tables import SleeperRuntime
+    from sleeper.statestore import SleeperRuntime
 
 __all__ = ["InstanceTables"]
 
@@ -147,7 +145,7 @@ class InstanceTables(ABC):
             WithdrawalError: If the edit sets an iterator, aggregations or filters and the table's Iceberg view
                 could not be withdrawn first; nothing is saved (:mod:`sleeper.iceberg.withdrawal`).
         """
-        from sleeper.iceberg.withdrawal import save_table_properties
+        from sleeper.iceberg import save_table_properties
 
         table = self.table(name)
         updated = edited_properties(table.properties, values)

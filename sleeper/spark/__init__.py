@@ -10,20 +10,16 @@ a table which way.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from sleeper.core import lazy_face
 from sleeper.spark.options import FORMAT, OPTIONS
 from sleeper.spark.reading import read_table, register
 
 if TYPE_CHECKING:
-    from sleeper.spark.source import SleeperDataSource
+    from sleeper.spark.source import SleeperDataSource as SleeperDataSource
 
 __all__ = ["FORMAT", "OPTIONS", "SleeperDataSource", "read_table", "register"]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "SleeperDataSource":
-        from sleeper.spark.source import SleeperDataSource
-
-        return SleeperDataSource
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_face(__name__, __file__)

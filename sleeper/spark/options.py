@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sleeper.query.exceptions import QueryExecutionError
+from sleeper.query import QueryExecutionError
 
 __all__ = ["FORMAT", "OPTIONS", "PUSHDOWN_CONF", "check_columns"]
 

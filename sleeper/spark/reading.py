@@ -9,12 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.filter import Filter, filter_of
+from sleeper.core import Filter, SleeperError, filter_of
 from sleeper.spark.options import FORMAT, OPTIONS, PUSHDOWN_CONF, check_columns
 
 if TYPE_CHECKING:
-    from sleeper.api.instance import Instance
+    from sleeper.api import Instance
 
 __all__ = ["FORMAT", "OPTIONS", "PUSHDOWN_CONF", "read_table", "register"]
 
@@ -67,7 +66,7 @@ def read_table(
         QueryExecutionError: If a column is not in the table, or none is named.
         MissingExtraError: If PySpark is not installed.
     """
-    from sleeper.runtime.connect import connect
+    from sleeper.runtime import connect
 
     opened = connect(instance) if isinstance(instance, str | Path) else instance
     schema = opened.table(table).schema

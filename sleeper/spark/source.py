@@ -37,27 +37,33 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.extras import MissingExtraError
-from sleeper.core.filter import (
+from sleeper.core import (
     And,
     Compare,
+    Field,
+    FieldType,
     Filter,
     FilterError,
     InList,
     IsNull,
     Like,
+    ListType,
+    MapType,
+    MissingExtraError,
     Not,
+    PrimitiveType,
+    QuerySerDe,
+    Schema,
+    SleeperError,
     StartsWith,
+    TimestampType,
+    ValueType,
     conjoin,
     filter_of,
 )
-from sleeper.core.query import QuerySerDe
-from sleeper.core.schema import Field, FieldType, ListType, MapType, PrimitiveType, Schema, TimestampType, ValueType
-from sleeper.io.filesystem import FileSystemOptions
-from sleeper.iterators.pipeline import table_iterator_spec
-from sleeper.iterators.shipping import install_wheels, user_code_locations
-from sleeper.query.executor import plan_table_query, query_engine, query_iterators, run_leaf_query, table_query_of
+from sleeper.io import FileSystemOptions
+from sleeper.iterators import install_wheels, table_iterator_spec, user_code_locations
+from sleeper.query import plan_table_query, query_engine, query_iterators, run_leaf_query, table_query_of
 from sleeper.spark.options import FORMAT, OPTIONS, check_columns
 
 try:
@@ -74,8 +80,8 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     ) from error
 
 if TYPE_CHECKING:
-    from sleeper.api.table import Table
-    from sleeper.core.properties.properties import TableProperties
+    from sleeper.api import Table
+    from sleeper.core.properties import TableProperties
 
 __all__ = ["LeafRead", "SleeperDataSource", "SleeperReader", "pushes_filters", "spark_filter", "spark_schema"]
 
@@ -175,7 +181,7 @@ def _columns(text: str | None, schema: Schema) -> list[str] | None:
 
 
 def _open(options: Mapping[str, str]) -> Table[Any]:
-    from sleeper.runtime.connect import connect
+    from sleeper.runtime import connect
 
     _check_options(options)
     return connect(_option(options, "instance")).table(_table_name(options))
@@ -192,7 +198,7 @@ def _table_name(options: Mapping[str, str]) -> str:
 
 
 def _open_by_id(location: str, table_id: str) -> Table[Any]:
-    from sleeper.runtime.connect import connect
+    from sleeper.runtime import connect
 
     return connect(location).table_by_id(table_id)
 

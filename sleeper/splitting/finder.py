@@ -21,15 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sleeper.core.jobs.splitting import SplitPartitionJob
-from sleeper.core.partition import Partition
-from sleeper.core.properties.instance_compaction import MAX_NUMBER_FILES_IN_PARTITION_SPLITTING_JOB
-from sleeper.core.properties.table import PARTITION_SPLIT_THRESHOLD
-from sleeper.core.queue import Queue
-from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.state import ReferenceColumns
+from sleeper.core import Partition, Queue
+from sleeper.core.jobs import SplitPartitionJob
+from sleeper.core.properties import MAX_NUMBER_FILES_IN_PARTITION_SPLITTING_JOB, PARTITION_SPLIT_THRESHOLD
+from sleeper.core.statestore import FileReference, ReferenceColumns
 from sleeper.splitting.ports import PARTITION_SPLITTING_JOB_QUEUE
-from sleeper.statestore.tables import SleeperInstance, SleeperTable
+from sleeper.statestore import SleeperInstance, SleeperTable
 
 __all__ = [
     "handle_find_partitions_to_split",

@@ -4,8 +4,8 @@ of split jobs, and the state store committer's. What splitting needs of a table 
 
 from __future__ import annotations
 
-from sleeper.core.operations import FIND_PARTITIONS_TO_SPLIT_Q as FIND_PARTITIONS_TO_SPLIT_QUEUE
-from sleeper.core.operations import PARTITION_SPLITTING_JOB_Q as PARTITION_SPLITTING_JOB_QUEUE
-from sleeper.statestore.tables import STATE_STORE_COMMITTER_QUEUE
+from sleeper.core import FIND_PARTITIONS_TO_SPLIT_Q as FIND_PARTITIONS_TO_SPLIT_QUEUE
+from sleeper.core import PARTITION_SPLITTING_JOB_Q as PARTITION_SPLITTING_JOB_QUEUE
+from sleeper.statestore import STATE_STORE_COMMITTER_QUEUE
 
 __all__ = ["FIND_PARTITIONS_TO_SPLIT_QUEUE", "PARTITION_SPLITTING_JOB_QUEUE", "STATE_STORE_COMMITTER_QUEUE"]

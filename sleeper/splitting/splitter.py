@@ -31,22 +31,25 @@ from enum import Enum
 
 from pyarrow import fs as pafs
 
-from sleeper.core.exceptions import PartitionTreeError, TableNotFoundError
-from sleeper.core.jobs.commit import StateStoreCommitRequest
-from sleeper.core.jobs.splitting import SplitPartitionJob
-from sleeper.core.partition import IdSupplier, Partition, random_id, split_partition
-from sleeper.core.properties.table import PARTITION_SPLIT_ASYNC_COMMIT
-from sleeper.core.range import Region
-from sleeper.core.schema import KeyValue, Schema
-from sleeper.core.statestore.exceptions import PartitionNotFoundError, PartitionNotLeafError
-from sleeper.core.statestore.transactions.partitions import SplitPartitionTransaction
-from sleeper.io.exceptions import MissingFileError
-from sleeper.io.filesystem import FileSystemOptions, resolve
-from sleeper.io.sketches import Sketches, SketchesError, sketches_path
+from sleeper.core import (
+    IdSupplier,
+    KeyValue,
+    Partition,
+    PartitionTreeError,
+    Region,
+    Schema,
+    TableNotFoundError,
+    random_id,
+    split_partition,
+)
+from sleeper.core.jobs import SplitPartitionJob, StateStoreCommitRequest
+from sleeper.core.properties import PARTITION_SPLIT_ASYNC_COMMIT
+from sleeper.core.statestore import PartitionNotFoundError, PartitionNotLeafError
+from sleeper.core.statestore.transactions import SplitPartitionTransaction
+from sleeper.io import FileSystemOptions, MissingFileError, Sketches, SketchesError, resolve, sketches_path
 from sleeper.splitting.exceptions import MissingSketchesError, UntrackedFileError
 from sleeper.splitting.ports import STATE_STORE_COMMITTER_QUEUE
-from sleeper.statestore.committer import committer_sender
-from sleeper.statestore.tables import SleeperInstance, SleeperRuntime, SleeperTable
+from sleeper.statestore import SleeperInstance, SleeperRuntime, SleeperTable, committer_sender
 
 __all__ = [
     "SplitOutcome",

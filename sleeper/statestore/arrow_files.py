@@ -30,8 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
-from sleeper.core.statestore.state import ReferenceColumns
+from sleeper.core.statestore import AllReferencesToAFile, FileReference, ReferenceColumns
 from sleeper.statestore.snapshot_files import SnapshotFiles
 
 __all__ = ["ArrowFileEntries", "PartitionFiles", "SnapshotFiles"]

@@ -28,19 +28,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
 
-from sleeper.core.exceptions import SleeperError, TableNotFoundError
-from sleeper.core.faults import crash_point
-from sleeper.core.jobs.commit import StateStoreCommitRequest
-from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.properties.instance_common import STATESTORE_PROVIDER_CACHE_SIZE
-from sleeper.core.queue import Queue
-from sleeper.core.statestore.exceptions import JobIdReusedError, StateStoreError
-from sleeper.core.statestore.transactions.files import (
+from sleeper.core import Queue, SleeperError, TableNotFoundError, crash_point
+from sleeper.core.jobs import MessageError, StateStoreCommitRequest
+from sleeper.core.properties import STATESTORE_PROVIDER_CACHE_SIZE
+from sleeper.core.statestore import JobIdReusedError, StateStoreError
+from sleeper.core.statestore.transactions import (
     AddFilesTransaction,
     ReplaceFileReferencesRequest,
     ReplaceFileReferencesTransaction,
+    Transaction,
 )
-from sleeper.core.statestore.transactions.serde import Transaction
 from sleeper.statestore.exceptions import COMMIT_NOT_IN_LOG
 from sleeper.statestore.follower import follow_in
 from sleeper.statestore.log_head import transaction_body_key

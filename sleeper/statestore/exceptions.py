@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.statestore.exceptions import StateStoreError
+from sleeper.core import SleeperError
+from sleeper.core.statestore import StateStoreError
 
 
 class AddTransactionRetriesExhaustedError(SleeperError):

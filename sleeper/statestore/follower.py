@@ -34,16 +34,22 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sleeper.core.exceptions import TableNotFoundError
-from sleeper.core.properties.instance_compaction import COMPACTION_TRACKER_ASYNC_COMMIT_UPDATES_ENABLED
-from sleeper.core.statestore.transactions.files import (
+from sleeper.core import TableNotFoundError
+from sleeper.core.properties import COMPACTION_TRACKER_ASYNC_COMMIT_UPDATES_ENABLED
+from sleeper.core.statestore.transactions import (
     AddFilesTransaction,
     ReplaceFileReferencesRequest,
     ReplaceFileReferencesTransaction,
+    Transaction,
 )
-from sleeper.core.statestore.transactions.serde import Transaction
-from sleeper.core.trackers.compaction import CompactionJobCommitted, CompactionJobFailed, CompactionJobTracker
-from sleeper.core.trackers.ingest import IngestJobAddedFiles, IngestJobFailed, IngestJobTracker
+from sleeper.core.trackers import (
+    CompactionJobCommitted,
+    CompactionJobFailed,
+    CompactionJobTracker,
+    IngestJobAddedFiles,
+    IngestJobFailed,
+    IngestJobTracker,
+)
 from sleeper.statestore.ports import TransactionLogEntry
 from sleeper.statestore.tables import SleeperRuntime
 

@@ -38,25 +38,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sleeper.core.partition import PartitionTree
-from sleeper.core.schema import Schema
-from sleeper.core.statestore.deletes import PendingDelete
-from sleeper.core.statestore.exceptions import StateStoreError
-from sleeper.core.statestore.references import FileReference
-from sleeper.core.statestore.state import FilesState, PartitionsState
-from sleeper.core.statestore.transactions.files import (
+from sleeper.core import PartitionTree, Schema
+from sleeper.core.statestore import FileReference, FilesState, PartitionsState, PendingDelete, StateStoreError
+from sleeper.core.statestore.transactions import (
     ClearFilesTransaction,
     DeleteFilesTransaction,
-    FileTransaction,
-    OverwriteFilesTransaction,
-)
-from sleeper.core.statestore.transactions.log import LogType, TransactionType
-from sleeper.core.statestore.transactions.partitions import (
     ExtendPartitionTreeTransaction,
+    FileTransaction,
+    LogType,
+    OverwriteFilesTransaction,
     PartitionTransaction,
     SplitPartitionTransaction,
+    TransactionType,
+    log_type_of,
 )
-from sleeper.core.statestore.transactions.serde import log_type_of
 from sleeper.statestore.ports import SnapshotMetadata, TransactionLogEntry
 from sleeper.statestore.store import StateStore
 

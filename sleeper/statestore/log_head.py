@@ -32,16 +32,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, Protocol, TypeVar
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.faults import crash_point
-from sleeper.core.jobs.commit import transaction_body_prefix
-from sleeper.core.statestore.exceptions import StateStoreError, TableDeletedError
-from sleeper.core.statestore.locations import check_file_in_table
-from sleeper.core.statestore.state import FilesState, PartitionsState
-from sleeper.core.statestore.transactions.files import FileTransaction
-from sleeper.core.statestore.transactions.log import LogType
-from sleeper.core.statestore.transactions.partitions import PartitionTransaction
-from sleeper.core.statestore.transactions.serde import Transaction, TransactionSerDe, log_type_of
+from sleeper.core import SleeperError, crash_point
+from sleeper.core.jobs import transaction_body_prefix
+from sleeper.core.statestore import FilesState, PartitionsState, StateStoreError, TableDeletedError, check_file_in_table
+from sleeper.core.statestore.transactions import (
+    FileTransaction,
+    LogType,
+    PartitionTransaction,
+    Transaction,
+    TransactionSerDe,
+    log_type_of,
+)
 from sleeper.statestore.exceptions import AddTransactionRetriesExhaustedError, TransactionLogGapError
 from sleeper.statestore.ports import (
     DuplicateTransactionNumberError,

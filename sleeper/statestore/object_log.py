@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from sleeper.core.statestore.transactions.log import LogType, TransactionType
+from sleeper.core.statestore.transactions import LogType, TransactionType
 from sleeper.statestore.ports import SnapshotMetadata, TransactionLogEntry
 
 OBJECT_LOG_CLASSNAME = "S3TransactionLogStateStore"

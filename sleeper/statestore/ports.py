@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.statestore.transactions.log import LogType, TransactionType
+from sleeper.core import SleeperError
+from sleeper.core.statestore.transactions import LogType, TransactionType
 
 
 class DuplicateTransactionNumberError(SleeperError):

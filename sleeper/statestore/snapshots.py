@@ -41,15 +41,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyarrow import fs as pafs
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.faults import crash_point
-from sleeper.core.partition import Partition
-from sleeper.core.range import Range, Region
-from sleeper.core.schema import Field, PrimitiveType
-from sleeper.core.statestore.deletes import PendingDelete
-from sleeper.core.statestore.references import AllReferencesToAFile
-from sleeper.core.statestore.state import FilesState, PartitionsState
-from sleeper.core.statestore.transactions.log import LogType
+from sleeper.core import Field, Partition, PrimitiveType, Range, Region, SleeperError, crash_point
+from sleeper.core.statestore import AllReferencesToAFile, FilesState, PartitionsState, PendingDelete
+from sleeper.core.statestore.transactions import LogType
 from sleeper.statestore.arrow_files import ArrowFileEntries
 from sleeper.statestore.exceptions import SnapshotFormatError
 from sleeper.statestore.ports import SnapshotConflictError, SnapshotMetadata, SnapshotMetadataStore

@@ -15,22 +15,27 @@ from datetime import datetime
 
 from pyarrow import fs as pafs
 
-from sleeper.core.exceptions import PartitionTreeError
-from sleeper.core.partition import Partition, PartitionTree, partitions_from_split_points
-from sleeper.core.schema import Schema
-from sleeper.core.statestore.deletes import PendingDelete
-from sleeper.core.statestore.exceptions import StateStoreError
-from sleeper.core.statestore.references import AllReferencesToAFile, FileReference
-from sleeper.core.statestore.state import FilesState, PartitionsState, ReferenceColumns
-from sleeper.core.statestore.transactions.files import (
+from sleeper.core import Partition, PartitionTree, PartitionTreeError, Schema, partitions_from_split_points
+from sleeper.core.statestore import (
+    AllReferencesToAFile,
+    FileReference,
+    FilesState,
+    PartitionsState,
+    PendingDelete,
+    ReferenceColumns,
+    StateStoreError,
+)
+from sleeper.core.statestore.transactions import (
     AddFilesTransaction,
     ClearFilesTransaction,
     DeleteRowsTransaction,
     FileTransaction,
+    InitialisePartitionsTransaction,
+    LogType,
+    PartitionTransaction,
+    Transaction,
+    TransactionSerDe,
 )
-from sleeper.core.statestore.transactions.log import LogType
-from sleeper.core.statestore.transactions.partitions import InitialisePartitionsTransaction, PartitionTransaction
-from sleeper.core.statestore.transactions.serde import Transaction, TransactionSerDe
 from sleeper.statestore.arrow_files import PartitionFiles
 from sleeper.statestore.log_head import (
     AddTransactionResult,

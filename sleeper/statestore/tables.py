@@ -26,18 +26,12 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
-from sleeper.core.jobs.workspace import JobWorkspace
-from sleeper.core.operations import STATE_STORE_COMMITTER_Q as STATE_STORE_COMMITTER_QUEUE
+from sleeper.core import STATE_STORE_COMMITTER_Q as STATE_STORE_COMMITTER_QUEUE
+from sleeper.core import KeyValue, Query, Queue, Schema, TableStatus
+from sleeper.core.jobs import JobWorkspace
 from sleeper.core.properties import InstanceProperties, TableProperties
-from sleeper.core.query import Query
-from sleeper.core.queue import Queue
-from sleeper.core.schema import KeyValue, Schema
-from sleeper.core.table import TableStatus
-from sleeper.core.trackers.compaction import CompactionJobTracker
-from sleeper.core.trackers.ingest import IngestJobTracker
-from sleeper.core.trackers.query import QueryTracker
-from sleeper.core.trackers.task import TaskTracker
-from sleeper.io.filesystem import FileSystemOptions
+from sleeper.core.trackers import CompactionJobTracker, IngestJobTracker, QueryTracker, TaskTracker
+from sleeper.io import FileSystemOptions
 from sleeper.statestore.store import StateStore
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sleeper.core.statestore.transactions.log import LogType
+from sleeper.core.statestore.transactions import LogType
 from sleeper.statestore.log_head import to_millis
 from sleeper.statestore.ports import SnapshotConflictError, SnapshotMetadata
 from sleeper.statestore.snapshots import SnapshotStore

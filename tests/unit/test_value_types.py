@@ -21,7 +21,7 @@ from sleeper.core.schema import (
     ValueType,
 )
 from sleeper.iceberg.types import type_refusal, view_arrow_schema
-from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.arrow_types import arrow_schema
 from sleeper.iterators.config import parse_aggregations
 from sleeper.iterators.exceptions import IteratorConfigError
 from sleeper.query.publishers import row_dicts

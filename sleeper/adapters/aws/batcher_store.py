@@ -31,8 +31,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sleeper.adapters.aws.dynamodb_paging import query_key, scan_items
 from sleeper.adapters.aws.exceptions import AwsThrottledError, cancellation_codes, translate, translated
 from sleeper.adapters.batcher_store import GroupAssigningStore
-from sleeper.core.naming import batcher_store_table_name
-from sleeper.ingest.batcher.model import (
+from sleeper.core import batcher_store_table_name
+from sleeper.ingest.batcher import (
+    ASSIGN_JOB_BATCH_SIZE,
     NOT_ASSIGNED_TO_JOB,
     SkippedFile,
     TrackedFile,
@@ -40,7 +41,6 @@ from sleeper.ingest.batcher.model import (
     newest_first,
     oldest_first,
 )
-from sleeper.ingest.batcher.ports import ASSIGN_JOB_BATCH_SIZE
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -24,8 +24,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sleeper.adapters.aws.dynamodb_paging import query_key, scan_items
 from sleeper.adapters.aws.exceptions import error_code, translate, translated
 from sleeper.adapters.aws.resources import LAST_KNOWN_STATE, QUERY_EXPIRY_DATE, QUERY_ID, SUB_QUERY_ID
-from sleeper.core.naming import query_tracker_table_name
-from sleeper.core.trackers.query import (
+from sleeper.core import query_tracker_table_name
+from sleeper.core.trackers import (
     PARENT_SUB_QUERY_ID,
     QUERY_TTL,
     QueryState,

@@ -34,8 +34,8 @@ from sleeper.adapters.aws.resources import (
     TRANSACTION_NUMBER,
     UPDATE_TIME,
 )
-from sleeper.core.statestore.transactions.log import LogType
-from sleeper.statestore.ports import SnapshotConflictError, SnapshotMetadata
+from sleeper.core.statestore.transactions import LogType
+from sleeper.statestore import SnapshotConflictError, SnapshotMetadata
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

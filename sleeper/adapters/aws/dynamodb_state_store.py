@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from sleeper.adapters.aws.dynamodb_snapshots import DynamoDBSnapshotMetadataStore
 from sleeper.adapters.aws.dynamodb_transaction_log import DynamoDBTransactionLogStore, has_tombstone, write_tombstone
 from sleeper.adapters.aws.s3_transaction_bodies import S3TransactionBodyStore
-from sleeper.core.jobs.commit import transaction_body_prefix
-from sleeper.core.naming import StateStoreTableNames
-from sleeper.core.statestore.transactions.log import LogType
+from sleeper.core import StateStoreTableNames
+from sleeper.core.jobs import transaction_body_prefix
+from sleeper.core.statestore.transactions import LogType
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -14,9 +14,9 @@ from typing import Any
 
 from sleeper.adapters.aws.dynamodb_transaction_log import from_epoch_ms
 from sleeper.adapters.aws.resources import BODY, BODY_S3_KEY, TABLE_ID, TRANSACTION_NUMBER, TYPE, UPDATE_TIME
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.statestore.transactions.log import TransactionType
-from sleeper.statestore.ports import TransactionLogEntry
+from sleeper.core import SleeperError
+from sleeper.core.statestore.transactions import TransactionType
+from sleeper.statestore import TransactionLogEntry
 
 __all__ = ["StreamRecordError", "TransactionStreamRecord", "transaction_stream_records"]
 

@@ -16,9 +16,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sleeper.adapters.aws.dynamodb_paging import query_key, scan_items
 from sleeper.adapters.aws.exceptions import AwsError, cancellation_codes, translate, translated
 from sleeper.adapters.aws.resources import ONLINE, TABLE_ID_FIELD, TABLE_NAME
-from sleeper.core.exceptions import TableAlreadyExistsError, TableNotFoundError
-from sleeper.core.naming import TableIndexTableNames
-from sleeper.core.table import TableStatus
+from sleeper.core import TableAlreadyExistsError, TableIndexTableNames, TableNotFoundError, TableStatus
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -46,9 +46,11 @@ from sleeper.adapters.aws.resources import (
     TRACKER_UPDATE_TYPE,
     VALIDATION_INDEX,
 )
-from sleeper.core.naming import JobTrackerTableNames, task_tracker_table_name
-from sleeper.core.trackers.base import JOB_UPDATE_TTL
-from sleeper.core.trackers.compaction import (
+from sleeper.core import JobTrackerTableNames, task_tracker_table_name
+from sleeper.core.trackers import (
+    COMPACTION_JOBS,
+    INGEST_JOBS,
+    JOB_UPDATE_TTL,
     CompactionJobCommitted,
     CompactionJobCreated,
     CompactionJobFailed,
@@ -56,8 +58,6 @@ from sleeper.core.trackers.compaction import (
     CompactionJobStarted,
     CompactionJobStatus,
     CompactionJobUpdate,
-)
-from sleeper.core.trackers.ingest import (
     IngestJobAddedFiles,
     IngestJobFailed,
     IngestJobFinished,
@@ -65,16 +65,20 @@ from sleeper.core.trackers.ingest import (
     IngestJobStatus,
     IngestJobUpdate,
     IngestJobValidated,
-    ValidationResult,
-)
-from sleeper.core.trackers.jobs import COMPACTION_JOBS, INGEST_JOBS, JobKind, JobStatus, JobTracker
-from sleeper.core.trackers.serde import (
+    JobKind,
+    JobStatus,
+    JobTracker,
     JobUpdate,
+    TaskFinished,
+    TaskStarted,
+    TaskStatus,
+    TaskUpdate,
+    ValidationResult,
+    task_statuses,
     task_update_from_json,
     update_to_json,
     update_type_name,
 )
-from sleeper.core.trackers.task import TaskFinished, TaskStarted, TaskStatus, TaskUpdate, task_statuses
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

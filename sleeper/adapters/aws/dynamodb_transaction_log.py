@@ -26,9 +26,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sleeper.adapters.aws.dynamodb_paging import query_items
 from sleeper.adapters.aws.exceptions import AwsError, error_code, translate, translated
 from sleeper.adapters.aws.resources import BODY, BODY_S3_KEY, TABLE_ID, TRANSACTION_NUMBER, TYPE, UPDATE_TIME
-from sleeper.core.statestore.exceptions import TableDeletedError
-from sleeper.core.statestore.transactions.log import TransactionType
-from sleeper.statestore.ports import DuplicateTransactionNumberError, TransactionLogEntry
+from sleeper.core.statestore import TableDeletedError
+from sleeper.core.statestore.transactions import TransactionType
+from sleeper.statestore import DuplicateTransactionNumberError, TransactionLogEntry
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

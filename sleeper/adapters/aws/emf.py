@@ -19,7 +19,7 @@ from typing import Any
 
 from aws_lambda_powertools.metrics.provider.cloudwatch_emf.cloudwatch import AmazonCloudWatchEMFProvider
 
-from sleeper.core.metrics import Metric, MetricsSink
+from sleeper.core import Metric, MetricsSink
 
 __all__ = ["emf_line", "emf_metrics_sink", "emf_record"]
 

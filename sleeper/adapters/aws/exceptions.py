@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sleeper.core.exceptions import SleeperError
+from sleeper.core import SleeperError
 
 _THROTTLING_CODES = frozenset(
     {

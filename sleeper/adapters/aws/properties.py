@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import ClientError
 
 from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError, translated
-from sleeper.core.exceptions import TableNotFoundError
+from sleeper.core import TableNotFoundError
 from sleeper.core.properties import INSTANCE_PROPERTIES_KEY, javaprops, table_properties_key
 
 if TYPE_CHECKING:

@@ -14,8 +14,14 @@ from typing import TYPE_CHECKING, cast
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.exceptions import error_code, translate, translated
-from sleeper.core.naming import JobTrackerTableNames, StateStoreTableNames, TableIndexTableNames
-from sleeper.core.queue import InvalidQueueRequestError, QueueConfig, QueueNotFoundError
+from sleeper.core import (
+    InvalidQueueRequestError,
+    JobTrackerTableNames,
+    QueueConfig,
+    QueueNotFoundError,
+    StateStoreTableNames,
+    TableIndexTableNames,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -23,8 +23,8 @@ from botocore.exceptions import ClientError
 from sleeper.adapters.aws.exceptions import AwsError, translated
 from sleeper.adapters.aws.s3_transaction_bodies import S3TransactionBodyStore
 from sleeper.adapters.object_log import ObjectStateStoreBackend
-from sleeper.core.jobs.commit import transaction_body_prefix
-from sleeper.statestore.object_log import numbered_name
+from sleeper.core.jobs import transaction_body_prefix
+from sleeper.statestore import numbered_name
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client

@@ -24,7 +24,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.exceptions import error_code, translated
-from sleeper.io.filesystem import S3Options
+from sleeper.io import S3Options
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client

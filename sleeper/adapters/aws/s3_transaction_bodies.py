@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.exceptions import AwsError, error_code, translate, translated
-from sleeper.statestore.ports import TransactionBodyNotFoundError
+from sleeper.statestore import TransactionBodyNotFoundError
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client

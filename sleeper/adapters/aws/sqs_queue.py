@@ -31,7 +31,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.exceptions import AwsError, error_code, translate, translated
 from sleeper.adapters.aws.resources import create_queue, queue_arn, queue_attributes, queue_url_or_none
-from sleeper.core.queue import (
+from sleeper.core import (
     DEFAULT_MAX_MESSAGE_BYTES,
     MAX_RECEIVE_BATCH,
     Message,

@@ -17,7 +17,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sleeper.adapters.aws.clients import AwsSettings
-from sleeper.core.websocket import MESSAGE_MAX_BYTES, ConnectionGoneError, WebSocketPostError, WebSocketTarget
+from sleeper.core import MESSAGE_MAX_BYTES, ConnectionGoneError, WebSocketPostError, WebSocketTarget
 
 __all__ = ["ApiGatewayWebSocketPoster"]
 

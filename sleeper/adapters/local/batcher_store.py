@@ -19,17 +19,17 @@ from pathlib import Path
 
 from sleeper.adapters.batcher_store import GroupAssigningStore
 from sleeper.adapters.local.sqlite import SqliteDatabase
-from sleeper.ingest.batcher.exceptions import BatcherStoreError
-from sleeper.ingest.batcher.model import (
+from sleeper.ingest.batcher import (
+    ASSIGN_JOB_BATCH_SIZE,
     NOT_ASSIGNED_TO_JOB,
+    BatcherStoreError,
     SkippedFile,
     TrackedFile,
     from_epoch_millis,
     newest_first,
     oldest_first,
 )
-from sleeper.ingest.batcher.ports import ASSIGN_JOB_BATCH_SIZE
-from sleeper.statestore.exceptions import StateStoreStorageError
+from sleeper.statestore import StateStoreStorageError
 
 __all__ = ["SCHEMA", "SqliteIngestBatcherStore"]
 

@@ -20,8 +20,7 @@ from pathlib import Path
 
 from sleeper.adapters.local.statestore import LocalTransactionBodyStore
 from sleeper.adapters.object_log import ObjectStateStoreBackend
-from sleeper.statestore.exceptions import StateStoreStorageError
-from sleeper.statestore.object_log import ObjectLogFormatError, number_of
+from sleeper.statestore import ObjectLogFormatError, StateStoreStorageError, number_of
 
 __all__ = ["FileStateStoreBackend"]
 

@@ -6,7 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from sleeper.core.exceptions import TableNotFoundError
+from sleeper.core import TableNotFoundError
 from sleeper.core.properties import javaprops
 
 

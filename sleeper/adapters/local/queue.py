@@ -23,7 +23,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from sleeper.adapters.local.sqlite import SqliteDatabase
-from sleeper.core.queue import (
+from sleeper.core import (
     DEDUPLICATION_WINDOW_SECONDS,
     Clock,
     Message,

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sleeper.statestore.exceptions import StateStoreStorageError
+from sleeper.statestore import StateStoreStorageError
 
 __all__ = ["BUSY_TIMEOUT_MS", "MEMORY", "DatabaseLockedError", "SqliteDatabase"]
 

@@ -22,13 +22,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sleeper.adapters.local.sqlite import SqliteDatabase
-from sleeper.core.statestore.exceptions import TableDeletedError
-from sleeper.core.statestore.transactions.log import LogType, TransactionType
-from sleeper.statestore.exceptions import StateStoreStorageError
-from sleeper.statestore.ports import (
+from sleeper.core.statestore import TableDeletedError
+from sleeper.core.statestore.transactions import LogType, TransactionType
+from sleeper.statestore import (
     DuplicateTransactionNumberError,
     SnapshotConflictError,
     SnapshotMetadata,
+    StateStoreStorageError,
     TransactionBodyNotFoundError,
     TransactionLogEntry,
 )

@@ -6,9 +6,8 @@ import sqlite3
 from pathlib import Path
 
 from sleeper.adapters.local.sqlite import SqliteDatabase
-from sleeper.core.exceptions import TableAlreadyExistsError, TableNotFoundError
-from sleeper.core.table import TableStatus
-from sleeper.statestore.exceptions import StateStoreStorageError
+from sleeper.core import TableAlreadyExistsError, TableNotFoundError, TableStatus
+from sleeper.statestore import StateStoreStorageError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS table_index (

@@ -14,20 +14,31 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from sleeper.adapters.local.sqlite import SqliteDatabase
-from sleeper.core.trackers.base import JOB_UPDATE_TTL
-from sleeper.core.trackers.compaction import CompactionJobStatus, CompactionJobUpdate
-from sleeper.core.trackers.ingest import IngestJobStatus, IngestJobUpdate
-from sleeper.core.trackers.jobs import COMPACTION_JOBS, INGEST_JOBS, JobKind, JobStatus, JobTracker
-from sleeper.core.trackers.query import (
+from sleeper.core.trackers import (
+    COMPACTION_JOBS,
+    INGEST_JOBS,
+    JOB_UPDATE_TTL,
     PARENT_SUB_QUERY_ID,
     QUERY_TTL,
+    CompactionJobStatus,
+    CompactionJobUpdate,
+    IngestJobStatus,
+    IngestJobUpdate,
+    JobKind,
+    JobStatus,
+    JobTracker,
+    JobUpdate,
     QueryState,
     QueryUpdate,
+    TaskStatus,
+    TaskUpdate,
     TrackedQuery,
     apply_query_update,
+    task_statuses,
+    task_update_from_json,
+    update_to_json,
+    update_type_name,
 )
-from sleeper.core.trackers.serde import JobUpdate, task_update_from_json, update_to_json, update_type_name
-from sleeper.core.trackers.task import TaskStatus, TaskUpdate, task_statuses
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tracker_job_updates (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sleeper.adapters.local.batcher_store import SCHEMA, SqliteIngestBatcherStore
 from sleeper.adapters.local.sqlite import MEMORY, SqliteDatabase
-from sleeper.ingest.batcher.ports import ASSIGN_JOB_BATCH_SIZE
+from sleeper.ingest.batcher import ASSIGN_JOB_BATCH_SIZE
 
 __all__ = ["InMemoryIngestBatcherStore"]
 

@@ -12,7 +12,7 @@ import time
 
 from sleeper.adapters.local.queue import SqliteQueue, SqliteQueues
 from sleeper.adapters.local.sqlite import MEMORY
-from sleeper.core.queue import Clock
+from sleeper.core import Clock
 
 IN_MEMORY_POLL_SECONDS = 0.005
 """How often a long-poll receive on an in-memory queue looks for new messages."""

@@ -22,10 +22,10 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.statestore.exceptions import TableDeletedError
-from sleeper.core.statestore.transactions.log import LogType
-from sleeper.statestore.ports import (
+from sleeper.core import SleeperError
+from sleeper.core.statestore import TableDeletedError
+from sleeper.core.statestore.transactions import LogType
+from sleeper.statestore import (
     DuplicateTransactionNumberError,
     SnapshotConflictError,
     SnapshotMetadata,

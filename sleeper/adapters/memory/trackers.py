@@ -12,8 +12,7 @@ from sleeper.adapters.local.trackers import (
     SqliteQueryTracker,
     SqliteTaskTracker,
 )
-from sleeper.core.trackers.base import JOB_UPDATE_TTL
-from sleeper.core.trackers.query import QUERY_TTL
+from sleeper.core.trackers import JOB_UPDATE_TTL, QUERY_TTL
 
 
 class InMemoryIngestJobTracker(SqliteIngestJobTracker):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sleeper.core.jobs.bulk_import_algorithm import ALGORITHM_NAMES, DEFAULT_CLASS_NAME
+from sleeper.core.jobs.bulk_import_algorithms import ALGORITHM_NAMES, DEFAULT_CLASS_NAME
 from sleeper.core.properties.definitions import InstancePropertyGroup, PropertyDefinition, PropertyList
 from sleeper.core.properties.instance_common import DEFAULT_TABLE_STATE_LAMBDA_MEMORY
 from sleeper.core.properties.instance_compaction import CPU_ARCHITECTURES

@@ -19,3 +19,118 @@ updates, statuses, port), ``query`` (query rows, the roll-up of sub-queries, por
 kept by durable adapters), ``jobs`` (the one job tracker, generic over the kind of job, on the update-store port each
 backend implements once) and ``runs`` (the skeleton of one tracked job run, shared by every job runner).
 """
+
+from typing import TYPE_CHECKING
+
+from sleeper.core import lazy_face
+
+if TYPE_CHECKING:
+    from sleeper.core.trackers.base import JOB_UPDATE_TTL as JOB_UPDATE_TTL
+    from sleeper.core.trackers.base import TrackerError as TrackerError
+    from sleeper.core.trackers.compaction import CompactionJobCommitted as CompactionJobCommitted
+    from sleeper.core.trackers.compaction import CompactionJobCreated as CompactionJobCreated
+    from sleeper.core.trackers.compaction import CompactionJobFailed as CompactionJobFailed
+    from sleeper.core.trackers.compaction import CompactionJobFinished as CompactionJobFinished
+    from sleeper.core.trackers.compaction import CompactionJobRun as CompactionJobRun
+    from sleeper.core.trackers.compaction import CompactionJobStarted as CompactionJobStarted
+    from sleeper.core.trackers.compaction import CompactionJobStatus as CompactionJobStatus
+    from sleeper.core.trackers.compaction import CompactionJobStatusType as CompactionJobStatusType
+    from sleeper.core.trackers.compaction import CompactionJobTracker as CompactionJobTracker
+    from sleeper.core.trackers.compaction import CompactionJobUpdate as CompactionJobUpdate
+    from sleeper.core.trackers.ingest import IngestJobAddedFiles as IngestJobAddedFiles
+    from sleeper.core.trackers.ingest import IngestJobFailed as IngestJobFailed
+    from sleeper.core.trackers.ingest import IngestJobFinished as IngestJobFinished
+    from sleeper.core.trackers.ingest import IngestJobRun as IngestJobRun
+    from sleeper.core.trackers.ingest import IngestJobStarted as IngestJobStarted
+    from sleeper.core.trackers.ingest import IngestJobStatus as IngestJobStatus
+    from sleeper.core.trackers.ingest import IngestJobStatusType as IngestJobStatusType
+    from sleeper.core.trackers.ingest import IngestJobTracker as IngestJobTracker
+    from sleeper.core.trackers.ingest import IngestJobUpdate as IngestJobUpdate
+    from sleeper.core.trackers.ingest import IngestJobValidated as IngestJobValidated
+    from sleeper.core.trackers.ingest import ValidationResult as ValidationResult
+    from sleeper.core.trackers.jobs import COMPACTION_JOBS as COMPACTION_JOBS
+    from sleeper.core.trackers.jobs import INGEST_JOBS as INGEST_JOBS
+    from sleeper.core.trackers.jobs import JobKind as JobKind
+    from sleeper.core.trackers.jobs import JobStatus as JobStatus
+    from sleeper.core.trackers.jobs import JobTracker as JobTracker
+    from sleeper.core.trackers.query import PARENT_SUB_QUERY_ID as PARENT_SUB_QUERY_ID
+    from sleeper.core.trackers.query import QUERY_TTL as QUERY_TTL
+    from sleeper.core.trackers.query import RUN_SEPARATOR as RUN_SEPARATOR
+    from sleeper.core.trackers.query import QueryState as QueryState
+    from sleeper.core.trackers.query import QueryTracker as QueryTracker
+    from sleeper.core.trackers.query import QueryUpdate as QueryUpdate
+    from sleeper.core.trackers.query import TrackedQuery as TrackedQuery
+    from sleeper.core.trackers.query import apply_query_update as apply_query_update
+    from sleeper.core.trackers.query import roll_up_parent as roll_up_parent
+    from sleeper.core.trackers.query import run_of as run_of
+    from sleeper.core.trackers.runs import CompactionRun as CompactionRun
+    from sleeper.core.trackers.runs import IngestRun as IngestRun
+    from sleeper.core.trackers.runs import JobOutcome as JobOutcome
+    from sleeper.core.trackers.runs import RunFailure as RunFailure
+    from sleeper.core.trackers.serde import JobUpdate as JobUpdate
+    from sleeper.core.trackers.serde import task_update_from_json as task_update_from_json
+    from sleeper.core.trackers.serde import update_to_json as update_to_json
+    from sleeper.core.trackers.serde import update_type_name as update_type_name
+    from sleeper.core.trackers.task import TaskFinished as TaskFinished
+    from sleeper.core.trackers.task import TaskStarted as TaskStarted
+    from sleeper.core.trackers.task import TaskStatus as TaskStatus
+    from sleeper.core.trackers.task import TaskTracker as TaskTracker
+    from sleeper.core.trackers.task import TaskUpdate as TaskUpdate
+    from sleeper.core.trackers.task import task_statuses as task_statuses
+
+__all__ = [
+    "COMPACTION_JOBS",
+    "CompactionJobCommitted",
+    "CompactionJobCreated",
+    "CompactionJobFailed",
+    "CompactionJobFinished",
+    "CompactionJobRun",
+    "CompactionJobStarted",
+    "CompactionJobStatus",
+    "CompactionJobStatusType",
+    "CompactionJobTracker",
+    "CompactionJobUpdate",
+    "CompactionRun",
+    "INGEST_JOBS",
+    "IngestJobAddedFiles",
+    "IngestJobFailed",
+    "IngestJobFinished",
+    "IngestJobRun",
+    "IngestJobStarted",
+    "IngestJobStatus",
+    "IngestJobStatusType",
+    "IngestJobTracker",
+    "IngestJobUpdate",
+    "IngestJobValidated",
+    "IngestRun",
+    "JOB_UPDATE_TTL",
+    "JobKind",
+    "JobOutcome",
+    "JobStatus",
+    "JobTracker",
+    "JobUpdate",
+    "PARENT_SUB_QUERY_ID",
+    "QUERY_TTL",
+    "QueryState",
+    "QueryTracker",
+    "QueryUpdate",
+    "RUN_SEPARATOR",
+    "RunFailure",
+    "TaskFinished",
+    "TaskStarted",
+    "TaskStatus",
+    "TaskTracker",
+    "TaskUpdate",
+    "TrackedQuery",
+    "TrackerError",
+    "ValidationResult",
+    "apply_query_update",
+    "roll_up_parent",
+    "run_of",
+    "task_statuses",
+    "task_update_from_json",
+    "update_to_json",
+    "update_type_name",
+]
+
+__getattr__, __dir__ = lazy_face(__name__, __file__)

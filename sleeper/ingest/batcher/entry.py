@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sleeper.core.operations import INGEST_BATCHER_SUBMIT_Q
+from sleeper.core import INGEST_BATCHER_SUBMIT_Q
 from sleeper.ingest.batcher.job_creator import CreatedJob, IngestBatcher
 from sleeper.ingest.batcher.submitter import IngestBatcherSubmitter, SubmitOutcome, handle_submit_message
 from sleeper.ingest.ports import IngestRuntime

@@ -22,22 +22,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from sleeper.core import operations
-from sleeper.core.exceptions import PropertyError, SleeperError, TableNotFoundError
-from sleeper.core.jobs.ingest import IngestJob
-from sleeper.core.properties import TableProperties
-from sleeper.core.properties.table import (
+from sleeper.core import PropertyError, Queue, SleeperError, TableNotFoundError, operations
+from sleeper.core.jobs import IngestJob
+from sleeper.core.properties import (
     INGEST_BATCHER_INGEST_QUEUE,
     INGEST_BATCHER_MAX_FILE_AGE_SECONDS,
     INGEST_BATCHER_MAX_JOB_FILES,
     INGEST_BATCHER_MAX_JOB_SIZE,
     INGEST_BATCHER_MIN_JOB_FILES,
     INGEST_BATCHER_MIN_JOB_SIZE,
+    TableProperties,
 )
-from sleeper.core.queue import Queue
 from sleeper.ingest.batcher.model import TrackedFile
 from sleeper.ingest.batcher.ports import IngestBatcherStore
-from sleeper.statestore.tables import SleeperInstance
+from sleeper.statestore import SleeperInstance
 
 __all__ = [
     "INGEST_QUEUE_NAMES",

@@ -27,14 +27,10 @@ from datetime import UTC, datetime, timedelta
 
 from pyarrow import fs as pafs
 
-from sleeper.core.exceptions import TableNotFoundError
-from sleeper.core.jobs import wire
-from sleeper.core.jobs.exceptions import MessageError
-from sleeper.core.jobs.ingest import expand_job_files
-from sleeper.core.operations import INGEST_BATCHER_SUBMIT_Q as SUBMIT_QUEUE
-from sleeper.core.paths import check_safe_path, is_s3_path, normalise_s3_path
-from sleeper.core.properties.table import INGEST_BATCHER_TRACKING_TTL_MINUTES
-from sleeper.core.queue import Queue
+from sleeper.core import INGEST_BATCHER_SUBMIT_Q as SUBMIT_QUEUE
+from sleeper.core import Queue, TableNotFoundError, check_safe_path, is_s3_path, normalise_s3_path
+from sleeper.core.jobs import MessageError, expand_job_files, wire
+from sleeper.core.properties import INGEST_BATCHER_TRACKING_TTL_MINUTES
 from sleeper.ingest.batcher.exceptions import (
     BatcherFileNotFoundError,
     BatcherTableNotFoundError,
@@ -43,8 +39,8 @@ from sleeper.ingest.batcher.exceptions import (
 )
 from sleeper.ingest.batcher.model import SkippedFile, SubmitRequest, TrackedFile
 from sleeper.ingest.batcher.ports import IngestBatcherStore
-from sleeper.io.filesystem import FileSystemOptions, list_files, resolve
-from sleeper.statestore.tables import SleeperInstance
+from sleeper.io import FileSystemOptions, list_files, resolve
+from sleeper.statestore import SleeperInstance
 
 __all__ = [
     "SUBMIT_QUEUE",

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sleeper.adapters.aws.event_rules import EventBridgeRules
-from sleeper.api.instance import (
+from sleeper.adapters.aws import EventBridgeRules
+from sleeper.api import (
     BulkImportReport,
     IngestJobReport,
     Instance,
@@ -29,19 +29,14 @@ from sleeper.api.instance import (
     bulk_import_platform_queue,
     job_table_name,
 )
-from sleeper.core import operations
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.naming import queue_name
+from sleeper.core import QueueNotFoundError, SleeperError, counted, operations, queue_name
 from sleeper.core.properties import InstanceProperties
-from sleeper.core.queue import QueueNotFoundError
-from sleeper.core.words import counted
 from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig, queue_url_properties
 
 if TYPE_CHECKING:
-    from sleeper.api.table import Table
-    from sleeper.bulk_export.model import BulkExportQuery
-    from sleeper.core.jobs.bulk_import import BulkImportJob
-    from sleeper.core.jobs.ingest import IngestJob
+    from sleeper.api import Table
+    from sleeper.bulk_export import BulkExportQuery
+    from sleeper.core.jobs import BulkImportJob, IngestJob
 
 __all__ = ["MAX_RULE_NAME", "AwsApi", "scheduled_rule_names"]
 
@@ -132,7 +127,7 @@ class AwsApi(Instance):
         """Sends an ingest job to the ingest job queue, for the ingest tasks: S3 files as they are; local files are
         first staged as one Parquet file under ``for_ingest/`` in the data bucket, as ``Table.ingest`` does (the tasks
         cannot read this machine's files)."""
-        from sleeper.api.ingest_job import send_ingest_job
+        from sleeper.api import send_ingest_job
 
         schema = self.table(job_table_name(job)).schema
         sent = send_ingest_job(self.runtime, job_table_name(job), schema, list(job.files), job_id=job.id)
@@ -172,8 +167,8 @@ class AwsApi(Instance):
         tracked) until it finishes, then lists the files written under the bulk export bucket."""
         from pyarrow import fs as pafs
 
-        from sleeper.core.paths import join_under
-        from sleeper.io.filesystem import resolve
+        from sleeper.core import join_under
+        from sleeper.io import resolve
 
         if directory is not None:
             raise SleeperError(
@@ -229,7 +224,7 @@ class AwsApi(Instance):
         through the committer, to pending batches the deployed dispatcher sends once assigned. Never waits."""
         if not compact_all:
             return self._send_for_table(name, operations.COMPACTION_JOB_CREATION_Q, "create its compaction jobs")
-        from sleeper.compaction.entry import create_jobs_for_table
+        from sleeper.compaction import create_jobs_for_table
 
         table = self.runtime.table(name)
         queue = self.runtime.queue(operations.COMPACTION_JOB_Q)

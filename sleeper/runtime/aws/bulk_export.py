@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sleeper.adapters.aws.launchers.ecs import bulk_export_task_launcher
-from sleeper.bulk_export.task_creation import create_bulk_export_tasks
-from sleeper.core.jobs.task_creation import TaskCreation
-from sleeper.core.operations import LEAF_PARTITION_BULK_EXPORT_Q
+from sleeper.adapters.aws.launchers import bulk_export_task_launcher
+from sleeper.bulk_export import create_bulk_export_tasks
+from sleeper.core import LEAF_PARTITION_BULK_EXPORT_Q
+from sleeper.core.jobs import TaskCreation
 from sleeper.runtime.aws.instance import AwsInstance
 
 __all__ = ["create_bulk_export_tasks_on_ecs"]

@@ -18,15 +18,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sleeper.adapters.aws.dynamodb_stream import TransactionStreamRecord, transaction_stream_records
-from sleeper.adapters.aws.launchers.ecs import compaction_task_launcher
-from sleeper.compaction.task_creation import create_compaction_tasks
+from sleeper.adapters.aws import TransactionStreamRecord, transaction_stream_records
+from sleeper.adapters.aws.launchers import compaction_task_launcher
+from sleeper.compaction import create_compaction_tasks
 from sleeper.core import operations
-from sleeper.core.jobs.task_creation import TaskCreation
-from sleeper.core.statestore.transactions.log import LogType, TransactionType
-from sleeper.core.statestore.transactions.serde import log_type_of
+from sleeper.core.jobs import TaskCreation
+from sleeper.core.statestore.transactions import LogType, TransactionType, log_type_of
 from sleeper.runtime.aws.instance import AwsInstance
-from sleeper.statestore.follower import follow_log_entry
+from sleeper.statestore import follow_log_entry
 
 __all__ = [
     "FollowerOutcome",

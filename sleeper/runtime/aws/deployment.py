@@ -16,13 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sleeper.adapters.aws.clients import _untyped_client
-from sleeper.adapters.aws.exceptions import AwsError, translated
-from sleeper.adapters.aws.instance_clients import AwsClients
-from sleeper.adapters.aws.properties import S3PropertiesStore
-from sleeper.adapters.aws.resources import create_bucket
-from sleeper.core.deploy.artefacts import ArtefactsPlan
-from sleeper.core.exceptions import InstanceNotFoundError, SleeperError
+from sleeper.adapters.aws import AwsClients, AwsError, S3PropertiesStore, _untyped_client, create_bucket, translated
+from sleeper.core import InstanceNotFoundError, SleeperError
+from sleeper.core.deploy import ArtefactsPlan
 from sleeper.core.properties import INSTANCE_PROPERTIES_KEY, InstanceProperties, javaprops
 from sleeper.runtime.aws.instance import AwsRuntimeConfig
 

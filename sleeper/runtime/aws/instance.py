@@ -34,69 +34,78 @@ from typing import TYPE_CHECKING
 
 from pyarrow import fs as pafs
 
-from sleeper.adapters.aws.batcher_store import DynamoDBIngestBatcherStore
-from sleeper.adapters.aws.clients import ENDPOINT_ENV, AwsConfigurationError, AwsSettings, sts_client
-from sleeper.adapters.aws.dynamodb_query_tracker import DynamoDBQueryTracker
-from sleeper.adapters.aws.dynamodb_state_store import DynamoDBStateStoreBackend
-from sleeper.adapters.aws.dynamodb_table_index import DynamoDBTableIndex
-from sleeper.adapters.aws.dynamodb_trackers import (
+from sleeper.adapters.aws import (
+    ENDPOINT_ENV,
+    ApiGatewayWebSocketPoster,
+    AwsClients,
+    AwsConfigurationError,
+    AwsSettings,
     DynamoDBCompactionJobTracker,
+    DynamoDBIngestBatcherStore,
     DynamoDBIngestJobTracker,
+    DynamoDBQueryTracker,
+    DynamoDBStateStoreBackend,
+    DynamoDBTableIndex,
     DynamoDBTaskTracker,
+    S3PropertiesStore,
+    S3StateStoreBackend,
+    SqsQueue,
+    copy_if_absent,
+    emf_line,
+    emf_record,
+    sts_client,
 )
-from sleeper.adapters.aws.emf import emf_line, emf_record
-from sleeper.adapters.aws.instance_clients import AwsClients
-from sleeper.adapters.aws.launchers.bulk_import import bulk_import_job_store
-from sleeper.adapters.aws.launchers.eks import EksPlatform
-from sleeper.adapters.aws.launchers.emr import EmrPlatform, PersistentEmrPlatform, persistent_emr_requeue
-from sleeper.adapters.aws.launchers.emr_serverless import EmrServerlessPlatform
-from sleeper.adapters.aws.properties import S3PropertiesStore
-from sleeper.adapters.aws.s3_log import S3StateStoreBackend
-from sleeper.adapters.aws.s3_publish import copy_if_absent
-from sleeper.adapters.aws.sqs_queue import SqsQueue
-from sleeper.adapters.aws.websocket_api import ApiGatewayWebSocketPoster
-from sleeper.api.table import Table, has_dynamodb_transaction_log
-from sleeper.bulk_import.launch_ports import BulkImportPlatform, BulkImportRequeue
-from sleeper.bulk_import.ports import BulkImportLaunch
-from sleeper.core import operations
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.jobs.workspace import JobWorkspace
-from sleeper.core.naming import (
+from sleeper.adapters.aws.launchers import (
+    EksPlatform,
+    EmrPlatform,
+    EmrServerlessPlatform,
+    PersistentEmrPlatform,
+    bulk_import_job_store,
+    persistent_emr_requeue,
+)
+from sleeper.api import Table, has_dynamodb_transaction_log
+from sleeper.bulk_import import BulkImportLaunch, BulkImportPlatform, BulkImportRequeue
+from sleeper.core import (
+    OutgoingMessage,
+    Query,
+    QuerySerDe,
+    QueueConfig,
+    QueueNotFoundError,
+    Schema,
+    SleeperError,
     StateStoreTableNames,
     TableIndexTableNames,
+    TableStatus,
     config_bucket_name,
     dead_letter_queue_name,
+    operations,
     query_tracker_table_name,
     queue_name,
 )
-from sleeper.core.properties import InstanceProperties, PropertyDefinition, TableProperties
-from sleeper.core.properties import instance_cdk as cdk
-from sleeper.core.properties.instance_common import (
-    METRICS_NAMESPACE,
-    STATESTORE_PROVIDER_CACHE_SIZE,
-    TABLE_INDEX_DYNAMO_STRONGLY_CONSISTENT_READS,
-)
-from sleeper.core.properties.instance_compaction import (
+from sleeper.core.jobs import JobWorkspace
+from sleeper.core.properties import (
     COMPACTION_JOB_STATUS_TTL_IN_SECONDS,
     COMPACTION_TASK_STATUS_TTL_IN_SECONDS,
-)
-from sleeper.core.properties.instance_ingest import (
     INGEST_JOB_STATUS_TTL_IN_SECONDS,
     INGEST_SOURCE_BUCKET,
     INGEST_TASK_STATUS_TTL_IN_SECONDS,
+    METRICS_NAMESPACE,
+    QUERY_TRACKER_ITEM_TTL_IN_DAYS,
+    S3_TRANSACTION_LOG_STATE_STORE,
+    STATESTORE_CLASSNAME,
+    STATESTORE_PROVIDER_CACHE_SIZE,
+    TABLE_INDEX_DYNAMO_STRONGLY_CONSISTENT_READS,
+    InstanceProperties,
+    PropertyDefinition,
+    TableProperties,
+    state_store_class,
 )
-from sleeper.core.properties.instance_query import QUERY_TRACKER_ITEM_TTL_IN_DAYS
-from sleeper.core.properties.table import S3_TRANSACTION_LOG_STATE_STORE, STATESTORE_CLASSNAME, state_store_class
-from sleeper.core.query import Query, QuerySerDe
-from sleeper.core.queue import OutgoingMessage, QueueConfig, QueueNotFoundError
-from sleeper.core.schema import Schema
-from sleeper.core.table import TableStatus
-from sleeper.ingest.batcher.job_creator import INGEST_QUEUE_NAMES
-from sleeper.ingest.sources import IngestSources
-from sleeper.io.filesystem import FileSystemOptions, S3Options, s3_filesystem
+from sleeper.core.properties import instance_cdk as cdk
+from sleeper.ingest import IngestSources
+from sleeper.ingest.batcher import INGEST_QUEUE_NAMES
+from sleeper.io import FileSystemOptions, S3Options, s3_filesystem
 from sleeper.runtime.tables import InstanceTables
-from sleeper.statestore.metrics import TableMetrics
-from sleeper.statestore.store import StateStore, StateStoreSettings
+from sleeper.statestore import StateStore, StateStoreSettings, TableMetrics
 
 __all__ = [
     "ACCOUNT_ENV",
@@ -181,7 +190,7 @@ class AwsRuntimeConfig:
             AwsRuntimeConfigError: If no region is configured, or the profile named does not exist.
             AwsError: If the account has to be, and cannot be, read from STS.
         """
-        from sleeper.adapters.aws.event_rules import caller_account
+        from sleeper.adapters.aws import caller_account
 
         env = os.environ if environ is None else environ
         settings = _settings(env)
@@ -581,13 +590,11 @@ def print_line(line: str) -> None:
 
 
 if TYPE_CHECKING:
-    from sleeper.api.table import TableInstance
-    from sleeper.bulk_import.ports import BulkImportStartRuntime
-    from sleeper.ingest.ports import IngestRuntime
-    from sleeper.query.entry import WebSocketRuntime
-    from sleeper.query.executor import QueryableTable
-    from sleeper.statestore.metrics import MetricsRuntime
-    from sleeper.statestore.tables import SleeperRuntime, SleeperTable
+    from sleeper.api import TableInstance
+    from sleeper.bulk_import import BulkImportStartRuntime
+    from sleeper.ingest import IngestRuntime
+    from sleeper.query import QueryableTable, WebSocketRuntime
+    from sleeper.statestore import MetricsRuntime, SleeperRuntime, SleeperTable
 
     def _conforms_to_the_feature_ports(instance: AwsInstance, table: Table[AwsInstance]) -> None:
         """Checked by mypy: the AWS instance and its tables fit the shared ports and the features' own."""

@@ -5,10 +5,9 @@ ECS tasks choose it when they start; CloudWatch Logs turns the lines of their lo
 
 from __future__ import annotations
 
-from sleeper.adapters.aws.emf import emf_metrics_sink
-from sleeper.core.metrics import MetricsSink, use_metrics_sink
-from sleeper.core.properties import InstanceProperties
-from sleeper.core.properties.instance_common import ID, METRICS_NAMESPACE
+from sleeper.adapters.aws import emf_metrics_sink
+from sleeper.core import MetricsSink, use_metrics_sink
+from sleeper.core.properties import ID, METRICS_NAMESPACE, InstanceProperties
 
 __all__ = ["emf_sink", "publish_metrics_as_emf"]
 

@@ -11,15 +11,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sleeper.adapters.aws.batcher_store import DynamoDBIngestBatcherStore
-from sleeper.adapters.aws.launchers.ecs import EcsTaskLauncher, ingest_task_launcher
-from sleeper.bulk_import.launch_ports import BulkImportPlatform, BulkImportRequeue
-from sleeper.core import operations
-from sleeper.core.jobs.task_creation import TaskCreation
-from sleeper.core.queue import QueueNotFoundError
-from sleeper.ingest.task_creation import create_ingest_tasks
-from sleeper.query.queued import QUERY_QUEUE
-from sleeper.query.warm import send_warm_queries
+from sleeper.adapters.aws import DynamoDBIngestBatcherStore
+from sleeper.adapters.aws.launchers import EcsTaskLauncher, ingest_task_launcher
+from sleeper.bulk_import import BulkImportPlatform, BulkImportRequeue
+from sleeper.core import QueueNotFoundError, operations
+from sleeper.core.jobs import TaskCreation
+from sleeper.ingest import create_ingest_tasks
+from sleeper.query import QUERY_QUEUE, send_warm_queries
 from sleeper.runtime.aws.instance import AwsInstance
 
 __all__ = [

@@ -19,12 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sleeper.adapters.aws.clients import _untyped_client
-from sleeper.adapters.aws.event_rules import EventBridgeRules
-from sleeper.adapters.aws.exceptions import AwsError, translated
-from sleeper.core import naming
-from sleeper.core.deploy.artefacts import ArtefactsPlan, artefacts_plan
-from sleeper.core.exceptions import SleeperError
+from sleeper.adapters.aws import AwsError, EventBridgeRules, _untyped_client, translated
+from sleeper.core import SleeperError, naming
+from sleeper.core.deploy import ArtefactsPlan, artefacts_plan
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_common as common
 from sleeper.runtime.aws.api import scheduled_rule_names

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sleeper.api.instance import (
+from sleeper.api import (
     BulkImportReport,
     IngestJobReport,
     Instance,
@@ -19,15 +19,15 @@ from sleeper.api.instance import (
     UnknownPlatformError,
     job_table_name,
 )
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.operations import (
+from sleeper.core import (
     COMPACTION_COMMIT_Q,
     COMPACTION_JOB_Q,
     PENDING_COMPACTION_JOB_BATCH_Q,
     STATE_STORE_COMMITTER_Q,
+    SleeperError,
+    counted,
 )
 from sleeper.core.properties import InstanceProperties
-from sleeper.core.words import counted
 from sleeper.runtime.local.instance import (
     PAUSED_FILE,
     LocalInstance,
@@ -37,10 +37,9 @@ from sleeper.runtime.local.instance import (
 )
 
 if TYPE_CHECKING:
-    from sleeper.api.table import Table
-    from sleeper.bulk_export.model import BulkExportQuery
-    from sleeper.core.jobs.bulk_import import BulkImportJob
-    from sleeper.core.jobs.ingest import IngestJob
+    from sleeper.api import Table
+    from sleeper.bulk_export import BulkExportQuery
+    from sleeper.core.jobs import BulkImportJob, IngestJob
     from sleeper.runtime.local.runner import RoundSummary
 
 __all__ = ["PAUSED_FILE", "LocalApi", "is_paused", "pause", "resume", "retry_dead_letters"]
@@ -123,7 +122,7 @@ class LocalApi(Instance):
     # --- data --------------------------------------------------------------------------------------------------
     def send_ingest_job(self, job: IngestJob) -> IngestJobReport:
         """Sends an ingest job to ``IngestJobQ`` (local paths made absolute: the local ingest tasks read them)."""
-        from sleeper.ingest.job_runner import INGEST_JOB_QUEUE
+        from sleeper.ingest import INGEST_JOB_QUEUE
 
         job = replace(job, files=_absolute(job.files))
         self.runtime.queue(INGEST_JOB_QUEUE).send(job.to_json())
@@ -136,8 +135,8 @@ class LocalApi(Instance):
         Raises:
             SleeperError: If the job fails or is rejected (with the tracker's reasons).
         """
-        from sleeper.core.trackers.runs import JobOutcome
-        from sleeper.ingest.job_runner import IngestJobRunner
+        from sleeper.core.trackers import JobOutcome
+        from sleeper.ingest import IngestJobRunner
         from sleeper.runtime.local.tasks import local_task
 
         with local_task(self.runtime) as task:
@@ -182,8 +181,8 @@ class LocalApi(Instance):
         Raises:
             SleeperError: If the job fails or is rejected.
         """
-        from sleeper.bulk_import.runner import run_bulk_import
-        from sleeper.core.trackers.runs import JobOutcome
+        from sleeper.bulk_import import run_bulk_import
+        from sleeper.core.trackers import JobOutcome
         from sleeper.runtime.local.tasks import local_task
 
         job = replace(job, files=_absolute(job.files))
@@ -211,7 +210,7 @@ class LocalApi(Instance):
     ) -> dict[str, Any]:
         """Exports the table in this process to ``directory`` (``wait`` and ``timeout`` do not apply: it is done when
         this returns)."""
-        from sleeper.bulk_export.local import export_table
+        from sleeper.bulk_export import export_table
 
         if directory is None:
             raise SleeperError("give the directory to export to: sleeper export TABLE DIR")
@@ -226,7 +225,7 @@ class LocalApi(Instance):
 
     def submit_to_batcher(self, table_name: str, files: Sequence[str]) -> str:
         """Tracks files in the batcher's store at once (local paths made absolute)."""
-        from sleeper.ingest.batcher.submitter import IngestBatcherSubmitter, submit_files
+        from sleeper.ingest.batcher import IngestBatcherSubmitter, submit_files
 
         submitter = IngestBatcherSubmitter(self.runtime, self.runtime.batcher_store, allow_local=True)
         tracked = submit_files(submitter, table_name, list(_absolute(files)))
@@ -278,7 +277,7 @@ class LocalApi(Instance):
         """Creates compaction jobs for a table now and, unless told not to wait, runs them and their commits (first
         applying the assignment of any pending batches and dispatching them, when the table assigns through the
         committer)."""
-        from sleeper.compaction.entry import create_jobs_for_table
+        from sleeper.compaction import create_jobs_for_table
 
         table = self.runtime.table(name)
         result = create_jobs_for_table(self.runtime, table, compact_all=compact_all)
@@ -297,8 +296,7 @@ class LocalApi(Instance):
 
     def split_now(self, name: str) -> OperationReport:
         """Finds a table's partitions over the splitting threshold now, and splits them."""
-        from sleeper.splitting.finder import send_split_jobs
-        from sleeper.splitting.ports import PARTITION_SPLITTING_JOB_QUEUE
+        from sleeper.splitting import PARTITION_SPLITTING_JOB_QUEUE, send_split_jobs
 
         table = self.runtime.table(name)
         jobs = send_split_jobs(table, self.runtime.queue(PARTITION_SPLITTING_JOB_QUEUE))
@@ -311,8 +309,7 @@ class LocalApi(Instance):
 
     def gc_now(self, name: str, *, orphans: bool = False, dry_run: bool = False) -> OperationReport:
         """Garbage collects a table now; with ``orphans``, also sweeps files no transaction referenced."""
-        from sleeper.gc.collector import run_garbage_collection
-        from sleeper.gc.orphans import sweep_orphans
+        from sleeper.gc import run_garbage_collection, sweep_orphans
 
         table = self.runtime.table(name)
         result = run_garbage_collection(self.runtime, table.table_id)
@@ -396,6 +393,6 @@ class LocalApi(Instance):
 
 
 def _absolute(paths: Sequence[str]) -> tuple[str, ...]:
-    from sleeper.io.input_paths import resolve_input_paths
+    from sleeper.io import resolve_input_paths
 
     return resolve_input_paths(paths)

@@ -11,8 +11,8 @@ jobs keep their scratch files in the task's directory, so the runs and files of 
 
 from __future__ import annotations
 
+from sleeper.core import BULK_IMPORT_JOB_Q as BULK_IMPORT_QUEUE
 from sleeper.core import operations
-from sleeper.core.operations import BULK_IMPORT_JOB_Q as BULK_IMPORT_QUEUE
 from sleeper.runtime.faults_env import arm_crash_points_from_environment
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.runtime.local.runner import Handler, LocalRunner, RoundSummary

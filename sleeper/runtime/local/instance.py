@@ -36,38 +36,47 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from pyarrow import fs as pafs
 
-from sleeper.adapters.local.batcher_store import SqliteIngestBatcherStore
-from sleeper.adapters.local.file_log import FileStateStoreBackend
-from sleeper.adapters.local.properties import LocalPropertiesStore
-from sleeper.adapters.local.queue import SqliteQueues
-from sleeper.adapters.local.statestore import SqliteStateStoreBackend
-from sleeper.adapters.local.table_index import SqliteTableIndex
-from sleeper.adapters.local.trackers import (
+from sleeper.adapters.local import (
+    FileStateStoreBackend,
+    LocalPropertiesStore,
     SqliteCompactionJobTracker,
+    SqliteIngestBatcherStore,
     SqliteIngestJobTracker,
     SqliteQueryTracker,
+    SqliteQueues,
+    SqliteStateStoreBackend,
+    SqliteTableIndex,
     SqliteTaskTracker,
 )
-from sleeper.api.table import Table
-from sleeper.core.exceptions import InstanceAlreadyExistsError, InstanceNotFoundError, PropertyError, SleeperError
-from sleeper.core.jobs.workspace import JobWorkspace
-from sleeper.core.naming import local_dead_letter_queue_name
-from sleeper.core.operations import BULK_IMPORT_JOB_Q, QUERY_RESULTS_Q, local_queues
+from sleeper.api import Table
+from sleeper.core import (
+    BULK_IMPORT_JOB_Q,
+    QUERY_RESULTS_Q,
+    InstanceAlreadyExistsError,
+    InstanceNotFoundError,
+    PropertyError,
+    Query,
+    Queue,
+    Schema,
+    SleeperError,
+    TableStatus,
+    local_dead_letter_queue_name,
+    local_queues,
+)
+from sleeper.core.jobs import JobWorkspace
 from sleeper.core.properties import (
+    S3_TRANSACTION_LOG_STATE_STORE,
+    STATESTORE_CLASSNAME,
+    STATESTORE_PROVIDER_CACHE_SIZE,
     InstanceProperties,
     TableProperties,
+    state_store_class,
 )
-from sleeper.core.properties.instance_common import STATESTORE_PROVIDER_CACHE_SIZE
-from sleeper.core.properties.table import S3_TRANSACTION_LOG_STATE_STORE, STATESTORE_CLASSNAME, state_store_class
-from sleeper.core.query import Query
-from sleeper.core.queue import Queue
-from sleeper.core.schema import Schema
-from sleeper.core.table import TableStatus
-from sleeper.ingest.batcher.job_creator import route_bulk_import_to
-from sleeper.ingest.sources import IngestSources
+from sleeper.ingest import IngestSources
+from sleeper.ingest.batcher import route_bulk_import_to
 from sleeper.runtime.local.tasks import LocalTask, job_workspace
 from sleeper.runtime.tables import InstanceTables
-from sleeper.statestore.store import StateStore, StateStoreSettings
+from sleeper.statestore import StateStore, StateStoreSettings
 
 DATABASE_FILE = "sleeper.db"
 
@@ -321,9 +330,9 @@ class LocalInstance(InstanceTables):
         entries (:func:`sleeper.runtime.router.drain`), and reads the sub-queries' result files back in key order."""
         import pyarrow.parquet as pq
 
-        from sleeper.core.query import QuerySerDe
-        from sleeper.io.arrow_schema import arrow_schema
-        from sleeper.query.queued import LEAF_PARTITION_QUERY_QUEUE, QUERY_QUEUE, query_results_dir
+        from sleeper.core import QuerySerDe
+        from sleeper.io import arrow_schema
+        from sleeper.query import LEAF_PARTITION_QUERY_QUEUE, QUERY_QUEUE, query_results_dir
         from sleeper.runtime.router import drain
 
         self.queue(QUERY_QUEUE).send(QuerySerDe.for_schema(schema).to_json(query))
@@ -423,10 +432,10 @@ class LocalInstance(InstanceTables):
 
 
 if TYPE_CHECKING:
-    from sleeper.api.table import TableInstance
-    from sleeper.ingest.ports import IngestRuntime
-    from sleeper.query.executor import QueryableTable
-    from sleeper.statestore.tables import SleeperRuntime, SleeperTable
+    from sleeper.api import TableInstance
+    from sleeper.ingest import IngestRuntime
+    from sleeper.query import QueryableTable
+    from sleeper.statestore import SleeperRuntime, SleeperTable
 
     def _conforms_to_the_feature_ports(instance: LocalInstance, table: Table[LocalInstance]) -> None:
         """Checked by mypy: the local instance and its tables fit the shared ports and ingest's (the ports only an

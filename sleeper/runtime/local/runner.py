@@ -32,16 +32,18 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 
-from sleeper.core.faults import crash_point
-from sleeper.core.logcontext import log_context
-from sleeper.core.operation_wiring import local_schedules
-from sleeper.core.operations import (
+from sleeper.core import (
     COMPACTION_JOB_CREATION_Q,
     COMPACTION_JOB_Q,
     STATE_STORE_COMMITTER_Q,
+    OutgoingMessage,
+    QueueCounts,
+    ReceiptHandleError,
     Schedule,
+    crash_point,
+    local_schedules,
+    log_context,
 )
-from sleeper.core.queue import OutgoingMessage, QueueCounts, ReceiptHandleError
 from sleeper.runtime.local.instance import LocalInstance, is_paused
 from sleeper.runtime.local.tasks import recover_dead_tasks
 from sleeper.runtime.router import Disposition, settle

@@ -42,16 +42,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from sleeper.adapters.local.queue import SqliteQueues
-from sleeper.core.jobs.workspace import JobWorkspace
-from sleeper.core.table import TableStatus
-from sleeper.core.trackers.compaction import (
+from sleeper.adapters.local import SqliteQueues
+from sleeper.core import TableStatus
+from sleeper.core.jobs import JobWorkspace
+from sleeper.core.trackers import (
     CompactionJobFailed,
     CompactionJobRun,
     CompactionJobStatusType,
     CompactionJobTracker,
+    IngestJobFailed,
+    IngestJobRun,
+    IngestJobTracker,
 )
-from sleeper.core.trackers.ingest import IngestJobFailed, IngestJobRun, IngestJobTracker
 
 __all__ = [
     "TASK_PREFIX",

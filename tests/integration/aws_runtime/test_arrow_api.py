@@ -27,7 +27,7 @@ from sleeper.core.exceptions import SleeperError
 from sleeper.core.filter import FilterError
 from sleeper.core.operations import INGEST_JOB_Q, LEAF_PARTITION_QUERY_Q, QUERY_Q, STATE_STORE_COMMITTER_Q
 from sleeper.ingest.entry import run_ingest_job
-from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.arrow_types import arrow_schema
 from sleeper.io.exceptions import MissingFileError
 from sleeper.lambdas import sqs
 from sleeper.runtime.aws.instance import AwsInstance

@@ -20,7 +20,7 @@ from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.trackers.ingest import IngestJobStatusType
 from sleeper.core.trackers.runs import JobOutcome
-from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.arrow_types import arrow_schema
 from sleeper.io.filesystem import filesystem_path, local_filesystem
 from sleeper.io.parquet import SortedFileWriter
 from sleeper.io.sketches import Sketches, sketches_path

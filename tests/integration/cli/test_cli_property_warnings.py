@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sleeper.cli.main import run
-from sleeper.runtime.connect import connect
+from sleeper.runtime.connection import connect
 
 pytestmark = pytest.mark.integration
 

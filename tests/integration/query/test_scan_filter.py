@@ -17,7 +17,7 @@ import sleeper
 from sleeper.api.table import Table
 from sleeper.core.filter import Compare, FilterError
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.arrow_types import arrow_schema
 from sleeper.io.filesystem import filesystem_path
 from sleeper.io.parquet_reader import SortedFileReader
 

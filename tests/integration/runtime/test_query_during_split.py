@@ -13,7 +13,7 @@ from sleeper.core.partition import PartitionTree, split_partition
 from sleeper.core.query import Query
 from sleeper.core.range import Region
 from sleeper.core.statestore.transactions.partitions import SplitPartitionTransaction
-from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.arrow_types import arrow_schema
 from sleeper.query.executor import plan_table_query, processing_config, run_leaf_query
 from sleeper.runtime.local.instance import LocalInstance
 from sleeper.statestore.store import StateStore

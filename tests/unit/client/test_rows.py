@@ -10,7 +10,7 @@ import pytest
 from sleeper.client.errors import ClientArgumentError
 from sleeper.client.rows import ParquetSpool, parquet_bytes, rows_to_batch
 from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
-from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.arrow_types import arrow_schema
 
 SCHEMA = Schema(
     row_key_fields=(Field("id", PrimitiveType.INT),),

@@ -23,7 +23,7 @@ from sleeper.core.queue import Queue
 from sleeper.core.schema import KeyValue, Schema
 from sleeper.core.statestore.references import FileReference
 from sleeper.core.statestore.transactions.files import AssignJobIdRequest, AssignJobIdsTransaction
-from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.arrow_types import arrow_schema
 from sleeper.io.parquet import SortedFileWriter, WrittenFile, read_sorted
 from sleeper.io.sort import sort_table
 from sleeper.statestore.store import StateStore

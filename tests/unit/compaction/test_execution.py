@@ -16,7 +16,7 @@ from sleeper.compaction.execution import ExecutionSettings, compaction_batches, 
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.io import data_engine
-from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.arrow_types import arrow_schema
 from sleeper.io.data_engine import DEFAULT_ENGINE, ENGINE_ARROW, ENGINE_DATAFUSION, resolve_engine
 from sleeper.io.datafusion import datafusion_can_read
 from sleeper.io.exceptions import DataEngineError, EngineUnavailableError

@@ -4,7 +4,7 @@ import pyarrow as pa
 import pytest
 
 from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
-from sleeper.io.arrow_schema import arrow_schema, conform_batch
+from sleeper.io.arrow_types import arrow_schema, conform_batch
 from sleeper.io.exceptions import SchemaMismatchError
 
 SCHEMA = Schema.of(

@@ -16,7 +16,7 @@ import pytest
 
 from sleeper.core.schema import Field, KeyValue, ListType, MapType, PrimitiveType, Schema
 from sleeper.io import parquet_reader
-from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.arrow_types import arrow_schema
 from sleeper.io.exceptions import DataFileError
 from sleeper.io.filesystem import local_filesystem
 from sleeper.io.page_index import FooterIndex, footer_bytes

@@ -12,7 +12,7 @@ import pytest
 
 from sleeper.adapters.memory.filesystem import in_memory_filesystem
 from sleeper.core.schema import Field, PrimitiveType, Schema
-from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.arrow_types import arrow_schema
 from sleeper.io.exceptions import UnsupportedSettingError, WriterClosedError
 from sleeper.io.filesystem import open_input
 from sleeper.io.page_index import FooterIndex, footer_bytes

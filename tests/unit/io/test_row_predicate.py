@@ -14,7 +14,7 @@ import pytest
 
 from sleeper.core.filter import parse_filter
 from sleeper.core.schema import Field, PrimitiveType, Schema, TimestampType, ValueType
-from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.arrow_types import arrow_schema
 from sleeper.io.row_filter import RowPredicate, filter_batch, row_predicate, to_expression
 
 SCHEMA = Schema.of(

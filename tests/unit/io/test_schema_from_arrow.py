@@ -7,7 +7,7 @@ import pytest
 
 from sleeper.core.exceptions import SchemaError
 from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
-from sleeper.io.arrow_schema import arrow_schema
+from sleeper.io.arrow_types import arrow_schema
 
 EVERY_TYPE = Schema(
     row_key_fields=(Field("key", PrimitiveType.STRING), Field("id", PrimitiveType.LONG)),

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from sleeper.core import operation_wiring, operations
+from sleeper.core.faces import face_names
 from sleeper.core.properties import INSTANCE_PROPERTY_INDEX, TABLE_PROPERTY_INDEX
 from sleeper.core.properties.definitions import PropertyDefinition
 
@@ -46,6 +47,10 @@ NAMES = {d.name for d in ALL}
 MODULE_NAMES = {".".join(p.relative_to(ROOT).with_suffix("").parts) for p in (ROOT / "sleeper").rglob("*.py")}
 """The package's module names: a string naming one (``"sleeper.cdk.app"``, the CDK app ``cdk`` runs) is not a read
 of the property spelt the same (``sleeper.cdk.app``, Sleeper's record of which CDK app deployed an instance)."""
+
+
+FACE = face_names("sleeper.core.properties", ROOT / "sleeper" / "core" / "properties" / "__init__.py")
+"""The names the package's face offers, with the module each comes from."""
 
 
 def _constants() -> dict[str, dict[str, PropertyDefinition]]:
@@ -103,6 +108,11 @@ def _reads_in(path: Path, constants: dict[str, dict[str, PropertyDefinition]]) -
                 found.update(module_constants[a.name].name for a in node.names if a.name in module_constants)
             elif node.module == "sleeper.core.properties":
                 aliases.update({a.asname or a.name: a.name for a in node.names if a.name in constants})
+                for a in node.names:  # a constant imported from the package's face, read from its module
+                    module_name = FACE.get(a.name, ("", ""))[0].rsplit(".", 1)[-1]
+                    definition = constants.get(module_name, {}).get(FACE[a.name][1]) if a.name in FACE else None
+                    if definition is not None:
+                        found.add(definition.name)
         elif isinstance(node, ast.Import):
             for a in node.names:
                 module_name = a.name.rsplit(".", 1)[-1]
@@ -159,12 +169,14 @@ def should_not_mark_a_property_the_code_reads(read: frozenset[str]) -> None:
     assert stale == [], "marked not_used but read by the code:\n" + "\n".join(stale)
 
 
-def should_find_reads_by_constant_by_module_and_by_built_name(tmp_path: Path) -> None:
-    # Given code reading one property by constant, one through its module and one by a name built from a prefix
+def should_find_reads_by_constant_by_module_by_face_and_by_built_name(tmp_path: Path) -> None:
+    # Given code reading one property by constant, one through its module, one through the package's face and one
+    # by a name built from a prefix
     source = tmp_path / "reader.py"
     source.write_text(
         "from sleeper.core.properties.instance_common import LOGGING_LEVEL\n"
         "from sleeper.core.properties import instance_query as iq\n"
+        "from sleeper.core.properties import INGEST_JOB_WAIT_TIME_IN_SECONDS\n"
         "PREFIX = 'sleeper.table.statestore.transactionlog.'\n"
         "def f(p):\n"
         "    return p.get(iq.QUERY_TRACKER_ITEM_TTL_IN_DAYS), p.get(PREFIX + 'snapshot.expiry.days')\n",
@@ -172,8 +184,9 @@ def should_find_reads_by_constant_by_module_and_by_built_name(tmp_path: Path) ->
     )
     # When its reads are found
     found = _reads_in(source, _constants())
-    # Then all three are
+    # Then all four are
     assert found == {
+        "sleeper.ingest.job.queue.wait.time",
         "sleeper.logging.level",
         "sleeper.query.tracker.ttl.days",
         "sleeper.table.statestore.transactionlog.snapshot.expiry.days",

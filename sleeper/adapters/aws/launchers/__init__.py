@@ -15,3 +15,34 @@ Serverless, an EMR cluster per job, or a persistent EMR cluster. One module per 
 The clients they take are built by :mod:`sleeper.adapters.aws.clients` (an instance's runtime shares one of each
 through :class:`~sleeper.adapters.aws.instance_clients.AwsClients`).
 """
+
+from typing import TYPE_CHECKING
+
+from sleeper.core import lazy_face
+
+if TYPE_CHECKING:
+    from sleeper.adapters.aws.launchers.bulk_import import bulk_import_job_store as bulk_import_job_store
+    from sleeper.adapters.aws.launchers.ecs import EcsTaskLauncher as EcsTaskLauncher
+    from sleeper.adapters.aws.launchers.ecs import bulk_export_task_launcher as bulk_export_task_launcher
+    from sleeper.adapters.aws.launchers.ecs import compaction_task_launcher as compaction_task_launcher
+    from sleeper.adapters.aws.launchers.ecs import ingest_task_launcher as ingest_task_launcher
+    from sleeper.adapters.aws.launchers.eks import EksPlatform as EksPlatform
+    from sleeper.adapters.aws.launchers.emr import EmrPlatform as EmrPlatform
+    from sleeper.adapters.aws.launchers.emr import PersistentEmrPlatform as PersistentEmrPlatform
+    from sleeper.adapters.aws.launchers.emr import persistent_emr_requeue as persistent_emr_requeue
+    from sleeper.adapters.aws.launchers.emr_serverless import EmrServerlessPlatform as EmrServerlessPlatform
+
+__all__ = [
+    "EcsTaskLauncher",
+    "EksPlatform",
+    "EmrPlatform",
+    "EmrServerlessPlatform",
+    "PersistentEmrPlatform",
+    "bulk_export_task_launcher",
+    "bulk_import_job_store",
+    "compaction_task_launcher",
+    "ingest_task_launcher",
+    "persistent_emr_requeue",
+]
+
+__getattr__, __dir__ = lazy_face(__name__, __file__)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from sleeper.adapters.aws.exceptions import translated
 from sleeper.adapters.aws.launchers.common import required_property
-from sleeper.core.jobs.bulk_import import BulkImportJob
+from sleeper.core.jobs import BulkImportJob
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties import instance_cdk as cdk
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sleeper.core.exceptions import PropertyError
+from sleeper.core import PropertyError
 from sleeper.core.properties import InstanceProperties, PropertyDefinition
 
 __all__ = ["required_property"]

@@ -28,11 +28,15 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sleeper.adapters.aws.clients import EcsClient
 from sleeper.adapters.aws.exceptions import AwsError, translated
 from sleeper.adapters.aws.launchers.common import required_property
-from sleeper.core.naming import BULK_EXPORT_CONTAINER_NAME, COMPACTION_CONTAINER_NAME, INGEST_CONTAINER_NAME
-from sleeper.core.properties import InstanceProperties, PropertyDefinition
+from sleeper.core import BULK_EXPORT_CONTAINER_NAME, COMPACTION_CONTAINER_NAME, INGEST_CONTAINER_NAME
+from sleeper.core.properties import (
+    COMPACTION_ECS_LAUNCHTYPE,
+    FARGATE_VERSION,
+    SUBNETS,
+    InstanceProperties,
+    PropertyDefinition,
+)
 from sleeper.core.properties import instance_cdk as cdk
-from sleeper.core.properties.instance_common import FARGATE_VERSION, SUBNETS
-from sleeper.core.properties.instance_compaction import COMPACTION_ECS_LAUNCHTYPE
 
 __all__ = [
     "CAPACITY_UNAVAILABLE",

@@ -31,11 +31,9 @@ from typing import Any
 from sleeper.adapters.aws.exceptions import translated
 from sleeper.adapters.aws.launchers.bulk_import import conf_options, driver_arguments, merge_spark_conf
 from sleeper.adapters.aws.launchers.common import required_property
-from sleeper.bulk_import.launch_ports import BulkImportRun, PlatformStart
-from sleeper.core.properties import InstanceProperties
+from sleeper.bulk_import import BulkImportRun, PlatformStart
+from sleeper.core.properties import BULK_IMPORT_EKS_SPARK_EXECUTOR_EPHEMERAL_STORAGE, InstanceProperties, eks_spark_conf
 from sleeper.core.properties import instance_cdk as cdk
-from sleeper.core.properties.instance_eks import BULK_IMPORT_EKS_SPARK_EXECUTOR_EPHEMERAL_STORAGE
-from sleeper.core.properties.spark import eks_spark_conf
 
 __all__ = [
     "EKS_DRIVER_SCRIPT",

@@ -35,14 +35,20 @@ from sleeper.adapters.aws.launchers.bulk_import import (
     merge_spark_conf,
 )
 from sleeper.adapters.aws.launchers.common import required_property
-from sleeper.bulk_import.launch_ports import BulkImportRun, PlatformStart
-from sleeper.core.exceptions import PropertyError
-from sleeper.core.properties import InstanceProperties, PropertyDefinition
+from sleeper.bulk_import import BulkImportRun, PlatformStart
+from sleeper.core import PropertyError
+from sleeper.core.properties import (
+    EMR_JAVA_HOME,
+    ID,
+    JARS_BUCKET,
+    SUBNETS,
+    InstanceProperties,
+    PropertyDefinition,
+    emr_spark_conf,
+)
 from sleeper.core.properties import instance_bulk as bulk
 from sleeper.core.properties import instance_cdk as cdk
 from sleeper.core.properties import table as table_props
-from sleeper.core.properties.instance_common import ID, JARS_BUCKET, SUBNETS
-from sleeper.core.properties.spark import EMR_JAVA_HOME, emr_spark_conf
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

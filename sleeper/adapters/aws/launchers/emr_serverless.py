@@ -18,10 +18,9 @@ from sleeper.adapters.aws.clients import EmrServerlessClient
 from sleeper.adapters.aws.exceptions import translated
 from sleeper.adapters.aws.launchers.bulk_import import SparkDriver, conf_options, driver_arguments, merge_spark_conf
 from sleeper.adapters.aws.launchers.common import required_property
-from sleeper.bulk_import.launch_ports import BulkImportRun, PlatformStart
-from sleeper.core.properties import InstanceProperties
+from sleeper.bulk_import import BulkImportRun, PlatformStart
+from sleeper.core.properties import InstanceProperties, serverless_spark_conf
 from sleeper.core.properties import instance_cdk as cdk
-from sleeper.core.properties.spark import serverless_spark_conf
 
 __all__ = ["EmrServerlessPlatform", "emr_serverless_start_job_run_request"]
 

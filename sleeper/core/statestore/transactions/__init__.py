@@ -17,3 +17,66 @@ Modules: ``log`` (the transaction types, the two logs, epoch-millisecond times a
 ``files`` (the six transactions on the files log), ``partitions`` (the three on the partitions log) and ``serde``
 (reading and writing bodies of any type for a table's schema).
 """
+
+from typing import TYPE_CHECKING
+
+from sleeper.core import lazy_face
+
+if TYPE_CHECKING:
+    from sleeper.core.statestore.transactions.files import AddFilesTransaction as AddFilesTransaction
+    from sleeper.core.statestore.transactions.files import AssignJobIdRequest as AssignJobIdRequest
+    from sleeper.core.statestore.transactions.files import AssignJobIdsTransaction as AssignJobIdsTransaction
+    from sleeper.core.statestore.transactions.files import ClearFilesTransaction as ClearFilesTransaction
+    from sleeper.core.statestore.transactions.files import DeleteFilesTransaction as DeleteFilesTransaction
+    from sleeper.core.statestore.transactions.files import DeleteRowsTransaction as DeleteRowsTransaction
+    from sleeper.core.statestore.transactions.files import FileTransaction as FileTransaction
+    from sleeper.core.statestore.transactions.files import OverwriteFilesTransaction as OverwriteFilesTransaction
+    from sleeper.core.statestore.transactions.files import ReplaceFileReferencesRequest as ReplaceFileReferencesRequest
+    from sleeper.core.statestore.transactions.files import (
+        ReplaceFileReferencesTransaction as ReplaceFileReferencesTransaction,
+    )
+    from sleeper.core.statestore.transactions.files import SplitFileReferenceRequest as SplitFileReferenceRequest
+    from sleeper.core.statestore.transactions.files import (
+        SplitFileReferencesTransaction as SplitFileReferencesTransaction,
+    )
+    from sleeper.core.statestore.transactions.files import UpsertFilesTransaction as UpsertFilesTransaction
+    from sleeper.core.statestore.transactions.log import LogType as LogType
+    from sleeper.core.statestore.transactions.log import TransactionType as TransactionType
+    from sleeper.core.statestore.transactions.partitions import (
+        ExtendPartitionTreeTransaction as ExtendPartitionTreeTransaction,
+    )
+    from sleeper.core.statestore.transactions.partitions import (
+        InitialisePartitionsTransaction as InitialisePartitionsTransaction,
+    )
+    from sleeper.core.statestore.transactions.partitions import PartitionTransaction as PartitionTransaction
+    from sleeper.core.statestore.transactions.partitions import SplitPartitionTransaction as SplitPartitionTransaction
+    from sleeper.core.statestore.transactions.serde import Transaction as Transaction
+    from sleeper.core.statestore.transactions.serde import TransactionSerDe as TransactionSerDe
+    from sleeper.core.statestore.transactions.serde import log_type_of as log_type_of
+
+__all__ = [
+    "AddFilesTransaction",
+    "AssignJobIdRequest",
+    "AssignJobIdsTransaction",
+    "ClearFilesTransaction",
+    "DeleteFilesTransaction",
+    "DeleteRowsTransaction",
+    "ExtendPartitionTreeTransaction",
+    "FileTransaction",
+    "InitialisePartitionsTransaction",
+    "LogType",
+    "OverwriteFilesTransaction",
+    "PartitionTransaction",
+    "ReplaceFileReferencesRequest",
+    "ReplaceFileReferencesTransaction",
+    "SplitFileReferenceRequest",
+    "SplitFileReferencesTransaction",
+    "SplitPartitionTransaction",
+    "Transaction",
+    "TransactionSerDe",
+    "TransactionType",
+    "UpsertFilesTransaction",
+    "log_type_of",
+]
+
+__getattr__, __dir__ = lazy_face(__name__, __file__)

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from sleeper.core.jobs.workspace import JobWorkspace
+from sleeper.core.jobs import JobWorkspace
 
 if TYPE_CHECKING:
     from sleeper.runtime.aws.instance import AwsInstance
@@ -86,6 +86,6 @@ def install_user_code_of(instance: AwsInstance) -> None:
     Raises:
         UserCodeError: If a listed wheel cannot be installed: the task stops before any job rather than fail each.
     """
-    from sleeper.iterators.shipping import install_user_code
+    from sleeper.iterators import install_user_code
 
     install_user_code(instance.properties, options=instance.filesystem_options)

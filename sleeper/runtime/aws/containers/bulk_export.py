@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import logging
 
-from sleeper.bulk_export.task import JOBS_PER_TASK, bulk_export_loop_settings
-from sleeper.core.jobs.task_loop import TaskLoop, run_task_loop
-from sleeper.core.operations import LEAF_PARTITION_BULK_EXPORT_Q
+from sleeper.bulk_export import JOBS_PER_TASK, bulk_export_loop_settings
+from sleeper.core import LEAF_PARTITION_BULK_EXPORT_Q
+from sleeper.core.jobs import TaskLoop, run_task_loop
 from sleeper.runtime.aws.containers import LOGGER, configure_logging, idle_wait_seconds, install_user_code_of
 from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
 from sleeper.runtime.router import Settled, dispatch

@@ -11,15 +11,12 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from sleeper.bulk_import.driver import BulkImportJobFileError, run_started_bulk_import
-from sleeper.bulk_import.launch_ports import bulk_import_job_key
-from sleeper.bulk_import.runner import BulkImportOutcome
-from sleeper.core.exceptions import SleeperError
-from sleeper.core.jobs.bulk_import import BulkImportJob
+from sleeper.bulk_import import BulkImportJobFileError, BulkImportOutcome, bulk_import_job_key, run_started_bulk_import
+from sleeper.core import SleeperError
+from sleeper.core.jobs import BulkImportJob
 from sleeper.core.properties import instance_cdk as cdk
-from sleeper.core.trackers.ingest import IngestJobFailed
-from sleeper.core.trackers.runs import JobOutcome
-from sleeper.io.filesystem import read_bytes, resolve
+from sleeper.core.trackers import IngestJobFailed, JobOutcome
+from sleeper.io import read_bytes, resolve
 from sleeper.runtime.aws.containers import LOGGER, configure_logging
 from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
 

@@ -14,9 +14,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from sleeper.compaction.entry import run_compaction_job
-from sleeper.compaction.task import TaskSettings, TaskSummary, run_compaction_task
-from sleeper.core.logcontext import log_context
+from sleeper.compaction import TaskSettings, TaskSummary, run_compaction_job, run_compaction_task
+from sleeper.core import log_context
 from sleeper.runtime.aws.containers import (
     LOGGER,
     configure_logging,

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sleeper.core.logcontext import log_context
-from sleeper.core.properties.instance_ingest import INGEST_JOB_WAIT_TIME_IN_SECONDS
-from sleeper.ingest.job_runner import QueueRunSummary
-from sleeper.ingest.task import WAIT_SECONDS, ingest_task_settings, run_ingest_task
+from sleeper.core import log_context
+from sleeper.core.properties import INGEST_JOB_WAIT_TIME_IN_SECONDS
+from sleeper.ingest import WAIT_SECONDS, QueueRunSummary, ingest_task_settings, run_ingest_task
 from sleeper.runtime.aws.containers import configure_logging, idle_wait_seconds, install_user_code_of, task_workspace
 from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
 

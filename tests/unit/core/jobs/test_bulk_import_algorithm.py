@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sleeper.core.jobs.bulk_import_algorithm import (
+from sleeper.core.jobs.bulk_import_algorithms import (
     DEFAULT_CLASS_NAME,
     BulkImportAlgorithm,
     UnknownBulkImportAlgorithmError,

@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sleeper.api.instance import AWS_PREFIX, Instance, LocalOnlyError
-from sleeper.core.exceptions import InstanceNotFoundError, SleeperError
+from sleeper.api import AWS_PREFIX, Instance, LocalOnlyError
+from sleeper.core import InstanceNotFoundError, SleeperError
 
 if TYPE_CHECKING:
     from sleeper.runtime.aws.api import AwsApi
@@ -94,11 +94,11 @@ def create_instance(directory: str | Path, *, instance_id: str | None = None) ->
 def _connect_aws(instance_id: str) -> AwsApi:
 
     try:
-        from sleeper.adapters.aws.exceptions import AwsResourceNotFoundError
+        from sleeper.adapters.aws import AwsResourceNotFoundError
         from sleeper.runtime.aws.api import AwsApi
         from sleeper.runtime.aws.instance import AwsInstance, AwsRuntimeConfig
     except ImportError as e:
-        from sleeper.core.extras import missing_extra
+        from sleeper.core import missing_extra
 
         raise (missing_extra(e, f"an instance on AWS ({AWS_PREFIX}{instance_id})", "aws") or e) from None
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from sleeper.core.schema import Field, FieldType, ListType, MapType, PrimitiveType, Schema, TimestampType, ValueType
+from sleeper.core import Field, FieldType, ListType, MapType, PrimitiveType, Schema, TimestampType, ValueType
 from sleeper.io.exceptions import SchemaMismatchError
 
 __all__ = ["arrow_field", "arrow_schema", "arrow_type", "conform_batch", "key_arrow_type"]
