@@ -44,40 +44,5 @@ if TYPE_CHECKING:
     from sleeper.api.table import has_dynamodb_transaction_log as has_dynamodb_transaction_log
     from sleeper.api.upserts import UpsertNotEnabledError as UpsertNotEnabledError
 
-__all__ = [
-    "AWS_PREFIX",
-    "BulkImportReport",
-    "IngestJobError",
-    "IngestJobReport",
-    "Instance",
-    "LocalOnlyError",
-    "OperationReport",
-    "QueuedScan",
-    "STAGING_PREFIX",
-    "SqlError",
-    "Table",
-    "TableInstance",
-    "TimeRange",
-    "UnknownPlatformError",
-    "UpsertNotEnabledError",
-    "add_column",
-    "bulk_import_platform_queue",
-    "check_table_name",
-    "compaction_summary",
-    "create_table",
-    "delete",
-    "edited_properties",
-    "has_dynamodb_transaction_log",
-    "ingest_summary",
-    "job_table_name",
-    "parse_field_type",
-    "purge",
-    "query_row",
-    "queues_report",
-    "render_html_report",
-    "send_ingest_job",
-    "tracker_rows",
-    "truncate",
-]
 
 __getattr__, __dir__ = lazy_face(__name__, __file__)

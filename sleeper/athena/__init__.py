@@ -31,8 +31,6 @@ __all__ = [
     "AthenaSettings",
     "CompositeHandler",
     "ConnectorKind",
-    "DEFAULT_SPILL_PREFIX",
-    "INVALID_INPUT",
     "MetadataHandler",
     "RecordHandler",
     "athena_schema",

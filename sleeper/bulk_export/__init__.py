@@ -16,17 +16,7 @@ from sleeper.bulk_export.exceptions import BulkExportError, BulkExportQueryError
 from sleeper.bulk_export.model import BulkExportQuery, LeafPartitionExport
 from sleeper.core import lazy_face
 
-__all__ = [
-    "BulkExportError",
-    "BulkExportQuery",
-    "BulkExportQueryError",
-    "JOBS_PER_TASK",
-    "LeafPartitionExport",
-    "bulk_export_loop_settings",
-    "create_bulk_export_tasks",
-    "export_table",
-    "read_bulk_export_query",
-]
+__all__ = ["BulkExportError", "BulkExportQuery", "BulkExportQueryError", "LeafPartitionExport"]
 
 if TYPE_CHECKING:
     from sleeper.bulk_export.local import export_table as export_table

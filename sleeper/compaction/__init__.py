@@ -39,26 +39,5 @@ if TYPE_CHECKING:
     from sleeper.compaction.task import run_compaction_task as run_compaction_task
     from sleeper.compaction.task_creation import create_compaction_tasks as create_compaction_tasks
 
-__all__ = [
-    "CompactionConfigError",
-    "CompactionError",
-    "CompactionInputError",
-    "CompactionJobSendError",
-    "DeleteLeft",
-    "InvalidCompactionStrategyError",
-    "PendingBatchError",
-    "PurgeResult",
-    "TaskSettings",
-    "TaskSummary",
-    "UnknownCompactionStrategyError",
-    "create_compaction_tasks",
-    "create_jobs_for_table",
-    "deletes_left",
-    "handle_commit_messages",
-    "purge_table",
-    "retry_dead_lettered_jobs",
-    "run_compaction_job",
-    "run_compaction_task",
-]
 
 __getattr__, __dir__ = lazy_face(__name__, __file__)

@@ -27,6 +27,5 @@ if TYPE_CHECKING:
     from sleeper.emulator.instance import load_properties_file as load_properties_file
     from sleeper.emulator.instance import serve as serve
 
-__all__ = ["EmulatedAwsInstance", "load_properties_file", "serve"]
 
 __getattr__, __dir__ = lazy_face(__name__, __file__)

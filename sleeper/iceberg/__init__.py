@@ -23,17 +23,8 @@ __all__ = [
     "IcebergPublishError",
     "NotPublishableError",
     "PublishAbandonedError",
-    "PublishResult",
-    "RulesRefusedError",
     "ViewOwnershipError",
-    "WithdrawalError",
     "plan_files",
-    "publish_table",
-    "reinitialise_with_view",
-    "save_table_properties",
-    "type_refusal",
-    "view_notice",
-    "withdraw_views",
 ]
 
 if TYPE_CHECKING:

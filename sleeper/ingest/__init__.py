@@ -17,30 +17,19 @@ from sleeper.ingest.standard import (
 )
 
 __all__ = [
-    "INGEST_JOB_QUEUE",
+    "ONE_FILE_PER_LEAF",
+    "ONE_REFERENCE_PER_LEAF",
     "IngestConfigError",
     "IngestError",
-    "IngestInput",
     "IngestJobOutcome",
     "IngestJobRunner",
     "IngestLimits",
     "IngestResult",
-    "IngestRuntime",
-    "IngestSourceNotAllowedError",
-    "IngestSources",
-    "ONE_FILE_PER_LEAF",
-    "ONE_REFERENCE_PER_LEAF",
     "QueueRunSummary",
-    "UpsertRequiredError",
-    "WAIT_SECONDS",
     "as_batches",
-    "create_ingest_tasks",
     "ingest_batches",
     "ingest_rows",
-    "ingest_task_settings",
-    "parquet_batches",
     "run_ingest_queue",
-    "run_ingest_task",
 ]
 
 if TYPE_CHECKING:

@@ -23,31 +23,15 @@ from sleeper.iterators.exceptions import IteratorConfigError, IteratorDataError
 
 __all__ = [
     "AGGREGATIONS_PROPERTY",
+    "FILTERS_PROPERTY",
     "AggregationConfig",
     "AggregationOp",
-    "DeletedRows",
-    "FILTERS_PROPERTY",
     "FilterConfig",
     "IteratorConfigError",
     "IteratorDataError",
-    "IteratorLoadError",
-    "IteratorRunError",
-    "IteratorSpec",
     "ProcessingConfig",
-    "QUERY_TIME_SOURCE",
-    "RowIterators",
-    "UserCodeError",
-    "check_table_iterators",
-    "install_user_code",
-    "install_wheels",
     "parse_aggregations",
     "parse_filters",
-    "resolve_class_name",
-    "table_iterator_spec",
-    "table_processing",
-    "table_rules_refusal",
-    "table_upserts",
-    "user_code_locations",
 ]
 
 if TYPE_CHECKING:

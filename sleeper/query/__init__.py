@@ -9,34 +9,7 @@ from sleeper.query.exceptions import QueryExecutionError
 from sleeper.query.executor import execute, run_leaf_query, table_query
 from sleeper.query.planner import leaf_regions, plan_query
 
-__all__ = [
-    "LEAF_PARTITION_QUERY_QUEUE",
-    "QUERY_QUEUE",
-    "QueryExecutionError",
-    "QueryWaitTimeoutError",
-    "QueryableTable",
-    "QueuedQueryFailedError",
-    "RESULTS_DESTINATIONS",
-    "ReferenceOnUnknownPartitionError",
-    "ResultsConfigError",
-    "ReusedQueryIdError",
-    "WebSocketRuntime",
-    "execute",
-    "json_float",
-    "leaf_regions",
-    "plan_query",
-    "plan_table_query",
-    "query_engine",
-    "query_iterators",
-    "query_results_dir",
-    "raise_if_failed",
-    "run_leaf_query",
-    "run_queued_query",
-    "send_warm_queries",
-    "table_query",
-    "table_query_of",
-    "tracked_rows",
-]
+__all__ = ["QueryExecutionError", "execute", "leaf_regions", "plan_query", "run_leaf_query", "table_query"]
 
 if TYPE_CHECKING:
     from sleeper.query.entry import WebSocketRuntime as WebSocketRuntime

@@ -23,24 +23,5 @@ if TYPE_CHECKING:
     from sleeper.runtime.table_definer import define_tables as define_tables
     from sleeper.runtime.table_definer import parse_tables as parse_tables
 
-__all__ = [
-    "Disposition",
-    "TableDefinitionError",
-    "UnknownCrashPointError",
-    "apply_logging_levels",
-    "arm_crash_points_from_environment",
-    "configure_text_logging",
-    "connect",
-    "create_instance",
-    "define_tables",
-    "feature_entry",
-    "function_log_fields",
-    "handler_entry",
-    "logging_levels",
-    "parse_tables",
-    "running_in_lambda",
-    "service_name",
-    "settle",
-]
 
 __getattr__, __dir__ = lazy_face(__name__, __file__)

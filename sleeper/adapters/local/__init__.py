@@ -17,18 +17,5 @@ if TYPE_CHECKING:
     from sleeper.adapters.local.trackers import SqliteQueryTracker as SqliteQueryTracker
     from sleeper.adapters.local.trackers import SqliteTaskTracker as SqliteTaskTracker
 
-__all__ = [
-    "DatabaseLockedError",
-    "FileStateStoreBackend",
-    "LocalPropertiesStore",
-    "SqliteCompactionJobTracker",
-    "SqliteIngestBatcherStore",
-    "SqliteIngestJobTracker",
-    "SqliteQueryTracker",
-    "SqliteQueues",
-    "SqliteStateStoreBackend",
-    "SqliteTableIndex",
-    "SqliteTaskTracker",
-]
 
 __getattr__, __dir__ = lazy_face(__name__, __file__)

@@ -30,29 +30,5 @@ if TYPE_CHECKING:
     from sleeper.core.deploy.plan import planned_stacks as planned_stacks
     from sleeper.core.deploy.plan import wanted_optional_stacks as wanted_optional_stacks
 
-__all__ = [
-    "ARM64",
-    "ArtefactsPlan",
-    "CLAIMED_OPERATIONS",
-    "ConfigurationError",
-    "DeployContextError",
-    "DeployOptions",
-    "EMR_STACKS",
-    "InstanceConfiguration",
-    "NEEDS_VPC",
-    "QUEUE_OPERATIONS",
-    "SUPPORTED_OPTIONAL_STACKS",
-    "TableConfiguration",
-    "artefacts_plan",
-    "deploys_dynamodb_state_store",
-    "ignored_optional_stacks",
-    "image_platform",
-    "jars_bucket_name",
-    "load_configuration_dir",
-    "load_properties_file",
-    "planned_stacks",
-    "read_context",
-    "wanted_optional_stacks",
-]
 
 __getattr__, __dir__ = lazy_face(__name__, __file__)

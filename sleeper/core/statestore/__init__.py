@@ -36,35 +36,5 @@ if TYPE_CHECKING:
     from sleeper.core.statestore.state import ReferenceColumns as ReferenceColumns
     from sleeper.core.statestore.state import input_files_hash as input_files_hash
 
-__all__ = [
-    "AllReferencesToAFile",
-    "FileAlreadyExistsError",
-    "FileHasReferencesError",
-    "FileNotFoundInStateError",
-    "FileOutsideTableError",
-    "FileReference",
-    "FileReferenceAlreadyExistsError",
-    "FileReferenceAssignedToJobError",
-    "FileReferenceNotAssignedToJobError",
-    "FileReferenceNotFoundError",
-    "FilesState",
-    "InvalidTransactionError",
-    "JobIdReusedError",
-    "PartitionAlreadyExistsError",
-    "PartitionNotFoundError",
-    "PartitionNotLeafError",
-    "PartitionsState",
-    "PendingDelete",
-    "PendingDeleteNotAppliedError",
-    "ReferenceColumns",
-    "StateStoreError",
-    "TableDeletedError",
-    "check_file_in_table",
-    "file_outside_table",
-    "filters_by_file",
-    "filters_of_each",
-    "input_files_hash",
-    "is_table_prefix",
-]
 
 __getattr__, __dir__ = lazy_face(__name__, __file__)

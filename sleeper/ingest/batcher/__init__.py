@@ -37,30 +37,5 @@ if TYPE_CHECKING:
     from sleeper.ingest.batcher.submitter import parse_submit_request as parse_submit_request
     from sleeper.ingest.batcher.submitter import submit_files as submit_files
 
-__all__ = [
-    "ASSIGN_JOB_BATCH_SIZE",
-    "BatcherError",
-    "BatcherFileNotFoundError",
-    "BatcherStoreError",
-    "BatcherTableNotFoundError",
-    "INGEST_QUEUE_NAMES",
-    "IngestBatcherStore",
-    "IngestBatcherSubmitter",
-    "InvalidSubmitRequestError",
-    "NOT_ASSIGNED_TO_JOB",
-    "SkippedFile",
-    "SubmitRequest",
-    "SubmitRequestError",
-    "TrackedFile",
-    "batcher_report",
-    "create_batcher_jobs",
-    "from_epoch_millis",
-    "newest_first",
-    "oldest_first",
-    "parse_submit_request",
-    "report_rows",
-    "route_bulk_import_to",
-    "submit_files",
-]
 
 __getattr__, __dir__ = lazy_face(__name__, __file__)

@@ -25,26 +25,5 @@ if TYPE_CHECKING:
     from sleeper.runtime.aws.teardown import plan_teardown as plan_teardown
     from sleeper.runtime.aws.teardown import tear_down as tear_down
 
-__all__ = [
-    "ACCOUNT_ENV",
-    "AwsApi",
-    "AwsInstance",
-    "AwsRuntimeConfig",
-    "AwsRuntimeConfigError",
-    "CONFIG_BUCKET_ENV",
-    "ENDPOINT_ENV",
-    "INSTANCE_ID_ENV",
-    "create_bulk_export_tasks_on_ecs",
-    "create_compaction_tasks_on_ecs",
-    "create_ingest_tasks_on_ecs",
-    "emf_sink",
-    "follow_stream_event",
-    "load_deployed_instance",
-    "plan_teardown",
-    "queue_url_properties",
-    "send_warm_up_queries",
-    "tear_down",
-    "upload_artefacts",
-]
 
 __getattr__, __dir__ = lazy_face(__name__, __file__)

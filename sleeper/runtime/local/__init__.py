@@ -10,6 +10,5 @@ if TYPE_CHECKING:
     from sleeper.runtime.local.instance import LocalInstance as LocalInstance
     from sleeper.runtime.local.runner import LocalRunner as LocalRunner
 
-__all__ = ["LocalApi", "LocalInstance", "LocalRunner", "default_handlers"]
 
 __getattr__, __dir__ = lazy_face(__name__, __file__)

@@ -32,17 +32,5 @@ if TYPE_CHECKING:
     from sleeper.adapters.aws.launchers.emr import persistent_emr_requeue as persistent_emr_requeue
     from sleeper.adapters.aws.launchers.emr_serverless import EmrServerlessPlatform as EmrServerlessPlatform
 
-__all__ = [
-    "EcsTaskLauncher",
-    "EksPlatform",
-    "EmrPlatform",
-    "EmrServerlessPlatform",
-    "PersistentEmrPlatform",
-    "bulk_export_task_launcher",
-    "bulk_import_job_store",
-    "compaction_task_launcher",
-    "ingest_task_launcher",
-    "persistent_emr_requeue",
-]
 
 __getattr__, __dir__ = lazy_face(__name__, __file__)

@@ -54,29 +54,5 @@ if TYPE_CHECKING:
     from sleeper.core.statestore.transactions.serde import TransactionSerDe as TransactionSerDe
     from sleeper.core.statestore.transactions.serde import log_type_of as log_type_of
 
-__all__ = [
-    "AddFilesTransaction",
-    "AssignJobIdRequest",
-    "AssignJobIdsTransaction",
-    "ClearFilesTransaction",
-    "DeleteFilesTransaction",
-    "DeleteRowsTransaction",
-    "ExtendPartitionTreeTransaction",
-    "FileTransaction",
-    "InitialisePartitionsTransaction",
-    "LogType",
-    "OverwriteFilesTransaction",
-    "PartitionTransaction",
-    "ReplaceFileReferencesRequest",
-    "ReplaceFileReferencesTransaction",
-    "SplitFileReferenceRequest",
-    "SplitFileReferencesTransaction",
-    "SplitPartitionTransaction",
-    "Transaction",
-    "TransactionSerDe",
-    "TransactionType",
-    "UpsertFilesTransaction",
-    "log_type_of",
-]
 
 __getattr__, __dir__ = lazy_face(__name__, __file__)
