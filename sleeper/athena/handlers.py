@@ -119,7 +119,7 @@ from sleeper.core import (
     references_outside_tree_message,
 )
 from sleeper.core.statestore import filters_of_each
-from sleeper.io import DEFAULT_BATCH_ROWS, FileSystemOptions, merge_sorted
+from sleeper.io import DEFAULT_BATCH_ROWS, FileSystemOptions, key_arrow_type, merge_sorted
 from sleeper.iterators import IteratorConfigError, IteratorSpec, RowIterators, table_rules_refusal
 from sleeper.statestore import SleeperInstance, SleeperTable
 
@@ -215,24 +215,12 @@ def athena_schema(schema: Schema) -> pa.Schema:
     fields = []
     for f in schema.all_fields:
         if isinstance(f.type, PrimitiveType):
-            fields.append(pa.field(f.name, _arrow_key_type(f.type)))
+            fields.append(pa.field(f.name, key_arrow_type(f.type)))
         elif isinstance(f.type, ListType):
-            fields.append(pa.field(f.name, pa.list_(pa.field("", _arrow_key_type(f.type.element_type)))))
+            fields.append(pa.field(f.name, pa.list_(pa.field("", key_arrow_type(f.type.element_type)))))
         elif not isinstance(f.type, MapType):  # a value type beyond Sleeper's, as the SDK's type
             fields.append(pa.field(f.name, athena_value_type(f.type)))
     return pa.schema(fields)
-
-
-_KEY_ARROW_TYPES = {
-    PrimitiveType.INT: pa.int32(),
-    PrimitiveType.LONG: pa.int64(),
-    PrimitiveType.STRING: pa.string(),
-    PrimitiveType.BYTE_ARRAY: pa.binary(),
-}
-
-
-def _arrow_key_type(t: PrimitiveType) -> pa.DataType:
-    return _KEY_ARROW_TYPES[t]
 
 
 # --- shared helpers --------------------------------------------------------------------------------------------------
@@ -375,7 +363,7 @@ class MetadataHandler:
         if self._kind is ConnectorKind.ITERATOR_APPLYING:
             fields.append(pa.field(PENDING_DELETES_FIELD, pa.string()))
         for f in schema.row_key_fields:
-            key_type = _arrow_key_type(f.primitive_type)
+            key_type = key_arrow_type(f.primitive_type)
             fields.append(pa.field(f"{MIN_ROW_KEY_PREFIX}-{f.name}", key_type))
             fields.append(pa.field(f"{MAX_ROW_KEY_PREFIX}-{f.name}", key_type))
         return pa.schema(fields)
