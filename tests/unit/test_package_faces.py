@@ -109,20 +109,52 @@ def should_load_none_of_a_packages_modules_until_a_name_is_used() -> None:
 
 
 def should_read_a_face_from_its_type_checking_imports(tmp_path: Path) -> None:
-    # Given an __init__ offering two names of its modules, one renamed, and importing another package's name
+    # Given an __init__ offering names of its modules (one renamed, two in parentheses with a comment), importing
+    # another package's name in the block and one of its own modules' after it
     init = tmp_path / "__init__.py"
     init.write_text(
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n"
         "    from pkg.a import One as One\n"
         "    from pkg.b import two as renamed\n"
+        "    from pkg.c import (\n"
+        "        A_VERY_LONG_NAME as A_VERY_LONG_NAME,  # noqa: E501\n"
+        "        Four,\n"
+        "    )\n"
         "    from other.c import Three\n"
+        "\n"
+        "__getattr__, __dir__ = lazy_face(__name__, __file__)\n"
+        "from pkg.d import Five\n"
     )
     # When its face is read
     names = face_names("pkg", init)
-    # Then it offers the two names of its own modules, each with where it comes from
-    assert names == {"One": ("pkg.a", "One"), "renamed": ("pkg.b", "two")}
+    # Then it offers the names of its own modules in the block, each with where it comes from
+    assert names == {
+        "One": ("pkg.a", "One"),
+        "renamed": ("pkg.b", "two"),
+        "A_VERY_LONG_NAME": ("pkg.c", "A_VERY_LONG_NAME"),
+        "Four": ("pkg.c", "Four"),
+    }
     # And a lazy face over it refuses the other package's name
     getattr_, _ = lazy_face("pkg", str(init))
     with pytest.raises(AttributeError):
         getattr_("Three")
+
+
+def _parsed_face(package: str, init: Path) -> dict[str, tuple[str, str]]:
+    names = {}
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for statement in node.body:
+                if isinstance(statement, ast.ImportFrom) and (statement.module or "").startswith(package + "."):
+                    names.update({a.asname or a.name: (statement.module or "", a.name) for a in statement.names})
+    return names
+
+
+def should_read_every_face_as_python_parses_it() -> None:
+    # Given every package's __init__
+    for init in sorted((ROOT / "sleeper").rglob("__init__.py")):
+        package = ".".join(init.parent.relative_to(ROOT).parts)
+        # When its face is read by the scan lazy_face uses
+        # Then it offers exactly the names Python's parser finds in its TYPE_CHECKING blocks
+        assert face_names(package, init) == _parsed_face(package, init), package
