@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sleeper.core import KeyValue
+from sleeper.io import parquet_thrift as ids
 from sleeper.io.thrift_compact import (
     I64,
     LIST,
@@ -46,34 +47,7 @@ from sleeper.io.thrift_compact import (
 
 __all__ = ["FieldRead", "FooterIndex", "PageLocations", "footer_bytes"]
 
-# Parquet's Thrift field ids (parquet.thrift).
-_FILE_ROW_GROUPS = 4
-_FILE_NUM_ROWS = 3
-_ROW_GROUP_COLUMNS = 1
-_ROW_GROUP_NUM_ROWS = 3
-_CHUNK_META = 3
-_CHUNK_OFFSET_INDEX_OFFSET = 4
-_CHUNK_OFFSET_INDEX_LENGTH = 5
-_CHUNK_COLUMN_INDEX_OFFSET = 6
-_CHUNK_COLUMN_INDEX_LENGTH = 7
-_META_TYPE = 1
-_META_PATH = 3
-_META_NUM_VALUES = 5
-_META_COMPRESSED = 7
-_META_DATA_PAGE_OFFSET = 9
-_META_DICTIONARY_PAGE_OFFSET = 11
-_OFFSET_INDEX_PAGES = 1
-_PAGE_OFFSET = 1
-_PAGE_SIZE = 2
-_PAGE_FIRST_ROW = 3
-_COLUMN_INDEX_NULL_PAGES = 1
-_COLUMN_INDEX_MINS = 2
-_COLUMN_INDEX_MAXS = 3
-_TYPE_INT32 = 1
-_TYPE_INT64 = 2
-_TYPE_BYTE_ARRAY = 6
 
-_MAGIC = b"PAR1"
 _INT32 = struct.Struct("<i")
 _INT64 = struct.Struct("<q")
 
@@ -151,22 +125,24 @@ class FooterIndex:
         self._meta, _ = decode_struct(footer)
         fields = self._meta.fields
         # A footer made for a read differs only in its row count and row groups (fields 3 and 4).
-        head = {k: v for k, v in fields.items() if k < _FILE_NUM_ROWS}
+        head = {k: v for k, v in fields.items() if k < ids.FILE_NUM_ROWS}
         self._footer_head = encode_fields(head)
         self._footer_head_last = max(head, default=0)
-        self._footer_tail = encode_fields({k: v for k, v in fields.items() if k > _FILE_ROW_GROUPS}, _FILE_ROW_GROUPS)
-        self._row_groups: list[Struct] = list(iter_list(self._meta.get(_FILE_ROW_GROUPS)))
+        self._footer_tail = encode_fields(
+            {k: v for k, v in fields.items() if k > ids.FILE_ROW_GROUPS}, ids.FILE_ROW_GROUPS
+        )
+        self._row_groups: list[Struct] = list(iter_list(self._meta.get(ids.FILE_ROW_GROUPS)))
         self._chunk_lists: dict[int, list[Struct]] = {}
         self._leaves: dict[str, list[int]] = {}
         self._leaf_types: list[int] = []
         self._flat_leaves: set[int] = set()
         if self._row_groups:
             for leaf, chunk in enumerate(self._chunks(0)):
-                meta = chunk.get(_CHUNK_META)
-                path = list(iter_list(meta.get(_META_PATH))) if meta is not None else []
+                meta = chunk.get(ids.CHUNK_META)
+                path = list(iter_list(meta.get(ids.META_PATH))) if meta is not None else []
                 name = path[0].decode("utf-8", "replace") if path else ""
                 self._leaves.setdefault(name, []).append(leaf)
-                self._leaf_types.append(meta.get(_META_TYPE, -1) if meta is not None else -1)
+                self._leaf_types.append(meta.get(ids.META_TYPE, -1) if meta is not None else -1)
                 if len(path) == 1:
                     self._flat_leaves.add(leaf)
         self._lock = threading.Lock()
@@ -185,7 +161,7 @@ class FooterIndex:
 
     def row_group_rows(self, row_group: int) -> int:
         """A row group's row count."""
-        return int(self._row_groups[row_group].get(_ROW_GROUP_NUM_ROWS))
+        return int(self._row_groups[row_group].get(ids.ROW_GROUP_NUM_ROWS))
 
     def load(self, row_group: int, read_at: Callable[[int, int], bytes]) -> None:
         """Reads a row group's page index, if not read yet: its offset indexes in one read and its column indexes in
@@ -197,8 +173,8 @@ class FooterIndex:
             chunks = self._chunks(row_group)
             for kind, (offset_field, length_field) in enumerate(
                 (
-                    (_CHUNK_OFFSET_INDEX_OFFSET, _CHUNK_OFFSET_INDEX_LENGTH),
-                    (_CHUNK_COLUMN_INDEX_OFFSET, _CHUNK_COLUMN_INDEX_LENGTH),
+                    (ids.CHUNK_OFFSET_INDEX_OFFSET, ids.CHUNK_OFFSET_INDEX_LENGTH),
+                    (ids.CHUNK_COLUMN_INDEX_OFFSET, ids.CHUNK_COLUMN_INDEX_LENGTH),
                 )
             ):
                 spans = [(leaf, chunk.get(offset_field), chunk.get(length_field)) for leaf, chunk in enumerate(chunks)]
@@ -281,42 +257,42 @@ class FooterIndex:
             rows = read.end_row - read.first_row
             total += rows
             groups.append(
-                group.replaced({_ROW_GROUP_COLUMNS: (LIST, (STRUCT, chunks)), _ROW_GROUP_NUM_ROWS: (I64, rows)})
+                group.replaced({ids.ROW_GROUP_COLUMNS: (LIST, (STRUCT, chunks)), ids.ROW_GROUP_NUM_ROWS: (I64, rows)})
             )
-        middle = {_FILE_NUM_ROWS: (I64, total), _FILE_ROW_GROUPS: (LIST, (STRUCT, groups))}
+        middle = {ids.FILE_NUM_ROWS: (I64, total), ids.FILE_ROW_GROUPS: (LIST, (STRUCT, groups))}
         footer = b"".join(
             (self._footer_head, encode_fields(middle, self._footer_head_last), self._footer_tail, bytes([STOP]))
         )
-        return pq.read_metadata(pa.BufferReader(_MAGIC + footer + _INT32.pack(len(footer)) + _MAGIC))
+        return pq.read_metadata(pa.BufferReader(ids.MAGIC + footer + ids.FOOTER_LENGTH.pack(len(footer)) + ids.MAGIC))
 
     def _chunks(self, row_group: int) -> list[Struct]:
         chunks = self._chunk_lists.get(row_group)
         if chunks is None:
-            chunks = list(iter_list(self._row_groups[row_group].get(_ROW_GROUP_COLUMNS)))
+            chunks = list(iter_list(self._row_groups[row_group].get(ids.ROW_GROUP_COLUMNS)))
             self._chunk_lists[row_group] = chunks
         return chunks
 
     def _cut_chunk(self, read: FieldRead, leaf: int) -> Struct:
         chunk = self._chunks(read.row_group)[leaf]
-        meta: Struct = chunk.get(_CHUNK_META)
+        meta: Struct = chunk.get(ids.CHUNK_META)
         locations = self.locations(read.row_group, leaf)
         assert locations is not None
         first = locations.page_of(read.first_row)
         last = locations.page_of(read.end_row - 1)
         start = locations.offsets[first]
         if self._has_dictionary(read.row_group, leaf):
-            start = min(start, int(meta.get(_META_DICTIONARY_PAGE_OFFSET)))
+            start = min(start, int(meta.get(ids.META_DICTIONARY_PAGE_OFFSET)))
         updates: dict[int, tuple[int, Any] | None] = {
-            _META_DATA_PAGE_OFFSET: (I64, locations.offsets[first]),
-            _META_COMPRESSED: (I64, locations.ends[last] - start),
+            ids.META_DATA_PAGE_OFFSET: (I64, locations.offsets[first]),
+            ids.META_COMPRESSED: (I64, locations.ends[last] - start),
         }
         if leaf in self._flat_leaves:  # one value per row; a list or map leaf's values are bounded by its pages
-            updates[_META_NUM_VALUES] = (I64, read.end_row - read.first_row)
-        return chunk.replaced({_CHUNK_META: (STRUCT, meta.replaced(updates))})
+            updates[ids.META_NUM_VALUES] = (I64, read.end_row - read.first_row)
+        return chunk.replaced({ids.CHUNK_META: (STRUCT, meta.replaced(updates))})
 
     def _has_dictionary(self, row_group: int, leaf: int) -> bool:
-        meta = self._chunks(row_group)[leaf].get(_CHUNK_META)
-        dictionary = meta.get(_META_DICTIONARY_PAGE_OFFSET) if meta is not None else None
+        meta = self._chunks(row_group)[leaf].get(ids.CHUNK_META)
+        dictionary = meta.get(ids.META_DICTIONARY_PAGE_OFFSET) if meta is not None else None
         return dictionary is not None and dictionary > 0
 
     def _index_bytes(self, kind: int, row_group: int, leaf: int) -> bytes | None:
@@ -331,12 +307,12 @@ class FooterIndex:
             index, _ = decode_struct(data)
         except ThriftError:
             return None
-        pages = list(iter_list(index.get(_OFFSET_INDEX_PAGES)))
+        pages = list(iter_list(index.get(ids.OFFSET_INDEX_PAGES)))
         if not pages:
             return None
-        offsets = tuple(int(p.get(_PAGE_OFFSET)) for p in pages)
-        ends = tuple(o + int(p.get(_PAGE_SIZE)) for o, p in zip(offsets, pages, strict=True))
-        first_rows = tuple(int(p.get(_PAGE_FIRST_ROW)) for p in pages)
+        offsets = tuple(int(p.get(ids.PAGE_OFFSET)) for p in pages)
+        ends = tuple(o + int(p.get(ids.PAGE_SIZE)) for o, p in zip(offsets, pages, strict=True))
+        first_rows = tuple(int(p.get(ids.PAGE_FIRST_ROW)) for p in pages)
         if first_rows[0] != 0 or any(a >= b for a, b in zip(first_rows, first_rows[1:], strict=False)):
             return None
         return PageLocations(offsets, ends, first_rows, self.row_group_rows(row_group))
@@ -344,15 +320,15 @@ class FooterIndex:
     def _decode_bounds(self, row_group: int, leaf: int) -> tuple[list[Any], list[Any]] | None:
         data = self._index_bytes(1, row_group, leaf)
         kind = self._leaf_types[leaf]
-        if not data or kind not in (_TYPE_INT32, _TYPE_INT64, _TYPE_BYTE_ARRAY):
+        if not data or kind not in (ids.TYPE_INT32, ids.TYPE_INT64, ids.TYPE_BYTE_ARRAY):
             return None
         try:
             index, _ = decode_struct(data)
         except ThriftError:
             return None
-        nulls = list(iter_list(index.get(_COLUMN_INDEX_NULL_PAGES)))
-        mins = list(iter_list(index.get(_COLUMN_INDEX_MINS)))
-        maxs = list(iter_list(index.get(_COLUMN_INDEX_MAXS)))
+        nulls = list(iter_list(index.get(ids.COLUMN_INDEX_NULL_PAGES)))
+        mins = list(iter_list(index.get(ids.COLUMN_INDEX_MINS)))
+        maxs = list(iter_list(index.get(ids.COLUMN_INDEX_MAXS)))
         if not (len(nulls) == len(mins) == len(maxs)):
             return None
         decode = _DECODERS[kind]
@@ -366,9 +342,9 @@ class FooterIndex:
 
 
 _DECODERS: dict[int, Callable[[bytes], Any]] = {
-    _TYPE_INT32: lambda b: _INT32.unpack(b)[0],
-    _TYPE_INT64: lambda b: _INT64.unpack(b)[0],
-    _TYPE_BYTE_ARRAY: bytes,
+    ids.TYPE_INT32: lambda b: _INT32.unpack(b)[0],
+    ids.TYPE_INT64: lambda b: _INT64.unpack(b)[0],
+    ids.TYPE_BYTE_ARRAY: bytes,
 }
 
 

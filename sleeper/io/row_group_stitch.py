@@ -25,7 +25,6 @@ Memory: at most ``threads + 1`` row groups are encoded or waiting to be appended
 
 from __future__ import annotations
 
-import struct
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,35 +33,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sleeper.io import parquet_thrift as ids
 from sleeper.io.exceptions import UnsupportedSettingError, WriterClosedError
 from sleeper.io.thrift_compact import I16, I32, I64, LIST, STRUCT, Struct, decode_struct, encode_struct, iter_list
 
 __all__ = ["StitchedParquetWriter"]
-
-# Parquet's Thrift field ids (parquet.thrift).
-_FILE_NUM_ROWS = 3
-_FILE_ROW_GROUPS = 4
-_FILE_ENCRYPTION = 8
-_ROW_GROUP_COLUMNS = 1
-_ROW_GROUP_FILE_OFFSET = 5
-_ROW_GROUP_ORDINAL = 7
-_CHUNK_FILE_PATH = 1
-_CHUNK_FILE_OFFSET = 2
-_CHUNK_META = 3
-_CHUNK_OFFSET_INDEX_OFFSET = 4
-_CHUNK_OFFSET_INDEX_LENGTH = 5
-_CHUNK_COLUMN_INDEX_OFFSET = 6
-_CHUNK_COLUMN_INDEX_LENGTH = 7
-_CHUNK_CRYPTO = 8
-_META_DATA_PAGE_OFFSET = 9
-_META_INDEX_PAGE_OFFSET = 10
-_META_DICTIONARY_PAGE_OFFSET = 11
-_META_BLOOM_FILTER_OFFSET = 14
-_OFFSET_INDEX_PAGES = 1
-_PAGE_OFFSET = 1
-
-_MAGIC = b"PAR1"
-_INT32 = struct.Struct("<i")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,30 +62,30 @@ def _encode(table: pa.Table, schema: pa.Schema, options: dict[str, Any]) -> _Par
 
 def _split(data: pa.Buffer) -> _Part:
     size = data.size
-    footer_length = _INT32.unpack(data.slice(size - 8, 4).to_pybytes())[0]
+    footer_length = ids.FOOTER_LENGTH.unpack(data.slice(size - 8, 4).to_pybytes())[0]
     footer_start = size - 8 - footer_length
     footer, _ = decode_struct(data.slice(footer_start, footer_length).to_pybytes())
-    if footer.get(_FILE_ENCRYPTION) is not None:
+    if footer.get(ids.FILE_ENCRYPTION) is not None:
         raise UnsupportedSettingError("encrypted Parquet files cannot be written in parallel")
-    (row_group,) = list(iter_list(footer.get(_FILE_ROW_GROUPS)))
-    chunks: list[Struct] = list(iter_list(row_group.get(_ROW_GROUP_COLUMNS)))
+    (row_group,) = list(iter_list(footer.get(ids.FILE_ROW_GROUPS)))
+    chunks: list[Struct] = list(iter_list(row_group.get(ids.ROW_GROUP_COLUMNS)))
     chunks_end = footer_start
     column_indexes: list[bytes | None] = []
     offset_indexes: list[bytes | None] = []
     for chunk in chunks:
-        meta = chunk.get(_CHUNK_META)
+        meta = chunk.get(ids.CHUNK_META)
         if (
-            chunk.get(_CHUNK_FILE_PATH) is not None
-            or chunk.get(_CHUNK_CRYPTO) is not None
+            chunk.get(ids.CHUNK_FILE_PATH) is not None
+            or chunk.get(ids.CHUNK_CRYPTO) is not None
             or meta is None
-            or meta.get(_META_BLOOM_FILTER_OFFSET) is not None
+            or meta.get(ids.META_BLOOM_FILTER_OFFSET) is not None
         ):
             raise UnsupportedSettingError(
                 "Parquet column chunks with bloom filters, encryption or in other files cannot be written in parallel"
             )
         for offset_field, length_field, found in (
-            (_CHUNK_COLUMN_INDEX_OFFSET, _CHUNK_COLUMN_INDEX_LENGTH, column_indexes),
-            (_CHUNK_OFFSET_INDEX_OFFSET, _CHUNK_OFFSET_INDEX_LENGTH, offset_indexes),
+            (ids.CHUNK_COLUMN_INDEX_OFFSET, ids.CHUNK_COLUMN_INDEX_LENGTH, column_indexes),
+            (ids.CHUNK_OFFSET_INDEX_OFFSET, ids.CHUNK_OFFSET_INDEX_LENGTH, offset_indexes),
         ):
             offset = chunk.get(offset_field)
             if offset is None:
@@ -130,9 +105,10 @@ def _moved(value: Struct, fields: tuple[int, ...], delta: int) -> dict[int, tupl
 def _moved_offset_index(index: bytes, delta: int) -> bytes:
     decoded, _ = decode_struct(index)
     pages = [
-        page.replaced(_moved(page, (_PAGE_OFFSET,), delta)) for page in iter_list(decoded.get(_OFFSET_INDEX_PAGES))
+        page.replaced(_moved(page, (ids.PAGE_OFFSET,), delta))
+        for page in iter_list(decoded.get(ids.OFFSET_INDEX_PAGES))
     ]
-    return encode_struct(decoded.replaced({_OFFSET_INDEX_PAGES: (LIST, (STRUCT, pages))}))
+    return encode_struct(decoded.replaced({ids.OFFSET_INDEX_PAGES: (LIST, (STRUCT, pages))}))
 
 
 class StitchedParquetWriter:
@@ -199,27 +175,31 @@ class StitchedParquetWriter:
     def _append(self, part: _Part) -> None:
         if self._first is None:
             self._first = part.footer
-            self._write(_MAGIC)
-        delta = self._position - len(_MAGIC)
-        self._write(part.data.slice(len(_MAGIC), part.chunks_end - len(_MAGIC)))
+            self._write(ids.MAGIC)
+        delta = self._position - len(ids.MAGIC)
+        self._write(part.data.slice(len(ids.MAGIC), part.chunks_end - len(ids.MAGIC)))
         chunks = []
         for chunk in part.chunks:
-            meta: Struct = chunk.get(_CHUNK_META)
+            meta: Struct = chunk.get(ids.CHUNK_META)
             moved_meta = meta.replaced(
-                _moved(meta, (_META_DATA_PAGE_OFFSET, _META_INDEX_PAGE_OFFSET, _META_DICTIONARY_PAGE_OFFSET), delta)
+                _moved(
+                    meta,
+                    (ids.META_DATA_PAGE_OFFSET, ids.META_INDEX_PAGE_OFFSET, ids.META_DICTIONARY_PAGE_OFFSET),
+                    delta,
+                )
             )
-            updates = _moved(chunk, (_CHUNK_FILE_OFFSET,), delta)
-            updates[_CHUNK_META] = (STRUCT, moved_meta)
+            updates = _moved(chunk, (ids.CHUNK_FILE_OFFSET,), delta)
+            updates[ids.CHUNK_META] = (STRUCT, moved_meta)
             chunks.append(chunk.replaced(updates))
         updates = {
-            _ROW_GROUP_COLUMNS: (LIST, (STRUCT, chunks)),
-            **_moved(part.row_group, (_ROW_GROUP_FILE_OFFSET,), delta),
+            ids.ROW_GROUP_COLUMNS: (LIST, (STRUCT, chunks)),
+            **_moved(part.row_group, (ids.ROW_GROUP_FILE_OFFSET,), delta),
         }
-        if part.row_group.get(_ROW_GROUP_ORDINAL) is not None:
-            updates[_ROW_GROUP_ORDINAL] = (I16, len(self._groups))
+        if part.row_group.get(ids.ROW_GROUP_ORDINAL) is not None:
+            updates[ids.ROW_GROUP_ORDINAL] = (I16, len(self._groups))
         group = part.row_group.replaced(updates)
         self._groups.append(group)
-        self._rows += part.footer.get(_FILE_NUM_ROWS)
+        self._rows += part.footer.get(ids.FILE_NUM_ROWS)
         self._column_indexes.append(part.column_indexes)
         self._offset_indexes.append(
             [None if index is None else _moved_offset_index(index, delta) for index in part.offset_indexes]
@@ -228,11 +208,11 @@ class StitchedParquetWriter:
     def _write_tail(self) -> None:
         assert self._first is not None
         per_chunk: list[list[dict[int, tuple[int, Any] | None]]] = [
-            [{} for _ in iter_list(group.get(_ROW_GROUP_COLUMNS))] for group in self._groups
+            [{} for _ in iter_list(group.get(ids.ROW_GROUP_COLUMNS))] for group in self._groups
         ]
         for indexes, offset_field, length_field in (
-            (self._column_indexes, _CHUNK_COLUMN_INDEX_OFFSET, _CHUNK_COLUMN_INDEX_LENGTH),
-            (self._offset_indexes, _CHUNK_OFFSET_INDEX_OFFSET, _CHUNK_OFFSET_INDEX_LENGTH),
+            (self._column_indexes, ids.CHUNK_COLUMN_INDEX_OFFSET, ids.CHUNK_COLUMN_INDEX_LENGTH),
+            (self._offset_indexes, ids.CHUNK_OFFSET_INDEX_OFFSET, ids.CHUNK_OFFSET_INDEX_LENGTH),
         ):
             for group_number, group_indexes in enumerate(indexes):
                 for column, index in enumerate(group_indexes):
@@ -243,13 +223,13 @@ class StitchedParquetWriter:
                     self._write(index)
         groups = []
         for group, updates in zip(self._groups, per_chunk, strict=True):
-            columns = iter_list(group.get(_ROW_GROUP_COLUMNS))
+            columns = iter_list(group.get(ids.ROW_GROUP_COLUMNS))
             chunks = [chunk.replaced(u) if u else chunk for chunk, u in zip(columns, updates, strict=True)]
-            groups.append(group.replaced({_ROW_GROUP_COLUMNS: (LIST, (STRUCT, chunks))}))
+            groups.append(group.replaced({ids.ROW_GROUP_COLUMNS: (LIST, (STRUCT, chunks))}))
         footer = encode_struct(
-            self._first.replaced({_FILE_NUM_ROWS: (I64, self._rows), _FILE_ROW_GROUPS: (LIST, (STRUCT, groups))})
+            self._first.replaced({ids.FILE_NUM_ROWS: (I64, self._rows), ids.FILE_ROW_GROUPS: (LIST, (STRUCT, groups))})
         )
-        self._write(footer + _INT32.pack(len(footer)) + _MAGIC)
+        self._write(footer + ids.FOOTER_LENGTH.pack(len(footer)) + ids.MAGIC)
 
     def _write_empty(self) -> None:
         buffer = pa.BufferOutputStream()
