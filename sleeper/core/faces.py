@@ -7,9 +7,9 @@ readers see them, and ends with::
     __getattr__, __dir__ = lazy_face(__name__, __file__)
 
 so that ``from sleeper.io import SortedFileWriter`` imports ``sleeper.io.parquet`` only then: importing a package
-never loads its modules (the CLI imports only what a command uses). The dependency rule test
-(``tests/unit/test_dependency_rule.py``) checks that a module of one package imports another package's names from
-its face, never from one of its modules.
+never loads its modules (the CLI imports only what a command uses). ``tests/unit/test_package_faces.py`` checks that
+a module of one package imports another package's names from its face, never from one of its modules, and that no
+face offers a name its package also has as a module (importing that module would put the module in the name's place).
 """
 
 from __future__ import annotations

@@ -77,6 +77,11 @@ def should_detect_an_import_past_a_face(tmp_path: Path) -> None:
 def should_offer_on_each_face_the_objects_of_its_modules(package: str, init: Path) -> None:
     # Given a package's face
     face = importlib.import_module(package)
+    # (none of its names is also the name of one of its modules, which importing would put in the name's place)
+    submodules = {path.stem for path in init.parent.glob("*.py")} | {
+        p.parent.name for p in init.parent.glob("*/__init__.py")
+    }
+    assert not set(face_names(package, init)) & submodules, f"{package} offers a name of one of its modules"
     # When each name it offers is used
     for name, (module, original) in face_names(package, init).items():
         # Then it is the object its module defines, and kept on the package
