@@ -49,8 +49,11 @@ def reader() -> Any:
         yield opened
 
 
-def _read(reader: SortedFileReader, text: str, regions: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[pa.Table, int]:
-    """The rows of the read that pass the filter, and how many rows the read decoded."""
+def _read(
+    reader: SortedFileReader, text: str, regions: Any, monkeypatch: pytest.MonkeyPatch, readahead: int = 0
+) -> tuple[pa.Table, int]:
+    """The rows of the read that pass the filter, and how many rows the read decoded page by page (a row group decoded
+    whole counts none)."""
     decoded: list[int] = []
     read_fields = SortedFileReader._read_fields
 
@@ -61,7 +64,8 @@ def _read(reader: SortedFileReader, text: str, regions: Any, monkeypatch: pytest
     monkeypatch.setattr(SortedFileReader, "_read_fields", counting)
     node = parse_filter(text, SCHEMA)
     spans = page_spans(node, {"key", "ts", "name", "noise"}, {"name"})
-    batches = reader.read_plan(reader.plan(regions, page_spans=spans), columns=list(SCHEMA.field_names))
+    plan = reader.plan(regions, page_spans=spans)
+    batches = reader.read_plan(plan, columns=list(SCHEMA.field_names), readahead=readahead)
     expression = to_expression(node)
     kept = [filter_batch(b, expression) for b in batches]
     rows = pa.Table.from_batches(kept) if kept else _data().schema.empty_table()
@@ -112,3 +116,21 @@ def should_read_every_page_when_no_page_statistics_can_rule_one_out(
     assert rows["key"].to_pylist() == list(range(0, 100, 7))
     rows, decoded = _read(reader, "ts > 999999999", None, monkeypatch)
     assert rows.num_rows == 0 and decoded == 0
+
+
+def should_decode_a_read_aheads_row_group_whole_only_when_nearly_all_of_it_is_wanted(
+    reader: SortedFileReader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a read ahead (as a scan's), with a filter whose pages hold about 70% of the row group
+    rows, decoded = _read(reader, "ts >= 60000", None, monkeypatch, readahead=1)
+    # Then only those pages are decoded: a filter's partly wanted row group is decoded whole only from 90% of it
+    assert rows["key"].to_pylist() == _expected(pc.greater_equal(_data()["ts"], 60_000))
+    assert 0.6 * ROWS < decoded < 0.8 * ROWS, decoded
+    # and a filter wanting about 95% of it has it decoded whole
+    rows, decoded = _read(reader, "ts >= 10000", None, monkeypatch, readahead=1)
+    assert rows["key"].to_pylist() == _expected(pc.greater_equal(_data()["ts"], 10_000))
+    assert decoded == 0
+    # while key ranges holding 70% of it have it decoded whole, as a range scan's boundary row groups are
+    rows, decoded = _read(reader, "ts >= 0 or ts is null", [[KeyBounds("key", 0, 14_000)]], monkeypatch, readahead=1)
+    assert rows["key"].to_pylist() == list(range(14_000))
+    assert decoded == 0
