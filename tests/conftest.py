@@ -1,8 +1,9 @@
 """Plugins every test run loads: the reliability battery's report (``tests/reliability_report.py``) and the order
-test files start in (``tests/schedule.py``, the costliest first); hypothesis without its per-example deadline; and what
-every test gets: the process-wide metrics sink put back after it, and no ``AWS_ENDPOINT_URL`` naming a server that is
-gone."""
+test files start in (``tests/schedule.py``, the costliest first); hypothesis without its per-example deadline; the
+cyclic garbage collector run less often; and what every test gets: the process-wide metrics sink put back after it,
+and no ``AWS_ENDPOINT_URL`` naming a server that is gone."""
 
+import gc
 import os
 import socket
 from collections.abc import Iterator
@@ -19,6 +20,13 @@ settings.register_profile("sleeper-tests", deadline=None)
 settings.load_profile("sleeper-tests")
 
 pytest_plugins = ["tests.reliability_report", "tests.schedule"]
+
+# A test process holds every collected test, moto's models and the modules of every package, so each full collection
+# of the cyclic garbage collector walks a large heap (about 0.2 s each in tests/integration/cli, 27 of them in one
+# run: 9 s of its 84 s of CPU). Collecting the youngest generation after 10,000 allocations instead of Python's 700
+# makes every generation's collections about 14x rarer: that run's collector time fell to 3 s, its CPU to 79 s, its
+# peak memory rose from 496 to 520 MB. Only the test processes change; what they start keeps Python's defaults.
+gc.set_threshold(10_000, 10, 10)
 
 
 @pytest.fixture(autouse=True)
