@@ -595,24 +595,26 @@ def _planned_reads(
     hides: Mapping[str, DeletedRows] | None = None,
     background: bool = False,
 ) -> list[_PlannedRead]:
-    """Opens every file of a sub-query, plans its read and starts it (footers come from the reader's cache when
-    known; reads ahead are submitted to the reading pool, at background priority if ``background``)."""
+    """Opens every file of a sub-query and plans its read, then starts the reads (footers come from the reader's cache
+    when known; reads ahead are submitted to the reading pool, at background priority if ``background``). Every file
+    is planned before any read starts: a started read's thread holds the interpreter between its decodes, which would
+    otherwise delay planning the next file."""
+    readers: list[SortedFileReader] = []
+    plans: list[ReadPlan] = []
     reads: list[_PlannedRead] = []
     readahead = max(1, READ_AHEAD_ROW_GROUPS // max(1, len(files)))
+    early = None if pruning is None else pruning.early
     try:
         for location in files:
-            reader = SortedFileReader(location, schema, options=options)
-            try:
-                keep = None if pruning is None else pruning.keep(reader)
-                early = None if pruning is None else pruning.early
-                pages = None if pruning is None else pruning.pages()
-                plan = reader.plan(bounds, keep_row_group=keep, page_spans=pages)
-                hide = None if hides is None else hides.get(location)
-                reads.append(_PlannedRead(reader, plan, names, rows, early, hide, readahead, background))
-            except BaseException:
-                reader.close()
-                raise
+            readers.append(reader := SortedFileReader(location, schema, options=options))
+            keep, pages = (None, None) if pruning is None else (pruning.keep(reader), pruning.pages())
+            plans.append(reader.plan(bounds, keep_row_group=keep, page_spans=pages))
+        for location, reader, plan in zip(files, readers, plans, strict=True):
+            hide = None if hides is None else hides.get(location)
+            reads.append(_PlannedRead(reader, plan, names, rows, early, hide, readahead, background))
     except BaseException:
+        for reader in readers[len(reads) :]:
+            reader.close()  # the readers no read took over
         _close_reads(reads)
         raise
     return reads
