@@ -59,7 +59,6 @@ __all__ = [
     "RowGroupInfo",
     "SortedFileMetadata",
     "SortedFileReader",
-    "WHOLE_FILTERED_ROW_GROUP_SHARE",
     "WHOLE_ROW_GROUP_SHARE",
     "check_no_unknown_columns",
     "read_file_metadata",
@@ -70,16 +69,14 @@ __all__ = [
 DEFAULT_BATCH_ROWS = 65536
 """The default largest number of rows in a batch read from a file."""
 
-WHOLE_ROW_GROUP_SHARE = 0.5
-"""In a read ahead, a row group whose pages to decode for its key ranges hold at least this share of its rows is
-decoded whole."""
-
-WHOLE_FILTERED_ROW_GROUP_SHARE = 0.9
-"""In a read ahead, a row group whose pages to decode for a filter alone (no key range cutting it) hold at least this
-share of its rows is decoded whole. Higher than :data:`WHOLE_ROW_GROUP_SHARE`: a filter selective enough to prune
-pages usually leaves only a few row groups to decode, so the partly wanted one is the scan's longest task, and
-decoding only its pages ends it sooner than decoding it whole with its columns in parallel (``benchmarks/
-filter_scan.py``'s correlated filter: about 0.9x a pyarrow dataset scan at 0.5, 1.0x at 0.8-0.9, on 2 cores)."""
+WHOLE_ROW_GROUP_SHARE = 0.9
+"""In a read ahead, a row group whose pages to decode (for its key ranges, a filter, or both) hold at least this share
+of its rows is decoded whole; below it, only those pages are decoded. Decoding a row group whole costs about as much as
+decoding 90% of it by pages, so below that share the pages are cheaper: a range scan's boundary row groups, a row group
+of a file on a parent partition shared by two leaves' sub-queries (each decodes only its own pages, not the whole row
+group twice), and a selective filter's partly wanted row group (``benchmarks/query.py``'s range scan used 10% less CPU
+than at 0.5; ``benchmarks/filter_scan.py``'s correlated filter about 0.9x a pyarrow dataset scan at 0.5, 1.0x at
+0.8-0.9, on 2 cores)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,15 +318,17 @@ class SortedFileReader:
             plan: The plan.
             columns: The columns to return, in order; all of the schema's by default.
             batch_size: The most rows in a batch read.
-            use_threads: Decode columns in parallel.
+            use_threads: Decode columns in parallel (a read not ahead; read ahead, each row group is decoded on one
+                thread of the pool).
             readahead: If positive, up to this many row groups are decoded at once, ahead of the batches taken, on
-                the process's pool of reading threads (:func:`read_pool`; pyarrow decodes without the GIL), so one
-                file's read uses every core. The rows and their order are the same; memory holds up to that many
-                row groups decoded. The first row groups are submitted when this is called: close the iterator
-                (or exhaust it) before closing the reader. A plan of one row group only partly in the regions is
-                read ahead only if the pages to decode hold at least :data:`WHOLE_ROW_GROUP_SHARE` of its rows (a
-                lookup is read on the caller's thread, where a handoff would cost more than it saves). Row groups are
-                decoded one after another, as batches are taken, if 0.
+                the process's pool of reading threads (:func:`read_pool`; pyarrow decodes without the GIL), each row
+                group on one thread, its columns one after another, so several row groups use every core. The rows
+                and their order are the same; memory holds up to that many row groups decoded. The first row groups
+                are submitted when this is called: close the iterator (or exhaust it) before closing the reader. A
+                plan of one row group only partly in the regions is read ahead only if the pages to decode hold at
+                least :data:`WHOLE_ROW_GROUP_SHARE` of its rows (a lookup is read on the caller's thread, where a
+                handoff would cost more than it saves). Row groups are decoded one after another, as batches are
+                taken, if 0.
             transform: Applied to every batch read (on the reading threads when reading ahead), such as a filter of
                 its rows; batches it leaves empty are skipped.
             background: When reading ahead, decode at background priority (on cores the pool's other reads leave
@@ -376,7 +375,7 @@ class SortedFileReader:
         background: bool = False,
     ) -> Iterator[pa.RecordBatch]:
         if readahead and (len(plan.row_groups) > 1 or (plan.row_groups and self._mostly_wanted(plan, names))):
-            reads = self._group_reads(plan, names, batch_size, use_threads, transform)
+            reads = self._group_reads(plan, names, batch_size, transform)
             return ReadAhead(reads, readahead, background=background)
         # One row group partly in the regions (a lookup, mostly) is read here: a handoff to a thread would cost
         # more than it saves.
@@ -413,11 +412,14 @@ class SortedFileReader:
         plan: ReadPlan,
         names: list[str],
         batch_size: int,
-        use_threads: bool,
         transform: Callable[[pa.RecordBatch], pa.RecordBatch] | None,
     ) -> Iterator[Callable[[], list[pa.RecordBatch]]]:
         """Each row group's read, in order, as a function giving its batches (run on a reading thread: each opens
-        the file's footer afresh, as a pyarrow reader is not to be shared between threads)."""
+        the file's footer afresh, as a pyarrow reader is not to be shared between threads). A row group's columns are
+        decoded one after another on that thread: the pool's threads decode several row groups at once, and a
+        row group's columns decoded in parallel on pyarrow's own threads would hand work between threads for no
+        more use of the cores (``benchmarks/query.py``'s range scan: 0.75x a pyarrow dataset scan with the columns
+        in parallel, 0.85x without, on 2 cores)."""
         for step in plan._steps:
             for group in step.row_groups:
 
@@ -426,7 +428,7 @@ class SortedFileReader:
                 ) -> list[pa.RecordBatch]:
                     parquet = pq.ParquetFile(self._file, pre_buffer=False, metadata=self._footer.parquet)
                     batches = self._read_group(
-                        plan._page_spans, regions, group, names, batch_size, use_threads, parquet, whole=True
+                        plan._page_spans, regions, group, names, batch_size, False, parquet, whole=True
                     )
                     return list(batches if transform is None else _transformed(batches, transform))
 
@@ -449,18 +451,16 @@ class SortedFileReader:
         the reading thread's own).
 
         If ``whole`` (a read ahead), a row group whose pages to decode hold at least :data:`WHOLE_ROW_GROUP_SHARE` of
-        its rows (:data:`WHOLE_FILTERED_ROW_GROUP_SHARE` where only a filter chose them) is decoded whole instead, its
-        columns in parallel (pages are decoded a column after another): a little more work, done sooner."""
+        its rows is decoded whole instead: about the same work, with less made of each page."""
         spans = None if page_spans is None else self._wanted_spans(page_spans, group, names)
         if spans is not None and not spans[1]:
             return  # no page of the row group can hold a wanted row
         planned = None if regions is None else self._page_reads(group, regions, names)
         if planned is not None and spans is not None:
             planned = (planned[0], _intersect_spans(planned[1], spans[1]))
-        if whole and use_threads:
+        if whole:
             chosen = planned if planned is not None else spans
-            least = WHOLE_ROW_GROUP_SHARE if planned is not None else WHOLE_FILTERED_ROW_GROUP_SHARE
-            if chosen is not None and _share(chosen[1], chosen[0].row_group_rows(group)) >= least:
+            if chosen is not None and _share(chosen[1], chosen[0].row_group_rows(group)) >= WHOLE_ROW_GROUP_SHARE:
                 yield from self._read_row_groups((group,), regions, names, batch_size, use_threads, parquet)
                 return
         if planned is None and spans is not None:

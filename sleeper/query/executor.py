@@ -480,7 +480,7 @@ PIPELINE_ROWS = 300_000
 """A sub-query planned to read at least this many rows (in the row groups it decodes) assembles the merge's output
 on a thread of the merge's own (``merge_sorted(pipeline=True)``)."""
 
-READ_AHEAD_ROW_GROUPS = 4
+READ_AHEAD_ROW_GROUPS = 8
 """How many row groups a sub-query decodes at once, ahead of the merge, on the reading pool
 (:func:`sleeper.io.parquet_reader.read_pool`): shared between its files, at least one each (so memory holds about
 this many row groups, or one per file where there are more files). :func:`execute` reads the next sub-query ahead

@@ -123,14 +123,18 @@ def should_decode_a_read_aheads_row_group_whole_only_when_nearly_all_of_it_is_wa
 ) -> None:
     # Given a read ahead (as a scan's), with a filter whose pages hold about 70% of the row group
     rows, decoded = _read(reader, "ts >= 60000", None, monkeypatch, readahead=1)
-    # Then only those pages are decoded: a filter's partly wanted row group is decoded whole only from 90% of it
+    # Then only those pages are decoded: a partly wanted row group is decoded whole only from 90% of it
     assert rows["key"].to_pylist() == _expected(pc.greater_equal(_data()["ts"], 60_000))
     assert 0.6 * ROWS < decoded < 0.8 * ROWS, decoded
     # and a filter wanting about 95% of it has it decoded whole
     rows, decoded = _read(reader, "ts >= 10000", None, monkeypatch, readahead=1)
     assert rows["key"].to_pylist() == _expected(pc.greater_equal(_data()["ts"], 10_000))
     assert decoded == 0
-    # while key ranges holding 70% of it have it decoded whole, as a range scan's boundary row groups are
+    # and the same holds for key ranges: holding 70% of it, only their pages are decoded
     rows, decoded = _read(reader, "ts >= 0 or ts is null", [[KeyBounds("key", 0, 14_000)]], monkeypatch, readahead=1)
     assert rows["key"].to_pylist() == list(range(14_000))
+    assert decoded > 0
+    # while holding 95% of it, it is decoded whole
+    rows, decoded = _read(reader, "ts >= 0 or ts is null", [[KeyBounds("key", 0, 19_000)]], monkeypatch, readahead=1)
+    assert rows["key"].to_pylist() == list(range(19_000))
     assert decoded == 0

@@ -4,10 +4,12 @@ are decoded once per kept footer and prune as a test of the footer does."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from sleeper.core.filter import may_match, parse_filter
@@ -108,6 +110,27 @@ def should_stop_reading_when_closed_early_and_keep_the_pool_usable(path: str) ->
     assert read_pool().submit(lambda: 42).result(timeout=10) == 42
     with SortedFileReader(path, SCHEMA) as reader:
         assert sum(b.num_rows for b in reader.read_plan(reader.plan(None), readahead=2)) == ROWS
+
+
+def should_decode_each_row_group_read_ahead_on_one_pool_thread(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a read ahead of a whole file, every pyarrow decode recorded with its thread and its use of threads
+    calls: list[tuple[str, bool]] = []
+    iter_batches = pq.ParquetFile.iter_batches
+
+    def recording(self: pq.ParquetFile, *args: Any, **kwargs: Any) -> Any:
+        calls.append((threading.current_thread().name, kwargs.get("use_threads", True)))
+        return iter_batches(self, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", recording)
+    with SortedFileReader(path, SCHEMA) as reader:
+        rows = sum(b.num_rows for b in reader.read_plan(reader.plan(None), batch_size=700, readahead=4))
+        # and the same file read not ahead
+        assert sum(b.num_rows for b in reader.read_plan(reader.plan(None), batch_size=700)) == rows == ROWS
+    # Then each row group read ahead was decoded on a pool thread, its columns not handed to pyarrow's threads, while
+    # the read not ahead decodes its columns in parallel on the caller's thread
+    pool = [call for call in calls if call[0] != threading.current_thread().name]
+    assert len(pool) == 12 and all(name.startswith("parquet-read") and not threads for name, threads in pool)
+    assert calls[-1] == (threading.current_thread().name, True)
 
 
 def should_refuse_a_negative_readahead(path: str) -> None:
