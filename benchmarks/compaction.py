@@ -39,7 +39,9 @@ each engine: wall time <= 1.1x ``rw_pa_stream_thr`` (first 1.3x); throughput >=
 10% of it. The last line printed is one JSON object with every figure.
 
 Usage: ``.venv/bin/python benchmarks/compaction.py [--files 10] [--rows 1000000] [--key-types string,long]
-[--repeats 3] [--methods compact,rw_pa_stream_thr] [--data-dir DIR]``.
+[--repeats 3] [--methods compact,rw_pa_stream_thr] [--data-dir DIR] [--plot out.png]``; ``--plot`` draws seconds and
+peak RSS against the rows compacted (matplotlib, installed into the virtualenv for the benchmark only:
+``.venv/bin/pip install matplotlib``).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.measure import peak_rss_bytes  # noqa: E402
+from benchmarks.plot import Panel, Series, plot_panels, require_matplotlib  # noqa: E402
 
 METHODS = (
     "rw_pa_stream",
@@ -517,6 +520,27 @@ def _run_key_type(args: argparse.Namespace, key_type: str, methods: list[str], d
     return result
 
 
+def _plot(path: str, summary: dict[str, Any]) -> None:
+    """Seconds and peak RSS against the rows compacted, a panel of each per key type: a line for each method run at
+    both sizes (``X`` and ``X_2x``), a point for each run at one."""
+    panels = []
+    rows = summary["files"] * summary["rows_per_file"] / 1e6
+    for key_type, result in summary["key_types"].items():
+        methods = result["methods"]
+        seconds = Panel(f"{key_type} keys: time", "rows compacted (millions)", "seconds")
+        memory = Panel(f"{key_type} keys: memory", "rows compacted (millions)", "peak RSS (MB, with workers)")
+        for method, figures in methods.items():
+            if method.endswith("_2x"):
+                continue
+            twice = methods.get(f"{method}_2x")
+            xs = [rows] if twice is None else [rows, rows * SCALE]
+            runs = [figures] if twice is None else [figures, twice]
+            seconds.series.append(Series(method, xs, [run["seconds"] for run in runs]))
+            memory.series.append(Series(method, xs, [run["peak_rss_mb"] for run in runs]))
+        panels += [seconds, memory]
+    plot_panels(path, panels)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=10)
@@ -525,12 +549,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--methods", default=",".join(DEFAULT_METHODS))
     parser.add_argument("--data-dir", type=Path, help="keep the generated inputs here and reuse them")
+    parser.add_argument("--plot", help="write a PNG of seconds and peak RSS against the rows compacted here")
     parser.add_argument("--child", nargs=4, metavar=("METHOD", "INPUT", "WORKDIR", "KEY"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         method, input_dir, work_dir, key_type = args.child
         print(json.dumps(run_one(method, Path(input_dir), Path(work_dir), key_type)))
         return
+    if args.plot:
+        require_matplotlib()
     methods = [m for m in args.methods.split(",") if m]
     unknown = set(methods) - set(METHODS)
     if unknown:
@@ -554,6 +581,9 @@ def main() -> None:
         for key_type in key_types:
             summary["key_types"][key_type] = _run_key_type(args, key_type, methods, data_dir)
     summary["load_average_end"] = os.getloadavg()[0]
+    if args.plot:
+        _plot(args.plot, summary)
+        print(f"plot written to {args.plot}")
     print(json.dumps(summary))
 
 

@@ -28,8 +28,11 @@ Both are run on a table of each size in ``--rows`` (1M and 10M rows by default),
 
 The last line printed is one JSON object with every figure.
 
+With ``--plot out.png`` the figures are drawn against the table's rows (matplotlib, installed into the virtualenv
+for the benchmark only: ``.venv/bin/pip install matplotlib``).
+
 Usage: ``.venv/bin/python benchmarks/query.py [--rows 1000000 10000000] [--lookups 200] [--repeats 7]
-[--engine ARROW|DATAFUSION] [--memory-rows 16000000]``.
+[--engine ARROW|DATAFUSION] [--memory-rows 16000000] [--plot out.png]``.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ if str(ROOT) not in sys.path:
 
 import sleeper  # noqa: E402
 from benchmarks.measure import peak_rss_bytes  # noqa: E402
+from benchmarks.plot import Panel, Series, plot_panels, require_matplotlib  # noqa: E402
 from sleeper.api.table import Table  # noqa: E402
 from sleeper.core.query import Query  # noqa: E402
 from sleeper.core.range import Range, Region  # noqa: E402
@@ -300,6 +304,55 @@ def leaf_memory(rows: int, seed: int) -> dict[str, Any]:
     return figures
 
 
+def _plot(path: str, results: dict[str, Any], memory: dict[str, Any] | None, memory_rows: int) -> None:
+    """The range scan's and the lookups' times against the table's rows, and each engine's leaf read (time and peak
+    RSS with its largest worker's) at the memory figures' two sizes."""
+    sizes = sorted(results, key=int)
+    millions = [int(size) / 1e6 for size in sizes]
+    scans = [results[size]["range_scan"] for size in sizes]
+    lookups = [results[size]["point_lookups"] for size in sizes]
+    panels = [
+        Panel(
+            "Range scan of 10% of the key space",
+            "table rows (millions)",
+            "ms",
+            [
+                Series("query", millions, [scan["query_seconds"] * 1000 for scan in scans]),
+                Series("pyarrow dataset scan", millions, [scan["pyarrow_dataset_seconds"] * 1000 for scan in scans]),
+            ],
+        ),
+        Panel(
+            "Point lookups",
+            "table rows (millions)",
+            "ms",
+            [
+                Series("median", millions, [lookup["median_ms"] for lookup in lookups]),
+                Series("95th percentile", millions, [lookup["p95_ms"] for lookup in lookups]),
+            ],
+        ),
+    ]
+    if memory is not None:
+        table_rows = [memory_rows / 1e6, 2 * memory_rows / 1e6]
+        reads = [memory[str(memory_rows)], memory[str(2 * memory_rows)]]
+        panels.append(
+            Panel(
+                "A leaf's whole sub-query (a quarter of the rows)",
+                "table rows (millions)",
+                "peak RSS (MB, with its largest worker's)",
+                [Series(engine, table_rows, [_held(read[engine]) / 1e6 for read in reads]) for engine in ENGINES],
+            )
+        )
+        panels.append(
+            Panel(
+                "A leaf's whole sub-query: time",
+                "table rows (millions)",
+                "seconds",
+                [Series(engine, table_rows, [read[engine]["seconds"] for read in reads]) for engine in ENGINES],
+            )
+        )
+    plot_panels(path, panels)
+
+
 def main() -> None:
     """Builds each table, runs the benchmarks on it and prints the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -309,11 +362,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--engine", choices=ENGINES, default="ARROW", help="the data engine of the queries' table")
     parser.add_argument("--memory-rows", type=int, default=16_000_000, help="rows of the leaf memory figures (0: none)")
+    parser.add_argument("--plot", help="write a PNG of the figures against the table's rows here")
     parser.add_argument("--leaf-read", nargs=2, metavar=("DIRECTORY", "ENGINE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.leaf_read is not None:  # one leaf read, in a process of its own (see leaf_memory)
         print(json.dumps(leaf_read(Path(args.leaf_read[0]), args.leaf_read[1])))
         return
+    if args.plot:
+        require_matplotlib()
     results: dict[str, Any] = {}
     for rows in args.rows:
         with tempfile.TemporaryDirectory(prefix="sleeper-query-bench-") as directory:
@@ -341,6 +397,9 @@ def main() -> None:
         results[str(rows)] = {"build_seconds": build_seconds, "point_lookups": points, "range_scan": scan}
     memory = leaf_memory(args.memory_rows, args.seed) if args.memory_rows else None
     load = os.getloadavg()
+    if args.plot:
+        _plot(args.plot, results, memory, args.memory_rows)
+        print(f"plot written to {args.plot}")
     print(
         json.dumps(
             {

@@ -58,6 +58,7 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 
 import sleeper  # noqa: E402
+from benchmarks.plot import Panel, Series, plot_panels, require_matplotlib  # noqa: E402
 from sleeper.adapters.memory.queue import InMemoryQueues  # noqa: E402
 from sleeper.adapters.memory.trackers import InMemoryCompactionJobTracker  # noqa: E402
 from sleeper.compaction.creation import create_compaction_jobs  # noqa: E402
@@ -68,6 +69,7 @@ from sleeper.core.statestore.references import FileReference  # noqa: E402
 from sleeper.gc.collector import collect_garbage  # noqa: E402
 from sleeper.query.executor import plan_table_query  # noqa: E402
 from sleeper.runtime.local.handlers import default_handlers  # noqa: E402
+from sleeper.runtime.local.instance import LocalInstance  # noqa: E402
 from sleeper.runtime.local.runner import LocalRunner  # noqa: E402
 from sleeper.splitting.finder import find_partitions_to_split  # noqa: E402
 
@@ -195,10 +197,11 @@ def _lookups_split_finder_and_gc(figures: dict[str, float], fresh: Any, seed: in
 
 def trigger_figures(directory: Path, tables: int) -> dict[str, float]:
     """An instance of ``tables`` tables; times one forced run of the scheduled per-table triggers."""
-    instance = sleeper.create_instance(directory / f"tables-{tables}")
+    location = directory / f"tables-{tables}"
+    api = sleeper.create_instance(location)
     for i in range(tables):
-        instance.create_table(f"t{i:03d}", SCHEMA)
-    runner = LocalRunner(instance, default_handlers())
+        api.create_table(f"t{i:03d}", SCHEMA)
+    runner = LocalRunner(LocalInstance(location), default_handlers())
     sent, seconds = _timed(lambda: runner.trigger(force=True))
     return {"tables": tables, "trigger_s": seconds, "messages": sent}
 
@@ -212,13 +215,8 @@ def _growth(rows: list[dict[str, float]], size_key: str, figure: str) -> float:
 
 
 def _plot(path: str, tables: list[dict[str, float]], instances: list[dict[str, float]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     sizes = [row["references"] / 1000 for row in tables]
+    table = Panel("One table", "file references (thousands); leaves = references / 20", "seconds")
     for figure, label in (
         ("snapshot_save_s", "snapshot save"),
         ("snapshot_load_s", "snapshot load"),
@@ -227,20 +225,13 @@ def _plot(path: str, tables: list[dict[str, float]], instances: list[dict[str, f
         ("gc_scan_s", "GC scan"),
         ("job_creation_s", "compaction job creation"),
     ):
-        left.plot(sizes, [row[figure] for row in tables], marker="o", label=label)
-    left.plot(sizes, [row["plan_lookup_ms"] / 1000 for row in tables], marker="o", label="plan a point lookup")
-    left.set_xlabel("file references (thousands); leaves = references / 20")
-    left.set_ylabel("seconds")
-    left.set_title("One table")
-    left.legend(fontsize=8)
-    left.grid(True, alpha=0.3)
-    right.plot([row["tables"] for row in instances], [row["trigger_s"] for row in instances], marker="o")
-    right.set_xlabel("tables")
-    right.set_ylabel("seconds")
-    right.set_title("Scheduled per-table triggers, one run")
-    right.grid(True, alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+        table.series.append(Series(label, sizes, [row[figure] for row in tables]))
+    table.series.append(Series("plan a point lookup", sizes, [row["plan_lookup_ms"] / 1000 for row in tables]))
+    triggers = Panel("Scheduled per-table triggers, one run", "tables", "seconds")
+    triggers.series.append(
+        Series("triggers", [row["tables"] for row in instances], [row["trigger_s"] for row in instances])
+    )
+    plot_panels(path, [table, triggers])
 
 
 def main() -> None:
@@ -253,6 +244,8 @@ def main() -> None:
         "--only", choices=["creation"], help="time only this figure (creation: compaction job creation)"
     )
     args = parser.parse_args()
+    if args.plot:
+        require_matplotlib()
     only_creation = args.only == "creation"
     table_rows: list[dict[str, float]] = []
     instance_rows: list[dict[str, float]] = []
