@@ -140,7 +140,7 @@ def run_method(method: str, work: Path, inputs: dict[str, Any]) -> dict[str, Any
     from sleeper.io.parquet import read_sorted
 
     settings = IN_MEMORY if method == "in_memory" else BOUNDED
-    instance = sleeper.connect(work / f"instance-{method}", create=True)
+    instance = sleeper.connect(work / f"instance-{method}", create=True).runtime
     for name, value in settings.items():
         instance.properties.set(name, str(value))
     schema = Schema.of(

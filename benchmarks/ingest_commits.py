@@ -52,7 +52,7 @@ SCHEMA = Schema.of(row_keys=[Field("key", PrimitiveType.LONG)], values=[Field("v
 
 
 def _worker(directory: str, jobs: list[tuple[str, str]], go: Any, results: Any) -> None:
-    instance = sleeper.connect(Path(directory))
+    instance = sleeper.connect(Path(directory)).runtime
     runner = IngestJobRunner(instance, local_dir=Path(directory) / "tmp" / f"w-{jobs[0][0]}")
     go.wait()
     finished = failed = 0
@@ -68,7 +68,7 @@ def _worker(directory: str, jobs: list[tuple[str, str]], go: Any, results: Any) 
 
 
 def _committer(directory: str, expected: Any, go: Any, results: Any) -> None:
-    instance = sleeper.connect(Path(directory))
+    instance = sleeper.connect(Path(directory)).runtime
     queue = instance.queue(STATE_STORE_COMMITTER_Q)
     go.wait()
     applied = 0
@@ -89,7 +89,7 @@ def _committer(directory: str, expected: Any, go: Any, results: Any) -> None:
 
 def run_case(mode: str, workers: int, jobs: int, rows: int, base: Path) -> dict[str, Any]:
     directory = base / f"{mode}-{workers}"
-    instance = sleeper.connect(directory, create=True)
+    instance = sleeper.connect(directory, create=True).runtime
     table = instance.create_table(
         "t",
         SCHEMA,
