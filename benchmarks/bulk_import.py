@@ -103,7 +103,9 @@ def _committed_rows(table: Table[LocalInstance]) -> int:
     return sum(r.number_of_rows for r in table.file_references())
 
 
-def _bulk_import(instance: LocalInstance, spark: Any, name: str, files: Path, split_points: list[str] | None) -> dict:
+def _bulk_import(
+    instance: LocalInstance, spark: Any, name: str, files: Path, split_points: list[str] | None
+) -> dict[str, Any]:
     table = instance.create_table(
         name,
         SCHEMA,
@@ -138,7 +140,7 @@ def _read_batches(directory: Path) -> Iterator[pa.RecordBatch]:
         yield from pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=BATCH_ROWS)
 
 
-def _ingest(instance: LocalInstance, name: str, files: Path, split_points: list[str], rows: int) -> dict:
+def _ingest(instance: LocalInstance, name: str, files: Path, split_points: list[str], rows: int) -> dict[str, Any]:
     table = instance.create_table(name, SCHEMA, split_points=split_points)
     started = time.perf_counter()
     result = ingest_batches(
@@ -150,7 +152,7 @@ def _ingest(instance: LocalInstance, name: str, files: Path, split_points: list[
     return {"seconds": round(seconds, 3), "rows": rows, "rows_per_s": round(rows / seconds), "files": len(result.files)}
 
 
-def _print(label: str, figures: dict) -> None:
+def _print(label: str, figures: dict[str, Any]) -> None:
     phases = figures.get("phases_s")
     extra = f"  phases {phases}" if phases else ""
     print(

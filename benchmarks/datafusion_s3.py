@@ -34,14 +34,14 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.compaction import make_inputs  # noqa: E402
 from benchmarks.measure import peak_rss_bytes  # noqa: E402
 
-REGION = "eu-west-2"
+REGION: Final = "eu-west-2"
 ENGINES = ("ARROW", "DATAFUSION")
 OPERATIONS = ("compact", "query")
 
@@ -121,7 +121,7 @@ def _compact(table: _Table, endpoint: str, engine: str) -> dict[str, Any]:
     table.state_store.commit(
         AssignJobIdsTransaction(requests=(AssignJobIdRequest(job_id=job_id, partition_id="root", filenames=inputs),))
     )
-    result = run_compaction(job, table, options=_options(endpoint))  # type: ignore[arg-type]
+    result = run_compaction(job, table, options=_options(endpoint))
     if result.engine.upper() != engine:
         raise SystemExit(f"asked for engine {engine}, ran {result.engine}")
     return {"rows": result.rows_written, "output": job.output_file}
