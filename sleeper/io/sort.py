@@ -287,6 +287,10 @@ class KeyOrderer:
         if self._fallback_rounds > 0:
             self._fallback_rounds -= 1
             return _arrow_order(columns)
+        merged_runs = sorted_runs is not None and sorted_runs <= _MAX_MERGED_RUNS
+        if merged_runs and len(columns) == 1 and pa.types.is_integer(columns[0].type) and not columns[0].null_count:
+            # One integer key column: its values order as they are, so the timsort merges them without codes.
+            return np.argsort(_integers(columns[0]), kind="stable")
         coded = _encode(columns, first_column_bounds)
         if coded is None:
             return _arrow_order(columns)
@@ -401,11 +405,16 @@ def _is_variable_binary(kind: pa.DataType) -> bool:
     )
 
 
-def _as_ordered_uint64(column: KeyColumn) -> np.ndarray:
-    """Maps integers to uint64 so that unsigned comparison keeps their order."""
+def _integers(column: KeyColumn) -> np.ndarray:
+    """An integer column without nulls as one numpy array (its chunks concatenated)."""
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     parts = [chunk.to_numpy(zero_copy_only=False) for chunk in chunks if len(chunk)]
-    values = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _as_ordered_uint64(column: KeyColumn) -> np.ndarray:
+    """Maps integers to uint64 so that unsigned comparison keeps their order."""
+    values = _integers(column)
     if values.dtype.kind == "u":
         return values.astype(np.uint64, copy=False)
     return values.astype(np.int64, copy=False).view(np.uint64) ^ _TOP_BIT

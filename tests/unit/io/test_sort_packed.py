@@ -84,14 +84,15 @@ def _runs(rng: np.random.Generator, runs: int, make: str) -> list[pa.Table]:
     return tables
 
 
-@pytest.mark.parametrize("make", ["int", "string"])
+@pytest.mark.parametrize("make", ["int", "string", "one int column"])
 @pytest.mark.parametrize("runs", [2, 3, 11, 300])
 def should_order_sorted_runs_as_a_stable_sort_does(make: str, runs: int) -> None:
     # Given rows that are several runs, each sorted by the keys, one after another (300 runs: more than the stable
-    # sort is used for)
+    # sort is used for); one int column: negative values and many ties, ordered by their values without codes
     rng = np.random.default_rng(runs)
-    tables = _runs(rng, runs, make)
-    columns = [pa.chunked_array([t.column(name).combine_chunks() for t in tables]) for name in ("k", "s")]
+    tables = _runs(rng, runs, "int" if make == "one int column" else make)
+    names = ("k",) if make == "one int column" else ("k", "s")
+    columns = [pa.chunked_array([t.column(name).combine_chunks() for t in tables]) for name in names]
     # When they are ordered as a merge round orders them
     order = KeyOrderer().order(columns, sorted_runs=runs)
     # Then the order is the stable sort's: equal keys keep their run, then their place in it
