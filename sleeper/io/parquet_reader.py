@@ -464,7 +464,7 @@ class SortedFileReader:
                 yield from self._read_row_groups((group,), regions, names, batch_size, use_threads, parquet)
                 return
         if planned is None and spans is not None:
-            yield from self._read_spans(spans[0], spans[1], group, regions, names, batch_size, parquet)
+            yield from self._read_spans(spans[0], spans[1], group, regions, names, batch_size, use_threads, parquet)
             return
         if planned is None or regions is None:
             yield from self._read_row_groups((group,), regions, names, batch_size, use_threads, parquet)
@@ -496,13 +496,15 @@ class SortedFileReader:
         regions: tuple[NormalisedRegion, ...] | None,
         names: list[str],
         batch_size: int,
+        use_threads: bool,
         parquet: pq.ParquetFile | None = None,
     ) -> Iterator[pa.RecordBatch]:
         """Reads spans of a row group's rows, every column over the pages holding them, keeping those in the
-        regions (all if None)."""
+        regions (all if None); the row group whole (its columns in parallel if ``use_threads``) where a region's
+        column has no page index."""
         extra = _region_fields(regions, names) if regions is not None else []
         if any(index.field_read(group, name, 0, 1) is None for name in extra):
-            yield from self._read_row_groups((group,), regions, names, batch_size, True, parquet)
+            yield from self._read_row_groups((group,), regions, names, batch_size, use_threads, parquet)
             return
         fields = names + extra
         file_schema = self._arrow_schema
