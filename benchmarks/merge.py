@@ -7,7 +7,8 @@ variant), ``value`` (int64) and ``payload`` (30 random letters), held as Arrow r
 Methods, each run in a fresh process that first loads the inputs from an uncompressed Arrow IPC file:
 
 - ``merge_sorted``: sleeper.io.merge.merge_sorted, output batches consumed and dropped (streaming).
-- ``merge_sorted_untuned``: the same with glibc malloc left as it is (see ``sleeper.io.sort.tune_malloc``).
+- ``merge_sorted_untuned``: the same with glibc malloc and Arrow's memory pool left as they are (see
+  :mod:`sleeper.io.memory`).
 - ``merge_sorted_pipeline``: with ``pipeline=True`` (the output ``take`` on a second thread).
 - ``appendix_merge``: a plain streaming merge: cut every input at the smallest
   last key, then pyarrow ``sort_indices`` and ``take`` on the slices.
@@ -49,8 +50,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from sleeper.io.memory import tune_memory  # noqa: E402
 from sleeper.io.merge import merge_sorted  # noqa: E402
-from sleeper.io.sort import is_sorted, key_at, tune_malloc  # noqa: E402
+from sleeper.io.sort import is_sorted, key_at  # noqa: E402
 
 BATCH_ROWS = 65536
 GLIBC_DEFAULT_TOP_PAD = 128 * 1024
@@ -120,9 +122,7 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _run_merge(inputs: list[list[pa.RecordBatch]], *, tuned: bool = True, pipeline: bool = False) -> tuple[int, int]:
-    if not tuned:
-        tune_malloc(GLIBC_DEFAULT_TOP_PAD)  # glibc's own setting, to measure what tuning is worth
+def _run_merge(inputs: list[list[pa.RecordBatch]], *, pipeline: bool = False) -> tuple[int, int]:
     rows = total = 0
     for batch in merge_sorted([iter(batches) for batches in inputs], ["key"], pipeline=pipeline):
         rows += batch.num_rows
@@ -222,7 +222,7 @@ def _run_datafusion(inputs: list[list[pa.RecordBatch]]) -> tuple[int, int]:
 
 RUNNERS: dict[str, Callable[[list[list[pa.RecordBatch]]], tuple[int, int]]] = {
     "merge_sorted": _run_merge,
-    "merge_sorted_untuned": lambda inputs: _run_merge(inputs, tuned=False),
+    "merge_sorted_untuned": _run_merge,
     "merge_sorted_pipeline": lambda inputs: _run_merge(inputs, pipeline=True),
     "appendix_merge": _run_appendix_merge,
     "pa_sort": _run_pa_sort,
@@ -237,6 +237,12 @@ def _worker(method: str, path: Path, cpus: str | None) -> dict[str, Any]:
     inputs = _load(path)
     expected_rows = sum(batch.num_rows for batches in inputs for batch in batches)
     expected_sum = sum(pc.sum(batch.column("value")).as_py() for batches in inputs for batch in batches)
+    # Before the proxy below, which the merge's own tuning would otherwise replace with the system pool. Untuned:
+    # glibc's own setting and pyarrow's own pool, to measure what tuning is worth.
+    if method == "merge_sorted_untuned":
+        tune_memory(top_pad_bytes=GLIBC_DEFAULT_TOP_PAD, system_allocator=False)
+    else:
+        tune_memory()
     pool = pa.proxy_memory_pool(pa.default_memory_pool())
     pa.set_memory_pool(pool)
     rss_before = _max_rss_mb()

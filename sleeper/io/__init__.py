@@ -6,7 +6,8 @@ Modules:
 - :mod:`sleeper.io.arrow_types`: a Sleeper schema as an Arrow schema, and checks of batches against it.
 - :mod:`sleeper.io.parquet`: writing sorted Parquet files with their sketches, and reading them by key range
   (the reading side lives in :mod:`sleeper.io.parquet_reader` and :mod:`sleeper.io.key_ranges`).
-- :mod:`sleeper.io.sort` and :mod:`sleeper.io.merge`: sorting batches and merging sorted streams.
+- :mod:`sleeper.io.sort` and :mod:`sleeper.io.merge`: sorting batches and merging sorted streams;
+  :mod:`sleeper.io.memory`: how the process allocates the memory they churn through.
 """
 
 from typing import TYPE_CHECKING
@@ -70,6 +71,8 @@ if TYPE_CHECKING:
     from sleeper.io.key_ranges import KeyBounds as KeyBounds
     from sleeper.io.key_ranges import Region as Region
     from sleeper.io.key_ranges import normalise_regions as normalise_regions
+    from sleeper.io.memory import MemoryTuning as MemoryTuning
+    from sleeper.io.memory import tune_memory as tune_memory
     from sleeper.io.merge import DEFAULT_BATCH_ROWS as DEFAULT_BATCH_ROWS
     from sleeper.io.merge import RowCounter as RowCounter
     from sleeper.io.merge import merge_sorted as merge_sorted

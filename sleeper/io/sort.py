@@ -20,9 +20,7 @@ orders the codes. On random string keys this is several times faster than pyarro
 
 from __future__ import annotations
 
-import ctypes
 import os
-import platform
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias, TypeVar
@@ -32,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sleeper.core import SchemaError, SleeperError
+from sleeper.io.memory import tune_memory_once
 
 __all__ = [
     "KeyOrderer",
@@ -43,7 +42,6 @@ __all__ = [
     "sort_batch",
     "sort_indices",
     "sort_table",
-    "tune_malloc",
 ]
 
 ArrowData: TypeAlias = pa.Table | pa.RecordBatch
@@ -65,48 +63,6 @@ _MAX_MERGED_RUNS = 256
 _SMALL_CHUNK_ROWS = 65536
 # Codes are packed with row indices for one unstable sort only if at least this many of their bits are kept.
 _MIN_PACKED_CODE_BITS = 32
-
-
-_M_TOP_PAD = -2
-"""glibc's ``mallopt`` parameter for the memory kept at the top of the heap when it grows or shrinks."""
-_DEFAULT_TOP_PAD = 64 * 1024 * 1024
-_malloc_tuned = False
-
-
-def tune_malloc(top_pad_bytes: int = _DEFAULT_TOP_PAD) -> bool:
-    """Makes glibc's malloc keep freed memory at the top of the heap instead of returning it to the system at once.
-
-    Sorting and merging allocate and free a few MB of numpy temporaries per batch or round. By default glibc gives
-    that memory back to the system as soon as the top of the heap is free, and the next round page-faults it in
-    again: that cost a string-key merge 40% of its time and an int-key merge 20%. Keeping ``top_pad_bytes`` at the
-    top of the heap removes those faults, for at most that much more resident memory.
-
-    The setting is process-wide. :class:`KeyOrderer` (so every sort and merge) applies the default once per process
-    unless this was called before; a runtime may call it when a worker starts. It does nothing where the C library
-    is not glibc.
-
-    Args:
-        top_pad_bytes: The memory to keep, and to request beyond each need when the heap grows.
-
-    Returns:
-        True if glibc accepted the setting.
-    """
-    global _malloc_tuned
-    _malloc_tuned = True
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
-        return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    mallopt.restype = ctypes.c_int
-    return bool(mallopt(_M_TOP_PAD, top_pad_bytes))
-
-
-def _tune_malloc_once() -> None:
-    if not _malloc_tuned:
-        tune_malloc()
 
 
 class NotSortedError(SleeperError):
@@ -283,7 +239,7 @@ class KeyOrderer:
         n = len(columns[0])
         if n < 2:
             return np.arange(n, dtype=np.int64)
-        _tune_malloc_once()
+        tune_memory_once()
         if self._fallback_rounds > 0:
             self._fallback_rounds -= 1
             return _arrow_order(columns)

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import platform
 import random
 from typing import Any
 
@@ -20,7 +19,6 @@ from sleeper.io.sort import (
     sort_batch,
     sort_indices,
     sort_table,
-    tune_malloc,
 )
 
 KEY_TYPES = {
@@ -280,15 +278,6 @@ def should_name_the_first_rows_out_of_order() -> None:
     with pytest.raises(NotSortedError, match=r"file 7 is not sorted by \['a', 'b'\]: row 2 has key \('y', 6\)"):
         check_sorted(batch, ["a", "b"], what="file 7")
     check_sorted(batch.slice(0, 3), ["a", "b"])
-
-
-def should_tune_malloc_only_under_glibc() -> None:
-    # Given the C library this process runs on
-    glibc = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
-    # When malloc is tuned
-    tuned = tune_malloc()
-    # Then it takes effect exactly where glibc is the C library
-    assert tuned == glibc
 
 
 def should_sort_short_strings_exactly_with_a_following_key() -> None:
