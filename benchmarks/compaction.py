@@ -5,7 +5,9 @@ sorted by ``key``, with columns ``key`` (12-20 random letters, or int64 in [0, 1
 ``value`` (int64) and ``payload`` (30 random letters); zstd level 1, no dictionary, 100k-row row groups, as Sleeper
 writes them. Both key types run by default (``--key-types string,long``).
 
-Methods, each run in a fresh process (imports excluded from the time: each method first imports what it uses, and
+Methods, each run in a fresh process started with the environment Sleeper's images give theirs
+(``sleeper.io.memory.TASK_ENVIRONMENT``: Arrow allocates from the C library, as in the compaction task; imports
+excluded from the time: each method first imports what it uses, and
 ``compact*`` first compacts two 1,000-row files, as a task that has run a job has; peak RSS from ``VmHWM``; for the
 DataFusion engine, whose worker processes merge key ranges, the CPU time includes the workers' and the peak RSS adds
 the largest worker's peak, ``peak_rss_workers_mb``, to the process's own):
@@ -73,6 +75,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.measure import peak_rss_bytes  # noqa: E402
 from benchmarks.plot import Panel, Series, plot_panels, require_matplotlib  # noqa: E402
+from sleeper.io.memory import TASK_ENVIRONMENT  # noqa: E402
 
 METHODS = (
     "rw_pa_stream",
@@ -463,6 +466,7 @@ def _run_key_type(args: argparse.Namespace, key_type: str, methods: list[str], d
                     [sys.executable, __file__, "--child", method, str(source), str(work_dir), key_type],
                     capture_output=True,
                     text=True,
+                    env={**os.environ, **TASK_ENVIRONMENT},
                 )
                 if out.returncode:
                     raise SystemExit(f"{method} failed:\n{out.stderr}")

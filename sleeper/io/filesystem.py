@@ -29,6 +29,7 @@ from pyarrow import fs as pafs
 
 from sleeper.core.statestore import file_outside_table, is_table_prefix
 from sleeper.io.exceptions import MissingFileError, UnsafeDeleteError, UnsupportedLocationError
+from sleeper.io.memory import tune_memory_once
 
 _LOG = logging.getLogger(__name__)
 
@@ -362,9 +363,13 @@ def open_input(filesystem: pafs.FileSystem, path: str) -> pa.NativeFile:
     pre-buffering pyarrow fetches every requested row group before decoding the first, which holds whole files in
     memory.
 
+    The first file a process opens (or writes) applies :func:`sleeper.io.memory.tune_memory_once`, so that the
+    readers and writers it creates allocate as that module says.
+
     Raises:
         MissingFileError: If there is no file at the path.
     """
+    tune_memory_once()
     try:
         return filesystem.open_input_file(path)
     except FileNotFoundError as e:
@@ -380,7 +385,11 @@ def ensure_parent_dir(filesystem: pafs.FileSystem, path: str) -> None:
 
 
 def open_output(filesystem: pafs.FileSystem, path: str) -> pa.NativeFile:
-    """Opens a file for writing, creating its local directory first. On S3 the object appears when it is closed."""
+    """Opens a file for writing, creating its local directory first. On S3 the object appears when it is closed.
+
+    Like :func:`open_input`, it applies :func:`sleeper.io.memory.tune_memory_once` first.
+    """
+    tune_memory_once()
     ensure_parent_dir(filesystem, path)
     return filesystem.open_output_stream(path)
 
