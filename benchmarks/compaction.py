@@ -6,7 +6,7 @@ sorted by ``key``, with columns ``key`` (12-20 random letters, or int64 in [0, 1
 writes them. Both key types run by default (``--key-types string,long``).
 
 Methods, each run in a fresh process started with the environment Sleeper's images give theirs
-(``sleeper.io.memory.TASK_ENVIRONMENT``: Arrow allocates from the C library, as in the compaction task), plus
+(``sleeper.core.IMAGE_ENVIRONMENT``: Arrow allocates from the C library, as in the compaction task), plus
 ``METHOD_ENVIRONMENT`` (DataFusion's bare merge never gives memory back to the system, its fastest setting; imports
 excluded from the time: each method first imports what it uses, and
 ``compact*`` first compacts two 1,000-row files, as a task that has run a job has; peak RSS from ``VmHWM``; for the
@@ -76,7 +76,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.measure import peak_rss_bytes  # noqa: E402
 from benchmarks.plot import Panel, Series, plot_panels, require_matplotlib  # noqa: E402
-from sleeper.io.memory import TASK_ENVIRONMENT  # noqa: E402
+from sleeper.core import IMAGE_ENVIRONMENT  # noqa: E402
 
 METHODS = (
     "rw_pa_stream",
@@ -473,7 +473,7 @@ def _run_key_type(args: argparse.Namespace, key_type: str, methods: list[str], d
                     [sys.executable, __file__, "--child", method, str(source), str(work_dir), key_type],
                     capture_output=True,
                     text=True,
-                    env={**os.environ, **TASK_ENVIRONMENT, **METHOD_ENVIRONMENT.get(method, {})},
+                    env={**os.environ, **IMAGE_ENVIRONMENT, **METHOD_ENVIRONMENT.get(method, {})},
                 )
                 if out.returncode:
                     raise SystemExit(f"{method} failed:\n{out.stderr}")

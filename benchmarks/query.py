@@ -21,7 +21,7 @@ Both are run on a table of each size in ``--rows`` (1M and 10M rows by default),
 
 - leaf query memory (``--memory-rows``, 16M by default; 0 skips it): tables of that many rows and of twice as many,
   and on each one leaf's whole sub-query (a quarter of the rows, merged from its file and the root's) read by each
-  engine in a fresh process started with the environment of Sleeper's images (``sleeper.io.memory.TASK_ENVIRONMENT``:
+  engine in a fresh process started with the environment of Sleeper's images (``sleeper.core.IMAGE_ENVIRONMENT``:
   Arrow allocates from the C library, as in the query Lambda), consuming the stream: the rows, seconds, CPU
   seconds (with any worker processes), the process's peak RSS (``VmHWM``) and the largest worker's peak RSS
   (DataFusion's workers; 0 for ARROW); the ARROW read is the baseline, and the growth is the peak at 2x rows over
@@ -64,11 +64,11 @@ import sleeper  # noqa: E402
 from benchmarks.measure import peak_rss_bytes  # noqa: E402
 from benchmarks.plot import Panel, Series, plot_panels, require_matplotlib  # noqa: E402
 from sleeper.api.table import Table  # noqa: E402
+from sleeper.core import IMAGE_ENVIRONMENT  # noqa: E402
 from sleeper.core.query import Query  # noqa: E402
 from sleeper.core.range import Range, Region  # noqa: E402
 from sleeper.core.schema import Field, PrimitiveType, Schema  # noqa: E402
 from sleeper.core.statestore.references import FileReference  # noqa: E402
-from sleeper.io.memory import TASK_ENVIRONMENT  # noqa: E402
 from sleeper.io.parquet import SortedFileWriter  # noqa: E402
 from sleeper.io.parquet_reader import SortedFileReader  # noqa: E402
 from sleeper.query.executor import region_bounds, table_query  # noqa: E402
@@ -282,7 +282,7 @@ def leaf_memory(rows: int, seed: int) -> dict[str, Any]:
                     check=True,
                     capture_output=True,
                     text=True,
-                    env={**os.environ, **TASK_ENVIRONMENT},
+                    env={**os.environ, **IMAGE_ENVIRONMENT},
                 )
                 reads[engine] = json.loads(done.stdout.strip().splitlines()[-1])
                 read = reads[engine]

@@ -84,6 +84,7 @@ if TYPE_CHECKING:
     from sleeper.core.naming import query_tracker_table_name as query_tracker_table_name
     from sleeper.core.naming import queue_name as queue_name
     from sleeper.core.naming import task_tracker_table_name as task_tracker_table_name
+    from sleeper.core.operation_specs import IMAGE_ENVIRONMENT as IMAGE_ENVIRONMENT
     from sleeper.core.operation_specs import ContainerSpec as ContainerSpec
     from sleeper.core.operation_specs import HandlerSpec as HandlerSpec
     from sleeper.core.operation_specs import Schedule as Schedule

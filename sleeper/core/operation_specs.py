@@ -7,7 +7,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-__all__ = ["ContainerSpec", "HandlerSpec", "LocalSchedule", "QueueSpec", "Schedule", "Trigger", "TriggerKind"]
+__all__ = [
+    "IMAGE_ENVIRONMENT",
+    "ContainerSpec",
+    "HandlerSpec",
+    "LocalSchedule",
+    "QueueSpec",
+    "Schedule",
+    "Trigger",
+    "TriggerKind",
+]
+
+IMAGE_ENVIRONMENT = {"ARROW_DEFAULT_MEMORY_POOL": "system"}
+"""The environment variables every image starts its processes with (each ``containers/*/Dockerfile`` sets them, and
+the emulator gives them to the task processes it starts): Arrow allocates from the C library rather than from the
+mimalloc pyarrow bundles (why: :mod:`sleeper.io.memory`)."""
 
 
 class TriggerKind(Enum):

@@ -21,6 +21,7 @@ from sleeper.core import (
     BULK_EXPORT_CONTAINER_NAME,
     BULK_IMPORT_EKS,
     COMPACTION_CONTAINER_NAME,
+    IMAGE_ENVIRONMENT,
     INGEST_CONTAINER_NAME,
     ContainerSpec,
     SleeperError,
@@ -121,6 +122,7 @@ class TaskRunner:
 
     def _task_environment(self, extra: Mapping[str, str]) -> dict[str, str]:
         env = dict(os.environ)
+        env.update(IMAGE_ENVIRONMENT)  # as each image's Dockerfile sets it
         env.update(self._environment)
         env.update(extra)
         return env

@@ -14,8 +14,8 @@ handing it back to the system and faulting it in again on the next round:
 
 The choice of Arrow's pool is made best when the process starts: Arrow's C++ library takes its own default pool
 from ``ARROW_DEFAULT_MEMORY_POOL`` when pyarrow is imported, and that pool serves every allocation made without an
-explicit pool (file reads among them). Sleeper's images start every process with :data:`TASK_ENVIRONMENT`
-(each ``containers/*/Dockerfile`` sets it; a test checks). :func:`pyarrow.set_memory_pool`, which is all a running
+explicit pool (file reads among them). Sleeper's images start every process with it set to ``system``
+(:data:`sleeper.core.IMAGE_ENVIRONMENT`). :func:`pyarrow.set_memory_pool`, which is all a running
 process can do, reaches only the allocations pyarrow's Python layer makes: in the same compaction it recovered about
 two thirds of the difference (1.5-1.9 s against 1.24-1.34 s with the variable and 1.8-2.1 s with mimalloc).
 
@@ -38,11 +38,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-__all__ = ["TASK_ENVIRONMENT", "MemoryTuning", "tune_memory", "tune_memory_once"]
-
-TASK_ENVIRONMENT = {"ARROW_DEFAULT_MEMORY_POOL": "system"}
-"""The environment variables every process in Sleeper's images starts with: Arrow's C++ default memory pool is the C
-library's allocator (see the module docstring)."""
+__all__ = ["MemoryTuning", "tune_memory", "tune_memory_once"]
 
 _M_TOP_PAD = -2
 """glibc's ``mallopt`` parameter for the memory kept at the top of the heap when it grows or shrinks."""

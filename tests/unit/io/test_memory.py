@@ -2,17 +2,10 @@ from __future__ import annotations
 
 import os
 import platform
-import re
-import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
-from sleeper.io.memory import TASK_ENVIRONMENT
-
-ROOT = Path(__file__).resolve().parents[3]
 
 _REPORT = """
 import sys
@@ -67,21 +60,3 @@ def should_keep_the_pool_the_environment_chose(chosen: str) -> None:
     if before != chosen:
         pytest.skip(f"this pyarrow has no {chosen} pool")
     assert after == chosen
-
-
-def _dockerfile_environment(text: str) -> dict[str, str]:
-    joined = re.sub(r"\\\n", " ", "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")))
-    environment: dict[str, str] = {}
-    for line in joined.splitlines():
-        instruction, _, rest = line.strip().partition(" ")
-        if instruction.upper() == "ENV":
-            environment.update(token.split("=", 1) for token in shlex.split(rest) if "=" in token)  # type: ignore[misc]
-    return environment
-
-
-@pytest.mark.parametrize("image", sorted(path.parent.name for path in (ROOT / "containers").glob("*/Dockerfile")))
-def should_start_every_image_with_the_task_environment(image: str) -> None:
-    # Given an image's Dockerfile
-    environment = _dockerfile_environment((ROOT / "containers" / image / "Dockerfile").read_text())
-    # Then its processes start with Arrow's pool chosen as the task environment says
-    assert {key: environment.get(key) for key in TASK_ENVIRONMENT} == TASK_ENVIRONMENT

@@ -1,6 +1,7 @@
-"""The bulk import images run one Spark: read from their Dockerfiles (no image is built here), the Python side's
-PySpark is the base image's Spark, the `spark-submit` the image runs is that Spark's, and the EKS image (Apache Spark's
-image, which has no S3 connector) carries the S3A connector of the Hadoop version its Spark is built against."""
+"""The images, read from their Dockerfiles (no image is built here): every image starts its processes with the
+environment they share, and the bulk import images run one Spark: the Python side's PySpark is the base image's
+Spark, the `spark-submit` the image runs is that Spark's, and the EKS image (Apache Spark's image, which has no S3
+connector) carries the S3A connector of the Hadoop version its Spark is built against."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from sleeper.core import IMAGE_ENVIRONMENT, operations
 from sleeper.core.properties import InstanceProperties
 from sleeper.core.properties.spark import eks_spark_conf
 
@@ -250,3 +252,11 @@ def should_name_an_s3a_credentials_provider_of_the_sdk_the_eks_images_hadoop_aws
     provider = eks_spark_conf(InstanceProperties()).get("spark.hadoop.fs.s3a.aws.credentials.provider", "")
     # Then the S3A credentials provider is a class of that SDK
     assert provider.startswith(sdk_package), provider
+
+
+@pytest.mark.parametrize("image", [container.name for container in operations.CONTAINERS])
+def should_start_every_image_with_the_image_environment(image: str) -> None:
+    # Given an image's Dockerfile
+    environment = read(image).env
+    # Then its processes start with the environment every image shares (Arrow's memory pool among it)
+    assert {key: environment.get(key) for key in IMAGE_ENVIRONMENT} == IMAGE_ENVIRONMENT
