@@ -28,7 +28,7 @@ from sleeper.cli import export as export_cli
 from sleeper.cli import iceberg as iceberg_cli
 from sleeper.cli import sql_cmd as sql_cli
 from sleeper.cli.common import DEFAULT_INGEST_WAIT_SECONDS, DISPLAY_ROWS
-from sleeper.core import SleeperError, counted
+from sleeper.core import IMAGE_ENVIRONMENT, SleeperError, counted
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -628,6 +628,12 @@ instance holds table data, and its directory is also made 0700 by the instance i
 
 
 def main() -> None:
-    """Entry point of the ``sleeper`` command."""
+    """Entry point of the ``sleeper`` command.
+
+    The process starts as Sleeper's images start theirs (:data:`sleeper.core.IMAGE_ENVIRONMENT`, before anything
+    imports pyarrow), except where the user's environment sets a variable itself.
+    """
+    for name, value in IMAGE_ENVIRONMENT.items():
+        os.environ.setdefault(name, value)
     os.umask(PRIVATE_UMASK)
     sys.exit(run(sys.argv[1:]))

@@ -19,9 +19,10 @@ __all__ = [
 ]
 
 IMAGE_ENVIRONMENT = {"ARROW_DEFAULT_MEMORY_POOL": "system"}
-"""The environment variables every image starts its processes with (each ``containers/*/Dockerfile`` sets them, and
-the emulator gives them to the task processes it starts): Arrow allocates from the C library rather than from the
-mimalloc pyarrow bundles (why: :mod:`sleeper.io.memory`)."""
+"""The environment variables every image starts its processes with (each ``containers/*/Dockerfile`` sets them, the
+emulator gives them to the task processes it starts, and the ``sleeper`` command sets those the user's environment
+does not): Arrow allocates from the C library rather than from the mimalloc pyarrow bundles (why:
+:mod:`sleeper.io.memory`)."""
 
 
 class TriggerKind(Enum):

@@ -14,14 +14,14 @@ handing it back to the system and faulting it in again on the next round:
 
 The choice of Arrow's pool is made best when the process starts: Arrow's C++ library takes its own default pool
 from ``ARROW_DEFAULT_MEMORY_POOL`` when pyarrow is imported, and that pool serves every allocation made without an
-explicit pool (file reads among them). Sleeper's images start every process with it set to ``system``
-(:data:`sleeper.core.IMAGE_ENVIRONMENT`). :func:`pyarrow.set_memory_pool`, which is all a running
+explicit pool (file reads among them). Sleeper's images and the ``sleeper`` command start every process with it
+set to ``system`` (:data:`sleeper.core.IMAGE_ENVIRONMENT`). :func:`pyarrow.set_memory_pool`, which is all a running
 process can do, reaches only the allocations pyarrow's Python layer makes: in the same compaction (5 fresh
 processes each) it took 1.29-1.79 s (median 1.40), against 1.19-1.28 s (1.25) with the variable and 1.33-2.65 s
 (2.35) with mimalloc.
 
 :func:`tune_memory_once` applies the defaults once per process, in processes started without the variable (a
-library user's, the local instance's). It runs before the process opens its first file
+library user's Python, a test's). It runs before the process opens its first file
 (:func:`sleeper.io.filesystem.open_input`, :func:`~sleeper.io.filesystem.open_output`) or sorts
 (:class:`sleeper.io.sort.KeyOrderer`), and so before the Parquet readers and writers that do most of the
 allocating are created: each takes the default pool it is created with, and switching only at the first merge
