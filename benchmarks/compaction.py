@@ -6,8 +6,8 @@ sorted by ``key``, with columns ``key`` (12-20 random letters, or int64 in [0, 1
 writes them. Both key types run by default (``--key-types string,long``).
 
 Methods, each run in a fresh process started with the environment Sleeper's images give theirs
-(``sleeper.core.IMAGE_ENVIRONMENT``: Arrow allocates from the C library, as in the compaction task), plus
-``METHOD_ENVIRONMENT`` (DataFusion's bare merge never gives memory back to the system, its fastest setting; imports
+(``sleeper.core.IMAGE_ENVIRONMENT``: Arrow allocates from the C library, as in the compaction task, and DataFusion's
+mimalloc keeps off transparent huge pages, its fastest setting measured, for its bare merge too; imports
 excluded from the time: each method first imports what it uses, and
 ``compact*`` first compacts two 1,000-row files, as a task that has run a job has; peak RSS from ``VmHWM``; for the
 DataFusion engine, whose worker processes merge key ranges, the CPU time includes the workers' and the peak RSS adds
@@ -102,12 +102,6 @@ DEFAULT_METHODS = (
     "compact_arrow_2x",
     "compact_datafusion_2x",
 )
-METHOD_ENVIRONMENT = {"merge_datafusion": {"MIMALLOC_PURGE_DELAY": "-1"}}
-"""More environment for a method's process. DataFusion's wheel allocates with mimalloc, which on a Linux host with
-transparent huge pages gives freed pages back after 10 ms and faults them in again, zeroed: its bare merge of the
-string-key inputs took 1.53-2.49 s that way and 1.18-1.44 s with ``MIMALLOC_PURGE_DELAY=-1`` (never give back; 4
-fresh processes each, 2026-12-04). The baseline runs at its best. The DataFusion engine's own time did not change
-with it (long keys: 2.82-2.85 s against 2.86-2.93 s), so the images do not set it."""
 COMPACTIONS = ("compact", "compact_arrow", "compact_datafusion")
 BASELINES = ("rw_pa_stream", "rw_pa_stream_thr", "merge_datafusion", "sort_duckdb")
 ROW_GROUP_ROWS = 100_000
@@ -473,7 +467,7 @@ def _run_key_type(args: argparse.Namespace, key_type: str, methods: list[str], d
                     [sys.executable, __file__, "--child", method, str(source), str(work_dir), key_type],
                     capture_output=True,
                     text=True,
-                    env={**os.environ, **IMAGE_ENVIRONMENT, **METHOD_ENVIRONMENT.get(method, {})},
+                    env={**os.environ, **IMAGE_ENVIRONMENT},
                 )
                 if out.returncode:
                     raise SystemExit(f"{method} failed:\n{out.stderr}")

@@ -18,11 +18,11 @@ __all__ = [
     "TriggerKind",
 ]
 
-IMAGE_ENVIRONMENT = {"ARROW_DEFAULT_MEMORY_POOL": "system"}
+IMAGE_ENVIRONMENT = {"ARROW_DEFAULT_MEMORY_POOL": "system", "MIMALLOC_ALLOW_THP": "0"}
 """The environment variables every image starts its processes with (each ``containers/*/Dockerfile`` sets them, the
 emulator gives them to the task processes it starts, and the ``sleeper`` command sets those the user's environment
-does not): Arrow allocates from the C library rather than from the mimalloc pyarrow bundles (why:
-:mod:`sleeper.io.memory`)."""
+does not). Arrow allocates from the C library rather than from the mimalloc pyarrow bundles, and the mimalloc that
+DataFusion's wheel allocates with keeps off transparent huge pages (why, and the figures: :mod:`sleeper.io.memory`)."""
 
 
 class TriggerKind(Enum):
