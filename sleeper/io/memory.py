@@ -10,7 +10,7 @@ handing it back to the system and faulting it in again on the next round:
   bundle. On Linux, mimalloc reserves its arenas with transparent huge pages allowed and gives freed pages back
   after a few milliseconds, so later allocations fault in and zero whole 2 MB pages again. In a compaction of 10M
   int64-key rows that cost up to a third of the CPU time, varying from run to run; with the C library's allocator
-  the same job took 0.6-0.85x the time, with a lower peak RSS (docs/performance.md, "Arrow's memory pool").
+  the same job took 0.55-0.87x the time, with a lower peak RSS (docs/performance.md, "Arrow's memory pool").
 
 The choice of Arrow's pool is made best when the process starts: Arrow's C++ library takes its own default pool
 from ``ARROW_DEFAULT_MEMORY_POOL`` when pyarrow is imported, and that pool serves every allocation made without an
@@ -31,7 +31,7 @@ library user's Python, a test's). It runs before the process opens its first fil
 (:func:`sleeper.io.filesystem.open_input`, :func:`~sleeper.io.filesystem.open_output`) or sorts
 (:class:`sleeper.io.sort.KeyOrderer`), and so before the Parquet readers and writers that do most of the
 allocating are created: each takes the default pool it is created with, and switching only at the first merge
-round, after the job's files were opened, left a compaction slower than with mimalloc alone. A process that chose
+round, after the job's files were opened, gained little over mimalloc alone (1.99-2.23 s). A process that chose
 for itself keeps its choice: an earlier call to :func:`tune_memory` (``tune_memory(system_allocator=False)`` keeps
 mimalloc), or a pool other than mimalloc already in place (``ARROW_DEFAULT_MEMORY_POOL=jemalloc`` or ``system``), is
 never overridden.
