@@ -26,9 +26,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
-from sleeper.core import Field, ListType, MapType
+from sleeper.core import Field
 from sleeper.core import Schema as SleeperSchema
-from sleeper.io.arrow_types import arrow_schema, conform_batch
+from sleeper.io.arrow_types import arrow_field, arrow_schema, conform_batch
 from sleeper.io.exceptions import UnsupportedSettingError, WriterClosedError
 from sleeper.io.filesystem import FileSystemOptions, delete, open_output, resolve
 from sleeper.io.key_ranges import KeyBounds as KeyBounds
@@ -109,6 +109,11 @@ class ParquetSettings:
         dictionary_values: Dictionary-encode value columns (``...dictionary.encoding.value.fields``).
         writer_version: ``v2`` writes data pages of format version 2 (levels stored uncompressed), ``v1`` version
             1 pages (``sleeper.table.parquet.writer.version``). Either way the file uses Parquet format 2.6 types.
+            With ``v2``, a column not dictionary-encoded takes the encoding Sleeper's writers (parquet-mr for Java,
+            parquet-rs for DataFusion) fall back to for that version: ``DELTA_BINARY_PACKED`` for integers, dates
+            and timestamps, ``DELTA_BYTE_ARRAY`` for strings and byte arrays, ``RLE`` for booleans, and ``PLAIN``
+            for floating point; with ``v1``, ``PLAIN`` for all. pyarrow cannot set encodings beside dictionaries, so
+            where any column is dictionary-encoded the others are ``PLAIN`` (Sleeper's writers would use the above).
         page_index: Write column and offset indexes (page-level statistics), so that engines that read them
             (DataFusion, DuckDB) can skip pages in point lookups.
 
@@ -170,8 +175,8 @@ class ParquetSettings:
             (self.dictionary_values, schema.value_fields),
         ):
             if enabled:
-                dictionary.extend(path for f in fields for path in _leaf_paths(f))
-        return {
+                dictionary.extend(path for f in fields for path, _ in _leaves(f))
+        options: dict[str, Any] = {
             "version": "2.6",
             "data_page_version": "2.0" if self.writer_version == "v2" else "1.0",
             "compression": COMPRESSION_CODECS[self.compression],
@@ -182,15 +187,37 @@ class ParquetSettings:
             "write_page_index": self.page_index,
             "store_schema": False,
         }
+        if self.writer_version == "v2" and not dictionary:  # pyarrow takes no encodings beside a dictionary
+            encodings = {
+                path: encoding
+                for f in schema.all_fields
+                for path, leaf in _leaves(f)
+                if (encoding := _v2_encoding(leaf)) is not None
+            }
+            if encodings:
+                options["column_encoding"] = encodings
+        return options
 
 
-def _leaf_paths(f: Field) -> list[str]:
-    """The Parquet column paths of a field's leaves, as pyarrow names them."""
-    if isinstance(f.type, ListType):
-        return [f"{f.name}.list.element"]
-    if isinstance(f.type, MapType):
-        return [f"{f.name}.key_value.key", f"{f.name}.key_value.value"]
-    return [f.name]
+def _v2_encoding(kind: pa.DataType) -> str | None:
+    """The encoding Sleeper's writers use for a column of this type without a dictionary, for writer version 2."""
+    if pa.types.is_integer(kind) or pa.types.is_date(kind) or pa.types.is_timestamp(kind):
+        return "DELTA_BINARY_PACKED"
+    if pa.types.is_string(kind) or pa.types.is_binary(kind):
+        return "DELTA_BYTE_ARRAY"
+    if pa.types.is_boolean(kind):
+        return "RLE"
+    return None
+
+
+def _leaves(f: Field) -> list[tuple[str, pa.DataType]]:
+    """The Parquet column paths of a field's leaves, as pyarrow names them, with their Arrow types."""
+    kind = arrow_field(f).type
+    if isinstance(kind, pa.MapType):
+        return [(f"{f.name}.key_value.key", kind.key_type), (f"{f.name}.key_value.value", kind.item_type)]
+    if isinstance(kind, pa.ListType):
+        return [(f"{f.name}.list.element", kind.value_type)]
+    return [(f.name, kind)]
 
 
 # ---------------------------------------------------------------------------------------------------------------

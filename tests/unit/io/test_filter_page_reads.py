@@ -41,7 +41,7 @@ def _data() -> pa.Table:
 def reader() -> Any:
     fs = in_memory_filesystem()
     with SortedFileWriter(
-        "f.parquet", SCHEMA, filesystem=fs, settings=ParquetSettings(page_size=1024), sketches=False
+        "f.parquet", SCHEMA, filesystem=fs, settings=ParquetSettings(page_size=64), sketches=False
     ) as writer:
         writer.write(_data())
     with SortedFileReader("f.parquet", SCHEMA, filesystem=fs) as opened:

@@ -53,7 +53,7 @@ def _write_paged(
 ) -> None:
     """Writes a sorted file whose column chunks have many small pages (a page every few rows)."""
     options = (settings or ParquetSettings()).writer_options(schema)
-    options["data_page_size"] = 64
+    options["data_page_size"] = 1  # a page for every write batch, whatever the encoding
     with fs.open_output_stream(path) as sink, pq.ParquetWriter(sink, table.schema, write_batch_size=7, **options) as w:
         w.write_table(table, row_group_size=row_group_rows)
 

@@ -11,7 +11,7 @@ import pytest
 from sleeper.adapters.memory.filesystem import InMemoryFileSystemHandler, in_memory_filesystem
 from sleeper.core.properties import InstanceProperties, TableProperties
 from sleeper.core.properties import table as tp
-from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema
+from sleeper.core.schema import Field, ListType, MapType, PrimitiveType, Schema, ValueType
 from sleeper.io.exceptions import SchemaMismatchError, UnsupportedSettingError, WriterClosedError
 from sleeper.io.filesystem import exists
 from sleeper.io.parquet import ParquetSettings, SortedFileWriter, read_sorted
@@ -479,3 +479,83 @@ def should_rewrite_batches_read_from_a_data_file() -> None:
     # Then
     actual = pa.Table.from_batches(list(read_sorted("out.parquet", ALL_TYPES_SCHEMA, filesystem=fs)))
     assert actual.to_pylist() == expected.to_pylist()
+
+
+def _data_encodings(fs: pafs.FileSystem, path: str) -> dict[str, set[str]]:
+    with fs.open_input_file(path) as f:
+        metadata = pq.ParquetFile(f).metadata
+    chunks = [metadata.row_group(0).column(j) for j in range(metadata.num_columns)]
+    # RLE also encodes the levels of every column; a boolean column's values are RLE and nothing else
+    return {c.path_in_schema: set(c.encodings) - {"RLE"} or {"RLE"} for c in chunks}
+
+
+@pytest.mark.parametrize(
+    ("settings", "integers", "bytes_"),
+    [
+        (ParquetSettings(), "DELTA_BINARY_PACKED", "DELTA_BYTE_ARRAY"),
+        (ParquetSettings(writer_version="v1"), "PLAIN", "PLAIN"),
+    ],
+    ids=["v2", "v1"],
+)
+def should_encode_columns_as_sleepers_writers_do_for_the_writer_version(
+    settings: ParquetSettings, integers: str, bytes_: str
+) -> None:
+    # Given a file of every key and collection type written with a writer version and no dictionaries
+    fs = in_memory_filesystem()
+    _write(fs, "f.parquet", ALL_TYPES_SCHEMA, _all_types_table(200).to_batches(), settings=settings)
+
+    # When its column chunks are read
+    encodings = _data_encodings(fs, "f.parquet")
+
+    # Then integers and byte arrays, nested ones too, take the encoding parquet-mr and parquet-rs fall back to
+    assert encodings == {
+        "key": {bytes_},
+        "key2": {bytes_},
+        "sort": {integers},
+        "long": {integers},
+        "maybe_long": {integers},
+        "list.list.element": {bytes_},
+        "maybe_list.list.element": {integers},
+        "map.key_value.key": {bytes_},
+        "map.key_value.value": {integers},
+        "maybe_map.key_value.key": {bytes_},
+        "maybe_map.key_value.value": {integers},
+    }
+    actual = pa.Table.from_batches(list(read_sorted("f.parquet", ALL_TYPES_SCHEMA, filesystem=fs)))
+    assert actual.equals(_all_types_table(200).cast(actual.schema))
+
+
+def should_encode_booleans_as_runs_and_floating_point_plainly_for_writer_version_2() -> None:
+    # Given value types beside an integer key
+    schema = Schema.of(
+        row_keys=[Field("key", PrimitiveType.LONG)],
+        values=[Field("b", ValueType.BOOLEAN), Field("d", ValueType.DOUBLE), Field("day", ValueType.DATE)],
+    )
+    table = pa.table(
+        {
+            "key": pa.array(range(100), pa.int64()),
+            "b": [i % 3 == 0 for i in range(100)],
+            "d": [i / 7 for i in range(100)],
+            "day": pa.array(range(100), pa.date32()),
+        }
+    )
+    fs = in_memory_filesystem()
+    _write(fs, "f.parquet", schema, table.to_batches())
+    # Then
+    assert _data_encodings(fs, "f.parquet") == {
+        "key": {"DELTA_BINARY_PACKED"},
+        "b": {"RLE"},
+        "d": {"PLAIN"},
+        "day": {"DELTA_BINARY_PACKED"},
+    }
+
+
+def should_leave_every_column_plain_beside_a_dictionary() -> None:
+    # Given dictionaries on the row keys, which pyarrow cannot combine with chosen encodings
+    fs = in_memory_filesystem()
+    settings = ParquetSettings(dictionary_row_keys=True)
+    _write(fs, "f.parquet", ALL_TYPES_SCHEMA, _all_types_table(200).to_batches(), settings=settings)
+    # Then the row keys have dictionaries and the other columns are plain
+    encodings = _data_encodings(fs, "f.parquet")
+    assert {path for path, found in encodings.items() if any("DICTIONARY" in e for e in found)} == {"key", "key2"}
+    assert {path for path, found in encodings.items() if found == {"PLAIN"}} == set(encodings) - {"key", "key2"}
