@@ -2,8 +2,8 @@
 
 Data: ``--files`` Parquet files (default 10) of ``--rows`` rows each (default 1,000,000), each
 sorted by ``key``, with columns ``key`` (12-20 random letters, or int64 in [0, 1e10) for the ``long`` variant),
-``value`` (int64) and ``payload`` (30 random letters); zstd level 1, no dictionary, 100k-row row groups, as Sleeper
-writes them. Both key types run by default (``--key-types string,long``).
+``value`` (int64) and ``payload`` (30 random letters); zstd level 1, no dictionary, writer version 2 encodings
+(``DELTA_BINARY_PACKED``, ``DELTA_BYTE_ARRAY``), 100k-row row groups, as Sleeper writes them. Both key types run by default (``--key-types string,long``).
 
 Methods, each run in a fresh process started with the environment Sleeper's images give theirs
 (``sleeper.core.IMAGE_ENVIRONMENT``: Arrow allocates from the C library, as in the compaction task, and DataFusion's
@@ -123,6 +123,23 @@ _WRITE = {
 }
 
 
+def _sleeper_schema(key_type: str) -> Any:
+    from sleeper.core.schema import Field, PrimitiveType, Schema
+
+    return Schema.of(
+        row_keys=[Field("key", PrimitiveType.STRING if key_type == "string" else PrimitiveType.LONG)],
+        values=[Field("value", PrimitiveType.LONG), Field("payload", PrimitiveType.STRING)],
+    )
+
+
+def _write_options(schema: pa.Schema) -> dict[str, Any]:
+    """``_WRITE`` with each column's encoding as a table's files have it (writer version v2, no dictionaries)."""
+    from sleeper.io.parquet import ParquetSettings
+
+    key_type = "string" if pa.types.is_string(schema.field("key").type) else "long"
+    return {**_WRITE, "column_encoding": ParquetSettings().writer_options(_sleeper_schema(key_type))["column_encoding"]}
+
+
 def _random_strings(rng: np.random.Generator, n: int, min_len: int, max_len: int) -> pa.Array:
     lengths = rng.integers(min_len, max_len + 1, n)
     offsets = np.zeros(n + 1, dtype=np.int32)
@@ -199,15 +216,11 @@ _TIMES: dict[str, float] = {}
 def _compact(files: list[Path], work_dir: Path, key_type: str, engine: str | None) -> tuple[Path, str]:
     import sleeper.compaction.execution as _execution
     from sleeper.core.jobs.compaction import CompactionJob
-    from sleeper.core.schema import Field, PrimitiveType, Schema
     from sleeper.core.statestore.references import FileReference
     from sleeper.core.statestore.transactions.files import AssignJobIdRequest, AssignJobIdsTransaction
     from sleeper.runtime.local.instance import LocalInstance
 
-    schema = Schema.of(
-        row_keys=[Field("key", PrimitiveType.STRING if key_type == "string" else PrimitiveType.LONG)],
-        values=[Field("value", PrimitiveType.LONG), Field("payload", PrimitiveType.STRING)],
-    )
+    schema = _sleeper_schema(key_type)
     instance = LocalInstance.create(work_dir / "instance")
     properties = {} if engine is None else {"sleeper.table.data.engine": engine}
     table = instance.create_table("bench", schema, properties=properties)
@@ -250,7 +263,7 @@ def _compact(files: list[Path], work_dir: Path, key_type: str, engine: str | Non
 
 def _rw_pa_stream(files: list[Path], out: Path, *, threaded: bool) -> None:
     schema = pq.ParquetFile(files[0]).schema_arrow
-    with pq.ParquetWriter(out, schema, **_WRITE) as writer:
+    with pq.ParquetWriter(out, schema, **_write_options(schema)) as writer:
         pending: queue.Queue[pa.Table | None] = queue.Queue(maxsize=3)
 
         def drain() -> None:
@@ -335,7 +348,8 @@ def _warm_up(method: str, files: list[Path], work_dir: Path, key_type: str) -> N
         tiny = []
         for number, f in enumerate(files[:2]):
             tiny.append(warm / f"tiny-{number}.parquet")
-            pq.write_table(pq.ParquetFile(f).read_row_group(0).slice(0, 1000), tiny[-1], **_WRITE)
+            tiny_table = pq.ParquetFile(f).read_row_group(0).slice(0, 1000)
+            pq.write_table(tiny_table, tiny[-1], **_write_options(tiny_table.schema))
         engine = {"compact_arrow": "ARROW", "compact_datafusion": "DATAFUSION"}.get(method.removesuffix("_2x"))
         _compact(tiny, warm, key_type, engine)
         shutil.rmtree(warm)
@@ -359,7 +373,7 @@ def run_one(method: str, input_dir: Path, work_dir: Path, key_type: str) -> dict
             out = next(out.glob("*.parquet"))
     elif method == "sort_pa":
         table = pa.concat_tables(pq.read_table(f) for f in files).sort_by("key")
-        pq.write_table(table, out, row_group_size=ROW_GROUP_ROWS, **_WRITE)
+        pq.write_table(table, out, row_group_size=ROW_GROUP_ROWS, **_write_options(table.schema))
     elif method == "merge_polars":
         import polars as pl
 
