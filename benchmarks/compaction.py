@@ -3,7 +3,8 @@
 Data: ``--files`` Parquet files (default 10) of ``--rows`` rows each (default 1,000,000), each
 sorted by ``key``, with columns ``key`` (12-20 random letters, or int64 in [0, 1e10) for the ``long`` variant),
 ``value`` (int64) and ``payload`` (30 random letters); zstd level 1, no dictionary, writer version 2 encodings
-(``DELTA_BINARY_PACKED``, ``DELTA_BYTE_ARRAY``), 100k-row row groups, as Sleeper writes them. Both key types run by default (``--key-types string,long``).
+(``DELTA_BINARY_PACKED``, ``DELTA_BYTE_ARRAY``), 100k-row row groups, as Sleeper writes them. Both key types run
+by default (``--key-types string,long``).
 
 Methods, each run in a fresh process started with the environment Sleeper's images give theirs
 (``sleeper.core.IMAGE_ENVIRONMENT``: Arrow allocates from the C library, as in the compaction task, and DataFusion's
