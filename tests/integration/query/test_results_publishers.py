@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import math
+import random
+import string
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +38,10 @@ ROWS = 10_000
 
 
 def _instance(
-    tmp_path: Path, split_points: list[int] | None = None, properties: dict[str, str] | None = None
+    tmp_path: Path,
+    split_points: list[int] | None = None,
+    properties: dict[str, str] | None = None,
+    data: pa.Table | None = None,
 ) -> LocalInstance:
     instance = LocalInstance.create(tmp_path / "instance")
     if properties:
@@ -45,8 +50,10 @@ def _instance(
             edited.set(name, value)
         instance.save_instance_properties(edited)
     table = instance.create_table("t", SCHEMA, split_points=split_points)
-    keys = pa.array(range(ROWS), pa.int64())
-    table.ingest(pa.table({"key": keys, "value": [f"v{i}" for i in range(ROWS)], "blob": [b"\x00\x01"] * ROWS}))
+    if data is None:
+        keys = pa.array(range(ROWS), pa.int64())
+        data = pa.table({"key": keys, "value": [f"v{i}" for i in range(ROWS)], "blob": [b"\x00\x01"] * ROWS})
+    table.ingest(data)
     return instance
 
 
@@ -188,8 +195,17 @@ _DATA_PAGE, _DATA_PAGE_V2 = 0, 3
 def should_cut_data_pages_at_the_requested_page_size(
     tmp_path: Path, properties: dict[str, str], paged_config: dict[str, str], unpaged_config: dict[str, str]
 ) -> None:
-    # Given a table of 10,000 rows (80,000 bytes of keys, under 128 KiB), and an instance default page size
-    instance = _instance(tmp_path, properties=properties)
+    # Given a table of 10,000 rows of random keys, strings and bytes (so that each column encodes to 40-80 KB, under
+    # 128 KiB, whatever the encoding), and an instance default page size
+    rng = random.Random(7)
+    data = pa.table(
+        {
+            "key": pa.array([rng.getrandbits(62) - 2**61 for _ in range(ROWS)], pa.int64()),
+            "value": ["".join(rng.choices(string.ascii_letters, k=8)) for _ in range(ROWS)],
+            "blob": [rng.randbytes(4) for _ in range(ROWS)],
+        }
+    )
+    instance = _instance(tmp_path, properties=properties, data=data)
     # When they are queried with S3 results and 16 KiB pages (asked by the query, or the instance's default), and
     # with 128 KiB pages (the instance's default, or asked by the query)
     _run(instance, "paged", paged_config)
