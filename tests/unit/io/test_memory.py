@@ -16,7 +16,8 @@ before = pa.default_memory_pool().backend_name
 if sys.argv[1] == "keep":
     tune_memory(system_allocator=False)
 sort_indices(pa.table({"k": pa.array(["b", "a", "c"] * 1000)}), ["k"])
-print(before, pa.default_memory_pool().backend_name, tune_memory(system_allocator=False).top_pad_set)
+tuning = tune_memory(system_allocator=False)
+print(before, tuning.arrow_pool, tuning.top_pad_set)
 """
 
 
