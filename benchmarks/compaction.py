@@ -18,6 +18,11 @@ the largest worker's peak, ``peak_rss_workers_mb``, to the process's own):
   ``ParquetWriter``, no sort: the serial pyarrow read+write limit.
 - ``rw_pa_stream_thr``: the same with the writes on a writer thread behind a queue of 3: the threaded limit that
   the wall-time target divides by.
+- ``rw_sleeper``: the compaction's own input and output without its merge: every file read with
+  ``SortedFileReader`` (batches of 65,536 rows, the next batch read ahead on a thread, as the merge reads) and
+  written in file order, unsorted, by ``SortedFileWriter`` with the table's Parquet settings, row groups encoded on
+  its threads, and sketches. The floor of any merge on pyarrow's Parquet reader and writer, a compiled one
+  included: the time a compaction would take if ordering and copying the rows cost nothing.
 - ``merge_datafusion``: DataFusion's sort-preserving merge (each file a partition with its sort order declared, as
   Sleeper's Rust compaction plans it; the plan is checked to hold no ``SortExec``) written by DataFusion's own
   Parquet writer (zstd(1), 100k-row row groups, no dictionary).
@@ -82,6 +87,7 @@ from sleeper.core import IMAGE_ENVIRONMENT  # noqa: E402
 METHODS = (
     "rw_pa_stream",
     "rw_pa_stream_thr",
+    "rw_sleeper",
     "merge_datafusion",
     "sort_duckdb",
     "sort_pa",
@@ -96,6 +102,7 @@ METHODS = (
 DEFAULT_METHODS = (
     "rw_pa_stream",
     "rw_pa_stream_thr",
+    "rw_sleeper",
     "merge_datafusion",
     "sort_duckdb",
     "compact_arrow",
@@ -104,7 +111,7 @@ DEFAULT_METHODS = (
     "compact_datafusion_2x",
 )
 COMPACTIONS = ("compact", "compact_arrow", "compact_datafusion")
-BASELINES = ("rw_pa_stream", "rw_pa_stream_thr", "merge_datafusion", "sort_duckdb")
+BASELINES = ("rw_pa_stream", "rw_pa_stream_thr", "rw_sleeper", "merge_datafusion", "sort_duckdb")
 ROW_GROUP_ROWS = 100_000
 SCALE = 2
 TARGETS = {
@@ -164,13 +171,13 @@ def make_file(path: Path, rows: int, key_type: str, seed: int) -> None:
             "payload": _random_strings(rng, rows, 30, 30),
         }
     ).sort_by("key")
-    pq.write_table(table, path, row_group_size=ROW_GROUP_ROWS, **_WRITE)
+    pq.write_table(table, path, row_group_size=ROW_GROUP_ROWS, **_write_options(table.schema))
 
 
 def make_inputs(directory: Path, files: int, rows: int, key_type: str) -> Path:
     """The input files of one key type and size in a directory under ``directory``, made unless already there."""
     target = directory / f"{key_type}-{files}x{rows}"
-    done = target / ".complete"
+    done = target / ".complete-v2-encodings"  # inputs written before the table encodings are remade
     if not done.exists():
         target.mkdir(parents=True, exist_ok=True)
         for i in range(files):
@@ -300,6 +307,29 @@ def _rw_pa_stream(files: list[Path], out: Path, *, threaded: bool) -> None:
             thread.join()
 
 
+def _rw_sleeper(files: list[Path], out: Path, key_type: str) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+    from contextlib import ExitStack
+
+    from sleeper.io import ParquetSettings, SortedFileWriter
+
+    schema = _sleeper_schema(key_type)
+    with ExitStack() as stack, ThreadPoolExecutor(1) as reader:
+        batches = _file_batches(stack, files, schema)
+        with SortedFileWriter(str(out), schema, settings=ParquetSettings(), writer_thread=True) as writer:
+            ahead = reader.submit(next, batches, None)
+            while (batch := ahead.result()) is not None:
+                ahead = reader.submit(next, batches, None)
+                writer.write(batch)
+
+
+def _file_batches(stack: Any, files: list[Path], schema: Any) -> Any:
+    from sleeper.io import SortedFileReader
+
+    for f in files:
+        yield from stack.enter_context(SortedFileReader(str(f), schema)).read(None, batch_size=65536, use_threads=False)
+
+
 def _merge_datafusion(files: list[Path], out: Path) -> None:
     import datafusion
     from datafusion import ParquetWriterOptions, col
@@ -343,6 +373,9 @@ def _warm_up(method: str, files: list[Path], work_dir: Path, key_type: str) -> N
         import polars  # noqa: F401
     elif method == "sort_duckdb":
         import duckdb  # noqa: F401
+    elif method == "rw_sleeper":
+        import sleeper.io.parquet  # noqa: F401
+        import sleeper.io.parquet_reader  # noqa: F401
     elif method.startswith("compact"):
         warm = work_dir / "warm-up"
         warm.mkdir()
@@ -368,6 +401,8 @@ def run_one(method: str, input_dir: Path, work_dir: Path, key_type: str) -> dict
     cpu = _cpu_seconds()
     if method in ("rw_pa_stream", "rw_pa_stream_thr"):
         _rw_pa_stream(files, out, threaded=method == "rw_pa_stream_thr")
+    elif method == "rw_sleeper":
+        _rw_sleeper(files, out, key_type)
     elif method == "merge_datafusion":
         _merge_datafusion(files, out)
         if out.is_dir():  # DataFusion writes a directory when the path has no extension it knows
