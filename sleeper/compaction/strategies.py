@@ -28,6 +28,7 @@ from typing import Protocol
 from sleeper.core import Partition, SleeperError
 from sleeper.core.properties import (
     COMPACTION_FILES_BATCH_SIZE,
+    COMPACTION_STRATEGIES,
     COMPACTION_STRATEGY_CLASS,
     SIZE_RATIO_COMPACTION_STRATEGY_MAX_CONCURRENT_JOBS_PER_PARTITION,
     SIZE_RATIO_COMPACTION_STRATEGY_RATIO,
@@ -56,12 +57,6 @@ SIZE_RATIO_STRATEGY = "sleeper.compaction.core.job.creation.strategy.impl.SizeRa
 
 BASIC_STRATEGY = "sleeper.compaction.core.job.creation.strategy.impl.BasicCompactionStrategy"
 """Sleeper's Java class name of the basic strategy."""
-
-_STRATEGY_PACKAGES = (
-    "",  # the simple class name alone
-    "sleeper.compaction.core.job.creation.strategy.impl.",
-    "sleeper.compaction.strategy.impl.",  # releases before the compaction modules were reorganised
-)
 
 
 class UnknownCompactionStrategyError(SleeperError):
@@ -344,20 +339,20 @@ def needs_compaction_to_split(sizes: Sequence[int], exact: Sequence[bool], split
 def strategy_for_table(properties: TableProperties) -> SizeRatioCompactionStrategy | BasicCompactionStrategy:
     """The strategy ``sleeper.table.compaction.strategy.class`` names, with the table's settings.
 
-    Accepts Sleeper's Java class names (current and earlier packages) and the bare class names.
+    Accepts the names ``sleeper.core.properties.COMPACTION_STRATEGIES`` accepts: Sleeper's Java class names (current
+    and earlier packages) and the bare class names. Setting the property, or its instance default, refuses any other
+    name, so another name reaches here only from properties saved without that check (an edited store).
 
     Raises:
         UnknownCompactionStrategyError: If the property names another class.
         InvalidCompactionStrategyError: If a setting is below 1.
     """
     name = (properties.get(COMPACTION_STRATEGY_CLASS) or SIZE_RATIO_STRATEGY).strip()
-    package, _, simple = name.rpartition(".")
-    package = f"{package}." if package else ""
-    if package in _STRATEGY_PACKAGES:
-        if simple == "SizeRatioCompactionStrategy":
-            return SizeRatioCompactionStrategy.from_properties(properties)
-        if simple == "BasicCompactionStrategy":
-            return BasicCompactionStrategy.from_properties(properties)
+    simple = COMPACTION_STRATEGIES.simple_name(name)
+    if simple == "SizeRatioCompactionStrategy":
+        return SizeRatioCompactionStrategy.from_properties(properties)
+    if simple == "BasicCompactionStrategy":
+        return BasicCompactionStrategy.from_properties(properties)
     raise UnknownCompactionStrategyError(
         f"unknown compaction strategy {name!r} in {COMPACTION_STRATEGY_CLASS.name}; use {SIZE_RATIO_STRATEGY} or "
         f"{BASIC_STRATEGY}"

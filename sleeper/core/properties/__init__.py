@@ -113,6 +113,7 @@ if TYPE_CHECKING:
     from sleeper.core.properties.instance_compaction import (
         COMPACTION_JOB_STATUS_TTL_IN_SECONDS as COMPACTION_JOB_STATUS_TTL_IN_SECONDS,
     )
+    from sleeper.core.properties.instance_compaction import COMPACTION_STRATEGIES as COMPACTION_STRATEGIES
     from sleeper.core.properties.instance_compaction import (
         COMPACTION_TASK_STATUS_TTL_IN_SECONDS as COMPACTION_TASK_STATUS_TTL_IN_SECONDS,
     )

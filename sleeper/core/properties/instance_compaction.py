@@ -19,6 +19,7 @@ from sleeper.core.properties.validation import (
     QUEUE_WAIT_SECONDS,
     SQS_LAMBDA_CONCURRENCY,
     ChoiceValue,
+    ClassNameValue,
     IntegerValue,
 )
 
@@ -367,13 +368,23 @@ COMPACTION_TASK_STATUS_TTL_IN_SECONDS = _compaction.user(
     default="604800",
     validation=POSITIVE_INT,
 )
+COMPACTION_STRATEGIES = ClassNameValue(
+    simple_names=("SizeRatioCompactionStrategy", "BasicCompactionStrategy"),
+    packages=(
+        "sleeper.compaction.core.job.creation.strategy.impl.",
+        "sleeper.compaction.strategy.impl.",  # releases before Sleeper's compaction modules were reorganised
+    ),
+)
+"""The compaction strategies this port runs (:mod:`sleeper.compaction.strategies`), as Sleeper's Java classes name
+them; the values ``sleeper.table.compaction.strategy.class`` and its default accept."""
+
 DEFAULT_COMPACTION_STRATEGY_CLASS = _compaction.user(
     "sleeper.default.table.compaction.strategy.class",
     "The default for `sleeper.table.compaction.strategy.class`: the strategy that decides which files to compact "
     "together. Named by Sleeper's Java class name; `SizeRatioCompactionStrategy` and `BasicCompactionStrategy` are "
     "the strategies Sleeper provides.",
     default="sleeper.compaction.core.job.creation.strategy.impl.SizeRatioCompactionStrategy",
-    validation=NON_EMPTY,
+    validation=COMPACTION_STRATEGIES,
 )
 DEFAULT_COMPACTION_FILES_BATCH_SIZE = _compaction.user(
     "sleeper.default.table.compaction.files.batch.size",

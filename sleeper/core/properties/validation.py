@@ -190,6 +190,35 @@ class ChoiceValue:
 
 
 @dataclass(frozen=True, slots=True)
+class ClassNameValue:
+    """Accepts one of a fixed set of classes named by Sleeper's Java class name: a class's simple name, in one of
+    the packages Sleeper has kept it in (the current one first) or alone.
+
+    Sleeper loads any class such a property names; this port runs only the classes it implements, so a value naming
+    another class is refused when it is set rather than failing when it is first used.
+    """
+
+    simple_names: tuple[str, ...]
+    packages: tuple[str, ...]
+
+    def simple_name(self, value: str) -> str | None:
+        """The simple name of the class a value names, or None if it names none of the classes."""
+        package, _, simple = value.strip().rpartition(".")
+        if simple not in self.simple_names or (package and f"{package}." not in self.packages):
+            return None
+        return simple
+
+    def problem(self, value: str) -> str | None:
+        """Rejects values naming another class."""
+        return None if self.simple_name(value) is not None else f"expected {self.describe()}"
+
+    def describe(self) -> str:
+        """Describes the accepted values."""
+        listed = " or ".join(f"{self.packages[0]}{name}" for name in self.simple_names)
+        return f"{listed} (in that package or an earlier one, or the class name alone)"
+
+
+@dataclass(frozen=True, slots=True)
 class ListValue:
     """Accepts a comma-separated list whose items each pass another validator."""
 

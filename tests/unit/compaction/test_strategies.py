@@ -22,7 +22,8 @@ from sleeper.compaction.strategies import (
     meets_size_ratio,
     strategy_for_table,
 )
-from sleeper.core.properties import InstanceProperties, TableProperties
+from sleeper.core.exceptions import PropertyError
+from sleeper.core.properties import InstanceProperties, TableProperties, edited_table_properties
 from sleeper.core.schema import Field, PrimitiveType, Schema
 from sleeper.core.statestore.references import FileReference
 from tests.unit.core.statestore.builders import PartitionsBuilder
@@ -52,6 +53,15 @@ def sizes_of(job: PlannedJob) -> list[int]:
 
 def table_properties(**values: str) -> TableProperties:
     return TableProperties(InstanceProperties(), values)
+
+
+def named_table() -> TableProperties:
+    """A table's properties as a table has them: a name, an id and a schema."""
+    properties = TableProperties(
+        InstanceProperties({"sleeper.id": "inst"}), {"sleeper.table.name": "t", "sleeper.table.id": "0a1b2c3d"}
+    )
+    properties.set_schema(SCHEMA)
+    return properties
 
 
 # --- reference model: Sleeper's SizeRatioLeafStrategy written out naively --------------------------------------------
@@ -377,6 +387,41 @@ def should_refuse_an_unknown_strategy(name: str) -> None:
     # When / Then
     with pytest.raises(UnknownCompactionStrategyError, match="unknown compaction strategy"):
         strategy_for_table(props)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        SIZE_RATIO_STRATEGY,
+        "sleeper.compaction.strategy.impl.BasicCompactionStrategy",
+        "BasicCompactionStrategy",
+        " SizeRatioCompactionStrategy ",
+    ],
+)
+def should_accept_every_strategy_name_it_runs_when_the_property_is_set(name: str) -> None:
+    # When a user sets the strategy on a table and as the instance default
+    edited = edited_table_properties(named_table(), {"sleeper.table.compaction.strategy.class": name})
+    instance = InstanceProperties({"sleeper.id": "inst", "sleeper.default.table.compaction.strategy.class": name})
+
+    # Then both are accepted, and the strategy is the one named
+    assert instance.problems() == []
+    assert type(strategy_for_table(edited)).__name__ == name.strip().rpartition(".")[2]
+
+
+@pytest.mark.parametrize("name", ["com.example.MyStrategy", "other.pkg.SizeRatioCompactionStrategy", "Nope"])
+def should_refuse_an_unknown_strategy_when_the_property_is_set(name: str) -> None:
+    # Given a table
+    table = named_table()
+
+    # When a user sets a strategy this port does not run, on the table or as the instance default
+    with pytest.raises(PropertyError, match=r"sleeper\.table\.compaction\.strategy\.class: invalid value"):
+        edited_table_properties(table, {"sleeper.table.compaction.strategy.class": name})
+    instance = InstanceProperties({"sleeper.id": "inst", "sleeper.default.table.compaction.strategy.class": name})
+
+    # Then both are refused, naming the property and what it accepts; the table is unchanged
+    assert [p.split(":")[0] for p in instance.problems()] == ["sleeper.default.table.compaction.strategy.class"]
+    assert "BasicCompactionStrategy" in instance.problems()[0]
+    assert table.get("sleeper.table.compaction.strategy.class") == SIZE_RATIO_STRATEGY
 
 
 def should_refuse_a_batch_size_below_one() -> None:
