@@ -28,6 +28,7 @@ from sleeper.cli import export as export_cli
 from sleeper.cli import iceberg as iceberg_cli
 from sleeper.cli import sql_cmd as sql_cli
 from sleeper.cli.common import DEFAULT_INGEST_WAIT_SECONDS, DISPLAY_ROWS
+from sleeper.cli.log_lines import TRACEBACKS_VARIABLE, configure_cli_logging
 from sleeper.core import IMAGE_ENVIRONMENT, SleeperError, counted
 
 if TYPE_CHECKING:
@@ -631,9 +632,11 @@ def main() -> None:
     """Entry point of the ``sleeper`` command.
 
     The process starts as Sleeper's images start theirs (:data:`sleeper.core.IMAGE_ENVIRONMENT`, before anything
-    imports pyarrow), except where the user's environment sets a variable itself.
+    imports pyarrow), except where the user's environment sets a variable itself. Logged warnings and errors are
+    printed one line each (:mod:`sleeper.cli.log_lines`).
     """
     for name, value in IMAGE_ENVIRONMENT.items():
         os.environ.setdefault(name, value)
     os.umask(PRIVATE_UMASK)
+    configure_cli_logging(tracebacks=os.environ.get(TRACEBACKS_VARIABLE) == "1")
     sys.exit(run(sys.argv[1:]))

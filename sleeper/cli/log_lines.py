@@ -1,0 +1,53 @@
+"""How the ``sleeper`` command shows the warnings and errors that work it runs logs: one line each, on standard error.
+
+Work a command runs in its own process (``run``, ``compact``, ``ingest`` and the other commands that drain queues
+locally) logs a job that fails, with its exception, before the command reports the outcome in its own ``error:``
+line. Such a failure is most often a user's mistake (a table property naming a codec pyarrow cannot write, an
+iterator that cannot be imported), not a bug, so each record is one line rather than Python's default of the whole
+traceback: ``warning:`` or ``error:``, the message, and the exception's type and message.
+The tracebacks are still recorded where operators look (the job trackers keep each failure's reasons); setting the
+environment variable ``SLEEPER_TRACEBACKS=1`` prints them here too, for a bug report.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+__all__ = ["TRACEBACKS_VARIABLE", "configure_cli_logging"]
+
+TRACEBACKS_VARIABLE = "SLEEPER_TRACEBACKS"
+"""The environment variable that, set to ``1``, makes the command print logged exceptions with their tracebacks."""
+
+
+class _OneLine(logging.Formatter):
+    """``<level>: <message> (<exception type>: <exception message>)`` on one line, or with the traceback after it."""
+
+    def __init__(self, *, tracebacks: bool) -> None:
+        super().__init__()
+        self._tracebacks = tracebacks
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = f"{record.levelname.lower()}: {' '.join(record.getMessage().splitlines())}"
+        if record.exc_info is None or record.exc_info[1] is None:
+            return text
+        if self._tracebacks:
+            return f"{text}\n{self.formatException(record.exc_info)}"
+        error = record.exc_info[1]
+        return f"{text} ({type(error).__name__}: {' '.join(str(error).splitlines())})"
+
+
+def configure_cli_logging(*, tracebacks: bool) -> logging.Handler:
+    """Sends warnings and errors logged in this process to standard error, one line each (see the module docstring).
+
+    Args:
+        tracebacks: Print each logged exception's traceback after its line.
+
+    Returns:
+        The handler added to the root logger.
+    """
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(_OneLine(tracebacks=tracebacks))
+    logging.getLogger().addHandler(handler)
+    return handler
