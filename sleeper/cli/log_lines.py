@@ -1,18 +1,20 @@
 """How the ``sleeper`` command shows the warnings and errors that work it runs logs: one line each, on standard error.
 
-Work a command runs in its own process (``run``, ``compact``, ``ingest`` and the other commands that drain queues
-locally) logs a job that fails, with its exception, before the command reports the outcome in its own ``error:``
-line. Such a failure is most often a user's mistake (a table property naming a codec pyarrow cannot write, an
-iterator that cannot be imported), not a bug, so each record is one line rather than Python's default of the whole
-traceback: ``warning:`` or ``error:``, the message, and the exception's type and message.
-The tracebacks are still recorded where operators look (the job trackers keep each failure's reasons); setting the
-environment variable ``SLEEPER_TRACEBACKS=1`` prints them here too, for a bug report.
+Work a command runs in its own process (``compact``, ``ingest`` and the other commands that drain queues locally)
+logs a job that fails, with its exception, before the command reports the outcome in its own ``error:`` line. Such a
+failure is most often a user's mistake (a table property naming a codec pyarrow cannot write, an iterator that cannot
+be imported), not a bug, so each record that no configured handler takes is one line rather than Python's default of
+the whole traceback: ``warning:`` or ``error:``, the message, and the exception's type and message. The job trackers
+keep each failure's reasons; setting the environment variable ``SLEEPER_TRACEBACKS=1`` prints the tracebacks here
+too, for a bug report. Commands that set up logging of their own (``run`` logs as a service does, ``aws-local up``)
+keep it: this handler takes Python's last-resort place (``logging.lastResort``), not a place on the root logger.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
+
+from sleeper.core import StandardErrorHandler
 
 __all__ = ["TRACEBACKS_VARIABLE", "configure_cli_logging"]
 
@@ -38,16 +40,20 @@ class _OneLine(logging.Formatter):
 
 
 def configure_cli_logging(*, tracebacks: bool) -> logging.Handler:
-    """Sends warnings and errors logged in this process to standard error, one line each (see the module docstring).
+    """Makes warnings and errors that reach no handler print one line each on standard error (see the module
+    docstring), in place of Python's last-resort handler (``logging.lastResort``).
+
+    Commands that set up logging of their own (``run``, ``aws-local up``) still do: this handler serves only records
+    no configured handler takes.
 
     Args:
         tracebacks: Print each logged exception's traceback after its line.
 
     Returns:
-        The handler added to the root logger.
+        The handler now serving as the last resort.
     """
-    handler = logging.StreamHandler(sys.stderr)
+    handler = StandardErrorHandler()
     handler.setLevel(logging.WARNING)
     handler.setFormatter(_OneLine(tracebacks=tracebacks))
-    logging.getLogger().addHandler(handler)
+    logging.lastResort = handler
     return handler

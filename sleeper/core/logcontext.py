@@ -4,18 +4,30 @@ Code that knows them sets them for the work it does (``with log_context(job_id=.
 made meanwhile, by any logger, carries them as attributes once the handler writing it has a :class:`LogContextFilter`
 (the Lambda handlers' JSON logs and the tasks' and local runtime's text logs both do). The ids live in a
 ``contextvars.ContextVar``, so threads and asyncio tasks keep their own.
+
+:class:`StandardErrorHandler` is the handler the text logs and the ``sleeper`` command's one-line messages write
+through.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import MappingProxyType
+from typing import Any
 
-__all__ = ["FIELDS", "LogContextFilter", "current_log_context", "fields_of_message", "log_context"]
+__all__ = [
+    "FIELDS",
+    "LogContextFilter",
+    "StandardErrorHandler",
+    "current_log_context",
+    "fields_of_message",
+    "log_context",
+]
 
 FIELDS = ("table_id", "job_id", "task_id", "run_id", "query_id", "message_id")
 """The ids a log context may hold, as the attribute (and JSON key) names of a log record."""
@@ -89,3 +101,19 @@ def fields_of_message(body: str, *, body_is_table_id: bool = False) -> dict[str,
     if body_is_table_id and text and len(text) <= 128 and not any(c.isspace() for c in text):
         return {"table_id": text}
     return {}
+
+
+class StandardErrorHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a record is written (as Python's own last-resort handler does), so
+    a test's captured standard error, or one replaced after logging was set up, receives the lines."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass

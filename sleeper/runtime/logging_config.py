@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from sleeper.core import FIELDS, LogContextFilter
+from sleeper.core import FIELDS, LogContextFilter, StandardErrorHandler
 from sleeper.core.properties import (
     APACHE_LOGGING_LEVEL,
     AWS_LOGGING_LEVEL,
@@ -125,21 +124,6 @@ class _ContextText(logging.Filter):
         return True
 
 
-class _StandardError(logging.StreamHandler):  # type: ignore[type-arg]
-    """Writes to whatever ``sys.stderr`` is when a record is written."""
-
-    def __init__(self) -> None:
-        super().__init__(sys.stderr)
-
-    @property
-    def stream(self) -> Any:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value: Any) -> None:
-        pass
-
-
 _text_handler: logging.Handler | None = None
 
 
@@ -154,7 +138,7 @@ def configure_text_logging(properties: InstanceProperties | None = None, *, stre
     global _text_handler
     root = logging.getLogger()
     if stream is not None or (_text_handler is None and not root.handlers):
-        handler = logging.StreamHandler(stream) if stream is not None else _StandardError()
+        handler = logging.StreamHandler(stream) if stream is not None else StandardErrorHandler()
         handler.addFilter(LogContextFilter())
         handler.addFilter(_ContextText())
         handler.setFormatter(logging.Formatter(TEXT_FORMAT))

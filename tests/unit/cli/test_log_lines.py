@@ -17,26 +17,27 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
-def added_handlers() -> Iterator[list[logging.Handler]]:
-    handlers: list[logging.Handler] = []
-    yield handlers
-    for handler in handlers:
-        logging.getLogger().removeHandler(handler)
+def last_resort() -> Iterator[None]:
+    """Puts Python's own last-resort handler back after the test."""
+    kept = logging.lastResort
+    yield
+    logging.lastResort = kept
 
 
 def _log_a_failed_job() -> None:
+    # A logger outside the hierarchy: no handler of the root's or of pytest's takes its records
+    logger = logging.Logger("sleeper.test.jobs")
     try:
         raise ValueError("compression codec 'lzo'\ncannot be written")
     except ValueError:
-        logging.getLogger("sleeper.test.jobs").exception("job %s failed", "j1")
-    logging.getLogger("sleeper.test.jobs").info("not shown")
+        logger.exception("job %s failed", "j1")
+    logger.info("not shown")
 
 
-def should_print_a_logged_failure_on_one_line_with_its_exception(
-    capsys: pytest.CaptureFixture[str], added_handlers: list[logging.Handler]
-) -> None:
-    # Given the command's logging
-    added_handlers.append(configure_cli_logging(tracebacks=False))
+@pytest.mark.usefixtures("last_resort")
+def should_print_a_logged_failure_on_one_line_with_its_exception(capsys: pytest.CaptureFixture[str]) -> None:
+    # Given the command's logging, and no handler configured for the logger
+    configure_cli_logging(tracebacks=False)
 
     # When work it runs logs a failure with its exception, and an INFO line
     _log_a_failed_job()
@@ -47,11 +48,10 @@ def should_print_a_logged_failure_on_one_line_with_its_exception(
     ]
 
 
-def should_print_the_traceback_when_asked_to(
-    capsys: pytest.CaptureFixture[str], added_handlers: list[logging.Handler]
-) -> None:
+@pytest.mark.usefixtures("last_resort")
+def should_print_the_traceback_when_asked_to(capsys: pytest.CaptureFixture[str]) -> None:
     # Given the command's logging with tracebacks
-    added_handlers.append(configure_cli_logging(tracebacks=True))
+    configure_cli_logging(tracebacks=True)
 
     # When work it runs logs a failure with its exception
     _log_a_failed_job()
@@ -89,3 +89,28 @@ def should_configure_the_command_at_its_start(variable: str | None, traceback_sh
     assert done.returncode == 0, done.stderr
     expected = ["error: boom", "ValueError: bad"] if traceback_shown else ["error: boom (ValueError: bad)"]
     assert done.stderr.splitlines() == expected
+
+
+def should_leave_a_commands_own_logging_in_charge() -> None:
+    # Given a command that sets up logging of its own, as run and aws-local up do
+    code = (
+        "import logging, sys\n"
+        "import sleeper.cli.main as cli\n"
+        "def run(argv):\n"
+        "    logging.basicConfig(level=logging.INFO, format='own %(levelname)s %(message)s')\n"
+        "    logging.getLogger('sleeper.test').info('pumping')\n"
+        "    logging.getLogger('sleeper.test').error('boom', exc_info=ValueError('bad'))\n"
+        "    return 0\n"
+        "cli.run = run\n"
+        "sys.argv = ['sleeper']\n"
+        "cli.main()\n"
+    )
+
+    # When it runs
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
+
+    # Then its own handler writes every record, in its own format, with the exception as that format prints it
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == ["own INFO pumping", "own ERROR boom", "ValueError: bad"]
