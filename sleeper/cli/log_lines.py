@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 
-from sleeper.core import StandardErrorHandler
+from sleeper.core import StandardStreamHandler
 
 __all__ = ["TRACEBACKS_VARIABLE", "configure_cli_logging"]
 
@@ -52,7 +52,7 @@ def configure_cli_logging(*, tracebacks: bool) -> logging.Handler:
     Returns:
         The handler now serving as the last resort.
     """
-    handler = StandardErrorHandler()
+    handler = StandardStreamHandler()
     handler.setLevel(logging.WARNING)
     handler.setFormatter(_OneLine(tracebacks=tracebacks))
     logging.lastResort = handler

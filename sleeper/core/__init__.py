@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from sleeper.core.iceberg import parse_iceberg_name as parse_iceberg_name
     from sleeper.core.logcontext import FIELDS as FIELDS
     from sleeper.core.logcontext import LogContextFilter as LogContextFilter
-    from sleeper.core.logcontext import StandardErrorHandler as StandardErrorHandler
+    from sleeper.core.logcontext import StandardStreamHandler as StandardStreamHandler
     from sleeper.core.logcontext import current_log_context as current_log_context
     from sleeper.core.logcontext import fields_of_message as fields_of_message
     from sleeper.core.logcontext import log_context as log_context

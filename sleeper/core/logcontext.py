@@ -5,8 +5,8 @@ made meanwhile, by any logger, carries them as attributes once the handler writi
 (the Lambda handlers' JSON logs and the tasks' and local runtime's text logs both do). The ids live in a
 ``contextvars.ContextVar``, so threads and asyncio tasks keep their own.
 
-:class:`StandardErrorHandler` is the handler the text logs and the ``sleeper`` command's one-line messages write
-through.
+:class:`StandardStreamHandler` is the handler the text logs, the functions' JSON logs and the ``sleeper`` command's
+one-line messages write through.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 __all__ = [
     "FIELDS",
     "LogContextFilter",
-    "StandardErrorHandler",
+    "StandardStreamHandler",
     "current_log_context",
     "fields_of_message",
     "log_context",
@@ -103,16 +103,21 @@ def fields_of_message(body: str, *, body_is_table_id: bool = False) -> dict[str,
     return {}
 
 
-class StandardErrorHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """Writes to whatever ``sys.stderr`` is when a record is written (as Python's own last-resort handler does), so
-    a test's captured standard error, or one replaced after logging was set up, receives the lines."""
+class StandardStreamHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` (or ``sys.stdout``) is when a record is written, as Python's own last-resort
+    handler does, so a test's captured stream, or one replaced after logging was set up, receives the lines.
 
-    def __init__(self) -> None:
-        super().__init__(sys.stderr)
+    Args:
+        stream_name: ``stderr`` (the text logs, the ``sleeper`` command) or ``stdout`` (the functions' JSON logs).
+    """
+
+    def __init__(self, stream_name: Literal["stderr", "stdout"] = "stderr") -> None:
+        self._stream_name = stream_name
+        super().__init__(getattr(sys, stream_name))
 
     @property
     def stream(self) -> Any:
-        return sys.stderr
+        return getattr(sys, self._stream_name)
 
     @stream.setter
     def stream(self, value: Any) -> None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -42,6 +41,7 @@ from sleeper.core import (
     LogContextFilter,
     Metric,
     MetricsSink,
+    StandardStreamHandler,
     fields_of_message,
     log_context,
     metrics_published_to,
@@ -221,21 +221,6 @@ class _FunctionFields(logging.Filter):
         return True
 
 
-class _StandardOutput(logging.StreamHandler):  # type: ignore[type-arg]
-    """Writes to whatever ``sys.stdout`` is when a record is written (a test may have replaced it since)."""
-
-    def __init__(self) -> None:
-        super().__init__(sys.stdout)
-
-    @property
-    def stream(self) -> Any:
-        return sys.stdout
-
-    @stream.setter
-    def stream(self, value: Any) -> None:
-        pass
-
-
 def _json_logs() -> None:
     """Writes log records as Powertools JSON lines on standard output, once per process. In AWS Lambda they replace
     the runtime's handler; elsewhere (an emulator) they are added beside the process's own, for the records of
@@ -244,7 +229,7 @@ def _json_logs() -> None:
     root = logging.getLogger()
     if _json_handler is not None and _json_handler in root.handlers:
         return
-    handler = _StandardOutput()
+    handler = StandardStreamHandler("stdout")
     handler.setFormatter(
         LambdaPowertoolsFormatter(utc=True, log_record_order=["level", "message", "timestamp", *FUNCTION_FIELDS])
     )

@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from sleeper.core import FIELDS, LogContextFilter, StandardErrorHandler
+from sleeper.core import FIELDS, LogContextFilter, StandardStreamHandler
 from sleeper.core.properties import (
     APACHE_LOGGING_LEVEL,
     AWS_LOGGING_LEVEL,
@@ -138,7 +138,7 @@ def configure_text_logging(properties: InstanceProperties | None = None, *, stre
     global _text_handler
     root = logging.getLogger()
     if stream is not None or (_text_handler is None and not root.handlers):
-        handler = logging.StreamHandler(stream) if stream is not None else StandardErrorHandler()
+        handler = logging.StreamHandler(stream) if stream is not None else StandardStreamHandler()
         handler.addFilter(LogContextFilter())
         handler.addFilter(_ContextText())
         handler.setFormatter(logging.Formatter(TEXT_FORMAT))
