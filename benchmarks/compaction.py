@@ -68,6 +68,8 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -309,7 +311,6 @@ def _rw_pa_stream(files: list[Path], out: Path, *, threaded: bool) -> None:
 
 def _rw_sleeper(files: list[Path], out: Path, key_type: str) -> None:
     from concurrent.futures import ThreadPoolExecutor
-    from contextlib import ExitStack
 
     from sleeper.io import ParquetSettings, SortedFileWriter
 
@@ -323,7 +324,8 @@ def _rw_sleeper(files: list[Path], out: Path, key_type: str) -> None:
                 writer.write(batch)
 
 
-def _file_batches(stack: Any, files: list[Path], schema: Any) -> Any:
+def _file_batches(stack: ExitStack, files: list[Path], schema: Any) -> Iterator[pa.RecordBatch]:
+    """Every file's batches in file order, each file opened on ``stack`` (``schema`` is the table's)."""
     from sleeper.io import SortedFileReader
 
     for f in files:

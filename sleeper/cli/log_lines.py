@@ -39,7 +39,7 @@ class _OneLine(logging.Formatter):
         return f"{text} ({type(error).__name__}: {' '.join(str(error).splitlines())})"
 
 
-def configure_cli_logging(*, tracebacks: bool) -> logging.Handler:
+def configure_cli_logging(*, tracebacks: bool) -> None:
     """Makes warnings and errors that reach no handler print one line each on standard error (see the module
     docstring), in place of Python's last-resort handler (``logging.lastResort``).
 
@@ -48,12 +48,8 @@ def configure_cli_logging(*, tracebacks: bool) -> logging.Handler:
 
     Args:
         tracebacks: Print each logged exception's traceback after its line.
-
-    Returns:
-        The handler now serving as the last resort.
     """
     handler = StandardStreamHandler()
     handler.setLevel(logging.WARNING)
     handler.setFormatter(_OneLine(tracebacks=tracebacks))
     logging.lastResort = handler
-    return handler
